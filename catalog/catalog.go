@@ -1,0 +1,168 @@
+// Package catalog is the data that places Toolbelt's core tools: the sections
+// in their order, the section and profiles of each core tool, the profiles,
+// and the aliases models use for tool names. It holds no tools; the registry
+// orders and groups whatever is registered by this data.
+package catalog
+
+// Section is a part of the catalog.
+type Section struct {
+	// ID is the section's key ("fs").
+	ID string
+	// Title is its human name ("Files").
+	Title string
+}
+
+// Entry places one core tool.
+type Entry struct {
+	// ID is the tool's name.
+	ID string
+	// Section is the section it belongs to.
+	Section string
+	// Profiles lists the profiles that include it (besides "full").
+	Profiles []string
+	// OwnerOnly marks tools offered only to the owner.
+	OwnerOnly bool
+}
+
+// The profiles. Full includes every tool.
+const (
+	ProfileMinimal   = "minimal"
+	ProfileCoding    = "coding"
+	ProfileMessaging = "messaging"
+	ProfileFull      = "full"
+)
+
+var sections = []Section{
+	{"fs", "Files"},
+	{"runtime", "Runtime"},
+	{"web", "Web"},
+	{"memory", "Memory"},
+	{"sessions", "Sessions"},
+	{"ui", "UI"},
+	{"messaging", "Messaging"},
+	{"automation", "Automation"},
+	{"nodes", "Nodes"},
+	{"agents", "Agents"},
+	{"media", "Media"},
+}
+
+var (
+	coding       = []string{ProfileCoding}
+	codingAndMsg = []string{ProfileCoding, ProfileMessaging}
+)
+
+var entries = []Entry{
+	{ID: "read", Section: "fs", Profiles: coding},
+	{ID: "write", Section: "fs", Profiles: coding},
+	{ID: "edit", Section: "fs", Profiles: coding},
+	{ID: "apply_patch", Section: "fs", Profiles: coding},
+	{ID: "ls", Section: "fs", Profiles: coding},
+	{ID: "find", Section: "fs", Profiles: coding},
+	{ID: "grep", Section: "fs", Profiles: coding},
+	{ID: "exec", Section: "runtime", Profiles: coding},
+	{ID: "process", Section: "runtime", Profiles: coding},
+	{ID: "web_search", Section: "web"},
+	{ID: "web_fetch", Section: "web"},
+	{ID: "memory_search", Section: "memory", Profiles: coding},
+	{ID: "memory_get", Section: "memory", Profiles: coding},
+	{ID: "sessions_list", Section: "sessions", Profiles: codingAndMsg},
+	{ID: "sessions_history", Section: "sessions", Profiles: codingAndMsg},
+	{ID: "sessions_send", Section: "sessions", Profiles: codingAndMsg},
+	{ID: "sessions_spawn", Section: "sessions", Profiles: coding},
+	{ID: "subagents", Section: "sessions", Profiles: coding},
+	{ID: "session_status", Section: "sessions", Profiles: []string{ProfileMinimal, ProfileCoding, ProfileMessaging}},
+	{ID: "browser", Section: "ui", Profiles: coding},
+	{ID: "canvas", Section: "ui", Profiles: coding},
+	{ID: "message", Section: "messaging", Profiles: []string{ProfileMessaging}},
+	{ID: "cron", Section: "automation", OwnerOnly: true},
+	{ID: "gateway", Section: "automation", OwnerOnly: true},
+	{ID: "nodes", Section: "nodes", OwnerOnly: true},
+	{ID: "agents_list", Section: "agents"},
+	{ID: "image", Section: "media", Profiles: coding},
+	{ID: "tts", Section: "media"},
+}
+
+var aliases = map[string]string{
+	"bash":        "exec",
+	"apply-patch": "apply_patch",
+}
+
+var profiles = []string{ProfileMinimal, ProfileCoding, ProfileMessaging, ProfileFull}
+
+// index maps a core tool's id to its position in entries.
+var index = func() map[string]int {
+	m := make(map[string]int, len(entries))
+	for i, e := range entries {
+		m[e.ID] = i
+	}
+	return m
+}()
+
+// sectionIndex maps a section id to its position in sections.
+var sectionIndex = func() map[string]int {
+	m := make(map[string]int, len(sections))
+	for i, s := range sections {
+		m[s.ID] = i
+	}
+	return m
+}()
+
+// Sections returns the catalog's sections in order.
+func Sections() []Section { return append([]Section(nil), sections...) }
+
+// SectionOrder returns the position of section id in the catalog, and false
+// when the catalog does not know it.
+func SectionOrder(id string) (int, bool) {
+	i, ok := sectionIndex[id]
+	return i, ok
+}
+
+// SectionTitle returns the human name of section id, or id itself when the
+// catalog does not know it.
+func SectionTitle(id string) string {
+	if i, ok := sectionIndex[id]; ok {
+		return sections[i].Title
+	}
+	return id
+}
+
+// Entries returns the core tools' placements in catalog order.
+func Entries() []Entry {
+	out := make([]Entry, len(entries))
+	for i, e := range entries {
+		e.Profiles = append([]string(nil), e.Profiles...)
+		out[i] = e
+	}
+	return out
+}
+
+// Lookup returns the placement of core tool id and its position in catalog
+// order.
+func Lookup(id string) (Entry, int, bool) {
+	i, ok := index[id]
+	if !ok {
+		return Entry{}, 0, false
+	}
+	e := entries[i]
+	e.Profiles = append([]string(nil), e.Profiles...)
+	return e, i, true
+}
+
+// Alias returns the tool name an alias stands for ("bash" → "exec").
+func Alias(name string) (string, bool) {
+	id, ok := aliases[name]
+	return id, ok
+}
+
+// Profiles returns the profile names, "full" last.
+func Profiles() []string { return append([]string(nil), profiles...) }
+
+// IsProfile reports whether name is a known profile.
+func IsProfile(name string) bool {
+	for _, p := range profiles {
+		if p == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+type callCmd struct {
+	Tool     string `arg:"" optional:"" help:"Tool name (id or alias)."`
+	Args     string `help:"Arguments as a JSON object. Without --args or --args-file they are read from stdin when it is not a terminal." placeholder:"JSON"`
+	ArgsFile string `help:"Read the arguments from FILE ('-' for stdin)." placeholder:"FILE"`
+	Batch    string `help:"Run the calls in FILE ('-' for stdin), a JSON array of {\"id\",\"name\",\"arguments\"}, as one model turn; prints the result messages as JSON." placeholder:"FILE"`
+	ID       string `help:"Tool-call id (default: a random one)."`
+	JSON     bool   `name:"json" help:"Print the result message as JSON."`
+	workspaceFlags
+}
+
+func (c *callCmd) Run(e *env) error {
+	switch {
+	case c.Batch != "" && (c.Tool != "" || c.Args != "" || c.ArgsFile != ""):
+		return fmt.Errorf("--batch takes its calls from FILE: do not also give a tool, --args or --args-file")
+	case c.Batch == "" && c.Tool == "":
+		return fmt.Errorf("name the tool to call, or give --batch FILE")
+	case c.Args != "" && c.ArgsFile != "":
+		return fmt.Errorf("give the arguments once: --args or --args-file, not both")
+	}
+	tc, err := c.toolContext()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	runner := invoke.New(e.registry(), tc, invoke.WithLogger(e.log))
+	if c.Batch != "" {
+		return c.runBatch(ctx, e, runner)
+	}
+	args, err := c.arguments(e)
+	if err != nil {
+		return err
+	}
+	id := c.ID
+	if id == "" {
+		id = newCallID()
+	}
+	msg := runner.Run(ctx, tool.Call{ID: id, Name: c.Tool, Arguments: args})
+	if c.JSON {
+		if err := writeJSON(e.stdout, msg); err != nil {
+			return err
+		}
+	} else if err := printContent(e, msg); err != nil {
+		return err
+	}
+	if msg.IsError {
+		return exitCode(exitToolError)
+	}
+	return nil
+}
+
+// arguments returns the call's arguments from --args, --args-file or stdin.
+func (c *callCmd) arguments(e *env) (json.RawMessage, error) {
+	switch {
+	case c.Args != "":
+		return json.RawMessage(c.Args), nil
+	case c.ArgsFile != "":
+		return readInput(e, c.ArgsFile)
+	case isTerminal(e.stdin):
+		return nil, nil
+	}
+	b, err := io.ReadAll(e.stdin)
+	if err != nil {
+		return nil, fmt.Errorf("reading arguments from stdin: %w", err)
+	}
+	return b, nil
+}
+
+func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner) error {
+	b, err := readInput(e, c.Batch)
+	if err != nil {
+		return err
+	}
+	var calls []tool.Call
+	if err := json.Unmarshal(b, &calls); err != nil {
+		return fmt.Errorf("batch %s: want a JSON array of {\"id\",\"name\",\"arguments\"}: %w", c.Batch, err)
+	}
+	seen := map[string]bool{}
+	for i := range calls {
+		if strings.TrimSpace(calls[i].Name) == "" {
+			return fmt.Errorf("batch %s: call %d has no name", c.Batch, i)
+		}
+		if calls[i].ID == "" {
+			calls[i].ID = fmt.Sprintf("call_%d", i)
+		}
+		if seen[calls[i].ID] {
+			return fmt.Errorf("batch %s: call id %q is used twice", c.Batch, calls[i].ID)
+		}
+		seen[calls[i].ID] = true
+	}
+	msgs := runner.RunBatch(ctx, calls)
+	if err := writeJSON(e.stdout, msgs); err != nil {
+		return err
+	}
+	for _, m := range msgs {
+		if m.IsError {
+			return exitCode(exitToolError)
+		}
+	}
+	return nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(e *env, name string) ([]byte, error) {
+	if name == "-" {
+		b, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return nil, fmt.Errorf("reading stdin: %w", err)
+		}
+		return b, nil
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// printContent prints a result for people: text blocks as they are, images
+// as a line saying what they are. An error result goes to stderr.
+func printContent(e *env, msg tool.ResultMessage) error {
+	w := e.stdout
+	if msg.IsError {
+		w = e.stderr
+	}
+	for _, c := range msg.Content {
+		var err error
+		switch c.Type {
+		case tool.ImageContent:
+			_, err = fmt.Fprintf(w, "[image %s, %d bytes base64]\n", c.MIMEType, len(c.Data))
+		default:
+			text := c.Text
+			if !strings.HasSuffix(text, "\n") {
+				text += "\n"
+			}
+			_, err = io.WriteString(w, text)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isTerminal(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// newCallID returns a random tool-call id.
+func newCallID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "call_" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,130 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// selectFlags choose tools by profile, section and id or group.
+type selectFlags struct {
+	Profile string   `help:"Only tools of this profile (minimal, coding, messaging, full)."`
+	Section string   `help:"Only tools of this section (fs, runtime, web, …)."`
+	Include []string `help:"Only these tools or groups (ids, aliases, group:NAME), comma-separated." sep:","`
+	Exclude []string `help:"Leave out these tools or groups, comma-separated." sep:","`
+}
+
+// options checks the flags against reg and returns the registry options they
+// stand for.
+func (s selectFlags) options(reg *registry.Registry) ([]registry.Option, error) {
+	var opts []registry.Option
+	if s.Profile != "" {
+		if !catalog.IsProfile(s.Profile) {
+			return nil, fmt.Errorf("unknown profile %q: use one of %s", s.Profile, strings.Join(catalog.Profiles(), ", "))
+		}
+		opts = append(opts, registry.Profile(s.Profile))
+	}
+	if s.Section != "" {
+		if _, known := catalog.SectionOrder(s.Section); !known && len(reg.List(registry.Section(s.Section))) == 0 {
+			return nil, fmt.Errorf("unknown section %q", s.Section)
+		}
+		opts = append(opts, registry.Section(s.Section))
+	}
+	if unknown := reg.Unknown(append(append([]string(nil), s.Include...), s.Exclude...)); len(unknown) > 0 {
+		return nil, fmt.Errorf("no tool or group matches %s", strings.Join(unknown, ", "))
+	}
+	if len(s.Include) > 0 {
+		opts = append(opts, registry.Include(s.Include...))
+	}
+	if len(s.Exclude) > 0 {
+		opts = append(opts, registry.Exclude(s.Exclude...))
+	}
+	return opts, nil
+}
+
+type listCmd struct {
+	selectFlags
+	workspaceFlags
+	JSON bool `name:"json" help:"Print a JSON array instead of a table."`
+}
+
+// listedTool is one tool in `list --json`.
+type listedTool struct {
+	ID                string   `json:"id"`
+	Label             string   `json:"label"`
+	Description       string   `json:"description"`
+	Section           string   `json:"section"`
+	Profiles          []string `json:"profiles"`
+	Risk              string   `json:"risk"`
+	Available         bool     `json:"available"`
+	UnavailableReason string   `json:"unavailableReason"`
+}
+
+func (c *listCmd) Run(e *env) error {
+	reg := e.registry()
+	opts, err := c.options(reg)
+	if err != nil {
+		return err
+	}
+	tc, err := c.toolContext()
+	if err != nil {
+		return err
+	}
+	reasons := map[string]string{}
+	reg.ResolveAll(tc, func(id string, err error) { reasons[id] = err.Error() }, opts...)
+	if c.JSON {
+		out := []listedTool{}
+		for _, m := range reg.List(opts...) {
+			out = append(out, listed(m, reasons[m.ID]))
+		}
+		return writeJSON(e.stdout, out)
+	}
+	return printList(e, reg.ListBySection(opts...), reasons)
+}
+
+func listed(m tool.Meta, reason string) listedTool {
+	profiles := m.Profiles
+	if profiles == nil {
+		profiles = []string{}
+	}
+	return listedTool{
+		ID: m.ID, Label: m.Label, Description: m.Description, Section: m.Section,
+		Profiles: profiles, Risk: m.Risk.String(), Available: reason == "", UnavailableReason: reason,
+	}
+}
+
+func printList(e *env, sections []registry.SectionList, reasons map[string]string) error {
+	col := colorsFor(e.stdout)
+	if len(sections) == 0 {
+		_, err := fmt.Fprintln(e.stdout, "No tools match.")
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	total, available := 0, 0
+	for i, s := range sections {
+		if i > 0 {
+			fmt.Fprintln(tw)
+		}
+		title := s.Section.Title
+		if s.Section.ID == "" {
+			title = "Other"
+		}
+		fmt.Fprintf(tw, "%s %s\n", col.bold(title), col.dim("("+s.Section.ID+")"))
+		for _, m := range s.Tools {
+			total++
+			status := col.green("available")
+			if r, ok := reasons[m.ID]; ok {
+				status = col.yellow("unavailable: " + r)
+			} else {
+				available++
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.ID, m.Label, m.Risk, status)
+		}
+	}
+	fmt.Fprintf(tw, "\n%d tools, %d available\n", total, available)
+	return tw.Flush()
+}

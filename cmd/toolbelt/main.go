@@ -1,0 +1,107 @@
+// Command toolbelt lists, describes and runs the tools of a Toolbelt registry
+// through the governed pipeline.
+//
+// Exit codes: 0 ok, 1 a tool returned an error result, 2 a usage or
+// configuration error.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/alecthomas/kong"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tools"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], env{
+		stdin:    os.Stdin,
+		stdout:   os.Stdout,
+		stderr:   os.Stderr,
+		registry: tools.Core,
+	}))
+}
+
+// env is what a run of the CLI works with; tests supply their own.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// registry makes the registry the commands use.
+	registry func() *registry.Registry
+	log      *slog.Logger
+}
+
+// cli is the command line grammar.
+type cli struct {
+	Verbose bool `short:"v" help:"Log debug messages to stderr."`
+
+	List     listCmd     `cmd:"" help:"List tools by section with risk and availability."`
+	Describe describeCmd `cmd:"" help:"Show a tool's metadata and parameter schema."`
+	Call     callCmd     `cmd:"" help:"Run one call, or a batch, through the pipeline."`
+	Version  versionCmd  `cmd:"" help:"Print the version."`
+}
+
+// Exit codes.
+const (
+	exitOK        = 0
+	exitToolError = 1
+	exitUsage     = 2
+)
+
+// exitCode ends a command with a code after it has printed what it had to.
+// Any other error a command returns is a usage or configuration error.
+type exitCode int
+
+func (e exitCode) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
+
+// kongExit carries kong's exit request (after --help) out of the parser.
+type kongExit int
+
+func run(args []string, e env) (code int) {
+	var c cli
+	defer func() {
+		if p := recover(); p != nil {
+			k, ok := p.(kongExit)
+			if !ok {
+				panic(p)
+			}
+			code = int(k)
+		}
+	}()
+	parser, err := kong.New(&c,
+		kong.Name("toolbelt"),
+		kong.Description("Toolbelt runs the tools AI agents call, through one governed pipeline."),
+		kong.Writers(e.stdout, e.stderr),
+		kong.Exit(func(code int) { panic(kongExit(code)) }),
+		kong.UsageOnError(),
+	)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		return exitUsage
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		return exitUsage
+	}
+	level := slog.LevelWarn
+	if c.Verbose {
+		level = slog.LevelDebug
+	}
+	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	err = kctx.Run(&e)
+	var ec exitCode
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ec):
+		return int(ec)
+	default:
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		return exitUsage
+	}
+}

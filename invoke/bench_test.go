@@ -1,0 +1,80 @@
+package invoke_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// fiveFields is the schema of the benchmark's no-op tool.
+func fiveFields() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"path":    {Type: "string", MinLength: jsonschema.Ptr(1)},
+			"offset":  {Type: "integer", Minimum: jsonschema.Ptr(1.0)},
+			"limit":   {Type: "integer", Maximum: jsonschema.Ptr(10000.0)},
+			"mode":    {Type: "string", Enum: []any{"text", "lines"}},
+			"numbers": {Type: "boolean"},
+		},
+		Required: []string{"path"},
+	}
+}
+
+var noopResult = tool.Text("ok")
+
+func noopTool(name string) tool.Tool {
+	return tool.Tool{
+		Name:        name,
+		Description: "does nothing",
+		Parameters:  fiveFields(),
+		Execute: func(ctx context.Context, call tool.Call, tc *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
+			return noopResult, nil
+		},
+	}
+}
+
+var fiveArgs = json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"mode":"lines","numbers":true}`)
+
+// BenchmarkNoopCall runs one no-op call with a 5-field schema through the
+// skeleton pipeline: resolve, decode, validate, execute, result message.
+func BenchmarkNoopCall(b *testing.B) {
+	reg := registry.New()
+	if err := reg.Register(noopTool("noop")); err != nil {
+		b.Fatal(err)
+	}
+	r := invoke.New(reg, nil)
+	ctx := context.Background()
+	call := tool.Call{ID: "call_1", Name: "noop", Arguments: fiveArgs}
+	if msg := r.Run(ctx, call); msg.IsError {
+		b.Fatal(msg.Content[0].Text)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		r.Run(ctx, call)
+	}
+}
+
+// BenchmarkBatch64 runs a model turn of 64 no-op calls.
+func BenchmarkBatch64(b *testing.B) {
+	reg := registry.New()
+	if err := reg.Register(noopTool("noop")); err != nil {
+		b.Fatal(err)
+	}
+	r := invoke.New(reg, nil)
+	calls := make([]tool.Call, 64)
+	for i := range calls {
+		calls[i] = tool.Call{ID: fmt.Sprintf("call_%d", i), Name: "noop", Arguments: fiveArgs}
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		r.RunBatch(ctx, calls)
+	}
+}

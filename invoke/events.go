@@ -1,0 +1,138 @@
+package invoke
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// EventType names an event.
+type EventType string
+
+// The events of a call, in the order a call emits them.
+const (
+	EventStart  EventType = "tool_execution_start"
+	EventUpdate EventType = "tool_execution_update"
+	EventEnd    EventType = "tool_execution_end"
+)
+
+// Event is something that happened to a call.
+type Event struct {
+	Type       EventType `json:"type"`
+	ToolCallID string    `json:"toolCallId"`
+	ToolName   string    `json:"toolName"`
+	// Args are the call's arguments: as received for start, as passed to the
+	// tool for updates.
+	Args any `json:"args,omitempty"`
+	// PartialResult is set on updates.
+	PartialResult *tool.Result `json:"partialResult,omitempty"`
+	// Result and IsError are set on end.
+	Result  *tool.Result `json:"result,omitempty"`
+	IsError bool         `json:"isError,omitempty"`
+	// Missed counts the events this subscriber lost, because its buffer was
+	// full, since the event it received before this one.
+	Missed uint64 `json:"missed,omitempty"`
+}
+
+// Bus delivers events to any number of subscribers. Publishing never blocks:
+// each subscriber has a bounded buffer, and events that do not fit are
+// counted as missed and reported to it.
+type Bus struct {
+	mu   sync.Mutex
+	subs atomic.Pointer[[]*Subscription]
+}
+
+// Subscription receives events from a Bus.
+type Subscription struct {
+	bus    *Bus
+	ch     chan Event
+	missed atomic.Uint64 // total
+	gap    atomic.Uint64 // since the last delivered event
+	once   sync.Once
+	mu     sync.Mutex // serializes sends with Close
+	closed bool
+}
+
+// DefaultBuffer is the buffer of a subscription made with a size of 0.
+const DefaultBuffer = 1024
+
+// Subscribe returns a subscription whose channel buffers up to buffer events
+// (DefaultBuffer when buffer <= 0). Close it when done.
+func (b *Bus) Subscribe(buffer int) *Subscription {
+	if buffer <= 0 {
+		buffer = DefaultBuffer
+	}
+	s := &Subscription{bus: b, ch: make(chan Event, buffer)}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var next []*Subscription
+	if cur := b.subs.Load(); cur != nil {
+		next = append(next, *cur...)
+	}
+	next = append(next, s)
+	b.subs.Store(&next)
+	return s
+}
+
+// Active reports whether anyone is subscribed, so publishers can skip
+// building events nobody receives.
+func (b *Bus) Active() bool {
+	p := b.subs.Load()
+	return p != nil && len(*p) > 0
+}
+
+// Publish delivers e to every subscriber without blocking.
+func (b *Bus) Publish(e Event) {
+	p := b.subs.Load()
+	if p == nil {
+		return
+	}
+	for _, s := range *p {
+		s.deliver(e)
+	}
+}
+
+func (s *Subscription) deliver(e Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	e.Missed = s.gap.Load()
+	select {
+	case s.ch <- e:
+		s.gap.Store(0)
+	default:
+		s.gap.Add(1)
+		s.missed.Add(1)
+	}
+}
+
+// Events returns the channel events arrive on. It is closed by Close.
+func (s *Subscription) Events() <-chan Event { return s.ch }
+
+// Missed returns how many events this subscriber has lost in all.
+func (s *Subscription) Missed() uint64 { return s.missed.Load() }
+
+// Close stops delivery and closes the channel.
+func (s *Subscription) Close() {
+	s.once.Do(func() {
+		b := s.bus
+		b.mu.Lock()
+		if cur := b.subs.Load(); cur != nil {
+			var next []*Subscription
+			for _, o := range *cur {
+				if o != s {
+					next = append(next, o)
+				}
+			}
+			b.subs.Store(&next)
+		}
+		b.mu.Unlock()
+		s.mu.Lock()
+		s.closed = true
+		close(s.ch)
+		s.mu.Unlock()
+	})
+}

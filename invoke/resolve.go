@@ -1,0 +1,114 @@
+package invoke
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// toolCache holds the tools a runner resolved while the registry was at one
+// version, with their compiled validators.
+type toolCache struct {
+	version uint64
+	mu      sync.RWMutex
+	tools   map[string]*resolvedTool
+}
+
+type resolvedTool struct {
+	tool tool.Tool
+	once sync.Once
+	v    *schema.Validator
+	err  error
+}
+
+// validator compiles the tool's schema on first use.
+func (rt *resolvedTool) validator() (*schema.Validator, error) {
+	rt.once.Do(func() { rt.v, rt.err = schema.Compile(rt.tool.Parameters) })
+	return rt.v, rt.err
+}
+
+// currentCache returns the cache for the registry's current version.
+func (r *Runner) currentCache() *toolCache {
+	v := r.reg.Version()
+	if c := r.cache.Load(); c != nil && c.version == v {
+		return c
+	}
+	c := &toolCache{version: v, tools: make(map[string]*resolvedTool)}
+	r.cache.Store(c)
+	return c
+}
+
+// resolve finds the tool a call names. When there is none it returns an
+// error result for the model.
+func (r *Runner) resolve(name string) (*resolvedTool, tool.Result) {
+	c := r.currentCache()
+	id, ok := r.reg.Lookup(name)
+	if !ok {
+		return nil, r.unknown(name)
+	}
+	c.mu.RLock()
+	rt := c.tools[id]
+	c.mu.RUnlock()
+	if rt != nil {
+		return rt, tool.Result{}
+	}
+	meta, ok := r.reg.Meta(id)
+	if !ok || !registry.Selected(&meta, r.selects...) {
+		return nil, r.unknown(name)
+	}
+	var reason error
+	t, ok := r.reg.Resolve(id, r.tc, func(_ string, err error) { reason = err })
+	if !ok {
+		if reason == nil {
+			return nil, r.unknown(name)
+		}
+		return nil, tool.Errorf("Tool %q is not available here: %v", id, reason)
+	}
+	rt = &resolvedTool{tool: t}
+	c.mu.Lock()
+	if prev := c.tools[id]; prev != nil {
+		rt = prev
+	} else {
+		c.tools[id] = rt
+	}
+	c.mu.Unlock()
+	return rt, tool.Result{}
+}
+
+// unknown is the result for a name that matches no tool the runner offers:
+// it names up to three close tools, or else some that exist.
+func (r *Runner) unknown(name string) tool.Result {
+	if close := r.reg.Suggest(name, 3, r.selects...); len(close) > 0 {
+		return tool.Errorf("Tool %q not found. Did you mean %s? Call one of the tools you were given, spelled exactly.", name, orList(close))
+	}
+	metas := r.reg.List(r.selects...)
+	if len(metas) == 0 {
+		return tool.Errorf("Tool %q not found: no tools are available.", name)
+	}
+	const show = 10
+	names := make([]string, 0, show)
+	for _, m := range metas[:min(show, len(metas))] {
+		names = append(names, fmt.Sprintf("%q", m.ID))
+	}
+	more := ""
+	if len(metas) > show {
+		more = fmt.Sprintf(" and %d more", len(metas)-show)
+	}
+	return tool.Errorf("Tool %q not found. Available tools: %s%s.", name, strings.Join(names, ", "), more)
+}
+
+// orList renders names as `"a"`, `"a" or "b"`, `"a", "b" or "c"`.
+func orList(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return q[0]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
+}

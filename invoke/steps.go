@@ -1,0 +1,176 @@
+package invoke
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Arguments is the "arguments" step. Arguments may be a JSON object, a JSON
+// string holding an object, or empty (also null), which means {}. Anything
+// else is an error result that says what was received. Afterwards
+// req.Call.Arguments holds the object's JSON text.
+func Arguments(next Handler) Handler {
+	return func(ctx context.Context, req *Request) tool.Result {
+		raw, err := objectText(req.Call.Arguments)
+		if err != nil {
+			return invalidArguments(req.Tool.Name, err)
+		}
+		req.Call.Arguments = raw
+		return next(ctx, req)
+	}
+}
+
+func invalidArguments(name string, err error) tool.Result {
+	return tool.Errorf("Invalid arguments for tool %q: %v. Send the arguments as a JSON object.", name, err)
+}
+
+var emptyObject = json.RawMessage(`{}`)
+
+// objectText returns the JSON text of the object the arguments hold. It looks
+// only at the outside: whether the object is well formed is for Validate.
+func objectText(raw json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		return emptyObject, nil
+	}
+	if trimmed[0] == '"' {
+		var inner string
+		if err := json.Unmarshal(trimmed, &inner); err != nil {
+			return nil, fmt.Errorf("they are not valid JSON (%v); received: %s", err, clip(string(trimmed), 200))
+		}
+		inner = strings.TrimSpace(inner)
+		if inner == "" {
+			return emptyObject, nil
+		}
+		if inner[0] != '{' {
+			return nil, fmt.Errorf("they arrived as a JSON string that does not hold an object; received: %s", clip(inner, 200))
+		}
+		return json.RawMessage(inner), nil
+	}
+	if trimmed[0] != '{' {
+		return nil, fmt.Errorf("they must be a JSON object, but %s was received: %s", jsonKind(trimmed), clip(string(trimmed), 200))
+	}
+	return trimmed, nil
+}
+
+// decodeObject decodes a JSON object, keeping numbers exact as json.Number.
+func decodeObject(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("unexpected data after the object")
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, fmt.Errorf("unexpected data after the object")
+	}
+	return m, nil
+}
+
+func jsonKind(b []byte) string {
+	switch b[0] {
+	case '[':
+		return "an array"
+	case 't', 'f':
+		return "a boolean"
+	case '"':
+		return "a string"
+	case 'n':
+		return "null"
+	}
+	if b[0] == '-' || b[0] >= '0' && b[0] <= '9' {
+		return "a number"
+	}
+	return "something that is not JSON"
+}
+
+// Validate is the "validate" step: it checks the arguments against the
+// tool's full parameter schema and reports every violation at once.
+// Well-formed arguments in the common case are checked straight from their
+// JSON text; the rest are decoded and checked in full.
+func Validate(next Handler) Handler {
+	return func(ctx context.Context, req *Request) tool.Result {
+		v, err := req.Validator()
+		if err != nil {
+			req.logger().Error("tool has an invalid parameter schema", "tool", req.Tool.Name, "err", err)
+			return tool.Envelope{Status: "error", Tool: req.Tool.Name, Error: "the tool's parameter schema is invalid, so it cannot be called: " + err.Error()}.Result()
+		}
+		if v.Accepts(req.Call.Arguments) {
+			return next(ctx, req)
+		}
+		args, err := req.Args()
+		if err != nil {
+			return invalidArguments(req.Tool.Name, fmt.Errorf("they are not valid JSON (%v); received: %s", err, clip(string(req.Call.Arguments), 200)))
+		}
+		if errs := v.Validate(args); len(errs) > 0 {
+			return ValidationResult(req.Tool.Name, errs, args)
+		}
+		return next(ctx, req)
+	}
+}
+
+// MaxReceivedBytes bounds the arguments echoed in a validation error.
+const MaxReceivedBytes = 2048
+
+// ValidationResult is the error result for arguments that violate a schema:
+//
+//	Validation failed for tool "NAME":
+//	  - <path>: <message>
+//	Received arguments:
+//	{ … }
+//
+// The details hold the errors as data.
+func ValidationResult(name string, errs []schema.Error, args any) tool.Result {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Validation failed for tool %q:\n", name)
+	for _, e := range errs {
+		b.WriteString("  - ")
+		b.WriteString(e.String())
+		b.WriteByte('\n')
+	}
+	b.WriteString("Received arguments:\n")
+	received, err := json.MarshalIndent(args, "", "  ")
+	if err != nil {
+		received = []byte(fmt.Sprintf("%v", args))
+	}
+	b.WriteString(clip(string(received), MaxReceivedBytes))
+	res := tool.Text(b.String())
+	res.IsError = true
+	res.Details = map[string]any{"error": "validation", "errors": errs}
+	return res
+}
+
+// clip cuts s to at most n bytes without splitting a UTF-8 sequence, saying
+// how much was cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s…(%d more bytes)", s[:cut], len(s)-cut)
+}
+
+// rawArgs returns arguments for an event as received: the JSON when it is
+// valid, else the text.
+func rawArgs(raw json.RawMessage) any {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return emptyObject
+	}
+	if json.Valid(raw) {
+		return raw
+	}
+	return string(raw)
+}

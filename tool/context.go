@@ -1,0 +1,57 @@
+package tool
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/toolbelt/toolbelt/fsbridge"
+)
+
+// Context says who and where a call runs for. Factories receive it when tools
+// are resolved and Execute receives it on every call. Tools must treat it as
+// read-only.
+type Context struct {
+	// WorkspaceDir is the directory the agent works in.
+	WorkspaceDir string
+	// AgentDir holds the agent's own files (configuration, memory).
+	AgentDir string
+	// AgentID identifies the agent.
+	AgentID string
+	// SessionKey identifies the conversation.
+	SessionKey string
+	// Channel is the message channel the request came from ("cli", "slack", …).
+	Channel string
+	// AccountID is the agent's account on that channel.
+	AccountID string
+	// Owner is true only when the caller is known to be the owner.
+	Owner bool
+	// Sandboxed is true when commands must run in the sandbox.
+	Sandboxed bool
+	// FSRoot is the root the file bridge is confined to.
+	FSRoot string
+	// FS is the file bridge file tools use; nil when there is none.
+	FS fsbridge.Bridge
+	// Config holds tool settings by key (usually a section name).
+	Config Config
+}
+
+// Config holds tool settings by key. Values are JSON-compatible
+// (maps, slices, strings, numbers, booleans), as read from configuration.
+type Config map[string]any
+
+// Decode copies the settings under key into v (a pointer to a struct with JSON
+// tags). A missing key leaves v untouched.
+func (c Config) Decode(key string, v any) error {
+	raw, ok := c[key]
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(raw)
+	if err != nil {
+		return fmt.Errorf("config %q: %w", key, err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("config %q: %w", key, err)
+	}
+	return nil
+}

@@ -1,0 +1,184 @@
+package tool
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// ContentType names a kind of content block.
+type ContentType string
+
+// The content block kinds.
+const (
+	TextContent  ContentType = "text"
+	ImageContent ContentType = "image"
+)
+
+// Content is one block of a result: text, or an image as base64 data with its
+// MIME type.
+type Content struct {
+	Type ContentType
+	// Text is the text of a text block.
+	Text string
+	// Data is the base64-encoded bytes of an image block.
+	Data string
+	// MIMEType is the media type of an image block ("image/png").
+	MIMEType string
+}
+
+type textJSON struct {
+	Type ContentType `json:"type"`
+	Text string      `json:"text"`
+}
+
+type imageJSON struct {
+	Type     ContentType `json:"type"`
+	Data     string      `json:"data"`
+	MIMEType string      `json:"mimeType"`
+}
+
+// MarshalJSON encodes a text block as {"type":"text","text":…} and an image
+// block as {"type":"image","data":…,"mimeType":…}.
+func (c Content) MarshalJSON() ([]byte, error) {
+	switch c.Type {
+	case TextContent:
+		return json.Marshal(textJSON{c.Type, c.Text})
+	case ImageContent:
+		return json.Marshal(imageJSON{c.Type, c.Data, c.MIMEType})
+	}
+	return nil, fmt.Errorf("content block has unknown type %q", c.Type)
+}
+
+// UnmarshalJSON decodes a block written by MarshalJSON.
+func (c *Content) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Type     ContentType `json:"type"`
+		Text     string      `json:"text"`
+		Data     string      `json:"data"`
+		MIMEType string      `json:"mimeType"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	switch raw.Type {
+	case TextContent, ImageContent:
+		*c = Content{Type: raw.Type, Text: raw.Text, Data: raw.Data, MIMEType: raw.MIMEType}
+		return nil
+	}
+	return fmt.Errorf("content block has unknown type %q", raw.Type)
+}
+
+// Result is what a tool returns: content for the model, details for programs.
+type Result struct {
+	// Content is what the model sees.
+	Content []Content `json:"content"`
+	// Details is structured data for programs and user interfaces; it is never
+	// sent to a model.
+	Details any `json:"details,omitempty"`
+	// IsError marks a failed call.
+	IsError bool `json:"isError"`
+}
+
+// Text returns a result with one text block.
+func Text(text string) Result {
+	return Result{Content: []Content{{Type: TextContent, Text: text}}}
+}
+
+// Textf returns a result with one formatted text block.
+func Textf(format string, args ...any) Result {
+	return Text(fmt.Sprintf(format, args...))
+}
+
+// Errorf returns an error result whose text, meant for the model, is formatted
+// from format and args.
+func Errorf(format string, args ...any) Result {
+	r := Textf(format, args...)
+	r.IsError = true
+	return r
+}
+
+// JSON returns a result whose text is v as indented JSON and whose details are
+// v itself. It fails only when v cannot be encoded as JSON.
+func JSON(v any) (Result, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return Result{}, fmt.Errorf("encoding result as JSON: %w", err)
+	}
+	return Result{Content: []Content{{Type: TextContent, Text: string(b)}}, Details: v}, nil
+}
+
+// Image returns a result with a text block (a caption for the model) followed
+// by the image, base64-encoded.
+func Image(caption string, data []byte, mimeType string) Result {
+	return Result{Content: []Content{
+		{Type: TextContent, Text: caption},
+		{Type: ImageContent, Data: base64.StdEncoding.EncodeToString(data), MIMEType: mimeType},
+	}}
+}
+
+// InputError is an error whose message is written for the model: it says
+// what was wrong with the input and what to do instead. Tools return it when
+// arguments are valid JSON Schema-wise but unusable (a path that does not
+// exist, an edit that matches nothing).
+type InputError struct {
+	Message string
+}
+
+func (e *InputError) Error() string { return e.Message }
+
+// InputErrorf returns an [*InputError] with a formatted message.
+func InputErrorf(format string, args ...any) error {
+	return &InputError{Message: fmt.Sprintf(format, args...)}
+}
+
+// IsInputError reports whether err is, or wraps, an [*InputError].
+func IsInputError(err error) bool {
+	var ie *InputError
+	return errors.As(err, &ie)
+}
+
+// Envelope is the JSON text a model sees when a call did not run normally.
+type Envelope struct {
+	// Status is "error", "blocked" or "pending".
+	Status string `json:"status"`
+	// Tool is the tool's name.
+	Tool string `json:"tool"`
+	// Error is set when Status is "error".
+	Error string `json:"error,omitempty"`
+	// Reason is set when Status is "blocked".
+	Reason string `json:"reason,omitempty"`
+	// Message is set when Status is "pending".
+	Message string `json:"message,omitempty"`
+	// CanRetry, when set, tells the model whether the same call may succeed later.
+	CanRetry *bool `json:"canRetry,omitempty"`
+	// Suggestion tells the model what to try instead.
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+// Result returns the envelope as an error result whose text is its JSON.
+func (e Envelope) Result() Result {
+	b, err := json.Marshal(e)
+	if err != nil { // unreachable: every field is a string or bool
+		b = []byte(`{"status":"error"}`)
+	}
+	r := Text(string(b))
+	r.IsError = true
+	return r
+}
+
+// ResultMessage is what goes back to the model for one call.
+type ResultMessage struct {
+	Role       string    `json:"role"`
+	ToolCallID string    `json:"toolCallId"`
+	ToolName   string    `json:"toolName"`
+	Content    []Content `json:"content"`
+	Details    any       `json:"details"`
+	IsError    bool      `json:"isError"`
+	// Timestamp is when the call ended, in Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
+// RoleToolResult is the role of a [ResultMessage].
+const RoleToolResult = "toolResult"

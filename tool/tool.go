@@ -1,0 +1,135 @@
+// Package tool is Toolbelt's vocabulary: a tool, the call that runs it, the
+// result it returns, the metadata that describes it and the context a call runs
+// in. Every other package speaks in these types.
+//
+// A tool is a plain value. Define one by hand:
+//
+//	t := tool.Tool{
+//		Name:        "clock",
+//		Description: "Returns the current time in RFC 3339.",
+//		Execute: func(ctx context.Context, call tool.Call, tc *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
+//			return tool.Text(time.Now().Format(time.RFC3339)), nil
+//		},
+//	}
+//
+// or from a Go struct with [New], which infers the parameter schema and hands
+// the function decoded, validated arguments.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Tool is one capability an agent can call.
+type Tool struct {
+	// Name is how models call the tool. It must match ^[a-zA-Z0-9_-]{1,64}$,
+	// the set every provider accepts; see [ValidateName].
+	Name string
+	// Label is a short human title ("Read File"). Derived from Name when empty.
+	Label string
+	// Description tells a model what the tool does and when to use it.
+	Description string
+	// Parameters is the JSON Schema of the arguments; it describes an object.
+	// Nil means the tool takes no arguments. A schema must not be changed once
+	// the tool is registered: compiled forms of it are cached.
+	Parameters *jsonschema.Schema
+	// Meta describes the tool to registries, policy and people.
+	Meta Meta
+	// Execute runs one call.
+	Execute ExecuteFunc
+}
+
+// ExecuteFunc runs one call of a tool. ctx is the abort signal: when it is
+// cancelled the function should stop promptly. call.Arguments holds the
+// validated arguments as a JSON object. update reports partial results while
+// the call runs; it is never nil.
+//
+// A failure the model should see and can act on is a Result with IsError set
+// (see [Errorf]) or an [InputError]; any other error is reported to the model
+// as an error envelope.
+type ExecuteFunc func(ctx context.Context, call Call, tc *Context, update UpdateFunc) (Result, error)
+
+// UpdateFunc reports a partial result of a running call.
+type UpdateFunc func(partial Result)
+
+// Call is one request to run a tool, as a model issued it.
+type Call struct {
+	// ID is the provider-assigned tool-call id.
+	ID string `json:"id"`
+	// Name is the tool name the model used.
+	Name string `json:"name"`
+	// Arguments is the raw JSON of the arguments: an object, a JSON string
+	// holding an object, or empty.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+}
+
+// maxNameLen is the longest tool name every provider accepts.
+const maxNameLen = 64
+
+// ValidateName reports whether name is a tool name every provider accepts:
+// 1 to 64 characters from a–z, A–Z, 0–9, '_' and '-'.
+func ValidateName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("tool name is empty: use 1–64 characters from a-z, A-Z, 0-9, '_' and '-'")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("tool name %q is %d characters long: providers accept at most %d", name, len(name), maxNameLen)
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return fmt.Errorf("tool name %q has %q at byte %d: use only a-z, A-Z, 0-9, '_' and '-' (the set every provider accepts)", name, rune(name[i]), i)
+		}
+	}
+	return nil
+}
+
+func isNameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+}
+
+// Check reports the first problem that makes t unusable: an invalid name, a
+// missing Execute, or parameters that do not describe an object.
+func (t *Tool) Check() error {
+	if err := ValidateName(t.Name); err != nil {
+		return err
+	}
+	if t.Execute == nil {
+		return fmt.Errorf("tool %q has no Execute function", t.Name)
+	}
+	if p := t.Parameters; p != nil {
+		if p.Type != "" && p.Type != "object" || len(p.Types) > 0 && !(len(p.Types) == 1 && p.Types[0] == "object") {
+			return fmt.Errorf("tool %q: parameters must describe a JSON object, not %s", t.Name, typeList(p))
+		}
+	}
+	return nil
+}
+
+func typeList(s *jsonschema.Schema) string {
+	if s.Type != "" {
+		return fmt.Sprintf("%q", s.Type)
+	}
+	return fmt.Sprintf("%q", strings.Join(s.Types, "|"))
+}
+
+// DisplayLabel returns the label to show people: Label if set, otherwise a
+// title made from Name ("web_fetch" → "Web Fetch").
+func (t *Tool) DisplayLabel() string {
+	if t.Label != "" {
+		return t.Label
+	}
+	return LabelFromName(t.Name)
+}
+
+// LabelFromName turns a tool name into a title: "web_fetch" → "Web Fetch".
+func LabelFromName(name string) string {
+	words := strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' })
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}

@@ -1,0 +1,309 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Invocation is what a typed tool's function receives besides its arguments.
+type Invocation struct {
+	// Call is the call as the pipeline passed it on (arguments normalized).
+	Call Call
+	// Context says who and where the call runs for.
+	Context *Context
+	// Update reports partial results; never nil.
+	Update UpdateFunc
+}
+
+// TypedFunc is the function of a tool made with [New]: it receives the
+// decoded arguments.
+type TypedFunc[In any] func(ctx context.Context, in In, inv Invocation) (Result, error)
+
+// New makes a tool whose parameter schema is inferred from the struct In and
+// whose function receives the arguments decoded into In. The pipeline
+// validates every call against the schema before fn runs, so fn sees only
+// arguments that satisfy it.
+//
+// The schema follows encoding/json: a field's JSON name is its property name;
+// fields tagged omitempty or omitzero are optional, all others required. A
+// `jsonschema:"…"` tag is the property's description. These tags add
+// constraints (for a slice field, the scalar ones apply to its items):
+//
+//	enum:"a,b,c"            allowed values, comma-separated
+//	minimum:"1"  maximum:"10"  exclusiveMinimum:"0"  exclusiveMaximum:"1"  multipleOf:"5"
+//	minLength:"1"  maxLength:"64"  pattern:"^[a-z]+$"  format:"uri"
+//	minItems:"1"  maxItems:"10"  uniqueItems:"true"
+//	default:"2000"          the value used when the argument is absent (JSON, or a bare string)
+//
+// Pointer and slice fields are not nullable in the schema: a model omits an
+// argument rather than sending null.
+func New[In any](name, description string, fn TypedFunc[In]) (Tool, error) {
+	if fn == nil {
+		return Tool{}, fmt.Errorf("tool %q: nil function", name)
+	}
+	params, defaults, err := inferParameters(reflect.TypeFor[In]())
+	if err != nil {
+		return Tool{}, fmt.Errorf("tool %q: %w", name, err)
+	}
+	t := Tool{
+		Name:        name,
+		Description: description,
+		Parameters:  params,
+		Execute: func(ctx context.Context, call Call, tc *Context, update UpdateFunc) (Result, error) {
+			var in In
+			if defaults != nil {
+				if err := json.Unmarshal(defaults, &in); err != nil {
+					return Result{}, fmt.Errorf("applying default arguments: %w", err)
+				}
+			}
+			if len(call.Arguments) > 0 {
+				if err := json.Unmarshal(call.Arguments, &in); err != nil {
+					return Result{}, &InputError{Message: fmt.Sprintf("The arguments do not fit the parameters of %s: %v. Check the parameter types and retry.", name, err)}
+				}
+			}
+			return fn(ctx, in, Invocation{Call: call, Context: tc, Update: update})
+		},
+	}
+	if err := t.Check(); err != nil {
+		return Tool{}, err
+	}
+	return t, nil
+}
+
+// Must returns t, or panics when err is not nil. It suits tools built at
+// program start from constant definitions.
+func Must(t Tool, err error) Tool {
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// inferParameters returns the schema for the struct type t and the JSON object
+// of its top-level defaults (nil when there are none).
+func inferParameters(t reflect.Type) (*jsonschema.Schema, json.RawMessage, error) {
+	base := t
+	for base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	if base.Kind() != reflect.Struct {
+		return nil, nil, fmt.Errorf("parameters must be a struct type, not %s", t)
+	}
+	s, err := jsonschema.ForType(base, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := applyTags(base, s); err != nil {
+		return nil, nil, err
+	}
+	dropNull(s)
+	if s.Properties == nil {
+		s.Properties = map[string]*jsonschema.Schema{}
+	}
+	defaults := map[string]json.RawMessage{}
+	for name, p := range s.Properties {
+		if p.Default != nil {
+			defaults[name] = p.Default
+		}
+	}
+	if len(defaults) == 0 {
+		return s, nil, nil
+	}
+	b, err := json.Marshal(defaults)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The defaults must decode into the struct, or every call would fail.
+	if err := json.Unmarshal(b, reflect.New(base).Interface()); err != nil {
+		return nil, nil, fmt.Errorf("default values do not fit %s: %w", base, err)
+	}
+	return s, b, nil
+}
+
+// applyTags adds the constraint tags of struct type t's fields to s, and
+// recurses into nested structs, slices and maps.
+func applyTags(t reflect.Type, s *jsonschema.Schema) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if s == nil {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		return applyTags(t.Elem(), s.Items)
+	case reflect.Map:
+		return applyTags(t.Elem(), s.AdditionalProperties)
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	for _, f := range reflect.VisibleFields(t) {
+		if f.Anonymous || !f.IsExported() {
+			continue
+		}
+		name := jsonName(f)
+		p := s.Properties[name]
+		if name == "" || p == nil {
+			continue
+		}
+		if err := applyFieldTags(f, p); err != nil {
+			return fmt.Errorf("field %s.%s: %w", t.Name(), f.Name, err)
+		}
+		if err := applyTags(f.Type, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// jsonName returns the JSON property name of a struct field, or "" when
+// encoding/json skips it.
+func jsonName(f reflect.StructField) string {
+	tag := f.Tag.Get("json")
+	if tag == "-" {
+		return ""
+	}
+	name, _, _ := strings.Cut(tag, ",")
+	if name == "" {
+		return f.Name
+	}
+	return name
+}
+
+// applyFieldTags applies one field's constraint tags to its schema p.
+func applyFieldTags(f reflect.StructField, p *jsonschema.Schema) error {
+	ft := f.Type
+	for ft.Kind() == reflect.Pointer {
+		ft = ft.Elem()
+	}
+	// Scalar constraints of a slice field describe its items.
+	scalar, scalarType := p, ft
+	if k := ft.Kind(); (k == reflect.Slice || k == reflect.Array) && p.Items != nil {
+		scalar, scalarType = p.Items, ft.Elem()
+		for scalarType.Kind() == reflect.Pointer {
+			scalarType = scalarType.Elem()
+		}
+	}
+	var err error
+	num := func(tag string, dst **float64) {
+		v, ok := f.Tag.Lookup(tag)
+		if !ok || err != nil {
+			return
+		}
+		x, perr := strconv.ParseFloat(v, 64)
+		if perr != nil {
+			err = fmt.Errorf("tag %s:%q is not a number", tag, v)
+			return
+		}
+		*dst = &x
+	}
+	count := func(tag string, dst **int) {
+		v, ok := f.Tag.Lookup(tag)
+		if !ok || err != nil {
+			return
+		}
+		n, perr := strconv.Atoi(v)
+		if perr != nil || n < 0 {
+			err = fmt.Errorf("tag %s:%q is not a non-negative integer", tag, v)
+			return
+		}
+		*dst = &n
+	}
+	num("minimum", &scalar.Minimum)
+	num("maximum", &scalar.Maximum)
+	num("exclusiveMinimum", &scalar.ExclusiveMinimum)
+	num("exclusiveMaximum", &scalar.ExclusiveMaximum)
+	num("multipleOf", &scalar.MultipleOf)
+	count("minLength", &scalar.MinLength)
+	count("maxLength", &scalar.MaxLength)
+	count("minItems", &p.MinItems)
+	count("maxItems", &p.MaxItems)
+	if err != nil {
+		return err
+	}
+	if v, ok := f.Tag.Lookup("pattern"); ok {
+		scalar.Pattern = v
+	}
+	if v, ok := f.Tag.Lookup("format"); ok {
+		scalar.Format = v
+	}
+	if v, ok := f.Tag.Lookup("uniqueItems"); ok {
+		b, perr := strconv.ParseBool(v)
+		if perr != nil {
+			return fmt.Errorf("tag uniqueItems:%q is not a boolean", v)
+		}
+		p.UniqueItems = b
+	}
+	if v, ok := f.Tag.Lookup("enum"); ok {
+		for _, item := range strings.Split(v, ",") {
+			val, perr := literal(strings.TrimSpace(item), scalarType)
+			if perr != nil {
+				return fmt.Errorf("tag enum: %w", perr)
+			}
+			scalar.Enum = append(scalar.Enum, val)
+		}
+	}
+	if v, ok := f.Tag.Lookup("default"); ok {
+		raw, perr := defaultJSON(v, ft)
+		if perr != nil {
+			return fmt.Errorf("tag default:%q: %w", v, perr)
+		}
+		p.Default = raw
+	}
+	return nil
+}
+
+// literal parses s as a value of Go type t for an enum.
+func literal(s string, t reflect.Type) (any, error) {
+	switch t.Kind() {
+	case reflect.String:
+		return s, nil
+	case reflect.Bool:
+		return strconv.ParseBool(s)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err
+	case reflect.Float32, reflect.Float64:
+		return strconv.ParseFloat(s, 64)
+	}
+	return nil, fmt.Errorf("enum is not supported on %s", t)
+}
+
+// defaultJSON returns the JSON of a default tag: the tag itself when it is
+// JSON, or the tag as a JSON string for string fields.
+func defaultJSON(v string, t reflect.Type) (json.RawMessage, error) {
+	if t.Kind() == reflect.String && !strings.HasPrefix(v, `"`) {
+		return json.Marshal(v)
+	}
+	if !json.Valid([]byte(v)) {
+		return nil, fmt.Errorf("not valid JSON")
+	}
+	return json.RawMessage(v), nil
+}
+
+// dropNull removes the "null" that inference adds to pointer and slice types.
+func dropNull(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) > 0 {
+		s.Types = slices.DeleteFunc(s.Types, func(t string) bool { return t == "null" })
+		if len(s.Types) == 1 {
+			s.Type, s.Types = s.Types[0], nil
+		}
+	}
+	dropNull(s.Items)
+	dropNull(s.AdditionalProperties)
+	for _, p := range s.Properties {
+		dropNull(p)
+	}
+}
