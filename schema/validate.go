@@ -197,8 +197,28 @@ func message1(k jsonschema.ErrorKind) string {
 		return "unknown properties " + quoteAll(k.Properties) + " are not allowed"
 	case *kind.FalseSchema:
 		return "no value is allowed here"
+	case *kind.Enum:
+		if len(k.Want) == 1 {
+			return "value must be " + jsonText(k.Want[0])
+		}
+		want := make([]string, len(k.Want))
+		for i, w := range k.Want {
+			want[i] = jsonText(w)
+		}
+		return "value must be one of " + strings.Join(want, ", ")
+	case *kind.Const:
+		return "value must be " + jsonText(k.Want)
 	}
 	return k.LocalizedString(printer)
+}
+
+// jsonText renders a schema value as JSON.
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func quoteAll(names []string) string {
