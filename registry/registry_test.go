@@ -222,12 +222,12 @@ func catalogMix() []tool.Tool {
 
 var wantOrder = []string{
 	"read", "write", "grep", // fs, catalog order
-	"exec",                   // runtime
+	"exec",                       // runtime
 	"web_fetch", "alpha", "zeta", // web: catalog first, then by id
-	"session_status", // sessions
-	"message",        // messaging
-	"cron",           // automation
-	"tts",            // media
+	"session_status",                  // sessions
+	"message",                         // messaging
+	"cron",                            // automation
+	"tts",                             // media
 	"fs__read", "gh__issue", "gh__pr", // a section outside the catalog, by id
 	"another", "bash_like", "loose", // no section, last, by id
 }

@@ -28,7 +28,7 @@ type fastNode struct {
 	required   []string
 	extraOK    bool      // additionalProperties absent or true
 	extra      *fastNode // additionalProperties schema, when it is one
-	maxProps   int // -1: none; a duplicate key counts twice, which only errs on the safe side
+	maxProps   int       // -1: none; a duplicate key counts twice, which only errs on the safe side
 	items      *fastNode
 	minItems   int
 	maxItems   int // -1: none

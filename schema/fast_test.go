@@ -123,7 +123,7 @@ func TestFastPathClosedObjects(t *testing.T) {
 		{`{"path":"a","edits":[{"oldText":"x"}]}`, false},
 		{`{"path":"a","edits":[],"x":1}`, false},
 		{`{"path":"a","edits":[{"oldText":"line\n","newText":"\"q\" \u00e9"}]}`, true}, // escapes in unconstrained strings are fine
-		{`{"path":"a\nb","edits":[]}`, false}, // escapes in a constrained string: unsure
+		{`{"path":"a\nb","edits":[]}`, false},                                          // escapes in a constrained string: unsure
 	} {
 		if got := v.Accepts([]byte(tc.args)); got != tc.fast {
 			t.Errorf("Accepts(%s) = %v, want %v", tc.args, got, tc.fast)

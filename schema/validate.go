@@ -108,7 +108,7 @@ func lenientRegexp(s string) (jsonschema.Regexp, error) {
 type anyString string
 
 func (anyString) MatchString(string) bool { return true }
-func (a anyString) String() string      { return string(a) }
+func (a anyString) String() string        { return string(a) }
 
 // Error is one way the arguments violate the schema.
 type Error struct {
