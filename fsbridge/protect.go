@@ -1,0 +1,229 @@
+package fsbridge
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"unicode"
+)
+
+// DefaultProtected returns the protected-path list bridges use unless told
+// otherwise (see [Protect]): git internals that can make git run programs,
+// Toolbelt's own configuration and data, and the configuration files of
+// agents, which decide what agents may run:
+//
+//	.git            the entry itself (a file named .git can point git anywhere)
+//	.git/config     git settings (core.fsmonitor, aliases, … run programs)
+//	.git/hooks/     git hooks
+//	.toolbelt/      Toolbelt's per-workspace directory
+//	toolbelt.yaml   Toolbelt's configuration file
+//	.mcp.json       MCP server configuration
+//	.claude/        Claude Code configuration
+//	.codex/         Codex configuration
+//
+// plus Toolbelt's configuration and data directories for this user (under
+// the user's config directory and $XDG_DATA_HOME, or ~/.local/share), which
+// matter when the workspace contains them.
+func DefaultProtected() []string {
+	list := []string{
+		".git",
+		".git/config",
+		".git/hooks/",
+		".toolbelt/",
+		"toolbelt.yaml",
+		".mcp.json",
+		".claude/",
+		".codex/",
+	}
+	if dir, err := os.UserConfigDir(); err == nil {
+		list = append(list, filepath.Join(dir, "toolbelt"))
+	}
+	if dir := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(dir) {
+		list = append(list, filepath.Join(dir, "toolbelt"))
+	} else if home, err := os.UserHomeDir(); err == nil {
+		list = append(list, filepath.Join(home, ".local", "share", "toolbelt"))
+	}
+	return list
+}
+
+// Option configures a bridge.
+type Option func(*options)
+
+type options struct {
+	protected      []string
+	allowHardLinks bool
+}
+
+func newOptions(opts []Option) options {
+	o := options{protected: DefaultProtected()}
+	for _, f := range opts {
+		f(&o)
+	}
+	return o
+}
+
+// Protect replaces the protected-path list (default [DefaultProtected]);
+// Protect() with no patterns protects nothing. Write operations (write,
+// mkdir, remove, rename) refuse a protected path whether or not it exists,
+// however it is spelled: through symbolic links, "..", letter case, or
+// characters that some file systems ignore.
+//
+// A pattern is a slash-separated path; each element may use [path.Match]
+// wildcards. A pattern ending in "/" protects that directory and everything
+// below it; any other protects exactly that path. A pattern starting with "/"
+// is anchored at the root; any other matches at any depth (".git/config"
+// also protects "vendor/x/.git/config"). An absolute path of the operating
+// system (such as a data directory) protects that location and everything
+// below it when it lies inside a [Local] root, and is ignored otherwise.
+func Protect(patterns ...string) Option {
+	return func(o *options) { o.protected = append([]string(nil), patterns...) }
+}
+
+// AllowHardLinks lets [Local] write a file that has more than one hard link.
+// By default such writes are refused, because the other link may be a file
+// outside the root. (The write replaces the file, so the other link keeps its
+// old content either way.)
+func AllowHardLinks() Option { return func(o *options) { o.allowHardLinks = true } }
+
+// rule is one compiled protected-path pattern.
+type rule struct {
+	pattern  string
+	elems    []string // folded
+	anchored bool
+	dir      bool
+}
+
+// protector matches canonical paths against the protected-path list.
+type protector struct {
+	rules []rule
+}
+
+// newProtector compiles patterns. roots are the absolute forms of the root
+// (as given and with symbolic links resolved), used for absolute patterns;
+// none means absolute patterns are ignored.
+func newProtector(patterns []string, roots ...string) (protector, error) {
+	var p protector
+	for _, pat := range patterns {
+		r := rule{pattern: pat}
+		body := pat
+		if filepath.IsAbs(pat) {
+			rel, ok := insideAny(filepath.Clean(pat), roots)
+			if !ok {
+				continue
+			}
+			r.anchored, r.dir = true, true
+			if rel == "." { // the whole root is protected
+				p.rules = append(p.rules, r)
+				continue
+			}
+			body = rel
+		} else {
+			body = filepath.ToSlash(body)
+			r.anchored = strings.HasPrefix(body, "/")
+			r.dir = strings.HasSuffix(body, "/")
+		}
+		for _, e := range splitPath(body) {
+			if e == "." || e == ".." {
+				return protector{}, fmt.Errorf("protected path %q: use a plain path without \".\" or \"..\"", pat)
+			}
+			if _, err := path.Match(e, ""); err != nil {
+				return protector{}, fmt.Errorf("protected path %q: %w", pat, err)
+			}
+			r.elems = append(r.elems, fold(e))
+		}
+		if len(r.elems) == 0 {
+			return protector{}, fmt.Errorf("protected path %q names no file: give a path such as \".git/config\"", pat)
+		}
+		p.rules = append(p.rules, r)
+	}
+	return p, nil
+}
+
+// insideAny returns abs relative to the first of roots that contains it.
+func insideAny(abs string, roots []string) (string, bool) {
+	for _, root := range roots {
+		if root == "" {
+			continue
+		}
+		rel, err := filepath.Rel(root, abs)
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			continue
+		}
+		return filepath.ToSlash(rel), true
+	}
+	return "", false
+}
+
+// match returns the pattern that protects the canonical path p.
+func (pr *protector) match(p string) (string, bool) {
+	if len(pr.rules) == 0 {
+		return "", false
+	}
+	elems := splitPath(p)
+	if p == "." {
+		elems = nil
+	}
+	for i, e := range elems {
+		elems[i] = fold(e)
+	}
+	for _, r := range pr.rules {
+		last := len(elems) - len(r.elems)
+		if r.anchored && last > 0 {
+			last = 0
+		}
+		for i := 0; i <= last; i++ {
+			if r.matchAt(elems, i) {
+				return r.pattern, true
+			}
+		}
+	}
+	return "", false
+}
+
+func (r *rule) matchAt(elems []string, i int) bool {
+	if !r.dir && i+len(r.elems) != len(elems) {
+		return false
+	}
+	for j, pat := range r.elems {
+		if ok, _ := path.Match(pat, elems[i+j]); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// check refuses op on p (as given) when any of the canonical paths is
+// protected.
+func (pr *protector) check(op, given string, canonical ...string) error {
+	for _, c := range canonical {
+		if pat, ok := pr.match(c); ok {
+			return refuse(op, given, "%q is a protected path (it matches %q on the protected-path list). Write tools never create, change, move or delete protected paths, which hold git internals or agent and Toolbelt configuration that can make programs run. Leave it unchanged, or ask the user to change it", c, pat)
+		}
+	}
+	return nil
+}
+
+// fold maps a path element to the form protection compares: lower case,
+// without the characters some file systems ignore in names (zero-width and
+// direction marks, as HFS+ does; trailing dots and spaces, as Windows does).
+func fold(e string) string {
+	e = strings.Map(func(r rune) rune {
+		if ignorable(r) {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, e)
+	return strings.TrimRight(e, ". ")
+}
+
+// ignorable reports the code points HFS+ ignores in file names (the list git
+// checks for in is_hfs_dotgit), plus the byte-order mark.
+func ignorable(r rune) bool {
+	switch {
+	case r >= 0x200c && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x206a && r <= 0x206f, r == 0xfeff:
+		return true
+	}
+	return false
+}
