@@ -254,13 +254,35 @@ func (l *Local) Stat(ctx context.Context, name string) (fs.FileInfo, error) {
 
 // Open implements [Bridge].
 func (l *Local) Open(ctx context.Context, name string) (fs.File, error) {
-	return reading(l, ctx, "read", name, func(p string) (fs.File, error) {
-		f, err := l.root.Open(p)
-		if err != nil {
-			return nil, err // a nil *os.File must not become a non-nil fs.File
-		}
-		return f, nil
+	f, err := reading(l, ctx, "read", name, func(p string) (*os.File, error) {
+		return l.root.OpenFile(p, os.O_RDONLY|openFlags, 0)
 	})
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, l.osErr("read", name, err)
+	}
+	if t := st.Mode().Type(); t != 0 && t != fs.ModeDir {
+		f.Close()
+		return nil, refuse("read", name, "it is not a regular file (%s): file tools only read regular files and directories", describeType(t))
+	}
+	return f, nil
+}
+
+// describeType names a special file type.
+func describeType(t fs.FileMode) string {
+	switch {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // ReadFile implements [Bridge].
@@ -509,7 +531,7 @@ func (l *Local) checkReplace(op, name string, s *slot) error {
 	case fi.Mode()&fs.ModeSymlink != 0:
 		return refuse(op, name, "it became a symbolic link while being written (something else is changing the workspace): retry")
 	case !fi.Mode().IsRegular():
-		return refuse(op, name, "it is not a regular file (a device, pipe or socket): file tools only write regular files")
+		return refuse(op, name, "it is not a regular file (%s): file tools only write regular files", describeType(fi.Mode().Type()))
 	case !l.allowHardLinks && linkCount(fi) > 1:
 		return refuse(op, name, "the file has %d hard links, and another link may be a file outside the workspace. Writes to hard-linked files are refused; write a new file instead, or ask the user to allow hard links", linkCount(fi))
 	}

@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// openFlags are added when opening a file for reading: a FIFO must not block
+// the open.
+const openFlags = syscall.O_NONBLOCK
+
 // linkCount returns the number of hard links to the file fi describes.
 func linkCount(fi fs.FileInfo) uint64 {
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
