@@ -23,7 +23,8 @@ func fiveFields() *jsonschema.Schema {
 			"mode":    {Type: "string", Enum: []any{"text", "lines"}},
 			"numbers": {Type: "boolean"},
 		},
-		Required: []string{"path"},
+		Required:             []string{"path"},
+		AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 	}
 }
 
