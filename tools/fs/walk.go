@@ -1,0 +1,174 @@
+package fs
+
+import (
+	"context"
+	iofs "io/fs"
+	"path"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/toolbelt/toolbelt/fsbridge"
+)
+
+// walk calls fn for every entry below start (not start itself) in lexical
+// order. It never enters .git or follows symbolic links; with an ignorer it
+// leaves out what .gitignore files exclude. fn may return iofs.SkipDir or
+// iofs.SkipAll. Directories that cannot be read are passed over.
+func walk(ctx context.Context, b fsbridge.Bridge, start string, ig *ignorer, fn func(p string, d iofs.DirEntry) error) error {
+	root := ""
+	return b.WalkDir(ctx, start, func(p string, d iofs.DirEntry, err error) error {
+		if root == "" {
+			root = p
+			return err // the start itself: its error ends the walk
+		}
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return iofs.SkipDir
+		}
+		if ig != nil && ig.ignored(ctx, p, d.IsDir()) {
+			if d.IsDir() {
+				return iofs.SkipDir
+			}
+			return nil
+		}
+		return fn(p, d)
+	})
+}
+
+// relTo returns p relative to dir (both canonical).
+func relTo(dir, p string) string {
+	if dir == "." {
+		return p
+	}
+	return strings.TrimPrefix(p, dir+"/")
+}
+
+// globMatcher matches paths against a glob as find and grep take it: a glob
+// without "/" matches an entry's name at any depth; one with "/" matches its
+// path relative to the directory searched.
+type globMatcher struct {
+	pattern string
+	byName  bool
+}
+
+// newGlob checks a glob and returns its matcher.
+func newGlob(pattern string) (globMatcher, bool) {
+	pattern = strings.TrimPrefix(pattern, "./")
+	byName := !strings.Contains(pattern, "/")
+	pattern = strings.TrimPrefix(pattern, "/")
+	return globMatcher{pattern, byName}, doublestar.ValidatePattern(pattern)
+}
+
+// match reports whether the entry at rel (relative to the directory
+// searched) matches.
+func (g globMatcher) match(rel string) bool {
+	if g.byName {
+		return doublestar.MatchUnvalidated(g.pattern, path.Base(rel))
+	}
+	return doublestar.MatchUnvalidated(g.pattern, rel)
+}
+
+// ignorer applies the rules of .gitignore files (and .git/info/exclude at
+// the root), reading each directory's file the first time a path below it
+// is checked.
+type ignorer struct {
+	b     fsbridge.Bridge
+	rules map[string][]ignoreRule // by directory
+}
+
+// ignoreRule is one line of a .gitignore, as a doublestar pattern relative
+// to the directory of its file.
+type ignoreRule struct {
+	pattern string
+	negate  bool
+	dirOnly bool
+}
+
+func newIgnorer(b fsbridge.Bridge) *ignorer {
+	return &ignorer{b: b, rules: map[string][]ignoreRule{}}
+}
+
+// ignored reports whether the canonical path p is excluded: the last rule
+// that matches it, from the root's .gitignore down to its parent's, decides.
+func (ig *ignorer) ignored(ctx context.Context, p string, isDir bool) bool {
+	dirs := []string{"."}
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			dirs = append(dirs, p[:i])
+		}
+	}
+	ignored := false
+	for _, dir := range dirs {
+		rel := relTo(dir, p)
+		for _, r := range ig.load(ctx, dir) {
+			if r.dirOnly && !isDir {
+				continue
+			}
+			if doublestar.MatchUnvalidated(r.pattern, rel) {
+				ignored = !r.negate
+			}
+		}
+	}
+	return ignored
+}
+
+// load returns the rules of dir's .gitignore.
+func (ig *ignorer) load(ctx context.Context, dir string) []ignoreRule {
+	if rules, ok := ig.rules[dir]; ok {
+		return rules
+	}
+	var rules []ignoreRule
+	if dir == "." {
+		if b, err := ig.b.ReadFile(ctx, ".git/info/exclude"); err == nil {
+			rules = parseIgnore(string(b))
+		}
+	}
+	if b, err := ig.b.ReadFile(ctx, path.Join(dir, ".gitignore")); err == nil {
+		rules = append(rules, parseIgnore(string(b))...)
+	}
+	ig.rules[dir] = rules
+	return rules
+}
+
+// parseIgnore parses the lines of a .gitignore file. Lines that are not
+// valid patterns are dropped, as git does.
+func parseIgnore(text string) []ignoreRule {
+	var rules []ignoreRule
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSuffix(line, "\r")
+		// Trailing spaces are dropped unless escaped.
+		for strings.HasSuffix(line, " ") && !strings.HasSuffix(line, `\ `) {
+			line = line[:len(line)-1]
+		}
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		var r ignoreRule
+		if line[0] == '!' {
+			r.negate, line = true, line[1:]
+		} else if strings.HasPrefix(line, `\!`) || strings.HasPrefix(line, `\#`) {
+			line = line[1:]
+		}
+		if strings.HasSuffix(line, "/") {
+			r.dirOnly, line = true, strings.TrimRight(line, "/")
+		}
+		if line == "" {
+			continue
+		}
+		anchored := strings.Contains(line, "/")
+		line = strings.TrimPrefix(line, "/")
+		// Braces are literal in .gitignore, alternatives in doublestar.
+		line = strings.NewReplacer("{", `\{`, "}", `\}`).Replace(line)
+		if !anchored {
+			line = "**/" + line
+		}
+		if !doublestar.ValidatePattern(line) {
+			continue
+		}
+		r.pattern = line
+		rules = append(rules, r)
+	}
+	return rules
+}
