@@ -120,8 +120,9 @@ func (r *Registry) Unknown(refs []string) []string {
 
 // Suggest returns up to n registered ids (among those the options select)
 // closest to name, best first: a name differing only in case or separators,
-// then one containing or contained in name, then by edit distance. Names too
-// far from name to be a plausible typo are left out.
+// then one containing or contained in name, then by edit distance (a swap of
+// two neighbouring letters counts as one edit). Names too far from name to be
+// a plausible typo are left out.
 func (r *Registry) Suggest(name string, n int, opts ...Option) []string {
 	s := newSelector(opts)
 	want := fold(name)
@@ -135,16 +136,18 @@ func (r *Registry) Suggest(name string, n int, opts ...Option) []string {
 			continue
 		}
 		id := fold(e.meta.ID)
-		score := distance(want, id)
+		var score int
 		switch {
 		case id == want:
 			score = 0
-		case strings.Contains(id, want) || strings.Contains(want, id):
+		case min(len(id), len(want)) >= 3 && (strings.Contains(id, want) || strings.Contains(want, id)):
 			score = 1 + abs(len(id)-len(want))/4
-		case score > max(2, max(len(want), len(id))/2):
-			continue
 		default:
-			score += 2
+			d := distance(want, id)
+			if d > max(1, max(len(want), len(id))/3) {
+				continue
+			}
+			score = d + 1
 		}
 		cands = append(cands, scored{e.meta.ID, score})
 	}
@@ -170,25 +173,31 @@ func fold(s string) string {
 	}, strings.TrimSpace(s))
 }
 
-// distance is the Levenshtein distance between a and b, by bytes.
+// distance is the optimal string alignment distance between a and b, by
+// bytes: insertions, deletions, substitutions and swaps of neighbours.
 func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	rows := make([][]int, len(a)+1)
+	for i := range rows {
+		rows[i] = make([]int, len(b)+1)
+		rows[i][0] = i
+	}
+	for j := range rows[0] {
+		rows[0][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d = min(d, rows[i-2][j-2]+1)
+			}
+			rows[i][j] = d
 		}
-		prev, cur = cur, prev
 	}
-	return prev[len(b)]
+	return rows[len(a)][len(b)]
 }
 
 func abs(x int) int {

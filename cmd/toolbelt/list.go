@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/registry"
@@ -103,17 +103,24 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 		_, err := fmt.Fprintln(e.stdout, "No tools match.")
 		return err
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	// One set of column widths for every section, so the table reads as one.
+	var wID, wLabel, wRisk int
+	for _, s := range sections {
+		for _, m := range s.Tools {
+			wID, wLabel, wRisk = max(wID, len(m.ID)), max(wLabel, len(m.Label)), max(wRisk, len(m.Risk.String()))
+		}
+	}
+	var b strings.Builder
 	total, available := 0, 0
 	for i, s := range sections {
 		if i > 0 {
-			fmt.Fprintln(tw)
+			b.WriteByte('\n')
 		}
 		title := s.Section.Title
 		if s.Section.ID == "" {
 			title = "Other"
 		}
-		fmt.Fprintf(tw, "%s %s\n", col.bold(title), col.dim("("+s.Section.ID+")"))
+		fmt.Fprintf(&b, "%s %s\n", col.bold(title), col.dim("("+s.Section.ID+")"))
 		for _, m := range s.Tools {
 			total++
 			status := col.green("available")
@@ -122,9 +129,10 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 			} else {
 				available++
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", m.ID, m.Label, m.Risk, status)
+			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, m.ID, wLabel, m.Label, wRisk, m.Risk, status)
 		}
 	}
-	fmt.Fprintf(tw, "\n%d tools, %d available\n", total, available)
-	return tw.Flush()
+	fmt.Fprintf(&b, "\n%d tools, %d available\n", total, available)
+	_, err := io.WriteString(e.stdout, b.String())
+	return err
 }

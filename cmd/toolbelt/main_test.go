@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools"
+)
+
+// cliEnv, when set, makes the test binary run as the toolbelt CLI with the
+// test tools registered, so tests run the real command in a real process.
+const cliEnv = "TOOLBELT_TEST_RUN_CLI"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(cliEnv) == "1" {
+		os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, registry: testRegistry}))
+	}
+	os.Exit(m.Run())
+}
+
+// testRegistry is the core registry plus tools only the tests use.
+func testRegistry() *registry.Registry {
+	reg := tools.Core()
+	type greetArgs struct {
+		Name    string `json:"name" jsonschema:"Who to greet" minLength:"1"`
+		Excited bool   `json:"excited,omitempty" jsonschema:"End with an exclamation mark"`
+	}
+	greet := tool.Must(tool.New("test_greet", "Greets someone by name.", func(_ context.Context, in greetArgs, _ tool.Invocation) (tool.Result, error) {
+		end := "."
+		if in.Excited {
+			end = "!"
+		}
+		return tool.Textf("Hello, %s%s", in.Name, end), nil
+	}))
+	greet.Meta = tool.Meta{Section: "messaging", ReadOnly: true, Timeout: 5 * time.Second}
+	type sleepArgs struct {
+		MS int `json:"ms" minimum:"0" maximum:"5000"`
+	}
+	sleep := tool.Must(tool.New("test_sleep", "Sleeps, then says how long.", func(ctx context.Context, in sleepArgs, _ tool.Invocation) (tool.Result, error) {
+		select {
+		case <-time.After(time.Duration(in.MS) * time.Millisecond):
+			return tool.Textf("slept %d ms", in.MS), nil
+		case <-ctx.Done():
+			return tool.Result{}, ctx.Err()
+		}
+	}))
+	fail := tool.Must(tool.New("test_fail", "Always fails.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		return tool.Result{}, errors.New("the disk is full")
+	}))
+	for _, t := range []tool.Tool{greet, sleep, fail} {
+		if err := reg.Register(t); err != nil {
+			panic(err)
+		}
+	}
+	if err := reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
+		return nil, errors.New("needs a database: none is configured")
+	}, tool.Meta{ID: "test_db", Section: "memory", Label: "Database"}); err != nil {
+		panic(err)
+	}
+	return reg
+}
+
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs the CLI in a child process with stdin as its standard input.
+func runCLI(t *testing.T, stdin string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "NO_COLOR=1")
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the CLI: %v", err)
+	}
+	return cliResult{out.String(), errOut.String(), code}
+}
+
+func (r cliResult) expect(t *testing.T, code int) cliResult {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit code %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
+	}
+	return r
+}
+
+func TestList(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "list").expect(t, 0)
+	for _, want := range []string{
+		"Memory (memory)\n  test_db     Database    medium  unavailable: needs a database: none is configured\n",
+		"Messaging (messaging)\n  test_greet  Test Greet  low     available\n",
+		"Other ()\n  test_fail   Test Fail   medium  available\n  test_sleep  Test Sleep  medium  available",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("list output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if !strings.Contains(r.stdout, " tools, ") || strings.Contains(r.stdout, "\x1b[") {
+		t.Errorf("summary or colors:\n%s", r.stdout)
+	}
+}
+
+func TestListJSON(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "list", "--json", "--include", "test_greet,group:memory").expect(t, 0)
+	var got []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %d tools: %s", len(got), r.stdout)
+	}
+	db, greet := got[0], got[1]
+	for _, k := range []string{"id", "label", "description", "section", "profiles", "risk", "available", "unavailableReason"} {
+		if _, ok := greet[k]; !ok {
+			t.Errorf("key %q missing: %v", k, greet)
+		}
+	}
+	if db["id"] != "test_db" || db["available"] != false || db["unavailableReason"] != "needs a database: none is configured" {
+		t.Errorf("db: %v", db)
+	}
+	if greet["id"] != "test_greet" || greet["available"] != true || greet["risk"] != "low" || greet["section"] != "messaging" || greet["description"] != "Greets someone by name." {
+		t.Errorf("greet: %v", greet)
+	}
+	// Filters narrow the list; exclusion wins.
+	r = runCLI(t, "", "list", "--json", "--section", "messaging", "--exclude", "test_greet").expect(t, 0)
+	if strings.Contains(r.stdout, "test_greet") {
+		t.Errorf("excluded tool listed: %s", r.stdout)
+	}
+}
+
+func TestListUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"list", "--profile", "everything"}, `unknown profile "everything": use one of minimal, coding, messaging, full`},
+		{[]string{"list", "--include", "test_gret"}, "no tool or group matches test_gret"},
+		{[]string{"list", "--section", "kitchen"}, `unknown section "kitchen"`},
+		{[]string{"list", "--workspace", "/nonexistent/dir"}, "/nonexistent/dir"},
+		{[]string{"list", "--frobnicate"}, "unknown flag --frobnicate"},
+		{[]string{"frobnicate"}, "unexpected argument frobnicate"},
+	} {
+		r := runCLI(t, "", tc.args...).expect(t, 2)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: stderr %q, want %q", tc.args, r.stderr, tc.want)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "describe", "test_greet").expect(t, 0)
+	for _, want := range []string{"test_greet — Test Greet", "Greets someone by name.", "risk     low", "flags    read-only, idempotent", "timeout  5s", "Parameters:", `"description": "Who to greet"`} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("describe lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	r = runCLI(t, "", "describe", "test_greet", "--json").expect(t, 0)
+	var d struct {
+		Meta       tool.Meta      `json:"meta"`
+		Parameters map[string]any `json:"parameters"`
+		Available  bool           `json:"available"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Meta.ID != "test_greet" || d.Meta.Timeout != 5*time.Second || !d.Available || d.Parameters["type"] != "object" {
+		t.Errorf("%+v", d)
+	}
+	r = runCLI(t, "", "describe", "test_db").expect(t, 0)
+	if !strings.Contains(r.stdout, "unavailable: needs a database") || strings.Contains(r.stdout, "Parameters:") {
+		t.Errorf("unavailable tool:\n%s", r.stdout)
+	}
+	r = runCLI(t, "", "describe", "test_gret").expect(t, 2)
+	if !strings.Contains(r.stderr, `no tool is named "test_gret"; did you mean test_greet`) {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+func TestCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	argsFile := filepath.Join(dir, "args.json")
+	if err := os.WriteFile(argsFile, []byte(`{"name":"File"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		stdin  string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"args", "", []string{"call", "test_greet", "--args", `{"name":"Ada","excited":true}`}, 0, "Hello, Ada!\n", ""},
+		{"stdin", `{"name":"Stdin"}`, []string{"call", "test_greet"}, 0, "Hello, Stdin.\n", ""},
+		{"file", "", []string{"call", "test_greet", "--args-file", argsFile}, 0, "Hello, File.\n", ""},
+		{"file on stdin", `{"name":"Dash"}`, []string{"call", "test_greet", "--args-file", "-"}, 0, "Hello, Dash.\n", ""},
+		{"string arguments", "", []string{"call", "test_greet", "--args", `"{\"name\":\"Str\"}"`}, 0, "Hello, Str.\n", ""},
+		{"no arguments", "", []string{"call", "test_sleep", "--args", `{"ms":1}`}, 0, "slept 1 ms\n", ""},
+		{"tool error", "", []string{"call", "test_fail"}, 1, "", `{"status":"error","tool":"test_fail","error":"the disk is full"}`},
+		{"validation", "", []string{"call", "test_greet", "--args", `{"name":""}`}, 1, "", "  - name: minLength: got 0, want 1"},
+		{"unknown tool", "", []string{"call", "test_gret", "--args", `{}`}, 1, "", `Tool "test_gret" not found. Did you mean "test_greet"?`},
+		{"unavailable", "", []string{"call", "test_db"}, 1, "", "not available here: needs a database"},
+		{"no tool", "", []string{"call"}, 2, "", "name the tool to call, or give --batch FILE"},
+		{"args twice", "", []string{"call", "test_greet", "--args", "{}", "--args-file", argsFile}, 2, "", "--args or --args-file, not both"},
+		{"missing file", "", []string{"call", "test_greet", "--args-file", filepath.Join(dir, "nope.json")}, 2, "", "no such file"},
+		{"bad workspace", "", []string{"call", "test_greet", "--workspace", filepath.Join(dir, "nope")}, 2, "", "no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, tc.stdin, tc.args...).expect(t, tc.code)
+			if tc.stdout != "" && r.stdout != tc.stdout {
+				t.Errorf("stdout %q, want %q", r.stdout, tc.stdout)
+			}
+			if tc.stderr != "" && !strings.Contains(r.stderr, tc.stderr) {
+				t.Errorf("stderr %q, want %q", r.stderr, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestCallJSON(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "call", "test_greet", "--args", `{"name":"Ada"}`, "--json", "--id", "toolu_01").expect(t, 0)
+	var msg tool.ResultMessage
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil {
+		t.Fatal(err)
+	}
+	if msg.Role != "toolResult" || msg.ToolCallID != "toolu_01" || msg.ToolName != "test_greet" || msg.IsError ||
+		len(msg.Content) != 1 || msg.Content[0].Text != "Hello, Ada." || msg.Timestamp == 0 {
+		t.Errorf("%+v", msg)
+	}
+	r = runCLI(t, "", "call", "test_fail", "--json").expect(t, 1)
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil || !msg.IsError || !strings.HasPrefix(msg.ToolCallID, "call_") {
+		t.Errorf("%v %+v", err, msg)
+	}
+}
+
+func TestCallBatch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	batch := filepath.Join(dir, "batch.json")
+	// The first call finishes last; results still come back in input order.
+	if err := os.WriteFile(batch, []byte(`[
+		{"id": "a", "name": "test_sleep", "arguments": {"ms": 300}},
+		{"id": "b", "name": "test_greet", "arguments": "{\"name\":\"Bob\"}"},
+		{"id": "c", "name": "test_sleep", "arguments": {"ms": 50}},
+		{"name": "test_greet", "arguments": {"name": "NoID"}}
+	]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "call", "--batch", batch).expect(t, 0)
+	var msgs []tool.ResultMessage
+	if err := json.Unmarshal([]byte(r.stdout), &msgs); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	want := [][2]string{{"a", "slept 300 ms"}, {"b", "Hello, Bob."}, {"c", "slept 50 ms"}, {"call_3", "Hello, NoID."}}
+	if len(msgs) != len(want) {
+		t.Fatalf("%d messages", len(msgs))
+	}
+	for i, w := range want {
+		if msgs[i].ToolCallID != w[0] || msgs[i].Content[0].Text != w[1] {
+			t.Errorf("message %d: %s %q, want %v", i, msgs[i].ToolCallID, msgs[i].Content[0].Text, w)
+		}
+	}
+	// One failing call makes the exit code 1; the others still run.
+	r = runCLI(t, `[{"id":"x","name":"test_fail"},{"id":"y","name":"test_greet","arguments":{"name":"Y"}}]`, "call", "--batch", "-").expect(t, 1)
+	if err := json.Unmarshal([]byte(r.stdout), &msgs); err != nil || !msgs[0].IsError || msgs[1].IsError {
+		t.Errorf("%v %s", err, r.stdout)
+	}
+	for _, tc := range []struct{ stdin, want string }{
+		{`{"id":"x"}`, "want a JSON array"},
+		{`[{"id":"x","name":""}]`, "call 0 has no name"},
+		{`[{"id":"x","name":"test_fail"},{"id":"x","name":"test_fail"}]`, `call id "x" is used twice`},
+	} {
+		r = runCLI(t, tc.stdin, "call", "--batch", "-").expect(t, 2)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("stderr %q, want %q", r.stderr, tc.want)
+		}
+	}
+	r = runCLI(t, "", "call", "test_greet", "--batch", batch).expect(t, 2)
+	if !strings.Contains(r.stderr, "--batch takes its calls from FILE") {
+		t.Error(r.stderr)
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "version").expect(t, 0)
+	if !strings.HasPrefix(r.stdout, "toolbelt ") || !strings.Contains(r.stdout, "go1.") {
+		t.Errorf("version: %q", r.stdout)
+	}
+	r = runCLI(t, "", "--help").expect(t, 0)
+	if !strings.Contains(r.stdout, "Usage: toolbelt <command>") {
+		t.Errorf("help: %q", r.stdout)
+	}
+	runCLI(t, "").expect(t, 2)
+}
