@@ -35,7 +35,7 @@ func (c *callCmd) Run(e *env) error {
 	case c.Args != "" && c.ArgsFile != "":
 		return fmt.Errorf("give the arguments once: --args or --args-file, not both")
 	}
-	tc, err := c.toolContext()
+	tc, err := c.runContext()
 	if err != nil {
 		return err
 	}

@@ -2,9 +2,9 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -14,21 +14,37 @@ type workspaceFlags struct {
 }
 
 // toolContext returns the tool context for a person at this terminal: the
-// owner, on the "cli" channel, in the workspace.
+// owner, on the "cli" channel, in the workspace, with a file bridge confined
+// to it. When the workspace cannot be used (it is missing or not a
+// directory) the context has no bridge, so the tools that need one are
+// listed as unavailable, with the reason.
 func (w workspaceFlags) toolContext() (*tool.Context, error) {
+	tc, _, err := w.open()
+	return tc, err
+}
+
+// runContext is toolContext for commands that run tools: a workspace that
+// cannot be used is an error.
+func (w workspaceFlags) runContext() (*tool.Context, error) {
+	tc, unusable, err := w.open()
+	if err != nil {
+		return nil, err
+	}
+	return tc, unusable
+}
+
+// open makes the tool context; unusable says why the workspace has no file
+// bridge, and err is set only when there is no context at all.
+func (w workspaceFlags) open() (tc *tool.Context, unusable, err error) {
 	dir, err := filepath.Abs(w.Workspace)
 	if err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", w.Workspace, err)
+		return nil, nil, fmt.Errorf("workspace %q: %w", w.Workspace, err)
 	}
-	if st, err := os.Stat(dir); err != nil {
-		return nil, fmt.Errorf("workspace %q: %w", w.Workspace, err)
-	} else if !st.IsDir() {
-		return nil, fmt.Errorf("workspace %q is not a directory", w.Workspace)
+	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli"}
+	b, err := fsbridge.OpenLocal(dir)
+	if err != nil {
+		return tc, err, nil
 	}
-	return &tool.Context{
-		WorkspaceDir: dir,
-		FSRoot:       dir,
-		Owner:        true,
-		Channel:      "cli",
-	}, nil
+	tc.FSRoot, tc.FS = dir, b
+	return tc, nil, nil
 }
