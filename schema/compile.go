@@ -1,0 +1,1035 @@
+package schema
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Limits of one compilation. A schema beyond them still compiles: the part
+// that does not fit is replaced by a typed placeholder whose description
+// says so, and the original is still what arguments are checked against.
+const (
+	maxDepth  = 64    // schema nesting followed
+	maxNodes  = 20000 // schema nodes emitted
+	maxRounds = 32    // rounds of reference, allOf and union rewriting on one node
+)
+
+// hintKey holds, inside a schema being compiled, descriptions of
+// constraints that merging could not keep as keywords. Decoded JSON cannot
+// produce its value type ([]string), so it never collides with input.
+const hintKey = "\x00hints"
+
+// Compile returns doc compiled into the dialect, and a report of every
+// change. doc is a JSON Schema in the generic JSON form (see [Decode] and
+// [FromSchema]); it is not modified.
+//
+// The result always describes an object, {"type":"object","properties":{…}}.
+// It keeps every property of doc: what the dialect cannot express is
+// rewritten (references inlined, unions and allOf merged, nullable and
+// literal unions simplified) or moved into the nearest description in a
+// compact form a model reads easily, "(format: uuid; 1–64 chars)". Compile
+// the result again and nothing changes.
+//
+// The compiled schema is for the provider; arguments must still be checked
+// against doc itself (see [Compile]), which holds every constraint.
+func (d Dialect) Compile(doc any) (map[string]any, Report) {
+	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}}
+	c.movable = c.movableDefinitions()
+	out := c.compileRoot(doc)
+	if d.strict {
+		c.strictLimits(out)
+	}
+	byPath := func(a, b Change) int { return strings.Compare(a.Path, b.Path) }
+	slices.SortStableFunc(c.rep.Changes, byPath)
+	slices.SortStableFunc(c.rep.NotStrict, byPath)
+	return out, c.rep
+}
+
+// compiler is the state of one compilation.
+type compiler struct {
+	d    Dialect
+	root any // the document as given, which references point into
+	rep  Report
+	// inline lists the references being inlined around the current node,
+	// outermost first: meeting one of them again is a cycle.
+	inline []string
+	// used records the root definitions a reference used.
+	used map[string]bool
+	// movable lists root "definitions" moved to "$defs" for a dialect
+	// that keeps references but only under $defs.
+	movable map[string]bool
+	nodes   int
+}
+
+// nodeState is one schema node while it is compiled.
+type nodeState struct {
+	m        map[string]any
+	path     string
+	hints    []string // constraints to describe
+	nullable bool     // null is allowed, to be said in the dialect's way
+	cut      bool     // replaced by a placeholder
+	open     bool     // an object that takes keys beyond its properties
+	valued   bool     // had an enum: its values say what it accepts
+}
+
+// change records a change. problem is what the provider would reject
+// without it, "" when it would not.
+func (c *compiler) change(path, action, problem string) {
+	c.rep.Changes = append(c.rep.Changes, Change{Path: path, Action: action, Problem: problem})
+}
+
+// notStrict records why the schema cannot be strict.
+func (c *compiler) notStrict(path, why string) {
+	c.rep.NotStrict = append(c.rep.NotStrict, Change{Path: path, Action: why})
+}
+
+// rejects returns the problem of a keyword the dialect does not accept, or
+// "" when it accepts it.
+func (c *compiler) rejects(keyword string) string {
+	if c.d.Accepts(keyword) {
+		return ""
+	}
+	return fmt.Sprintf("%s does not accept %q", c.d.name, keyword)
+}
+
+// rootOnly are keywords providers refuse at the root of tool parameters.
+var rootOnly = []string{"enum", "const", "not", "if", "then", "else"}
+
+// compileRoot compiles the root, which is always an object with properties.
+func (c *compiler) compileRoot(doc any) map[string]any {
+	var m map[string]any
+	switch x := doc.(type) {
+	case map[string]any:
+		m = maps.Clone(x)
+	case nil:
+		m = map[string]any{}
+	case bool:
+		m = map[string]any{}
+		if !x {
+			m[hintKey] = []string{"accepts no arguments"}
+		}
+		c.change("", fmt.Sprintf("boolean schema %v compiled as an object", x), "tool parameters must be an object schema")
+	default:
+		m = map[string]any{}
+		c.change("", "not a schema ("+valueType(doc)+"); compiled as an object without properties", "tool parameters must be an object schema")
+	}
+	defer c.popInline(len(c.inline))
+	for round := 0; round < maxRounds; round++ {
+		if !c.rootRound(m) {
+			break
+		}
+	}
+	switch t := m["type"].(type) {
+	case string:
+		if t != "object" {
+			c.change("type", fmt.Sprintf("type %q replaced by \"object\": tool arguments are always an object", t), "tool parameters must describe an object")
+		}
+	case []any:
+		c.change("type", "type "+literal(t)+" replaced by \"object\"", "tool parameters must have \"type\": \"object\"")
+	case nil:
+		c.change("type", `"type": "object" added`, "tool parameters must have \"type\": \"object\"")
+	default:
+		c.change("type", "invalid type "+literal(t)+" replaced by \"object\"", "tool parameters must have \"type\": \"object\"")
+	}
+	m["type"] = "object"
+	var atRoot []string
+	for _, k := range rootOnly {
+		if _, ok := m[k]; ok {
+			atRoot = append(atRoot, k)
+		}
+	}
+	hints, _ := c.describeKeywords(m, atRoot, 0)
+	addHint(m, hints...)
+	for _, k := range atRoot {
+		delete(m, k)
+		c.change(child("", k), "moved to description", fmt.Sprintf("providers do not accept %q at the root of tool parameters", k))
+	}
+	if _, ok := m["nullable"]; ok {
+		delete(m, "nullable")
+		c.change("nullable", "removed: tool arguments are never null", "")
+	}
+	if _, ok := m["properties"]; !ok {
+		m["properties"] = map[string]any{}
+		problem := ""
+		if c.d.rootProperties {
+			problem = c.d.name + " needs \"properties\" on the root object"
+		}
+		c.change("properties", "empty properties added", problem)
+	}
+	out, _ := c.node(m, "", 0).(map[string]any)
+	if out == nil { // cannot happen: the root is a map
+		out = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	c.unusedDefinitions()
+	return out
+}
+
+// rootRound inlines a root reference and merges root unions and allOf,
+// which no provider accepts at the root. It reports whether it changed m.
+func (c *compiler) rootRound(m map[string]any) bool {
+	changed := false
+	if ref, ok := m["$ref"]; ok {
+		delete(m, "$ref")
+		changed = true
+		s, _ := ref.(string)
+		target, key, err := c.resolve(s)
+		switch {
+		case err != nil:
+			c.change("$ref", err.Error(), "providers do not follow references")
+		case slices.Contains(c.inline, key):
+			c.change("$ref", "reference "+s+" refers back to the root; removed", "tool parameters must be an object schema")
+		default:
+			c.inline = append(c.inline, key)
+			c.used[key] = true
+			overlay(m, target)
+			c.change("$ref", "reference "+s+" inlined", "tool parameters must be an object schema, not a reference")
+		}
+	}
+	for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+		raw, ok := m[k]
+		if !ok {
+			continue
+		}
+		delete(m, k)
+		changed = true
+		path := child("", k)
+		var objects []map[string]any
+		for i, alt := range c.alternatives(raw, path, k != "allOf") {
+			if kindOf(alt) != "object" {
+				c.change(index(path, i), "alternative "+c.compact(alt, 0)+" removed: tool arguments are always an object", "")
+				continue
+			}
+			objects = append(objects, alt)
+		}
+		problem := fmt.Sprintf("providers do not accept %q at the root of tool parameters", k)
+		if k == "allOf" {
+			for _, alt := range objects {
+				intersect(m, alt)
+			}
+			c.change(path, fmt.Sprintf("%d schemas merged into one object", len(objects)), problem)
+			continue
+		}
+		merged := c.mergeGroup(objects, k == "oneOf")
+		if _, ok := m["required"]; ok {
+			delete(merged, "required")
+		}
+		intersect(m, merged)
+		c.change(path, fmt.Sprintf("%d alternatives merged into one object", len(objects)), problem)
+	}
+	return changed
+}
+
+// node compiles one schema node at path.
+func (c *compiler) node(v any, path string, depth int) any {
+	c.nodes++
+	if depth > maxDepth || c.nodes > maxNodes {
+		c.change(path, "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
+		return c.placeholder(v, "not described further: the schema is too large or deep")
+	}
+	var m map[string]any
+	switch x := v.(type) {
+	case map[string]any:
+		m = maps.Clone(x)
+	case bool:
+		if c.d.accept == nil && !c.d.typed {
+			return x
+		}
+		m = map[string]any{}
+		if !x {
+			m[hintKey] = []string{"no value is allowed here"}
+		}
+		c.change(path, fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
+	default:
+		c.change(path, "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
+		m = map[string]any{}
+	}
+	n := &nodeState{m: m, path: path}
+	defer c.popInline(len(c.inline))
+	for round := 0; round < maxRounds && !n.cut; round++ {
+		if !c.reshape(n) {
+			break
+		}
+	}
+	c.constToEnum(n)
+	inferred := inferType(n.m)
+	n.valued = hasKey(n.m, "enum")
+	c.tuples(n)
+	c.addItems(n, inferred)
+	n.open = isOpen(n.m, path != "")
+	c.children(n, depth)
+	c.strip(n)
+	c.enums(n)
+	c.typed(n, inferred)
+	c.required(n)
+	if c.d.strict {
+		c.strictNode(n)
+	}
+	c.sayNullable(n)
+	c.describe(n)
+	return n.m
+}
+
+func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
+
+// reshape does one round of the rewrites that may expose more of them:
+// references, allOf, type arrays, "nullable", unions. It reports whether it
+// changed anything.
+func (c *compiler) reshape(n *nodeState) bool {
+	changed := c.reference(n)
+	if n.cut {
+		return false
+	}
+	if raw, ok := n.m["allOf"]; ok && !c.d.Accepts("allOf") {
+		delete(n.m, "allOf")
+		path := child(n.path, "allOf")
+		alts := c.alternatives(raw, path, false)
+		for _, alt := range alts {
+			intersect(n.m, alt)
+		}
+		c.change(path, fmt.Sprintf("%d schemas merged into one", len(alts)), c.rejects("allOf"))
+		changed = true
+	}
+	if c.typeArray(n) {
+		changed = true
+	}
+	if v, ok := n.m["nullable"]; ok && !c.d.Accepts("nullable") {
+		delete(n.m, "nullable")
+		if v == true {
+			n.nullable = true
+			c.change(child(n.path, "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
+		} else {
+			c.change(child(n.path, "nullable"), "removed", c.rejects("nullable"))
+		}
+		changed = true
+	}
+	for _, k := range []string{"anyOf", "oneOf"} {
+		if c.union(n, k) {
+			changed = true
+		}
+	}
+	return changed
+}
+
+// reference inlines n's reference where the dialect does not keep it, and
+// reports whether it changed n.
+func (c *compiler) reference(n *nodeState) bool {
+	ref, ok := n.m["$ref"]
+	if !ok {
+		return false
+	}
+	path := child(n.path, "$ref")
+	s, isString := ref.(string)
+	if isString {
+		if kept, ok := c.keptRef(s); ok {
+			if kept != s {
+				n.m["$ref"] = kept
+				c.change(path, "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
+			}
+			return false
+		}
+	}
+	delete(n.m, "$ref")
+	target, key, err := c.resolve(s)
+	if err != nil {
+		c.change(path, err.Error(), "providers do not follow remote or unknown references")
+		return true
+	}
+	if slices.Contains(c.inline, key) {
+		c.cutCycle(n, s, target)
+		return true
+	}
+	c.inline = append(c.inline, key)
+	c.used[key] = true
+	overlay(n.m, target)
+	c.change(path, "reference "+s+" inlined", c.rejects("$ref"))
+	return true
+}
+
+// cutCycle replaces n, a recursive reference, by a typed placeholder.
+func (c *compiler) cutCycle(n *nodeState, ref string, target map[string]any) {
+	desc, _ := n.m["description"].(string)
+	if desc == "" {
+		desc, _ = target["description"].(string)
+	}
+	t := kindOf(target)
+	if t == "" {
+		t = "object"
+	}
+	n.m = map[string]any{"type": t}
+	n.hints = append(n.hints, fmt.Sprintf("recursive: the same shape as %s again; its inner levels are not described here", ref))
+	if desc != "" {
+		n.m["description"] = desc
+	}
+	n.cut = true
+	c.change(n.path, "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
+}
+
+// placeholder is a typed stand-in for a schema the compiler does not
+// describe further.
+func (c *compiler) placeholder(v any, why string) map[string]any {
+	out := map[string]any{}
+	if m, ok := v.(map[string]any); ok {
+		if t := kindOf(m); t != "" {
+			out["type"] = t
+		}
+		if d, ok := m["description"].(string); ok {
+			out["description"] = d
+		}
+	}
+	if _, ok := out["type"]; !ok && (c.d.typed || c.d.strict) {
+		out["type"] = "object"
+	}
+	addHint(out, why)
+	if c.d.strict && out["type"] == "object" {
+		out["properties"] = map[string]any{}
+		out["required"] = []any{}
+		out["additionalProperties"] = false
+	}
+	n := &nodeState{m: out}
+	n.hints, _ = out[hintKey].([]string)
+	delete(out, hintKey)
+	c.describe(n)
+	return n.m
+}
+
+// typeArray rewrites "type": [...] where the dialect does not accept type
+// arrays, and reports whether it did.
+func (c *compiler) typeArray(n *nodeState) bool {
+	list, ok := n.m["type"].([]any)
+	if !ok || c.d.typeArrays {
+		return false
+	}
+	path := child(n.path, "type")
+	var types []string
+	for _, t := range list {
+		s, ok := t.(string)
+		switch {
+		case !ok:
+		case s == "null":
+			n.nullable = true
+		case !slices.Contains(types, s):
+			types = append(types, s)
+		}
+	}
+	problem := c.d.name + " does not accept type arrays"
+	switch {
+	case len(types) == 0:
+		delete(n.m, "type")
+		c.change(path, "type "+literal(list)+" removed", problem)
+	case len(types) == 1:
+		n.m["type"] = types[0]
+		c.change(path, fmt.Sprintf("type %s rewritten as %q%s", literal(list), types[0], nullableNote(n.nullable)), problem)
+	case c.d.unions():
+		delete(n.m, "type")
+		alts := make([]any, len(types))
+		for i, t := range types {
+			alts[i] = map[string]any{"type": t}
+		}
+		addAlternatives(n.m, alts)
+		c.change(path, "type "+literal(list)+" rewritten as anyOf"+nullableNote(n.nullable), problem)
+	default:
+		n.m["type"] = types[0]
+		n.hints = append(n.hints, "or "+strings.Join(types[1:], " or "))
+		c.change(path, fmt.Sprintf("type %s rewritten as %q, the other types moved to description%s", literal(list), types[0], nullableNote(n.nullable)), problem)
+	}
+	return true
+}
+
+// addAlternatives adds alternatives to a node's anyOf; when it already has
+// one, the two must both hold, so the new one goes into allOf.
+func addAlternatives(m map[string]any, alts []any) {
+	if _, ok := m["anyOf"]; !ok {
+		m["anyOf"] = alts
+		return
+	}
+	all, _ := m["allOf"].([]any)
+	m["allOf"] = append(all, map[string]any{"anyOf": alts})
+}
+
+func nullableNote(nullable bool) string {
+	if nullable {
+		return ", nullable"
+	}
+	return ""
+}
+
+// union simplifies or merges n's anyOf or oneOf as the dialect needs, and
+// reports whether it changed n.
+func (c *compiler) union(n *nodeState, key string) bool {
+	raw, ok := n.m[key]
+	if !ok {
+		return false
+	}
+	path := child(n.path, key)
+	list, ok := raw.([]any)
+	if !ok || len(list) == 0 {
+		delete(n.m, key)
+		c.change(path, "removed: not a non-empty array of schemas", "invalid "+key)
+		return true
+	}
+	keep := c.d.unions()
+	// Where the dialect says nullable with a null alternative, a union with
+	// one is already in its simplest form.
+	nullStyle := c.d.typeArrays || c.d.nullableKeyword()
+	if keep && !c.d.simplify {
+		return c.renameOneOf(n, key, path)
+	}
+	var rest []any
+	for _, a := range list {
+		if !isNullSchema(a) {
+			rest = append(rest, a)
+		}
+	}
+	nulls := len(list) - len(rest)
+	if keep && nulls > 0 && !nullStyle {
+		return c.renameOneOf(n, key, path)
+	}
+	if vals, typ, hints, ok := literals(rest); ok {
+		delete(n.m, key)
+		lit := map[string]any{"enum": vals}
+		if typ != "" {
+			lit["type"] = typ
+		}
+		intersect(n.m, lit)
+		n.hints = append(n.hints, hints...)
+		n.nullable = n.nullable || nulls > 0
+		c.change(path, fmt.Sprintf("%d literal alternatives rewritten as one enum%s", len(rest), nullableNote(nulls > 0)), c.unionProblem(key, keep))
+		return true
+	}
+	if len(rest) == 1 && (!keep || simpleType(rest[0])) {
+		delete(n.m, key)
+		for _, alt := range c.alternatives(rest, path, false) {
+			intersect(n.m, alt)
+		}
+		n.nullable = n.nullable || nulls > 0
+		c.change(path, "single alternative inlined"+nullableNote(nulls > 0), c.unionProblem(key, keep))
+		return true
+	}
+	if keep {
+		return c.renameOneOf(n, key, path)
+	}
+	delete(n.m, key)
+	alts := c.alternatives(rest, path, true)
+	merged := c.mergeUnion(alts, key == "oneOf")
+	intersect(n.m, merged)
+	n.nullable = n.nullable || nulls > 0
+	c.change(path, fmt.Sprintf("%d alternatives merged into one schema%s", len(alts), nullableNote(nulls > 0)), c.unionProblem(key, keep))
+	return true
+}
+
+func (c *compiler) unionProblem(key string, keep bool) string {
+	if keep {
+		return ""
+	}
+	return c.rejects(key)
+}
+
+// renameOneOf rewrites oneOf as anyOf where the dialect keeps only anyOf.
+// Exactly-one is still checked locally. It reports whether it changed n.
+func (c *compiler) renameOneOf(n *nodeState, key, path string) bool {
+	if key != "oneOf" || c.d.Accepts("oneOf") {
+		return false
+	}
+	alts, _ := n.m[key].([]any)
+	delete(n.m, key)
+	addAlternatives(n.m, alts)
+	c.change(path, "rewritten as anyOf (exactly one is still enforced when a call is checked)", c.rejects("oneOf"))
+	return true
+}
+
+// simpleType reports whether a schema has a single plain type, so that
+// null can be added to it without wrapping it.
+func simpleType(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	_, ref := m["$ref"]
+	_, any1 := m["anyOf"]
+	_, one := m["oneOf"]
+	_, all := m["allOf"]
+	t, ok := m["type"].(string)
+	return ok && t != "" && !ref && !any1 && !one && !all
+}
+
+// isNullSchema reports whether a union alternative only allows null.
+func isNullSchema(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	if t, ok := m["type"].(string); ok && t == "null" {
+		return true
+	}
+	if c, ok := m["const"]; ok && c == nil {
+		return true
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) == 1 && e[0] == nil {
+		return true
+	}
+	return false
+}
+
+// alternatives returns the schemas of an allOf, anyOf or oneOf with their
+// top-level references resolved. Nested unions are flattened when flatten
+// is set (for anyOf and oneOf).
+func (c *compiler) alternatives(raw any, path string, flatten bool) []map[string]any {
+	list, ok := raw.([]any)
+	if !ok {
+		c.change(path, "removed: not an array of schemas", "invalid keyword value")
+		return nil
+	}
+	var out []map[string]any
+	for i, v := range list {
+		p := index(path, i)
+		switch x := v.(type) {
+		case bool:
+			if x {
+				out = append(out, map[string]any{})
+			} else if !flatten {
+				out = append(out, map[string]any{hintKey: []string{"no value is allowed here"}})
+			}
+			continue
+		case map[string]any:
+			m := c.resolveTop(x, p)
+			if flatten && len(out) < maxNodes && pureUnion(m) {
+				for _, k := range []string{"anyOf", "oneOf"} {
+					if inner, ok := m[k]; ok {
+						out = append(out, c.alternatives(inner, child(p, k), true)...)
+					}
+				}
+				continue
+			}
+			out = append(out, m)
+		default:
+			c.change(p, "not a schema ("+valueType(v)+"); ignored", "invalid alternative")
+		}
+	}
+	return out
+}
+
+// pureUnion reports whether a schema is only a union, with nothing else
+// but annotations.
+func pureUnion(m map[string]any) bool {
+	found := false
+	for k := range m {
+		switch k {
+		case "anyOf", "oneOf":
+			found = true
+		case "description", "title", "$comment":
+		default:
+			return false
+		}
+	}
+	return found
+}
+
+// resolveTop follows a chain of references at the top of m and returns the
+// schema it ends in, the references' siblings overlaid. The references
+// stay on the inline stack until the current node is done.
+func (c *compiler) resolveTop(m map[string]any, path string) map[string]any {
+	out := maps.Clone(m)
+	for round := 0; round < maxRounds; round++ {
+		ref, ok := out["$ref"]
+		if !ok {
+			return out
+		}
+		s, _ := ref.(string)
+		delete(out, "$ref")
+		target, key, err := c.resolve(s)
+		if err != nil {
+			c.change(child(path, "$ref"), err.Error(), "providers do not follow remote or unknown references")
+			return out
+		}
+		if slices.Contains(c.inline, key) {
+			n := &nodeState{m: out, path: path}
+			c.cutCycle(n, s, target)
+			n.m[hintKey] = n.hints
+			return n.m
+		}
+		c.inline = append(c.inline, key)
+		c.used[key] = true
+		overlay(out, target)
+	}
+	return out
+}
+
+// constToEnum rewrites const as a one-value enum where const is not
+// accepted.
+func (c *compiler) constToEnum(n *nodeState) {
+	v, ok := n.m["const"]
+	if !ok || c.d.Accepts("const") {
+		return
+	}
+	delete(n.m, "const")
+	intersect(n.m, map[string]any{"enum": []any{v}})
+	c.change(child(n.path, "const"), "rewritten as a one-value enum", c.rejects("const"))
+}
+
+// tuples rewrites tuple arrays ("prefixItems", or "items" as an array)
+// where the dialect cannot take them: items becomes the union of the
+// positions, and the positions are described.
+func (c *compiler) tuples(n *nodeState) {
+	arrayItems, isTuple := n.m["items"].([]any)
+	prefix, hasPrefix := n.m["prefixItems"].([]any)
+	if c.d.accept == nil || !isTuple && !hasPrefix {
+		return
+	}
+	if !isTuple && c.d.Accepts("prefixItems") {
+		return
+	}
+	positions := prefix
+	rest, hasRest := n.m["items"], !isTuple
+	if isTuple {
+		positions = arrayItems
+		rest, hasRest = n.m["additionalItems"]
+	}
+	path := n.path
+	if c.d.Accepts("prefixItems") { // draft-07 tuple to prefixItems
+		n.m["prefixItems"] = positions
+		delete(n.m, "items")
+		delete(n.m, "additionalItems")
+		if hasRest {
+			n.m["items"] = rest
+		}
+		c.change(child(path, "items"), "tuple rewritten as prefixItems", c.d.name+" does not accept an array as items")
+		return
+	}
+	var desc []string
+	var alts []any
+	add := func(s any) {
+		if !slices.ContainsFunc(alts, func(a any) bool { return equal(a, s) }) {
+			alts = append(alts, s)
+		}
+	}
+	for i, p := range positions {
+		add(p)
+		desc = append(desc, fmt.Sprintf("item %d: %s", i+1, c.compact(p, 1)))
+	}
+	switch {
+	case hasRest && rest == false:
+		desc = append(desc, fmt.Sprintf("at most %d items", len(positions)))
+	case hasRest && rest != true:
+		add(rest)
+		desc = append(desc, "further items: "+c.compact(rest, 1))
+	}
+	delete(n.m, "prefixItems")
+	delete(n.m, "additionalItems")
+	if len(alts) == 0 {
+		delete(n.m, "items")
+	} else {
+		n.m["items"] = map[string]any{"anyOf": alts}
+	}
+	n.hints = append(n.hints, "tuple: "+strings.Join(desc, ", "))
+	key := "prefixItems"
+	if isTuple {
+		key = "items"
+	}
+	c.change(child(path, key), "tuple rewritten as items that may be any of its positions; positions moved to description", c.rejects("prefixItems"))
+}
+
+// addItems gives an array without items an items schema that accepts any
+// value, where the dialect needs one.
+func (c *compiler) addItems(n *nodeState, inferred string) {
+	if !c.d.items || !hasType(n.m, "array") && inferred != "array" {
+		return
+	}
+	if _, ok := n.m["items"]; ok {
+		return
+	}
+	if _, ok := n.m["prefixItems"]; ok && c.d.Accepts("prefixItems") {
+		return
+	}
+	n.m["items"] = map[string]any{}
+	c.change(child(n.path, "items"), "items added (any value)", c.d.name+" needs items on every array")
+}
+
+// hasType reports whether a schema's type is t or a list containing t.
+func hasType(m map[string]any, t string) bool {
+	switch x := m["type"].(type) {
+	case string:
+		return x == t
+	case []any:
+		return slices.Contains(x, any(t))
+	}
+	return false
+}
+
+// isOpen reports whether an object schema takes keys beyond its declared
+// properties. nested is false at the root, where no properties means no
+// arguments rather than any object.
+func isOpen(m map[string]any, nested bool) bool {
+	if !hasType(m, "object") && m["properties"] == nil {
+		return false
+	}
+	if _, ok := m["patternProperties"]; ok {
+		return true
+	}
+	ap, hasAP := m["additionalProperties"]
+	if hasAP {
+		return ap != false
+	}
+	props, _ := m["properties"].(map[string]any)
+	return nested && len(props) == 0
+}
+
+// subschemaKeywords hold one schema; schemaMapKeywords a map of them;
+// schemaListKeywords a list.
+var (
+	subschemaKeywords  = []string{"items", "additionalProperties", "additionalItems", "contains", "propertyNames", "not", "if", "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema"}
+	schemaMapKeywords  = []string{"properties", "patternProperties", "dependentSchemas", "$defs", "definitions"}
+	schemaListKeywords = []string{"anyOf", "oneOf", "allOf", "prefixItems"}
+)
+
+// children compiles the subschemas of the keywords the dialect keeps.
+func (c *compiler) children(n *nodeState, depth int) {
+	if n.path == "" {
+		c.moveDefinitions(n)
+	}
+	if p, ok := n.m["properties"]; ok {
+		if _, isMap := p.(map[string]any); !isMap {
+			n.m["properties"] = map[string]any{}
+			c.change(child(n.path, "properties"), "not an object; replaced by {}", "\"properties\" must be an object")
+		}
+	}
+	for _, k := range subschemaKeywords {
+		v, ok := n.m[k]
+		if !ok || !c.d.Accepts(k) {
+			continue
+		}
+		switch v.(type) {
+		case map[string]any:
+			n.m[k] = c.node(v, child(n.path, k), depth+1)
+		case bool:
+			if c.d.accept != nil && k == "items" {
+				n.m[k] = c.node(v, child(n.path, k), depth+1)
+			}
+		}
+	}
+	for _, k := range schemaMapKeywords {
+		v, ok := n.m[k].(map[string]any)
+		if !ok || !c.d.Accepts(k) {
+			continue
+		}
+		out := make(map[string]any, len(v))
+		for _, name := range sortedKeys(v) {
+			p := child(child(n.path, k), name)
+			if k == "properties" && v[name] == false && c.d.accept != nil {
+				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
+				c.change(p, "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
+				continue
+			}
+			out[name] = c.node(v[name], p, depth+1)
+		}
+		n.m[k] = out
+	}
+	for _, k := range schemaListKeywords {
+		v, ok := n.m[k].([]any)
+		if !ok || !c.d.Accepts(k) {
+			continue
+		}
+		out := make([]any, len(v))
+		for i, s := range v {
+			out[i] = c.node(s, index(child(n.path, k), i), depth+1)
+		}
+		n.m[k] = out
+	}
+}
+
+// strip removes the keywords the dialect does not accept and describes the
+// constraints among them.
+func (c *compiler) strip(n *nodeState) {
+	var removed []string
+	for _, k := range sortedKeys(n.m) {
+		if k == hintKey {
+			continue
+		}
+		if !c.d.Accepts(k) {
+			removed = append(removed, k)
+			continue
+		}
+		if f, ok := n.m[k].(string); ok && k == "format" && !c.d.acceptsFormat(f) {
+			removed = append(removed, k)
+		}
+	}
+	if len(removed) == 0 {
+		return
+	}
+	hints, described := c.describeKeywords(n.m, removed, 0)
+	n.hints = append(n.hints, hints...)
+	for _, k := range removed {
+		path := child(n.path, k)
+		problem := c.rejects(k)
+		if k == "format" && problem == "" {
+			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
+		}
+		action := "removed"
+		switch {
+		case described[k]:
+			action = "moved to description"
+		case k == "title":
+			if d, _ := n.m["description"].(string); d == "" {
+				if t, ok := n.m["title"].(string); ok && t != "" {
+					n.m["description"] = t
+					action = "moved to description"
+				}
+			}
+		case k == "$defs" || k == "definitions":
+			action = "removed: references to it are inlined"
+		case k == "additionalProperties" && n.m[k] == false:
+			action = "removed (unknown keys are still refused when a call is checked)"
+		}
+		c.change(path, action, problem)
+		delete(n.m, k)
+	}
+}
+
+// enums makes enums fit a dialect that takes only string enums: null goes
+// into nullable, and an enum of other values into the description.
+func (c *compiler) enums(n *nodeState) {
+	raw, ok := n.m["enum"]
+	if !ok {
+		return
+	}
+	path := child(n.path, "enum")
+	list, ok := raw.([]any)
+	if !ok {
+		delete(n.m, "enum")
+		c.change(path, "removed: not an array", "invalid enum")
+		return
+	}
+	if !c.d.stringEnums {
+		return
+	}
+	var strs []any
+	null, other := false, false
+	for _, v := range list {
+		switch v.(type) {
+		case nil:
+			null = true
+		case string:
+			strs = append(strs, v)
+		default:
+			other = true
+		}
+	}
+	if other || len(strs) == 0 {
+		delete(n.m, "enum")
+		if len(list) > 0 {
+			n.hints = append(n.hints, "one of: "+literalList(list))
+		}
+		c.change(path, "moved to description", c.d.name+" accepts only enums of strings")
+		return
+	}
+	if null {
+		n.m["enum"] = strs
+		n.nullable = true
+		c.change(path, "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
+	}
+	if t, _ := n.m["type"].(string); t != "string" {
+		n.m["type"] = "string"
+		c.change(child(n.path, "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
+	}
+}
+
+// typed gives a node without a type the type its keywords imply, where the
+// dialect needs one.
+func (c *compiler) typed(n *nodeState, inferred string) {
+	if !c.d.typed {
+		return
+	}
+	if _, ok := n.m["type"]; ok {
+		return
+	}
+	for _, k := range []string{"anyOf", "oneOf", "$ref"} {
+		if _, ok := n.m[k]; ok {
+			return
+		}
+	}
+	problem := c.d.name + " needs a type on every schema"
+	if inferred == "" {
+		n.m["type"] = "string"
+		if !n.valued {
+			n.hints = append(n.hints, "any JSON value")
+		}
+		c.change(child(n.path, "type"), `"type": "string" set on a schema that accepts any value`, problem)
+		return
+	}
+	n.m["type"] = inferred
+	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
+}
+
+// required cleans "required": only strings, once each, and where the
+// dialect needs it only declared properties.
+func (c *compiler) required(n *nodeState) {
+	raw, ok := n.m["required"]
+	if !ok {
+		return
+	}
+	path := child(n.path, "required")
+	list, ok := raw.([]any)
+	if !ok {
+		delete(n.m, "required")
+		c.change(path, "removed: not an array of property names", "invalid required")
+		return
+	}
+	props, _ := n.m["properties"].(map[string]any)
+	keep := make([]any, 0, len(list))
+	var undeclared []string
+	changed := false
+	for _, r := range list {
+		s, ok := r.(string)
+		switch {
+		case !ok || slices.Contains(keep, any(s)):
+			changed = true
+		case c.d.declaredRequired && !hasKey(props, s):
+			undeclared = append(undeclared, s)
+			changed = true
+		default:
+			keep = append(keep, s)
+		}
+	}
+	if !changed {
+		return
+	}
+	n.m["required"] = keep
+	if len(undeclared) > 0 {
+		n.hints = append(n.hints, "also requires "+quoteAll(undeclared))
+		c.change(path, "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
+		return
+	}
+	c.change(path, "names that are not strings, or repeated, removed", "invalid required")
+}
+
+func hasKey(m map[string]any, k string) bool {
+	_, ok := m[k]
+	return ok
+}
+
+// describe appends the node's hints to its description.
+func (c *compiler) describe(n *nodeState) {
+	if h, ok := n.m[hintKey].([]string); ok {
+		n.hints = append(n.hints, h...)
+	}
+	delete(n.m, hintKey)
+	if len(n.hints) == 0 {
+		return
+	}
+	hints := slices.Compact(n.hints)
+	text := strings.Join(hints, "; ")
+	if d, ok := n.m["description"].(string); ok && strings.TrimSpace(d) != "" {
+		text = strings.TrimRight(d, " \n") + " (" + text + ")"
+	}
+	n.m["description"] = text
+}
+
+// addHint adds descriptions of constraints to a schema being compiled.
+func addHint(m map[string]any, hints ...string) {
+	if len(hints) == 0 {
+		return
+	}
+	h, _ := m[hintKey].([]string)
+	m[hintKey] = append(h, hints...)
+}

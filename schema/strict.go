@@ -1,0 +1,173 @@
+package schema
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// OpenAI's documented limits on a strict schema.
+const (
+	strictMaxProperties = 5000
+	strictMaxNesting    = 10
+	strictMaxEnumValues = 1000
+)
+
+// strictNode applies strict mode to one compiled node: an object is closed
+// and every property required, the optional ones made nullable (null
+// stands for leaving the property out; see [Validator.Coerce]). A node that
+// cannot be strict is recorded in the report.
+func (c *compiler) strictNode(n *nodeState) {
+	if !hasType(n.m, "object") && !hasKey(n.m, "properties") {
+		if !hasKey(n.m, "type") && !hasKey(n.m, "enum") && !hasKey(n.m, "const") && !hasKey(n.m, "anyOf") && !hasKey(n.m, "$ref") {
+			c.notStrict(n.path, "a value of any type cannot be strict")
+		}
+		return
+	}
+	if n.open {
+		c.notStrict(n.path, "an object that takes keys beyond its declared properties (a map: additionalProperties, patternProperties, or no properties at all) cannot be strict")
+		return
+	}
+	props, _ := n.m["properties"].(map[string]any)
+	if props == nil {
+		props = map[string]any{}
+		n.m["properties"] = props
+	}
+	if n.m["additionalProperties"] != false {
+		n.m["additionalProperties"] = false
+		c.change(child(n.path, "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
+	}
+	req := requiredOf(n.m)
+	var optional []any
+	for _, k := range sortedKeys(props) {
+		if !slices.Contains(req, any(k)) {
+			optional = append(optional, k)
+			props[k] = c.nullableSchema(props[k])
+			c.change(child(child(n.path, "properties"), k), "made required and nullable: null stands for leaving it out", c.d.name+" needs every property in required")
+		}
+	}
+	n.m["required"] = append(append([]any{}, req...), optional...)
+}
+
+// nullableSchema returns a compiled schema that also accepts null.
+func (c *compiler) nullableSchema(v any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	n := &nodeState{m: maps.Clone(m), path: "(nullable)", nullable: true}
+	c.sayNullable(n)
+	c.describe(n)
+	return n.m
+}
+
+// sayNullable says that a node accepts null in the dialect's way: a type
+// array, "nullable": true, or an anyOf with a null alternative.
+func (c *compiler) sayNullable(n *nodeState) {
+	if !n.nullable || n.path == "" {
+		return
+	}
+	switch {
+	case c.d.typeArrays && (hasKey(n.m, "type") || hasKey(n.m, "enum") || hasKey(n.m, "const")):
+		switch t := n.m["type"].(type) {
+		case string:
+			if t != "null" {
+				n.m["type"] = []any{t, "null"}
+			}
+		case []any:
+			if !slices.Contains(t, any("null")) {
+				n.m["type"] = append(slices.Clone(t), "null")
+			}
+		}
+		if cst, ok := n.m["const"]; ok && cst != nil {
+			delete(n.m, "const")
+			n.m["enum"] = []any{cst}
+		}
+		if e, ok := n.m["enum"].([]any); ok && !slices.Contains(e, nil) {
+			n.m["enum"] = append(slices.Clone(e), nil)
+		}
+	case c.d.nullableKeyword():
+		n.m["nullable"] = true
+	case c.d.unions():
+		if alts, ok := n.m["anyOf"].([]any); ok && onlyUnion(n.m) {
+			if !slices.ContainsFunc(alts, isNullSchema) {
+				n.m["anyOf"] = append(slices.Clone(alts), map[string]any{"type": "null"})
+			}
+			return
+		}
+		inner := maps.Clone(n.m)
+		outer := map[string]any{}
+		for _, k := range []string{"description", hintKey} {
+			if v, ok := inner[k]; ok {
+				outer[k] = v
+				delete(inner, k)
+			}
+		}
+		outer["anyOf"] = []any{inner, map[string]any{"type": "null"}}
+		n.m = outer
+	default:
+		n.hints = append(n.hints, "or null")
+	}
+}
+
+// onlyUnion reports whether a schema is an anyOf with nothing else but a
+// description.
+func onlyUnion(m map[string]any) bool {
+	for k := range m {
+		switch k {
+		case "anyOf", "description", "title", hintKey:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// strictLimits records the documented limits of strict mode that the
+// compiled schema exceeds.
+func (c *compiler) strictLimits(root map[string]any) {
+	var props, enums, deepest int
+	var walk func(v any, depth, budget int)
+	walk = func(v any, depth, budget int) {
+		m, ok := v.(map[string]any)
+		if !ok || budget <= 0 {
+			return
+		}
+		if hasType(m, "object") {
+			depth++
+			deepest = max(deepest, depth)
+		}
+		if p, ok := m["properties"].(map[string]any); ok {
+			props += len(p)
+			for _, k := range sortedKeys(p) {
+				walk(p[k], depth, budget-1)
+			}
+		}
+		if e, ok := m["enum"].([]any); ok {
+			enums += len(e)
+		}
+		walk(m["items"], depth, budget-1)
+		for _, k := range []string{"anyOf", "$defs", "definitions"} {
+			switch x := m[k].(type) {
+			case []any:
+				for _, s := range x {
+					walk(s, depth, budget-1)
+				}
+			case map[string]any:
+				for _, name := range sortedKeys(x) {
+					walk(x[name], depth, budget-1)
+				}
+			}
+		}
+	}
+	walk(root, 0, maxDepth)
+	if props > strictMaxProperties {
+		c.notStrict("", fmt.Sprintf("%d properties in all: strict mode takes at most %d", props, strictMaxProperties))
+	}
+	if deepest > strictMaxNesting {
+		c.notStrict("", fmt.Sprintf("objects nest %d levels deep: strict mode takes at most %d", deepest, strictMaxNesting))
+	}
+	if enums > strictMaxEnumValues {
+		c.notStrict("", fmt.Sprintf("%d enum values in all: strict mode takes at most %d", enums, strictMaxEnumValues))
+	}
+}
