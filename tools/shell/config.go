@@ -1,0 +1,146 @@
+package shell
+
+import (
+	"fmt"
+	"path"
+	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// ConfigKey is the key of the shell tools' settings in [tool.Config].
+const ConfigKey = "exec"
+
+// Config is the shell tools' settings, read from the tool context's
+// configuration under [ConfigKey]. Zero fields take the defaults below.
+//
+//	exec:
+//	  defaultTimeout: 300      # seconds a command may run when the call does not say
+//	  maxTimeout: 3600         # the most a call may ask for
+//	  yieldMs: 10000           # how long exec waits before leaving a command in the background
+//	  maxOutputChars: 200000   # output kept per command (beginning and end)
+//	  killGraceMs: 2000        # between SIGTERM and SIGKILL
+//	  sessionTtl: 30m          # how long finished background sessions stay listed
+//	  envAllow: [GITHUB_TOKEN] # secret-looking variables to pass anyway (names or patterns)
+//	  shell: /bin/bash         # the shell that runs commands
+//	  sandbox:
+//	    required: true         # every command runs in the sandbox
+//	    processLimit: 256      # processes a sandboxed command may have at once
+type Config struct {
+	// DefaultTimeout is in seconds; default 300.
+	DefaultTimeout int `json:"defaultTimeout,omitempty"`
+	// MaxTimeout is in seconds; default 3600.
+	MaxTimeout int `json:"maxTimeout,omitempty"`
+	// YieldMs is how long exec waits for a command before returning and
+	// leaving it running in the background; default 10,000.
+	YieldMs int `json:"yieldMs,omitempty"`
+	// MaxOutputChars bounds the output kept per command, in bytes of UTF-8
+	// (characters for ASCII output); the beginning and the end are kept.
+	// Default 200,000.
+	MaxOutputChars int `json:"maxOutputChars,omitempty"`
+	// KillGraceMs is the time between SIGTERM and SIGKILL; default 2,000.
+	KillGraceMs int `json:"killGraceMs,omitempty"`
+	// SessionTTL is how long finished background sessions are kept, as a
+	// Go duration ("30m"); default 30 minutes.
+	SessionTTL string `json:"sessionTtl,omitempty"`
+	// EnvAllow lists environment variables passed to commands although
+	// their names look secret: exact names or path.Match patterns ("AWS_*").
+	EnvAllow []string `json:"envAllow,omitempty"`
+	// Shell runs commands as Shell -c COMMAND; default bash from PATH, or
+	// /bin/sh.
+	Shell string `json:"shell,omitempty"`
+	// Sandbox configures sandbox mode.
+	Sandbox SandboxConfig `json:"sandbox,omitzero"`
+}
+
+// SandboxConfig configures sandbox mode.
+type SandboxConfig struct {
+	// Required runs every command in the sandbox; a call cannot opt out.
+	Required bool `json:"required,omitempty"`
+	// ProcessLimit bounds the processes a sandboxed command may run at
+	// once; default 256.
+	ProcessLimit int `json:"processLimit,omitempty"`
+	// Bwrap is the bubblewrap executable; default bwrap from PATH.
+	Bwrap string `json:"bwrap,omitempty"`
+}
+
+// settings is a Config with defaults applied and units converted.
+type settings struct {
+	defaultTimeout time.Duration
+	maxTimeout     time.Duration
+	yield          time.Duration
+	maxOutput      int
+	killGrace      time.Duration
+	sessionTTL     time.Duration
+	envAllow       []string
+	shell          string
+	sandbox        SandboxConfig
+}
+
+// The defaults.
+const (
+	defaultTimeoutSeconds = 300
+	defaultMaxTimeout     = 3600
+	defaultYieldMs        = 10_000
+	defaultMaxOutput      = 200_000
+	defaultKillGraceMs    = 2000
+	defaultSessionTTL     = 30 * time.Minute
+	defaultProcessLimit   = 256
+)
+
+// loadSettings reads the shell settings from c and checks them.
+func loadSettings(c tool.Config) (settings, error) {
+	var cfg Config
+	if err := c.Decode(ConfigKey, &cfg); err != nil {
+		return settings{}, err
+	}
+	return cfg.settings()
+}
+
+func (c Config) settings() (settings, error) {
+	for name, v := range map[string]int{
+		"defaultTimeout": c.DefaultTimeout, "maxTimeout": c.MaxTimeout, "yieldMs": c.YieldMs,
+		"maxOutputChars": c.MaxOutputChars, "killGraceMs": c.KillGraceMs, "sandbox.processLimit": c.Sandbox.ProcessLimit,
+	} {
+		if v < 0 {
+			return settings{}, fmt.Errorf("exec.%s is %d: it must not be negative", name, v)
+		}
+	}
+	s := settings{
+		defaultTimeout: seconds(orDefault(c.DefaultTimeout, defaultTimeoutSeconds)),
+		maxTimeout:     seconds(orDefault(c.MaxTimeout, defaultMaxTimeout)),
+		yield:          time.Duration(orDefault(c.YieldMs, defaultYieldMs)) * time.Millisecond,
+		maxOutput:      orDefault(c.MaxOutputChars, defaultMaxOutput),
+		killGrace:      time.Duration(orDefault(c.KillGraceMs, defaultKillGraceMs)) * time.Millisecond,
+		sessionTTL:     defaultSessionTTL,
+		envAllow:       c.EnvAllow,
+		shell:          c.Shell,
+		sandbox:        c.Sandbox,
+	}
+	s.sandbox.ProcessLimit = orDefault(s.sandbox.ProcessLimit, defaultProcessLimit)
+	if s.defaultTimeout > s.maxTimeout {
+		return settings{}, fmt.Errorf("exec.defaultTimeout (%v) is above exec.maxTimeout (%v)", s.defaultTimeout, s.maxTimeout)
+	}
+	if c.SessionTTL != "" {
+		d, err := time.ParseDuration(c.SessionTTL)
+		if err != nil || d <= 0 {
+			return settings{}, fmt.Errorf("exec.sessionTtl %q: want a positive Go duration such as \"30m\"", c.SessionTTL)
+		}
+		s.sessionTTL = d
+	}
+	for _, p := range c.EnvAllow {
+		if _, err := path.Match(p, ""); err != nil {
+			return settings{}, fmt.Errorf("exec.envAllow: %q is not a valid pattern: %v", p, err)
+		}
+	}
+	return s, nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+func seconds(n int) time.Duration { return time.Duration(n) * time.Second }

@@ -1,0 +1,186 @@
+package shell
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
+)
+
+// execInput is the exec tool's parameters.
+type execInput struct {
+	Command    string            `json:"command" minLength:"1" jsonschema:"The shell command to run, as bash -c would: pipes, redirections, && and quoting all work. Example: go test ./... 2>&1 | tail -50"`
+	Workdir    string            `json:"workdir,omitempty" jsonschema:"Directory to run in, relative to the workspace root (default: the workspace root). It must be inside the workspace."`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables for the command. PATH, HOME, ZDOTDIR, BASH_ENV, ENV and variables starting with LD_ or DYLD_ cannot be set."`
+	Timeout    *int              `json:"timeout,omitempty" minimum:"1" jsonschema:"Seconds the command may run before it is stopped, with every process it started."`
+	YieldMs    *int              `json:"yieldMs,omitempty" minimum:"0" jsonschema:"Milliseconds to wait for the command to finish. If it is still running then, the call returns its output so far and the command keeps running in the background (follow it with the process tool)."`
+	Background bool              `json:"background,omitempty" jsonschema:"Return at once and leave the command running in the background (servers, watchers, long builds). Follow it with the process tool. It is still stopped after its timeout."`
+	Pty        bool              `json:"pty,omitempty" jsonschema:"Run the command in a pseudo-terminal, for programs that behave differently or refuse to run without one. Output then contains terminal control sequences."`
+	Sandbox    bool              `json:"sandbox,omitempty" jsonschema:"Run the command in the sandbox: only the workspace is writable, no network, private /tmp, limited processes. Use it for untrusted code. Cannot be turned off when the configuration requires it."`
+}
+
+const execDescription = `Run a shell command in the workspace and return its output (stdout and stderr interleaved) and exit status.
+
+- The command runs with bash -c in the workspace root, or in workdir (inside the workspace).
+- Output is limited to %d characters; when longer, the beginning and the end are kept.
+- A command that does not finish within yieldMs (default %d ms) keeps running in the background: the result says so and gives its sessionId; use the process tool to poll it, read its log, write to its input or kill it.
+- background: true returns at once; use it for servers and watchers.
+- timeout (default %d s, at most %d s) stops the command and every process it started, in the background too.
+- A non-zero exit status is reported at the end of the output, e.g. "(Command exited with code 1)".
+- Environment variables whose names contain KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are not passed to commands.%s`
+
+// execFactory makes the exec tool for a tool context: it needs a workspace.
+func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
+	root, err := workspaceRoot(tc)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := loadSettings(tc.Config)
+	if err != nil {
+		return nil, err
+	}
+	sandboxNote := ""
+	if cfg.sandbox.Required || tc.Sandboxed {
+		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, there is no network, /tmp is private and the number of processes is limited."
+	}
+	desc := fmt.Sprintf(execDescription, cfg.maxOutput, cfg.yield.Milliseconds(),
+		int(cfg.defaultTimeout/time.Second), int(cfg.maxTimeout/time.Second), sandboxNote)
+	t, err := tool.New("exec", desc, func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Result, error) {
+		sandboxed := in.Sandbox || cfg.sandbox.Required || tc.Sandboxed || inv.Context != nil && inv.Context.Sandboxed
+		return m.exec(ctx, root, cfg, sandboxed, in)
+	})
+	if err != nil {
+		return nil, err
+	}
+	maxTimeout := float64(cfg.maxTimeout / time.Second)
+	timeout := t.Parameters.Properties["timeout"]
+	timeout.Maximum = &maxTimeout
+	timeout.Description += fmt.Sprintf(" Default %d, at most %d.", int(cfg.defaultTimeout/time.Second), int(maxTimeout))
+	t.Parameters.Properties["yieldMs"].Description += fmt.Sprintf(" Default %d.", cfg.yield.Milliseconds())
+	t.Meta = execMeta
+	return &t, nil
+}
+
+// exec runs one call of the exec tool.
+func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Result, error) {
+	if err := checkEnv(in.Env); err != nil {
+		return tool.Result{}, &tool.InputError{Message: err.Error()}
+	}
+	timeout := cfg.defaultTimeout
+	if in.Timeout != nil {
+		timeout = time.Duration(*in.Timeout) * time.Second
+		if timeout > cfg.maxTimeout {
+			return tool.Result{}, tool.InputErrorf("timeout %d is above the maximum of %d seconds. Use at most %d, or run the command with \"background\": true and follow it with the process tool", *in.Timeout, int(cfg.maxTimeout/time.Second), int(cfg.maxTimeout/time.Second))
+		}
+	}
+	workdir, err := resolveWorkdir(root, in.Workdir)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return tool.Result{}, fmt.Errorf("the call was cancelled before the command started: %w", err)
+	}
+	sp, err := m.spawnSpec(ctx, root, workdir, cfg, sandboxed, in)
+	if err != nil {
+		return tool.Result{}, &tool.InputError{Message: err.Error()}
+	}
+	sp.timeout = timeout
+	s, err := m.start(sp)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
+	}
+	if in.Background {
+		return runningResult(s, "Command started in the background"), nil
+	}
+	yield := cfg.yield
+	if in.YieldMs != nil {
+		yield = time.Duration(*in.YieldMs) * time.Millisecond
+	}
+	t := time.NewTimer(yield)
+	defer t.Stop()
+	select {
+	case <-s.done:
+	case <-t.C:
+		return runningResult(s, fmt.Sprintf("Command is still running after %s and continues in the background", roundDuration(yield))), nil
+	case <-ctx.Done():
+		s.stop(stopCancelled)
+		<-s.done
+	}
+	m.forget(s.id)
+	res := tool.Text(withEnd(s.unread(), s.endLine(cfg.maxTimeout)))
+	info := s.info()
+	info.SessionID = "" // finished and forgotten: there is nothing to follow
+	res.Details = info
+	res.IsError = s.end.reason == stopTimeout || s.end.reason == stopCancelled || s.end.err != nil
+	return res, nil
+}
+
+// spawnSpec works out how to start the command: the shell, the
+// environment, and the sandbox when one is asked for.
+func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed bool, in execInput) (spawnSpec, error) {
+	shell := cfg.shell
+	if shell == "" {
+		shell = "/bin/sh"
+		if p, err := exec.LookPath("bash"); err == nil {
+			shell = p
+		}
+	}
+	argv := []string{shell, "-c", in.Command}
+	set := make(map[string]string, len(in.Env)+3)
+	for k, v := range in.Env {
+		set[k] = v
+	}
+	if in.Pty && os.Getenv("TERM") == "" && set["TERM"] == "" {
+		set["TERM"] = "xterm-256color"
+	}
+	sp := spawnSpec{
+		command: in.Command, path: argv[0], args: argv, dir: workdir, workdir: workdir,
+		pty: in.Pty, sandboxed: sandboxed,
+		killGrace: cfg.killGrace, ttl: cfg.sessionTTL, maxOutput: cfg.maxOutput,
+	}
+	if sandboxed {
+		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit}
+		if home, err := os.UserHomeDir(); err == nil {
+			spec.Hide = []string{home}
+		}
+		b, err := m.bwrap(ctx, cfg.sandbox.Bwrap, spec)
+		if err != nil {
+			return spawnSpec{}, err
+		}
+		plan, err := b.Wrap(spec, argv)
+		if err != nil {
+			return spawnSpec{}, err
+		}
+		sp.path, sp.args, sp.cred, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
+		for k, v := range plan.Env {
+			set[k] = v
+		}
+	}
+	sp.env = commandEnv(os.Environ(), cfg.envAllow, set)
+	return sp, nil
+}
+
+// runningResult is the result for a command left running: its output so
+// far and how to follow it.
+func runningResult(s *session, headline string) tool.Result {
+	out := strings.TrimRight(s.unread(), "\n")
+	id := s.id
+	var text string
+	if out != "" {
+		text = out + "\n\n"
+	}
+	text += fmt.Sprintf("%s (session %s, pid %d). It will be stopped if still running after its timeout of %s.\n"+
+		"Follow it with the process tool: "+
+		`{"action":"poll","sessionId":%q,"timeout":30000} waits up to 30 s and returns new output and the exit status; `+
+		`{"action":"log","sessionId":%q} shows its output; {"action":"write","sessionId":%q,"data":"..."} sends input; `+
+		`{"action":"kill","sessionId":%q} stops it.`,
+		headline, id, s.pid, roundDuration(s.timeout), id, id, id, id)
+	res := tool.Text(text)
+	res.Details = s.info()
+	return res
+}

@@ -1,0 +1,197 @@
+// Package sandbox runs commands under bubblewrap (bwrap): as an
+// unprivileged user, with the workspace the only writable directory, the
+// rest of the file system read-only, no network, a private /tmp, the
+// server user's home hidden, and a limit on the number of processes.
+//
+// The limits apply inside the sandbox only, never to the calling process:
+// the process limit is set by prlimit(1) as the last step before the
+// command runs, inside the sandbox's own user namespace, so it counts the
+// sandbox's processes and nothing else.
+//
+// The kernel does not enforce process limits on processes whose real user
+// is root, so when the server runs as root the sandbox runs as the owner of
+// the workspace instead, and refuses to run when that owner is root too.
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// SandboxUID is the user and group id commands have inside the sandbox
+// ("nobody" on most systems).
+const SandboxUID = 65534
+
+// Bwrap is bubblewrap as installed on this machine.
+type Bwrap struct {
+	path    string
+	prlimit string
+	// disableUserns: this version can forbid new user namespaces inside.
+	disableUserns bool
+}
+
+// Find looks up bubblewrap (name "" means "bwrap" from PATH) and the
+// prlimit helper, and what this bubblewrap supports. Its error, written for
+// the model, says what is missing and how to install it.
+func Find(ctx context.Context, name string) (*Bwrap, error) {
+	if name == "" {
+		name = "bwrap"
+	}
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox mode is required, but bubblewrap (%s) is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and retry", name)
+	}
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		return nil, errors.New("sandbox mode is required, but prlimit (from util-linux), which sets the sandbox's process limit, is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install util-linux) and retry")
+	}
+	help, err := exec.CommandContext(ctx, path, "--help").CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox mode is required, but %s --help failed (%v), so the command was not run. Reinstall bubblewrap (Debian/Ubuntu: apt-get install --reinstall bubblewrap)", path, err)
+	}
+	return &Bwrap{path: path, prlimit: prlimit, disableUserns: bytes.Contains(help, []byte("--disable-userns"))}, nil
+}
+
+// Spec describes one sandboxed run.
+type Spec struct {
+	// Root is the workspace (an absolute, real path): the only writable
+	// directory.
+	Root string
+	// Workdir is where the command starts (Root or below it).
+	Workdir string
+	// ProcessLimit bounds the processes the command may run at once; it
+	// must be positive.
+	ProcessLimit int
+	// Hide lists directories to cover with an empty file system (the
+	// server user's home, with its credentials). Those that do not exist,
+	// or that contain or lie inside Root, are left alone.
+	Hide []string
+}
+
+// Plan is how to start a sandboxed command: run Path with Args, as
+// Credential when it is not nil, with Env added to the environment. The
+// process must be started in a directory every user can enter ("/").
+type Plan struct {
+	Path       string
+	Args       []string
+	Credential *syscall.Credential
+	Env        map[string]string
+}
+
+// Wrap returns the plan that runs argv in the sandbox s describes. Its
+// error, written for the model, says why the sandbox cannot run and how to
+// fix it.
+func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
+	if len(argv) == 0 {
+		return Plan{}, errors.New("sandbox: nothing to run")
+	}
+	if s.ProcessLimit <= 0 {
+		return Plan{}, fmt.Errorf("sandbox: the process limit must be positive, not %d", s.ProcessLimit)
+	}
+	cred, err := identity(s.Root)
+	if err != nil {
+		return Plan{}, err
+	}
+	args := []string{
+		"--die-with-parent",
+		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+		"--uid", strconv.Itoa(SandboxUID), "--gid", strconv.Itoa(SandboxUID),
+		"--hostname", "sandbox",
+	}
+	if b.disableUserns {
+		args = append(args, "--disable-userns")
+	}
+	args = append(args,
+		"--ro-bind", "/", "/",
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+	)
+	for _, dir := range s.Hide {
+		if hideable(dir, s.Root) {
+			args = append(args, "--tmpfs", dir)
+		}
+	}
+	args = append(args,
+		"--bind", s.Root, s.Root,
+		"--chdir", s.Workdir,
+		"--",
+		b.prlimit, fmt.Sprintf("--nproc=%d:%d", s.ProcessLimit, s.ProcessLimit), "--",
+	)
+	args = append(args, argv...)
+	return Plan{
+		Path:       b.path,
+		Args:       args,
+		Credential: cred,
+		Env:        map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"},
+	}, nil
+}
+
+// hideable reports whether dir should be covered: it exists, is not "/",
+// and neither contains root nor lies inside it.
+func hideable(dir, root string) bool {
+	dir = filepath.Clean(dir)
+	if !filepath.IsAbs(dir) || dir == "/" || dir == root {
+		return false
+	}
+	if strings.HasPrefix(root, dir+"/") || strings.HasPrefix(dir, root+"/") {
+		return false
+	}
+	st, err := os.Stat(dir)
+	return err == nil && st.IsDir()
+}
+
+// identity returns the credentials bubblewrap must run with: none (the
+// server's own user) unless the server is root, in which case the owner of
+// the workspace, because the kernel does not apply process limits to root.
+func identity(root string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	st, err := os.Stat(root)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: cannot inspect the workspace: %w", err)
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil, errors.New("sandbox: cannot find the owner of the workspace on this system")
+	}
+	if sys.Uid == 0 {
+		return nil, fmt.Errorf("sandbox mode is required, but toolbelt runs as root and the workspace %s belongs to root, so the command was not run: sandboxed commands never run as root (the kernel would not enforce their process limit). Give the workspace to an unprivileged user (chown -R USER %s) or run toolbelt as that user", root, root)
+	}
+	return &syscall.Credential{Uid: sys.Uid, Gid: sys.Gid, Groups: []uint32{}}, nil
+}
+
+// Check runs a command that does nothing in the sandbox s describes, to
+// find out whether bubblewrap can set it up here (it needs user
+// namespaces). The error says what failed and what to do.
+func (b *Bwrap) Check(ctx context.Context, s Spec) error {
+	p, err := b.Wrap(s, []string{"true"})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Path, p.Args...)
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: p.Credential, Setsid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return fmt.Errorf("sandbox mode is required, but bubblewrap cannot set up its sandbox here (%s), so the command was not run. bubblewrap needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0 where those exist), and the workspace %s must be reachable by its owner", msg, s.Root)
+	}
+	return nil
+}
