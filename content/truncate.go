@@ -1,0 +1,135 @@
+// Package content shapes the text models read: it cuts long output without
+// splitting a character (keeping the end when the end matters), makes text
+// valid UTF-8, and wraps text from outside sources so it cannot pass for
+// instructions.
+package content
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Cut is the outcome of cutting a text.
+type Cut struct {
+	// Head and Tail are the kept parts; Tail is empty when only the head is kept.
+	Head, Tail string
+	// Omitted is how many characters were left out.
+	Omitted int
+	// HeadEnd is where Head ends in the original text, in characters: the
+	// offset to read the rest from.
+	HeadEnd int
+}
+
+// Truncated reports whether anything was left out.
+func (c Cut) Truncated() bool { return c.Omitted > 0 }
+
+// TailShare is the part of the budget a head-and-tail cut gives to the tail.
+const TailShare = 0.3
+
+// Truncate keeps at most max characters of s (runes, never splitting one).
+// When keepTail is set it keeps the head and the tail (TailShare of the
+// budget), else only the head.
+func Truncate(s string, max int, keepTail bool) Cut {
+	if max < 0 {
+		max = 0
+	}
+	if len(s) <= max { // bytes ≥ characters: nothing to cut
+		return Cut{Head: s, HeadEnd: utf8.RuneCountInString(s)}
+	}
+	headChars := max
+	tailChars := 0
+	if keepTail {
+		tailChars = int(float64(max) * TailShare)
+		headChars = max - tailChars
+	}
+	headEnd := byteOffset(s, headChars)
+	if headEnd == len(s) {
+		return Cut{Head: s, HeadEnd: utf8.RuneCountInString(s)}
+	}
+	rest := s[headEnd:]
+	restChars := utf8.RuneCountInString(rest)
+	if restChars <= tailChars {
+		return Cut{Head: s, HeadEnd: headChars + restChars}
+	}
+	c := Cut{Head: s[:headEnd], HeadEnd: headChars}
+	if tailChars > 0 {
+		c.Tail = rest[byteOffsetFromEnd(rest, tailChars):]
+	}
+	c.Omitted = restChars - tailChars
+	return c
+}
+
+// byteOffset returns the byte offset of the n-th character of s (len(s) when
+// s is shorter).
+func byteOffset(s string, n int) int {
+	for i := range s {
+		if n == 0 {
+			return i
+		}
+		n--
+	}
+	return len(s)
+}
+
+// byteOffsetFromEnd returns the byte offset where the last n characters of s
+// begin.
+func byteOffsetFromEnd(s string, n int) int {
+	i := len(s)
+	for ; n > 0 && i > 0; n-- {
+		_, size := utf8.DecodeLastRuneInString(s[:i])
+		i -= size
+	}
+	return i
+}
+
+// Head returns s cut to at most max characters, with suffix appended when
+// anything was cut.
+func Head(s string, max int, suffix string) string {
+	c := Truncate(s, max, false)
+	if !c.Truncated() {
+		return s
+	}
+	return c.Head + suffix
+}
+
+// errorTail matches an ending that says how things went: an error, a stack
+// trace, a failure, a summary.
+var errorTail = regexp.MustCompile(`(?i)\b(error|exception|traceback|panic|fatal|failed|failure|fail|denied|refused|summary|total|passed|exit(ed)?( with)? (code|status))\b`)
+
+// EndMatters reports whether the end of s carries information a model needs
+// — an error, a traceback, a summary, closing JSON — so a cut should keep it.
+func EndMatters(s string) bool {
+	end := strings.TrimRightFunc(s[byteOffsetFromEnd(s, 2000):], func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' || r == '\r' })
+	if end == "" {
+		return false
+	}
+	if last := end[len(end)-1]; last == '}' || last == ']' {
+		return true
+	}
+	return errorTail.MatchString(end)
+}
+
+// ValidUTF8 returns s with every invalid byte sequence replaced by U+FFFD.
+func ValidUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// FirstLine returns the first non-empty line of s, cut to max characters.
+func FirstLine(s string, max int) string {
+	for line := range strings.Lines(s) {
+		if line = strings.TrimSpace(line); line != "" {
+			return Head(line, max, "…")
+		}
+	}
+	return ""
+}
+
+// Omission renders the marker for omitted characters.
+func Omission(n int) string {
+	return fmt.Sprintf("[... %d more characters truncated]", n)
+}
