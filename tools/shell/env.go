@@ -49,14 +49,11 @@ func checkEnv(env map[string]string) error {
 	return nil
 }
 
+// hasLockedPrefix reports whether name starts like a variable a call may
+// not set.
 func hasLockedPrefix(name string) bool {
 	up := strings.ToUpper(name)
-	for _, p := range lockedPrefixes {
-		if strings.HasPrefix(up, p) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(lockedPrefixes, func(p string) bool { return strings.HasPrefix(up, p) })
 }
 
 // commandEnv returns the environment a command runs with: base (the
@@ -84,21 +81,15 @@ func commandEnv(base, allow []string, set map[string]string) []string {
 // looksSecret reports whether a variable's name suggests it holds a secret.
 func looksSecret(name string) bool {
 	up := strings.ToUpper(name)
-	for _, m := range secretMarkers {
-		if strings.Contains(up, m) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(secretMarkers, func(m string) bool { return strings.Contains(up, m) })
 }
 
+// allowed reports whether name matches one of the allowlist's patterns.
 func allowed(name string, patterns []string) bool {
-	for _, p := range patterns {
-		if ok, _ := path.Match(p, name); ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(patterns, func(p string) bool {
+		ok, _ := path.Match(p, name)
+		return ok
+	})
 }
 
 func sortedKeys(m map[string]string) []string {

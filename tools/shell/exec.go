@@ -16,7 +16,7 @@ import (
 type execInput struct {
 	Command    string            `json:"command" minLength:"1" jsonschema:"The shell command to run, as bash -c would: pipes, redirections, && and quoting all work. Example: go test ./... 2>&1 | tail -50"`
 	Workdir    string            `json:"workdir,omitempty" jsonschema:"Directory to run in, relative to the workspace root (default: the workspace root). It must be inside the workspace."`
-	Env        map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables for the command. PATH, HOME, ZDOTDIR, BASH_ENV, ENV and variables starting with LD_ or DYLD_ cannot be set."`
+	Env        map[string]string `json:"env,omitempty" jsonschema:"Extra environment variables for the command. Variables that change which programs or start-up scripts run cannot be set: PATH, HOME, ZDOTDIR, BASH_ENV, ENV, LD_*, DYLD_* and a few more."`
 	Timeout    *int              `json:"timeout,omitempty" minimum:"1" jsonschema:"Seconds the command may run before it is stopped, with every process it started."`
 	YieldMs    *int              `json:"yieldMs,omitempty" minimum:"0" jsonschema:"Milliseconds to wait for the command to finish. If it is still running then, the call returns its output so far and the command keeps running in the background (follow it with the process tool)."`
 	Background bool              `json:"background,omitempty" jsonschema:"Return at once and leave the command running in the background (servers, watchers, long builds). Follow it with the process tool. It is still stopped after its timeout."`
@@ -180,7 +180,5 @@ func runningResult(s *session, headline string) tool.Result {
 		`{"action":"log","sessionId":%q} shows its output; {"action":"write","sessionId":%q,"data":"..."} sends input; `+
 		`{"action":"kill","sessionId":%q} stops it.`,
 		headline, id, s.pid, roundDuration(s.timeout), id, id, id, id)
-	res := tool.Text(text)
-	res.Details = s.info()
-	return res
+	return s.result(text)
 }

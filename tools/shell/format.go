@@ -5,6 +5,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // sessionInfo describes a session to programs (result details, list).
@@ -64,6 +66,13 @@ func (s *session) info() sessionInfo {
 		in.Signal = signalName(e.signal)
 	}
 	return in
+}
+
+// result is a result with text and, as details, what s is now.
+func (s *session) result(text string) tool.Result {
+	res := tool.Text(text)
+	res.Details = s.info()
+	return res
 }
 
 // endLine says how a finished command ended, in the words models are used

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"sync"
@@ -86,67 +87,68 @@ func (o *output) Total() int64 {
 }
 
 // Since returns the text written from byte offset from to the end, with a
-// marker where bytes were dropped, and the offset to continue from. When
-// partial is true (the writer is still running) an incomplete UTF-8
-// sequence at the end is held back for the next call.
+// marker where bytes were dropped, and the offset to continue from. Around
+// the marker only whole lines are shown. When partial is true (the writer
+// is still running) an incomplete UTF-8 sequence at the end is held back
+// for the next call.
 func (o *output) Since(from int64, partial bool) (text string, next int64) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	end := o.total
 	if partial {
-		end -= int64(incompleteSuffix(o.lastBytes(utf8.UTFMax - 1)))
+		end -= int64(incompleteSuffix(o.slice(max(end-(utf8.UTFMax-1), 0), end)))
 	}
 	if from >= end {
 		return "", max(from, end)
 	}
-	var b strings.Builder
+	ringStart := o.total - int64(len(o.ring)) // offset of the oldest byte in the ring
 	headLen := int64(len(o.head))
-	if from < headLen {
-		b.Write(o.head[from:min(headLen, end)])
-		from = headLen
+	if from >= ringStart || ringStart == headLen {
+		return cleanText(string(o.slice(from, end))), end // nothing dropped in between
 	}
-	if from < end {
-		ringStart := o.total - int64(len(o.ring)) // offset of the oldest byte in the ring
-		if from < ringStart {
-			if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-				b.WriteByte('\n')
-			}
-			fmt.Fprintf(&b, "[… %s of output omitted …]\n", byteCount(ringStart-from))
-			from = ringStart
-		}
-		o.ringRange(&b, from-ringStart, end-ringStart)
+	before := o.slice(from, headLen)
+	after := o.slice(ringStart, end)
+	omitted := ringStart - max(from, headLen)
+	if i := bytes.LastIndexByte(before, '\n'); i >= 0 {
+		omitted += int64(len(before) - i - 1)
+		before = before[:i+1]
 	}
+	if j := bytes.IndexByte(after, '\n'); j >= 0 && j < len(after)-1 {
+		omitted += int64(j + 1)
+		after = after[j+1:]
+	}
+	var b strings.Builder
+	b.Write(before)
+	if len(before) > 0 && before[len(before)-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "[… %s of output omitted …]\n", byteCount(omitted))
+	b.Write(after)
 	return cleanText(b.String()), end
 }
 
-// ringRange writes the ring's bytes from logical index i to j (0 is the
-// oldest byte) to b.
-func (o *output) ringRange(b *strings.Builder, i, j int64) {
+// slice returns the kept bytes from stream offset i to j, skipping any that
+// were dropped; callers hold o.mu.
+func (o *output) slice(i, j int64) []byte {
+	var out []byte
+	headLen := int64(len(o.head))
+	if i < headLen {
+		out = append(out, o.head[i:min(headLen, j)]...)
+	}
 	n := int64(len(o.ring))
+	ringStart := o.total - n
+	i = max(i, ringStart)
 	if n == 0 || i >= j {
-		return
+		return out
 	}
 	oldest := int64(o.ringPos) % n // the ring is full whenever ringPos is not at its end
-	for k := i; k < j; {
+	for k := i - ringStart; k < j-ringStart; {
 		p := (oldest + k) % n
-		run := min(j-k, n-p)
-		b.Write(o.ring[p : p+run])
+		run := min(j-ringStart-k, n-p)
+		out = append(out, o.ring[p:p+run]...)
 		k += run
 	}
-}
-
-// lastBytes returns up to n of the last bytes written; callers hold o.mu.
-func (o *output) lastBytes(n int) []byte {
-	var b strings.Builder
-	from := max(o.total-int64(n), 0)
-	headLen := int64(len(o.head))
-	if from < headLen {
-		b.Write(o.head[from:])
-		from = headLen
-	}
-	ringStart := o.total - int64(len(o.ring))
-	o.ringRange(&b, max(from, ringStart)-ringStart, o.total-ringStart)
-	return []byte(b.String())
+	return out
 }
 
 // incompleteSuffix returns the length of an unfinished UTF-8 sequence at the

@@ -18,7 +18,8 @@ func TestOutputKeepsHeadAndTail(t *testing.T) {
 		{"one write too long", 6, []string{"abcdefghij"}, "abc\n[… 4 bytes of output omitted …]\nhij"},
 		{"ring wraps", 6, []string{"ab", "cd", "ef", "gh", "ij"}, "abc\n[… 4 bytes of output omitted …]\nhij"},
 		{"many small writes", 8, strings.Split("the quick brown fox", ""), "the \n[… 11 bytes of output omitted …]\n fox"},
-		{"newline kept", 8, []string{"12\n", "3456789\nxyz\n"}, "12\n3\n[… 7 bytes of output omitted …]\nxyz\n"},
+		{"cut at lines", 8, []string{"12\n", "3456789\nxyz\n"}, "12\n[… 8 bytes of output omitted …]\nxyz\n"},
+		{"partial lines dropped", 8, []string{"ab\ncd\nef\ngh\nij\n"}, "ab\n[… 9 bytes of output omitted …]\nij\n"},
 		{"invalid UTF-8 replaced", 100, []string{"a\xffb"}, "a\uFFFDb"},
 		{"CRLF", 100, []string{"a\r\nb\r\n"}, "a\nb\n"},
 	}

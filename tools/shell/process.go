@@ -103,9 +103,7 @@ func poll(ctx context.Context, s *session, d, maxTimeout time.Duration) tool.Res
 	if out == "" {
 		out = "(no new output)"
 	}
-	res := tool.Text(strings.TrimRight(out, "\n") + "\n\n" + status)
-	res.Details = s.info()
-	return res
+	return s.result(strings.TrimRight(out, "\n") + "\n\n" + status)
 }
 
 // logResult returns lines of s's output: from offset (1-based) for limit
@@ -114,9 +112,7 @@ func logResult(s *session, offset, limit int) tool.Result {
 	text, _ := s.out.Since(0, !s.finished())
 	text = strings.TrimSuffix(text, "\n")
 	if text == "" {
-		res := tool.Text("(no output yet)")
-		res.Details = s.info()
-		return res
+		return s.result("(no output yet)")
 	}
 	lines := strings.Split(text, "\n")
 	n := len(lines)
@@ -132,9 +128,7 @@ func logResult(s *session, offset, limit int) tool.Result {
 	var b strings.Builder
 	if from >= n {
 		fmt.Fprintf(&b, "[offset %d is past the end: the output has %d lines. Use an offset from 1 to %d.]", offset, n, n)
-		res := tool.Text(b.String())
-		res.Details = s.info()
-		return res
+		return s.result(b.String())
 	}
 	to := min(from+limit, n)
 	b.WriteString(strings.Join(lines[from:to], "\n"))
@@ -148,9 +142,7 @@ func logResult(s *session, offset, limit int) tool.Result {
 		}
 		b.WriteString("]")
 	}
-	res := tool.Text(b.String())
-	res.Details = s.info()
-	return res
+	return s.result(b.String())
 }
 
 // write sends data to s's standard input.
@@ -170,9 +162,7 @@ func write(ctx context.Context, s *session, data string, eof bool) (tool.Result,
 		text += " Its input is closed."
 	}
 	text += ` Use {"action":"poll"} to see what it printed.`
-	res := tool.Text(text)
-	res.Details = s.info()
-	return res, nil
+	return s.result(text), nil
 }
 
 // kill stops s and, when remove is set, forgets it.
@@ -200,9 +190,7 @@ func (m *Manager) kill(ctx context.Context, s *session, remove bool, maxTimeout 
 		m.forget(s.id)
 		text += " It was removed."
 	}
-	res := tool.Text(text)
-	res.Details = s.info()
-	return res
+	return s.result(text)
 }
 
 // clear forgets the finished session id, or every finished session.

@@ -19,7 +19,7 @@ import (
 // skips the test when bubblewrap is missing or cannot work here. When the
 // tests run as root the workspace is given to "nobody": sandboxed commands
 // run as the workspace's owner and never as root.
-func sandboxWorkspace(t *testing.T) (root, base string) {
+func sandboxWorkspace(t testing.TB) (root, base string) {
 	t.Helper()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		t.Skip("bubblewrap (bwrap) is not installed, so the sandbox cannot be tested: apt-get install bubblewrap")
@@ -54,7 +54,7 @@ func sandboxWorkspace(t *testing.T) (root, base string) {
 }
 
 // sandboxed returns a runner whose commands must all run in the sandbox.
-func sandboxed(t *testing.T, root string, extra map[string]any) *env {
+func sandboxed(t testing.TB, root string, extra map[string]any) *env {
 	cfg := map[string]any{"sandbox": map[string]any{"required": true}, "killGraceMs": 300}
 	for k, v := range extra {
 		cfg[k] = v
@@ -137,6 +137,26 @@ func TestSandboxConfinesWrites(t *testing.T) {
 	plain.exec(map[string]any{"command": script(repoCanary)}, false)
 	if _, err := os.Stat(repoCanary.path); err == nil {
 		t.Error("the unsandboxed control run did not remove the canary")
+	}
+}
+
+func TestSandboxHidesRunAndHome(t *testing.T) {
+	t.Parallel()
+	root, _ := sandboxWorkspace(t)
+	home, err := os.UserHomeDir()
+	if err != nil || home == "/" {
+		t.Skip("the server user has no home directory to hide")
+	}
+	for _, dir := range []string{"/run", home} {
+		entries, err := os.ReadDir(dir)
+		if err != nil || len(entries) == 0 {
+			continue // nothing to show hidden
+		}
+		e := sandboxed(t, root, nil)
+		got, _ := e.exec(map[string]any{"command": "ls -A " + dir + " | wc -l"}, false)
+		if got != "0" {
+			t.Errorf("%s shows %s entries in the sandbox, want none (it has %d)", dir, got, len(entries))
+		}
 	}
 }
 

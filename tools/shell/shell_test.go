@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 
 // env is a registry with the shell tools, a workspace and a runner.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	root   string // the workspace, a real path
 	runner *invoke.Runner
 	m      *Manager
@@ -33,7 +33,7 @@ type env struct {
 // newEnv returns a fresh workspace and a runner for the shell tools,
 // configured with cfg (the "exec" settings). The manager is closed when the
 // test ends.
-func newEnv(t *testing.T, cfg map[string]any) *env {
+func newEnv(t testing.TB, cfg map[string]any) *env {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -44,7 +44,7 @@ func newEnv(t *testing.T, cfg map[string]any) *env {
 
 // newEnvAt is newEnv with a given workspace, and edit applied to the tool
 // context.
-func newEnvAt(t *testing.T, root string, cfg map[string]any, edit func(*tool.Context)) *env {
+func newEnvAt(t testing.TB, root string, cfg map[string]any, edit func(*tool.Context)) *env {
 	t.Helper()
 	reg := registry.New()
 	m, err := Register(reg)

@@ -1,7 +1,7 @@
 // Package sandbox runs commands under bubblewrap (bwrap): as an
 // unprivileged user, with the workspace the only writable directory, the
-// rest of the file system read-only, no network, a private /tmp, the
-// server user's home hidden, and a limit on the number of processes.
+// rest of the file system read-only, no network, a private /tmp, /run and
+// the server user's home hidden, and a limit on the number of processes.
 //
 // The limits apply inside the sandbox only, never to the calling process:
 // the process limit is set by prlimit(1) as the last step before the
@@ -48,15 +48,15 @@ func Find(ctx context.Context, name string) (*Bwrap, error) {
 	}
 	path, err := exec.LookPath(name)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox mode is required, but bubblewrap (%s) is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and retry", name)
+		return nil, fmt.Errorf("this command must run in the sandbox, but bubblewrap (%s) is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and retry", name)
 	}
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
-		return nil, errors.New("sandbox mode is required, but prlimit (from util-linux), which sets the sandbox's process limit, is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install util-linux) and retry")
+		return nil, errors.New("this command must run in the sandbox, but prlimit (from util-linux), which sets the sandbox's process limit, is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install util-linux) and retry")
 	}
 	help, err := exec.CommandContext(ctx, path, "--help").CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("sandbox mode is required, but %s --help failed (%v), so the command was not run. Reinstall bubblewrap (Debian/Ubuntu: apt-get install --reinstall bubblewrap)", path, err)
+		return nil, fmt.Errorf("this command must run in the sandbox, but %s --help failed (%v), so the command was not run. Reinstall bubblewrap (Debian/Ubuntu: apt-get install --reinstall bubblewrap)", path, err)
 	}
 	return &Bwrap{path: path, prlimit: prlimit, disableUserns: bytes.Contains(help, []byte("--disable-userns"))}, nil
 }
@@ -72,8 +72,10 @@ type Spec struct {
 	// must be positive.
 	ProcessLimit int
 	// Hide lists directories to cover with an empty file system (the
-	// server user's home, with its credentials). Those that do not exist,
-	// or that contain or lie inside Root, are left alone.
+	// server user's home, with its credentials), besides /run, which is
+	// always covered: its sockets (Docker, D-Bus) would let a command act
+	// outside the sandbox, read-only mount or not. Directories that do not
+	// exist, or that contain or lie inside Root, are left alone.
 	Hide []string
 }
 
@@ -116,9 +118,9 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
 	)
-	for _, dir := range s.Hide {
-		if hideable(dir, s.Root) {
-			args = append(args, "--tmpfs", dir)
+	for _, dir := range append([]string{"/run"}, s.Hide...) {
+		if real, ok := hideable(dir, s.Root); ok {
+			args = append(args, "--tmpfs", real)
 		}
 	}
 	args = append(args,
@@ -136,18 +138,19 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	}, nil
 }
 
-// hideable reports whether dir should be covered: it exists, is not "/",
-// and neither contains root nor lies inside it.
-func hideable(dir, root string) bool {
-	dir = filepath.Clean(dir)
-	if !filepath.IsAbs(dir) || dir == "/" || dir == root {
-		return false
+// hideable returns the real path of dir when it should be covered: it is
+// an existing directory other than "/" that neither contains root nor lies
+// inside it.
+func hideable(dir, root string) (string, bool) {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil || !filepath.IsAbs(real) || real == "/" || real == root {
+		return "", false
 	}
-	if strings.HasPrefix(root, dir+"/") || strings.HasPrefix(dir, root+"/") {
-		return false
+	if strings.HasPrefix(root, real+"/") || strings.HasPrefix(real, root+"/") {
+		return "", false
 	}
-	st, err := os.Stat(dir)
-	return err == nil && st.IsDir()
+	st, err := os.Stat(real)
+	return real, err == nil && st.IsDir()
 }
 
 // identity returns the credentials bubblewrap must run with: none (the
@@ -166,7 +169,7 @@ func identity(root string) (*syscall.Credential, error) {
 		return nil, errors.New("sandbox: cannot find the owner of the workspace on this system")
 	}
 	if sys.Uid == 0 {
-		return nil, fmt.Errorf("sandbox mode is required, but toolbelt runs as root and the workspace %s belongs to root, so the command was not run: sandboxed commands never run as root (the kernel would not enforce their process limit). Give the workspace to an unprivileged user (chown -R USER %s) or run toolbelt as that user", root, root)
+		return nil, fmt.Errorf("this command must run in the sandbox, but toolbelt runs as root and the workspace %s belongs to root, so the command was not run: sandboxed commands never run as root (the kernel would not enforce their process limit). Give the workspace to an unprivileged user (chown -R USER %s) or run toolbelt as that user", root, root)
 	}
 	return &syscall.Credential{Uid: sys.Uid, Gid: sys.Gid, Groups: []uint32{}}, nil
 }
@@ -191,7 +194,7 @@ func (b *Bwrap) Check(ctx context.Context, s Spec) error {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return fmt.Errorf("sandbox mode is required, but bubblewrap cannot set up its sandbox here (%s), so the command was not run. bubblewrap needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0 where those exist), and the workspace %s must be reachable by its owner", msg, s.Root)
+		return fmt.Errorf("this command must run in the sandbox, but bubblewrap cannot set up its sandbox here (%s), so the command was not run. bubblewrap needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0 where those exist), and the workspace %s must be reachable by its owner", msg, s.Root)
 	}
 	return nil
 }
