@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
@@ -301,5 +302,29 @@ func TestCancelledContext(t *testing.T) {
 		if err := b.WriteFile(ctx, "x", nil, 0o644); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: WriteFile with a cancelled context: %v", name, err)
 		}
+	}
+}
+
+func TestMemoryLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	m, err := fsbridge.NewMemory()
+	must(t, err)
+	must(t, m.Load(fstest.MapFS{
+		".git/config": {Data: []byte("[core]\n"), Mode: 0o600},
+		"src/a.go":    {Data: []byte("package a\n")},
+	}))
+	if b, err := m.ReadFile(ctx, ".git/config"); err != nil || string(b) != "[core]\n" {
+		t.Fatalf("loaded protected file: %q, %v", b, err)
+	}
+	if st, err := m.Stat(ctx, ".git/config"); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v, %v", st, err)
+	}
+	if st, err := m.Stat(ctx, "src"); err != nil || !st.IsDir() {
+		t.Fatalf("src: %v, %v", st, err)
+	}
+	// What was loaded is still protected from writes.
+	if err := m.WriteFile(ctx, ".git/config", nil, 0o644); !errors.Is(err, fsbridge.ErrRefused) {
+		t.Fatalf("write after load: %v", err)
 	}
 }

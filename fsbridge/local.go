@@ -211,11 +211,11 @@ func (l *Local) Resolve(ctx context.Context, name string) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
-	raw, _, err := l.input("resolve", name)
+	raw, _, err := l.input("use", name)
 	if err != nil {
 		return "", err
 	}
-	r, err := l.resolve("resolve", name, raw, true)
+	r, err := l.resolve("use", name, raw, true)
 	return r.canon, err
 }
 

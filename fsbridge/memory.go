@@ -43,6 +43,35 @@ func NewMemory(opts ...Option) (*Memory, error) {
 	}, nil
 }
 
+// Load copies the files and directories of fsys into m, replacing files of
+// the same names. It is how a program gives an in-memory workspace its
+// content: the protected-path list does not apply to it.
+func (m *Memory) Load(fsys fs.FS) error {
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == "." {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		n := &memNode{mode: info.Mode(), mod: info.ModTime()}
+		if !d.IsDir() {
+			if n.data, err = fs.ReadFile(fsys, p); err != nil {
+				return err
+			}
+			n.mode = info.Mode().Perm()
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if old, ok := m.nodes[p]; ok && old.mode.IsDir() && d.IsDir() {
+			return nil
+		}
+		m.nodes[p] = n
+		return nil
+	})
+}
+
 // Root returns "memory".
 func (m *Memory) Root() string { return "memory" }
 
@@ -62,7 +91,7 @@ func (m *Memory) canonical(ctx context.Context, op, name string) (string, error)
 
 // Resolve implements [Bridge].
 func (m *Memory) Resolve(ctx context.Context, name string) (string, error) {
-	return m.canonical(ctx, "resolve", name)
+	return m.canonical(ctx, "use", name)
 }
 
 // lookup returns the node at canonical path p; the caller holds m.mu. A file

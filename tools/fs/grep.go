@@ -180,7 +180,7 @@ type fileResult struct {
 
 // one searches a single file.
 func (g *grep) one(ctx context.Context, p string) error {
-	r := searchFile(ctx, g.b, g.m, p, g.context, g.limit, make([]byte, grepBlock))
+	r := searchFile(ctx, g.b, g.m, p, g.context, g.limit+1, make([]byte, grepBlock))
 	if r.err != nil && !errors.Is(r.err, context.Canceled) && !errors.Is(r.err, context.DeadlineExceeded) {
 		return r.err
 	}
@@ -213,7 +213,7 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 		wg.Go(func() {
 			buf := make([]byte, grepBlock)
 			for j := range jobs {
-				r := searchFile(ctx, g.b, g.m, j.path, g.context, g.limit, buf)
+				r := searchFile(ctx, g.b, g.m, j.path, g.context, g.limit+1, buf)
 				select {
 				case results <- struct {
 					i int
@@ -352,7 +352,8 @@ func (g *grep) result(pattern, start string) tool.Result {
 }
 
 // searchFile searches the file at p block by block, with buf as its buffer,
-// and returns at most limit matching lines with their context. A file with a
+// and returns at most limit matching lines with their context. (Searches ask
+// for one more than they show, to know whether there were more.) A file with a
 // NUL byte is binary, and its hits are dropped.
 func searchFile(ctx context.Context, b fsbridge.Bridge, m *matcher, p string, context, limit int, buf []byte) fileResult {
 	res := fileResult{path: p}

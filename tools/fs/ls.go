@@ -51,7 +51,13 @@ func (s *set) lsTool() (tool.Tool, error) {
 		}
 		var out strings.Builder
 		shown, total := 0, 0
-		err = walk(ctx, b, start, nil, func(p string, d iofs.DirEntry) error {
+		err = b.WalkDir(ctx, start, func(p string, d iofs.DirEntry, err error) error {
+			switch {
+			case p == start:
+				return err
+			case err != nil:
+				return nil // an unreadable directory is listed, not entered
+			}
 			rel := relTo(start, p)
 			for _, g := range in.Ignore {
 				if doublestar.MatchUnvalidated(g, d.Name()) || doublestar.MatchUnvalidated(g, rel) {
@@ -73,7 +79,7 @@ func (s *set) lsTool() (tool.Tool, error) {
 				}
 				out.WriteByte('\n')
 			}
-			if d.IsDir() && strings.Count(rel, "/")+1 >= in.Depth {
+			if d.IsDir() && (d.Name() == ".git" || strings.Count(rel, "/")+1 >= in.Depth) {
 				return iofs.SkipDir
 			}
 			return nil

@@ -66,7 +66,7 @@ func (s *set) patchTool() (tool.Tool, error) {
 		}
 		unlock, err := s.lockFiles(ctx, b, paths...)
 		if err != nil {
-			return tool.Result{}, err
+			return tool.Result{}, nothingChanged(err)
 		}
 		defer unlock()
 		pl := &plan{b: b, files: map[string]*planned{}}
@@ -289,7 +289,7 @@ func (pl *plan) put(ctx context.Context, f *planned) ([]func(context.Context) er
 	}
 	var undo []func(context.Context) error
 	made, err := pl.mkdirs(ctx, path.Dir(f.name))
-	for _, dir := range slices.Backward(made) {
+	for _, dir := range made { // undone last to first: innermost first
 		undo = append(undo, func(ctx context.Context) error { return pl.b.Remove(ctx, dir) })
 	}
 	if err != nil {
@@ -346,25 +346,38 @@ func placeChunks(op fileOp, text textFile) ([]replacement, error) {
 			}
 			at = i + 1
 		}
-		if len(c.old) == 0 {
+		old, nw, kept := c.old, c.new, c.kept
+		i, ok := seekLines(lines, old, at, c.eof)
+		// Blank lines at the end of a section often stand for the file's
+		// last line break, or just separate sections: retry without them.
+		for !ok && len(old) > 0 && old[len(old)-1] == "" {
+			old = old[:len(old)-1]
+			if len(nw) > 0 && nw[len(nw)-1] == "" {
+				nw, kept = nw[:len(nw)-1], kept[:len(kept)-1]
+			}
+			if len(old) > 0 {
+				i, ok = seekLines(lines, old, at, c.eof)
+			}
+		}
+		if len(old) == 0 {
+			// Only additions: after the context line, or at the end.
 			ins := len(lines)
 			if c.context != "" && !c.eof {
 				ins = at
 			}
-			reps = append(reps, lineRep{ins, 0, c.new})
+			reps = append(reps, lineRep{ins, 0, nw})
 			continue
-		}
-		old, nw := c.old, c.new
-		i, ok := seekLines(lines, old, at, c.eof)
-		if !ok && old[len(old)-1] == "" {
-			old = old[:len(old)-1]
-			if len(nw) > 0 && nw[len(nw)-1] == "" {
-				nw = nw[:len(nw)-1]
-			}
-			i, ok = seekLines(lines, old, at, c.eof)
 		}
 		if !ok {
 			return nil, tool.InputErrorf("%s: these lines were not found in the file%s:\n%s\nThe lines starting with ' ' or '-' must match the file's current content. Read the file and make the patch again", where(), afterLine(at), indent(c.old))
+		}
+		// Kept lines stay as the file has them, whatever spacing or
+		// punctuation the patch used to find them.
+		nw = slices.Clone(nw)
+		for j, k := range kept {
+			if k >= 0 && k < len(old) {
+				nw[j] = lines[i+k]
+			}
 		}
 		reps = append(reps, lineRep{i, len(old), nw})
 		at = i + len(old)

@@ -40,8 +40,11 @@ type fileOp struct {
 type chunk struct {
 	context  string
 	old, new []string
-	eof      bool // old must be at the end of the file
-	at       int
+	// kept[i] is the index in old of new[i] when that line is kept
+	// unchanged (a ' ' line), or -1.
+	kept []int
+	eof  bool // old must be at the end of the file
+	at   int
 }
 
 // unifiedHeader matches "@@ -1,3 +1,4 @@", which models sometimes write
@@ -53,8 +56,11 @@ var unifiedHeader = regexp.MustCompile(`^-\d+(,\d+)? \+\d+(,\d+)? @@`)
 // between sections, a unified-diff hunk header.
 func parsePatch(text string) ([]fileOp, error) {
 	lines := strings.Split(strings.ReplaceAll(strings.TrimSpace(text), "\r\n", "\n"), "\n")
-	if n := len(lines); n >= 4 && strings.HasPrefix(lines[0], "<<") && strings.HasSuffix(strings.TrimSpace(lines[0]), "EOF") && strings.TrimSpace(lines[n-1]) == "EOF" {
-		lines = lines[1 : n-1]
+	if n := len(lines); n >= 4 && strings.TrimSpace(lines[n-1]) == "EOF" {
+		switch strings.TrimSpace(lines[0]) {
+		case "<<EOF", "<<'EOF'", `<<"EOF"`:
+			lines = lines[1 : n-1]
+		}
 	}
 	if len(lines) == 0 || strings.TrimSpace(lines[0]) != beginPatch {
 		return nil, fmt.Errorf("the first line of the patch must be %q", beginPatch)
@@ -96,14 +102,14 @@ func (p *parser) fileOp(header string) (fileOp, error) {
 	at := p.i
 	p.i++
 	pathAfter := func(marker string) (string, error) {
-		name := strings.TrimSpace(header[len(marker):])
+		name := strings.TrimSpace((header + " ")[len(marker):])
 		if name == "" {
 			return "", p.errorf(at, "%q names no file", header)
 		}
 		return name, nil
 	}
 	switch {
-	case strings.HasPrefix(header, addFile):
+	case strings.HasPrefix(header+" ", addFile):
 		name, err := pathAfter(addFile)
 		if err != nil {
 			return fileOp{}, err
@@ -114,10 +120,10 @@ func (p *parser) fileOp(header string) (fileOp, error) {
 			p.i++
 		}
 		return op, nil
-	case strings.HasPrefix(header, deleteFile):
+	case strings.HasPrefix(header+" ", deleteFile):
 		name, err := pathAfter(deleteFile)
 		return fileOp{kind: opDelete, path: name, at: at + 1}, err
-	case strings.HasPrefix(header, updateFile):
+	case strings.HasPrefix(header+" ", updateFile):
 		name, err := pathAfter(updateFile)
 		if err != nil {
 			return fileOp{}, err
@@ -180,17 +186,17 @@ func (p *parser) chunk(first bool) (chunk, error) {
 			break
 		}
 		if line == "" {
-			c.old, c.new = append(c.old, ""), append(c.new, "")
+			c.keep("")
 			n++
 			continue
 		}
 		switch line[0] {
 		case ' ':
-			c.old, c.new = append(c.old, line[1:]), append(c.new, line[1:])
+			c.keep(line[1:])
 		case '-':
 			c.old = append(c.old, line[1:])
 		case '+':
-			c.new = append(c.new, line[1:])
+			c.new, c.kept = append(c.new, line[1:]), append(c.kept, -1)
 		default:
 			if n == 0 {
 				return chunk{}, p.errorf(p.i, "%q does not start with ' ' (a line kept), '-' (a line removed) or '+' (a line added)", line)
@@ -203,4 +209,10 @@ func (p *parser) chunk(first bool) (chunk, error) {
 		return chunk{}, p.errorf(c.at-1, "the section has no lines")
 	}
 	return c, nil
+}
+
+// keep adds a line the section keeps unchanged.
+func (c *chunk) keep(line string) {
+	c.kept = append(c.kept, len(c.old))
+	c.old, c.new = append(c.old, line), append(c.new, line)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"path"
+	"strings"
 
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -65,11 +66,14 @@ func (s *set) writeTool() (tool.Tool, error) {
 
 // sizeText formats a byte count for people and models.
 func sizeText(n int64) string {
+	unit, div := "", 1.0
 	switch {
 	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+		unit, div = "MB", 1<<20
 	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KB", float64(n)/(1<<10))
+		unit, div = "KB", 1<<10
+	default:
+		return fmt.Sprintf("%d bytes", n)
 	}
-	return fmt.Sprintf("%d bytes", n)
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/div), ".0") + " " + unit
 }
