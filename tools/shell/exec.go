@@ -101,6 +101,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if in.YieldMs != nil {
 		yield = time.Duration(*in.YieldMs) * time.Millisecond
 	}
+	yield = withinDeadline(ctx, yield)
 	t := time.NewTimer(yield)
 	defer t.Stop()
 	select {

@@ -247,6 +247,28 @@ func TestExecCancelKillsProcessGroup(t *testing.T) {
 	}
 }
 
+func TestExecYieldsBeforeDeadline(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, map[string]any{"killGraceMs": 300})
+	// The call must end within 3 s, so exec returns before then and leaves
+	// the command running rather than have it stopped with the call.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	msg := e.callCtx(ctx, "exec", map[string]any{"command": "echo working; sleep 3600", "yieldMs": 600_000})
+	info := details(msg)
+	if msg.IsError || !strings.Contains(text(msg), "continues in the background") || info.Status != "running" {
+		t.Fatalf("isError=%v status=%q text %q; want the command left running", msg.IsError, info.Status, text(msg))
+	}
+	poll, _ := e.process(map[string]any{"action": "poll", "sessionId": info.SessionID})
+	if !strings.Contains(poll, "Process still running") {
+		t.Errorf("poll after the call's deadline: %q", poll)
+	}
+	e.process(map[string]any{"action": "kill", "sessionId": info.SessionID})
+	if !groupGone(info.PID) {
+		t.Errorf("process group %d survived kill", info.PID)
+	}
+}
+
 func TestExecLeftoverChildrenStopped(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, map[string]any{"killGraceMs": 300})
@@ -303,7 +325,9 @@ func TestExecHugeOutput(t *testing.T) {
 	if testing.Short() {
 		t.Skip("prints 1 GB")
 	}
-	e := newEnv(t, nil)
+	// The pipeline cuts long results too; keep below its limit to see ours.
+	const limit = 20_000
+	e := newEnv(t, map[string]any{"maxOutputChars": limit})
 	const size = 1 << 30
 	var before, after runtime.MemStats
 	runtime.GC()
@@ -322,8 +346,8 @@ func TestExecHugeOutput(t *testing.T) {
 	if !info.Truncated {
 		t.Error("details do not say the output was truncated")
 	}
-	if len(got) > defaultMaxOutput+200 {
-		t.Errorf("result text is %d bytes, want at most about %d", len(got), defaultMaxOutput)
+	if len(got) > limit+100 {
+		t.Errorf("result text is %d bytes, want at most about %d", len(got), limit)
 	}
 	if !strings.HasPrefix(got, "BEGIN\n0123456789") || !strings.HasSuffix(got, "\nEND") || !strings.Contains(got, "GB of output omitted …]") {
 		t.Errorf("result does not keep the head and tail with an omission marker: %q … %q", got[:50], got[len(got)-50:])

@@ -289,9 +289,24 @@ func (s *session) finished() bool {
 	}
 }
 
-// wait waits until the command finishes, d passes, or ctx is done, and
-// reports whether it finished.
+// deadlineMargin is how long before its context's deadline a call stops
+// waiting for a command and returns, so that the command goes on in the
+// background instead of being stopped with the call.
+const deadlineMargin = time.Second
+
+// withinDeadline returns d, shortened so that a wait of d ends
+// deadlineMargin before ctx's deadline.
+func withinDeadline(ctx context.Context, d time.Duration) time.Duration {
+	if dl, ok := ctx.Deadline(); ok {
+		d = min(d, max(time.Until(dl)-deadlineMargin, 0))
+	}
+	return d
+}
+
+// wait waits until the command finishes, d passes (ending before ctx's
+// deadline), or ctx is done, and reports whether it finished.
 func (s *session) wait(ctx context.Context, d time.Duration) bool {
+	d = withinDeadline(ctx, d)
 	if d <= 0 {
 		return s.finished()
 	}

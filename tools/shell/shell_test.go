@@ -107,11 +107,18 @@ func text(msg tool.ResultMessage) string {
 	return b.String()
 }
 
-// details returns a result's details as a sessionInfo (zero when they are
-// something else).
+// details returns a result's details as a sessionInfo, also when the
+// pipeline has wrapped them with its notes (zero when they are something
+// else).
 func details(msg tool.ResultMessage) sessionInfo {
-	in, _ := msg.Details.(sessionInfo)
-	return in
+	switch d := msg.Details.(type) {
+	case sessionInfo:
+		return d
+	case map[string]any:
+		in, _ := d["details"].(sessionInfo)
+		return in
+	}
+	return sessionInfo{}
 }
 
 // groupGone reports whether process group pgid has no live process left
