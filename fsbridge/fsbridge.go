@@ -62,7 +62,8 @@ type Bridge interface {
 	// calling fn for path itself and then for every entry below it, with
 	// paths in canonical form (see Resolve). Symbolic links are reported and
 	// never followed. fn may return [fs.SkipDir] or [fs.SkipAll]. The walk
-	// stops with ctx's error when ctx is cancelled.
+	// stops with ctx's error when ctx is cancelled. The entries implement
+	// [Opener].
 	WalkDir(ctx context.Context, path string, fn fs.WalkDirFunc) error
 	// Remove deletes the file or empty directory at path. A symbolic link is
 	// removed itself, not its target.
@@ -70,6 +71,17 @@ type Bridge interface {
 	// Rename moves oldPath to newPath, replacing a file there. Symbolic links
 	// are moved themselves, not their targets.
 	Rename(ctx context.Context, oldPath, newPath string) error
+}
+
+// Opener is implemented by the entries a bridge's WalkDir passes to its
+// function. They open files for reading as Bridge.Open would, but cheaply,
+// relative to the directory being walked; they may be used only while the
+// function runs.
+type Opener interface {
+	// Open opens the entry's file.
+	Open() (fs.File, error)
+	// OpenChild opens the file name in the entry, a directory.
+	OpenChild(name string) (fs.File, error)
 }
 
 var (
@@ -121,6 +133,14 @@ func checkName(op, name string) (string, error) {
 		return "", refuse(op, name, `"~" is not expanded and the home directory is outside the workspace: give a path relative to the workspace root`)
 	}
 	return name, nil
+}
+
+// checkChild refuses a name that is not one file name.
+func checkChild(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return refuse("read", name, "OpenChild takes the name of one file in the directory")
+	}
+	return nil
 }
 
 // lexical cleans a relative slash path and refuses it when ".." would climb

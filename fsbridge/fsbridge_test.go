@@ -328,3 +328,51 @@ func TestMemoryLoad(t *testing.T) {
 		t.Fatalf("write after load: %v", err)
 	}
 }
+
+// TestWalkOpener: walk entries open their files and their directories'
+// files, and refuse names that are not one file name.
+func TestWalkOpener(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for name, b := range bridges(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			must(t, b.MkdirAll(ctx, "d/e"))
+			must(t, b.WriteFile(ctx, "d/f.txt", []byte("file"), 0o644))
+			must(t, b.WriteFile(ctx, "d/e/.gitignore", []byte("*.log"), 0o644))
+			got := map[string]string{}
+			must(t, b.WalkDir(ctx, ".", func(p string, d fs.DirEntry, err error) error {
+				if err != nil {
+					return err
+				}
+				o, ok := d.(fsbridge.Opener)
+				if !ok {
+					t.Fatalf("%s: entry %T is not an Opener", p, d)
+				}
+				var f fs.File
+				switch p {
+				case "d/f.txt":
+					f, err = o.Open()
+				case "d/e":
+					f, err = o.OpenChild(".gitignore")
+					for _, bad := range []string{"", ".", "..", "../f.txt", "a/b", "x\x00"} {
+						if _, err := o.OpenChild(bad); !errors.Is(err, fsbridge.ErrRefused) {
+							t.Errorf("OpenChild(%q): %v", bad, err)
+						}
+					}
+				default:
+					return nil
+				}
+				must(t, err)
+				defer f.Close()
+				data, err := io.ReadAll(f)
+				must(t, err)
+				got[p] = string(data)
+				return nil
+			}))
+			if got["d/f.txt"] != "file" || got["d/e"] != "*.log" {
+				t.Fatalf("opened: %v", got)
+			}
+		})
+	}
+}

@@ -235,6 +235,11 @@ func reading[T any](l *Local, ctx context.Context, op, name string, do func(p st
 	if err == nil {
 		return v, nil
 	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// os.Root reports links that lead out, absolute ones included, as
+		// escapes; a missing file is missing.
+		return zero, pathErr(op, name, fs.ErrNotExist)
+	}
 	r, rerr := l.resolve(op, name, raw, true)
 	if rerr != nil {
 		return zero, rerr
@@ -260,6 +265,12 @@ func (l *Local) Open(ctx context.Context, name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.checkOpened(f, name)
+}
+
+// checkOpened refuses an opened file that is neither a regular file nor a
+// directory, and closes it.
+func (l *Local) checkOpened(f *os.File, name string) (fs.File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -313,12 +324,13 @@ func (l *Local) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
 		return nil, l.osErr("list", name, err)
 	}
 	defer d.Close()
-	entries, err := readDir(d)
+	list, err := readDir(d)
 	if err != nil {
 		return nil, l.osErr("list", name, err)
 	}
-	for i, e := range entries {
-		entries[i] = localEntry{e, l, childPath(canon, e.Name())}
+	entries := make([]fs.DirEntry, len(list))
+	for i, e := range list {
+		entries[i] = localEntry{dirent: e, l: l, path: childPath(canon, e.name)}
 	}
 	return entries, nil
 }
@@ -342,15 +354,21 @@ func (l *Local) canonical(ctx context.Context, op, name string) (string, error) 
 	return r.canon, nil
 }
 
+// dirent is a directory entry as listed: a name and a file type.
+type dirent struct {
+	name string
+	typ  fs.FileMode
+}
+
 // readDir lists the directory d, sorted by name.
-func readDir(d *os.Root) ([]fs.DirEntry, error) {
+func readDir(d *os.Root) ([]dirent, error) {
 	f, err := d.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	entries, err := listDir(d, f)
+	slices.SortFunc(entries, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 	return entries, err
 }
 
@@ -362,11 +380,41 @@ func childPath(dir, name string) string {
 }
 
 // localEntry is a directory entry whose Info is looked up inside the root
-// (the standard library's looks it up by absolute path).
+// (the standard library's looks it up by absolute path). In a walk it also
+// opens its file relative to its directory, in one step.
 type localEntry struct {
-	fs.DirEntry
+	dirent
 	l    *Local
 	path string
+	dir  *os.Root // the open directory during a walk, or nil
+}
+
+func (e localEntry) Name() string      { return e.name }
+func (e localEntry) IsDir() bool       { return e.typ.IsDir() }
+func (e localEntry) Type() fs.FileMode { return e.typ }
+
+// Open implements [Opener].
+func (e localEntry) Open() (fs.File, error) { return e.open(e.name, e.path) }
+
+// OpenChild implements [Opener].
+func (e localEntry) OpenChild(name string) (fs.File, error) {
+	if err := checkChild(name); err != nil {
+		return nil, err
+	}
+	return e.open(e.name+"/"+name, childPath(e.path, name))
+}
+
+// open opens rel, relative to the directory being walked, which os.Root
+// confines (p is its path from the root).
+func (e localEntry) open(rel, p string) (fs.File, error) {
+	if e.dir == nil {
+		return e.l.Open(context.Background(), p)
+	}
+	f, err := e.dir.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, e.l.osErr("read", p, err)
+	}
+	return e.l.checkOpened(f, p)
 }
 
 func (e localEntry) Info() (fs.FileInfo, error) {
@@ -388,7 +436,7 @@ func (l *Local) WalkDir(ctx context.Context, name string, fn fs.WalkDirFunc) err
 	if err != nil {
 		return fn(canon, nil, l.osErr("walk", name, err))
 	}
-	top := localEntry{fs.FileInfoToDirEntry(fi), l, canon}
+	top := localEntry{dirent: dirent{fi.Name(), fi.Mode().Type()}, l: l, path: canon}
 	err = fn(canon, top, nil)
 	if err != nil || !fi.IsDir() {
 		return skipped(err)
@@ -420,12 +468,12 @@ func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEnt
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		p := childPath(dir, e.Name())
-		entry := localEntry{e, l, p}
+		p := childPath(dir, e.name)
+		entry := localEntry{dirent: e, l: l, path: p, dir: d}
 		err := fn(p, entry, nil)
-		if !e.IsDir() || err != nil {
+		if !entry.IsDir() || err != nil {
 			if errors.Is(err, fs.SkipDir) {
-				if e.IsDir() {
+				if entry.IsDir() {
 					continue
 				}
 				return nil
@@ -435,7 +483,7 @@ func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEnt
 			}
 			continue
 		}
-		sub, err := d.OpenRoot(e.Name())
+		sub, err := d.OpenRoot(e.name)
 		if err != nil {
 			if err := fn(p, entry, l.osErr("walk", p, err)); err != nil && !errors.Is(err, fs.SkipDir) {
 				return err

@@ -304,14 +304,15 @@ func (m *Memory) WalkDir(ctx context.Context, name string, fn fs.WalkDirFunc) er
 		for q, qn := range m.nodes {
 			if qn.mode.IsDir() && (q == p || p == "." || strings.HasPrefix(q, prefix)) {
 				for _, c := range m.children(q) {
-					tree[q] = append(tree[q], fs.FileInfoToDirEntry(memInfo{c, *m.nodes[childPath(q, c)]}))
+					cp := childPath(q, c)
+					tree[q] = append(tree[q], memEntry{fs.FileInfoToDirEntry(memInfo{c, *m.nodes[cp]}), m, cp})
 				}
 			}
 		}
 	}
 	var top fs.DirEntry
 	if n != nil {
-		top = fs.FileInfoToDirEntry(memInfo{path.Base(p), *n})
+		top = memEntry{fs.FileInfoToDirEntry(memInfo{path.Base(p), *n}), m, p}
 	}
 	m.mu.RUnlock()
 	if err != nil {
@@ -438,6 +439,24 @@ var (
 type pathError string
 
 func (e pathError) Error() string { return string(e) }
+
+// memEntry is a directory entry of a walk.
+type memEntry struct {
+	fs.DirEntry
+	m    *Memory
+	path string
+}
+
+// Open implements [Opener].
+func (e memEntry) Open() (fs.File, error) { return e.m.Open(context.Background(), e.path) }
+
+// OpenChild implements [Opener].
+func (e memEntry) OpenChild(name string) (fs.File, error) {
+	if err := checkChild(name); err != nil {
+		return nil, err
+	}
+	return e.m.Open(context.Background(), childPath(e.path, name))
+}
 
 // memInfo describes a memory node.
 type memInfo struct {

@@ -180,7 +180,7 @@ type fileResult struct {
 
 // one searches a single file.
 func (g *grep) one(ctx context.Context, p string) error {
-	r := searchFile(ctx, g.b, g.m, p, g.context, g.limit+1, make([]byte, grepBlock))
+	r := searchFile(ctx, g.b, g.m, p, nil, g.context, g.limit+1, make([]byte, grepBlock))
 	if r.err != nil && !errors.Is(r.err, context.Canceled) && !errors.Is(r.err, context.DeadlineExceeded) {
 		return r.err
 	}
@@ -200,6 +200,8 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 	type job struct {
 		i    int
 		path string
+		f    iofs.File // opened by the walk, cheaply; nil to open by path
+		err  error     // why the walk could not open it
 	}
 	jobs := make(chan job)
 	results := make(chan struct {
@@ -213,7 +215,10 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 		wg.Go(func() {
 			buf := make([]byte, grepBlock)
 			for j := range jobs {
-				r := searchFile(ctx, g.b, g.m, j.path, g.context, g.limit+1, buf)
+				r := fileResult{path: j.path, err: j.err}
+				if j.err == nil {
+					r = searchFile(ctx, g.b, g.m, j.path, j.f, g.context, g.limit+1, buf)
+				}
 				select {
 				case results <- struct {
 					i int
@@ -237,11 +242,18 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 			case <-ctx.Done():
 				return ctx.Err()
 			}
+			j := job{i: n, path: p}
+			if o, ok := d.(fsbridge.Opener); ok {
+				j.f, j.err = o.Open()
+			}
 			select {
-			case jobs <- job{n, p}:
+			case jobs <- j:
 				n++
 				return nil
 			case <-ctx.Done():
+				if j.f != nil {
+					j.f.Close()
+				}
 				return ctx.Err()
 			}
 		})
@@ -351,16 +363,18 @@ func (g *grep) result(pattern, start string) tool.Result {
 	return res
 }
 
-// searchFile searches the file at p block by block, with buf as its buffer,
+// searchFile searches the file at p (f, when it is open already) block by block, with buf as its buffer,
 // and returns at most limit matching lines with their context. (Searches ask
 // for one more than they show, to know whether there were more.) A file with a
 // NUL byte is binary, and its hits are dropped.
-func searchFile(ctx context.Context, b fsbridge.Bridge, m *matcher, p string, context, limit int, buf []byte) fileResult {
+func searchFile(ctx context.Context, b fsbridge.Bridge, m *matcher, p string, f iofs.File, context, limit int, buf []byte) fileResult {
 	res := fileResult{path: p}
-	f, err := b.Open(ctx, p)
-	if err != nil {
-		res.err = err
-		return res
+	if f == nil {
+		var err error
+		if f, err = b.Open(ctx, p); err != nil {
+			res.err = err
+			return res
+		}
 	}
 	defer f.Close()
 	s := scanner{m: m, context: context, limit: limit}

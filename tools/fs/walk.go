@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"io"
 	iofs "io/fs"
 	"path"
 	"strings"
@@ -33,7 +34,11 @@ func walk(ctx context.Context, b fsbridge.Bridge, start string, ig *ignorer, fn 
 			}
 			return nil
 		}
-		return fn(p, d)
+		err = fn(p, d)
+		if err == nil && ig != nil && d.IsDir() {
+			ig.enter(p, d)
+		}
+		return err
 	})
 }
 
@@ -114,22 +119,50 @@ func (ig *ignorer) ignored(ctx context.Context, p string, isDir bool) bool {
 	return ignored
 }
 
-// load returns the rules of dir's .gitignore.
+// maxIgnoreFile bounds the .gitignore files read.
+const maxIgnoreFile = 1 << 20
+
+// load returns the rules of dir's .gitignore, reading it by path.
 func (ig *ignorer) load(ctx context.Context, dir string) []ignoreRule {
 	if rules, ok := ig.rules[dir]; ok {
 		return rules
 	}
 	var rules []ignoreRule
 	if dir == "." {
-		if b, err := ig.b.ReadFile(ctx, ".git/info/exclude"); err == nil {
-			rules = parseIgnore(string(b))
+		if f, err := ig.b.Open(ctx, ".git/info/exclude"); err == nil {
+			rules = readIgnore(f)
 		}
 	}
-	if b, err := ig.b.ReadFile(ctx, path.Join(dir, ".gitignore")); err == nil {
-		rules = append(rules, parseIgnore(string(b))...)
+	if f, err := ig.b.Open(ctx, path.Join(dir, ".gitignore")); err == nil {
+		rules = append(rules, readIgnore(f)...)
 	}
 	ig.rules[dir] = rules
 	return rules
+}
+
+// enter reads the .gitignore of the directory a walk is about to enter,
+// cheaply, through its entry.
+func (ig *ignorer) enter(dir string, d iofs.DirEntry) {
+	o, ok := d.(fsbridge.Opener)
+	if _, done := ig.rules[dir]; done || !ok || dir == "." {
+		return // "." also has .git/info/exclude: loaded by path
+	}
+	var rules []ignoreRule
+	if f, err := o.OpenChild(".gitignore"); err == nil {
+		rules = readIgnore(f)
+	}
+	ig.rules[dir] = rules
+}
+
+// readIgnore reads and closes a .gitignore file; one that cannot be read
+// has no rules.
+func readIgnore(f iofs.File) []ignoreRule {
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxIgnoreFile))
+	if err != nil {
+		return nil
+	}
+	return parseIgnore(string(b))
 }
 
 // parseIgnore parses the lines of a .gitignore file. Lines that are not
