@@ -96,8 +96,8 @@ func poll(ctx context.Context, s *session, d, maxTimeout time.Duration) tool.Res
 	} else {
 		running := time.Since(s.started)
 		next := min(max(running, 5*time.Second), 120*time.Second)
-		status = fmt.Sprintf("Process still running (for %s; it will be stopped at its timeout of %s). "+
-			`Poll again with "timeout": %d to wait up to %s for more output or the exit status.`,
+		status = fmt.Sprintf("Process still running. It has run for %s and will be stopped at its timeout of %s. "+
+			`Poll again with "timeout": %d to wait up to %s for it to finish.`,
 			roundDuration(running), roundDuration(s.timeout), next.Milliseconds(), roundDuration(next))
 	}
 	if out == "" {

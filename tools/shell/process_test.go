@@ -28,7 +28,7 @@ func TestBackgroundPollAndLog(t *testing.T) {
 	var poll string
 	for !strings.Contains(poll, "line 300") {
 		p, _ := e.process(map[string]any{"action": "poll", "sessionId": id, "timeout": 200})
-		if !strings.Contains(p, "Process still running") || !strings.Contains(p, `Poll again with "timeout"`) {
+		if !strings.Contains(p, "\n\nProcess still running. It has run for ") || !strings.Contains(p, `Poll again with "timeout"`) {
 			t.Fatalf("poll of a running process: %q", p)
 		}
 		poll += p

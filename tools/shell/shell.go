@@ -2,9 +2,9 @@
 // workspace, and process, which follows the commands exec left running in
 // the background.
 //
-// Commands run with bash -c in the workspace (never outside it), each in a
-// process group of its own that is killed as a whole on timeout or
-// cancellation. Their output is kept within a fixed budget however much they
+// Commands run with bash -c, starting in the workspace (a working directory
+// outside it is refused), each in a process group of its own that is killed
+// as a whole on timeout or cancellation. Their output is kept within a fixed budget however much they
 // print, the environment they inherit is stripped of secrets, and calls
 // cannot set the variables that decide which programs run. In sandbox mode
 // (see package sandbox) commands also run under bubblewrap, with only the
