@@ -135,11 +135,11 @@ func planEdits(name string, file textFile, edits []editSpec) ([]replacement, []i
 				return nil, nil, tool.InputErrorf("Edit %d: its occurrences overlap each other (at line %d); replaceAll needs separate occurrences. Give a longer oldText.", a.edit, li.lineOf(b.start)+1)
 			}
 			lo, hi := min(a.edit, b.edit), max(a.edit, b.edit)
-			how := "overlap"
+			how, fix := "overlap", "Merge them into one edit."
 			if a.start == b.start && a.end == b.end {
-				how = "match the same text"
+				how, fix = "match the same text", "Drop one of them, or merge them into one edit."
 			}
-			return nil, nil, tool.InputErrorf("Edits %d and %d %s (line %d): every edit must change a different part of the file, because all are matched against the original. Merge them into one edit, or drop the duplicate.", lo, hi, how, li.lineOf(b.start)+1)
+			return nil, nil, tool.InputErrorf("Edits %d and %d %s (line %d): every edit must change a different part of the file, because all are matched against the original. %s", lo, hi, how, li.lineOf(b.start)+1, fix)
 		}
 		reps[i] = p.replacement
 	}

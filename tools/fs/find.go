@@ -68,7 +68,7 @@ func (s *set) findTool() (tool.Tool, error) {
 		text := strings.TrimSuffix(out.String(), "\n")
 		switch {
 		case total == 0:
-			text = fmt.Sprintf("No files match %q in %s.", in.Pattern, start)
+			text = fmt.Sprintf("No files match %q in %s.", in.Pattern, place(start))
 		case shown < total:
 			text += fmt.Sprintf("\n\n[Showing the first %d of %d matches. Narrow the pattern or the path, or raise limit (at most %d).]", shown, total, findMaxResults)
 		}

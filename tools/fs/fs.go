@@ -59,7 +59,7 @@ type def struct {
 func (s *set) defs() []def {
 	return []def{
 		{"Read File", tool.Meta{ReadOnly: true, Timeout: 30 * time.Second}, s.readTool},
-		{"Write File", tool.Meta{Destructive: true, Timeout: 30 * time.Second}, s.writeTool},
+		{"Write File", tool.Meta{Destructive: true, Idempotent: true, Timeout: 30 * time.Second}, s.writeTool},
 		{"Edit File", tool.Meta{Destructive: true, Timeout: 30 * time.Second}, s.editTool},
 		{"Apply Patch", tool.Meta{Destructive: true, Timeout: 60 * time.Second}, s.patchTool},
 		{"List Directory", tool.Meta{ReadOnly: true, Timeout: 30 * time.Second}, s.lsTool},

@@ -338,7 +338,7 @@ func (g *grep) add(r fileResult) {
 func (g *grep) result(pattern, start string) tool.Result {
 	var b strings.Builder
 	if g.matches == 0 {
-		fmt.Fprintf(&b, "No matches for %q in %s.", pattern, start)
+		fmt.Fprintf(&b, "No matches for %q in %s.", pattern, place(start))
 	} else {
 		b.WriteString(strings.TrimSuffix(g.out.String(), "\n"))
 	}

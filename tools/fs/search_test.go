@@ -83,7 +83,7 @@ func TestFind(t *testing.T) {
 			{map[string]any{"pattern": "**/*.md"}, "README.md\ndocs/guide/intro.md"},
 			{map[string]any{"pattern": "*.{md,go}", "path": "docs"}, "docs/guide/intro.md"},
 			{map[string]any{"pattern": "guide"}, "docs/guide/"},
-			{map[string]any{"pattern": "HEAD"}, `No files match "HEAD" in ..`},
+			{map[string]any{"pattern": "HEAD"}, `No files match "HEAD" in the workspace.`},
 		}
 		for _, c := range cases {
 			if got := e.ok(t, "find", c.args); got != c.want {
@@ -113,7 +113,7 @@ func TestGrep(t *testing.T) {
 		}{
 			{map[string]any{"pattern": "^func \\w+\\(\\)", "glob": "*.go"}, "main.go:3:func main() {\npkg/hello.go:4:func Hello() string {"},
 			{map[string]any{"pattern": "hello()", "literal": true, "ignoreCase": true}, "main.go:4:\tHello()\npkg/hello.go:4:func Hello() string {\npkg/hello_test.go:3:func TestHello(t *testing.T) { Hello() }\n(1 binary file skipped)"},
-			{map[string]any{"pattern": "hello()", "literal": true}, "No matches for \"hello()\" in ..\n(1 binary file skipped)"},
+			{map[string]any{"pattern": "hello()", "literal": true}, "No matches for \"hello()\" in the workspace.\n(1 binary file skipped)"},
 			{map[string]any{"pattern": "HELLO", "ignoreCase": true, "path": "pkg/hello.go"}, "pkg/hello.go:3:// Hello greets.\npkg/hello.go:4:func Hello() string {\npkg/hello.go:5:\treturn \"hello\""},
 			{map[string]any{"pattern": "Hello", "path": "docs"}, "docs/top-only.txt:1:Hello nested"},
 			{map[string]any{"pattern": "return", "context": 1, "glob": "pkg/*.go"}, "pkg/hello.go-4-func Hello() string {\npkg/hello.go:5:\treturn \"hello\"\npkg/hello.go-6-}"},

@@ -42,6 +42,14 @@ func walk(ctx context.Context, b fsbridge.Bridge, start string, ig *ignorer, fn 
 	})
 }
 
+// place names a canonical path in a message: "." is the workspace.
+func place(p string) string {
+	if p == "." {
+		return "the workspace"
+	}
+	return p
+}
+
 // relTo returns p relative to dir (both canonical).
 func relTo(dir, p string) string {
 	if dir == "." {
