@@ -112,6 +112,9 @@ func (e *RefusedError) Error() string {
 // Is makes errors.Is(err, ErrRefused) true.
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
 
+// rootItself is the reason write operations refuse the root.
+const rootItself = "this is the workspace root itself: name a file inside it"
+
 func refuse(op, p, format string, args ...any) error {
 	return &RefusedError{Op: op, Path: p, Reason: fmt.Sprintf(format, args...)}
 }

@@ -529,7 +529,7 @@ func (l *Local) slot(ctx context.Context, op, name string, follow bool) (*slot, 
 		return nil, err
 	}
 	if r.canon == "." || clean == "." {
-		return nil, refuse(op, name, "this is the workspace root itself: name a file inside it")
+		return nil, refuse(op, name, rootItself)
 	}
 	if err := l.prot.check(op, name, r.canon); err != nil {
 		return nil, err

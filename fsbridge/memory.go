@@ -157,15 +157,23 @@ func (m *Memory) ReadFile(ctx context.Context, name string) ([]byte, error) {
 	return bytes.Clone(n.data), nil
 }
 
-// writable checks that a file may be written at p; the caller holds m.mu.
-// It returns the existing node, if any.
-func (m *Memory) writable(op, given, p string) (*memNode, error) {
+// changing checks a path a write operation names and returns it cleaned: it
+// must not be the root or protected.
+func (m *Memory) changing(ctx context.Context, op, name string) (string, error) {
+	p, err := m.canonical(ctx, op, name)
+	if err != nil {
+		return "", err
+	}
 	if p == "." {
-		return nil, refuse(op, given, "this is the workspace root itself: name a file inside it")
+		return "", refuse(op, name, rootItself)
 	}
-	if err := m.prot.check(op, given, p); err != nil {
-		return nil, err
-	}
+	return p, m.prot.check(op, name, p)
+}
+
+// writable checks that a file may be put at p, checked by changing: its
+// parent is a directory, and no directory is in the way. It returns the
+// existing file, if any; the caller holds m.mu.
+func (m *Memory) writable(op, given, p string) (*memNode, error) {
 	parent, err := m.lookup(op, given, path.Dir(p))
 	if err != nil {
 		return nil, err
@@ -182,7 +190,7 @@ func (m *Memory) writable(op, given, p string) (*memNode, error) {
 
 // CheckWrite implements [Bridge].
 func (m *Memory) CheckWrite(ctx context.Context, name string) error {
-	p, err := m.canonical(ctx, "write", name)
+	p, err := m.changing(ctx, "write", name)
 	if err != nil {
 		return err
 	}
@@ -194,7 +202,7 @@ func (m *Memory) CheckWrite(ctx context.Context, name string) error {
 
 // WriteFile implements [Bridge].
 func (m *Memory) WriteFile(ctx context.Context, name string, data []byte, perm fs.FileMode) error {
-	p, err := m.canonical(ctx, "write", name)
+	p, err := m.changing(ctx, "write", name)
 	if err != nil {
 		return err
 	}
@@ -348,18 +356,12 @@ func walkTree(ctx context.Context, tree map[string][]fs.DirEntry, dir string, fn
 
 // Remove implements [Bridge].
 func (m *Memory) Remove(ctx context.Context, name string) error {
-	p, err := m.canonical(ctx, "remove", name)
+	p, err := m.changing(ctx, "remove", name)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if p == "." {
-		return refuse("remove", name, "this is the workspace root itself: name a file inside it")
-	}
-	if err := m.prot.check("remove", name, p); err != nil {
-		return err
-	}
 	n, err := m.lookup("remove", name, p)
 	if err != nil {
 		return err
@@ -373,22 +375,16 @@ func (m *Memory) Remove(ctx context.Context, name string) error {
 
 // Rename implements [Bridge].
 func (m *Memory) Rename(ctx context.Context, oldName, newName string) error {
-	from, err := m.canonical(ctx, "move", oldName)
+	from, err := m.changing(ctx, "move", oldName)
 	if err != nil {
 		return err
 	}
-	to, err := m.canonical(ctx, "move", newName)
+	to, err := m.changing(ctx, "move", newName)
 	if err != nil {
 		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if from == "." {
-		return refuse("move", oldName, "this is the workspace root itself: name a file inside it")
-	}
-	if err := m.prot.check("move", oldName, from); err != nil {
-		return err
-	}
 	n, err := m.lookup("move", oldName, from)
 	if err != nil {
 		return err

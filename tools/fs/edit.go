@@ -37,11 +37,7 @@ type editDetails struct {
 
 func (s *set) editTool() (tool.Tool, error) {
 	return tool.New("edit", editDescription, func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Result, error) {
-		b, err := bridge(inv)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		unlock, err := s.lockFiles(ctx, b, in.Path)
+		b, unlock, err := s.lockedBridge(ctx, inv, in.Path)
 		if err != nil {
 			return tool.Result{}, err
 		}

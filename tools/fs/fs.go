@@ -192,6 +192,20 @@ func (ls *locks) leave(key string, l *pathLock) {
 	}
 }
 
+// lockedBridge returns the call's bridge with the files the paths name
+// locked, and the function that unlocks them.
+func (s *set) lockedBridge(ctx context.Context, inv tool.Invocation, paths ...string) (fsbridge.Bridge, func(), error) {
+	b, err := bridge(inv)
+	if err != nil {
+		return nil, nil, err
+	}
+	unlock, err := s.lockFiles(ctx, b, paths...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, unlock, nil
+}
+
 // lockFiles locks the files the paths name in bridge b, keyed by their
 // canonical form.
 func (s *set) lockFiles(ctx context.Context, b fsbridge.Bridge, paths ...string) (func(), error) {

@@ -49,10 +49,6 @@ type patchDetails struct {
 
 func (s *set) patchTool() (tool.Tool, error) {
 	return tool.New("apply_patch", patchDescription, func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Result, error) {
-		b, err := bridge(inv)
-		if err != nil {
-			return tool.Result{}, err
-		}
 		ops, err := parsePatch(in.Patch)
 		if err != nil {
 			return tool.Result{}, tool.InputErrorf("The patch cannot be read: %v. No file was changed.", err)
@@ -64,7 +60,7 @@ func (s *set) patchTool() (tool.Tool, error) {
 				paths = append(paths, op.moveTo)
 			}
 		}
-		unlock, err := s.lockFiles(ctx, b, paths...)
+		b, unlock, err := s.lockedBridge(ctx, inv, paths...)
 		if err != nil {
 			return tool.Result{}, nothingChanged(err)
 		}

@@ -27,11 +27,7 @@ type writeDetails struct {
 
 func (s *set) writeTool() (tool.Tool, error) {
 	return tool.New("write", writeDescription, func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Result, error) {
-		b, err := bridge(inv)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		unlock, err := s.lockFiles(ctx, b, in.Path)
+		b, unlock, err := s.lockedBridge(ctx, inv, in.Path)
 		if err != nil {
 			return tool.Result{}, err
 		}
