@@ -4,6 +4,8 @@
 // orders and groups whatever is registered by this data.
 package catalog
 
+import "maps"
+
 // Section is a part of the catalog.
 type Section struct {
 	// ID is the section's key ("fs").
@@ -22,6 +24,8 @@ type Entry struct {
 	Profiles []string
 	// OwnerOnly marks tools offered only to the owner.
 	OwnerOnly bool
+	// ParamAliases maps argument names models commonly send to the tool's own.
+	ParamAliases map[string]string
 }
 
 // The profiles. Full includes every tool.
@@ -49,16 +53,24 @@ var sections = []Section{
 var (
 	coding       = []string{ProfileCoding}
 	codingAndMsg = []string{ProfileCoding, ProfileMessaging}
+	allProfiles  = []string{ProfileMinimal, ProfileCoding, ProfileMessaging}
 )
 
+// fileAliases are the argument names other agents' file tools use.
+var fileAliases = map[string]string{
+	"file_path": "path", "filePath": "path", "file": "path",
+	"old_string": "oldText", "oldString": "oldText", "old_text": "oldText",
+	"new_string": "newText", "newString": "newText", "new_text": "newText",
+}
+
 var entries = []Entry{
-	{ID: "read", Section: "fs", Profiles: coding},
-	{ID: "write", Section: "fs", Profiles: coding},
-	{ID: "edit", Section: "fs", Profiles: coding},
-	{ID: "apply_patch", Section: "fs", Profiles: coding},
-	{ID: "ls", Section: "fs", Profiles: coding},
-	{ID: "find", Section: "fs", Profiles: coding},
-	{ID: "grep", Section: "fs", Profiles: coding},
+	{ID: "read", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "write", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "edit", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "apply_patch", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "ls", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "find", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "grep", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
 	{ID: "exec", Section: "runtime", Profiles: coding},
 	{ID: "process", Section: "runtime", Profiles: coding},
 	{ID: "web_search", Section: "web"},
@@ -70,7 +82,8 @@ var entries = []Entry{
 	{ID: "sessions_send", Section: "sessions", Profiles: codingAndMsg},
 	{ID: "sessions_spawn", Section: "sessions", Profiles: coding},
 	{ID: "subagents", Section: "sessions", Profiles: coding},
-	{ID: "session_status", Section: "sessions", Profiles: []string{ProfileMinimal, ProfileCoding, ProfileMessaging}},
+	{ID: "session_status", Section: "sessions", Profiles: allProfiles},
+	{ID: "result_read", Section: "sessions", Profiles: allProfiles},
 	{ID: "browser", Section: "ui", Profiles: coding},
 	{ID: "canvas", Section: "ui", Profiles: coding},
 	{ID: "message", Section: "messaging", Profiles: []string{ProfileMessaging}},
@@ -130,10 +143,15 @@ func SectionTitle(id string) string {
 func Entries() []Entry {
 	out := make([]Entry, len(entries))
 	for i, e := range entries {
-		e.Profiles = append([]string(nil), e.Profiles...)
-		out[i] = e
+		out[i] = e.clone()
 	}
 	return out
+}
+
+func (e Entry) clone() Entry {
+	e.Profiles = append([]string(nil), e.Profiles...)
+	e.ParamAliases = maps.Clone(e.ParamAliases)
+	return e
 }
 
 // Lookup returns the placement of core tool id and its position in catalog
@@ -143,9 +161,7 @@ func Lookup(id string) (Entry, int, bool) {
 	if !ok {
 		return Entry{}, 0, false
 	}
-	e := entries[i]
-	e.Profiles = append([]string(nil), e.Profiles...)
-	return e, i, true
+	return entries[i].clone(), i, true
 }
 
 // Alias returns the tool name an alias stands for ("bash" → "exec").

@@ -102,6 +102,9 @@ func complete(m tool.Meta) tool.Meta {
 			}
 		}
 		m.OwnerOnly = m.OwnerOnly || e.OwnerOnly
+		if m.ParamAliases == nil {
+			m.ParamAliases = e.ParamAliases
+		}
 	}
 	return m.WithDefaults()
 }

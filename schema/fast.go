@@ -303,18 +303,21 @@ const fastMaxDepth = 64
 
 // checker walks JSON text against a fastNode tree.
 type checker struct {
-	b   []byte
-	i   int
-	bad bool // unsure or invalid
+	b          []byte
+	i          int
+	bad        bool // unsure or invalid
+	undeclared bool // a property name the schema does not declare was seen
 }
 
-// accepts reports whether raw, the JSON text of arguments, is certainly valid
-// against n.
-func (n *fastNode) accepts(raw []byte) bool {
+// check reports whether raw, the JSON text of arguments, is certainly valid
+// against n, and whether every property name in it is declared by the schema
+// (where the schema constrains the object at all).
+func (n *fastNode) check(raw []byte) (valid, declared bool) {
 	c := checker{b: raw}
 	c.value(n, 0)
 	c.space()
-	return !c.bad && c.i == len(c.b)
+	valid = !c.bad && c.i == len(c.b)
+	return valid, valid && !c.undeclared
 }
 
 func (c *checker) space() {
@@ -420,9 +423,12 @@ func (c *checker) object(n *fastNode, depth int) {
 					}
 				} else if n.extra != nil {
 					child = n.extra
+					c.undeclared = c.undeclared || n.props != nil
 				} else if !n.extraOK {
 					c.fail()
 					return
+				} else {
+					c.undeclared = c.undeclared || n.props != nil
 				}
 			}
 			c.value(child, depth+1)

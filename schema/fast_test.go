@@ -184,3 +184,23 @@ func BenchmarkAcceptsFiveFields(b *testing.B) {
 		}
 	}
 }
+
+func TestQuickReportsUndeclaredNames(t *testing.T) {
+	t.Parallel()
+	v := mustCompile(t, fastSchemas[1])
+	for _, tc := range []struct {
+		args            string
+		valid, declared bool
+	}{
+		{`{"n":1}`, true, true},
+		{`{"n":1,"filePath":"x"}`, true, false},
+		{`{"n":1,"m":{"anything":1}}`, true, true}, // a map's keys are not property names
+		{`{"n":1,"any":{"free":{"form":1}}}`, true, true},
+		{`{"n":0,"x":1}`, false, false},
+	} {
+		valid, declared := v.Quick([]byte(tc.args))
+		if valid != tc.valid || declared != tc.declared {
+			t.Errorf("Quick(%s) = %v, %v; want %v, %v", tc.args, valid, declared, tc.valid, tc.declared)
+		}
+	}
+}

@@ -73,7 +73,18 @@ func CompileJSON(b []byte) (*Validator, error) {
 // valid, checking it without decoding it. False means "call Validate": the
 // arguments are invalid or the quick check could not decide.
 func (v *Validator) Accepts(raw []byte) bool {
-	return v.fast != nil && v.fast.accepts(raw)
+	valid, _ := v.Quick(raw)
+	return valid
+}
+
+// Quick is Accepts that also reports whether every property name in raw is
+// one the schema declares — false when an object the schema describes with
+// properties carries other names, which may be misspellings of them.
+func (v *Validator) Quick(raw []byte) (valid, declared bool) {
+	if v.fast == nil {
+		return false, false
+	}
+	return v.fast.check(raw)
 }
 
 func knownDraft(id string) bool {
@@ -116,6 +127,9 @@ type Error struct {
 	Path string `json:"path"`
 	// Message says what is wrong, with got/want wording.
 	Message string `json:"message"`
+	// Missing lists the required properties that are absent, when that is
+	// the error.
+	Missing []string `json:"missing,omitempty"`
 }
 
 // String renders the error as "<path>: <message>", "(root)" for the root.
@@ -144,7 +158,7 @@ func (v *Validator) Validate(args any) []Error {
 	var out []Error
 	collect(ve, args, &out)
 	slices.SortStableFunc(out, func(a, b Error) int { return strings.Compare(a.Path, b.Path) })
-	return slices.Compact(out)
+	return slices.CompactFunc(out, func(a, b Error) bool { return a.Path == b.Path && a.Message == b.Message })
 }
 
 // collect flattens a validation error tree into out. A failed anyOf/oneOf
@@ -177,7 +191,11 @@ func collect(e *jsonschema.ValidationError, root any, out *[]Error) {
 		return
 	}
 	if len(e.Causes) == 0 {
-		*out = append(*out, Error{Path: instancePath(e.InstanceLocation, root), Message: message1(e.ErrorKind)})
+		err := Error{Path: instancePath(e.InstanceLocation, root), Message: message1(e.ErrorKind)}
+		if req, ok := e.ErrorKind.(*kind.Required); ok {
+			err.Missing = req.Missing
+		}
+		*out = append(*out, err)
 		return
 	}
 	for _, c := range e.Causes {

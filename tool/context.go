@@ -1,6 +1,7 @@
 package tool
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 
@@ -33,6 +34,18 @@ type Context struct {
 	FS fsbridge.Bridge
 	// Config holds tool settings by key (usually a section name).
 	Config Config
+	// Outputs keeps the full text of results the pipeline cut short, so a
+	// model can read the rest (the result_read tool); nil when there is none.
+	Outputs Outputs
+}
+
+// Outputs keeps the full text of results by call id.
+type Outputs interface {
+	// Put keeps text as the full output of the call.
+	Put(ctx context.Context, callID, text string) error
+	// Get returns the full output of the call, and false when none is kept
+	// (never kept, or expired).
+	Get(ctx context.Context, callID string) (string, bool, error)
 }
 
 // Config holds tool settings by key. Values are JSON-compatible

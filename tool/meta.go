@@ -60,6 +60,13 @@ type Meta struct {
 	Capabilities Capabilities
 	// Source says where the tool comes from. Zero means [SourcePlugin].
 	Source Source
+	// ExternalContent marks tools whose text comes from outside (web pages,
+	// emails, webhooks): the pipeline wraps it as untrusted content.
+	ExternalContent bool
+	// ParamAliases maps argument names models commonly use to the tool's own
+	// ("file_path" → "path"); the pipeline renames an alias at any level of the
+	// arguments where the schema declares the name it stands for and it is absent.
+	ParamAliases map[string]string
 }
 
 // Capabilities flags what a tool may do beyond answering.
@@ -174,28 +181,30 @@ func (m *Meta) InProfile(profile string) bool {
 
 // metaJSON is Meta's wire form: durations as Go duration strings ("30s").
 type metaJSON struct {
-	ID                   string       `json:"id"`
-	Label                string       `json:"label,omitempty"`
-	Description          string       `json:"description,omitempty"`
-	Section              string       `json:"section,omitempty"`
-	Profiles             []string     `json:"profiles,omitempty"`
-	Groups               []string     `json:"groups,omitempty"`
-	Category             string       `json:"category,omitempty"`
-	Version              string       `json:"version,omitempty"`
-	Risk                 Risk         `json:"risk,omitzero"`
-	RequiresConfirmation bool         `json:"requiresConfirmation,omitempty"`
-	ConfirmationMessage  string       `json:"confirmationMessage,omitempty"`
-	Destructive          bool         `json:"destructive,omitempty"`
-	ReadOnly             bool         `json:"readOnly,omitempty"`
-	Idempotent           bool         `json:"idempotent,omitempty"`
-	OpenWorld            bool         `json:"openWorld,omitempty"`
-	Timeout              string       `json:"timeout,omitempty"`
-	EstimatedTime        string       `json:"estimatedTime,omitempty"`
-	Async                bool         `json:"async,omitempty"`
-	OwnerOnly            bool         `json:"ownerOnly,omitempty"`
-	Optional             bool         `json:"optional,omitempty"`
-	Capabilities         Capabilities `json:"capabilities,omitzero"`
-	Source               Source       `json:"source,omitempty"`
+	ID                   string            `json:"id"`
+	Label                string            `json:"label,omitempty"`
+	Description          string            `json:"description,omitempty"`
+	Section              string            `json:"section,omitempty"`
+	Profiles             []string          `json:"profiles,omitempty"`
+	Groups               []string          `json:"groups,omitempty"`
+	Category             string            `json:"category,omitempty"`
+	Version              string            `json:"version,omitempty"`
+	Risk                 Risk              `json:"risk,omitzero"`
+	RequiresConfirmation bool              `json:"requiresConfirmation,omitempty"`
+	ConfirmationMessage  string            `json:"confirmationMessage,omitempty"`
+	Destructive          bool              `json:"destructive,omitempty"`
+	ReadOnly             bool              `json:"readOnly,omitempty"`
+	Idempotent           bool              `json:"idempotent,omitempty"`
+	OpenWorld            bool              `json:"openWorld,omitempty"`
+	Timeout              string            `json:"timeout,omitempty"`
+	EstimatedTime        string            `json:"estimatedTime,omitempty"`
+	Async                bool              `json:"async,omitempty"`
+	OwnerOnly            bool              `json:"ownerOnly,omitempty"`
+	Optional             bool              `json:"optional,omitempty"`
+	Capabilities         Capabilities      `json:"capabilities,omitzero"`
+	Source               Source            `json:"source,omitempty"`
+	ExternalContent      bool              `json:"externalContent,omitempty"`
+	ParamAliases         map[string]string `json:"paramAliases,omitempty"`
 }
 
 // MarshalJSON encodes m with camelCase keys and durations as strings ("30s").
@@ -206,6 +215,7 @@ func (m Meta) MarshalJSON() ([]byte, error) {
 		Risk: m.Risk, RequiresConfirmation: m.RequiresConfirmation, ConfirmationMessage: m.ConfirmationMessage,
 		Destructive: m.Destructive, ReadOnly: m.ReadOnly, Idempotent: m.Idempotent, OpenWorld: m.OpenWorld,
 		Async: m.Async, OwnerOnly: m.OwnerOnly, Optional: m.Optional, Capabilities: m.Capabilities, Source: m.Source,
+		ExternalContent: m.ExternalContent, ParamAliases: m.ParamAliases,
 	}
 	if m.Timeout != 0 {
 		j.Timeout = m.Timeout.String()
@@ -241,6 +251,7 @@ func (m *Meta) UnmarshalJSON(b []byte) error {
 		Destructive: j.Destructive, ReadOnly: j.ReadOnly, Idempotent: j.Idempotent, OpenWorld: j.OpenWorld,
 		Timeout: timeout, EstimatedTime: estimated,
 		Async: j.Async, OwnerOnly: j.OwnerOnly, Optional: j.Optional, Capabilities: j.Capabilities, Source: j.Source,
+		ExternalContent: j.ExternalContent, ParamAliases: j.ParamAliases,
 	}
 	return nil
 }

@@ -42,6 +42,19 @@ type Tool struct {
 	Meta Meta
 	// Execute runs one call.
 	Execute ExecuteFunc
+	// MapError, when set, turns a Go error from Execute into what the model
+	// is told: a message, whether retrying may help, and what to try instead.
+	MapError func(error) ErrorInfo
+}
+
+// ErrorInfo is what a model is told about a failed call.
+type ErrorInfo struct {
+	// Message says what went wrong.
+	Message string
+	// CanRetry says whether the same call may succeed later.
+	CanRetry bool
+	// Suggestion says what to try instead.
+	Suggestion string
 }
 
 // ExecuteFunc runs one call of a tool. ctx is the abort signal: when it is
