@@ -293,7 +293,10 @@ func (ck *providerCheck) pointerTarget(ref string) any {
 	if frag == "" {
 		return cur
 	}
-	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+	if !strings.HasPrefix(frag, "/") {
+		return nil // an anchor, not a pointer
+	}
+	for _, tok := range strings.Split(frag[1:], "/") {
 		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
 		m, ok := cur.(map[string]any)
 		if !ok {

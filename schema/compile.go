@@ -12,7 +12,7 @@ import (
 // says so, and the original is still what arguments are checked against.
 const (
 	maxDepth  = 64    // schema nesting followed
-	maxNodes  = 20000 // schema nodes emitted
+	maxNodes  = 5000  // schema nodes emitted
 	maxRounds = 32    // rounds of reference, allOf and union rewriting on one node
 )
 
@@ -224,7 +224,7 @@ func (c *compiler) rootRound(m map[string]any) bool {
 // node compiles one schema node at path.
 func (c *compiler) node(v any, path string, depth int) any {
 	c.nodes++
-	if depth > maxDepth || c.nodes > maxNodes {
+	if (depth > maxDepth || c.nodes > maxNodes) && !leaf(v) {
 		c.change(path, "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
 		return c.placeholder(v, "not described further: the schema is too large or deep")
 	}
@@ -233,7 +233,7 @@ func (c *compiler) node(v any, path string, depth int) any {
 	case map[string]any:
 		m = maps.Clone(x)
 	case bool:
-		if c.d.accept == nil && !c.d.typed {
+		if c.d.booleans() {
 			return x
 		}
 		m = map[string]any{}
@@ -252,6 +252,7 @@ func (c *compiler) node(v any, path string, depth int) any {
 			break
 		}
 	}
+	c.shapes(n)
 	c.constToEnum(n)
 	inferred := inferType(n.m)
 	n.valued = hasKey(n.m, "enum")
@@ -259,9 +260,15 @@ func (c *compiler) node(v any, path string, depth int) any {
 	c.addItems(n, inferred)
 	n.open = isOpen(n.m, path != "")
 	c.children(n, depth)
+	if c.d.unions() && c.d.simplify {
+		// Compiled alternatives may now be simple enough to merge.
+		c.union(n, "anyOf")
+		c.union(n, "oneOf")
+	}
 	c.strip(n)
 	c.enums(n)
 	c.typed(n, inferred)
+	c.typedStrict(n, inferred)
 	c.required(n)
 	if c.d.strict {
 		c.strictNode(n)
@@ -273,11 +280,37 @@ func (c *compiler) node(v any, path string, depth int) any {
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
 
+// leaf reports whether a schema has nothing inside to compile: no
+// subschemas and no reference.
+func leaf(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return true
+	}
+	for k, e := range m {
+		switch x := e.(type) {
+		case map[string]any:
+			if len(x) > 0 && k != "default" && k != "const" {
+				return false
+			}
+		case []any:
+			if len(x) > 0 && slices.Contains(schemaListKeywords, k) || k == "items" {
+				return false
+			}
+		}
+		if k == "$ref" {
+			return false
+		}
+	}
+	return true
+}
+
 // reshape does one round of the rewrites that may expose more of them:
 // references, allOf, type arrays, "nullable", unions. It reports whether it
 // changed anything.
 func (c *compiler) reshape(n *nodeState) bool {
 	changed := c.reference(n)
+	c.validTypes(n)
 	if n.cut {
 		return false
 	}
@@ -394,6 +427,43 @@ func (c *compiler) placeholder(v any, why string) map[string]any {
 	return n.m
 }
 
+// jsonTypes are the type names of JSON Schema.
+var jsonTypes = []string{"null", "boolean", "integer", "number", "string", "array", "object"}
+
+// validTypes removes type names JSON Schema does not know.
+func (c *compiler) validTypes(n *nodeState) {
+	raw, ok := n.m["type"]
+	if !ok {
+		return
+	}
+	path := child(n.path, "type")
+	switch t := raw.(type) {
+	case string:
+		if slices.Contains(jsonTypes, t) {
+			return
+		}
+		delete(n.m, "type")
+	case []any:
+		var keep []any
+		for _, e := range t {
+			if s, ok := e.(string); ok && slices.Contains(jsonTypes, s) && !slices.Contains(keep, e) {
+				keep = append(keep, e)
+			}
+		}
+		if len(keep) == len(t) {
+			return
+		}
+		if len(keep) == 0 {
+			delete(n.m, "type")
+		} else {
+			n.m["type"] = keep
+		}
+	default:
+		delete(n.m, "type")
+	}
+	c.change(path, "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
+}
+
 // typeArray rewrites "type": [...] where the dialect does not accept type
 // arrays, and reports whether it did.
 func (c *compiler) typeArray(n *nodeState) bool {
@@ -477,9 +547,11 @@ func (c *compiler) union(n *nodeState, key string) bool {
 		return c.renameOneOf(n, key, path)
 	}
 	var rest []any
-	for _, a := range list {
+	restAt := -1 // index of the last alternative that is not null
+	for i, a := range list {
 		if !isNullSchema(a) {
 			rest = append(rest, a)
+			restAt = i
 		}
 	}
 	nulls := len(list) - len(rest)
@@ -500,9 +572,10 @@ func (c *compiler) union(n *nodeState, key string) bool {
 	}
 	if len(rest) == 1 && (!keep || simpleType(rest[0])) {
 		delete(n.m, key)
-		for _, alt := range c.alternatives(rest, path, false) {
+		for _, alt := range c.alternatives(rest, index(path, restAt), false) {
 			intersect(n.m, alt)
 		}
+		c.movePaths(index(path, restAt), n.path)
 		n.nullable = n.nullable || nulls > 0
 		c.change(path, "single alternative inlined"+nullableNote(nulls > 0), c.unionProblem(key, keep))
 		return true
@@ -512,11 +585,29 @@ func (c *compiler) union(n *nodeState, key string) bool {
 	}
 	delete(n.m, key)
 	alts := c.alternatives(rest, path, true)
-	merged := c.mergeUnion(alts, key == "oneOf")
+	merged, described := c.mergeUnion(alts, key == "oneOf")
 	intersect(n.m, merged)
 	n.nullable = n.nullable || nulls > 0
-	c.change(path, fmt.Sprintf("%d alternatives merged into one schema%s", len(alts), nullableNote(nulls > 0)), c.unionProblem(key, keep))
+	action := fmt.Sprintf("%d alternatives merged into one schema%s", len(alts), nullableNote(nulls > 0))
+	if described > 0 {
+		action += fmt.Sprintf("; %d of another type moved to description", described)
+	}
+	c.change(path, action, c.unionProblem(key, keep))
 	return true
+}
+
+// movePaths rewrites the report's paths below from, a schema that was
+// inlined into its parent, to be below to.
+func (c *compiler) movePaths(from, to string) {
+	move := func(list []Change) {
+		for i, ch := range list {
+			if rest, ok := strings.CutPrefix(ch.Path, from); ok && (rest == "" || rest[0] == '.' || rest[0] == '[') {
+				list[i].Path = joinPath(to, strings.TrimPrefix(rest, "."))
+			}
+		}
+	}
+	move(c.rep.Changes)
+	move(c.rep.NotStrict)
 }
 
 func (c *compiler) unionProblem(key string, keep bool) string {
@@ -539,8 +630,8 @@ func (c *compiler) renameOneOf(n *nodeState, key, path string) bool {
 	return true
 }
 
-// simpleType reports whether a schema has a single plain type, so that
-// null can be added to it without wrapping it.
+// simpleType reports whether a schema has a plain type, so that null can
+// be added to it without wrapping it.
 func simpleType(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {
@@ -550,8 +641,8 @@ func simpleType(v any) bool {
 	_, any1 := m["anyOf"]
 	_, one := m["oneOf"]
 	_, all := m["allOf"]
-	t, ok := m["type"].(string)
-	return ok && t != "" && !ref && !any1 && !one && !all
+	ok = len(typeSet(m["type"])) > 0
+	return ok && !ref && !any1 && !one && !all
 }
 
 // isNullSchema reports whether a union alternative only allows null.
@@ -764,7 +855,7 @@ func isOpen(m map[string]any, nested bool) bool {
 	if !hasType(m, "object") && m["properties"] == nil {
 		return false
 	}
-	if _, ok := m["patternProperties"]; ok {
+	if pp, ok := m["patternProperties"].(map[string]any); ok && len(pp) > 0 {
 		return true
 	}
 	ap, hasAP := m["additionalProperties"]
@@ -788,24 +879,22 @@ func (c *compiler) children(n *nodeState, depth int) {
 	if n.path == "" {
 		c.moveDefinitions(n)
 	}
-	if p, ok := n.m["properties"]; ok {
-		if _, isMap := p.(map[string]any); !isMap {
-			n.m["properties"] = map[string]any{}
-			c.change(child(n.path, "properties"), "not an object; replaced by {}", "\"properties\" must be an object")
-		}
-	}
 	for _, k := range subschemaKeywords {
-		v, ok := n.m[k]
-		if !ok || !c.d.Accepts(k) {
-			continue
-		}
-		switch v.(type) {
+		switch x := n.m[k].(type) {
 		case map[string]any:
-			n.m[k] = c.node(v, child(n.path, k), depth+1)
-		case bool:
-			if c.d.accept != nil && k == "items" {
-				n.m[k] = c.node(v, child(n.path, k), depth+1)
+			if c.d.Accepts(k) {
+				n.m[k] = c.node(x, child(n.path, k), depth+1)
 			}
+		case bool:
+			if k == "items" && !c.d.booleans() {
+				n.m[k] = c.node(x, child(n.path, k), depth+1)
+			}
+		case []any: // items as a tuple, kept as it is
+			out := make([]any, len(x))
+			for i, s := range x {
+				out[i] = c.node(s, index(child(n.path, k), i), depth+1)
+			}
+			n.m[k] = out
 		}
 	}
 	for _, k := range schemaMapKeywords {
@@ -816,7 +905,7 @@ func (c *compiler) children(n *nodeState, depth int) {
 		out := make(map[string]any, len(v))
 		for _, name := range sortedKeys(v) {
 			p := child(child(n.path, k), name)
-			if k == "properties" && v[name] == false && c.d.accept != nil {
+			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
 				c.change(p, "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
 				continue
@@ -838,6 +927,39 @@ func (c *compiler) children(n *nodeState, depth int) {
 	}
 }
 
+// shapes removes subschema keywords whose value is not a schema, a map of
+// schemas or a list of them, as the keyword needs.
+func (c *compiler) shapes(n *nodeState) {
+	for _, k := range sortedKeys(n.m) {
+		v := n.m[k]
+		var ok bool
+		switch {
+		case slices.Contains(subschemaKeywords, k):
+			switch v.(type) {
+			case map[string]any, bool:
+				ok = true
+			case []any:
+				ok = k == "items"
+			}
+		case slices.Contains(schemaMapKeywords, k):
+			_, ok = v.(map[string]any)
+			if !ok && k == "properties" {
+				n.m[k] = map[string]any{}
+				c.change(child(n.path, k), "not an object; replaced by {}", "\"properties\" must be an object")
+				continue
+			}
+		case slices.Contains(schemaListKeywords, k):
+			_, ok = v.([]any)
+		default:
+			continue
+		}
+		if !ok {
+			delete(n.m, k)
+			c.change(child(n.path, k), "removed: not a valid value for "+k, "invalid "+k)
+		}
+	}
+}
+
 // strip removes the keywords the dialect does not accept and describes the
 // constraints among them.
 func (c *compiler) strip(n *nodeState) {
@@ -850,7 +972,7 @@ func (c *compiler) strip(n *nodeState) {
 			removed = append(removed, k)
 			continue
 		}
-		if f, ok := n.m[k].(string); ok && k == "format" && !c.d.acceptsFormat(f) {
+		if f, ok := n.m[k].(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
 			removed = append(removed, k)
 		}
 	}
@@ -898,6 +1020,12 @@ func (c *compiler) enums(n *nodeState) {
 	if !ok {
 		delete(n.m, "enum")
 		c.change(path, "removed: not an array", "invalid enum")
+		return
+	}
+	if len(list) == 0 {
+		delete(n.m, "enum")
+		n.hints = append(n.hints, "no value is allowed here")
+		c.change(path, "empty enum moved to description", "providers refuse an empty enum")
 		return
 	}
 	if !c.d.stringEnums {
@@ -959,6 +1087,17 @@ func (c *compiler) typed(n *nodeState, inferred string) {
 	}
 	n.m["type"] = inferred
 	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
+}
+
+// typedStrict gives a node without a type the type its keywords imply in
+// strict mode, which needs one on every schema; a node that could be
+// anything is left for strictNode to report.
+func (c *compiler) typedStrict(n *nodeState, inferred string) {
+	if !c.d.strict || inferred == "" || hasKey(n.m, "type") || hasKey(n.m, "enum") || hasKey(n.m, "const") || hasKey(n.m, "anyOf") || hasKey(n.m, "$ref") {
+		return
+	}
+	n.m["type"] = inferred
+	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
 }
 
 // required cleans "required": only strings, once each, and where the

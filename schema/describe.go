@@ -74,6 +74,7 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 		add(c.others(m["unevaluatedProperties"], hasProps, depth), "unevaluatedProperties")
 	}
 	if removing("patternProperties") {
+		add("", "patternProperties")
 		if pp, ok := m["patternProperties"].(map[string]any); ok {
 			for _, p := range sortedKeys(pp) {
 				add("keys matching "+p+": "+c.compact(pp[p], depth+1), "patternProperties")

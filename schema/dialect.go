@@ -20,9 +20,9 @@ type Dialect struct {
 	// accept lists the keywords the provider accepts; nil accepts every
 	// keyword. reject lists keywords it refuses even so.
 	accept, reject set
-	// formats lists the values of "format" the provider accepts; nil
-	// accepts every format.
-	formats set
+	// formats lists the values of "format" the provider accepts, by the
+	// type of the node; nil accepts every format.
+	formats map[string]set
 	// typeArrays: "type": ["string", "null"] is accepted. Without it a
 	// nullable value is said with "nullable": true when that keyword is
 	// accepted, else with an anyOf that has a {"type": "null"} alternative.
@@ -92,7 +92,7 @@ var (
 			"items", "anyOf", "enum", "const", "$ref", "$defs", "definitions",
 			"pattern", "format", "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
 			"minItems", "maxItems"),
-		formats:    setOf("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"),
+		formats:    map[string]set{"string": setOf("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")},
 		typeArrays: true, simplify: true, items: true, rootProperties: true, declaredRequired: true, strict: true,
 	}
 
@@ -107,7 +107,7 @@ var (
 	Gemini = Dialect{
 		name:     "gemini",
 		accept:   setOf("type", "format", "description", "nullable", "enum", "properties", "required", "items"),
-		formats:  setOf("date-time", "int32", "int64", "float", "double"),
+		formats:  map[string]set{"string": setOf("date-time"), "integer": setOf("int32", "int64"), "number": setOf("float", "double")},
 		simplify: true, stringEnums: true, typed: true, items: true, declaredRequired: true,
 	}
 
@@ -119,7 +119,7 @@ var (
 		accept: setOf("$id", "$defs", "$ref", "$anchor", "type", "format", "title", "description", "enum",
 			"items", "prefixItems", "minItems", "maxItems", "minimum", "maximum", "anyOf", "oneOf",
 			"properties", "additionalProperties", "required", "propertyOrdering"),
-		formats:  setOf("date-time", "date", "time", "int32", "int64", "float", "double"),
+		formats:  map[string]set{"string": setOf("date-time", "date", "time"), "integer": setOf("int32", "int64"), "number": setOf("float", "double")},
 		simplify: true, typed: true, items: true, declaredRequired: true,
 	}
 
@@ -194,9 +194,10 @@ func (d Dialect) Accepts(keyword string) bool {
 	return (d.accept == nil || d.accept[keyword]) && !d.reject[keyword]
 }
 
-// acceptsFormat reports whether the dialect keeps "format": f.
-func (d Dialect) acceptsFormat(f string) bool {
-	return d.Accepts("format") && (d.formats == nil || d.formats[f])
+// acceptsFormat reports whether the dialect keeps "format": f on a node of
+// this type.
+func (d Dialect) acceptsFormat(f, typ string) bool {
+	return d.Accepts("format") && (d.formats == nil || d.formats[typ][f])
 }
 
 // unions reports whether the dialect keeps anyOf.
@@ -208,3 +209,7 @@ func (d Dialect) refs() bool { return d.Accepts("$ref") && d.Accepts("$defs") }
 // nullableKeyword reports whether the dialect says nullable with
 // "nullable": true (OpenAPI 3.0).
 func (d Dialect) nullableKeyword() bool { return d.accept["nullable"] && !d.reject["nullable"] }
+
+// booleans reports whether the dialect keeps boolean schemas (true, false)
+// as they are: only where it takes JSON Schema untouched.
+func (d Dialect) booleans() bool { return d.accept == nil && !d.simplify }

@@ -101,16 +101,19 @@ type propertyPath struct {
 // propertyPaths walks a schema the way arguments are shaped — through
 // properties, items, unions, allOf and local references (each reference
 // once per branch) — and returns every property it declares. It is written
-// independently of the compiler.
-func propertyPaths(doc any) []propertyPath {
+// independently of the compiler. complete is false when the schema was too
+// large to walk in full (references can make it exponential).
+func propertyPaths(doc any) (paths []propertyPath, complete bool) {
 	var out []propertyPath
 	seen := map[string]bool{}
+	budget := 20000
 	var walk func(v any, args, loc string, refs []string, depth int)
 	walk = func(v any, args, loc string, refs []string, depth int) {
 		m, ok := v.(map[string]any)
-		if !ok || depth > 40 {
+		if !ok || depth > 40 || budget <= 0 {
 			return
 		}
+		budget--
 		if ref, ok := m["$ref"].(string); ok && strings.HasPrefix(ref, "#") && !slices.Contains(refs, ref) {
 			ck := providerCheck{root: doc}
 			walk(ck.pointerTarget(ref), args, loc, append(slices.Clone(refs), ref), depth+1)
@@ -152,7 +155,7 @@ func propertyPaths(doc any) []propertyPath {
 		}
 	}
 	walk(doc, "", "", nil, 0)
-	return out
+	return out, budget > 0
 }
 
 // lostProperties returns the properties of orig that compiled lacks and
@@ -160,11 +163,16 @@ func propertyPaths(doc any) []propertyPath {
 // property was declared that says it was removed, described or cut.
 func lostProperties(orig, compiled any, rep Report) []string {
 	have := map[string]bool{}
-	for _, p := range propertyPaths(compiled) {
+	after, complete := propertyPaths(compiled)
+	before, complete2 := propertyPaths(orig)
+	if !complete || !complete2 {
+		return nil
+	}
+	for _, p := range after {
 		have[p.args] = true
 	}
 	var lost []string
-	for _, p := range propertyPaths(orig) {
+	for _, p := range before {
 		if have[p.args] || explained(p.schema, rep) {
 			continue
 		}

@@ -55,8 +55,11 @@ func intersect(a, b map[string]any) {
 		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
 			x, xok := av.(map[string]any)
 			y, yok := bv.(map[string]any)
-			if !xok || !yok {
-				addHint(a, "also "+k+": "+literal(bv))
+			switch {
+			case !yok: // b's is invalid: a's stands
+				continue
+			case !xok:
+				a[k] = y
 				continue
 			}
 			out := maps.Clone(x)
@@ -204,7 +207,7 @@ func greater(a, b any) bool {
 // anything.
 func kindOf(m map[string]any) string {
 	for _, t := range typeSet(m["type"]) {
-		if t != "null" {
+		if t != "null" && slices.Contains(jsonTypes, t) {
 			return t
 		}
 	}
@@ -221,7 +224,7 @@ var (
 
 // inferType returns the type a schema's keywords imply, or "".
 func inferType(m map[string]any) string {
-	if t, ok := m["type"].(string); ok {
+	if t, ok := m["type"].(string); ok && slices.Contains(jsonTypes, t) {
 		return t
 	}
 	has := func(keys []string) bool {
@@ -323,7 +326,7 @@ func literals(alts []any) ([]any, string, []string, bool) {
 // dialect without unions. Objects are merged (properties united, a
 // property's literal values united, required what every alternative
 // requires); alternatives of another type than the one kept are described.
-func (c *compiler) mergeUnion(alts []map[string]any, exclusive bool) map[string]any {
+func (c *compiler) mergeUnion(alts []map[string]any, exclusive bool) (merged map[string]any, described int) {
 	kinds := make([]string, len(alts))
 	keepKind := ""
 	for i, a := range alts {
@@ -356,7 +359,7 @@ func (c *compiler) mergeUnion(alts []map[string]any, exclusive bool) map[string]
 		}
 		addHint(out, "or "+strings.Join(alts, " or "))
 	}
-	return out
+	return out, len(others)
 }
 
 // groupKind puts integers with numbers.

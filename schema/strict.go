@@ -26,6 +26,11 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	if n.open {
 		c.notStrict(n.path, "an object that takes keys beyond its declared properties (a map: additionalProperties, patternProperties, or no properties at all) cannot be strict")
+		if ap := n.m["additionalProperties"]; ap == nil || ap == false {
+			// patternProperties went into the description: say open.
+			n.m["additionalProperties"] = true
+			c.change(child(n.path, "additionalProperties"), "set to true: keys beyond the declared properties are allowed", "")
+		}
 		return
 	}
 	props, _ := n.m["properties"].(map[string]any)
@@ -89,7 +94,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 	case c.d.nullableKeyword():
 		n.m["nullable"] = true
 	case c.d.unions():
-		if alts, ok := n.m["anyOf"].([]any); ok && onlyUnion(n.m) {
+		if alts, ok := n.m["anyOf"].([]any); ok && unionTakesNull(n.m) {
 			if !slices.ContainsFunc(alts, isNullSchema) {
 				n.m["anyOf"] = append(slices.Clone(alts), map[string]any{"type": "null"})
 			}
@@ -110,13 +115,12 @@ func (c *compiler) sayNullable(n *nodeState) {
 	}
 }
 
-// onlyUnion reports whether a schema is an anyOf with nothing else but a
-// description.
-func onlyUnion(m map[string]any) bool {
-	for k := range m {
-		switch k {
-		case "anyOf", "description", "title", hintKey:
-		default:
+// unionTakesNull reports whether a null alternative added to a schema's
+// anyOf lets null through: no keyword beside it refuses null (the others
+// apply to objects, arrays, strings or numbers only).
+func unionTakesNull(m map[string]any) bool {
+	for _, k := range []string{"type", "enum", "const", "not", "allOf", "oneOf", "$ref", "if"} {
+		if hasKey(m, k) {
 			return false
 		}
 	}
