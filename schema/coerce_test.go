@@ -34,7 +34,7 @@ func TestCoerce(t *testing.T) {
 	v := mustCompile(t, coerceSchema)
 	tests := []struct {
 		name, args, want string
-		changes        []string
+		changes          []string
 	}{
 		{"integer", `{"count":"5"}`, `{"count":5}`, []string{`count: "5" → 5`}},
 		{"integer canonical", `{"count":"1e3"}`, `{"count":1000}`, []string{`count: "1e3" → 1000`}},

@@ -11,9 +11,9 @@ import (
 // that does not fit is replaced by a typed placeholder whose description
 // says so, and the original is still what arguments are checked against.
 const (
-	maxDepth  = 64    // schema nesting followed
-	maxNodes  = 5000  // schema nodes emitted
-	maxRounds = 32    // rounds of reference, allOf and union rewriting on one node
+	maxDepth  = 64   // schema nesting followed
+	maxNodes  = 5000 // schema nodes emitted
+	maxRounds = 32   // rounds of reference, allOf and union rewriting on one node
 )
 
 // hintKey holds, inside a schema being compiled, descriptions of
