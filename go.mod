@@ -13,6 +13,8 @@ require github.com/alecthomas/kong v1.17.0
 require (
 	github.com/bmatcuk/doublestar/v4 v4.10.4 // indirect
 	github.com/creack/pty v1.1.24 // indirect
+	github.com/dlclark/regexp2/v2 v2.5.1 // indirect
+	github.com/tiktoken-go/tokenizer v0.10.0 // indirect
 	go.uber.org/goleak v1.3.0 // indirect
 	golang.org/x/image v0.47.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect

@@ -10,11 +10,16 @@ import (
 // EventType names an event.
 type EventType string
 
-// The events of a call, in the order a call emits them.
+// The events of a call. A call emits start, then any updates, hook decisions
+// and a block, then end.
 const (
 	EventStart  EventType = "tool_execution_start"
 	EventUpdate EventType = "tool_execution_update"
 	EventEnd    EventType = "tool_execution_end"
+	// EventHook reports a before_tool_call hook's decision.
+	EventHook EventType = "hook_decision"
+	// EventBlocked reports that the call was blocked, and why.
+	EventBlocked EventType = "tool_blocked"
 )
 
 // Event is something that happened to a call.
@@ -26,13 +31,39 @@ type Event struct {
 	// tool for updates.
 	Args any `json:"args,omitempty"`
 	// PartialResult is set on updates.
-	PartialResult *tool.Result `json:"partialResult,omitempty"`
+	PartialResult *EventResult `json:"partialResult,omitempty"`
 	// Result and IsError are set on end.
-	Result  *tool.Result `json:"result,omitempty"`
+	Result  *EventResult `json:"result,omitempty"`
 	IsError bool         `json:"isError,omitempty"`
+	// Hook names the hook of a hook decision; Decision is what it decided
+	// ("allow", "block", "params", "approval", "error").
+	Hook     string `json:"hook,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	// Reason says why a call was blocked or a hook decided as it did.
+	Reason string `json:"reason,omitempty"`
 	// Missed counts the events this subscriber lost, because its buffer was
 	// full, since the event it received before this one.
 	Missed uint64 `json:"missed,omitempty"`
+}
+
+// EventResult is a result as events carry it: text cut to the event cap,
+// images replaced by their size, and for errors the error text.
+type EventResult struct {
+	Content []EventContent `json:"content"`
+	Details any            `json:"details,omitempty"`
+	IsError bool           `json:"isError"`
+	// Error is the error's text: its first non-empty line, at most 400
+	// characters; set when IsError.
+	Error string `json:"error,omitempty"`
+}
+
+// EventContent is a content block in an event: text, or an image's size.
+type EventContent struct {
+	Type     tool.ContentType `json:"type"`
+	Text     string           `json:"text,omitempty"`
+	MIMEType string           `json:"mimeType,omitempty"`
+	Bytes    int              `json:"bytes,omitempty"`
+	Omitted  bool             `json:"omitted,omitempty"`
 }
 
 // Bus delivers events to any number of subscribers. Publishing never blocks:

@@ -1,6 +1,20 @@
-// Package invoke runs tool calls through one governed pipeline: the name is
-// resolved, events are emitted, and the call passes through a chain of steps
-// — small middlewares in the style of net/http — before the tool executes.
+// Package invoke runs tool calls through one governed pipeline. A call's name
+// is resolved, a start event is emitted, the call passes through a chain of
+// steps — small middlewares in the style of net/http, each replaceable — and
+// an end event reports the result:
+//
+//	persist    tool_result_persist hooks rewrite what is stored
+//	shape      truncation (full output kept), images, UTF-8, error envelopes
+//	arguments  an object, a JSON string holding one, or nothing
+//	normalize  case styles, aliases, flattened text, HTML entities, coercion
+//	validate   every violation of the tool's full schema at once
+//	hooks      before_tool_call: block, change parameters, require approval
+//	confirm    ask a person when approval is required (fail closed)
+//	after      after_tool_call hooks observe the outcome
+//	loop       repeated identical calls warned, then blocked (off by default)
+//	timeout    deadline and cancellation, even for tools that ignore them
+//	external   text from outside wrapped as untrusted content
+//	execute    the tool itself; panics and Go errors become results
 //
 //	r := invoke.New(reg, &tool.Context{WorkspaceDir: dir})
 //	msg := r.Run(ctx, tool.Call{ID: "call_1", Name: "read", Arguments: []byte(`{"path":"go.mod"}`)})
@@ -10,7 +24,6 @@ package invoke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -19,92 +32,111 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/registry"
-	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// Request is one call as it moves through the pipeline. Steps may read and
-// change it; the execute step hands Call, Context and Update to the tool.
-type Request struct {
-	// Call is the call. After the arguments step, Call.Arguments is the
-	// JSON text of an object (not yet checked to be well formed: the
-	// validate step does that).
-	Call tool.Call
-	// Tool is the resolved tool.
-	Tool *tool.Tool
-	// Context says who and where the call runs for.
-	Context *tool.Context
-	// Update reports partial results as tool_execution_update events.
-	Update tool.UpdateFunc
-	// Log is the runner's logger.
-	Log *slog.Logger
+// Config holds the pipeline's limits. Zero fields take the defaults below.
+type Config struct {
+	// DefaultTimeout bounds a call whose tool sets no timeout (5 minutes).
+	DefaultTimeout time.Duration
+	// MaxTimeout bounds a per-call timeout override (1 hour).
+	MaxTimeout time.Duration
+	// CancelGrace is how long a timed-out or cancelled tool may take to
+	// return what it has before the call ends without it (500 ms).
+	CancelGrace time.Duration
 
-	resolved *resolvedTool
-	args     map[string]any // decoded Call.Arguments, once needed
+	// MaxResultChars caps the text of a result (40,000 characters).
+	MaxResultChars int
+	// MaxResultTokens, when set, also caps it in tokens (o200k encoding).
+	MaxResultTokens int
+	// ContextWindow and ContextShare, when both set, cap a result at that
+	// share of the model's context window, in tokens.
+	ContextWindow int
+	ContextShare  float64
+	// EventMaxChars caps text in event payloads (8,000 characters).
+	EventMaxChars int
+	// Images bound images sent to a model (1200 px, 5 MiB).
+	Images content.ImageLimits
+
+	// UpdateInterval is the least time between two update events of a call
+	// (50 ms, so at most 20 a second); the last update is always delivered.
+	UpdateInterval time.Duration
+
+	// DisableNormalization turns off argument repairs (case styles, aliases,
+	// flattened text, HTML entities, scalar coercion).
+	DisableNormalization bool
+	// DisableCoercion keeps "5" from becoming 5 for a number parameter.
+	DisableCoercion bool
+
+	// ExternalNotice replaces the security notice before external content;
+	// OmitExternalNotice writes none.
+	ExternalNotice     string
+	OmitExternalNotice bool
+
+	// ConfirmTimeout is how long a person has to answer an approval
+	// request before the call is blocked (2 minutes).
+	ConfirmTimeout time.Duration
+
+	// Loop configures loop detection; off unless set.
+	Loop LoopConfig
 }
 
-// Args returns the arguments decoded, numbers as json.Number. They are
-// decoded from Call.Arguments on first use; steps that only pass arguments
-// along never pay for it. Changing the map has no effect: use SetArgs.
-func (req *Request) Args() (map[string]any, error) {
-	if req.args != nil {
-		return req.args, nil
+// The defaults of Config.
+const (
+	DefaultTimeout        = 5 * time.Minute
+	DefaultMaxTimeout     = time.Hour
+	DefaultCancelGrace    = 500 * time.Millisecond
+	DefaultMaxResultChars = 40_000
+	DefaultEventMaxChars  = 8_000
+	DefaultUpdateInterval = 50 * time.Millisecond
+)
+
+func (c Config) withDefaults() Config {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
 	}
-	args, err := decodeObject(req.Call.Arguments)
-	if err != nil {
-		return nil, err
+	def(&c.DefaultTimeout, DefaultTimeout)
+	def(&c.MaxTimeout, DefaultMaxTimeout)
+	def(&c.CancelGrace, DefaultCancelGrace)
+	def(&c.UpdateInterval, DefaultUpdateInterval)
+	def(&c.ConfirmTimeout, DefaultConfirmTimeout)
+	if c.MaxResultChars <= 0 {
+		c.MaxResultChars = DefaultMaxResultChars
 	}
-	req.args = args
-	return args, nil
-}
-
-// SetArgs replaces the arguments; Call.Arguments becomes their JSON.
-func (req *Request) SetArgs(args map[string]any) error {
-	raw, err := json.Marshal(args)
-	if err != nil {
-		return fmt.Errorf("encoding arguments: %w", err)
+	if c.EventMaxChars <= 0 {
+		c.EventMaxChars = DefaultEventMaxChars
 	}
-	req.args, req.Call.Arguments = args, raw
-	return nil
-}
-
-// Validator returns the compiled validator of the request's tool, compiled
-// once and cached for as long as the registry does not change.
-func (req *Request) Validator() (*schema.Validator, error) {
-	if req.resolved == nil || &req.resolved.tool != req.Tool {
-		return schema.Compile(req.Tool.Parameters)
-	}
-	return req.resolved.validator()
-}
-
-// Handler runs a request and returns its result.
-type Handler func(ctx context.Context, req *Request) tool.Result
-
-// Middleware wraps a Handler with one step of the pipeline.
-type Middleware func(next Handler) Handler
-
-// Step is a named middleware; the names let an embedding program insert,
-// replace or remove steps (see WithSteps).
-type Step struct {
-	Name string
-	Wrap Middleware
+	return c
 }
 
 // Runner runs calls against a registry for one tool context.
 type Runner struct {
-	reg     *registry.Registry
-	tc      *tool.Context
-	selects []registry.Option
-	log     *slog.Logger
-	events  Bus
-	steps   []Step
-	chain   Handler
-	cache   atomic.Pointer[toolCache]
+	reg       *registry.Registry
+	tc        *tool.Context
+	cfg       Config
+	selects   []registry.Option
+	log       *slog.Logger
+	events    Bus
+	hooks     *Hooks
+	confirmer Confirmer
+	persist   []func(context.Context, tool.ResultMessage)
+	outputs   tool.Outputs
+	loops     *loopMemory
+	steps     []Step
+	chain     Handler
+	cache     atomic.Pointer[toolCache]
+	late      atomic.Int64 // results of abandoned calls, dropped
 }
 
 // Option configures a Runner.
 type Option func(*Runner)
+
+// WithConfig sets the pipeline's limits.
+func WithConfig(c Config) Option { return func(r *Runner) { r.cfg = c } }
 
 // WithSelection limits the tools the runner will run to those the registry
 // options select (profile, section, include, exclude). Other tools are
@@ -116,13 +148,31 @@ func WithSelection(opts ...registry.Option) Option {
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(r *Runner) { r.log = l } }
 
+// WithHooks makes the runner run the hooks registered in h.
+func WithHooks(h *Hooks) Option { return func(r *Runner) { r.hooks = h } }
+
+// WithConfirmer sets who is asked when a call needs approval. Without one,
+// such calls are blocked.
+func WithConfirmer(c Confirmer) Option { return func(r *Runner) { r.confirmer = c } }
+
+// WithOutputs sets where full outputs of cut results are kept (default: in
+// memory, 64 MiB). The tool context's Outputs is set to it, so the
+// result_read tool reads from the same place.
+func WithOutputs(o tool.Outputs) Option { return func(r *Runner) { r.outputs = o } }
+
+// WithPersist adds a function that receives every result message to be
+// stored, after the tool_result_persist hooks have run.
+func WithPersist(fn func(context.Context, tool.ResultMessage)) Option {
+	return func(r *Runner) { r.persist = append(r.persist, fn) }
+}
+
 // WithSteps edits the list of steps: edit receives the default steps in order
 // and returns the steps to use.
 func WithSteps(edit func([]Step) []Step) Option {
 	return func(r *Runner) { r.steps = edit(r.steps) }
 }
 
-// Use appends middlewares after the default steps, just before the tool
+// Use adds middlewares after the default steps, just before the tool
 // executes.
 func Use(mws ...Middleware) Option {
 	return func(r *Runner) {
@@ -132,25 +182,44 @@ func Use(mws ...Middleware) Option {
 	}
 }
 
-// DefaultSteps returns the steps a Runner starts with, in order:
-// "arguments" (accept an object, a JSON string holding one, or nothing) and
-// "validate" (against the tool's full schema).
-func DefaultSteps() []Step {
+// DefaultSteps returns the steps a runner starts with, in order (see the
+// package documentation). They are bound to r.
+func (r *Runner) DefaultSteps() []Step {
 	return []Step{
-		{Name: "arguments", Wrap: Arguments},
-		{Name: "validate", Wrap: Validate},
+		{"persist", r.persistStep},
+		{"shape", r.shapeStep},
+		{"arguments", Arguments},
+		{"normalize", r.normalizeStep},
+		{"validate", Validate},
+		{"hooks", r.hooksStep},
+		{"confirm", r.confirmStep},
+		{"after", r.afterStep},
+		{"loop", r.loopStep},
+		{"timeout", r.timeoutStep},
+		{"external", r.externalStep},
 	}
 }
 
 // New returns a runner for the tools of reg, run for tc (which may be nil).
 func New(reg *registry.Registry, tc *tool.Context, opts ...Option) *Runner {
-	if tc == nil {
-		tc = &tool.Context{}
-	}
-	r := &Runner{reg: reg, tc: tc, log: slog.Default(), steps: DefaultSteps()}
+	r := &Runner{reg: reg, log: slog.Default(), hooks: NewHooks()}
+	r.steps = r.DefaultSteps()
 	for _, o := range opts {
 		o(r)
 	}
+	r.cfg = r.cfg.withDefaults()
+	if r.outputs == nil {
+		r.outputs = NewMemoryOutputs(64 << 20)
+	}
+	ctx := tool.Context{}
+	if tc != nil {
+		ctx = *tc
+	}
+	if ctx.Outputs == nil {
+		ctx.Outputs = r.outputs
+	}
+	r.tc = &ctx
+	r.loops = newLoopMemory()
 	var h Handler = Execute
 	for i := len(r.steps) - 1; i >= 0; i-- {
 		h = r.steps[i].Wrap(h)
@@ -165,6 +234,19 @@ func (r *Runner) Steps() []Step { return append([]Step(nil), r.steps...) }
 // Subscribe returns a subscription to the runner's events; see Bus.Subscribe.
 func (r *Runner) Subscribe(buffer int) *Subscription { return r.events.Subscribe(buffer) }
 
+// Hooks returns the hooks the runner runs; register more at any time.
+func (r *Runner) Hooks() *Hooks { return r.hooks }
+
+// Config returns the runner's limits, defaults filled in.
+func (r *Runner) Config() Config { return r.cfg }
+
+// Context returns the tool context the runner runs calls for.
+func (r *Runner) Context() *tool.Context { return r.tc }
+
+// LateResults counts results that arrived after their call had already ended
+// (timed out or cancelled) and were dropped.
+func (r *Runner) LateResults() int64 { return r.late.Load() }
+
 // Tools returns the tools the runner offers, resolved for its context, in
 // resolution order. Tools whose factories fail are left out and reported to
 // onError.
@@ -172,9 +254,24 @@ func (r *Runner) Tools(onError registry.ErrorFunc) []tool.Tool {
 	return r.reg.ResolveAll(r.tc, onError, r.selects...)
 }
 
+// CallOption adjusts one call.
+type CallOption func(*Request)
+
+// Timeout sets the call's timeout, bounded by the runner's MaxTimeout.
+func Timeout(d time.Duration) CallOption { return func(req *Request) { req.Timeout = d } }
+
+// FromProvider says which model provider issued the call ("xai", …).
+func FromProvider(name string) CallOption { return func(req *Request) { req.Provider = name } }
+
+// OnUpdate receives the call's updates, coalesced like update events. It
+// runs on the tool's goroutine and must not block for long.
+func OnUpdate(fn func(tool.Result)) CallOption {
+	return func(req *Request) { req.onUpdate = fn }
+}
+
 // Run runs one call and returns its result message. It never panics and
 // never returns without a message.
-func (r *Runner) Run(ctx context.Context, call tool.Call) (msg tool.ResultMessage) {
+func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (msg tool.ResultMessage) {
 	name := strings.TrimSpace(call.Name)
 	defer func() {
 		if p := recover(); p != nil {
@@ -183,42 +280,55 @@ func (r *Runner) Run(ctx context.Context, call tool.Call) (msg tool.ResultMessag
 			msg = message(call.ID, name, res)
 		}
 	}()
+	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r}
+	for _, o := range opts {
+		o(req)
+	}
 	rt, res := r.resolve(name)
 	if rt != nil {
+		req.Tool, req.resolved = &rt.tool, rt
 		name = rt.tool.Name
+	} else {
+		req.Tool = &tool.Tool{Name: name}
 	}
-	req := &Request{Call: call, Context: r.tc, Update: noUpdate, Log: r.log}
 	if r.events.Active() {
 		r.events.Publish(Event{Type: EventStart, ToolCallID: call.ID, ToolName: name, Args: rawArgs(call.Arguments)})
-		req.Update = func(partial tool.Result) {
-			r.events.Publish(Event{Type: EventUpdate, ToolCallID: call.ID, ToolName: name, Args: req.Call.Arguments, PartialResult: &partial})
-		}
+	}
+	var prog *progress
+	req.Update = noUpdate
+	if req.onUpdate != nil || r.events.Active() {
+		prog = &progress{r: r, req: req}
+		req.Update = prog.update
 	}
 	if rt != nil {
-		req.Tool, req.resolved = &rt.tool, rt
 		res = r.chain(ctx, req)
+	} else {
+		res = complete(res)
 	}
-	res = complete(res)
+	if prog != nil {
+		prog.end()
+	}
 	if r.events.Active() {
-		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: &res, IsError: res.IsError})
+		ev := r.eventResult(res)
+		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: ev, IsError: res.IsError})
 	}
 	return message(call.ID, name, res)
 }
 
-func noUpdate(tool.Result) {}
-
 // RunBatch runs the calls of one model turn concurrently and returns their
 // result messages in the order of calls. A failing or panicking call does not
 // affect the others; cancelling ctx cancels them all.
-func (r *Runner) RunBatch(ctx context.Context, calls []tool.Call) []tool.ResultMessage {
+func (r *Runner) RunBatch(ctx context.Context, calls []tool.Call, opts ...CallOption) []tool.ResultMessage {
 	out := make([]tool.ResultMessage, len(calls))
 	var wg sync.WaitGroup
 	for i := range calls {
-		wg.Go(func() { out[i] = r.Run(ctx, calls[i]) })
+		wg.Go(func() { out[i] = r.Run(ctx, calls[i], opts...) })
 	}
 	wg.Wait()
 	return out
 }
+
+func noUpdate(tool.Result) {}
 
 func message(id, name string, res tool.Result) tool.ResultMessage {
 	return tool.ResultMessage{
@@ -246,7 +356,7 @@ func complete(res tool.Result) tool.Result {
 
 // Execute is the innermost handler: it runs the tool. A panic becomes an
 // error result (the stack goes to the log, not to the model); a Go error
-// becomes an error envelope.
+// becomes an error envelope, through the tool's MapError when it has one.
 func Execute(ctx context.Context, req *Request) (res tool.Result) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -256,20 +366,23 @@ func Execute(ctx context.Context, req *Request) (res tool.Result) {
 	}()
 	res, err := req.Tool.Execute(ctx, req.Call, req.Context, req.Update)
 	if err != nil {
-		return ErrorResult(req.Tool.Name, err)
+		return ErrorResult(req.Tool, err)
 	}
 	return res
 }
 
 // ErrorResult turns a Go error from a tool into the error envelope a model
-// sees: {"status":"error","tool":NAME,"error":MESSAGE}.
-func ErrorResult(name string, err error) tool.Result {
-	return tool.Envelope{Status: "error", Tool: name, Error: err.Error()}.Result()
-}
-
-func (req *Request) logger() *slog.Logger {
-	if req.Log != nil {
-		return req.Log
+// sees: {"status":"error","tool":NAME,"error":MESSAGE}, with canRetry and a
+// suggestion when the tool's MapError provides them.
+func ErrorResult(t *tool.Tool, err error) tool.Result {
+	env := tool.Envelope{Status: "error", Tool: t.Name, Error: err.Error()}
+	if t.MapError != nil {
+		info := t.MapError(err)
+		if info.Message != "" {
+			env.Error = info.Message
+		}
+		env.CanRetry = &info.CanRetry
+		env.Suggestion = info.Suggestion
 	}
-	return slog.Default()
+	return env.Result()
 }

@@ -95,59 +95,157 @@ func jsonKind(b []byte) string {
 }
 
 // Validate is the "validate" step: it checks the arguments against the
-// tool's full parameter schema and reports every violation at once.
-// Well-formed arguments in the common case are checked straight from their
-// JSON text; the rest are decoded and checked in full.
+// tool's full parameter schema — never a provider's compiled version of it —
+// and reports every violation at once. Well-formed arguments in the common
+// case are checked straight from their JSON text; the rest are decoded and
+// checked in full.
 func Validate(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
-		v, err := req.Validator()
-		if err != nil {
-			req.logger().Error("tool has an invalid parameter schema", "tool", req.Tool.Name, "err", err)
-			return tool.Envelope{Status: "error", Tool: req.Tool.Name, Error: "the tool's parameter schema is invalid, so it cannot be called: " + err.Error()}.Result()
-		}
-		if v.Accepts(req.Call.Arguments) {
-			return next(ctx, req)
-		}
-		args, err := req.Args()
-		if err != nil {
-			return invalidArguments(req.Tool.Name, fmt.Errorf("they are not valid JSON (%v); received: %s", err, clip(string(req.Call.Arguments), 200)))
-		}
-		if errs := v.Validate(args); len(errs) > 0 {
-			return ValidationResult(req.Tool.Name, errs, args)
+		if err := validate(req); err != nil {
+			return *err
 		}
 		return next(ctx, req)
 	}
 }
 
+// validate returns the error result for invalid arguments, or nil.
+func validate(req *Request) *tool.Result {
+	v, err := req.Validator()
+	if err != nil {
+		req.logger().Error("tool has an invalid parameter schema", "tool", req.Tool.Name, "err", err)
+		res := tool.Envelope{Status: "error", Tool: req.Tool.Name, Error: "the tool's parameter schema is invalid, so it cannot be called: " + err.Error()}.Result()
+		return &res
+	}
+	if valid, _ := req.quickCheck(); valid {
+		return nil
+	}
+	args, err := req.Args()
+	if err != nil {
+		res := invalidArguments(req.Tool.Name, fmt.Errorf("they are not valid JSON (%v); received: %s", err, clip(string(req.Call.Arguments), 200)))
+		return &res
+	}
+	errs := v.Validate(args)
+	if len(errs) == 0 {
+		return nil
+	}
+	res := ValidationResult(req.Tool.Name, errs, args, req.Call.Arguments)
+	return &res
+}
+
 // MaxReceivedBytes bounds the arguments echoed in a validation error.
 const MaxReceivedBytes = 2048
 
-// ValidationResult is the error result for arguments that violate a schema:
+// ValidationResult is the error result for arguments that violate a schema.
+// Required parameters missing at the top level come first, in the words
+// models respond to best:
+//
+//	Missing required parameter: content (received: path). Supply correct parameters before retrying.
+//
+// Every other violation follows, one per line, with the arguments received:
 //
 //	Validation failed for tool "NAME":
 //	  - <path>: <message>
 //	Received arguments:
 //	{ … }
 //
-// The details hold the errors as data.
-func ValidationResult(name string, errs []schema.Error, args any) tool.Result {
+// raw, the arguments' JSON text, gives the order of the received keys. The
+// details hold the errors as data.
+func ValidationResult(name string, errs []schema.Error, args map[string]any, raw []byte) tool.Result {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Validation failed for tool %q:\n", name)
+	var missing []string
+	var rest []schema.Error
 	for _, e := range errs {
-		b.WriteString("  - ")
-		b.WriteString(e.String())
-		b.WriteByte('\n')
+		if e.Path == "" && len(e.Missing) > 0 {
+			missing = append(missing, e.Missing...)
+		} else {
+			rest = append(rest, e)
+		}
 	}
-	b.WriteString("Received arguments:\n")
-	received, err := json.MarshalIndent(args, "", "  ")
-	if err != nil {
-		received = []byte(fmt.Sprintf("%v", args))
+	if len(missing) > 0 {
+		noun := "parameter"
+		if len(missing) > 1 {
+			noun = "parameters"
+		}
+		fmt.Fprintf(&b, "Missing required %s: %s (received: %s). Supply correct parameters before retrying.", noun, strings.Join(missing, ", "), receivedKeys(raw, args))
 	}
-	b.WriteString(clip(string(received), MaxReceivedBytes))
+	if len(rest) > 0 {
+		if b.Len() > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "Validation failed for tool %q:\n", name)
+		for _, e := range rest {
+			b.WriteString("  - ")
+			b.WriteString(e.String())
+			b.WriteByte('\n')
+		}
+		b.WriteString("Received arguments:\n")
+		received, err := json.MarshalIndent(args, "", "  ")
+		if err != nil {
+			received = []byte(fmt.Sprintf("%v", args))
+		}
+		b.WriteString(clip(string(received), MaxReceivedBytes))
+	}
 	res := tool.Text(b.String())
 	res.IsError = true
 	res.Details = map[string]any{"error": "validation", "errors": errs}
 	return res
+}
+
+// receivedKeys lists the top-level keys of the arguments in the order they
+// were sent, marking values a model may not have meant: path, content=<empty-string>, x=<object>.
+func receivedKeys(raw []byte, args map[string]any) string {
+	keys := keysInOrder(raw)
+	if len(keys) == 0 {
+		return "nothing"
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k
+		switch v := args[k].(type) {
+		case string:
+			if v == "" {
+				parts[i] += "=<empty-string>"
+			}
+		case map[string]any:
+			parts[i] += "=<object>"
+		case []any:
+			parts[i] += "=<array>"
+		case json.Number, float64:
+			parts[i] += "=<number>"
+		case bool:
+			parts[i] += "=<boolean>"
+		case nil:
+			parts[i] += "=<null>"
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// keysInOrder returns the top-level keys of a JSON object in document order,
+// each once.
+func keysInOrder(raw []byte) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	var keys []string
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return keys
+		}
+		k, _ := t.(string)
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return keys
+		}
+	}
+	return keys
 }
 
 // clip cuts s to at most n bytes without splitting a UTF-8 sequence, saying

@@ -3,31 +3,28 @@
 package tools
 
 import (
+	"io"
+
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/fs"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
 )
 
 // Core returns a new registry filled with the built-in tools that are
-// implemented, each in its catalog section. It panics if a built-in tool's
-// definition is invalid, which is a bug in Toolbelt.
-func Core() *registry.Registry {
+// implemented, each in its catalog section, and a closer that stops what the
+// tools keep running (background commands); close it when done. It panics if
+// a built-in tool's definition is invalid, which is a bug in Toolbelt.
+func Core() (*registry.Registry, io.Closer) {
 	reg := registry.New()
-	for _, register := range []func(*registry.Registry) error{
-		fs.Register,
-		registerShell,
-	} {
-		if err := register(reg); err != nil {
+	must := func(err error) {
+		if err != nil {
 			panic("toolbelt: registering the built-in tools: " + err.Error())
 		}
 	}
-	return reg
-}
-
-// registerShell adds exec and process. Core's callers cannot close the
-// manager of their commands yet, so it is not kept, and commands still
-// running in the background when the program exits are not stopped.
-func registerShell(reg *registry.Registry) error {
-	_, err := shell.Register(reg)
-	return err
+	must(fs.Register(reg))
+	commands, err := shell.Register(reg)
+	must(err)
+	must(sessions.Register(reg))
+	return reg, commands
 }

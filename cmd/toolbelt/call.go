@@ -11,18 +11,21 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
 type callCmd struct {
-	Tool     string `arg:"" optional:"" help:"Tool name (id or alias)."`
-	Args     string `help:"Arguments as a JSON object. Without --args or --args-file they are read from stdin when it is not a terminal." placeholder:"JSON"`
-	ArgsFile string `help:"Read the arguments from FILE ('-' for stdin)." placeholder:"FILE"`
-	Batch    string `help:"Run the calls in FILE ('-' for stdin), a JSON array of {\"id\",\"name\",\"arguments\"}, as one model turn; prints the result messages as JSON." placeholder:"FILE"`
-	ID       string `help:"Tool-call id (default: a random one)."`
-	JSON     bool   `name:"json" help:"Print the result message as JSON."`
+	Tool           string        `arg:"" optional:"" help:"Tool name (id or alias)."`
+	Args           string        `help:"Arguments as a JSON object. Without --args or --args-file they are read from stdin when it is not a terminal." placeholder:"JSON"`
+	ArgsFile       string        `help:"Read the arguments from FILE ('-' for stdin)." placeholder:"FILE"`
+	Batch          string        `help:"Run the calls in FILE ('-' for stdin), a JSON array of {\"id\",\"name\",\"arguments\"}, as one model turn; prints the result messages as JSON." placeholder:"FILE"`
+	ID             string        `help:"Tool-call id (default: a random one)."`
+	JSON           bool          `name:"json" help:"Print the result message as JSON."`
+	Timeout        time.Duration `help:"Time limit for the call, e.g. 2s or 5m (default: the tool's own, else 5m; at most 1h)."`
+	MaxResultChars int           `help:"Cap the result's text at N characters (default 40000); the rest is kept and read with result_read." placeholder:"N"`
 	workspaceFlags
 }
 
@@ -34,6 +37,8 @@ func (c *callCmd) Run(e *env) error {
 		return fmt.Errorf("name the tool to call, or give --batch FILE")
 	case c.Args != "" && c.ArgsFile != "":
 		return fmt.Errorf("give the arguments once: --args or --args-file, not both")
+	case c.Timeout < 0 || c.MaxResultChars < 0:
+		return fmt.Errorf("--timeout and --max-result-chars must not be negative")
 	}
 	tc, err := c.runContext()
 	if err != nil {
@@ -41,9 +46,13 @@ func (c *callCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	runner := invoke.New(e.registry(), tc, invoke.WithLogger(e.log))
+	runner := invoke.New(e.registry(), tc, invoke.WithLogger(e.log), invoke.WithConfig(invoke.Config{MaxResultChars: c.MaxResultChars}))
+	var opts []invoke.CallOption
+	if c.Timeout > 0 {
+		opts = append(opts, invoke.Timeout(c.Timeout))
+	}
 	if c.Batch != "" {
-		return c.runBatch(ctx, e, runner)
+		return c.runBatch(ctx, e, runner, opts)
 	}
 	args, err := c.arguments(e)
 	if err != nil {
@@ -53,7 +62,7 @@ func (c *callCmd) Run(e *env) error {
 	if id == "" {
 		id = newCallID()
 	}
-	msg := runner.Run(ctx, tool.Call{ID: id, Name: c.Tool, Arguments: args})
+	msg := runner.Run(ctx, tool.Call{ID: id, Name: c.Tool, Arguments: args}, opts...)
 	if c.JSON {
 		if err := writeJSON(e.stdout, msg); err != nil {
 			return err
@@ -84,7 +93,7 @@ func (c *callCmd) arguments(e *env) (json.RawMessage, error) {
 	return b, nil
 }
 
-func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner) error {
+func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, opts []invoke.CallOption) error {
 	b, err := readInput(e, c.Batch)
 	if err != nil {
 		return err
@@ -106,7 +115,7 @@ func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner) e
 		}
 		seen[calls[i].ID] = true
 	}
-	msgs := runner.RunBatch(ctx, calls)
+	msgs := runner.RunBatch(ctx, calls, opts...)
 	if err := writeJSON(e.stdout, msgs); err != nil {
 		return err
 	}

@@ -19,10 +19,10 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], env{
-		stdin:    os.Stdin,
-		stdout:   os.Stdout,
-		stderr:   os.Stderr,
-		registry: tools.Core,
+		stdin:  os.Stdin,
+		stdout: os.Stdout,
+		stderr: os.Stderr,
+		tools:  tools.Core,
 	}))
 }
 
@@ -30,9 +30,21 @@ func main() {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	// registry makes the registry the commands use.
-	registry func() *registry.Registry
-	log      *slog.Logger
+	// tools makes the registry the commands use, and what closes the
+	// tools' resources.
+	tools func() (*registry.Registry, io.Closer)
+	log   *slog.Logger
+
+	reg    *registry.Registry // made once per run, when a command needs it
+	closer io.Closer
+}
+
+// registry returns the run's registry, making it on first use.
+func (e *env) registry() *registry.Registry {
+	if e.reg == nil {
+		e.reg, e.closer = e.tools()
+	}
+	return e.reg
 }
 
 // cli is the command line grammar.
@@ -94,6 +106,11 @@ func run(args []string, e env) (code int) {
 	}
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	err = kctx.Run(&e)
+	if e.closer != nil {
+		if cerr := e.closer.Close(); cerr != nil {
+			e.log.Warn("stopping the tools' background work", "err", cerr)
+		}
+	}
 	var ec exitCode
 	switch {
 	case err == nil:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,14 +24,14 @@ const cliEnv = "TOOLBELT_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
-		os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, registry: testRegistry}))
+		os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tools: testTools}))
 	}
 	os.Exit(m.Run())
 }
 
-// testRegistry is the core registry plus tools only the tests use.
-func testRegistry() *registry.Registry {
-	reg := tools.Core()
+// testTools is the core registry plus tools only the tests use.
+func testTools() (*registry.Registry, io.Closer) {
+	reg, closer := tools.Core()
 	type greetArgs struct {
 		Name    string `json:"name" jsonschema:"Who to greet" minLength:"1"`
 		Excited bool   `json:"excited,omitempty" jsonschema:"End with an exclamation mark"`
@@ -67,7 +68,7 @@ func testRegistry() *registry.Registry {
 	}, tool.Meta{ID: "test_db", Section: "memory", Label: "Database"}); err != nil {
 		panic(err)
 	}
-	return reg
+	return reg, closer
 }
 
 type cliResult struct {
@@ -106,7 +107,7 @@ func (r cliResult) expect(t *testing.T, code int) cliResult {
 
 func TestList(t *testing.T) {
 	t.Parallel()
-	r := runCLI(t, "", "list").expect(t, 0)
+	r := runCLI(t, "", "list", "--include", "test_db,test_greet,test_fail,test_sleep").expect(t, 0)
 	for _, want := range []string{
 		"Memory (memory)\n  test_db     Database    medium  unavailable: needs a database: none is configured\n",
 		"Messaging (messaging)\n  test_greet  Test Greet  low     available\n",
@@ -159,7 +160,6 @@ func TestListUsageErrors(t *testing.T) {
 		{[]string{"list", "--profile", "everything"}, `unknown profile "everything": use one of minimal, coding, messaging, full`},
 		{[]string{"list", "--include", "test_gret"}, "no tool or group matches test_gret"},
 		{[]string{"list", "--section", "kitchen"}, `unknown section "kitchen"`},
-		{[]string{"list", "--workspace", "/nonexistent/dir"}, "/nonexistent/dir"},
 		{[]string{"list", "--frobnicate"}, "unknown flag --frobnicate"},
 		{[]string{"frobnicate"}, "unexpected argument frobnicate"},
 	} {
@@ -222,17 +222,21 @@ func TestCall(t *testing.T) {
 		{"string arguments", "", []string{"call", "test_greet", "--args", `"{\"name\":\"Str\"}"`}, 0, "Hello, Str.\n", ""},
 		{"no arguments", "", []string{"call", "test_sleep", "--args", `{"ms":1}`}, 0, "slept 1 ms\n", ""},
 		{"tool error", "", []string{"call", "test_fail"}, 1, "", `{"status":"error","tool":"test_fail","error":"the disk is full"}`},
-		{"validation", "", []string{"call", "test_greet", "--args", `{"name":""}`}, 1, "", "  - name: minLength: got 0, want 1"},
+		{"validation", "", []string{"call", "test_greet", "--args", `{"name":""}`}, 1, "", "  - name: minLength: got 0 characters, want at least 1"},
 		{"unknown tool", "", []string{"call", "test_gret", "--args", `{}`}, 1, "", `Tool "test_gret" not found. Did you mean "test_greet"?`},
 		{"unavailable", "", []string{"call", "test_db"}, 1, "", "not available here: needs a database"},
 		{"no tool", "", []string{"call"}, 2, "", "name the tool to call, or give --batch FILE"},
 		{"args twice", "", []string{"call", "test_greet", "--args", "{}", "--args-file", argsFile}, 2, "", "--args or --args-file, not both"},
 		{"missing file", "", []string{"call", "test_greet", "--args-file", filepath.Join(dir, "nope.json")}, 2, "", "no such file"},
 		{"bad workspace", "", []string{"call", "test_greet", "--workspace", filepath.Join(dir, "nope")}, 2, "", "no such file or directory"},
+		{"timeout", "", []string{"call", "test_sleep", "--args", `{"ms":5000}`, "--timeout", "200ms"}, 1, "", "Tool test_sleep timed out after 0.2 s."},
+		{"negative timeout", "", []string{"call", "test_sleep", "--timeout=-1s"}, 2, "", "must not be negative"},
+		{"max result chars", "", []string{"call", "test_greet", "--args", `{"name":"` + strings.Repeat("n", 200) + `"}`, "--max-result-chars", "20"}, 0,
+			"Hello, nnnnnnnnnnnnn\n[... 188 more characters truncated. The full output is kept: call result_read with {\"callId\":\"c\",\"limit\":10,\"offset\":20} to read them.]\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			r := runCLI(t, tc.stdin, tc.args...).expect(t, tc.code)
+			r := runCLI(t, tc.stdin, append(tc.args, "--id", "c")...).expect(t, tc.code)
 			if tc.stdout != "" && r.stdout != tc.stdout {
 				t.Errorf("stdout %q, want %q", r.stdout, tc.stdout)
 			}

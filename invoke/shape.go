@@ -1,0 +1,305 @@
+package invoke
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tiktoken-go/tokenizer"
+	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// shapeStep is the "shape" step: it makes every result fit for a model (see
+// Runner.Shape).
+func (r *Runner) shapeStep(next Handler) Handler {
+	return func(ctx context.Context, req *Request) tool.Result {
+		return r.Shape(ctx, req, next(ctx, req))
+	}
+}
+
+// Shape makes a result fit for a model: text is valid UTF-8 and cut to the
+// configured limit (keeping head and tail when the end matters), with the
+// full text kept under the call id for result_read; images are checked and
+// made to fit; there is at least one block; the pipeline's notes join the
+// details.
+func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.Result {
+	blocks := res.Content
+	copied := false
+	own := func() { // copy before the first change: the tool may share its slice
+		if !copied {
+			blocks = append([]tool.Content(nil), blocks...)
+			copied = true
+		}
+	}
+	texts, textBytes := 0, 0
+	for i, c := range blocks {
+		switch c.Type {
+		case tool.TextContent:
+			texts++
+			textBytes += len(c.Text)
+			if !utf8.ValidString(c.Text) {
+				own()
+				blocks[i].Text = content.ValidUTF8(c.Text)
+			}
+		case tool.ImageContent:
+			f := content.FitImage(c.Data, c.MIMEType, r.cfg.Images)
+			switch {
+			case f.Note != "":
+				own()
+				blocks[i] = tool.Content{Type: tool.TextContent, Text: f.Note}
+				texts++
+				textBytes += len(f.Note)
+			case f.Data != c.Data || f.MIMEType != c.MIMEType:
+				own()
+				blocks[i] = tool.Content{Type: tool.ImageContent, Data: f.Data, MIMEType: f.MIMEType}
+				if f.Resized {
+					req.Note("imageResized", map[string]int{"width": f.Width, "height": f.Height})
+				}
+			}
+		default:
+			own()
+			blocks[i] = tool.Content{Type: tool.TextContent, Text: fmt.Sprintf("[content of unknown type %q omitted]", c.Type)}
+		}
+	}
+	if limit := r.cfg.MaxResultChars; textBytes > limit {
+		blocks = r.cut(ctx, req, blocks, texts, res.IsError)
+	}
+	res.Content = blocks
+	res = complete(res)
+	res.Details = withNotes(res.Details, req.notes)
+	return res
+}
+
+// cut joins the text blocks, keeps the full text under the call id, and puts
+// a cut version in place of the first text block.
+func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, texts int, isError bool) []tool.Content {
+	var full string
+	if texts == 1 {
+		for _, c := range blocks {
+			if c.Type == tool.TextContent {
+				full = c.Text
+			}
+		}
+	} else {
+		var parts []string
+		for _, c := range blocks {
+			if c.Type == tool.TextContent {
+				parts = append(parts, c.Text)
+			}
+		}
+		full = strings.Join(parts, "\n")
+	}
+	keepTail := isError || content.EndMatters(full)
+	c := content.Truncate(full, r.cfg.MaxResultChars, keepTail)
+	if limit := r.tokenLimit(); limit > 0 {
+		c = r.fitTokens(full, c, limit, keepTail)
+	}
+	if !c.Truncated() {
+		return blocks
+	}
+	id := req.Call.ID
+	if id == "" {
+		id = newOutputID()
+	}
+	notice := content.Omission(c.Omitted)
+	if err := r.outputs.Put(ctx, id, full); err != nil {
+		req.logger().Warn("keeping the full output failed", "call", id, "err", err)
+	} else {
+		// A page of the rest fits in one result, with room for its footer.
+		page := max(r.cfg.MaxResultChars-200, r.cfg.MaxResultChars/2)
+		args, _ := json.Marshal(map[string]any{"callId": id, "offset": c.HeadEnd, "limit": min(c.Omitted, page)})
+		notice = strings.TrimSuffix(notice, "]") + fmt.Sprintf(". The full output is kept: call result_read with %s to read them.]", args)
+	}
+	text := c.Head + "\n" + notice
+	if c.Tail != "" {
+		text += "\n" + c.Tail
+	}
+	req.Note("truncated", map[string]any{"callId": id, "totalChars": c.HeadEnd + c.Omitted + utf8.RuneCountInString(c.Tail), "omittedChars": c.Omitted})
+	out := make([]tool.Content, 0, len(blocks)-texts+1)
+	placed := false
+	for _, b := range blocks {
+		if b.Type != tool.TextContent {
+			out = append(out, b)
+		} else if !placed {
+			out = append(out, tool.Content{Type: tool.TextContent, Text: text})
+			placed = true
+		}
+	}
+	return out
+}
+
+// tokenLimit is the result cap in tokens, or 0 when there is none.
+func (r *Runner) tokenLimit() int {
+	limit := r.cfg.MaxResultTokens
+	if r.cfg.ContextWindow > 0 && r.cfg.ContextShare > 0 {
+		share := int(float64(r.cfg.ContextWindow) * r.cfg.ContextShare)
+		if limit == 0 || share < limit {
+			limit = share
+		}
+	}
+	return limit
+}
+
+var (
+	codecOnce sync.Once
+	codec     tokenizer.Codec
+)
+
+// countTokens counts tokens with the o200k encoding; -1 when it cannot.
+func countTokens(s string) int {
+	codecOnce.Do(func() { codec, _ = tokenizer.Get(tokenizer.O200kBase) })
+	if codec == nil {
+		return -1
+	}
+	n, err := codec.Count(s)
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// fitTokens shrinks a cut until its kept text is within limit tokens.
+func (r *Runner) fitTokens(full string, c content.Cut, limit int, keepTail bool) content.Cut {
+	chars := c.HeadEnd + utf8.RuneCountInString(c.Tail)
+	for range 8 {
+		n := countTokens(c.Head + c.Tail)
+		if n < 0 || n <= limit || chars == 0 {
+			return c
+		}
+		chars = int(float64(chars) * float64(limit) / float64(n) * 0.95)
+		c = content.Truncate(full, chars, keepTail)
+	}
+	return c
+}
+
+func newOutputID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "out_" + hex.EncodeToString(b[:])
+}
+
+// eventResult shapes a result for events: text cut to EventMaxChars, images
+// replaced by their size, and the error text for errors.
+func (r *Runner) eventResult(res tool.Result) *EventResult {
+	ev := &EventResult{Content: make([]EventContent, len(res.Content)), Details: res.Details, IsError: res.IsError}
+	for i, c := range res.Content {
+		switch c.Type {
+		case tool.ImageContent:
+			ev.Content[i] = EventContent{Type: c.Type, MIMEType: c.MIMEType, Bytes: base64Len(c.Data), Omitted: true}
+		default:
+			ev.Content[i] = EventContent{Type: c.Type, Text: content.Head(c.Text, r.cfg.EventMaxChars, "…(truncated)…")}
+		}
+	}
+	if res.IsError {
+		ev.Error = ErrorText(res)
+	}
+	return ev
+}
+
+func base64Len(s string) int { return len(s) * 3 / 4 }
+
+// MaxErrorChars caps the error text of events.
+const MaxErrorChars = 400
+
+// ErrorText extracts the error of a result for events and logs, by this
+// priority: the details' "error", "message" or "reason"; an error-like
+// "status" in the details; an envelope's error, reason or message; the first
+// non-empty text line. It is one line of at most 400 characters.
+func ErrorText(res tool.Result) string {
+	if d, ok := res.Details.(map[string]any); ok {
+		for _, k := range []string{"error", "message", "reason"} {
+			if s, ok := d[k].(string); ok && strings.TrimSpace(s) != "" {
+				return content.FirstLine(s, MaxErrorChars)
+			}
+		}
+		if s, ok := d["status"].(string); ok && isErrorStatus(s) {
+			return content.FirstLine(s, MaxErrorChars)
+		}
+	}
+	for _, c := range res.Content {
+		if c.Type != tool.TextContent {
+			continue
+		}
+		var env tool.Envelope
+		if strings.HasPrefix(c.Text, `{"status":`) && json.Unmarshal([]byte(c.Text), &env) == nil {
+			for _, s := range []string{env.Error, env.Reason, env.Message} {
+				if s != "" {
+					return content.FirstLine(s, MaxErrorChars)
+				}
+			}
+		}
+		if line := content.FirstLine(c.Text, MaxErrorChars); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+func isErrorStatus(s string) bool {
+	switch strings.ToLower(s) {
+	case "error", "failed", "failure", "blocked", "denied", "timeout", "timed_out", "cancelled", "canceled":
+		return true
+	}
+	return false
+}
+
+// MemoryOutputs keeps full outputs in memory, dropping the oldest when the
+// total passes a bound. It is safe for concurrent use.
+type MemoryOutputs struct {
+	mu    sync.Mutex
+	max   int
+	size  int
+	order []string
+	texts map[string]string
+}
+
+// NewMemoryOutputs returns an output store that holds at most maxBytes.
+func NewMemoryOutputs(maxBytes int) *MemoryOutputs {
+	return &MemoryOutputs{max: maxBytes, texts: map[string]string{}}
+}
+
+// Put keeps text under callID, replacing what was there.
+func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
+	if len(text) > m.max {
+		return fmt.Errorf("output of %d bytes is larger than the store (%d bytes)", len(text), m.max)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.texts[callID]; ok {
+		m.size -= len(old)
+		m.order = removeString(m.order, callID)
+	}
+	m.texts[callID] = text
+	m.order = append(m.order, callID)
+	m.size += len(text)
+	for m.size > m.max && len(m.order) > 0 {
+		oldest := m.order[0]
+		m.order = m.order[1:]
+		m.size -= len(m.texts[oldest])
+		delete(m.texts, oldest)
+	}
+	return nil
+}
+
+// Get returns the text kept under callID.
+func (m *MemoryOutputs) Get(_ context.Context, callID string) (string, bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.texts[callID]
+	return t, ok, nil
+}
+
+func removeString(list []string, s string) []string {
+	for i, v := range list {
+		if v == s {
+			return append(list[:i], list[i+1:]...)
+		}
+	}
+	return list
+}
