@@ -76,63 +76,83 @@ func applicable(s *jsonschema.Schema, out []*jsonschema.Schema, depth int) []*js
 	return out
 }
 
-// wanted returns the types the schemas all allow, and whether any of them
-// says.
-func wanted(schemas []*jsonschema.Schema) ([]string, bool) {
-	var types []string
-	known := false
+// typeBit is the bit of each JSON type in a jsonschema.Types set, learnt
+// through its API.
+var typeBit = func() map[string]int {
+	bits := map[string]int{}
+	for _, name := range jsonTypes {
+		var t jsonschema.Types
+		t.Add(name)
+		bits[name] = int(t)
+	}
+	return bits
+}()
+
+// wanted returns the set of types the schemas all allow, an integer being
+// a number, and whether any of them says.
+func wanted(schemas []*jsonschema.Schema) (int, bool) {
+	mask, known := 0, false
 	for _, s := range schemas {
 		if s.Types == nil {
 			continue
 		}
-		these := s.Types.ToStrings()
-		if !known {
-			types, known = these, true
-			continue
+		m := int(*s.Types)
+		if m&typeBit["number"] != 0 {
+			m |= typeBit["integer"]
 		}
-		types = slices.DeleteFunc(types, func(t string) bool {
-			return !slices.Contains(these, t) && !(t == "integer" && slices.Contains(these, "number"))
-		})
+		if !known {
+			mask, known = m, true
+		} else {
+			mask &= m
+		}
 	}
-	return types, known
+	return mask, known
 }
 
 func coerceObject(schemas []*jsonschema.Schema, obj map[string]any, path string, out *[]Coercion, depth int) {
 	if depth > maxCoerceDepth {
 		return
 	}
-	for _, k := range sortedKeys(obj) {
-		p := child(path, k)
-		val := obj[k]
-		props := propertySchemas(schemas, k)
+	var buf [4]*jsonschema.Schema
+	for k, val := range obj {
+		props := propertySchemas(buf[:0], schemas, k)
 		if len(props) == 0 {
 			continue
 		}
 		if val == nil {
 			types, known := wanted(props)
-			if known && !slices.Contains(types, "null") && !requires(schemas, k) {
+			if known && types&typeBit["null"] == 0 && !requires(schemas, k) {
 				delete(obj, k)
-				*out = append(*out, Coercion{Path: p, Removed: true})
+				*out = append(*out, Coercion{Path: child(path, k), Removed: true})
 			}
 			continue
 		}
-		if to, ok := coerceValue(props, val, p, out, depth); ok {
+		if to, ok := coerceValue(props, val, path, k, -1, out, depth); ok {
 			obj[k] = to
 		}
 	}
 }
 
-// coerceValue coerces one value against the schemas that apply to it and
-// reports the new value, if it changed.
-func coerceValue(schemas []*jsonschema.Schema, val any, path string, out *[]Coercion, depth int) (any, bool) {
+// coerceValue coerces one value, at key k (or index i when k is "") of
+// the container at path, against the schemas that apply to it and reports
+// the new value, if it changed. The path is only built when needed.
+func coerceValue(schemas []*jsonschema.Schema, val any, path, k string, i int, out *[]Coercion, depth int) (any, bool) {
+	here := func() string {
+		if i >= 0 {
+			return index(path, i)
+		}
+		return child(path, k)
+	}
 	switch x := val.(type) {
 	case map[string]any:
-		coerceObject(schemas, x, path, out, depth+1)
+		coerceObject(schemas, x, here(), out, depth+1)
 		return nil, false
 	case []any:
-		for i, e := range x {
-			if to, ok := coerceValue(itemSchemas(schemas, i), e, index(path, i), out, depth+1); ok {
-				x[i] = to
+		p := here()
+		var buf [4]*jsonschema.Schema
+		for j, e := range x {
+			if to, ok := coerceValue(itemSchemas(buf[:0], schemas, j), e, p, "", j, out, depth+1); ok {
+				x[j] = to
 			}
 		}
 		return nil, false
@@ -143,7 +163,7 @@ func coerceValue(schemas []*jsonschema.Schema, val any, path string, out *[]Coer
 	}
 	to, ok := convert(types, val)
 	if ok {
-		*out = append(*out, Coercion{Path: path, From: val, To: to})
+		*out = append(*out, Coercion{Path: here(), From: val, To: to})
 	}
 	return to, ok
 }
@@ -153,11 +173,11 @@ var numberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9
 
 // convert turns a scalar into one of the wanted types when exactly what it
 // means is clear.
-func convert(types []string, val any) (any, bool) {
+func convert(types int, val any) (any, bool) {
 	switch x := val.(type) {
 	case string:
 		s := strings.TrimSpace(x)
-		if slices.Contains(types, "boolean") {
+		if types&typeBit["boolean"] != 0 {
 			switch strings.ToLower(s) {
 			case "true":
 				return true, true
@@ -168,20 +188,20 @@ func convert(types []string, val any) (any, bool) {
 		if !numberText.MatchString(s) {
 			return nil, false
 		}
-		if slices.Contains(types, "number") {
+		if types&typeBit["number"] != 0 {
 			return json.Number(s), true
 		}
-		if slices.Contains(types, "integer") {
+		if types&typeBit["integer"] != 0 {
 			if r, ok := rat(json.Number(s)); ok && r.IsInt() {
 				return json.Number(r.Num().String()), true
 			}
 		}
 	case json.Number:
-		if slices.Contains(types, "string") {
+		if types&typeBit["string"] != 0 {
 			return string(x), true
 		}
 	case float64:
-		if slices.Contains(types, "string") {
+		if types&typeBit["string"] != 0 {
 			return strconv.FormatFloat(x, 'g', -1, 64), true
 		}
 	}
@@ -189,15 +209,16 @@ func convert(types []string, val any) (any, bool) {
 }
 
 // allows reports whether a value already has one of the types.
-func allows(types []string, val any) bool {
-	t := valueType(val)
-	return slices.Contains(types, t) || t == "integer" && slices.Contains(types, "number")
+func allows(types int, val any) bool {
+	if isNumber(val) && types&typeBit["number"] != 0 {
+		return true // no need to tell an integer
+	}
+	return types&typeBit[valueType(val)] != 0
 }
 
-// propertySchemas returns the schemas that apply to property k of an
-// object the given schemas apply to.
-func propertySchemas(schemas []*jsonschema.Schema, k string) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
+// propertySchemas appends to out the schemas that apply to property k of
+// an object the given schemas apply to.
+func propertySchemas(out, schemas []*jsonschema.Schema, k string) []*jsonschema.Schema {
 	for _, s := range schemas {
 		if p, ok := s.Properties[k]; ok {
 			out = applicable(p, out, 0)
@@ -217,10 +238,9 @@ func propertySchemas(schemas []*jsonschema.Schema, k string) []*jsonschema.Schem
 	return out
 }
 
-// itemSchemas returns the schemas that apply to item i of an array the
-// given schemas apply to.
-func itemSchemas(schemas []*jsonschema.Schema, i int) []*jsonschema.Schema {
-	var out []*jsonschema.Schema
+// itemSchemas appends to out the schemas that apply to item i of an array
+// the given schemas apply to.
+func itemSchemas(out, schemas []*jsonschema.Schema, i int) []*jsonschema.Schema {
 	for _, s := range schemas {
 		switch {
 		case i < len(s.PrefixItems):

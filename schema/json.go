@@ -129,7 +129,7 @@ func isNumber(v any) bool {
 // valueType returns the JSON type name of a generic value: "null",
 // "boolean", "integer", "number", "string", "array" or "object".
 func valueType(v any) string {
-	switch v.(type) {
+	switch x := v.(type) {
 	case nil:
 		return "null"
 	case bool:
@@ -140,6 +140,10 @@ func valueType(v any) string {
 		return "array"
 	case map[string]any:
 		return "object"
+	case json.Number:
+		if !strings.ContainsAny(string(x), ".eE") {
+			return "integer"
+		}
 	}
 	if r, ok := rat(v); ok && r.IsInt() {
 		return "integer"
