@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
@@ -37,6 +38,31 @@ type Context struct {
 	// Outputs keeps the full text of results the pipeline cut short, so a
 	// model can read the rest (the result_read tool); nil when there is none.
 	Outputs Outputs
+	// Journal records the file changes calls make, so they can be undone;
+	// nil when changes are not recorded.
+	Journal Journal
+}
+
+// Journal records what is needed to reverse the file changes of calls.
+type Journal interface {
+	// Record keeps one change a call made to a file, after it is made.
+	Record(ctx context.Context, callID string, c FileChange) error
+}
+
+// FileChange is one change a call made to a file, with what it takes to
+// reverse it.
+type FileChange struct {
+	// Path is the workspace-relative, slash-separated path.
+	Path string `json:"path"`
+	// Existed says the file existed before; Before and Mode are its content
+	// and mode then.
+	Existed bool        `json:"existed"`
+	Before  []byte      `json:"before,omitempty"`
+	Mode    fs.FileMode `json:"mode,omitempty"`
+	// Exists says the file exists after the change; AfterSHA256 is the hex
+	// SHA-256 of its content then, to tell whether it changed since.
+	Exists      bool   `json:"exists"`
+	AfterSHA256 string `json:"afterSha256,omitempty"`
 }
 
 // Outputs keeps the full text of results by call id.

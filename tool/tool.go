@@ -45,6 +45,36 @@ type Tool struct {
 	// MapError, when set, turns a Go error from Execute into what the model
 	// is told: a message, whether retrying may help, and what to try instead.
 	MapError func(error) ErrorInfo
+	// Preview, when set, describes what a call would do without doing it:
+	// the diff a write would make, the command a shell would run. Dry runs
+	// return it, and a person asked to confirm a call sees it. A tool that
+	// changes things and has no Preview cannot be dry-run. The arguments
+	// have been validated, as for Execute.
+	Preview func(ctx context.Context, call Call, tc *Context) (Effects, error)
+}
+
+// Effects describes what a call would do.
+type Effects struct {
+	// Summary says it in one line ("write 120 bytes to src/main.go").
+	Summary string `json:"summary"`
+	// Diff is a unified diff of the files the call would change.
+	Diff string `json:"diff,omitempty"`
+	// Files lists the workspace-relative paths the call would change.
+	Files []string `json:"files,omitempty"`
+	// Command, Workdir and Env describe a command the call would run:
+	// the command line, the directory it runs in, and the variables the call
+	// adds or changes.
+	Command string            `json:"command,omitempty"`
+	Workdir string            `json:"workdir,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	// Executable is the resolved path of the program the command starts, and
+	// ScriptHash the SHA-256 of a script file it runs, so an approval does not
+	// carry over to a changed program.
+	Executable string `json:"executable,omitempty"`
+	ScriptHash string `json:"scriptHash,omitempty"`
+	// Risk, when set, is the risk of this call, which may be lower or higher
+	// than the tool's (a read-only shell command is low risk).
+	Risk Risk `json:"risk,omitzero"`
 }
 
 // ErrorInfo is what a model is told about a failed call.
