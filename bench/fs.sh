@@ -20,8 +20,17 @@ benchtime=${BENCHTIME:-10x}
 tree=${TOOLBELT_BENCH_GREP_TREE:-$(go env GOMODCACHE)}
 export TOOLBELT_BENCH_GREP_TREE=$tree
 
-raw=$(go test -run '^$' -bench 'GrepTree|Find50k|Read10MB' -benchtime "$benchtime" -count "$count" ./tools/fs)
-echo "$raw"
+# One benchmark run at a time, so that each rg measurement is taken right
+# after the toolbelt one it is compared with, under the same load.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+go test -c -o "$work/fs.test" ./tools/fs
+raw=""
+for i in $(seq "$count"); do
+  run=$(cd tools/fs && "$work/fs.test" -test.run '^$' -test.bench 'GrepTree|Find50k|Read10MB' -test.benchtime "$benchtime")
+  echo "$run"
+  raw+="$run"$'\n'
+done
 
 # median NAME: the median ns/op of benchmark NAME over the runs.
 median() {
@@ -49,7 +58,7 @@ done
 
 report="# File tools benchmarks
 
-Measured by \`bench/fs.sh\` on $(date -u +%Y-%m-%d): medians of $count runs of $benchtime each,
+Measured by \`bench/fs.sh\` on $(date -u +%Y-%m-%d): medians of $count interleaved runs of $benchtime each,
 on $(nproc) CPUs ($(go env GOOS)/$(go env GOARCH), $(go version | awk '{print $3}'), $(rg --version | head -1)).
 Each toolbelt number is one call through the pipeline (\`invoke.Runner.Run\`); each rg number
 is one \`rg\` process on the same tree with the same rules (hidden files searched, \`.gitignore\`
