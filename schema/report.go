@@ -38,7 +38,7 @@ func (r Report) Strict() bool { return len(r.NotStrict) == 0 }
 // Prefixed returns the report with every path below prefix, as in
 // "tools.fetch.parameters".
 func (r Report) Prefixed(prefix string) Report {
-	out := Report{Dialect: r.Dialect}
+	out := Report{Dialect: r.Dialect, Changes: []Change{}}
 	for _, c := range r.Changes {
 		c.Path = joinPath(prefix, c.Path)
 		out.Changes = append(out.Changes, c)
