@@ -54,6 +54,7 @@ type cli struct {
 	List     listCmd     `cmd:"" help:"List tools by section with risk and availability."`
 	Describe describeCmd `cmd:"" help:"Show a tool's metadata and parameter schema."`
 	Call     callCmd     `cmd:"" help:"Run one call, or a batch, through the pipeline."`
+	Schema   schemaCmd   `cmd:"" help:"Compile, validate, export and lint parameter schemas for model providers."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
