@@ -59,9 +59,11 @@ type FileChange struct {
 	Existed bool        `json:"existed"`
 	Before  []byte      `json:"before,omitempty"`
 	Mode    fs.FileMode `json:"mode,omitempty"`
-	// Exists says the file exists after the change; AfterSHA256 is the hex
-	// SHA-256 of its content then, to tell whether it changed since.
+	// Exists says the file exists after the change; After is its content
+	// then and AfterSHA256 the hex SHA-256 of it, to tell whether it changed
+	// since and to show how.
 	Exists      bool   `json:"exists"`
+	After       []byte `json:"after,omitempty"`
 	AfterSHA256 string `json:"afterSha256,omitempty"`
 }
 
