@@ -1,0 +1,383 @@
+// Package config reads toolbelt.yaml: the workspace, where state lives, the
+// pipeline's limits, the tool policy and the confirmation settings. Unknown
+// keys and wrong types are errors that name the line.
+//
+// The file is found in the working directory, then in the user's config
+// directory; a path given with --config (or TOOLBELT_CONFIG) wins. Every
+// setting has a default that works on a laptop, so no file is needed.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// FileName is the name of the configuration file.
+const FileName = "toolbelt.yaml"
+
+// Config is the content of toolbelt.yaml.
+type Config struct {
+	// Workspace is the directory the tools work in (default: the current
+	// directory).
+	Workspace string `yaml:"workspace"`
+	// Data is the directory state lives in (default: the user's data
+	// directory); never inside the workspace.
+	Data string `yaml:"data"`
+	// Database is a postgres:// URL to keep state in PostgreSQL instead.
+	Database string `yaml:"database"`
+	// Limits bound the pipeline.
+	Limits Limits `yaml:"limits"`
+	// Confirm says when a person is asked before a call runs.
+	Confirm Confirm `yaml:"confirm"`
+	// Tools is the global tool policy, with tool settings.
+	Tools Tools `yaml:"tools"`
+	// Agents holds per-agent policy: agents.<id>.tools.
+	Agents map[string]Scope `yaml:"agents"`
+	// Channels holds per-channel (or group) policy: channels.<id>.tools.
+	Channels map[string]Scope `yaml:"channels"`
+	// Sandbox is the policy for sandboxed callers.
+	Sandbox Scope `yaml:"sandbox"`
+	// Subagents is the policy for calls made by sub-agents.
+	Subagents Scope `yaml:"subagents"`
+
+	// Path is the file the configuration came from ("" for the defaults).
+	Path string `yaml:"-"`
+	file *ast.File
+}
+
+// Limits bound the pipeline; zero values take the pipeline's defaults.
+type Limits struct {
+	Timeout         Duration `yaml:"timeout"`
+	MaxTimeout      Duration `yaml:"maxTimeout"`
+	MaxResultChars  int      `yaml:"maxResultChars"`
+	MaxResultTokens int      `yaml:"maxResultTokens"`
+	EventMaxChars   int      `yaml:"eventMaxChars"`
+	ImageMaxSide    int      `yaml:"imageMaxSide"`
+	ImageMaxBytes   int      `yaml:"imageMaxBytes"`
+	UpdateInterval  Duration `yaml:"updateInterval"`
+}
+
+// Confirm says when a person is asked, and what happens without an answer.
+type Confirm struct {
+	// Medium asks for medium-risk calls too (high-risk calls always ask;
+	// low-risk calls never do).
+	Medium bool `yaml:"medium"`
+	// Timeout is how long a person has to answer (default 2m).
+	Timeout Duration `yaml:"timeout"`
+	// OnTimeout is what no answer in time means: "deny" (default) or "allow".
+	OnTimeout string `yaml:"onTimeout"`
+}
+
+// Scope holds the tool policy of an agent, a channel, the sandbox or
+// sub-agents.
+type Scope struct {
+	Tools Rules `yaml:"tools"`
+}
+
+// Rules is one layer of tool policy.
+type Rules struct {
+	// Profile limits the tools to a profile (minimal, coding, messaging, full).
+	Profile string `yaml:"profile"`
+	// Allow, when not empty, allows only these tools (names, * globs, group:
+	// references); AlsoAllow adds to the profile.
+	Allow     Names `yaml:"allow"`
+	AlsoAllow Names `yaml:"alsoAllow"`
+	// Deny removes tools. Within a layer deny wins.
+	Deny Names `yaml:"deny"`
+	// Ask requires a person's confirmation for matching calls.
+	Ask []AskRule `yaml:"ask"`
+	// ByProvider holds rules for one provider ("openai") or one model
+	// ("openai/gpt-5"), applied on top of these.
+	ByProvider map[string]Rules `yaml:"byProvider"`
+}
+
+// AskRule requires confirmation for calls of some tools, optionally only when
+// arguments match: when.command: ["rm -rf *", "git push*"].
+type AskRule struct {
+	Tool Names               `yaml:"tool"`
+	When map[string][]string `yaml:"when"`
+}
+
+// Tools is the global policy plus the tools' own settings: any key of tools:
+// that is not a policy key is the settings of the tool (or section) it names,
+// passed to it as tool.Context.Config[key].
+type Tools struct {
+	Rules
+	Settings map[string]any
+	// lines of each settings key, to report unknown ones.
+	settingLines map[string]int
+}
+
+// policyKeys are the keys of Rules under tools:.
+var policyKeys = map[string]bool{"profile": true, "allow": true, "alsoAllow": true, "deny": true, "ask": true, "byProvider": true}
+
+// UnmarshalYAML decodes the policy keys strictly and keeps every other key
+// as tool settings.
+func (t *Tools) UnmarshalYAML(node ast.Node) error {
+	m, ok := node.(*ast.MappingNode)
+	if !ok {
+		if _, null := node.(*ast.NullNode); null {
+			return nil
+		}
+		return lineError(node, "tools must be a mapping of policy keys and tool settings")
+	}
+	rules := &ast.MappingNode{BaseNode: m.BaseNode, Start: m.Start, End: m.End, IsFlowStyle: m.IsFlowStyle}
+	t.Settings, t.settingLines = map[string]any{}, map[string]int{}
+	for _, kv := range m.Values {
+		key := kv.Key.String()
+		if policyKeys[key] {
+			rules.Values = append(rules.Values, kv)
+			continue
+		}
+		var v any
+		if err := yaml.NodeToValue(kv.Value, &v); err != nil {
+			return err
+		}
+		if _, isMap := v.(map[string]any); !isMap {
+			return lineError(kv.Key, fmt.Sprintf("tools.%s: settings of a tool are a mapping; policy keys are %s", key, strings.Join(sortedPolicyKeys(), ", ")))
+		}
+		t.Settings[key], t.settingLines[key] = v, line(kv.Key)
+	}
+	return yaml.NodeToValue(rules, &t.Rules, yaml.DisallowUnknownField())
+}
+
+func sortedPolicyKeys() []string {
+	return []string{"profile", "allow", "alsoAllow", "deny", "ask", "byProvider"}
+}
+
+// Names is one tool reference or a list of them (names, aliases, * globs,
+// group: references).
+type Names []string
+
+// UnmarshalYAML accepts a string or a sequence of strings. In a flow
+// sequence YAML reads [group:web] as a mapping {group: web}; such an element
+// is read back as the reference "group:web" it was meant to be.
+func (n *Names) UnmarshalYAML(node ast.Node) error {
+	switch v := node.(type) {
+	case *ast.NullNode:
+		*n = nil
+		return nil
+	case *ast.SequenceNode:
+		list := make(Names, 0, len(v.Values))
+		for _, item := range v.Values {
+			ref, err := reference(item)
+			if err != nil {
+				return err
+			}
+			list = append(list, ref)
+		}
+		*n = list
+		return nil
+	}
+	ref, err := reference(node)
+	if err != nil {
+		return err
+	}
+	*n = Names{ref}
+	return nil
+}
+
+// reference reads one tool reference.
+func reference(node ast.Node) (string, error) {
+	switch v := node.(type) {
+	case *ast.StringNode:
+		return v.Value, nil
+	case *ast.MappingNode:
+		if len(v.Values) == 1 {
+			kv := v.Values[0]
+			if s, ok := kv.Value.(*ast.StringNode); ok {
+				return kv.Key.String() + ":" + s.Value, nil
+			}
+		}
+	case *ast.MappingValueNode:
+		if s, ok := v.Value.(*ast.StringNode); ok {
+			return v.Key.String() + ":" + s.Value, nil
+		}
+	}
+	return "", lineError(node, fmt.Sprintf("want a tool name, alias, * glob or group: reference, not %s", strings.TrimSpace(node.String())))
+}
+
+// Duration is a time.Duration written as "30s", "5m", "1h".
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration, naming the line when it cannot.
+func (d *Duration) UnmarshalYAML(node ast.Node) error {
+	s, ok := node.(*ast.StringNode)
+	if !ok {
+		return lineError(node, fmt.Sprintf("want a duration such as 30s, 5m or 1h, not %s", node.String()))
+	}
+	v, err := time.ParseDuration(s.Value)
+	if err != nil || v < 0 {
+		return lineError(node, fmt.Sprintf("%q is not a duration: use 30s, 5m or 1h", s.Value))
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// D returns the duration as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// LineError is a problem at a line of the file.
+type LineError struct {
+	Path string
+	Line int
+	Msg  string
+}
+
+func (e *LineError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
+}
+
+func line(node ast.Node) int {
+	if node == nil || node.GetToken() == nil {
+		return 0
+	}
+	return node.GetToken().Position.Line
+}
+
+func lineError(node ast.Node, msg string) error {
+	return &LineError{Line: line(node), Msg: msg}
+}
+
+// Parse reads a configuration from data; name is the file it came from, for
+// messages.
+func Parse(name string, data []byte) (*Config, error) {
+	c := &Config{Path: name}
+	file, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, fileError(name, err)
+	}
+	c.file = file
+	if err := yaml.UnmarshalWithOptions(data, c, yaml.DisallowUnknownField()); err != nil {
+		return nil, fileError(name, err)
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// fileError renders a decoding error as "FILE:LINE: message", with the line
+// of source for the parser's own errors.
+func fileError(name string, err error) error {
+	var le *LineError
+	if errors.As(err, &le) {
+		le.Path = name
+		return le
+	}
+	var yerr yaml.Error
+	if errors.As(err, &yerr) {
+		if tk := yerr.GetToken(); tk != nil {
+			return &LineError{Path: name, Line: tk.Position.Line, Msg: yerr.GetMessage()}
+		}
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// Load reads the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Find returns the configuration file to use: explicit (from --config) if
+// given, else TOOLBELT_CONFIG, else toolbelt.yaml in the working directory,
+// else in the user's config directory. It returns "" when there is none,
+// which means the defaults; an explicit file that does not exist is an error.
+func Find(explicit string) (string, error) {
+	if explicit == "" {
+		explicit = os.Getenv("TOOLBELT_CONFIG")
+	}
+	if explicit != "" {
+		if _, err := os.Stat(explicit); err != nil {
+			return "", fmt.Errorf("config file: %w", err)
+		}
+		return explicit, nil
+	}
+	candidates := []string{FileName}
+	if dir, err := os.UserConfigDir(); err == nil {
+		candidates = append(candidates, filepath.Join(dir, "toolbelt", FileName))
+	}
+	for _, c := range candidates {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			return c, nil
+		}
+	}
+	return "", nil
+}
+
+// Open finds and loads the configuration (see Find); without a file it
+// returns the defaults.
+func Open(explicit string) (*Config, error) {
+	path, err := Find(explicit)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return &Config{}, nil
+	}
+	return Load(path)
+}
+
+// Line returns the line of the value at a YAML path ("$.tools.deny[0]"), or
+// 0 when the configuration did not come from a file or has no such value.
+func (c *Config) Line(path string) int {
+	if c.file == nil {
+		return 0
+	}
+	p, err := yaml.PathString(path)
+	if err != nil {
+		return 0
+	}
+	node, err := p.FilterFile(c.file)
+	if err != nil || node == nil {
+		return 0
+	}
+	return line(node)
+}
+
+// errorAt returns a LineError for the value at a YAML path.
+func (c *Config) errorAt(path, msg string) error {
+	return &LineError{Path: c.Path, Line: c.Line(path), Msg: msg}
+}
+
+// SettingLine returns the line of the tool settings under tools.<key>.
+func (c *Config) SettingLine(key string) int { return c.Tools.settingLines[key] }
+
+// validate checks what the types alone do not.
+func (c *Config) validate() error {
+	var errs []error
+	if o := c.Confirm.OnTimeout; o != "" && o != "deny" && o != "allow" {
+		errs = append(errs, c.errorAt("$.confirm.onTimeout", fmt.Sprintf("confirm.onTimeout is %q: use deny or allow", o)))
+	}
+	for _, f := range []struct {
+		path string
+		v    int
+	}{
+		{"$.limits.maxResultChars", c.Limits.MaxResultChars}, {"$.limits.maxResultTokens", c.Limits.MaxResultTokens},
+		{"$.limits.eventMaxChars", c.Limits.EventMaxChars}, {"$.limits.imageMaxSide", c.Limits.ImageMaxSide},
+		{"$.limits.imageMaxBytes", c.Limits.ImageMaxBytes},
+	} {
+		if f.v < 0 {
+			errs = append(errs, c.errorAt(f.path, fmt.Sprintf("%s must not be negative", strings.TrimPrefix(f.path, "$."))))
+		}
+	}
+	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
+		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,155 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+const full = `# Every key of toolbelt.yaml.
+workspace: ~/src/project
+data: /var/lib/toolbelt
+database: postgres://toolbelt@127.0.0.1:5432/toolbelt
+limits:
+  timeout: 5m
+  maxTimeout: 1h
+  maxResultChars: 40000
+  maxResultTokens: 0
+  eventMaxChars: 8000
+  imageMaxSide: 1200
+  imageMaxBytes: 5242880
+  updateInterval: 50ms
+confirm:
+  medium: true
+  timeout: 2m
+  onTimeout: deny
+tools:
+  profile: coding
+  allow: [group:fs, group:runtime]
+  alsoAllow: [web_fetch]
+  deny: [bash, "mcp__*__delete_*"]
+  ask:
+    - tool: exec
+      when:
+        command: ["rm -rf *", "git push*"]
+    - tool: [write, edit]
+      when: {path: ["**/.env*"]}
+  byProvider:
+    xai: {deny: [group:web]}
+    openai/gpt-5:
+      deny:
+        - group:mcp:github
+  exec:
+    defaultTimeout: 300
+agents:
+  reviewer:
+    tools:
+      allow: [read, grep]
+channels:
+  discord:
+    tools: {deny: [group:runtime]}
+sandbox:
+  tools: {deny: [process]}
+subagents:
+  tools: {profile: minimal}
+`
+
+func TestParseEverything(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("toolbelt.yaml", []byte(full))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Limits.Timeout.D() != 5*time.Minute || c.Limits.UpdateInterval.D() != 50*time.Millisecond || !c.Confirm.Medium || c.Confirm.Timeout.D() != 2*time.Minute {
+		t.Errorf("limits/confirm: %+v %+v", c.Limits, c.Confirm)
+	}
+	if !slices.Equal(c.Tools.Allow, []string{"group:fs", "group:runtime"}) || !slices.Equal(c.Tools.Deny, []string{"bash", "mcp__*__delete_*"}) {
+		t.Errorf("allow %q deny %q", c.Tools.Allow, c.Tools.Deny)
+	}
+	if !slices.Equal(c.Tools.ByProvider["xai"].Deny, []string{"group:web"}) || !slices.Equal(c.Tools.ByProvider["openai/gpt-5"].Deny, []string{"group:mcp:github"}) {
+		t.Errorf("byProvider %+v", c.Tools.ByProvider)
+	}
+	if len(c.Tools.Ask) != 2 || !slices.Equal(c.Tools.Ask[1].Tool, []string{"write", "edit"}) || c.Tools.Ask[0].When["command"][1] != "git push*" {
+		t.Errorf("ask %+v", c.Tools.Ask)
+	}
+	if c.Tools.Settings["exec"] == nil || c.SettingLine("exec") != 34 {
+		t.Errorf("settings %v at line %d", c.Tools.Settings, c.SettingLine("exec"))
+	}
+	if c.Agents["reviewer"].Tools.Allow[1] != "grep" || c.Channels["discord"].Tools.Deny[0] != "group:runtime" || c.Sandbox.Tools.Deny[0] != "process" || c.Subagents.Tools.Profile != "minimal" {
+		t.Error("scopes")
+	}
+	if c.Line("$.tools.deny[1]") != 22 || c.Line("$.agents.'reviewer'.tools.allow[0]") != 39 || c.Line("$.nope") != 0 {
+		t.Errorf("lines %d %d", c.Line("$.tools.deny[1]"), c.Line("$.agents.'reviewer'.tools.allow[0]"))
+	}
+}
+
+func TestErrorsNameTheLine(t *testing.T) {
+	t.Parallel()
+	for src, want := range map[string]string{
+		"workspace: .\nlimits:\n  timout: 5m\n":            `toolbelt.yaml:3: unknown field "timout"`,
+		"limits:\n  maxResultChars: lots\n":                "toolbelt.yaml:2: ",
+		"tools:\n  deny: {a: {b: c}}\n":                    "toolbelt.yaml:2: want a tool name",
+		"tools:\n  denny: exec\n":                          "toolbelt.yaml:2: tools.denny: settings of a tool are a mapping",
+		"limits:\n\n  timeout: soon\n":                     `toolbelt.yaml:3: "soon" is not a duration: use 30s, 5m or 1h`,
+		"limits:\n  timeout: -5s\n":                        `toolbelt.yaml:2: "-5s" is not a duration`,
+		"limits:\n  timeout: 5\n":                          "toolbelt.yaml:2: want a duration such as 30s",
+		"confirm:\n  onTimeout: maybe\n":                   `toolbelt.yaml:2: confirm.onTimeout is "maybe": use deny or allow`,
+		"tools:\n  ask:\n    - tool: 5\n":                  "toolbelt.yaml:3: want a tool name",
+		"tools:\n  byProvider:\n    openai: {dney: [x]}\n": `toolbelt.yaml:3: unknown field "dney"`,
+		"limits:\n  maxResultChars: -1\n":                  "toolbelt.yaml:2: limits.maxResultChars must not be negative",
+		"database: mysql://x\n":                            "toolbelt.yaml:1: database must be a postgres:// URL",
+		"agents: [\n":                                      "toolbelt.yaml:1: ",
+		"agents:\n  a:\n    tool: {deny: [x]}\n":           `toolbelt.yaml:3: unknown field "tool"`,
+	} {
+		_, err := Parse("toolbelt.yaml", []byte(src))
+		if err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%q: %v, want prefix %q", src, err, want)
+		}
+	}
+}
+
+func TestFindAndOpen(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "xdg"))
+	t.Setenv("TOOLBELT_CONFIG", "")
+	if p, err := Find(""); err != nil || p != "" {
+		t.Fatalf("no file: %q %v", p, err)
+	}
+	c, err := Open("")
+	if err != nil || c.Path != "" {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	user := filepath.Join(dir, "xdg", "toolbelt", FileName)
+	must(t, os.MkdirAll(filepath.Dir(user), 0o755))
+	must(t, os.WriteFile(user, []byte("workspace: /from/user\n"), 0o600))
+	if p, _ := Find(""); p != user {
+		t.Errorf("user config: %q", p)
+	}
+	must(t, os.WriteFile(FileName, []byte("workspace: /from/cwd\n"), 0o600))
+	if c, err := Open(""); err != nil || c.Workspace != "/from/cwd" {
+		t.Errorf("working directory first: %+v %v", c, err)
+	}
+	other := filepath.Join(dir, "other.yaml")
+	must(t, os.WriteFile(other, []byte("workspace: /explicit\n"), 0o600))
+	t.Setenv("TOOLBELT_CONFIG", other)
+	if c, _ := Open(""); c.Workspace != "/explicit" {
+		t.Errorf("TOOLBELT_CONFIG: %+v", c)
+	}
+	if c, _ := Open(user); c.Workspace != "/from/user" {
+		t.Errorf("--config wins: %+v", c)
+	}
+	if _, err := Open(filepath.Join(dir, "missing.yaml")); err == nil {
+		t.Error("a missing --config file is not an error")
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

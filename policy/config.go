@@ -1,0 +1,149 @@
+package policy
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/registry"
+)
+
+// FromConfig builds the policy of a configuration.
+func FromConfig(c *config.Config) *Policy {
+	p := &Policy{
+		Tools:     rules(c.Tools.Rules),
+		Agents:    map[string]Rules{},
+		Channels:  map[string]Rules{},
+		Sandbox:   rules(c.Sandbox.Tools),
+		Subagents: rules(c.Subagents.Tools),
+	}
+	for id, s := range c.Agents {
+		p.Agents[id] = rules(s.Tools)
+	}
+	for id, s := range c.Channels {
+		p.Channels[id] = rules(s.Tools)
+	}
+	return p
+}
+
+func rules(r config.Rules) Rules {
+	out := Rules{Profile: r.Profile, Allow: r.Allow, AlsoAllow: r.AlsoAllow, Deny: r.Deny}
+
+	for _, a := range r.Ask {
+		out.Ask = append(out.Ask, AskRule{Tools: a.Tool, When: a.When})
+	}
+	if len(r.ByProvider) > 0 {
+		out.ByProvider = map[string]Rules{}
+		for k, v := range r.ByProvider {
+			out.ByProvider[k] = rules(v)
+		}
+	}
+	return out
+}
+
+// Check cross-checks a configuration against the tools of reg: every tool
+// reference names a registered tool, an alias, a group or a glob that matches
+// something; every profile exists; every tool settings key names a tool or a
+// section. Each problem names its line.
+func Check(c *config.Config, reg *registry.Registry) error {
+	var errs []error
+	p := &Policy{}
+	metas := reg.List()
+	known := func(ref string) bool {
+		ref = strings.TrimSpace(ref)
+		if g, ok := strings.CutPrefix(ref, registry.GroupPrefix); ok {
+			if _, sec := catalog.SectionOrder(g); sec || g == "core" || g == "plugins" || g == "mcp" || strings.HasPrefix(g, "mcp:") {
+				return true
+			}
+		}
+		if _, _, ok := catalog.Lookup(ref); ok {
+			return true // a catalog tool, registered or not
+		}
+		if _, ok := catalog.Alias(ref); ok {
+			return true
+		}
+		for i := range metas {
+			if p.matches(&metas[i], ref) {
+				return true
+			}
+		}
+		return false
+	}
+	var walk func(path string, r config.Rules)
+	walk = func(path string, r config.Rules) {
+		if r.Profile != "" && !catalog.IsProfile(r.Profile) {
+			errs = append(errs, lineErr(c, path+".profile", fmt.Sprintf("unknown profile %q: use one of %s", r.Profile, strings.Join(catalog.Profiles(), ", "))))
+		}
+		for _, list := range []struct {
+			key  string
+			refs []string
+		}{{"allow", r.Allow}, {"alsoAllow", r.AlsoAllow}, {"deny", r.Deny}} {
+			for i, ref := range list.refs {
+				if !known(ref) {
+					errs = append(errs, lineErr(c, fmt.Sprintf("%s.%s[%d]", path, list.key, i), unknownRef(reg, ref)))
+				}
+			}
+		}
+		for i, a := range r.Ask {
+			for j, ref := range a.Tool {
+				if !known(ref) {
+					errs = append(errs, lineErr(c, fmt.Sprintf("%s.ask[%d].tool[%d]", path, i, j), unknownRef(reg, ref)))
+				}
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(r.ByProvider)) {
+			walk(path+".byProvider."+pathKey(k), r.ByProvider[k])
+		}
+	}
+	walk("$.tools", c.Tools.Rules)
+	for _, id := range slices.Sorted(maps.Keys(c.Agents)) {
+		walk("$.agents."+pathKey(id)+".tools", c.Agents[id].Tools)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.Channels)) {
+		walk("$.channels."+pathKey(id)+".tools", c.Channels[id].Tools)
+	}
+	walk("$.sandbox.tools", c.Sandbox.Tools)
+	walk("$.subagents.tools", c.Subagents.Tools)
+	for _, key := range slices.Sorted(maps.Keys(c.Tools.Settings)) {
+		if _, section := catalog.SectionOrder(key); section || reg.Has(key) {
+			continue
+		}
+		msg := fmt.Sprintf("tools.%s: no tool or section is named %q, and it is not a policy key (%s)", key, key, "profile, allow, alsoAllow, deny, ask, byProvider")
+		if close := reg.Suggest(key, 1); len(close) > 0 {
+			msg += fmt.Sprintf("; did you mean %q?", close[0])
+		} else if suggestion := closestKey(key); suggestion != "" {
+			msg += fmt.Sprintf("; did you mean %q?", suggestion)
+		}
+		errs = append(errs, &config.LineError{Path: c.Path, Line: c.SettingLine(key), Msg: msg})
+	}
+	return errors.Join(errs...)
+}
+
+func unknownRef(reg *registry.Registry, ref string) string {
+	msg := fmt.Sprintf("no tool, alias or group matches %q", ref)
+	if close := reg.Suggest(strings.TrimPrefix(ref, registry.GroupPrefix), 1); len(close) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", close[0])
+	}
+	return msg
+}
+
+// pathKey writes a mapping key for a YAML path.
+func pathKey(k string) string { return "'" + k + "'" }
+
+func lineErr(c *config.Config, path, msg string) error {
+	return &config.LineError{Path: c.Path, Line: c.Line(path), Msg: msg}
+}
+
+// closestKey suggests the policy key a misspelled settings key may be.
+func closestKey(key string) string {
+	for _, k := range []string{"profile", "allow", "alsoAllow", "deny", "ask", "byProvider"} {
+		if strings.EqualFold(k, key) || len(key) > 2 && (strings.HasPrefix(strings.ToLower(k), strings.ToLower(key[:3]))) {
+			return k
+		}
+	}
+	return ""
+}

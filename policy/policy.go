@@ -1,0 +1,375 @@
+// Package policy decides which tools a caller may use: layers of allow,
+// deny and ask rules — profile, global, provider, agent, agent and provider,
+// channel, sandbox, sub-agent — and owner-only tools. A tool must pass every
+// layer; across layers a deny wins over an ask, and an ask over an allow.
+// The same decision filters the tools offered to a model (a denied tool is
+// never even described) and is checked again when a call arrives.
+package policy
+
+import (
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Decision is what a layer, or the whole policy, says about a call.
+type Decision uint8
+
+// The decisions, weakest first.
+const (
+	// None: the layer has no rule about the tool.
+	None Decision = iota
+	Allow
+	Ask
+	Deny
+)
+
+var decisionNames = [...]string{"none", "allow", "ask", "deny"}
+
+func (d Decision) String() string { return decisionNames[d] }
+
+// MarshalText writes the decision's name.
+func (d Decision) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Rules is one layer of policy.
+type Rules struct {
+	// Profile limits the layer to a profile's tools (plus AlsoAllow).
+	Profile string
+	// Allow, when not empty, allows only the tools it names.
+	Allow     []string
+	AlsoAllow []string
+	// Deny removes tools; within a layer it wins.
+	Deny []string
+	// Ask requires confirmation for matching calls.
+	Ask []AskRule
+	// ByProvider holds rules for a provider ("openai") or a model
+	// ("openai/gpt-5"); they form their own layer.
+	ByProvider map[string]Rules
+}
+
+// AskRule requires confirmation for calls of Tools, when every argument named
+// in When matches one of its patterns (a * matches anything, **/ any
+// directories). A command argument matches when the whole command or any
+// command chained in it (&&, ||, ;, |, newlines) matches.
+type AskRule struct {
+	Tools []string
+	When  map[string][]string
+}
+
+// Policy is the whole tool policy.
+type Policy struct {
+	// Tools is the global layer; its profile and alsoAllow form the profile
+	// layer.
+	Tools Rules
+	// Agents, Channels: per agent id and per channel or group.
+	Agents   map[string]Rules
+	Channels map[string]Rules
+	// Sandbox applies to sandboxed callers, Subagents to sub-agents.
+	Sandbox   Rules
+	Subagents Rules
+	// OwnerOnly names tools, besides those whose metadata says so, that only
+	// the owner may use.
+	OwnerOnly []string
+
+	globs sync.Map // pattern → *regexp.Regexp
+}
+
+// Request is a call, or a tool to offer, as policy sees it.
+type Request struct {
+	Meta tool.Meta
+	// Args are the call's arguments; nil when deciding whether to offer the
+	// tool at all (ask rules with conditions then do not apply).
+	Args     map[string]any
+	Agent    string
+	Provider string
+	Model    string
+	Channel  string
+	// Sandboxed and Subagent select those layers; Owner is true only when the
+	// caller is known to be the owner.
+	Sandboxed, Subagent, Owner bool
+}
+
+// Verdict is one layer's decision and the rule behind it.
+type Verdict struct {
+	Layer    string   `json:"layer"`
+	Decision Decision `json:"decision"`
+	Rule     string   `json:"rule,omitempty"`
+}
+
+// Result is the policy's decision about a request.
+type Result struct {
+	Decision Decision  `json:"decision"`
+	Verdicts []Verdict `json:"verdicts"`
+	// Reason explains a deny or an ask in words for the model and the person.
+	Reason string `json:"reason,omitempty"`
+}
+
+// OwnerOnlyReason is what a caller not known to be the owner is told.
+const OwnerOnlyReason = "Tool restricted to owner senders."
+
+// Decide evaluates every layer for req.
+func (p *Policy) Decide(req Request) Result {
+	var res Result
+	add := func(layer string, d Decision, rule string) {
+		res.Verdicts = append(res.Verdicts, Verdict{Layer: layer, Decision: d, Rule: rule})
+	}
+	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.matches(&req.Meta, ref) })
+	if ownerOnly {
+		if req.Owner {
+			add("owner", Allow, "owner-only tool, caller is the owner")
+		} else {
+			add("owner", Deny, "owner-only tool, caller not known to be the owner")
+		}
+	}
+	if r := p.Tools; r.Profile != "" {
+		d, rule := p.profile(&req.Meta, r.Profile, r.AlsoAllow)
+		add("profile", d, rule)
+	}
+	global := p.Tools
+	global.Profile = "" // its own layer, above
+	p.layer(req, "global", global, add)
+	provider := strings.ToLower(req.Provider)
+	model := strings.ToLower(req.Model)
+	p.providers(req, "provider", p.Tools.ByProvider, provider, model, add)
+	if req.Agent != "" {
+		if r, ok := p.Agents[req.Agent]; ok {
+			p.layer(req, "agent "+req.Agent, r, add)
+			p.providers(req, "agent "+req.Agent+" provider", r.ByProvider, provider, model, add)
+		}
+	}
+	if req.Channel != "" {
+		if r, ok := p.Channels[req.Channel]; ok {
+			p.layer(req, "channel "+req.Channel, r, add)
+		}
+	}
+	if req.Sandboxed {
+		p.layer(req, "sandbox", p.Sandbox, add)
+	}
+	if req.Subagent {
+		p.layer(req, "subagent", p.Subagents, add)
+	}
+	for _, v := range res.Verdicts {
+		if v.Decision > res.Decision {
+			res.Decision = v.Decision
+		}
+	}
+	if res.Decision == None {
+		res.Decision = Allow
+	}
+	res.Reason = p.reason(req, res, ownerOnly)
+	return res
+}
+
+// reason words the decision for the model.
+func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
+	switch res.Decision {
+	case Deny:
+		if ownerOnly && !req.Owner {
+			return OwnerOnlyReason
+		}
+		for _, v := range res.Verdicts {
+			if v.Decision == Deny {
+				return fmt.Sprintf("Tool %s is not allowed here (%s: %s).", req.Meta.ID, v.Layer, v.Rule)
+			}
+		}
+	case Ask:
+		for _, v := range res.Verdicts {
+			if v.Decision == Ask {
+				return fmt.Sprintf("%s: %s", v.Layer, v.Rule)
+			}
+		}
+	}
+	return ""
+}
+
+// Offers reports whether a tool may be offered to the caller at all: every
+// layer lets it through, ignoring conditions on arguments.
+func (p *Policy) Offers(req Request) bool {
+	req.Args = nil
+	return p.Decide(req).Decision != Deny
+}
+
+// providers adds the layers of the provider and model keys that apply.
+func (p *Policy) providers(req Request, prefix string, by map[string]Rules, provider, model string, add func(string, Decision, string)) {
+	if provider == "" || len(by) == 0 {
+		return
+	}
+	for key, r := range by {
+		k := strings.ToLower(key)
+		if k == provider || model != "" && k == provider+"/"+model {
+			p.layer(req, prefix+" "+key, r, add)
+		}
+	}
+}
+
+// layer evaluates one layer of rules; a layer without rules adds nothing.
+func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decision, string)) {
+	m := &req.Meta
+	if ref, ok := p.first(m, r.Deny); ok {
+		add(name, Deny, "deny "+ref)
+		return
+	}
+	for _, a := range r.Ask {
+		if ref, ok := p.first(m, a.Tools); ok {
+			if cond, ok := p.conditionsMatch(a.When, req.Args); ok {
+				add(name, Ask, "ask "+ref+cond)
+				return
+			}
+		}
+	}
+	if r.Profile != "" {
+		if d, rule := p.profile(m, r.Profile, r.AlsoAllow); d == Deny {
+			add(name, d, rule)
+			return
+		}
+	}
+	if len(r.Allow) > 0 {
+		if ref, ok := p.first(m, append(slices.Clone(r.Allow), r.AlsoAllow...)); ok {
+			add(name, Allow, "allow "+ref)
+		} else {
+			add(name, Deny, "not in the allow list")
+		}
+		return
+	}
+	if r.Profile != "" {
+		add(name, Allow, "in profile "+r.Profile)
+	}
+}
+
+// profile decides the profile layer: in the profile, or in alsoAllow.
+func (p *Policy) profile(m *tool.Meta, profile string, also []string) (Decision, string) {
+	if m.InProfile(profile) {
+		return Allow, "in profile " + profile
+	}
+	if ref, ok := p.first(m, also); ok {
+		return Allow, "alsoAllow " + ref
+	}
+	return Deny, "not in profile " + profile
+}
+
+// first returns the first of refs that names the tool.
+func (p *Policy) first(m *tool.Meta, refs []string) (string, bool) {
+	for _, ref := range refs {
+		if p.matches(m, ref) {
+			return ref, true
+		}
+	}
+	return "", false
+}
+
+// matches reports whether ref names the tool: its id, an alias ("bash" is
+// exec), a group ("group:fs"), a * glob over ids ("mcp__github__*"); "write"
+// also names apply_patch.
+func (p *Policy) matches(m *tool.Meta, ref string) bool {
+	ref = strings.TrimSpace(ref)
+	if registry.Matches(m, ref) {
+		return true
+	}
+	if id, ok := catalog.Alias(ref); ok {
+		ref = id
+	}
+	if ref == "write" && m.ID == "apply_patch" {
+		return true
+	}
+	if strings.Contains(ref, "*") && !strings.HasPrefix(ref, registry.GroupPrefix) {
+		return p.glob(ref, false).MatchString(m.ID)
+	}
+	return false
+}
+
+// conditionsMatch reports whether every argument named in when matches one
+// of its patterns, and renders the match for the verdict. No conditions
+// always match; with conditions, unknown arguments (nil) never do.
+func (p *Policy) conditionsMatch(when map[string][]string, args map[string]any) (string, bool) {
+	if len(when) == 0 {
+		return "", true
+	}
+	if args == nil {
+		return "", false
+	}
+	var parts []string
+	for _, key := range slices.Sorted(maps.Keys(when)) {
+		s, ok := args[key].(string)
+		if !ok {
+			return "", false
+		}
+		pattern, ok := p.anyPattern(key, s, when[key])
+		if !ok {
+			return "", false
+		}
+		parts = append(parts, fmt.Sprintf("%s matches %q", key, pattern))
+	}
+	return " when " + strings.Join(parts, " and "), true
+}
+
+// anyPattern returns the first pattern that value matches. Commands are
+// matched whole and chain link by chain link.
+func (p *Policy) anyPattern(key, value string, patterns []string) (string, bool) {
+	candidates := []string{strings.TrimSpace(value)}
+	if key == "command" || key == "cmd" || key == "script" {
+		candidates = append(candidates, commandLinks(value)...)
+	}
+	for _, pat := range patterns {
+		re := p.glob(pat, true)
+		for _, c := range candidates {
+			if re.MatchString(c) {
+				return pat, true
+			}
+		}
+	}
+	return "", false
+}
+
+// commandLinks splits a shell command at &&, ||, ;, | and newlines.
+func commandLinks(cmd string) []string {
+	f := strings.FieldsFunc(strings.NewReplacer("&&", "\n", "||", "\n", ";", "\n", "|", "\n").Replace(cmd), func(r rune) bool { return r == '\n' })
+	for i := range f {
+		f[i] = strings.TrimSpace(f[i])
+	}
+	return f
+}
+
+// glob compiles a pattern: * matches any run of characters, ? one
+// character, **/ any number of directories (also none). Matching is of the
+// whole value; conditions also ignore case.
+func (p *Policy) glob(pattern string, fold bool) *regexp.Regexp {
+	key := pattern
+	if fold {
+		key = "(?i)" + pattern
+	}
+	if re, ok := p.globs.Load(key); ok {
+		return re.(*regexp.Regexp)
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	if fold {
+		b.WriteString("(?i)")
+	}
+	for i := 0; i < len(pattern); {
+		r, size := utf8.DecodeRuneInString(pattern[i:])
+		switch {
+		case strings.HasPrefix(pattern[i:], "**/"):
+			b.WriteString("(?:.*/)?")
+			size = 3
+		case r == '*':
+			b.WriteString(".*")
+		case r == '?':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+		i += size
+	}
+	b.WriteString("$")
+	re := regexp.MustCompile(b.String())
+	p.globs.Store(key, re)
+	return re
+}

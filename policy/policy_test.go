@@ -1,0 +1,259 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// meta returns the metadata a registry gives a tool of this id.
+func meta(id string, opts ...func(*tool.Meta)) tool.Meta {
+	m := tool.Meta{ID: id, Source: tool.SourceCore}
+	if e, _, ok := catalog.Lookup(id); ok {
+		m.Section, m.Profiles, m.OwnerOnly = e.Section, e.Profiles, e.OwnerOnly
+	}
+	for _, o := range opts {
+		o(&m)
+	}
+	return m.WithDefaults()
+}
+
+func mcpTool(server, name string) tool.Meta {
+	return meta(server+"__"+name, func(m *tool.Meta) {
+		m.Section, m.Source, m.Groups = "mcp", tool.SourceMCP, []string{"mcp:" + server}
+	})
+}
+
+func TestDecisionMatrix(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name   string
+		policy *Policy
+		req    Request
+		want   Decision
+		reason string // part of Result.Reason
+	}{
+		{"no rules allow", &Policy{}, Request{Meta: meta("exec"), Owner: true}, Allow, ""},
+		{"deny by name", &Policy{Tools: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec")}, Deny, "global: deny exec"},
+		{"bash means exec", &Policy{Tools: Rules{Deny: []string{"bash"}}}, Request{Meta: meta("exec")}, Deny, "deny bash"},
+		{"deny wins within a layer", &Policy{Tools: Rules{Allow: []string{"exec"}, Deny: []string{"exec"}}}, Request{Meta: meta("exec")}, Deny, ""},
+		{"empty allow allows all", &Policy{Tools: Rules{Allow: nil}}, Request{Meta: meta("read")}, Allow, ""},
+		{"allow list excludes others", &Policy{Tools: Rules{Allow: []string{"read"}}}, Request{Meta: meta("write")}, Deny, "not in the allow list"},
+		{"allow list includes", &Policy{Tools: Rules{Allow: []string{"read", "write"}}}, Request{Meta: meta("write")}, Allow, ""},
+		{"write covers apply_patch (allow)", &Policy{Tools: Rules{Allow: []string{"write"}}}, Request{Meta: meta("apply_patch")}, Allow, ""},
+		{"write covers apply_patch (deny)", &Policy{Tools: Rules{Deny: []string{"write"}}}, Request{Meta: meta("apply_patch")}, Deny, ""},
+		{"edit does not cover apply_patch", &Policy{Tools: Rules{Deny: []string{"edit"}}}, Request{Meta: meta("apply_patch")}, Allow, ""},
+		{"group", &Policy{Tools: Rules{Deny: []string{"group:runtime"}}}, Request{Meta: meta("process")}, Deny, "deny group:runtime"},
+		{"group mcp server", &Policy{Tools: Rules{Deny: []string{"group:mcp:github"}}}, Request{Meta: mcpTool("github", "create_issue")}, Deny, ""},
+		{"other mcp server", &Policy{Tools: Rules{Deny: []string{"group:mcp:github"}}}, Request{Meta: mcpTool("gitlab", "create_issue")}, Allow, ""},
+		{"glob", &Policy{Tools: Rules{Deny: []string{"github__*"}}}, Request{Meta: mcpTool("github", "delete_repo")}, Deny, ""},
+		{"glob middle", &Policy{Tools: Rules{Deny: []string{"*__delete_*"}}}, Request{Meta: mcpTool("gitlab", "delete_branch")}, Deny, ""},
+		{"glob no match", &Policy{Tools: Rules{Deny: []string{"web_*"}}}, Request{Meta: meta("read")}, Allow, ""},
+		{"profile", &Policy{Tools: Rules{Profile: "minimal"}}, Request{Meta: meta("read")}, Deny, "not in profile minimal"},
+		{"profile alsoAllow", &Policy{Tools: Rules{Profile: "minimal", AlsoAllow: []string{"read"}}}, Request{Meta: meta("read")}, Allow, ""},
+		{"profile full", &Policy{Tools: Rules{Profile: "full"}}, Request{Meta: meta("browser")}, Allow, ""},
+		{"ask", &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"write"}}}}}, Request{Meta: meta("write"), Args: map[string]any{"path": "a"}}, Ask, "global: ask write"},
+		{"deny beats ask across layers", &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"exec"}}}}, Agents: map[string]Rules{"bot": {Deny: []string{"exec"}}}},
+			Request{Meta: meta("exec"), Agent: "bot", Args: map[string]any{}}, Deny, "agent bot: deny exec"},
+		{"ask beats allow across layers", &Policy{Tools: Rules{Allow: []string{"exec"}}, Channels: map[string]Rules{"slack": {Ask: []AskRule{{Tools: []string{"exec"}}}}}},
+			Request{Meta: meta("exec"), Channel: "slack", Args: map[string]any{}}, Ask, "channel slack: ask exec"},
+		{"every layer must pass", &Policy{Tools: Rules{Allow: []string{"exec", "read"}}, Agents: map[string]Rules{"bot": {Allow: []string{"read"}}}},
+			Request{Meta: meta("exec"), Agent: "bot"}, Deny, "agent bot: not in the allow list"},
+		{"other agent unaffected", &Policy{Agents: map[string]Rules{"bot": {Deny: []string{"exec"}}}}, Request{Meta: meta("exec"), Agent: "other"}, Allow, ""},
+		{"provider", &Policy{Tools: Rules{ByProvider: map[string]Rules{"openai": {Deny: []string{"exec"}}}}}, Request{Meta: meta("exec"), Provider: "OpenAI"}, Deny, "provider openai"},
+		{"provider/model", &Policy{Tools: Rules{ByProvider: map[string]Rules{"openai/gpt-5": {Deny: []string{"exec"}}}}}, Request{Meta: meta("exec"), Provider: "openai", Model: "gpt-5"}, Deny, "provider openai/gpt-5"},
+		{"provider/model other model", &Policy{Tools: Rules{ByProvider: map[string]Rules{"openai/gpt-5": {Deny: []string{"exec"}}}}}, Request{Meta: meta("exec"), Provider: "openai", Model: "gpt-4o"}, Allow, ""},
+		{"agent and provider", &Policy{Agents: map[string]Rules{"bot": {ByProvider: map[string]Rules{"xai": {Deny: []string{"group:web"}}}}}},
+			Request{Meta: meta("web_fetch"), Agent: "bot", Provider: "xai"}, Deny, "agent bot provider xai"},
+		{"sandbox layer", &Policy{Sandbox: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec"), Sandboxed: true}, Deny, "sandbox"},
+		{"sandbox layer only when sandboxed", &Policy{Sandbox: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec")}, Allow, ""},
+		{"subagent layer", &Policy{Subagents: Rules{Allow: []string{"read"}}}, Request{Meta: meta("exec"), Subagent: true}, Deny, "subagent"},
+		{"owner-only for non-owner", &Policy{}, Request{Meta: meta("cron")}, Deny, OwnerOnlyReason},
+		{"owner-only for owner", &Policy{}, Request{Meta: meta("cron"), Owner: true}, Allow, ""},
+		{"owner-only by policy", &Policy{OwnerOnly: []string{"group:runtime"}}, Request{Meta: meta("exec")}, Deny, OwnerOnlyReason},
+		{"owner-only by metadata", &Policy{}, Request{Meta: meta("mine", func(m *tool.Meta) { m.OwnerOnly = true })}, Deny, OwnerOnlyReason},
+	} {
+		got := tc.policy.Decide(tc.req)
+		if got.Decision != tc.want || !strings.Contains(got.Reason, tc.reason) {
+			t.Errorf("%s: %v %q, want %v %q (verdicts %+v)", tc.name, got.Decision, got.Reason, tc.want, tc.reason, got.Verdicts)
+		}
+	}
+}
+
+func TestAskConditions(t *testing.T) {
+	t.Parallel()
+	p := &Policy{Tools: Rules{Ask: []AskRule{
+		{Tools: []string{"exec"}, When: map[string][]string{"command": {"rm -rf *", "git push*"}}},
+		{Tools: []string{"write", "edit"}, When: map[string][]string{"path": {"**/.env*"}}},
+	}}}
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want Decision
+		rule string
+	}{
+		{"exec", map[string]any{"command": "rm -rf /tmp/x"}, Ask, `ask exec when command matches "rm -rf *"`},
+		{"exec", map[string]any{"command": "RM -RF build"}, Ask, ""},
+		{"exec", map[string]any{"command": "cd repo && git push origin main"}, Ask, `"git push*"`},
+		{"exec", map[string]any{"command": "make; rm -rf dist | tee log"}, Ask, ""},
+		{"exec", map[string]any{"command": "ls -la"}, Allow, ""},
+		{"exec", map[string]any{"command": "echo 'git push'"}, Allow, ""},
+		{"exec", map[string]any{}, Allow, ""},
+		{"write", map[string]any{"path": ".env"}, Ask, `path matches "**/.env*"`},
+		{"write", map[string]any{"path": "config/.env.local"}, Ask, ""},
+		{"edit", map[string]any{"path": "a/b/.envrc"}, Ask, ""},
+		{"apply_patch", map[string]any{"path": ".env"}, Ask, ""}, // write covers apply_patch
+		{"write", map[string]any{"path": "src/env.go"}, Allow, ""},
+		{"read", map[string]any{"path": ".env"}, Allow, ""},
+	} {
+		got := p.Decide(Request{Meta: meta(tc.tool), Args: tc.args})
+		if got.Decision != tc.want || !strings.Contains(got.Reason, tc.rule) {
+			t.Errorf("%s %v: %v %q, want %v %q", tc.tool, tc.args, got.Decision, got.Reason, tc.want, tc.rule)
+		}
+	}
+	// Offering ignores argument conditions: exec is still offered.
+	if !p.Offers(Request{Meta: meta("exec")}) {
+		t.Error("exec not offered")
+	}
+	deny := &Policy{Tools: Rules{Deny: []string{"exec"}}}
+	if deny.Offers(Request{Meta: meta("exec")}) || !deny.Offers(Request{Meta: meta("read")}) {
+		t.Error("Offers")
+	}
+}
+
+func TestVerdictsPerLayer(t *testing.T) {
+	t.Parallel()
+	p := &Policy{
+		Tools:    Rules{Profile: "coding", AlsoAllow: []string{"web_fetch"}, Allow: []string{"group:fs", "web_fetch"}, ByProvider: map[string]Rules{"openai": {Ask: []AskRule{{Tools: []string{"web_fetch"}}}}}},
+		Agents:   map[string]Rules{"main": {Allow: []string{"*"}}},
+		Channels: map[string]Rules{"discord": {Deny: []string{"exec"}}},
+	}
+	got := p.Decide(Request{Meta: meta("web_fetch"), Args: map[string]any{}, Agent: "main", Provider: "openai", Channel: "discord"})
+	var layers []string
+	for _, v := range got.Verdicts {
+		layers = append(layers, v.Layer+"="+v.Decision.String()+"("+v.Rule+")")
+	}
+	want := "profile=allow(alsoAllow web_fetch) global=allow(allow web_fetch) provider openai=ask(ask web_fetch) agent main=allow(allow *)"
+	if strings.Join(layers, " ") != want || got.Decision != Ask {
+		t.Errorf("verdicts %s\nwant     %s", strings.Join(layers, " "), want)
+	}
+}
+
+const sampleConfig = `# policy
+tools:
+  profile: coding
+  alsoAllow: [web_fetch]
+  deny: [exec]
+  ask:
+    - tool: write
+      when: {path: ["**/.env*"]}
+  byProvider:
+    xai: {deny: [group:web]}
+  exec:
+    defaultTimeout: 60
+agents:
+  reviewer:
+    tools:
+      allow: [read, grep, find, ls]
+channels:
+  discord:
+    tools: {deny: [group:fs]}
+sandbox:
+  tools: {deny: [process]}
+`
+
+func TestFromConfig(t *testing.T) {
+	t.Parallel()
+	c, err := config.Parse("toolbelt.yaml", []byte(sampleConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := FromConfig(c)
+	for _, tc := range []struct {
+		req  Request
+		want Decision
+	}{
+		{Request{Meta: meta("exec")}, Deny},
+		{Request{Meta: meta("read")}, Allow},
+		{Request{Meta: meta("web_fetch")}, Allow},
+		{Request{Meta: meta("web_fetch"), Provider: "xai"}, Deny},
+		{Request{Meta: meta("write"), Agent: "reviewer"}, Deny},
+		{Request{Meta: meta("grep"), Agent: "reviewer"}, Allow},
+		{Request{Meta: meta("write"), Args: map[string]any{"path": ".env"}}, Ask},
+		{Request{Meta: meta("read"), Channel: "discord"}, Deny},
+		{Request{Meta: meta("process"), Sandboxed: true}, Deny},
+	} {
+		if got := p.Decide(tc.req); got.Decision != tc.want {
+			t.Errorf("%+v: %v (%s)", tc.req, got.Decision, got.Reason)
+		}
+	}
+	if c.Tools.Settings["exec"].(map[string]any)["defaultTimeout"] != uint64(60) {
+		t.Errorf("settings %#v", c.Tools.Settings)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	reg := registry.New()
+	for _, id := range []string{"read", "write", "exec", "web_fetch"} {
+		if err := reg.Register(tool.Tool{Name: id, Execute: func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+			return tool.Text("ok"), nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	good, err := config.Parse("toolbelt.yaml", []byte(sampleConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Check(good, reg); err != nil {
+		t.Errorf("good config: %v", err)
+	}
+	bad, err := config.Parse("toolbelt.yaml", []byte(`tools:
+  profile: everything
+  deny: [exce, "group:nope", "web_*"]
+  ask:
+    - tool: [wirte]
+  execc: {defaultTimeout: 5}
+  Deny: {x: 1}
+agents:
+  a:
+    tools: {allow: [nope]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = Check(bad, reg)
+	var msgs []string
+	for _, e := range unwrap(err) {
+		msgs = append(msgs, e.Error())
+	}
+	want := []string{
+		`toolbelt.yaml:2: unknown profile "everything": use one of minimal, coding, messaging, full`,
+		`toolbelt.yaml:3: no tool, alias or group matches "exce"; did you mean "exec"?`,
+		`toolbelt.yaml:3: no tool, alias or group matches "group:nope"`,
+		`toolbelt.yaml:5: no tool, alias or group matches "wirte"; did you mean "write"?`,
+		`toolbelt.yaml:10: no tool, alias or group matches "nope"`,
+		`toolbelt.yaml:7: tools.Deny: no tool or section is named "Deny", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "deny"?`,
+		`toolbelt.yaml:6: tools.execc: no tool or section is named "execc", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "exec"?`,
+	}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func unwrap(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err == nil {
+		return nil
+	}
+	return []error{errors.Unwrap(err)}
+}
