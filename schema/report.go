@@ -70,8 +70,8 @@ func (r Report) String() string {
 type Problem struct {
 	// Path locates the problem as dotted keywords; "" is the root.
 	Path string `json:"path"`
-	// Message says what the provider rejects and what compiling does
-	// about it.
+	// Message says what the provider rejects and, after "→", what
+	// compiling does about it.
 	Message string `json:"message"`
 }
 
@@ -85,7 +85,7 @@ func (r Report) Problems() []Problem {
 	var out []Problem
 	for _, c := range r.Changes {
 		if c.Problem != "" {
-			out = append(out, Problem{Path: c.Path, Message: c.Problem + " (compiling: " + c.Action + ")"})
+			out = append(out, Problem{Path: c.Path, Message: c.Problem + " → " + c.Action})
 		}
 	}
 	for _, c := range r.NotStrict {

@@ -191,11 +191,11 @@ func TestSchemaLint(t *testing.T) {
 	file := writeFile(t, "slug.json", slugSchema)
 	r := runCLI(t, "", "schema", "lint", "--provider", "gemini", file).expect(t, 1)
 	for _, want := range []string{
-		`properties.slug.pattern: gemini does not accept "pattern" (compiling: moved to description)`,
+		`properties.slug.pattern: gemini does not accept "pattern" → moved to description`,
 		`properties.labels.additionalProperties: gemini does not accept "additionalProperties"`,
 		`$schema: gemini does not accept "$schema"`,
 	} {
-		if !strings.Contains(r.stdout, want+"") {
+		if !strings.Contains(r.stdout, want) {
 			t.Errorf("lint lacks %q:\n%s", want, r.stdout)
 		}
 	}
@@ -209,7 +209,7 @@ func TestSchemaLint(t *testing.T) {
 	}
 	list := `{"tools":[{"name":"fetch","inputSchema":{"type":"object","properties":{"url":{"type":"string","format":"uri"}}}},{"name":"now","inputSchema":{"type":"object"}}]}`
 	r = runCLI(t, list, "schema", "lint", "--provider", "openai").expect(t, 1)
-	if r.stdout != "tools.now.parameters.properties: openai needs \"properties\" on the root object (compiling: empty properties added)\n" {
+	if r.stdout != "tools.now.parameters.properties: openai needs \"properties\" on the root object → empty properties added\n" {
 		t.Errorf("tool list lint: %q", r.stdout)
 	}
 	r = runCLI(t, list, "schema", "lint", "--provider", "gemini", "--json").expect(t, 1)
