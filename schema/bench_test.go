@@ -10,11 +10,7 @@ func BenchmarkCompileCorpus(b *testing.B) {
 	tools := loadCorpus(b)
 	docs := make([]any, len(tools))
 	for i, tl := range tools {
-		doc, err := Decode(tl.InputSchema)
-		if err != nil {
-			b.Fatal(err)
-		}
-		docs[i] = doc
+		docs[i] = tl.Doc
 	}
 	dialects := testDialects()
 	b.ReportAllocs()

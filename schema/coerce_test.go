@@ -64,7 +64,7 @@ func TestCoerce(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			args := mustDecode(t, tc.args).(map[string]any)
+			args := decode(t, tc.args).(map[string]any)
 			changes := v.Coerce(args)
 			if got := encode(t, args); got != tc.want {
 				t.Errorf("coerced %s:\n got  %s\n want %s", tc.args, got, tc.want)
@@ -85,7 +85,7 @@ func TestCoerce(t *testing.T) {
 func TestCoerceThenValidate(t *testing.T) {
 	t.Parallel()
 	v := mustCompile(t, coerceSchema)
-	args := mustDecode(t, `{"need":"x","count":"3","on":"true","list":["1","2"],"opt":null}`).(map[string]any)
+	args := decode(t, `{"need":"x","count":"3","on":"true","list":["1","2"],"opt":null}`).(map[string]any)
 	if errs := v.Validate(args); len(errs) == 0 {
 		t.Fatal("the raw arguments should not be valid")
 	}
@@ -95,7 +95,7 @@ func TestCoerceThenValidate(t *testing.T) {
 	if errs := v.Validate(args); len(errs) > 0 {
 		t.Errorf("still invalid after coercion: %v", errs)
 	}
-	bad := mustDecode(t, `{"need":"x","count":"0"}`).(map[string]any)
+	bad := decode(t, `{"need":"x","count":"0"}`).(map[string]any)
 	v.Coerce(bad)
 	errs := v.Validate(bad)
 	if len(errs) != 1 || errs[0].Path != "count" || !strings.Contains(errs[0].Message, "minimum") {
@@ -106,7 +106,7 @@ func TestCoerceThenValidate(t *testing.T) {
 func TestCoerceRecursiveSchema(t *testing.T) {
 	t.Parallel()
 	v := mustCompile(t, `{"type":"object","properties":{"n":{"type":"integer"},"next":{"$ref":"#"}}}`)
-	args := mustDecode(t, `{"n":"1","next":{"n":"2","next":{"n":"3"}}}`).(map[string]any)
+	args := decode(t, `{"n":"1","next":{"n":"2","next":{"n":"3"}}}`).(map[string]any)
 	v.Coerce(args)
 	if got, want := encode(t, args), `{"n":1,"next":{"n":2,"next":{"n":3}}}`; got != want {
 		t.Errorf("got %s, want %s", got, want)

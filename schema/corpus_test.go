@@ -63,14 +63,10 @@ func TestCorpusCompilesForEveryDialect(t *testing.T) {
 	t.Parallel()
 	tools := loadCorpus(t)
 	for _, tl := range tools {
-		doc, err := Decode(tl.InputSchema)
-		if err != nil {
-			t.Fatalf("%s/%s: %v", tl.Server, tl.Name, err)
-		}
 		for _, d := range testDialects() {
 			t.Run(tl.Server+"/"+tl.Name+"/"+d.Name(), func(t *testing.T) {
 				t.Parallel()
-				checkCompiled(t, d, doc)
+				checkCompiled(t, d, tl.Doc)
 			})
 		}
 	}
@@ -83,12 +79,8 @@ func TestCorpusCheckersCatchTheRawSchemas(t *testing.T) {
 	tools := loadCorpus(t)
 	rejected := map[string]int{}
 	for _, tl := range tools {
-		doc, err := Decode(tl.InputSchema)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, p := range []string{"gemini", "openai-strict", "xai"} {
-			if len(checkProvider(p, doc)) > 0 {
+			if len(checkProvider(p, tl.Doc)) > 0 {
 				rejected[p]++
 			}
 		}
@@ -107,13 +99,9 @@ func TestCorpusLintMatchesChecker(t *testing.T) {
 	t.Parallel()
 	tools := loadCorpus(t)
 	for _, tl := range tools {
-		doc, err := Decode(tl.InputSchema)
-		if err != nil {
-			t.Fatal(err)
-		}
 		for _, d := range []Dialect{Gemini, OpenAIStrict, XAI, OpenAI} {
-			problems := d.Lint(doc)
-			rejected := checkProvider(d.Name(), doc)
+			problems := d.Lint(tl.Doc)
+			rejected := checkProvider(d.Name(), tl.Doc)
 			if len(rejected) > 0 && len(problems) == 0 {
 				t.Errorf("%s/%s: %s rejects the raw schema (%s) but lint finds nothing", tl.Server, tl.Name, d.Name(), rejected[0])
 			}

@@ -11,9 +11,9 @@ import (
 
 // corpusTool is one tool of an MCP server's tools/list in the corpus.
 type corpusTool struct {
-	Server      string
-	Name        string
-	InputSchema json.RawMessage
+	Server, Name string
+	// Doc is its input schema, decoded.
+	Doc any
 }
 
 // corpusDir finds shared/corpus/mcp-tools by walking up from the package
@@ -65,20 +65,14 @@ func loadCorpus(tb testing.TB) []corpusTool {
 			tb.Fatalf("%s: %v", f, err)
 		}
 		for _, t := range server.Tools {
-			out = append(out, corpusTool{Server: server.Server, Name: t.Name, InputSchema: t.InputSchema})
+			doc, err := Decode(t.InputSchema)
+			if err != nil {
+				tb.Fatalf("%s/%s: %v", server.Server, t.Name, err)
+			}
+			out = append(out, corpusTool{Server: server.Server, Name: t.Name, Doc: doc})
 		}
 	}
 	return out
-}
-
-// mustDecode decodes JSON text or fails the test.
-func mustDecode(tb testing.TB, s string) any {
-	tb.Helper()
-	v, err := Decode([]byte(s))
-	if err != nil {
-		tb.Fatalf("decoding %s: %v", s, err)
-	}
-	return v
 }
 
 // encode encodes a value or fails the test.
