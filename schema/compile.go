@@ -1008,20 +1008,29 @@ func (c *compiler) strip(n *nodeState) {
 	}
 }
 
+// list returns the array value of keyword k; a value that is not an array
+// is removed and reported.
+func (c *compiler) list(n *nodeState, k string) ([]any, bool) {
+	raw, ok := n.m[k]
+	if !ok {
+		return nil, false
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		delete(n.m, k)
+		c.change(child(n.path, k), "removed: not an array", "invalid "+k)
+	}
+	return list, ok
+}
+
 // enums makes enums fit a dialect that takes only string enums: null goes
 // into nullable, and an enum of other values into the description.
 func (c *compiler) enums(n *nodeState) {
-	raw, ok := n.m["enum"]
+	list, ok := c.list(n, "enum")
 	if !ok {
 		return
 	}
 	path := child(n.path, "enum")
-	list, ok := raw.([]any)
-	if !ok {
-		delete(n.m, "enum")
-		c.change(path, "removed: not an array", "invalid enum")
-		return
-	}
 	if len(list) == 0 {
 		delete(n.m, "enum")
 		n.hints = append(n.hints, "no value is allowed here")
@@ -1103,17 +1112,11 @@ func (c *compiler) typedStrict(n *nodeState, inferred string) {
 // required cleans "required": only strings, once each, and where the
 // dialect needs it only declared properties.
 func (c *compiler) required(n *nodeState) {
-	raw, ok := n.m["required"]
+	list, ok := c.list(n, "required")
 	if !ok {
 		return
 	}
 	path := child(n.path, "required")
-	list, ok := raw.([]any)
-	if !ok {
-		delete(n.m, "required")
-		c.change(path, "removed: not an array of property names", "invalid required")
-		return
-	}
 	props, _ := n.m["properties"].(map[string]any)
 	keep := make([]any, 0, len(list))
 	var undeclared []string
