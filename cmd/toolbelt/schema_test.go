@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// writeFile writes a file in a fresh temporary directory and returns its path.
-func writeFile(t *testing.T, name, content string) string {
+// tempFile writes a file in a fresh temporary directory and returns its path.
+func tempFile(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
@@ -33,7 +33,7 @@ const slugSchema = `{
 
 func TestSchemaNormalize(t *testing.T) {
 	t.Parallel()
-	file := writeFile(t, "slug.json", slugSchema)
+	file := tempFile(t, "slug.json", slugSchema)
 	tests := []struct {
 		name   string
 		stdin  string
@@ -90,8 +90,8 @@ func TestSchemaNormalizeGeminiDropsWhatItRejects(t *testing.T) {
 
 func TestSchemaValidate(t *testing.T) {
 	t.Parallel()
-	schemaFile := writeFile(t, "slug.json", slugSchema)
-	argsFile := writeFile(t, "args.json", `{"slug":"ok","count":"3"}`)
+	schemaFile := tempFile(t, "slug.json", slugSchema)
+	argsFile := tempFile(t, "args.json", `{"slug":"ok","count":"3"}`)
 	tests := []struct {
 		name   string
 		stdin  string
@@ -131,7 +131,7 @@ func TestSchemaValidate(t *testing.T) {
 
 func TestSchemaValidateJSONAndBadSchema(t *testing.T) {
 	t.Parallel()
-	schemaFile := writeFile(t, "slug.json", slugSchema)
+	schemaFile := tempFile(t, "slug.json", slugSchema)
 	r := runCLI(t, "", "schema", "validate", "--json", "--schema", schemaFile, "--args", `{"slug":"x","count":"0"}`).expect(t, 1)
 	var got validation
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
@@ -140,7 +140,7 @@ func TestSchemaValidateJSONAndBadSchema(t *testing.T) {
 	if got.Valid || len(got.Errors) != 1 || got.Errors[0].Path != "count" || len(got.Coercions) != 1 {
 		t.Errorf("validation JSON: %s", r.stdout)
 	}
-	bad := writeFile(t, "bad.json", `{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`)
+	bad := tempFile(t, "bad.json", `{"type":"object","properties":{"a":{"$ref":"https://example.com/a.json"}}}`)
 	r = runCLI(t, "", "schema", "validate", "--schema", bad, "--args", `{}`).expect(t, 2)
 	if !strings.Contains(r.stderr, "is not fetched") {
 		t.Errorf("a remote reference must be refused, not fetched:\n%s", r.stderr)
@@ -188,7 +188,7 @@ func TestSchemaExport(t *testing.T) {
 
 func TestSchemaLint(t *testing.T) {
 	t.Parallel()
-	file := writeFile(t, "slug.json", slugSchema)
+	file := tempFile(t, "slug.json", slugSchema)
 	r := runCLI(t, "", "schema", "lint", "--provider", "gemini", file).expect(t, 1)
 	for _, want := range []string{
 		`properties.slug.pattern: gemini does not accept "pattern" → moved to description`,
