@@ -1,0 +1,95 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// migration is one step of the schema. Its version is its place in
+// migrations, from 1. Steps are only ever appended: a released step never
+// changes. The SQL is shared by both databases, with the type words of
+// dialect.types.
+type migration struct {
+	name string
+	sql  string
+}
+
+var migrations = []migration{
+	{name: "outputs and file changes", sql: `
+CREATE TABLE outputs (
+	id {{id}},
+	call_id TEXT NOT NULL UNIQUE,
+	created_ns BIGINT NOT NULL,
+	size BIGINT NOT NULL,
+	body {{blob}} NOT NULL
+);
+CREATE INDEX outputs_created ON outputs (created_ns);
+CREATE TABLE file_changes (
+	id {{id}},
+	call_id TEXT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	path TEXT NOT NULL,
+	existed BOOLEAN NOT NULL,
+	before {{blob}},
+	mode BIGINT NOT NULL,
+	exists_after BOOLEAN NOT NULL,
+	after_sha256 TEXT NOT NULL
+);
+CREATE INDEX file_changes_call ON file_changes (call_id, id);
+CREATE INDEX file_changes_created ON file_changes (created_ns);
+`},
+}
+
+// migrate applies the migrations the database lacks, each in its own
+// transaction, and refuses a database newer than ms.
+func (s *Store) migrate(ctx context.Context, ms []migration) error {
+	for {
+		applied, err := s.migrateStep(ctx, ms)
+		if err != nil || !applied {
+			return err
+		}
+	}
+}
+
+// migrateStep applies the next migration the database lacks, if any. It
+// reads the version and applies the step in one transaction that holds the
+// migration lock, so processes that open the database at once apply each
+// step once.
+func (s *Store) migrateStep(ctx context.Context, ms []migration) (applied bool, err error) {
+	err = s.Write(ctx, func(tx *Tx) error {
+		if s.d.lockMigrations != "" {
+			if _, err := tx.Exec(ctx, s.d.lockMigrations); err != nil {
+				return fmt.Errorf("waiting for other processes' migrations: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version BIGINT PRIMARY KEY,
+	name TEXT NOT NULL,
+	applied_at BIGINT NOT NULL
+)`); err != nil {
+			return fmt.Errorf("creating schema_migrations: %w", err)
+		}
+		var current int
+		if err := tx.QueryRow(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current); err != nil {
+			return fmt.Errorf("reading the schema version: %w", err)
+		}
+		if current > len(ms) {
+			return fmt.Errorf("the schema is at version %d, newer than this program knows (%d): use a newer toolbelt, or another database", current, len(ms))
+		}
+		if current == len(ms) {
+			return nil
+		}
+		m := ms[current]
+		if _, err := tx.Exec(ctx, s.d.types.Replace(m.sql)); err != nil {
+			return fmt.Errorf("migration %d (%s): %w", current+1, m.name, err)
+		}
+		if _, err := tx.Exec(ctx, "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+			current+1, m.name, time.Now().Unix()); err != nil {
+			return fmt.Errorf("recording migration %d: %w", current+1, err)
+		}
+		applied = true
+		return nil
+	})
+	return applied, err
+}

@@ -1,0 +1,165 @@
+package store_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/store/storetest"
+)
+
+// clock is a settable time for retention tests.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// count returns the number of rows in table.
+func count(t *testing.T, st *store.Store, table string) int {
+	t.Helper()
+	var n int
+	ctx := context.Background()
+	if err := st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestOutputsPutGet(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("line of output ✓\n", 1<<16) // 1.1 MB
+	binary := "nul\x00 byte, invalid \xff UTF-8"
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		o := st.Outputs(store.OutputOptions{})
+		for _, tc := range []struct{ id, text string }{
+			{"call-big", big},
+			{"call-binary", binary},
+			{"call-empty", ""},
+			{"call-replaced", "first"},
+			{"call-replaced", "second"},
+		} {
+			if err := o.Put(ctx, tc.id, tc.text); err != nil {
+				t.Fatalf("Put(%s): %v", tc.id, err)
+			}
+		}
+		for _, tc := range []struct {
+			id, want string
+			ok       bool
+		}{
+			{"call-big", big, true},
+			{"call-binary", binary, true},
+			{"call-empty", "", true},
+			{"call-replaced", "second", true},
+			{"call-never", "", false},
+		} {
+			got, ok, err := o.Get(ctx, tc.id)
+			if err != nil || ok != tc.ok || got != tc.want {
+				t.Errorf("Get(%s) = %d bytes, %v, %v; want %d bytes, %v", tc.id, len(got), ok, err, len(tc.want), tc.ok)
+			}
+		}
+		if n := count(t, st, "outputs"); n != 4 {
+			t.Errorf("%d rows, want 4 (a Put for the same call replaces)", n)
+		}
+	})
+}
+
+func TestOutputsRefuses(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		o := st.Outputs(store.OutputOptions{MaxBytes: 10})
+		for _, tc := range []struct{ id, text, want string }{
+			{"", "x", "the call id is empty"},
+			{"call-1", "eleven byte", "keeping the output of call call-1: 11 bytes is more than the store keeps (10 bytes)"},
+		} {
+			if err := o.Put(context.Background(), tc.id, tc.text); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Put(%q, %q) = %v, want %q", tc.id, tc.text, err, tc.want)
+			}
+		}
+	})
+}
+
+func TestOutputsKeepNewestBytes(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		o := st.Outputs(store.OutputOptions{MaxBytes: 100})
+		text := strings.Repeat("x", 40)
+		steps := []struct {
+			put  string
+			kept []string
+			gone []string
+		}{
+			{"a", []string{"a"}, nil},
+			{"b", []string{"a", "b"}, nil},
+			{"c", []string{"b", "c"}, []string{"a"}},
+			// Putting b again makes it the newest.
+			{"b", []string{"b", "c"}, []string{"a"}},
+			{"d", []string{"b", "d"}, []string{"a", "c"}},
+		}
+		for i, s := range steps {
+			if err := o.Put(ctx, s.put, text); err != nil {
+				t.Fatal(err)
+			}
+			for _, id := range s.kept {
+				if _, ok, err := o.Get(ctx, id); err != nil || !ok {
+					t.Errorf("step %d: %s not kept (%v)", i, id, err)
+				}
+			}
+			for _, id := range s.gone {
+				if _, ok, err := o.Get(ctx, id); err != nil || ok {
+					t.Errorf("step %d: %s still kept (%v)", i, id, err)
+				}
+			}
+		}
+	})
+}
+
+func TestOutputsKeepDays(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		clk := newClock()
+		o := st.Outputs(store.WithOutputsClock(store.OutputOptions{MaxAge: 24 * time.Hour}, clk.Now))
+		if err := o.Put(ctx, "old", "from yesterday"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(23 * time.Hour)
+		if _, ok, _ := o.Get(ctx, "old"); !ok {
+			t.Fatal("expired before its age")
+		}
+		clk.Advance(2 * time.Hour)
+		// Expired outputs are not returned, even before they are removed.
+		if _, ok, err := o.Get(ctx, "old"); ok || err != nil {
+			t.Fatalf("expired output returned (%v)", err)
+		}
+		if n := count(t, st, "outputs"); n != 1 {
+			t.Fatalf("%d rows before the next Put, want 1", n)
+		}
+		if err := o.Put(ctx, "new", "today"); err != nil {
+			t.Fatal(err)
+		}
+		if n := count(t, st, "outputs"); n != 1 {
+			t.Fatalf("%d rows after the next Put, want 1 (the expired one removed)", n)
+		}
+	})
+}

@@ -1,0 +1,229 @@
+// Package store keeps what must survive a restart: full outputs of results the
+// pipeline cut short, the journal of file changes that undo reverses, and the
+// audit log. One Store works over SQLite (the default, a file in the user's
+// data directory) or PostgreSQL (for several processes sharing state); the
+// logic is written once and the SQL differences live in a small dialect.
+//
+// Open applies the schema's versioned migrations. SQLite runs in WAL mode
+// with one writer: writes go through a single connection in immediate
+// transactions, so they are serialized in this process and with other
+// processes, while readers use a pool of their own.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// DefaultFile is the name of the SQLite database in the data directory.
+const DefaultFile = "toolbelt.db"
+
+// DefaultDir returns the user's data directory for Toolbelt:
+// $XDG_DATA_HOME/toolbelt, or ~/.local/share/toolbelt when XDG_DATA_HOME is
+// unset or not absolute. It does not create it.
+func DefaultDir() (string, error) {
+	if d := os.Getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "toolbelt"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("finding the data directory: %w", err)
+	}
+	return filepath.Join(home, ".local", "share", "toolbelt"), nil
+}
+
+// Store is a handle on the database. It is safe for concurrent use.
+type Store struct {
+	d dialect
+	// w takes the writes; r the reads. They are the same pool for
+	// PostgreSQL; for SQLite w holds a single connection.
+	w, r *sql.DB
+	// where names the database in errors (a path, or a URL without its
+	// password).
+	where string
+}
+
+// Open opens the database dsn names and brings its schema up to date:
+// "postgres://…" or "postgresql://…" is PostgreSQL; anything else is the path
+// of a SQLite file, optionally written "sqlite:PATH", which is created (with
+// its directory, 0700, and the file 0600) when missing. A database whose
+// schema is newer than this program is refused.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, migrations)
+}
+
+func open(ctx context.Context, dsn string, ms []migration) (*Store, error) {
+	var (
+		s   *Store
+		err error
+	)
+	lower := strings.ToLower(dsn)
+	switch {
+	case strings.TrimSpace(dsn) == "":
+		return nil, errors.New("no database given: use a file path or a postgres:// URL")
+	case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
+		s, err = openPostgres(ctx, dsn)
+	default:
+		s, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.migrate(ctx, ms); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("database %s: %w", s.where, err)
+	}
+	return s, nil
+}
+
+func openSQLite(ctx context.Context, path string) (*Store, error) {
+	path, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("database %q: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("database %s is not a regular file: give the path of the database file, e.g. %s", path, filepath.Join(path, DefaultFile))
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	f.Close()
+	// A file: URI, so that no character of the path is read as a parameter.
+	uri := (&url.URL{Scheme: "file", Path: path}).String()
+	params := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	w, err := sql.Open("sqlite", uri+params+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	s := &Store{d: sqliteDialect, w: w, where: path}
+	// The writer connects first: it turns WAL on before any reader opens.
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	if s.r, err = sql.Open("sqlite", uri+params+"&_pragma=query_only(1)"); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("database %s: %w", path, err)
+	}
+	s.r.SetMaxOpenConns(8)
+	return s, nil
+}
+
+func openPostgres(ctx context.Context, dsn string) (*Store, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// The message of url.Error quotes the URL, password included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("database %s: not a valid PostgreSQL URL: %v", redactURL(dsn), err)
+	}
+	where := u.Redacted()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: not a valid PostgreSQL URL: %w", where, err)
+	}
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(8)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", where, err)
+	}
+	return &Store{d: postgresDialect, w: db, r: db, where: where}, nil
+}
+
+// redactURL hides the password of a URL that url.Parse refuses.
+func redactURL(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return "(PostgreSQL URL)"
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	at := strings.LastIndex(authority, "@")
+	if at < 0 {
+		return dsn
+	}
+	user, _, hasPassword := strings.Cut(authority[:at], ":")
+	if !hasPassword {
+		return dsn
+	}
+	return scheme + "://" + user + ":xxxxx" + rest[at:]
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if s.r == s.w {
+		return s.w.Close()
+	}
+	return errors.Join(s.r.Close(), s.w.Close())
+}
+
+// Tx is a transaction of Write or Read. Queries use ? for their
+// parameters, whichever the database.
+type Tx struct {
+	tx *sql.Tx
+	d  dialect
+}
+
+// Exec runs a statement.
+func (t *Tx) Exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.tx.ExecContext(ctx, t.d.rebind(query), args...)
+}
+
+// Query runs a query that returns rows.
+func (t *Tx) Query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return t.tx.QueryContext(ctx, t.d.rebind(query), args...)
+}
+
+// QueryRow runs a query that returns at most one row.
+func (t *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.tx.QueryRowContext(ctx, t.d.rebind(query), args...)
+}
+
+// Write runs fn in a write transaction and commits it when fn returns nil.
+// On SQLite, write transactions run one at a time, across processes too. On
+// PostgreSQL they run at READ COMMITTED; a writer that must see the latest
+// state serializes on a row it updates first.
+func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
+	return s.run(ctx, s.w, nil, fn)
+}
+
+// Read runs fn in a read-only transaction that sees one consistent snapshot.
+func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
+	return s.run(ctx, s.r, s.d.readTx, fn)
+}
+
+func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(*Tx) error) error {
+	tx, err := db.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("database %s: %w", s.where, err)
+	}
+	if err := fn(&Tx{tx: tx, d: s.d}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("database %s: %w", s.where, err)
+	}
+	return nil
+}

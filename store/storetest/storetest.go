@@ -1,0 +1,91 @@
+// Package storetest runs tests against every database the store supports:
+// SQLite always, PostgreSQL when TOOLBELT_TEST_POSTGRES_URL is set. Each test
+// gets a database of its own (a file in a temp dir, or a fresh PostgreSQL
+// schema), so tests run in parallel.
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
+	"github.com/toolbelt/toolbelt/store"
+)
+
+// PostgresEnv names the variable holding the URL of a PostgreSQL database
+// the tests may create schemas in.
+const PostgresEnv = "TOOLBELT_TEST_POSTGRES_URL"
+
+// Run runs f as a parallel subtest per database ("sqlite", "postgres"), each
+// with the DSN of a new, empty database.
+func Run(t *testing.T, f func(t *testing.T, dsn string)) {
+	t.Helper()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		f(t, filepath.Join(t.TempDir(), store.DefaultFile))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		f(t, postgres(t))
+	})
+}
+
+// Each is Run with the database opened.
+func Each(t *testing.T, f func(t *testing.T, st *store.Store)) {
+	t.Helper()
+	Run(t, func(t *testing.T, dsn string) { f(t, Open(t, dsn)) })
+}
+
+// Open opens the database, closing it when the test ends.
+func Open(t testing.TB, dsn string) *store.Store {
+	t.Helper()
+	st, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := st.Close(); err != nil {
+			t.Errorf("closing the store: %v", err)
+		}
+	})
+	return st
+}
+
+// postgres makes a schema for the test and returns a DSN that uses it; the
+// schema is dropped when the test ends. It skips the test when no server is
+// configured.
+func postgres(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skip(PostgresEnv + " is not set: skipping the PostgreSQL run (set it to a postgres:// URL of a database the tests may create schemas in; .ci/run starts a server and sets it)")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresEnv, err)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("%s: %v", PostgresEnv, err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	schema := "test_" + strings.ToLower(rand.Text()[:16])
+	if _, err := admin.ExecContext(context.Background(), "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("creating schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		if _, err := admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
