@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"regexp"
 	"slices"
 	"strconv"
@@ -226,8 +227,44 @@ func message1(k jsonschema.ErrorKind) string {
 		return "value must be one of " + strings.Join(want, ", ")
 	case *kind.Const:
 		return "value must be " + jsonText(k.Want)
+	// Numbers are written plainly: the locale printer would group digits
+	// ("40,000"), which reads like two values in JSON.
+	case *kind.Minimum:
+		return "minimum: got " + plainNumber(k.Got) + ", want " + plainNumber(k.Want)
+	case *kind.Maximum:
+		return "maximum: got " + plainNumber(k.Got) + ", want " + plainNumber(k.Want)
+	case *kind.ExclusiveMinimum:
+		return "exclusiveMinimum: got " + plainNumber(k.Got) + ", want more than " + plainNumber(k.Want)
+	case *kind.ExclusiveMaximum:
+		return "exclusiveMaximum: got " + plainNumber(k.Got) + ", want less than " + plainNumber(k.Want)
+	case *kind.MultipleOf:
+		return "multipleOf: got " + plainNumber(k.Got) + ", want a multiple of " + plainNumber(k.Want)
+	case *kind.MinLength:
+		return fmt.Sprintf("minLength: got %d characters, want at least %d", k.Got, k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("maxLength: got %d characters, want at most %d", k.Got, k.Want)
+	case *kind.MinItems:
+		return fmt.Sprintf("minItems: got %d items, want at least %d", k.Got, k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("maxItems: got %d items, want at most %d", k.Got, k.Want)
+	case *kind.MinProperties:
+		return fmt.Sprintf("minProperties: got %d properties, want at least %d", k.Got, k.Want)
+	case *kind.MaxProperties:
+		return fmt.Sprintf("maxProperties: got %d properties, want at most %d", k.Got, k.Want)
 	}
 	return k.LocalizedString(printer)
+}
+
+// plainNumber writes a number without grouping: 40000, 0.25.
+func plainNumber(r *big.Rat) string {
+	if r == nil {
+		return "?"
+	}
+	if r.IsInt() {
+		return r.Num().String()
+	}
+	f, _ := r.Float64()
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // jsonText renders a schema value as JSON.

@@ -64,7 +64,7 @@ func TestValidateReportsEveryErrorWithPaths(t *testing.T) {
 		`edits[0].oldText: got number, want string`,
 		`edits[1]: unknown properties "extra" are not allowed`,
 		`mode: value must be one of "fast", "safe"`,
-		`path: minLength: got 0, want 1`,
+		`path: minLength: got 0 characters, want at least 1`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
