@@ -2,9 +2,14 @@ package invoke
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -21,73 +26,222 @@ type ConfirmFunc func(ctx context.Context, c Confirmation) (Answer, error)
 // Confirm calls f.
 func (f ConfirmFunc) Confirm(ctx context.Context, c Confirmation) (Answer, error) { return f(ctx, c) }
 
+// AutoApprove allows every call once, answering as "auto"; the CLI's --yes
+// uses it, so the audit log shows that nobody was asked.
+var AutoApprove Confirmer = ConfirmFunc(func(context.Context, Confirmation) (Answer, error) {
+	return Answer{Allow: true, By: "auto (--yes)"}, nil
+})
+
 // Confirmation is what a person is shown to decide about a call.
 type Confirmation struct {
 	CallID string
 	Tool   string
 	// Args are the arguments the tool would run with.
 	Args json.RawMessage
+	// Risk is the call's risk: the tool's, or the one its preview gives for
+	// these arguments.
 	Risk tool.Risk
-	// Message explains what is asked: the tool's confirmation message or the
-	// approval request's.
+	// Reason says why a person is asked ("high risk", an ask rule, a hook).
+	Reason string
+	// Message is the tool's confirmation message, or the approval request's.
 	Message string
-	// RequestedBy says who wants the approval (a hook, a policy rule).
-	RequestedBy string
+	// Effects are what the call would do, when the tool can say.
+	Effects *tool.Effects
+	// Fingerprint identifies the exact action; an "allow always" answer
+	// holds for this fingerprint only.
+	Fingerprint string
 	Context     *tool.Context
 }
 
 // Answer is a person's decision.
 type Answer struct {
-	// Allow lets the call run.
-	Allow bool
+	// Allow lets the call run; Always also lets every later call with the
+	// same fingerprint run in this session without asking.
+	Allow, Always bool
 	// Reason, for a denial, is passed on to the model.
 	Reason string
 	// By says who or what answered ("terminal", "--yes", a user name).
 	By string
 }
 
+// ConfirmRecord is what happened about confirmation for one call, for the
+// audit log.
+type ConfirmRecord struct {
+	Asked bool
+	// Answer is "allow-once", "allow-always", "allowed-before" (an earlier
+	// allow-always held), "deny", "timeout" or "none" (nobody to ask).
+	Answer string
+	By     string
+	At     time.Time
+}
+
 // DefaultConfirmTimeout is how long a person has to answer.
 const DefaultConfirmTimeout = 2 * time.Minute
 
-// confirmStep is the "confirm" step: a call that needs approval runs only if
-// a person allows it. No confirmer, no answer in time, or an error: the call
-// is blocked (fail closed).
+// approvals remembers the fingerprints a person allowed always, for the
+// runner's session.
+type approvals struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+func (a *approvals) has(fp string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.set[fp]
+}
+
+func (a *approvals) add(fp string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.set == nil {
+		a.set = map[string]bool{}
+	}
+	a.set[fp] = true
+}
+
+// confirmStep is the "confirm" step. The tool's preview (when it has one)
+// gives the call's effects and risk. A person is asked when a hook or an ask
+// rule requires approval, when the tool always asks, or when the risk is high
+// (or medium, if configured); low risk never asks. The call runs only if
+// they allow it: no confirmer, an error, or no answer in time blocks it (fail
+// closed, unless ConfirmOnTimeout is "allow"). "Allow always" holds for the
+// exact action — the same fingerprint — for the rest of the session. Dry
+// runs are never asked about: nothing runs.
 func (r *Runner) confirmStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
-		if req.Approval == nil {
+		if req.DryRun {
 			return next(ctx, req)
 		}
-		what := req.Approval.Message
-		if what == "" {
-			what = "requested by " + req.Approval.By
+		req.Risk = req.Tool.Meta.Risk
+		if req.Tool.Preview != nil && r.wantsPreview(req) {
+			e, err := req.Tool.Preview(ctx, req.Call, req.Context)
+			if err != nil {
+				return ErrorResult(req.Tool, err) // the call itself would fail the same way
+			}
+			req.Effects = &e
+			if e.Risk != tool.RiskUnset {
+				req.Risk = e.Risk
+			}
+		}
+		why := r.needsConfirmation(req)
+		if why == "" {
+			return next(ctx, req)
+		}
+		fp := Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
+		now := time.Now()
+		if r.approvals.has(fp) {
+			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
+			return next(ctx, req)
 		}
 		if r.confirmer == nil {
-			return block(req, fmt.Sprintf("This call needs a person's approval (%s), but no one is available to approve it, so it was not run.", what))
+			req.Confirmation = &ConfirmRecord{Answer: "none", At: now}
+			req.Outcome = OutcomeDenied
+			return block(req, fmt.Sprintf("This call needs a person's approval (%s), but no one is available to approve it, so it was not run.", why))
 		}
 		c := Confirmation{
-			CallID: req.Call.ID, Tool: req.Tool.Name, Args: req.Call.Arguments, Risk: req.Tool.Meta.Risk,
-			Message: req.Approval.Message, RequestedBy: req.Approval.By, Context: req.Context,
+			CallID: req.Call.ID, Tool: req.Tool.Name, Args: req.Call.Arguments, Risk: req.Risk, Reason: why,
+			Message: req.Tool.Meta.ConfirmationMessage, Effects: req.Effects, Fingerprint: fp, Context: req.Context,
 		}
-		if c.Message == "" {
-			c.Message = req.Tool.Meta.ConfirmationMessage
+		if req.Approval != nil && req.Approval.Message != "" {
+			c.Message = req.Approval.Message
 		}
 		cctx, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
 		defer cancel()
 		a, err := r.confirmer.Confirm(cctx, c)
+		req.Confirmation = &ConfirmRecord{Asked: true, By: a.By, At: time.Now()}
 		switch {
-		case errors.Is(err, context.DeadlineExceeded) || err == nil && cctx.Err() != nil && ctx.Err() == nil:
+		case ctx.Err() != nil:
+			req.Confirmation.Answer = "none"
+			req.Outcome = OutcomeCancelled
+			return tool.Errorf("Tool %s was cancelled while waiting for approval.", req.Tool.Name)
+		case cctx.Err() != nil:
+			req.Confirmation.Answer = "timeout"
+			if r.cfg.ConfirmOnTimeout == "allow" {
+				return next(ctx, req)
+			}
+			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
 		case err != nil:
 			req.logger().Warn("asking for approval failed", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+			req.Confirmation.Answer = "none"
+			req.Outcome = OutcomeDenied
 			return block(req, "Asking for approval failed, so the call was not run.")
 		case !a.Allow:
+			req.Confirmation.Answer = "deny"
+			req.Outcome = OutcomeDenied
 			reason := "The user denied this call."
 			if a.Reason != "" {
 				reason = "The user denied this call: " + a.Reason
 			}
 			return block(req, reason)
 		}
-		req.Note("approvedBy", a.By)
+		req.Confirmation.Answer = "allow-once"
+		if a.Always {
+			req.Confirmation.Answer = "allow-always"
+			r.approvals.add(fp)
+		}
 		return next(ctx, req)
 	}
+}
+
+// wantsPreview reports whether the preview could change the decision: it
+// gives the risk, and the effects a person would be shown.
+func (r *Runner) wantsPreview(req *Request) bool {
+	return !req.Tool.Meta.ReadOnly
+}
+
+// needsConfirmation says why a person must be asked, or "" when not.
+func (r *Runner) needsConfirmation(req *Request) string {
+	switch {
+	case req.Approval != nil && req.Approval.Message != "":
+		return "requested by " + req.Approval.By + ": " + req.Approval.Message
+	case req.Approval != nil:
+		return "requested by " + req.Approval.By
+	case req.Tool.Meta.RequiresConfirmation:
+		return "the tool always asks"
+	case req.Risk == tool.RiskHigh:
+		return "high-risk call"
+	case req.Risk == tool.RiskMedium && r.cfg.ConfirmMedium:
+		return "medium-risk call"
+	}
+	return ""
+}
+
+// Fingerprint identifies an exact action: the tool, its arguments in
+// canonical form (keys sorted), the workspace, and what the preview says the
+// call would run — working directory, environment, resolved executable and
+// script hash. Any change gives another fingerprint.
+func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Effects) string {
+	h := sha256.New()
+	field := func(k, v string) { fmt.Fprintf(h, "%s=%d:%s\n", k, len(v), v) }
+	field("tool", name)
+	field("args", canonicalJSON(args))
+	if tc != nil {
+		field("workspace", tc.WorkspaceDir)
+	}
+	if e != nil {
+		field("workdir", e.Workdir)
+		field("command", e.Command)
+		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+			field("env "+k, e.Env[k])
+		}
+		field("executable", e.Executable)
+		field("script", e.ScriptHash)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// canonicalJSON re-encodes JSON with sorted keys and no spaces, so the same
+// arguments written differently fingerprint alike.
+func canonicalJSON(raw json.RawMessage) string {
+	v, err := decodeObject(raw)
+	if err != nil {
+		return strings.TrimSpace(string(raw))
+	}
+	b, err := json.Marshal(v) // maps encode with sorted keys
+	if err != nil {
+		return string(raw)
+	}
+	return string(b)
 }

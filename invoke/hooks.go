@@ -134,6 +134,9 @@ func Blocked(name, reason string) tool.Result {
 
 // block emits the block event and returns the blocked result.
 func block(req *Request, reason string) tool.Result {
+	if req.Outcome == "" {
+		req.Outcome = OutcomeBlocked
+	}
 	req.emit(Event{Type: EventBlocked, Reason: reason})
 	return Blocked(req.Tool.Name, reason)
 }

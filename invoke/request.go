@@ -9,6 +9,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -35,8 +36,23 @@ type Request struct {
 	// Provider names the model provider the call came from ("openai",
 	// "anthropic", "xai", …), for provider-specific repairs; may be empty.
 	Provider string
+	// Model names the model within the provider ("gpt-5"); may be empty.
+	Model string
+	// DryRun asks the tool to describe what it would do instead of doing it.
+	DryRun bool
 	// Approval, when set, asks for a person's approval before the tool runs.
 	Approval *Approval
+
+	// Risk is the call's risk, Effects what its tool's preview says it would
+	// do; set by the confirm step.
+	Risk    tool.Risk
+	Effects *tool.Effects
+	// Verdicts are the policy's per-layer decisions; Confirmation what
+	// happened about asking a person; Outcome how the call ended when it did
+	// not run normally. For the audit log.
+	Verdicts     []policy.Verdict
+	Confirmation *ConfirmRecord
+	Outcome      Outcome
 
 	runner   *Runner
 	onUpdate func(tool.Result)
@@ -45,6 +61,21 @@ type Request struct {
 	quick    int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
 	notes    map[string]any // what the pipeline did, for the result's details
 }
+
+// Outcome classifies how a call ended when it did not run normally.
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeUnknownTool Outcome = "unknown-tool"
+	OutcomeValidation  Outcome = "validation"
+	OutcomeBlocked     Outcome = "blocked"
+	OutcomeDenied      Outcome = "denied"
+	OutcomeTimeout     Outcome = "timeout"
+	OutcomeCancelled   Outcome = "cancelled"
+	OutcomeToolError   Outcome = "tool"
+	OutcomePanic       Outcome = "panic"
+)
 
 // Approval is a request for a person's approval of a call.
 type Approval struct {
@@ -157,8 +188,10 @@ type Step struct {
 	Wrap Middleware
 }
 
-// withNotes adds the pipeline's notes to a result's details: into them when
-// they are a JSON object, else beside them under "details".
+// withNotes adds the pipeline's notes to a result's details. Details that
+// encode as a JSON object get the notes as more keys (a struct becomes the
+// map of its JSON, so JSON readers see the same shape); other details go
+// under "details" beside the notes.
 func withNotes(details any, notes map[string]any) any {
 	if len(notes) == 0 {
 		return details
@@ -169,7 +202,12 @@ func withNotes(details any, notes map[string]any) any {
 	case map[string]any:
 		maps.Copy(out, d)
 	default:
-		out["details"] = d
+		var obj map[string]any
+		if b, err := json.Marshal(d); err == nil && json.Unmarshal(b, &obj) == nil && obj != nil {
+			maps.Copy(out, obj)
+		} else {
+			out["details"] = d
+		}
 	}
 	maps.Copy(out, notes)
 	return out

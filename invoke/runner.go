@@ -26,13 +26,16 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -78,6 +81,12 @@ type Config struct {
 	// ConfirmTimeout is how long a person has to answer an approval
 	// request before the call is blocked (2 minutes).
 	ConfirmTimeout time.Duration
+	// ConfirmMedium asks a person before medium-risk calls too; high-risk
+	// calls always ask, low-risk calls never do.
+	ConfirmMedium bool
+	// ConfirmOnTimeout is what no answer in time means: "deny" (the
+	// default) or "allow".
+	ConfirmOnTimeout string
 
 	// Loop configures loop detection; off unless set.
 	Loop LoopConfig
@@ -122,7 +131,9 @@ type Runner struct {
 	log       *slog.Logger
 	events    Bus
 	hooks     *Hooks
+	policy    *policy.Policy
 	confirmer Confirmer
+	approvals approvals
 	persist   []func(context.Context, tool.ResultMessage)
 	outputs   tool.Outputs
 	loops     *loopMemory
@@ -191,6 +202,7 @@ func (r *Runner) DefaultSteps() []Step {
 		{"arguments", Arguments},
 		{"normalize", r.normalizeStep},
 		{"validate", Validate},
+		{"policy", r.policyStep},
 		{"hooks", r.hooksStep},
 		{"confirm", r.confirmStep},
 		{"after", r.afterStep},
@@ -248,10 +260,14 @@ func (r *Runner) Context() *tool.Context { return r.tc }
 func (r *Runner) LateResults() int64 { return r.late.Load() }
 
 // Tools returns the tools the runner offers, resolved for its context, in
-// resolution order. Tools whose factories fail are left out and reported to
-// onError.
+// resolution order: those its selection and its policy let through. Tools
+// whose factories fail are left out and reported to onError.
 func (r *Runner) Tools(onError registry.ErrorFunc) []tool.Tool {
-	return r.reg.ResolveAll(r.tc, onError, r.selects...)
+	all := r.reg.ResolveAll(r.tc, onError, r.selects...)
+	if r.policy == nil {
+		return all
+	}
+	return slices.DeleteFunc(all, func(t tool.Tool) bool { return !r.offered(t.Meta) })
 }
 
 // CallOption adjusts one call.
@@ -260,8 +276,17 @@ type CallOption func(*Request)
 // Timeout sets the call's timeout, bounded by the runner's MaxTimeout.
 func Timeout(d time.Duration) CallOption { return func(req *Request) { req.Timeout = d } }
 
-// FromProvider says which model provider issued the call ("xai", …).
-func FromProvider(name string) CallOption { return func(req *Request) { req.Provider = name } }
+// FromProvider says which model provider issued the call ("xai", …), or
+// which model ("openai/gpt-5").
+func FromProvider(name string) CallOption {
+	return func(req *Request) {
+		req.Provider, req.Model, _ = strings.Cut(name, "/")
+	}
+}
+
+// DryRun makes the call describe what it would do instead of doing it: a
+// tool that changes things returns its preview, a read-only tool runs.
+func DryRun() CallOption { return func(req *Request) { req.DryRun = true } }
 
 // OnUpdate receives the call's updates, coalesced like update events. It
 // runs on the tool's goroutine and must not block for long.
@@ -303,6 +328,7 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	if rt != nil {
 		res = r.chain(ctx, req)
 	} else {
+		req.Outcome = OutcomeUnknownTool
 		res = complete(res)
 	}
 	if prog != nil {
@@ -357,18 +383,71 @@ func complete(res tool.Result) tool.Result {
 // Execute is the innermost handler: it runs the tool. A panic becomes an
 // error result (the stack goes to the log, not to the model); a Go error
 // becomes an error envelope, through the tool's MapError when it has one.
+//
+// In a dry run, a tool that changes things returns what its Preview says it
+// would do instead of running; a read-only tool runs as usual.
 func Execute(ctx context.Context, req *Request) (res tool.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			req.logger().Error("tool panicked", "tool", req.Tool.Name, "call", req.Call.ID, "panic", p, "stack", string(debug.Stack()))
+			req.Outcome = OutcomePanic
 			res = tool.Envelope{Status: "error", Tool: req.Tool.Name, Error: fmt.Sprintf("the tool crashed (panic: %v); this is a bug in the tool, not in your call", p)}.Result()
 		}
 	}()
+	if req.DryRun && !req.Tool.Meta.ReadOnly {
+		return dryRun(ctx, req)
+	}
 	res, err := req.Tool.Execute(ctx, req.Call, req.Context, req.Update)
 	if err != nil {
+		req.Outcome = OutcomeToolError
 		return ErrorResult(req.Tool, err)
 	}
 	return res
+}
+
+// dryRun returns the tool's preview of the call.
+func dryRun(ctx context.Context, req *Request) tool.Result {
+	if req.Tool.Preview == nil {
+		return tool.Errorf("Tool %s cannot describe what it would do without doing it, so it was not run (dry run).", req.Tool.Name)
+	}
+	e, err := req.Tool.Preview(ctx, req.Call, req.Context)
+	if err != nil {
+		req.Outcome = OutcomeToolError
+		return ErrorResult(req.Tool, err)
+	}
+	res := tool.Text(DescribeEffects(req.Tool.Name, e))
+	res.Details = map[string]any{"dryRun": true, "effects": e}
+	return res
+}
+
+// DescribeEffects renders a preview for people and models.
+func DescribeEffects(name string, e tool.Effects) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Dry run of %s — nothing was changed.", name)
+	if e.Summary != "" {
+		fmt.Fprintf(&b, "\nIt would %s.", strings.TrimSuffix(e.Summary, "."))
+	}
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "\n  %-11s %s", k+":", v)
+		}
+	}
+	row("command", e.Command)
+	row("directory", e.Workdir)
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+		row("environment", k+"="+e.Env[k])
+	}
+	row("executable", e.Executable)
+	row("script", e.ScriptHash)
+	if e.Risk != tool.RiskUnset {
+		row("risk", e.Risk.String())
+	}
+	row("files", strings.Join(e.Files, ", "))
+	if e.Diff != "" {
+		b.WriteString("\n\n")
+		b.WriteString(strings.TrimRight(e.Diff, "\n"))
+	}
+	return b.String()
 }
 
 // ErrorResult turns a Go error from a tool into the error envelope a model

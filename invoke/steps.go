@@ -20,6 +20,7 @@ func Arguments(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		raw, err := objectText(req.Call.Arguments)
 		if err != nil {
+			req.Outcome = OutcomeValidation
 			return invalidArguments(req.Tool.Name, err)
 		}
 		req.Call.Arguments = raw
@@ -102,6 +103,7 @@ func jsonKind(b []byte) string {
 func Validate(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		if err := validate(req); err != nil {
+			req.Outcome = OutcomeValidation
 			return *err
 		}
 		return next(ctx, req)

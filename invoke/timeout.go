@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
@@ -40,6 +41,11 @@ func (r *Runner) timeoutStep(next Handler) Handler {
 		defer cancel()
 		done := make(chan tool.Result, 1)
 		var abandoned atomic.Bool
+		// The rest of the call works on its own copy of the request, so a
+		// call abandoned at its deadline cannot change what this goroutine
+		// goes on to read.
+		w := *req
+		w.notes = maps.Clone(req.notes)
 		go func() {
 			var res tool.Result
 			defer func() {
@@ -53,10 +59,11 @@ func (r *Runner) timeoutStep(next Handler) Handler {
 				}
 				done <- res
 			}()
-			res = next(cctx, req)
+			res = next(cctx, &w)
 		}()
 		select {
 		case res := <-done:
+			req.absorb(&w)
 			if cctx.Err() == nil || !res.IsError {
 				return res
 			}
@@ -67,17 +74,17 @@ func (r *Runner) timeoutStep(next Handler) Handler {
 		defer grace.Stop()
 		select {
 		case res := <-done:
+			req.absorb(&w)
 			return r.stopped(ctx, cctx, req, limit, &res)
 		case <-grace.C:
-			abandoned.Store(true)
-			// The result may have arrived just as the grace ran out.
-			select {
-			case res := <-done:
-				abandoned.Store(false)
-				return r.stopped(ctx, cctx, req, limit, &res)
-			default:
+			if abandoned.CompareAndSwap(false, true) && len(done) == 0 {
+				return r.stopped(ctx, cctx, req, limit, nil)
 			}
-			return r.stopped(ctx, cctx, req, limit, nil)
+			// The result arrived just as the grace ran out.
+			abandoned.Store(false)
+			res := <-done
+			req.absorb(&w)
+			return r.stopped(ctx, cctx, req, limit, &res)
 		}
 	}
 }
@@ -88,13 +95,13 @@ func (r *Runner) stopped(parent, cctx context.Context, req *Request, limit time.
 	var text string
 	if context.Cause(cctx) == errTimedOut && parent.Err() == nil {
 		text = "Tool " + req.Tool.Name + " timed out after " + strconv.FormatFloat(limit.Seconds(), 'f', -1, 64) + " s"
-		req.Note("timedOut", limit.String())
+		req.Outcome = OutcomeTimeout
 	} else {
 		text = "Tool " + req.Tool.Name + " was cancelled"
 		if cause := context.Cause(parent); cause != nil && cause != context.Canceled {
 			text += ": " + cause.Error()
 		}
-		req.Note("cancelled", true)
+		req.Outcome = OutcomeCancelled
 	}
 	res := tool.Errorf("%s.", text)
 	if got != nil && !(got.IsError && isContextError(ErrorText(*got))) {
@@ -113,4 +120,15 @@ func isContextError(text string) bool {
 		return true
 	}
 	return false
+}
+
+// absorb takes over what the rest of the call recorded in its copy w of the
+// request.
+func (req *Request) absorb(w *Request) {
+	if w.Outcome != "" {
+		req.Outcome = w.Outcome
+	}
+	for k, v := range w.notes {
+		req.Note(k, v)
+	}
 }

@@ -29,6 +29,8 @@ type Context struct {
 	Owner bool
 	// Sandboxed is true when commands must run in the sandbox.
 	Sandboxed bool
+	// Subagent is true when the caller is a sub-agent of another agent.
+	Subagent bool
 	// FSRoot is the root the file bridge is confined to.
 	FSRoot string
 	// FS is the file bridge file tools use; nil when there is none.

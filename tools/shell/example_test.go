@@ -29,7 +29,9 @@ func Example() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: dir, FSRoot: dir})
+	// exec is high risk, so every call needs a person's approval; this
+	// example has nobody to ask and approves every call itself.
+	r := invoke.New(reg, &tool.Context{WorkspaceDir: dir, FSRoot: dir}, invoke.WithConfirmer(invoke.AutoApprove))
 
 	var id string
 	call := func(name string, args map[string]any) {

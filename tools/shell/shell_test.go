@@ -59,7 +59,8 @@ func newEnvAt(t testing.TB, root string, cfg map[string]any, edit func(*tool.Con
 	if edit != nil {
 		edit(tc)
 	}
-	return &env{t: t, root: root, runner: invoke.New(reg, tc), m: m}
+	// The tests are the person who approves high-risk calls.
+	return &env{t: t, root: root, runner: invoke.New(reg, tc, invoke.WithConfirmer(invoke.AutoApprove)), m: m}
 }
 
 // call runs a tool through the pipeline with args (marshalled to JSON).

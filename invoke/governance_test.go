@@ -1,0 +1,263 @@
+package invoke_test
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/policy"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// shellLike is a high-risk tool whose preview says what it would run, and
+// lowers the risk of read-only commands — like exec.
+type shellLike struct {
+	runs    atomic.Int32
+	env     string // what the preview reports as the environment
+	program string // what it reports as the executable
+}
+
+func (s *shellLike) tool() tool.Tool {
+	t := tool.Tool{
+		Name: "run",
+		Parameters: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
+			"command": {Type: "string"}, "workdir": {Type: "string"},
+		}, Required: []string{"command"}},
+		Execute: func(_ context.Context, call tool.Call, _ *tool.Context, _ tool.UpdateFunc) (tool.Result, error) {
+			s.runs.Add(1)
+			return tool.Text("ran " + string(call.Arguments)), nil
+		},
+		Preview: func(_ context.Context, call tool.Call, _ *tool.Context) (tool.Effects, error) {
+			var in struct{ Command, Workdir string }
+			_ = json.Unmarshal(call.Arguments, &in)
+			e := tool.Effects{Summary: "run " + in.Command, Command: in.Command, Workdir: "/w/" + in.Workdir, Executable: s.program, Env: map[string]string{"MODE": s.env}}
+			if strings.HasPrefix(in.Command, "ls") {
+				e.Risk = tool.RiskLow
+			}
+			return e, nil
+		},
+	}
+	t.Meta.Risk = tool.RiskHigh
+	return t
+}
+
+// asker counts confirmations and answers as told.
+type asker struct {
+	asked  []invoke.Confirmation
+	answer invoke.Answer
+}
+
+func (a *asker) Confirm(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
+	a.asked = append(a.asked, c)
+	return a.answer, nil
+}
+
+func call(r *invoke.Runner, args string, opts ...invoke.CallOption) tool.ResultMessage {
+	return r.Run(context.Background(), tool.Call{ID: "c", Name: "run", Arguments: json.RawMessage(args)}, opts...)
+}
+
+func TestHighRiskNeedsAPersonFailClosed(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{program: "/bin/rm"}
+	r := newRunner(t, []tool.Tool{s.tool()})
+	msg := call(r, `{"command":"rm -rf build"}`)
+	if !msg.IsError || !strings.Contains(text(msg), "needs a person's approval (high-risk call), but no one is available") || s.runs.Load() != 0 {
+		t.Errorf("%q after %d runs", text(msg), s.runs.Load())
+	}
+	// The preview lowers a read-only command's risk: nobody is asked.
+	if msg := call(r, `{"command":"ls -la"}`); msg.IsError || s.runs.Load() != 1 {
+		t.Errorf("read-only command: %q", text(msg))
+	}
+}
+
+func TestConfirmationFlow(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{program: "/usr/bin/make", env: "dev"}
+	a := &asker{answer: invoke.Answer{Allow: true, By: "alice"}}
+	r := newRunner(t, []tool.Tool{s.tool()}, invoke.WithConfirmer(a))
+
+	// What the person sees.
+	call(r, `{"command":"make deploy","workdir":"app"}`)
+	if len(a.asked) != 1 {
+		t.Fatalf("asked %d times", len(a.asked))
+	}
+	c := a.asked[0]
+	if c.Tool != "run" || c.Risk != tool.RiskHigh || c.Reason != "high-risk call" || c.Effects == nil ||
+		c.Effects.Command != "make deploy" || c.Effects.Workdir != "/w/app" || c.Effects.Executable != "/usr/bin/make" || c.Fingerprint == "" {
+		t.Errorf("confirmation %+v", c)
+	}
+
+	// Allow once, used twice: asked twice.
+	call(r, `{"command":"make deploy","workdir":"app"}`)
+	if len(a.asked) != 2 || s.runs.Load() != 2 {
+		t.Errorf("allow-once reused: asked %d, runs %d", len(a.asked), s.runs.Load())
+	}
+
+	// Allow always: the same action again is not asked about...
+	a.answer.Always = true
+	call(r, `{"command":"make deploy","workdir":"app"}`)
+	a.answer.Always = false
+	call(r, `{ "workdir" : "app", "command" : "make deploy" }`) // the same arguments, written differently
+	if len(a.asked) != 3 || s.runs.Load() != 4 {
+		t.Errorf("allow-always did not hold: asked %d, runs %d", len(a.asked), s.runs.Load())
+	}
+	// ...but any change asks again: an argument, the directory, the
+	// environment, the program the command resolves to.
+	call(r, `{"command":"make deploy-all","workdir":"app"}`)
+	call(r, `{"command":"make deploy","workdir":"other"}`)
+	s.env = "prod"
+	call(r, `{"command":"make deploy","workdir":"app"}`)
+	s.env, s.program = "dev", "/tmp/evil/make"
+	call(r, `{"command":"make deploy","workdir":"app"}`)
+	if len(a.asked) != 7 {
+		t.Errorf("changed actions were not asked about: asked %d", len(a.asked))
+	}
+
+	// A denial's reason reaches the model, and the tool does not run.
+	a.answer = invoke.Answer{Reason: "deploy after the review"}
+	before := s.runs.Load()
+	msg := call(r, `{"command":"make deploy","workdir":"app"}`)
+	if text(msg) != `{"status":"blocked","tool":"run","reason":"The user denied this call: deploy after the review"}` || s.runs.Load() != before {
+		t.Errorf("%q", text(msg))
+	}
+}
+
+func TestConfirmationTimeoutAndRiskLevels(t *testing.T) {
+	t.Parallel()
+	slow := invoke.ConfirmFunc(func(ctx context.Context, _ invoke.Confirmation) (invoke.Answer, error) {
+		<-ctx.Done()
+		return invoke.Answer{}, ctx.Err()
+	})
+	s := &shellLike{}
+	deny := newRunner(t, []tool.Tool{s.tool()}, invoke.WithConfirmer(slow), invoke.WithConfig(invoke.Config{ConfirmTimeout: 30 * time.Millisecond}))
+	if msg := call(deny, `{"command":"make"}`); !strings.Contains(text(msg), "No one approved this call within 30ms") || s.runs.Load() != 0 {
+		t.Errorf("timeout: %q", text(msg))
+	}
+	allow := newRunner(t, []tool.Tool{s.tool()}, invoke.WithConfirmer(slow), invoke.WithConfig(invoke.Config{ConfirmTimeout: 30 * time.Millisecond, ConfirmOnTimeout: "allow"}))
+	if msg := call(allow, `{"command":"make"}`); msg.IsError || s.runs.Load() != 1 {
+		t.Errorf("timeout configured to allow: %q", text(msg))
+	}
+
+	medium := fn("medium", echo) // no metadata: medium risk
+	low := fn("low", echo)
+	low.Meta.ReadOnly = true
+	always := fn("always", echo)
+	always.Meta.ReadOnly, always.Meta.RequiresConfirmation, always.Meta.ConfirmationMessage = true, true, "Sends an email."
+	for _, tc := range []struct {
+		name          string
+		cfg           invoke.Config
+		tool          string
+		asked         bool
+		reason, extra string
+	}{
+		{"medium not asked by default", invoke.Config{}, "medium", false, "", ""},
+		{"medium asked when configured", invoke.Config{ConfirmMedium: true}, "medium", true, "medium-risk call", ""},
+		{"low never asked", invoke.Config{ConfirmMedium: true}, "low", false, "", ""},
+		{"metadata asks even for low risk", invoke.Config{}, "always", true, "the tool always asks", "Sends an email."},
+	} {
+		a := &asker{answer: invoke.Answer{Allow: true}}
+		r := newRunner(t, []tool.Tool{medium, low, always}, invoke.WithConfirmer(a), invoke.WithConfig(tc.cfg))
+		run(t, r, tc.tool, `{"path":"a"}`)
+		if (len(a.asked) == 1) != tc.asked || tc.asked && (a.asked[0].Reason != tc.reason || a.asked[0].Message != tc.extra) {
+			t.Errorf("%s: asked %+v", tc.name, a.asked)
+		}
+	}
+}
+
+func TestPolicyInThePipeline(t *testing.T) {
+	t.Parallel()
+	reg := registry.New()
+	for _, tt := range []tool.Tool{fn("read", echo), fn("write", echo), fn("apply_patch", echo), fn("cron", echo), fn("web_fetch", echo)} {
+		tt.Meta.Source = tool.SourceCore
+		if err := reg.Register(tt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &policy.Policy{Tools: policy.Rules{
+		Deny:       []string{"write"},
+		Ask:        []policy.AskRule{{Tools: []string{"read"}, When: map[string][]string{"path": {"**/.env*"}}}},
+		ByProvider: map[string]policy.Rules{"xai": {Deny: []string{"group:web"}}},
+	}}
+	a := &asker{answer: invoke.Answer{Allow: true, By: "bob"}}
+	guest := invoke.New(reg, &tool.Context{Channel: "discord"}, invoke.WithPolicy(p), invoke.WithConfirmer(a))
+	var offered []string
+	for _, tt := range guest.Tools(nil) {
+		offered = append(offered, tt.Name)
+	}
+	// write and apply_patch denied; cron owner-only; the rest offered.
+	if !slices.Equal(offered, []string{"read", "web_fetch"}) {
+		t.Errorf("offered %v", offered)
+	}
+	for _, tc := range []struct {
+		tool, args, provider, want string
+	}{
+		{"write", `{"path":"a"}`, "", `{"status":"blocked","tool":"write","reason":"Tool write is not allowed here (global: deny write)."}`},
+		{"apply_patch", `{"path":"a"}`, "", `{"status":"blocked","tool":"apply_patch","reason":"Tool apply_patch is not allowed here (global: deny write)."}`},
+		{"cron", `{"path":"a"}`, "", `{"status":"blocked","tool":"cron","reason":"Tool restricted to owner senders."}`},
+		{"web_fetch", `{"path":"a"}`, "xai", `{"status":"blocked","tool":"web_fetch","reason":"Tool web_fetch is not allowed here (provider xai: deny group:web)."}`},
+		{"web_fetch", `{"path":"a"}`, "openai", `{"path":"a"}`},
+		{"read", `{"path":"src/.env.local"}`, "", `{"path":"src/.env.local"}`},
+	} {
+		msg := guest.Run(context.Background(), tool.Call{ID: "c", Name: tc.tool, Arguments: json.RawMessage(tc.args)}, invoke.FromProvider(tc.provider))
+		if text(msg) != tc.want {
+			t.Errorf("%s via %q: %q", tc.tool, tc.provider, text(msg))
+		}
+	}
+	if len(a.asked) != 1 || a.asked[0].Tool != "read" || !strings.Contains(a.asked[0].Reason, `ask read when path matches "**/.env*"`) {
+		t.Errorf("ask rule: %+v", a.asked)
+	}
+	owner := invoke.New(reg, &tool.Context{Owner: true}, invoke.WithPolicy(p))
+	if msg := owner.Run(context.Background(), tool.Call{ID: "c", Name: "cron", Arguments: json.RawMessage(`{"path":"a"}`)}); msg.IsError {
+		t.Errorf("owner: %q", text(msg))
+	}
+}
+
+func TestDryRun(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{program: "/usr/bin/rm", env: "x"}
+	noPreview := fn("mutate", echo)
+	reader := fn("look", echo)
+	reader.Meta.ReadOnly = true
+	r := newRunner(t, []tool.Tool{s.tool(), noPreview, reader})
+	msg := call(r, `{"command":"rm -rf build"}`, invoke.DryRun())
+	want := "Dry run of run — nothing was changed.\nIt would run rm -rf build.\n  command:    rm -rf build\n  directory:  /w/\n  environment: MODE=x\n  executable: /usr/bin/rm"
+	if msg.IsError || text(msg) != want || s.runs.Load() != 0 {
+		t.Errorf("dry run:\n%s\nwant:\n%s", text(msg), want)
+	}
+	if d := msg.Details.(map[string]any); d["dryRun"] != true || d["effects"].(tool.Effects).Command != "rm -rf build" {
+		t.Errorf("details %v", msg.Details)
+	}
+	if msg := r.Run(context.Background(), tool.Call{ID: "d", Name: "mutate", Arguments: json.RawMessage(`{"path":"a"}`)}, invoke.DryRun()); !msg.IsError || !strings.Contains(text(msg), "cannot describe what it would do") {
+		t.Errorf("no preview: %q", text(msg))
+	}
+	if msg := r.Run(context.Background(), tool.Call{ID: "e", Name: "look", Arguments: json.RawMessage(`{"path":"a"}`)}, invoke.DryRun()); msg.IsError || text(msg) != `{"path":"a"}` {
+		t.Errorf("read-only tool in a dry run: %q", text(msg))
+	}
+}
+
+func TestFingerprintIsCanonical(t *testing.T) {
+	t.Parallel()
+	tc := &tool.Context{WorkspaceDir: "/w"}
+	a := invoke.Fingerprint("exec", json.RawMessage(`{"b":1,"a":"x"}`), tc, nil)
+	b := invoke.Fingerprint("exec", json.RawMessage(` { "a" : "x" , "b" : 1 } `), tc, nil)
+	if a != b {
+		t.Error("key order or spacing changed the fingerprint")
+	}
+	for name, other := range map[string]string{
+		"tool":      invoke.Fingerprint("read", json.RawMessage(`{"a":"x","b":1}`), tc, nil),
+		"args":      invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":2}`), tc, nil),
+		"workspace": invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), &tool.Context{WorkspaceDir: "/v"}, nil),
+		"script":    invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{ScriptHash: "abc"}),
+	} {
+		if other == a {
+			t.Errorf("a change of %s kept the fingerprint", name)
+		}
+	}
+}
