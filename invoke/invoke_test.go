@@ -100,7 +100,7 @@ func TestNameResolution(t *testing.T) {
 	exec := fn("exec", echo)
 	exec.Meta.Source = tool.SourceCore
 	r := newRunner(t, []tool.Tool{exec})
-	for _, name := range []string{"exec", " exec ", "EXEC", "bash"} {
+	for _, name := range []string{"exec", " exec ", "EXEC", "bash", "functions.exec", "tools/bash", "functions.exec:0", "exec_2"} {
 		msg := run(t, r, name, `{"path":"x"}`)
 		if msg.IsError || msg.ToolName != "exec" {
 			t.Errorf("%q: %+v", name, msg)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolbelt/toolbelt/provider"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
@@ -47,6 +48,11 @@ func (r *Runner) currentCache() *toolCache {
 func (r *Runner) resolve(name string) (*resolvedTool, tool.Result) {
 	c := r.currentCache()
 	id, ok := r.reg.Lookup(name)
+	if !ok {
+		// Repair what models put around names: functions.read, tools/exec,
+		// read:0 — when exactly one tool fits.
+		id, ok = r.reg.Lookup(provider.ToolName(name, r.reg.Lookup))
+	}
 	if !ok {
 		return nil, r.unknown(name)
 	}
