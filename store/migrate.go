@@ -39,6 +39,31 @@ CREATE TABLE file_changes (
 CREATE INDEX file_changes_call ON file_changes (call_id, id);
 CREATE INDEX file_changes_created ON file_changes (created_ns);
 `},
+	// The audit log (package audit): each record's canonical JSON (body),
+	// its hash, and copies of the fields it is filtered by. audit_head
+	// holds the last sequence number and hash; appends update it first,
+	// which serializes them, and Verify checks it so that removing the
+	// newest records shows.
+	{name: "audit log", sql: `
+CREATE TABLE audit_log (
+	seq BIGINT PRIMARY KEY,
+	time_ns BIGINT NOT NULL,
+	call_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	session_key TEXT NOT NULL,
+	body TEXT NOT NULL,
+	hash TEXT NOT NULL
+);
+CREATE INDEX audit_log_tool ON audit_log (tool, seq);
+CREATE INDEX audit_log_session ON audit_log (session_key, seq);
+CREATE INDEX audit_log_time ON audit_log (time_ns);
+CREATE TABLE audit_head (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	seq BIGINT NOT NULL,
+	hash TEXT NOT NULL
+);
+INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

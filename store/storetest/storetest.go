@@ -32,7 +32,7 @@ func Run(t *testing.T, f func(t *testing.T, dsn string)) {
 	})
 	t.Run("postgres", func(t *testing.T) {
 		t.Parallel()
-		f(t, postgres(t))
+		f(t, Postgres(t))
 	})
 }
 
@@ -57,10 +57,10 @@ func Open(t testing.TB, dsn string) *store.Store {
 	return st
 }
 
-// postgres makes a schema for the test and returns a DSN that uses it; the
-// schema is dropped when the test ends. It skips the test when no server is
-// configured.
-func postgres(t *testing.T) string {
+// Postgres makes a PostgreSQL schema for the test or benchmark and returns a
+// DSN that uses it; the schema is dropped when the test ends. It skips the
+// test when PostgresEnv is not set.
+func Postgres(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(PostgresEnv)
 	if base == "" {

@@ -1,0 +1,54 @@
+package audit_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/store/storetest"
+)
+
+// benchDatabases are the databases benchmarks run on: SQLite, and
+// PostgreSQL when TOOLBELT_TEST_POSTGRES_URL is set.
+func benchDatabases(b *testing.B, f func(b *testing.B, st *store.Store)) {
+	b.Run("sqlite", func(b *testing.B) {
+		f(b, storetest.Open(b, filepath.Join(b.TempDir(), store.DefaultFile)))
+	})
+	if os.Getenv(storetest.PostgresEnv) != "" {
+		b.Run("postgres", func(b *testing.B) { f(b, storetest.Open(b, storetest.Postgres(b))) })
+	}
+}
+
+// BenchmarkAppend appends one record with arguments, policy verdicts and a
+// confirmation: redaction, encoding, hashing and the write transaction.
+func BenchmarkAppend(b *testing.B) {
+	benchDatabases(b, func(b *testing.B, st *store.Store) {
+		l := audit.New(st)
+		r := full()
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := l.Append(context.Background(), r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkVerify10k verifies a log of 10,000 records.
+func BenchmarkVerify10k(b *testing.B) {
+	benchDatabases(b, func(b *testing.B, st *store.Store) {
+		l := audit.New(st)
+		for range 10_000 {
+			appendAll(b, l, full())
+		}
+		b.ResetTimer()
+		for b.Loop() {
+			if sum, err := l.Verify(context.Background()); err != nil || sum.Records != 10_000 {
+				b.Fatal(sum, err)
+			}
+		}
+	})
+}

@@ -1,0 +1,100 @@
+// Package audit keeps an append-only record of every call: who asked for
+// what, what policy and the person said, and how it ended. Records form a
+// hash chain — each carries the hash of the one before — so Verify finds any
+// record edited, removed, inserted or reordered behind the log's back.
+// Arguments are stored redacted: secrets become "[redacted]" and large values
+// their size and hash.
+package audit
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Record is one call as the audit log keeps it. The pipeline sets every
+// field; Append fills Time when it is zero and sets Seq and Hash.
+type Record struct {
+	// Seq is the record's place in the log, from 1.
+	Seq int64 `json:"seq"`
+	// Time is when the call was made.
+	Time time.Time `json:"time"`
+	// CallID is the provider's id of the call.
+	CallID string `json:"callId"`
+	// Tool is the tool called, as resolved (or as asked for, when it was
+	// unknown).
+	Tool string `json:"tool"`
+	// AgentID, SessionKey and Channel say who called, in which
+	// conversation, from where; Owner that the caller was known to be the
+	// owner.
+	AgentID    string `json:"agentId"`
+	SessionKey string `json:"sessionKey"`
+	Channel    string `json:"channel"`
+	Owner      bool   `json:"owner"`
+	// Provider is the model provider (or provider/model) that made the
+	// call.
+	Provider string `json:"provider"`
+	// Arguments are the call's arguments. Append redacts them; records read
+	// back hold the redacted form.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Verdicts are each policy layer's decision, in the order they ran.
+	Verdicts []Verdict `json:"verdicts,omitempty"`
+	// Confirmation is what a person (or a stand-in) was asked and said;
+	// nil when confirmation did not come up.
+	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Duration is how long the call took.
+	Duration time.Duration `json:"durationNs"`
+	// ResultBytes is the size of the result's content.
+	ResultBytes int `json:"resultBytes"`
+	// IsError says the call ended in an error result; ErrorClass says
+	// which kind ("validation", "blocked", "denied", "timeout",
+	// "cancelled", "tool", "panic", "unknown-tool", …).
+	IsError    bool   `json:"isError"`
+	ErrorClass string `json:"errorClass"`
+	// DryRun says the call only described what it would do.
+	DryRun bool `json:"dryRun"`
+	// Hash is the record's hash in the chain (hex SHA-256).
+	Hash string `json:"hash,omitempty"`
+}
+
+// Verdict is one policy layer's decision on a call.
+type Verdict struct {
+	// Layer names the layer ("profile", "global", "provider", "agent", …).
+	Layer string `json:"layer"`
+	// Decision is "allow", "deny" or "ask".
+	Decision string `json:"decision"`
+	// Rule is the rule that decided, as written in the configuration.
+	Rule string `json:"rule"`
+}
+
+// Confirmation is what came of asking for a call to be confirmed.
+type Confirmation struct {
+	// Asked says a confirmer was asked.
+	Asked bool `json:"asked"`
+	// Answer is "allow-once", "allow-always", "deny", "timeout" or "none"
+	// (no confirmer).
+	Answer string `json:"answer"`
+	// By says who or what answered ("terminal", "--yes", "callback", a
+	// person's name, …).
+	By string `json:"by"`
+	// At is when the answer came.
+	At time.Time `json:"at,omitzero"`
+}
+
+// Decision sums up the policy outcome for people: "deny" when a layer
+// denied the call; else the answer when a confirmer was asked; else "ask"
+// when a layer asked; else "allow" when policy ran; "" when it did not.
+func (r Record) Decision() string {
+	decision := ""
+	for _, v := range r.Verdicts {
+		switch {
+		case v.Decision == "deny":
+			return "deny"
+		case v.Decision == "ask" || decision == "":
+			decision = v.Decision
+		}
+	}
+	if r.Confirmation != nil && r.Confirmation.Asked {
+		return r.Confirmation.Answer
+	}
+	return decision
+}
