@@ -39,6 +39,17 @@ func (d Decision) String() string { return decisionNames[d] }
 // MarshalText writes the decision's name.
 func (d Decision) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
 
+// UnmarshalText reads a decision's name.
+func (d *Decision) UnmarshalText(b []byte) error {
+	for i, n := range decisionNames {
+		if n == string(b) {
+			*d = Decision(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown decision %q: use none, allow, ask or deny", b)
+}
+
 // Rules is one layer of policy.
 type Rules struct {
 	// Profile limits the layer to a profile's tools (plus AlsoAllow).
@@ -210,8 +221,12 @@ func (p *Policy) providers(req Request, prefix string, by map[string]Rules, prov
 	}
 }
 
-// layer evaluates one layer of rules; a layer without rules adds nothing.
+// layer evaluates one layer of rules: a layer without rules adds nothing, a
+// layer whose rules do not mention the tool adds a None verdict.
 func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decision, string)) {
+	if r.Profile == "" && len(r.Allow) == 0 && len(r.AlsoAllow) == 0 && len(r.Deny) == 0 && len(r.Ask) == 0 {
+		return
+	}
 	m := &req.Meta
 	if ref, ok := p.first(m, r.Deny); ok {
 		add(name, Deny, "deny "+ref)
@@ -241,7 +256,9 @@ func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decis
 	}
 	if r.Profile != "" {
 		add(name, Allow, "in profile "+r.Profile)
+		return
 	}
+	add(name, None, "no rule names it")
 }
 
 // profile decides the profile layer: in the profile, or in alsoAllow.

@@ -139,7 +139,7 @@ func TestVerdictsPerLayer(t *testing.T) {
 	for _, v := range got.Verdicts {
 		layers = append(layers, v.Layer+"="+v.Decision.String()+"("+v.Rule+")")
 	}
-	want := "profile=allow(alsoAllow web_fetch) global=allow(allow web_fetch) provider openai=ask(ask web_fetch) agent main=allow(allow *)"
+	want := "profile=allow(alsoAllow web_fetch) global=allow(allow web_fetch) provider openai=ask(ask web_fetch) agent main=allow(allow *) channel discord=none(no rule names it)"
 	if strings.Join(layers, " ") != want || got.Decision != Ask {
 		t.Errorf("verdicts %s\nwant     %s", strings.Join(layers, " "), want)
 	}

@@ -27,6 +27,7 @@ type callCmd struct {
 	Timeout        time.Duration `help:"Time limit for the call, e.g. 2s or 5m (default: the tool's own, else 5m; at most 1h)."`
 	MaxResultChars int           `help:"Cap the result's text at N characters (default 40000); the rest is kept and read with result_read." placeholder:"N"`
 	workspaceFlags
+	runFlags
 }
 
 func (c *callCmd) Run(e *env) error {
@@ -40,16 +41,23 @@ func (c *callCmd) Run(e *env) error {
 	case c.Timeout < 0 || c.MaxResultChars < 0:
 		return fmt.Errorf("--timeout and --max-result-chars must not be negative")
 	}
-	tc, err := c.runContext()
+	tc, err := c.runContext(e)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	runner := invoke.New(e.registry(), tc, invoke.WithLogger(e.log), invoke.WithConfig(invoke.Config{MaxResultChars: c.MaxResultChars}))
+	runner, closer, err := e.runner(tc, c.runFlags, invoke.Config{MaxResultChars: c.MaxResultChars})
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
 	var opts []invoke.CallOption
 	if c.Timeout > 0 {
 		opts = append(opts, invoke.Timeout(c.Timeout))
+	}
+	if c.DryRun {
+		opts = append(opts, invoke.DryRun())
 	}
 	if c.Batch != "" {
 		return c.runBatch(ctx, e, runner, opts)

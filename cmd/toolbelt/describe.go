@@ -34,7 +34,7 @@ func (c *describeCmd) Run(e *env) error {
 		}
 		return fmt.Errorf("%s", msg)
 	}
-	tc, err := c.toolContext()
+	tc, err := c.toolContext(e)
 	if err != nil {
 		return err
 	}

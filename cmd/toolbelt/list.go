@@ -70,7 +70,7 @@ func (c *listCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	tc, err := c.toolContext()
+	tc, err := c.toolContext(e)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools"
 )
@@ -37,6 +38,21 @@ type env struct {
 
 	reg    *registry.Registry // made once per run, when a command needs it
 	closer io.Closer
+
+	configPath, dataDir string         // the global flags
+	cfg                 *config.Config // loaded once per run, when a command needs it
+}
+
+// config returns the run's configuration, loading it on first use.
+func (e *env) config() (*config.Config, error) {
+	if e.cfg == nil {
+		cfg, err := config.Open(e.configPath)
+		if err != nil {
+			return nil, err
+		}
+		e.cfg = cfg
+	}
+	return e.cfg, nil
 }
 
 // registry returns the run's registry, making it on first use.
@@ -49,12 +65,16 @@ func (e *env) registry() *registry.Registry {
 
 // cli is the command line grammar.
 type cli struct {
-	Verbose bool `short:"v" help:"Log debug messages to stderr."`
+	Verbose bool   `short:"v" help:"Log debug messages to stderr."`
+	Config  string `help:"Configuration file (default: TOOLBELT_CONFIG, ./toolbelt.yaml, then the user's config directory)." placeholder:"FILE"`
+	Data    string `help:"Directory for state (default: TOOLBELT_DATA, the config's data, then the user's data directory)." placeholder:"DIR"`
 
 	List     listCmd     `cmd:"" help:"List tools by section with risk and availability."`
 	Describe describeCmd `cmd:"" help:"Show a tool's metadata and parameter schema."`
 	Call     callCmd     `cmd:"" help:"Run one call, or a batch, through the pipeline."`
 	Schema   schemaCmd   `cmd:"" help:"Compile, validate, export and lint parameter schemas for model providers."`
+	Config_  configCmd   `cmd:"" name:"config" help:"Check the configuration."`
+	Policy   policyCmd   `cmd:"" help:"Explain the tool policy."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
@@ -106,6 +126,7 @@ func run(args []string, e env) (code int) {
 		level = slog.LevelDebug
 	}
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+	e.configPath, e.dataDir = c.Config, c.Data
 	err = kctx.Run(&e)
 	if e.closer != nil {
 		if cerr := e.closer.Close(); cerr != nil {

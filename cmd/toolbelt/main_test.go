@@ -58,7 +58,19 @@ func testTools() (*registry.Registry, io.Closer) {
 	fail := tool.Must(tool.New("test_fail", "Always fails.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
 		return tool.Result{}, errors.New("the disk is full")
 	}))
-	for _, t := range []tool.Tool{greet, sleep, fail} {
+	type dangerArgs struct {
+		Target string `json:"target"`
+	}
+	danger := tool.Must(tool.New("test_danger", "Deletes a target (for the tests: only says so).", func(_ context.Context, in dangerArgs, _ tool.Invocation) (tool.Result, error) {
+		return tool.Textf("deleted %s", in.Target), nil
+	}))
+	danger.Meta = tool.Meta{Risk: tool.RiskHigh, Destructive: true}
+	danger.Preview = func(_ context.Context, call tool.Call, tc *tool.Context) (tool.Effects, error) {
+		var in dangerArgs
+		_ = json.Unmarshal(call.Arguments, &in)
+		return tool.Effects{Summary: "delete " + in.Target, Command: "rm -rf " + in.Target, Workdir: tc.WorkspaceDir}, nil
+	}
+	for _, t := range []tool.Tool{greet, sleep, fail, danger} {
 		if err := reg.Register(t); err != nil {
 			panic(err)
 		}

@@ -177,7 +177,7 @@ func (c *schemaExportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	tc, err := c.toolContext()
+	tc, err := c.toolContext(e)
 	if err != nil {
 		return err
 	}

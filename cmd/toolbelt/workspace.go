@@ -1,8 +1,11 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/tool"
@@ -10,23 +13,56 @@ import (
 
 // workspaceFlags are the flags of commands that run or resolve tools.
 type workspaceFlags struct {
-	Workspace string `help:"Workspace directory the tools work in." default:"." type:"path"`
+	Workspace string `help:"Workspace directory the tools work in (default: TOOLBELT_WORKSPACE, the config's workspace, else the current directory)." placeholder:"DIR"`
+}
+
+// dir returns the workspace directory: the flag, TOOLBELT_WORKSPACE, the
+// config's workspace (relative to the config file), or the current directory.
+func (w workspaceFlags) dir(e *env) (string, error) {
+	dir := cmp.Or(w.Workspace, os.Getenv("TOOLBELT_WORKSPACE"))
+	if dir == "" {
+		cfg, err := e.config()
+		if err != nil {
+			return "", err
+		}
+		if cfg.Workspace != "" {
+			dir = expandHome(cfg.Workspace)
+			if !filepath.IsAbs(dir) && cfg.Path != "" {
+				dir = filepath.Join(filepath.Dir(cfg.Path), dir)
+			}
+		}
+	}
+	abs, err := filepath.Abs(cmp.Or(dir, "."))
+	if err != nil {
+		return "", fmt.Errorf("workspace %q: %w", dir, err)
+	}
+	return abs, nil
+}
+
+// expandHome replaces a leading ~ with the home directory.
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~"); ok && (rest == "" || rest[0] == '/') {
+		if home, err := os.UserHomeDir(); err == nil {
+			return home + rest
+		}
+	}
+	return p
 }
 
 // toolContext returns the tool context for a person at this terminal: the
 // owner, on the "cli" channel, in the workspace, with a file bridge confined
-// to it. When the workspace cannot be used (it is missing or not a
-// directory) the context has no bridge, so the tools that need one are
-// listed as unavailable, with the reason.
-func (w workspaceFlags) toolContext() (*tool.Context, error) {
-	tc, _, err := w.open()
+// to it and the tools' settings from the config. When the workspace cannot be
+// used (it is missing or not a directory) the context has no bridge, so the
+// tools that need one are listed as unavailable, with the reason.
+func (w workspaceFlags) toolContext(e *env) (*tool.Context, error) {
+	tc, _, err := w.open(e)
 	return tc, err
 }
 
 // runContext is toolContext for commands that run tools: a workspace that
 // cannot be used is an error.
-func (w workspaceFlags) runContext() (*tool.Context, error) {
-	tc, unusable, err := w.open()
+func (w workspaceFlags) runContext(e *env) (*tool.Context, error) {
+	tc, unusable, err := w.open(e)
 	if err != nil {
 		return nil, err
 	}
@@ -35,12 +71,16 @@ func (w workspaceFlags) runContext() (*tool.Context, error) {
 
 // open makes the tool context; unusable says why the workspace has no file
 // bridge, and err is set only when there is no context at all.
-func (w workspaceFlags) open() (tc *tool.Context, unusable, err error) {
-	dir, err := filepath.Abs(w.Workspace)
+func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
+	dir, err := w.dir(e)
 	if err != nil {
-		return nil, nil, fmt.Errorf("workspace %q: %w", w.Workspace, err)
+		return nil, nil, err
 	}
-	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli"}
+	cfg, err := e.config()
+	if err != nil {
+		return nil, nil, err
+	}
+	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings)}
 	b, err := fsbridge.OpenLocal(dir)
 	if err != nil {
 		return tc, err, nil

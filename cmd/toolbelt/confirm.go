@@ -1,0 +1,135 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolbelt/toolbelt/invoke"
+)
+
+// terminal asks the person at the controlling terminal to approve calls. It
+// reads and writes /dev/tty, so arguments piped on stdin and output piped
+// from stdout do not get in the way.
+type terminal struct {
+	mu  sync.Mutex // one question at a time, even for a batch
+	tty *os.File
+	in  *bufio.Reader
+	col colors
+	who string
+}
+
+// openTerminal returns a terminal confirmer, or false when there is no
+// controlling terminal to ask on.
+func openTerminal() (*terminal, bool) {
+	tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil, false
+	}
+	who := "terminal"
+	if u, err := user.Current(); err == nil {
+		who += " (" + u.Username + ")"
+	}
+	return &terminal{tty: tty, in: bufio.NewReader(tty), col: colors{on: os.Getenv("NO_COLOR") == ""}, who: who}, true
+}
+
+// Close closes the terminal.
+func (t *terminal) Close() error { return t.tty.Close() }
+
+// Confirm shows the call and asks: once, always (this exact action, for the
+// rest of the run), or no, with an optional reason passed to the model.
+func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	// A cancelled or expired question stops the read at once.
+	if dl, ok := ctx.Deadline(); ok {
+		_ = t.tty.SetReadDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = t.tty.SetReadDeadline(time.Now()) })
+	defer stop()
+	defer func() { _ = t.tty.SetReadDeadline(time.Time{}) }()
+
+	fmt.Fprint(t.tty, t.describe(c))
+	for range 3 {
+		fmt.Fprint(t.tty, t.col.bold("Allow? [y] once, [a] always for this exact action, [n] no: "))
+		line, err := t.readLine(ctx)
+		if err != nil {
+			return invoke.Answer{}, err
+		}
+		switch strings.ToLower(line) {
+		case "y", "yes":
+			return invoke.Answer{Allow: true, By: t.who}, nil
+		case "a", "always":
+			return invoke.Answer{Allow: true, Always: true, By: t.who}, nil
+		case "n", "no", "":
+			fmt.Fprint(t.tty, "Reason, passed on to the model (optional): ")
+			reason, err := t.readLine(ctx)
+			if err != nil {
+				return invoke.Answer{}, err
+			}
+			return invoke.Answer{Reason: reason, By: t.who}, nil
+		}
+		fmt.Fprintf(t.tty, "Please answer y, a or n.\n")
+	}
+	return invoke.Answer{Reason: "no clear answer", By: t.who}, nil
+}
+
+func (t *terminal) readLine(ctx context.Context) (string, error) {
+	line, err := t.in.ReadString('\n')
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(t.tty)
+			return "", ctx.Err()
+		}
+		if err != io.EOF || line == "" {
+			return "", err
+		}
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// describe renders what the person needs to decide.
+func (t *terminal) describe(c invoke.Confirmation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%s %s (%s risk)\n", t.col.bold("Approval needed:"), t.col.bold(c.Tool), c.Risk)
+	row := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "  %-11s %s\n", k+":", v)
+		}
+	}
+	row("why", c.Reason)
+	row("note", c.Message)
+	if e := c.Effects; e != nil {
+		row("effect", e.Summary)
+		row("command", e.Command)
+		row("directory", e.Workdir)
+		for k, v := range e.Env {
+			row("env", k+"="+v)
+		}
+		row("executable", e.Executable)
+		row("script", e.ScriptHash)
+	}
+	row("arguments", string(c.Args))
+	if c.Effects != nil && c.Effects.Diff != "" {
+		b.WriteByte('\n')
+		for line := range strings.Lines(c.Effects.Diff) {
+			switch {
+			case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
+				line = t.col.green(strings.TrimSuffix(line, "\n")) + "\n"
+			case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
+				line = t.col.paint("31", strings.TrimSuffix(line, "\n")) + "\n"
+			}
+			b.WriteString("  " + line)
+		}
+		if !strings.HasSuffix(b.String(), "\n") {
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

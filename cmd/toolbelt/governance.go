@@ -1,0 +1,186 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/policy"
+)
+
+type configCmd struct {
+	Check configCheckCmd `cmd:"" help:"Check a configuration file: syntax, keys, types, tool references and tool settings."`
+}
+
+type configCheckCmd struct {
+	File string `arg:"" optional:"" help:"The file to check (default: the one toolbelt would use)." placeholder:"FILE"`
+	workspaceFlags
+}
+
+func (c *configCheckCmd) Run(e *env) error {
+	if c.File != "" {
+		e.configPath = c.File
+	}
+	path, err := config.Find(e.configPath)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		_, err := fmt.Fprintln(e.stdout, "No configuration file: toolbelt uses its defaults.")
+		return err
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	reg := e.registry()
+	errs := []error{policy.Check(cfg, reg)}
+	// Settings a tool cannot use make it unavailable; say so at their line.
+	if tc, err := c.toolContext(e); err == nil {
+		reg.ResolveAll(tc, func(id string, err error) {
+			if _, has := cfg.Tools.Settings[id]; has {
+				errs = append(errs, &config.LineError{Path: cfg.Path, Line: cfg.SettingLine(id), Msg: fmt.Sprintf("tools.%s: %v", id, err)})
+			}
+		})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: ok (%s)\n", path, summarize(cfg))
+	return err
+}
+
+// summarize says in a few words what a configuration sets.
+func summarize(c *config.Config) string {
+	var parts []string
+	r := c.Tools.Rules
+	if r.Profile != "" {
+		parts = append(parts, "profile "+r.Profile)
+	}
+	count := func(n int, what string) {
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+		}
+	}
+	count(len(r.Allow), "allowed")
+	count(len(r.Deny), "denied")
+	count(len(r.Ask), "ask rules")
+	count(len(r.ByProvider), "provider layers")
+	count(len(c.Agents), "agent layers")
+	count(len(c.Channels), "channel layers")
+	if len(c.Tools.Settings) > 0 {
+		parts = append(parts, "settings for "+strings.Join(slices.Sorted(maps.Keys(c.Tools.Settings)), ", "))
+	}
+	if len(parts) == 0 {
+		return "defaults"
+	}
+	return strings.Join(parts, ", ")
+}
+
+type policyCmd struct {
+	Explain policyExplainCmd `cmd:"" help:"Show each policy layer's verdict on a tool, and the final decision."`
+}
+
+type policyExplainCmd struct {
+	Tool      string `arg:"" help:"Tool name (id or alias)."`
+	Agent     string `help:"Agent id."`
+	Provider  string `help:"Model provider, or provider/model (openai/gpt-5)."`
+	Channel   string `help:"Channel or group the request comes from." default:"cli"`
+	Args      string `help:"Arguments as a JSON object, for ask rules with conditions." placeholder:"JSON"`
+	NotOwner  bool   `help:"Decide for a caller not known to be the owner."`
+	Sandboxed bool   `help:"Decide for a sandboxed caller."`
+	Subagent  bool   `help:"Decide for a sub-agent."`
+	JSON      bool   `name:"json" help:"Print JSON."`
+}
+
+func (c *policyExplainCmd) Run(e *env) error {
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	reg := e.registry()
+	id, ok := reg.Lookup(c.Tool)
+	if !ok {
+		return fmt.Errorf("no tool is named %q", c.Tool)
+	}
+	meta, _ := reg.Meta(id)
+	req := policy.Request{Meta: meta, Agent: c.Agent, Channel: c.Channel, Owner: !c.NotOwner, Sandboxed: c.Sandboxed, Subagent: c.Subagent}
+	req.Provider, req.Model, _ = strings.Cut(c.Provider, "/")
+	if c.Args != "" {
+		if err := json.Unmarshal([]byte(c.Args), &req.Args); err != nil || req.Args == nil {
+			return fmt.Errorf("--args must be a JSON object: %v", err)
+		}
+	}
+	res := policy.FromConfig(cfg).Decide(req)
+	if c.JSON {
+		return writeJSON(e.stdout, res)
+	}
+	col := colorsFor(e.stdout)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Policy for %s (%s)\n", col.bold(id), describeCaller(req))
+	if len(res.Verdicts) == 0 {
+		b.WriteString("  no layer has rules\n")
+	}
+	w := 0
+	for _, v := range res.Verdicts {
+		w = max(w, len(v.Layer))
+	}
+	for _, v := range res.Verdicts {
+		fmt.Fprintf(&b, "  %-*s  %-5s  %s\n", w, v.Layer, v.Decision, v.Rule)
+	}
+	final := res.Decision.String()
+	switch res.Decision {
+	case policy.Deny:
+		final = col.paint("31", final)
+	case policy.Ask:
+		final = col.yellow(final)
+	default:
+		final = col.green(final)
+	}
+	fmt.Fprintf(&b, "Final: %s", final)
+	if res.Reason != "" {
+		fmt.Fprintf(&b, " — %s", res.Reason)
+	}
+	b.WriteByte('\n')
+	if res.Decision != policy.Deny {
+		if why := riskNote(meta.Risk.String(), cfg.Confirm.Medium); why != "" {
+			b.WriteString(why)
+		}
+	}
+	_, err = fmt.Fprint(e.stdout, b.String())
+	return err
+}
+
+// riskNote says whether the tool's risk alone asks a person.
+func riskNote(risk string, medium bool) string {
+	if risk == "high" || risk == "medium" && medium {
+		return fmt.Sprintf("A call also needs a person's approval: %s risk (a tool's preview may lower it, as for read-only commands).\n", risk)
+	}
+	return ""
+}
+
+func describeCaller(r policy.Request) string {
+	parts := []string{"owner"}
+	if !r.Owner {
+		parts[0] = "not the owner"
+	}
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, k+" "+v)
+		}
+	}
+	add("agent", r.Agent)
+	add("provider", strings.Trim(r.Provider+"/"+r.Model, "/"))
+	add("channel", r.Channel)
+	if r.Sandboxed {
+		parts = append(parts, "sandboxed")
+	}
+	if r.Subagent {
+		parts = append(parts, "sub-agent")
+	}
+	return strings.Join(parts, ", ")
+}

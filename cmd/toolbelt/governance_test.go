@@ -1,0 +1,231 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/toolbelt/toolbelt/policy"
+)
+
+// writeConfig writes a toolbelt.yaml into a new directory and returns its path.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "toolbelt.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestConfigCheck(t *testing.T) {
+	t.Parallel()
+	good := writeConfig(t, "tools:\n  profile: coding\n  deny: [test_fail]\n  ask:\n    - tool: write\n      when: {path: [\"**/.env*\"]}\n")
+	r := runCLI(t, "", "config", "check", good).expect(t, 0)
+	if r.stdout != good+": ok (profile coding, 1 denied, 1 ask rules)\n" {
+		t.Errorf("%q", r.stdout)
+	}
+	for body, want := range map[string]string{
+		"tools:\n  deny: [test_fial]\n":           `:2: no tool, alias or group matches "test_fial"; did you mean "test_fail"?`,
+		"limits:\n  timeout: forever\n":           `:2: "forever" is not a duration`,
+		"tools:\n  exec: {maxTimeout: -5}\n":      ":2: tools.exec: ",
+		"tools:\n  profile: coding\n  bogus: 1\n": ":3: tools.bogus: settings of a tool are a mapping",
+		"workspace: .\nextra: true\n":             `:2: unknown field "extra"`,
+	} {
+		r := runCLI(t, "", "config", "check", writeConfig(t, body)).expect(t, 2)
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("%q: stderr %q, want %q", body, r.stderr, want)
+		}
+	}
+	// A bad configuration stops every command that uses it.
+	r = runCLI(t, "", "--config", writeConfig(t, "tools:\n  deny: [nope]\n"), "call", "test_greet", "--args", `{"name":"x"}`).expect(t, 2)
+	if !strings.Contains(r.stderr, `no tool, alias or group matches "nope"`) {
+		t.Error(r.stderr)
+	}
+}
+
+// TestPolicyExplainMatchesTheRun checks, case by case, that what policy
+// explain says is what happens when the call is made.
+func TestPolicyExplainMatchesTheRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		config, tool, args string
+		want               policy.Decision
+	}{
+		{"tools:\n  deny: [test_greet]\n", "test_greet", `{"name":"a"}`, policy.Deny},
+		{"tools:\n  allow: [test_sleep]\n", "test_greet", `{"name":"a"}`, policy.Deny},
+		{"tools:\n  allow: [\"test_*\"]\n", "test_greet", `{"name":"a"}`, policy.Allow},
+		{"tools:\n  profile: minimal\n", "test_greet", `{"name":"a"}`, policy.Deny},
+		{"tools:\n  profile: minimal\n  alsoAllow: [group:messaging]\n", "test_greet", `{"name":"a"}`, policy.Allow},
+		{"tools:\n  ask:\n    - tool: test_greet\n      when: {name: [\"root*\"]}\n", "test_greet", `{"name":"rooted"}`, policy.Ask},
+		{"tools:\n  ask:\n    - tool: test_greet\n      when: {name: [\"root*\"]}\n", "test_greet", `{"name":"ada"}`, policy.Allow},
+		{"tools:\n  ask: [{tool: test_greet}]\n  deny: [group:messaging]\n", "test_greet", `{"name":"a"}`, policy.Deny},
+		{"tools: {}\n", "test_greet", `{"name":"a"}`, policy.Allow},
+	} {
+		cfg := writeConfig(t, tc.config)
+		r := runCLI(t, "", "--config", cfg, "policy", "explain", tc.tool, "--args", tc.args, "--json").expect(t, 0)
+		var res policy.Result
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("%v: %s", err, r.stdout)
+		}
+		if res.Decision != tc.want {
+			t.Errorf("%q: explain says %v, want %v", tc.config, res.Decision, tc.want)
+		}
+		// Nobody can approve here (no terminal, no --yes), so an ask blocks too.
+		run := runCLI(t, "", "--config", cfg, "call", tc.tool, "--args", tc.args)
+		switch tc.want {
+		case policy.Allow:
+			run.expect(t, 0)
+		case policy.Deny:
+			run.expect(t, 1)
+			if !strings.Contains(run.stderr, `"status":"blocked"`) || !strings.Contains(run.stderr, "not allowed here") {
+				t.Errorf("%q: %s", tc.config, run.stderr)
+			}
+		case policy.Ask:
+			run.expect(t, 1)
+			if !strings.Contains(run.stderr, "needs a person's approval (requested by policy") {
+				t.Errorf("%q: %s", tc.config, run.stderr)
+			}
+		}
+	}
+	r := runCLI(t, "", "--config", writeConfig(t, "tools:\n  deny: [test_greet]\n"), "policy", "explain", "test_greet", "--agent", "bot", "--provider", "openai/gpt-5").expect(t, 0)
+	want := "Policy for test_greet (owner, agent bot, provider openai/gpt-5, channel cli)\n  global  deny   deny test_greet\nFinal: deny — Tool test_greet is not allowed here (global: deny test_greet).\n"
+	if r.stdout != want {
+		t.Errorf("explain:\n%s\nwant:\n%s", r.stdout, want)
+	}
+}
+
+func TestYesApprovesAndDryRunDescribes(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "call", "test_danger", "--args", `{"target":"build"}`).expect(t, 1)
+	if !strings.Contains(r.stderr, "needs a person's approval (high-risk call), but no one is available") {
+		t.Errorf("without --yes: %s", r.stderr)
+	}
+	r = runCLI(t, "", "call", "test_danger", "--args", `{"target":"build"}`, "--yes").expect(t, 0)
+	if r.stdout != "deleted build\n" {
+		t.Errorf("with --yes: %q", r.stdout)
+	}
+	r = runCLI(t, "", "call", "test_danger", "--args", `{"target":"build"}`, "--dry-run").expect(t, 0)
+	if !strings.HasPrefix(r.stdout, "Dry run of test_danger — nothing was changed.\nIt would delete build.\n  command:    rm -rf build") {
+		t.Errorf("dry run: %q", r.stdout)
+	}
+}
+
+// TestInteractiveConfirmation answers the approval prompt on a real
+// pseudo-terminal, as a person would.
+func TestInteractiveConfirmation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		answers [][2]string // prompt to wait for, line to type
+		want    string
+		code    int
+	}{
+		{"allow once", [][2]string{{"[n] no: ", "y"}}, "deleted build", 0},
+		{"deny with a reason", [][2]string{{"[n] no: ", "n"}, {"(optional): ", "use make clean instead"}}, `"reason":"The user denied this call: use make clean instead"`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "call", "test_danger", "--args", `{"target":"build"}`)
+			cmd.Env = append(os.Environ(), cliEnv+"=1", "NO_COLOR=1")
+			tty, err := pty.Start(cmd)
+			if err != nil {
+				t.Skipf("no pseudo-terminal here: %v", err)
+			}
+			defer tty.Close()
+			s := newScreen(tty)
+			for _, a := range tc.answers {
+				s.waitFor(t, a[0])
+				if _, err := tty.Write([]byte(a[1] + "\n")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code := wait(t, cmd)
+			screen := s.text()
+			if code != tc.code || !strings.Contains(screen, tc.want) {
+				t.Errorf("exit %d, screen:\n%s", code, screen)
+			}
+			for _, shown := range []string{"Approval needed: test_danger (high risk)", "why:        high-risk call", "command:    rm -rf build", `arguments:  {"target":"build"}`} {
+				if !strings.Contains(screen, shown) {
+					t.Errorf("the prompt lacks %q:\n%s", shown, screen)
+				}
+			}
+		})
+	}
+}
+
+// screen collects what a program writes to its terminal.
+type screen struct {
+	mu      sync.Mutex
+	buf     strings.Builder
+	changed chan struct{}
+}
+
+func newScreen(tty io.Reader) *screen {
+	s := &screen{changed: make(chan struct{}, 1)}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := tty.Read(b)
+			s.mu.Lock()
+			s.buf.Write(b[:n])
+			s.mu.Unlock()
+			select {
+			case s.changed <- struct{}{}:
+			default:
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *screen) text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.ReplaceAll(s.buf.String(), "\r\n", "\n")
+}
+
+// waitFor returns once the screen shows want, after everything shown before.
+func (s *screen) waitFor(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for !strings.HasSuffix(strings.TrimRight(s.text(), "\n"), strings.TrimRight(want, " ")) && !strings.HasSuffix(s.text(), want) {
+		select {
+		case <-s.changed:
+		case <-deadline:
+			t.Fatalf("the screen never showed %q:\n%s", want, s.text())
+		}
+	}
+}
+
+func wait(t *testing.T, cmd *exec.Cmd) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
+			return exitErr.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	case <-time.After(60 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatal("the CLI did not finish")
+		return -1
+	}
+}
