@@ -47,6 +47,11 @@ type Config struct {
 	Sandbox Scope `yaml:"sandbox"`
 	// Subagents is the policy for calls made by sub-agents.
 	Subagents Scope `yaml:"subagents"`
+	// MCPServers are other MCP servers whose tools Toolbelt imports, in the
+	// shape Claude Desktop uses (so an existing configuration can be pasted).
+	MCPServers map[string]MCPServer `yaml:"mcpServers"`
+	// MCP configures Toolbelt's own MCP server and the import.
+	MCP MCP `yaml:"mcp"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -74,6 +79,49 @@ type Confirm struct {
 	Timeout Duration `yaml:"timeout"`
 	// OnTimeout is what no answer in time means: "deny" (default) or "allow".
 	OnTimeout string `yaml:"onTimeout"`
+}
+
+// MCPServer is another MCP server: a command to start (stdio) or a URL
+// (streamable HTTP).
+type MCPServer struct {
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	// Cwd is the directory the command starts in.
+	Cwd     string            `yaml:"cwd"`
+	URL     string            `yaml:"url"`
+	Headers map[string]string `yaml:"headers"`
+	// Disabled keeps the server configured but not started.
+	Disabled bool `yaml:"disabled"`
+}
+
+// MCP configures Toolbelt's MCP server and the import of other servers.
+type MCP struct {
+	// Addr is where `toolbelt serve` listens (default 127.0.0.1:7420).
+	Addr string `yaml:"addr"`
+	// Token is the bearer token HTTP clients must send; required on a
+	// non-loopback address (TOOLBELT_MCP_TOKEN overrides).
+	Token string `yaml:"token"`
+	// AllowedHosts and AllowedOrigins extend the Host and Origin headers HTTP
+	// requests may carry (loopback names are always allowed).
+	AllowedHosts   []string `yaml:"allowedHosts"`
+	AllowedOrigins []string `yaml:"allowedOrigins"`
+	// Dialect is the schema dialect of tools/list (default anthropic).
+	Dialect string `yaml:"dialect"`
+	// Compact offers tool_search, tool_describe and tool_call instead of every
+	// tool; CompactAbove turns it on by itself above that many tools (0: never).
+	Compact      bool `yaml:"compact"`
+	CompactAbove int  `yaml:"compactAbove"`
+	// ExposeDetails sends results' details to clients as structured content.
+	ExposeDetails bool `yaml:"exposeDetails"`
+	// MaxResponseBytes bounds a tool result sent to a client (default 8 MiB);
+	// a larger one is cut by the pipeline's policy, never dropped.
+	MaxResponseBytes int `yaml:"maxResponseBytes"`
+	// ConfirmFallback is what happens to a call that needs approval when the
+	// client cannot be asked (no elicitation): "deny" (default) or "allow".
+	ConfirmFallback string `yaml:"confirmFallback"`
+	// Separator joins server and tool names of imported tools (default "__").
+	Separator string `yaml:"separator"`
 }
 
 // Scope holds the tool policy of an agent, a channel, the sandbox or
@@ -375,6 +423,29 @@ func (c *Config) validate() error {
 		if f.v < 0 {
 			errs = append(errs, c.errorAt(f.path, fmt.Sprintf("%s must not be negative", strings.TrimPrefix(f.path, "$."))))
 		}
+	}
+	for name, srv := range c.MCPServers {
+		path := "$.mcpServers.'" + name + "'"
+		switch {
+		case srv.Command == "" && srv.URL == "":
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers.%s needs a command (stdio) or a url (HTTP)", name)))
+		case srv.Command != "" && srv.URL != "":
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers.%s has both a command and a url: give one", name)))
+		case srv.URL != "" && !strings.HasPrefix(srv.URL, "http://") && !strings.HasPrefix(srv.URL, "https://"):
+			errs = append(errs, c.errorAt(path+".url", fmt.Sprintf("mcpServers.%s.url must be an http:// or https:// URL", name)))
+		}
+		for _, r := range name {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+				errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers: the name %q may use only letters, digits, '_' and '-' (it becomes part of tool names)", name)))
+				break
+			}
+		}
+	}
+	if f := c.MCP.ConfirmFallback; f != "" && f != "deny" && f != "allow" {
+		errs = append(errs, c.errorAt("$.mcp.confirmFallback", fmt.Sprintf("mcp.confirmFallback is %q: use deny or allow", f)))
+	}
+	if c.MCP.CompactAbove < 0 || c.MCP.MaxResponseBytes < 0 {
+		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
 		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))

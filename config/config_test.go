@@ -55,6 +55,18 @@ sandbox:
   tools: {deny: [process]}
 subagents:
   tools: {profile: minimal}
+mcpServers:
+  everything:
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-everything"]
+    env: {DEBUG: "1"}
+  remote:
+    url: http://127.0.0.1:9000/mcp
+    headers: {Authorization: Bearer abc}
+mcp:
+  addr: 127.0.0.1:7420
+  compactAbove: 40
+  separator: __
 `
 
 func TestParseEverything(t *testing.T) {
@@ -80,6 +92,9 @@ func TestParseEverything(t *testing.T) {
 	}
 	if c.Agents["reviewer"].Tools.Allow[1] != "grep" || c.Channels["discord"].Tools.Deny[0] != "group:runtime" || c.Sandbox.Tools.Deny[0] != "process" || c.Subagents.Tools.Profile != "minimal" {
 		t.Error("scopes")
+	}
+	if srv := c.MCPServers["everything"]; srv.Command != "npx" || srv.Args[1] != "@modelcontextprotocol/server-everything" || c.MCPServers["remote"].Headers["Authorization"] != "Bearer abc" || c.MCP.CompactAbove != 40 {
+		t.Errorf("mcp %+v %+v", c.MCPServers, c.MCP)
 	}
 	if c.Line("$.tools.deny[1]") != 22 || c.Line("$.agents.'reviewer'.tools.allow[0]") != 39 || c.Line("$.nope") != 0 {
 		t.Errorf("lines %d %d", c.Line("$.tools.deny[1]"), c.Line("$.agents.'reviewer'.tools.allow[0]"))

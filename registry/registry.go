@@ -36,6 +36,42 @@ type Registry struct {
 	// sorted caches the entries in resolution order; nil when stale.
 	sorted  atomic.Pointer[[]*entry]
 	version atomic.Uint64
+
+	watchMu  sync.Mutex
+	watchers map[int]func()
+	nextID   int
+}
+
+// Watch calls fn after every change to the registry (a tool registered or
+// removed), on the goroutine that made the change, until stop is called. An
+// MCP server uses it to tell clients the tool list changed.
+func (r *Registry) Watch(fn func()) (stop func()) {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.watchers == nil {
+		r.watchers = map[int]func(){}
+	}
+	id := r.nextID
+	r.nextID++
+	r.watchers[id] = fn
+	return func() {
+		r.watchMu.Lock()
+		defer r.watchMu.Unlock()
+		delete(r.watchers, id)
+	}
+}
+
+// notify calls the watchers; callers do not hold r.mu.
+func (r *Registry) notify() {
+	r.watchMu.Lock()
+	fns := make([]func(), 0, len(r.watchers))
+	for _, fn := range r.watchers {
+		fns = append(fns, fn)
+	}
+	r.watchMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
 // entry is one registration. Entries are immutable once stored.
@@ -111,12 +147,14 @@ func complete(m tool.Meta) tool.Meta {
 
 func (r *Registry) add(e *entry) error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if old, ok := r.entries[e.meta.ID]; ok {
+		r.mu.Unlock()
 		return fmt.Errorf("tool %q is already registered (source %s): unregister it first or choose another name", e.meta.ID, old.meta.Source)
 	}
 	r.entries[e.meta.ID] = e
 	r.changed()
+	r.mu.Unlock()
+	r.notify()
 	return nil
 }
 
@@ -129,24 +167,28 @@ func (r *Registry) changed() {
 // Unregister removes the tool with this id and reports whether it was there.
 func (r *Registry) Unregister(id string) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if _, ok := r.entries[id]; !ok {
+		r.mu.Unlock()
 		return false
 	}
 	delete(r.entries, id)
 	r.changed()
+	r.mu.Unlock()
+	r.notify()
 	return true
 }
 
 // Clear removes every tool.
 func (r *Registry) Clear() {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if len(r.entries) == 0 {
+		r.mu.Unlock()
 		return
 	}
 	clear(r.entries)
 	r.changed()
+	r.mu.Unlock()
+	r.notify()
 }
 
 // Has reports whether a tool with this id is registered.

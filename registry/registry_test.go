@@ -512,3 +512,25 @@ func BenchmarkResolveAll100(b *testing.B) {
 		}
 	}
 }
+
+func TestWatch(t *testing.T) {
+	t.Parallel()
+	r := registry.New()
+	var calls atomic.Int32
+	stop := r.Watch(func() { calls.Add(1) })
+	mustRegister(t, r, mk("a"))
+	_ = r.Register(mk("a")) // refused: no change, no call
+	r.Unregister("a")
+	r.Unregister("a")
+	mustRegister(t, r, mk("b"))
+	r.Clear()
+	r.Clear()
+	if calls.Load() != 4 {
+		t.Errorf("%d calls, want 4", calls.Load())
+	}
+	stop()
+	mustRegister(t, r, mk("c"))
+	if calls.Load() != 4 {
+		t.Error("called after stop")
+	}
+}
