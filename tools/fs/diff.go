@@ -1,27 +1,17 @@
 package fs
 
 import (
-	"fmt"
 	"strings"
+
+	"github.com/toolbelt/toolbelt/textdiff"
 )
-
-// diffContext is the number of unchanged lines around each change.
-const diffContext = 3
-
-// change is one changed block of lines: before's lines [oldStart,
-// oldStart+len(old)) became new, starting at line newStart of after (both
-// 0-based).
-type change struct {
-	oldStart, newStart int
-	old, new           []string
-}
 
 // changes returns the changed blocks that the replacements (sorted, not
 // overlapping, offsets into before) make: whole lines, with the lines that
 // stay the same trimmed off.
-func changes(before string, reps []replacement) []change {
+func changes(before string, reps []replacement) []textdiff.Change {
 	li := newLineIndex(before)
-	var out []change
+	var out []textdiff.Change
 	shift := 0
 	for i := 0; i < len(reps); {
 		// A cluster is the replacements that touch overlapping lines.
@@ -41,7 +31,7 @@ func changes(before string, reps []replacement) []change {
 			nb.WriteString(reps[k].text)
 		}
 		nb.WriteString(before[reps[j-1].end:to])
-		old, nw := splitLines(before[from:to]), splitLines(nb.String())
+		old, nw := textdiff.Lines(before[from:to]), textdiff.Lines(nb.String())
 		p := 0
 		for p < len(old) && p < len(nw) && old[p] == nw[p] {
 			p++
@@ -50,7 +40,7 @@ func changes(before string, reps []replacement) []change {
 		for q < len(old)-p && q < len(nw)-p && old[len(old)-1-q] == nw[len(nw)-1-q] {
 			q++
 		}
-		if c := (change{oldStart: first + p, newStart: first + shift + p, old: old[p : len(old)-q], new: nw[p : len(nw)-q]}); len(c.old)+len(c.new) > 0 {
+		if c := (textdiff.Change{OldStart: first + p, NewStart: first + shift + p, Old: old[p : len(old)-q], New: nw[p : len(nw)-q]}); len(c.Old)+len(c.New) > 0 {
 			out = append(out, c)
 		}
 		shift += len(nw) - len(old)
@@ -69,75 +59,19 @@ func lineEnd(li lineIndex, r replacement) int {
 	return min(end, max(li.lines(), li.lineOf(r.start)))
 }
 
-// unifiedDiff formats the changes that turn before into after as a unified
-// diff of the file name, with diffContext lines of context.
-func unifiedDiff(name, before string, cs []change) string {
+// unifiedDiff formats the changes cs to the text before of the file name
+// as a git-style unified diff.
+func unifiedDiff(name, before string, cs []textdiff.Change) string {
 	if len(cs) == 0 {
 		return ""
 	}
-	lines := splitLines(before)
-	var b strings.Builder
-	fmt.Fprintf(&b, "--- a/%s\n+++ b/%s\n", name, name)
-	for i := 0; i < len(cs); {
-		j := i + 1
-		for j < len(cs) && cs[j].oldStart-(cs[j-1].oldStart+len(cs[j-1].old)) <= 2*diffContext {
-			j++
-		}
-		hunk := cs[i:j]
-		start := max(0, hunk[0].oldStart-diffContext)
-		lastEnd := hunk[len(hunk)-1].oldStart + len(hunk[len(hunk)-1].old)
-		end := min(len(lines), lastEnd+diffContext)
-		oldCount, newCount := end-start, end-start
-		for _, c := range hunk {
-			newCount += len(c.new) - len(c.old)
-		}
-		newStart := start + hunk[0].newStart - hunk[0].oldStart
-		fmt.Fprintf(&b, "@@ -%s +%s @@\n", hunkRange(start, oldCount), hunkRange(newStart, newCount))
-		at := start
-		for _, c := range hunk {
-			for ; at < c.oldStart; at++ {
-				diffLine(&b, ' ', lines[at])
-			}
-			for _, l := range c.old {
-				diffLine(&b, '-', l)
-			}
-			for _, l := range c.new {
-				diffLine(&b, '+', l)
-			}
-			at = c.oldStart + len(c.old)
-		}
-		for ; at < end; at++ {
-			diffLine(&b, ' ', lines[at])
-		}
-		i = j
-	}
-	return b.String()
-}
-
-// hunkRange formats a hunk header range: a 1-based start and a count; an
-// empty range names the line before it.
-func hunkRange(start, count int) string {
-	if count == 0 {
-		return fmt.Sprintf("%d,0", start)
-	}
-	if count == 1 {
-		return fmt.Sprintf("%d", start+1)
-	}
-	return fmt.Sprintf("%d,%d", start+1, count)
-}
-
-func diffLine(b *strings.Builder, mark byte, line string) {
-	b.WriteByte(mark)
-	b.WriteString(line)
-	if !strings.HasSuffix(line, "\n") {
-		b.WriteString("\n\\ No newline at end of file\n")
-	}
+	return textdiff.Unified(textdiff.File{OldPath: name, NewPath: name, Before: before, Changes: cs})
 }
 
 // firstChanged returns the 1-based line of after where the first change is.
-func firstChanged(cs []change) int {
+func firstChanged(cs []textdiff.Change) int {
 	if len(cs) == 0 {
 		return 0
 	}
-	return cs[0].newStart + 1
+	return cs[0].NewStart + 1
 }

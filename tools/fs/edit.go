@@ -3,6 +3,7 @@ package fs
 import (
 	"context"
 	"fmt"
+	iofs "io/fs"
 	"slices"
 	"strings"
 
@@ -36,45 +37,77 @@ type editDetails struct {
 }
 
 func (s *set) editTool() (tool.Tool, error) {
-	return tool.New("edit", editDescription, func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Result, error) {
-		b, unlock, err := s.lockedBridge(ctx, inv, in.Path)
+	t, err := tool.New("edit", editDescription, func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Result, error) {
+		pl, d, err := s.planEdit(ctx, inv, in)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		defer unlock()
-		data, err := b.ReadFile(ctx, in.Path)
-		if err != nil {
-			return tool.Result{}, problem(in.Path, err)
-		}
-		if looksBinary(data[:min(len(data), sniffLen)]) {
-			return tool.Result{}, tool.InputErrorf("%s is a binary file; edit changes text files only.", in.Path)
-		}
-		if err := b.CheckWrite(ctx, in.Path); err != nil {
-			return tool.Result{}, problem(in.Path, err)
-		}
-		file := decodeText(data)
-		reps, tolerant, err := planEdits(in.Path, file, in.Edits)
+		defer pl.release()
+		note, err := pl.commit(ctx, inv)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		after := apply(file.body, reps)
-		if after == file.body {
-			return tool.Result{}, tool.InputErrorf("The edits leave %s unchanged: its text already reads as newText. Read the file to check its current content.", in.Path)
+		text := fmt.Sprintf("Edited %s: %s; the first change is at line %d.", in.Path, plural(d.Replacements, "replacement"), d.FirstChangedLine)
+		if len(d.Tolerant) > 0 {
+			text += fmt.Sprintf(" Edit %s matched only after ignoring differences in Unicode form, quotes, dashes, spaces or trailing whitespace; check the result.", joinInts(d.Tolerant))
 		}
-		if err := b.WriteFile(ctx, in.Path, file.encode(after), 0o644); err != nil {
-			return tool.Result{}, problem(in.Path, err)
-		}
-		cs := changes(file.body, reps)
-		d := editDetails{
-			Path: in.Path, Diff: unifiedDiff(in.Path, file.body, cs),
-			FirstChangedLine: firstChanged(cs), Replacements: len(reps), Tolerant: tolerant,
-		}
-		text := fmt.Sprintf("Edited %s: %s; the first change is at line %d.", in.Path, plural(len(reps), "replacement"), d.FirstChangedLine)
-		if len(tolerant) > 0 {
-			text += fmt.Sprintf(" Edit %s matched only after ignoring differences in Unicode form, quotes, dashes, spaces or trailing whitespace; check the result.", joinInts(tolerant))
-		}
-		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: d}, nil
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text + note}}, Details: d}, nil
 	})
+	t.Preview = preview("edit", func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Effects, error) {
+		pl, d, err := s.planEdit(ctx, inv, in)
+		if err != nil {
+			return tool.Effects{}, err
+		}
+		pl.release()
+		return pl.effects(fmt.Sprintf("edit %s: %s, the first at line %d", in.Path, plural(d.Replacements, "replacement"), d.FirstChangedLine)), nil
+	})
+	return t, err
+}
+
+// planEdit works out an edit, with the file locked: the file's content
+// after it, and the details of the result. Nothing is written.
+func (s *set) planEdit(ctx context.Context, inv tool.Invocation, in editArgs) (*plan, editDetails, error) {
+	pl, err := s.lockedPlan(ctx, inv, in.Path)
+	if err != nil {
+		return nil, editDetails{}, err
+	}
+	d, err := pl.edit(ctx, in)
+	if err != nil {
+		pl.release()
+		return nil, editDetails{}, err
+	}
+	return pl, d, nil
+}
+
+// edit plans the edits of one call.
+func (pl *plan) edit(ctx context.Context, in editArgs) (editDetails, error) {
+	f, err := pl.file(ctx, in.Path)
+	switch {
+	case err != nil:
+		return editDetails{}, err
+	case !f.before.Exists:
+		return editDetails{}, problem(in.Path, iofs.ErrNotExist)
+	case looksBinary(f.before.Data[:min(len(f.before.Data), sniffLen)]):
+		return editDetails{}, tool.InputErrorf("%s is a binary file; edit changes text files only.", in.Path)
+	}
+	if err := pl.b.CheckWrite(ctx, in.Path); err != nil {
+		return editDetails{}, problem(in.Path, err)
+	}
+	file := decodeText(f.before.Data)
+	reps, tolerant, err := planEdits(in.Path, file, in.Edits)
+	if err != nil {
+		return editDetails{}, err
+	}
+	after := apply(file.body, reps)
+	if after == file.body {
+		return editDetails{}, tool.InputErrorf("The edits leave %s unchanged: its text already reads as newText. Read the file to check its current content.", in.Path)
+	}
+	f.put(file.encode(after))
+	cs := changes(file.body, reps)
+	return editDetails{
+		Path: in.Path, Diff: unifiedDiff(in.Path, file.body, cs),
+		FirstChangedLine: firstChanged(cs), Replacements: len(reps), Tolerant: tolerant,
+	}, nil
 }
 
 // planEdits matches every edit against the original body and returns the

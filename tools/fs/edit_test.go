@@ -32,7 +32,7 @@ func TestEditExact(t *testing.T) {
 			t.Fatalf("file:\n%s", got)
 		}
 		d := details(t, msg)
-		wantDiff := "--- a/main.go\n+++ b/main.go\n@@ -1,7 +1,8 @@\n package main\n \n func main() {\n-\tprintln(\"hi\")\n+\tprintln(\"hello\")\n+\tprintln(\"world\")\n }\n \n-func other() {}\n+func other() { main() }\n"
+		wantDiff := "diff --git a/main.go b/main.go\n--- a/main.go\n+++ b/main.go\n@@ -1,7 +1,8 @@\n package main\n \n func main() {\n-\tprintln(\"hi\")\n+\tprintln(\"hello\")\n+\tprintln(\"world\")\n }\n \n-func other() {}\n+func other() { main() }\n"
 		if d["diff"] != wantDiff {
 			t.Errorf("diff:\n%s\nwant:\n%s", d["diff"], wantDiff)
 		}

@@ -6,6 +6,15 @@
 //
 // Every result is capped, and says so when it is; every failure a model can
 // fix is an [tool.InputError] that names the problem and the next step.
+//
+// write, edit and apply_patch first work out, with the files locked, every
+// file's state after the call. The call then makes the changes, all or
+// nothing, and records each one (state before and after) in the tool
+// context's journal ([tool.Context].Journal), so package undo can take it
+// back; if recording fails, the change stays, the error is logged and the
+// result says it cannot be undone. Their Preview describes the same plan
+// without writing anything: a summary, a git-style unified diff and the
+// files changed, or the error the call would fail with.
 package fs
 
 import (

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	iofs "io/fs"
-	"path"
 	"slices"
 	"strings"
 
-	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/changeset"
+	"github.com/toolbelt/toolbelt/textdiff"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -48,53 +47,77 @@ type patchDetails struct {
 }
 
 func (s *set) patchTool() (tool.Tool, error) {
-	return tool.New("apply_patch", patchDescription, func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Result, error) {
-		ops, err := parsePatch(in.Patch)
+	t, err := tool.New("apply_patch", patchDescription, func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Result, error) {
+		pl, details, err := s.planPatch(ctx, inv, in)
 		if err != nil {
-			return tool.Result{}, tool.InputErrorf("The patch cannot be read: %v. No file was changed.", err)
-		}
-		var paths []string
-		for _, op := range ops {
-			paths = append(paths, op.path)
-			if op.moveTo != "" {
-				paths = append(paths, op.moveTo)
-			}
-		}
-		b, unlock, err := s.lockedBridge(ctx, inv, paths...)
-		if err != nil {
-			return tool.Result{}, nothingChanged(err)
-		}
-		defer unlock()
-		pl := &plan{b: b, files: map[string]*planned{}}
-		var details patchDetails
-		for _, op := range ops {
-			f, err := pl.add(ctx, op)
-			if err != nil {
-				return tool.Result{}, nothingChanged(err)
-			}
-			details.Files = append(details.Files, f)
-		}
-		if err := pl.apply(ctx); err != nil {
 			return tool.Result{}, err
 		}
-		var text strings.Builder
-		text.WriteString("Success. Updated the following files:")
-		for _, f := range details.Files {
-			switch f.Op {
-			case "add":
-				fmt.Fprintf(&text, "\nA %s", f.Path)
-			case "delete":
-				fmt.Fprintf(&text, "\nD %s", f.Path)
-			default:
-				if f.MoveTo != "" {
-					fmt.Fprintf(&text, "\nM %s (moved to %s)", f.Path, f.MoveTo)
-				} else {
-					fmt.Fprintf(&text, "\nM %s", f.Path)
-				}
-			}
+		defer pl.release()
+		note, err := pl.commit(ctx, inv)
+		if err != nil {
+			return tool.Result{}, err
 		}
-		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text.String()}}, Details: details}, nil
+		text := "Success. Updated the following files:\n" + strings.Join(listing(details), "\n") + note
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: details}, nil
 	})
+	t.Preview = preview("apply_patch", func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Effects, error) {
+		pl, details, err := s.planPatch(ctx, inv, in)
+		if err != nil {
+			return tool.Effects{}, err
+		}
+		pl.release()
+		return pl.effects(fmt.Sprintf("change %s: %s", plural(len(details.Files), "file"), strings.Join(listing(details), ", "))), nil
+	})
+	return t, err
+}
+
+// listing names what the patch does to each file: "A path", "D path",
+// "M path" or "M path (moved to other)".
+func listing(d patchDetails) []string {
+	out := make([]string, 0, len(d.Files))
+	for _, f := range d.Files {
+		switch {
+		case f.Op == "add":
+			out = append(out, "A "+f.Path)
+		case f.Op == "delete":
+			out = append(out, "D "+f.Path)
+		case f.MoveTo != "":
+			out = append(out, fmt.Sprintf("M %s (moved to %s)", f.Path, f.MoveTo))
+		default:
+			out = append(out, "M "+f.Path)
+		}
+	}
+	return out
+}
+
+// planPatch works out a patch: every file's state after it, with the files
+// locked, and what it does to each. Nothing is written.
+func (s *set) planPatch(ctx context.Context, inv tool.Invocation, in patchArgs) (*plan, patchDetails, error) {
+	ops, err := parsePatch(in.Patch)
+	if err != nil {
+		return nil, patchDetails{}, tool.InputErrorf("The patch cannot be read: %v. No file was changed.", err)
+	}
+	var paths []string
+	for _, op := range ops {
+		paths = append(paths, op.path)
+		if op.moveTo != "" {
+			paths = append(paths, op.moveTo)
+		}
+	}
+	pl, err := s.lockedPlan(ctx, inv, paths...)
+	if err != nil {
+		return nil, patchDetails{}, nothingChanged(err)
+	}
+	var details patchDetails
+	for _, op := range ops {
+		f, err := pl.add(ctx, op)
+		if err != nil {
+			pl.release()
+			return nil, patchDetails{}, nothingChanged(err)
+		}
+		details.Files = append(details.Files, f)
+	}
+	return pl, details, nil
 }
 
 // nothingChanged adds to a model-facing error that no file changed.
@@ -106,64 +129,7 @@ func nothingChanged(err error) error {
 	return err
 }
 
-// plan is a patch worked out in memory: every file's final state, keyed by
-// canonical path, before anything is written.
-type plan struct {
-	b     fsbridge.Bridge
-	files map[string]*planned
-	order []string // canonical paths in the order they were first touched
-}
-
-// planned is one file's state before and after the patch.
-type planned struct {
-	name     string // the path as the patch gave it
-	existed  bool
-	original []byte
-	mode     iofs.FileMode
-	exists   bool // after the patch
-	content  []byte
-	changed  bool
-}
-
-// file returns the planned state of the file at p, reading it on first use.
-func (pl *plan) file(ctx context.Context, p string) (*planned, error) {
-	canon, err := pl.b.Resolve(ctx, p)
-	if err != nil {
-		return nil, problem(p, err)
-	}
-	if f, ok := pl.files[canon]; ok {
-		return f, nil
-	}
-	f := &planned{name: p, mode: 0o644}
-	st, err := pl.b.Stat(ctx, p)
-	switch {
-	case err == nil && st.IsDir():
-		return nil, tool.InputErrorf("%s is a directory, not a file", p)
-	case err == nil:
-		data, err := pl.b.ReadFile(ctx, p)
-		if err != nil {
-			return nil, problem(p, err)
-		}
-		f.existed, f.exists, f.original, f.content, f.mode = true, true, data, data, st.Mode().Perm()
-	case !errors.Is(err, iofs.ErrNotExist):
-		return nil, problem(p, err)
-	}
-	pl.files[canon] = f
-	pl.order = append(pl.order, canon)
-	return f, nil
-}
-
-// writable checks that the patch may write p: protected paths and paths
-// that leave the workspace are refused before anything is written.
-func (pl *plan) writable(ctx context.Context, p string) error {
-	err := pl.b.CheckWrite(ctx, p)
-	if errors.Is(err, iofs.ErrNotExist) {
-		return nil // the parent directory is made when the file is written
-	}
-	return problem(p, err)
-}
-
-// add works out one file operation.
+// add works out one file operation of a patch.
 func (pl *plan) add(ctx context.Context, op fileOp) (patchFile, error) {
 	f, err := pl.file(ctx, op.path)
 	if err != nil {
@@ -171,7 +137,7 @@ func (pl *plan) add(ctx context.Context, op fileOp) (patchFile, error) {
 	}
 	switch op.kind {
 	case opAdd:
-		if f.exists {
+		if f.after.Exists {
 			return patchFile{}, tool.InputErrorf("Add File %s (patch line %d): the file already exists. Use \"*** Update File:\" to change it, or delete it first", op.path, op.at)
 		}
 		if err := pl.writable(ctx, op.path); err != nil {
@@ -181,29 +147,30 @@ func (pl *plan) add(ctx context.Context, op fileOp) (patchFile, error) {
 		if len(op.lines) > 0 {
 			body += "\n"
 		}
-		f.exists, f.content, f.changed = true, []byte(body), true
+		f.put([]byte(body))
 		cs := changes("", []replacement{{0, 0, body}})
-		return patchFile{Op: "add", Path: op.path, Diff: unifiedDiff(op.path, "", cs), FirstChangedLine: firstChanged(cs)}, nil
+		d := textdiff.Unified(textdiff.File{NewPath: op.path, After: body, Mode: f.after.Mode, Changes: cs})
+		return patchFile{Op: "add", Path: op.path, Diff: d, FirstChangedLine: firstChanged(cs)}, nil
 	case opDelete:
-		if !f.exists {
+		if !f.after.Exists {
 			return patchFile{}, tool.InputErrorf("Delete File %s (patch line %d): there is no such file. Check the path with ls or find", op.path, op.at)
 		}
 		if err := pl.writable(ctx, op.path); err != nil {
 			return patchFile{}, err
 		}
-		f.exists, f.content, f.changed = false, nil, true
+		f.remove()
 		return patchFile{Op: "delete", Path: op.path}, nil
 	}
-	if !f.exists {
+	if !f.after.Exists {
 		return patchFile{}, tool.InputErrorf("Update File %s (patch line %d): there is no such file. Check the path with ls or find, or use \"*** Add File:\" to create it", op.path, op.at)
 	}
-	if looksBinary(f.content[:min(len(f.content), sniffLen)]) {
+	if looksBinary(f.after.Data[:min(len(f.after.Data), sniffLen)]) {
 		return patchFile{}, tool.InputErrorf("Update File %s (patch line %d): it is a binary file; patches change text files only", op.path, op.at)
 	}
 	if err := pl.writable(ctx, op.path); err != nil {
 		return patchFile{}, err
 	}
-	text := decodeText(f.content)
+	text := decodeText(f.after.Data)
 	reps, err := placeChunks(op, text)
 	if err != nil {
 		return patchFile{}, err
@@ -212,7 +179,7 @@ func (pl *plan) add(ctx context.Context, op fileOp) (patchFile, error) {
 	cs := changes(text.body, reps)
 	out := patchFile{Op: "update", Path: op.path, MoveTo: op.moveTo, Diff: unifiedDiff(op.path, text.body, cs), FirstChangedLine: firstChanged(cs)}
 	if op.moveTo == "" {
-		f.content, f.changed = text.encode(body), true
+		f.put(text.encode(body))
 		return out, nil
 	}
 	dest, err := pl.file(ctx, op.moveTo)
@@ -220,101 +187,19 @@ func (pl *plan) add(ctx context.Context, op fileOp) (patchFile, error) {
 		return patchFile{}, err
 	}
 	if dest == f {
-		f.content, f.changed = text.encode(body), true
+		f.put(text.encode(body))
 		return out, nil
 	}
-	if dest.exists {
+	if dest.after.Exists {
 		return patchFile{}, tool.InputErrorf("Update File %s: Move to %s (patch line %d): a file already exists there. Delete it first in the patch, or move to another path", op.path, op.moveTo, op.at)
 	}
 	if err := pl.writable(ctx, op.moveTo); err != nil {
 		return patchFile{}, err
 	}
-	dest.exists, dest.content, dest.mode, dest.changed = true, text.encode(body), f.mode, true
-	f.exists, f.content, f.changed = false, nil, true
+	dest.after = changeset.State{Exists: true, Data: text.encode(body), Mode: f.after.Mode}
+	dest.from = f.canon
+	f.remove()
 	return out, nil
-}
-
-// apply writes the plan. When a step fails, every file already changed is
-// put back as it was, and the error says what failed.
-func (pl *plan) apply(ctx context.Context) error {
-	var done []func(context.Context) error // undo steps, in the order done
-	undo := func() {
-		uctx := context.WithoutCancel(ctx)
-		for i := len(done) - 1; i >= 0; i-- {
-			_ = done[i](uctx)
-		}
-	}
-	// Writes first, then deletions, so a move never loses its file.
-	for _, deleting := range []bool{false, true} {
-		for _, canon := range pl.order {
-			f := pl.files[canon]
-			if !f.changed || f.exists == deleting {
-				continue
-			}
-			steps, err := pl.put(ctx, f)
-			done = append(done, steps...)
-			if err != nil {
-				undo()
-				var ie *tool.InputError
-				if perr := problem(f.name, err); errors.As(perr, &ie) {
-					return tool.InputErrorf("%s The files already changed were put back: no file was changed.", ie.Message)
-				}
-				return fmt.Errorf("writing %s: %w (the files already changed were put back)", f.name, err)
-			}
-		}
-	}
-	return nil
-}
-
-// put brings one file to its planned state and returns how to undo it.
-func (pl *plan) put(ctx context.Context, f *planned) ([]func(context.Context) error, error) {
-	restore := func(ctx context.Context) error {
-		if f.existed {
-			return pl.b.WriteFile(ctx, f.name, f.original, f.mode)
-		}
-		if err := pl.b.Remove(ctx, f.name); err != nil && !errors.Is(err, iofs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	if !f.exists {
-		if err := pl.b.Remove(ctx, f.name); err != nil {
-			return nil, err
-		}
-		return []func(context.Context) error{restore}, nil
-	}
-	var undo []func(context.Context) error
-	made, err := pl.mkdirs(ctx, path.Dir(f.name))
-	for _, dir := range made { // undone last to first: innermost first
-		undo = append(undo, func(ctx context.Context) error { return pl.b.Remove(ctx, dir) })
-	}
-	if err != nil {
-		return undo, err
-	}
-	if err := pl.b.WriteFile(ctx, f.name, f.content, f.mode); err != nil {
-		return undo, err
-	}
-	return append(undo, restore), nil
-}
-
-// mkdirs makes the directory dir and its missing parents, and returns the
-// ones it made, outermost first.
-func (pl *plan) mkdirs(ctx context.Context, dir string) ([]string, error) {
-	var missing []string
-	for d := dir; d != "." && d != "/" && d != ""; d = path.Dir(d) {
-		if _, err := pl.b.Stat(ctx, d); err == nil {
-			break
-		}
-		missing = append(missing, d)
-	}
-	if len(missing) == 0 {
-		return nil, nil
-	}
-	slices.Reverse(missing)
-	if err := pl.b.MkdirAll(ctx, dir); err != nil {
-		return nil, err
-	}
-	return missing, nil
 }
 
 // placeChunks finds where each chunk of an update goes in the file and

@@ -129,18 +129,6 @@ func (li lineIndex) offset(line int) int {
 	return li.starts[line]
 }
 
-// splitLines splits s into lines that keep their "\n"; the last may lack it.
-func splitLines(s string) []string {
-	if s == "" {
-		return nil
-	}
-	lines := strings.SplitAfter(s, "\n")
-	if lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
-
 // folded is a text normalized for tolerant matching, with the way back to
 // the original: byte i of text came from the original rune at
 // [from[i], to[i]).

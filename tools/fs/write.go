@@ -2,10 +2,7 @@ package fs
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	iofs "io/fs"
-	"path"
 	"strings"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -26,38 +23,66 @@ type writeDetails struct {
 }
 
 func (s *set) writeTool() (tool.Tool, error) {
-	return tool.New("write", writeDescription, func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Result, error) {
-		b, unlock, err := s.lockedBridge(ctx, inv, in.Path)
+	t, err := tool.New("write", writeDescription, func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Result, error) {
+		pl, f, err := s.planWrite(ctx, inv, in)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		defer unlock()
-		created := false
-		switch err := b.CheckWrite(ctx, in.Path); {
-		case errors.Is(err, iofs.ErrNotExist):
-			// A parent directory is missing: make it (protection is checked
-			// for every directory made), then check again.
-			if err := b.MkdirAll(ctx, path.Dir(in.Path)); err != nil {
-				return tool.Result{}, problem(path.Dir(in.Path), err)
-			}
-			created = true
-		case err != nil:
-			return tool.Result{}, problem(in.Path, err)
-		default:
-			_, statErr := b.Stat(ctx, in.Path)
-			created = errors.Is(statErr, iofs.ErrNotExist)
+		defer pl.release()
+		details := writeDetails{Path: in.Path, Bytes: len(in.Content), Created: !f.before.Exists}
+		if !f.changed() {
+			res := tool.Textf("%s already has this content (%d bytes): nothing was changed.", in.Path, len(in.Content))
+			res.Details = details
+			return res, nil
 		}
-		if err := b.WriteFile(ctx, in.Path, []byte(in.Content), 0o644); err != nil {
-			return tool.Result{}, problem(in.Path, err)
+		note, err := pl.commit(ctx, inv)
+		if err != nil {
+			return tool.Result{}, err
 		}
 		how := "replaced its content"
-		if created {
+		if details.Created {
 			how = "created it"
 		}
-		res := tool.Textf("Wrote %d bytes to %s (%s).", len(in.Content), in.Path, how)
-		res.Details = writeDetails{Path: in.Path, Bytes: len(in.Content), Created: created}
+		res := tool.Textf("Wrote %d bytes to %s (%s).%s", len(in.Content), in.Path, how, note)
+		res.Details = details
 		return res, nil
 	})
+	t.Preview = preview("write", func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Effects, error) {
+		pl, f, err := s.planWrite(ctx, inv, in)
+		if err != nil {
+			return tool.Effects{}, err
+		}
+		pl.release()
+		summary := fmt.Sprintf("replace the content of %s with %s", in.Path, sizeText(int64(len(in.Content))))
+		switch {
+		case !f.before.Exists:
+			summary = fmt.Sprintf("create %s with %s", in.Path, sizeText(int64(len(in.Content))))
+		case !f.changed():
+			summary = fmt.Sprintf("leave %s as it is: it already has this content", in.Path)
+		}
+		return pl.effects(summary), nil
+	})
+	return t, err
+}
+
+// planWrite works out a write, with the file locked: the file's state
+// before and after. Nothing is written.
+func (s *set) planWrite(ctx context.Context, inv tool.Invocation, in writeArgs) (*plan, *planned, error) {
+	pl, err := s.lockedPlan(ctx, inv, in.Path)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = pl.writable(ctx, in.Path)
+	var f *planned
+	if err == nil {
+		f, err = pl.file(ctx, in.Path)
+	}
+	if err != nil {
+		pl.release()
+		return nil, nil, err
+	}
+	f.put([]byte(in.Content))
+	return pl, f, nil
 }
 
 // sizeText formats a byte count for people and models.

@@ -1,0 +1,203 @@
+package fs
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	iofs "io/fs"
+	"log/slog"
+
+	"github.com/toolbelt/toolbelt/changeset"
+	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// plan is what a call of write, edit or apply_patch will do to files, worked
+// out in memory — every file's state before and after, keyed by canonical
+// path — before anything is written, with those files locked. The call
+// commits it; its preview describes it. Either way, release it after.
+type plan struct {
+	b       fsbridge.Bridge
+	files   map[string]*planned
+	order   []string // canonical paths in the order they were first touched
+	release func()   // unlocks the files
+}
+
+// planned is one file's state before and after the call.
+type planned struct {
+	name   string // the path as the call gave it
+	canon  string
+	from   string // for a file moved here, the canonical path it came from
+	before changeset.State
+	after  changeset.State
+}
+
+// lockedPlan returns an empty plan on the call's bridge, with the files the
+// paths name locked.
+func (s *set) lockedPlan(ctx context.Context, inv tool.Invocation, paths ...string) (*plan, error) {
+	b, unlock, err := s.lockedBridge(ctx, inv, paths...)
+	if err != nil {
+		return nil, err
+	}
+	return &plan{b: b, files: map[string]*planned{}, release: unlock}, nil
+}
+
+// file returns the planned state of the file at p, reading it on first use.
+func (pl *plan) file(ctx context.Context, p string) (*planned, error) {
+	canon, err := pl.b.Resolve(ctx, p)
+	if err != nil {
+		return nil, problem(p, err)
+	}
+	if f, ok := pl.files[canon]; ok {
+		return f, nil
+	}
+	f := &planned{name: p, canon: canon, before: changeset.State{Mode: 0o644}}
+	st, err := pl.b.Stat(ctx, p)
+	switch {
+	case err == nil && st.IsDir():
+		return nil, problem(p, &iofs.PathError{Op: "write", Path: p, Err: fsbridge.ErrIsDir})
+	case err == nil:
+		data, err := pl.b.ReadFile(ctx, p)
+		if err != nil {
+			return nil, problem(p, err)
+		}
+		f.before = changeset.State{Exists: true, Data: data, Mode: st.Mode().Perm()}
+	case !errors.Is(err, iofs.ErrNotExist):
+		return nil, problem(p, err)
+	}
+	f.after = f.before
+	pl.files[canon] = f
+	pl.order = append(pl.order, canon)
+	return f, nil
+}
+
+// writable checks that the call may write p: protected paths and paths
+// that leave the workspace are refused before anything is written.
+func (pl *plan) writable(ctx context.Context, p string) error {
+	err := pl.b.CheckWrite(ctx, p)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return nil // the parent directory is made when the file is written
+	}
+	return problem(p, err)
+}
+
+// put plans data as f's content after the call.
+func (f *planned) put(data []byte) {
+	f.after = changeset.State{Exists: true, Data: data, Mode: f.before.Mode}
+}
+
+// remove plans f's removal.
+func (f *planned) remove() { f.after = changeset.State{} }
+
+// changed reports whether the call changes f.
+func (f *planned) changed() bool {
+	return f.before.Exists != f.after.Exists || string(f.before.Data) != string(f.after.Data)
+}
+
+// changes returns the plan's changes, in the order the files were first
+// touched.
+func (pl *plan) changes() []changeset.Change {
+	var out []changeset.Change
+	for _, canon := range pl.order {
+		if f := pl.files[canon]; f.changed() {
+			out = append(out, changeset.Change{Path: canon, From: f.from, Before: f.before, After: f.after})
+		}
+	}
+	return out
+}
+
+// effects describes the plan for a preview: summary, the diff and the files.
+func (pl *plan) effects(summary string) tool.Effects {
+	cs := pl.changes()
+	e := tool.Effects{Summary: summary, Diff: changeset.Diff(cs)}
+	for _, c := range cs {
+		e.Files = append(e.Files, c.Path)
+	}
+	return e
+}
+
+// commit makes the plan's changes, all or nothing, and records them in the
+// call's journal. It returns a note for the result when they could not be
+// recorded (see record).
+func (pl *plan) commit(ctx context.Context, inv tool.Invocation) (string, error) {
+	cs := pl.changes()
+	err := changeset.Apply(ctx, pl.b, cs)
+	var step *changeset.StepError
+	if errors.As(err, &step) {
+		name := pl.files[step.Path].name
+		perr := problem(name, step.Err)
+		var ie *tool.InputError
+		switch {
+		case len(cs) == 1:
+			return "", perr
+		case errors.As(perr, &ie):
+			return "", tool.InputErrorf("%s The files already changed were put back: no file was changed.", ie.Message)
+		}
+		return "", fmt.Errorf("writing %s: %w (the files already changed were put back)", name, step.Err)
+	}
+	if err != nil {
+		return "", err
+	}
+	return record(ctx, inv, cs), nil
+}
+
+// record keeps the changes a call made in the journal of its context, so
+// they can be undone. The files are already written, so a failure leaves
+// them written: the error is logged, what was recorded of this call is
+// dropped when the journal can do that (so undo never takes back half a
+// call), and the returned note tells the model that the change cannot be
+// undone.
+func record(ctx context.Context, inv tool.Invocation, cs []changeset.Change) string {
+	if inv.Context == nil || inv.Context.Journal == nil || len(cs) == 0 {
+		return ""
+	}
+	ctx = context.WithoutCancel(ctx) // the files changed: record it even if the call was cancelled since
+	j, id := inv.Context.Journal, inv.Call.ID
+	for _, c := range cs {
+		err := j.Record(ctx, id, fileChange(c))
+		if err == nil {
+			continue
+		}
+		slog.ErrorContext(ctx, "recording a file change for undo failed; the change stays and cannot be undone",
+			"call", id, "tool", inv.Call.Name, "path", c.Path, "err", err)
+		if d, ok := j.(interface {
+			DeleteChanges(ctx context.Context, callID string) error
+		}); ok {
+			if err := d.DeleteChanges(ctx, id); err != nil {
+				slog.ErrorContext(ctx, "dropping the partial undo record failed", "call", id, "err", err)
+			}
+		}
+		return " Note: this change cannot be undone (recording it for undo failed)."
+	}
+	return ""
+}
+
+// fileChange is what the journal keeps of a change.
+func fileChange(c changeset.Change) tool.FileChange {
+	fc := tool.FileChange{Path: c.Path, Existed: c.Before.Exists, Exists: c.After.Exists}
+	if c.Before.Exists {
+		fc.Before, fc.Mode = c.Before.Data, c.Before.Mode
+	}
+	if c.After.Exists {
+		sum := sha256.Sum256(c.After.Data)
+		fc.After, fc.AfterSHA256 = c.After.Data, hex.EncodeToString(sum[:])
+	}
+	return fc
+}
+
+// preview makes a tool's Preview from fn, which receives the arguments
+// decoded as the tool's own function does.
+func preview[In any](name string, fn func(ctx context.Context, in In, inv tool.Invocation) (tool.Effects, error)) func(context.Context, tool.Call, *tool.Context) (tool.Effects, error) {
+	return func(ctx context.Context, call tool.Call, tc *tool.Context) (tool.Effects, error) {
+		var in In
+		if len(call.Arguments) > 0 {
+			if err := json.Unmarshal(call.Arguments, &in); err != nil {
+				return tool.Effects{}, tool.InputErrorf("The arguments do not fit the parameters of %s: %v. Check the parameter types and retry.", name, err)
+			}
+		}
+		return fn(ctx, in, tool.Invocation{Call: call, Context: tc, Update: func(tool.Result) {}})
+	}
+}
