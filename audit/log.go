@@ -16,12 +16,11 @@ import (
 // Log is the audit log in a store. It is safe for concurrent use, and
 // several processes may append to one PostgreSQL or SQLite database.
 type Log struct {
-	st  *store.Store
-	now func() time.Time
+	st *store.Store
 }
 
 // New returns the audit log of st.
-func New(st *store.Store) *Log { return &Log{st: st, now: time.Now} }
+func New(st *store.Store) *Log { return &Log{st: st} }
 
 // encodingVersion is written into every record so that a later encoding can
 // be told from this one.
@@ -49,7 +48,7 @@ func hashOf(b []byte) string {
 func (l *Log) Append(ctx context.Context, r Record) error {
 	r.Seq, r.Hash = 0, ""
 	if r.Time.IsZero() {
-		r.Time = l.now()
+		r.Time = time.Now()
 	}
 	r.Time = r.Time.UTC()
 	if r.Confirmation != nil {

@@ -5,17 +5,9 @@ import (
 	"time"
 )
 
-// WithOutputsClock returns o with its clock set to now.
-func WithOutputsClock(o OutputOptions, now func() time.Time) OutputOptions {
-	o.now = now
-	return o
-}
-
-// WithJournalClock returns o with its clock set to now.
-func WithJournalClock(o JournalOptions, now func() time.Time) JournalOptions {
-	o.now = now
-	return o
-}
+// SetClock makes the store read time from now; call it before using the
+// store.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
 
 // SchemaVersion is the version of the schema this package creates.
 var SchemaVersion = len(migrations)

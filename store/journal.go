@@ -15,8 +15,6 @@ import (
 type JournalOptions struct {
 	// MaxAge is how long changes are kept for undo. Default 30 days.
 	MaxAge time.Duration
-
-	now func() time.Time // the clock; tests set it
 }
 
 // Journal records the file changes calls make, in order, so that they can be
@@ -33,9 +31,6 @@ func (s *Store) Journal(o JournalOptions) *Journal {
 	if o.MaxAge <= 0 {
 		o.MaxAge = 30 * 24 * time.Hour
 	}
-	if o.now == nil {
-		o.now = time.Now
-	}
 	return &Journal{s: s, o: o}
 }
 
@@ -45,7 +40,7 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 	if callID == "" || c.Path == "" {
 		return fmt.Errorf("recording a file change: the call id (%q) and path (%q) must not be empty", callID, c.Path)
 	}
-	now := j.o.now()
+	now := j.s.now()
 	err := j.s.Write(ctx, func(tx *Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO file_changes
 	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -68,7 +63,7 @@ func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange
 	err := j.s.Read(ctx, func(tx *Tx) error {
 		rows, err := tx.Query(ctx, `SELECT path, existed, before, mode, exists_after, after_sha256
 	FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY id`,
-			callID, j.o.now().Add(-j.o.MaxAge).UnixNano())
+			callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
 		if err != nil {
 			return err
 		}

@@ -85,7 +85,8 @@ func TestJournalRetention(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		clk := newClock()
-		j := st.Journal(store.WithJournalClock(store.JournalOptions{MaxAge: 48 * time.Hour}, clk.Now))
+		st.SetClock(clk.Now)
+		j := st.Journal(store.JournalOptions{MaxAge: 48 * time.Hour})
 		change := tool.FileChange{Path: "a.txt", Exists: true, AfterSHA256: "00"}
 		if err := j.Record(ctx, "old", change); err != nil {
 			t.Fatal(err)

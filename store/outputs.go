@@ -17,8 +17,6 @@ type OutputOptions struct {
 	MaxBytes int64
 	// MaxAge is how long an output is kept. Default 7 days.
 	MaxAge time.Duration
-
-	now func() time.Time // the clock; tests set it
 }
 
 // Outputs keeps the full outputs of results the pipeline cut short, by call
@@ -38,9 +36,6 @@ func (s *Store) Outputs(o OutputOptions) *Outputs {
 	if o.MaxAge <= 0 {
 		o.MaxAge = 7 * 24 * time.Hour
 	}
-	if o.now == nil {
-		o.now = time.Now
-	}
 	return &Outputs{s: s, o: o}
 }
 
@@ -53,7 +48,7 @@ func (o *Outputs) Put(ctx context.Context, callID, text string) error {
 	if int64(len(text)) > o.o.MaxBytes {
 		return fmt.Errorf("keeping the output of call %s: %d bytes is more than the store keeps (%d bytes)", callID, len(text), o.o.MaxBytes)
 	}
-	now := o.o.now()
+	now := o.s.now()
 	err := o.s.Write(ctx, func(tx *Tx) error {
 		if _, err := tx.Exec(ctx, "DELETE FROM outputs WHERE call_id = ?", callID); err != nil {
 			return err
@@ -81,7 +76,7 @@ func (o *Outputs) Get(ctx context.Context, callID string) (string, bool, error) 
 	var body []byte
 	err := o.s.Read(ctx, func(tx *Tx) error {
 		return tx.QueryRow(ctx, "SELECT body FROM outputs WHERE call_id = ? AND created_ns >= ?",
-			callID, o.o.now().Add(-o.o.MaxAge).UnixNano()).Scan(&body)
+			callID, o.s.now().Add(-o.o.MaxAge).UnixNano()).Scan(&body)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

@@ -139,7 +139,8 @@ func TestOutputsKeepDays(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		clk := newClock()
-		o := st.Outputs(store.WithOutputsClock(store.OutputOptions{MaxAge: 24 * time.Hour}, clk.Now))
+		st.SetClock(clk.Now)
+		o := st.Outputs(store.OutputOptions{MaxAge: 24 * time.Hour})
 		if err := o.Put(ctx, "old", "from yesterday"); err != nil {
 			t.Fatal(err)
 		}

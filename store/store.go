@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -51,6 +52,8 @@ type Store struct {
 	// where names the database in errors (a path, or a URL without its
 	// password).
 	where string
+	// now is the clock retention reads; tests set it.
+	now func() time.Time
 }
 
 // Open opens the database dsn names and brings its schema up to date:
@@ -111,7 +114,7 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	}
 	w.SetMaxOpenConns(1)
 	w.SetConnMaxIdleTime(0)
-	s := &Store{d: sqliteDialect, w: w, where: path}
+	s := &Store{d: sqliteDialect, w: w, where: path, now: time.Now}
 	// The writer connects first: it turns WAL on before any reader opens.
 	if err := w.PingContext(ctx); err != nil {
 		w.Close()
@@ -146,7 +149,7 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", where, err)
 	}
-	return &Store{d: postgresDialect, w: db, r: db, where: where}, nil
+	return &Store{d: postgresDialect, w: db, r: db, where: where, now: time.Now}, nil
 }
 
 // redactURL hides the password of a URL that url.Parse refuses.
