@@ -75,6 +75,7 @@ type cli struct {
 	Schema   schemaCmd   `cmd:"" help:"Compile, validate, export and lint parameter schemas for model providers."`
 	Config_  configCmd   `cmd:"" name:"config" help:"Check the configuration."`
 	Policy   policyCmd   `cmd:"" help:"Explain the tool policy."`
+	Audit    auditCmd    `cmd:"" help:"List the audit log of calls, or verify its hash chain."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
