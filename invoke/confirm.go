@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -69,11 +70,18 @@ type Answer struct {
 type ConfirmRecord struct {
 	Asked bool
 	// Answer is "allow-once", "allow-always", "allowed-before" (an earlier
-	// allow-always held), "deny", "timeout" or "none" (nobody to ask).
+	// allow-always held), "deny", "timeout", "pending" (the question went to
+	// someone who answers later) or "none" (nobody to ask).
 	Answer string
 	By     string
 	At     time.Time
 }
+
+// ErrPending, returned (wrapped) by a Confirmer, says the question was handed
+// to someone who answers later — an MCP client that asks its user and calls
+// again with the answer. The call ends with a "pending" envelope instead of
+// being blocked.
+var ErrPending = errors.New("approval pending")
 
 // DefaultConfirmTimeout is how long a person has to answer.
 const DefaultConfirmTimeout = 2 * time.Minute
@@ -162,6 +170,10 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			}
 			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
+		case errors.Is(err, ErrPending):
+			req.Confirmation.Answer = "pending"
+			req.Outcome = OutcomePending
+			return tool.Envelope{Status: "pending", Tool: req.Tool.Name, Message: "This call waits for a person's approval (" + why + ")."}.Result()
 		case err != nil:
 			req.logger().Warn("asking for approval failed", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
 			req.Confirmation.Answer = "none"

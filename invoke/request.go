@@ -71,6 +71,7 @@ const (
 	OutcomeValidation  Outcome = "validation"
 	OutcomeBlocked     Outcome = "blocked"
 	OutcomeDenied      Outcome = "denied"
+	OutcomePending     Outcome = "pending"
 	OutcomeTimeout     Outcome = "timeout"
 	OutcomeCancelled   Outcome = "cancelled"
 	OutcomeToolError   Outcome = "tool"

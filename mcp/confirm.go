@@ -1,0 +1,155 @@
+package mcp
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strings"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/invoke"
+)
+
+// Approval over MCP takes two rounds, as the protocol's multi-round-trip
+// requests have it: a call that needs approval ends with an input request
+// (an elicitation form) and a signed request state naming the exact action;
+// the client asks its user and calls again with the answer and the state.
+// The answer counts only for the same action: the state's fingerprint must
+// match the call's. Clients on older protocol versions get the same flow
+// from the SDK, which asks them directly and calls the handler again.
+
+// The answers a person can give in the approval form.
+const (
+	answerOnce   = "allow once"
+	answerAlways = "allow always"
+	answerDeny   = "deny"
+	// approvalInput is the id of the input request.
+	approvalInput = "approval"
+)
+
+// approvalForm is the schema of the elicitation form.
+var approvalForm = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"decision": map[string]any{
+			"type": "string", "title": "Decision",
+			"enum":        []string{answerOnce, answerAlways, answerDeny},
+			"description": "Allow this call once, allow this exact action for the rest of the session, or deny it.",
+		},
+		"reason": map[string]any{
+			"type": "string", "title": "Reason",
+			"description": "Why you deny it; the model is told.",
+		},
+	},
+	"required": []string{"decision"},
+}
+
+// round is what one round of a tools/call knows about approval: the answer
+// the client sent (second round), and the question to send (first round).
+type round struct {
+	req *sdk.CallToolRequest
+	// answer is the client's answer, for the action named by answeredFor.
+	answer      *sdk.ElicitResult
+	answeredFor string
+	// asked is set when the call needs an answer the client was not asked
+	// for yet; state binds it to the action.
+	asked *sdk.ElicitParams
+	state string
+}
+
+type roundKey struct{}
+
+// newRound reads the answer a retried call carries, if its state verifies.
+func (s *Server) newRound(req *sdk.CallToolRequest) *round {
+	r := &round{req: req}
+	if resp, ok := req.Params.InputResponses[approvalInput].(*sdk.ElicitResult); ok {
+		if fp, ok := s.verify(req.Params.RequestState); ok {
+			r.answer, r.answeredFor = resp, fp
+		}
+	}
+	return r
+}
+
+// sign makes the request state for an action's fingerprint.
+func (s *Server) sign(fp string) string {
+	mac := hmac.New(sha256.New, s.key[:])
+	mac.Write([]byte(fp))
+	return fp + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// verify returns the fingerprint a request state names, if it was signed here.
+func (s *Server) verify(state string) (string, bool) {
+	fp, sig, ok := strings.Cut(state, ".")
+	if !ok {
+		return "", false
+	}
+	return fp, hmac.Equal([]byte(s.sign(fp)), []byte(fp+"."+sig))
+}
+
+// Confirm answers for the person behind the MCP client: with the answer the
+// call carries when it is for this very action, else by handing the question
+// to the client (invoke.ErrPending). A client that cannot ask its user
+// (no elicitation) gets the configured fallback: deny by default.
+func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
+	r, _ := ctx.Value(roundKey{}).(*round)
+	if r == nil || !canElicit(r.req) {
+		if s.opts.ConfirmFallback == "allow" {
+			return invoke.Answer{Allow: true, By: "mcp fallback (allow)"}, nil
+		}
+		return invoke.Answer{Reason: "the MCP client cannot ask the user for approval (it does not support elicitation)", By: "mcp fallback (deny)"}, nil
+	}
+	by := "mcp client"
+	if info := r.req.Session.InitializeParams(); info != nil && info.ClientInfo != nil {
+		by = "mcp client " + info.ClientInfo.Name
+	}
+	if r.answer != nil && r.answeredFor == c.Fingerprint {
+		if r.answer.Action != "accept" {
+			return invoke.Answer{Reason: "the user " + r.answer.Action + "d the request", By: by}, nil
+		}
+		decision, _ := r.answer.Content["decision"].(string)
+		reason, _ := r.answer.Content["reason"].(string)
+		switch decision {
+		case answerOnce:
+			return invoke.Answer{Allow: true, By: by}, nil
+		case answerAlways:
+			return invoke.Answer{Allow: true, Always: true, By: by}, nil
+		}
+		return invoke.Answer{Reason: reason, By: by}, nil
+	}
+	r.asked = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm}
+	r.state = s.sign(c.Fingerprint)
+	return invoke.Answer{}, fmt.Errorf("asked %s: %w", by, invoke.ErrPending)
+}
+
+func canElicit(req *sdk.CallToolRequest) bool {
+	if req.Session == nil {
+		return false
+	}
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil
+}
+
+// approvalMessage says what the person is asked to approve.
+func approvalMessage(c invoke.Confirmation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Allow %s (%s risk)? %s\n", c.Tool, c.Risk, c.Reason)
+	if c.Message != "" {
+		b.WriteString(c.Message + "\n")
+	}
+	if e := c.Effects; e != nil {
+		if e.Summary != "" {
+			fmt.Fprintf(&b, "It would %s.\n", strings.TrimSuffix(e.Summary, "."))
+		}
+		if e.Command != "" {
+			fmt.Fprintf(&b, "Command: %s\nDirectory: %s\n", e.Command, e.Workdir)
+		}
+		if e.Diff != "" {
+			b.WriteString(content.Head(e.Diff, 4000, "\n… (diff cut)") + "\n")
+		}
+	}
+	fmt.Fprintf(&b, "Arguments: %s", content.Head(string(c.Args), 1000, "…"))
+	return b.String()
+}

@@ -1,0 +1,266 @@
+// Package mcp serves a Toolbelt registry over the Model Context Protocol,
+// over stdio and streamable HTTP. Every tools/call goes through the invoke
+// pipeline — normalization, validation, policy, confirmation, hooks,
+// timeouts, truncation, audit — never around it: the MCP server is one more
+// front door into the same pipeline.
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Options configure a Server.
+type Options struct {
+	// Name and Version identify the server to clients.
+	Name, Version string
+	// Dialect compiles tool schemas for tools/list (default Anthropic's,
+	// which keeps full JSON Schema and fixes only the root shape).
+	Dialect schema.Dialect
+	// ExposeDetails sends a result's details as structured content.
+	ExposeDetails bool
+	// MaxResponseBytes bounds one tool result (default 8 MiB). A bigger
+	// result has images replaced by notes and its text cut, never dropped.
+	MaxResponseBytes int
+	// ConfirmFallback is the answer for calls that need approval when the
+	// client cannot be asked (it does not support elicitation): "deny" (the
+	// default, fail closed) or "allow".
+	ConfirmFallback string
+	// Logger logs to stderr by default; stdout is the stdio channel.
+	Logger *slog.Logger
+}
+
+// DefaultMaxResponseBytes bounds a tool result sent to a client.
+const DefaultMaxResponseBytes = 8 << 20
+
+// Server is a Toolbelt registry served over MCP.
+type Server struct {
+	opts   Options
+	reg    *registry.Registry
+	runner *invoke.Runner
+	sdk    *sdk.Server
+	stop   func()
+
+	mu     sync.Mutex
+	listed map[string]listedTool // what clients were last told, by name
+	calls  atomic.Int64
+	key    [32]byte // signs the request state of approval rounds
+}
+
+// listedTool remembers what a tool looked like when it was listed, to add
+// or replace it only when it changed.
+type listedTool struct {
+	schema      *any
+	description string
+	meta        tool.Meta
+}
+
+// New returns a server for the tools of reg, run for tc through a pipeline
+// set up with runOpts (policy, limits, hooks, audit, …). The server installs
+// its own confirmer: it asks the person through the MCP client (elicitation)
+// when the client supports it.
+func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invoke.Option) *Server {
+	if opts.Name == "" {
+		opts.Name = "toolbelt"
+	}
+	if opts.Dialect.Name() == "" {
+		opts.Dialect = schema.Anthropic
+	}
+	if opts.MaxResponseBytes <= 0 {
+		opts.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}}
+	_, _ = rand.Read(s.key[:])
+	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, &sdk.ServerOptions{
+		Logger:       opts.Logger,
+		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
+			"a call may need a person's approval. Errors come back as results that say what to change.",
+	})
+	s.sync()
+	s.stop = reg.Watch(s.sync)
+	return s
+}
+
+// Runner returns the pipeline the server runs calls through.
+func (s *Server) Runner() *invoke.Runner { return s.runner }
+
+// SDK returns the underlying MCP server, to connect transports to.
+func (s *Server) SDK() *sdk.Server { return s.sdk }
+
+// Close stops following the registry and ends every client session.
+func (s *Server) Close() {
+	s.stop()
+	var sessions []*sdk.ServerSession
+	for ss := range s.sdk.Sessions() {
+		sessions = append(sessions, ss)
+	}
+	for _, ss := range sessions {
+		_ = ss.Close()
+	}
+}
+
+// sync makes the listed tools match the tools the runner offers now: new
+// and changed tools are added, gone ones removed; the SDK then sends
+// notifications/tools/list_changed.
+func (s *Server) sync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	current := map[string]bool{}
+	for _, t := range s.runner.Tools(func(id string, err error) {
+		s.opts.Logger.Debug("tool unavailable", "tool", id, "reason", err)
+	}) {
+		current[t.Name] = true
+		compiled, _ := s.opts.Dialect.Compile(schemaDoc(t.Parameters))
+		var inputSchema any = compiled
+		if prev, ok := s.listed[t.Name]; ok && prev.description == t.Description && sameJSON(*prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+			continue
+		}
+		s.sdk.AddTool(&sdk.Tool{
+			Name:        t.Name,
+			Title:       t.DisplayLabel(),
+			Description: t.Description,
+			InputSchema: inputSchema,
+			Annotations: annotations(t),
+		}, s.handle)
+		s.listed[t.Name] = listedTool{schema: &inputSchema, description: t.Description, meta: t.Meta}
+	}
+	var gone []string
+	for name := range s.listed {
+		if !current[name] {
+			gone = append(gone, name)
+			delete(s.listed, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.sdk.RemoveTools(gone...)
+	}
+}
+
+// schemaDoc returns a tool's parameter schema as decoded JSON.
+func schemaDoc(p *jsonschema.Schema) any {
+	doc, err := schema.FromSchema(p)
+	if err != nil {
+		return map[string]any{"type": "object"}
+	}
+	return doc
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && string(x) == string(y)
+}
+
+func sameMeta(a, b tool.Meta) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return string(x) == string(y)
+}
+
+// annotations tell clients what the tool does, from its metadata rather than
+// the SDK's defaults (which assume a destructive, open-world tool).
+func annotations(t tool.Tool) *sdk.ToolAnnotations {
+	m := t.Meta
+	destructive, openWorld := m.Destructive, m.OpenWorld
+	return &sdk.ToolAnnotations{
+		Title:           t.DisplayLabel(),
+		ReadOnlyHint:    m.ReadOnly,
+		DestructiveHint: &destructive,
+		IdempotentHint:  m.Idempotent,
+		OpenWorldHint:   &openWorld,
+	}
+}
+
+// handle runs one tools/call through the pipeline. Progress goes to the
+// client when it sent a progress token; the client's notifications/cancelled
+// cancels ctx, and so the call.
+func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.opts.Logger.Error("serving a tool call panicked", "panic", p, "stack", string(debug.Stack()))
+			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "internal error in Toolbelt's MCP server"}}}, nil
+		}
+	}()
+	r := s.newRound(req)
+	ctx = context.WithValue(ctx, roundKey{}, r)
+	id := fmt.Sprintf("mcp_%d", s.calls.Add(1))
+	if req.Session != nil && req.Session.ID() != "" {
+		id = fmt.Sprintf("mcp_%s_%d", req.Session.ID(), s.calls.Load())
+	}
+	var opts []invoke.CallOption
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		var n float64
+		opts = append(opts, invoke.OnUpdate(func(partial tool.Result) {
+			n++
+			msg := ""
+			for _, c := range partial.Content {
+				if c.Type == tool.TextContent {
+					msg = content.FirstLine(c.Text, 200)
+					break
+				}
+			}
+			if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg}); err != nil {
+				s.opts.Logger.Debug("progress notification failed", "call", id, "err", err)
+			}
+		}))
+	}
+	msg := s.runner.Run(ctx, tool.Call{ID: id, Name: req.Params.Name, Arguments: req.Params.Arguments}, opts...)
+	if r.asked != nil {
+		// The call needs the user's approval: ask through the client.
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalInput: r.asked}, RequestState: r.state}, nil
+	}
+	return s.result(msg), nil
+}
+
+// result converts a result message for the client, within the response
+// limit.
+func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
+	out := &sdk.CallToolResult{IsError: msg.IsError}
+	budget := s.opts.MaxResponseBytes
+	for _, c := range msg.Content {
+		switch c.Type {
+		case tool.ImageContent:
+			data, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil || len(c.Data) > budget {
+				out.Content = append(out.Content, &sdk.TextContent{Text: fmt.Sprintf("[image omitted: %d bytes do not fit in the response limit of %d bytes]", len(c.Data), s.opts.MaxResponseBytes)})
+				continue
+			}
+			budget -= len(c.Data)
+			out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MIMEType})
+		default:
+			text := c.Text
+			if len(text) > budget {
+				text = content.Head(text, max(budget, 0), "\n[... cut to fit the response limit]")
+			}
+			budget -= len(text)
+			out.Content = append(out.Content, &sdk.TextContent{Text: text})
+		}
+	}
+	if s.opts.ExposeDetails && msg.Details != nil {
+		if b, err := json.Marshal(msg.Details); err == nil && len(b) <= budget && strings.HasPrefix(string(b), "{") {
+			out.StructuredContent = json.RawMessage(b)
+		}
+	}
+	return out
+}

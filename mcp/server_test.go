@@ -1,0 +1,533 @@
+package mcp_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/png"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/mcp"
+	"github.com/toolbelt/toolbelt/policy"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type greetArgs struct {
+	Name string `json:"name" jsonschema:"Who to greet" minLength:"1"`
+}
+
+// fixture is a registry of tools that exercise the server.
+type fixture struct {
+	reg        *registry.Registry
+	cancelled  chan struct{}
+	dangerRuns int
+	mu         sync.Mutex
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	f := &fixture{reg: registry.New(), cancelled: make(chan struct{}, 1)}
+	greet := tool.Must(tool.New("greet", "Greets someone.", func(_ context.Context, in greetArgs, _ tool.Invocation) (tool.Result, error) {
+		return tool.Textf("Hello, %s!", in.Name), nil
+	}))
+	greet.Meta = tool.Meta{ReadOnly: true, Label: "Greet"}
+	slow := tool.Must(tool.New("slow", "Counts slowly, reporting progress, until cancelled or done.", func(ctx context.Context, in struct {
+		Steps int `json:"steps" minimum:"1"`
+	}, inv tool.Invocation) (tool.Result, error) {
+		for i := range in.Steps {
+			inv.Update(tool.Textf("step %d of %d", i+1, in.Steps))
+			select {
+			case <-time.After(60 * time.Millisecond):
+			case <-ctx.Done():
+				f.cancelled <- struct{}{}
+				return tool.Result{}, ctx.Err()
+			}
+		}
+		return tool.Text("counted"), nil
+	}))
+	slow.Meta.ReadOnly = true
+	picture := tool.Must(tool.New("picture", "Draws a picture.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		img := image.NewRGBA(image.Rect(0, 0, 4, 4))
+		var b bytes.Buffer
+		_ = png.Encode(&b, img)
+		return tool.Image("a 4×4 picture", b.Bytes(), "image/png"), nil
+	}))
+	picture.Meta.ReadOnly = true
+	danger := tool.Must(tool.New("danger", "Deletes things.", func(context.Context, struct {
+		Target string `json:"target"`
+	}, tool.Invocation) (tool.Result, error) {
+		f.mu.Lock()
+		f.dangerRuns++
+		f.mu.Unlock()
+		return tool.Text("deleted"), nil
+	}))
+	danger.Meta = tool.Meta{Risk: tool.RiskHigh, Destructive: true, OpenWorld: true}
+	secret := tool.Must(tool.New("secret", "Not for this client.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		return tool.Text("leaked"), nil
+	}))
+	big := tool.Must(tool.New("big", "Returns a lot of text.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		return tool.Text(strings.Repeat("x", 30000)), nil
+	}))
+	big.Meta.ReadOnly = true
+	for _, tt := range []tool.Tool{greet, slow, picture, danger, secret, big} {
+		if err := f.reg.Register(tt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return f
+}
+
+var quietLog = slog.New(slog.DiscardHandler)
+
+// connect serves the fixture and connects an SDK client over in-memory
+// transports.
+func connect(t *testing.T, f *fixture, opts mcp.Options, client *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	return connectVersion(t, f, opts, client, "")
+}
+
+// connectVersion is connect speaking a given protocol version ("" for the
+// latest).
+func connectVersion(t *testing.T, f *fixture, opts mcp.Options, client *sdk.ClientOptions, version string) *sdk.ClientSession {
+	t.Helper()
+	opts.Logger = quietLog
+	p := &policy.Policy{Tools: policy.Rules{
+		Deny: []string{"secret"},
+		Ask:  []policy.AskRule{{Tools: []string{"greet"}, When: map[string][]string{"name": {"root*"}}}},
+	}}
+	srv := mcp.New(f.reg, &tool.Context{Owner: true}, opts, invoke.WithPolicy(p))
+	ctx, cancel := context.WithCancel(context.Background())
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.SDK().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sessOpts *sdk.ClientSessionOptions
+	if version != "" {
+		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, client).Connect(ctx, ct, sessOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		_ = ss.Wait()
+		cancel()
+		srv.Close()
+	})
+	return cs
+}
+
+func texts(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func callTool(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func TestListTools(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, newFixture(t), mcp.Options{}, nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	byName := map[string]*sdk.Tool{}
+	for _, tt := range res.Tools {
+		names = append(names, tt.Name)
+		byName[tt.Name] = tt
+	}
+	// The policy-denied tool is never even described.
+	if want := []string{"big", "danger", "greet", "picture", "slow"}; !slices.Equal(slices.Sorted(slices.Values(names)), want) {
+		t.Errorf("tools %v, want %v", names, want)
+	}
+	g := byName["greet"]
+	if g.Title != "Greet" || g.Description != "Greets someone." || !g.Annotations.ReadOnlyHint || *g.Annotations.DestructiveHint || *g.Annotations.OpenWorldHint || !g.Annotations.IdempotentHint {
+		t.Errorf("greet: %+v %+v", g, g.Annotations)
+	}
+	d := byName["danger"]
+	if d.Annotations.ReadOnlyHint || !*d.Annotations.DestructiveHint || !*d.Annotations.OpenWorldHint {
+		t.Errorf("danger annotations %+v", d.Annotations)
+	}
+	schemaJSON, _ := json.Marshal(g.InputSchema)
+	if !strings.Contains(string(schemaJSON), `"minLength":1`) || !strings.Contains(string(schemaJSON), `"required":["name"]`) {
+		t.Errorf("greet schema %s", schemaJSON)
+	}
+}
+
+func TestCallThroughThePipeline(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, newFixture(t), mcp.Options{}, nil)
+	if res := callTool(t, cs, "greet", map[string]any{"name": "Ada"}); res.IsError || texts(res) != "Hello, Ada!" {
+		t.Errorf("greet: %v %q", res.IsError, texts(res))
+	}
+	// Validation by the pipeline, against the full schema.
+	if res := callTool(t, cs, "greet", map[string]any{"name": ""}); !res.IsError || !strings.Contains(texts(res), "name: minLength: got 0 characters, want at least 1") {
+		t.Errorf("validation: %q", texts(res))
+	}
+	if res := callTool(t, cs, "greet", map[string]any{}); !res.IsError || !strings.HasPrefix(texts(res), "Missing required parameter: name (received: nothing)") {
+		t.Errorf("missing: %q", texts(res))
+	}
+	// A denied tool is not even known to the client.
+	if _, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "secret"}); err == nil || !strings.Contains(err.Error(), `unknown tool "secret"`) {
+		t.Errorf("denied tool: %v", err)
+	}
+	// Policy at call time: an ask rule on the arguments needs approval this
+	// client cannot give, so the call is blocked.
+	if res := callTool(t, cs, "greet", map[string]any{"name": "root"}); !res.IsError || !strings.Contains(texts(res), `"status":"blocked"`) || !strings.Contains(texts(res), "cannot ask the user") {
+		t.Errorf("policy: %q", texts(res))
+	}
+	// An image result.
+	res := callTool(t, cs, "picture", map[string]any{})
+	img, ok := res.Content[1].(*sdk.ImageContent)
+	if res.IsError || !ok || img.MIMEType != "image/png" {
+		t.Fatalf("picture: %+v", res.Content)
+	}
+	if _, err := png.Decode(bytes.NewReader(img.Data)); err != nil {
+		t.Errorf("image data: %v", err)
+	}
+}
+
+func TestProgressAndCancellation(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var mu sync.Mutex
+	var progress []string
+	cs := connect(t, f, mcp.Options{}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, req.Params.Message)
+			mu.Unlock()
+		},
+	})
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 3}, Meta: sdk.Meta{"progressToken": "p1"}})
+	if err != nil || res.IsError || texts(res) != "counted" {
+		t.Fatalf("%v %q", err, texts(res))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		mu.Lock()
+		n := len(progress)
+		last := ""
+		if n > 0 {
+			last = progress[n-1]
+		}
+		mu.Unlock()
+		if last == "step 3 of 3" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("progress %v", progress)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// Cancelling the client's request cancels the call's context.
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1000}})
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond)
+	cancel()
+	select {
+	case <-f.cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the tool's context was not cancelled")
+	}
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned no error to the client")
+	}
+}
+
+func TestListChanged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	changed := make(chan struct{}, 4)
+	cs := connect(t, f, mcp.Options{}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	extra := tool.Must(tool.New("extra", "Arrived later.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		return tool.Text("here"), nil
+	}))
+	if err := f.reg.Register(extra); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed")
+	}
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(res.Tools, func(tt *sdk.Tool) bool { return tt.Name == "extra" }) {
+		t.Error("the new tool is not listed")
+	}
+	if r := callTool(t, cs, "extra", nil); texts(r) != "here" {
+		t.Errorf("%q", texts(r))
+	}
+	f.reg.Unregister("extra")
+	select {
+	case <-changed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("no notifications/tools/list_changed after removal")
+	}
+}
+
+func TestConfirmationThroughElicitation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		answer  *sdk.ElicitResult
+		fallbck string
+		want    string
+		isError bool
+		runs    int
+		version string
+	}{
+		{"allowed once", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, "", "deleted", false, 1, ""},
+		{"allowed once, older protocol", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, "", "deleted", false, 1, "2025-11-25"},
+		{"denied with a reason", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny", "reason": "not today"}}, "", "The user denied this call: not today", true, 0, ""},
+		{"declined", &sdk.ElicitResult{Action: "decline"}, "", "The user denied this call: the user declined the request", true, 0, ""},
+		{"no elicitation: fail closed", nil, "", "the MCP client cannot ask the user for approval", true, 0, ""},
+		{"no elicitation: fallback allows", nil, "allow", "deleted", false, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t)
+			var asked []string
+			client := &sdk.ClientOptions{}
+			if tc.answer != nil {
+				client.ElicitationHandler = func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return tc.answer, nil
+				}
+			}
+			cs := connectVersion(t, f, mcp.Options{ConfirmFallback: tc.fallbck}, client, tc.version)
+			res := callTool(t, cs, "danger", map[string]any{"target": "build"})
+			if res.IsError != tc.isError || !strings.Contains(texts(res), tc.want) {
+				t.Errorf("%v %q", res.IsError, texts(res))
+			}
+			f.mu.Lock()
+			runs := f.dangerRuns
+			f.mu.Unlock()
+			if runs != tc.runs {
+				t.Errorf("ran %d times", runs)
+			}
+			if tc.answer != nil && (len(asked) != 1 || !strings.HasPrefix(asked[0], "Allow danger (high risk)? high-risk call") || !strings.Contains(asked[0], `Arguments: {"target":"build"}`)) {
+				t.Errorf("asked %q", asked)
+			}
+		})
+	}
+}
+
+func TestResponseLimit(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, newFixture(t), mcp.Options{MaxResponseBytes: 1000}, nil)
+	res := callTool(t, cs, "big", nil)
+	if got := texts(res); len(got) > 1100 || !strings.Contains(got, "cut to fit the response limit") || res.IsError {
+		t.Errorf("%d bytes: %q…", len(got), got[:80])
+	}
+}
+
+// serveHTTP starts the streamable HTTP endpoint on 127.0.0.1.
+func serveHTTP(t *testing.T, f *fixture, o mcp.HTTPOptions) *httptest.Server {
+	t.Helper()
+	srv := mcp.New(f.reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog})
+	ts := httptest.NewServer(srv.Handler(o))
+	t.Cleanup(func() {
+		ts.CloseClientConnections()
+		ts.Close()
+		srv.Close()
+	})
+	return ts
+}
+
+// bearer adds a bearer token to requests.
+type bearer struct {
+	token string
+	rt    http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.rt.RoundTrip(r)
+}
+
+func TestStreamableHTTP(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	ts := serveHTTP(t, f, mcp.HTTPOptions{Addr: "127.0.0.1:0", Token: "s3cret"})
+	client := sdk.NewClient(&sdk.Implementation{Name: "http-client", Version: "1"}, nil)
+	ctx := context.Background()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"s3cret", http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "greet", Arguments: map[string]any{"name": "HTTP"}})
+	if err != nil || texts(res) != "Hello, HTTP!" {
+		t.Fatalf("%v %q", err, texts(res))
+	}
+	// A wrong token never reaches the tools.
+	if _, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearer{"guess", http.DefaultTransport}}}, nil); err == nil {
+		t.Error("connected with a wrong token")
+	}
+}
+
+func TestHTTPRefusals(t *testing.T) {
+	t.Parallel()
+	ts := serveHTTP(t, newFixture(t), mcp.HTTPOptions{Addr: "127.0.0.1:7420", MaxBodyBytes: 4096, MaxJSONDepth: 16})
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	post := func(host, origin, body string) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if host != "" {
+			req.Host = host
+		}
+		if origin != "" {
+			req.Header.Set("Origin", origin)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	for _, tc := range []struct {
+		name, host, origin, body string
+		status                   int
+	}{
+		{"loopback", "", "", initialize, http.StatusOK},
+		{"localhost name", "localhost:7420", "http://localhost:7420", initialize, http.StatusOK},
+		{"dns rebinding", "evil.example", "", initialize, http.StatusForbidden},
+		{"dns rebinding with port", "evil.example:7420", "", initialize, http.StatusForbidden},
+		{"foreign origin", "", "https://evil.example", initialize, http.StatusForbidden},
+		{"null origin", "", "null", initialize, http.StatusForbidden},
+		{"too deep", "", "", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, http.StatusBadRequest},
+		{"too big", "", "", `{"pad":"` + strings.Repeat("x", 5000) + `"}`, http.StatusRequestEntityTooLarge},
+	} {
+		if resp := post(tc.host, tc.origin, tc.body); resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		}
+	}
+}
+
+func TestCheckListen(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		addr, token string
+		ok          bool
+	}{
+		{"127.0.0.1:7420", "", true},
+		{"localhost:7420", "", true},
+		{"[::1]:7420", "", true},
+		{"0.0.0.0:7420", "", false},
+		{":7420", "", false},
+		{"192.168.1.5:7420", "", false},
+		{"0.0.0.0:7420", "t0k3n", true},
+		{"not an address", "", false},
+	} {
+		if err := mcp.CheckListen(tc.addr, tc.token); (err == nil) != tc.ok {
+			t.Errorf("CheckListen(%q, %q) = %v", tc.addr, tc.token, err)
+		}
+	}
+}
+
+func TestImageDataIsBase64OnTheWire(t *testing.T) {
+	t.Parallel()
+	cs := connect(t, newFixture(t), mcp.Options{}, nil)
+	res := callTool(t, cs, "picture", nil)
+	b, _ := json.Marshal(res.Content[1])
+	var wire struct{ Data string }
+	_ = json.Unmarshal(b, &wire)
+	if raw, err := base64.StdEncoding.DecodeString(wire.Data); err != nil || !bytes.HasPrefix(raw, []byte("\x89PNG")) {
+		t.Errorf("wire data %q: %v", wire.Data, err)
+	}
+}
+
+// TestApprovalIsBoundToTheAction drives the approval rounds by hand: an
+// answer counts only with the request state the server signed for the
+// exact action.
+func TestApprovalIsBoundToTheAction(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	cs := connect(t, f, mcp.Options{}, &sdk.ClientOptions{
+		MultiRoundTrip:     &sdk.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) { return nil, nil },
+	})
+	ctx := context.Background()
+	call := func(args map[string]any, answer *sdk.ElicitResult, state string) *sdk.CallToolResult {
+		p := &sdk.CallToolParams{Name: "danger", Arguments: args, RequestState: state}
+		if answer != nil {
+			p.InputResponses = sdk.InputResponseMap{"approval": answer}
+		}
+		res, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	yes := &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}
+	first := call(map[string]any{"target": "build"}, nil, "")
+	if !first.NeedsInput() || first.InputRequests["approval"] == nil || first.RequestState == "" {
+		t.Fatalf("first round: %+v", first)
+	}
+	for name, state := range map[string]string{
+		"forged state":   "deadbeef.AAAA",
+		"another action": first.RequestState, // used below for other arguments
+	} {
+		args := map[string]any{"target": "build"}
+		if name == "another action" {
+			args["target"] = "home"
+		}
+		if res := call(args, yes, state); !res.NeedsInput() {
+			t.Errorf("%s: the answer was accepted: %q", name, texts(res))
+		}
+	}
+	f.mu.Lock()
+	runs := f.dangerRuns
+	f.mu.Unlock()
+	if runs != 0 {
+		t.Fatalf("ran %d times without a valid approval", runs)
+	}
+	if res := call(map[string]any{"target": "build"}, yes, first.RequestState); res.NeedsInput() || texts(res) != "deleted" {
+		t.Errorf("the approved action: %+v", res)
+	}
+}
