@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
@@ -259,5 +261,64 @@ func TestFingerprintIsCanonical(t *testing.T) {
 		if other == a {
 			t.Errorf("a change of %s kept the fingerprint", name)
 		}
+	}
+}
+
+// records collects audit records.
+type records struct {
+	mu   sync.Mutex
+	list []audit.Record
+}
+
+func (r *records) Append(_ context.Context, rec audit.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, rec)
+	return nil
+}
+
+func TestEveryCallIsAudited(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{program: "/bin/rm"}
+	log := &records{}
+	p := &policy.Policy{Tools: policy.Rules{Deny: []string{"denied"}}}
+	hooks := invoke.NewHooks()
+	hooks.OnBefore("guard", 0, func(_ context.Context, c invoke.BeforeToolCall) (invoke.BeforeDecision, error) {
+		return invoke.BeforeDecision{Block: c.Tool == "guarded", Reason: "no"}, nil
+	})
+	a := &asker{answer: invoke.Answer{Allow: true, By: "carol"}}
+	r := newRunner(t, []tool.Tool{s.tool(), fn("echo", echo), fn("denied", echo), fn("guarded", echo)},
+		invoke.WithAudit(log), invoke.WithPolicy(p), invoke.WithHooks(hooks), invoke.WithConfirmer(a))
+	ctx := context.Background()
+	r.Run(ctx, tool.Call{ID: "1", Name: "echo", Arguments: json.RawMessage(`{"path":"a"}`)}, invoke.FromProvider("openai/gpt-5"))
+	r.Run(ctx, tool.Call{ID: "2", Name: "echo", Arguments: json.RawMessage(`{"path":[1]}`)})
+	r.Run(ctx, tool.Call{ID: "3", Name: "denied", Arguments: json.RawMessage(`{"path":"a"}`)})
+	r.Run(ctx, tool.Call{ID: "4", Name: "guarded", Arguments: json.RawMessage(`{"path":"a"}`)})
+	r.Run(ctx, tool.Call{ID: "5", Name: "nope"})
+	r.Run(ctx, tool.Call{ID: "6", Name: "run", Arguments: json.RawMessage(`{"command":"rm -rf x"}`)})
+	r.Run(ctx, tool.Call{ID: "7", Name: "run", Arguments: json.RawMessage(`{"command":"rm -rf x"}`)}, invoke.DryRun())
+	if len(log.list) != 7 {
+		t.Fatalf("%d records", len(log.list))
+	}
+	byID := map[string]audit.Record{}
+	for _, rec := range log.list {
+		byID[rec.CallID] = rec
+	}
+	for id, want := range map[string]string{"1": "", "2": "validation", "3": "denied", "4": "blocked", "5": "unknown-tool", "6": "", "7": ""} {
+		if rec := byID[id]; rec.ErrorClass != want || rec.IsError != (want != "") {
+			t.Errorf("call %s: class %q isError %v, want %q", id, rec.ErrorClass, rec.IsError, want)
+		}
+	}
+	if rec := byID["1"]; rec.Tool != "echo" || rec.Provider != "openai/gpt-5" || rec.ResultBytes == 0 || rec.Time.IsZero() {
+		t.Errorf("record 1: %+v", rec)
+	}
+	if rec := byID["3"]; len(rec.Verdicts) == 0 || rec.Verdicts[0].Decision != "deny" || rec.Verdicts[0].Rule != "deny denied" {
+		t.Errorf("record 3 verdicts: %+v", rec.Verdicts)
+	}
+	if c := byID["6"].Confirmation; c == nil || !c.Asked || c.Answer != "allow-once" || c.By != "carol" {
+		t.Errorf("record 6 confirmation: %+v", c)
+	}
+	if rec := byID["7"]; !rec.DryRun || rec.Confirmation != nil {
+		t.Errorf("record 7: %+v", rec)
 	}
 }

@@ -136,6 +136,7 @@ type Runner struct {
 	approvals approvals
 	persist   []func(context.Context, tool.ResultMessage)
 	outputs   tool.Outputs
+	auditor   Auditor
 	loops     *loopMemory
 	steps     []Step
 	chain     Handler
@@ -334,6 +335,7 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	if prog != nil {
 		prog.end()
 	}
+	r.audit(ctx, req, res)
 	if r.events.Active() {
 		ev := r.eventResult(res)
 		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: ev, IsError: res.IsError})
