@@ -33,6 +33,8 @@ type Config struct {
 	Data string `yaml:"data"`
 	// Database is a postgres:// URL to keep state in PostgreSQL instead.
 	Database string `yaml:"database"`
+	// Retention says how long state is kept.
+	Retention Retention `yaml:"retention"`
 	// Limits bound the pipeline.
 	Limits Limits `yaml:"limits"`
 	// Confirm says when a person is asked before a call runs.
@@ -68,6 +70,17 @@ type Limits struct {
 	ImageMaxSide    int      `yaml:"imageMaxSide"`
 	ImageMaxBytes   int      `yaml:"imageMaxBytes"`
 	UpdateInterval  Duration `yaml:"updateInterval"`
+}
+
+// Retention bounds the state Toolbelt keeps; zero values keep the store's
+// defaults.
+type Retention struct {
+	// Outputs: full outputs of cut results, read with result_read.
+	Outputs Duration `yaml:"outputs"`
+	// OutputsBytes bounds their total size.
+	OutputsBytes int64 `yaml:"outputsBytes"`
+	// Undo: what it takes to undo file changes.
+	Undo Duration `yaml:"undo"`
 }
 
 // Confirm says when a person is asked, and what happens without an answer.

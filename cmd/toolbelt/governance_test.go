@@ -135,7 +135,7 @@ func TestInteractiveConfirmation(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "call", "test_danger", "--args", `{"target":"build"}`)
-			cmd.Env = append(os.Environ(), cliEnv+"=1", "NO_COLOR=1")
+			cmd.Env = cliEnvironment(t)
 			tty, err := pty.Start(cmd)
 			if err != nil {
 				t.Skipf("no pseudo-terminal here: %v", err)

@@ -15,6 +15,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tools"
 )
 
@@ -38,6 +39,8 @@ type env struct {
 
 	reg    *registry.Registry // made once per run, when a command needs it
 	closer io.Closer
+
+	st *store.Store // opened once per run, when a command needs state
 
 	configPath, dataDir string         // the global flags
 	cfg                 *config.Config // loaded once per run, when a command needs it
@@ -76,6 +79,8 @@ type cli struct {
 	Config_  configCmd   `cmd:"" name:"config" help:"Check the configuration."`
 	Policy   policyCmd   `cmd:"" help:"Explain the tool policy."`
 	Audit    auditCmd    `cmd:"" help:"List the audit log of calls, or verify its hash chain."`
+	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Serve the tools over MCP on stdio."`
+	Serve    serveCmd    `cmd:"" help:"Serve the tools over MCP on streamable HTTP at /mcp — Toolbelt's main job."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
 }
 
@@ -129,6 +134,11 @@ func run(args []string, e env) (code int) {
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	e.configPath, e.dataDir = c.Config, c.Data
 	err = kctx.Run(&e)
+	if e.st != nil {
+		if cerr := e.st.Close(); cerr != nil {
+			e.log.Warn("closing the store", "err", cerr)
+		}
+	}
 	if e.closer != nil {
 		if cerr := e.closer.Close(); cerr != nil {
 			e.log.Warn("stopping the tools' background work", "err", cerr)

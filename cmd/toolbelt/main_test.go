@@ -94,7 +94,7 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "NO_COLOR=1")
+	cmd.Env = cliEnvironment(t)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
@@ -107,6 +107,15 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 		t.Fatalf("running the CLI: %v", err)
 	}
 	return cliResult{out.String(), errOut.String(), code}
+}
+
+// cliEnvironment runs the CLI as the test binary, with state and config in
+// the test's own temporary directories, never the user's.
+func cliEnvironment(t *testing.T) []string {
+	t.Helper()
+	dir := t.TempDir()
+	return append(os.Environ(), cliEnv+"=1", "NO_COLOR=1", "TOOLBELT_DATA="+filepath.Join(dir, "data"),
+		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "TOOLBELT_DATABASE_URL=", "TOOLBELT_CONFIG=")
 }
 
 func (r cliResult) expect(t *testing.T, code int) cliResult {

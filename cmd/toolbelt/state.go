@@ -19,16 +19,25 @@ const (
 
 // storeDSN returns the database that holds state, first found of: SQLite
 // in the --data directory; the PostgreSQL database of
-// $TOOLBELT_DATABASE_URL; SQLite in $TOOLBELT_DATA, else in the user's data
-// directory. dir is the SQLite database's directory, "" for PostgreSQL.
+// $TOOLBELT_DATABASE_URL; SQLite in $TOOLBELT_DATA; the config's database,
+// then its data directory; SQLite in the user's data directory. dir is the
+// SQLite database's directory, "" for PostgreSQL.
 func (e *env) storeDSN(getenv func(string) string) (dsn, dir string, err error) {
-	if url := getenv(envDatabaseURL); e.dataDir == "" && url != "" {
+	cfg, err := e.config()
+	if err != nil {
+		return "", "", err
+	}
+	url := getenv(envDatabaseURL)
+	if url == "" && getenv(envData) == "" {
+		url = cfg.Database
+	}
+	if e.dataDir == "" && url != "" {
 		if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
 			return "", "", fmt.Errorf("%s must be a postgres:// URL; for SQLite give the directory with --data or %s", envDatabaseURL, envData)
 		}
 		return url, "", nil
 	}
-	dir = cmp.Or(e.dataDir, getenv(envData))
+	dir = cmp.Or(e.dataDir, getenv(envData), configPath(cfg, cfg.Data))
 	if dir == "" {
 		if dir, err = store.DefaultDir(); err != nil {
 			return "", "", err

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -25,18 +26,26 @@ func (w workspaceFlags) dir(e *env) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		if cfg.Workspace != "" {
-			dir = expandHome(cfg.Workspace)
-			if !filepath.IsAbs(dir) && cfg.Path != "" {
-				dir = filepath.Join(filepath.Dir(cfg.Path), dir)
-			}
-		}
+		dir = configPath(cfg, cfg.Workspace)
 	}
 	abs, err := filepath.Abs(cmp.Or(dir, "."))
 	if err != nil {
 		return "", fmt.Errorf("workspace %q: %w", dir, err)
 	}
 	return abs, nil
+}
+
+// configPath resolves a path written in the config: ~ is the home
+// directory, and a relative path is relative to the config file.
+func configPath(cfg *config.Config, p string) string {
+	if p == "" {
+		return ""
+	}
+	p = expandHome(p)
+	if !filepath.IsAbs(p) && cfg.Path != "" {
+		p = filepath.Join(filepath.Dir(cfg.Path), p)
+	}
+	return p
 }
 
 // expandHome replaces a leading ~ with the home directory.

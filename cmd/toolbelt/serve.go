@@ -1,0 +1,177 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/mcp"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
+)
+
+// serveFlags are the flags of the MCP servers.
+type serveFlags struct {
+	workspaceFlags
+	Profile string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
+}
+
+// shutdownGrace is how long in-flight calls have to finish when the server
+// is asked to stop; then they are cancelled.
+const shutdownGrace = 10 * time.Second
+
+// mcpServer makes the MCP server the config describes, for the workspace.
+func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	tc, err := f.runContext(e)
+	if err != nil {
+		return nil, err
+	}
+	opts, err := e.pipeline(tc, invoke.Config{})
+	if err != nil {
+		return nil, err
+	}
+	if f.Profile != "" {
+		if !catalog.IsProfile(f.Profile) {
+			return nil, fmt.Errorf("unknown profile %q", f.Profile)
+		}
+		opts = append(opts, invoke.WithSelection(registry.Profile(f.Profile)))
+	}
+	dialect := schema.Anthropic
+	if cfg.MCP.Dialect != "" {
+		if dialect, err = schema.ParseDialect(cfg.MCP.Dialect); err != nil {
+			return nil, fmt.Errorf("mcp.dialect: %w", err)
+		}
+	}
+	return mcp.New(e.registry(), tc, mcp.Options{
+		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
+		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log,
+	}, opts...), nil
+}
+
+type mcpCmd struct {
+	Stdio mcpStdioCmd `cmd:"" default:"withargs" help:"Serve the tools over stdio (the default); logs go to stderr."`
+}
+
+type mcpStdioCmd struct {
+	serveFlags
+}
+
+func (c *mcpStdioCmd) Run(e *env) error {
+	srv, err := e.mcpServer(c.serveFlags)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return srv.ServeStdio(ctx)
+}
+
+type serveCmd struct {
+	serveFlags
+	Addr string `help:"Address to listen on (default: the config's mcp.addr, else 127.0.0.1:7420)."`
+}
+
+func (c *serveCmd) Run(e *env) error {
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	addr := cmp.Or(c.Addr, cfg.MCP.Addr, mcp.DefaultAddr)
+	token := cmp.Or(os.Getenv("TOOLBELT_MCP_TOKEN"), cfg.MCP.Token)
+	if err := mcp.CheckListen(addr, token); err != nil {
+		return err
+	}
+	srv, err := e.mcpServer(c.serveFlags)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", srv.Handler(mcp.HTTPOptions{Addr: ln.Addr().String(), Token: token, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	e.printServing(ln.Addr().String(), token != "", srv)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	fmt.Fprintln(e.stderr, "toolbelt: stopping; calls in flight have", shutdownGrace, "to finish")
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// printServing says where the server listens and how to connect a client.
+func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
+	endpoint := "http://" + addr + "/mcp"
+	tc := srv.Runner().Context()
+	tools := srv.Runner().Tools(nil)
+	col := colorsFor(e.stdout)
+	fmt.Fprintf(e.stdout, "%s %s\n", col.bold("Toolbelt MCP server listening on"), endpoint)
+	data, _, _ := e.storeDSN(os.Getenv)
+	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n", tc.WorkspaceDir, redacted(data), len(tools))
+	remote := map[string]any{"type": "http", "url": endpoint}
+	if withToken {
+		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
+	}
+	exe := "toolbelt"
+	if p, err := os.Executable(); err == nil && !isGoRunBinary(p) {
+		exe = p
+	}
+	stdio := map[string]any{"command": exe, "args": []string{"mcp", "--workspace", tc.WorkspaceDir}}
+	snippet := func(v any) string {
+		b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"toolbelt": v}}, "  ", "  ")
+		return "  " + string(b)
+	}
+	fmt.Fprintf(e.stdout, "\nConnect Claude Code (.mcp.json) or another client over HTTP:\n%s\n", snippet(remote))
+	fmt.Fprintf(e.stdout, "\nOr start it over stdio (Claude Desktop's claude_desktop_config.json):\n%s\n\nCtrl-C stops the server.\n", snippet(stdio))
+}
+
+// isGoRunBinary reports whether the program was built by `go run` into a
+// temporary directory, whose path would be useless in a client's config.
+func isGoRunBinary(path string) bool {
+	return strings.Contains(path, string(os.PathSeparator)+"go-build")
+}
+
+// redacted hides the password of a database URL.
+func redacted(dsn string) string {
+	if u, err := url.Parse(dsn); err == nil && u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+			return u.String()
+		}
+	}
+	return dsn
+}

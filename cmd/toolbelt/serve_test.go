@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func textOf(res *sdk.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*sdk.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// workspaceWith returns a workspace holding a 4 KB file.
+func workspaceWith(t *testing.T) string {
+	t.Helper()
+	ws := t.TempDir()
+	line := strings.Repeat("x", 63) + "\n"
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte(strings.Repeat(line, 64)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+func TestMCPOverStdio(t *testing.T) {
+	t.Parallel()
+	ws := workspaceWith(t)
+	cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
+	cmd.Env = cliEnvironment(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "stdio-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tt := range list.Tools {
+		names = append(names, tt.Name)
+	}
+	for _, want := range []string{"read", "write", "exec", "test_greet", "result_read"} {
+		if !slices.Contains(names, want) {
+			t.Errorf("tools/list lacks %s: %v", want, names)
+		}
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"path": "notes.txt"}})
+	if err != nil || res.IsError || !strings.HasPrefix(textOf(res), strings.Repeat("x", 63)) {
+		t.Fatalf("read: %v %q", err, textOf(res))
+	}
+	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"path": "../../etc/passwd"}})
+	if err != nil || !res.IsError || !strings.Contains(textOf(res), "Refused to read") {
+		t.Errorf("confinement over MCP: %v %q", err, textOf(res))
+	}
+}
+
+func TestServeOverHTTP(t *testing.T) {
+	t.Parallel()
+	ws := workspaceWith(t)
+	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--workspace", ws)
+	cmd.Env = cliEnvironment(t)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	// The first line says where it listens; the rest says how to connect.
+	sc := bufio.NewScanner(stdout)
+	var printed []string
+	url := ""
+	for sc.Scan() {
+		printed = append(printed, sc.Text())
+		if m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+		}
+		if strings.Contains(sc.Text(), "Ctrl-C stops the server.") {
+			break
+		}
+	}
+	if url == "" {
+		t.Fatalf("no address printed:\n%s\n%s", strings.Join(printed, "\n"), stderr.String())
+	}
+	out := strings.Join(printed, "\n")
+	for _, want := range []string{"workspace  " + ws, `"type": "http"`, `"url": "` + url + `"`, `"args": [`, `"mcp",`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("startup output lacks %q:\n%s", want, out)
+		}
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "http-test", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "test_greet", Arguments: map[string]any{"name": "HTTP"}})
+	if err != nil || textOf(res) != "Hello, HTTP." {
+		t.Fatalf("%v %q", err, textOf(res))
+	}
+	cs.Close()
+	// SIGTERM stops it cleanly.
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := wait(t, cmd); code != 0 {
+		t.Errorf("exit %d after SIGTERM: %s", code, stderr.String())
+	}
+}
+
+func TestServeRefusesAnOpenAddressWithoutAToken(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "serve", "--addr", "0.0.0.0:0").expect(t, 2)
+	if !strings.Contains(r.stderr, "refusing to listen on 0.0.0.0:0 without a bearer token") {
+		t.Errorf("%q", r.stderr)
+	}
+}
