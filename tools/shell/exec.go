@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -50,12 +51,23 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 	}
 	desc := fmt.Sprintf(execDescription, cfg.maxOutput, cfg.yield.Milliseconds(),
 		int(cfg.defaultTimeout/time.Second), int(cfg.maxTimeout/time.Second), sandboxNote)
+	sandboxed := func(in execInput, callTC *tool.Context) bool {
+		return in.Sandbox || cfg.sandbox.Required || tc.Sandboxed || callTC != nil && callTC.Sandboxed
+	}
 	t, err := tool.New("exec", desc, func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Result, error) {
-		sandboxed := in.Sandbox || cfg.sandbox.Required || tc.Sandboxed || inv.Context != nil && inv.Context.Sandboxed
-		return m.exec(ctx, root, cfg, sandboxed, in)
+		return m.exec(ctx, root, cfg, sandboxed(in, inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
+	}
+	t.Preview = func(ctx context.Context, call tool.Call, callTC *tool.Context) (tool.Effects, error) {
+		var in execInput
+		if len(call.Arguments) > 0 {
+			if err := json.Unmarshal(call.Arguments, &in); err != nil {
+				return tool.Effects{}, tool.InputErrorf("The arguments do not fit the parameters of exec: %v. Check the parameter types and retry.", err)
+			}
+		}
+		return preview(root, cfg, sandboxed(in, callTC), in)
 	}
 	maxTimeout := float64(cfg.maxTimeout / time.Second)
 	timeout := t.Parameters.Properties["timeout"]
@@ -68,28 +80,18 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 
 // exec runs one call of the exec tool.
 func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Result, error) {
-	if err := checkEnv(in.Env); err != nil {
-		return tool.Result{}, &tool.InputError{Message: err.Error()}
-	}
-	timeout := cfg.defaultTimeout
-	if in.Timeout != nil {
-		timeout = time.Duration(*in.Timeout) * time.Second
-		if timeout > cfg.maxTimeout {
-			return tool.Result{}, tool.InputErrorf("timeout %d is above the maximum of %d seconds. Use at most %d, or run the command with \"background\": true and follow it with the process tool", *in.Timeout, int(cfg.maxTimeout/time.Second), int(cfg.maxTimeout/time.Second))
-		}
-	}
-	workdir, err := resolveWorkdir(root, in.Workdir)
+	p, err := prepare(root, cfg, in)
 	if err != nil {
 		return tool.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, fmt.Errorf("the call was cancelled before the command started: %w", err)
 	}
-	sp, err := m.spawnSpec(ctx, root, workdir, cfg, sandboxed, in)
+	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, in)
 	if err != nil {
 		return tool.Result{}, &tool.InputError{Message: err.Error()}
 	}
-	sp.timeout = timeout
+	sp.timeout = p.timeout
 	s, err := m.start(sp)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
@@ -132,13 +134,7 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		}
 	}
 	argv := []string{shell, "-c", in.Command}
-	set := make(map[string]string, len(in.Env)+3)
-	for k, v := range in.Env {
-		set[k] = v
-	}
-	if in.Pty && os.Getenv("TERM") == "" && set["TERM"] == "" {
-		set["TERM"] = "xterm-256color"
-	}
+	set := callEnv(in)
 	sp := spawnSpec{
 		command: in.Command, path: argv[0], args: argv, dir: workdir, workdir: workdir,
 		pty: in.Pty, sandboxed: sandboxed,
@@ -164,6 +160,43 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 	}
 	sp.env = commandEnv(os.Environ(), cfg.envAllow, set)
 	return sp, nil
+}
+
+// prepared is a call of exec checked, with what it runs with worked out.
+type prepared struct {
+	timeout time.Duration
+	workdir string
+}
+
+// prepare checks a call of exec — the variables it sets, its timeout, its
+// working directory — before anything runs.
+func prepare(root string, cfg settings, in execInput) (prepared, error) {
+	if err := checkEnv(in.Env); err != nil {
+		return prepared{}, &tool.InputError{Message: err.Error()}
+	}
+	p := prepared{timeout: cfg.defaultTimeout}
+	if in.Timeout != nil {
+		p.timeout = time.Duration(*in.Timeout) * time.Second
+		if p.timeout > cfg.maxTimeout {
+			return prepared{}, tool.InputErrorf("timeout %d is above the maximum of %d seconds. Use at most %d, or run the command with \"background\": true and follow it with the process tool", *in.Timeout, int(cfg.maxTimeout/time.Second), int(cfg.maxTimeout/time.Second))
+		}
+	}
+	var err error
+	p.workdir, err = resolveWorkdir(root, in.Workdir)
+	return p, err
+}
+
+// callEnv returns the variables a call sets for its command: its env, and
+// TERM for a pseudo-terminal when neither sets one.
+func callEnv(in execInput) map[string]string {
+	set := make(map[string]string, len(in.Env)+1)
+	for k, v := range in.Env {
+		set[k] = v
+	}
+	if in.Pty && os.Getenv("TERM") == "" && set["TERM"] == "" {
+		set["TERM"] = "xterm-256color"
+	}
+	return set
 }
 
 // runningResult is the result for a command left running: its output so

@@ -10,6 +10,17 @@
 // (see package sandbox) commands also run under bubblewrap, with only the
 // workspace writable, no network and a process limit.
 //
+// exec's Preview (for dry runs and for the person asked to confirm a call)
+// says exactly what a call would run without running it: the command line,
+// the resolved working directory, the variables the call sets, the program
+// the command starts as PATH resolves it, and the SHA-256 of the script
+// files in the workspace it runs (./deploy.sh, bash x.sh, python3 tool.py,
+// source x) — so an approval does not carry over to a changed program or
+// script. Its risk is low only for one plain read-only command (ls, cat,
+// grep, find without -exec or -delete, git status, … without redirection,
+// substitution, expansion or chaining); anything else, and anything that
+// cannot be parsed with certainty, is high.
+//
 // Both tools share a [Manager], which owns the running commands:
 //
 //	m, err := shell.Register(reg)
