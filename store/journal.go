@@ -43,8 +43,8 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 	now := j.s.now()
 	err := j.s.Write(ctx, func(tx *Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO file_changes
-	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			callID, now.UnixNano(), c.Path, c.Existed, c.Before, int64(c.Mode), c.Exists, c.AfterSHA256); err != nil {
+	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			callID, now.UnixNano(), c.Path, c.Existed, c.Before, int64(c.Mode), c.Exists, c.AfterSHA256, c.After); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ?", now.Add(-j.o.MaxAge).UnixNano())
@@ -61,7 +61,7 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange, error) {
 	var out []tool.FileChange
 	err := j.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, `SELECT path, existed, before, mode, exists_after, after_sha256
+		rows, err := tx.Query(ctx, `SELECT path, existed, before, mode, exists_after, after_sha256, after
 	FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY id`,
 			callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
 		if err != nil {
@@ -73,12 +73,15 @@ func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange
 				c    tool.FileChange
 				mode int64
 			)
-			if err := rows.Scan(&c.Path, &c.Existed, &c.Before, &mode, &c.Exists, &c.AfterSHA256); err != nil {
+			if err := rows.Scan(&c.Path, &c.Existed, &c.Before, &mode, &c.Exists, &c.AfterSHA256, &c.After); err != nil {
 				return err
 			}
 			c.Mode = fs.FileMode(mode)
 			if len(c.Before) == 0 {
 				c.Before = nil
+			}
+			if len(c.After) == 0 {
+				c.After = nil
 			}
 			out = append(out, c)
 		}

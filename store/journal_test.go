@@ -15,8 +15,8 @@ import (
 func TestJournal(t *testing.T) {
 	t.Parallel()
 	edit := tool.FileChange{Path: "src/main.go", Existed: true, Before: []byte("package main\n"), Mode: 0o644, Exists: true,
-		AfterSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
-	create := tool.FileChange{Path: "notes/new file.md", Exists: true,
+		After: []byte("test"), AfterSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"}
+	create := tool.FileChange{Path: "notes/new file.md", Exists: true, After: []byte("foo\x00\xff"),
 		AfterSHA256: "2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"}
 	remove := tool.FileChange{Path: "bin/run.sh", Existed: true, Before: []byte("#!/bin/sh\x00\xff binary\n"), Mode: 0o755}
 	empty := tool.FileChange{Path: "empty", Existed: true, Mode: 0o600, Exists: true, AfterSHA256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"}

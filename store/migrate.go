@@ -64,6 +64,11 @@ CREATE TABLE audit_head (
 );
 INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
 `},
+	// What a file held after a call changed it, so an undo refused because
+	// the file changed since can show how.
+	{name: "file content after a change", sql: `
+ALTER TABLE file_changes ADD COLUMN after {{blob}};
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

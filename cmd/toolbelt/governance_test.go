@@ -229,3 +229,53 @@ func wait(t *testing.T, cmd *exec.Cmd) int {
 		return -1
 	}
 }
+
+func TestUndo(t *testing.T) {
+	t.Parallel()
+	ws, data := t.TempDir(), t.TempDir()
+	file := filepath.Join(ws, "a.txt")
+	if err := os.WriteFile(file, []byte("hello\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	tb := func(code int, args ...string) cliResult {
+		t.Helper()
+		return runCLI(t, "", append([]string{"--data", data}, append(args, "--workspace", ws)...)...).expect(t, code)
+	}
+	read := func() string {
+		b, _ := os.ReadFile(file)
+		return string(b)
+	}
+	tb(0, "call", "write", "--id", "w1", "--args", `{"path":"a.txt","content":"bye\n"}`)
+	if read() != "bye\n" {
+		t.Fatal(read())
+	}
+	if r := tb(0, "undo", "w1"); r.stdout != "Undid call w1: reverted a.txt.\n" || read() != "hello\n" {
+		t.Errorf("%q, file %q", r.stdout, read())
+	}
+	if st, _ := os.Stat(file); st.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v", st.Mode())
+	}
+	if r := tb(1, "undo", "w1"); !strings.Contains(r.stderr, "nothing to undo for call w1") {
+		t.Errorf("second undo: %q", r.stderr)
+	}
+	// A later change: refused, with the difference, and nothing touched.
+	tb(0, "call", "edit", "--id", "e1", "--args", `{"path":"a.txt","edits":[{"oldText":"hello","newText":"HELLO"}]}`)
+	if err := os.WriteFile(file, []byte("HELLO\nadded later\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	r := tb(1, "undo", "e1")
+	if !strings.Contains(r.stderr, "cannot undo call e1: 1 file changed since the call") || !strings.Contains(r.stderr, "+added later") || read() != "HELLO\nadded later\n" {
+		t.Errorf("conflict: %q, file %q", r.stderr, read())
+	}
+	// A created file is deleted; the audit log lists the calls.
+	tb(0, "call", "write", "--id", "n1", "--args", `{"path":"new.txt","content":"x\n"}`)
+	if r := tb(0, "undo", "n1"); r.stdout != "Undid call n1: deleted new.txt.\n" {
+		t.Errorf("%q", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "new.txt")); !os.IsNotExist(err) {
+		t.Errorf("created file still there: %v", err)
+	}
+	if r := runCLI(t, "", "--data", data, "audit").expect(t, 0); !strings.Contains(r.stdout, "w1") || !strings.Contains(r.stdout, "n1") {
+		t.Errorf("audit: %s", r.stdout)
+	}
+}

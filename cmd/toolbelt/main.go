@@ -79,6 +79,7 @@ type cli struct {
 	Config_  configCmd   `cmd:"" name:"config" help:"Check the configuration."`
 	Policy   policyCmd   `cmd:"" help:"Explain the tool policy."`
 	Audit    auditCmd    `cmd:"" help:"List the audit log of calls, or verify its hash chain."`
+	Undo     undoCmd     `cmd:"" help:"Take back the file changes of a call, if the files are still as it left them."`
 	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Serve the tools over MCP on stdio."`
 	Serve    serveCmd    `cmd:"" help:"Serve the tools over MCP on streamable HTTP at /mcp — Toolbelt's main job."`
 	Version  versionCmd  `cmd:"" help:"Print the version."`
