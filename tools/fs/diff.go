@@ -6,9 +6,10 @@ import (
 	"github.com/toolbelt/toolbelt/textdiff"
 )
 
-// changes returns the changed blocks that the replacements (sorted, not
-// overlapping, offsets into before) make: whole lines, with the lines that
-// stay the same trimmed off.
+// changes returns the changed blocks of lines that the replacements
+// (sorted, not overlapping, offsets into before) make: each group of
+// replacements on neighbouring lines is compared line by line, so only the
+// lines that differ are changes.
 func changes(before string, reps []replacement) []textdiff.Change {
 	li := newLineIndex(before)
 	var out []textdiff.Change
@@ -31,19 +32,13 @@ func changes(before string, reps []replacement) []textdiff.Change {
 			nb.WriteString(reps[k].text)
 		}
 		nb.WriteString(before[reps[j-1].end:to])
-		old, nw := textdiff.Lines(before[from:to]), textdiff.Lines(nb.String())
-		p := 0
-		for p < len(old) && p < len(nw) && old[p] == nw[p] {
-			p++
-		}
-		q := 0
-		for q < len(old)-p && q < len(nw)-p && old[len(old)-1-q] == nw[len(nw)-1-q] {
-			q++
-		}
-		if c := (textdiff.Change{OldStart: first + p, NewStart: first + shift + p, Old: old[p : len(old)-q], New: nw[p : len(nw)-q]}); len(c.Old)+len(c.New) > 0 {
+		old, nw := before[from:to], nb.String()
+		for _, c := range textdiff.Compute(old, nw) {
+			c.OldStart += first
+			c.NewStart += first + shift
 			out = append(out, c)
 		}
-		shift += len(nw) - len(old)
+		shift += len(textdiff.Lines(nw)) - len(textdiff.Lines(old))
 		i = j
 	}
 	return out

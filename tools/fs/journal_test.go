@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io/fs"
 	"sync/atomic"
 	"testing"
 
@@ -71,25 +70,12 @@ func TestJournalRecordsEveryChange(t *testing.T) {
 	}
 }
 
-// failing is a bridge whose writes to one path fail.
-type failing struct {
-	fsbridge.Bridge
-	path string
-}
-
-func (f failing) WriteFile(ctx context.Context, p string, data []byte, perm fs.FileMode) error {
-	if p == f.path {
-		return errors.New("disk full")
-	}
-	return f.Bridge.WriteFile(ctx, p, data, perm)
-}
-
 // TestJournalRecordsOnlyWhatHappened: failed calls, rolled-back patches,
 // dry runs and writes that change nothing record nothing.
 func TestJournalRecordsOnlyWhatHappened(t *testing.T) {
 	t.Parallel()
 	j := &undo.MemoryJournal{}
-	e := journaled(t, j, func(b fsbridge.Bridge) fsbridge.Bridge { return failing{b, "z.txt"} })
+	e := journaled(t, j, func(b fsbridge.Bridge) fsbridge.Bridge { return &failingBridge{Bridge: b, failOn: "z.txt"} })
 	e.put(t, map[string]string{"a.txt": "a\n"})
 	e.fails(t, "edit", map[string]any{"path": "a.txt", "edits": []any{map[string]any{"oldText": "nope", "newText": "x"}}})
 	e.fails(t, "apply_patch", map[string]any{"patch": "*** Begin Patch\n*** Add File: b.txt\n+b\n*** Update File: a.txt\n@@\n-nope\n+x\n*** End Patch"})

@@ -211,7 +211,9 @@ func (r *resolver) launched(f *syntax.File) launch {
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.FuncDecl:
-			funcs[n.Name.Value] = true
+			if n.Name != nil {
+				funcs[n.Name.Value] = true
+			}
 		case *syntax.CallExpr:
 			r.call(unwrap(leading(n.Args)), funcs, &l)
 		}

@@ -145,15 +145,11 @@ func TestExecPreview(t *testing.T) {
 // refuses with the same message.
 func TestExecPreviewFailsAsTheCall(t *testing.T) {
 	t.Parallel()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newEnv(t, nil)
+	root := e.root
 	writeFile(t, filepath.Join(root, "file"), "", 0o644)
-	m := NewManager()
-	defer m.Close()
 	tc := &tool.Context{WorkspaceDir: root, FSRoot: root}
-	exe, err := m.execFactory(tc)
+	exe, err := e.m.execFactory(tc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"mvdan.cc/sh/v3/syntax"
+
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -213,4 +215,35 @@ func TestCommandRiskProgramInWorkspace(t *testing.T) {
 	if got := riskOf(t, root, "ls", "bin"); got != tool.RiskHigh {
 		t.Errorf("ls through a relative PATH entry: %v, want high", got)
 	}
+}
+
+// FuzzCommandAnalysis: whatever the command line, classifying it and
+// working out what it starts never panics, and a low-risk line is one
+// simple command of a read-only program.
+func FuzzCommandAnalysis(f *testing.F) {
+	for _, c := range []string{"ls -la", "git branch --merged main", "cat $(whoami)", `echo "a\$b" 'c'`, "uniq -cf1 in", "./x.sh && bash y.sh", "find . -name '*.go'"} {
+		f.Add(c)
+	}
+	root := f.TempDir()
+	f.Fuzz(func(t *testing.T, command string) {
+		file, err := parseCommand(command)
+		if err != nil {
+			return
+		}
+		r := resolver{root: root, dir: root, path: []string{"/usr/bin", "/bin"}}
+		check := r
+		risk := commandRisk(file, &check)
+		r.launched(file)
+		if risk != tool.RiskLow {
+			return
+		}
+		call, ok := file.Stmts[0].Cmd.(*syntax.CallExpr)
+		if len(file.Stmts) != 1 || !ok {
+			t.Fatalf("%q is low risk but not one simple command", command)
+		}
+		name, _ := literal(call.Args[0])
+		if _, listed := readOnly[name.value]; !listed {
+			t.Fatalf("%q is low risk but %q is not read-only", command, name.value)
+		}
+	})
 }
