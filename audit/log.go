@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolbelt/toolbelt/store"
@@ -46,6 +47,49 @@ func hashOf(b []byte) string {
 // serialized by the update of the chain's head, so concurrent appends, from
 // any number of processes, never fork the chain.
 func (l *Log) Append(ctx context.Context, r Record) error {
+	return l.appendAll(ctx, []Record{r})
+}
+
+// appendAll appends records in order, in one transaction.
+func (l *Log) appendAll(ctx context.Context, records []Record) error {
+	for i := range records {
+		records[i] = prepare(records[i])
+	}
+	err := l.st.Write(ctx, func(tx *store.Tx) error {
+		for i := range records {
+			r := &records[i]
+			var prev string
+			if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + 1 WHERE id = 1 RETURNING seq, hash").Scan(&r.Seq, &prev); err != nil {
+				return err
+			}
+			b, err := json.Marshal(body{V: encodingVersion, Prev: prev, Record: *r})
+			if err != nil {
+				return err
+			}
+			hash := hashOf(b)
+			if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+				r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), hash); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", hash); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		ids := make([]string, len(records))
+		for i, r := range records {
+			ids[i] = r.CallID
+		}
+		return fmt.Errorf("appending the audit records of calls %s: %w", strings.Join(ids, ", "), err)
+	}
+	return nil
+}
+
+// prepare readies a record for the log: UTC times, a time when there is
+// none, redacted arguments, no sequence or hash yet.
+func prepare(r Record) Record {
 	r.Seq, r.Hash = 0, ""
 	if r.Time.IsZero() {
 		r.Time = time.Now()
@@ -57,26 +101,84 @@ func (l *Log) Append(ctx context.Context, r Record) error {
 		r.Confirmation = &c
 	}
 	r.Arguments = Redact(r.Arguments)
-	err := l.st.Write(ctx, func(tx *store.Tx) error {
-		var prev string
-		if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + 1 WHERE id = 1 RETURNING seq, hash").Scan(&r.Seq, &prev); err != nil {
-			return err
-		}
-		b, err := json.Marshal(body{V: encodingVersion, Prev: prev, Record: r})
-		if err != nil {
-			return err
-		}
-		hash := hashOf(b)
-		if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), hash); err != nil {
-			return err
-		}
-		_, err = tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", hash)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("appending the audit record of call %s: %w", r.CallID, err)
+	return r
+}
+
+// Writer appends records in the background, so that calls do not wait for
+// the database: records keep the order Append received them in, and those
+// that queue up while a write is under way are written together in one
+// transaction. A full queue makes Append wait. Close writes what is queued
+// and stops; records not yet written when the process dies are lost, which
+// is the price of not waiting.
+type Writer struct {
+	log     *Log
+	queue   chan Record
+	done    chan struct{}
+	onError func(error)
+	mu      sync.RWMutex // Append holds it to send; Close to close the queue
+	closed  bool
+}
+
+// writerQueue and writerBatch bound the queue and one transaction.
+const (
+	writerQueue = 4096
+	writerBatch = 256
+)
+
+// Writer starts a background writer for the log; onError receives the
+// errors of writes, which no caller is waiting for.
+func (l *Log) Writer(onError func(error)) *Writer {
+	w := &Writer{log: l, queue: make(chan Record, writerQueue), done: make(chan struct{}), onError: onError}
+	go w.run()
+	return w
+}
+
+// Append queues r; see Log.Append for what is recorded.
+func (w *Writer) Append(ctx context.Context, r Record) error {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	if w.closed {
+		return fmt.Errorf("appending the audit record of call %s: the writer is closed", r.CallID)
 	}
+	select {
+	case w.queue <- r:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (w *Writer) run() {
+	defer close(w.done)
+	for r := range w.queue {
+		batch := []Record{r}
+	more:
+		for len(batch) < writerBatch {
+			select {
+			case next, ok := <-w.queue:
+				if !ok {
+					break more
+				}
+				batch = append(batch, next)
+			default:
+				break more
+			}
+		}
+		if err := w.log.appendAll(context.Background(), batch); err != nil && w.onError != nil {
+			w.onError(err)
+		}
+	}
+}
+
+// Close writes the queued records and stops the writer.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.queue)
+	}
+	w.mu.Unlock()
+	<-w.done
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 
 	"github.com/alecthomas/kong"
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
@@ -40,7 +41,8 @@ type env struct {
 	reg    *registry.Registry // made once per run, when a command needs it
 	closer io.Closer
 
-	st *store.Store // opened once per run, when a command needs state
+	st    *store.Store  // opened once per run, when a command needs state
+	audit *audit.Writer // started with the first pipeline that audits
 
 	configPath, dataDir string         // the global flags
 	cfg                 *config.Config // loaded once per run, when a command needs it
@@ -135,6 +137,9 @@ func run(args []string, e env) (code int) {
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	e.configPath, e.dataDir = c.Config, c.Data
 	err = kctx.Run(&e)
+	if e.audit != nil {
+		_ = e.audit.Close()
+	}
 	if e.st != nil {
 		if cerr := e.st.Close(); cerr != nil {
 			e.log.Warn("closing the store", "err", cerr)

@@ -50,8 +50,17 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	return []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(audit.New(st)),
+		invoke.WithAudit(e.auditWriter(st)),
 	}, nil
+}
+
+// auditWriter returns the run's background audit writer, started once;
+// what it has queued is written when the run ends.
+func (e *env) auditWriter(st *store.Store) *audit.Writer {
+	if e.audit == nil {
+		e.audit = audit.New(st).Writer(func(err error) { e.log.Error("writing the audit log", "err", err) })
+	}
+	return e.audit
 }
 
 // state opens the run's store once; it is closed when the run ends. The data

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -60,7 +61,9 @@ func (s *set) readTool() (tool.Tool, error) {
 		if st.IsDir() {
 			return tool.Result{}, tool.InputErrorf("%s is a directory, not a file. Use ls to see what it holds.", in.Path)
 		}
-		br := bufio.NewReaderSize(&ctxReader{ctx, f}, 64<<10)
+		br := readers.Get().(*bufio.Reader)
+		br.Reset(&ctxReader{ctx, f})
+		defer func() { br.Reset(nil); readers.Put(br) }()
 		head, _ := br.Peek(sniffLen)
 		if mime := imageType(head); mime != "" {
 			return readImage(in.Path, mime, br)
@@ -245,26 +248,33 @@ func readLine(r *bufio.Reader, keep int) ([]byte, int, error) {
 }
 
 // countLines counts the lines left in r; a last line without a break counts.
+// readers reuses the large buffered readers read pages through.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
+
 func countLines(r *bufio.Reader) (int, error) {
-	n := 0
-	buf := make([]byte, 64<<10)
-	lastByte := byte('\n')
-	for {
-		k, err := r.Read(buf)
-		if k > 0 {
-			n += bytes.Count(buf[:k], []byte("\n"))
-			lastByte = buf[k-1]
-		}
-		if err == io.EOF {
-			if lastByte != '\n' {
-				n++
-			}
-			return n, nil
-		}
-		if err != nil {
-			return 0, err
-		}
+	// WriteTo streams the rest through the reader's own buffer: no copy.
+	c := lineCounter{last: '\n'}
+	if _, err := r.WriteTo(&c); err != nil {
+		return 0, err
 	}
+	if c.last != '\n' {
+		c.lines++
+	}
+	return c.lines, nil
+}
+
+// lineCounter counts the newlines written to it.
+type lineCounter struct {
+	lines int
+	last  byte
+}
+
+func (c *lineCounter) Write(p []byte) (int, error) {
+	if len(p) > 0 {
+		c.lines += bytes.Count(p, []byte("\n"))
+		c.last = p[len(p)-1]
+	}
+	return len(p), nil
 }
 
 // ctxReader stops reading when its context ends.
