@@ -1,6 +1,9 @@
 package textdiff
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // maxEdits bounds the search for the fewest inserted and deleted lines.
 // When two texts differ by more, [Compute] reports one change covering every
@@ -13,16 +16,20 @@ const maxEdits = 1000
 // sorted: the fewest lines removed and added (Myers's algorithm), up to a
 // bound past which one change covers every line in between.
 func Compute(before, after string) []Change {
-	a, b := Lines(before), Lines(after)
-	pre := 0
-	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
-		pre++
+	// The lines both texts start and end with are skipped before the texts
+	// are split into lines: most edits change a few lines of a long file.
+	head := commonPrefix(before, after)
+	head = strings.LastIndexByte(before[:head], '\n') + 1
+	tail := commonSuffix(before[head:], after[head:])
+	if !lineStart(before, len(before)-tail) || !lineStart(after, len(after)-tail) {
+		if i := strings.IndexByte(before[len(before)-tail:], '\n'); i >= 0 {
+			tail -= i + 1
+		} else {
+			tail = 0
+		}
 	}
-	suf := 0
-	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
-		suf++
-	}
-	a, b = a[pre:len(a)-suf], b[pre:len(b)-suf]
+	pre := strings.Count(before[:head], "\n")
+	a, b := Lines(before[head:len(before)-tail]), Lines(after[head:len(after)-tail])
 	if len(a)+len(b) == 0 {
 		return nil
 	}
@@ -133,3 +140,26 @@ func backtrack(trace [][]int32, n, m int) (keepA, keepB []bool) {
 	}
 	return keepA, keepB
 }
+
+// commonPrefix is the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// commonSuffix is the length of the longest common suffix of a and b.
+func commonSuffix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i < n && a[len(a)-1-i] == b[len(b)-1-i] {
+		i++
+	}
+	return i
+}
+
+// lineStart reports whether offset i of t starts a line.
+func lineStart(t string, i int) bool { return i == 0 || t[i-1] == '\n' }

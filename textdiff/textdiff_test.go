@@ -1,6 +1,7 @@
 package textdiff
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -226,4 +227,34 @@ func keys(m map[string]string) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// BenchmarkCompute: a 10,000-line file with ten lines changed here and
+// there, and two 2,000-line texts with nothing in common (past the bound).
+func BenchmarkCompute(b *testing.B) {
+	var before, after, other strings.Builder
+	for i := range 10_000 {
+		line := fmt.Sprintf("line %d: some text\n", i)
+		before.WriteString(line)
+		if i%1000 == 500 {
+			line = fmt.Sprintf("changed %d\n", i)
+		}
+		after.WriteString(line)
+		if i < 2000 {
+			other.WriteString(fmt.Sprintf("other %d\n", i))
+		}
+	}
+	b.Run("10k-lines-10-changes", func(b *testing.B) {
+		for b.Loop() {
+			if cs := Compute(before.String(), after.String()); len(cs) != 10 {
+				b.Fatalf("%d changes", len(cs))
+			}
+		}
+	})
+	head := strings.Join(Lines(before.String())[:2000], "")
+	b.Run("2k-lines-all-different", func(b *testing.B) {
+		for b.Loop() {
+			Compute(head, other.String())
+		}
+	})
 }

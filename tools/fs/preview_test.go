@@ -3,6 +3,7 @@ package fs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -209,4 +210,42 @@ func TestPreviewFailsAsTheCall(t *testing.T) {
 			})
 		})
 	}
+}
+
+// BenchmarkEdit1MB: one edit in the middle of a 1 MB file through the
+// pipeline, which previews every call that changes files (for the risk and
+// for a person's confirmation): the preview alone (a dry run), and the edit
+// (preview, then the call).
+func BenchmarkEdit1MB(b *testing.B) {
+	dir := b.TempDir()
+	var sb strings.Builder
+	for i := 0; sb.Len() < 1<<20; i++ {
+		fmt.Fprintf(&sb, "line %06d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "big.txt"), []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	r := benchRunner(b, dir)
+	edit := func(from, to string) map[string]any {
+		return map[string]any{"path": "big.txt", "edits": []any{map[string]any{"oldText": from, "newText": to}}}
+	}
+	b.Run("dry-run", func(b *testing.B) {
+		raw, _ := json.Marshal(edit("line 009000:", "LINE 009000:"))
+		for b.Loop() {
+			if msg := r.Run(context.Background(), tool.Call{ID: "1", Name: "edit", Arguments: raw}, invoke.DryRun()); msg.IsError {
+				b.Fatal(text(msg))
+			}
+		}
+	})
+	b.Run("edit", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			from, to := "line 009000:", "LINE 009000:"
+			if i%2 == 1 {
+				from, to = to, from
+			}
+			runTool(b, r, "edit", edit(from, to))
+			i++
+		}
+	})
 }
