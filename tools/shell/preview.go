@@ -12,9 +12,11 @@ import (
 // preview describes a call of exec without running it: the command line,
 // the directory it would run in, the variables the call sets, the program
 // it would start and the hash of the script files in the workspace it
-// would run — what an approval is bound to — and its risk. It fails as the
-// call would on a refused variable, a timeout above the maximum or a
-// working directory outside the workspace.
+// would run — what an approval is bound to — and its risk (see
+// commandRisk; a call that sets variables or asks for a pseudo-terminal is
+// high risk whatever its command). It fails as the call would on a refused
+// variable, a timeout above the maximum or a working directory outside the
+// workspace.
 func preview(root string, cfg settings, sandboxed bool, in execInput) (tool.Effects, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
@@ -30,7 +32,12 @@ func preview(root string, cfg settings, sandboxed bool, in execInput) (tool.Effe
 	}
 	r := resolver{root: root, dir: p.workdir, path: filepath.SplitList(pathOf(commandEnv(os.Environ(), cfg.envAllow, callEnv(in))))}
 	check := r
-	e.Risk = commandRisk(f, &check)
+	// Variables change what read-only programs do (RIPGREP_CONFIG_PATH,
+	// GIT_EXTERNAL_DIFF, PAGER…), and in a pseudo-terminal git starts a
+	// pager that input sent later through the process tool can drive.
+	if len(in.Env) == 0 && !in.Pty {
+		e.Risk = commandRisk(f, &check)
+	}
 	l := r.launched(f)
 	e.Executable, e.ScriptHash = l.executable, scriptHash(root, l.scripts)
 	return e, nil

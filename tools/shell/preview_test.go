@@ -135,6 +135,14 @@ func TestExecPreview(t *testing.T) {
 		t.Errorf("effects\n%+v\nwant\n%+v", got, want)
 	}
 	mustNotExist(t, filepath.Join(e.root, "sub", "listing.txt"))
+	for _, args := range []map[string]any{
+		{"command": "rg foo", "env": map[string]any{"RIPGREP_CONFIG_PATH": "./evil"}},
+		{"command": "git log", "pty": true},
+	} {
+		if got := e.preview(args); got.Risk != tool.RiskHigh {
+			t.Errorf("%v: risk %v, want high", args, got.Risk)
+		}
+	}
 	if got := e.preview(map[string]any{"command": "cat x", "background": true, "sandbox": true}); got.Risk != tool.RiskLow ||
 		got.Summary != "run `cat x` in "+e.root+" in the sandbox, in the background" || got.Env != nil {
 		t.Errorf("a read-only command: %+v", got)
