@@ -222,8 +222,10 @@ func (r *Runner) needsConfirmation(req *Request) string {
 
 // Fingerprint identifies an exact action: the tool, its arguments in
 // canonical form (keys sorted), the workspace, and what the preview says the
-// call would run — working directory, environment, resolved executable and
-// script hash. Any change gives another fingerprint.
+// call would do — the diff it would make, the working directory,
+// environment, resolved executable and script hash it would run with. Any
+// change gives another fingerprint, so "allow always" for an edit does not
+// carry over once the file has changed.
 func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Effects) string {
 	h := sha256.New()
 	field := func(k, v string) { fmt.Fprintf(h, "%s=%d:%s\n", k, len(v), v) }
@@ -240,6 +242,7 @@ func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Ef
 		}
 		field("executable", e.Executable)
 		field("script", e.ScriptHash)
+		field("diff", e.Diff)
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -257,6 +257,7 @@ func TestFingerprintIsCanonical(t *testing.T) {
 		"args":      invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":2}`), tc, nil),
 		"workspace": invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), &tool.Context{WorkspaceDir: "/v"}, nil),
 		"script":    invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{ScriptHash: "abc"}),
+		"diff":      invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{Diff: "-a\n+b\n"}),
 	} {
 		if other == a {
 			t.Errorf("a change of %s kept the fingerprint", name)
