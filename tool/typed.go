@@ -48,25 +48,18 @@ func New[In any](name, description string, fn TypedFunc[In]) (Tool, error) {
 	if fn == nil {
 		return Tool{}, fmt.Errorf("tool %q: nil function", name)
 	}
-	params, defaults, err := inferParameters(reflect.TypeFor[In]())
+	params, dec, err := newDecoder[In](name)
 	if err != nil {
-		return Tool{}, fmt.Errorf("tool %q: %w", name, err)
+		return Tool{}, err
 	}
 	t := Tool{
 		Name:        name,
 		Description: description,
 		Parameters:  params,
 		Execute: func(ctx context.Context, call Call, tc *Context, update UpdateFunc) (Result, error) {
-			var in In
-			if defaults != nil {
-				if err := json.Unmarshal(defaults, &in); err != nil {
-					return Result{}, fmt.Errorf("applying default arguments: %w", err)
-				}
-			}
-			if len(call.Arguments) > 0 {
-				if err := json.Unmarshal(call.Arguments, &in); err != nil {
-					return Result{}, &InputError{Message: fmt.Sprintf("The arguments do not fit the parameters of %s: %v. Check the parameter types and retry.", name, err)}
-				}
+			in, err := dec.decode(call)
+			if err != nil {
+				return Result{}, err
 			}
 			return fn(ctx, in, Invocation{Call: call, Context: tc, Update: update})
 		},
@@ -75,6 +68,60 @@ func New[In any](name, description string, fn TypedFunc[In]) (Tool, error) {
 		return Tool{}, err
 	}
 	return t, nil
+}
+
+// TypedPreview is the Preview of a tool made with New: it receives the
+// decoded arguments.
+type TypedPreview[In any] func(ctx context.Context, in In, inv Invocation) (Effects, error)
+
+// NewPreview returns a Preview for the tool name made with New[In]: the
+// arguments reach fn decoded exactly as they reach the tool's function,
+// defaults included.
+func NewPreview[In any](name string, fn TypedPreview[In]) (func(context.Context, Call, *Context) (Effects, error), error) {
+	if fn == nil {
+		return nil, fmt.Errorf("tool %q: nil preview", name)
+	}
+	_, dec, err := newDecoder[In](name)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, call Call, tc *Context) (Effects, error) {
+		in, err := dec.decode(call)
+		if err != nil {
+			return Effects{}, err
+		}
+		return fn(ctx, in, Invocation{Call: call, Context: tc, Update: func(Result) {}})
+	}, nil
+}
+
+// decoder turns a call's arguments into In: the defaults first, then the
+// arguments over them.
+type decoder[In any] struct {
+	name     string
+	defaults json.RawMessage
+}
+
+func newDecoder[In any](name string) (*jsonschema.Schema, decoder[In], error) {
+	params, defaults, err := inferParameters(reflect.TypeFor[In]())
+	if err != nil {
+		return nil, decoder[In]{}, fmt.Errorf("tool %q: %w", name, err)
+	}
+	return params, decoder[In]{name: name, defaults: defaults}, nil
+}
+
+func (d decoder[In]) decode(call Call) (In, error) {
+	var in In
+	if d.defaults != nil {
+		if err := json.Unmarshal(d.defaults, &in); err != nil {
+			return in, fmt.Errorf("applying default arguments: %w", err)
+		}
+	}
+	if len(call.Arguments) > 0 {
+		if err := json.Unmarshal(call.Arguments, &in); err != nil {
+			return in, &InputError{Message: fmt.Sprintf("The arguments do not fit the parameters of %s: %v. Check the parameter types and retry.", d.name, err)}
+		}
+	}
+	return in, nil
 }
 
 // Must returns t, or panics when err is not nil. It suits tools built at

@@ -3,6 +3,7 @@ package tool_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -250,4 +251,25 @@ func TestMustPanics(t *testing.T) {
 		}
 	}()
 	tool.Must(tool.New[readArgs]("bad name", "", func(context.Context, readArgs, tool.Invocation) (tool.Result, error) { return tool.Result{}, nil }))
+}
+
+func TestNewPreviewDecodesLikeTheTool(t *testing.T) {
+	t.Parallel()
+	preview, err := tool.NewPreview("read", func(_ context.Context, in readArgs, inv tool.Invocation) (tool.Effects, error) {
+		return tool.Effects{Summary: fmt.Sprintf("read %s from line %d, %d lines", in.Path, in.Offset, in.Limit), Workdir: inv.Context.WorkspaceDir}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &tool.Context{WorkspaceDir: "/w"}
+	e, err := preview(context.Background(), tool.Call{Name: "read", Arguments: json.RawMessage(`{"path":"a.go","offset":3}`)}, tc)
+	if err != nil || e.Summary != "read a.go from line 3, 2000 lines" || e.Workdir != "/w" {
+		t.Errorf("%+v %v", e, err)
+	}
+	if _, err := preview(context.Background(), tool.Call{Arguments: json.RawMessage(`{"path":5}`)}, tc); !tool.IsInputError(err) {
+		t.Errorf("mismatched arguments: %v", err)
+	}
+	if _, err := tool.NewPreview[readArgs]("x", nil); err == nil {
+		t.Error("nil preview accepted")
+	}
 }

@@ -53,7 +53,10 @@ func (s *set) editTool() (tool.Tool, error) {
 		}
 		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text + note}}, Details: d}, nil
 	})
-	t.Preview = preview("edit", func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Effects, error) {
+	if err != nil {
+		return t, err
+	}
+	t.Preview, err = tool.NewPreview("edit", func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Effects, error) {
 		pl, d, err := s.planEdit(ctx, inv, in)
 		if err != nil {
 			return tool.Effects{}, err

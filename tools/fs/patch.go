@@ -60,7 +60,10 @@ func (s *set) patchTool() (tool.Tool, error) {
 		text := "Success. Updated the following files:\n" + strings.Join(listing(details), "\n") + note
 		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: details}, nil
 	})
-	t.Preview = preview("apply_patch", func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Effects, error) {
+	if err != nil {
+		return t, err
+	}
+	t.Preview, err = tool.NewPreview("apply_patch", func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Effects, error) {
 		pl, details, err := s.planPatch(ctx, inv, in)
 		if err != nil {
 			return tool.Effects{}, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	iofs "io/fs"
@@ -186,18 +185,4 @@ func fileChange(c changeset.Change) tool.FileChange {
 		fc.After, fc.AfterSHA256 = c.After.Data, hex.EncodeToString(sum[:])
 	}
 	return fc
-}
-
-// preview makes a tool's Preview from fn, which receives the arguments
-// decoded as the tool's own function does.
-func preview[In any](name string, fn func(ctx context.Context, in In, inv tool.Invocation) (tool.Effects, error)) func(context.Context, tool.Call, *tool.Context) (tool.Effects, error) {
-	return func(ctx context.Context, call tool.Call, tc *tool.Context) (tool.Effects, error) {
-		var in In
-		if len(call.Arguments) > 0 {
-			if err := json.Unmarshal(call.Arguments, &in); err != nil {
-				return tool.Effects{}, tool.InputErrorf("The arguments do not fit the parameters of %s: %v. Check the parameter types and retry.", name, err)
-			}
-		}
-		return fn(ctx, in, tool.Invocation{Call: call, Context: tc, Update: func(tool.Result) {}})
-	}
 }

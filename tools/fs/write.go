@@ -47,7 +47,10 @@ func (s *set) writeTool() (tool.Tool, error) {
 		res.Details = details
 		return res, nil
 	})
-	t.Preview = preview("write", func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Effects, error) {
+	if err != nil {
+		return t, err
+	}
+	t.Preview, err = tool.NewPreview("write", func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Effects, error) {
 		pl, f, err := s.planWrite(ctx, inv, in)
 		if err != nil {
 			return tool.Effects{}, err

@@ -2,7 +2,6 @@ package shell
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -60,14 +59,11 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.Preview = func(ctx context.Context, call tool.Call, callTC *tool.Context) (tool.Effects, error) {
-		var in execInput
-		if len(call.Arguments) > 0 {
-			if err := json.Unmarshal(call.Arguments, &in); err != nil {
-				return tool.Effects{}, tool.InputErrorf("The arguments do not fit the parameters of exec: %v. Check the parameter types and retry.", err)
-			}
-		}
-		return preview(root, cfg, sandboxed(in, callTC), in)
+	t.Preview, err = tool.NewPreview("exec", func(_ context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
+		return preview(root, cfg, sandboxed(in, inv.Context), in)
+	})
+	if err != nil {
+		return nil, err
 	}
 	maxTimeout := float64(cfg.maxTimeout / time.Second)
 	timeout := t.Parameters.Properties["timeout"]
