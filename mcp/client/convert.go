@@ -39,9 +39,7 @@ func meta(server, local string, t *mcp.Tool) tool.Meta {
 		OpenWorld:   true,
 	}
 	if a := t.Annotations; a != nil {
-		if m.Label == "" {
-			m.Label = a.Title
-		}
+		m.Label = cmp.Or(m.Label, a.Title)
 		m.ReadOnly = a.ReadOnlyHint
 		m.Idempotent = a.IdempotentHint
 		m.Destructive = !a.ReadOnlyHint && (a.DestructiveHint == nil || *a.DestructiveHint)
@@ -50,6 +48,7 @@ func meta(server, local string, t *mcp.Tool) tool.Meta {
 			m.Risk = tool.RiskLow
 		}
 	}
+	m.Label = cmp.Or(m.Label, tool.LabelFromName(t.Name))
 	m.ExternalContent = m.OpenWorld
 	return m
 }
@@ -68,10 +67,10 @@ func parameters(input any) (*jsonschema.Schema, error) {
 	}
 	var s jsonschema.Schema
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
+		return nil, fmt.Errorf("input schema is not a JSON Schema: %w", err)
 	}
 	if _, err := schema.Compile(&s); err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
+		return nil, fmt.Errorf("input schema does not compile: %w", err)
 	}
 	return &s, nil
 }

@@ -1,0 +1,226 @@
+// Package client imports the tools of other MCP servers into a Toolbelt
+// registry, so that calls to them go through Toolbelt's pipeline — policy,
+// confirmation, hooks, timeouts, truncation, audit — like calls to its own
+// tools.
+//
+// A [Manager] connects to each configured server (a command over stdio, or
+// a URL over streamable HTTP), lists its tools and registers each as
+// <server>__<tool> in section "mcp", group "mcp:<server>". Calls are
+// forwarded with progress and cancellation. A server that stops makes its
+// tools unavailable, with the reason, and is restarted with exponential
+// backoff; when its tools change (after a restart, or when it sends
+// notifications/tools/list_changed) the registry follows.
+//
+//	m := client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator})
+//	if err := m.Start(ctx, reg); err != nil { … }
+//	defer m.Close()
+package client
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/registry"
+)
+
+// Options configures a Manager. Zero fields take the defaults below.
+type Options struct {
+	// Separator joins server and tool names (default "__").
+	Separator string
+	// Logger receives connection events and what stdio servers write to
+	// standard error (default slog.Default()).
+	Logger *slog.Logger
+	// Version is the client version sent to servers (default "dev").
+	Version string
+	// ConnectTimeout bounds connecting to a server and listing its tools
+	// (30s).
+	ConnectTimeout time.Duration
+	// MinBackoff is the wait before restarting a server that went down; it
+	// doubles after each failed start up to MaxBackoff (1s, 60s). A server
+	// that stayed up for StableAfter (1 minute) starts again at MinBackoff.
+	MinBackoff, MaxBackoff, StableAfter time.Duration
+	// StopGrace is how long a stdio server has to exit after its input is
+	// closed before it is sent SIGTERM, and then SIGKILL (2s).
+	StopGrace time.Duration
+	// KeepAlive is how often HTTP servers are pinged so that one that is
+	// gone is noticed between calls (30s; negative: never).
+	KeepAlive time.Duration
+	// Transport, when set, makes the transport to a server instead of its
+	// configuration (for tests, or servers in the same process).
+	Transport func(ctx context.Context, name string) (mcp.Transport, error)
+	// OnState, when set, is called after a server changes state, on the
+	// goroutine that supervises it; it must not block for long.
+	OnState func(ServerStatus)
+}
+
+// The defaults of Options.
+const (
+	DefaultSeparator      = "__"
+	DefaultConnectTimeout = 30 * time.Second
+	DefaultMinBackoff     = time.Second
+	DefaultMaxBackoff     = time.Minute
+	DefaultStableAfter    = time.Minute
+	DefaultStopGrace      = 2 * time.Second
+	DefaultKeepAlive      = 30 * time.Second
+)
+
+func (o Options) withDefaults() Options {
+	o.Separator = cmp.Or(o.Separator, DefaultSeparator)
+	o.Version = cmp.Or(o.Version, "dev")
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.ConnectTimeout, DefaultConnectTimeout)
+	def(&o.MinBackoff, DefaultMinBackoff)
+	def(&o.MaxBackoff, DefaultMaxBackoff)
+	def(&o.StableAfter, DefaultStableAfter)
+	def(&o.StopGrace, DefaultStopGrace)
+	if o.KeepAlive == 0 {
+		o.KeepAlive = DefaultKeepAlive
+	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
+	return o
+}
+
+// State is where a server is in its life.
+type State string
+
+// The states of a server.
+const (
+	StateStarting State = "starting" // connecting and listing its tools
+	StateReady    State = "ready"    // its tools are available
+	StateDown     State = "down"     // stopped or unreachable; restarting after a backoff
+	StateDisabled State = "disabled" // configured with disabled: true
+	StateStopped  State = "stopped"  // the manager was closed
+)
+
+// ServerStatus is the state of one server, for `toolbelt mcp servers`.
+type ServerStatus struct {
+	Name string `json:"name"`
+	// Transport is "stdio" or "http" ("custom" with Options.Transport).
+	Transport string `json:"transport"`
+	State     State  `json:"state"`
+	// Tools is the number of its tools in the registry.
+	Tools int `json:"tools"`
+	// Restarts counts the starts after the first.
+	Restarts int `json:"restarts"`
+	// LastError is why it last went down or failed to start.
+	LastError string `json:"lastError,omitempty"`
+	// Since is when it entered its state.
+	Since time.Time `json:"since"`
+	// Retry is when a server that is down is started again.
+	Retry time.Time `json:"retry,omitzero"`
+	// Skipped lists its tools that were not imported, each with why.
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// Manager imports the tools of MCP servers and keeps them up to date. It is
+// safe for concurrent use.
+type Manager struct {
+	opts    Options
+	servers []*server // by name
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New returns a manager for the servers, by name (the names of
+// toolbelt.yaml's mcpServers). Nothing is started until Start.
+func New(servers map[string]config.MCPServer, opts Options) *Manager {
+	m := &Manager{opts: opts.withDefaults()}
+	for name, srv := range servers {
+		m.servers = append(m.servers, newServer(m, name, srv))
+	}
+	slices.SortFunc(m.servers, func(a, b *server) int { return cmp.Compare(a.name, b.name) })
+	return m
+}
+
+// Start connects to every server that is not disabled and registers its
+// tools in reg. It returns once each server is ready or has failed its
+// first start (those keep being restarted in the background), or with
+// ctx's error when ctx ends first. ctx bounds only the wait: the servers
+// run until Close.
+func (m *Manager) Start(ctx context.Context, reg *registry.Registry) error {
+	if reg == nil {
+		return errors.New("mcp client: Start needs a registry")
+	}
+	m.mu.Lock()
+	if m.started || m.closed {
+		m.mu.Unlock()
+		return errors.New("mcp client: Start called twice, or after Close")
+	}
+	m.started = true
+	run, cancel := context.WithCancel(context.Background())
+	m.cancel = cancel
+	var firsts []chan struct{}
+	for _, s := range m.servers {
+		if s.cfg.Disabled {
+			continue
+		}
+		first := make(chan struct{})
+		firsts = append(firsts, first)
+		m.wg.Go(func() { s.run(run, reg, first) })
+	}
+	m.mu.Unlock()
+	for _, first := range firsts {
+		select {
+		case <-first:
+		case <-ctx.Done():
+			return fmt.Errorf("mcp client: waiting for servers to start: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// Close stops every server, ends their processes and connections, and
+// removes their tools from the registry. It waits for all of it, and
+// reports the stdio servers that had to be terminated or killed.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	m.wg.Wait()
+	var errs []error
+	for _, s := range m.servers {
+		s.mu.Lock()
+		if s.stopErr != nil {
+			errs = append(errs, fmt.Errorf("mcp server %s %w", s.name, s.stopErr))
+		}
+		s.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// Status returns the state of every configured server, by name.
+func (m *Manager) Status() []ServerStatus {
+	out := make([]ServerStatus, len(m.servers))
+	for i, s := range m.servers {
+		out[i] = s.status()
+	}
+	return out
+}

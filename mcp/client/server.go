@@ -1,0 +1,551 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// server supervises one MCP server: it connects, imports the tools, watches
+// the connection and restarts it with backoff.
+type server struct {
+	m      *Manager
+	name   string
+	cfg    config.MCPServer
+	client *mcp.Client
+
+	mu       sync.Mutex
+	state    State
+	since    time.Time
+	retry    time.Time
+	lastErr  error
+	restarts int
+	session  *mcp.ClientSession
+	moved    chan struct{}     // closed and replaced at every change of state
+	tools    map[string]string // local name → remote definition as JSON, to notice changes
+	skipped  []string
+	stopErr  error // why the process had to be signalled when the manager closed
+
+	listChanged chan struct{}      // a notifications/tools/list_changed to act on
+	broken      chan brokenSession // a call found the connection broken
+
+	watchMu  sync.RWMutex
+	watchers map[string]tool.UpdateFunc // by progress token
+	tokens   atomic.Uint64
+}
+
+type brokenSession struct {
+	session *mcp.ClientSession
+	err     error
+}
+
+func newServer(m *Manager, name string, cfg config.MCPServer) *server {
+	s := &server{
+		m: m, name: name, cfg: cfg,
+		state: StateStarting, since: time.Now(), moved: make(chan struct{}),
+		tools:       map[string]string{},
+		listChanged: make(chan struct{}, 1),
+		broken:      make(chan brokenSession, 1),
+		watchers:    map[string]tool.UpdateFunc{},
+	}
+	if cfg.Disabled {
+		s.state = StateDisabled
+	}
+	opts := &mcp.ClientOptions{
+		Logger: m.opts.Logger.With("mcp_server", name),
+		// No roots, sampling or elicitation: Toolbelt offers none of them to
+		// the servers it imports.
+		Capabilities: &mcp.ClientCapabilities{},
+		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
+			if s.current(req.Session) {
+				select {
+				case s.listChanged <- struct{}{}:
+				default: // one is pending already
+				}
+			}
+		},
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			token, _ := req.Params.ProgressToken.(string)
+			s.watchMu.RLock()
+			defer s.watchMu.RUnlock()
+			if update := s.watchers[token]; update != nil {
+				update(progress(req.Params))
+			}
+		},
+	}
+	if s.transport() == "http" && m.opts.KeepAlive > 0 {
+		opts.KeepAlive, opts.KeepAliveFailureThreshold = m.opts.KeepAlive, 3
+	}
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "toolbelt", Version: m.opts.Version}, opts)
+	return s
+}
+
+// transport names how the server is reached.
+func (s *server) transport() string {
+	switch {
+	case s.m.opts.Transport != nil:
+		return "custom"
+	case s.cfg.URL != "":
+		return "http"
+	}
+	return "stdio"
+}
+
+// current reports whether sess is the server's live session.
+func (s *server) current(sess *mcp.ClientSession) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return sess != nil && sess == s.session
+}
+
+// status returns a snapshot of the server's state.
+func (s *server) status() ServerStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := ServerStatus{
+		Name: s.name, Transport: s.transport(), State: s.state, Tools: len(s.tools),
+		Restarts: s.restarts, Since: s.since, Skipped: slices.Clone(s.skipped),
+	}
+	if s.lastErr != nil {
+		st.LastError = s.lastErr.Error()
+	}
+	if s.state == StateDown {
+		st.Retry = s.retry
+	}
+	return st
+}
+
+// setState moves the server to a state and tells whoever waits; a server
+// that is down is retried after wait.
+func (s *server) setState(state State, sess *mcp.ClientSession, err error, wait time.Duration) {
+	s.mu.Lock()
+	s.state, s.session, s.since = state, sess, time.Now()
+	s.retry = s.since.Add(wait)
+	if err != nil {
+		s.lastErr = err
+	}
+	close(s.moved)
+	s.moved = make(chan struct{})
+	s.mu.Unlock()
+	st := s.status()
+	log := s.m.opts.Logger
+	switch state {
+	case StateReady:
+		log.Info("mcp server ready", "server", s.name, "tools", st.Tools, "skipped", len(st.Skipped))
+	case StateDown:
+		log.Warn("mcp server down", "server", s.name, "error", st.LastError, "retry", st.Retry.Sub(st.Since).Round(time.Millisecond))
+	}
+	if s.m.opts.OnState != nil {
+		s.m.opts.OnState(st)
+	}
+}
+
+// run supervises the server until ctx ends; first is closed once its first
+// start succeeded or failed.
+func (s *server) run(ctx context.Context, reg *registry.Registry, first chan struct{}) {
+	defer s.clear(reg)
+	started := sync.OnceFunc(func() { close(first) })
+	defer started()
+	opts := s.m.opts
+	backoff := opts.MinBackoff
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			s.mu.Lock()
+			s.restarts++
+			s.mu.Unlock()
+			s.setState(StateStarting, nil, nil, 0)
+		}
+		c, err := s.connect(ctx)
+		if err == nil {
+			up := time.Now()
+			s.mu.Lock()
+			s.session = c.session // its notifications count from now on
+			s.mu.Unlock()
+			if err = s.sync(ctx, reg, c.session); err == nil {
+				s.setState(StateReady, c.session, nil, 0)
+				started()
+				err = s.serve(ctx, reg, c)
+			}
+			if time.Since(up) >= opts.StableAfter {
+				backoff = opts.MinBackoff
+			}
+			err = c.close(err, ctx.Err() == nil)
+			if ctx.Err() != nil && c.proc != nil {
+				s.mu.Lock()
+				s.stopErr = c.proc.stop()
+				s.mu.Unlock()
+			}
+		}
+		if ctx.Err() != nil {
+			s.setState(StateStopped, nil, nil, 0)
+			return
+		}
+		s.setState(StateDown, nil, err, backoff)
+		started()
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			s.setState(StateStopped, nil, nil, 0)
+			return
+		case <-timer.C:
+		}
+		backoff = min(backoff*2, opts.MaxBackoff)
+	}
+}
+
+// serve watches a ready connection: it re-imports the tools when the server
+// says they changed, and returns why the connection ended.
+func (s *server) serve(ctx context.Context, reg *registry.Registry, c *conn) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.done:
+			return c.ended()
+		case b := <-s.broken:
+			if b.session == c.session {
+				return b.err
+			}
+		case <-s.listChanged:
+			if err := s.sync(ctx, reg, c.session); err != nil {
+				return err
+			}
+			s.m.opts.Logger.Info("mcp server tools re-imported", "server", s.name, "tools", s.status().Tools)
+		}
+	}
+}
+
+// conn is one connection to the server.
+type conn struct {
+	session *mcp.ClientSession
+	proc    *process        // for a stdio server
+	pool    *http.Transport // for an HTTP server
+	done    chan struct{}   // closed when the session ends or the process exits
+	waited  chan struct{}   // closed when session.Wait returns
+	waitErr error
+}
+
+// connect starts the server (or reaches it) and initializes a session.
+func (s *server) connect(ctx context.Context) (*conn, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	c := &conn{done: make(chan struct{}), waited: make(chan struct{})}
+	var t mcp.Transport
+	var err error
+	switch s.transport() {
+	case "custom":
+		t, err = s.m.opts.Transport(ctx, s.name)
+	case "stdio":
+		c.proc, err = startProcess(s.name, s.cfg, s.m.opts.Logger, s.m.opts.StopGrace)
+		if err == nil {
+			t = c.proc.transport()
+		}
+	case "http":
+		var client *http.Client
+		client, c.pool, err = httpClient(s.cfg)
+		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.session, err = s.client.Connect(ctx, t, nil)
+	if err != nil {
+		return nil, c.close(fmt.Errorf("connecting: %w", err), true)
+	}
+	go func() {
+		c.waitErr = c.session.Wait()
+		close(c.waited)
+	}()
+	go func() {
+		var exited chan struct{}
+		if c.proc != nil {
+			exited = c.proc.exited
+		}
+		select {
+		case <-c.waited:
+		case <-exited:
+		}
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// ended says why a connection ended by itself.
+func (c *conn) ended() error {
+	select {
+	case <-c.waited:
+		if c.waitErr != nil {
+			return fmt.Errorf("the connection ended: %w", c.waitErr)
+		}
+	default:
+	}
+	return errors.New("the connection ended")
+}
+
+// close ends the connection, the process and the connection pool, and
+// returns why the connection ended: err, or how the process exited when it
+// did so by itself. failed says the connection ended or broke rather than
+// being closed.
+func (c *conn) close(err error, failed bool) error {
+	if c.proc != nil && failed {
+		// A server that closed its output is usually exiting: give it the
+		// time to, and to finish writing to standard error, so that its
+		// exit status and last words explain what happened.
+		wait, cancel := context.WithTimeout(context.Background(), c.proc.grace)
+		for _, ch := range []chan struct{}{c.proc.exited, c.proc.logDone} {
+			select {
+			case <-ch:
+			case <-wait.Done():
+			}
+		}
+		cancel()
+		if exit := c.proc.exitError(); exit != nil {
+			err = exit
+		}
+	}
+	if c.session != nil {
+		_ = c.session.Close()
+		<-c.done
+	}
+	if c.proc != nil {
+		_ = c.proc.stop()
+	}
+	if c.pool != nil {
+		c.pool.CloseIdleConnections()
+	}
+	return err
+}
+
+// sync lists the server's tools (every page) and makes the registry hold
+// exactly them: new tools are registered, removed ones unregistered,
+// changed ones replaced.
+func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.ClientSession) error {
+	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
+	defer cancel()
+	var remote []*mcp.Tool
+	seen := map[string]bool{}
+	for t, err := range sess.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("listing tools: %w", err)
+		}
+		if !seen[t.Name] {
+			seen[t.Name] = true
+			remote = append(remote, t)
+		}
+	}
+	names := make([]string, len(remote))
+	for i, t := range remote {
+		names[i] = t.Name
+	}
+	local := localNames(s.name, s.m.opts.Separator, names)
+
+	want := map[string]*mcp.Tool{}
+	defs := map[string]string{}
+	for _, t := range remote {
+		def, _ := json.Marshal(t) // it was decoded from JSON
+		want[local[t.Name]], defs[local[t.Name]] = t, string(def)
+	}
+
+	s.mu.Lock()
+	have := s.tools
+	s.mu.Unlock()
+	next := map[string]string{}
+	for name, def := range have {
+		if defs[name] == def {
+			next[name] = def
+			continue
+		}
+		reg.Unregister(name)
+	}
+	var skipped []string
+	for _, name := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := next[name]; ok {
+			continue
+		}
+		t := want[name]
+		if err := s.register(reg, name, t); err != nil {
+			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
+			continue
+		}
+		next[name] = defs[name]
+	}
+	slices.Sort(skipped)
+	s.mu.Lock()
+	s.tools, s.skipped = next, skipped
+	s.mu.Unlock()
+	for _, sk := range skipped {
+		s.m.opts.Logger.Warn("mcp tool not imported", "server", s.name, "tool", sk)
+	}
+	return nil
+}
+
+// register adds one tool as a factory that makes it while the server is
+// ready and otherwise says why it is not available.
+func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) error {
+	params, err := parameters(t.InputSchema)
+	if err != nil {
+		return err
+	}
+	m := meta(s.name, name, t)
+	made := &tool.Tool{
+		Name: name, Label: m.Label, Description: m.Description, Parameters: params, Meta: m,
+		Execute:  s.execute(t.Name),
+		MapError: mapError,
+	}
+	if err := made.Check(); err != nil {
+		return err
+	}
+	return reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
+		if err := s.unavailable(); err != nil {
+			return nil, err
+		}
+		return made, nil
+	}, m)
+}
+
+// clear removes the server's tools from the registry.
+func (s *server) clear(reg *registry.Registry) {
+	s.mu.Lock()
+	tools := s.tools
+	s.tools = map[string]string{}
+	s.mu.Unlock()
+	for name := range tools {
+		reg.Unregister(name)
+	}
+}
+
+// unavailable says why the server's tools cannot be called now, or nil when
+// they can.
+func (s *server) unavailable() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.unavailableLocked()
+}
+
+func (s *server) unavailableLocked() error {
+	switch s.state {
+	case StateReady:
+		return nil
+	case StateDown:
+		wait := max(time.Until(s.retry), 0).Round(time.Second)
+		return &callError{msg: fmt.Sprintf("mcp server %s is down: %v; restarting in %s", s.name, s.lastErr, wait), retry: true,
+			suggestion: "Try again in a few seconds, or do without this tool."}
+	case StateStarting:
+		msg := fmt.Sprintf("mcp server %s is starting", s.name)
+		if s.lastErr != nil {
+			msg = fmt.Sprintf("mcp server %s is restarting after: %v", s.name, s.lastErr)
+		}
+		return &callError{msg: msg, retry: true, suggestion: "Try again in a few seconds."}
+	}
+	return &callError{msg: fmt.Sprintf("mcp server %s is %s", s.name, s.state)}
+}
+
+// await returns the live session, waiting while the server is starting.
+func (s *server) await(ctx context.Context) (*mcp.ClientSession, error) {
+	for {
+		s.mu.Lock()
+		state, sess, moved, err := s.state, s.session, s.moved, s.unavailableLocked()
+		s.mu.Unlock()
+		switch state {
+		case StateReady:
+			return sess, nil
+		case StateStarting:
+			select {
+			case <-moved:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return nil, err
+	}
+}
+
+// execute forwards calls of a tool to the server.
+func (s *server) execute(remote string) tool.ExecuteFunc {
+	return func(ctx context.Context, call tool.Call, _ *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
+		sess, err := s.await(ctx)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		args := call.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		params := &mcp.CallToolParams{Name: remote, Arguments: args}
+		token := s.watch(update)
+		defer s.unwatch(token)
+		params.SetProgressToken(token)
+		res, err := sess.CallTool(ctx, params)
+		if err == nil {
+			return result(res), nil
+		}
+		if ctx.Err() != nil {
+			return tool.Result{}, ctx.Err()
+		}
+		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
+			return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s rejected the call of %s: %s (JSON-RPC error %d)", s.name, remote, rpc.Message, rpc.Code),
+				suggestion: "Check the arguments against the tool's description and parameters."}
+		}
+		select {
+		case s.broken <- brokenSession{sess, err}:
+		default:
+		}
+		return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s stopped answering during the call of %s (%v); whether the call took effect is unknown", s.name, remote, err),
+			retry: true, suggestion: "The server is being restarted: check whether the call took effect before repeating it."}
+	}
+}
+
+// watch routes the progress notifications of one call to its update
+// function and returns the call's progress token.
+func (s *server) watch(update tool.UpdateFunc) string {
+	token := "toolbelt-" + strconv.FormatUint(s.tokens.Add(1), 10)
+	s.watchMu.Lock()
+	s.watchers[token] = update
+	s.watchMu.Unlock()
+	return token
+}
+
+// unwatch stops routing a call's progress; once it returns, no more
+// updates reach the call.
+func (s *server) unwatch(token string) {
+	s.watchMu.Lock()
+	delete(s.watchers, token)
+	s.watchMu.Unlock()
+}
+
+// callError is a call that did not reach the tool or got no answer: its
+// message is for the model.
+type callError struct {
+	msg        string
+	retry      bool
+	suggestion string
+}
+
+func (e *callError) Error() string { return e.msg }
+
+// mapError tells the model whether a failed call may succeed later and what
+// to do.
+func mapError(err error) tool.ErrorInfo {
+	var ce *callError
+	if errors.As(err, &ce) {
+		return tool.ErrorInfo{Message: ce.msg, CanRetry: ce.retry, Suggestion: ce.suggestion}
+	}
+	return tool.ErrorInfo{Message: err.Error()}
+}
