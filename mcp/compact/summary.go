@@ -1,0 +1,86 @@
+package compact
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// resultReadName is the tool that reads full results kept under a call id
+// (tools/sessions).
+const resultReadName = "result_read"
+
+// summarize returns the summary fn makes of res, with a handle to the full
+// result kept under id, or res itself when fn declines, fails, or no full
+// result can be kept or read.
+func (c *Compact) summarize(ctx context.Context, fn Summarizer, id string, res tool.Result) tool.Result {
+	outputs := c.runner.Context().Outputs
+	if outputs == nil {
+		return res
+	}
+	if _, ok := c.Index().Tool(resultReadName); !ok {
+		return res // the model could not read the full result
+	}
+	summary, ok := c.safeSummary(fn, res)
+	if !ok {
+		return res
+	}
+	if !keptByPipeline(res.Details, id) {
+		if err := outputs.Put(ctx, id, fullText(res)); err != nil {
+			c.opts.Logger.Warn("keeping a summarized result failed; returning it whole", "call", id, "err", err)
+			return res
+		}
+	}
+	args, _ := json.Marshal(struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}{resultReadName, map[string]string{"callId": id}})
+	text := strings.TrimRight(summary, "\n") + fmt.Sprintf("\n[This is a summary. The full result is kept: call tool_call with %s to read it.]", args)
+	return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: res.Details}
+}
+
+// safeSummary runs a summarizer; a panic counts as declining.
+func (c *Compact) safeSummary(fn Summarizer, res tool.Result) (summary string, ok bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.opts.Logger.Error("result summarizer panicked; returning the result whole", "panic", p)
+			summary, ok = "", false
+		}
+	}()
+	summary, ok = fn(res)
+	return summary, ok && strings.TrimSpace(summary) != ""
+}
+
+// keptByPipeline reports whether the pipeline cut the result and kept its
+// full text under id itself (its "truncated" note says so).
+func keptByPipeline(details any, id string) bool {
+	d, ok := details.(map[string]any)
+	if !ok {
+		return false
+	}
+	note, ok := d["truncated"].(map[string]any)
+	return ok && note["callId"] == id
+}
+
+// fullText is the text kept for a result: its text blocks, and a line for
+// each image.
+func fullText(res tool.Result) string {
+	parts := make([]string, 0, len(res.Content))
+	for _, c := range res.Content {
+		switch c.Type {
+		case tool.TextContent:
+			parts = append(parts, c.Text)
+		case tool.ImageContent:
+			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, decodedLen(c.Data)))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// decodedLen is the number of bytes base64 text decodes to.
+func decodedLen(b64 string) int {
+	return len(b64)/4*3 - (len(b64) - len(strings.TrimRight(b64, "=")))
+}
