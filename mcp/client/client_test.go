@@ -35,6 +35,8 @@ func TestMain(m *testing.M) {
 	case "stdio":
 		serveStdio()
 		os.Exit(0)
+	case "stubborn":
+		serveStubborn()
 	case "fail":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		os.Exit(1)
@@ -55,18 +57,24 @@ func (w logWriter) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// stdioServer configures the test binary as a stdio server.
-func stdioServer(t *testing.T, env map[string]string) config.MCPServer {
+// binaryServer configures the test binary as a server: TestMain runs it in
+// mode (see serveEnv), with env added to its environment.
+func binaryServer(t *testing.T, mode string, env map[string]string) config.MCPServer {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// GORACE: a binary built with -race sleeps a second before it exits.
-	e := map[string]string{serveEnv: "stdio", "GORACE": "atexit_sleep_ms=0"}
+	e := map[string]string{serveEnv: mode, "GORACE": "atexit_sleep_ms=0"}
 	for k, v := range env {
 		e[k] = v
 	}
 	return config.MCPServer{Command: exe, Args: []string{"-test.run=^$"}, Env: e}
+}
+
+// stdioServer configures the test binary as the test server over stdio.
+func stdioServer(t *testing.T, env map[string]string) config.MCPServer {
+	return binaryServer(t, "stdio", env)
 }
 
 // start starts a manager for the servers and closes it at the end of the
@@ -443,16 +451,14 @@ func TestCrash(t *testing.T) {
 // and their tools are absent; the others are unaffected.
 func TestFailedStarts(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := stdioServer(t, nil)
+	off.Disabled = true
 	servers := map[string]config.MCPServer{
 		"missing":  {Command: "/nonexistent/mcp-server"},
-		"exits":    {Command: exe, Env: map[string]string{serveEnv: "fail"}},
-		"unset":    {Command: exe, Env: map[string]string{"TOKEN": "${TOOLBELT_TEST_SURELY_UNSET_VARIABLE}"}},
+		"exits":    binaryServer(t, "fail", nil),
+		"unset":    stdioServer(t, map[string]string{"TOKEN": "${TOOLBELT_TEST_SURELY_UNSET_VARIABLE}"}),
 		"refused":  {URL: httpServer(t, newTestServer(false), "right").URL, Headers: map[string]string{"Authorization": "Bearer wrong"}},
-		"off":      {Command: exe, Disabled: true},
+		"off":      off,
 		"ok":       stdioServer(t, nil),
 		"noserver": {URL: "http://127.0.0.1:1/mcp"},
 	}
@@ -664,11 +670,7 @@ func TestPolicy(t *testing.T) {
 // starts over once a server stayed up for StableAfter.
 func TestBackoff(t *testing.T) {
 	t.Parallel()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	failing := config.MCPServer{Command: exe, Env: map[string]string{serveEnv: "fail", "GORACE": "atexit_sleep_ms=0"}}
+	failing := binaryServer(t, "fail", nil)
 	for _, tc := range []struct {
 		name        string
 		srv         config.MCPServer
