@@ -41,9 +41,13 @@ type Runner interface {
 	Context() *tool.Context
 }
 
+var _ Runner = (*invoke.Runner)(nil)
+
 // Summarizer turns a tool's result into a short summary for the model: an
-// image generator's URL and size, a data tool's key figures. ok false
-// returns the result as it is.
+// image generator's URL and size, a data tool's key figures. res is the
+// result as the pipeline returned it (its text may have been cut, the full
+// text kept; its details carry the pipeline's notes). ok false returns the
+// result as it is.
 type Summarizer func(res tool.Result) (summary string, ok bool)
 
 // Options configure compact mode.
@@ -70,6 +74,8 @@ type Compact struct {
 	index  atomic.Pointer[Index]
 	tools  []tool.Tool
 
+	refreshing sync.Mutex // one Refresh at a time, so the last stored is the newest
+
 	mu          sync.RWMutex
 	summarizers map[string]Summarizer
 }
@@ -92,6 +98,8 @@ func (c *Compact) Tools() []tool.Tool { return append([]tool.Tool(nil), c.tools.
 // change (see registry.Registry.Watch); searches keep using the previous
 // index until the new one is ready.
 func (c *Compact) Refresh() {
+	c.refreshing.Lock()
+	defer c.refreshing.Unlock()
 	var offered []tool.Tool
 	for _, t := range c.runner.Tools(c.opts.OnError) {
 		if !isCompactName(t.Name) {
@@ -108,8 +116,8 @@ func (c *Compact) Index() *Index { return c.index.Load() }
 // first.
 func (c *Compact) Search(query string, limit int) []Hit { return c.Index().Search(query, limit) }
 
-// Summarize registers fn as the summarizer of the named tool's results; a
-// nil fn removes it.
+// Summarize registers fn as the summarizer of the results of the tool
+// registered as toolName; a nil fn removes it.
 func (c *Compact) Summarize(toolName string, fn Summarizer) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
