@@ -96,27 +96,38 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		full = strings.Join(parts, "\n")
 	}
 	keepTail := isError || content.EndMatters(full)
-	c := content.Truncate(full, r.cfg.MaxResultChars, keepTail)
-	if limit := r.tokenLimit(); limit > 0 {
-		c = r.fitTokens(full, c, limit, keepTail)
-	}
-	if !c.Truncated() {
+	limit := r.tokenLimit()
+	if c := content.Truncate(full, r.cfg.MaxResultChars, keepTail); !c.Truncated() && (limit == 0 || countTokens(full) <= limit) {
 		return blocks
 	}
 	id := req.Call.ID
 	if id == "" {
 		id = newOutputID()
 	}
-	notice := content.Omission(c.Omitted)
-	if err := r.outputs.Put(ctx, id, full); err != nil {
-		req.logger().Warn("keeping the full output failed", "call", id, "err", err)
-	} else {
-		// A page of the rest fits in one result, with room for its footer.
-		page := max(r.cfg.MaxResultChars-200, r.cfg.MaxResultChars/2)
-		args, _ := json.Marshal(map[string]any{"callId": id, "offset": c.HeadEnd, "limit": min(c.Omitted, page)})
-		notice = strings.TrimSuffix(notice, "]") + fmt.Sprintf(". The full output is kept: call result_read with %s to read them.]", args)
+	kept := r.outputs.Put(ctx, id, full)
+	if kept != nil {
+		req.logger().Warn("keeping the full output failed", "call", id, "err", kept)
 	}
-	text := c.Head + "\n" + notice
+	// A page of the rest fits in one result, with room for its footer.
+	page := max(r.cfg.MaxResultChars-200, r.cfg.MaxResultChars/2)
+	notice := func(omitted, offset int) string {
+		n := content.Omission(omitted)
+		if kept == nil {
+			args, _ := json.Marshal(map[string]any{"callId": id, "offset": offset, "limit": min(omitted, page)})
+			n = strings.TrimSuffix(n, "]") + fmt.Sprintf(". The full output is kept: call result_read with %s to read them.]", args)
+		}
+		return n
+	}
+	// The cut text, notice included, fits the cap: shaping it again changes
+	// nothing. The notice is measured with the largest numbers it can hold.
+	total := len(full)
+	budget := max(r.cfg.MaxResultChars-utf8.RuneCountInString(notice(total, total))-2, r.cfg.MaxResultChars/2)
+	c := content.Truncate(full, budget, keepTail)
+	if limit > 0 {
+		c = r.fitTokens(full, c, limit, keepTail)
+	}
+	notice1 := notice(c.Omitted, c.HeadEnd)
+	text := c.Head + "\n" + notice1
 	if c.Tail != "" {
 		text += "\n" + c.Tail
 	}

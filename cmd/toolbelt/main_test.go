@@ -252,8 +252,8 @@ func TestCall(t *testing.T) {
 		{"bad workspace", "", []string{"call", "test_greet", "--workspace", filepath.Join(dir, "nope")}, 2, "", "no such file or directory"},
 		{"timeout", "", []string{"call", "test_sleep", "--args", `{"ms":5000}`, "--timeout", "200ms"}, 1, "", "Tool test_sleep timed out after 0.2 s."},
 		{"negative timeout", "", []string{"call", "test_sleep", "--timeout=-1s"}, 2, "", "must not be negative"},
-		{"max result chars", "", []string{"call", "test_greet", "--args", `{"name":"` + strings.Repeat("n", 200) + `"}`, "--max-result-chars", "20"}, 0,
-			"Hello, nnnnnnnnnnnnn\n[... 188 more characters truncated. The full output is kept: call result_read with {\"callId\":\"c\",\"limit\":10,\"offset\":20} to read them.]\n", ""},
+		{"max result chars", "", []string{"call", "test_greet", "--args", `{"name":"` + strings.Repeat("n", 200) + `"}`, "--max-result-chars", "200"}, 0,
+			"Hello, " + strings.Repeat("n", 93) + "\n[... 108 more characters truncated. The full output is kept: call result_read with {\"callId\":\"c\",\"limit\":100,\"offset\":100} to read them.]\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
