@@ -21,6 +21,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
@@ -44,6 +45,14 @@ type Options struct {
 	ConfirmFallback string
 	// Logger logs to stderr by default; stdout is the stdio channel.
 	Logger *slog.Logger
+	// Compact offers three tools — tool_search, tool_describe and tool_call
+	// — instead of every tool's schema (see compact.Enabled to decide by
+	// the number of tools). tool_call runs the named tool through the full
+	// pipeline.
+	Compact bool
+	// Summarizers, in compact mode, let tool_call return a summary and a
+	// handle to the full result of the tools they name.
+	Summarizers map[string]compact.Summarizer
 }
 
 // DefaultMaxResponseBytes bounds a tool result sent to a client.
@@ -51,11 +60,13 @@ const DefaultMaxResponseBytes = 8 << 20
 
 // Server is a Toolbelt registry served over MCP.
 type Server struct {
-	opts   Options
-	reg    *registry.Registry
-	runner *invoke.Runner
-	sdk    *sdk.Server
-	stop   func()
+	opts    Options
+	reg     *registry.Registry
+	runner  *invoke.Runner // the full pipeline, over reg
+	front   *invoke.Runner // what clients call: runner, or compact mode's three tools
+	compact *compact.Compact
+	sdk     *sdk.Server
+	stop    func()
 
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
@@ -91,6 +102,23 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}}
 	_, _ = rand.Read(s.key[:])
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
+	s.front = s.runner
+	if opts.Compact {
+		s.compact = compact.New(s.runner, compact.Options{Logger: opts.Logger})
+		for name, fn := range opts.Summarizers {
+			s.compact.Summarize(name, fn)
+		}
+		front := registry.New()
+		for _, t := range s.compact.Tools() {
+			if err := front.Register(t); err != nil {
+				panic("toolbelt: compact mode's tools: " + err.Error())
+			}
+		}
+		// The named tool's own call is governed, audited and shaped by the
+		// full pipeline; the front one shares its output store, so
+		// result_read handles stay valid.
+		s.front = invoke.New(front, s.runner.Context(), invoke.WithOutputs(s.runner.Context().Outputs), invoke.WithLogger(opts.Logger))
+	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, &sdk.ServerOptions{
 		Logger:       opts.Logger,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
@@ -98,12 +126,29 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
 	s.sync()
-	s.stop = reg.Watch(s.sync)
+	s.stop = reg.Watch(s.changed)
 	return s
 }
 
-// Runner returns the pipeline the server runs calls through.
+// changed follows a change of the registry.
+func (s *Server) changed() {
+	if s.compact != nil {
+		s.compact.Refresh()
+	}
+	s.sync()
+}
+
+// Runner returns the full pipeline the server runs calls through.
 func (s *Server) Runner() *invoke.Runner { return s.runner }
+
+// Listed returns the names of the tools clients are offered.
+func (s *Server) Listed() []string {
+	var names []string
+	for _, t := range s.front.Tools(nil) {
+		names = append(names, t.Name)
+	}
+	return names
+}
 
 // SDK returns the underlying MCP server, to connect transports to.
 func (s *Server) SDK() *sdk.Server { return s.sdk }
@@ -127,7 +172,7 @@ func (s *Server) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	current := map[string]bool{}
-	for _, t := range s.runner.Tools(func(id string, err error) {
+	for _, t := range s.front.Tools(func(id string, err error) {
 		s.opts.Logger.Debug("tool unavailable", "tool", id, "reason", err)
 	}) {
 		current[t.Name] = true
@@ -225,7 +270,7 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 			}
 		}))
 	}
-	msg := s.runner.Run(ctx, tool.Call{ID: id, Name: req.Params.Name, Arguments: req.Params.Arguments}, opts...)
+	msg := s.front.Run(ctx, tool.Call{ID: id, Name: req.Params.Name, Arguments: req.Params.Arguments}, opts...)
 	if r.asked != nil {
 		// The call needs the user's approval: ask through the client.
 		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalInput: r.asked}, RequestState: r.state}, nil

@@ -531,3 +531,46 @@ func TestApprovalIsBoundToTheAction(t *testing.T) {
 		t.Errorf("the approved action: %+v", res)
 	}
 }
+
+func TestCompactMode(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	var asked int
+	cs := connect(t, f, mcp.Options{Compact: true}, &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked++
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, nil
+		},
+	})
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tt := range res.Tools {
+		names = append(names, tt.Name)
+	}
+	if want := []string{"tool_call", "tool_describe", "tool_search"}; !slices.Equal(slices.Sorted(slices.Values(names)), want) {
+		t.Fatalf("compact tools %v", names)
+	}
+	if r := callTool(t, cs, "tool_search", map[string]any{"query": "say hello to someone"}); !strings.Contains(texts(r), "greet") || strings.Contains(texts(r), "secret") {
+		t.Errorf("search: %q", texts(r))
+	}
+	if r := callTool(t, cs, "tool_describe", map[string]any{"name": "greet"}); !strings.Contains(texts(r), `"minLength":1`) {
+		t.Errorf("describe: %q", texts(r))
+	}
+	if r := callTool(t, cs, "tool_call", map[string]any{"name": "greet", "arguments": map[string]any{"name": "Ada"}}); r.IsError || texts(r) != "Hello, Ada!" {
+		t.Errorf("call: %q", texts(r))
+	}
+	// The named tool's full schema is enforced.
+	if r := callTool(t, cs, "tool_call", map[string]any{"name": "greet", "arguments": map[string]any{"name": ""}}); !r.IsError || !strings.Contains(texts(r), "minLength") {
+		t.Errorf("validation: %q", texts(r))
+	}
+	// Policy and approval apply to the named tool.
+	if r := callTool(t, cs, "tool_call", map[string]any{"name": "secret", "arguments": map[string]any{}}); !r.IsError || !strings.Contains(texts(r), `"status":"blocked"`) {
+		t.Errorf("denied tool: %q", texts(r))
+	}
+	if r := callTool(t, cs, "tool_call", map[string]any{"name": "danger", "arguments": map[string]any{"target": "build"}}); r.IsError || texts(r) != "deleted" || asked != 1 {
+		t.Errorf("approval through compact mode: %q, asked %d", texts(r), asked)
+	}
+}
