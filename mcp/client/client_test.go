@@ -392,10 +392,12 @@ func checkListChanged(t *testing.T, r *invoke.Runner, reg *registry.Registry) {
 func TestCrash(t *testing.T) {
 	t.Parallel()
 	reg := registry.New()
+	r := runner(reg)
 	var m *client.Manager
 	type seen struct {
 		status client.ServerStatus
-		reason string // why crashy__echo did not resolve
+		reason string             // why crashy__echo did not resolve
+		call   tool.ResultMessage // a call of it through the pipeline
 	}
 	states := make(chan seen, 16)
 	opts := client.Options{
@@ -406,6 +408,9 @@ func TestCrash(t *testing.T) {
 			// The state holds until OnState returns.
 			if _, ok := reg.Resolve("crashy__echo", nil, func(_ string, err error) { s.reason = err.Error() }); ok {
 				s.reason = "available"
+			}
+			if st.State == client.StateDown {
+				s.call = run(t, r, "crashy__echo", `{"text":"while down"}`)
 			}
 			states <- s
 		},
@@ -418,7 +423,6 @@ func TestCrash(t *testing.T) {
 	if s := <-states; s.status.State != client.StateReady || s.reason != "available" {
 		t.Fatalf("first state %+v", s)
 	}
-	r := runner(reg)
 	if msg := run(t, r, "crashy__echo", `{"text":"before"}`); msg.IsError {
 		t.Fatalf("echo before the crash: %+v", msg)
 	}
@@ -435,6 +439,12 @@ func TestCrash(t *testing.T) {
 	if want := "mcp server crashy is down: " + exit + "; restarting in "; !strings.HasPrefix(down.reason, want) {
 		t.Errorf("reason while down: %q, want %q…", down.reason, want)
 	}
+	// The runner resolved the tool before the crash; calling it tells why
+	// it cannot run.
+	if got := text(down.call.Content); !down.call.IsError || !strings.Contains(got, `"error":"mcp server crashy is down: `+exit) || !strings.Contains(got, `"canRetry":true`) {
+		t.Errorf("call while down: %s", got)
+	}
+	t.Logf("during the crash: %s\nwhile down: %s", text(msg.Content), text(down.call.Content))
 	if s := <-states; s.status.State != client.StateStarting || s.status.Restarts != 1 ||
 		s.reason != "mcp server crashy is restarting after: "+exit {
 		t.Errorf("restart: %+v", s)

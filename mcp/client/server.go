@@ -443,7 +443,12 @@ func (s *server) unavailableLocked() error {
 	case StateReady:
 		return nil
 	case StateDown:
-		wait := max(time.Until(s.retry), 0).Round(time.Second)
+		wait := max(time.Until(s.retry), 0)
+		if wait >= time.Second {
+			wait = wait.Round(time.Second)
+		} else {
+			wait = wait.Round(10 * time.Millisecond)
+		}
 		return &callError{msg: fmt.Sprintf("mcp server %s is down: %v; restarting in %s", s.name, s.lastErr, wait), retry: true,
 			suggestion: "Try again in a few seconds, or do without this tool."}
 	case StateStarting:
