@@ -6,6 +6,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tools"
@@ -41,8 +43,9 @@ type env struct {
 	reg    *registry.Registry // made once per run, when a command needs it
 	closer io.Closer
 
-	st    *store.Store  // opened once per run, when a command needs state
-	audit *audit.Writer // started with the first pipeline that audits
+	imports *client.Manager // the MCP servers whose tools the registry holds
+	st      *store.Store    // opened once per run, when a command needs state
+	audit   *audit.Writer   // started with the first pipeline that audits
 
 	configPath, dataDir string         // the global flags
 	cfg                 *config.Config // loaded once per run, when a command needs it
@@ -60,10 +63,17 @@ func (e *env) config() (*config.Config, error) {
 	return e.cfg, nil
 }
 
-// registry returns the run's registry, making it on first use.
+// registry returns the run's registry, making it on first use: the
+// built-in tools, and the tools of the MCP servers the config imports.
 func (e *env) registry() *registry.Registry {
 	if e.reg == nil {
 		e.reg, e.closer = e.tools()
+		if cfg, err := e.config(); err == nil && len(cfg.MCPServers) > 0 {
+			e.imports = client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
+			if err := e.imports.Start(context.Background(), e.reg); err != nil {
+				e.log.Warn("importing MCP servers", "err", err)
+			}
+		}
 	}
 	return e.reg
 }
@@ -143,6 +153,11 @@ func run(args []string, e env) (code int) {
 	if e.st != nil {
 		if cerr := e.st.Close(); cerr != nil {
 			e.log.Warn("closing the store", "err", cerr)
+		}
+	}
+	if e.imports != nil {
+		if cerr := e.imports.Close(); cerr != nil {
+			e.log.Warn("stopping the imported MCP servers", "err", cerr)
 		}
 	}
 	if e.closer != nil {

@@ -13,11 +13,14 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
 
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
+	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 )
@@ -26,6 +29,7 @@ import (
 type serveFlags struct {
 	workspaceFlags
 	Profile string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
+	Compact bool   `help:"Offer tool_search, tool_describe and tool_call instead of every tool (also: mcp.compact, or mcp.compactAbove tools)."`
 }
 
 // shutdownGrace is how long in-flight calls have to finish when the server
@@ -58,14 +62,49 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 			return nil, fmt.Errorf("mcp.dialect: %w", err)
 		}
 	}
+	count := len(e.registry().ResolveAll(tc, nil))
 	return mcp.New(e.registry(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
 		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log,
+		Compact: compact.Enabled(count, f.Compact || cfg.MCP.Compact, cfg.MCP.CompactAbove),
 	}, opts...), nil
 }
 
 type mcpCmd struct {
-	Stdio mcpStdioCmd `cmd:"" default:"withargs" help:"Serve the tools over stdio (the default); logs go to stderr."`
+	Stdio   mcpStdioCmd   `cmd:"" default:"withargs" help:"Serve the tools over stdio (the default); logs go to stderr."`
+	Servers mcpServersCmd `cmd:"" help:"Start the MCP servers toolbelt.yaml imports and show their state."`
+}
+
+type mcpServersCmd struct {
+	JSON bool `name:"json" help:"Print JSON."`
+}
+
+func (c *mcpServersCmd) Run(e *env) error {
+	e.registry() // starts the imports
+	var status []client.ServerStatus
+	if e.imports != nil {
+		status = e.imports.Status()
+	}
+	if c.JSON {
+		if status == nil {
+			status = []client.ServerStatus{}
+		}
+		return writeJSON(e.stdout, status)
+	}
+	if len(status) == 0 {
+		_, err := fmt.Fprintln(e.stdout, "No MCP servers are configured (mcpServers in toolbelt.yaml).")
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tNOTE")
+	for _, s := range status {
+		note := s.LastError
+		if len(s.Skipped) > 0 {
+			note = strings.TrimSpace(note + fmt.Sprintf(" %d tools skipped", len(s.Skipped)))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts, note)
+	}
+	return tw.Flush()
 }
 
 type mcpStdioCmd struct {
@@ -137,7 +176,7 @@ func (c *serveCmd) Run(e *env) error {
 func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	endpoint := "http://" + addr + "/mcp"
 	tc := srv.Runner().Context()
-	tools := srv.Runner().Tools(nil)
+	tools := srv.Listed()
 	col := colorsFor(e.stdout)
 	fmt.Fprintf(e.stdout, "%s %s\n", col.bold("Toolbelt MCP server listening on"), endpoint)
 	data, _, _ := e.storeDSN(os.Getenv)
