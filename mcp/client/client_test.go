@@ -40,6 +40,9 @@ func TestMain(m *testing.M) {
 	case "fail":
 		fmt.Fprintln(os.Stderr, "fatal: GITHUB_TOKEN is not set")
 		os.Exit(1)
+	case "leak":
+		fmt.Fprintln(os.Stderr, "fatal: the token ghp_"+strings.Repeat("A1b2", 9)+" was refused")
+		os.Exit(2)
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -466,6 +469,7 @@ func TestFailedStarts(t *testing.T) {
 	servers := map[string]config.MCPServer{
 		"missing":  {Command: "/nonexistent/mcp-server"},
 		"exits":    binaryServer(t, "fail", nil),
+		"leaks":    binaryServer(t, "leak", nil),
 		"unset":    stdioServer(t, map[string]string{"TOKEN": "${TOOLBELT_TEST_SURELY_UNSET_VARIABLE}"}),
 		"refused":  {URL: httpServer(t, newTestServer(false), "right").URL, Headers: map[string]string{"Authorization": "Bearer wrong"}},
 		"off":      off,
@@ -479,6 +483,7 @@ func TestFailedStarts(t *testing.T) {
 		err       string
 	}{
 		"exits":    {client.StateDown, "stdio", "exit status 1 (last line on stderr: fatal: GITHUB_TOKEN is not set)"},
+		"leaks":    {client.StateDown, "stdio", "exit status 2 (last line on stderr: [redacted])"},
 		"missing":  {client.StateDown, "stdio", "starting /nonexistent/mcp-server: fork/exec /nonexistent/mcp-server: no such file or directory"},
 		"noserver": {client.StateDown, "http", "connection refused"},
 		"off":      {client.StateDisabled, "stdio", ""},

@@ -118,3 +118,18 @@ func TestParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestScrub(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ line, want string }{
+		{"Error: ENOENT: no such file or directory, open 'config.json'", "Error: ENOENT: no such file or directory, open 'config.json'"},
+		{"connecting to postgres://app:hunter2@db:5432/app failed", "[redacted]"},
+		{"Authorization: Bearer abcdefghijklmnop", "[redacted]"},
+		{strings.Repeat("é", 200), strings.Repeat("é", 150) + "…"}, // cut at 300 bytes, on a character boundary
+		{strings.Repeat("x", 301), strings.Repeat("x", 300) + "…"},
+	} {
+		if got := scrub(tc.line); got != tc.want {
+			t.Errorf("scrub(%.40q…) = %.60q…, want %.60q…", tc.line, got, tc.want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
 )
 
@@ -183,9 +185,28 @@ func (p *process) exitError() error {
 		err = errors.New("exited")
 	}
 	if last := p.last.Load(); last != nil {
-		return fmt.Errorf("%w (last line on stderr: %s)", err, *last)
+		return fmt.Errorf("%w (last line on stderr: %s)", err, scrub(*last))
 	}
 	return err
+}
+
+// maxReasonLine bounds the line of standard error that explains an exit.
+const maxReasonLine = 300
+
+// scrub makes a line a server wrote to standard error fit to show a model,
+// which is told why the server is down: it is cut to maxReasonLine bytes,
+// and replaced when it looks like it holds a secret (a token, a password in
+// a URL, a private key — what the audit log redacts).
+func scrub(line string) string {
+	if len(line) > maxReasonLine {
+		line = strings.ToValidUTF8(line[:maxReasonLine], "") + "…"
+	}
+	quoted, _ := json.Marshal(line)
+	var out string
+	if json.Unmarshal(audit.Redact(quoted), &out) != nil {
+		return audit.Redacted
+	}
+	return out
 }
 
 // stop ends the process as the MCP specification asks: its input is
@@ -234,7 +255,8 @@ func (p *process) transport() mcp.Transport {
 }
 
 // headerTransport adds configured headers to every request to an HTTP
-// server.
+// server; the protocol's own headers (session, protocol version, content
+// types) are never replaced.
 type headerTransport struct {
 	base    *http.Transport
 	headers http.Header
@@ -243,7 +265,9 @@ type headerTransport struct {
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {
-		req.Header[k] = v
+		if _, set := req.Header[k]; !set {
+			req.Header[k] = v
+		}
 	}
 	return t.base.RoundTrip(req)
 }
