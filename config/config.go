@@ -137,6 +137,10 @@ type MCP struct {
 	Separator string `yaml:"separator"`
 }
 
+// DefaultMCPSeparator joins server and tool names of imported tools when
+// mcp.separator is not set.
+const DefaultMCPSeparator = "__"
+
 // Scope holds the tool policy of an agent, a channel, the sandbox or
 // sub-agents.
 type Scope struct {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -53,6 +54,7 @@ func Check(c *config.Config, reg *registry.Registry) error {
 	var errs []error
 	p := &Policy{}
 	metas := reg.List()
+	sep := cmp.Or(c.MCP.Separator, config.DefaultMCPSeparator)
 	known := func(ref string) bool {
 		ref = strings.TrimSpace(ref)
 		if g, ok := strings.CutPrefix(ref, registry.GroupPrefix); ok {
@@ -65,6 +67,11 @@ func Check(c *config.Config, reg *registry.Registry) error {
 		}
 		if _, ok := catalog.Alias(ref); ok {
 			return true
+		}
+		for server := range c.MCPServers {
+			if strings.HasPrefix(ref, server+sep) {
+				return true // an imported tool, known once its server answers
+			}
 		}
 		for i := range metas {
 			if p.matches(&metas[i], ref) {

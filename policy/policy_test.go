@@ -246,6 +246,29 @@ agents:
 	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
 	}
+
+	// The tools of a configured MCP server are known by their prefix even
+	// while the server is not running; another prefix is not.
+	mcp, err := config.Parse("toolbelt.yaml", []byte(`mcpServers:
+  github: {command: github-mcp}
+mcp: {separator: "."}
+tools:
+  deny: [github.delete_repository, gitlab.delete_project, github__x]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs = msgs[:0]
+	for _, e := range unwrap(Check(mcp, reg)) {
+		msgs = append(msgs, e.Error())
+	}
+	want = []string{
+		`toolbelt.yaml:5: no tool, alias or group matches "gitlab.delete_project"`,
+		`toolbelt.yaml:5: no tool, alias or group matches "github__x"`,
+	}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("mcp prefixes, got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func unwrap(err error) []error {

@@ -178,6 +178,14 @@ func (r *Registry) Unregister(id string) bool {
 	return true
 }
 
+// Touch tells watchers the tool list may read differently without any tool
+// being added or removed: a factory whose answer depends on outside state
+// (an MCP server going down or coming back) calls it when that state moves.
+func (r *Registry) Touch() {
+	r.version.Add(1)
+	r.notify()
+}
+
 // Clear removes every tool.
 func (r *Registry) Clear() {
 	r.mu.Lock()

@@ -401,13 +401,19 @@ func TestCrash(t *testing.T) {
 		status client.ServerStatus
 		reason string             // why crashy__echo did not resolve
 		call   tool.ResultMessage // a call of it through the pipeline
+		told   int64              // registry watchers called so far
 	}
+	// Watchers (an MCP server's tools/list_changed) hear that the tool list
+	// reads differently when the server goes down, though no tool left it.
+	var told atomic.Int64
+	stop := reg.Watch(func() { told.Add(1) })
+	t.Cleanup(stop)
 	states := make(chan seen, 16)
 	opts := client.Options{
 		Logger:     testLogger(t),
 		MinBackoff: 50 * time.Millisecond,
 		OnState: func(st client.ServerStatus) {
-			s := seen{status: st}
+			s := seen{status: st, told: told.Load()}
 			// The state holds until OnState returns.
 			if _, ok := reg.Resolve("crashy__echo", nil, func(_ string, err error) { s.reason = err.Error() }); ok {
 				s.reason = "available"
@@ -423,8 +429,9 @@ func TestCrash(t *testing.T) {
 	if err := m.Start(context.Background(), reg); err != nil {
 		t.Fatal(err)
 	}
-	if s := <-states; s.status.State != client.StateReady || s.reason != "available" {
-		t.Fatalf("first state %+v", s)
+	ready := <-states
+	if ready.status.State != client.StateReady || ready.reason != "available" {
+		t.Fatalf("first state %+v", ready)
 	}
 	if msg := run(t, r, "crashy__echo", `{"text":"before"}`); msg.IsError {
 		t.Fatalf("echo before the crash: %+v", msg)
@@ -451,6 +458,8 @@ func TestCrash(t *testing.T) {
 	if s := <-states; s.status.State != client.StateStarting || s.status.Restarts != 1 ||
 		s.reason != "mcp server crashy is restarting after: "+exit {
 		t.Errorf("restart: %+v", s)
+	} else if s.told <= down.told || down.told != ready.told+1 {
+		t.Errorf("watchers told %d times when ready, %d when down, %d after: the fall was not announced", ready.told, down.told, s.told)
 	}
 	if s := <-states; s.status.State != client.StateReady || s.reason != "available" || s.status.LastError != exit {
 		t.Errorf("after the restart: %+v", s)

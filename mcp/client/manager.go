@@ -64,7 +64,7 @@ type Options struct {
 
 // The defaults of Options.
 const (
-	DefaultSeparator      = "__"
+	DefaultSeparator      = config.DefaultMCPSeparator
 	DefaultConnectTimeout = 30 * time.Second
 	DefaultMinBackoff     = time.Second
 	DefaultMaxBackoff     = time.Minute

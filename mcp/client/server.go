@@ -28,6 +28,7 @@ type server struct {
 	name   string
 	cfg    config.MCPServer
 	client *mcp.Client
+	reg    *registry.Registry // set by run, read only on its goroutine
 
 	mu       sync.Mutex
 	state    State
@@ -153,11 +154,15 @@ func (s *server) setState(state State, sess *mcp.ClientSession, err error, wait 
 	if s.m.opts.OnState != nil {
 		s.m.opts.OnState(st)
 	}
+	if reg := s.reg; reg != nil && (state == StateReady || state == StateDown) && len(st.Skipped)+st.Tools > 0 {
+		reg.Touch()
+	}
 }
 
 // run supervises the server until ctx ends; first is closed once its first
 // start succeeded or failed.
 func (s *server) run(ctx context.Context, reg *registry.Registry, first chan struct{}) {
+	s.reg = reg
 	defer s.clear(reg)
 	started := sync.OnceFunc(func() { close(first) })
 	defer started()
