@@ -166,3 +166,22 @@ func BenchmarkTruncate10MB(b *testing.B) {
 		}
 	}
 }
+
+func TestChars(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s       string
+		from, n int
+		want    string
+	}{
+		{"héllo wörld", 1, 4, "éllo"},
+		{"héllo wörld", 7, 100, "örld"},
+		{"héllo", 9, 3, ""},
+		{"日本語", 0, 2, "日本"},
+		{"", 0, 5, ""},
+	} {
+		if got := Chars(c.s, c.from, c.n); got != c.want {
+			t.Errorf("Chars(%q, %d, %d) = %q, want %q", c.s, c.from, c.n, got, c.want)
+		}
+	}
+}

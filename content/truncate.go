@@ -61,6 +61,13 @@ func Truncate(s string, max int, keepTail bool) Cut {
 	return c
 }
 
+// Chars returns up to n characters of s starting at character from: a page
+// of a text measured, like every limit of this package, in characters.
+func Chars(s string, from, n int) string {
+	s = s[byteOffset(s, from):]
+	return s[:byteOffset(s, n)]
+}
+
 // byteOffset returns the byte offset of the n-th character of s (len(s) when
 // s is shorter).
 func byteOffset(s string, n int) int {

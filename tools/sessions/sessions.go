@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -57,27 +58,15 @@ func read(ctx context.Context, outputs tool.Outputs, in resultReadArgs) (tool.Re
 	if in.Offset >= total {
 		return tool.Result{}, tool.InputErrorf("Offset %d is past the end: the result of call %q has %d characters.", in.Offset, in.CallID, total)
 	}
-	start := byteOffset(full, in.Offset)
-	end := start + byteOffset(full[start:], in.Limit)
-	last := in.Offset + utf8.RuneCountInString(full[start:end])
+	page := content.Chars(full, in.Offset, in.Limit)
+	last := in.Offset + utf8.RuneCountInString(page)
 	footer := fmt.Sprintf("[Characters %d-%d of %d.", in.Offset, last, total)
 	if last < total {
 		footer += fmt.Sprintf(" Use offset=%d to continue.]", last)
 	} else {
 		footer += " This is the end.]"
 	}
-	res := tool.Text(full[start:end] + "\n" + footer)
+	res := tool.Text(page + "\n" + footer)
 	res.Details = map[string]any{"callId": in.CallID, "offset": in.Offset, "end": last, "total": total}
 	return res, nil
-}
-
-// byteOffset returns the byte offset of the n-th character of s.
-func byteOffset(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
 }
