@@ -141,6 +141,12 @@ func TestList(t *testing.T) {
 	if !strings.Contains(r.stdout, " tools, ") || strings.Contains(r.stdout, "\x1b[") {
 		t.Errorf("summary or colors:\n%s", r.stdout)
 	}
+	// The list shows tools as a pipeline offers them: result_read reads the
+	// outputs every pipeline keeps.
+	r = runCLI(t, "", "list", "--include", "result_read").expect(t, 0)
+	if !strings.Contains(r.stdout, "result_read  Read Full Result  low  available") {
+		t.Errorf("result_read is not listed as available:\n%s", r.stdout)
+	}
 }
 
 func TestListJSON(t *testing.T) {

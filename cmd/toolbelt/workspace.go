@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -58,14 +59,18 @@ func expandHome(p string) string {
 	return p
 }
 
-// toolContext returns the tool context for a person at this terminal: the
-// owner, on the "cli" channel, in the workspace, with a file bridge confined
-// to it and the tools' settings from the config. When the workspace cannot be
-// used (it is missing or not a directory) the context has no bridge, so the
-// tools that need one are listed as unavailable, with the reason.
+// toolContext returns the tool context for a person at this terminal, as a
+// pipeline hands it to tools: the owner, on the "cli" channel, in the
+// workspace, with a file bridge confined to it, the tools' settings from the
+// config and a place for full outputs. When the workspace cannot be used (it
+// is missing or not a directory) the context has no bridge, so the tools that
+// need one are listed as unavailable, with the reason.
 func (w workspaceFlags) toolContext(e *env) (*tool.Context, error) {
 	tc, _, err := w.open(e)
-	return tc, err
+	if err != nil {
+		return nil, err
+	}
+	return invoke.New(e.registry(), tc).Context(), nil
 }
 
 // runContext is toolContext for commands that run tools: a workspace that
