@@ -1,17 +1,51 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
 )
 
-// writeJSON prints v as indented JSON.
+// writeJSON prints v as indented JSON, with &, < and > as themselves even
+// where a value's own MarshalJSON escaped them (a JSON Schema does).
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(unescapeHTML(buf.Bytes()))
+	return err
+}
+
+// unescapeHTML turns the escapes \u0026, \u003c and \u003e of JSON text back
+// into &, < and >; every other escape is kept as it is.
+func unescapeHTML(b []byte) []byte {
+	out := b[:0]
+	for i := 0; i < len(b); i++ {
+		if b[i] != '\\' || i+1 == len(b) {
+			out = append(out, b[i])
+			continue
+		}
+		if b[i+1] == 'u' && i+6 <= len(b) {
+			switch string(b[i+2 : i+6]) {
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			}
+		}
+		out, i = append(out, b[i], b[i+1]), i+1 // any other escape, whole
+	}
+	return out
 }
 
 // colors paints text for a terminal, or not at all.
