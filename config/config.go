@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,8 +182,9 @@ type Tools struct {
 	settingLines map[string]int
 }
 
-// policyKeys are the keys of Rules under tools:.
-var policyKeys = map[string]bool{"profile": true, "allow": true, "alsoAllow": true, "deny": true, "ask": true, "byProvider": true}
+// PolicyKeys are the keys of Rules under tools:; every other key there holds
+// a tool's (or a section's) settings.
+var PolicyKeys = []string{"profile", "allow", "alsoAllow", "deny", "ask", "byProvider"}
 
 // UnmarshalYAML decodes the policy keys strictly and keeps every other key
 // as tool settings.
@@ -198,7 +200,7 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 	t.Settings, t.settingLines = map[string]any{}, map[string]int{}
 	for _, kv := range m.Values {
 		key := kv.Key.String()
-		if policyKeys[key] {
+		if slices.Contains(PolicyKeys, key) {
 			rules.Values = append(rules.Values, kv)
 			continue
 		}
@@ -207,15 +209,11 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 			return err
 		}
 		if _, isMap := v.(map[string]any); !isMap {
-			return lineError(kv.Key, fmt.Sprintf("tools.%s: settings of a tool are a mapping; policy keys are %s", key, strings.Join(sortedPolicyKeys(), ", ")))
+			return lineError(kv.Key, fmt.Sprintf("tools.%s: settings of a tool are a mapping; policy keys are %s", key, strings.Join(PolicyKeys, ", ")))
 		}
 		t.Settings[key], t.settingLines[key] = v, line(kv.Key)
 	}
 	return yaml.NodeToValue(rules, &t.Rules, yaml.DisallowUnknownField())
-}
-
-func sortedPolicyKeys() []string {
-	return []string{"profile", "allow", "alsoAllow", "deny", "ask", "byProvider"}
 }
 
 // Names is one tool reference or a list of them (names, aliases, * globs,

@@ -155,7 +155,7 @@ func TestValidationReportsEverything(t *testing.T) {
 	r := newRunner(t, []tool.Tool{fn("read", echo)})
 	msg := run(t, r, "read", `{"path":"","offset":0,"limit":"x10","mode":"all","numbers":"yes","extra":1}`)
 	want := `Validation failed for tool "read":
-  - (root): unknown properties "extra" are not allowed
+  - (root): unknown property "extra" is not allowed
   - limit: got string, want integer
   - mode: value must be one of "text", "lines"
   - numbers: got string, want boolean

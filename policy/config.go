@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/closest"
 	"github.com/toolbelt/toolbelt/registry"
 )
 
@@ -119,11 +120,13 @@ func Check(c *config.Config, reg *registry.Registry) error {
 		if _, section := catalog.SectionOrder(key); section || reg.Has(key) {
 			continue
 		}
-		msg := fmt.Sprintf("tools.%s: no tool or section is named %q, and it is not a policy key (%s)", key, key, "profile, allow, alsoAllow, deny, ask, byProvider")
-		if close := reg.Suggest(key, 1); len(close) > 0 {
+		msg := fmt.Sprintf("tools.%s: no tool or section is named %q, and it is not a policy key (%s)", key, key, strings.Join(config.PolicyKeys, ", "))
+		close := reg.Suggest(key, 1)
+		if len(close) == 0 {
+			close = closest.Names(key, config.PolicyKeys, 1)
+		}
+		if len(close) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", close[0])
-		} else if suggestion := closestKey(key); suggestion != "" {
-			msg += fmt.Sprintf("; did you mean %q?", suggestion)
 		}
 		errs = append(errs, &config.LineError{Path: c.Path, Line: c.SettingLine(key), Msg: msg})
 	}
@@ -143,14 +146,4 @@ func pathKey(k string) string { return "'" + k + "'" }
 
 func lineErr(c *config.Config, path, msg string) error {
 	return &config.LineError{Path: c.Path, Line: c.Line(path), Msg: msg}
-}
-
-// closestKey suggests the policy key a misspelled settings key may be.
-func closestKey(key string) string {
-	for _, k := range []string{"profile", "allow", "alsoAllow", "deny", "ask", "byProvider"} {
-		if strings.EqualFold(k, key) || len(key) > 2 && (strings.HasPrefix(strings.ToLower(k), strings.ToLower(key[:3]))) {
-			return k
-		}
-	}
-	return ""
 }

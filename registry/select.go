@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/internal/closest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -119,92 +120,17 @@ func (r *Registry) Unknown(refs []string) []string {
 }
 
 // Suggest returns up to n registered ids (among those the options select)
-// closest to name, best first: a name differing only in case or separators,
-// then one containing or contained in name, then by edit distance (a swap of
-// two neighbouring letters counts as one edit). Names too far from name to be
-// a plausible typo are left out.
+// closest to name, best first, as [closest.Names] ranks them; names too far
+// from name to be a plausible typo are left out.
 func (r *Registry) Suggest(name string, n int, opts ...Option) []string {
 	s := newSelector(opts)
-	want := fold(name)
-	type scored struct {
-		id    string
-		score int
-	}
-	var cands []scored
+	var ids []string
 	for _, e := range r.ordered() {
-		if !s.selects(&e.meta) {
-			continue
-		}
-		id := fold(e.meta.ID)
-		var score int
-		switch {
-		case id == want:
-			score = 0
-		case min(len(id), len(want)) >= 3 && (strings.Contains(id, want) || strings.Contains(want, id)):
-			score = 1 + abs(len(id)-len(want))/4
-		default:
-			d := distance(want, id)
-			if d > max(1, max(len(want), len(id))/3) {
-				continue
-			}
-			score = d + 1
-		}
-		cands = append(cands, scored{e.meta.ID, score})
-	}
-	slices.SortStableFunc(cands, func(a, b scored) int { return a.score - b.score })
-	out := make([]string, 0, min(n, len(cands)))
-	for _, c := range cands[:min(n, len(cands))] {
-		out = append(out, c.id)
-	}
-	return out
-}
-
-// fold lowercases and drops separators, so "Web-Fetch" and "web_fetch" fold alike.
-func fold(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case '_', '-', ' ', '.':
-			return -1
-		}
-		if 'A' <= r && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, strings.TrimSpace(s))
-}
-
-// distance is the optimal string alignment distance between a and b, by
-// bytes: insertions, deletions, substitutions and swaps of neighbours.
-func distance(a, b string) int {
-	rows := make([][]int, len(a)+1)
-	for i := range rows {
-		rows[i] = make([]int, len(b)+1)
-		rows[i][0] = i
-	}
-	for j := range rows[0] {
-		rows[0][j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
-			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
-				d = min(d, rows[i-2][j-2]+1)
-			}
-			rows[i][j] = d
+		if s.selects(&e.meta) {
+			ids = append(ids, e.meta.ID)
 		}
 	}
-	return rows[len(a)][len(b)]
-}
-
-func abs(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
+	return closest.Names(name, ids, n)
 }
 
 // Selected reports whether the options select the tool described by m, as

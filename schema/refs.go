@@ -19,24 +19,9 @@ func (c *compiler) resolve(ref string) (map[string]any, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	cur := c.root
-	for _, tok := range tokens {
-		switch x := cur.(type) {
-		case map[string]any:
-			v, ok := x[tok]
-			if !ok {
-				return nil, "", fmt.Errorf("reference %s removed: it points at nothing in the schema", ref)
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, "", fmt.Errorf("reference %s removed: it points at nothing in the schema", ref)
-			}
-			cur = x[i]
-		default:
-			return nil, "", fmt.Errorf("reference %s removed: it points at nothing in the schema", ref)
-		}
+	cur, ok := lookup(c.root, tokens)
+	if !ok {
+		return nil, "", fmt.Errorf("reference %s removed: it points at nothing in the schema", ref)
 	}
 	key := pointerKey(tokens)
 	switch x := cur.(type) {
@@ -75,6 +60,29 @@ func pointer(ref string) ([]string, error) {
 		tokens[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
 	}
 	return tokens, nil
+}
+
+// lookup returns the value at the JSON-pointer tokens inside doc.
+func lookup(doc any, tokens []string) (any, bool) {
+	for _, tok := range tokens {
+		switch x := doc.(type) {
+		case map[string]any:
+			v, ok := x[tok]
+			if !ok {
+				return nil, false
+			}
+			doc = v
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			doc = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return doc, true
 }
 
 // pointerKey renders tokens as a canonical local reference.

@@ -24,6 +24,7 @@ import (
 // concurrent use; compile once per schema and keep it.
 type Validator struct {
 	compiled *jsonschema.Schema
+	doc      any       // the schema as decoded, to word errors from
 	fast     *fastNode // nil when the schema needs the full validator
 }
 
@@ -67,7 +68,7 @@ func CompileJSON(b []byte) (*Validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("invalid schema: %w", err)
 	}
-	return &Validator{compiled: compiled, fast: compileFast(doc)}, nil
+	return &Validator{compiled: compiled, doc: doc, fast: compileFast(doc)}, nil
 }
 
 // Accepts reports whether raw, the JSON text of arguments, is certainly
@@ -157,21 +158,21 @@ func (v *Validator) Validate(args any) []Error {
 		return []Error{{Message: err.Error()}}
 	}
 	var out []Error
-	collect(ve, args, &out)
+	v.collect(ve, args, &out)
 	slices.SortStableFunc(out, func(a, b Error) int { return strings.Compare(a.Path, b.Path) })
 	return slices.CompactFunc(out, func(a, b Error) bool { return a.Path == b.Path && a.Message == b.Message })
 }
 
 // collect flattens a validation error tree into out. A failed anyOf/oneOf
 // becomes one error listing what each alternative needed.
-func collect(e *jsonschema.ValidationError, root any, out *[]Error) {
+func (v *Validator) collect(e *jsonschema.ValidationError, root any, out *[]Error) {
 	switch k := e.ErrorKind.(type) {
 	case *kind.AnyOf, *kind.OneOf:
 		if len(e.Causes) > 0 {
 			var alts []string
 			for _, c := range e.Causes {
 				var sub []Error
-				collect(c, root, &sub)
+				v.collect(c, root, &sub)
 				for _, s := range sub {
 					msg := s.Message
 					if rel := strings.TrimPrefix(strings.TrimPrefix(s.Path, instancePath(e.InstanceLocation, root)), "."); rel != "" {
@@ -192,15 +193,21 @@ func collect(e *jsonschema.ValidationError, root any, out *[]Error) {
 		return
 	}
 	if len(e.Causes) == 0 {
+		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
+			slices.Sort(ap.Properties) // they come in map order
+		}
 		err := Error{Path: instancePath(e.InstanceLocation, root), Message: message1(e.ErrorKind)}
-		if req, ok := e.ErrorKind.(*kind.Required); ok {
-			err.Missing = req.Missing
+		switch k := e.ErrorKind.(type) {
+		case *kind.Required:
+			err.Missing = k.Missing
+		case *kind.AdditionalProperties:
+			err.Message += v.unknownHint(e, root, k.Properties)
 		}
 		*out = append(*out, err)
 		return
 	}
 	for _, c := range e.Causes {
-		collect(c, root, out)
+		v.collect(c, root, out)
 	}
 }
 
@@ -213,6 +220,9 @@ func message1(k jsonschema.ErrorKind) string {
 		}
 		return "missing required properties " + quoteAll(k.Missing)
 	case *kind.AdditionalProperties:
+		if len(k.Properties) == 1 {
+			return fmt.Sprintf("unknown property %q is not allowed", k.Properties[0])
+		}
 		return "unknown properties " + quoteAll(k.Properties) + " are not allowed"
 	case *kind.FalseSchema:
 		return "no value is allowed here"

@@ -58,16 +58,41 @@ func TestValidateReportsEveryErrorWithPaths(t *testing.T) {
 		got = append(got, e.String())
 	}
 	want := []string{
-		`(root): unknown properties "nope" are not allowed`,
+		`(root): unknown property "nope" is not allowed`,
 		`["weird key"]: got string, want integer`,
 		`edits[0]: missing required property "newText"`,
 		`edits[0].oldText: got number, want string`,
-		`edits[1]: unknown properties "extra" are not allowed`,
+		`edits[1]: unknown property "extra" is not allowed; the properties left to set are "replaceAll"`,
 		`mode: value must be one of "fast", "safe"`,
 		`path: minLength: got 0 characters, want at least 1`,
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestUnknownPropertyHints: an unknown property names the declared one it
+// most likely misspells — also inside a referenced definition and not one
+// the object already has — or, failing that, the ones left to set.
+func TestUnknownPropertyHints(t *testing.T) {
+	t.Parallel()
+	v := mustCompile(t, `{
+		"type": "object",
+		"properties": {"path": {"type": "string"}, "pattern": {"type": "string"}, "limit": {"type": "integer"}, "opts": {"$ref": "#/$defs/opts"}},
+		"additionalProperties": false,
+		"$defs": {"opts": {"type": "object", "properties": {"ignoreCase": {"type": "boolean"}, "context": {"type": "integer"}}, "additionalProperties": false}}
+	}`)
+	for _, c := range []struct{ args, want string }{
+		{`{"paht": "src"}`, `(root): unknown property "paht" is not allowed; did you mean "path"?`},
+		{`{"path": "src", "Path": "x"}`, `(root): unknown property "Path" is not allowed; the properties left to set are "limit", "opts", "pattern"`},
+		{`{"paht": "src", "lmit": 3, "zzz": 1}`, `(root): unknown properties "lmit", "paht", "zzz" are not allowed; did you mean "limit" for "lmit", "path" for "paht"?`},
+		{`{"opts": {"ignore_case": true}}`, `opts: unknown property "ignore_case" is not allowed; did you mean "ignoreCase"?`},
+		{`{"path": "", "pattern": "", "limit": 1, "opts": {}, "x": 1}`, `(root): unknown property "x" is not allowed`},
+	} {
+		errs := v.Validate(decode(t, c.args))
+		if len(errs) != 1 || errs[0].String() != c.want {
+			t.Errorf("%s:\n got %v\nwant %s", c.args, errs, c.want)
+		}
 	}
 }
 

@@ -104,7 +104,7 @@ func TestSchemaValidate(t *testing.T) {
 		{"coerced", "", []string{"--args-file", argsFile}, 0, "coerced count: \"3\" → 3\nvalid\n", ""},
 		{"stdin", `{"slug":"ok","count":2}`, []string{"--args-file", "-"}, 0, "valid\n", ""},
 		{"every error", "", []string{"--args", `{"slug":"Not OK","count":0,"tags":[true],"extra":true}`}, 1,
-			"(root): unknown properties \"extra\" are not allowed\n" +
+			"(root): unknown property \"extra\" is not allowed; the properties left to set are \"labels\"\n" +
 				"count: minimum: got 0, want 1\n" +
 				"slug: 'Not OK' does not match pattern '^[a-z]+$'\n" +
 				"tags[0]: got boolean, want string\n", ""},
