@@ -6,11 +6,14 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
@@ -144,7 +147,9 @@ func (m *Manager) bwrap(ctx context.Context, name string, spec sandbox.Spec) (*s
 }
 
 // Close stops every running command (SIGTERM to its process group, then
-// SIGKILL) and waits until they are gone. Later calls of exec fail.
+// SIGKILL) and waits until they are gone. Later calls of exec fail. The
+// error names the commands that were still running, whose callers were
+// told they would go on in the background: they are stopped all the same.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
@@ -153,9 +158,25 @@ func (m *Manager) Close() error {
 		all = append(all, s)
 	}
 	m.mu.Unlock()
+	var running []string
 	for _, s := range all {
+		if !s.finished() {
+			cmd := content.Chars(s.command, 0, 60)
+			if cmd != s.command {
+				cmd += "…"
+			}
+			running = append(running, s.id+" ("+cmd+")")
+		}
 		s.stop(stopShutdown)
 	}
 	m.wg.Wait()
+	if len(running) > 0 {
+		slices.Sort(running)
+		what := "1 command"
+		if len(running) > 1 {
+			what = strconv.Itoa(len(running)) + " commands"
+		}
+		return fmt.Errorf("stopped %s still running in the background: %s", what, strings.Join(running, ", "))
+	}
 	return nil
 }
