@@ -3,7 +3,9 @@ package schema
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -1159,12 +1161,34 @@ func (c *compiler) describe(n *nodeState) {
 	if len(n.hints) == 0 {
 		return
 	}
-	hints := slices.Compact(n.hints)
+	d, _ := n.m["description"].(string)
+	hints := slices.DeleteFunc(slices.Compact(n.hints), func(h string) bool { return saysAlready(d, h) })
+	if len(hints) == 0 {
+		return
+	}
 	text := strings.Join(hints, "; ")
-	if d, ok := n.m["description"].(string); ok && strings.TrimSpace(d) != "" {
+	if strings.TrimSpace(d) != "" {
 		text = strings.TrimRight(d, " \n") + " (" + text + ")"
 	}
 	n.m["description"] = text
+}
+
+// saysAlready reports whether the description already gives what a hint
+// would add: a default its author wrote as "default 1", "Default: 1",
+// "defaults to 1" or "default is 1".
+func saysAlready(description, hint string) bool {
+	v, ok := strings.CutPrefix(hint, "default: ")
+	if !ok || description == "" {
+		return false
+	}
+	// The literal may follow "default" directly; a string written without
+	// its quotes only after a connector, or "the default name" would count.
+	pattern := `(?i)\bdefault(?:s to| is|:)?\s+` + regexp.QuoteMeta(v) + `(?:[^\w.-]|\.(?:\s|$)|$)`
+	if u, err := strconv.Unquote(v); err == nil && u != "" {
+		pattern += `|(?i)\bdefault(?:s to| is|:)\s+` + regexp.QuoteMeta(u) + `(?:[^\w.-]|\.(?:\s|$)|$)`
+	}
+	re, err := regexp.Compile(pattern)
+	return err == nil && re.MatchString(description)
 }
 
 // addHint adds descriptions of constraints to a schema being compiled.

@@ -457,7 +457,7 @@ func (c *compiler) mergeGroup(group []map[string]any, exclusive bool) map[string
 		for _, g := range group {
 			list = append(list, c.form(g))
 		}
-		lead := "one of: "
+		lead := "at least one of: "
 		if exclusive {
 			lead = "exactly one of: "
 		}
