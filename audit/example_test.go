@@ -46,8 +46,8 @@ func Example() {
 		fmt.Println(r.Seq, r.Tool, r.Decision(), string(r.Arguments))
 	}
 	sum, err := l.Verify(ctx)
-	fmt.Println(sum.Records, "records, chain intact:", err == nil)
+	fmt.Println("records:", sum.Records, "chain intact:", err == nil)
 	// Output:
 	// 1 exec allow-once {"command":"deploy","env":{"API_TOKEN":"[redacted]"}}
-	// 1 records, chain intact: true
+	// records: 1 chain intact: true
 }

@@ -107,7 +107,11 @@ func (l *Log) Verify(ctx context.Context) (Summary, error) {
 		case headSeq > sum.Records:
 			return &ChainError{sum.Records + 1, fmt.Sprintf("missing: the log ends at record %d, but %d were appended", sum.Records, headSeq)}
 		case headSeq < sum.Records:
-			return &ChainError{headSeq + 1, fmt.Sprintf("inserted: only %d records were appended", headSeq)}
+			appended := fmt.Sprintf("only %d records were", headSeq)
+			if headSeq == 1 {
+				appended = "only 1 record was"
+			}
+			return &ChainError{headSeq + 1, "inserted: " + appended + " appended"}
 		case headHash != prev:
 			return &ChainError{sum.Records, "edited: it is not the record last appended (the chain's head names another hash)"}
 		}

@@ -149,6 +149,18 @@ func openPostgres(ctx context.Context, dsn string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("database %s: %w", where, err)
 	}
+	// Tables are created in the first schema of the search path that
+	// exists; say so plainly when none does.
+	var schema sql.NullString
+	var path string
+	if err := db.QueryRowContext(ctx, "SELECT current_schema(), current_setting('search_path')").Scan(&schema, &path); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("database %s: %w", where, err)
+	}
+	if !schema.Valid {
+		db.Close()
+		return nil, fmt.Errorf("database %s: no schema of its search_path (%s) exists: create it (CREATE SCHEMA …) or leave search_path out to use public", where, path)
+	}
 	return &Store{d: postgresDialect, w: db, r: db, where: where, now: time.Now}, nil
 }
 

@@ -293,3 +293,20 @@ func TestWriteRollsBackOnError(t *testing.T) {
 		}
 	})
 }
+
+// TestPostgresMissingSchema: a search_path naming no existing schema is
+// refused when the store opens, with what to do about it.
+func TestPostgresMissingSchema(t *testing.T) {
+	t.Parallel()
+	dsn := storetest.Postgres(t)
+	i := strings.Index(dsn, "search_path=")
+	dsn = dsn[:i] + "search_path=no_such_schema"
+	st, err := store.Open(context.Background(), dsn)
+	if err == nil {
+		st.Close()
+		t.Fatal("opened a database whose search_path names no schema")
+	}
+	if want := "no schema of its search_path (no_such_schema) exists: create it (CREATE SCHEMA …) or leave search_path out to use public"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q lacks %q", err, want)
+	}
+}

@@ -171,7 +171,11 @@ func (c *auditVerifyCmd) Run(e *env) error {
 			_, err := fmt.Fprintln(e.stdout, "0 records, chain intact")
 			return err
 		}
-		_, err = fmt.Fprintf(e.stdout, "%d records, chain intact (head %s)\n", sum.Records, sum.Head)
+		noun := "records"
+		if sum.Records == 1 {
+			noun = "record"
+		}
+		_, err = fmt.Fprintf(e.stdout, "%d %s, chain intact (head %s)\n", sum.Records, noun, sum.Head)
 		return err
 	})
 }
