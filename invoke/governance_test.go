@@ -229,7 +229,7 @@ func TestDryRun(t *testing.T) {
 	reader.Meta.ReadOnly = true
 	r := newRunner(t, []tool.Tool{s.tool(), noPreview, reader})
 	msg := call(r, `{"command":"rm -rf build"}`, invoke.DryRun())
-	want := "Dry run of run — nothing was changed.\nIt would run rm -rf build.\n  command:    rm -rf build\n  directory:  /w/\n  environment: MODE=x\n  executable: /usr/bin/rm"
+	want := "Dry run of run — nothing was changed.\nIt would run rm -rf build.\n  command:     rm -rf build\n  directory:   /w/\n  environment: MODE=x\n  executable:  /usr/bin/rm"
 	if msg.IsError || text(msg) != want || s.runs.Load() != 0 {
 		t.Errorf("dry run:\n%s\nwant:\n%s", text(msg), want)
 	}

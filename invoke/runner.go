@@ -431,7 +431,7 @@ func DescribeEffects(name string, e tool.Effects) string {
 	}
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "\n  %-11s %s", k+":", v)
+			fmt.Fprintf(&b, "\n  %-12s %s", k+":", v)
 		}
 	}
 	row("command", e.Command)

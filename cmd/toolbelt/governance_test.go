@@ -114,7 +114,7 @@ func TestYesApprovesAndDryRunDescribes(t *testing.T) {
 		t.Errorf("with --yes: %q", r.stdout)
 	}
 	r = runCLI(t, "", "call", "test_danger", "--args", `{"target":"build"}`, "--dry-run").expect(t, 0)
-	if !strings.HasPrefix(r.stdout, "Dry run of test_danger — nothing was changed.\nIt would delete build.\n  command:    rm -rf build") {
+	if !strings.HasPrefix(r.stdout, "Dry run of test_danger — nothing was changed.\nIt would delete build.\n  command:     rm -rf build") {
 		t.Errorf("dry run: %q", r.stdout)
 	}
 }
