@@ -1,6 +1,7 @@
 package content
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -183,5 +184,34 @@ func TestChars(t *testing.T) {
 		if got := Chars(c.s, c.from, c.n); got != c.want {
 			t.Errorf("Chars(%q, %d, %d) = %q, want %q", c.s, c.from, c.n, got, c.want)
 		}
+	}
+}
+
+// TestTruncateKeepsLinesWhole: a cut falls at a line break near the budget,
+// in the head and in the tail, and the counts still add up.
+func TestTruncateKeepsLinesWhole(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	for i := 1; i <= 1000; i++ {
+		fmt.Fprintf(&b, "line %04d ü\n", i) // 12 characters, 13 bytes
+	}
+	s := b.String()
+	total := utf8.RuneCountInString(s)
+	for _, tail := range []bool{false, true} {
+		c := Truncate(s, 1000, tail)
+		if !strings.HasSuffix(c.Head, "\n") || c.Tail != "" && !strings.HasPrefix(c.Tail, "line ") {
+			t.Errorf("tail %v: a line was split: head ends %q, tail starts %q", tail, c.Head[len(c.Head)-10:], c.Tail[:min(10, len(c.Tail))])
+		}
+		kept := utf8.RuneCountInString(c.Head) + utf8.RuneCountInString(c.Tail)
+		if kept > 1000 || kept < 800 || kept+c.Omitted != total || c.HeadEnd != utf8.RuneCountInString(c.Head) {
+			t.Errorf("tail %v: kept %d, omitted %d, head end %d, of %d", tail, kept, c.Omitted, c.HeadEnd, total)
+		}
+		if s[:len(c.Head)] != c.Head || !strings.HasSuffix(s, c.Tail) {
+			t.Errorf("tail %v: the parts are not the text's own", tail)
+		}
+	}
+	// A single long line is cut at the budget.
+	if c := Truncate(strings.Repeat("x", 5000), 1000, true); utf8.RuneCountInString(c.Head)+utf8.RuneCountInString(c.Tail) != 1000 {
+		t.Errorf("one long line: kept %d", len(c.Head)+len(c.Tail))
 	}
 }

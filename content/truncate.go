@@ -30,7 +30,9 @@ const TailShare = 0.3
 
 // Truncate keeps at most max characters of s (runes, never splitting one).
 // When keepTail is set it keeps the head and the tail (TailShare of the
-// budget), else only the head.
+// budget), else only the head. A cut falls at a line break when there is
+// one in the last fifth of the head (the first fifth of the tail), so that
+// lines are kept whole.
 func Truncate(s string, max int, keepTail bool) Cut {
 	if max < 0 {
 		max = 0
@@ -48,16 +50,26 @@ func Truncate(s string, max int, keepTail bool) Cut {
 	if headEnd == len(s) {
 		return Cut{Head: s, HeadEnd: utf8.RuneCountInString(s)}
 	}
-	rest := s[headEnd:]
-	restChars := utf8.RuneCountInString(rest)
+	restChars := utf8.RuneCountInString(s[headEnd:])
 	if restChars <= tailChars {
 		return Cut{Head: s, HeadEnd: headChars + restChars}
 	}
-	c := Cut{Head: s[:headEnd], HeadEnd: headChars}
-	if tailChars > 0 {
-		c.Tail = rest[byteOffsetFromEnd(rest, tailChars):]
+	if i := strings.LastIndexByte(s[:headEnd], '\n'); i >= 0 {
+		if back := utf8.RuneCountInString(s[i+1 : headEnd]); back <= headChars/5 {
+			headEnd, headChars, restChars = i+1, headChars-back, restChars+back
+		}
 	}
-	c.Omitted = restChars - tailChars
+	c := Cut{Head: s[:headEnd], HeadEnd: headChars, Omitted: restChars}
+	if tailChars > 0 {
+		rest := s[headEnd:]
+		start := byteOffsetFromEnd(rest, tailChars)
+		if i := strings.IndexByte(rest[start:], '\n'); i >= 0 && start+i+1 < len(rest) {
+			if skip := utf8.RuneCountInString(rest[start : start+i+1]); skip <= tailChars/5 {
+				start, tailChars = start+i+1, tailChars-skip
+			}
+		}
+		c.Tail, c.Omitted = rest[start:], restChars-tailChars
+	}
 	return c
 }
 

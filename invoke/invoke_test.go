@@ -295,9 +295,19 @@ func TestUnavailableAndSelection(t *testing.T) {
 	if err := reg.Register(fn("echo", echo)); err != nil {
 		t.Fatal(err)
 	}
+	// A reason that says itself what the model should know (a server that
+	// is down) becomes an error envelope that says whether to retry.
+	if err := reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
+		return nil, fmt.Errorf("importing: %w", downError{})
+	}, tool.Meta{ID: "remote"}); err != nil {
+		t.Fatal(err)
+	}
 	r := invoke.New(reg, nil)
 	if got := text(run(t, r, "read", `{}`)); got != `Tool "read" is not available here: fs tools need a root and a bridge` {
 		t.Errorf("unavailable: %q", got)
+	}
+	if msg := run(t, r, "remote", `{}`); !msg.IsError || text(msg) != `{"status":"error","tool":"remote","error":"server is down","canRetry":true,"suggestion":"Try again soon."}` {
+		t.Errorf("unavailable with info: %s", text(msg))
 	}
 	limited := invoke.New(reg, nil, invoke.WithSelection(registry.Exclude("echo")))
 	if msg := run(t, limited, "echo", `{"path":"a"}`); !msg.IsError || !strings.Contains(text(msg), `Tool "echo" not found`) {
@@ -307,9 +317,16 @@ func TestUnavailableAndSelection(t *testing.T) {
 		t.Errorf("Tools() = %v", got)
 	}
 	var reasons []string
-	if got := r.Tools(func(id string, err error) { reasons = append(reasons, id+": "+err.Error()) }); len(got) != 1 || len(reasons) != 1 {
+	if got := r.Tools(func(id string, err error) { reasons = append(reasons, id+": "+err.Error()) }); len(got) != 1 || len(reasons) != 2 {
 		t.Errorf("Tools() = %d tools, reasons %v", len(got), reasons)
 	}
+}
+
+type downError struct{}
+
+func (downError) Error() string { return "down" }
+func (downError) ErrorInfo() tool.ErrorInfo {
+	return tool.ErrorInfo{Message: "server is down", CanRetry: true, Suggestion: "Try again soon."}
 }
 
 func TestRegistryChangesAreSeen(t *testing.T) {

@@ -1,6 +1,7 @@
 package invoke
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -71,6 +72,10 @@ func (r *Runner) resolve(name string) (*resolvedTool, tool.Result) {
 	if !ok {
 		if reason == nil {
 			return nil, r.unknown(name)
+		}
+		var ie tool.InfoError
+		if errors.As(reason, &ie) {
+			return nil, errorEnvelope(id, nil, reason) // it says whether to retry
 		}
 		return nil, tool.Errorf("Tool %q is not available here: %v", id, reason)
 	}

@@ -24,6 +24,7 @@ package invoke
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -456,9 +457,19 @@ func DescribeEffects(name string, e tool.Effects) string {
 // sees: {"status":"error","tool":NAME,"error":MESSAGE}, with canRetry and a
 // suggestion when the tool's MapError provides them.
 func ErrorResult(t *tool.Tool, err error) tool.Result {
-	env := tool.Envelope{Status: "error", Tool: t.Name, Error: err.Error()}
-	if t.MapError != nil {
-		info := t.MapError(err)
+	return errorEnvelope(t.Name, t.MapError, err)
+}
+
+// errorEnvelope is ErrorResult for the tool named name, told about err by
+// mapError or, without one, by err itself when it is a [tool.InfoError].
+func errorEnvelope(name string, mapError func(error) tool.ErrorInfo, err error) tool.Result {
+	env := tool.Envelope{Status: "error", Tool: name, Error: err.Error()}
+	var ie tool.InfoError
+	if mapError == nil && errors.As(err, &ie) {
+		mapError = func(error) tool.ErrorInfo { return ie.ErrorInfo() }
+	}
+	if mapError != nil {
+		info := mapError(err)
 		if info.Message != "" {
 			env.Error = info.Message
 		}

@@ -87,6 +87,14 @@ type ErrorInfo struct {
 	Suggestion string
 }
 
+// InfoError is an error that says itself what a model is told about it. The
+// pipeline asks it when the tool has no MapError, and when a factory gives
+// it as the reason its tool cannot be made now (a server that is down).
+type InfoError interface {
+	error
+	ErrorInfo() ErrorInfo
+}
+
 // ExecuteFunc runs one call of a tool. ctx is the abort signal: when it is
 // cancelled the function should stop promptly. call.Arguments holds the
 // validated arguments as a JSON object. update reports partial results while

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -401,6 +402,7 @@ func TestCrash(t *testing.T) {
 		status client.ServerStatus
 		reason string             // why crashy__echo did not resolve
 		call   tool.ResultMessage // a call of it through the pipeline
+		fresh  tool.ResultMessage // the same, by a runner that resolves it now
 		told   int64              // registry watchers called so far
 	}
 	// Watchers (an MCP server's tools/list_changed) hear that the tool list
@@ -420,6 +422,7 @@ func TestCrash(t *testing.T) {
 			}
 			if st.State == client.StateDown {
 				s.call = run(t, r, "crashy__echo", `{"text":"while down"}`)
+				s.fresh = run(t, runner(reg), "crashy__echo", `{"text":"while down"}`)
 			}
 			states <- s
 		},
@@ -454,9 +457,15 @@ func TestCrash(t *testing.T) {
 	if got := text(down.call.Content); !down.call.IsError || !strings.Contains(got, `"error":"mcp server crashy is down: `+exit) || !strings.Contains(got, `"canRetry":true`) {
 		t.Errorf("call while down: %s", got)
 	}
+	// A runner that resolves the tool now — its factory says the server is
+	// down — tells the model the same.
+	wait := regexp.MustCompile(`restarting in [0-9.]+m?s`) // read a moment apart
+	if got, want := wait.ReplaceAllString(text(down.fresh.Content), "…"), wait.ReplaceAllString(text(down.call.Content), "…"); got != want {
+		t.Errorf("call while down, freshly resolved:\n%s\nwant:\n%s", got, want)
+	}
 	t.Logf("during the crash: %s\nwhile down: %s", text(msg.Content), text(down.call.Content))
-	if s := <-states; s.status.State != client.StateStarting || s.status.Restarts != 1 ||
-		s.reason != "mcp server crashy is restarting after: "+exit {
+	// While it restarts its tools resolve: a call waits for the start.
+	if s := <-states; s.status.State != client.StateStarting || s.status.Restarts != 1 || s.reason != "available" {
 		t.Errorf("restart: %+v", s)
 	} else if s.told <= down.told || down.told != ready.told+1 {
 		t.Errorf("watchers told %d times when ready, %d when down, %d after: the fall was not announced", ready.told, down.told, s.told)

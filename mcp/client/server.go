@@ -401,7 +401,8 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 }
 
 // register adds one tool as a factory that makes it while the server is
-// ready and otherwise says why it is not available.
+// ready or starting (a call waits for the start) and otherwise says why it
+// is not available, in an error that tells the model whether to retry.
 func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) error {
 	params, err := parameters(t.InputSchema)
 	if err != nil {
@@ -410,17 +411,18 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) erro
 	m := meta(s.name, name, t)
 	made := &tool.Tool{
 		Name: name, Label: m.Label, Description: m.Description, Parameters: params, Meta: m,
-		Execute:  s.execute(t.Name),
-		MapError: mapError,
+		Execute: s.execute(t.Name),
 	}
 	if err := made.Check(); err != nil {
 		return err
 	}
 	return reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
-		if err := s.unavailable(); err != nil {
-			return nil, err
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.state == StateReady || s.state == StateStarting { // a call waits for the start
+			return made, nil
 		}
-		return made, nil
+		return nil, s.unavailableLocked()
 	}, m)
 }
 
@@ -435,14 +437,8 @@ func (s *server) clear(reg *registry.Registry) {
 	}
 }
 
-// unavailable says why the server's tools cannot be called now, or nil when
-// they can.
-func (s *server) unavailable() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.unavailableLocked()
-}
-
+// unavailableLocked says why the server's tools cannot be called now, or nil
+// when they can; the caller holds s.mu.
 func (s *server) unavailableLocked() error {
 	switch s.state {
 	case StateReady:
@@ -550,12 +546,8 @@ type callError struct {
 
 func (e *callError) Error() string { return e.msg }
 
-// mapError tells the model whether a failed call may succeed later and what
-// to do.
-func mapError(err error) tool.ErrorInfo {
-	var ce *callError
-	if errors.As(err, &ce) {
-		return tool.ErrorInfo{Message: ce.msg, CanRetry: ce.retry, Suggestion: ce.suggestion}
-	}
-	return tool.ErrorInfo{Message: err.Error()}
+// ErrorInfo tells the model whether the call may succeed later and what to
+// do; it makes callError a [tool.InfoError].
+func (e *callError) ErrorInfo() tool.ErrorInfo {
+	return tool.ErrorInfo{Message: e.msg, CanRetry: e.retry, Suggestion: e.suggestion}
 }
