@@ -166,10 +166,11 @@ type Rules struct {
 }
 
 // AskRule requires confirmation for calls of some tools, optionally only when
-// arguments match: when.command: ["rm -rf *", "git push*"].
+// arguments match: when.command: ["rm -rf *", "git push*"] (one pattern may
+// be written without the list).
 type AskRule struct {
-	Tool Names               `yaml:"tool"`
-	When map[string][]string `yaml:"when"`
+	Tool Names            `yaml:"tool"`
+	When map[string]Names `yaml:"when"`
 }
 
 // Tools is the global policy plus the tools' own settings: any key of tools:

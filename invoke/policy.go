@@ -47,7 +47,7 @@ func (r *Runner) policyStep(next Handler) Handler {
 			return block(req, res.Reason)
 		case policy.Ask:
 			if req.Approval == nil {
-				req.Approval = &Approval{By: "policy", Message: "Policy asks for confirmation (" + res.Reason + ")."}
+				req.Approval = &Approval{By: "policy (" + res.Reason + ")"}
 			}
 		}
 		return next(ctx, req)

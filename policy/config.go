@@ -36,7 +36,14 @@ func rules(r config.Rules) Rules {
 	out := Rules{Profile: r.Profile, Allow: r.Allow, AlsoAllow: r.AlsoAllow, Deny: r.Deny}
 
 	for _, a := range r.Ask {
-		out.Ask = append(out.Ask, AskRule{Tools: a.Tool, When: a.When})
+		var when map[string][]string
+		for k, v := range a.When {
+			if when == nil {
+				when = map[string][]string{}
+			}
+			when[k] = v
+		}
+		out.Ask = append(out.Ask, AskRule{Tools: a.Tool, When: when})
 	}
 	if len(r.ByProvider) > 0 {
 		out.ByProvider = map[string]Rules{}

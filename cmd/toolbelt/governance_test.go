@@ -65,7 +65,7 @@ func TestPolicyExplainMatchesTheRun(t *testing.T) {
 		{"tools:\n  allow: [\"test_*\"]\n", "test_greet", `{"name":"a"}`, policy.Allow},
 		{"tools:\n  profile: minimal\n", "test_greet", `{"name":"a"}`, policy.Deny},
 		{"tools:\n  profile: minimal\n  alsoAllow: [group:messaging]\n", "test_greet", `{"name":"a"}`, policy.Allow},
-		{"tools:\n  ask:\n    - tool: test_greet\n      when: {name: [\"root*\"]}\n", "test_greet", `{"name":"rooted"}`, policy.Ask},
+		{"tools:\n  ask:\n    - tool: test_greet\n      when: {name: \"root*\"}\n", "test_greet", `{"name":"rooted"}`, policy.Ask},
 		{"tools:\n  ask:\n    - tool: test_greet\n      when: {name: [\"root*\"]}\n", "test_greet", `{"name":"ada"}`, policy.Allow},
 		{"tools:\n  ask: [{tool: test_greet}]\n  deny: [group:messaging]\n", "test_greet", `{"name":"a"}`, policy.Deny},
 		{"tools: {}\n", "test_greet", `{"name":"a"}`, policy.Allow},
@@ -91,7 +91,7 @@ func TestPolicyExplainMatchesTheRun(t *testing.T) {
 			}
 		case policy.Ask:
 			run.expect(t, 1)
-			if !strings.Contains(run.stderr, "needs a person's approval (requested by policy") {
+			if !strings.Contains(run.stderr, `needs a person's approval (requested by policy (global: ask test_greet`) {
 				t.Errorf("%q: %s", tc.config, run.stderr)
 			}
 		}

@@ -116,11 +116,14 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		title := s.Section.Title
-		if s.Section.ID == "" {
-			title = "Other"
+		switch title := s.Section.Title; {
+		case s.Section.ID == "":
+			fmt.Fprintf(&b, "%s %s\n", col.bold("Other"), col.dim("()"))
+		case title == s.Section.ID: // a section the catalog does not know: "mcp"
+			fmt.Fprintf(&b, "%s\n", col.bold(title))
+		default:
+			fmt.Fprintf(&b, "%s %s\n", col.bold(title), col.dim("("+s.Section.ID+")"))
 		}
-		fmt.Fprintf(&b, "%s %s\n", col.bold(title), col.dim("("+s.Section.ID+")"))
 		for _, m := range s.Tools {
 			total++
 			status := col.green("available")

@@ -99,10 +99,17 @@ func (c *mcpServersCmd) Run(e *env) error {
 	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tNOTE")
 	for _, s := range status {
 		note := s.LastError
-		if len(s.Skipped) > 0 {
-			note = strings.TrimSpace(note + fmt.Sprintf(" %d tools skipped", len(s.Skipped)))
+		switch n := len(s.Skipped); {
+		case n == 1:
+			note = strings.TrimSpace(note + " 1 tool skipped")
+		case n > 1:
+			note = strings.TrimSpace(note + fmt.Sprintf(" %d tools skipped", n))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts, note)
+		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%d", s.Name, s.Transport, s.State, s.Tools, s.Restarts)
+		if note != "" {
+			row += "\t" + note // else no cell: the line ends without padding
+		}
+		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,5 +139,43 @@ func TestServeRefusesAnOpenAddressWithoutAToken(t *testing.T) {
 	r := runCLI(t, "", "serve", "--addr", "0.0.0.0:0").expect(t, 2)
 	if !strings.Contains(r.stderr, "refusing to listen on 0.0.0.0:0 without a bearer token") {
 		t.Errorf("%q", r.stderr)
+	}
+}
+
+// TestMCPServers: toolbelt mcp servers starts the servers toolbelt.yaml
+// imports and shows their state, one that cannot start among them; their
+// tools are listed in a section of their own.
+func TestMCPServers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := writeConfig(t, fmt.Sprintf(`mcpServers:
+  self:
+    command: %q
+    args: [mcp, --workspace, %q]
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+  broken:
+    command: /nonexistent/mcp-server
+  later:
+    command: /nonexistent/mcp-server
+    disabled: true
+`, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
+	r := runCLI(t, "", "--config", cfg, "mcp", "servers").expect(t, 0)
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("mcp servers:\n%s", r.stdout)
+	}
+	for i, want := range []string{
+		`^SERVER +TRANSPORT +STATE +TOOLS +RESTARTS +NOTE$`,
+		`^broken +stdio +down +0 +0 +.*/nonexistent/mcp-server.*no such file or directory$`,
+		`^later +stdio +disabled +0 +0$`,
+		`^self +stdio +ready +[1-9][0-9]* +0$`,
+	} {
+		if !regexp.MustCompile(want).MatchString(lines[i]) {
+			t.Errorf("line %d: %q does not match %s", i, lines[i], want)
+		}
+	}
+	r = runCLI(t, "", "--config", cfg, "list", "--section", "mcp").expect(t, 0)
+	if !strings.HasPrefix(r.stdout, "mcp\n  self__apply_patch ") || !regexp.MustCompile(`\n  self__read +Read File +low +available\n`).MatchString(r.stdout) {
+		t.Errorf("list --section mcp:\n%s", r.stdout)
 	}
 }
