@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -43,22 +44,36 @@ func noopTool(name string) tool.Tool {
 
 var fiveArgs = json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"mode":"lines","numbers":true}`)
 
-// BenchmarkNoopCall runs one no-op call with a 5-field schema through the
-// skeleton pipeline: resolve, decode, validate, execute, result message.
+// BenchmarkNoopCall runs one no-op call with a 5-field schema: through the
+// skeleton (resolve, decode, validate, execute, result message: the
+// arguments and validate steps only) and through the complete pipeline
+// with every default step.
 func BenchmarkNoopCall(b *testing.B) {
-	reg := registry.New()
-	if err := reg.Register(noopTool("noop")); err != nil {
-		b.Fatal(err)
-	}
-	r := invoke.New(reg, nil)
-	ctx := context.Background()
-	call := tool.Call{ID: "call_1", Name: "noop", Arguments: fiveArgs}
-	if msg := r.Run(ctx, call); msg.IsError {
-		b.Fatal(msg.Content[0].Text)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		r.Run(ctx, call)
+	for _, bc := range []struct {
+		name string
+		opts []invoke.Option
+	}{
+		{"skeleton", []invoke.Option{invoke.WithSteps(func(steps []invoke.Step) []invoke.Step {
+			return slices.DeleteFunc(steps, func(s invoke.Step) bool { return s.Name != "arguments" && s.Name != "validate" })
+		})}},
+		{"complete", nil},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			reg := registry.New()
+			if err := reg.Register(noopTool("noop")); err != nil {
+				b.Fatal(err)
+			}
+			r := invoke.New(reg, nil, bc.opts...)
+			ctx := context.Background()
+			call := tool.Call{ID: "call_1", Name: "noop", Arguments: fiveArgs}
+			if msg := r.Run(ctx, call); msg.IsError {
+				b.Fatal(msg.Content[0].Text)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.Run(ctx, call)
+			}
+		})
 	}
 }
 

@@ -196,7 +196,10 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	if p, err := os.Executable(); err == nil && !isGoRunBinary(p) {
 		exe = p
 	}
-	stdio := map[string]any{"command": exe, "args": []string{"mcp", "--workspace", tc.WorkspaceDir}}
+	stdio := struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}{exe, []string{"mcp", "--workspace", tc.WorkspaceDir}}
 	snippet := func(v any) string {
 		b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"toolbelt": v}}, "  ", "  ")
 		return "  " + string(b)
