@@ -61,17 +61,21 @@ func summarize(c *config.Config) string {
 	if r.Profile != "" {
 		parts = append(parts, "profile "+r.Profile)
 	}
-	count := func(n int, what string) {
-		if n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, what))
+	count := func(n int, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s", n, many))
 		}
 	}
-	count(len(r.Allow), "allowed")
-	count(len(r.Deny), "denied")
-	count(len(r.Ask), "ask rules")
-	count(len(r.ByProvider), "provider layers")
-	count(len(c.Agents), "agent layers")
-	count(len(c.Channels), "channel layers")
+	count(len(r.Allow), "allowed", "allowed")
+	count(len(r.Deny), "denied", "denied")
+	count(len(r.Ask), "ask rule", "ask rules")
+	count(len(r.ByProvider), "provider layer", "provider layers")
+	count(len(c.Agents), "agent layer", "agent layers")
+	count(len(c.Channels), "channel layer", "channel layers")
+	count(len(c.MCPServers), "MCP server", "MCP servers")
 	if len(c.Tools.Settings) > 0 {
 		parts = append(parts, "settings for "+strings.Join(slices.Sorted(maps.Keys(c.Tools.Settings)), ", "))
 	}
