@@ -5,8 +5,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/user"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -109,8 +111,8 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 		row("effect", e.Summary)
 		row("command", e.Command)
 		row("directory", e.Workdir)
-		for k, v := range e.Env {
-			row("env", k+"="+v)
+		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+			row("env", k+"="+e.Env[k])
 		}
 		row("executable", e.Executable)
 		row("script", e.ScriptHash)
