@@ -78,6 +78,8 @@ type Confirmation struct {
 	By string `json:"by"`
 	// At is when the answer came.
 	At time.Time `json:"at,omitzero"`
+	// Reason is the reason given with a denial, passed on to the model.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Decision sums up the policy outcome for people: "deny" when a layer

@@ -75,6 +75,8 @@ type ConfirmRecord struct {
 	Answer string
 	By     string
 	At     time.Time
+	// Reason is what the person gave as the reason for a denial.
+	Reason string
 }
 
 // ErrPending, returned (wrapped) by a Confirmer, says the question was handed
@@ -180,7 +182,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			req.Outcome = OutcomeDenied
 			return block(req, "Asking for approval failed, so the call was not run.")
 		case !a.Allow:
-			req.Confirmation.Answer = "deny"
+			req.Confirmation.Answer, req.Confirmation.Reason = "deny", a.Reason
 			req.Outcome = OutcomeDenied
 			reason := "The user denied this call."
 			if a.Reason != "" {

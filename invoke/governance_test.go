@@ -322,4 +322,10 @@ func TestEveryCallIsAudited(t *testing.T) {
 	if rec := byID["7"]; !rec.DryRun || rec.Confirmation != nil {
 		t.Errorf("record 7: %+v", rec)
 	}
+	// A denial is recorded with the person's reason.
+	a.answer = invoke.Answer{By: "carol", Reason: "not on a Friday"}
+	r.Run(ctx, tool.Call{ID: "8", Name: "run", Arguments: json.RawMessage(`{"command":"rm -rf y"}`)})
+	if c := log.list[len(log.list)-1].Confirmation; c == nil || c.Answer != "deny" || c.By != "carol" || c.Reason != "not on a Friday" {
+		t.Errorf("record 8 confirmation: %+v", c)
+	}
 }
