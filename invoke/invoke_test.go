@@ -159,7 +159,7 @@ func TestValidationReportsEverything(t *testing.T) {
   - limit: got string, want integer
   - mode: value must be one of "text", "lines"
   - numbers: got string, want boolean
-  - offset: minimum: got 0, want 1
+  - offset: minimum: got 0, want at least 1
   - path: minLength: got 0 characters, want at least 1
 Received arguments:
 {
@@ -279,7 +279,7 @@ func TestTypedToolThroughPipeline(t *testing.T) {
 	if msg := run(t, r, "lines", `"{\"path\":\"a.go\"}"`); msg.IsError || !strings.HasPrefix(text(msg), "a.go:20:/") {
 		t.Errorf("%+v", msg)
 	}
-	if msg := run(t, r, "lines", `{"path":"a.go","limit":0}`); !msg.IsError || !strings.Contains(text(msg), "limit: minimum: got 0, want 1") {
+	if msg := run(t, r, "lines", `{"path":"a.go","limit":0}`); !msg.IsError || !strings.Contains(text(msg), "limit: minimum: got 0, want at least 1") {
 		t.Errorf("%+v", msg)
 	}
 }

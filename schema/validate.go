@@ -240,9 +240,9 @@ func message1(k jsonschema.ErrorKind) string {
 	// Numbers are written plainly: the locale printer would group digits
 	// ("40,000"), which reads like two values in JSON.
 	case *kind.Minimum:
-		return "minimum: got " + plainNumber(k.Got) + ", want " + plainNumber(k.Want)
+		return "minimum: got " + plainNumber(k.Got) + ", want at least " + plainNumber(k.Want)
 	case *kind.Maximum:
-		return "maximum: got " + plainNumber(k.Got) + ", want " + plainNumber(k.Want)
+		return "maximum: got " + plainNumber(k.Got) + ", want at most " + plainNumber(k.Want)
 	case *kind.ExclusiveMinimum:
 		return "exclusiveMinimum: got " + plainNumber(k.Got) + ", want more than " + plainNumber(k.Want)
 	case *kind.ExclusiveMaximum:

@@ -120,7 +120,7 @@ func TestValidateAnyOfNamesAlternatives(t *testing.T) {
 	if len(errs) != 1 {
 		t.Fatalf("got %v", errs)
 	}
-	if errs[0].Path != "x" || !strings.Contains(errs[0].Message, "got number, want string") || !strings.Contains(errs[0].Message, "minimum: got 1, want 3") {
+	if errs[0].Path != "x" || !strings.Contains(errs[0].Message, "got number, want string") || !strings.Contains(errs[0].Message, "minimum: got 1, want at least 3") {
 		t.Errorf("anyOf error does not name the alternatives: %v", errs[0])
 	}
 }

@@ -105,7 +105,7 @@ func TestSchemaValidate(t *testing.T) {
 		{"stdin", `{"slug":"ok","count":2}`, []string{"--args-file", "-"}, 0, "valid\n", ""},
 		{"every error", "", []string{"--args", `{"slug":"Not OK","count":0,"tags":[true],"extra":true}`}, 1,
 			"(root): unknown property \"extra\" is not allowed; the properties left to set are \"labels\"\n" +
-				"count: minimum: got 0, want 1\n" +
+				"count: minimum: got 0, want at least 1\n" +
 				"slug: 'Not OK' does not match pattern '^[a-z]+$'\n" +
 				"tags[0]: got boolean, want string\n", ""},
 		{"no coercion", "", []string{"--no-coerce", "--args", `{"slug":"ok","count":"3"}`}, 1, "count: got string, want integer\n", ""},

@@ -70,7 +70,7 @@ func TestResultReadErrors(t *testing.T) {
 	for args, want := range map[string]string{
 		`{"callId":"nope"}`:           `No full result is kept for call \"nope\"`,
 		`{"callId":"c1","offset":99}`: `Offset 99 is past the end: the result of call \"c1\" has 5 characters.`,
-		`{"callId":"c1","limit":0}`:   "limit: minimum: got 0, want 1",
+		`{"callId":"c1","limit":0}`:   "limit: minimum: got 0, want at least 1",
 	} {
 		msg := r.Run(context.Background(), tool.Call{ID: "x", Name: "result_read", Arguments: json.RawMessage(args)})
 		if !msg.IsError || !strings.Contains(msg.Content[0].Text, want) {
