@@ -31,7 +31,7 @@ const TailShare = 0.3
 // Truncate keeps at most max characters of s (runes, never splitting one).
 // When keepTail is set it keeps the head and the tail (TailShare of the
 // budget), else only the head. A cut falls at a line break when there is
-// one in the last fifth of the head (the first fifth of the tail), so that
+// one in the last half of the head (the first half of the tail), so that
 // lines are kept whole.
 func Truncate(s string, max int, keepTail bool) Cut {
 	if max < 0 {
@@ -55,7 +55,7 @@ func Truncate(s string, max int, keepTail bool) Cut {
 		return Cut{Head: s, HeadEnd: headChars + restChars}
 	}
 	if i := strings.LastIndexByte(s[:headEnd], '\n'); i >= 0 {
-		if back := utf8.RuneCountInString(s[i+1 : headEnd]); back <= headChars/5 {
+		if back := utf8.RuneCountInString(s[i+1 : headEnd]); back <= headChars/2 {
 			headEnd, headChars, restChars = i+1, headChars-back, restChars+back
 		}
 	}
@@ -64,7 +64,7 @@ func Truncate(s string, max int, keepTail bool) Cut {
 		rest := s[headEnd:]
 		start := byteOffsetFromEnd(rest, tailChars)
 		if i := strings.IndexByte(rest[start:], '\n'); i >= 0 && start+i+1 < len(rest) {
-			if skip := utf8.RuneCountInString(rest[start : start+i+1]); skip <= tailChars/5 {
+			if skip := utf8.RuneCountInString(rest[start : start+i+1]); skip <= tailChars/2 {
 				start, tailChars = start+i+1, tailChars-skip
 			}
 		}
