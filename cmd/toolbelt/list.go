@@ -135,7 +135,11 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, m.ID, wLabel, m.Label, wRisk, m.Risk, status)
 		}
 	}
-	fmt.Fprintf(&b, "\n%d tools, %d available\n", total, available)
+	noun := "tools"
+	if total == 1 {
+		noun = "tool"
+	}
+	fmt.Fprintf(&b, "\n%d %s, %d available\n", total, noun, available)
 	_, err := io.WriteString(e.stdout, b.String())
 	return err
 }
