@@ -12,13 +12,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/toolbelt/toolbelt/internal/closest"
 )
 
 // FileName is the name of the configuration file.
@@ -297,7 +300,12 @@ type LineError struct {
 }
 
 func (e *LineError) Error() string {
-	if e.Path == "" {
+	switch {
+	case e.Line <= 0 && e.Path == "":
+		return e.Msg
+	case e.Line <= 0:
+		return e.Path + ": " + e.Msg
+	case e.Path == "":
 		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
 	}
 	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
@@ -343,11 +351,45 @@ func fileError(name string, err error) error {
 	var yerr yaml.Error
 	if errors.As(err, &yerr) {
 		if tk := yerr.GetToken(); tk != nil {
-			return &LineError{Path: name, Line: tk.Position.Line, Msg: yerr.GetMessage()}
+			msg := yerr.GetMessage()
+			var key string
+			if _, err := fmt.Sscanf(msg, "unknown field %q", &key); err == nil {
+				others := slices.DeleteFunc(slices.Clone(knownKeys()), func(k string) bool { return k == key }) // valid elsewhere
+				if close := closest.Names(key, others, 1); len(close) > 0 {
+					msg += fmt.Sprintf("; did you mean %q?", close[0])
+				}
+			}
+			return &LineError{Path: name, Line: tk.Position.Line, Msg: msg}
 		}
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
+
+// knownKeys lists every key the configuration's types declare, to suggest
+// one for a misspelled key.
+var knownKeys = sync.OnceValue(func() []string {
+	seen := map[reflect.Type]bool{}
+	var keys []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] {
+			return
+		}
+		seen[t] = true
+		for f := range t.Fields() {
+			if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+				keys = append(keys, name)
+			}
+			walk(f.Type)
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	slices.Sort(keys)
+	return slices.Compact(keys)
+})
 
 // Load reads the configuration file at path.
 func Load(path string) (*Config, error) {
@@ -403,15 +445,21 @@ func (c *Config) Line(path string) int {
 	if c.file == nil {
 		return 0
 	}
-	p, err := yaml.PathString(path)
-	if err != nil {
-		return 0
+	for {
+		if p, err := yaml.PathString(path); err == nil {
+			if node, err := p.FilterFile(c.file); err == nil && node != nil {
+				return line(node)
+			}
+		}
+		// A list of one may be written as its element: tool: write for
+		// tool: [write]; the element's line is then the key's.
+		trimmed, ok := strings.CutSuffix(path, "]")
+		i := strings.LastIndexByte(trimmed, '[')
+		if !ok || i < 0 {
+			return 0
+		}
+		path = trimmed[:i]
 	}
-	node, err := p.FilterFile(c.file)
-	if err != nil || node == nil {
-		return 0
-	}
-	return line(node)
 }
 
 // errorAt returns a LineError for the value at a YAML path.

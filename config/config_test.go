@@ -104,7 +104,7 @@ func TestParseEverything(t *testing.T) {
 func TestErrorsNameTheLine(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
-		"workspace: .\nlimits:\n  timout: 5m\n":            `toolbelt.yaml:3: unknown field "timout"`,
+		"workspace: .\nlimits:\n  timout: 5m\n":            `toolbelt.yaml:3: unknown field "timout"; did you mean "timeout"?`,
 		"limits:\n  maxResultChars: lots\n":                "toolbelt.yaml:2: ",
 		"tools:\n  deny: {a: {b: c}}\n":                    "toolbelt.yaml:2: want a tool name",
 		"tools:\n  denny: exec\n":                          "toolbelt.yaml:2: tools.denny: settings of a tool are a mapping",
@@ -113,16 +113,23 @@ func TestErrorsNameTheLine(t *testing.T) {
 		"limits:\n  timeout: 5\n":                          "toolbelt.yaml:2: want a duration such as 30s",
 		"confirm:\n  onTimeout: maybe\n":                   `toolbelt.yaml:2: confirm.onTimeout is "maybe": use deny or allow`,
 		"tools:\n  ask:\n    - tool: 5\n":                  "toolbelt.yaml:3: want a tool name",
-		"tools:\n  byProvider:\n    openai: {dney: [x]}\n": `toolbelt.yaml:3: unknown field "dney"`,
+		"tools:\n  byProvider:\n    openai: {dney: [x]}\n": `toolbelt.yaml:3: unknown field "dney"; did you mean "deny"?`,
 		"limits:\n  maxResultChars: -1\n":                  "toolbelt.yaml:2: limits.maxResultChars must not be negative",
 		"database: mysql://x\n":                            "toolbelt.yaml:1: database must be a postgres:// URL",
 		"agents: [\n":                                      "toolbelt.yaml:1: ",
-		"agents:\n  a:\n    tool: {deny: [x]}\n":           `toolbelt.yaml:3: unknown field "tool"`,
+		"agents:\n  a:\n    tool: {deny: [x]}\n":           `toolbelt.yaml:3: unknown field "tool"; did you mean "tools"?`,
 	} {
 		_, err := Parse("toolbelt.yaml", []byte(src))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: %v, want prefix %q", src, err, want)
 		}
+	}
+}
+
+func TestUnknownKeyWithoutSuggestion(t *testing.T) {
+	t.Parallel()
+	if _, err := Parse("toolbelt.yaml", []byte("limits:\n  zzqx: 1\n")); err == nil || err.Error() != `toolbelt.yaml:2: unknown field "zzqx"` {
+		t.Errorf("got %v", err)
 	}
 }
 
