@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -50,6 +51,54 @@ var readOnly = map[string]readOnlyRule{
 	"git":  {noGlob, gitReadOnly},
 }
 
+// readsNoFiles are the read-only commands whose arguments never name a file
+// they read.
+var readsNoFiles = []string{"echo", "pwd", "which", "type", "uname", "whoami", "id", "date"}
+
+// leavesRoot reports whether arg, taken as a path — or an option's value:
+// --file=/x, -f/x — leads outside the workspace, lexically or through a
+// symbolic link. Words that are not paths (patterns, revisions) read as
+// relative paths inside it and pass.
+func (r *resolver) leavesRoot(arg string) bool {
+	p := arg
+	if strings.HasPrefix(arg, "-") {
+		if _, v, ok := strings.Cut(arg, "="); ok {
+			p = v
+		} else if i := strings.IndexAny(arg, "/."); i > 0 {
+			p = arg[i:]
+		} else {
+			return false
+		}
+	}
+	if p == "" {
+		return false
+	}
+	if r.moved {
+		return filepath.IsAbs(p) || slices.Contains(strings.Split(p, "/"), "..")
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.dir, p)
+	}
+	return !within(realPath(filepath.Clean(p)), r.root)
+}
+
+// realPath follows the symbolic links of the longest part of the clean
+// absolute path p that exists, and keeps the rest as it is.
+func realPath(p string) string {
+	rest := ""
+	for {
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return filepath.Join(p, rest)
+		}
+		rest = filepath.Join(filepath.Base(p), rest)
+		p = parent
+	}
+}
+
 // findActions are the find expressions that delete, write files or run
 // programs.
 var findActions = strings.Fields("-exec -execdir -ok -okdir -delete -fprint -fprint0 -fprintf -fls")
@@ -95,6 +144,11 @@ func commandRisk(f *syntax.File, r *resolver) tool.Risk {
 		args = append(args, w.value)
 	}
 	if rule.ok != nil && !rule.ok(args) {
+		return tool.RiskHigh
+	}
+	// Reading is harmless only inside the workspace: cat ~/.ssh/id_rsa or
+	// grep -r key /etc would hand a model what it was never given.
+	if !slices.Contains(readsNoFiles, name.value) && slices.ContainsFunc(args, r.leavesRoot) {
 		return tool.RiskHigh
 	}
 	// A program of that name in the workspace (on a PATH that reaches it)

@@ -195,6 +195,55 @@ func TestCommandRisk(t *testing.T) {
 	}
 }
 
+// TestCommandRiskOutsideTheWorkspace: a read-only command is low risk only
+// while what it reads is in the workspace — named directly, through an
+// option's value or through a symbolic link.
+func TestCommandRiskOutsideTheWorkspace(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(root, "main.go"), "package main\n", 0o644)
+	if err := os.Symlink("/etc", filepath.Join(root, "etc-link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(root, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []string{
+		"cat /etc/passwd",
+		"grep -r key /etc",
+		"cat ../secret",
+		"cat src/../../secret",
+		"cat etc-link/passwd",
+		"ls etc-link",
+		"grep --file=/etc/shadow x main.go",
+		"grep -f/etc/shadow x main.go",
+		"ls /",
+		"find / -name id_rsa",
+		"git -C /etc log",
+		"du -sh ..",
+		"head -n 1 " + filepath.Dir(root) + "/other/file",
+	} {
+		if got := riskOf(t, root, c); got != tool.RiskHigh {
+			t.Errorf("%q: %v, want high", c, got)
+		}
+	}
+	for _, c := range []string{
+		"cat " + filepath.Join(root, "main.go"),
+		"cat src/../main.go",
+		"ls src/new/not-yet",
+		"echo /etc/passwd",
+		"git log --oneline HEAD~3..HEAD",
+		"grep -rn key src",
+	} {
+		if got := riskOf(t, root, c); got != tool.RiskLow {
+			t.Errorf("%q: %v, want low", c, got)
+		}
+	}
+}
+
 // TestCommandRiskProgramInWorkspace: a read-only name that PATH resolves to
 // a file in the workspace is not the system's program.
 func TestCommandRiskProgramInWorkspace(t *testing.T) {
