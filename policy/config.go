@@ -66,8 +66,13 @@ func Check(c *config.Config, reg *registry.Registry) error {
 	known := func(ref string) bool {
 		ref = strings.TrimSpace(ref)
 		if g, ok := strings.CutPrefix(ref, registry.GroupPrefix); ok {
-			if _, sec := catalog.SectionOrder(g); sec || g == "core" || g == "plugins" || g == "mcp" || strings.HasPrefix(g, "mcp:") {
+			if _, sec := catalog.SectionOrder(g); sec || g == "core" || g == "plugins" || g == "mcp" {
 				return true
+			}
+			if server, ok := strings.CutPrefix(g, "mcp:"); ok {
+				if _, configured := c.MCPServers[server]; configured {
+					return true // its tools are known once it answers
+				}
 			}
 		}
 		if _, _, ok := catalog.Lookup(ref); ok {

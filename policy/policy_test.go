@@ -253,7 +253,7 @@ agents:
   github: {command: github-mcp}
 mcp: {separator: "."}
 tools:
-  deny: [github.delete_repository, gitlab.delete_project, github__x]
+  deny: [github.delete_repository, gitlab.delete_project, github__x, "group:mcp:github", "group:mcp:githb"]
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -265,6 +265,7 @@ tools:
 	want = []string{
 		`toolbelt.yaml:5: no tool, alias or group matches "gitlab.delete_project"`,
 		`toolbelt.yaml:5: no tool, alias or group matches "github__x"`,
+		`toolbelt.yaml:5: no tool, alias or group matches "group:mcp:githb"`,
 	}
 	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("mcp prefixes, got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))

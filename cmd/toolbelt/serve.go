@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -95,7 +97,8 @@ func (c *mcpServersCmd) Run(e *env) error {
 		_, err := fmt.Fprintln(e.stdout, "No MCP servers are configured (mcpServers in toolbelt.yaml).")
 		return err
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tNOTE")
 	for _, s := range status {
 		note := s.LastError
@@ -105,13 +108,17 @@ func (c *mcpServersCmd) Run(e *env) error {
 		case n > 1:
 			note = strings.TrimSpace(note + fmt.Sprintf(" %d tools skipped", n))
 		}
-		row := fmt.Sprintf("%s\t%s\t%s\t%d\t%d", s.Name, s.Transport, s.State, s.Tools, s.Restarts)
-		if note != "" {
-			row += "\t" + note // else no cell: the line ends without padding
-		}
-		fmt.Fprintln(tw, row)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts, note)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for line := range strings.Lines(table.String()) { // no padding after the last cell
+		if _, err := io.WriteString(e.stdout, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type mcpStdioCmd struct {

@@ -158,10 +158,12 @@ func TestMCPServers(t *testing.T) {
   later:
     command: /nonexistent/mcp-server
     disabled: true
+  zbroken:
+    command: /nonexistent/other-server
 `, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
 	r := runCLI(t, "", "--config", cfg, "mcp", "servers").expect(t, 0)
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if len(lines) != 4 {
+	if len(lines) != 5 {
 		t.Fatalf("mcp servers:\n%s", r.stdout)
 	}
 	for i, want := range []string{
@@ -169,9 +171,17 @@ func TestMCPServers(t *testing.T) {
 		`^broken +stdio +down +0 +0 +.*/nonexistent/mcp-server.*no such file or directory$`,
 		`^later +stdio +disabled +0 +0$`,
 		`^self +stdio +ready +[1-9][0-9]* +0$`,
+		`^zbroken +stdio +down +0 +0 +.*/nonexistent/other-server`,
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {
 			t.Errorf("line %d: %q does not match %s", i, lines[i], want)
+		}
+	}
+	// Notes line up under NOTE, also after rows that have none.
+	col := strings.Index(lines[0], "NOTE")
+	for _, i := range []int{1, 4} {
+		if len(lines[i]) <= col || lines[i][col-1] != ' ' || lines[i][col] == ' ' {
+			t.Errorf("the note of line %d does not start under NOTE (column %d):\n%s", i, col, r.stdout)
 		}
 	}
 	r = runCLI(t, "", "--config", cfg, "list", "--section", "mcp").expect(t, 0)

@@ -668,7 +668,7 @@ func TestPolicy(t *testing.T) {
 		{"deny all imported tools", "tools:\n  deny:\n    - group:mcp\n", "t__add", true, false},
 		{"deny one tool", "tools:\n  deny:\n    - t__fail\n", "t__echo", false, false},
 		{"ask by glob", "tools:\n  ask:\n    - tool: t__*\n", "t__echo", true, true},
-		{"ask by group, others untouched", "tools:\n  ask:\n    - tool: group:mcp:other\n", "t__echo", false, false},
+		{"ask by group, others untouched", "mcpServers:\n  other: {command: other-server}\ntools:\n  ask:\n    - tool: group:mcp:other\n", "t__echo", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse("toolbelt.yaml", []byte(tc.yaml))
