@@ -363,7 +363,10 @@ func TestDecision(t *testing.T) {
 		{"allowed", audit.Record{Verdicts: []audit.Verdict{allow, allow}}, "allow"},
 		{"ask, nobody asked", audit.Record{Verdicts: []audit.Verdict{allow, ask}}, "ask"},
 		{"ask, answered", audit.Record{Verdicts: []audit.Verdict{ask, allow}, Confirmation: &audit.Confirmation{Asked: true, Answer: "allow-once"}}, "allow-once"},
-		{"confirmation not asked", audit.Record{Verdicts: []audit.Verdict{allow}, Confirmation: &audit.Confirmation{Answer: "none"}}, "allow"},
+		{"needed approval, nobody to ask", audit.Record{Verdicts: []audit.Verdict{allow}, Confirmation: &audit.Confirmation{Answer: "none"}}, "unconfirmed"},
+		{"an earlier allow-always held", audit.Record{Verdicts: []audit.Verdict{allow}, Confirmation: &audit.Confirmation{Answer: "allowed-before"}}, "allowed-before"},
+		{"no rule names it", audit.Record{Verdicts: []audit.Verdict{{Layer: "global", Decision: "none"}, allow}}, "allow"},
+		{"no policy, nobody to ask", audit.Record{Confirmation: &audit.Confirmation{Answer: "none"}}, "unconfirmed"},
 		{"deny wins", audit.Record{Verdicts: []audit.Verdict{allow, ask, deny}, Confirmation: &audit.Confirmation{Asked: true, Answer: "allow-once"}}, "deny"},
 	} {
 		if got := tc.r.Decision(); got != tc.want {

@@ -60,7 +60,8 @@ type Record struct {
 type Verdict struct {
 	// Layer names the layer ("profile", "global", "provider", "agent", …).
 	Layer string `json:"layer"`
-	// Decision is "allow", "deny" or "ask".
+	// Decision is "allow", "deny", "ask", or "none" when no rule of the
+	// layer names the tool.
 	Decision string `json:"decision"`
 	// Rule is the rule that decided, as written in the configuration.
 	Rule string `json:"rule"`
@@ -82,21 +83,36 @@ type Confirmation struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Decision sums up the policy outcome for people: "deny" when a layer
-// denied the call; else the answer when a confirmer was asked; else "ask"
-// when a layer asked; else "allow" when policy ran; "" when it did not.
+// Decision sums up the outcome for people: "deny" when a layer denied the
+// call; else the answer when a person (or a stand-in) was asked;
+// "unconfirmed" when the call needed approval and nobody could give it;
+// "allowed-before" when an earlier "allow always" held; else "ask" when a
+// layer asked; else "allow" when policy ran; "" when it did not.
 func (r Record) Decision() string {
-	decision := ""
+	asked := false
 	for _, v := range r.Verdicts {
-		switch {
-		case v.Decision == "deny":
+		switch v.Decision {
+		case "deny":
 			return "deny"
-		case v.Decision == "ask" || decision == "":
-			decision = v.Decision
+		case "ask":
+			asked = true
 		}
 	}
-	if r.Confirmation != nil && r.Confirmation.Asked {
-		return r.Confirmation.Answer
+	if c := r.Confirmation; c != nil {
+		switch {
+		case c.Asked:
+			return c.Answer
+		case c.Answer == "none":
+			return "unconfirmed"
+		case c.Answer == "allowed-before":
+			return c.Answer
+		}
 	}
-	return decision
+	switch {
+	case asked:
+		return "ask"
+	case len(r.Verdicts) > 0:
+		return "allow"
+	}
+	return ""
 }

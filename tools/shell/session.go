@@ -291,14 +291,16 @@ func (s *session) finished() bool {
 
 // deadlineMargin is how long before its context's deadline a call stops
 // waiting for a command and returns, so that the command goes on in the
-// background instead of being stopped with the call.
+// background instead of being stopped with the call; with less than twice
+// that left, the call waits half of what is left.
 const deadlineMargin = time.Second
 
 // withinDeadline returns d, shortened so that a wait of d ends
-// deadlineMargin before ctx's deadline.
+// deadlineMargin (or half of what is left, if less) before ctx's deadline.
 func withinDeadline(ctx context.Context, d time.Duration) time.Duration {
 	if dl, ok := ctx.Deadline(); ok {
-		d = min(d, max(time.Until(dl)-deadlineMargin, 0))
+		left := time.Until(dl)
+		d = min(d, max(left-min(deadlineMargin, left/2), 0))
 	}
 	return d
 }
