@@ -85,6 +85,13 @@ type ConfirmRecord struct {
 // being blocked.
 var ErrPending = errors.New("approval pending")
 
+// NoOneToAsk, returned (wrapped) by a Confirmer, says nobody can be asked
+// for this call — an MCP client that cannot put questions to its user. The
+// call is blocked as it is without a confirmer, and Why is passed on.
+type NoOneToAsk struct{ Why string }
+
+func (e *NoOneToAsk) Error() string { return "no one can be asked: " + e.Why }
+
 // DefaultConfirmTimeout is how long a person has to answer.
 const DefaultConfirmTimeout = 2 * time.Minute
 
@@ -160,6 +167,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		defer cancel()
 		a, err := r.confirmer.Confirm(cctx, c)
 		req.Confirmation = &ConfirmRecord{Asked: true, By: a.By, At: time.Now()}
+		var none *NoOneToAsk
 		switch {
 		case ctx.Err() != nil:
 			req.Confirmation.Answer = "none"
@@ -172,6 +180,10 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			}
 			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
+		case errors.As(err, &none):
+			req.Confirmation.Asked, req.Confirmation.Answer = false, "none"
+			req.Outcome = OutcomeDenied
+			return block(req, fmt.Sprintf("This call needs a person's approval (%s), but no one is available to approve it (%s), so it was not run.", why, none.Why))
 		case errors.Is(err, ErrPending):
 			req.Confirmation.Answer = "pending"
 			req.Outcome = OutcomePending

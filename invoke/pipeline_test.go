@@ -187,6 +187,9 @@ func TestApprovalAnswers(t *testing.T) {
 		{"confirmer fails", func(context.Context, invoke.Confirmation) (invoke.Answer, error) {
 			return invoke.Answer{Allow: true}, errors.New("terminal closed")
 		}, `{"status":"blocked","tool":"echo","reason":"Asking for approval failed, so the call was not run."}`},
+		{"nobody can be asked", func(context.Context, invoke.Confirmation) (invoke.Answer, error) {
+			return invoke.Answer{}, fmt.Errorf("asking: %w", &invoke.NoOneToAsk{Why: "the client has no user interface"})
+		}, `{"status":"blocked","tool":"echo","reason":"This call needs a person's approval (requested by the ask hook), but no one is available to approve it (the client has no user interface), so it was not run."}`},
 	} {
 		r := newRunner(t, []tool.Tool{fn("echo", echo)}, invoke.WithHooks(hooks), invoke.WithConfirmer(tc.confirm), quiet,
 			invoke.WithConfig(invoke.Config{ConfirmTimeout: 50 * time.Millisecond}))

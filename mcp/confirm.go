@@ -99,7 +99,7 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		if s.opts.ConfirmFallback == "allow" {
 			return invoke.Answer{Allow: true, By: "mcp fallback (allow)"}, nil
 		}
-		return invoke.Answer{Reason: "the MCP client cannot ask the user for approval (it does not support elicitation)", By: "mcp fallback (deny)"}, nil
+		return invoke.Answer{By: "mcp fallback (deny)"}, &invoke.NoOneToAsk{Why: "the MCP client cannot ask its user: it does not support elicitation"}
 	}
 	by := "mcp client"
 	if info := r.req.Session.InitializeParams(); info != nil && info.ClientInfo != nil {

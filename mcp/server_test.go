@@ -204,7 +204,7 @@ func TestCallThroughThePipeline(t *testing.T) {
 	}
 	// Policy at call time: an ask rule on the arguments needs approval this
 	// client cannot give, so the call is blocked.
-	if res := callTool(t, cs, "greet", map[string]any{"name": "root"}); !res.IsError || !strings.Contains(texts(res), `"status":"blocked"`) || !strings.Contains(texts(res), "cannot ask the user") {
+	if res := callTool(t, cs, "greet", map[string]any{"name": "root"}); !res.IsError || !strings.Contains(texts(res), `"status":"blocked"`) || !strings.Contains(texts(res), "the MCP client cannot ask its user: it does not support elicitation") {
 		t.Errorf("policy: %q", texts(res))
 	}
 	// An image result.
@@ -321,7 +321,7 @@ func TestConfirmationThroughElicitation(t *testing.T) {
 		{"allowed once, older protocol", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, "", "deleted", false, 1, "2025-11-25"},
 		{"denied with a reason", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "deny", "reason": "not today"}}, "", "The user denied this call: not today", true, 0, ""},
 		{"declined", &sdk.ElicitResult{Action: "decline"}, "", "The user denied this call: the user declined the request", true, 0, ""},
-		{"no elicitation: fail closed", nil, "", "the MCP client cannot ask the user for approval", true, 0, ""},
+		{"no elicitation: fail closed", nil, "", "but no one is available to approve it (the MCP client cannot ask its user: it does not support elicitation), so it was not run.", true, 0, ""},
 		{"no elicitation: fallback allows", nil, "allow", "deleted", false, 1, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
