@@ -990,7 +990,10 @@ func (c *compiler) strip(n *nodeState) {
 			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
 		}
 		action := "removed"
+		desc, _ := n.m["description"].(string)
 		switch {
+		case k == "default" && described[k] && saysAlready(desc, "default: "+literal(n.m[k])):
+			action = "removed: the description already gives it"
 		case described[k]:
 			action = "moved to description"
 		case k == "title":

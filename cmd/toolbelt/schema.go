@@ -28,7 +28,7 @@ func (f dialectFlag) dialect() (schema.Dialect, error) { return schema.ParseDial
 
 // schemaInput is the schema file argument: a file, or "-" for stdin.
 type schemaInput struct {
-	File string `arg:"" optional:"" default:"-" help:"JSON Schema file; '-' or nothing reads stdin."`
+	File string `arg:"" optional:"" default:"-" help:"JSON Schema file, or an MCP tools/list result to compile every tool's; '-' or nothing reads stdin."`
 }
 
 // read decodes the schema, keeping every keyword and exact numbers.
@@ -67,7 +67,22 @@ func (c *schemaNormalizeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	out, rep := d.Compile(doc)
+	var out any
+	var rep schema.Report
+	if tools, ok := toolList(doc); ok {
+		// A tools/list result: each tool's schema, compiled, in the same shape.
+		rep = schema.Report{Dialect: d.Name(), Changes: []schema.Change{}}
+		list := make([]map[string]any, 0, len(tools))
+		for _, t := range tools {
+			compiled, r := d.Compile(t.schema)
+			r = r.Prefixed("tools." + t.name + ".inputSchema")
+			rep.Changes, rep.NotStrict = append(rep.Changes, r.Changes...), append(rep.NotStrict, r.NotStrict...)
+			list = append(list, map[string]any{"name": t.name, "inputSchema": compiled})
+		}
+		out = map[string]any{"tools": list}
+	} else {
+		out, rep = d.Compile(doc)
+	}
 	switch {
 	case c.Report && c.JSON:
 		return writeJSON(e.stdout, rep)

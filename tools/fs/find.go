@@ -18,7 +18,7 @@ const (
 
 type findArgs struct {
 	Pattern string `json:"pattern" jsonschema:"A glob. Without '/' it matches file and directory names at any depth (*.go, Makefile, test_*); with '/' it matches paths relative to path (src/**/*.ts, cmd/*/main.go). ** matches any number of directories; {a,b} matches either." minLength:"1"`
-	Path    string `json:"path,omitempty" jsonschema:"The directory to search, relative to the workspace root (default: the root)." default:"."`
+	Path    string `json:"path,omitempty" jsonschema:"The directory to search, relative to the workspace root (default \".\", the root)." default:"."`
 	Limit   int    `json:"limit,omitempty" jsonschema:"The most paths to return (default 1000, at most 10000)." minimum:"1" maximum:"10000" default:"1000"`
 }
 

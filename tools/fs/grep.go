@@ -30,7 +30,7 @@ const (
 
 type grepArgs struct {
 	Pattern    string `json:"pattern" jsonschema:"What to search for: a regular expression (Go RE2 syntax: no lookaround or backreferences), or plain text when literal is true." minLength:"1"`
-	Path       string `json:"path,omitempty" jsonschema:"The file or directory to search, relative to the workspace root (default: the root)." default:"."`
+	Path       string `json:"path,omitempty" jsonschema:"The file or directory to search, relative to the workspace root (default \".\", the root)." default:"."`
 	Glob       string `json:"glob,omitempty" jsonschema:"Only search files matching this glob: without '/' it matches file names (*.go, *.{ts,tsx}); with '/' paths relative to path (src/**/*.py)."`
 	Literal    bool   `json:"literal,omitempty" jsonschema:"Search for pattern as plain text, not as a regular expression."`
 	IgnoreCase bool   `json:"ignoreCase,omitempty" jsonschema:"Match upper and lower case alike."`

@@ -18,7 +18,7 @@ const (
 )
 
 type lsArgs struct {
-	Path   string   `json:"path,omitempty" jsonschema:"The directory to list, relative to the workspace root (default: the root)." default:"."`
+	Path   string   `json:"path,omitempty" jsonschema:"The directory to list, relative to the workspace root (default \".\", the root)." default:"."`
 	Depth  int      `json:"depth,omitempty" jsonschema:"How many levels to list: 1 lists the directory's own entries, 2 also their contents, and so on (default 1)." minimum:"1" maximum:"10" default:"1"`
 	Ignore []string `json:"ignore,omitempty" jsonschema:"Glob patterns of entries to leave out, such as node_modules or *.log, matched against each entry's name and its path relative to the listed directory." maxItems:"50"`
 	Limit  int      `json:"limit,omitempty" jsonschema:"The most entries to show (default 500, at most 5000)." minimum:"1" maximum:"5000" default:"500"`
