@@ -9,7 +9,8 @@ import (
 
 // Names returns up to n of candidates closest to name, best first: a name
 // differing only in case or separators (_ - . and spaces), then one
-// containing or contained in name, then by edit distance (a swap of two
+// containing or contained in name (at most four times as long), then by
+// edit distance (a swap of two
 // neighbouring letters counts as one edit). Candidates too far from name to
 // be a plausible typo are left out; equally close ones keep their order.
 func Names(name string, candidates []string, n int) []string {
@@ -20,8 +21,8 @@ func Names(name string, candidates []string, n int) []string {
 	}
 	var cands []scored
 	for _, c := range candidates {
-		if score, ok := score(want, fold(c)); ok {
-			cands = append(cands, scored{c, score})
+		if s, ok := score(want, fold(c)); ok {
+			cands = append(cands, scored{c, s})
 		}
 	}
 	slices.SortStableFunc(cands, func(a, b scored) int { return a.score - b.score })
@@ -38,11 +39,16 @@ func score(want, got string) (int, bool) {
 	switch {
 	case got == want:
 		return 0, true
-	case min(len(got), len(want)) >= 3 && (strings.Contains(got, want) || strings.Contains(want, got)):
+	case min(len(got), len(want)) >= 3 && max(len(got), len(want)) <= 4*min(len(got), len(want)) &&
+		(strings.Contains(got, want) || strings.Contains(want, got)):
 		return 1 + abs(len(got)-len(want))/4, true
 	}
+	limit := max(1, max(len(want), len(got))/3)
+	if abs(len(want)-len(got)) > limit { // the distance is at least that: no need to compute it
+		return 0, false
+	}
 	d := distance(want, got)
-	if d > max(1, max(len(want), len(got))/3) {
+	if d > limit {
 		return 0, false
 	}
 	return d + 1, true

@@ -2,6 +2,7 @@ package closest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -25,5 +26,14 @@ func TestNames(t *testing.T) {
 		if got := Names(c.name, known, c.n); !slices.Equal(got, c.want) {
 			t.Errorf("Names(%q, %d) = %q, want %q", c.name, c.n, got, c.want)
 		}
+	}
+}
+
+// TestHugeName: a name far longer than every candidate is not compared
+// letter by letter (that would take memory in proportion to both lengths).
+func TestHugeName(t *testing.T) {
+	t.Parallel()
+	if got := Names(strings.Repeat("path", 1<<18), []string{"path", "pattern"}, 3); got != nil && len(got) != 0 {
+		t.Errorf("got %q", got)
 	}
 }
