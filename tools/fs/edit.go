@@ -37,34 +37,21 @@ type editDetails struct {
 }
 
 func (s *set) editTool() (tool.Tool, error) {
-	t, err := tool.New("edit", editDescription, func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Result, error) {
-		pl, d, err := s.planEdit(ctx, inv, in)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		defer pl.release()
-		note, err := pl.commit(ctx, inv)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		text := fmt.Sprintf("Edited %s: %s; the first change is at line %d.", in.Path, plural(d.Replacements, "replacement"), d.FirstChangedLine)
-		if len(d.Tolerant) > 0 {
-			text += fmt.Sprintf(" Edit %s matched only after ignoring differences in Unicode form, quotes, dashes, spaces or trailing whitespace; check the result.", joinInts(d.Tolerant))
-		}
-		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text + note}}, Details: d}, nil
-	})
-	if err != nil {
-		return t, err
-	}
-	t.Preview, err = tool.NewPreview("edit", func(ctx context.Context, in editArgs, inv tool.Invocation) (tool.Effects, error) {
-		pl, d, err := s.planEdit(ctx, inv, in)
-		if err != nil {
-			return tool.Effects{}, err
-		}
-		pl.release()
-		return pl.effects(fmt.Sprintf("edit %s: %s, the first at line %d", in.Path, plural(d.Replacements, "replacement"), d.FirstChangedLine)), nil
-	})
-	return t, err
+	return changeTool("edit", editDescription, s.planEdit,
+		func(in editArgs, d editDetails, commit func() (string, error)) (tool.Result, error) {
+			note, err := commit()
+			if err != nil {
+				return tool.Result{}, err
+			}
+			text := fmt.Sprintf("Edited %s: %s; the first change is at line %d.", in.Path, plural(d.Replacements, "replacement"), d.FirstChangedLine)
+			if len(d.Tolerant) > 0 {
+				text += fmt.Sprintf(" Edit %s matched only after ignoring differences in Unicode form, quotes, dashes, spaces or trailing whitespace; check the result.", joinInts(d.Tolerant))
+			}
+			return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text + note}}, Details: d}, nil
+		},
+		func(in editArgs, d editDetails) string {
+			return fmt.Sprintf("edit %s: %s, the first at line %d", in.Path, plural(d.Replacements, "replacement"), d.FirstChangedLine)
+		})
 }
 
 // planEdit works out an edit, with the file locked: the file's content

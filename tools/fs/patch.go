@@ -47,31 +47,18 @@ type patchDetails struct {
 }
 
 func (s *set) patchTool() (tool.Tool, error) {
-	t, err := tool.New("apply_patch", patchDescription, func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Result, error) {
-		pl, details, err := s.planPatch(ctx, inv, in)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		defer pl.release()
-		note, err := pl.commit(ctx, inv)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		text := "Success. Updated the following files:\n" + strings.Join(listing(details), "\n") + note
-		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: details}, nil
-	})
-	if err != nil {
-		return t, err
-	}
-	t.Preview, err = tool.NewPreview("apply_patch", func(ctx context.Context, in patchArgs, inv tool.Invocation) (tool.Effects, error) {
-		pl, details, err := s.planPatch(ctx, inv, in)
-		if err != nil {
-			return tool.Effects{}, err
-		}
-		pl.release()
-		return pl.effects(fmt.Sprintf("change %s: %s", plural(len(details.Files), "file"), strings.Join(listing(details), ", "))), nil
-	})
-	return t, err
+	return changeTool("apply_patch", patchDescription, s.planPatch,
+		func(_ patchArgs, d patchDetails, commit func() (string, error)) (tool.Result, error) {
+			note, err := commit()
+			if err != nil {
+				return tool.Result{}, err
+			}
+			text := "Success. Updated the following files:\n" + strings.Join(listing(d), "\n") + note
+			return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: d}, nil
+		},
+		func(_ patchArgs, d patchDetails) string {
+			return fmt.Sprintf("change %s: %s", plural(len(d.Files), "file"), strings.Join(listing(d), ", "))
+		})
 }
 
 // listing names what the patch does to each file: "A path", "D path",

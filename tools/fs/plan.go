@@ -34,6 +34,38 @@ type planned struct {
 	after  changeset.State
 }
 
+// changeTool makes a tool that changes files through a plan. Its calls plan
+// the change with the files locked and hand it to done, which commits it
+// (commit returns the note to add to the result) and words the result; its
+// preview plans the change the same way and describes it with summary,
+// writing nothing.
+func changeTool[In, D any](name, description string,
+	plan func(context.Context, tool.Invocation, In) (*plan, D, error),
+	done func(in In, d D, commit func() (string, error)) (tool.Result, error),
+	summary func(in In, d D) string,
+) (tool.Tool, error) {
+	t, err := tool.New(name, description, func(ctx context.Context, in In, inv tool.Invocation) (tool.Result, error) {
+		pl, d, err := plan(ctx, inv, in)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		defer pl.release()
+		return done(in, d, func() (string, error) { return pl.commit(ctx, inv) })
+	})
+	if err != nil {
+		return t, err
+	}
+	t.Preview, err = tool.NewPreview(name, func(ctx context.Context, in In, inv tool.Invocation) (tool.Effects, error) {
+		pl, d, err := plan(ctx, inv, in)
+		if err != nil {
+			return tool.Effects{}, err
+		}
+		pl.release()
+		return pl.effects(summary(in, d)), nil
+	})
+	return t, err
+}
+
 // lockedPlan returns an empty plan on the call's bridge, with the files the
 // paths name locked.
 func (s *set) lockedPlan(ctx context.Context, inv tool.Invocation, paths ...string) (*plan, error) {

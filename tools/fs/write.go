@@ -23,49 +23,35 @@ type writeDetails struct {
 }
 
 func (s *set) writeTool() (tool.Tool, error) {
-	t, err := tool.New("write", writeDescription, func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Result, error) {
-		pl, f, err := s.planWrite(ctx, inv, in)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		defer pl.release()
-		details := writeDetails{Path: in.Path, Bytes: len(in.Content), Created: !f.before.Exists}
-		if !f.changed() {
-			res := tool.Textf("%s already has this content (%d bytes): nothing was changed.", in.Path, len(in.Content))
+	return changeTool("write", writeDescription, s.planWrite,
+		func(in writeArgs, f *planned, commit func() (string, error)) (tool.Result, error) {
+			details := writeDetails{Path: in.Path, Bytes: len(in.Content), Created: !f.before.Exists}
+			if !f.changed() {
+				res := tool.Textf("%s already has this content (%d bytes): nothing was changed.", in.Path, len(in.Content))
+				res.Details = details
+				return res, nil
+			}
+			note, err := commit()
+			if err != nil {
+				return tool.Result{}, err
+			}
+			how := "replaced its content"
+			if details.Created {
+				how = "created it"
+			}
+			res := tool.Textf("Wrote %d bytes to %s (%s).%s", len(in.Content), in.Path, how, note)
 			res.Details = details
 			return res, nil
-		}
-		note, err := pl.commit(ctx, inv)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		how := "replaced its content"
-		if details.Created {
-			how = "created it"
-		}
-		res := tool.Textf("Wrote %d bytes to %s (%s).%s", len(in.Content), in.Path, how, note)
-		res.Details = details
-		return res, nil
-	})
-	if err != nil {
-		return t, err
-	}
-	t.Preview, err = tool.NewPreview("write", func(ctx context.Context, in writeArgs, inv tool.Invocation) (tool.Effects, error) {
-		pl, f, err := s.planWrite(ctx, inv, in)
-		if err != nil {
-			return tool.Effects{}, err
-		}
-		pl.release()
-		summary := fmt.Sprintf("replace the content of %s with %s", in.Path, sizeText(int64(len(in.Content))))
-		switch {
-		case !f.before.Exists:
-			summary = fmt.Sprintf("create %s with %s", in.Path, sizeText(int64(len(in.Content))))
-		case !f.changed():
-			summary = fmt.Sprintf("leave %s as it is: it already has this content", in.Path)
-		}
-		return pl.effects(summary), nil
-	})
-	return t, err
+		},
+		func(in writeArgs, f *planned) string {
+			switch {
+			case !f.before.Exists:
+				return fmt.Sprintf("create %s with %s", in.Path, sizeText(int64(len(in.Content))))
+			case !f.changed():
+				return fmt.Sprintf("leave %s as it is: it already has this content", in.Path)
+			}
+			return fmt.Sprintf("replace the content of %s with %s", in.Path, sizeText(int64(len(in.Content))))
+		})
 }
 
 // planWrite works out a write, with the file locked: the file's state
