@@ -215,3 +215,23 @@ func TestTruncateKeepsLinesWhole(t *testing.T) {
 		t.Errorf("one long line: kept %d", len(c.Head)+len(c.Tail))
 	}
 }
+
+func TestHeadBytes(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc", 5, "abc"},
+		{"abc", 2, "ab"},
+		{"aé", 2, "a"}, // é is 2 bytes: not split
+		{"日本", 4, "日"},
+		{"日本", 2, ""},
+		{"x", 0, ""},
+	} {
+		if got := HeadBytes(c.s, c.n); got != c.want {
+			t.Errorf("HeadBytes(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}

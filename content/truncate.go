@@ -73,6 +73,18 @@ func Truncate(s string, max int, keepTail bool) Cut {
 	return c
 }
 
+// HeadBytes returns the longest start of s that is at most n bytes and does
+// not split a character.
+func HeadBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:max(n, 0)]
+}
+
 // Chars returns up to n characters of s starting at character from: a page
 // of a text measured, like every limit of this package, in characters.
 func Chars(s string, from, n int) string {

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -256,11 +256,8 @@ func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s…(%d more bytes)", s[:cut], len(s)-cut)
+	head := content.HeadBytes(s, n)
+	return fmt.Sprintf("%s…(%d more bytes)", head, len(s)-len(head))
 }
 
 // rawArgs returns arguments for an event as received: the JSON when it is

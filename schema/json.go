@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	gschema "github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/content"
 )
 
 // The compiler works on the generic JSON form of a schema — objects as
@@ -166,11 +166,7 @@ func cut(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return content.HeadBytes(s, n) + "…"
 }
 
 // sortedKeys returns a map's keys in sorted order, so that everything the
