@@ -33,7 +33,8 @@ type Config struct {
 	// directory).
 	Workspace string `yaml:"workspace" default:"the current directory"`
 	// Data is the directory state lives in (default: the user's data
-	// directory); never inside the workspace.
+	// directory). Tools can neither read nor change it, even when it lies
+	// inside the workspace.
 	Data string `yaml:"data" default:"~/.local/share/toolbelt"`
 	// Database is a postgres:// URL to keep state in PostgreSQL instead.
 	Database string `yaml:"database"`
@@ -95,7 +96,7 @@ type Limits struct {
 type Retention struct {
 	// Outputs: full outputs of cut results, read with result_read.
 	Outputs Duration `yaml:"outputs" default:"168h"`
-	// OutputsBytes bounds their total size.
+	// OutputsBytes bounds the total size of the outputs kept.
 	OutputsBytes int64 `yaml:"outputsBytes" default:"268435456"`
 	// Undo: what it takes to undo file changes.
 	Undo Duration `yaml:"undo" default:"720h"`
@@ -200,8 +201,8 @@ type Rules struct {
 type AskRule struct {
 	// Tool names the tools the rule is for.
 	Tool Names `yaml:"tool"`
-	// When, if set, limits the rule to calls whose arguments match: an
-	// argument's name and its * patterns.
+	// When limits the rule to calls whose arguments match: an argument's
+	// name and its * patterns. Without it the rule holds for every call.
 	When map[string]Names `yaml:"when"`
 }
 
