@@ -96,8 +96,9 @@ type cli struct {
 	Undo     undoCmd     `cmd:"" group:"tools" help:"Take back the file changes of a call, if the files are still as it left them."`
 	Schema   schemaCmd   `cmd:"" group:"tools" help:"Compile, validate, export and lint parameter schemas for model providers."`
 
-	Policy policyCmd `cmd:"" group:"governance" help:"Explain the tool policy."`
-	Audit  auditCmd  `cmd:"" group:"governance" help:"List the audit log of calls, or verify its hash chain."`
+	Policy    policyCmd    `cmd:"" group:"governance" help:"Explain the tool policy."`
+	Audit     auditCmd     `cmd:"" group:"governance" help:"List the audit log of calls, or verify its hash chain."`
+	Approvals approvalsCmd `cmd:"" group:"governance" help:"List or revoke the actions a person allowed always in a workspace."`
 
 	Init       initCmd       `cmd:"" group:"setup" help:"Write an annotated toolbelt.yaml (and a .mcp.json with --mcp-json)."`
 	Config_    configCmd     `cmd:"" group:"setup" name:"config" help:"Show or check the configuration."`

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -96,6 +97,9 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Env = cliEnvironment(t)
 	cmd.Stdin = strings.NewReader(stdin)
+	// A session of its own: no controlling terminal to ask on, whatever
+	// terminal the tests run at.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
