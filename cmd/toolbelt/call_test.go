@@ -144,3 +144,53 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	detached("approvals", "revoke", "--workspace", ws).expect(t, 0)
 	detached(append(args, "--workspace", ws)...).expect(t, 1)
 }
+
+// TestHomeAsWorkspace: working in the home directory, whose default data
+// directory lies inside it, works; the tools can neither read nor change
+// the data directory.
+func TestHomeAsWorkspace(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	data := filepath.Join(home, ".local", "share", "toolbelt")
+	env := append(cliEnvironment(t), "HOME="+home, "TOOLBELT_DATA=", "XDG_DATA_HOME=")
+	run := func(args ...string) cliResult {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env, cmd.Dir = env, home
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		var out, errOut strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return cliResult{out.String(), errOut.String(), code}
+	}
+	run("call", "write", "--args", `{"path":"notes.txt","content":"hello"}`).expect(t, 0)
+	if _, err := os.Stat(filepath.Join(data, "toolbelt.db")); err != nil {
+		t.Fatalf("state is not in the default data directory: %v", err)
+	}
+	for _, tc := range []struct{ tool, args string }{
+		{"read", `{"path":".local/share/toolbelt/toolbelt.db"}`},
+		{"write", `{"path":".local/share/toolbelt/toolbelt.db","content":"x"}`},
+		{"ls", `{"path":".local/share/toolbelt"}`},
+	} {
+		r := run("call", tc.tool, "--args", tc.args).expect(t, 1)
+		if !strings.Contains(r.stderr, "Toolbelt's own data directory") && !strings.Contains(r.stderr, "protected path") {
+			t.Errorf("%s: %s", tc.tool, r.stderr)
+		}
+	}
+	r := run("call", "ls", "--args", `{"path":".local/share"}`).expect(t, 0)
+	if strings.Contains(r.stdout, "toolbelt") {
+		t.Errorf("ls lists the data directory:\n%s", r.stdout)
+	}
+	r = run("call", "grep", "--args", `{"pattern":"CREATE TABLE"}`)
+	if strings.Contains(r.stdout, "toolbelt.db") {
+		t.Errorf("grep searched the data directory:\n%s", r.stdout)
+	}
+	// The MCP server starts there too.
+	run("mcp").expect(t, 0)
+}

@@ -289,7 +289,11 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 		fmt.Fprintf(e.stdout, "  (on every interface, %s; on this machine also http://127.0.0.1:%s/mcp)\n", addr, port)
 	}
 	data, _, _ := e.storeDSN(os.Getenv)
-	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.WorkspaceDir, redacted(data), len(tools), reach)
+	state := redacted(data)
+	if e.concealedData(tc.WorkspaceDir) != nil {
+		state += " (inside the workspace, hidden from the tools)"
+	}
+	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.WorkspaceDir, state, len(tools), reach)
 	remote := map[string]any{"type": "http", "url": endpoint}
 	if withToken {
 		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
