@@ -61,8 +61,9 @@ func (c *callCmd) Run(e *env) error {
 	if c.DryRun {
 		opts = append(opts, invoke.DryRun())
 	}
+	term, _ := closer.(*terminal)
 	if c.Batch != "" {
-		return c.runBatch(ctx, e, runner, opts)
+		return c.runBatch(ctx, e, runner, opts, term)
 	}
 	args, err := c.arguments(e)
 	if err != nil {
@@ -75,7 +76,21 @@ func (c *callCmd) Run(e *env) error {
 	if id == "" {
 		id = newCallID()
 	}
+	// On a terminal, a call that takes a while shows a spinner on stderr,
+	// with the tool's latest progress.
+	spin := e.startSpinner("Running " + c.Tool + "…")
+	if term != nil {
+		term.spin = spin
+	}
+	opts = append(opts, invoke.OnUpdate(func(r tool.Result) {
+		for _, b := range r.Content {
+			if b.Type == tool.TextContent && strings.TrimSpace(b.Text) != "" {
+				spin.Set(c.Tool + ": " + b.Text)
+			}
+		}
+	}))
 	msg := runner.Run(ctx, tool.Call{ID: id, Name: c.Tool, Arguments: args}, opts...)
+	spin.Stop()
 	if c.JSON {
 		if err := writeJSON(e.stdout, msg); err != nil {
 			return err
@@ -84,8 +99,7 @@ func (c *callCmd) Run(e *env) error {
 		if err := printContent(e, msg); err != nil {
 			return err
 		}
-		_, asks := closer.(*terminal)
-		c.explain(ctx, e, tc, msg, asks || c.Yes)
+		c.explain(ctx, e, tc, msg, term != nil || c.Yes)
 	}
 	if msg.IsError {
 		return exitCode(exitToolError)
@@ -132,7 +146,7 @@ func (c *callCmd) arguments(e *env) (json.RawMessage, error) {
 	return b, nil
 }
 
-func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, opts []invoke.CallOption) error {
+func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, opts []invoke.CallOption, term *terminal) error {
 	b, err := readInput(e, c.Batch)
 	if err != nil {
 		return err
@@ -154,7 +168,12 @@ func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, o
 		}
 		seen[calls[i].ID] = true
 	}
+	spin := e.startSpinner(fmt.Sprintf("Running %d calls…", len(calls)))
+	if term != nil {
+		term.spin = spin
+	}
 	msgs := runner.RunBatch(ctx, calls, opts...)
+	spin.Stop()
 	if err := writeJSON(e.stdout, msgs); err != nil {
 		return err
 	}

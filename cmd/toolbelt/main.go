@@ -11,7 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/audit"
@@ -72,7 +75,12 @@ func (e *env) registry() *registry.Registry {
 		e.reg, e.closer = e.tools()
 		if cfg, err := e.config(); err == nil && len(cfg.MCPServers) > 0 {
 			e.imports = client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
-			if err := e.imports.Start(context.Background(), e.reg); err != nil {
+			// Starting a server may mean downloading it first (npx, uvx):
+			// on a terminal, a spinner says what is being waited for.
+			spin := e.startSpinner("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(cfg.MCPServers)), ", ") + ")…")
+			err := e.imports.Start(context.Background(), e.reg)
+			spin.Stop()
+			if err != nil {
 				e.log.Warn("importing MCP servers", "err", err)
 			}
 		}
