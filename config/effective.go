@@ -78,7 +78,7 @@ func effectiveValue(v reflect.Value, def string) any {
 		if d == 0 && def != "" {
 			return def
 		}
-		return d.String()
+		return shortDuration(d)
 	}
 	if v.IsZero() && def != "" {
 		switch v.Kind() {
@@ -95,4 +95,16 @@ func effectiveValue(v reflect.Value, def string) any {
 		return nil
 	}
 	return v.Interface()
+}
+
+// shortDuration writes d as a person would: 5m, not 5m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

@@ -153,9 +153,9 @@ func (c *configShowCmd) Run(e *env) error {
 		return writeJSON(e.stdout, map[string]any{"sources": sources, "workspace": ws, "state": redacted(dsn), "config": plain(eff)})
 	}
 	for _, s := range sources {
-		fmt.Fprintf(e.stdout, "# %-11s %s\n", s.What+":", s.From)
+		fmt.Fprintf(e.stdout, "# %-12s %s\n", s.What+":", s.From)
 	}
-	fmt.Fprintf(e.stdout, "# %-11s %s\n# %-11s %s\n\n", "workspace:", ws, "state:", redacted(dsn))
+	fmt.Fprintf(e.stdout, "# %-12s %s\n# %-12s %s\n\n", "workspace:", ws, "state:", redacted(dsn))
 	b, err := yaml.MarshalWithOptions(eff, yaml.Indent(2), yaml.IndentSequence(true))
 	if err != nil {
 		return err

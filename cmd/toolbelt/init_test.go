@@ -146,9 +146,9 @@ func TestConfigShow(t *testing.T) {
 	}
 	r := runCLI(t, "", "config", "show", "--config", cfgPath, "--workspace", ws).expect(t, 0)
 	for _, want := range []string{
-		"# file:       " + cfgPath + "\n",
-		"# workspace:  " + ws + "\n",
-		"# state:      ",
+		"# file:        " + cfgPath + "\n",
+		"# workspace:   " + ws + "\n",
+		"# state:       ",
 		"  timeout: 30s\n",                  // from the file
 		"  maxTimeout: 1h\n",                // a default
 		"  onTimeout: deny\n",               // a default
