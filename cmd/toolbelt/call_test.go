@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/creack/pty"
@@ -37,22 +36,7 @@ func TestCallShowsTheIDToUndo(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
 	env := cliEnvironment(t)
-	run := func(args ...string) cliResult {
-		t.Helper()
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env = env
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return cliResult{out.String(), errOut.String(), code}
-	}
+	run := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }
 	r := run("call", "write", "--workspace", ws, "--args", `{"path":"a.txt","content":"new"}`).expect(t, 0)
 	m := regexp.MustCompile(`toolbelt: call (call_[0-9a-f]+) changed a file; 'toolbelt undo (call_[0-9a-f]+)' takes the changes back\.`).FindStringSubmatch(r.stderr)
 	if m == nil || m[1] != m[2] || strings.Contains(r.stdout, m[1]) {
@@ -114,22 +98,7 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	if code := wait(t, cmd); code != 0 || !strings.Contains(s.text(), "deleted build") {
 		t.Fatalf("exit %d:\n%s", code, s.text())
 	}
-	detached := func(args ...string) cliResult {
-		t.Helper()
-		c := exec.Command(os.Args[0], args...)
-		c.Env = env
-		c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		var out, errOut strings.Builder
-		c.Stdout, c.Stderr = &out, &errOut
-		err := c.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return cliResult{out.String(), errOut.String(), code}
-	}
+	detached := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }
 	r := detached(append(args, "--workspace", ws)...).expect(t, 0)
 	if r.stdout != "deleted build\n" {
 		t.Errorf("the approval did not persist: %q %q", r.stdout, r.stderr)
@@ -153,22 +122,7 @@ func TestHomeAsWorkspace(t *testing.T) {
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "toolbelt")
 	env := append(cliEnvironment(t), "HOME="+home, "TOOLBELT_DATA=", "XDG_DATA_HOME=")
-	run := func(args ...string) cliResult {
-		t.Helper()
-		cmd := exec.Command(os.Args[0], args...)
-		cmd.Env, cmd.Dir = env, home
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		var out, errOut strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return cliResult{out.String(), errOut.String(), code}
-	}
+	run := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, home, "", args...) }
 	run("call", "write", "--args", `{"path":"notes.txt","content":"hello"}`).expect(t, 0)
 	if _, err := os.Stat(filepath.Join(data, "toolbelt.db")); err != nil {
 		t.Fatalf("state is not in the default data directory: %v", err)

@@ -92,10 +92,17 @@ type cliResult struct {
 // runCLI runs the CLI in a child process with stdin as its standard input.
 func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
+	return runCLIWith(t, cliEnvironment(t), "", stdin, args...)
+}
+
+// runCLIWith runs the CLI in a child process with the environment env, in
+// the directory dir ("" for this one), without a controlling terminal.
+func runCLIWith(t *testing.T, env []string, dir, stdin string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = cliEnvironment(t)
+	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin = strings.NewReader(stdin)
 	// A session of its own: no controlling terminal to ask on, whatever
 	// terminal the tests run at.
