@@ -54,6 +54,9 @@ func preParse(parser *kong.Kong, args []string, e env) (code int, done bool) {
 		return exitOK, true
 	}
 	names := commandNames(parser.Model.Node)
+	if name == "help" && !strings.HasPrefix(args[i+1], "-") {
+		name = args[i+1] // help CMD: the command must exist
+	}
 	if slices.Contains(names, name) {
 		return 0, false
 	}

@@ -53,7 +53,7 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"lsit"}, `unknown command "lsit"; did you mean "list"?`},
 		{[]string{"--config", "x.yaml", "serv"}, `unknown command "serv"; did you mean "serve"`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
-		{[]string{"help", "cal"}, `unexpected argument cal`},
+		{[]string{"help", "cal"}, `unknown command "cal"; did you mean "call"`},
 	} {
 		r := runCLI(t, "", tc.args...).expect(t, 2)
 		if !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
