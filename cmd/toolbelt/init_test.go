@@ -215,3 +215,24 @@ tools:
 		t.Errorf("%s", r.stdout)
 	}
 }
+
+// TestStdioCommandUnderGoRun: a binary under go-build (as go run and go
+// test make) is not named; the toolbelt installed in PATH is, or the note
+// says how to install it. Not parallel: it sets PATH.
+func TestStdioCommandUnderGoRun(t *testing.T) {
+	if !isGoRunBinary(os.Args[0]) {
+		t.Skip("the test binary is not in a go-build directory")
+	}
+	bin := t.TempDir()
+	t.Setenv("PATH", bin)
+	cmd, note := stdioCommand()
+	if cmd != "toolbelt" || !strings.Contains(note, "go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest") {
+		t.Errorf("without an installed toolbelt: %q, %q", cmd, note)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "toolbelt"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if cmd, note := stdioCommand(); cmd != filepath.Join(bin, "toolbelt") || note != "" {
+		t.Errorf("with an installed toolbelt: %q, %q", cmd, note)
+	}
+}
