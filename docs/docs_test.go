@@ -162,7 +162,7 @@ func TestExamples(t *testing.T) {
 					"HOME=" + home, "TMPDIR=" + tmp, "USER=you", "LANG=C.UTF-8",
 					"TERM=dumb", "NO_COLOR=1", "TZ=UTC",
 					"GOCACHE=" + gocache, "GOMODCACHE=" + gomodcache, "GOPATH=" + gopath,
-					"GOTOOLCHAIN=local", "GOFLAGS=-mod=mod",
+					"GOTOOLCHAIN=local",
 				},
 				Replace: []string{tmp, "$TMPDIR", home, "~", work, "$WORK"},
 			}
