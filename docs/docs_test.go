@@ -155,11 +155,20 @@ func TestExamples(t *testing.T) {
 				}
 			}
 			copyTree(t, repo, checkout)
+			// Telemetry off: the go command would otherwise leave an upload
+			// process behind, writing in the scratch home as it is removed.
+			telemetry := filepath.Join(home, ".config", "go", "telemetry")
+			if err := os.MkdirAll(telemetry, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(telemetry, "mode"), []byte("off"), 0o644); err != nil {
+				t.Fatal(err)
+			}
 			s := &doctest.Session{
 				Dir: checkout,
 				Env: []string{
 					"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-					"HOME=" + home, "TMPDIR=" + tmp, "USER=you", "LANG=C.UTF-8",
+					"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "USER=you", "LANG=C.UTF-8",
 					"TERM=dumb", "NO_COLOR=1", "TZ=UTC",
 					"GOCACHE=" + gocache, "GOMODCACHE=" + gomodcache, "GOPATH=" + gopath,
 					"GOTOOLCHAIN=local",
