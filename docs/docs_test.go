@@ -174,6 +174,7 @@ func TestExamples(t *testing.T) {
 					"GOTOOLCHAIN=local",
 				},
 				Replace: []string{tmp, "$TMPDIR", home, "~", work, "$WORK"},
+				State:   filepath.Join(work, "exported.sh"),
 			}
 			outputs := make([][][]string, len(blocks))
 			changed := false

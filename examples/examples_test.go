@@ -21,7 +21,7 @@ var (
 
 // programs are the example programs, and the CLI the client example
 // starts.
-var programs = []string{"./examples/typed-tool", "./examples/hook", "./examples/mcp-server", "./examples/import", "./examples/client", "./cmd/toolbelt"}
+var programs = []string{"./examples/typed-tool", "./examples/hook", "./examples/mcp-server", "./examples/import", "./examples/client", "./examples/audit-tamper", "./cmd/toolbelt"}
 
 // bin builds every program once and returns the path of the named one.
 func bin(t *testing.T, name string) string {
@@ -175,4 +175,29 @@ func TestClient(t *testing.T) {
 		"grep (error: false)\ngreet.go:3:func greeting(name string) string {\nmain.go:6:\tfmt.Println(greeting(\"world\"))\n",
 		"read (error: true)\n",
 		`the path climbs above the workspace root`)
+}
+
+// TestAuditTamper records a call with the CLI, edits its audit record with
+// the example, and checks that `toolbelt audit verify` finds the edit.
+func TestAuditTamper(t *testing.T) {
+	t.Parallel()
+	tb := bin(t, "toolbelt")
+	ws, data := workspace(t), t.TempDir()
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(tb, args...)
+		cmd.Env = append(os.Environ(), "TOOLBELT_DATA="+data, "HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := cli("call", "--workspace", ws, "read", "--args", `{"path":"greet.go"}`); err != nil {
+		t.Fatalf("call: %v\n%s", err, out)
+	}
+	if out, err := cli("audit", "verify"); err != nil || !strings.Contains(out, "1 records, chain intact") && !strings.Contains(out, "1 record, chain intact") {
+		t.Fatalf("verify before: %v\n%s", err, out)
+	}
+	run(t, bin(t, "audit-tamper"), filepath.Join(data, "toolbelt.db"), "1", "greet.go", "main.go")
+	out, err := cli("audit", "verify")
+	if err == nil || !strings.Contains(out, "Chain broken at record 1: edited") {
+		t.Fatalf("verify after the edit: %v\n%s", err, out)
+	}
 }

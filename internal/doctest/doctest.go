@@ -28,7 +28,8 @@
 //	needs=CMD[,CMD]    the block runs only when every CMD is on PATH
 //
 // The blocks of one document run in order, in one scratch directory; the
-// working directory a block ends in is where the next one starts.
+// working directory a block ends in is where the next one starts, and the
+// variables it exported are set in the next one.
 package doctest
 
 import (

@@ -20,6 +20,9 @@ type Session struct {
 	// Replace rewrites the output before it is compared: each old string
 	// (a scratch path) becomes its new one (a neutral name), in order.
 	Replace []string
+	// State, when set, is a file that carries the exported variables from
+	// block to block, as one interactive shell would.
+	State string
 }
 
 // Result is what one command printed and how it exited.
@@ -35,12 +38,18 @@ const marker = "\x1edoctest-end"
 // Run runs a block's commands in one shell and returns each one's output.
 func (s *Session) Run(ctx context.Context, b Block) ([]Result, error) {
 	var script strings.Builder
+	if s.State != "" {
+		script.WriteString("[ -f " + strconv.Quote(s.State) + " ] && . " + strconv.Quote(s.State) + "\n")
+	}
 	script.WriteString("cd " + strconv.Quote(s.Dir) + " || exit 99\n")
 	for _, c := range b.Commands {
 		script.WriteString(c.Script)
 		// The exit status and the working directory follow each command;
 		// the extra newline ends a last line the command left open.
 		script.WriteString("\nprintf '\\n" + marker + " %d %s\\n' \"$?\" \"$PWD\"\n")
+	}
+	if s.State != "" {
+		script.WriteString("export -p > " + strconv.Quote(s.State) + "\n")
 	}
 	f, err := os.CreateTemp("", "doctest-*.sh")
 	if err != nil {
