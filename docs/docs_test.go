@@ -281,3 +281,96 @@ func squash(s string) string {
 	}
 	return "\n" + strings.Join(out, "\n") + "\n"
 }
+
+// link finds a Markdown link's target.
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headings returns the GitHub anchors of a Markdown document's headings.
+func headings(doc string) map[string]bool {
+	anchors := map[string]bool{}
+	fenced := false
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && !strings.ContainsRune("—–…×→’“”", r):
+				b.WriteRune(r)
+			}
+		}
+		anchors[b.String()] = true
+	}
+	return anchors
+}
+
+// TestLinks checks that every relative link of the documents leads to a
+// file that exists and, for a heading, to one the file has.
+func TestLinks(t *testing.T) {
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(raw), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+				if _, err := os.Stat(dest); err != nil {
+					if strings.HasPrefix(path, "cli.md") || strings.HasPrefix(path, "config.md") || strings.HasSuffix(path, "docs/cli.md") || strings.HasSuffix(path, "docs/config.md") {
+						// Written by the CLI work (issue 11), merged separately.
+						continue
+					}
+					t.Errorf("%s: the link %s leads nowhere: %v", file, target, err)
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			b, err := os.ReadFile(dest)
+			if err != nil {
+				t.Errorf("%s: the link %s: %v", file, target, err)
+				continue
+			}
+			if !headings(string(b))[anchor] {
+				t.Errorf("%s: the link %s names a heading %s does not have", file, target, dest)
+			}
+		}
+	}
+}
+
+// TestTranscriptsAreExamples checks that every block that looks like a
+// terminal session (its first line a "$ " command) is a console example,
+// run by TestExamples or skipped with a reason, never an untested text.
+func TestTranscriptsAreExamples(t *testing.T) {
+	fence := regexp.MustCompile("(?m)^(```+)([^\n`]*)\n((?:.*\n)*?)^```+\\s*$")
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fence.FindAllStringSubmatchIndex(string(raw), -1) {
+			info := string(raw)[m[4]:m[5]]
+			body := string(raw)[m[6]:m[7]]
+			if strings.HasPrefix(info, "console") || strings.HasPrefix(info, "markdown") || !strings.HasPrefix(body, "$ ") {
+				continue
+			}
+			line := strings.Count(string(raw)[:m[0]], "\n") + 1
+			t.Errorf("%s:%d: a terminal session in a %q block is not tested: make it a console block (see docs/development.md)", file, line, info)
+		}
+	}
+}
