@@ -113,3 +113,26 @@ func TestRun(t *testing.T) {
 		t.Errorf("Rewrite:\n%s", got)
 	}
 }
+
+// TestStateCarriesExports shows that a variable one block exports is set in
+// the next, as in one shell, and that an unexported one is not.
+func TestStateCarriesExports(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	blocks, err := Parse("```console\n$ export GREETING=hello; LOCAL=x\n```\n\n```console\n$ echo \"$GREETING ${LOCAL:-unset}\"\nhello unset\n```\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Dir: dir, Env: []string{"PATH=" + os.Getenv("PATH")}, State: dir + "/state.sh"}
+	var got []string
+	for _, b := range blocks {
+		results, err := s.Run(context.Background(), b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = results[len(results)-1].Got
+	}
+	if !Match(blocks[1].Commands[0].Want, got) {
+		t.Errorf("the second block printed %q", got)
+	}
+}
