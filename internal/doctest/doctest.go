@@ -29,7 +29,8 @@
 //
 // The blocks of one document run in order, in one scratch directory; the
 // working directory a block ends in is where the next one starts, and the
-// variables it exported are set in the next one.
+// variables it exported are set in the next one. Whatever a block leaves
+// running (a server started with &) is stopped when the block ends.
 package doctest
 
 import (

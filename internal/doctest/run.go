@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Session runs the blocks of one document in order, in one scratch
@@ -67,7 +68,10 @@ func (s *Session) Run(ctx context.Context, b Block) ([]Result, error) {
 	cmd.Env = s.Env
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.WaitDelay = 5 * time.Second
+	ownGroup(cmd)
 	runErr := cmd.Run()
+	stopGroup(cmd)
 	chunks := strings.Split(out.String(), marker+" ")
 	var results []Result
 	for i := range b.Commands {
