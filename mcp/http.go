@@ -2,9 +2,7 @@ package mcp
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -189,14 +187,4 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return deepest
-}
-
-// ServeStdio serves one client over stdin and stdout until it disconnects or
-// ctx is cancelled.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	err := s.sdk.Run(ctx, &sdk.StdioTransport{})
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
 }

@@ -133,7 +133,7 @@ func (c *mcpStdioCmd) Run(e *env) error {
 	defer srv.Close()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return srv.ServeStdio(ctx)
+	return srv.ServeStdio(ctx, mcp.StdioOptions{Grace: shutdownGrace})
 }
 
 type serveCmd struct {
