@@ -126,7 +126,7 @@ func CheckListen(addr, token string) error {
 		return nil
 	}
 	return fmt.Errorf("refusing to listen on %s without a bearer token: other machines could call the tools. "+
-		"Set mcp.token in toolbelt.yaml or TOOLBELT_MCP_TOKEN, or listen on 127.0.0.1", addr)
+		"Set mcp.token or mcp.tokens in toolbelt.yaml, or TOOLBELT_MCP_TOKEN, or listen on 127.0.0.1", addr)
 }
 
 func isLoopback(host string) bool {
