@@ -211,9 +211,10 @@ func readBody(w http.ResponseWriter, r *http.Request, o HTTPOptions) ([]byte, bo
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(o.BodyTimeout))
 	body, err := io.ReadAll(io.LimitReader(r.Body, o.MaxBodyBytes+1))
-	_ = rc.SetReadDeadline(time.Time{})
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The deadline stays: the rest of the body is not waited for, and
+		// the connection is closed after the answer.
 		w.Header().Set("Connection", "close")
 		http.Error(w, fmt.Sprintf("request body not received within %s (mcp.bodyTimeout)", o.BodyTimeout), http.StatusRequestTimeout)
 		return nil, false
@@ -227,6 +228,7 @@ func readBody(w http.ResponseWriter, r *http.Request, o HTTPOptions) ([]byte, bo
 		http.Error(w, fmt.Sprintf("request JSON nested deeper than %d levels", o.MaxJSONDepth), http.StatusBadRequest)
 		return nil, false
 	}
+	_ = rc.SetReadDeadline(time.Time{})
 	return body, true
 }
 
@@ -301,12 +303,47 @@ func (g *sessionGate) serveNew(w http.ResponseWriter, r *http.Request, inner htt
 	}
 	g.opening++
 	g.mu.Unlock()
-	defer func() {
+	// The new session is among the server's sessions by the time the
+	// response starts, so it stops counting as opening then — before the
+	// client can send its next request.
+	rw := &startWriter{ResponseWriter: w}
+	rw.started = func() {
 		g.mu.Lock()
 		g.opening--
 		g.mu.Unlock()
-	}()
-	inner.ServeHTTP(w, r)
+	}
+	defer rw.start()
+	inner.ServeHTTP(rw, r)
+}
+
+// startWriter calls started once, when the response starts.
+type startWriter struct {
+	http.ResponseWriter
+	once    sync.Once
+	started func()
+}
+
+func (w *startWriter) start() { w.once.Do(w.started) }
+
+func (w *startWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *startWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (w *startWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *startWriter) Flush() {
+	w.start()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // LimitListener returns a listener that keeps at most max connections open
