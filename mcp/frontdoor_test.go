@@ -527,3 +527,28 @@ func TestHTTPTokensMapToPrincipals(t *testing.T) {
 		}
 	}
 }
+
+// A question the server asks the client (approval by elicitation) after the
+// client's input ended cannot be answered: it fails at once, the call is
+// blocked rather than run, and the session ends instead of waiting.
+func TestStdioQuestionAfterEndOfInput(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	srv := newServer(t, f, mcp.Options{}, &auditLog{})
+	input := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"elicitation":{}},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		callLine(2, "danger", `{"target":"/"}`)
+	got := byID(serveLines(t, srv, input, mcp.StdioOptions{}))
+	r, ok := got["2"]
+	if !ok {
+		t.Fatalf("no reply to the call: %+v", got)
+	}
+	if r.Error == nil || !strings.Contains(r.Error.Message, "the MCP client closed its input, so it cannot answer") {
+		t.Errorf("reply to the call: %+v %s", r.Error, r.Result)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.dangerRuns != 0 {
+		t.Errorf("danger ran %d times", f.dangerRuns)
+	}
+}
