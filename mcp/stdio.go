@@ -318,9 +318,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Unlock()
 			return nil, io.EOF
 		}
-		incoming := c.incoming
+		incoming, drain := c.incoming, c.drainReq
 		if c.ended {
-			incoming = nil
+			incoming, drain = nil, nil // now only answers are awaited
 		}
 		c.mu.Unlock()
 		select {
@@ -329,7 +329,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				return msg, nil
 			}
 			c.end()
-		case <-c.drainReq:
+		case <-drain:
 			c.end()
 		case <-c.wake:
 		case <-ctx.Done():
