@@ -31,10 +31,11 @@ const FileName = "toolbelt.yaml"
 type Config struct {
 	// Workspace is the directory the tools work in (default: the current
 	// directory).
-	Workspace string `yaml:"workspace"`
+	Workspace string `yaml:"workspace" default:"the current directory"`
 	// Data is the directory state lives in (default: the user's data
-	// directory); never inside the workspace.
-	Data string `yaml:"data"`
+	// directory). Tools can neither read nor change it, even when it lies
+	// inside the workspace.
+	Data string `yaml:"data" default:"~/.local/share/toolbelt"`
 	// Database is a postgres:// URL to keep state in PostgreSQL instead.
 	Database string `yaml:"database"`
 	// Retention says how long state is kept.
@@ -66,101 +67,127 @@ type Config struct {
 
 // Limits bound the pipeline; zero values take the pipeline's defaults.
 type Limits struct {
-	Timeout         Duration `yaml:"timeout"`
-	MaxTimeout      Duration `yaml:"maxTimeout"`
-	MaxResultChars  int      `yaml:"maxResultChars"`
-	MaxResultTokens int      `yaml:"maxResultTokens"`
-	EventMaxChars   int      `yaml:"eventMaxChars"`
-	ImageMaxSide    int      `yaml:"imageMaxSide"`
-	ImageMaxBytes   int      `yaml:"imageMaxBytes"`
-	UpdateInterval  Duration `yaml:"updateInterval"`
+	// Timeout is a call's time limit when neither the tool nor the call
+	// sets one.
+	Timeout Duration `yaml:"timeout" default:"5m"`
+	// MaxTimeout is the most a call (or a tool) may ask for.
+	MaxTimeout Duration `yaml:"maxTimeout" default:"1h"`
+	// MaxResultChars cuts a result's text; the full output stays readable
+	// with result_read.
+	MaxResultChars int `yaml:"maxResultChars" default:"40000"`
+	// MaxResultTokens cuts a result's text at this many tokens too (0: no
+	// token limit).
+	MaxResultTokens int `yaml:"maxResultTokens" default:"0"`
+	// EventMaxChars bounds the text of progress and end events.
+	EventMaxChars int `yaml:"eventMaxChars" default:"8000"`
+	// ImageMaxSide scales images down to this many pixels on their longer
+	// side (0: the pipeline's default).
+	ImageMaxSide int `yaml:"imageMaxSide" default:"0"`
+	// ImageMaxBytes bounds an image's encoded size (0: the pipeline's
+	// default).
+	ImageMaxBytes int `yaml:"imageMaxBytes" default:"0"`
+	// UpdateInterval is the least time between two progress events of a
+	// call.
+	UpdateInterval Duration `yaml:"updateInterval" default:"50ms"`
 }
 
 // Retention bounds the state Toolbelt keeps; zero values keep the store's
 // defaults.
 type Retention struct {
 	// Outputs: full outputs of cut results, read with result_read.
-	Outputs Duration `yaml:"outputs"`
-	// OutputsBytes bounds their total size.
-	OutputsBytes int64 `yaml:"outputsBytes"`
+	Outputs Duration `yaml:"outputs" default:"168h"`
+	// OutputsBytes bounds the total size of the outputs kept.
+	OutputsBytes int64 `yaml:"outputsBytes" default:"268435456"`
 	// Undo: what it takes to undo file changes.
-	Undo Duration `yaml:"undo"`
+	Undo Duration `yaml:"undo" default:"720h"`
 }
 
 // Confirm says when a person is asked, and what happens without an answer.
 type Confirm struct {
 	// Medium asks for medium-risk calls too (high-risk calls always ask;
 	// low-risk calls never do).
-	Medium bool `yaml:"medium"`
+	Medium bool `yaml:"medium" default:"false"`
 	// Timeout is how long a person has to answer (default 2m).
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" default:"2m"`
 	// OnTimeout is what no answer in time means: "deny" (default) or "allow".
-	OnTimeout string `yaml:"onTimeout"`
+	OnTimeout string `yaml:"onTimeout" default:"deny"`
 }
 
 // MCPServer is another MCP server: a command to start (stdio) or a URL
 // (streamable HTTP).
 type MCPServer struct {
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
+	// Command starts a stdio server; it is looked up in PATH.
+	Command string `yaml:"command"`
+	// Args are the command's arguments.
+	Args []string `yaml:"args"`
+	// Env is the server's environment besides the few variables it
+	// inherits (HOME, PATH, …); ${VAR} takes a value from Toolbelt's.
+	Env map[string]string `yaml:"env"`
 	// Cwd is the directory the command starts in.
-	Cwd     string            `yaml:"cwd"`
-	URL     string            `yaml:"url"`
+	Cwd string `yaml:"cwd"`
+	// URL is a streamable HTTP server's endpoint.
+	URL string `yaml:"url"`
+	// Headers are sent with every HTTP request; ${VAR} takes a value from
+	// the environment.
 	Headers map[string]string `yaml:"headers"`
 	// Disabled keeps the server configured but not started.
-	Disabled bool `yaml:"disabled"`
+	Disabled bool `yaml:"disabled" default:"false"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.
 type MCP struct {
 	// Addr is where `toolbelt serve` listens (default 127.0.0.1:7420).
-	Addr string `yaml:"addr"`
+	Addr string `yaml:"addr" default:"127.0.0.1:7420"`
 	// Token is the bearer token HTTP clients must send; required on a
 	// non-loopback address (TOOLBELT_MCP_TOKEN overrides).
 	Token string `yaml:"token"`
-	// AllowedHosts and AllowedOrigins extend the Host and Origin headers HTTP
-	// requests may carry (loopback names are always allowed).
-	AllowedHosts   []string `yaml:"allowedHosts"`
+	// AllowedHosts extends the Host headers HTTP requests may carry
+	// (loopback names are always allowed).
+	AllowedHosts []string `yaml:"allowedHosts"`
+	// AllowedOrigins extends the Origin headers HTTP requests may carry
+	// (loopback origins are always allowed).
 	AllowedOrigins []string `yaml:"allowedOrigins"`
 	// Dialect is the schema dialect of tools/list (default anthropic).
-	Dialect string `yaml:"dialect"`
+	Dialect string `yaml:"dialect" default:"anthropic"`
 	// Compact offers tool_search, tool_describe and tool_call instead of every
-	// tool; CompactAbove turns it on by itself above that many tools (0: never).
-	Compact      bool `yaml:"compact"`
-	CompactAbove int  `yaml:"compactAbove"`
+	// tool.
+	Compact bool `yaml:"compact" default:"false"`
+	// CompactAbove turns compact mode on by itself above that many tools
+	// (0: never).
+	CompactAbove int `yaml:"compactAbove" default:"0"`
 	// ExposeDetails sends results' details to clients as structured content.
-	ExposeDetails bool `yaml:"exposeDetails"`
+	ExposeDetails bool `yaml:"exposeDetails" default:"false"`
 	// MaxResponseBytes bounds a tool result sent to a client (default 8 MiB);
 	// a larger one is cut by the pipeline's policy, never dropped.
-	MaxResponseBytes int `yaml:"maxResponseBytes"`
+	MaxResponseBytes int `yaml:"maxResponseBytes" default:"8388608"`
 	// ConfirmFallback is what happens to a call that needs approval when the
 	// client cannot be asked (no elicitation): "deny" (default) or "allow".
-	ConfirmFallback string `yaml:"confirmFallback"`
+	ConfirmFallback string `yaml:"confirmFallback" default:"deny"`
 	// Separator joins server and tool names of imported tools (default "__").
-	Separator string `yaml:"separator"`
+	Separator string `yaml:"separator" default:"__"`
 
 	// Owner says whether MCP clients are the owner (default false: owner-only
 	// tools are refused): stdio clients, and HTTP clients of mcp.token or of
 	// no token. It comes from here, never from the transport.
-	Owner bool `yaml:"owner"`
+	Owner bool `yaml:"owner" default:"false"`
 	// Tokens are more bearer tokens for HTTP clients, each mapped to a
 	// principal (recorded with every call) and an owner flag.
 	Tokens []MCPToken `yaml:"tokens"`
 	// MaxMessageBytes bounds one message: a line on stdio, a request body
 	// over HTTP (default 4 MiB).
-	MaxMessageBytes int `yaml:"maxMessageBytes"`
+	MaxMessageBytes int `yaml:"maxMessageBytes" default:"4194304"`
 	// MaxSessions bounds the HTTP sessions open at once (default 256).
-	MaxSessions int `yaml:"maxSessions"`
+	MaxSessions int `yaml:"maxSessions" default:"256"`
 	// SessionIdleTimeout closes an HTTP session with no request for that
 	// long (default 15m).
-	SessionIdleTimeout Duration `yaml:"sessionIdleTimeout"`
+	SessionIdleTimeout Duration `yaml:"sessionIdleTimeout" default:"15m"`
 	// MaxConnections bounds the HTTP connections open at once (default 512).
-	MaxConnections int `yaml:"maxConnections"`
-	// ReadHeaderTimeout bounds reading a request's headers (default 10s),
-	// BodyTimeout its body (default 30s).
-	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout"`
-	BodyTimeout       Duration `yaml:"bodyTimeout"`
+	MaxConnections int `yaml:"maxConnections" default:"512"`
+	// ReadHeaderTimeout bounds reading an HTTP request's headers.
+	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout" default:"10s"`
+	// BodyTimeout bounds reading an HTTP request's body; a client slower
+	// than that gets 408.
+	BodyTimeout Duration `yaml:"bodyTimeout" default:"30s"`
 }
 
 // MCPToken is a bearer token of the MCP HTTP server and who it stands for.
@@ -171,7 +198,7 @@ type MCPToken struct {
 	// Principal names who the token stands for.
 	Principal string `yaml:"principal"`
 	// Owner makes the principal the owner.
-	Owner bool `yaml:"owner"`
+	Owner bool `yaml:"owner" default:"false"`
 }
 
 // Secret returns the token, read from the environment when it is written
@@ -205,10 +232,11 @@ type Scope struct {
 // Rules is one layer of tool policy.
 type Rules struct {
 	// Profile limits the tools to a profile (minimal, coding, messaging, full).
-	Profile string `yaml:"profile"`
+	Profile string `yaml:"profile" default:"full"`
 	// Allow, when not empty, allows only these tools (names, * globs, group:
-	// references); AlsoAllow adds to the profile.
-	Allow     Names `yaml:"allow"`
+	// references).
+	Allow Names `yaml:"allow"`
+	// AlsoAllow adds tools to the profile.
 	AlsoAllow Names `yaml:"alsoAllow"`
 	// Deny removes tools. Within a layer deny wins.
 	Deny Names `yaml:"deny"`
@@ -223,7 +251,10 @@ type Rules struct {
 // arguments match: when.command: ["rm -rf *", "git push*"] (one pattern may
 // be written without the list).
 type AskRule struct {
-	Tool Names            `yaml:"tool"`
+	// Tool names the tools the rule is for.
+	Tool Names `yaml:"tool"`
+	// When limits the rule to calls whose arguments match: an argument's
+	// name and its * patterns. Without it the rule holds for every call.
 	When map[string]Names `yaml:"when"`
 }
 

@@ -206,3 +206,15 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// config check warns about a token read from an unset variable.
+func TestLintTokenVariables(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("toolbelt.yaml", []byte("mcp:\n  tokens:\n    - {token: \"${SET_TOKEN}\", principal: a}\n    - {token: \"${UNSET_TOKEN}\", principal: b}\n"))
+	must(t, err)
+	env := func(k string) (string, bool) { return "x", k == "SET_TOKEN" }
+	ws := c.Lint(func(string) (string, error) { return "", nil }, env)
+	if len(ws) != 1 || !strings.Contains(ws[0].Error(), "mcp.tokens[1].token (b) refers to ${UNSET_TOKEN}, which is not set") || ws[0].Line != 4 {
+		t.Errorf("warnings %v", ws)
+	}
+}

@@ -53,6 +53,7 @@ type Option func(*options)
 
 type options struct {
 	protected      []string
+	concealed      []string
 	allowHardLinks bool
 }
 
@@ -79,6 +80,16 @@ func newOptions(opts []Option) options {
 // below it when it lies inside a [Local] root, and is ignored otherwise.
 func Protect(patterns ...string) Option {
 	return func(o *options) { o.protected = append([]string(nil), patterns...) }
+}
+
+// Conceal hides directories of the operating system (absolute paths, such
+// as Toolbelt's data directory) that lie inside a [Local] root: reads,
+// listings, walks and writes treat them as if they were outside the root.
+// Listings and walks leave them out; reading, writing or stating them (by
+// any spelling, or through a symbolic link) is refused. Paths outside the
+// root, and every path for [Memory], are ignored.
+func Conceal(dirs ...string) Option {
+	return func(o *options) { o.concealed = append(o.concealed, dirs...) }
 }
 
 // AllowHardLinks lets [Local] write a file that has more than one hard link.

@@ -18,7 +18,7 @@ var tempPattern = regexp.MustCompile(`^\..*\.toolbelt-[0-9a-f]{12}\.tmp$`)
 // regular files (a link of that name is left alone, and links to
 // directories are not followed), and are not being written — a writer holds
 // a lock on its temporary file until the rename — are removed. The .git
-// directories are not walked. It returns the paths removed, relative to the
+// directories and concealed ones (see Conceal) are not walked. It returns the paths removed, relative to the
 // root and slash-separated; it stops early when ctx is done.
 func (l *Local) RemoveStaleTemp(ctx context.Context) ([]string, error) {
 	var removed []string
@@ -30,7 +30,7 @@ func (l *Local) RemoveStaleTemp(ctx context.Context) ([]string, error) {
 			return nil // an unreadable directory: go on with the rest
 		}
 		if d.IsDir() {
-			if d.Name() == ".git" {
+			if d.Name() == ".git" || p != "." && l.concealed(p) {
 				return fs.SkipDir
 			}
 			return nil

@@ -28,6 +28,7 @@ func TestRemoveStaleTemp(t *testing.T) {
 	mine := write(filepath.Join(ws, ".main.go.toolbelt-notmine.tmp"), "not our pattern")
 	other := write(filepath.Join(ws, "draft.tmp"), "a user's file")
 	inGit := write(filepath.Join(ws, ".git", tempName("config")), "git's business")
+	inData := write(filepath.Join(ws, "state", tempName("toolbelt.db")), "concealed")
 	target := write(filepath.Join(outside, tempName("secret")), "outside the workspace")
 	ok(t, os.Symlink(outside, filepath.Join(ws, "elsewhere")))
 	link := filepath.Join(ws, tempName("link"))
@@ -39,7 +40,7 @@ func TestRemoveStaleTemp(t *testing.T) {
 	defer f.Close()
 	lockTemp(f)
 
-	l, err := OpenLocal(ws)
+	l, err := OpenLocal(ws, Conceal(filepath.Join(ws, "state")))
 	ok(t, err)
 	defer l.Close()
 	removed, err := l.RemoveStaleTemp(context.Background())
@@ -55,7 +56,7 @@ func TestRemoveStaleTemp(t *testing.T) {
 			t.Errorf("%s is still there", p)
 		}
 	}
-	for _, p := range []string{live, mine, other, inGit, target, link} {
+	for _, p := range []string{live, mine, other, inGit, inData, target, link} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was removed: %v", p, err)
 		}

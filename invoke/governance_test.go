@@ -408,3 +408,54 @@ func TestCallerOverridesTheContext(t *testing.T) {
 		}
 	}
 }
+
+// memApprovals is an ApprovalStore in memory.
+type memApprovals struct {
+	mu  sync.Mutex
+	set map[string]string // fingerprint → tool
+}
+
+func (m *memApprovals) Approved(_ context.Context, fp string) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, ok := m.set[fp]
+	return ok, nil
+}
+
+func (m *memApprovals) Approve(_ context.Context, fp, tool, _ string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.set[fp] = tool
+	return nil
+}
+
+// TestAllowAlwaysPersists: with an approval store, "allow always" holds for
+// the next runner too (the next process), for the exact action only.
+func TestAllowAlwaysPersists(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{program: "/usr/bin/make", env: "dev"}
+	store := &memApprovals{set: map[string]string{}}
+	a := &asker{answer: invoke.Answer{Allow: true, Always: true, By: "alice"}}
+	reg := registry.New()
+	if err := reg.Register(s.tool()); err != nil {
+		t.Fatal(err)
+	}
+	tc := &tool.Context{WorkspaceDir: t.TempDir()}
+	first := invoke.New(reg, tc, invoke.WithConfirmer(a), invoke.WithApprovalStore(store))
+	if msg := call(first, `{"command":"make deploy"}`); msg.IsError || len(store.set) != 1 {
+		t.Fatalf("%q, %d stored", text(msg), len(store.set))
+	}
+	b := &asker{answer: invoke.Answer{Allow: false, By: "bob"}}
+	second := invoke.New(reg, tc, invoke.WithConfirmer(b), invoke.WithApprovalStore(store))
+	if msg := call(second, `{"command":"make deploy"}`); msg.IsError || len(b.asked) != 0 {
+		t.Errorf("the stored approval did not hold: %q, asked %d", text(msg), len(b.asked))
+	}
+	if msg := call(second, `{"command":"make clean"}`); !msg.IsError || len(b.asked) != 1 {
+		t.Errorf("another action was not asked about: %q, asked %d", text(msg), len(b.asked))
+	}
+	// Without a store, a new runner asks again.
+	third := invoke.New(reg, tc, invoke.WithConfirmer(b))
+	if msg := call(third, `{"command":"make deploy"}`); !msg.IsError || len(b.asked) != 2 {
+		t.Errorf("without a store: %q, asked %d", text(msg), len(b.asked))
+	}
+}

@@ -130,7 +130,8 @@ func TestArguments(t *testing.T) {
 		{`{"path": "a",}`, true, `they are not valid JSON`},
 		{`{"path":"a"} {"x":1}`, true, `they are not valid JSON`},
 		{`"unterminated`, true, `they are not valid JSON`},
-		{`<xml/>`, true, `something that is not JSON`},
+		{`<xml/>`, true, `they are not valid JSON (invalid character '<' looking for beginning of value at line 1, column 1)`},
+		{`notes.txt`, true, `they are not valid JSON (invalid character 'o' in literal null (expecting 'u') at line 1, column 2); received: notes.txt`},
 	} {
 		msg := run(t, r, "echo", tc.args)
 		if msg.IsError != tc.isError || !strings.Contains(text(msg), tc.want) {

@@ -145,6 +145,10 @@ type Runner struct {
 	chain     Handler
 	cache     atomic.Pointer[toolCache]
 	late      atomic.Int64 // results of abandoned calls, dropped
+
+	// approvalStore keeps "allow always" answers for good; nil keeps them
+	// for the runner's life.
+	approvalStore ApprovalStore
 }
 
 // Option configures a Runner.
@@ -169,6 +173,11 @@ func WithHooks(h *Hooks) Option { return func(r *Runner) { r.hooks = h } }
 // WithConfirmer sets who is asked when a call needs approval. Without one,
 // such calls are blocked.
 func WithConfirmer(c Confirmer) Option { return func(r *Runner) { r.confirmer = c } }
+
+// WithApprovalStore keeps "allow always" answers in s, beyond the
+// runner's life: a person is not asked again about the exact action they
+// allowed always.
+func WithApprovalStore(s ApprovalStore) Option { return func(r *Runner) { r.approvalStore = s } }
 
 // WithOutputs sets where full outputs of cut results are kept (default: in
 // memory, 64 MiB). The tool context's Outputs is set to it, so the

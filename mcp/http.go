@@ -286,9 +286,14 @@ type sessionGate struct {
 
 func (g *sessionGate) serveNew(w http.ResponseWriter, r *http.Request, inner http.Handler) {
 	g.mu.Lock()
+	// Sessions whose initialization failed (a probe for a newer protocol
+	// version, say) are closed by the SDK at once, but leave the list only
+	// a moment later: they do not count.
 	open := 0
-	for range g.srv.sdk.Sessions() {
-		open++
+	for ss := range g.srv.sdk.Sessions() {
+		if ss.InitializeParams() != nil {
+			open++
+		}
 	}
 	if open+g.opening >= g.max {
 		g.mu.Unlock()

@@ -69,6 +69,18 @@ INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
 	{name: "file content after a change", sql: `
 ALTER TABLE file_changes ADD COLUMN after {{blob}};
 `},
+	// "Allow always" answers, per workspace: the fingerprint of the exact
+	// action a person allowed, and who allowed it when.
+	{name: "approvals that persist per workspace", sql: `
+CREATE TABLE approvals (
+	workspace TEXT NOT NULL,
+	fingerprint TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	approved_by TEXT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	PRIMARY KEY (workspace, fingerprint)
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -51,6 +51,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(e.auditWriter(st)),
+		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
 	}, nil
 }
 
