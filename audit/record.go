@@ -30,6 +30,9 @@ type Record struct {
 	SessionKey string `json:"sessionKey"`
 	Channel    string `json:"channel"`
 	Owner      bool   `json:"owner"`
+	// Principal is who the caller authenticated as (over MCP's HTTP
+	// transport, the principal its bearer token maps to).
+	Principal string `json:"principal,omitempty"`
 	// Provider is the model provider (or provider/model) that made the
 	// call.
 	Provider string `json:"provider"`

@@ -26,7 +26,7 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	tc := req.Context
 	rec := audit.Record{
 		Time: req.Started, CallID: req.Call.ID, Tool: req.Tool.Name,
-		AgentID: tc.AgentID, SessionKey: tc.SessionKey, Channel: tc.Channel, Owner: tc.Owner,
+		AgentID: tc.AgentID, SessionKey: tc.SessionKey, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner,
 		Provider: req.Provider, Arguments: req.Call.Arguments,
 		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun,
 	}

@@ -5,9 +5,11 @@
 //
 //	persist    tool_result_persist hooks rewrite what is stored
 //	shape      truncation (full output kept), images, UTF-8, error envelopes
+//	access     a tool the policy denies the caller is blocked before its arguments are read
 //	arguments  an object, a JSON string holding one, or nothing
 //	normalize  case styles, aliases, flattened text, HTML entities, coercion
 //	validate   every violation of the tool's full schema at once
+//	policy     allow, deny or ask, with the call's arguments
 //	hooks      before_tool_call: block, change parameters, require approval
 //	confirm    ask a person when approval is required (fail closed)
 //	after      after_tool_call hooks observe the outcome
@@ -210,6 +212,7 @@ func (r *Runner) DefaultSteps() []Step {
 	return []Step{
 		{"persist", r.persistStep},
 		{"shape", r.shapeStep},
+		{"access", r.accessStep},
 		{"arguments", Arguments},
 		{"normalize", r.normalizeStep},
 		{"validate", Validate},
@@ -317,6 +320,11 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 		}
 	}()
 	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r}
+	if c, ok := CallerFrom(ctx); ok {
+		tc := *r.tc
+		tc.SessionKey, tc.Channel, tc.Principal, tc.Owner = c.SessionKey, c.Channel, c.Principal, c.Owner
+		req.Context = &tc
+	}
 	for _, o := range opts {
 		o(req)
 	}

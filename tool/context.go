@@ -25,6 +25,9 @@ type Context struct {
 	Channel string
 	// AccountID is the agent's account on that channel.
 	AccountID string
+	// Principal is who the caller authenticated as (the principal an MCP
+	// bearer token maps to); "" when the channel does not say.
+	Principal string
 	// Owner is true only when the caller is known to be the owner.
 	Owner bool
 	// Sandboxed is true when commands must run in the sandbox.

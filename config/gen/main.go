@@ -152,6 +152,14 @@ func (w *walker) fields(st *ast.StructType, prefix string) {
 				w.fields(st, key+".")
 				continue
 			}
+		case *ast.ArrayType:
+			if id, ok := t.Elt.(*ast.Ident); ok && id.Name != "AskRule" {
+				if st := w.types[id.Name]; st != nil {
+					w.rows = append(w.rows, row{key, "list of mappings", "", doc})
+					w.fields(st, key+"[].")
+					continue
+				}
+			}
 		case *ast.MapType:
 			if id, ok := t.Value.(*ast.Ident); ok {
 				if id.Name == "Rules" {
