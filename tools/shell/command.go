@@ -26,6 +26,24 @@ type word struct {
 	// the first one, which every name it becomes starts with.
 	glob   bool
 	prefix string
+	// pattern is the value as a glob pattern: the unquoted pattern
+	// characters as they are, quoted ones (and backslashes) escaped with a
+	// backslash.
+	pattern string
+}
+
+// globSpecial are the characters a backslash escapes in a pattern.
+const globSpecial = `*?[]\`
+
+// addQuoted appends s to a pattern with its pattern characters escaped.
+func addQuoted(pat []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(globSpecial, s[i]) >= 0 {
+			pat = append(pat, '\\')
+		}
+		pat = append(pat, s[i])
+	}
+	return pat
 }
 
 // literal returns the value of w when it is plain text, escapes and quotes
@@ -34,7 +52,7 @@ type word struct {
 // arithmetic, brace and tilde expansion, extended globs, ANSI-C and locale
 // quoting.
 func literal(w *syntax.Word) (word, bool) {
-	var b []byte
+	var b, pat []byte
 	var out word
 	for _, part := range w.Parts {
 		switch p := part.(type) {
@@ -48,6 +66,7 @@ func literal(w *syntax.Word) (word, bool) {
 					}
 					if v[j] != '\n' {
 						b = append(b, v[j])
+						pat = addQuoted(pat, v[j:j+1])
 					}
 				case c == '{' || c == '}':
 					return word{}, false
@@ -58,8 +77,10 @@ func literal(w *syntax.Word) (word, bool) {
 						out.glob, out.prefix = true, string(b)
 					}
 					b = append(b, c)
+					pat = append(pat, c)
 				default:
 					b = append(b, c)
+					pat = append(pat, c)
 				}
 			}
 		case *syntax.SglQuoted:
@@ -67,6 +88,7 @@ func literal(w *syntax.Word) (word, bool) {
 				return word{}, false
 			}
 			b = append(b, p.Value...)
+			pat = addQuoted(pat, p.Value)
 		case *syntax.DblQuoted:
 			if p.Dollar {
 				return word{}, false
@@ -84,13 +106,14 @@ func literal(w *syntax.Word) (word, bool) {
 						}
 					}
 					b = append(b, v[j])
+					pat = addQuoted(pat, v[j:j+1])
 				}
 			}
 		default:
 			return word{}, false
 		}
 	}
-	out.value = string(b)
+	out.value, out.pattern = string(b), string(pat)
 	return out, true
 }
 

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -54,13 +55,13 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 		return in.Sandbox || cfg.sandbox.Required || tc.Sandboxed || callTC != nil && callTC.Sandboxed
 	}
 	t, err := tool.New("exec", desc, func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Result, error) {
-		return m.exec(ctx, root, cfg, sandboxed(in, inv.Context), in)
+		return m.exec(ctx, root, cfg, sandboxed(in, inv.Context), ownerOf(inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
 	}
-	t.Preview, err = tool.NewPreview("exec", func(_ context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
-		return preview(root, cfg, sandboxed(in, inv.Context), in)
+	t.Preview, err = tool.NewPreview("exec", func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
+		return preview(ctx, root, cfg, sandboxed(in, inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
@@ -75,7 +76,14 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 }
 
 // exec runs one call of the exec tool.
-func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Result, error) {
+//
+// A call the pipeline ran without asking anyone (its preview said low
+// risk) runs only if its command still may (see lowRiskProblem): checked
+// again now, it runs contained under bubblewrap when that works here, else
+// on the host with the allowlisted environment; if it no longer passes, it
+// is not run. A call with a time limit set by its caller is never left
+// running in the background: its command is stopped at that limit.
+func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, owner string, in execInput) (tool.Result, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
 		return tool.Result{}, err
@@ -83,11 +91,21 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, fmt.Errorf("the call was cancelled before the command started: %w", err)
 	}
-	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, in)
+	a := analyzeCommand(in.Command, root, p.workdir, nil)
+	problem := lowRiskProblem(ctx, root, p.workdir, in, a)
+	if problem != "" && tool.ApprovalOf(ctx) == tool.ApprovalUnasked {
+		return tool.Result{}, tool.InputErrorf("the command was not run: it was let through without approval, but it now needs a person's approval (%s). The workspace changed since it was checked; run it again to have it checked anew", problem)
+	}
+	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, problem == "", in)
 	if err != nil {
 		return tool.Result{}, &tool.InputError{Message: err.Error()}
 	}
+	sp.owner = owner
 	sp.timeout = p.timeout
+	_, capped := tool.CallerLimit(ctx)
+	if dl, ok := ctx.Deadline(); capped && ok {
+		sp.timeout = max(min(sp.timeout, time.Until(dl)), time.Millisecond)
+	}
 	s, err := m.start(sp)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
@@ -95,19 +113,27 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if in.Background {
 		return runningResult(s, "Command started in the background"), nil
 	}
+	var yieldC <-chan time.Time
 	yield := cfg.yield
-	if in.YieldMs != nil {
-		yield = time.Duration(*in.YieldMs) * time.Millisecond
+	if !capped {
+		if in.YieldMs != nil {
+			yield = time.Duration(*in.YieldMs) * time.Millisecond
+		}
+		yield = withinDeadline(ctx, yield)
+		t := time.NewTimer(yield)
+		defer t.Stop()
+		yieldC = t.C
 	}
-	yield = withinDeadline(ctx, yield)
-	t := time.NewTimer(yield)
-	defer t.Stop()
 	select {
 	case <-s.done:
-	case <-t.C:
+	case <-yieldC:
 		return runningResult(s, fmt.Sprintf("Command is still running after %s and continues in the background", roundDuration(yield))), nil
 	case <-ctx.Done():
-		s.stop(stopCancelled)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.stop(stopTimeout)
+		} else {
+			s.stop(stopCancelled)
+		}
 		<-s.done
 	}
 	m.forget(s.id)
@@ -119,13 +145,28 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	return res, nil
 }
 
+// ownerOf is who owns the commands a call starts: the session of the
+// tool context (and its workspace). Only calls of the same owner see them
+// through the process tool.
+func ownerOf(tc *tool.Context) string {
+	if tc == nil {
+		return ""
+	}
+	return tc.FSRoot + "\x00" + tc.SessionKey
+}
+
 // spawnSpec works out how to start the command: the shell, the
-// environment, and the sandbox when one is asked for.
-func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed bool, in execInput) (spawnSpec, error) {
+// environment, and the sandbox — bubblewrap with the workspace writable
+// when one is asked for; contained, or else on the host with only the
+// allowlisted environment, for a command that may run without approval
+// (low).
+func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed, low bool, in execInput) (spawnSpec, error) {
 	shell := cfg.shell
-	if shell == "" {
+	if shell == "" || low {
 		shell = "/bin/sh"
-		if p, err := exec.LookPath("bash"); err == nil {
+		if p, err := lookSystem("bash"); err == nil {
+			shell = p
+		} else if p, err := exec.LookPath("bash"); err == nil && !low {
 			shell = p
 		}
 	}
@@ -133,10 +174,11 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 	set := callEnv(in)
 	sp := spawnSpec{
 		command: in.Command, path: argv[0], args: argv, dir: workdir, workdir: workdir,
-		pty: in.Pty, sandboxed: sandboxed,
+		pty: in.Pty, sandboxed: sandboxed, mode: modeHost,
 		killGrace: cfg.killGrace, ttl: cfg.sessionTTL, maxOutput: cfg.maxOutput,
 	}
-	if sandboxed {
+	switch {
+	case sandboxed:
 		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit}
 		if home, err := os.UserHomeDir(); err == nil {
 			spec.Hide = []string{home}
@@ -153,9 +195,52 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		for k, v := range plan.Env {
 			set[k] = v
 		}
+		sp.mode = modeSandbox
+	case low:
+		sp.nullStdin = true
+		env := lowEnv(root)
+		sp.mode = modeAllowlisted
+		if b := m.container(ctx, cfg.sandbox.Bwrap, root); b != nil {
+			plan := b.Contain(root, workdir, argv)
+			sp.path, sp.args, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), "/"
+			for k, v := range plan.Env {
+				env = append(env, k+"="+v)
+			}
+			sp.mode = modeContained
+		}
+		sp.env = env
+		return sp, nil
 	}
 	sp.env = commandEnv(os.Environ(), cfg.envAllow, set)
 	return sp, nil
+}
+
+// How a command runs (the "mode" of its result's details).
+const (
+	modeContained   = "contained"   // without approval, under bubblewrap: read-only, no network
+	modeAllowlisted = "allowlisted" // without approval, on the host: allowlist and path checks only
+	modeSandbox     = "sandbox"     // in the sandbox a call or the configuration asked for
+	modeHost        = "host"        // on the host, as approved
+)
+
+// lowEnv is the whole environment of a command that runs without
+// approval: the system PATH, no home, the locale and terminal of the
+// server, and git's hardening (see gitEnv). Nothing else of the server's
+// environment (RIPGREP_CONFIG_PATH, GREP_OPTIONS, GIT_DIR, LD_PRELOAD…)
+// reaches it.
+func lowEnv(root string) []string {
+	env := []string{"PATH=" + systemPath, "HOME=/nonexistent"}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "LANG" || name == "TZ" || name == "TERM" || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	g := gitEnv(root)
+	for _, k := range sortedKeys(g) {
+		env = append(env, k+"="+g[k])
+	}
+	return env
 }
 
 // prepared is a call of exec checked, with what it runs with worked out.

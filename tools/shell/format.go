@@ -17,10 +17,15 @@ type sessionInfo struct {
 	PID       int    `json:"pid"`
 	// Status is "running", "exited", "signaled", "timeout", "cancelled",
 	// "killed", "shutdown" or "failed".
-	Status      string `json:"status"`
-	ExitCode    *int   `json:"exitCode,omitempty"`
-	Signal      string `json:"signal,omitempty"`
-	Sandboxed   bool   `json:"sandboxed"`
+	Status    string `json:"status"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	Signal    string `json:"signal,omitempty"`
+	Sandboxed bool   `json:"sandboxed"`
+	// Mode is how the command runs: "contained" (without approval, under
+	// bubblewrap: workspace read-only, no network), "allowlisted" (without
+	// approval, on the host, passed the allowlist and path checks),
+	// "sandbox" (in the sandbox asked for) or "host".
+	Mode        string `json:"mode"`
 	PTY         bool   `json:"pty,omitempty"`
 	StartedAt   string `json:"startedAt"`
 	DurationMs  int64  `json:"durationMs"`
@@ -36,7 +41,7 @@ func (s *session) info() sessionInfo {
 	total := s.out.Total()
 	in := sessionInfo{
 		SessionID: s.id, Command: s.command, Workdir: s.workdir, PID: s.pid,
-		Sandboxed: s.sandboxed, PTY: s.pty,
+		Sandboxed: s.sandboxed, Mode: s.mode, PTY: s.pty,
 		StartedAt:   s.started.UTC().Format(time.RFC3339),
 		OutputBytes: total,
 		Truncated:   total > int64(s.out.headCap+s.out.ringCap),
