@@ -80,8 +80,9 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 // A call the pipeline ran without asking anyone (its preview said low
 // risk) runs only if its command still may (see lowRiskProblem): checked
 // again now, it runs contained under bubblewrap when that works here, else
-// on the host with the allowlisted environment; if it no longer passes, it
-// is not run. A call with a time limit set by its caller is never left
+// on the host with the allowlisted environment, with /dev/null as input;
+// if it no longer passes, it is not run. A call a person approved, or one
+// made outside the pipeline, runs as asked. A call with a time limit set by its caller is never left
 // running in the background: its command is stopped at that limit.
 func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, owner string, in execInput) (tool.Result, error) {
 	p, err := prepare(root, cfg, in)
@@ -91,12 +92,14 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, fmt.Errorf("the call was cancelled before the command started: %w", err)
 	}
-	a := analyzeCommand(in.Command, root, p.workdir, nil)
-	problem := lowRiskProblem(ctx, root, p.workdir, in, a)
-	if problem != "" && tool.ApprovalOf(ctx) == tool.ApprovalUnasked {
-		return tool.Result{}, tool.InputErrorf("the command was not run: it was let through without approval, but it now needs a person's approval (%s). The workspace changed since it was checked; run it again to have it checked anew", problem)
+	unasked := tool.ApprovalOf(ctx) == tool.ApprovalUnasked
+	if unasked {
+		a := analyzeCommand(in.Command, root, p.workdir, nil)
+		if problem := lowRiskProblem(ctx, root, p.workdir, in, a); problem != "" {
+			return tool.Result{}, tool.InputErrorf("the command was not run: it was let through without approval, but it now needs a person's approval (%s). The workspace changed since it was checked; run it again to have it checked anew", problem)
+		}
 	}
-	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, problem == "", in)
+	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, unasked, in)
 	if err != nil {
 		return tool.Result{}, &tool.InputError{Message: err.Error()}
 	}
