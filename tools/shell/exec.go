@@ -105,9 +105,12 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	}
 	sp.owner = owner
 	sp.timeout = p.timeout
-	_, capped := tool.CallerLimit(ctx)
-	if dl, ok := ctx.Deadline(); capped && ok {
-		sp.timeout = max(min(sp.timeout, time.Until(dl)), time.Millisecond)
+	// The caller's limit bounds the call, and the command with it: the
+	// call's context ends at that limit, and the command's own timer (for
+	// when it is in the background) is set to it too.
+	limit, capped := tool.CallerLimit(ctx)
+	if capped && limit < sp.timeout {
+		sp.timeout, sp.capped = limit, true
 	}
 	s, err := m.start(sp)
 	if err != nil {

@@ -85,18 +85,21 @@ func (s *session) result(text string) tool.Result {
 func (s *session) endLine(maxTimeout time.Duration) string {
 	e := s.end
 	var line string
-	switch e.reason {
-	case stopTimeout:
+	switch {
+	case e.reason == stopTimeout && s.capped:
+		line = fmt.Sprintf("(Command timed out after %s, the time limit the caller set for this call, and was stopped, with every process it started.)",
+			roundDuration(s.timeout))
+	case e.reason == stopTimeout:
 		longer := min(2*s.timeout, maxTimeout)
 		line = fmt.Sprintf("(Command timed out after %s and was stopped, with every process it started. "+
 			"If it needs more time, run it again with a longer timeout (at most %d seconds), for example \"timeout\": %d, "+
 			"or with \"background\": true and follow it with the process tool.)",
 			roundDuration(s.timeout), int(maxTimeout/time.Second), int(longer/time.Second))
-	case stopCancelled:
+	case e.reason == stopCancelled:
 		line = "(Command was cancelled and stopped, with every process it started.)"
-	case stopKilled:
+	case e.reason == stopKilled:
 		line = "(Command was killed on request.)"
-	case stopShutdown:
+	case e.reason == stopShutdown:
 		line = "(Command was stopped because Toolbelt is shutting down.)"
 	default:
 		line = exitLine(e)

@@ -54,6 +54,7 @@ type spawnSpec struct {
 	nullStdin bool   // its standard input is /dev/null, not a pipe
 	owner     string // who may follow it (see ownerOf)
 	timeout   time.Duration
+	capped    bool // timeout is the limit the caller of the call set
 	killGrace time.Duration
 	ttl       time.Duration
 	maxOutput int
@@ -67,6 +68,7 @@ type session struct {
 	sandboxed bool
 	mode      string
 	owner     string
+	capped    bool
 	pty       bool
 	pid       int
 	started   time.Time
@@ -109,7 +111,7 @@ func start(id string, sp spawnSpec, wg *sync.WaitGroup) (*session, error) {
 	attrs := &syscall.SysProcAttr{Setsid: true, Credential: sp.cred}
 	s := &session{
 		id: id, command: sp.command, workdir: sp.workdir, sandboxed: sp.sandboxed, pty: sp.pty,
-		mode: sp.mode, owner: sp.owner,
+		mode: sp.mode, owner: sp.owner, capped: sp.capped,
 		timeout: sp.timeout, killGrace: sp.killGrace, ttl: sp.ttl,
 		cmd: cmd, out: newOutput(sp.maxOutput),
 		stopCh: make(chan struct{}), done: make(chan struct{}),
