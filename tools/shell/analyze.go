@@ -105,8 +105,8 @@ func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
 				case slices.Contains(launchers, name):
 					note(name + " starts programs named by its arguments or input")
 				}
-				next := unwrap(words)
-				if len(next) == len(words) || len(next) == 0 {
+				next, wrapped := unwrapOnce(words)
+				if !wrapped {
 					break
 				}
 				words = next

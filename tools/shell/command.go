@@ -162,33 +162,43 @@ func isInterpreter(name string) bool {
 // they run.
 func unwrap(words []string) []string {
 	for len(words) > 0 {
-		rest := words[1:]
-		switch words[0] {
-		case "exec", "nohup":
-			rest = skipOptions(rest, "-a")
-		case "command":
-			if len(rest) > 0 && (rest[0] == "-v" || rest[0] == "-V") {
-				return nil // only looks the name up
-			}
-			rest = skipOptions(rest, "")
-		case "env":
-			rest = skipOptions(rest, "-u -C -S")
-			for len(rest) > 0 && strings.Contains(rest[0], "=") {
-				rest = rest[1:]
-			}
-		case "nice":
-			rest = skipOptions(rest, "-n")
-		case "timeout":
-			rest = skipOptions(rest, "-s -k")
-			if len(rest) > 0 {
-				rest = rest[1:] // the duration
-			}
-		default:
+		next, wrapped := unwrapOnce(words)
+		if !wrapped {
 			return words
 		}
-		words = rest
+		words = next
 	}
 	return nil
+}
+
+// unwrapOnce returns the command the first word runs when it is a program
+// that only runs another one, and false when it is not.
+func unwrapOnce(words []string) ([]string, bool) {
+	rest := words[1:]
+	switch words[0] {
+	case "exec", "nohup":
+		rest = skipOptions(rest, "-a")
+	case "command":
+		if len(rest) > 0 && (rest[0] == "-v" || rest[0] == "-V") {
+			return nil, true // only looks the name up
+		}
+		rest = skipOptions(rest, "")
+	case "env":
+		rest = skipOptions(rest, "-u -C -S")
+		for len(rest) > 0 && strings.Contains(rest[0], "=") {
+			rest = rest[1:]
+		}
+	case "nice":
+		rest = skipOptions(rest, "-n")
+	case "timeout":
+		rest = skipOptions(rest, "-s -k")
+		if len(rest) > 0 {
+			rest = rest[1:] // the duration
+		}
+	default:
+		return words, false
+	}
+	return rest, true
 }
 
 // skipOptions skips the options at the start of args; those in valued

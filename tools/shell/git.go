@@ -80,8 +80,8 @@ var gitSafeKeys = strings.Fields(`
 	core.precomposeunicode core.symlinks core.autocrlf core.eol core.safecrlf core.quotepath
 	core.abbrev core.compression core.looscompression core.packedgitlimit core.packedgitwindowsize
 	core.bigfilethreshold core.checkstat core.trustctime core.commentchar core.whitespace
-	core.sharedrepository core.worktree core.splitindex core.multipackindex core.commitgraph
-	core.preloadindex core.fscache core.longpaths core.autocrlf core.notesref
+	core.sharedrepository core.splitindex core.multipackindex core.commitgraph
+	core.preloadindex core.fscache core.longpaths core.notesref
 	extensions.* init.defaultbranch user.name user.email user.signingkey author.* committer.*
 	remote.*.url remote.*.fetch remote.*.pushurl remote.*.push remote.*.tagopt remote.*.prune
 	remote.*.mirror remote.*.skipdefaultupdate remote.*.promisor remote.*.partialclonefilter
