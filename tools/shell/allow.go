@@ -73,6 +73,8 @@ type parsedArgs struct {
 	// pathspecs are words that name files only inside a repository (git's
 	// operands): they must not spell a path outside the workspace.
 	pathspecs []string
+	// gitDirs are the directories git -C starts in.
+	gitDirs []string
 	tree      bool // the paths are read as trees
 }
 
@@ -433,6 +435,7 @@ func parseGit(args []string) (*parsedArgs, error) {
 		return nil, err
 	}
 	p.paths = append(p.paths, dirs...)
+	p.gitDirs = dirs
 	// Revisions and pathspecs that spell a path outside the work tree
 	// (/etc/passwd, ../x) are refused although git would refuse them too.
 	p.pathspecs = p.operands

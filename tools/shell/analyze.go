@@ -34,8 +34,9 @@ type analysis struct {
 	// stays inside the workspace. notLow says why it may not.
 	low    bool
 	notLow string
-	// git says a command of it is git.
-	git bool
+	// gitDirs are the directories git runs in (absolute): where it looks
+	// for a repository, whose configuration must then be vetted.
+	gitDirs []string
 }
 
 // analyzeCommand analyzes a command line for the workspace root (a real
@@ -54,7 +55,7 @@ func analyzeCommand(command, root, dir string, path []string) analysis {
 	} else {
 		a.low = true
 	}
-	a.git = c.git
+	a.gitDirs = c.gitDirs
 	return a
 }
 
@@ -132,7 +133,7 @@ var (
 // checker decides whether a command line may run without approval.
 type checker struct {
 	root, dir string
-	git       bool
+	gitDirs   []string
 	entries   int // tree entries walked so far
 }
 
@@ -232,8 +233,17 @@ func (c *checker) call(call *syntax.CallExpr) error {
 	var err error
 	switch name {
 	case "git":
-		c.git = true
 		p, err = parseGit(args)
+		if err == nil {
+			dirs := []string{c.dir}
+			for _, d := range p.gitDirs {
+				if !filepath.IsAbs(d) {
+					d = filepath.Join(c.dir, d)
+				}
+				dirs = append(dirs, filepath.Clean(d))
+			}
+			c.gitDirs = append(c.gitDirs, dirs...)
+		}
 	case "find":
 		p, err = parseFind(args)
 	default:

@@ -57,12 +57,19 @@ func lowRiskProblem(ctx context.Context, root, workdir string, in execInput, a a
 		return "it sets environment variables"
 	case in.Pty:
 		return "it asks for a pseudo-terminal"
-	case a.git:
+	case len(a.gitDirs) > 0:
 		gitPath, err := lookSystem("git")
 		if err != nil {
 			return "git is not installed in a system directory"
 		}
-		return gitConfigProblem(ctx, gitPath, workdir, root)
+		for _, dir := range a.gitDirs {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				continue // git will fail to enter it
+			}
+			if problem := gitConfigProblem(ctx, gitPath, dir, root); problem != "" {
+				return problem
+			}
+		}
 	}
 	return ""
 }
