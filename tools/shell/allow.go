@@ -75,7 +75,7 @@ type parsedArgs struct {
 	pathspecs []string
 	// gitDirs are the directories git -C starts in.
 	gitDirs []string
-	tree      bool // the paths are read as trees
+	tree    bool // the paths are read as trees
 }
 
 func (p *parsedArgs) has(names ...string) bool {

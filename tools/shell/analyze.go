@@ -187,7 +187,7 @@ func (c *checker) redirect(r *syntax.Redirect) error {
 		if w.value == "-" || strings.Trim(w.value, "0123456789") == "" {
 			return nil
 		}
-	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.ClbOut:
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
 		if w.value == "/dev/null" {
 			return nil
 		}

@@ -41,7 +41,7 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 		if !hasMeta(e) {
 			lit := unescape(e)
 			for j := range partial {
-				partial[j] = joinGlob(partial[j], lit, last)
+				partial[j] = joinGlob(partial[j], lit)
 			}
 			continue
 		}
@@ -73,7 +73,7 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 							continue // a/*/b: only directories lead on
 						}
 					}
-					next = append(next, joinGlob(p, n, last))
+					next = append(next, joinGlob(p, n))
 				}
 			}
 		}
@@ -87,7 +87,7 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 }
 
 // joinGlob appends an element to a partial expansion.
-func joinGlob(p, e string, _ bool) string {
+func joinGlob(p, e string) string {
 	switch p {
 	case "":
 		return e
