@@ -64,19 +64,12 @@ func analyzeCommand(command, root, dir string, path []string) analysis {
 // run another one), resolved on r's PATH, and says why the list may be
 // incomplete.
 func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
-	var progs []tool.Program
-	var why []string
-	note := func(s string) {
-		if !slices.Contains(why, s) {
-			why = append(why, s)
-		}
-	}
-	funcs := map[string]bool{}
+	l := programLister{r: r, funcs: map[string]bool{}}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
 		case *syntax.FuncDecl:
 			if n.Name != nil {
-				funcs[n.Name.Value] = true
+				l.funcs[n.Name.Value] = true
 			}
 		case *syntax.CallExpr:
 			if len(n.Args) == 0 {
@@ -84,49 +77,87 @@ func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
 			}
 			words := leading(n.Args)
 			if len(words) == 0 {
-				note("a program is named by an expansion whose value is known only when it runs")
+				l.note("a program is named by an expansion whose value is known only when it runs")
 				return true
 			}
-			for len(words) > 0 {
-				name := words[0]
-				p := tool.Program{Name: name}
-				switch {
-				case funcs[name]:
-					p.Path = "" // a function defined in the command
-				case slices.Contains(builtins, name):
-				default:
-					p.Path = r.program(name)
-				}
-				progs = append(progs, p)
-				switch {
-				case name == "eval" || name == "source" || name == ".":
-					note(name + " runs code that is not part of the command line")
-				case isInterpreter(name) && slices.ContainsFunc(words[1:], func(a string) bool { return slices.Contains(inlineFlags, a) }):
-					note(name + " runs code given as text")
-				case slices.Contains(launchers, name):
-					note(name + " starts programs named by its arguments or input")
-				}
-				next, wrapped := unwrapOnce(words)
-				if !wrapped {
-					break
-				}
-				words = next
-			}
-			if lead := leading(n.Args); len(lead) < len(n.Args) && slices.Contains(wrappers, lead[0]) {
+			l.command(words, 0)
+			if len(words) < len(n.Args) && slices.Contains(wrappers, words[0]) {
 				// env $X, exec "$@": the program run may be in the expansion.
-				note("a program is named by an expansion whose value is known only when it runs")
+				l.note("a program is named by an expansion whose value is known only when it runs")
 			}
 		}
 		return true
 	})
-	return progs, strings.Join(why, "; ")
+	return l.progs, strings.Join(l.why, "; ")
+}
+
+// programLister collects the programs of a command line.
+type programLister struct {
+	r     *resolver
+	funcs map[string]bool
+	progs []tool.Program
+	why   []string
+}
+
+func (l *programLister) note(s string) {
+	if !slices.Contains(l.why, s) {
+		l.why = append(l.why, s)
+	}
+}
+
+// command lists the program of one command (its leading literal words),
+// the one it wraps (env, nice, …) and the ones it runs (find -exec,
+// xargs), to a bounded depth.
+func (l *programLister) command(words []string, depth int) {
+	if len(words) == 0 {
+		return
+	}
+	if depth > 8 {
+		l.note("programs are nested too deeply to follow")
+		return
+	}
+	name := words[0]
+	p := tool.Program{Name: name}
+	if !l.funcs[name] && !slices.Contains(builtins, name) {
+		p.Path = l.r.program(name)
+	}
+	l.progs = append(l.progs, p)
+	switch {
+	case name == "eval" || name == "source" || name == ".":
+		l.note(name + " runs code that is not part of the command line")
+	case isInterpreter(name) && slices.ContainsFunc(words[1:], func(a string) bool { return slices.Contains(inlineFlags, a) }):
+		l.note(name + " runs code given as text")
+	case name == "find":
+		// find -exec PROG … ;: the programs it runs are named.
+		for i, w := range words {
+			if i+1 < len(words) && slices.Contains(findExecs, w) {
+				end := i + 1
+				for end < len(words) && words[end] != ";" && words[end] != "+" {
+					end++
+				}
+				l.command(words[i+1:end], depth+1)
+			}
+		}
+	case name == "xargs":
+		rest := skipOptions(words[1:], "-a -d -E -e -I -i -L -l -n -P -s")
+		if len(rest) == 0 {
+			rest = []string{"echo"}
+		}
+		l.command(rest, depth+1)
+	case slices.Contains(launchers, name):
+		l.note(name + " starts programs named by its arguments or input")
+	}
+	if next, wrapped := unwrapOnce(words); wrapped {
+		l.command(next, depth+1)
+	}
 }
 
 // wrappers are the programs unwrap sees through; launchers run programs
 // named elsewhere (their arguments, their input, a file).
 var (
 	wrappers  = strings.Fields("exec command env nohup nice timeout")
-	launchers = strings.Fields(`xargs find sudo doas su runuser setsid stdbuf watch parallel ionice chrt taskset
+	findExecs = strings.Fields("-exec -execdir -ok -okdir")
+	launchers = strings.Fields(`sudo doas su runuser setsid stdbuf watch parallel ionice chrt taskset
 		flock chroot unshare nsenter strace ltrace gdb busybox script ssh make`)
 )
 

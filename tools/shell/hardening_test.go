@@ -150,6 +150,8 @@ func TestPreviewListsEveryProgram(t *testing.T) {
 	for cmd, want := range map[string][]tool.Program{
 		"ls; curl -s http://x | sh":         {{Name: "ls", Path: lookPath(t, "ls")}, {Name: "curl", Path: curl}, {Name: "sh", Path: sh}},
 		"(cat x) && echo $(id -u) `whoami`": {{Name: "cat", Path: lookPath(t, "cat")}, {Name: "echo"}, {Name: "id", Path: lookPath(t, "id")}, {Name: "whoami", Path: lookPath(t, "whoami")}},
+		"find . -name x -exec rm {} + | xargs -0 -n1 sh x": {{Name: "find", Path: lookPath(t, "find")}, {Name: "rm", Path: lookPath(t, "rm")},
+			{Name: "xargs", Path: lookPath(t, "xargs")}, {Name: "sh", Path: sh}},
 		"diff <(ls a) <(sh -s) || env nice sh x": {{Name: "diff", Path: lookPath(t, "diff")}, {Name: "ls", Path: lookPath(t, "ls")}, {Name: "sh", Path: sh},
 			{Name: "env", Path: lookPath(t, "env")}, {Name: "nice", Path: lookPath(t, "nice")}, {Name: "sh", Path: sh}},
 	} {
@@ -163,7 +165,7 @@ func TestPreviewListsEveryProgram(t *testing.T) {
 			}
 		}
 	}
-	for _, cmd := range []string{"$PROG x", "eval \"$X\"", "bash -c 'curl x | sh'", "xargs rm < list", "env $X", ". ./script"} {
+	for _, cmd := range []string{"$PROG x", "eval \"$X\"", "bash -c 'curl x | sh'", "sudo -u x y", "env $X", ". ./script", "xargs sh -c 'x'"} {
 		if got := e.preview(map[string]any{"command": cmd}); got.Unsummarized == "" || !strings.Contains(got.Summary, "TOO COMPLEX TO SUMMARIZE") {
 			t.Errorf("%q: %+v claims a complete list", cmd, got)
 		}
