@@ -27,8 +27,9 @@ type attacker interface {
 	call(t *testing.T, name string, args map[string]any) (string, bool)
 }
 
-// cliAttacker calls through `toolbelt call` with stdin closed.
-type cliAttacker struct{ ws string }
+// cliAttacker calls through `toolbelt call` with stdin closed, with the
+// configuration file config when it is set.
+type cliAttacker struct{ ws, config string }
 
 func (a cliAttacker) call(t *testing.T, name string, args map[string]any) (string, bool) {
 	t.Helper()
@@ -36,7 +37,11 @@ func (a cliAttacker) call(t *testing.T, name string, args map[string]any) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := runCLI(t, "", "call", name, "--workspace", a.ws, "--args", string(raw))
+	argv := []string{"call", name, "--workspace", a.ws, "--args", string(raw)}
+	if a.config != "" {
+		argv = append([]string{"--config", a.config}, argv...)
+	}
+	r := runCLI(t, "", argv...)
 	if r.code == 2 {
 		t.Fatalf("usage error: %s", r.stderr)
 	}
@@ -57,13 +62,20 @@ func (a mcpAttacker) call(t *testing.T, name string, args map[string]any) (strin
 	return textOf(res), res.IsError
 }
 
-// frontDoors runs f once through the CLI and once through an MCP server
-// over stdio, each with a fresh workspace prepared by setup.
+// frontDoors runs f through the CLI, through the CLI configured so that
+// bubblewrap is not found (unasked commands then run allowlisted on the
+// host, relying on the checks alone), and through an MCP server over
+// stdio, each with a fresh workspace prepared by setup.
 func frontDoors(t *testing.T, setup func(t *testing.T, ws string), f func(t *testing.T, ws string, a attacker)) {
 	t.Run("cli", func(t *testing.T) {
 		t.Parallel()
 		ws := attackWorkspace(t, setup)
-		f(t, ws, cliAttacker{ws})
+		f(t, ws, cliAttacker{ws: ws})
+	})
+	t.Run("cli-allowlisted", func(t *testing.T) {
+		t.Parallel()
+		ws := attackWorkspace(t, setup)
+		f(t, ws, cliAttacker{ws: ws, config: writeConfig(t, "tools:\n  exec:\n    sandbox:\n      bwrap: /nonexistent/bwrap\n")})
 	})
 	t.Run("mcp", func(t *testing.T) {
 		t.Parallel()
@@ -293,7 +305,11 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 	t.Parallel()
 	secret, _ := outside(t)
 	setup := func(t *testing.T, ws string) {
-		for link, target := range map[string]string{"out": filepath.Dir(secret), "deep/er/up": "../../..", "s": secret} {
+		sub := filepath.Join(filepath.Dir(secret), "sub")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for link, target := range map[string]string{"out": filepath.Dir(secret), "deep/er/up": "../../..", "s": secret, "lnk": sub} {
 			if err := os.MkdirAll(filepath.Join(ws, filepath.Dir(link)), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -311,6 +327,9 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 			"cat *", "cat */*", "cat o*/secret", "cat ou?/secret", "cat [o]ut/secret", "cat s", "cat ./s",
 			"grep -r TOP .", "grep -R TOP", "grep -rl TOP deep", "rg TOP", "ls -R", "du -a", "find .", "tree",
 			"cat deep/*/up/*", "wc *", "du *", "ls out/", "diff -r . out", "cat .*/x",
+			// lnk/.. is the parent of the link's target, not the workspace.
+			"cat lnk/../secret", "cat ./lnk/../secret", "head lnk/../secret", "cat < lnk/../secret", "grep -r TOP lnk/..",
+			"cat l*/../secret", "git -C lnk/.. log", "cat lnk/./../secret",
 		} {
 			out, isErr := a.call(t, "exec", map[string]any{"command": c})
 			blocked(t, c, out, isErr)

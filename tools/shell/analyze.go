@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"mvdan.cc/sh/v3/syntax"
 
@@ -300,41 +301,50 @@ func (c *checker) call(call *syntax.CallExpr) error {
 	return nil
 }
 
-// path checks a file a command reads: after making it absolute (relative
-// to the command's directory), it lies inside the workspace, no element of
-// it is a symbolic link, it is not a FIFO, socket or device (which could
-// block or act), and, read as a tree, nothing below it is special or a
-// link out of the workspace.
+// path checks a file a command reads, element by element as the kernel
+// resolves it (not cleaned first: link/.. is the parent of the link's
+// target): starting from the command's directory (or "/"), it never leaves
+// the workspace, no element of it is a symbolic link, and it is not a FIFO,
+// socket or device (which could block or act); read as a tree, nothing
+// below it is special or a link out of the workspace. A path whose rest
+// does not exist passes: the command will fail to open it.
 func (c *checker) path(name string, tree bool) error {
 	if name == "-" || name == "" {
 		return nil // standard input: /dev/null
 	}
-	abs := name
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(c.dir, abs)
+	cur, rest := c.dir, name
+	if filepath.IsAbs(name) {
+		// Only the workspace's own (real) path may start it.
+		r, ok := strings.CutPrefix(name, c.root)
+		if !ok || r != "" && r[0] != '/' {
+			return fmt.Errorf("%s is outside the workspace", name)
+		}
+		cur, rest = c.root, r
 	}
-	abs = filepath.Clean(abs)
-	if !within(abs, c.root) {
-		return fmt.Errorf("%s is outside the workspace", name)
-	}
-	rel, _ := filepath.Rel(c.root, abs)
-	cur := c.root
-	if rel != "." {
-		for _, e := range strings.Split(rel, string(filepath.Separator)) {
+	for _, e := range strings.Split(rest, "/") {
+		switch e {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur is a real directory: its parent is real
+		default:
 			cur = filepath.Join(cur, e)
-			st, err := os.Lstat(cur)
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil // the command will report it missing
-			}
-			if err != nil {
-				return fmt.Errorf("%s cannot be checked: %v", name, err)
-			}
-			if st.Mode()&fs.ModeSymlink != 0 {
-				return fmt.Errorf("%s goes through the symbolic link %s", name, relTo(c.root, cur))
-			}
+		}
+		if !within(cur, c.root) {
+			return fmt.Errorf("%s leads outside the workspace", name)
+		}
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil // the command will report it missing
+		}
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", name, err)
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s goes through the symbolic link %s", name, relTo(c.root, cur))
 		}
 	}
-	st, err := os.Lstat(abs)
+	st, err := os.Lstat(cur)
 	if err != nil {
 		return nil
 	}
@@ -342,7 +352,7 @@ func (c *checker) path(name string, tree bool) error {
 		return fmt.Errorf("%s is a special file (%s): reading it may block or act", name, st.Mode().Type())
 	}
 	if tree && st.IsDir() {
-		return c.walk(abs)
+		return c.walk(cur)
 	}
 	return nil
 }

@@ -338,6 +338,8 @@ func TestCommandRiskGlobs(t *testing.T) {
 		"cat */passwd":     tool.RiskLow,  // no match: bash passes the word as it is
 		"cat .*":           tool.RiskHigh, // .. is outside
 		"cat [[:alpha:]]*": tool.RiskHigh, // not expanded exactly: refused
+		"cat d/link/../x":  tool.RiskHigh, // link/.. is the parent of its target
+		"cat d/../a.txt":   tool.RiskLow,
 		"grep -r x d":      tool.RiskHigh,
 		"ls d":             tool.RiskLow, // ls does not follow the link
 		"cat [ab].txt":     tool.RiskLow,
