@@ -317,6 +317,21 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		// A hard link to the secret: the same file, inside the workspace.
+		if err := os.Link(secret, filepath.Join(ws, "hl")); err != nil {
+			t.Fatal(err)
+		}
+		// A directory holding a link out, for commands that read the
+		// entries of a directory operand without -r.
+		if err := os.MkdirAll(filepath.Join(ws, "pair", "x"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(secret, filepath.Join(ws, "pair", "x", "same")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, "pair", "same"), []byte("other\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 		// A file whose name is an option that reads a file.
 		if err := os.WriteFile(filepath.Join(ws, "--files0-from=list"), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -330,6 +345,7 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 			// lnk/.. is the parent of the link's target, not the workspace.
 			"cat lnk/../secret", "cat ./lnk/../secret", "head lnk/../secret", "cat < lnk/../secret", "grep -r TOP lnk/..",
 			"cat l*/../secret", "git -C lnk/.. log", "cat lnk/./../secret",
+			"cat hl", "cat h?", "grep -r TOP .", "diff pair pair/x", "diff pair/x pair", "cat pair/[x]/same",
 		} {
 			out, isErr := a.call(t, "exec", map[string]any{"command": c})
 			blocked(t, c, out, isErr)

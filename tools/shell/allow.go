@@ -188,7 +188,9 @@ var allowlist = map[string]cmdSpec{
 			}
 			return nil
 		}},
-	// diff without --from-file/--to-file, -X/--exclude-from.
+	// diff without --from-file/--to-file, -X/--exclude-from. Its operands
+	// are walked as trees: given two directories it reads the files of the
+	// same name in both, links included, even without -r.
 	"diff": {flags: "abBdEiNpqrstTuwy", numbers: true, shortValued: map[byte]valueKind{'U': textValue, 'C': textValue, 'x': textValue, 'I': textValue, 'W': textValue, 'S': textValue, 'F': textValue},
 		long: merge(longs(flag, `brief recursive new-file unidirectional-new-file ignore-case ignore-tab-expansion ignore-trailing-space
 			ignore-space-change ignore-all-space ignore-blank-lines text side-by-side report-identical-files strip-trailing-cr
@@ -196,7 +198,7 @@ var allowlist = map[string]cmdSpec{
 			show-c-function normal no-dereference`),
 			longs(valued, "unified context exclude label ignore-matching-lines width starting-file show-function-line tabsize horizon-lines color palette"),
 			longs(optional, "unified context color")),
-		operands: pathValue, recursiveOpts: []string{"-r", "--recursive"}},
+		operands: pathValue, recursive: true},
 	// sort without -o/--output, -T/--temporary-directory,
 	// --compress-program, --files0-from, --random-source.
 	"sort": {flags: "bdfgiMhnRrVcCmsuz", shortValued: map[byte]valueKind{'k': textValue, 't': textValue, 'S': textValue},

@@ -348,8 +348,8 @@ func (c *checker) path(name string, tree bool) error {
 	if err != nil {
 		return nil
 	}
-	if !st.Mode().IsRegular() && !st.IsDir() {
-		return fmt.Errorf("%s is a special file (%s): reading it may block or act", name, st.Mode().Type())
+	if err := plainFile(st); err != nil {
+		return fmt.Errorf("%s %v", name, err)
 	}
 	if tree && st.IsDir() {
 		return c.walk(cur)
@@ -370,6 +370,13 @@ func (c *checker) walk(dir string) error {
 		t := d.Type()
 		switch {
 		case t.IsRegular() || t.IsDir():
+			st, err := os.Lstat(p)
+			if err != nil {
+				return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+			}
+			if err := plainFile(st); err != nil {
+				return fmt.Errorf("%s %v", relTo(c.root, p), err)
+			}
 			return nil
 		case t&fs.ModeSymlink != 0:
 			real, err := filepath.EvalSymlinks(p)
@@ -383,6 +390,23 @@ func (c *checker) walk(dir string) error {
 		}
 		return fmt.Errorf("%s is a special file (%s): reading it may block or act", relTo(c.root, p), t)
 	})
+}
+
+// plainFile refuses what reading may not safely do: a FIFO, socket or
+// device (which may block or act), and a regular file with several hard
+// links (another of which may be a file outside the workspace: hard links
+// reach through any sandbox).
+func plainFile(st fs.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return nil
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("is a special file (%s): reading it may block or act", st.Mode().Type())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("has %d hard links: another may be a file outside the workspace", sys.Nlink)
+	}
+	return nil
 }
 
 // relTo names p relative to the workspace for messages.

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path"
 	"path/filepath"
@@ -62,6 +63,17 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 			names, err := readNames(real)
 			if err != nil {
 				continue
+			}
+			if strings.Contains(e, "[") {
+				// Bracket expressions are where bash's matching and this
+				// one could differ: nothing in a directory they scan may be
+				// a link or a special file, matched here or not.
+				for _, n := range names {
+					if st, err := os.Lstat(filepath.Join(real, n)); err == nil && n != "." && n != ".." &&
+						!st.Mode().IsRegular() && !st.IsDir() {
+						return nil, nil, fmt.Errorf("a bracket pattern scans %s, which holds a link or a special file (%s)", d, n)
+					}
+				}
 			}
 			for _, n := range names {
 				if strings.HasPrefix(n, ".") && !strings.HasPrefix(unescape(e), ".") {

@@ -324,6 +324,11 @@ func TestCommandRiskGlobs(t *testing.T) {
 	if err := os.Symlink("/etc", filepath.Join(root, "d", "link")); err != nil {
 		t.Fatal(err)
 	}
+	outsideFile := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, outsideFile, "secret", 0o644)
+	if err := os.Link(outsideFile, filepath.Join(root, "hard")); err != nil {
+		t.Fatal(err)
+	}
 	for c, want := range map[string]tool.Risk{
 		"cat *.txt":        tool.RiskLow,
 		"uniq *.txt":       tool.RiskHigh, // two operands: the second is written
@@ -339,6 +344,12 @@ func TestCommandRiskGlobs(t *testing.T) {
 		"cat .*":           tool.RiskHigh, // .. is outside
 		"cat [[:alpha:]]*": tool.RiskHigh, // not expanded exactly: refused
 		"cat d/link/../x":  tool.RiskHigh, // link/.. is the parent of its target
+		"cat d/[l]ink":     tool.RiskHigh, // a bracket pattern over a directory with a link
+		"cat [ab].tx[t]":   tool.RiskLow,
+		"diff d .":         tool.RiskHigh, // diff reads d/link without -r
+		"diff a.txt b.txt": tool.RiskLow,
+		"cat hard":         tool.RiskHigh, // a hard link may be a file outside
+		"grep -r x .":      tool.RiskHigh,
 		"cat d/../a.txt":   tool.RiskLow,
 		"grep -r x d":      tool.RiskHigh,
 		"ls d":             tool.RiskLow, // ls does not follow the link
