@@ -33,7 +33,8 @@ const execDescription = `Run a shell command in the workspace and return its out
 - background: true returns at once; use it for servers and watchers.
 - timeout (default %d s, at most %d s) stops the command and every process it started, in the background too.
 - A non-zero exit status is reported at the end of the output, e.g. "(Command exited with code 1)".
-- Environment variables whose names contain KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are not passed to commands.%s`
+- Environment variables whose names contain KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are not passed to commands.
+- Plain read-only commands (ls, cat, head, grep, rg, find, wc, diff, git status/log/diff/show, … and pipes of them, with files inside the workspace) run without asking, read-only, without network and with no input; anything else may wait for a person's approval.%s`
 
 // execFactory makes the exec tool for a tool context: it needs a workspace.
 func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {

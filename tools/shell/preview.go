@@ -32,7 +32,11 @@ func preview(ctx context.Context, root string, cfg settings, sandboxed bool, in 
 	a := analyzeCommand(in.Command, root, p.workdir, hostPath)
 	e.Programs, e.Unsummarized = a.programs, a.unsummarized
 	if lowRiskProblem(ctx, root, p.workdir, in, a) == "" {
+		// It will run with the system PATH: name the programs it finds.
 		e.Risk = tool.RiskLow
+		if f, err := parseCommand(in.Command); err == nil {
+			e.Programs, e.Unsummarized = listPrograms(f, &resolver{root: root, dir: p.workdir, path: filepath.SplitList(systemPath)})
+		}
 	}
 	e.Summary = summary(in, p.workdir, sandboxed, e)
 	if f, err := parseCommand(in.Command); err == nil {
