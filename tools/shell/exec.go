@@ -184,8 +184,24 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		pty: in.Pty, sandboxed: sandboxed, mode: modeHost,
 		killGrace: cfg.killGrace, ttl: cfg.sessionTTL, maxOutput: cfg.maxOutput,
 	}
-	switch {
-	case sandboxed:
+	// Contained is the strictest way: an unasked command runs so whenever
+	// bubblewrap works, also when the sandbox was asked for.
+	if low {
+		if b := m.container(ctx, cfg.sandbox.Bwrap, root); b != nil {
+			plan := b.Contain(root, workdir, argv)
+			sp.path, sp.args, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), "/"
+			sp.env, sp.nullStdin, sp.mode = lowEnv(root), true, modeContained
+			for k, v := range plan.Env {
+				sp.env = append(sp.env, k+"="+v)
+			}
+			return sp, nil
+		}
+		if !sandboxed {
+			sp.env, sp.nullStdin, sp.mode = lowEnv(root), true, modeAllowlisted
+			return sp, nil
+		}
+	}
+	if sandboxed {
 		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit}
 		if home, err := os.UserHomeDir(); err == nil {
 			spec.Hide = []string{home}
@@ -203,20 +219,13 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 			set[k] = v
 		}
 		sp.mode = modeSandbox
-	case low:
-		sp.nullStdin = true
-		env := lowEnv(root)
-		sp.mode = modeAllowlisted
-		if b := m.container(ctx, cfg.sandbox.Bwrap, root); b != nil {
-			plan := b.Contain(root, workdir, argv)
-			sp.path, sp.args, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), "/"
-			for k, v := range plan.Env {
-				env = append(env, k+"="+v)
+		if low {
+			sp.env, sp.nullStdin = lowEnv(root), true
+			for _, k := range sortedKeys(plan.Env) {
+				sp.env = append(sp.env, k+"="+plan.Env[k])
 			}
-			sp.mode = modeContained
+			return sp, nil
 		}
-		sp.env = env
-		return sp, nil
 	}
 	sp.env = commandEnv(os.Environ(), cfg.envAllow, set)
 	return sp, nil
