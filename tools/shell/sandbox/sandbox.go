@@ -1,4 +1,7 @@
-// Package sandbox runs commands under bubblewrap (bwrap): as an
+// Package sandbox runs commands under bubblewrap (bwrap), two ways.
+// Contain is for commands that run without approval: nothing writable, no
+// network, only the workspace and the system's programs visible. Wrap is
+// the sandbox a call or the configuration asks for: as an
 // unprivileged user, with the workspace the only writable directory, the
 // rest of the file system read-only, no network, a private /tmp, /run and
 // the server user's home hidden, and a limit on the number of processes.
