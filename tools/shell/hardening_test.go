@@ -3,6 +3,8 @@ package shell
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,12 +104,38 @@ func TestContainedIsReadOnlyAndOffline(t *testing.T) {
 		t.Skip("bubblewrap cannot contain commands here")
 	}
 	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "in.txt"), "in", 0o644)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan struct{}, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- struct{}{}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
 	b := NewManager().container(context.Background(), "", root)
-	plan := b.Contain(root, root, []string{"/bin/sh", "-c", "touch x; ls /etc; cat /etc/passwd; ls /root /home; exec 3<>/dev/tcp/127.0.0.1/1"})
+	script := fmt.Sprintf("cat in.txt; echo; touch x; echo y > in.txt; ls /etc; cat /etc/passwd; ls /root /home; echo > /dev/tcp/127.0.0.1/%d && echo CONNECTED", port)
+	plan := b.Contain(root, root, []string{lookPath(t, "bash"), "-c", script})
 	out, _ := exec.Command(plan.Path, plan.Args...).CombinedOutput()
 	mustNotExist(t, filepath.Join(root, "x"))
-	if strings.Contains(string(out), "root:") || strings.Contains(string(out), "passwd\n") {
-		t.Errorf("contained command saw /etc:\n%s", out)
+	if got := readFile(t, filepath.Join(root, "in.txt")); got != "in" {
+		t.Errorf("a contained command changed a file: %q", got)
+	}
+	if !strings.HasPrefix(string(out), "in\n") {
+		t.Errorf("a contained command could not read the workspace:\n%s", out)
+	}
+	if strings.Contains(string(out), "root:") || strings.Contains(string(out), "passwd\n") || strings.Contains(string(out), "CONNECTED") {
+		t.Errorf("contained command saw /etc or reached the network:\n%s", out)
+	}
+	select {
+	case <-accepted:
+		t.Error("a contained command connected to 127.0.0.1")
+	default:
 	}
 }
 
