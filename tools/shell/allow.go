@@ -161,8 +161,8 @@ var allowlist = map[string]cmdSpec{
 	"stat": {flags: "ft", operands: pathValue,
 		shortValued: map[byte]valueKind{'c': textValue},
 		long:        merge(longs(flag, "file-system terse"), longs(valued, "format printf"))},
-	"file": {flags: "bhiNnprsk", operands: pathValue,
-		long: merge(longs(flag, "brief mime mime-type mime-encoding no-dereference no-pad preserve-date raw keep-going print0"), longs(valued, "separator"))},
+	"file": {flags: "bhiNnrsk", operands: pathValue, // not -p: it resets times of the files it reads
+		long: merge(longs(flag, "brief mime mime-type mime-encoding no-dereference no-pad raw keep-going print0"), longs(valued, "separator"))},
 	// du without --files0-from, -X/--exclude-from, -L/-H/-D.
 	"du": {flags: "abchklmsSx0", shortValued: map[byte]valueKind{'d': textValue, 't': textValue, 'B': textValue},
 		long: merge(longs(flag, "all apparent-size bytes total human-readable si summarize separate-dirs one-file-system null count-links inodes"),
