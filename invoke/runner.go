@@ -457,6 +457,7 @@ func DescribeEffects(name string, e tool.Effects) string {
 	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		row("environment", k+"="+e.Env[k])
 	}
+	row("programs", e.ProgramList())
 	row("executable", e.Executable)
 	row("script", e.ScriptHash)
 	if e.Risk != tool.RiskUnset {

@@ -65,5 +65,5 @@ func run() error {
 		Logger:  slog.New(slog.NewTextHandler(os.Stderr, nil)),
 	})
 	defer srv.Close()
-	return srv.ServeStdio(ctx)
+	return srv.ServeStdio(ctx, mcp.StdioOptions{})
 }
