@@ -62,11 +62,14 @@ func newGuard(allowHosts []string, r Resolver, d DialFunc) (*guard, error) {
 		if h == "" {
 			continue
 		}
+		if strings.ContainsAny(h, "/@?# ") {
+			return nil, fmt.Errorf("web_fetch.allowHosts: %q is not a host or host:port (no scheme, path or credentials)", h)
+		}
 		host, port, err := net.SplitHostPort(h)
 		if err != nil { // no port
 			host, port = strings.Trim(h, "[]"), ""
 		}
-		if strings.ContainsAny(host, "/@?# ") || host == "" {
+		if host == "" {
 			return nil, fmt.Errorf("web_fetch.allowHosts: %q is not a host or host:port", h)
 		}
 		if port != "" {
