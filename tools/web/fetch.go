@@ -148,7 +148,7 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 				}
 				return err
 			}
-			redirects = append(redirects, req.URL.String())
+			redirects = append(redirects, req.URL.Redacted())
 			return nil
 		},
 	}
@@ -161,6 +161,16 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 	req.Header.Set("Accept-Language", "en;q=1.0, *;q=0.5")
 	resp, err := client.Do(req)
 	if err != nil {
+		var r *Refusal
+		if errors.As(err, &r) && r.URL == "" && len(redirects) > 0 {
+			// Refused when dialing a redirect's target.
+			from := u.Redacted()
+			if len(redirects) > 1 {
+				from = redirects[len(redirects)-2]
+			}
+			r.URL = redirects[len(redirects)-1]
+			r.Reason = fmt.Sprintf("a redirect from %s led here, and %s", from, r.Reason)
+		}
 		return page{}, f.fetchError(ctx, u, err)
 	}
 	defer resp.Body.Close()

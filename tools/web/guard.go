@@ -175,7 +175,9 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 			if !ok {
 				continue
 			}
-			ips = append(ips, ip.WithZone(a.Zone))
+			// net.IP holds IPv4 in the IPv4-mapped form; judge and dial
+			// it as the IPv4 address it is.
+			ips = append(ips, ip.Unmap().WithZone(a.Zone))
 		}
 		if len(ips) == 0 {
 			return nil, fmt.Errorf("resolving %s: no addresses", host)

@@ -92,7 +92,12 @@ func (h *harness) call(name string, args map[string]any) (string, tool.ResultMes
 			parts = append(parts, c.Text)
 		}
 	}
-	return strings.Join(parts, "\n"), msg
+	text := strings.Join(parts, "\n")
+	var env tool.Envelope
+	if msg.IsError && json.Unmarshal([]byte(text), &env) == nil && env.Error != "" {
+		text = env.Error
+	}
+	return text, msg
 }
 
 func (h *harness) fetch(args map[string]any) (string, tool.ResultMessage) {
@@ -163,6 +168,7 @@ func newResolver(answers map[string][][]string) *fakeResolver {
 func (r *fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAddr, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	seq, ok := r.answers[host]
 	if !ok {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
@@ -177,6 +183,7 @@ func (r *fakeResolver) LookupIPAddr(_ context.Context, host string) ([]net.IPAdd
 }
 
 func (r *fakeResolver) count(host string) int {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.calls[host]
