@@ -248,7 +248,7 @@ func (p *searxng) search(ctx context.Context, c *client, q searchArgs) (answer, 
 // "2026-03-01"); other text ("3 days ago") is kept.
 func day(s string) string {
 	s = strings.TrimSpace(s)
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02"} {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02", time.RFC1123, time.RFC1123Z} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.Format("2006-01-02")
 		}

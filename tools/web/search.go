@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
@@ -313,7 +314,7 @@ func filterHits(hits []hit, q searchArgs) []hit {
 		if slices.ContainsFunc(q.ExcludeDomains, func(d string) bool { return inDomain(host, d) }) {
 			continue
 		}
-		h.Title = oneLine(h.Title)
+		h.Title = oneLine(stripTags(h.Title))
 		h.Snippet = content.Head(oneLine(stripTags(h.Snippet)), maxSnippetChars, "…")
 		out = append(out, h)
 		if len(out) == q.Count {
@@ -330,8 +331,7 @@ func inDomain(host, domain string) bool {
 var tags = regexp.MustCompile(`<[^>]*>`)
 
 func stripTags(s string) string {
-	s = tags.ReplaceAllString(s, "")
-	return strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">", "&quot;", `"`, "&#39;", "'", "&#x27;", "'", "&nbsp;", " ").Replace(s)
+	return html.UnescapeString(tags.ReplaceAllString(s, ""))
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
