@@ -137,12 +137,23 @@ type server struct {
 func newServer(t *testing.T, h http.Handler) *server {
 	t.Helper()
 	s := &server{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s.Server = newTestServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.hits.Add(1)
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(s.Close)
 	return s
+}
+
+func newTestServer(h http.Handler) *httptest.Server { return httptest.NewServer(h) }
+
+func newRegistry(tb testing.TB) *registry.Registry {
+	tb.Helper()
+	reg := registry.New()
+	if err := web.Register(reg, web.Options{Getenv: func(string) string { return "" }}); err != nil {
+		tb.Fatal(err)
+	}
+	return reg
 }
 
 // hostPort is the server's "127.0.0.1:PORT".
