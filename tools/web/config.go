@@ -23,7 +23,7 @@ const (
 //	  maxRedirects: 5
 //	  maxResponseBytes: 5242880   # read at most this much of a body
 //	  timeoutSeconds: 30          # the whole fetch, redirects included
-//	  maxChars: 50000             # default of the maxChars argument
+//	  maxChars: 30000             # default of the maxChars argument
 //	  cacheTtl: 15m               # 0s turns the cache off
 //	  userAgent: "Toolbelt/1.0 (+https://github.com/toolbelt/toolbelt)"
 type FetchConfig struct {
@@ -41,7 +41,7 @@ const (
 	DefaultMaxRedirects     = 5
 	DefaultMaxResponseBytes = 5 << 20
 	DefaultFetchTimeout     = 30 * time.Second
-	DefaultMaxChars         = 50_000
+	DefaultMaxChars         = 30_000 // under the pipeline's 40,000, wrapper included
 	DefaultCacheTTL         = 15 * time.Minute
 	DefaultUserAgent        = "Toolbelt/1.0 (+https://github.com/toolbelt/toolbelt; AI agent web_fetch)"
 )

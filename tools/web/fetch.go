@@ -29,7 +29,7 @@ const fetchDescription = "Fetch a web page or file by http(s) URL and return its
 type fetchArgs struct {
 	URL         string `json:"url" jsonschema:"The http:// or https:// URL to fetch." minLength:"1" maxLength:"8192"`
 	ExtractMode string `json:"extractMode,omitempty" jsonschema:"How HTML is returned: markdown (headings, links, lists, tables) or text (plain)." enum:"markdown,text" default:"markdown"`
-	MaxChars    int    `json:"maxChars,omitempty" jsonschema:"The most characters to return; the rest stays readable with result_read. Default from the configuration (50000)." minimum:"100" maximum:"1000000"`
+	MaxChars    int    `json:"maxChars,omitempty" jsonschema:"The most characters to return; the rest stays readable with result_read. Default from the configuration (30000)." minimum:"100" maximum:"1000000"`
 }
 
 // page is what a fetch produced, before maxChars is applied; it is what the
@@ -241,6 +241,10 @@ func (p *page) fill(body []byte, ct, media string, final *url.URL, mode string) 
 	return nil
 }
 
+// readPage is the most characters a read-on notice asks result_read for at
+// once: its default page, well inside the pipeline's result limit.
+const readPage = 20_000
+
 // result renders a page for the model, cut to maxChars with the rest kept
 // for result_read.
 func (f *fetcher) result(ctx context.Context, p page, maxChars int, cached bool, inv tool.Invocation) tool.Result {
@@ -271,7 +275,7 @@ func (f *fetcher) result(ctx context.Context, p page, maxChars int, cached bool,
 				id = newID()
 			}
 			if err := inv.Context.Outputs.Put(ctx, id, full); err == nil {
-				notice = content.ReadOnNotice(c.Omitted, id, c.HeadEnd, min(c.Omitted, maxChars))
+				notice = content.ReadOnNotice(c.Omitted, id, c.HeadEnd, min(c.Omitted, maxChars, readPage))
 			}
 		}
 		text = c.Head + "\n" + notice

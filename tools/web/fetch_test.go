@@ -289,6 +289,15 @@ func TestFetchHugePage(t *testing.T) {
 	if msg2.IsError || !strings.Contains(more, "Section") {
 		t.Errorf("result_read: %s", content.Head(more, 300, "…"))
 	}
+	// With the default maxChars the wrapped page fits the pipeline's
+	// default limit: it is cut once, by web_fetch, not again.
+	text, msg = h.fetch(map[string]any{"url": srv.URL + "/huge"})
+	if n := strings.Count(text, "more characters truncated"); msg.IsError || n != 1 {
+		t.Errorf("cut %d times:\n%s", n, text[max(0, len(text)-600):])
+	}
+	if !strings.Contains(text, `"limit":20000`) {
+		t.Errorf("the notice does not ask for a 20,000-character page:\n%s", text[max(0, len(text)-600):])
+	}
 }
 
 func TestFetchErrors(t *testing.T) {
