@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -297,6 +298,32 @@ func TestFetchHugePage(t *testing.T) {
 	}
 	if !strings.Contains(text, `"limit":20000`) {
 		t.Errorf("the notice does not ask for a 20,000-character page:\n%s", text[max(0, len(text)-600):])
+	}
+}
+
+// TestFetchGzipBomb serves 64 MB of text compressed to a few kilobytes: the
+// body is bounded after decompression.
+func TestFetchGzipBomb(t *testing.T) {
+	t.Parallel()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	line := bytes.Repeat([]byte("all work and no play makes jack a dull boy\n"), 1000)
+	for range (64 << 20) / len(line) {
+		zw.Write(line)
+	}
+	zw.Close()
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(gz.Bytes())
+	}))
+	h := newHarness(t, setup{fetch: map[string]any{"allowHosts": []string{srv.hostPort()}, "maxResponseBytes": 1 << 20}})
+	text, msg := h.fetch(map[string]any{"url": srv.URL + "/", "maxChars": 1000})
+	if msg.IsError {
+		t.Fatal(text)
+	}
+	if d := details(t, msg); d["length"] != float64(1<<20) || d["responseCut"] != true {
+		t.Errorf("%d compressed bytes read as length %v, responseCut %v", gz.Len(), d["length"], d["responseCut"])
 	}
 }
 

@@ -164,6 +164,9 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	allowed := g.allowed(key, port)
 	var ips []netip.Addr
 	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
+		if why := blocked(ip); why != "" && !allowed {
+			return nil, refuse("", "the host %s is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", describeHost(host, ip), why)
+		}
 		ips = []netip.Addr{ip}
 	} else {
 		addrs, err := g.resolver.LookupIPAddr(ctx, host)

@@ -108,6 +108,10 @@ func TestSSRFBattery(t *testing.T) {
 		{"http://[ff02::1]/", "multicast"},
 		{"http://[2001:db8::1]/", "documentation"},
 		{"http://[100::1]/", "discard"},
+		// Full-width digits: IDNA maps them to ASCII, so the connection
+		// would go to 127.0.0.1; the dialer's check refuses it.
+		{"http://１２７.０.０.１:" + pport + "/", "127.0.0.1 is a loopback address"},
+		{"http://①②⑦.0.0.1:" + pport + "/", "127.0.0.1 is a loopback address"},
 		// Names.
 		{"http://localhost:" + pport + "/", "loopback"},
 		{"http://LOCALHOST.:" + pport + "/", "loopback"},
