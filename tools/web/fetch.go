@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -99,7 +100,7 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (t
 	if inv.Context != nil && f.s.cacheTTL > 0 {
 		cache = inv.Context.Cache
 	}
-	key := "web_fetch:" + mode + ":" + u.String()
+	key := cacheKey(inv.Context, "web_fetch", mode, u.String())
 	var p page
 	cached := false
 	if cache != nil {
@@ -351,6 +352,20 @@ func statusError(resp *http.Response, final *url.URL) error {
 		msg += ": a redirect without a usable Location"
 	}
 	return tool.InputErrorf("%s.", msg)
+}
+
+// cacheKey names a cache entry: the tool, its inputs, and who asks — the
+// workspace, agent and session — so one session cannot learn from the cache
+// what another one read.
+func cacheKey(tc *tool.Context, toolName string, parts ...string) string {
+	h := sha256.New()
+	if tc != nil {
+		parts = append([]string{tc.WorkspaceDir, tc.AgentID, tc.SessionKey}, parts...)
+	}
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s;", len(p), p)
+	}
+	return toolName + ":" + hex.EncodeToString(h.Sum(nil))
 }
 
 func newID() string {

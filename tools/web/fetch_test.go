@@ -3,6 +3,7 @@ package web_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // site serves the testdata pages and the cases around them.
@@ -411,12 +414,24 @@ func TestFetchCache(t *testing.T) {
 	if hits.Load() != 2 {
 		t.Errorf("hits %d after a text-mode fetch, want 2", hits.Load())
 	}
+	// Another session does not see this one's cache.
+	other := *h.tc
+	other.SessionKey = "another-session"
+	r2 := invoke.New(h.reg, &other)
+	args, _ := json.Marshal(map[string]any{"url": srv.URL + "/v"})
+	if msg := r2.Run(context.Background(), tool.Call{ID: "s2", Name: "web_fetch", Arguments: args}); msg.IsError || hits.Load() != 3 {
+		t.Errorf("hits %d after another session's fetch, want 3 (error %v)", hits.Load(), msg.IsError)
+	}
+	h.fetch(map[string]any{"url": srv.URL + "/v"})
+	if hits.Load() != 3 {
+		t.Errorf("hits %d: the first session's entry is gone", hits.Load())
+	}
 	// cacheTtl 0s turns it off.
 	h0 := newHarness(t, setup{fetch: map[string]any{"allowHosts": []string{srv.hostPort()}, "cacheTtl": "0s"}, cache: true})
 	h0.fetch(map[string]any{"url": srv.URL + "/v"})
 	h0.fetch(map[string]any{"url": srv.URL + "/v"})
-	if hits.Load() != 4 {
-		t.Errorf("hits %d with the cache off, want 4", hits.Load())
+	if hits.Load() != 5 {
+		t.Errorf("hits %d with the cache off, want 5", hits.Load())
 	}
 }
 

@@ -222,7 +222,7 @@ func (s searchSettings) run(ctx context.Context, in searchArgs, inv tool.Invocat
 		cache = inv.Context.Cache
 	}
 	keyJSON, _ := json.Marshal(in)
-	key := "web_search:" + s.spec.name + ":" + string(keyJSON)
+	key := cacheKey(inv.Context, "web_search", s.spec.name, string(keyJSON))
 	var a answer
 	cached := false
 	if cache != nil {
