@@ -3,6 +3,7 @@ package web
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/url"
 	"strings"
@@ -67,9 +68,7 @@ func extractHTML(page []byte, pageURL *url.URL, mode string) (extracted, error) 
 	if countElements(doc) > maxReadabilityElements {
 		return extracted{Title: title, Text: fastRender(mainNode(doc), pageURL, mode), Extractor: "fast-main-text"}, nil
 	}
-	p := readability.NewParser()
-	p.DisableJSONLD = true
-	article, err := p.ParseAndMutate(doc, pageURL)
+	article, err := readArticle(doc, pageURL)
 	if err == nil && article.Node != nil && len(strings.TrimSpace(render.InnerText(article.Node))) >= minArticleChars {
 		out, err := render_(article.Node, pageURL, mode)
 		if err != nil {
@@ -91,6 +90,18 @@ func extractHTML(page []byte, pageURL *url.URL, mode string) (extracted, error) 
 		return extracted{}, err
 	}
 	return extracted{Title: title, Text: out, Extractor: "main-text"}, nil
+}
+
+// readArticle runs readability; a panic in it counts as finding no article.
+func readArticle(doc *html.Node, pageURL *url.URL) (a readability.Article, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			a, err = readability.Article{}, fmt.Errorf("readability failed: %v", p)
+		}
+	}()
+	p := readability.NewParser()
+	p.DisableJSONLD = true
+	return p.ParseAndMutate(doc, pageURL)
 }
 
 // render_ turns a node into Markdown or text.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/net/html"
 )
@@ -119,6 +120,35 @@ func BenchmarkExtractParts(b *testing.B) {
 		for b.Loop() {
 			if x, err := extractHTML(small, u, ModeMarkdown); err != nil || x.Extractor != "readability" {
 				b.Fatal(err, x.Extractor)
+			}
+		}
+	})
+}
+
+// FuzzExtract feeds arbitrary bytes through the HTML paths: no panic, and
+// the text is valid UTF-8.
+func FuzzExtract(f *testing.F) {
+	for _, name := range []string{"article.html", "docs.html", "ads.html", "latin1.html"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte("<table><tr><td><pre><a href=javascript:x><ul><li><blockquote>"))
+	u, _ := url.Parse("https://example.com/a/b")
+	f.Fuzz(func(t *testing.T, page []byte) {
+		for _, mode := range []string{ModeMarkdown, ModeText} {
+			utf, _ := toUTF8(page, "text/html", true)
+			x, err := extractHTML(utf, u, mode)
+			if err != nil {
+				return
+			}
+			if doc, err := html.Parse(bytes.NewReader(utf)); err == nil {
+				_ = fastRender(mainNode(doc), u, mode)
+			}
+			if !utf8.ValidString(x.Text) && utf8.Valid(utf) {
+				t.Errorf("invalid UTF-8 from valid input")
 			}
 		}
 	})
