@@ -111,12 +111,10 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 	// A page of the rest fits in one result, with room for its footer.
 	page := max(r.cfg.MaxResultChars-200, r.cfg.MaxResultChars/2)
 	notice := func(omitted, offset int) string {
-		n := content.Omission(omitted)
 		if kept == nil {
-			args, _ := json.Marshal(map[string]any{"callId": id, "offset": offset, "limit": min(omitted, page)})
-			n = strings.TrimSuffix(n, "]") + fmt.Sprintf(". The full output is kept: call result_read with %s to read them.]", args)
+			return content.ReadOnNotice(omitted, id, offset, min(omitted, page))
 		}
-		return n
+		return content.Omission(omitted)
 	}
 	// The cut text, notice included, fits the cap: shaping it again changes
 	// nothing. The notice is measured with the largest numbers it can hold.

@@ -81,6 +81,18 @@ CREATE TABLE approvals (
 	PRIMARY KEY (workspace, fingerprint)
 );
 `},
+	// Short-lived values by key with an expiry (package tools/web caches
+	// fetched pages and search results here).
+	{name: "web cache", sql: `
+CREATE TABLE cache (
+	id {{id}},
+	cache_key TEXT NOT NULL UNIQUE,
+	expires_ns BIGINT NOT NULL,
+	size BIGINT NOT NULL,
+	body {{blob}} NOT NULL
+);
+CREATE INDEX cache_expires ON cache (expires_ns);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
@@ -46,6 +47,18 @@ type Context struct {
 	// Journal records the file changes calls make, so they can be undone;
 	// nil when changes are not recorded.
 	Journal Journal
+	// Cache keeps short-lived values by key (fetched pages, search
+	// results); nil when there is none.
+	Cache Cache
+}
+
+// Cache keeps values by key until they expire.
+type Cache interface {
+	// Get returns the value kept under key, and false when there is none or
+	// it expired.
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	// Put keeps value under key for ttl, replacing what was kept.
+	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
 // Journal records what is needed to reverse the file changes of calls.

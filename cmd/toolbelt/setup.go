@@ -20,7 +20,7 @@ type runFlags struct {
 // pipeline returns the options every pipeline of this run gets from the
 // config: limits, confirmation settings and policy (checked against the
 // registry first), and the state it keeps in the store — full outputs, the
-// undo journal (set on tc), the audit log. A field of override that is set
+// undo journal and the web tools' cache (set on tc), the audit log. A field of override that is set
 // wins over the config.
 func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Option, error) {
 	cfg, err := e.config()
@@ -33,6 +33,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	}
 	r := cfg.Retention
 	tc.Journal = st.Journal(store.JournalOptions{MaxAge: r.Undo.D()})
+	tc.Cache = st.Cache(store.CacheOptions{})
 	if err := policy.Check(cfg, e.registry()); err != nil {
 		return nil, err
 	}

@@ -103,7 +103,10 @@ func workspace(tb testing.TB) *tool.Context {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = b.Close() })
-	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b}
+	// A search provider is configured (never called), so every core tool
+	// resolves: web_search is unavailable without one.
+	cfg := tool.Config{"web_search": map[string]any{"searxng": map[string]any{"baseUrl": "http://127.0.0.1:9"}}}
+	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.
