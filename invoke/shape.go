@@ -268,15 +268,17 @@ type MemoryOutputs struct {
 	size  int
 	order []string
 	texts map[string]string
+	// scopes are the scopes the texts were kept in.
+	scopes map[string]tool.Scope
 }
 
 // NewMemoryOutputs returns an output store that holds at most maxBytes.
 func NewMemoryOutputs(maxBytes int) *MemoryOutputs {
-	return &MemoryOutputs{max: maxBytes, texts: map[string]string{}}
+	return &MemoryOutputs{max: maxBytes, texts: map[string]string{}, scopes: map[string]tool.Scope{}}
 }
 
 // Put keeps text under callID, replacing what was there.
-func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
+func (m *MemoryOutputs) Put(ctx context.Context, callID, text string) error {
 	if len(text) > m.max {
 		return fmt.Errorf("output of %d bytes is larger than the store (%d bytes)", len(text), m.max)
 	}
@@ -287,6 +289,7 @@ func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
 		m.order = removeString(m.order, callID)
 	}
 	m.texts[callID] = text
+	m.scopes[callID], _ = tool.ScopeFrom(ctx)
 	m.order = append(m.order, callID)
 	m.size += len(text)
 	for m.size > m.max && len(m.order) > 0 {
@@ -294,15 +297,20 @@ func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
 		m.order = m.order[1:]
 		m.size -= len(m.texts[oldest])
 		delete(m.texts, oldest)
+		delete(m.scopes, oldest)
 	}
 	return nil
 }
 
-// Get returns the text kept under callID.
-func (m *MemoryOutputs) Get(_ context.Context, callID string) (string, bool, error) {
+// Get returns the text kept under callID, when the scope ctx carries may
+// see it (see tool.Scope.Sees).
+func (m *MemoryOutputs) Get(ctx context.Context, callID string) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.texts[callID]
+	if asked, _ := tool.ScopeFrom(ctx); ok && !asked.Sees(m.scopes[callID]) {
+		return "", false, nil
+	}
 	return t, ok, nil
 }
 

@@ -69,6 +69,16 @@ INSERT INTO audit_head (id, seq, hash) VALUES (1, 0, '');
 	{name: "file content after a change", sql: `
 ALTER TABLE file_changes ADD COLUMN after {{blob}};
 `},
+	// Where each kept output and file change came from: the workspace
+	// (absolute, links resolved) and the session of the call, so that undo
+	// works in the call's own workspace and result_read hands an output only
+	// to its own session (or workspace). Rows from before have ''.
+	{name: "workspace and session of outputs and file changes", sql: `
+ALTER TABLE outputs ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE outputs ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE file_changes ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE file_changes ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

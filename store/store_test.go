@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
@@ -72,9 +73,15 @@ func TestOpenUpgradesOlderDatabase(t *testing.T) {
 				t.Fatalf("opening at version %d: %v", n, err)
 			}
 			wantVersions(t, old, n)
-			// Data written at version 1 survives the later steps.
+			// Data written at version 1, as that version's program wrote
+			// it, survives the later steps.
 			if n == 1 {
-				if err := old.Outputs(store.OutputOptions{}).Put(ctx, "call-1", "kept across upgrades"); err != nil {
+				err := old.Write(ctx, func(tx *store.Tx) error {
+					_, err := tx.Exec(ctx, "INSERT INTO outputs (call_id, created_ns, size, body) VALUES (?, ?, ?, ?)",
+						"call-1", time.Now().UnixNano(), 20, []byte("kept across upgrades"))
+					return err
+				})
+				if err != nil {
 					t.Fatal(err)
 				}
 			}
