@@ -2,8 +2,6 @@ package invoke
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,9 +99,6 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		return blocks
 	}
 	id := req.Call.ID
-	if id == "" {
-		id = newOutputID()
-	}
 	kept := r.outputs.Put(ctx, id, full)
 	if kept != nil {
 		req.logger().Warn("keeping the full output failed", "call", id, "err", kept)
@@ -187,12 +182,6 @@ func (r *Runner) fitTokens(full string, c content.Cut, limit int, keepTail bool)
 		c = content.Truncate(full, chars, keepTail)
 	}
 	return c
-}
-
-func newOutputID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "out_" + hex.EncodeToString(b[:])
 }
 
 // eventResult shapes a result for events: text cut to EventMaxChars, images

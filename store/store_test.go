@@ -317,3 +317,23 @@ func TestPostgresMissingSchema(t *testing.T) {
 		t.Errorf("error %q lacks %q", err, want)
 	}
 }
+
+func TestSyncCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		opts []store.Option
+		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{nil, 1}, {[]store.Option{store.SyncCommits()}, 2}} {
+		st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.DefaultFile), c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		err = st.Write(ctx, func(tx *store.Tx) error { return tx.QueryRow(ctx, "PRAGMA synchronous").Scan(&got) })
+		st.Close()
+		if err != nil || got != c.want {
+			t.Errorf("synchronous = %d (%v), want %d", got, err, c.want)
+		}
+	}
+}

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -36,6 +39,10 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if err := policy.Check(cfg, e.registry()); err != nil {
 		return nil, err
 	}
+	aw, err := e.auditWriter(st)
+	if err != nil {
+		return nil, err
+	}
 	l := cfg.Limits
 	ic := invoke.Config{
 		DefaultTimeout: l.Timeout.D(), MaxTimeout: l.MaxTimeout.D(),
@@ -50,17 +57,73 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	return []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(e.auditWriter(st)),
+		invoke.WithAudit(aw),
 	}, nil
 }
 
-// auditWriter returns the run's background audit writer, started once;
-// what it has queued is written when the run ends.
-func (e *env) auditWriter(st *store.Store) *audit.Writer {
+// auditWriter returns the run's audit writer, started once: each call's
+// record is committed before its result is returned (group commit).
+func (e *env) auditWriter(st *store.Store) (*audit.Writer, error) {
 	if e.audit == nil {
-		e.audit = audit.New(st).Writer(func(err error) { e.log.Error("writing the audit log", "err", err) })
+		l, err := e.auditLog(st)
+		if err != nil {
+			return nil, err
+		}
+		e.audit = l.Writer(nil)
 	}
-	return e.audit
+	return e.audit, nil
+}
+
+// Where the audit chain's HMAC key comes from, first found: the key itself,
+// a file holding it, then the config's audit.keyFile.
+const (
+	envAuditKey     = "TOOLBELT_AUDIT_KEY"
+	envAuditKeyFile = "TOOLBELT_AUDIT_KEY_FILE"
+)
+
+// auditLog returns the audit log of st, keyed when a key is configured.
+func (e *env) auditLog(st *store.Store) (*audit.Log, error) {
+	key, err := e.auditKey(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		return audit.New(st), nil
+	}
+	return audit.New(st, audit.WithKey(key)), nil
+}
+
+// auditKey returns the configured HMAC key of the audit chain, nil when
+// none is.
+func (e *env) auditKey(getenv func(string) string) ([]byte, error) {
+	var key []byte
+	var from string
+	if k := getenv(envAuditKey); k != "" {
+		key, from = []byte(k), envAuditKey
+	} else {
+		file := getenv(envAuditKeyFile)
+		from = envAuditKeyFile
+		if file == "" {
+			cfg, err := e.config()
+			if err != nil {
+				return nil, err
+			}
+			file, from = configPath(cfg, cfg.Audit.KeyFile), "audit.keyFile"
+		}
+		if file == "" {
+			return nil, nil
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the audit key (%s): %w", from, err)
+		}
+		key, from = b, from+" "+file
+	}
+	key = bytes.TrimSpace(key)
+	if len(key) < audit.MinKeyBytes {
+		return nil, fmt.Errorf("the audit key from %s has %d bytes: it needs at least %d (e.g. the output of openssl rand -hex 32)", from, len(key), audit.MinKeyBytes)
+	}
+	return key, nil
 }
 
 // state opens the run's store once; it is closed when the run ends. The data

@@ -58,10 +58,26 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 	if err != nil {
 		return nil, err
 	}
-	if dir != "" && workspace != "" && within(dir, workspace) {
-		return nil, fmt.Errorf("the data directory %s is inside the workspace %s, where tools can write: keep state elsewhere (--data DIR or %s), or work in another directory", dir, workspace, envData)
+	if err := checkOutside(dir, workspace); err != nil {
+		return nil, err
 	}
-	return store.Open(ctx, dsn)
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	var opts []store.Option
+	if cfg.Audit.Sync == "always" {
+		opts = append(opts, store.SyncCommits())
+	}
+	return store.Open(ctx, dsn, opts...)
+}
+
+// checkOutside refuses a data directory inside the workspace.
+func checkOutside(dir, workspace string) error {
+	if dir != "" && workspace != "" && within(dir, workspace) {
+		return fmt.Errorf("the data directory %s is inside the workspace %s, where tools can write: keep state elsewhere (--data DIR or %s), or work in another directory", dir, workspace, envData)
+	}
+	return nil
 }
 
 // within says whether path is root or below it, after following the
