@@ -183,4 +183,3 @@ func isTerminal(r io.Reader) bool {
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
-
