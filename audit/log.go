@@ -105,34 +105,42 @@ func (l *Log) appendAll(ctx context.Context, records []Record) error {
 	for i := range records {
 		records[i] = prepare(records[i])
 	}
-	err := l.st.Write(ctx, func(tx *store.Tx) error {
-		for i := range records {
-			r := &records[i]
-			var prev string
-			if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + 1 WHERE id = 1 RETURNING seq, hash").Scan(&r.Seq, &prev); err != nil {
-				return err
-			}
-			b, err := json.Marshal(body{V: encodingVersion, Key: l.kid, Prev: prev, Record: *r})
-			if err != nil {
-				return err
-			}
-			hash := l.hash(b)
-			if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-				r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), hash); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", hash); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := l.st.Write(ctx, func(tx *store.Tx) error { return l.appendTx(ctx, tx, records) })
 	if err != nil {
-		ids := make([]string, len(records))
-		for i, r := range records {
-			ids[i] = r.CallID
+		return appendError(records, err)
+	}
+	return nil
+}
+
+func appendError(records []Record, err error) error {
+	ids := make([]string, len(records))
+	for i, r := range records {
+		ids[i] = r.CallID
+	}
+	return fmt.Errorf("appending the audit records of calls %s: %w", strings.Join(ids, ", "), err)
+}
+
+// appendTx appends prepared records in order in tx, chaining each to the
+// one before and setting their Seq and Hash.
+func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) error {
+	for i := range records {
+		r := &records[i]
+		var prev string
+		if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + 1 WHERE id = 1 RETURNING seq, hash").Scan(&r.Seq, &prev); err != nil {
+			return err
 		}
-		return fmt.Errorf("appending the audit records of calls %s: %w", strings.Join(ids, ", "), err)
+		b, err := json.Marshal(body{V: encodingVersion, Key: l.kid, Prev: prev, Record: *r})
+		if err != nil {
+			return err
+		}
+		r.Hash = l.hash(b)
+		if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
+			r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), r.Hash); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", r.Hash); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -79,6 +79,15 @@ ALTER TABLE outputs ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
 ALTER TABLE file_changes ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
 ALTER TABLE file_changes ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
 `},
+	// How far each audit spool file (package audit) has been moved into
+	// audit_log, by file name; updated in the transaction that appends its
+	// records, so a spool replayed after a crash adds each record once.
+	{name: "audit spool progress", sql: `
+CREATE TABLE audit_spool (
+	file TEXT PRIMARY KEY,
+	drained BIGINT NOT NULL
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own
