@@ -69,6 +69,14 @@ func withLog(e *env, fn func(ctx context.Context, l *audit.Log) error) error {
 	if err != nil {
 		return err
 	}
+	// Records that killed processes left in the spool belong in the log.
+	_, dir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := recoverSpool(e, l, dir); err != nil {
+		return err
+	}
 	return fn(ctx, l)
 }
 

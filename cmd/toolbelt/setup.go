@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -61,17 +62,73 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	}, nil
 }
 
-// auditWriter returns the run's audit writer, started once: each call's
-// record is committed before its result is returned (group commit).
-func (e *env) auditWriter(st *store.Store) (*audit.Writer, error) {
-	if e.audit == nil {
-		l, err := e.auditLog(st)
-		if err != nil {
-			return nil, err
-		}
-		e.audit = l.Writer(nil)
+// auditAppender is where the run's audit records go: the spool of a SQLite
+// store, or the group-commit writer of a PostgreSQL one.
+type auditAppender interface {
+	Append(ctx context.Context, r audit.Record) error
+	Close() error
+}
+
+// spoolDir is where the audit spool of a SQLite store lives, in its data
+// directory.
+func spoolDir(dataDir string) string { return filepath.Join(dataDir, "audit-spool") }
+
+// auditWriter returns the run's audit writer, started once, after moving
+// into the log what earlier processes left in the spool. Each call's record
+// is durable before its result is returned: with a SQLite store it is
+// written to this process's spool file (group commit, fsync with
+// audit.sync: always) and drained into the database in the background;
+// with PostgreSQL it is committed (group commit).
+func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
+	if e.audit != nil {
+		return e.audit, nil
 	}
-	return e.audit, nil
+	l, err := e.auditLog(st)
+	if err != nil {
+		return nil, err
+	}
+	_, dir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		e.audit = l.Writer(func(err error) { e.log.Error("writing the audit log", "err", err) })
+		return e.audit, nil
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	if err := recoverSpool(e, l, dir); err != nil {
+		return nil, err
+	}
+	sp, err := l.Spool(spoolDir(dir), audit.SpoolOptions{
+		Sync: cfg.Audit.Sync == "always",
+		OnError: func(err error) {
+			e.log.Error("moving audit records into the database; they stay in the spool", "err", err)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.audit = sp
+	return sp, nil
+}
+
+// recoverSpool moves into the log what processes that were killed left in
+// the spool of the data directory dir ("" for PostgreSQL: nothing to do).
+func recoverSpool(e *env, l *audit.Log, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	n, err := l.Recover(context.Background(), spoolDir(dir))
+	if n > 0 {
+		e.log.Info("moved audit records left in the spool into the log", "records", n)
+	}
+	if err != nil {
+		return fmt.Errorf("recovering the audit spool: %w", err)
+	}
+	return nil
 }
 
 // Where the audit chain's HMAC key comes from, first found: the key itself,
