@@ -121,28 +121,46 @@ func appendError(records []Record, err error) error {
 }
 
 // appendTx appends prepared records in order in tx, chaining each to the
-// one before and setting their Seq and Hash.
+// one before and setting their Seq and Hash. The head is moved first, by
+// the number of records, which serializes appends across processes; the
+// records go in with multi-row inserts.
 func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) error {
-	for i := range records {
-		r := &records[i]
-		var prev string
-		if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + 1 WHERE id = 1 RETURNING seq, hash").Scan(&r.Seq, &prev); err != nil {
-			return err
+	if len(records) == 0 {
+		return nil
+	}
+	var last int64
+	var prev string
+	if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + ? WHERE id = 1 RETURNING seq, hash", len(records)).Scan(&last, &prev); err != nil {
+		return err
+	}
+	first := last - int64(len(records)) + 1
+	const rowsPerInsert = 64
+	for start := 0; start < len(records); start += rowsPerInsert {
+		chunk := records[start:min(start+rowsPerInsert, len(records))]
+		var q strings.Builder
+		q.WriteString("INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES ")
+		args := make([]any, 0, 7*len(chunk))
+		for i := range chunk {
+			r := &chunk[i]
+			r.Seq = first + int64(start+i)
+			b, err := json.Marshal(body{V: encodingVersion, Key: l.kid, Prev: prev, Record: *r})
+			if err != nil {
+				return err
+			}
+			r.Hash = l.hash(b)
+			prev = r.Hash
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), r.Hash)
 		}
-		b, err := json.Marshal(body{V: encodingVersion, Key: l.kid, Prev: prev, Record: *r})
-		if err != nil {
-			return err
-		}
-		r.Hash = l.hash(b)
-		if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-			r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), r.Hash); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", r.Hash); err != nil {
+		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", prev)
+	return err
 }
 
 // prepare readies a record for the log: UTC times, a time when there is
