@@ -249,7 +249,9 @@ func TestAuditSurvivesKill(t *testing.T) {
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	_ = cmd.Wait()
+	// Closing the session waits for the process (it is reaped, its spool
+	// lock gone).
+	_ = cs.Close()
 	rs := auditRecords(t, environ, "--tool", "test_greet")
 	names := map[string]bool{}
 	for _, r := range rs {
