@@ -223,16 +223,21 @@ type rule struct {
 // rules are applied in order; each sees the text with the secrets of the
 // rules before it already replaced.
 var rules = []rule{
-	{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>(?s:.*?))(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|\z)`)},
-	{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;]+)`)},
-	{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token|cookie|set-cookie)\s*:\s*(?P<s>[^'"\r\n]+)`)},
+	// The body of a key block is base64 with headers ("Proc-Type: 4,ENCRYPTED"):
+	// it ends at the END line, or at the first character a body cannot
+	// hold, so an unterminated block cannot hide the command after it.
+	{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`)},
+	{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`)},
+	{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`)},
+	// A cookie header's value is name=value pairs separated by "; ".
+	{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`)},
 	{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`)},
-	{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"]+)@`)},
-	{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'"]+)`)},
-	{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"]+)`)},
-	{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"-][^\s'"]*|'[^']*'|"[^"]*")`)},
-	{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"-][^\s'"]*)`)},
-	{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|)]+)`),
+	{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
+	{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`)},
+	{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`)},
+	{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`)},
+	{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
+	{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`),
 		keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
 	{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
 	{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`)},
@@ -261,6 +266,15 @@ func RedactText(s string) string {
 		s = r.apply(s)
 	}
 	return s
+}
+
+// isCode says whether a would-be secret is shell code or a reference to
+// one rather than a literal: a command or process substitution, a variable.
+// It is kept, since hiding it would hide what the command runs.
+func isCode(v string) bool {
+	v = strings.Trim(v, `"`)
+	return strings.ContainsAny(v, "`") || strings.Contains(v, "$(") || strings.Contains(v, "${") || strings.Contains(v, "<(") ||
+		strings.Contains(v, ">(") || strings.HasPrefix(v, "$")
 }
 
 func (r rule) apply(s string) string {
@@ -292,7 +306,7 @@ func (r rule) apply(s string) string {
 			}
 		}
 		secret := s[start:end]
-		if secret == Redacted || strings.Trim(secret, `'"`) == Redacted || secret == "" {
+		if secret == Redacted || strings.Trim(secret, `'"`) == Redacted || secret == "" || isCode(secret) {
 			continue
 		}
 		b.WriteString(s[last:start])

@@ -24,6 +24,7 @@ func TestRedactText(t *testing.T) {
 		{"authorization header, bare", `authorization: token123`, `authorization: [redacted]`},
 		{"x-api-key header", `curl -H 'X-Api-Key: 12345abcde' https://x`, `curl -H 'X-Api-Key: [redacted]' https://x`},
 		{"cookie header", `curl -H "Cookie: sid=abc; theme=dark" https://x`, `curl -H "Cookie: [redacted]" https://x`},
+		{"cookie header, unquoted", `echo Cookie: sid=abc; ls`, `echo Cookie: [redacted]; ls`},
 		{"bearer token", `token is bearer abc.def-ghi_123`, `token is bearer [redacted]`},
 		{"URL user:password", `psql postgres://app:s3cret@db:5432/app -c 'select 1'`, `psql postgres://app:[redacted]@db:5432/app -c 'select 1'`},
 		{"api_key query parameter", `curl 'https://api.x.com/v1/items?api_key=abc123&page=2'`, `curl 'https://api.x.com/v1/items?api_key=[redacted]&page=2'`},
@@ -60,6 +61,7 @@ func TestRedactText(t *testing.T) {
 		{"ordinary query", `curl 'https://x.com/search?q=tokens&page=2'`, `curl 'https://x.com/search?q=tokens&page=2'`},
 		{"git sha", `git show e3b0c44298fc1c149afbf4c8996fb92427ae41e4`, `git show e3b0c44298fc1c149afbf4c8996fb92427ae41e4`},
 		{"prose", `Set the password and the API token; use a Bearer token.`, `Set the password and the API token; use a Bearer token.`},
+		{"a variable is not a secret", `PGPASSWORD=$PW psql --password "$DB_PASS"`, `PGPASSWORD=$PW psql --password "$DB_PASS"`},
 	} {
 		t.Run(tc.rule, func(t *testing.T) {
 			t.Parallel()
@@ -84,8 +86,23 @@ func TestRedactCannotHideACommand(t *testing.T) {
 		"--token=abc " + danger,
 		"Authorization: Bearer abcdefghijk; " + danger,
 		"cat <<K\n" + rsaKey + "\nK\n" + danger,
+		`echo "-----BEGIN RSA PRIVATE KEY-----"; ` + danger,
+		"-----BEGIN RSA PRIVATE KEY-----\nMIIE\n$(" + danger + ")",
 		strings.Repeat("# padding\n", 2000) + danger,
 		"https://u:p@" + "x.com/ ; " + danger,
+		`PGPASSWORD="$(` + danger + `)" psql`,
+		`PGPASSWORD=$(` + danger + `) psql`,
+		"mysql --password=`" + danger + "` db",
+		`tool --token "$(` + danger + `)"`,
+		`curl -H "Authorization: Bearer $(` + danger + `)" x`,
+		"echo Cookie: x; " + danger,
+		"bash -c 'Cookie: x; " + danger + "'",
+		"echo X-Api-Key: x;" + danger,
+		"wget 'https://x.com/?token=a;" + danger + "'",
+		"mysql -phunter2;" + danger,
+		"X_TOKEN=a;" + danger,
+		"tool --token=a&&" + danger,
+		"https://u:p;" + danger + "@x",
 	} {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		got := string(audit.Redact(args))
