@@ -370,7 +370,7 @@ func (l *Log) recoverFile(ctx context.Context, path, name string) (int, error) {
 		}
 		var r Record
 		if json.Unmarshal(line, &r) != nil {
-			return 0, fmt.Errorf("recovering the audit spool %s: the record at byte %d is not a record; the file is left for a person to look at", path, end)
+			return 0, fmt.Errorf("recovering the audit spool %s: the line at byte %d is not an audit record, so nothing of the file was moved into the log; look at it, then move it out of %s to go on", path, end, filepath.Dir(path))
 		}
 		records = append(records, r)
 		end += int64(len(line))

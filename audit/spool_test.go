@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -162,4 +163,21 @@ func count(t *testing.T, st *store.Store, table string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+func TestRecoverRefusesAGarbledSpool(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "1-ab.spool")
+	if err := os.WriteFile(path, []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := audit.New(st).Recover(context.Background(), dir)
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "is not an audit record") || !strings.Contains(err.Error(), "move it out of "+dir) {
+		t.Errorf("Recover = %d, %v", n, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Error("the garbled file was removed")
+	}
 }
