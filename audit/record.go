@@ -6,10 +6,13 @@
 // where it stands, the rest of the value kept, and large values by their size
 // and hash.
 //
-// Append returns once the record is written to the database, so a caller
-// that waits for it (the pipeline does, before it returns a result) knows the
-// record survives the process being killed; with a key (WithKey) the chain
-// is an HMAC chain that nobody without the key can recompute.
+// Append (and a Writer's) returns once the record is committed to the
+// database; a Spool's Append once it is written to the process's spool file,
+// moved into the database in the background and by Recover after a crash.
+// Either way a caller that waits for it (the pipeline does, before it returns
+// a result) knows the record survives the process being killed. With a key
+// (WithKey) the chain is an HMAC chain that nobody without the key can
+// recompute.
 package audit
 
 import (
