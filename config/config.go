@@ -59,6 +59,8 @@ type Config struct {
 	MCPServers map[string]MCPServer `yaml:"mcpServers"`
 	// MCP configures Toolbelt's own MCP server and the import.
 	MCP MCP `yaml:"mcp"`
+	// Audit configures the audit log's durability and its key.
+	Audit Audit `yaml:"audit"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -100,6 +102,24 @@ type Retention struct {
 	OutputsBytes int64 `yaml:"outputsBytes" default:"268435456"`
 	// Undo: what it takes to undo file changes.
 	Undo Duration `yaml:"undo" default:"720h"`
+}
+
+// Audit configures the audit log. Every call's record is written to the
+// database before the call's result is returned, whatever the settings.
+type Audit struct {
+	// Sync says whether that write is also forced to disk: "none" (the
+	// default: the record reaches the operating system, so it survives the
+	// process being killed, but the last records may be lost if the machine
+	// loses power) or "always" (every commit is fsynced before the result
+	// is returned; concurrent calls share one). It applies to all of the
+	// SQLite store's writes; PostgreSQL follows the server's settings.
+	Sync string `yaml:"sync"`
+	// KeyFile is a file holding the key (at least 16 bytes; surrounding
+	// white space is ignored) that makes the audit chain an HMAC chain.
+	// Keep it where the database's writers cannot read it.
+	// TOOLBELT_AUDIT_KEY (the key itself) or TOOLBELT_AUDIT_KEY_FILE win
+	// over it.
+	KeyFile string `yaml:"keyFile"`
 }
 
 // Confirm says when a person is asked, and what happens without an answer.
@@ -555,6 +575,9 @@ func (c *Config) SettingLine(key string) int { return c.Tools.settingLines[key] 
 // validate checks what the types alone do not.
 func (c *Config) validate() error {
 	var errs []error
+	if o := c.Audit.Sync; o != "" && o != "none" && o != "always" {
+		errs = append(errs, c.errorAt("$.audit.sync", fmt.Sprintf("audit.sync is %q: use none (the default: records reach the operating system before the result) or always (fsync before the result)", o)))
+	}
 	if o := c.Confirm.OnTimeout; o != "" && o != "deny" && o != "allow" {
 		errs = append(errs, c.errorAt("$.confirm.onTimeout", fmt.Sprintf("confirm.onTimeout is %q: use deny or allow", o)))
 	}

@@ -134,6 +134,7 @@ func TestErrorsNameTheLine(t *testing.T) {
 		"limits:\n  timeout: -5s\n":                                              `toolbelt.yaml:2: "-5s" is not a duration`,
 		"limits:\n  timeout: 5\n":                                                "toolbelt.yaml:2: want a duration such as 30s",
 		"confirm:\n  onTimeout: maybe\n":                                         `toolbelt.yaml:2: confirm.onTimeout is "maybe": use deny or allow`,
+		"audit:\n  sync: sometimes\n":                                            `toolbelt.yaml:2: audit.sync is "sometimes": use none`,
 		"tools:\n  ask:\n    - tool: 5\n":                                        "toolbelt.yaml:3: want a tool name",
 		"tools:\n  byProvider:\n    openai: {dney: [x]}\n":                       `toolbelt.yaml:3: unknown field "dney"; did you mean "deny"?`,
 		"limits:\n  maxResultChars: -1\n":                                        "toolbelt.yaml:2: limits.maxResultChars must not be negative",

@@ -25,6 +25,7 @@
 package invoke
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -149,6 +150,10 @@ type Runner struct {
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.
 	approvalStore ApprovalStore
+
+	// workspaces maps a tool context's workspace directory to its resolved
+	// form (see scopeOf).
+	workspaces sync.Map
 }
 
 // Option configures a Runner.
@@ -308,6 +313,24 @@ func OnUpdate(fn func(tool.Result)) CallOption {
 	return func(req *Request) { req.onUpdate = fn }
 }
 
+// scopeOf returns the scope of calls run for tc, its workspace resolved
+// once per directory.
+func (r *Runner) scopeOf(tc *tool.Context) tool.Scope {
+	if tc == nil {
+		return tool.Scope{}
+	}
+	s := tool.Scope{Session: tc.SessionKey}
+	if tc.WorkspaceDir != "" {
+		if ws, ok := r.workspaces.Load(tc.WorkspaceDir); ok {
+			s.Workspace = ws.(string)
+		} else {
+			s.Workspace = tool.ResolveDir(tc.WorkspaceDir)
+			r.workspaces.Store(tc.WorkspaceDir, s.Workspace)
+		}
+	}
+	return s
+}
+
 // Run runs one call and returns its result message. It never panics and
 // never returns without a message.
 func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (msg tool.ResultMessage) {
@@ -316,9 +339,12 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 		if p := recover(); p != nil {
 			r.log.Error("tool pipeline panicked", "tool", name, "call", call.ID, "panic", p, "stack", string(debug.Stack()))
 			res := tool.Envelope{Status: "error", Tool: name, Error: fmt.Sprintf("internal error in the tool pipeline: %v", p)}.Result()
-			msg = message(call.ID, name, res)
+			msg = message(call, name, res)
 		}
 	}()
+	if call.ID == "" {
+		call.ID = tool.NewCallID("call")
+	}
 	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r}
 	if c, ok := CallerFrom(ctx); ok {
 		tc := *r.tc
@@ -328,6 +354,8 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	for _, o := range opts {
 		o(req)
 	}
+	req.Scope = r.scopeOf(req.Context)
+	ctx = tool.WithScope(ctx, req.Scope)
 	rt, res := r.resolve(name)
 	if rt != nil {
 		req.Tool, req.resolved = &rt.tool, rt
@@ -358,7 +386,7 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 		ev := r.eventResult(res)
 		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: ev, IsError: res.IsError})
 	}
-	return message(call.ID, name, res)
+	return message(call, name, res)
 }
 
 // RunBatch runs the calls of one model turn concurrently and returns their
@@ -376,10 +404,12 @@ func (r *Runner) RunBatch(ctx context.Context, calls []tool.Call, opts ...CallOp
 
 func noUpdate(tool.Result) {}
 
-func message(id, name string, res tool.Result) tool.ResultMessage {
+// message is the result message of call: it answers with the provider's id
+// of the call when there is one.
+func message(call tool.Call, name string, res tool.Result) tool.ResultMessage {
 	return tool.ResultMessage{
 		Role:       tool.RoleToolResult,
-		ToolCallID: id,
+		ToolCallID: cmp.Or(call.ProviderID, call.ID),
 		ToolName:   name,
 		Content:    res.Content,
 		Details:    res.Details,

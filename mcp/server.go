@@ -15,7 +15,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -75,8 +74,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
-	calls  atomic.Int64
-	key    [32]byte // signs the request state of approval rounds
+	key    [32]byte              // signs the request state of approval rounds
 }
 
 // listedTool remembers what a tool looked like when it was listed, to add
@@ -285,10 +283,9 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 	r := s.newRound(req)
 	ctx = context.WithValue(ctx, roundKey{}, r)
 	ctx = invoke.WithCaller(ctx, s.caller(req))
-	id := fmt.Sprintf("mcp_%d", s.calls.Add(1))
-	if req.Session != nil && req.Session.ID() != "" {
-		id = fmt.Sprintf("mcp_%s_%d", req.Session.ID(), s.calls.Load())
-	}
+	// Unique across processes and time: two servers numbering their calls
+	// would give two calls one id, and undo the wrong one.
+	id := tool.NewCallID("mcp")
 	var opts []invoke.CallOption
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		var n float64

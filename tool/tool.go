@@ -153,8 +153,15 @@ type UpdateFunc func(partial Result)
 
 // Call is one request to run a tool, as a model issued it.
 type Call struct {
-	// ID is the provider-assigned tool-call id.
+	// ID identifies the call in every record Toolbelt keeps of it (audit,
+	// undo journal, kept outputs). Front doors make it with [NewCallID], so
+	// it is unique across processes and time; when it is empty the pipeline
+	// makes one. A caller that chooses its own id answers for its
+	// uniqueness.
 	ID string `json:"id"`
+	// ProviderID is the id the model's provider gave the call, when it is
+	// not ID: the result message answers with it, and the audit keeps it.
+	ProviderID string `json:"providerId,omitempty"`
 	// Name is the tool name the model used.
 	Name string `json:"name"`
 	// Arguments is the raw JSON of the arguments: an object, a JSON string

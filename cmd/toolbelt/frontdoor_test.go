@@ -19,7 +19,6 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolbelt/toolbelt/audit"
 )
 
 // runWith runs the CLI in a child process with env, feeding it stdin.
@@ -43,16 +42,6 @@ func runWith(t *testing.T, env []string, stdin string, args ...string) cliResult
 }
 
 // auditRecords reads the audit log of the state in env.
-func auditRecords(t *testing.T, env []string) []audit.Record {
-	t.Helper()
-	r := runWith(t, env, "", "audit", "--json").expect(t, 0)
-	var recs []audit.Record
-	if err := json.Unmarshal([]byte(r.stdout), &recs); err != nil {
-		t.Fatalf("audit --json: %v\n%s", err, r.stdout)
-	}
-	return recs
-}
-
 type wireReply struct {
 	ID     any `json:"id"`
 	Result *struct {
