@@ -48,7 +48,8 @@ func (a cliAttacker) call(t *testing.T, name string, args map[string]any) (strin
 	return r.stdout + r.stderr, r.code != 0
 }
 
-// mcpAttacker calls through `toolbelt mcp` over stdio.
+// mcpAttacker calls through an MCP client session (`toolbelt mcp` over
+// stdio, or `toolbelt serve` over HTTP).
 type mcpAttacker struct{ cs *sdk.ClientSession }
 
 func (a mcpAttacker) call(t *testing.T, name string, args map[string]any) (string, bool) {
@@ -65,7 +66,8 @@ func (a mcpAttacker) call(t *testing.T, name string, args map[string]any) (strin
 // frontDoors runs f through the CLI, through the CLI configured so that
 // bubblewrap is not found (unasked commands then run allowlisted on the
 // host, relying on the checks alone), and through an MCP server over
-// stdio, each with a fresh workspace prepared by setup.
+// stdio and over streamable HTTP, each with a fresh workspace prepared by
+// setup.
 func frontDoors(t *testing.T, setup func(t *testing.T, ws string), f func(t *testing.T, ws string, a attacker)) {
 	t.Run("cli", func(t *testing.T) {
 		t.Parallel()
@@ -85,6 +87,19 @@ func frontDoors(t *testing.T, setup func(t *testing.T, ws string), f func(t *tes
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		cs, err := sdk.NewClient(&sdk.Implementation{Name: "attacker", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		f(t, ws, mcpAttacker{cs})
+	})
+	t.Run("mcp-http", func(t *testing.T) {
+		t.Parallel()
+		ws := attackWorkspace(t, setup)
+		url, _, _ := startServe(t, cliEnvironment(t), "--workspace", ws)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "attacker", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
