@@ -132,7 +132,9 @@ func (geminiWire) request(c *client, req Request) (string, http.Header, any, err
 	return "/v1beta/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse", h, body, nil
 }
 
-func isGeminiID(id string) bool { return len(id) > len(geminiIDPrefix) && id[:len(geminiIDPrefix)] == geminiIDPrefix }
+func isGeminiID(id string) bool {
+	return len(id) > len(geminiIDPrefix) && id[:len(geminiIDPrefix)] == geminiIDPrefix
+}
 
 type geminiChunk struct {
 	Candidates []struct {
