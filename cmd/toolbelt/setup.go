@@ -81,11 +81,12 @@ func (e *env) state(workspace string) (*store.Store, error) {
 // approves calls: --yes approves all; otherwise the person at the terminal
 // is asked, if there is one; otherwise nobody, so calls that need approval
 // are blocked. The returned closer releases the terminal.
-func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config) (*invoke.Runner, io.Closer, error) {
+func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, extra ...invoke.Option) (*invoke.Runner, io.Closer, error) {
 	opts, err := e.pipeline(tc, override)
 	if err != nil {
 		return nil, nil, err
 	}
+	opts = append(opts, extra...)
 	var closer io.Closer = nopCloser{}
 	switch {
 	case flags.Yes:

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/registry"
+)
+
+type runCmd struct {
+	Prompt   string `arg:"" help:"What to ask the model."`
+	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL)." placeholder:"PROVIDER/MODEL"`
+	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
+	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
+	MaxTurns int    `name:"max-turns" help:"Stop after N model turns (default 50)." placeholder:"N"`
+	JSON     bool   `name:"json" help:"Print the transcript as a JSON array of messages, as the last thing on stdout."`
+	Events   bool   `help:"Print the run's events as JSON lines on stdout instead of the answer."`
+	Profile  string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
+	workspaceFlags
+	runFlags
+}
+
+func (c *runCmd) Run(e *env) error {
+	model := cmp.Or(c.Model, os.Getenv("TOOLBELT_MODEL"))
+	switch {
+	case model == "":
+		return fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), or set TOOLBELT_MODEL", strings.Join(llm.ProviderNames(), ", "))
+	case c.JSON && c.Events:
+		return fmt.Errorf("--json and --events both write to stdout: give one")
+	case c.MaxTurns < 0:
+		return fmt.Errorf("--max-turns must not be negative")
+	case c.DryRun:
+		return fmt.Errorf("--dry-run is for call: a run needs its tools' real results")
+	case strings.TrimSpace(c.Prompt) == "":
+		return fmt.Errorf("the prompt is empty: say what to ask the model")
+	case c.Profile != "" && !catalog.IsProfile(c.Profile):
+		return fmt.Errorf("unknown profile %q: use one of %s", c.Profile, strings.Join(catalog.Profiles(), ", "))
+	}
+	system := c.System
+	if name, ok := strings.CutPrefix(system, "@"); ok {
+		b, err := readInput(e, name)
+		if err != nil {
+			return fmt.Errorf("--system %s: %w", system, err)
+		}
+		system = string(b)
+	}
+	client, err := llm.New(model, llm.Options{BaseURL: c.BaseURL})
+	if err != nil {
+		return err
+	}
+	tc, err := c.runContext(e)
+	if err != nil {
+		return err
+	}
+	var extra []invoke.Option
+	if c.Profile != "" {
+		extra = append(extra, invoke.WithSelection(registry.Profile(c.Profile)))
+	}
+	runner, closer, err := e.runner(tc, c.runFlags, invoke.Config{}, extra...)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: c.MaxTurns}
+	switch {
+	case c.Events:
+		a.OnEvent = func(ev agent.Event) {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(ev) == nil {
+				_, _ = e.stdout.Write(buf.Bytes())
+			}
+		}
+	default:
+		a.OnEvent = func(ev agent.Event) {
+			if ev.Type == agent.EventToolStart {
+				fmt.Fprintf(e.stderr, "toolbelt: %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
+			}
+		}
+	}
+	transcript, runErr := a.Run(ctx, nil, llm.UserText(c.Prompt))
+	if runErr != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
+		if errors.Is(runErr, llm.ErrContextOverflow) {
+			fmt.Fprintln(e.stderr, "toolbelt: the conversation no longer fits the model's context window; start again with less, or use a model with a larger window.")
+		}
+	}
+	switch {
+	case c.JSON:
+		if err := writeJSON(e.stdout, transcript); err != nil {
+			return err
+		}
+	case !c.Events:
+		if last := transcript[len(transcript)-1]; last.Role == llm.RoleAssistant && last.Text() != "" {
+			fmt.Fprintln(e.stdout, strings.TrimRight(last.Text(), "\n"))
+		}
+	}
+	if runErr != nil {
+		return exitCode(exitToolError)
+	}
+	return nil
+}
+
+func clipLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
