@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/llm/llmtest"
+)
+
+// TestRunAgainstReplayServers: toolbelt run reads a.txt through the pipeline
+// for each provider's wire format; the second request carries the result
+// in the provider's format with the call's id, and the answer is printed.
+func TestRunAgainstReplayServers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec  string
+		body  func(string, string, ...llmtest.Call) string
+		base  string // after the server's URL
+		shape string // what the second request must hold
+	}{
+		{"anthropic/claude-test", llmtest.Anthropic, "", `"tool_use_id":"toolu_01A"`},
+		{"openai/gpt-test", llmtest.Chat, "/v1", `"role":"tool","tool_call_id":"toolu_01A"`},
+		{"openai-responses/gpt-test", llmtest.Responses, "/v1", `"call_id":"toolu_01A","output":`},
+		{"google/gemini-test", llmtest.Gemini, "", `"functionResponse":{"name":"read","response":{"output":`},
+		{"ollama/llama-test", llmtest.Chat, "/v1", `"role":"tool","tool_call_id":"toolu_01A"`},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			ws := t.TempDir()
+			if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("the treasure is under the oak\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := llmtest.New(t,
+				llmtest.Response{Body: c.body("", "Let me read it.", llmtest.Call{ID: "toolu_01A", Name: "read", Args: `{"path": "a.txt"}`, Piece: 2}), Chunk: 9},
+				llmtest.Response{Body: c.body("", "It says the treasure is under the oak.")})
+			r := runCLI(t, "", "run", "--model", c.spec, "--base-url", s.URL+c.base, "--workspace", ws, "--json", "read a.txt and tell me what it says").expect(t, 0)
+			reqs := s.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			second := compactJSON(t, reqs[1].Body)
+			if !strings.Contains(second, c.shape) || !strings.Contains(second, "the treasure is under the oak") {
+				t.Errorf("second request lacks %s with the file's text:\n%s", c.shape, second)
+			}
+			var transcript []map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+				t.Fatalf("stdout is not the transcript: %v\n%s", err, r.stdout)
+			}
+			if len(transcript) != 4 || transcript[0]["role"] != "user" || transcript[2]["role"] != "toolResult" || transcript[3]["role"] != "assistant" {
+				t.Fatalf("transcript roles: %s", r.stdout)
+			}
+			var call map[string]any
+			for _, b := range transcript[1]["content"].([]any) {
+				if b := b.(map[string]any); b["type"] == "toolCall" {
+					call = b
+				}
+			}
+			if call["type"] != "toolCall" || call["name"] != "read" || call["arguments"].(map[string]any)["path"] != "a.txt" {
+				t.Errorf("toolCall block %v", call)
+			}
+			if transcript[2]["toolCallId"] != call["id"] || transcript[2]["isError"] == true {
+				t.Errorf("tool result %v", transcript[2])
+			}
+			last := transcript[3]["content"].([]any)[0].(map[string]any)
+			if last["text"] != "It says the treasure is under the oak." {
+				t.Errorf("answer %v", last)
+			}
+			if !strings.Contains(r.stderr, "read {") {
+				t.Errorf("stderr does not show the call: %q", r.stderr)
+			}
+		})
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func TestRunPrintsAnswerAndEvents(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "Hello there.")}, llmtest.Response{Body: llmtest.Chat("", "Hello again.")})
+	r := runCLI(t, "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--system", "be kind", "hi").expect(t, 0)
+	if r.stdout != "Hello there.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if body := compactJSON(t, s.Requests()[0].Body); !strings.Contains(body, `{"content":"be kind","role":"system"}`) {
+		t.Errorf("system prompt not sent: %s", body)
+	}
+	r = runCLI(t, "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--events", "hi").expect(t, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var first, last map[string]any
+	_ = json.Unmarshal([]byte(lines[0]), &first)
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if first["type"] != "agent_start" || last["type"] != "agent_end" || len(lines) < 6 {
+		t.Errorf("events: %s", r.stdout)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "hi"}, 2, "--model PROVIDER/MODEL"},
+		{[]string{"run", "--model", "nope/x", "hi"}, 2, `unknown provider "nope"`},
+		{[]string{"run", "--model", "ollama/x", "--json", "--events", "hi"}, 2, "give one"},
+		{[]string{"run", "--model", "ollama/x", "--profile", "huge", "hi"}, 2, "unknown profile"},
+		{[]string{"run", "--model", "ollama/x", "--base-url", "http://127.0.0.1:1/v1", "hi"}, 1, "connection refused"},
+	} {
+		r := runCLIWith(t, append(cliEnvironment(t), "TOOLBELT_MODEL="), "", "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: code %d, stderr %q; want %d, %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
