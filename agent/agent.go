@@ -243,16 +243,24 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []llm.Block) []llm
 	}
 	from := invoke.FromProvider(a.Client.Provider().Name + "/" + a.Client.Model())
 	out := make([]llm.Message, len(calls))
-	var wg sync.WaitGroup
-	for i, c := range calls {
-		a.emit(Event{Type: EventToolStart, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Args: c.Arguments})
-		wg.Go(func() {
-			msg := a.runTool(ctx, turn, c, from)
-			out[i] = msg
-			a.emit(Event{Type: EventToolEnd, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &msg, IsError: msg.IsError})
-		})
+	run := func(i int) {
+		c := calls[i]
+		msg := a.runTool(ctx, turn, c, from)
+		out[i] = msg
+		a.emit(Event{Type: EventToolEnd, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &msg, IsError: msg.IsError})
 	}
-	wg.Wait()
+	for _, c := range calls {
+		a.emit(Event{Type: EventToolStart, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Args: c.Arguments})
+	}
+	if len(calls) == 1 {
+		run(0) // on this goroutine: its stack is already grown
+	} else {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Go(func() { run(i) })
+		}
+		wg.Wait()
+	}
 	for i := range out {
 		a.emit(Event{Type: EventMessageStart, Turn: turn, Message: &out[i]})
 		a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &out[i]})
