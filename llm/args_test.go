@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"fmt"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -106,20 +107,26 @@ func TestBackoffIsJitteredAndBounded(t *testing.T) {
 	}
 }
 
-// BenchmarkAssemble100KB streams a 100 KB argument in 1-byte fragments.
-func BenchmarkAssemble100KB(b *testing.B) {
-	val := strings.Repeat("abcdefghij", 10_000)
-	args := `{"content":"` + val + `"}`
-	for b.Loop() {
-		a := newAssembler("p", "m", func(Event) {})
-		a.callStart("0", "call_1", "write")
-		for i := 0; i < len(args); i++ {
-			a.callDelta("0", args[i:i+1])
-		}
-		a.done = true
-		m := a.finish("", nil)
-		if len(m.Content[0].Arguments) != len(args) {
-			b.Fatal("arguments lost")
-		}
+// BenchmarkAssemble streams an argument of 10, 100 and 400 KB in 1-byte
+// fragments, with the partial parses a UI gets; the time per byte stays
+// flat (assembly is linear).
+func BenchmarkAssemble(b *testing.B) {
+	for _, kb := range []int{10, 100, 400} {
+		b.Run(fmt.Sprintf("%dKB", kb), func(b *testing.B) {
+			args := `{"content":"` + strings.Repeat("abcdefghij", kb*100) + `"}`
+			for b.Loop() {
+				a := newAssembler("p", "m", func(Event) {})
+				a.callStart("0", "call_1", "write")
+				for i := 0; i < len(args); i++ {
+					a.callDelta("0", args[i:i+1])
+				}
+				a.done = true
+				m := a.finish("", nil)
+				if len(m.Content[0].Arguments) != len(args) {
+					b.Fatal("arguments lost")
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(args)), "ns/byte")
+		})
 	}
 }
