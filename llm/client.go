@@ -186,22 +186,47 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 	if err != nil {
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}
-	resp, err := c.post(ctx, c.base+path, hdr, b)
-	if err != nil {
+	for attempt := 1; ; attempt++ {
+		resp, err := c.post(ctx, c.base+path, hdr, b)
+		if err != nil {
+			return fail(err)
+		}
+		stop, err := c.wire.read(newSSE(resp.Body), a)
+		resp.Body.Close()
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = nil // finish reports an incomplete stream
+		}
+		if err == nil && !a.done {
+			err = ErrIncomplete
+		}
+		if err == nil {
+			return a.finish(stop, nil), nil
+		}
+		// An overload reported inside the stream, before anything of the
+		// response arrived, is retried like a 529.
+		var ae *APIError
+		if errors.As(err, &ae) && streamRetryable(ae.Code) && len(a.msg.Content) == 0 && attempt < c.retry.Attempts && ctx.Err() == nil {
+			t := time.NewTimer(backoff(c.retry, attempt))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fail(ctx.Err())
+			case <-t.C:
+			}
+			continue
+		}
 		return fail(err)
 	}
-	defer resp.Body.Close()
-	stop, err := c.wire.read(newSSE(resp.Body), a)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		err = nil // finish reports an incomplete stream
+}
+
+// streamRetryable says whether an error event inside a stream may succeed
+// when the request is sent again.
+func streamRetryable(code string) bool {
+	switch code {
+	case "overloaded_error", "api_error", "rate_limit_error", "server_error", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL":
+		return true
 	}
-	if err != nil {
-		return fail(err)
-	}
-	if !a.done {
-		return fail(ErrIncomplete)
-	}
-	return a.finish(stop, nil), nil
+	return false
 }
 
 // APIError is an error response from a provider.

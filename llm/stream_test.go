@@ -276,3 +276,20 @@ func TestNewErrors(t *testing.T) {
 		t.Errorf("ollama needs no key: %v", err)
 	}
 }
+
+func TestOverloadEventBeforeContentIsRetried(t *testing.T) {
+	overloaded := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5}}}\n\n" +
+		"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+	s := llmtest.New(t, llmtest.Response{Body: overloaded}, llmtest.Response{Body: llmtest.Anthropic("", "second time lucky")})
+	m, err := client(t, "anthropic/x", s.URL).Stream(context.Background(), llm.Request{}, nil)
+	if err != nil || m.Text() != "second time lucky" || len(s.Requests()) != 2 {
+		t.Fatalf("text %q, err %v, %d requests", m.Text(), err, len(s.Requests()))
+	}
+	// After content arrived, the error ends the response (no duplicate text).
+	body := llmtest.Anthropic("", "partial")
+	body = body[:strings.Index(body, "event: message_delta")] + "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+	s = llmtest.New(t, llmtest.Response{Body: body}, llmtest.Response{Body: llmtest.Anthropic("", "again")})
+	if _, err := client(t, "anthropic/x", s.URL).Stream(context.Background(), llm.Request{}, nil); err == nil || len(s.Requests()) != 1 {
+		t.Fatalf("err %v after %d requests", err, len(s.Requests()))
+	}
+}
