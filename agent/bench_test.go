@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 	"github.com/toolbelt/toolbelt/provider"
 )
 
@@ -52,4 +54,34 @@ func BenchmarkTurn(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*(turns+1))/1000, "µs/turn")
+}
+
+// BenchmarkFirstToolStart is the time from the arrival of a call's last
+// argument fragment (its last toolcall_delta) to the start of its tool,
+// against a local Anthropic replay server: the rest of the stream is read,
+// the call repaired and handed to the pipeline.
+func BenchmarkFirstToolStart(b *testing.B) {
+	runner, _ := tools(b)
+	var total time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		s := llmtest.New(b, llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_1", Name: "read", Args: `{"path":"a.txt"}`})},
+			llmtest.Response{Body: llmtest.Anthropic("", "done")})
+		a := newAgent(b, "anthropic/x", s, runner)
+		var last, start time.Time
+		a.OnEvent = func(e agent.Event) {
+			switch {
+			case e.Type == agent.EventMessageUpdate && e.Delta.Type == llm.EventToolCallDelta:
+				last = time.Now()
+			case e.Type == agent.EventToolStart && start.IsZero():
+				start = time.Now()
+			}
+		}
+		b.StartTimer()
+		if _, err := a.Run(context.Background(), nil, llm.UserText("go")); err != nil {
+			b.Fatal(err)
+		}
+		total += start.Sub(last)
+	}
+	b.ReportMetric(float64(total.Microseconds())/float64(b.N), "µs-to-tool-start")
 }
