@@ -11,12 +11,14 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/store"
 )
 
 type runCmd struct {
@@ -28,6 +30,7 @@ type runCmd struct {
 	JSON     bool   `name:"json" help:"Print the transcript as a JSON array of messages, as the last thing on stdout."`
 	Events   bool   `help:"Print the run's events as JSON lines on stdout instead of the answer."`
 	Profile  string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
+	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
 	workspaceFlags
 	runFlags
 }
@@ -93,7 +96,19 @@ func (c *runCmd) Run(e *env) error {
 			}
 		}
 	}
-	transcript, runErr := a.Run(ctx, nil, llm.UserText(c.Prompt))
+	var history []llm.Message
+	if c.Session != "" {
+		if history, err = loadSession(ctx, e, tc.WorkspaceDir, c.Session); err != nil {
+			return err
+		}
+	}
+	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
+	if c.Session != "" {
+		if err := saveSession(e, tc.WorkspaceDir, c.Session, model, transcript[len(history):]); err != nil {
+			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			runErr = cmp.Or(runErr, err)
+		}
+	}
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
 		if errors.Is(runErr, llm.ErrContextOverflow) {
@@ -122,4 +137,44 @@ func clipLine(s string, n int) string {
 		return s[:n] + "…"
 	}
 	return s
+}
+
+// loadSession returns the transcript of session id, empty for a new one.
+func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Message, error) {
+	st, err := e.state(workspace)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.Sessions().Messages(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Message, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
+			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", id, r.Seq, err)
+		}
+	}
+	return out, nil
+}
+
+// saveSession appends a run's messages to session id. It runs after an
+// abort too, so it does not use the run's context.
+func saveSession(e *env, workspace, id, model string, msgs []llm.Message) error {
+	st, err := e.state(workspace)
+	if err != nil {
+		return err
+	}
+	rows := make([]store.SessionMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("session %s: encoding a message: %w", id, err)
+		}
+		rows[i] = store.SessionMessage{Role: m.Role, Body: b}
+		if m.Timestamp > 0 {
+			rows[i].Time = time.UnixMilli(m.Timestamp)
+		}
+	}
+	return st.Sessions().Append(context.Background(), id, workspace, model, rows)
 }

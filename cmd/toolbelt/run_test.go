@@ -123,3 +123,33 @@ func TestRunErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunResumesSession: a second run with the same --session sends the
+// first run's transcript (with its tool call and result) before the new
+// prompt.
+func TestRunResumesSession(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("first file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_S1", Name: "read", Args: `{"path":"a.txt"}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "It says first file.")},
+		llmtest.Response{Body: llmtest.Anthropic("", "You asked about a.txt.")})
+	env := cliEnvironment(t)
+	run := func(prompt string) cliResult {
+		return runCLIWith(t, env, "", "", "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--session", "s1", prompt)
+	}
+	run("read a.txt").expect(t, 0)
+	r := run("what did I ask before?").expect(t, 0)
+	if r.stdout != "You asked about a.txt.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	third := compactJSON(t, s.Requests()[2].Body)
+	for _, want := range []string{`"text":"read a.txt"`, `"tool_use_id":"toolu_S1"`, `"text":"first file\n"`, `"text":"It says first file."`, `"text":"what did I ask before?"`} {
+		if !strings.Contains(third, want) {
+			t.Errorf("resumed request lacks %s:\n%s", want, third)
+		}
+	}
+}
