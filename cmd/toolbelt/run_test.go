@@ -153,3 +153,33 @@ func TestRunResumesSession(t *testing.T) {
 		}
 	}
 }
+
+// TestRunAcceptsClaudeCodeEditShape: a model that sends Claude Code's Edit
+// arguments (file_path, old_string, new_string) gets its edit made; the
+// result says which shape was read.
+func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello world\nbye\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_E", Name: "Edit", Args: `{"file_path":"a.txt","old_string":"world","new_string":"there","replace_all":false}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "Edited.")})
+	r := runCLI(t, "", "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--yes", "--json", "say hello there").expect(t, 0)
+	b, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
+	if string(b) != "hello there\nbye\n" {
+		t.Fatalf("a.txt = %q\n%s", b, r.stdout)
+	}
+	var transcript []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := transcript[2]["details"].(map[string]any)
+	if transcript[2]["isError"] == true || !strings.Contains(d["argumentsShape"].(string), "Claude Code edit") {
+		t.Errorf("result %v", transcript[2])
+	}
+	if second := compactJSON(t, s.Requests()[1].Body); !strings.Contains(second, `"tool_use_id":"toolu_E"`) || strings.Contains(second, `"is_error":true`) {
+		t.Errorf("second request: %s", second)
+	}
+}
