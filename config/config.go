@@ -59,6 +59,14 @@ type Config struct {
 	MCPServers map[string]MCPServer `yaml:"mcpServers"`
 	// MCP configures Toolbelt's own MCP server and the import.
 	MCP MCP `yaml:"mcp"`
+	// Model is the model `toolbelt run` uses without --model or
+	// TOOLBELT_MODEL: PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5.
+	Model string `yaml:"model"`
+	// Providers adjusts the built-in model providers (anthropic, openai,
+	// openai-responses, google, ollama, vllm, llamacpp, lmstudio, mistral,
+	// openrouter, xai, deepseek, groq) or adds new ones based on them;
+	// the key is the name --model takes.
+	Providers map[string]ModelProvider `yaml:"providers"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -132,6 +140,29 @@ type MCPServer struct {
 	Headers map[string]string `yaml:"headers"`
 	// Disabled keeps the server configured but not started.
 	Disabled bool `yaml:"disabled" default:"false"`
+}
+
+// ModelProvider is a model provider entry: a built-in provider's settings,
+// or a new provider that speaks a built-in one's wire format.
+type ModelProvider struct {
+	// Base is the built-in provider a new entry is based on (its wire
+	// format, default key variable and quirks); empty for a built-in name.
+	Base string `yaml:"base"`
+	// URL is the endpoint, as the provider's official SDK takes it:
+	// http://host:port/v1 for OpenAI-style servers, http://host:port for
+	// Anthropic and Gemini.
+	URL string `yaml:"url"`
+	// KeyEnv is the environment variable that holds the API key.
+	KeyEnv string `yaml:"keyEnv"`
+	// Headers are sent with every request; ${VAR} takes a value from the
+	// environment.
+	Headers map[string]string `yaml:"headers"`
+	// NoStrict: the server rejects strict tool definitions.
+	NoStrict bool `yaml:"noStrict" default:"false"`
+	// NoParallelCalls asks for one tool call per turn.
+	NoParallelCalls bool `yaml:"noParallelCalls" default:"false"`
+	// NoImages: the model takes no images; a note stands for them.
+	NoImages bool `yaml:"noImages" default:"false"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.
@@ -540,6 +571,16 @@ func (c *Config) validate() error {
 	}
 	if c.MCP.CompactAbove < 0 || c.MCP.MaxResponseBytes < 0 {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))
+	}
+	if m := c.Model; m != "" {
+		if p, name, ok := strings.Cut(m, "/"); !ok || p == "" || name == "" {
+			errs = append(errs, c.errorAt("$.model", fmt.Sprintf("model is %q: write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", m)))
+		}
+	}
+	for name, p := range c.Providers {
+		if p.URL != "" && !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
+			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url must be an http:// or https:// URL", name)))
+		}
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
 		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))

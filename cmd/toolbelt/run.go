@@ -23,7 +23,7 @@ import (
 
 type runCmd struct {
 	Prompt   string `arg:"" help:"What to ask the model."`
-	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL)." placeholder:"PROVIDER/MODEL"`
+	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL, then model in toolbelt.yaml)." placeholder:"PROVIDER/MODEL"`
 	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
 	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
 	MaxTurns int    `name:"max-turns" help:"Stop after N model turns (default 50)." placeholder:"N"`
@@ -36,10 +36,14 @@ type runCmd struct {
 }
 
 func (c *runCmd) Run(e *env) error {
-	model := cmp.Or(c.Model, os.Getenv("TOOLBELT_MODEL"))
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	model := cmp.Or(c.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
 	switch {
 	case model == "":
-		return fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), or set TOOLBELT_MODEL", strings.Join(llm.ProviderNames(), ", "))
+		return fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), TOOLBELT_MODEL or model in toolbelt.yaml", strings.Join(llm.ProviderNames(), ", "))
 	case c.JSON && c.Events:
 		return fmt.Errorf("--json and --events both write to stdout: give one")
 	case c.MaxTurns < 0:
@@ -59,7 +63,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 		system = string(b)
 	}
-	client, err := llm.New(model, llm.Options{BaseURL: c.BaseURL})
+	client, err := modelClient(cfg, model, c.BaseURL)
 	if err != nil {
 		return err
 	}

@@ -183,3 +183,35 @@ func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
 		t.Errorf("second request: %s", second)
 	}
 }
+
+// TestRunWithConfiguredProvider: toolbelt.yaml's model and a provider entry
+// based on a built-in one (its URL, headers with ${VAR}, quirks).
+func TestRunWithConfiguredProvider(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "from the configured server")})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	yaml := "model: local/my-model\nproviders:\n  local:\n    base: vllm\n    url: " + s.URL + "/v1\n    headers:\n      X-Team: ${TB_TEST_TEAM}\n    noParallelCalls: true\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cliEnvironment(t), "TOOLBELT_MODEL=", "TB_TEST_TEAM=blue")
+	r := runCLIWith(t, env, "", "", "--config", cfg, "run", "--workspace", dir, "hi").expect(t, 0)
+	if r.stdout != "from the configured server\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	req := s.Requests()[0]
+	if req.Header.Get("X-Team") != "blue" || req.Path != "/v1/chat/completions" || !strings.Contains(string(req.Body), `"model":"my-model"`) || !strings.Contains(string(req.Body), `"parallel_tool_calls":false`) {
+		t.Errorf("request %s %v %s", req.Path, req.Header, req.Body)
+	}
+	// config check names an entry that is no provider, and a default model
+	// whose provider does not exist.
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("model: nowhere/m\nproviders:\n  mine:\n    url: http://127.0.0.1:1/v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLIWith(t, env, "", "", "config", "check", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, "providers.mine is not a built-in provider: set base") || !strings.Contains(r.stderr, `names the provider "nowhere"`) {
+		t.Errorf("config check: code %d, stderr %q", r.code, r.stderr)
+	}
+}
