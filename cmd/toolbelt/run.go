@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"strings"
@@ -15,74 +16,103 @@ import (
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
-type runCmd struct {
-	Prompt   string `arg:"" help:"What to ask the model."`
+// agentFlags are the flags of the commands that run an agent.
+type agentFlags struct {
 	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL, then model in toolbelt.yaml)." placeholder:"PROVIDER/MODEL"`
 	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
 	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
 	MaxTurns int    `name:"max-turns" help:"Stop after N model turns (default 50)." placeholder:"N"`
-	JSON     bool   `name:"json" help:"Print the transcript as a JSON array of messages, as the last thing on stdout."`
-	Events   bool   `help:"Print the run's events as JSON lines on stdout instead of the answer."`
 	Profile  string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
 	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
 	workspaceFlags
 	runFlags
 }
 
-func (c *runCmd) Run(e *env) error {
+// agentRun is an agent set up from agentFlags.
+type agentRun struct {
+	agent  *agent.Agent
+	tc     *tool.Context
+	cfg    *config.Config
+	model  string
+	closer io.Closer
+}
+
+// setup checks the flags and makes the agent: its model client, system
+// prompt and pipeline.
+func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	cfg, err := e.config()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	model := cmp.Or(c.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
+	model := cmp.Or(f.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
 	switch {
 	case model == "":
-		return fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), TOOLBELT_MODEL or model in toolbelt.yaml", strings.Join(llm.ProviderNames(), ", "))
-	case c.JSON && c.Events:
-		return fmt.Errorf("--json and --events both write to stdout: give one")
-	case c.MaxTurns < 0:
-		return fmt.Errorf("--max-turns must not be negative")
-	case c.DryRun:
-		return fmt.Errorf("--dry-run is for call: a run needs its tools' real results")
-	case strings.TrimSpace(c.Prompt) == "":
-		return fmt.Errorf("the prompt is empty: say what to ask the model")
-	case c.Profile != "" && !catalog.IsProfile(c.Profile):
-		return fmt.Errorf("unknown profile %q: use one of %s", c.Profile, strings.Join(catalog.Profiles(), ", "))
+		return nil, fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), TOOLBELT_MODEL or model in toolbelt.yaml", strings.Join(llm.ProviderNames(), ", "))
+	case f.MaxTurns < 0:
+		return nil, fmt.Errorf("--max-turns must not be negative")
+	case f.DryRun:
+		return nil, fmt.Errorf("--dry-run is for call: an agent needs its tools' real results")
+	case f.Profile != "" && !catalog.IsProfile(f.Profile):
+		return nil, fmt.Errorf("unknown profile %q: use one of %s", f.Profile, strings.Join(catalog.Profiles(), ", "))
 	}
-	system := c.System
+	system := f.System
 	if name, ok := strings.CutPrefix(system, "@"); ok {
 		b, err := readInput(e, name)
 		if err != nil {
-			return fmt.Errorf("--system %s: %w", system, err)
+			return nil, fmt.Errorf("--system %s: %w", system, err)
 		}
 		system = string(b)
 	}
-	client, err := modelClient(cfg, model, c.BaseURL)
+	client, err := modelClient(cfg, model, f.BaseURL)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	tc, err := c.runContext(e)
+	tc, err := f.runContext(e)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var extra []invoke.Option
-	if c.Profile != "" {
-		extra = append(extra, invoke.WithSelection(registry.Profile(c.Profile)))
+	if f.Profile != "" {
+		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
 	}
-	runner, closer, err := e.runner(tc, c.runFlags, invoke.Config{}, extra...)
+	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{}, extra...)
+	if err != nil {
+		return nil, err
+	}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
+	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
+}
+
+type runCmd struct {
+	Prompt string `arg:"" help:"What to ask the model."`
+	JSON   bool   `name:"json" help:"Print the transcript as a JSON array of messages, as the last thing on stdout."`
+	Events bool   `help:"Print the run's events as JSON lines on stdout instead of the answer."`
+	agentFlags
+}
+
+func (c *runCmd) Run(e *env) error {
+	switch {
+	case c.JSON && c.Events:
+		return fmt.Errorf("--json and --events both write to stdout: give one")
+	case strings.TrimSpace(c.Prompt) == "":
+		return fmt.Errorf("the prompt is empty: say what to ask the model")
+	}
+	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
-	defer closer.Close()
+	defer ar.closer.Close()
+	a, tc, model := ar.agent, ar.tc, ar.model
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: c.MaxTurns}
 	switch {
 	case c.Events:
 		a.OnEvent = func(ev agent.Event) {
