@@ -163,6 +163,21 @@ type ModelProvider struct {
 	NoParallelCalls bool `yaml:"noParallelCalls" default:"false"`
 	// NoImages: the model takes no images; a note stands for them.
 	NoImages bool `yaml:"noImages" default:"false"`
+	// Prices are the models' prices per million tokens, by model name, so
+	// each response's usage carries its cost.
+	Prices map[string]ModelPrice `yaml:"prices"`
+}
+
+// ModelPrice is a model's price per million tokens, in any currency.
+type ModelPrice struct {
+	// Input is the price of a million uncached input tokens.
+	Input float64 `yaml:"input"`
+	// Output is the price of a million output tokens.
+	Output float64 `yaml:"output"`
+	// CacheRead is the price of a million input tokens read from the cache.
+	CacheRead float64 `yaml:"cacheRead"`
+	// CacheWrite is the price of a million input tokens written to the cache.
+	CacheWrite float64 `yaml:"cacheWrite"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.
@@ -580,6 +595,11 @@ func (c *Config) validate() error {
 	for name, p := range c.Providers {
 		if p.URL != "" && !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
 			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url must be an http:// or https:// URL", name)))
+		}
+		for model, pr := range p.Prices {
+			if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
+				errs = append(errs, c.errorAt("$.providers.'"+name+"'.prices", fmt.Sprintf("providers.%s.prices.%s: prices must not be negative", name, model)))
+			}
 		}
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {

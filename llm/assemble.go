@@ -20,7 +20,8 @@ type assembler struct {
 	on     func(Event)
 	usage  Usage
 	hasUse bool
-	done   bool // the stream said it was complete
+	done   bool   // the stream said it was complete
+	price  *Price // nil: no cost
 }
 
 func newAssembler(provider, model string, on func(Event)) *assembler {
@@ -114,6 +115,9 @@ func (a *assembler) finish(stop string, err error) Message {
 	m.Timestamp = time.Now().UnixMilli()
 	if a.hasUse {
 		u := a.usage
+		if a.price != nil {
+			u.Cost = a.price.CostOf(u)
+		}
 		m.Usage = &u
 	}
 	if err == nil && !a.done {

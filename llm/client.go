@@ -51,6 +51,8 @@ type Options struct {
 	MaxTokens int
 	// Getenv reads the environment (default os.Getenv).
 	Getenv func(string) string
+	// Price, when set, makes each response's usage carry its cost.
+	Price *Price
 }
 
 // Retry is when and how often a failed request is sent again: on 429,
@@ -113,6 +115,7 @@ func NewClient(p Provider, model string, opts Options) (Client, error) {
 	if opts.Retry != nil {
 		c.retry = *opts.Retry
 	}
+	c.price = opts.Price
 	switch p.API {
 	case APIAnthropic:
 		c.wire = anthropicWire{}
@@ -158,6 +161,7 @@ type client struct {
 	maxTokens int
 	target    provider.Target
 	wire      wire
+	price     *Price
 }
 
 func (c *client) Provider() Provider      { return c.p }
@@ -172,6 +176,7 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		req.MaxTokens = c.maxTokens
 	}
 	a := newAssembler(c.p.Name, req.Model, on)
+	a.price = c.price
 	fail := func(err error) (Message, error) {
 		if ctx.Err() != nil {
 			err = abortError{err}

@@ -97,6 +97,22 @@ type Usage struct {
 	Output     int `json:"output"`
 	CacheRead  int `json:"cacheRead,omitempty"`
 	CacheWrite int `json:"cacheWrite,omitempty"`
+	// Cost is what the tokens cost, in the currency of the configured
+	// prices; 0 when none are configured.
+	Cost float64 `json:"cost,omitempty"`
+}
+
+// Price is a model's price per million tokens.
+type Price struct {
+	Input      float64 `json:"input" yaml:"input"`
+	Output     float64 `json:"output" yaml:"output"`
+	CacheRead  float64 `json:"cacheRead" yaml:"cacheRead"`
+	CacheWrite float64 `json:"cacheWrite" yaml:"cacheWrite"`
+}
+
+// CostOf returns what usage u costs at price p.
+func (p Price) CostOf(u Usage) float64 {
+	return (float64(u.Input)*p.Input + float64(u.Output)*p.Output + float64(u.CacheRead)*p.CacheRead + float64(u.CacheWrite)*p.CacheWrite) / 1e6
 }
 
 // Add adds u2 to u.
@@ -105,6 +121,7 @@ func (u *Usage) Add(u2 Usage) {
 	u.Output += u2.Output
 	u.CacheRead += u2.CacheRead
 	u.CacheWrite += u2.CacheWrite
+	u.Cost += u2.Cost
 }
 
 // UserText returns a user message with one text block.

@@ -293,3 +293,17 @@ func TestOverloadEventBeforeContentIsRetried(t *testing.T) {
 		t.Fatalf("err %v after %d requests", err, len(s.Requests()))
 	}
 }
+
+func TestUsageCost(t *testing.T) {
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "hi")})
+	c, err := llm.New("anthropic/x", llm.Options{BaseURL: s.URL, APIKey: "k", Price: &llm.Price{Input: 3, Output: 15, CacheRead: 0.3, CacheWrite: 3.75}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Stream(context.Background(), llm.Request{}, nil)
+	// 120 input, 42 output, 30 cache read, 10 cache write tokens.
+	want := (120*3 + 42*15 + 30*0.3 + 10*3.75) / 1e6
+	if err != nil || m.Usage.Cost < want*0.999999 || m.Usage.Cost > want*1.000001 {
+		t.Fatalf("cost %v, want %v (%v)", m.Usage.Cost, want, err)
+	}
+}

@@ -34,6 +34,9 @@ func modelClient(cfg *config.Config, spec, baseURL string) (llm.Client, error) {
 	if model == "" {
 		return nil, fmt.Errorf("model %q: write it as PROVIDER/MODEL", spec)
 	}
+	if pr, ok := entry.Prices[model]; ok {
+		opts.Price = &llm.Price{Input: pr.Input, Output: pr.Output, CacheRead: pr.CacheRead, CacheWrite: pr.CacheWrite}
+	}
 	return llm.NewClient(p, model, opts)
 }
 

@@ -215,3 +215,26 @@ func TestRunWithConfiguredProvider(t *testing.T) {
 		t.Errorf("config check: code %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestRunCostFromConfiguredPrices: a built-in provider's entry with the
+// model's prices; the transcript's usage carries the cost.
+func TestRunCostFromConfiguredPrices(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "cheap")})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	yaml := "providers:\n  anthropic:\n    url: " + s.URL + "\n    prices:\n      claude-x: {input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLIWith(t, append(cliEnvironment(t), "ANTHROPIC_API_KEY="), "", "", "--config", cfg, "run", "--model", "anthropic/claude-x", "--workspace", dir, "--json", "hi").expect(t, 0)
+	var transcript []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatal(err)
+	}
+	usage, _ := transcript[1]["usage"].(map[string]any)
+	want := (120*3 + 42*15 + 30*0.3 + 10*3.75) / 1e6
+	if cost, _ := usage["cost"].(float64); cost < want*0.999 || cost > want*1.001 {
+		t.Errorf("usage %v, want cost %v", usage, want)
+	}
+}
