@@ -83,13 +83,18 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if f.Profile != "" {
 		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
 	}
-	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{}, extra...)
+	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
 	if err != nil {
 		return nil, err
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
 }
+
+// agentLoops is the loop detection of agent runs: a call repeated with the
+// same arguments and outcome gets a warning from the third time in a row
+// and is refused once five came back, so a model stuck in a loop hears it.
+var agentLoops = invoke.LoopConfig{Warn: 3, Block: 5}
 
 type runCmd struct {
 	Prompt string `arg:"" help:"What to ask the model."`

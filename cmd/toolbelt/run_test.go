@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -236,5 +237,40 @@ func TestRunCostFromConfiguredPrices(t *testing.T) {
 	want := (120*3 + 42*15 + 30*0.3 + 10*3.75) / 1e6
 	if cost, _ := usage["cost"].(float64); cost < want*0.999 || cost > want*1.001 {
 		t.Errorf("usage %v, want cost %v", usage, want)
+	}
+}
+
+// TestRunLoopDetection: a model that repeats the same call is warned on the
+// third identical result and refused once five came back.
+func TestRunLoopDetection(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("same\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var script []llmtest.Response
+	for i := range 6 {
+		script = append(script, llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: fmt.Sprintf("call_%d", i), Name: "read", Args: `{"path":"a.txt"}`})})
+	}
+	script = append(script, llmtest.Response{Body: llmtest.Chat("", "giving up")})
+	s := llmtest.New(t, script...)
+	r := runCLI(t, "", "run", "--model", "openai/x", "--base-url", s.URL+"/v1", "--workspace", ws, "--json", "read a.txt forever").expect(t, 0)
+	var transcript []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatal(err)
+	}
+	text := func(i int) string {
+		var b strings.Builder
+		for _, c := range transcript[i]["content"].([]any) {
+			b.WriteString(c.(map[string]any)["text"].(string))
+		}
+		return b.String()
+	}
+	// user, then (assistant, result) × 6: results at 2, 4, …, 12.
+	if strings.Contains(text(4), "Warning") || !strings.Contains(text(6), "[Warning: this is the 3rd identical call to read") {
+		t.Errorf("third result: %q", text(6))
+	}
+	if !strings.Contains(text(12), "You have called read with these same arguments 5 times") || transcript[12]["isError"] != true {
+		t.Errorf("sixth result: %q", text(12))
 	}
 }

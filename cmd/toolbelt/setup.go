@@ -47,6 +47,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if override.MaxResultChars > 0 {
 		ic.MaxResultChars = override.MaxResultChars
 	}
+	ic.Loop = override.Loop
 	return []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
