@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -105,13 +106,14 @@ type anthropicEvent struct {
 		Usage anthropicUsage `json:"usage"`
 	} `json:"message"`
 	ContentBlock struct {
-		Type      string `json:"type"`
-		ID        string `json:"id"`
-		Name      string `json:"name"`
-		Text      string `json:"text"`
-		Thinking  string `json:"thinking"`
-		Signature string `json:"signature"`
-		Data      string `json:"data"`
+		Type      string          `json:"type"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Text      string          `json:"text"`
+		Thinking  string          `json:"thinking"`
+		Signature string          `json:"signature"`
+		Data      string          `json:"data"`
+		Input     json.RawMessage `json:"input"`
 	} `json:"content_block"`
 	Delta struct {
 		Type        string `json:"type"`
@@ -165,6 +167,10 @@ func (anthropicWire) read(s *sseReader, a *assembler) (string, error) {
 				a.signature(key, cb.Signature)
 			case "tool_use", "server_tool_use":
 				a.callStart(key, cb.ID, cb.Name)
+				// Servers that send the input whole, in the start.
+				if in := string(bytes.TrimSpace(cb.Input)); in != "" && in != "{}" && in != "null" {
+					a.callDelta(key, in)
+				}
 			}
 		case "content_block_delta":
 			switch e.Delta.Type {

@@ -103,8 +103,9 @@ type responsesEvent struct {
 			} `json:"input_tokens_details"`
 		} `json:"usage"`
 	} `json:"response"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Arguments string `json:"arguments"`
 }
 
 func (responsesWire) read(s *sseReader, a *assembler) (string, error) {
@@ -126,6 +127,11 @@ func (responsesWire) read(s *sseReader, a *assembler) (string, error) {
 			}
 		case "response.function_call_arguments.delta":
 			a.callDelta(e.ItemID, e.Delta)
+		case "response.function_call_arguments.done":
+			// Servers that send the arguments only whole.
+			if i, ok := a.keys[e.ItemID]; ok && a.msg.Content[i].args.Len() == 0 {
+				a.callDelta(e.ItemID, e.Arguments)
+			}
 		case "response.output_text.delta", "response.refusal.delta":
 			a.text(e.ItemID, e.Delta)
 		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":

@@ -307,3 +307,23 @@ func TestUsageCost(t *testing.T) {
 		t.Fatalf("cost %v, want %v (%v)", m.Usage.Cost, want, err)
 	}
 }
+
+// TestWholeArguments: servers that send a call's arguments whole — in
+// Anthropic's content_block_start, in Responses' arguments.done — are read.
+func TestWholeArguments(t *testing.T) {
+	anth := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":1}}}\n\n" +
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"read\",\"input\":{\"path\":\"a.txt\"}}}\n\n" +
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n" +
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":3}}\n\n" +
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"
+	resp := "event: response.output_item.added\ndata: {\"type\":\"response.output_item.added\",\"output_index\":0,\"item\":{\"type\":\"function_call\",\"id\":\"fc_1\",\"call_id\":\"call_1\",\"name\":\"read\",\"arguments\":\"\"}}\n\n" +
+		"event: response.function_call_arguments.done\ndata: {\"type\":\"response.function_call_arguments.done\",\"item_id\":\"fc_1\",\"output_index\":0,\"arguments\":\"{\\\"path\\\":\\\"a.txt\\\"}\"}\n\n" +
+		"event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"status\":\"completed\"}}\n\n"
+	for spec, body := range map[string]string{"anthropic/x": anth, "openai-responses/x": resp} {
+		s := llmtest.New(t, llmtest.Response{Body: body})
+		m, err := client(t, spec, baseFor(s, spec)).Stream(context.Background(), llm.Request{}, nil)
+		if err != nil || len(m.ToolCalls()) != 1 || compact(m.ToolCalls()[0].Arguments) != `{"path":"a.txt"}` {
+			t.Errorf("%s: %+v, %v", spec, m.Content, err)
+		}
+	}
+}
