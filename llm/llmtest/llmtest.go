@@ -66,9 +66,16 @@ type Server struct {
 // New starts a server that answers requests with responses, in order; a
 // request beyond them gets HTTP 500. It is closed when the test ends.
 func New(t testing.TB, responses ...Response) *Server {
+	s := Start(responses...)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Start is New for code outside a test (examples, benchmarks of a
+// program): the caller closes the server.
+func Start(responses ...Response) *Server {
 	s := &Server{responses: responses}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.Close)
 	return s
 }
 
