@@ -123,7 +123,12 @@ func (a *Agent) take(q *[]llm.Message) []llm.Message {
 	return out
 }
 
+// emit reports an event to OnEvent and, except for tool events (the
+// runner publishes its own), on the runner's bus.
 func (a *Agent) emit(e Event) {
+	if a.Runner.Active() && e.Type != EventToolStart && e.Type != EventToolUpdate && e.Type != EventToolEnd {
+		a.Runner.Publish(invoke.Event{Type: invoke.EventType(e.Type), Agent: e})
+	}
 	if a.OnEvent == nil {
 		return
 	}
@@ -225,7 +230,7 @@ func (a *Agent) stream(ctx context.Context, turn int, transcript []llm.Message, 
 	partial := llm.Message{Role: llm.RoleAssistant, Provider: a.Client.Provider().Name, Model: a.Client.Model()}
 	a.emit(Event{Type: EventMessageStart, Turn: turn, Message: &partial})
 	var on func(llm.Event)
-	if a.OnEvent != nil {
+	if a.OnEvent != nil || a.Runner.Active() {
 		on = func(e llm.Event) {
 			a.emit(Event{Type: EventMessageUpdate, Turn: turn, Delta: &e})
 		}

@@ -359,3 +359,31 @@ func TestSteering(t *testing.T) {
 		t.Errorf("the second request lacks the steering message")
 	}
 }
+
+// TestEventsOnRunnerBus: a subscriber to the runner sees the agent's events
+// and the runner's tool events, in one stream.
+func TestEventsOnRunnerBus(t *testing.T) {
+	runner, _ := tools(t)
+	sub := runner.Subscribe(0)
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_1", Name: "read", Args: `{"path":"a.txt"}`})}, llmtest.Response{Body: llmtest.Anthropic("", "done")})
+	if _, err := newAgent(t, "anthropic/x", s, runner).Run(context.Background(), nil, llm.UserText("go")); err != nil {
+		t.Fatal(err)
+	}
+	sub.Close()
+	var types []string
+	for e := range sub.Events() {
+		if e.Type != invoke.EventType(agent.EventMessageUpdate) {
+			types = append(types, string(e.Type))
+		}
+		if e.Type == invoke.EventType(agent.EventAgentEnd) {
+			if ae, ok := e.Agent.(agent.Event); !ok || len(ae.Messages) != 4 {
+				t.Errorf("agent_end carries %+v", e.Agent)
+			}
+		}
+	}
+	got := strings.Join(types, ",")
+	want := "agent_start,message_start,message_end,turn_start,message_start,message_end,tool_execution_start,tool_execution_end,message_start,message_end,turn_end,turn_start,message_start,message_end,turn_end,agent_end"
+	if got != want {
+		t.Errorf("bus events:\n%s\nwant\n%s", got, want)
+	}
+}
