@@ -387,3 +387,17 @@ func TestEventsOnRunnerBus(t *testing.T) {
 		t.Errorf("bus events:\n%s\nwant\n%s", got, want)
 	}
 }
+
+func TestFollowUp(t *testing.T) {
+	runner, _ := tools(t)
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "first answer")}, llmtest.Response{Body: llmtest.Chat("", "second answer")})
+	a := newAgent(t, "openai/x", s, runner)
+	a.FollowUp(llm.UserText("and one more thing"))
+	tr, err := a.Run(context.Background(), nil, llm.UserText("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 4 || tr[1].Text() != "first answer" || tr[2].Text() != "and one more thing" || tr[3].Text() != "second answer" {
+		t.Fatalf("transcript %+v", tr)
+	}
+}
