@@ -327,3 +327,36 @@ func TestWholeArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestChatCallsAllIndexZero: servers that number every call 0 and tell
+// them apart by id.
+func TestChatCallsAllIndexZero(t *testing.T) {
+	chunk := func(d string) string {
+		return `data: {"choices":[{"index":0,"delta":` + d + `,"finish_reason":null}]}` + "\n\n"
+	}
+	body := chunk(`{"tool_calls":[{"index":0,"id":"a1","function":{"name":"read","arguments":"{\"path\":"}}]}`) +
+		chunk(`{"tool_calls":[{"index":0,"function":{"arguments":"\"x\"}"}}]}`) +
+		chunk(`{"tool_calls":[{"index":0,"id":"b2","function":{"name":"ls","arguments":"{}"}}]}`) +
+		`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\ndata: [DONE]\n\n"
+	s := llmtest.New(t, llmtest.Response{Body: body})
+	m, err := client(t, "ollama/x", s.URL+"/v1").Stream(context.Background(), llm.Request{}, nil)
+	calls := m.ToolCalls()
+	if err != nil || len(calls) != 2 || calls[0].ID != "a1" || compact(calls[0].Arguments) != `{"path":"x"}` || calls[1].ID != "b2" || calls[1].Name != "ls" {
+		t.Fatalf("%+v %v", calls, err)
+	}
+}
+
+// TestAnthropicRewritesForeignIDs: ids Anthropic would refuse are rewritten
+// the same way in the call and in its result.
+func TestAnthropicRewritesForeignIDs(t *testing.T) {
+	msgs := []llm.Message{
+		llm.UserText("x"),
+		{Role: llm.RoleAssistant, Provider: "openai", Content: []llm.Block{{Type: llm.BlockToolCall, ID: "call:1/a.b", Name: "read", Arguments: json.RawMessage(`{}`)}}},
+		{Role: llm.RoleToolResult, ToolCallID: "call:1/a.b", Content: []llm.Block{{Type: llm.BlockText, Text: "ok"}}},
+	}
+	b := send(t, "anthropic/x", msgs)
+	got := js(b["messages"])
+	if !strings.Contains(got, `"id":"call_1_a_b"`) || !strings.Contains(got, `"tool_use_id":"call_1_a_b"`) {
+		t.Errorf("ids: %s", got)
+	}
+}
