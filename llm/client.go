@@ -53,6 +53,9 @@ type Options struct {
 	Getenv func(string) string
 	// Price, when set, makes each response's usage carry its cost.
 	Price *Price
+	// IdleTimeout ends a response stream that sends nothing for this long
+	// (default 5 minutes; models may think a while before the first byte).
+	IdleTimeout time.Duration
 }
 
 // Retry is when and how often a failed request is sent again: on 429,
@@ -116,6 +119,10 @@ func NewClient(p Provider, model string, opts Options) (Client, error) {
 		c.retry = *opts.Retry
 	}
 	c.price = opts.Price
+	c.idle = opts.IdleTimeout
+	if c.idle <= 0 {
+		c.idle = 5 * time.Minute
+	}
 	switch p.API {
 	case APIAnthropic:
 		c.wire = anthropicWire{}
@@ -162,6 +169,7 @@ type client struct {
 	target    provider.Target
 	wire      wire
 	price     *Price
+	idle      time.Duration
 }
 
 func (c *client) Provider() Provider      { return c.p }
@@ -192,12 +200,26 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}
 	for attempt := 1; ; attempt++ {
-		resp, err := c.post(ctx, c.base+path, hdr, b)
+		// A stream that goes quiet for too long is given up, by cancelling
+		// the request; the caller's context stays as it was.
+		rctx, cancel := context.WithCancel(ctx)
+		watch := time.AfterFunc(c.idle, cancel)
+		resp, err := c.post(rctx, c.base+path, hdr, b)
 		if err != nil {
+			fired := !watch.Stop()
+			cancel()
+			if fired && ctx.Err() == nil {
+				err = fmt.Errorf("%s: no response for %s", c.p.Name, c.idle)
+			}
 			return fail(err)
 		}
-		stop, err := c.wire.read(newSSE(resp.Body), a)
+		stop, err := c.wire.read(newSSE(idleReader{resp.Body, watch, c.idle}), a)
+		fired := !watch.Stop()
 		resp.Body.Close()
+		cancel()
+		if err != nil && fired && ctx.Err() == nil {
+			err = fmt.Errorf("%s: the response stream sent nothing for %s; gave up", c.p.Name, c.idle)
+		}
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			err = nil // finish reports an incomplete stream
 		}
@@ -222,6 +244,21 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		}
 		return fail(err)
 	}
+}
+
+// idleReader restarts the idle timer on every read that returns data.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.idle)
+	}
+	return n, err
 }
 
 // streamRetryable says whether an error event inside a stream may succeed

@@ -31,6 +31,9 @@ type Response struct {
 	// Cut drops the connection after the body is written, as a server that
 	// died mid-stream does.
 	Cut bool
+	// Stall keeps the connection open without writing after the body,
+	// until the client gives up, as a server that hangs does.
+	Stall bool
 	// Check, when set, inspects the request body and may answer instead
 	// (a non-nil response replaces this one): a server that rejects what
 	// it cannot take.
@@ -132,6 +135,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	if resp.Cut {
 		panic(http.ErrAbortHandler)
+	}
+	if resp.Stall {
+		<-r.Context().Done()
 	}
 }
 
