@@ -61,6 +61,14 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Audit configures the audit log's durability and its key.
 	Audit Audit `yaml:"audit"`
+	// Model is the model `toolbelt run` uses without --model or
+	// TOOLBELT_MODEL: PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5.
+	Model string `yaml:"model"`
+	// Providers adjusts the built-in model providers (anthropic, openai,
+	// openai-responses, google, ollama, vllm, llamacpp, lmstudio, mistral,
+	// openrouter, xai, deepseek, groq) or adds new ones based on them;
+	// the key is the name --model takes.
+	Providers map[string]ModelProvider `yaml:"providers"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -152,6 +160,44 @@ type MCPServer struct {
 	Headers map[string]string `yaml:"headers"`
 	// Disabled keeps the server configured but not started.
 	Disabled bool `yaml:"disabled" default:"false"`
+}
+
+// ModelProvider is a model provider entry: a built-in provider's settings,
+// or a new provider that speaks a built-in one's wire format.
+type ModelProvider struct {
+	// Base is the built-in provider a new entry is based on (its wire
+	// format, default key variable and quirks); empty for a built-in name.
+	Base string `yaml:"base"`
+	// URL is the endpoint, as the provider's official SDK takes it:
+	// http://host:port/v1 for OpenAI-style servers, http://host:port for
+	// Anthropic and Gemini.
+	URL string `yaml:"url"`
+	// KeyEnv is the environment variable that holds the API key.
+	KeyEnv string `yaml:"keyEnv"`
+	// Headers are sent with every request; ${VAR} takes a value from the
+	// environment.
+	Headers map[string]string `yaml:"headers"`
+	// NoStrict: the server rejects strict tool definitions.
+	NoStrict bool `yaml:"noStrict" default:"false"`
+	// NoParallelCalls asks for one tool call per turn.
+	NoParallelCalls bool `yaml:"noParallelCalls" default:"false"`
+	// NoImages: the model takes no images; a note stands for them.
+	NoImages bool `yaml:"noImages" default:"false"`
+	// Prices are the models' prices per million tokens, by model name, so
+	// each response's usage carries its cost.
+	Prices map[string]ModelPrice `yaml:"prices"`
+}
+
+// ModelPrice is a model's price per million tokens, in any currency.
+type ModelPrice struct {
+	// Input is the price of a million uncached input tokens.
+	Input float64 `yaml:"input"`
+	// Output is the price of a million output tokens.
+	Output float64 `yaml:"output"`
+	// CacheRead is the price of a million input tokens read from the cache.
+	CacheRead float64 `yaml:"cacheRead"`
+	// CacheWrite is the price of a million input tokens written to the cache.
+	CacheWrite float64 `yaml:"cacheWrite"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.
@@ -636,6 +682,21 @@ func (c *Config) validate() error {
 			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] repeats the token of an earlier entry: each token must map to one principal", i)))
 		}
 		seen[t.Token] = true
+	}
+	if m := c.Model; m != "" {
+		if p, name, ok := strings.Cut(m, "/"); !ok || p == "" || name == "" {
+			errs = append(errs, c.errorAt("$.model", fmt.Sprintf("model is %q: write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", m)))
+		}
+	}
+	for name, p := range c.Providers {
+		if p.URL != "" && !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
+			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url must be an http:// or https:// URL", name)))
+		}
+		for model, pr := range p.Prices {
+			if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
+				errs = append(errs, c.errorAt("$.providers.'"+name+"'.prices", fmt.Sprintf("providers.%s.prices.%s: prices must not be negative", name, model)))
+			}
+		}
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
 		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))

@@ -44,6 +44,10 @@ type Event struct {
 	// Missed counts the events this subscriber lost, because its buffer was
 	// full, since the event it received before this one.
 	Missed uint64 `json:"missed,omitempty"`
+	// Agent is the event of an agent loop that uses this runner (an
+	// agent.Event: agent, turn and message events; tool events are the
+	// runner's own), published with Runner.Publish.
+	Agent any `json:"agent,omitempty"`
 }
 
 // EventResult is a result as events carry it: text cut to the event cap,

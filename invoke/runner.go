@@ -265,6 +265,14 @@ func (r *Runner) Steps() []Step { return append([]Step(nil), r.steps...) }
 // Subscribe returns a subscription to the runner's events; see Bus.Subscribe.
 func (r *Runner) Subscribe(buffer int) *Subscription { return r.events.Subscribe(buffer) }
 
+// Publish puts an event on the runner's bus, for code that drives the
+// runner (an agent loop) to report what happens around the calls to the
+// same subscribers.
+func (r *Runner) Publish(e Event) { r.events.Publish(e) }
+
+// Active reports whether anyone subscribes to the runner's events.
+func (r *Runner) Active() bool { return r.events.Active() }
+
 // Hooks returns the hooks the runner runs; register more at any time.
 func (r *Runner) Hooks() *Hooks { return r.hooks }
 

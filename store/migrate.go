@@ -112,6 +112,27 @@ CREATE TABLE audit_spool (
 	drained BIGINT NOT NULL
 );
 `},
+	// Agent sessions (toolbelt run --session): one row per session, and its
+	// transcript, one message per row in order, as the message's JSON.
+	{name: "agent sessions", sql: `
+CREATE TABLE sessions (
+	id TEXT PRIMARY KEY,
+	workspace TEXT NOT NULL,
+	model TEXT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+CREATE INDEX sessions_updated ON sessions (updated_ns);
+CREATE TABLE session_messages (
+	session_id TEXT NOT NULL,
+	seq BIGINT NOT NULL,
+	time_ns BIGINT NOT NULL,
+	role TEXT NOT NULL,
+	model TEXT NOT NULL,
+	body TEXT NOT NULL,
+	PRIMARY KEY (session_id, seq)
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

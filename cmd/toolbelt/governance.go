@@ -45,7 +45,7 @@ func (c *configCheckCmd) Run(e *env) error {
 		return err
 	}
 	reg := e.registry()
-	errs := []error{policy.Check(cfg, reg)}
+	errs := append([]error{policy.Check(cfg, reg)}, checkModels(cfg)...)
 	// Settings a tool cannot use make it unavailable; say so at their line.
 	if tc, err := c.toolContext(e); err == nil {
 		reg.ResolveAll(tc, func(id string, err error) {

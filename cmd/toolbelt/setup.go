@@ -56,6 +56,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if override.MaxResultChars > 0 {
 		ic.MaxResultChars = override.MaxResultChars
 	}
+	ic.Loop = override.Loop
 	return []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
@@ -202,11 +203,12 @@ func (e *env) state(workspace string) (*store.Store, error) {
 // approves calls: --yes approves all; otherwise the person at the terminal
 // is asked, if there is one; otherwise nobody, so calls that need approval
 // are blocked. The returned closer releases the terminal.
-func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config) (*invoke.Runner, io.Closer, error) {
+func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, extra ...invoke.Option) (*invoke.Runner, io.Closer, error) {
 	opts, err := e.pipeline(tc, override)
 	if err != nil {
 		return nil, nil, err
 	}
+	opts = append(opts, extra...)
 	var closer io.Closer = nopCloser{}
 	switch {
 	case flags.Yes:

@@ -1,0 +1,341 @@
+// Package agent runs the agent loop: it sends the transcript and the tools
+// to a model ([llm.Client]), runs the tool calls the model makes through the
+// [invoke.Runner] pipeline — concurrently, results in the model's order —
+// hands the results back, and loops until the model answers without calls.
+//
+//	a := &agent.Agent{Client: c, Runner: r, System: "You are terse."}
+//	transcript, err := a.Run(ctx, nil, llm.UserText("read a.txt"))
+//
+// What happens is reported as a small closed set of [Event]s: agent
+// start/end, turn start/end, message start/update/end and tool execution
+// start/update/end.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/provider"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// EventType names an agent event.
+type EventType string
+
+// The agent events.
+const (
+	EventAgentStart   EventType = "agent_start"
+	EventAgentEnd     EventType = "agent_end"
+	EventTurnStart    EventType = "turn_start"
+	EventTurnEnd      EventType = "turn_end"
+	EventMessageStart EventType = "message_start"
+	// EventMessageUpdate carries a streaming delta of the assistant's message.
+	EventMessageUpdate EventType = "message_update"
+	EventMessageEnd    EventType = "message_end"
+	EventToolStart     EventType = "tool_execution_start"
+	EventToolUpdate    EventType = "tool_execution_update"
+	EventToolEnd       EventType = "tool_execution_end"
+)
+
+// Event is something that happened in the loop.
+type Event struct {
+	Type EventType `json:"type"`
+	// Turn counts model turns, from 1.
+	Turn int `json:"turn,omitempty"`
+	// Message is the message of message events (for updates, as it is so
+	// far), and the assistant's message for turn_end.
+	Message *llm.Message `json:"message,omitempty"`
+	// Delta is the streaming piece of a message_update.
+	Delta *llm.Event `json:"assistantMessageEvent,omitempty"`
+	// ToolCallID, ToolName and Args are a tool execution's.
+	ToolCallID string          `json:"toolCallId,omitempty"`
+	ToolName   string          `json:"toolName,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	// Result is a tool execution's result (partial for updates).
+	Result  *llm.Message `json:"result,omitempty"`
+	IsError bool         `json:"isError,omitempty"`
+	// ToolResults are a turn's results (turn_end).
+	ToolResults []llm.Message `json:"toolResults,omitempty"`
+	// Messages are the messages the run added (agent_end).
+	Messages []llm.Message `json:"messages,omitempty"`
+	// Error says why the run stopped early (agent_end).
+	Error string `json:"error,omitempty"`
+}
+
+// DefaultMaxTurns bounds a run whose MaxTurns is 0.
+const DefaultMaxTurns = 50
+
+// ErrMaxTurns ends a run that reached its turn limit with the model still
+// calling tools.
+var ErrMaxTurns = errors.New("the model was still calling tools when the run reached its turn limit (--max-turns)")
+
+// Agent is an agent loop's configuration. It is safe to Steer and FollowUp
+// from other goroutines while Run runs; one Run at a time.
+type Agent struct {
+	// Client talks to the model.
+	Client llm.Client
+	// Runner runs the tool calls.
+	Runner *invoke.Runner
+	// Tools are the tools offered (default: the runner's).
+	Tools []tool.Tool
+	// Exporter writes the tools in the provider's format (default: one of
+	// the agent's own).
+	Exporter *provider.Exporter
+	// System is the system prompt.
+	System string
+	// MaxTurns bounds the model turns (0: DefaultMaxTurns).
+	MaxTurns int
+	// OnEvent receives the events, one at a time (never concurrently).
+	OnEvent func(Event)
+
+	mu        sync.Mutex
+	steering  []llm.Message
+	followUps []llm.Message
+	emitMu    sync.Mutex
+}
+
+// Steer queues a user message to deliver before the next model call (after
+// the tools of the current turn have run).
+func (a *Agent) Steer(m llm.Message) {
+	a.mu.Lock()
+	a.steering = append(a.steering, m)
+	a.mu.Unlock()
+}
+
+// FollowUp queues a user message to deliver when the model would stop.
+func (a *Agent) FollowUp(m llm.Message) {
+	a.mu.Lock()
+	a.followUps = append(a.followUps, m)
+	a.mu.Unlock()
+}
+
+func (a *Agent) take(q *[]llm.Message) []llm.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := *q
+	*q = nil
+	return out
+}
+
+// emit reports an event to OnEvent and, except for tool events (the
+// runner publishes its own), on the runner's bus.
+func (a *Agent) emit(e Event) {
+	if a.Runner.Active() && e.Type != EventToolStart && e.Type != EventToolUpdate && e.Type != EventToolEnd {
+		a.Runner.Publish(invoke.Event{Type: invoke.EventType(e.Type), Agent: e})
+	}
+	if a.OnEvent == nil {
+		return
+	}
+	a.emitMu.Lock()
+	defer a.emitMu.Unlock()
+	a.OnEvent(e)
+}
+
+// Run continues history with the prompt messages until the model answers
+// without tool calls. It returns the whole transcript — history, prompt and
+// every message of the run — also when it stops early: aborted (ctx), a
+// provider error, or ErrMaxTurns. Every tool call in the transcript has its
+// result.
+func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Message) (transcript []llm.Message, err error) {
+	if a.Client == nil || a.Runner == nil {
+		return history, errors.New("agent: Client and Runner must be set")
+	}
+	transcript = append(append([]llm.Message(nil), history...), prompt...)
+	start := len(history)
+	a.emit(Event{Type: EventAgentStart})
+	defer func() {
+		e := Event{Type: EventAgentEnd, Messages: transcript[start:]}
+		if err != nil {
+			e.Error = err.Error()
+		}
+		a.emit(e)
+	}()
+	for i := range prompt {
+		a.emit(Event{Type: EventMessageStart, Message: &prompt[i]})
+		a.emit(Event{Type: EventMessageEnd, Message: &prompt[i]})
+	}
+	tools, err := a.exportTools()
+	if err != nil {
+		return transcript, err
+	}
+	maxTurns := a.MaxTurns
+	if maxTurns <= 0 {
+		maxTurns = DefaultMaxTurns
+	}
+	for turn := 1; ; turn++ {
+		if turn > maxTurns {
+			return transcript, ErrMaxTurns
+		}
+		transcript = append(transcript, a.take(&a.steering)...)
+		a.emit(Event{Type: EventTurnStart, Turn: turn})
+		msg, err := a.stream(ctx, turn, transcript, tools)
+		transcript = append(transcript, msg)
+		if err != nil {
+			a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg})
+			return transcript, err
+		}
+		calls := msg.ToolCalls()
+		results := a.runTools(ctx, turn, calls)
+		transcript = append(transcript, results...)
+		a.emit(Event{Type: EventTurnEnd, Turn: turn, Message: &msg, ToolResults: results})
+		if err := ctx.Err(); err != nil {
+			return transcript, fmt.Errorf("aborted: %w", err)
+		}
+		if len(calls) == 0 {
+			more := a.take(&a.followUps)
+			if len(more) == 0 && !a.pending() {
+				return transcript, nil
+			}
+			transcript = append(transcript, more...)
+		}
+	}
+}
+
+// pending reports whether steering messages wait.
+func (a *Agent) pending() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.steering) > 0
+}
+
+// exportTools writes the tools for the client's target.
+func (a *Agent) exportTools() (json.RawMessage, error) {
+	tools := a.Tools
+	if tools == nil {
+		tools = a.Runner.Tools(nil)
+	}
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	ex := a.Exporter
+	if ex == nil {
+		ex = provider.NewExporter(nil)
+		a.Exporter = ex
+	}
+	out, err := ex.Export(tools, a.Client.Target())
+	if err != nil {
+		return nil, fmt.Errorf("writing the tools for %s: %w", a.Client.Provider().Name, err)
+	}
+	return out.Tools, nil
+}
+
+// stream makes one model call, reporting it as message events.
+func (a *Agent) stream(ctx context.Context, turn int, transcript []llm.Message, tools json.RawMessage) (llm.Message, error) {
+	partial := llm.Message{Role: llm.RoleAssistant, Provider: a.Client.Provider().Name, Model: a.Client.Model()}
+	a.emit(Event{Type: EventMessageStart, Turn: turn, Message: &partial})
+	var on func(llm.Event)
+	if a.OnEvent != nil || a.Runner.Active() {
+		on = func(e llm.Event) {
+			a.emit(Event{Type: EventMessageUpdate, Turn: turn, Delta: &e})
+		}
+	}
+	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools}, on)
+	a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &msg})
+	return msg, err
+}
+
+// runTools runs a turn's calls concurrently and returns their results in
+// the calls' order.
+func (a *Agent) runTools(ctx context.Context, turn int, calls []llm.Block) []llm.Message {
+	if len(calls) == 0 {
+		return nil
+	}
+	from := invoke.FromProvider(a.Client.Provider().Name + "/" + a.Client.Model())
+	out := make([]llm.Message, len(calls))
+	run := func(i int) {
+		c := calls[i]
+		msg := a.runTool(ctx, turn, c, from)
+		out[i] = msg
+		a.emit(Event{Type: EventToolEnd, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &msg, IsError: msg.IsError})
+	}
+	for _, c := range calls {
+		a.emit(Event{Type: EventToolStart, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Args: c.Arguments})
+	}
+	if len(calls) == 1 {
+		run(0) // on this goroutine: its stack is already grown
+	} else {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Go(func() { run(i) })
+		}
+		wg.Wait()
+	}
+	for i := range out {
+		a.emit(Event{Type: EventMessageStart, Turn: turn, Message: &out[i]})
+		a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &out[i]})
+	}
+	return out
+}
+
+// runTool runs one call through the pipeline. The result answers the call
+// id exactly as the model issued it; errors the model can act on (unknown
+// tool, invalid arguments) come in the error envelope.
+func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.CallOption) llm.Message {
+	if c.InvalidArguments != "" {
+		res := tool.Envelope{Status: "error", Tool: c.Name, Error: fmt.Sprintf(
+			"the arguments are not valid JSON (%v) and could not be repaired; received: %s. Send the arguments as one JSON object.",
+			invoke.SyntaxError([]byte(c.InvalidArguments)), clip(c.InvalidArguments, 300))}.Result()
+		return llm.ToolResult(tool.ResultMessage{Role: tool.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, Content: res.Content, IsError: true,
+			Details: map[string]any{"invalidArguments": c.InvalidArguments}})
+	}
+	opts := []invoke.CallOption{from}
+	if a.OnEvent != nil {
+		opts = append(opts, invoke.OnUpdate(func(r tool.Result) {
+			p := llm.ToolResult(tool.ResultMessage{Role: tool.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, Content: r.Content, Details: r.Details})
+			a.emit(Event{Type: EventToolUpdate, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &p})
+		}))
+	}
+	name, args, shape := reshape(c.Name, c.Arguments)
+	res := a.Runner.Run(ctx, tool.Call{ID: c.ID, Name: name, Arguments: args}, opts...)
+	res.ToolCallID = c.ID // exactly as issued, whatever the pipeline did
+	envelope(&res, c.Name)
+	if c.Repair != "" {
+		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)
+	}
+	if shape != "" {
+		res.Details = withDetail(res.Details, "argumentsShape", shape)
+	}
+	return llm.ToolResult(res)
+}
+
+// envelope puts an error result whose text is not already an envelope
+// (unknown tool, validation) into {"status":"error","tool",…}, so every
+// error reaches the model in the same shape.
+func envelope(res *tool.ResultMessage, name string) {
+	if !res.IsError || len(res.Content) == 0 || res.Content[0].Type != tool.TextContent {
+		return
+	}
+	var env tool.Envelope
+	if json.Unmarshal([]byte(res.Content[0].Text), &env) == nil && env.Status != "" {
+		return
+	}
+	wrapped := tool.Envelope{Status: "error", Tool: name, Error: res.Content[0].Text}.Result()
+	res.Content = append(wrapped.Content, res.Content[1:]...)
+}
+
+// withDetail adds key to a result's details.
+func withDetail(details any, key string, v any) any {
+	out := map[string]any{}
+	switch d := details.(type) {
+	case nil:
+	case map[string]any:
+		maps.Copy(out, d)
+	default:
+		out["details"] = d
+	}
+	out[key] = v
+	return out
+}
+
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

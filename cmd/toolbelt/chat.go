@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+
+	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/undo"
+)
+
+type chatCmd struct {
+	agentFlags
+}
+
+const chatHelp = `Type a message and press Enter. Commands:
+  /model PROVIDER/MODEL  switch the model (the conversation stays)
+  /tools                 list the tools the model can call
+  /undo                  take back the file changes of the last turn's calls
+  /help                  this text
+  /quit                  leave (so does end of input)
+Ctrl-C stops the current turn, not the chat.`
+
+// Run is an interactive session: each line is a message; the answer is
+// streamed to stdout as it arrives, the calls shown on stderr as they run.
+func (c *chatCmd) Run(e *env) error {
+	ar, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	defer ar.closer.Close()
+	a := ar.agent
+	var transcript []llm.Message
+	if c.Session != "" {
+		if transcript, err = loadSession(context.Background(), e, ar.tc.WorkspaceDir, c.Session); err != nil {
+			return err
+		}
+	}
+	// Ctrl-C cancels the turn that runs, if any.
+	var mu sync.Mutex
+	var cancelTurn context.CancelFunc
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+			mu.Lock()
+			if cancelTurn != nil {
+				cancelTurn()
+			}
+			mu.Unlock()
+		}
+	}()
+	var lastCalls []string
+	a.OnEvent = func(ev agent.Event) {
+		switch ev.Type {
+		case agent.EventMessageUpdate:
+			if ev.Delta.Type == llm.EventTextDelta {
+				fmt.Fprint(e.stdout, ev.Delta.Delta)
+			}
+		case agent.EventMessageEnd:
+			if ev.Message.Role == llm.RoleAssistant && ev.Message.Text() != "" {
+				fmt.Fprintln(e.stdout)
+			}
+		case agent.EventToolStart:
+			lastCalls = append(lastCalls, ev.ToolCallID)
+			fmt.Fprintf(e.stderr, "→ %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
+		case agent.EventToolEnd:
+			mark := "✓"
+			if ev.IsError {
+				mark = "✗"
+			}
+			fmt.Fprintf(e.stderr, "%s %s %s\n", mark, ev.ToolName, clipLine(ev.Result.Text(), 120))
+		}
+	}
+	fmt.Fprintf(e.stderr, "toolbelt chat with %s — /help for commands.\n", ar.model)
+	in := bufio.NewScanner(e.stdin)
+	in.Buffer(make([]byte, 64<<10), 4<<20)
+	for {
+		fmt.Fprint(e.stderr, "> ")
+		if !in.Scan() {
+			fmt.Fprintln(e.stderr)
+			return in.Err()
+		}
+		line := strings.TrimSpace(in.Text())
+		switch cmd, arg, _ := strings.Cut(line, " "); {
+		case line == "":
+			continue
+		case cmd == "/quit" || cmd == "/exit":
+			return nil
+		case cmd == "/help":
+			fmt.Fprintln(e.stdout, chatHelp)
+			continue
+		case cmd == "/tools":
+			for _, t := range a.Runner.Tools(nil) {
+				fmt.Fprintf(e.stdout, "%-16s %s\n", t.Name, firstSentence(t.Description))
+			}
+			continue
+		case cmd == "/model":
+			client, err := modelClient(ar.cfg, strings.TrimSpace(arg), c.BaseURL)
+			if err != nil {
+				fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+				continue
+			}
+			a.Client, ar.model = client, strings.TrimSpace(arg)
+			fmt.Fprintf(e.stderr, "model: %s\n", ar.model)
+			continue
+		case cmd == "/undo":
+			c.undoCalls(e, ar, lastCalls)
+			continue
+		case strings.HasPrefix(cmd, "/"):
+			fmt.Fprintf(e.stderr, "toolbelt: unknown command %s; /help lists them\n", cmd)
+			continue
+		}
+		lastCalls = nil
+		ctx, cancel := context.WithCancel(context.Background())
+		mu.Lock()
+		cancelTurn = cancel
+		mu.Unlock()
+		before := len(transcript)
+		var runErr error
+		transcript, runErr = a.Run(ctx, transcript, llm.UserText(line))
+		mu.Lock()
+		cancelTurn = nil
+		mu.Unlock()
+		cancel()
+		if runErr != nil {
+			if errors.Is(runErr, context.Canceled) {
+				fmt.Fprintln(e.stderr, "\n(stopped)")
+			} else {
+				fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
+			}
+		}
+		if c.Session != "" {
+			if err := saveSession(e, ar.tc.WorkspaceDir, c.Session, ar.model, transcript[before:]); err != nil {
+				fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			}
+		}
+	}
+}
+
+// undoCalls takes back the file changes of calls, newest first.
+func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
+	st, err := e.state(ar.tc.WorkspaceDir)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		return
+	}
+	journal := st.Journal(store.JournalOptions{MaxAge: ar.cfg.Retention.Undo.D()})
+	undone := 0
+	for i := len(calls) - 1; i >= 0; i-- {
+		report, err := undo.Undo(context.Background(), journal, ar.tc.FS, calls[i])
+		switch {
+		case errors.Is(err, undo.ErrNothingToUndo):
+		case err != nil:
+			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		default:
+			undone++
+			fmt.Fprintln(e.stdout, report)
+		}
+	}
+	if undone == 0 {
+		fmt.Fprintln(e.stderr, "toolbelt: the last turn changed no files")
+	}
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	return clipLine(s, 100)
+}

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// agentFlags are the flags of the commands that run an agent.
+type agentFlags struct {
+	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL, then model in toolbelt.yaml)." placeholder:"PROVIDER/MODEL"`
+	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
+	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
+	MaxTurns int    `name:"max-turns" help:"Stop after N model turns (default 50)." placeholder:"N"`
+	Profile  string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
+	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
+	workspaceFlags
+	runFlags
+}
+
+// agentRun is an agent set up from agentFlags.
+type agentRun struct {
+	agent  *agent.Agent
+	tc     *tool.Context
+	cfg    *config.Config
+	model  string
+	closer io.Closer
+}
+
+// setup checks the flags and makes the agent: its model client, system
+// prompt and pipeline.
+func (f *agentFlags) setup(e *env) (*agentRun, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	model := cmp.Or(f.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
+	switch {
+	case model == "":
+		return nil, fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), TOOLBELT_MODEL or model in toolbelt.yaml", strings.Join(llm.ProviderNames(), ", "))
+	case f.MaxTurns < 0:
+		return nil, fmt.Errorf("--max-turns must not be negative")
+	case f.DryRun:
+		return nil, fmt.Errorf("--dry-run is for call: an agent needs its tools' real results")
+	case f.Profile != "" && !catalog.IsProfile(f.Profile):
+		return nil, fmt.Errorf("unknown profile %q: use one of %s", f.Profile, strings.Join(catalog.Profiles(), ", "))
+	}
+	system := f.System
+	if name, ok := strings.CutPrefix(system, "@"); ok {
+		b, err := readInput(e, name)
+		if err != nil {
+			return nil, fmt.Errorf("--system %s: %w", system, err)
+		}
+		system = string(b)
+	}
+	client, err := modelClient(cfg, model, f.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := f.runContext(e)
+	if err != nil {
+		return nil, err
+	}
+	var extra []invoke.Option
+	if f.Profile != "" {
+		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
+	}
+	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
+	if err != nil {
+		return nil, err
+	}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
+	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
+}
+
+// agentLoops is the loop detection of agent runs: a call repeated with the
+// same arguments and outcome gets a warning from the third time in a row
+// and is refused once five came back, so a model stuck in a loop hears it.
+var agentLoops = invoke.LoopConfig{Warn: 3, Block: 5}
+
+type runCmd struct {
+	Prompt string `arg:"" help:"What to ask the model."`
+	JSON   bool   `name:"json" help:"Print the transcript as a JSON array of messages, as the last thing on stdout."`
+	Events bool   `help:"Print the run's events as JSON lines on stdout instead of the answer."`
+	agentFlags
+}
+
+func (c *runCmd) Run(e *env) error {
+	switch {
+	case c.JSON && c.Events:
+		return fmt.Errorf("--json and --events both write to stdout: give one")
+	case strings.TrimSpace(c.Prompt) == "":
+		return fmt.Errorf("the prompt is empty: say what to ask the model")
+	}
+	ar, err := c.setup(e)
+	if err != nil {
+		return err
+	}
+	defer ar.closer.Close()
+	a, tc, model := ar.agent, ar.tc, ar.model
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	switch {
+	case c.Events:
+		a.OnEvent = func(ev agent.Event) {
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if enc.Encode(ev) == nil {
+				_, _ = e.stdout.Write(buf.Bytes())
+			}
+		}
+	default:
+		a.OnEvent = func(ev agent.Event) {
+			if ev.Type == agent.EventToolStart {
+				fmt.Fprintf(e.stderr, "toolbelt: %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
+			}
+		}
+	}
+	var history []llm.Message
+	if c.Session != "" {
+		if history, err = loadSession(ctx, e, tc.WorkspaceDir, c.Session); err != nil {
+			return err
+		}
+	}
+	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
+	if c.Session != "" {
+		if err := saveSession(e, tc.WorkspaceDir, c.Session, model, transcript[len(history):]); err != nil {
+			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			runErr = cmp.Or(runErr, err)
+		}
+	}
+	if runErr != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
+		if errors.Is(runErr, llm.ErrContextOverflow) {
+			fmt.Fprintln(e.stderr, "toolbelt: the conversation no longer fits the model's context window; start again with less, or use a model with a larger window.")
+		}
+	}
+	switch {
+	case c.JSON:
+		if err := writeJSON(e.stdout, transcript); err != nil {
+			return err
+		}
+	case !c.Events:
+		if last := transcript[len(transcript)-1]; last.Role == llm.RoleAssistant && last.Text() != "" {
+			fmt.Fprintln(e.stdout, strings.TrimRight(last.Text(), "\n"))
+		}
+	}
+	if runErr != nil {
+		return exitCode(exitToolError)
+	}
+	return nil
+}
+
+func clipLine(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+// loadSession returns the transcript of session id, empty for a new one.
+func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Message, error) {
+	st, err := e.state(workspace)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := st.Sessions().Messages(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Message, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
+			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", id, r.Seq, err)
+		}
+	}
+	return out, nil
+}
+
+// saveSession appends a run's messages to session id. It runs after an
+// abort too, so it does not use the run's context.
+func saveSession(e *env, workspace, id, model string, msgs []llm.Message) error {
+	st, err := e.state(workspace)
+	if err != nil {
+		return err
+	}
+	rows := make([]store.SessionMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("session %s: encoding a message: %w", id, err)
+		}
+		rows[i] = store.SessionMessage{Role: m.Role, Body: b}
+		if m.Timestamp > 0 {
+			rows[i].Time = time.UnixMilli(m.Timestamp)
+		}
+	}
+	return st.Sessions().Append(context.Background(), id, workspace, model, rows)
+}

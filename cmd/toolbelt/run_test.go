@@ -1,0 +1,276 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/llm/llmtest"
+)
+
+// TestRunAgainstReplayServers: toolbelt run reads a.txt through the pipeline
+// for each provider's wire format; the second request carries the result
+// in the provider's format with the call's id, and the answer is printed.
+func TestRunAgainstReplayServers(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		spec  string
+		body  func(string, string, ...llmtest.Call) string
+		base  string // after the server's URL
+		shape string // what the second request must hold
+	}{
+		{"anthropic/claude-test", llmtest.Anthropic, "", `"tool_use_id":"toolu_01A"`},
+		{"openai/gpt-test", llmtest.Chat, "/v1", `"role":"tool","tool_call_id":"toolu_01A"`},
+		{"openai-responses/gpt-test", llmtest.Responses, "/v1", `"call_id":"toolu_01A","output":`},
+		{"google/gemini-test", llmtest.Gemini, "", `"functionResponse":{"name":"read","response":{"output":`},
+		{"ollama/llama-test", llmtest.Chat, "/v1", `"role":"tool","tool_call_id":"toolu_01A"`},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			ws := t.TempDir()
+			if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("the treasure is under the oak\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := llmtest.New(t,
+				llmtest.Response{Body: c.body("", "Let me read it.", llmtest.Call{ID: "toolu_01A", Name: "read", Args: `{"path": "a.txt"}`, Piece: 2}), Chunk: 9},
+				llmtest.Response{Body: c.body("", "It says the treasure is under the oak.")})
+			r := runCLI(t, "", "run", "--model", c.spec, "--base-url", s.URL+c.base, "--workspace", ws, "--json", "read a.txt and tell me what it says").expect(t, 0)
+			reqs := s.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			second := compactJSON(t, reqs[1].Body)
+			if !strings.Contains(second, c.shape) || !strings.Contains(second, "the treasure is under the oak") {
+				t.Errorf("second request lacks %s with the file's text:\n%s", c.shape, second)
+			}
+			var transcript []map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+				t.Fatalf("stdout is not the transcript: %v\n%s", err, r.stdout)
+			}
+			if len(transcript) != 4 || transcript[0]["role"] != "user" || transcript[2]["role"] != "toolResult" || transcript[3]["role"] != "assistant" {
+				t.Fatalf("transcript roles: %s", r.stdout)
+			}
+			var call map[string]any
+			for _, b := range transcript[1]["content"].([]any) {
+				if b := b.(map[string]any); b["type"] == "toolCall" {
+					call = b
+				}
+			}
+			if call["type"] != "toolCall" || call["name"] != "read" || call["arguments"].(map[string]any)["path"] != "a.txt" {
+				t.Errorf("toolCall block %v", call)
+			}
+			if transcript[2]["toolCallId"] != call["id"] || transcript[2]["isError"] == true {
+				t.Errorf("tool result %v", transcript[2])
+			}
+			last := transcript[3]["content"].([]any)[0].(map[string]any)
+			if last["text"] != "It says the treasure is under the oak." {
+				t.Errorf("answer %v", last)
+			}
+			if !strings.Contains(r.stderr, "read {") {
+				t.Errorf("stderr does not show the call: %q", r.stderr)
+			}
+		})
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
+}
+
+func TestRunPrintsAnswerAndEvents(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "Hello there.")}, llmtest.Response{Body: llmtest.Chat("", "Hello again.")})
+	r := runCLI(t, "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--system", "be kind", "hi").expect(t, 0)
+	if r.stdout != "Hello there.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if body := compactJSON(t, s.Requests()[0].Body); !strings.Contains(body, `{"content":"be kind","role":"system"}`) {
+		t.Errorf("system prompt not sent: %s", body)
+	}
+	r = runCLI(t, "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--events", "hi").expect(t, 0)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	var first, last map[string]any
+	_ = json.Unmarshal([]byte(lines[0]), &first)
+	_ = json.Unmarshal([]byte(lines[len(lines)-1]), &last)
+	if first["type"] != "agent_start" || last["type"] != "agent_end" || len(lines) < 6 {
+		t.Errorf("events: %s", r.stdout)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"run", "hi"}, 2, "--model PROVIDER/MODEL"},
+		{[]string{"run", "--model", "nope/x", "hi"}, 2, `unknown provider "nope"`},
+		{[]string{"run", "--model", "ollama/x", "--json", "--events", "hi"}, 2, "give one"},
+		{[]string{"run", "--model", "ollama/x", "--profile", "huge", "hi"}, 2, "unknown profile"},
+		{[]string{"run", "--model", "ollama/x", "--base-url", "http://127.0.0.1:1/v1", "hi"}, 1, "connection refused"},
+	} {
+		r := runCLIWith(t, append(cliEnvironment(t), "TOOLBELT_MODEL="), "", "", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%v: code %d, stderr %q; want %d, %q", c.args, r.code, r.stderr, c.code, c.want)
+		}
+	}
+}
+
+// TestRunResumesSession: a second run with the same --session sends the
+// first run's transcript (with its tool call and result) before the new
+// prompt.
+func TestRunResumesSession(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("first file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_S1", Name: "read", Args: `{"path":"a.txt"}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "It says first file.")},
+		llmtest.Response{Body: llmtest.Anthropic("", "You asked about a.txt.")})
+	env := cliEnvironment(t)
+	run := func(prompt string) cliResult {
+		return runCLIWith(t, env, "", "", "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--session", "s1", prompt)
+	}
+	run("read a.txt").expect(t, 0)
+	r := run("what did I ask before?").expect(t, 0)
+	if r.stdout != "You asked about a.txt.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	third := compactJSON(t, s.Requests()[2].Body)
+	for _, want := range []string{`"text":"read a.txt"`, `"tool_use_id":"toolu_S1"`, `"text":"first file\n"`, `"text":"It says first file."`, `"text":"what did I ask before?"`} {
+		if !strings.Contains(third, want) {
+			t.Errorf("resumed request lacks %s:\n%s", want, third)
+		}
+	}
+}
+
+// TestRunAcceptsClaudeCodeEditShape: a model that sends Claude Code's Edit
+// arguments (file_path, old_string, new_string) gets its edit made; the
+// result says which shape was read.
+func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("hello world\nbye\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_E", Name: "Edit", Args: `{"file_path":"a.txt","old_string":"world","new_string":"there","replace_all":false}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "Edited.")})
+	r := runCLI(t, "", "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--yes", "--json", "say hello there").expect(t, 0)
+	b, _ := os.ReadFile(filepath.Join(ws, "a.txt"))
+	if string(b) != "hello there\nbye\n" {
+		t.Fatalf("a.txt = %q\n%s", b, r.stdout)
+	}
+	var transcript []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := transcript[2]["details"].(map[string]any)
+	if transcript[2]["isError"] == true || !strings.Contains(d["argumentsShape"].(string), "Claude Code edit") {
+		t.Errorf("result %v", transcript[2])
+	}
+	if second := compactJSON(t, s.Requests()[1].Body); !strings.Contains(second, `"tool_use_id":"toolu_E"`) || strings.Contains(second, `"is_error":true`) {
+		t.Errorf("second request: %s", second)
+	}
+}
+
+// TestRunWithConfiguredProvider: toolbelt.yaml's model and a provider entry
+// based on a built-in one (its URL, headers with ${VAR}, quirks).
+func TestRunWithConfiguredProvider(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "from the configured server")})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	yaml := "model: local/my-model\nproviders:\n  local:\n    base: vllm\n    url: " + s.URL + "/v1\n    headers:\n      X-Team: ${TB_TEST_TEAM}\n    noParallelCalls: true\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cliEnvironment(t), "TOOLBELT_MODEL=", "TB_TEST_TEAM=blue")
+	r := runCLIWith(t, env, "", "", "--config", cfg, "run", "--workspace", dir, "hi").expect(t, 0)
+	if r.stdout != "from the configured server\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	req := s.Requests()[0]
+	if req.Header.Get("X-Team") != "blue" || req.Path != "/v1/chat/completions" || !strings.Contains(string(req.Body), `"model":"my-model"`) || !strings.Contains(string(req.Body), `"parallel_tool_calls":false`) {
+		t.Errorf("request %s %v %s", req.Path, req.Header, req.Body)
+	}
+	// config check names an entry that is no provider, and a default model
+	// whose provider does not exist.
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("model: nowhere/m\nproviders:\n  mine:\n    url: http://127.0.0.1:1/v1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLIWith(t, env, "", "", "config", "check", bad)
+	if r.code == 0 || !strings.Contains(r.stderr, "providers.mine is not a built-in provider: set base") || !strings.Contains(r.stderr, `names the provider "nowhere"`) {
+		t.Errorf("config check: code %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestRunCostFromConfiguredPrices: a built-in provider's entry with the
+// model's prices; the transcript's usage carries the cost.
+func TestRunCostFromConfiguredPrices(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "cheap")})
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	yaml := "providers:\n  anthropic:\n    url: " + s.URL + "\n    prices:\n      claude-x: {input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLIWith(t, append(cliEnvironment(t), "ANTHROPIC_API_KEY="), "", "", "--config", cfg, "run", "--model", "anthropic/claude-x", "--workspace", dir, "--json", "hi").expect(t, 0)
+	var transcript []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatal(err)
+	}
+	usage, _ := transcript[1]["usage"].(map[string]any)
+	want := (120*3 + 42*15 + 30*0.3 + 10*3.75) / 1e6
+	if cost, _ := usage["cost"].(float64); cost < want*0.999 || cost > want*1.001 {
+		t.Errorf("usage %v, want cost %v", usage, want)
+	}
+}
+
+// TestRunLoopDetection: a model that repeats the same call is warned on the
+// third identical result and refused once five came back.
+func TestRunLoopDetection(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("same\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var script []llmtest.Response
+	for i := range 6 {
+		script = append(script, llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: fmt.Sprintf("call_%d", i), Name: "read", Args: `{"path":"a.txt"}`})})
+	}
+	script = append(script, llmtest.Response{Body: llmtest.Chat("", "giving up")})
+	s := llmtest.New(t, script...)
+	r := runCLI(t, "", "run", "--model", "openai/x", "--base-url", s.URL+"/v1", "--workspace", ws, "--json", "read a.txt forever").expect(t, 0)
+	var transcript []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatal(err)
+	}
+	text := func(i int) string {
+		var b strings.Builder
+		for _, c := range transcript[i]["content"].([]any) {
+			b.WriteString(c.(map[string]any)["text"].(string))
+		}
+		return b.String()
+	}
+	// user, then (assistant, result) × 6: results at 2, 4, …, 12.
+	if strings.Contains(text(4), "Warning") || !strings.Contains(text(6), "[Warning: this is the 3rd identical call to read") {
+		t.Errorf("third result: %q", text(6))
+	}
+	if !strings.Contains(text(12), "You have called read with these same arguments 5 times") || transcript[12]["isError"] != true {
+		t.Errorf("sixth result: %q", text(12))
+	}
+}

@@ -1,0 +1,420 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolbelt/toolbelt/provider"
+)
+
+// Client streams model responses from one provider.
+type Client interface {
+	// Provider describes the provider and its quirks.
+	Provider() Provider
+	// Model is the model requests go to by default.
+	Model() string
+	// Target is the tool-definition format and schema dialect requests
+	// take (for provider.Exporter).
+	Target() provider.Target
+	// Stream sends req and streams the response to on (which may be nil).
+	// The returned message is complete on success; on failure it holds
+	// what arrived (without tool calls) and says why in ErrorMessage.
+	Stream(ctx context.Context, req Request, on func(Event)) (Message, error)
+}
+
+// Options configure a client.
+type Options struct {
+	// BaseURL overrides the provider's endpoint: for OpenAI-style servers
+	// http://host:port/v1, for Anthropic and Gemini http://host:port (the
+	// value each official SDK takes).
+	BaseURL string
+	// APIKey overrides the key from the provider's environment variables.
+	APIKey string
+	// Headers are added to every request.
+	Headers map[string]string
+	// HTTP is the HTTP client (default: one without a timeout; streams
+	// end with their context).
+	HTTP *http.Client
+	// Retry is the retry policy (default: DefaultRetry).
+	Retry *Retry
+	// MaxTokens is the default bound on a response (default 8192).
+	MaxTokens int
+	// Getenv reads the environment (default os.Getenv).
+	Getenv func(string) string
+	// Price, when set, makes each response's usage carry its cost.
+	Price *Price
+	// IdleTimeout ends a response stream that sends nothing for this long
+	// (default 5 minutes; models may think a while before the first byte).
+	IdleTimeout time.Duration
+}
+
+// Retry is when and how often a failed request is sent again: on 429,
+// 5xx, overload and connection errors, before any of the response
+// arrived, after a delay of Base·2ⁿ with full jitter (at most Max), or as
+// long as the server's Retry-After says when that is at most MaxWait.
+type Retry struct {
+	Attempts int
+	Base     time.Duration
+	Max      time.Duration
+	MaxWait  time.Duration
+}
+
+// DefaultRetry is the default retry policy.
+var DefaultRetry = Retry{Attempts: 4, Base: 500 * time.Millisecond, Max: 20 * time.Second, MaxWait: 60 * time.Second}
+
+// New returns a client for spec, "PROVIDER/MODEL" (anthropic/claude-sonnet-4-5,
+// openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro,
+// ollama/llama3.2, mistral/…).
+func New(spec string, opts Options) (Client, error) {
+	name, model, ok := strings.Cut(strings.TrimSpace(spec), "/")
+	if !ok || name == "" || model == "" {
+		return nil, fmt.Errorf("model %q: write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5 (providers: %s)", spec, strings.Join(ProviderNames(), ", "))
+	}
+	p, ok := LookupProvider(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown provider %q in model %q: use one of %s", name, spec, strings.Join(ProviderNames(), ", "))
+	}
+	return NewClient(p, model, opts)
+}
+
+// NewClient returns a client for a provider (one of Providers, or one
+// configured by hand) and model.
+func NewClient(p Provider, model string, opts Options) (Client, error) {
+	getenv := opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	key := opts.APIKey
+	for _, v := range p.KeyEnv {
+		if key == "" {
+			key = getenv(v)
+		}
+	}
+	if key == "" && p.KeyRequired && opts.BaseURL == "" {
+		return nil, fmt.Errorf("provider %s needs an API key: set %s", p.Name, strings.Join(p.KeyEnv, " or "))
+	}
+	base := strings.TrimRight(cmpOr(opts.BaseURL, p.BaseURL), "/")
+	if !strings.HasPrefix(base, "http://") && !strings.HasPrefix(base, "https://") {
+		return nil, fmt.Errorf("base URL %q: give an http:// or https:// URL", base)
+	}
+	target, err := provider.ParseTarget(p.Target())
+	if err != nil {
+		return nil, err
+	}
+	c := &client{p: p, model: model, key: key, base: base, headers: opts.Headers, http: opts.HTTP, retry: DefaultRetry, maxTokens: cmpInt(opts.MaxTokens, 8192), target: target}
+	if c.http == nil {
+		c.http = &http.Client{}
+	}
+	if opts.Retry != nil {
+		c.retry = *opts.Retry
+	}
+	c.price = opts.Price
+	c.idle = opts.IdleTimeout
+	if c.idle <= 0 {
+		c.idle = 5 * time.Minute
+	}
+	switch p.API {
+	case APIAnthropic:
+		c.wire = anthropicWire{}
+	case APIOpenAIChat:
+		c.wire = chatWire{}
+	case APIOpenAIResponses:
+		c.wire = responsesWire{}
+	case APIGemini:
+		c.wire = geminiWire{}
+	default:
+		return nil, fmt.Errorf("provider %s: unknown API %d", p.Name, p.API)
+	}
+	return c, nil
+}
+
+func cmpInt(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// wire is one API's wire format.
+type wire interface {
+	// request returns the request's URL path (after the base URL), its
+	// headers and body.
+	request(c *client, req Request) (path string, hdr http.Header, body any, err error)
+	// read reads the response stream into a; it returns nil once the
+	// provider said the response is complete, and the stop reason.
+	read(s *sseReader, a *assembler) (stop string, err error)
+	// apiError reads an error body: its code and message.
+	apiError(body []byte) (code, msg string)
+}
+
+type client struct {
+	p         Provider
+	model     string
+	key       string
+	base      string
+	headers   map[string]string
+	http      *http.Client
+	retry     Retry
+	maxTokens int
+	target    provider.Target
+	wire      wire
+	price     *Price
+	idle      time.Duration
+}
+
+func (c *client) Provider() Provider      { return c.p }
+func (c *client) Model() string           { return c.model }
+func (c *client) Target() provider.Target { return c.target }
+
+func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Message, error) {
+	if req.Model == "" {
+		req.Model = c.model
+	}
+	if req.MaxTokens <= 0 {
+		req.MaxTokens = c.maxTokens
+	}
+	a := newAssembler(c.p.Name, req.Model, on)
+	a.price = c.price
+	fail := func(err error) (Message, error) {
+		if ctx.Err() != nil {
+			err = abortError{err}
+		}
+		return a.finish("", err), err
+	}
+	path, hdr, body, err := c.wire.request(c, req)
+	if err != nil {
+		return fail(err)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return fail(fmt.Errorf("encoding the request: %w", err))
+	}
+	for attempt := 1; ; attempt++ {
+		// A stream that goes quiet for too long is given up, by cancelling
+		// the request; the caller's context stays as it was.
+		rctx, cancel := context.WithCancel(ctx)
+		watch := time.AfterFunc(c.idle, cancel)
+		resp, err := c.post(rctx, c.base+path, hdr, b)
+		if err != nil {
+			fired := !watch.Stop()
+			cancel()
+			if fired && ctx.Err() == nil {
+				err = fmt.Errorf("%s: no response for %s", c.p.Name, c.idle)
+			}
+			return fail(err)
+		}
+		stop, err := c.wire.read(newSSE(idleReader{resp.Body, watch, c.idle}), a)
+		fired := !watch.Stop()
+		resp.Body.Close()
+		cancel()
+		if err != nil && fired && ctx.Err() == nil {
+			err = fmt.Errorf("%s: the response stream sent nothing for %s; gave up", c.p.Name, c.idle)
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			err = nil // finish reports an incomplete stream
+		}
+		if err == nil && !a.done {
+			err = ErrIncomplete
+		}
+		if err == nil {
+			return a.finish(stop, nil), nil
+		}
+		// An overload reported inside the stream, before anything of the
+		// response arrived, is retried like a 529.
+		var ae *APIError
+		if errors.As(err, &ae) && streamRetryable(ae.Code) && len(a.msg.Content) == 0 && attempt < c.retry.Attempts && ctx.Err() == nil {
+			t := time.NewTimer(backoff(c.retry, attempt))
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return fail(ctx.Err())
+			case <-t.C:
+			}
+			continue
+		}
+		return fail(err)
+	}
+}
+
+// idleReader restarts the idle timer on every read that returns data.
+type idleReader struct {
+	r     io.Reader
+	timer *time.Timer
+	idle  time.Duration
+}
+
+func (r idleReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.timer.Reset(r.idle)
+	}
+	return n, err
+}
+
+// streamRetryable says whether an error event inside a stream may succeed
+// when the request is sent again.
+func streamRetryable(code string) bool {
+	switch code {
+	case "overloaded_error", "api_error", "rate_limit_error", "server_error", "UNAVAILABLE", "RESOURCE_EXHAUSTED", "INTERNAL":
+		return true
+	}
+	return false
+}
+
+// APIError is an error response from a provider.
+type APIError struct {
+	Provider string
+	// Status is the HTTP status; 0 for an error event inside a stream.
+	Status  int
+	Code    string
+	Message string
+	// Attempts is how many times the request was sent.
+	Attempts int
+	// Overflow says the request did not fit the model's context window.
+	Overflow bool
+}
+
+func (e *APIError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", e.Provider)
+	if e.Overflow {
+		b.WriteString("the conversation is too long for the model's context window: ")
+	}
+	if e.Status != 0 {
+		fmt.Fprintf(&b, "HTTP %d ", e.Status)
+	}
+	if e.Code != "" {
+		fmt.Fprintf(&b, "%s: ", e.Code)
+	}
+	b.WriteString(cmpOr(e.Message, http.StatusText(e.Status)))
+	if e.Attempts > 1 {
+		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+	}
+	return b.String()
+}
+
+// Is makes errors.Is(err, ErrContextOverflow) hold for overflows.
+func (e *APIError) Is(target error) bool { return target == ErrContextOverflow && e.Overflow }
+
+// ErrContextOverflow is what errors.Is finds for a request that did not fit
+// the model's context window.
+var ErrContextOverflow = errors.New("context window exceeded")
+
+// post sends a request, retrying as c.retry says.
+func (c *client) post(ctx context.Context, url string, hdr http.Header, body []byte) (*http.Response, error) {
+	for attempt := 1; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header = hdr.Clone()
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		for k, v := range c.headers {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.http.Do(req)
+		var wait time.Duration
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if attempt >= c.retry.Attempts {
+				return nil, fmt.Errorf("%s: %w (after %d attempts)", c.p.Name, err, attempt)
+			}
+		case resp.StatusCode/100 == 2:
+			return resp, nil
+		default:
+			raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			e := c.apiError(resp.StatusCode, raw)
+			e.Attempts = attempt
+			if e.Overflow || !retryable(resp.StatusCode, e.Code) || attempt >= c.retry.Attempts {
+				return nil, e
+			}
+			if after, ok := retryAfter(resp.Header, time.Now()); ok {
+				if after > c.retry.MaxWait {
+					e.Message += fmt.Sprintf(" (the provider asks to wait %s before retrying)", after.Round(time.Second))
+					return nil, e
+				}
+				wait = after
+			}
+		}
+		if wait == 0 {
+			wait = backoff(c.retry, attempt)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// apiError reads an error response.
+func (c *client) apiError(status int, raw []byte) *APIError {
+	code, msg := c.wire.apiError(raw)
+	if msg == "" {
+		msg = strings.TrimSpace(string(raw))
+		if len(msg) > 500 {
+			msg = msg[:500] + "…"
+		}
+	}
+	e := &APIError{Provider: c.p.Name, Status: status, Code: code, Message: msg}
+	e.Overflow = c.p.overflow(status, code, msg)
+	return e
+}
+
+// retryable says whether a status (and error code) may succeed later.
+func retryable(status int, code string) bool {
+	if code == "insufficient_quota" || code == "billing_hard_limit_reached" {
+		return false
+	}
+	return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status == 529 || status >= 500
+}
+
+// retryAfter reads Retry-After (seconds or an HTTP date) and retry-after-ms.
+func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
+	if ms := h.Get("Retry-After-Ms"); ms != "" {
+		if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 0 {
+			return time.Duration(n * float64(time.Millisecond)), true
+		}
+	}
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0, false
+	}
+	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
+		return time.Duration(n * float64(time.Second)), true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(0, t.Sub(now)), true
+	}
+	return 0, false
+}
+
+// backoff is the delay before attempt+1: full jitter over Base·2^(attempt-1),
+// at most Max.
+func backoff(r Retry, attempt int) time.Duration {
+	d := r.Base << (attempt - 1)
+	if d <= 0 || d > r.Max {
+		d = r.Max
+	}
+	if d <= 0 {
+		return 0
+	}
+	return d/2 + rand.N(d/2+1)
+}

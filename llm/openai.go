@@ -1,0 +1,291 @@
+package llm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// chatWire is OpenAI Chat Completions (and the servers that copy it):
+// POST /chat/completions with stream: true and usage in the last chunk.
+type chatWire struct{}
+
+type chatToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// toolResultText returns a tool result's text, and its images (none when
+// the model takes no images: a note stands for them).
+func toolResultText(m Message, noImages bool) (string, []Block) {
+	var texts []string
+	var images []Block
+	for _, b := range m.Content {
+		if b.Type == BlockImage {
+			images = append(images, b)
+		} else {
+			texts = append(texts, b.Text)
+		}
+	}
+	if noImages && len(images) > 0 {
+		texts = append(texts, fmt.Sprintf(noteImagesOmitted, len(images)))
+		images = nil
+	}
+	return strings.Join(texts, "\n"), images
+}
+
+func dataURL(b Block) string { return "data:" + b.MIMEType + ";base64," + b.Data }
+
+func (chatWire) request(c *client, req Request) (string, http.Header, any, error) {
+	ids := c.p.idMap()
+	noImages := c.p.Quirks.NoImages
+	var msgs []map[string]any
+	if req.System != "" {
+		msgs = append(msgs, map[string]any{"role": "system", "content": req.System})
+	}
+	userParts := func(blocks []Block) any {
+		var parts []map[string]any
+		onlyText := true
+		for _, b := range blocks {
+			if b.Type == BlockImage {
+				if noImages {
+					parts = append(parts, map[string]any{"type": "text", "text": fmt.Sprintf(noteImagesOmitted, 1)})
+					continue
+				}
+				onlyText = false
+				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]string{"url": dataURL(b)}})
+			} else {
+				parts = append(parts, map[string]any{"type": "text", "text": b.Text})
+			}
+		}
+		if onlyText {
+			var s []string
+			for _, p := range parts {
+				s = append(s, p["text"].(string))
+			}
+			return strings.Join(s, "\n")
+		}
+		return parts
+	}
+	// Images from tool results go in a user message after the results:
+	// Chat Completions takes only text in a tool message.
+	var pending []Block
+	flush := func() {
+		if len(pending) > 0 {
+			msgs = append(msgs, map[string]any{"role": "user", "content": userParts(append([]Block{{Type: BlockText, Text: "The images the tool results above returned:"}}, pending...))})
+			pending = nil
+		}
+	}
+	for _, m := range req.Messages {
+		if m.Role != RoleToolResult {
+			flush()
+		}
+		switch m.Role {
+		case RoleUser:
+			msgs = append(msgs, map[string]any{"role": "user", "content": userParts(m.Content)})
+		case RoleAssistant:
+			out := map[string]any{"role": "assistant"}
+			var text, reasoning string
+			var calls []chatToolCall
+			for _, b := range m.Content {
+				switch b.Type {
+				case BlockText:
+					text += b.Text
+				case BlockThinking:
+					reasoning += b.Thinking
+				case BlockToolCall:
+					tc := chatToolCall{ID: wireID(ids, b.ID), Type: "function"}
+					tc.Function.Name = b.Name
+					tc.Function.Arguments = string(b.Arguments)
+					if b.InvalidArguments != "" {
+						tc.Function.Arguments = b.InvalidArguments
+					}
+					calls = append(calls, tc)
+				}
+			}
+			if text == "" && len(calls) == 0 {
+				continue
+			}
+			out["content"] = text
+			if len(calls) > 0 {
+				out["tool_calls"] = calls
+			}
+			if reasoning != "" && m.Provider == c.p.Name && c.p.Name == "deepseek" {
+				out["reasoning_content"] = reasoning
+			}
+			msgs = append(msgs, out)
+		case RoleToolResult:
+			text, images := toolResultText(m, noImages)
+			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": wireID(ids, m.ToolCallID), "content": text})
+			pending = append(pending, images...)
+		}
+	}
+	flush()
+	body := map[string]any{"model": req.Model, "messages": msgs, "stream": true, "stream_options": map[string]bool{"include_usage": true}}
+	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
+		body["tools"] = req.Tools
+		if c.p.Quirks.NoParallelCalls {
+			body["parallel_tool_calls"] = false
+		}
+	}
+	if c.p.Name == "openai" {
+		body["max_completion_tokens"] = req.MaxTokens
+	} else {
+		body["max_tokens"] = req.MaxTokens
+	}
+	h := http.Header{}
+	if c.key != "" {
+		h.Set("Authorization", "Bearer "+c.key)
+	}
+	return "/chat/completions", h, body, nil
+}
+
+type chatChunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          *string `json:"content"`
+			ReasoningContent *string `json:"reasoning_content"`
+			Reasoning        *string `json:"reasoning"`
+			ToolCalls        []struct {
+				Index    *int   `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int `json:"prompt_tokens"`
+		CompletionTokens    int `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		PromptCacheHitTokens int `json:"prompt_cache_hit_tokens"` // DeepSeek
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+		Type    string `json:"type"`
+	} `json:"error"`
+}
+
+func (chatWire) read(s *sseReader, a *assembler) (string, error) {
+	var stop string
+	callKeys := map[int]string{}
+	for {
+		name, data, err := s.next()
+		if err != nil {
+			return stop, err
+		}
+		if string(data) == "[DONE]" {
+			a.done = true
+			return stop, nil
+		}
+		var ch chatChunk
+		if err := decode(name, data, &ch); err != nil {
+			return stop, err
+		}
+		if ch.Error != nil {
+			return stop, &APIError{Provider: a.msg.Provider, Code: codeString(ch.Error.Code, ch.Error.Type), Message: ch.Error.Message}
+		}
+		if u := ch.Usage; u != nil {
+			us := Usage{Input: u.PromptTokens, Output: u.CompletionTokens, CacheRead: u.PromptCacheHitTokens}
+			if u.PromptTokensDetails != nil {
+				us.CacheRead = u.PromptTokensDetails.CachedTokens
+			}
+			us.Input -= us.CacheRead
+			a.setUsage(us)
+		}
+		for _, choice := range ch.Choices {
+			d := choice.Delta
+			if d.ReasoningContent != nil {
+				a.thinking("thinking", *d.ReasoningContent)
+			}
+			if d.Reasoning != nil {
+				a.thinking("thinking", *d.Reasoning)
+			}
+			if d.Content != nil {
+				a.text("text", *d.Content)
+			}
+			for j, tc := range d.ToolCalls {
+				idx := j
+				if tc.Index != nil {
+					idx = *tc.Index
+				}
+				// Some servers number every call 0 and tell them apart by id.
+				key, ok := callKeys[idx]
+				if !ok || tc.ID != "" && a.msg.Content[a.keys[key]].ID != "" && a.msg.Content[a.keys[key]].ID != tc.ID {
+					key = fmt.Sprintf("call%d.%d", idx, len(a.msg.Content))
+					callKeys[idx] = key
+					a.callStart(key, tc.ID, tc.Function.Name)
+				} else if tc.Function.Name != "" {
+					a.msg.Content[a.keys[key]].Name += tc.Function.Name
+				}
+				a.callDelta(key, tc.Function.Arguments)
+			}
+			if choice.FinishReason != nil && *choice.FinishReason != "" {
+				stop = chatStop(*choice.FinishReason)
+			}
+		}
+	}
+}
+
+func chatStop(r string) string {
+	switch r {
+	case "length":
+		return "length"
+	case "tool_calls", "function_call":
+		return "toolUse"
+	}
+	return "stop"
+}
+
+func codeString(code any, typ string) string {
+	switch c := code.(type) {
+	case string:
+		return c
+	case float64:
+		return strconv.Itoa(int(c))
+	}
+	return typ
+}
+
+// apiError reads {"error":{"message","type","code"}} (OpenAI and most
+// compatible servers), {"error":"text"} (some local servers) or
+// {"message":…} (Mistral).
+func (chatWire) apiError(body []byte) (string, string) {
+	return openAIError(body)
+}
+
+func openAIError(body []byte) (string, string) {
+	var e struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  string          `json:"detail"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return "", ""
+	}
+	var obj struct {
+		Message string `json:"message"`
+		Type    string `json:"type"`
+		Code    any    `json:"code"`
+	}
+	if json.Unmarshal(e.Error, &obj) == nil && obj.Message != "" {
+		return codeString(obj.Code, obj.Type), obj.Message
+	}
+	var s string
+	if json.Unmarshal(e.Error, &s) == nil && s != "" {
+		return "", s
+	}
+	return "", cmpOr(e.Message, e.Detail)
+}

@@ -1,0 +1,166 @@
+package llm
+
+import (
+	"net/http"
+)
+
+// responsesWire is the OpenAI Responses API: POST /responses with
+// stream: true and store: false, the transcript sent whole as input items.
+type responsesWire struct{}
+
+func (responsesWire) request(c *client, req Request) (string, http.Header, any, error) {
+	ids := c.p.idMap()
+	noImages := c.p.Quirks.NoImages
+	var input []map[string]any
+	userContent := func(blocks []Block) []map[string]any {
+		var parts []map[string]any
+		for _, b := range blocks {
+			switch {
+			case b.Type == BlockImage && noImages:
+				parts = append(parts, map[string]any{"type": "input_text", "text": "(an image omitted: this model does not accept images)"})
+			case b.Type == BlockImage:
+				parts = append(parts, map[string]any{"type": "input_image", "image_url": dataURL(b)})
+			default:
+				parts = append(parts, map[string]any{"type": "input_text", "text": b.Text})
+			}
+		}
+		return parts
+	}
+	var pending []Block
+	for _, m := range req.Messages {
+		if m.Role != RoleToolResult && len(pending) > 0 {
+			input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(pending)})
+			pending = nil
+		}
+		switch m.Role {
+		case RoleUser:
+			input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(m.Content)})
+		case RoleAssistant:
+			for _, b := range m.Content {
+				switch b.Type {
+				case BlockText:
+					input = append(input, map[string]any{"type": "message", "role": "assistant", "content": []map[string]any{{"type": "output_text", "text": b.Text}}})
+				case BlockToolCall:
+					args := string(b.Arguments)
+					if b.InvalidArguments != "" {
+						args = b.InvalidArguments
+					}
+					input = append(input, map[string]any{"type": "function_call", "call_id": wireID(ids, b.ID), "name": b.Name, "arguments": args})
+				}
+			}
+		case RoleToolResult:
+			text, images := toolResultText(m, noImages)
+			input = append(input, map[string]any{"type": "function_call_output", "call_id": wireID(ids, m.ToolCallID), "output": text})
+			pending = append(pending, images...)
+		}
+	}
+	if len(pending) > 0 {
+		input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(pending)})
+	}
+	body := map[string]any{"model": req.Model, "input": input, "stream": true, "store": false, "max_output_tokens": req.MaxTokens}
+	if req.System != "" {
+		body["instructions"] = req.System
+	}
+	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
+		body["tools"] = req.Tools
+		if c.p.Quirks.NoParallelCalls {
+			body["parallel_tool_calls"] = false
+		}
+	}
+	h := http.Header{}
+	if c.key != "" {
+		h.Set("Authorization", "Bearer "+c.key)
+	}
+	return "/responses", h, body, nil
+}
+
+type responsesEvent struct {
+	Type        string `json:"type"`
+	OutputIndex int    `json:"output_index"`
+	ItemID      string `json:"item_id"`
+	Delta       string `json:"delta"`
+	Item        struct {
+		Type      string `json:"type"`
+		ID        string `json:"id"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"item"`
+	Response struct {
+		Status            string `json:"status"`
+		IncompleteDetails *struct {
+			Reason string `json:"reason"`
+		} `json:"incomplete_details"`
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+		Usage *struct {
+			InputTokens        int `json:"input_tokens"`
+			OutputTokens       int `json:"output_tokens"`
+			InputTokensDetails *struct {
+				CachedTokens int `json:"cached_tokens"`
+			} `json:"input_tokens_details"`
+		} `json:"usage"`
+	} `json:"response"`
+	Code      string `json:"code"`
+	Message   string `json:"message"`
+	Arguments string `json:"arguments"`
+}
+
+func (responsesWire) read(s *sseReader, a *assembler) (string, error) {
+	var stop string
+	for {
+		name, data, err := s.next()
+		if err != nil {
+			return stop, err
+		}
+		var e responsesEvent
+		if err := decode(name, data, &e); err != nil {
+			return stop, err
+		}
+		switch e.Type {
+		case "response.output_item.added":
+			if e.Item.Type == "function_call" {
+				a.callStart(e.Item.ID, e.Item.CallID, e.Item.Name)
+				a.callDelta(e.Item.ID, e.Item.Arguments)
+			}
+		case "response.function_call_arguments.delta":
+			a.callDelta(e.ItemID, e.Delta)
+		case "response.function_call_arguments.done":
+			// Servers that send the arguments only whole.
+			if i, ok := a.keys[e.ItemID]; ok && a.msg.Content[i].args.Len() == 0 {
+				a.callDelta(e.ItemID, e.Arguments)
+			}
+		case "response.output_text.delta", "response.refusal.delta":
+			a.text(e.ItemID, e.Delta)
+		case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+			a.thinking(e.ItemID, e.Delta)
+		case "response.completed", "response.incomplete":
+			r := e.Response
+			if u := r.Usage; u != nil {
+				us := Usage{Input: u.InputTokens, Output: u.OutputTokens}
+				if u.InputTokensDetails != nil {
+					us.CacheRead = u.InputTokensDetails.CachedTokens
+					us.Input -= us.CacheRead
+				}
+				a.setUsage(us)
+			}
+			stop = "stop"
+			if r.IncompleteDetails != nil && r.IncompleteDetails.Reason == "max_output_tokens" {
+				stop = "length"
+			}
+			a.done = true
+			return stop, nil
+		case "response.failed":
+			if r := e.Response.Error; r != nil {
+				return stop, &APIError{Provider: a.msg.Provider, Code: r.Code, Message: r.Message}
+			}
+			return stop, &APIError{Provider: a.msg.Provider, Message: "the response failed"}
+		case "error":
+			return stop, &APIError{Provider: a.msg.Provider, Code: e.Code, Message: e.Message}
+		}
+	}
+}
+
+func (responsesWire) apiError(body []byte) (string, string) { return openAIError(body) }
