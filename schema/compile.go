@@ -967,7 +967,7 @@ func (c *compiler) shapes(n *nodeState) {
 // constraints among them.
 func (c *compiler) strip(n *nodeState) {
 	var removed []string
-	for _, k := range sortedKeys(n.m) {
+	for k, v := range n.m {
 		if k == hintKey {
 			continue
 		}
@@ -975,13 +975,14 @@ func (c *compiler) strip(n *nodeState) {
 			removed = append(removed, k)
 			continue
 		}
-		if f, ok := n.m[k].(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
+		if f, ok := v.(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
 			removed = append(removed, k)
 		}
 	}
 	if len(removed) == 0 {
 		return
 	}
+	slices.Sort(removed)
 	hints, described := c.describeKeywords(n.m, removed, 0)
 	n.hints = append(n.hints, hints...)
 	for _, k := range removed {
@@ -993,9 +994,9 @@ func (c *compiler) strip(n *nodeState) {
 		action := "removed"
 		desc, _ := n.m["description"].(string)
 		switch {
-		case k == "default" && described[k] && saysAlready(desc, "default: "+literal(n.m[k])):
+		case k == "default" && slices.Contains(described, k) && saysAlready(desc, "default: "+literal(n.m[k])):
 			action = "removed: the description already gives it"
-		case described[k]:
+		case slices.Contains(described, k):
 			action = "moved to description"
 		case k == "title":
 			if d, _ := n.m["description"].(string); d == "" {
