@@ -13,7 +13,7 @@
 //
 // Run it from the repository root; it builds what it runs:
 //
-//	go run ./bench/compare [-starts 20] [-calls 2000] [-seconds 2] [-sessions 100] [-toolbelt BIN]
+//	go run ./bench/compare [-starts 20] [-calls 2000] [-seconds 2] [-sessions 100] [-toolbelt BIN] [-cold]
 package main
 
 import (
@@ -43,6 +43,7 @@ var (
 	sessions = flag.Int("sessions", 100, "HTTP sessions opened to measure memory per session")
 	tbBin    = flag.String("toolbelt", "", "a toolbelt binary to measure instead of building ./cmd/toolbelt")
 	imported = flag.Int("imported", 1000, "tools of the imported server")
+	coldOnly = flag.Bool("cold", false, "measure only the cold starts")
 )
 
 func main() {
@@ -111,6 +112,9 @@ func main() {
 	}
 	ratio("cold start → first tools/list (raw client)", ms(q(coldTB, .5)), ms(q(coldFloor, .5))+" floor", sec(q(coldTB, .5))/sec(q(coldFloor, .5)))
 	ratio(fmt.Sprintf("cold start with %d imported tools", *imported), ms(q(coldImport, .5)), ms(q(coldMany, .5))+" the imported server alone", sec(q(coldImport, .5))/sec(q(coldMany, .5)))
+	if *coldOnly {
+		return
+	}
 
 	// stdio reads, raw client, both servers up, alternating blocks.
 	tbS, flS := start(tbCmd()), start(floorCmd())

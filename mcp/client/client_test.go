@@ -465,8 +465,9 @@ func TestCrash(t *testing.T) {
 	t.Cleanup(stop)
 	states := make(chan seen, 16)
 	opts := client.Options{
-		Logger:     testLogger(t),
-		MinBackoff: 50 * time.Millisecond,
+		Logger:           testLogger(t),
+		MinBackoff:       50 * time.Millisecond,
+		SchemaCheckDelay: -1,
 		OnState: func(st client.ServerStatus) {
 			s := seen{status: st, told: told.Load()}
 			// The state holds until OnState returns.
@@ -489,6 +490,7 @@ func TestCrash(t *testing.T) {
 	if ready.status.State != client.StateReady || ready.reason != "available" {
 		t.Fatalf("first state %+v", ready)
 	}
+	waitSkipped(t, m)
 	if msg := run(t, r, "crashy__echo", `{"text":"before"}`); msg.IsError {
 		t.Fatalf("echo before the crash: %+v", msg)
 	}

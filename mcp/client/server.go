@@ -460,11 +460,20 @@ type added struct {
 
 // checkSchemas compiles the schemas of tools a sync registered and removes
 // the tools whose schema does not compile: no call of theirs could be
-// validated. It runs after the sync, so a server's tools are listed
-// without waiting for a validator compile each (the pipeline compiles one
-// on a tool's first call); until it removes such a tool, a call of it
-// fails at validation with the compile error.
+// validated. It runs Options.SchemaCheckDelay after the sync, so a
+// server's tools are listed without waiting for a validator compile each
+// (the pipeline compiles one on a tool's first call); until it removes
+// such a tool, a call of it fails at validation with the compile error.
 func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools []added) {
+	if d := s.m.opts.SchemaCheckDelay; d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+	}
 	var bad []string
 	for _, t := range tools {
 		if ctx.Err() != nil {
