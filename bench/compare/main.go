@@ -97,21 +97,24 @@ func main() {
 
 	// Cold starts, interleaved.
 	var coldTB, coldFloor, coldImport, coldMany []time.Duration
+	var cpuTB, cpuFloor, cpuImport, cpuMany []time.Duration
 	var rssTB, rssFloor []float64
 	for range *starts {
-		d, rss := coldStart(tbCmd())
-		coldTB, rssTB = append(coldTB, d), append(rssTB, rss)
-		d, rss = coldStart(floorCmd())
-		coldFloor, rssFloor = append(coldFloor, d), append(rssFloor, rss)
+		d, rss, cpu := coldStart(tbCmd())
+		coldTB, rssTB, cpuTB = append(coldTB, d), append(rssTB, rss), append(cpuTB, cpu)
+		d, rss, cpu = coldStart(floorCmd())
+		coldFloor, rssFloor, cpuFloor = append(coldFloor, d), append(rssFloor, rss), append(cpuFloor, cpu)
 	}
 	for range max(*starts/4, 3) {
-		d, _ := coldStart(tbImportCmd())
-		coldImport = append(coldImport, d)
-		d, _ = coldStart(manyCmd())
-		coldMany = append(coldMany, d)
+		d, _, cpu := coldStart(tbImportCmd())
+		coldImport, cpuImport = append(coldImport, d), append(cpuImport, cpu)
+		d, _, cpu = coldStart(manyCmd())
+		coldMany, cpuMany = append(coldMany, d), append(cpuMany, cpu)
 	}
 	ratio("cold start → first tools/list (raw client)", ms(q(coldTB, .5)), ms(q(coldFloor, .5))+" floor", sec(q(coldTB, .5))/sec(q(coldFloor, .5)))
+	ratio("CPU time of that start (to 0.5 s after)", ms(q(cpuTB, .5)), ms(q(cpuFloor, .5))+" floor", sec(q(cpuTB, .5))/max(sec(q(cpuFloor, .5)), 0.01))
 	ratio(fmt.Sprintf("cold start with %d imported tools", *imported), ms(q(coldImport, .5)), ms(q(coldMany, .5))+" the imported server alone", sec(q(coldImport, .5))/sec(q(coldMany, .5)))
+	ratio("CPU time of that start (to 0.5 s after; Toolbelt's own)", ms(q(cpuImport, .5)), ms(q(cpuMany, .5))+" the imported server alone", sec(q(cpuImport, .5))/max(sec(q(cpuMany, .5)), 0.01))
 	if *coldOnly {
 		return
 	}
@@ -231,8 +234,9 @@ func (s *session) close() {
 }
 
 // coldStart execs cmd and times it to the answer of tools/list; it returns
-// that time and the server's RSS half a second later.
-func coldStart(cmd *exec.Cmd) (time.Duration, float64) {
+// that time, the server's RSS half a second later, and the CPU time the
+// server had used by then (user and system; its own children not counted).
+func coldStart(cmd *exec.Cmd) (time.Duration, float64, time.Duration) {
 	t0 := time.Now()
 	s, err := launch(cmd)
 	check(err)
@@ -243,8 +247,26 @@ func coldStart(cmd *exec.Cmd) (time.Duration, float64) {
 	d := time.Since(t0)
 	time.Sleep(500 * time.Millisecond)
 	rss := rssOf(s.cmd.Process.Pid)
+	cpu := cpuOf(s.cmd.Process.Pid)
 	s.close()
-	return d, rss
+	return d, rss, cpu
+}
+
+// cpuOf is the CPU time a running process has used, from /proc.
+func cpuOf(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name (which may hold spaces) start at ") ".
+	_, rest, _ := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)
+	stime, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 func serveHTTP(cmd *exec.Cmd, env []string) (string, *exec.Cmd) {
