@@ -21,12 +21,18 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 		return slices.Contains(keys, k) && hasKey(m, k)
 	}
 	add := func(h string, ks ...string) {
-		handled = append(handled, ks...)
-		if h == "" {
-			return
+		if h != "" {
+			hints = append(hints, h)
 		}
-		hints = append(hints, h)
-		described = append(described, ks...)
+		// Only keys matter to the caller and below: keep the lists short.
+		for _, k := range ks {
+			if slices.Contains(keys, k) {
+				handled = append(handled, k)
+				if h != "" {
+					described = append(described, k)
+				}
+			}
+		}
 	}
 	num := func(k string) string {
 		if removing(k) && isNumber(m[k]) {
