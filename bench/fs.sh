@@ -59,7 +59,7 @@ done
 report="# File tools benchmarks
 
 Measured by \`bench/fs.sh\` on $(date -u +%Y-%m-%d): medians of $count interleaved runs of $benchtime each,
-on $(nproc) CPUs ($(go env GOOS)/$(go env GOARCH), $(go version | awk '{print $3}'), $(rg --version | head -1)).
+on $(nproc) CPUs ($(go env GOOS)/$(go env GOARCH), $(go version | awk '{print $3}'), $(rg --version | sed -n 1p)).
 Each toolbelt number is one call through the pipeline (\`invoke.Runner.Run\`); each rg number
 is one \`rg\` process on the same tree with the same rules (hidden files searched, \`.gitignore\`
 honoured outside git repositories too).
