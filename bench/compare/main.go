@@ -112,9 +112,9 @@ func main() {
 		coldMany, cpuMany = append(coldMany, d), append(cpuMany, cpu)
 	}
 	ratio("cold start → first tools/list (raw client)", ms(q(coldTB, .5)), ms(q(coldFloor, .5))+" floor", sec(q(coldTB, .5))/sec(q(coldFloor, .5)))
-	ratio("CPU time of that start (to 0.5 s after)", ms(q(cpuTB, .5)), ms(q(cpuFloor, .5))+" floor", sec(q(cpuTB, .5))/max(sec(q(cpuFloor, .5)), 0.01))
+	cpuRatio("CPU time of that start (to 0.5 s after)", q(cpuTB, .5), q(cpuFloor, .5), " floor")
 	ratio(fmt.Sprintf("cold start with %d imported tools", *imported), ms(q(coldImport, .5)), ms(q(coldMany, .5))+" the imported server alone", sec(q(coldImport, .5))/sec(q(coldMany, .5)))
-	ratio("CPU time of that start (to 0.5 s after; Toolbelt's own)", ms(q(cpuImport, .5)), ms(q(cpuMany, .5))+" the imported server alone", sec(q(cpuImport, .5))/max(sec(q(cpuMany, .5)), 0.01))
+	cpuRatio("CPU time of that start (to 0.5 s after; Toolbelt's own)", q(cpuImport, .5), q(cpuMany, .5), " the imported server alone")
 	if *coldOnly {
 		return
 	}
@@ -381,6 +381,16 @@ func kb(b float64) string         { return fmt.Sprintf("%.0f KB", b/1e3) }
 
 func ratio(name, a, b string, r float64) {
 	fmt.Printf("| %s | %s | %s | %.2f× |\n", name, a, b, r)
+}
+
+// cpuRatio prints a row of CPU times, which /proc counts in 10 ms ticks:
+// a peer below one tick has no ratio.
+func cpuRatio(name string, a, b time.Duration, peer string) {
+	if b == 0 {
+		fmt.Printf("| %s | %s | under 10 ms%s | — |\n", name, ms(a), peer)
+		return
+	}
+	ratio(name, ms(a), ms(b)+peer, sec(a)/sec(b))
 }
 
 func check(err error) {
