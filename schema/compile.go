@@ -906,8 +906,9 @@ func (c *compiler) children(n *nodeState, depth int) {
 			continue
 		}
 		out := make(map[string]any, len(v))
+		base := child(n.path, k)
 		for _, name := range sortedKeys(v) {
-			p := child(child(n.path, k), name)
+			p := child(base, name)
 			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
 				c.change(p, "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
