@@ -28,7 +28,7 @@ func corpusTools(tb testing.TB) []tool.Tool {
 		}
 		var server struct {
 			Server string `json:"server"`
-			Tools []struct {
+			Tools  []struct {
 				Name        string             `json:"name"`
 				Description string             `json:"description"`
 				InputSchema *jsonschema.Schema `json:"inputSchema"`
