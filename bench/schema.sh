@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Schema compile per corpus: Toolbelt's compiler against OpenClaw's
-# tool-schema normalizer, interleaved, on schema/testdata/corpus.
+# tool-schema normalizer, interleaved, on the corpus (testdata/mcp-tools and
+# schema/testdata/corpus).
 #
 #   bench/schema.sh [runs] [rounds]
 #
@@ -13,6 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-5}
 rounds=${2:-100}
+corpus=testdata/mcp-tools,schema/testdata/corpus
 version=2026.9.6
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -21,8 +23,8 @@ module="$work/package/dist/internal/tool-schema.mjs"
 go build -o "$work/schemabench" ./bench/schema
 dialects=(gemini openai-strict xai anthropic openai)
 for ((i = 0; i < runs; i++)); do
-	"$work/schemabench" -corpus schema/testdata/corpus -rounds "$rounds" "${dialects[@]}"
-	node bench/schema/openclaw.mjs "$module" schema/testdata/corpus "$rounds" "${dialects[@]}"
+	"$work/schemabench" -corpus "$corpus" -rounds "$rounds" "${dialects[@]}"
+	node bench/schema/openclaw.mjs "$module" "$corpus" "$rounds" "${dialects[@]}"
 done >"$work/lines"
 python3 - "$work/lines" "$version" <<'PY'
 import collections, json, statistics, sys

@@ -31,10 +31,11 @@ const FileName = "toolbelt.yaml"
 type Config struct {
 	// Workspace is the directory the tools work in (default: the current
 	// directory).
-	Workspace string `yaml:"workspace"`
+	Workspace string `yaml:"workspace" default:"the current directory"`
 	// Data is the directory state lives in (default: the user's data
-	// directory); never inside the workspace.
-	Data string `yaml:"data"`
+	// directory). Tools can neither read nor change it, even when it lies
+	// inside the workspace.
+	Data string `yaml:"data" default:"~/.local/share/toolbelt"`
 	// Database is a postgres:// URL to keep state in PostgreSQL instead.
 	Database string `yaml:"database"`
 	// Retention says how long state is kept.
@@ -58,6 +59,8 @@ type Config struct {
 	MCPServers map[string]MCPServer `yaml:"mcpServers"`
 	// MCP configures Toolbelt's own MCP server and the import.
 	MCP MCP `yaml:"mcp"`
+	// Audit configures the audit log's durability and its key.
+	Audit Audit `yaml:"audit"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -66,79 +69,174 @@ type Config struct {
 
 // Limits bound the pipeline; zero values take the pipeline's defaults.
 type Limits struct {
-	Timeout         Duration `yaml:"timeout"`
-	MaxTimeout      Duration `yaml:"maxTimeout"`
-	MaxResultChars  int      `yaml:"maxResultChars"`
-	MaxResultTokens int      `yaml:"maxResultTokens"`
-	EventMaxChars   int      `yaml:"eventMaxChars"`
-	ImageMaxSide    int      `yaml:"imageMaxSide"`
-	ImageMaxBytes   int      `yaml:"imageMaxBytes"`
-	UpdateInterval  Duration `yaml:"updateInterval"`
+	// Timeout is a call's time limit when neither the tool nor the call
+	// sets one.
+	Timeout Duration `yaml:"timeout" default:"5m"`
+	// MaxTimeout is the most a call (or a tool) may ask for.
+	MaxTimeout Duration `yaml:"maxTimeout" default:"1h"`
+	// MaxResultChars cuts a result's text; the full output stays readable
+	// with result_read.
+	MaxResultChars int `yaml:"maxResultChars" default:"40000"`
+	// MaxResultTokens cuts a result's text at this many tokens too (0: no
+	// token limit).
+	MaxResultTokens int `yaml:"maxResultTokens" default:"0"`
+	// EventMaxChars bounds the text of progress and end events.
+	EventMaxChars int `yaml:"eventMaxChars" default:"8000"`
+	// ImageMaxSide scales images down to this many pixels on their longer
+	// side (0: the pipeline's default).
+	ImageMaxSide int `yaml:"imageMaxSide" default:"0"`
+	// ImageMaxBytes bounds an image's encoded size (0: the pipeline's
+	// default).
+	ImageMaxBytes int `yaml:"imageMaxBytes" default:"0"`
+	// UpdateInterval is the least time between two progress events of a
+	// call.
+	UpdateInterval Duration `yaml:"updateInterval" default:"50ms"`
 }
 
 // Retention bounds the state Toolbelt keeps; zero values keep the store's
 // defaults.
 type Retention struct {
 	// Outputs: full outputs of cut results, read with result_read.
-	Outputs Duration `yaml:"outputs"`
-	// OutputsBytes bounds their total size.
-	OutputsBytes int64 `yaml:"outputsBytes"`
+	Outputs Duration `yaml:"outputs" default:"168h"`
+	// OutputsBytes bounds the total size of the outputs kept.
+	OutputsBytes int64 `yaml:"outputsBytes" default:"268435456"`
 	// Undo: what it takes to undo file changes.
-	Undo Duration `yaml:"undo"`
+	Undo Duration `yaml:"undo" default:"720h"`
+}
+
+// Audit configures the audit log. Every call's record is written to the
+// database before the call's result is returned, whatever the settings.
+type Audit struct {
+	// Sync says whether that write is also forced to disk: "none" (the
+	// default: the record reaches the operating system, so it survives the
+	// process being killed, but the last records may be lost if the machine
+	// loses power) or "always" (every commit is fsynced before the result
+	// is returned; concurrent calls share one). It applies to all of the
+	// SQLite store's writes; PostgreSQL follows the server's settings.
+	Sync string `yaml:"sync"`
+	// KeyFile is a file holding the key (at least 16 bytes; surrounding
+	// white space is ignored) that makes the audit chain an HMAC chain.
+	// Keep it where the database's writers cannot read it.
+	// TOOLBELT_AUDIT_KEY (the key itself) or TOOLBELT_AUDIT_KEY_FILE win
+	// over it.
+	KeyFile string `yaml:"keyFile"`
 }
 
 // Confirm says when a person is asked, and what happens without an answer.
 type Confirm struct {
 	// Medium asks for medium-risk calls too (high-risk calls always ask;
 	// low-risk calls never do).
-	Medium bool `yaml:"medium"`
+	Medium bool `yaml:"medium" default:"false"`
 	// Timeout is how long a person has to answer (default 2m).
-	Timeout Duration `yaml:"timeout"`
+	Timeout Duration `yaml:"timeout" default:"2m"`
 	// OnTimeout is what no answer in time means: "deny" (default) or "allow".
-	OnTimeout string `yaml:"onTimeout"`
+	OnTimeout string `yaml:"onTimeout" default:"deny"`
 }
 
 // MCPServer is another MCP server: a command to start (stdio) or a URL
 // (streamable HTTP).
 type MCPServer struct {
-	Command string            `yaml:"command"`
-	Args    []string          `yaml:"args"`
-	Env     map[string]string `yaml:"env"`
+	// Command starts a stdio server; it is looked up in PATH.
+	Command string `yaml:"command"`
+	// Args are the command's arguments.
+	Args []string `yaml:"args"`
+	// Env is the server's environment besides the few variables it
+	// inherits (HOME, PATH, …); ${VAR} takes a value from Toolbelt's.
+	Env map[string]string `yaml:"env"`
 	// Cwd is the directory the command starts in.
-	Cwd     string            `yaml:"cwd"`
-	URL     string            `yaml:"url"`
+	Cwd string `yaml:"cwd"`
+	// URL is a streamable HTTP server's endpoint.
+	URL string `yaml:"url"`
+	// Headers are sent with every HTTP request; ${VAR} takes a value from
+	// the environment.
 	Headers map[string]string `yaml:"headers"`
 	// Disabled keeps the server configured but not started.
-	Disabled bool `yaml:"disabled"`
+	Disabled bool `yaml:"disabled" default:"false"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.
 type MCP struct {
 	// Addr is where `toolbelt serve` listens (default 127.0.0.1:7420).
-	Addr string `yaml:"addr"`
+	Addr string `yaml:"addr" default:"127.0.0.1:7420"`
 	// Token is the bearer token HTTP clients must send; required on a
 	// non-loopback address (TOOLBELT_MCP_TOKEN overrides).
 	Token string `yaml:"token"`
-	// AllowedHosts and AllowedOrigins extend the Host and Origin headers HTTP
-	// requests may carry (loopback names are always allowed).
-	AllowedHosts   []string `yaml:"allowedHosts"`
+	// AllowedHosts extends the Host headers HTTP requests may carry
+	// (loopback names are always allowed).
+	AllowedHosts []string `yaml:"allowedHosts"`
+	// AllowedOrigins extends the Origin headers HTTP requests may carry
+	// (loopback origins are always allowed).
 	AllowedOrigins []string `yaml:"allowedOrigins"`
 	// Dialect is the schema dialect of tools/list (default anthropic).
-	Dialect string `yaml:"dialect"`
+	Dialect string `yaml:"dialect" default:"anthropic"`
 	// Compact offers tool_search, tool_describe and tool_call instead of every
-	// tool; CompactAbove turns it on by itself above that many tools (0: never).
-	Compact      bool `yaml:"compact"`
-	CompactAbove int  `yaml:"compactAbove"`
+	// tool.
+	Compact bool `yaml:"compact" default:"false"`
+	// CompactAbove turns compact mode on by itself above that many tools
+	// (0: never).
+	CompactAbove int `yaml:"compactAbove" default:"0"`
 	// ExposeDetails sends results' details to clients as structured content.
-	ExposeDetails bool `yaml:"exposeDetails"`
+	ExposeDetails bool `yaml:"exposeDetails" default:"false"`
 	// MaxResponseBytes bounds a tool result sent to a client (default 8 MiB);
 	// a larger one is cut by the pipeline's policy, never dropped.
-	MaxResponseBytes int `yaml:"maxResponseBytes"`
+	MaxResponseBytes int `yaml:"maxResponseBytes" default:"8388608"`
 	// ConfirmFallback is what happens to a call that needs approval when the
 	// client cannot be asked (no elicitation): "deny" (default) or "allow".
-	ConfirmFallback string `yaml:"confirmFallback"`
+	ConfirmFallback string `yaml:"confirmFallback" default:"deny"`
 	// Separator joins server and tool names of imported tools (default "__").
-	Separator string `yaml:"separator"`
+	Separator string `yaml:"separator" default:"__"`
+
+	// Owner says whether MCP clients are the owner (default false: owner-only
+	// tools are refused): stdio clients, and HTTP clients of mcp.token or of
+	// no token. It comes from here, never from the transport.
+	Owner bool `yaml:"owner" default:"false"`
+	// Tokens are more bearer tokens for HTTP clients, each mapped to a
+	// principal (recorded with every call) and an owner flag.
+	Tokens []MCPToken `yaml:"tokens"`
+	// MaxMessageBytes bounds one message: a line on stdio, a request body
+	// over HTTP (default 4 MiB).
+	MaxMessageBytes int `yaml:"maxMessageBytes" default:"4194304"`
+	// MaxSessions bounds the HTTP sessions open at once (default 256).
+	MaxSessions int `yaml:"maxSessions" default:"256"`
+	// SessionIdleTimeout closes an HTTP session with no request for that
+	// long (default 15m).
+	SessionIdleTimeout Duration `yaml:"sessionIdleTimeout" default:"15m"`
+	// MaxConnections bounds the HTTP connections open at once (default 512).
+	MaxConnections int `yaml:"maxConnections" default:"512"`
+	// ReadHeaderTimeout bounds reading an HTTP request's headers.
+	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout" default:"10s"`
+	// BodyTimeout bounds reading an HTTP request's body; a client slower
+	// than that gets 408.
+	BodyTimeout Duration `yaml:"bodyTimeout" default:"30s"`
+}
+
+// MCPToken is a bearer token of the MCP HTTP server and who it stands for.
+type MCPToken struct {
+	// Token is the secret; write ${NAME} to read it from the environment
+	// variable NAME when the server starts.
+	Token string `yaml:"token"`
+	// Principal names who the token stands for.
+	Principal string `yaml:"principal"`
+	// Owner makes the principal the owner.
+	Owner bool `yaml:"owner" default:"false"`
+}
+
+// Secret returns the token, read from the environment when it is written
+// as ${NAME}.
+func (t MCPToken) Secret(getenv func(string) string) (string, error) {
+	name, ok := strings.CutPrefix(t.Token, "${")
+	if !ok {
+		return t.Token, nil
+	}
+	name, ok = strings.CutSuffix(name, "}")
+	if !ok || name == "" {
+		return "", fmt.Errorf("mcp.tokens: token of %s: write ${NAME} to read it from the environment", t.Principal)
+	}
+	v := getenv(name)
+	if v == "" {
+		return "", fmt.Errorf("mcp.tokens: the token of %s is read from $%s, which is not set", t.Principal, name)
+	}
+	return v, nil
 }
 
 // DefaultMCPSeparator joins server and tool names of imported tools when
@@ -154,10 +252,11 @@ type Scope struct {
 // Rules is one layer of tool policy.
 type Rules struct {
 	// Profile limits the tools to a profile (minimal, coding, messaging, full).
-	Profile string `yaml:"profile"`
+	Profile string `yaml:"profile" default:"full"`
 	// Allow, when not empty, allows only these tools (names, * globs, group:
-	// references); AlsoAllow adds to the profile.
-	Allow     Names `yaml:"allow"`
+	// references).
+	Allow Names `yaml:"allow"`
+	// AlsoAllow adds tools to the profile.
 	AlsoAllow Names `yaml:"alsoAllow"`
 	// Deny removes tools. Within a layer deny wins.
 	Deny Names `yaml:"deny"`
@@ -172,7 +271,10 @@ type Rules struct {
 // arguments match: when.command: ["rm -rf *", "git push*"] (one pattern may
 // be written without the list).
 type AskRule struct {
-	Tool Names            `yaml:"tool"`
+	// Tool names the tools the rule is for.
+	Tool Names `yaml:"tool"`
+	// When limits the rule to calls whose arguments match: an argument's
+	// name and its * patterns. Without it the rule holds for every call.
 	When map[string]Names `yaml:"when"`
 }
 
@@ -473,6 +575,9 @@ func (c *Config) SettingLine(key string) int { return c.Tools.settingLines[key] 
 // validate checks what the types alone do not.
 func (c *Config) validate() error {
 	var errs []error
+	if o := c.Audit.Sync; o != "" && o != "none" && o != "always" {
+		errs = append(errs, c.errorAt("$.audit.sync", fmt.Sprintf("audit.sync is %q: use none (the default: records reach the operating system before the result) or always (fsync before the result)", o)))
+	}
 	if o := c.Confirm.OnTimeout; o != "" && o != "deny" && o != "allow" {
 		errs = append(errs, c.errorAt("$.confirm.onTimeout", fmt.Sprintf("confirm.onTimeout is %q: use deny or allow", o)))
 	}
@@ -510,6 +615,27 @@ func (c *Config) validate() error {
 	}
 	if c.MCP.CompactAbove < 0 || c.MCP.MaxResponseBytes < 0 {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))
+	}
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"maxMessageBytes", c.MCP.MaxMessageBytes}, {"maxSessions", c.MCP.MaxSessions}, {"maxConnections", c.MCP.MaxConnections}} {
+		if f.v < 0 {
+			errs = append(errs, c.errorAt("$.mcp."+f.key, fmt.Sprintf("mcp.%s must not be negative (0 means the default)", f.key)))
+		}
+	}
+	seen := map[string]bool{}
+	for i, t := range c.MCP.Tokens {
+		path := fmt.Sprintf("$.mcp.tokens[%d]", i)
+		switch {
+		case strings.TrimSpace(t.Token) == "":
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] has no token: give the secret or ${ENV_VAR}", i)))
+		case strings.TrimSpace(t.Principal) == "":
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] has no principal: name who the token stands for", i)))
+		case seen[t.Token]:
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] repeats the token of an earlier entry: each token must map to one principal", i)))
+		}
+		seen[t.Token] = true
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
 		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))

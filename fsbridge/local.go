@@ -35,6 +35,7 @@ type Local struct {
 	real           string // dir with symbolic links resolved
 	root           *os.Root
 	prot           protector
+	hidden         protector // concealed directories (see Conceal)
 	allowHardLinks bool
 }
 
@@ -63,11 +64,76 @@ func OpenLocal(dir string, opts ...Option) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
+	var absConcealed []string
+	for _, c := range o.concealed {
+		if !filepath.IsAbs(c) {
+			return nil, fmt.Errorf("concealed directory %q: give an absolute path", c)
+		}
+		absConcealed = append(absConcealed, c)
+		if r, err := filepath.EvalSymlinks(c); err == nil && r != c {
+			absConcealed = append(absConcealed, r)
+		}
+	}
+	hidden, err := newProtector(absConcealed, abs, real)
+	if err != nil {
+		return nil, err
+	}
 	root, err := os.OpenRoot(real)
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
-	return &Local{dir: abs, real: real, root: root, prot: prot, allowHardLinks: o.allowHardLinks}, nil
+	return &Local{dir: abs, real: real, root: root, prot: prot, hidden: hidden, allowHardLinks: o.allowHardLinks}, nil
+}
+
+// concealed reports whether the canonical path p lies in a concealed
+// directory.
+func (l *Local) concealed(p string) bool {
+	_, ok := l.hidden.match(p)
+	return ok
+}
+
+// holdsConcealed reports whether the directory canon holds a concealed
+// directory.
+func (l *Local) holdsConcealed(canon string) bool {
+	var elems []string
+	if canon != "." {
+		elems = splitPath(canon)
+	}
+	for _, r := range l.hidden.rules {
+		if len(r.elems) < len(elems) {
+			continue
+		}
+		inside := true
+		for i, e := range elems {
+			if fold(e) != r.elems[i] {
+				inside = false
+				break
+			}
+		}
+		if inside {
+			return true
+		}
+	}
+	return false
+}
+
+// checkConcealed refuses raw when it, or what it resolves to, lies in a
+// concealed directory.
+func (l *Local) checkConcealed(op, given, raw string) error {
+	if len(l.hidden.rules) == 0 {
+		return nil
+	}
+	if l.concealed(path.Clean(raw)) {
+		return l.refuseConcealed(op, given)
+	}
+	if r, err := l.resolve(op, given, raw, true); err == nil && l.concealed(r.canon) {
+		return l.refuseConcealed(op, given)
+	}
+	return nil
+}
+
+func (l *Local) refuseConcealed(op, given string) error {
+	return refuse(op, given, "it is inside Toolbelt's own data directory (the audit log, the undo journal), which tools can neither read nor change; leave it alone")
 }
 
 // Close releases the root directory.
@@ -231,6 +297,9 @@ func reading[T any](l *Local, ctx context.Context, op, name string, do func(p st
 	if err != nil {
 		return zero, err
 	}
+	if err := l.checkConcealed(op, name, raw); err != nil {
+		return zero, err
+	}
 	v, err := do(raw)
 	if err == nil {
 		return v, nil
@@ -328,9 +397,13 @@ func (l *Local) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
 	if err != nil {
 		return nil, l.osErr("list", name, err)
 	}
-	entries := make([]fs.DirEntry, len(list))
-	for i, e := range list {
-		entries[i] = localEntry{dirent: e, l: l, path: childPath(canon, e.name)}
+	entries := make([]fs.DirEntry, 0, len(list))
+	for _, e := range list {
+		p := childPath(canon, e.name)
+		if l.concealed(p) {
+			continue
+		}
+		entries = append(entries, localEntry{dirent: e, l: l, path: p})
 	}
 	return entries, nil
 }
@@ -350,6 +423,9 @@ func (l *Local) canonical(ctx context.Context, op, name string) (string, error) 
 	}
 	if r.firstMissing >= 0 {
 		return "", pathErr(op, name, fs.ErrNotExist)
+	}
+	if l.concealed(r.canon) {
+		return "", l.refuseConcealed(op, name)
 	}
 	return r.canon, nil
 }
@@ -407,6 +483,9 @@ func (e localEntry) OpenChild(name string) (fs.File, error) {
 // open opens rel, relative to the directory being walked, which os.Root
 // confines (p is its path from the root).
 func (e localEntry) open(rel, p string) (fs.File, error) {
+	if e.dir == nil || len(e.l.hidden.rules) > 0 { // resolved and checked
+		return e.l.Open(context.Background(), p)
+	}
 	if e.dir == nil {
 		return e.l.Open(context.Background(), p)
 	}
@@ -469,6 +548,9 @@ func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEnt
 			return err
 		}
 		p := childPath(dir, e.name)
+		if l.concealed(p) {
+			continue
+		}
 		entry := localEntry{dirent: e, l: l, path: p, dir: d}
 		err := fn(p, entry, nil)
 		if !entry.IsDir() || err != nil {
@@ -533,6 +615,9 @@ func (l *Local) slot(ctx context.Context, op, name string, follow bool) (*slot, 
 	}
 	if err := l.prot.check(op, name, r.canon); err != nil {
 		return nil, err
+	}
+	if l.concealed(clean) || l.concealed(r.canon) {
+		return nil, l.refuseConcealed(op, name)
 	}
 	parent, base := path.Split(r.canon)
 	parent = strings.TrimSuffix(parent, "/")
@@ -625,7 +710,14 @@ func writeAtomic(ctx context.Context, s *slot, data []byte, perm fs.FileMode) (e
 	if err != nil {
 		return err
 	}
+	// The lock tells RemoveStaleTemp in another process that this file is
+	// being written; it is held until the file is in place.
+	lockTemp(f)
+	closed := false
 	defer func() {
+		if !closed {
+			_ = f.Close()
+		}
 		if err != nil {
 			_ = s.dir.Remove(tmp)
 		}
@@ -638,17 +730,24 @@ func writeAtomic(ctx context.Context, s *slot, data []byte, perm fs.FileMode) (e
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		return err
 	}
+	if !renameOpenFiles {
+		closed = true
+		if err = f.Close(); err != nil {
+			return err
+		}
+	}
 	if err = s.dir.Rename(tmp, s.base); err != nil {
 		return err
+	}
+	if !closed {
+		closed = true
+		_ = f.Close() // the data is synced and in place
 	}
 	if d, err := s.dir.Open("."); err == nil {
 		_ = d.Sync() // make the rename durable; not every file system supports it
@@ -683,6 +782,9 @@ func (l *Local) MkdirAll(ctx context.Context, name string) error {
 	r, err := l.resolve("mkdir", name, raw, true)
 	if err != nil {
 		return err
+	}
+	if l.concealed(clean) || l.concealed(r.canon) {
+		return l.refuseConcealed("mkdir", name)
 	}
 	if r.firstMissing < 0 {
 		fi, err := l.root.Stat(r.canon)
@@ -755,6 +857,9 @@ func (l *Local) Rename(ctx context.Context, oldName, newName string) error {
 // checkTree refuses moving the directory canon to dest when a path below it
 // is protected at either place.
 func (l *Local) checkTree(ctx context.Context, given, canon, dest string) error {
+	if l.holdsConcealed(canon) {
+		return l.refuseConcealed("move", given)
+	}
 	return l.WalkDir(ctx, canon, func(p string, _ fs.DirEntry, err error) error {
 		if err != nil {
 			return err

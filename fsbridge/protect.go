@@ -10,13 +10,19 @@ import (
 )
 
 // DefaultProtected returns the protected-path list bridges use unless told
-// otherwise (see [Protect]): git internals that can make git run programs,
-// Toolbelt's own configuration and data, and the configuration files of
-// agents, which decide what agents may run:
+// otherwise (see [Protect]): all git metadata, which can make git run
+// programs or read other repositories, Toolbelt's own configuration and
+// data, and the configuration files of agents, which decide what agents
+// may run:
 //
-//	.git            the entry itself (a file named .git can point git anywhere)
-//	.git/config     git settings (core.fsmonitor, aliases, … run programs)
-//	.git/hooks/     git hooks
+//	.git/           every .git entry at any depth, file or directory, and
+//	                all below it (config, hooks, commondir, worktrees, …)
+//	commondir       files that redirect git to another repository,
+//	gitdir          wherever they are
+//	HEAD            the file every repository has, so no bare repository
+//	                (HEAD, objects/, refs/, config) can be put together
+//	*.git/          directories named like bare repositories (x.git)
+//	.gitmodules     submodule definitions (URLs and paths git follows)
 //	.toolbelt/      Toolbelt's per-workspace directory
 //	toolbelt.yaml   Toolbelt's configuration file
 //	.mcp.json       MCP server configuration
@@ -28,9 +34,12 @@ import (
 // matter when the workspace contains them.
 func DefaultProtected() []string {
 	list := []string{
-		".git",
-		".git/config",
-		".git/hooks/",
+		".git/",
+		"commondir",
+		"gitdir",
+		"HEAD",
+		"*.git/",
+		".gitmodules",
 		".toolbelt/",
 		"toolbelt.yaml",
 		".mcp.json",
@@ -53,6 +62,7 @@ type Option func(*options)
 
 type options struct {
 	protected      []string
+	concealed      []string
 	allowHardLinks bool
 }
 
@@ -79,6 +89,16 @@ func newOptions(opts []Option) options {
 // below it when it lies inside a [Local] root, and is ignored otherwise.
 func Protect(patterns ...string) Option {
 	return func(o *options) { o.protected = append([]string(nil), patterns...) }
+}
+
+// Conceal hides directories of the operating system (absolute paths, such
+// as Toolbelt's data directory) that lie inside a [Local] root: reads,
+// listings, walks and writes treat them as if they were outside the root.
+// Listings and walks leave them out; reading, writing or stating them (by
+// any spelling, or through a symbolic link) is refused. Paths outside the
+// root, and every path for [Memory], are ignored.
+func Conceal(dirs ...string) Option {
+	return func(o *options) { o.concealed = append(o.concealed, dirs...) }
 }
 
 // AllowHardLinks lets [Local] write a file that has more than one hard link.

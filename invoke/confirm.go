@@ -57,7 +57,8 @@ type Confirmation struct {
 // Answer is a person's decision.
 type Answer struct {
 	// Allow lets the call run; Always also lets every later call with the
-	// same fingerprint run in this session without asking.
+	// same fingerprint run without asking: in this session, and for good
+	// when the runner has an [ApprovalStore].
 	Allow, Always bool
 	// Reason, for a denial, is passed on to the model.
 	Reason string
@@ -117,14 +118,43 @@ func (a *approvals) add(fp string) {
 	a.set[fp] = true
 }
 
+// ApprovalStore keeps "allow always" answers beyond the runner's life, so
+// that the exact action a person allowed always is not asked about again
+// (store.Approvals keeps them per workspace).
+type ApprovalStore interface {
+	Approved(ctx context.Context, fingerprint string) (bool, error)
+	Approve(ctx context.Context, fingerprint, tool, by string) error
+}
+
+// approved reports whether fp was allowed always, in this runner's session
+// or, with an approval store, before.
+func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
+	if r.approvals.has(fp) {
+		return true
+	}
+	if r.approvalStore == nil {
+		return false
+	}
+	ok, err := r.approvalStore.Approved(ctx, fp)
+	if err != nil {
+		req.logger().Warn("reading approvals; asking instead", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+		return false
+	}
+	if ok {
+		r.approvals.add(fp)
+	}
+	return ok
+}
+
 // confirmStep is the "confirm" step. The tool's preview (when it has one)
 // gives the call's effects and risk. A person is asked when a hook or an ask
 // rule requires approval, when the tool always asks, or when the risk is high
 // (or medium, if configured); low risk never asks. The call runs only if
 // they allow it: no confirmer, an error, or no answer in time blocks it (fail
 // closed, unless ConfirmOnTimeout is "allow"). "Allow always" holds for the
-// exact action — the same fingerprint — for the rest of the session. Dry
-// runs are never asked about: nothing runs.
+// exact action — the same fingerprint — for the rest of the session, and
+// for good with an [ApprovalStore]. Dry runs are never asked about: nothing
+// runs.
 func (r *Runner) confirmStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		if req.DryRun {
@@ -143,13 +173,13 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		}
 		why := r.needsConfirmation(req)
 		if why == "" {
-			return next(ctx, req)
+			return next(tool.WithApproval(ctx, tool.ApprovalUnasked), req)
 		}
 		fp := Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
 		now := time.Now()
-		if r.approvals.has(fp) {
+		if r.approved(ctx, req, fp) {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
-			return next(ctx, req)
+			return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 		}
 		if r.confirmer == nil {
 			req.Confirmation = &ConfirmRecord{Answer: "none", At: now}
@@ -176,7 +206,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		case cctx.Err() != nil:
 			req.Confirmation.Answer = "timeout"
 			if r.cfg.ConfirmOnTimeout == "allow" {
-				return next(ctx, req)
+				return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 			}
 			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
@@ -206,8 +236,13 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		if a.Always {
 			req.Confirmation.Answer = "allow-always"
 			r.approvals.add(fp)
+			if r.approvalStore != nil {
+				if err := r.approvalStore.Approve(ctx, fp, req.Tool.Name, a.By); err != nil {
+					req.logger().Warn("remembering an approval", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+				}
+			}
 		}
-		return next(ctx, req)
+		return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 	}
 }
 
@@ -255,6 +290,10 @@ func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Ef
 			field("env "+k, e.Env[k])
 		}
 		field("executable", e.Executable)
+		for _, p := range e.Programs {
+			field("program "+p.Name, p.Path)
+		}
+		field("unsummarized", e.Unsummarized)
 		field("script", e.ScriptHash)
 		field("diff", e.Diff)
 	}

@@ -130,7 +130,8 @@ func TestArguments(t *testing.T) {
 		{`{"path": "a",}`, true, `they are not valid JSON`},
 		{`{"path":"a"} {"x":1}`, true, `they are not valid JSON`},
 		{`"unterminated`, true, `they are not valid JSON`},
-		{`<xml/>`, true, `something that is not JSON`},
+		{`<xml/>`, true, `they are not valid JSON (invalid character '<' looking for beginning of value at line 1, column 1)`},
+		{`notes.txt`, true, `they are not valid JSON (invalid character 'o' in literal null (expecting 'u') at line 1, column 2); received: notes.txt`},
 	} {
 		msg := run(t, r, "echo", tc.args)
 		if msg.IsError != tc.isError || !strings.Contains(text(msg), tc.want) {
@@ -560,7 +561,7 @@ func TestSteps(t *testing.T) {
 	for _, s := range r.Steps() {
 		names = append(names, s.Name)
 	}
-	if want := []string{"persist", "between", "shape", "arguments", "normalize", "validate", "policy", "hooks", "confirm", "after", "loop", "timeout", "external", "use0", "use1"}; !slices.Equal(names, want) {
+	if want := []string{"persist", "between", "shape", "access", "arguments", "normalize", "validate", "policy", "hooks", "confirm", "after", "loop", "timeout", "external", "use0", "use1"}; !slices.Equal(names, want) {
 		t.Errorf("steps %v, want %v", names, want)
 	}
 	if msg := run(t, r, "echo", `{"path":"a"}`); text(msg) != `{"path":"rewritten"}` {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -56,6 +57,9 @@ func objectText(raw json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(inner), nil
 	}
 	if trimmed[0] != '{' {
+		if !json.Valid(trimmed) {
+			return nil, fmt.Errorf("they are not valid JSON (%v); received: %s", SyntaxError(trimmed), clip(string(trimmed), 200))
+		}
 		return nil, fmt.Errorf("they must be a JSON object, but %s was received: %s", jsonKind(trimmed), clip(string(trimmed), 200))
 	}
 	return trimmed, nil
@@ -76,6 +80,30 @@ func decodeObject(b []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("unexpected data after the object")
 	}
 	return m, nil
+}
+
+// SyntaxError says where and why text is not valid JSON: "invalid
+// character 'o' in literal null (expecting 'u') at line 1, column 2", or nil
+// when it is valid.
+func SyntaxError(text []byte) error {
+	var v any
+	err := json.Unmarshal(text, &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	line, col := 1, 1
+	for _, c := range text[:min(int(se.Offset), len(text))] {
+		if c == '\n' {
+			line, col = line+1, 1
+		} else {
+			col++
+		}
+	}
+	if se.Offset > 0 {
+		col-- // the offset is just past the offending byte
+	}
+	return fmt.Errorf("%s at line %d, column %d", se.Error(), line, col)
 }
 
 func jsonKind(b []byte) string {

@@ -15,9 +15,13 @@ import (
 // in front, as one tool list has each name once.
 func corpusTools(tb testing.TB) []tool.Tool {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "schema", "testdata", "corpus", "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no corpus in ../schema/testdata/corpus")
+	var files []string
+	for _, dir := range []string{filepath.Join("..", "testdata", "mcp-tools"), filepath.Join("..", "schema", "testdata", "corpus")} {
+		found, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil || len(found) == 0 {
+			tb.Fatalf("no corpus files in %s", dir)
+		}
+		files = append(files, found...)
 	}
 	var tools []tool.Tool
 	seen := map[string]bool{}

@@ -5,7 +5,7 @@ import (
 )
 
 // BenchmarkCompileCorpus compiles every tool schema of the corpus
-// (testdata/corpus) for one dialect: one op is the whole corpus. cpu-ns/op
+// (see corpusDirs) for one dialect: one op is the whole corpus. cpu-ns/op
 // is the process's CPU time per op, steadier than ns/op on a busy machine.
 func BenchmarkCompileCorpus(b *testing.B) {
 	tools := loadCorpus(b)

@@ -65,8 +65,13 @@ func main() {
 	if tb == "" {
 		tb = bin("toolbelt", "./cmd/toolbelt")
 	}
-	corpus, err := filepath.Abs("schema/testdata/corpus")
-	check(err)
+	var dirs []string
+	for _, d := range []string{"testdata/mcp-tools", "schema/testdata/corpus"} {
+		abs, err := filepath.Abs(d)
+		check(err)
+		dirs = append(dirs, abs)
+	}
+	corpus := strings.Join(dirs, ",")
 	ws := filepath.Join(tmp, "workspace")
 	check(os.MkdirAll(ws, 0o755))
 	line := strings.Repeat("x", 63) + "\n"

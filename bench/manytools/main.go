@@ -1,10 +1,11 @@
 // Command manytools is an MCP server on stdio with many tools (1,000 by
 // default), to measure importing them: their schemas cycle through the
-// corpus of real and realistic tool schemas (schema/testdata/corpus), so the
+// corpus of real and realistic tool schemas (testdata/mcp-tools and
+// schema/testdata/corpus), so the
 // import sees defaults, enums, unions and references. Its tools only echo
 // their arguments.
 //
-//	manytools -corpus schema/testdata/corpus -n 1000
+//	manytools -n 1000
 package main
 
 import (
@@ -21,7 +22,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("corpus", "schema/testdata/corpus", "directory of tools/list answers")
+	dir := flag.String("corpus", "testdata/mcp-tools,schema/testdata/corpus", "directories of tools/list answers, comma-separated")
 	n := flag.Int("n", 1000, "tools to serve")
 	flag.Parse()
 	schemas, err := load(*dir)
@@ -46,10 +47,14 @@ type corpusTool struct {
 	schema            json.RawMessage
 }
 
-func load(dir string) ([]corpusTool, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no corpus files in %s", dir)
+func load(dirs string) ([]corpusTool, error) {
+	var files []string
+	for dir := range strings.SplitSeq(dirs, ",") {
+		found, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil || len(found) == 0 {
+			return nil, fmt.Errorf("no corpus files in %s", dir)
+		}
+		files = append(files, found...)
 	}
 	var out []corpusTool
 	for _, f := range files {

@@ -1,10 +1,10 @@
-// Command schema times the schema compiler on the corpus in
-// schema/testdata/corpus: every tool compiled for one dialect is one
+// Command schema times the schema compiler on the corpus
+// (testdata/mcp-tools and schema/testdata/corpus): every tool compiled for one dialect is one
 // round; it prints, per dialect, the median wall time of a round and the
 // mean CPU time (user and system, all threads: GC included) as JSON lines, the same lines openclaw.mjs prints for OpenClaw's
 // normalizer, so bench/schema.sh can set them side by side.
 //
-//	go run ./bench/schema -corpus schema/testdata/corpus -rounds 200 gemini xai
+//	go run ./bench/schema -rounds 200 gemini xai
 package main
 
 import (
@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("corpus", "schema/testdata/corpus", "directory of tools/list answers")
+	dir := flag.String("corpus", "testdata/mcp-tools,schema/testdata/corpus", "directories of tools/list answers, comma-separated")
 	rounds := flag.Int("rounds", 200, "rounds per dialect")
 	flag.Parse()
 	docs, err := load(*dir)
@@ -57,10 +58,14 @@ func main() {
 }
 
 // load returns every tool's input schema in the corpus.
-func load(dir string) ([]any, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil || len(files) == 0 {
-		return nil, fmt.Errorf("no corpus files in %s", dir)
+func load(dirs string) ([]any, error) {
+	var files []string
+	for dir := range strings.SplitSeq(dirs, ",") {
+		found, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil || len(found) == 0 {
+			return nil, fmt.Errorf("no corpus files in %s", dir)
+		}
+		files = append(files, found...)
 	}
 	var docs []any
 	for _, f := range files {

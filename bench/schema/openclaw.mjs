@@ -1,6 +1,7 @@
 // Times OpenClaw's tool-schema normalizer (@openclaw/ai, installed by
 // bench/schema.sh) on the same corpus and rounds as main.go, printing the
-// same JSON lines. Usage: node openclaw.mjs TOOL_SCHEMA_MODULE CORPUS_DIR ROUNDS DIALECT...
+// same JSON lines. Usage: node openclaw.mjs TOOL_SCHEMA_MODULE CORPUS_DIRS ROUNDS DIALECT...
+// (CORPUS_DIRS comma-separated)
 //
 // Each dialect maps to the call OpenClaw makes for that provider:
 //   gemini        normalizeToolParameterSchema(s, {modelProvider: "google"})
@@ -14,12 +15,14 @@ import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 
-const [modPath, dir, roundsArg, ...dialects] = process.argv.slice(2);
+const [modPath, dirs, roundsArg, ...dialects] = process.argv.slice(2);
 const ts = await import(pathToFileURL(modPath).href);
 const rounds = Number(roundsArg);
 const docs = [];
-for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
-  for (const t of JSON.parse(readFileSync(join(dir, f), "utf8")).tools) docs.push(t.inputSchema);
+for (const dir of dirs.split(",")) {
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(".json")).sort()) {
+    for (const t of JSON.parse(readFileSync(join(dir, f), "utf8")).tools) docs.push(t.inputSchema);
+  }
 }
 const xai = { toolSchemaProfile: "xai", unsupportedToolSchemaKeywords: ["minContains", "maxContains"] };
 const calls = {

@@ -1,9 +1,8 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -22,7 +22,7 @@ type callCmd struct {
 	Args           string        `help:"Arguments as a JSON object. Without --args or --args-file they are read from stdin when it is not a terminal." placeholder:"JSON"`
 	ArgsFile       string        `help:"Read the arguments from FILE ('-' for stdin)." placeholder:"FILE"`
 	Batch          string        `help:"Run the calls in FILE ('-' for stdin), a JSON array of {\"id\",\"name\",\"arguments\"}, as one model turn; prints the result messages as JSON." placeholder:"FILE"`
-	ID             string        `help:"Tool-call id (default: a random one)."`
+	ID             string        `help:"Tool-call id (default: a new one, unique across processes and time; an id you choose is yours to keep unique)."`
 	JSON           bool          `name:"json" help:"Print the result message as JSON."`
 	Timeout        time.Duration `help:"Time limit for the call, e.g. 2s or 5m (default: the tool's own, else 5m; at most 1h)."`
 	MaxResultChars int           `help:"Cap the result's text at N characters (default 40000); the rest is kept and read with result_read." placeholder:"N"`
@@ -59,29 +59,72 @@ func (c *callCmd) Run(e *env) error {
 	if c.DryRun {
 		opts = append(opts, invoke.DryRun())
 	}
+	term, _ := closer.(*terminal)
 	if c.Batch != "" {
-		return c.runBatch(ctx, e, runner, opts)
+		return c.runBatch(ctx, e, runner, opts, term)
 	}
 	args, err := c.arguments(e)
 	if err != nil {
 		return err
 	}
+	if len(bytes.TrimSpace(args)) > 0 && !json.Valid(args) {
+		return fmt.Errorf("arguments are not valid JSON: %v; give a JSON object, such as --args '{\"path\": \"notes.txt\"}'", invoke.SyntaxError(args))
+	}
 	id := c.ID
 	if id == "" {
-		id = newCallID()
+		id = tool.NewCallID("cli")
 	}
+	// On a terminal, a call that takes a while shows a spinner on stderr,
+	// with the tool's latest progress.
+	spin := e.startSpinner("Running " + c.Tool + "…")
+	if term != nil {
+		term.spin = spin
+	}
+	opts = append(opts, invoke.OnUpdate(func(r tool.Result) {
+		for _, b := range r.Content {
+			if b.Type == tool.TextContent && strings.TrimSpace(b.Text) != "" {
+				spin.Set(c.Tool + ": " + b.Text)
+			}
+		}
+	}))
 	msg := runner.Run(ctx, tool.Call{ID: id, Name: c.Tool, Arguments: args}, opts...)
+	spin.Stop()
 	if c.JSON {
 		if err := writeJSON(e.stdout, msg); err != nil {
 			return err
 		}
-	} else if err := printContent(e, msg); err != nil {
-		return err
+	} else {
+		if err := printContent(e, msg); err != nil {
+			return err
+		}
+		c.explain(ctx, e, tc, msg, term != nil || c.Yes)
 	}
 	if msg.IsError {
 		return exitCode(exitToolError)
 	}
 	return nil
+}
+
+// explain adds, on stderr, what a person needs next: the call id to undo
+// the file changes the call made, or how to approve a call that was
+// blocked because nobody could be asked.
+func (c *callCmd) explain(ctx context.Context, e *env, tc *tool.Context, msg tool.ResultMessage, canAsk bool) {
+	if j, ok := tc.Journal.(*store.Journal); ok && !c.DryRun {
+		if changes, err := j.Changes(ctx, msg.ToolCallID); err == nil && len(changes) > 0 {
+			what := "a file"
+			if len(changes) > 1 {
+				what = fmt.Sprintf("files (%d changes)", len(changes))
+			}
+			fmt.Fprintf(e.stderr, "toolbelt: call %s changed %s; 'toolbelt undo %s' takes the changes back.\n", msg.ToolCallID, what, msg.ToolCallID)
+		}
+	}
+	if !msg.IsError || canAsk || len(msg.Content) == 0 {
+		return
+	}
+	var env tool.Envelope
+	if json.Unmarshal([]byte(msg.Content[0].Text), &env) == nil && env.Status == "blocked" && strings.Contains(env.Reason, "no one is available to approve it") {
+		fmt.Fprintln(e.stderr, "toolbelt: there is no terminal to ask for approval on. To run this call, approve it with --yes (the audit log records it as approved by --yes), run toolbelt from a terminal, or change what needs approval in toolbelt.yaml (confirm.medium, tools.ask; see docs/config.md).")
+	}
 }
 
 // arguments returns the call's arguments from --args, --args-file or stdin.
@@ -101,7 +144,7 @@ func (c *callCmd) arguments(e *env) (json.RawMessage, error) {
 	return b, nil
 }
 
-func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, opts []invoke.CallOption) error {
+func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, opts []invoke.CallOption, term *terminal) error {
 	b, err := readInput(e, c.Batch)
 	if err != nil {
 		return err
@@ -116,14 +159,19 @@ func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, o
 			return fmt.Errorf("batch %s: call %d has no name", c.Batch, i)
 		}
 		if calls[i].ID == "" {
-			calls[i].ID = fmt.Sprintf("call_%d", i)
+			calls[i].ID = tool.NewCallID("cli")
 		}
 		if seen[calls[i].ID] {
 			return fmt.Errorf("batch %s: call id %q is used twice", c.Batch, calls[i].ID)
 		}
 		seen[calls[i].ID] = true
 	}
+	spin := e.startSpinner(fmt.Sprintf("Running %d calls…", len(calls)))
+	if term != nil {
+		term.spin = spin
+	}
 	msgs := runner.RunBatch(ctx, calls, opts...)
+	spin.Stop()
 	if err := writeJSON(e.stdout, msgs); err != nil {
 		return err
 	}
@@ -184,11 +232,4 @@ func isTerminal(r io.Reader) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// newCallID returns a random tool-call id.
-func newCallID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "call_" + hex.EncodeToString(b[:])
 }

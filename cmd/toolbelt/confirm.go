@@ -25,6 +25,8 @@ type terminal struct {
 	in  *bufio.Reader
 	col colors
 	who string
+	// spin is the spinner of the work under way, paused while asking.
+	spin *spinner
 }
 
 // openTerminal returns a terminal confirmer, or false when there is no
@@ -44,11 +46,14 @@ func openTerminal() (*terminal, bool) {
 // Close closes the terminal.
 func (t *terminal) Close() error { return t.tty.Close() }
 
-// Confirm shows the call and asks: once, always (this exact action, for the
-// rest of the run), or no, with an optional reason passed to the model.
+// Confirm shows the call and asks: once, always (this exact action in this
+// workspace, remembered in the store), or no, with an optional reason passed
+// to the model.
 func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.spin.Pause()
+	defer t.spin.Resume()
 	// A cancelled or expired question stops the read at once.
 	if dl, ok := ctx.Deadline(); ok {
 		_ = t.tty.SetReadDeadline(dl)
@@ -59,7 +64,7 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 
 	fmt.Fprint(t.tty, t.describe(c))
 	for range 3 {
-		fmt.Fprint(t.tty, t.col.bold("Allow? [y] once, [a] always for this exact action, [n] no: "))
+		fmt.Fprint(t.tty, t.col.bold("Allow? [y] once, [a] always (this exact action, in this workspace), [n] no: "))
 		line, err := t.readLine(ctx)
 		if err != nil {
 			return invoke.Answer{}, err
@@ -114,6 +119,7 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 			row("env", k+"="+e.Env[k])
 		}
+		row("programs", e.ProgramList())
 		row("executable", e.Executable)
 		row("script", e.ScriptHash)
 	}

@@ -5,15 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/policy"
 )
 
 type configCmd struct {
-	Check configCheckCmd `cmd:"" help:"Check a configuration file: syntax, keys, types, tool references and tool settings."`
+	Show  configShowCmd  `cmd:"" help:"Print the configuration in effect (defaults filled in) and where it came from."`
+	Check configCheckCmd `cmd:"" help:"Check a configuration file: syntax, keys, types, tool references, tool settings; warn about unset environment variables and missing executables."`
 }
 
 type configCheckCmd struct {
@@ -30,9 +36,10 @@ func (c *configCheckCmd) Run(e *env) error {
 		return err
 	}
 	if path == "" {
-		_, err := fmt.Fprintln(e.stdout, "No configuration file: toolbelt uses its defaults.")
+		_, err := fmt.Fprintf(e.stdout, "No configuration file (looked for %s): toolbelt uses its defaults. 'toolbelt init' writes one.\n", strings.Join(configCandidates(), ", "))
 		return err
 	}
+	fmt.Fprintf(e.stdout, "Checking %s\n", absPath(path))
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -50,8 +57,131 @@ func (c *configCheckCmd) Run(e *env) error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "%s: ok (%s)\n", path, summarize(cfg))
+	warnings := cfg.Lint(exec.LookPath, os.LookupEnv)
+	for _, w := range warnings {
+		fmt.Fprintf(e.stdout, "warning: %v\n", w)
+	}
+	status := "ok"
+	switch n := len(warnings); {
+	case n == 1:
+		status = "ok, 1 warning"
+	case n > 1:
+		status = fmt.Sprintf("ok, %d warnings", n)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", path, status, summarize(cfg))
 	return err
+}
+
+// configCandidates lists where toolbelt looks for its configuration.
+func configCandidates() []string {
+	list := []string{"$TOOLBELT_CONFIG", "./" + config.FileName}
+	if dir, err := os.UserConfigDir(); err == nil {
+		list = append(list, filepath.Join(dir, "toolbelt", config.FileName))
+	}
+	return list
+}
+
+func absPath(p string) string {
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+type configShowCmd struct {
+	workspaceFlags
+	JSON bool `name:"json" help:"Print JSON: {sources, workspace, state, config}."`
+}
+
+// configSource is one place a setting in effect came from.
+type configSource struct {
+	What string `json:"what"`
+	From string `json:"from"`
+}
+
+func (c *configShowCmd) Run(e *env) error {
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	var sources []configSource
+	switch {
+	case cfg.Path != "" && os.Getenv("TOOLBELT_CONFIG") != "" && e.configPath == "":
+		sources = append(sources, configSource{"file", absPath(cfg.Path) + " (from TOOLBELT_CONFIG)"})
+	case cfg.Path != "":
+		sources = append(sources, configSource{"file", absPath(cfg.Path)})
+	default:
+		sources = append(sources, configSource{"file", "none: the defaults (looked for " + strings.Join(configCandidates(), ", ") + ")"})
+	}
+	for _, v := range []string{"TOOLBELT_WORKSPACE", envData, envDatabaseURL, "TOOLBELT_MCP_TOKEN"} {
+		if os.Getenv(v) != "" {
+			sources = append(sources, configSource{"environment", v})
+		}
+	}
+	ws, err := c.dir(e)
+	if err != nil {
+		return err
+	}
+	dsn, dataDir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return err
+	}
+	eff := cfg.Effective()
+	for i, item := range eff {
+		switch item.Key {
+		case "workspace":
+			eff[i].Value = ws
+		case "data":
+			eff[i].Value = nil
+			if dataDir != "" {
+				eff[i].Value = dataDir
+			}
+		case "database":
+			eff[i].Value = nil
+			if dataDir == "" {
+				eff[i].Value = redacted(dsn)
+			}
+		case "mcp":
+			for j, m := range item.Value.(yaml.MapSlice) {
+				if m.Key == "token" && m.Value != nil {
+					item.Value.(yaml.MapSlice)[j].Value = "(set)"
+				}
+			}
+		}
+	}
+	if c.JSON {
+		return writeJSON(e.stdout, map[string]any{"sources": sources, "workspace": ws, "state": redacted(dsn), "config": plain(eff)})
+	}
+	for _, s := range sources {
+		fmt.Fprintf(e.stdout, "# %-12s %s\n", s.What+":", s.From)
+	}
+	fmt.Fprintf(e.stdout, "# %-12s %s\n# %-12s %s\n\n", "workspace:", ws, "state:", redacted(dsn))
+	b, err := yaml.MarshalWithOptions(eff, yaml.Indent(2), yaml.IndentSequence(true))
+	if err != nil {
+		return err
+	}
+	_, err = e.stdout.Write(b)
+	return err
+}
+
+// plain turns the ordered maps of an effective configuration into maps,
+// for JSON.
+func plain(v any) any {
+	switch v := v.(type) {
+	case yaml.MapSlice:
+		m := make(map[string]any, len(v))
+		for _, item := range v {
+			m[fmt.Sprint(item.Key)] = plain(item.Value)
+		}
+		return m
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = plain(x)
+		}
+		return out
+	}
+	return v
 }
 
 // summarize says in a few words what a configuration sets.

@@ -30,7 +30,7 @@ func TestConfigCheck(t *testing.T) {
 	t.Parallel()
 	good := writeConfig(t, "tools:\n  profile: coding\n  deny: [test_fail]\n  ask:\n    - tool: write\n      when: {path: [\"**/.env*\"]}\n")
 	r := runCLI(t, "", "config", "check", good).expect(t, 0)
-	if r.stdout != good+": ok (profile coding, 1 denied, 1 ask rule)\n" {
+	if r.stdout != "Checking "+good+"\n"+good+": ok (profile coding, 1 denied, 1 ask rule)\n" {
 		t.Errorf("%q", r.stdout)
 	}
 	for body, want := range map[string]string{

@@ -11,10 +11,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/alecthomas/kong"
-	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -45,7 +47,9 @@ type env struct {
 
 	imports *client.Manager // the MCP servers whose tools the registry holds
 	st      *store.Store    // opened once per run, when a command needs state
-	audit   *audit.Writer   // started with the first pipeline that audits
+	audit   auditAppender   // started with the first pipeline that audits
+
+	parser *kong.Kong // the grammar, for help and completion
 
 	configPath, dataDir string         // the global flags
 	cfg                 *config.Config // loaded once per run, when a command needs it
@@ -70,7 +74,12 @@ func (e *env) registry() *registry.Registry {
 		e.reg, e.closer = e.tools()
 		if cfg, err := e.config(); err == nil && len(cfg.MCPServers) > 0 {
 			e.imports = client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
-			if err := e.imports.Start(context.Background(), e.reg); err != nil {
+			// Starting a server may mean downloading it first (npx, uvx):
+			// on a terminal, a spinner says what is being waited for.
+			spin := e.startSpinner("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(cfg.MCPServers)), ", ") + ")…")
+			err := e.imports.Start(context.Background(), e.reg)
+			spin.Stop()
+			if err != nil {
 				e.log.Warn("importing MCP servers", "err", err)
 			}
 		}
@@ -80,21 +89,37 @@ func (e *env) registry() *registry.Registry {
 
 // cli is the command line grammar.
 type cli struct {
-	Verbose bool   `short:"v" help:"Log debug messages to stderr."`
-	Config  string `help:"Configuration file (default: TOOLBELT_CONFIG, ./toolbelt.yaml, then the user's config directory)." placeholder:"FILE"`
-	Data    string `help:"Directory for state (default: TOOLBELT_DATA, the config's data, then the user's data directory)." placeholder:"DIR"`
+	Verbose     bool             `short:"v" help:"Log debug messages to stderr."`
+	Config      string           `help:"Configuration file (default: TOOLBELT_CONFIG, ./toolbelt.yaml, then the user's config directory)." placeholder:"FILE"`
+	Data        string           `help:"Directory for state (default: TOOLBELT_DATA, the config's data, then the user's data directory)." placeholder:"DIR"`
+	VersionFlag kong.VersionFlag `name:"version" short:"V" help:"Print the version and exit."`
 
-	List     listCmd     `cmd:"" help:"List tools by section with risk and availability."`
-	Describe describeCmd `cmd:"" help:"Show a tool's metadata and parameter schema."`
-	Call     callCmd     `cmd:"" help:"Run one call, or a batch, through the pipeline."`
-	Schema   schemaCmd   `cmd:"" help:"Compile, validate, export and lint parameter schemas for model providers."`
-	Config_  configCmd   `cmd:"" name:"config" help:"Check the configuration."`
-	Policy   policyCmd   `cmd:"" help:"Explain the tool policy."`
-	Audit    auditCmd    `cmd:"" help:"List the audit log of calls, or verify its hash chain."`
-	Undo     undoCmd     `cmd:"" help:"Take back the file changes of a call, if the files are still as it left them."`
-	MCP      mcpCmd      `cmd:"" name:"mcp" help:"Serve the tools over MCP on stdio."`
-	Serve    serveCmd    `cmd:"" help:"Serve the tools over MCP on streamable HTTP at /mcp — Toolbelt's main job."`
-	Version  versionCmd  `cmd:"" help:"Print the version."`
+	Serve serveCmd `cmd:"" group:"serve" help:"Serve the tools over MCP on streamable HTTP at /mcp — Toolbelt's main job."`
+	MCP   mcpCmd   `cmd:"" group:"serve" name:"mcp" help:"Serve the tools over MCP on stdio (for a client that starts toolbelt itself)."`
+
+	List     listCmd     `cmd:"" group:"tools" help:"List tools by section with risk and availability."`
+	Describe describeCmd `cmd:"" group:"tools" help:"Show a tool's metadata and parameter schema."`
+	Call     callCmd     `cmd:"" group:"tools" help:"Run one call, or a batch, through the pipeline."`
+	Undo     undoCmd     `cmd:"" group:"tools" help:"Take back the file changes of a call, if the files are still as it left them."`
+	Schema   schemaCmd   `cmd:"" group:"tools" help:"Compile, validate, export and lint parameter schemas for model providers."`
+
+	Policy    policyCmd    `cmd:"" group:"governance" help:"Explain the tool policy."`
+	Audit     auditCmd     `cmd:"" group:"governance" help:"List the audit log of calls, or verify its hash chain."`
+	Approvals approvalsCmd `cmd:"" group:"governance" help:"List or revoke the actions a person allowed always in a workspace."`
+
+	Init       initCmd       `cmd:"" group:"setup" help:"Write an annotated toolbelt.yaml (and a .mcp.json with --mcp-json)."`
+	Config_    configCmd     `cmd:"" group:"setup" name:"config" help:"Show or check the configuration."`
+	Completion completionCmd `cmd:"" group:"setup" help:"Print a shell completion script (bash, zsh or fish)."`
+	Help       helpCmd       `cmd:"" group:"setup" help:"Show the commands, or one command's usage."`
+	Version    versionCmd    `cmd:"" group:"setup" help:"Print the version."`
+}
+
+// groups are the headings of the command overview, in order.
+var groups = []kong.Group{
+	{Key: "serve", Title: "Serve tools to agents:"},
+	{Key: "tools", Title: "Use tools from the shell:"},
+	{Key: "governance", Title: "Governance:"},
+	{Key: "setup", Title: "Setup:"},
 }
 
 // Exit codes.
@@ -129,17 +154,29 @@ func run(args []string, e env) (code int) {
 		kong.Description("Toolbelt runs the tools AI agents call, through one governed pipeline."),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
-		kong.UsageOnError(),
+		kong.ExplicitGroups(groups),
+		kong.Vars{"version": "toolbelt " + buildVersion()},
 	)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 		return exitUsage
 	}
+	if code, done := preParse(parser, args, e); done {
+		return code
+	}
+	args = helpArgs(args)
 	kctx, err := parser.Parse(args)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		var perr *kong.ParseError
+		if errors.As(err, &perr) && perr.Context != nil && perr.Context.Selected() != nil {
+			fmt.Fprintf(e.stderr, "Run 'toolbelt %s --help' for its usage.\n", perr.Context.Selected().Path())
+		} else {
+			fmt.Fprintln(e.stderr, "Run 'toolbelt help' for the commands.")
+		}
 		return exitUsage
 	}
+	e.parser = parser
 	level := slog.LevelWarn
 	if c.Verbose {
 		level = slog.LevelDebug

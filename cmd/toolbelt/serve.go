@@ -14,18 +14,21 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // serveFlags are the flags of the MCP servers.
@@ -53,6 +56,11 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// MCP clients are on channel mcp, and the owner only when the
+	// configuration says so; each call then runs for its client's session
+	// (and, over HTTP, its token's principal).
+	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
+	e.removeStaleTemp(tc)
 	opts, err := e.pipeline(tc, invoke.Config{})
 	if err != nil {
 		return nil, err
@@ -72,9 +80,44 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	count := len(e.registry().ResolveAll(tc, nil))
 	return mcp.New(e.registry(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
-		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log,
+		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log, Owner: cfg.MCP.Owner,
 		Compact: compact.Enabled(count, f.Compact || cfg.MCP.Compact, cfg.MCP.CompactAbove),
 	}, opts...), nil
+}
+
+// staleTempScan bounds the search for temporary files of interrupted
+// writes; the server starts after staleTempWait at most, the search going on
+// beside it.
+const (
+	staleTempScan = 5 * time.Second
+	staleTempWait = time.Second
+)
+
+// removeStaleTemp removes, as a server starts, the temporary files that
+// atomic writes interrupted earlier (a killed process) left in the
+// workspace.
+func (e *env) removeStaleTemp(tc *tool.Context) {
+	l, ok := tc.FS.(*fsbridge.Local)
+	if !ok {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), staleTempScan)
+		defer cancel()
+		removed, err := l.RemoveStaleTemp(ctx)
+		if len(removed) > 0 {
+			e.log.Info("removed temporary files of interrupted writes", "files", removed)
+		}
+		if err != nil {
+			e.log.Warn("stopped looking for temporary files of interrupted writes", "after", staleTempScan, "err", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(staleTempWait):
+	}
 }
 
 type mcpCmd struct {
@@ -131,14 +174,50 @@ type mcpStdioCmd struct {
 }
 
 func (c *mcpStdioCmd) Run(e *env) error {
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
 	srv, err := e.mcpServer(c.serveFlags)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	if isTerminal(e.stdin) {
+		e.explainStdio(srv)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return srv.ServeStdio(ctx)
+	return srv.ServeStdio(ctx, mcp.StdioOptions{MaxLineBytes: cfg.MCP.MaxMessageBytes, Grace: shutdownGrace})
+}
+
+// explainStdio tells a person who started toolbelt mcp at a terminal what
+// it is waiting for, on stderr (stdout is the protocol's).
+func (e *env) explainStdio(srv *mcp.Server) {
+	exe, note := stdioCommand()
+	exe = shellWord(exe)
+	ws := shellWord(srv.Runner().Context().WorkspaceDir)
+	fmt.Fprintf(e.stderr, `toolbelt mcp speaks MCP (JSON-RPC) on stdin and stdout, for an MCP client that starts it;
+it is not meant to be typed at. It serves %d tools for the workspace %s.
+  Try it:            npx @modelcontextprotocol/inspector %s mcp --workspace %s
+  Claude Code:       claude mcp add toolbelt -- %s mcp --workspace %s
+  Over HTTP instead: toolbelt serve
+Waiting for a client on stdin; Ctrl-C stops.
+`, len(srv.Listed()), ws, exe, ws, exe, ws)
+	if note != "" {
+		fmt.Fprintf(e.stderr, "Note: %s\n", note)
+	}
+}
+
+// shellWord quotes s for a POSIX shell when it needs quoting.
+func shellWord(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:=@%,", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return shellQuote(s)
 }
 
 type serveCmd struct {
@@ -152,8 +231,20 @@ func (c *serveCmd) Run(e *env) error {
 		return err
 	}
 	addr := cmp.Or(c.Addr, cfg.MCP.Addr, mcp.DefaultAddr)
-	token := cmp.Or(os.Getenv("TOOLBELT_MCP_TOKEN"), cfg.MCP.Token)
-	if err := mcp.CheckListen(addr, token); err != nil {
+	m := cfg.MCP
+	o := mcp.HTTPOptions{
+		Token: cmp.Or(os.Getenv("TOOLBELT_MCP_TOKEN"), m.Token), AllowedHosts: m.AllowedHosts, AllowedOrigins: m.AllowedOrigins,
+		MaxBodyBytes: int64(m.MaxMessageBytes), MaxSessions: m.MaxSessions, SessionIdleTimeout: m.SessionIdleTimeout.D(),
+		BodyTimeout: m.BodyTimeout.D(), ReadHeaderTimeout: m.ReadHeaderTimeout.D(), MaxConnections: m.MaxConnections,
+	}
+	for _, t := range m.Tokens {
+		secret, err := t.Secret(os.Getenv)
+		if err != nil {
+			return err
+		}
+		o.Tokens = append(o.Tokens, mcp.Token{Token: secret, Principal: t.Principal, Owner: t.Owner})
+	}
+	if err := mcp.CheckListen(addr, cmp.Or(o.Token, firstToken(o.Tokens))); err != nil {
 		return err
 	}
 	srv, err := e.mcpServer(c.serveFlags)
@@ -162,18 +253,27 @@ func (c *serveCmd) Run(e *env) error {
 	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("%s is already in use (another toolbelt serve?): listen elsewhere with --addr %s, or set mcp.addr in toolbelt.yaml", addr, nextPort(addr))
+	}
 	if err != nil {
 		return err
 	}
+	o.Addr = ln.Addr().String()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(mcp.HTTPOptions{Addr: ln.Addr().String(), Token: token, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins}))
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	e.printServing(ln.Addr().String(), token != "", srv)
+	withToken := o.Token != "" || len(o.Tokens) > 0
+	mux.Handle("/mcp", srv.Handler(o))
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprint(w, frontPage(r.Host, withToken, len(srv.Listed())))
+	})
+	hs := o.HTTPServer(mux)
+	e.printServing(ln.Addr().String(), withToken, srv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
 	select {
 	case err := <-served:
 		return err
@@ -191,23 +291,86 @@ func (c *serveCmd) Run(e *env) error {
 	return nil
 }
 
+func firstToken(tokens []mcp.Token) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	return tokens[0].Token
+}
+
+// frontPage is what GET / answers: what is served where.
+func frontPage(host string, withToken bool, tools int) string {
+	auth := ""
+	if withToken {
+		auth = " (with the header Authorization: Bearer <token>)"
+	}
+	return fmt.Sprintf(`Toolbelt %s: an MCP server offering %d tools.
+
+  MCP (streamable HTTP)  http://%s/mcp%s
+  this page              http://%s/
+
+Connect an MCP client to the /mcp endpoint, for example:
+  claude mcp add --transport http toolbelt http://%s/mcp
+  npx @modelcontextprotocol/inspector   (then choose Streamable HTTP and the URL above)
+`, buildVersion(), tools, host, auth, host, host)
+}
+
+// nextPort returns addr with the port after its own, to suggest.
+func nextPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	if err != nil || perr != nil || n <= 0 || n >= 65535 {
+		return net.JoinHostPort(host, "7421")
+	}
+	return net.JoinHostPort(host, strconv.Itoa(n+1))
+}
+
+// reachable returns the address clients should use for a server listening
+// on addr: the same, or for a wildcard address (0.0.0.0, ::) this machine's
+// first non-loopback address, which other machines can reach.
+func reachable(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return addr
+	}
+	ip := net.ParseIP(host)
+	if host != "" && (ip == nil || !ip.IsUnspecified()) {
+		return addr
+	}
+	ifaces, err := net.InterfaceAddrs()
+	if err == nil {
+		for _, a := range ifaces {
+			if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && !n.IP.IsLinkLocalUnicast() && n.IP.To4() != nil {
+				return net.JoinHostPort(n.IP.String(), port)
+			}
+		}
+	}
+	return net.JoinHostPort("127.0.0.1", port)
+}
+
 // printServing says where the server listens and how to connect a client.
 func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
-	endpoint := "http://" + addr + "/mcp"
+	reach := reachable(addr)
+	endpoint := "http://" + reach + "/mcp"
 	tc := srv.Runner().Context()
 	tools := srv.Listed()
 	col := colorsFor(e.stdout)
 	fmt.Fprintf(e.stdout, "%s %s\n", col.bold("Toolbelt MCP server listening on"), endpoint)
+	if reach != addr {
+		_, port, _ := net.SplitHostPort(addr)
+		fmt.Fprintf(e.stdout, "  (on every interface, %s; on this machine also http://127.0.0.1:%s/mcp)\n", addr, port)
+	}
 	data, _, _ := e.storeDSN(os.Getenv)
-	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n", tc.WorkspaceDir, redacted(data), len(tools))
+	state := redacted(data)
+	if e.concealedData(tc.WorkspaceDir) != nil {
+		state += " (inside the workspace, hidden from the tools)"
+	}
+	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.WorkspaceDir, state, len(tools), reach)
 	remote := map[string]any{"type": "http", "url": endpoint}
 	if withToken {
 		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
 	}
-	exe := "toolbelt"
-	if p, err := os.Executable(); err == nil && !isGoRunBinary(p) {
-		exe = p
-	}
+	exe, note := stdioCommand()
 	stdio := struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
@@ -217,7 +380,11 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 		return "  " + string(b)
 	}
 	fmt.Fprintf(e.stdout, "\nConnect Claude Code (.mcp.json) or another client over HTTP:\n%s\n", snippet(remote))
-	fmt.Fprintf(e.stdout, "\nOr start it over stdio (Claude Desktop's claude_desktop_config.json):\n%s\n\nCtrl-C stops the server.\n", snippet(stdio))
+	fmt.Fprintf(e.stdout, "\nOr start it over stdio (Claude Desktop's claude_desktop_config.json):\n%s\n", snippet(stdio))
+	if note != "" {
+		fmt.Fprintf(e.stdout, "  (%s)\n", note)
+	}
+	fmt.Fprintf(e.stdout, "\nCtrl-C stops the server.\n")
 }
 
 // isGoRunBinary reports whether the program was built by `go run` into a

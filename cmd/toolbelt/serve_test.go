@@ -2,18 +2,24 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -188,4 +194,152 @@ func TestMCPServers(t *testing.T) {
 	if !strings.HasPrefix(r.stdout, "mcp\n  self__apply_patch ") || !regexp.MustCompile(`\n  self__read +Read File +low +available\n`).MatchString(r.stdout) {
 		t.Errorf("list --section mcp:\n%s", r.stdout)
 	}
+}
+
+// serveBanner starts toolbelt serve with args and returns what it printed up
+// to "Ctrl-C stops the server.", and the command (killed at the end).
+func serveBanner(t *testing.T, exe string, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	var printed []string
+	for sc.Scan() {
+		printed = append(printed, sc.Text())
+		if strings.Contains(sc.Text(), "Ctrl-C stops the server.") {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return strings.Join(printed, "\n"), cmd
+		}
+	}
+	t.Fatalf("no banner:\n%s\n%s", strings.Join(printed, "\n"), stderr.String())
+	return "", nil
+}
+
+// TestServeBannerAndFrontPage: the stdio snippet names this executable by
+// its absolute path, GET / says what is served where, and on 0.0.0.0 the
+// banner names an address other machines can reach.
+func TestServeBannerAndFrontPage(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "toolbelt")
+	copyFile(t, os.Args[0], bin)
+	ws := workspaceWith(t)
+	out, _ := serveBanner(t, bin, cliEnvironment(t), "--addr", "127.0.0.1:0", "--workspace", ws)
+	if !strings.Contains(out, `"command": "`+bin+`"`) {
+		t.Errorf("the stdio snippet does not name %s:\n%s", bin, out)
+	}
+	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("banner:\n%s", out)
+	}
+	res, err := http.Get("http://" + m[1] + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") ||
+		!strings.Contains(string(body), "MCP (streamable HTTP)  http://"+m[1]+"/mcp") {
+		t.Errorf("GET /: %d %s\n%s", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	if res, err := http.Get("http://" + m[1] + "/nothing"); err != nil || res.StatusCode != 404 {
+		t.Errorf("GET /nothing: %v %v", err, res)
+	}
+
+	env := append(cliEnvironment(t), "TOOLBELT_MCP_TOKEN=test-token")
+	out, _ = serveBanner(t, os.Args[0], env, "--addr", "0.0.0.0:0", "--workspace", ws)
+	m = regexp.MustCompile(`listening on http://([^/]+)/mcp`).FindStringSubmatch(out)
+	if m == nil || strings.HasPrefix(m[1], "0.0.0.0") || !strings.Contains(out, `"url": "http://`+m[1]+`/mcp"`) ||
+		!strings.Contains(out, "Bearer ${TOOLBELT_MCP_TOKEN}") {
+		t.Fatalf("0.0.0.0 banner:\n%s", out)
+	}
+	// The address it names works, with the token.
+	req, _ := http.NewRequest("GET", "http://"+m[1]+"/", nil)
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
+		t.Errorf("GET / at the named address %s: %v %v", m[1], err, res)
+	}
+}
+
+func TestServeBusyPortSuggestsAddr(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	r := runCLI(t, "", "serve", "--addr", addr, "--workspace", t.TempDir()).expect(t, 2)
+	if !strings.Contains(r.stderr, addr+" is already in use") || !strings.Contains(r.stderr, "--addr 127.0.0.1:") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+// TestMCPAtATerminal: started at a terminal, toolbelt mcp explains itself on
+// stderr; stdout stays the protocol's. Piped, it says nothing.
+func TestMCPAtATerminal(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	ws := workspaceWith(t)
+	cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
+	cmd.Env = cliEnvironment(t)
+	var stdout bytes.Buffer
+	stderr := &lockedBuffer{}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(stderr.String(), "Ctrl-C stops.") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	for _, want := range []string{"toolbelt mcp speaks MCP (JSON-RPC) on stdin and stdout", "npx @modelcontextprotocol/inspector", "--workspace " + ws} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("stdout: %q", stdout.String())
+	}
+	// Piped: the server reads the end of its input and stops, silently.
+	r := runCLI(t, "", "mcp", "--workspace", ws)
+	if strings.Contains(r.stderr, "speaks MCP") || r.stdout != "" {
+		t.Errorf("piped: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -50,18 +50,52 @@ func (e *env) storeDSN(getenv func(string) string) (dsn, dir string, err error) 
 }
 
 // openStore opens the store that holds state. workspace, when not "", is
-// the directory the run's tools may write to: a data directory inside it is
-// refused, since a tool could then rewrite the audit log or the undo
-// journal.
+// the directory the run's tools work in. A data directory inside it (the
+// default one when the workspace is the home directory) is fine: the file
+// bridge conceals it from the tools (see concealedData). The workspace
+// itself as the data directory is refused: it cannot be concealed.
 func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, error) {
 	dsn, dir, err := e.storeDSN(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
-	if dir != "" && workspace != "" && within(dir, workspace) {
-		return nil, fmt.Errorf("the data directory %s is inside the workspace %s, where tools can write: keep state elsewhere (--data DIR or %s), or work in another directory", dir, workspace, envData)
+	if err := checkOutside(dir, workspace); err != nil {
+		return nil, err
 	}
-	return store.Open(ctx, dsn)
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	var opts []store.Option
+	if cfg.Audit.Sync == "always" {
+		opts = append(opts, store.SyncCommits())
+	}
+	return store.Open(ctx, dsn, opts...)
+}
+
+// checkOutside refuses a data directory that is the workspace itself: one
+// inside the workspace is hidden from the tools (see concealedData), but the
+// workspace as a whole cannot be.
+func checkOutside(dir, workspace string) error {
+	if dir != "" && workspace != "" && within(dir, workspace) && within(workspace, dir) {
+		return fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere (--data DIR or %s), or work in another directory", dir, envData)
+	}
+	return nil
+}
+
+// concealedData returns the data directory, as given and with its links
+// resolved, when it lies inside the workspace: the file bridge hides it, so
+// tools can neither read nor change the audit log, the undo journal or the
+// approvals kept there.
+func (e *env) concealedData(workspace string) []string {
+	_, dir, err := e.storeDSN(os.Getenv)
+	if err != nil || dir == "" || !within(dir, workspace) {
+		return nil
+	}
+	if real := resolve(dir); real != dir {
+		return []string{dir, real}
+	}
+	return []string{dir}
 }
 
 // within says whether path is root or below it, after following the

@@ -95,7 +95,11 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 		return nil, nil, err
 	}
 	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings)}
-	b, err := fsbridge.OpenLocal(dir)
+	var opts []fsbridge.Option
+	if data := e.concealedData(dir); data != nil {
+		opts = append(opts, fsbridge.Conceal(data...))
+	}
+	b, err := fsbridge.OpenLocal(dir, opts...)
 	if err != nil {
 		return tc, err, nil
 	}

@@ -28,27 +28,27 @@ const ConfigKey = "exec"
 //	    processLimit: 256      # processes a sandboxed command may have at once
 type Config struct {
 	// DefaultTimeout is in seconds; default 300.
-	DefaultTimeout int `json:"defaultTimeout,omitempty"`
+	DefaultTimeout int `json:"defaultTimeout,omitempty" default:"300"`
 	// MaxTimeout is in seconds; default 3600.
-	MaxTimeout int `json:"maxTimeout,omitempty"`
+	MaxTimeout int `json:"maxTimeout,omitempty" default:"3600"`
 	// YieldMs is how long exec waits for a command before returning and
 	// leaving it running in the background; default 10,000.
-	YieldMs int `json:"yieldMs,omitempty"`
+	YieldMs int `json:"yieldMs,omitempty" default:"10000"`
 	// MaxOutputChars bounds the output kept per command, in bytes of UTF-8
 	// (characters for ASCII output); the beginning and the end are kept.
 	// Default 200,000.
-	MaxOutputChars int `json:"maxOutputChars,omitempty"`
+	MaxOutputChars int `json:"maxOutputChars,omitempty" default:"200000"`
 	// KillGraceMs is the time between SIGTERM and SIGKILL; default 2,000.
-	KillGraceMs int `json:"killGraceMs,omitempty"`
+	KillGraceMs int `json:"killGraceMs,omitempty" default:"2000"`
 	// SessionTTL is how long finished background sessions are kept, as a
 	// Go duration ("30m"); default 30 minutes.
-	SessionTTL string `json:"sessionTtl,omitempty"`
+	SessionTTL string `json:"sessionTtl,omitempty" default:"30m"`
 	// EnvAllow lists environment variables passed to commands although
 	// their names look secret: exact names or path.Match patterns ("AWS_*").
 	EnvAllow []string `json:"envAllow,omitempty"`
 	// Shell runs commands as Shell -c COMMAND; default bash from PATH, or
 	// /bin/sh.
-	Shell string `json:"shell,omitempty"`
+	Shell string `json:"shell,omitempty" default:"bash from PATH, else /bin/sh"`
 	// Sandbox configures sandbox mode.
 	Sandbox SandboxConfig `json:"sandbox,omitzero"`
 }
@@ -56,12 +56,12 @@ type Config struct {
 // SandboxConfig configures sandbox mode.
 type SandboxConfig struct {
 	// Required runs every command in the sandbox; a call cannot opt out.
-	Required bool `json:"required,omitempty"`
+	Required bool `json:"required,omitempty" default:"false"`
 	// ProcessLimit bounds the processes a sandboxed command may run at
 	// once; default 256.
-	ProcessLimit int `json:"processLimit,omitempty"`
-	// Bwrap is the bubblewrap executable; default bwrap from PATH.
-	Bwrap string `json:"bwrap,omitempty"`
+	ProcessLimit int `json:"processLimit,omitempty" default:"256"`
+	// Bwrap is the bubblewrap executable (default: bwrap from PATH).
+	Bwrap string `json:"bwrap,omitempty" default:"bwrap from PATH"`
 }
 
 // settings is a Config with defaults applied and units converted.

@@ -1,0 +1,134 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/alecthomas/kong"
+	"github.com/toolbelt/toolbelt/internal/closest"
+)
+
+// valueFlags are the global flags that take a value as the next argument.
+var valueFlags = []string{"--config", "--data"}
+
+// firstPositional returns the index of the first argument that is not a
+// global flag or a global flag's value, or -1.
+func firstPositional(args []string) int {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return i + 1
+			}
+			return -1
+		case slices.Contains(valueFlags, a):
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			return i
+		}
+	}
+	return -1
+}
+
+// preParse handles what kong would not explain well: no command at all
+// (the overview), "help" alone, and an unknown command (the nearest ones).
+// done says the run is over, with code.
+func preParse(parser *kong.Kong, args []string, e env) (code int, done bool) {
+	i := firstPositional(args)
+	if i < 0 {
+		for _, a := range args {
+			if a == "-h" || a == "--help" || a == "-V" || a == "--version" {
+				return 0, false // kong prints these
+			}
+		}
+		printOverview(e.stdout, parser)
+		return exitOK, true
+	}
+	name := args[i]
+	if name == "help" && i == len(args)-1 {
+		printOverview(e.stdout, parser)
+		return exitOK, true
+	}
+	names := commandNames(parser.Model.Node)
+	if name == "help" && !strings.HasPrefix(args[i+1], "-") {
+		name = args[i+1] // help CMD: the command must exist
+	}
+	if slices.Contains(names, name) {
+		return 0, false
+	}
+	fmt.Fprintf(e.stderr, "toolbelt: unknown command %q", name)
+	if near := closest.Names(name, names, 2); len(near) > 0 {
+		fmt.Fprintf(e.stderr, "; did you mean %s?", quoteJoin(near, " or "))
+	}
+	fmt.Fprintln(e.stderr, "\nRun 'toolbelt help' for the commands.")
+	return exitUsage, true
+}
+
+// helpArgs turns "help CMD…" into "CMD… --help", which kong answers with
+// the command's usage.
+func helpArgs(args []string) []string {
+	i := firstPositional(args)
+	if i < 0 || args[i] != "help" || i == len(args)-1 {
+		return args
+	}
+	out := slices.Concat(args[:i], args[i+1:], []string{"--help"})
+	return out
+}
+
+// commandNames lists the names and aliases of n's visible subcommands.
+func commandNames(n *kong.Node) []string {
+	var names []string
+	for _, c := range n.Children {
+		if c.Type == kong.CommandNode && !c.Hidden {
+			names = append(names, c.Name)
+			names = append(names, c.Aliases...)
+		}
+	}
+	return names
+}
+
+func quoteJoin(list []string, sep string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, sep)
+}
+
+// printOverview prints the commands, grouped, one line each.
+func printOverview(w io.Writer, parser *kong.Kong) {
+	root := parser.Model.Node
+	fmt.Fprintf(w, "%s\n\nUsage: toolbelt <command> [flags]\n", root.Help)
+	width := 0
+	for _, c := range root.Children {
+		width = max(width, len(c.Name))
+	}
+	for _, g := range groups {
+		fmt.Fprintf(w, "\n%s\n", g.Title)
+		for _, c := range root.Children {
+			if c.Type != kong.CommandNode || c.Hidden || c.Group == nil || c.Group.Key != g.Key {
+				continue
+			}
+			fmt.Fprintf(w, "  %-*s  %s\n", width, c.Name, c.Help)
+		}
+	}
+	fmt.Fprint(w, `
+Global flags: --config FILE, --data DIR, -v (debug logs), -V (version).
+Run 'toolbelt help <command>' or 'toolbelt <command> --help' for a command's usage.
+New here? 'toolbelt init' writes a toolbelt.yaml; 'toolbelt serve' serves the tools.
+`)
+}
+
+type helpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command to explain."`
+}
+
+// Run prints the overview; "help CMD" never gets here (see helpArgs).
+func (h *helpCmd) Run(e *env) error {
+	printOverview(e.stdout, e.parser)
+	return nil
+}

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOverview(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{nil, {"help"}, {"-v", "help"}} {
+		r := runCLI(t, "", args...).expect(t, 0)
+		for _, want := range []string{
+			"Usage: toolbelt <command> [flags]",
+			"Serve tools to agents:\n  serve ",
+			"\n  call        Run one call, or a batch, through the pipeline.\n",
+			"Setup:\n  init ",
+			"Run 'toolbelt help <command>'",
+		} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("%v: overview lacks %q:\n%s", args, want, r.stdout)
+			}
+		}
+		if n := strings.Count(r.stdout, "\n"); n > 40 {
+			t.Errorf("%v: the overview is %d lines, not short", args, n)
+		}
+	}
+}
+
+func TestHelpForACommand(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{"help", "call"}, {"call", "--help"}} {
+		r := runCLI(t, "", args...).expect(t, 0)
+		if !strings.HasPrefix(r.stdout, "Usage: toolbelt call [<tool>] [flags]") || !strings.Contains(r.stdout, "--args=JSON") {
+			t.Errorf("%v:\n%s", args, r.stdout)
+		}
+	}
+	r := runCLI(t, "", "help", "mcp", "servers").expect(t, 0)
+	if !strings.HasPrefix(r.stdout, "Usage: toolbelt mcp servers") {
+		t.Errorf("help mcp servers:\n%s", r.stdout)
+	}
+}
+
+func TestUnknownCommand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"lsit"}, `unknown command "lsit"; did you mean "list"?`},
+		{[]string{"--config", "x.yaml", "serv"}, `unknown command "serv"; did you mean "serve"`},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"help", "cal"}, `unknown command "cal"; did you mean "call"`},
+	} {
+		r := runCLI(t, "", tc.args...).expect(t, 2)
+		if !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("%v: stderr %q, want %q (stdout %q)", tc.args, r.stderr, tc.want, r.stdout)
+		}
+	}
+	r := runCLI(t, "", "call", "--frob").expect(t, 2)
+	if !strings.Contains(r.stderr, "unknown flag --frob") || !strings.Contains(r.stderr, "Run 'toolbelt call --help'") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+}
+
+func TestVersionFlags(t *testing.T) {
+	t.Parallel()
+	for _, flag := range []string{"--version", "-V"} {
+		r := runCLI(t, "", flag).expect(t, 0)
+		if !strings.HasPrefix(r.stdout, "toolbelt ") || strings.Count(r.stdout, "\n") != 1 {
+			t.Errorf("%s: %q", flag, r.stdout)
+		}
+	}
+}
+
+// TestBashCompletion loads the script into a real bash and asks it to
+// complete as bash would on Tab.
+func TestBashCompletion(t *testing.T) {
+	t.Parallel()
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("bash is not installed")
+	}
+	r := runCLI(t, "", "completion", "bash").expect(t, 0)
+	script := filepath.Join(t.TempDir(), "toolbelt.bash")
+	if err := os.WriteFile(script, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(bash, "-n", script).CombinedOutput(); err != nil {
+		t.Fatalf("bash -n: %v\n%s", err, out)
+	}
+	complete := func(words ...string) string {
+		t.Helper()
+		prog := "source " + shellQuote(script) + "\nCOMP_WORDS=("
+		for _, w := range words {
+			prog += shellQuote(w) + " "
+		}
+		prog += fmt.Sprintf(")\nCOMP_CWORD=%d\n_toolbelt\necho \"${COMPREPLY[*]}\"\n", len(words)-1)
+		out, err := exec.Command(bash, "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%v: %v\n%s", words, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"toolbelt", "li"}, "list"},
+		{[]string{"toolbelt", "c"}, "call config completion"},
+		{[]string{"toolbelt", "--config", "x.yaml", "se"}, "serve"},
+		{[]string{"toolbelt", "mcp", ""}, "stdio servers"},
+		{[]string{"toolbelt", "call", "test_greet", "--ar"}, "--args --args-file"},
+		{[]string{"toolbelt", "mcp", "servers", "--j"}, "--json"},
+		{[]string{"toolbelt", "audit", "ver"}, "verify"},
+	} {
+		if got := complete(tc.words...); got != tc.want {
+			t.Errorf("%q: completed %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}
+
+func TestZshAndFishCompletion(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "completion", "zsh").expect(t, 0)
+	for _, want := range []string{"#compdef toolbelt", "compdef _toolbelt toolbelt", `'mcp') cmds=('stdio:`, "'list:List tools by section"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("zsh script lacks %q", want)
+		}
+	}
+	r = runCLI(t, "", "completion", "fish").expect(t, 0)
+	for _, want := range []string{
+		"complete -c toolbelt -n '__fish_use_subcommand' -a 'serve' -d",
+		"complete -c toolbelt -n '__fish_seen_subcommand_from mcp; and not __fish_seen_subcommand_from stdio servers' -a 'servers'",
+		"complete -c toolbelt -n '__fish_seen_subcommand_from call' -l args-file",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("fish script lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, sh := range []string{"zsh", "fish"} {
+		if path, err := exec.LookPath(sh); err == nil {
+			r := runCLI(t, "", "completion", sh).expect(t, 0)
+			script := filepath.Join(t.TempDir(), "completion."+sh)
+			if err := os.WriteFile(script, []byte(r.stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(path, "-n", script).CombinedOutput(); err != nil {
+				t.Errorf("%s -n: %v\n%s", sh, err, out)
+			}
+		}
+	}
+	runCLI(t, "", "completion", "powershell").expect(t, 2)
+}

@@ -1,0 +1,127 @@
+package main
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/toolbelt/toolbelt/config"
+)
+
+type initCmd struct {
+	Dir     string `arg:"" optional:"" help:"The workspace directory to write into (default: the current directory)." placeholder:"DIR"`
+	Force   bool   `help:"Overwrite an existing toolbelt.yaml (and the toolbelt entry of .mcp.json)."`
+	MCPJSON bool   `name:"mcp-json" help:"Also write .mcp.json, which makes Claude Code (and other clients that read it) start toolbelt mcp for this workspace."`
+}
+
+func (c *initCmd) Run(e *env) error {
+	dir, err := filepath.Abs(cmp.Or(c.Dir, "."))
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s is not a directory: give an existing workspace directory", dir)
+	}
+	path := filepath.Join(dir, config.FileName)
+	if _, err := os.Stat(path); err == nil && !c.Force {
+		return fmt.Errorf("%s already exists: 'toolbelt config check' checks it, 'toolbelt init --force' overwrites it", path)
+	}
+	var mcpJSON []byte
+	var note string
+	if c.MCPJSON {
+		if mcpJSON, note, err = c.mcpJSON(dir); err != nil {
+			return err
+		}
+	}
+	if err := writeFileAtomic(path, config.Template); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Wrote %s: an annotated configuration with the defaults.\n", path)
+	if mcpJSON != nil {
+		mcpPath := filepath.Join(dir, ".mcp.json")
+		if err := writeFileAtomic(mcpPath, mcpJSON); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Wrote %s: Claude Code starts toolbelt for this workspace from it.\n", mcpPath)
+		if note != "" {
+			fmt.Fprintf(e.stderr, "Note: %s\n", note)
+		}
+	}
+	_, err = fmt.Fprintf(e.stdout, "Next: 'toolbelt config check' checks it, 'toolbelt serve' (HTTP) or 'toolbelt mcp' (stdio) serves the tools.\n")
+	return err
+}
+
+// mcpJSON returns dir's .mcp.json with a "toolbelt" server that starts
+// toolbelt mcp for dir; the other servers of an existing file are kept.
+func (c *initCmd) mcpJSON(dir string) ([]byte, string, error) {
+	path := filepath.Join(dir, ".mcp.json")
+	doc := map[string]any{}
+	switch b, err := os.ReadFile(path); {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, "", err
+	default:
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, "", fmt.Errorf("%s is not valid JSON (%v): fix it or move it away", path, err)
+		}
+	}
+	servers, _ := doc["mcpServers"].(map[string]any)
+	if servers == nil {
+		servers = map[string]any{}
+	}
+	if _, has := servers["toolbelt"]; has && !c.Force {
+		return nil, "", fmt.Errorf("%s already has a toolbelt server: --force replaces it", path)
+	}
+	cmd, note := stdioCommand()
+	servers["toolbelt"] = map[string]any{"command": cmd, "args": []string{"mcp", "--workspace", dir}}
+	doc["mcpServers"] = servers
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	return append(b, '\n'), note, nil
+}
+
+// stdioCommand returns the command a client should run to start this
+// toolbelt: the absolute path of the running executable; under `go run`
+// (a temporary binary, gone after the run) the toolbelt installed in PATH,
+// or "toolbelt" with a note that says how to install it.
+func stdioCommand() (command, note string) {
+	exe, err := os.Executable()
+	if err == nil && !isGoRunBinary(exe) {
+		return exe, ""
+	}
+	if p, err := exec.LookPath("toolbelt"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, ""
+		}
+	}
+	return "toolbelt", "this toolbelt runs from a temporary 'go run' build, and no toolbelt is installed in PATH: run 'go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest' (or 'go install ./cmd/toolbelt' in the repository) so that clients can start it"
+}
+
+// writeFileAtomic writes data to path through a temporary file in the same
+// directory, so that nothing half-written is left.
+func writeFileAtomic(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// TestSpinnerOnlyOnATerminal: a long call shows a spinner on stderr when it
+// is a terminal, and stdout carries only the result.
+func TestSpinnerOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	cmd := exec.Command(os.Args[0], "call", "test_sleep", "--args", `{"ms":2000}`)
+	cmd.Env = cliEnvironment(t)
+	var stdout bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, tty
+	s := newScreen(ptmx)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	if code := wait(t, cmd); code != 0 {
+		t.Fatalf("exit %d: %s", code, s.text())
+	}
+	if stdout.String() != "slept 2000 ms\n" {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	s.waitFor(t, "\r\x1b[K") // the line is cleared at the end
+	screen := s.text()
+	if !strings.Contains(screen, "Running test_sleep…") || !strings.ContainsAny(screen, strings.Join(frames, "")) {
+		t.Errorf("no spinner on the terminal: %q", screen)
+	}
+}
+
+// TestNoSpinnerWhenNotATerminal: with stderr a pipe, a long call and the
+// start of imported servers print nothing but their results.
+func TestNoSpinnerWhenNotATerminal(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, "", "call", "test_sleep", "--args", `{"ms":1000}`).expect(t, 0)
+	if r.stdout != "slept 1000 ms\n" || r.stderr != "" {
+		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	dir := t.TempDir()
+	cfg := writeConfig(t, fmt.Sprintf(`mcpServers:
+  self:
+    command: %q
+    args: [mcp, --workspace, %q]
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+`, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
+	r = runCLI(t, "", "--config", cfg, "mcp", "servers").expect(t, 0)
+	if r.stderr != "" || strings.ContainsAny(r.stdout, "\r\x1b") {
+		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+}

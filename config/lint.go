@@ -1,0 +1,103 @@
+package config
+
+import (
+	_ "embed"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Template is the annotated toolbelt.yaml that `toolbelt init` writes: the
+// usual settings with their defaults, and commented examples of the rest.
+//
+//go:embed template.yaml
+var Template []byte
+
+// Warning is something in a valid configuration that will likely not work
+// as meant: a ${VAR} that is not set, a command that is not installed.
+type Warning = LineError
+
+// envRef is "${NAME}" in a configured value.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// Lint returns warnings about what the configuration names in the world
+// outside it: ${VAR} references to unset environment variables (in the
+// settings of imported MCP servers, where Toolbelt expands them) and
+// executables that cannot be found — the commands of imported MCP servers
+// that are not disabled, and the shell and bubblewrap of tools.exec.
+// lookPath and lookupEnv are exec.LookPath and os.LookupEnv, or stand-ins.
+func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(string) (string, bool)) []*Warning {
+	var out []*Warning
+	warn := func(path, msg string) {
+		out = append(out, &Warning{Path: c.Path, Line: c.Line(path), Msg: msg})
+	}
+	refs := func(path, what, v string) {
+		for _, m := range envRef.FindAllStringSubmatch(v, -1) {
+			if _, ok := lookupEnv(m[1]); !ok {
+				warn(path, fmt.Sprintf("%s refers to ${%s}, which is not set in this environment", what, m[1]))
+			}
+		}
+	}
+	for i, t := range c.MCP.Tokens {
+		refs(fmt.Sprintf("$.mcp.tokens[%d].token", i), fmt.Sprintf("mcp.tokens[%d].token (%s)", i, t.Principal), t.Token)
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
+		srv := c.MCPServers[name]
+		base := "$.mcpServers.'" + name + "'"
+		what := "mcpServers." + name
+		for _, k := range slices.Sorted(maps.Keys(srv.Env)) {
+			refs(base+".env.'"+k+"'", what+".env."+k, srv.Env[k])
+		}
+		for _, k := range slices.Sorted(maps.Keys(srv.Headers)) {
+			refs(base+".headers.'"+k+"'", what+".headers."+k, srv.Headers[k])
+		}
+		if srv.Command == "" || srv.Disabled {
+			continue
+		}
+		if _, err := lookPath(c.commandPath(srv)); err != nil {
+			warn(base+".command", fmt.Sprintf("%s.command %q is not found (%v): install it, give its absolute path, or set disabled: true", what, srv.Command, unwrapExec(err)))
+		}
+	}
+	if exec, ok := c.Tools.Settings["exec"].(map[string]any); ok {
+		if sh, ok := exec["shell"].(string); ok && sh != "" {
+			if _, err := lookPath(sh); err != nil {
+				warn("$.tools.exec.shell", fmt.Sprintf("tools.exec.shell %q is not found (%v)", sh, unwrapExec(err)))
+			}
+		}
+		if sb, ok := exec["sandbox"].(map[string]any); ok {
+			bwrap, _ := sb["bwrap"].(string)
+			required, _ := sb["required"].(bool)
+			if bwrap != "" || required {
+				if bwrap == "" {
+					bwrap = "bwrap"
+				}
+				if _, err := lookPath(bwrap); err != nil {
+					warn("$.tools.exec.sandbox", fmt.Sprintf("the sandbox needs bubblewrap, but %q is not found (%v): install the bubblewrap package or set tools.exec.sandbox.bwrap", bwrap, unwrapExec(err)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// commandPath is the command of a stdio server as it is looked up: a
+// relative path with a slash is relative to the server's cwd.
+func (c *Config) commandPath(srv MCPServer) string {
+	if strings.ContainsRune(srv.Command, '/') && !filepath.IsAbs(srv.Command) && srv.Cwd != "" {
+		return filepath.Join(srv.Cwd, srv.Command)
+	}
+	return srv.Command
+}
+
+// unwrapExec shortens exec's "exec: "x": executable file not found in
+// $PATH" to the reason.
+func unwrapExec(err error) string {
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return msg
+}
