@@ -59,14 +59,17 @@ done
 report="# File tools benchmarks
 
 Measured by \`bench/fs.sh\` on $(date -u +%Y-%m-%d): medians of $count interleaved runs of $benchtime each,
-on $(nproc) CPUs ($(go env GOOS)/$(go env GOARCH), $(go version | awk '{print $3}'), $(rg --version | head -1)).
+on $(nproc) CPUs ($(go env GOOS)/$(go env GOARCH), $(go version | awk '{print $3}'), $(rg --version | sed -n 1p)).
 Each toolbelt number is one call through the pipeline (\`invoke.Runner.Run\`); each rg number
 is one \`rg\` process on the same tree with the same rules (hidden files searched, \`.gitignore\`
 honoured outside git repositories too).
 
 - **GrepTree**: \`grep\` for \`func NewReader\\(\` over $tree ($files files, $size).
 - **Find50k**: \`find\` for \`*.go\` (5,000 matches) among 50,000 files in 500 directories;
-  rg: \`rg --files -g '*.go'\`.
+  rg: \`rg --files -g '*.go'\`. Both produce all 5,000 paths (\`matches\`: for find, the
+  paths the tool listed, from its result's details). The pipeline then cuts the text a model
+  sees to its output budget, keeping the whole list retrievable: \`lines-to-model\` counts the
+  paths left in that text. The times compare the same work, 5,000 paths each.
 - **Read10MB**: \`read\` of a 10 MB log: the first page, and the page at line 100,000 (both count
   every line of the file for the notice).
 

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -73,7 +74,10 @@ func oneLine(s string) string {
 // markerLike matches, in folded text, anything that could pass for a wrapper
 // marker: the marker words with any separators, with or without brackets
 // and attributes around them.
-var markerLike = regexp.MustCompile(`(?i)<*\s*/?\s*(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^<>\n]{0,120}>+)?`)
+// It is compiled on first use, not when the program starts.
+var markerLike = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)<*\s*/?\s*(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^<>\n]{0,120}>+)?`)
+})
 
 // Neutralized replaces marker-like text.
 const Neutralized = "[marker-like text removed]"
@@ -81,7 +85,7 @@ const Neutralized = "[marker-like text removed]"
 // Neutralize replaces marker-like text in s (see WrapExternal).
 func Neutralize(s string) string {
 	folded, offsets := fold(s)
-	matches := markerLike.FindAllStringIndex(folded, -1)
+	matches := markerLike().FindAllStringIndex(folded, -1)
 	if matches == nil {
 		return s
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -128,7 +129,10 @@ func Head(s string, max int, suffix string) string {
 
 // errorTail matches an ending that says how things went: an error, a stack
 // trace, a failure, a summary.
-var errorTail = regexp.MustCompile(`(?i)\b(error|exception|traceback|panic|fatal|failed|failure|fail|denied|refused|summary|total|passed|exit(ed)?( with)? (code|status))\b`)
+// It is compiled on first use, not when the program starts.
+var errorTail = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)\b(error|exception|traceback|panic|fatal|failed|failure|fail|denied|refused|summary|total|passed|exit(ed)?( with)? (code|status))\b`)
+})
 
 // EndMatters reports whether the end of s carries information a model needs
 // — an error, a traceback, a summary, closing JSON — so a cut should keep it.
@@ -140,7 +144,7 @@ func EndMatters(s string) bool {
 	if last := end[len(end)-1]; last == '}' || last == ']' {
 		return true
 	}
-	return errorTail.MatchString(end)
+	return errorTail().MatchString(end)
 }
 
 // ValidUTF8 returns s with every invalid byte sequence replaced by U+FFFD.

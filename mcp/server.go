@@ -80,6 +80,7 @@ type Server struct {
 // listedTool remembers what a tool looked like when it was listed, to add
 // or replace it only when it changed.
 type listedTool struct {
+	params      *jsonschema.Schema // the schema it was compiled from
 	schema      *any
 	description string
 	meta        tool.Meta
@@ -209,9 +210,18 @@ func (s *Server) sync() {
 		s.opts.Logger.Debug("tool unavailable", "tool", id, "reason", err)
 	}) {
 		current[t.Name] = true
+		prev, listed := s.listed[t.Name]
+		if listed && t.Parameters != nil && prev.params == t.Parameters && prev.description == t.Description && sameMeta(prev.meta, t.Meta) {
+			// The same schema value: a registered schema does not change,
+			// so neither does its compiled form. This keeps a sync after
+			// one tool changed from compiling every other tool again.
+			continue
+		}
 		compiled, _ := s.opts.Dialect.Compile(schemaDoc(t.Parameters))
 		var inputSchema any = compiled
-		if prev, ok := s.listed[t.Name]; ok && prev.description == t.Description && sameJSON(*prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+		if listed && prev.description == t.Description && sameJSON(*prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+			prev.params = t.Parameters
+			s.listed[t.Name] = prev
 			continue
 		}
 		s.sdk.AddTool(&sdk.Tool{
@@ -221,7 +231,7 @@ func (s *Server) sync() {
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
 		}, s.handle)
-		s.listed[t.Name] = listedTool{schema: &inputSchema, description: t.Description, meta: t.Meta}
+		s.listed[t.Name] = listedTool{params: t.Parameters, schema: &inputSchema, description: t.Description, meta: t.Meta}
 	}
 	var gone []string
 	for name := range s.listed {

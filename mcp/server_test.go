@@ -575,3 +575,57 @@ func TestCompactMode(t *testing.T) {
 		t.Errorf("approval through compact mode: %q, asked %d", texts(r), asked)
 	}
 }
+
+// TestListFollowsAChangedSchema: a tool registered again with another
+// schema is listed with it, while the tools whose schema value did not
+// change (and are not compiled again) are listed as before.
+func TestListFollowsAChangedSchema(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	changed := make(chan struct{}, 8)
+	cs := connect(t, f, mcp.Options{}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	list := func() map[string]string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, tt := range res.Tools {
+			b, _ := json.Marshal(tt.InputSchema)
+			out[tt.Name] = string(b)
+		}
+		return out
+	}
+	type args struct {
+		Q string `json:"q" jsonschema:"first wording"`
+	}
+	mk := func(desc string) tool.Tool {
+		tl := tool.Must(tool.New("lookup", "Looks up.", func(context.Context, args, tool.Invocation) (tool.Result, error) {
+			return tool.Text("ok"), nil
+		}))
+		tl.Parameters.Properties["q"].Description = desc
+		return tl
+	}
+	if err := f.reg.Register(mk("first wording")); err != nil {
+		t.Fatal(err)
+	}
+	<-changed
+	before := list()
+	f.reg.Unregister("lookup")
+	<-changed
+	if err := f.reg.Register(mk("second wording")); err != nil {
+		t.Fatal(err)
+	}
+	<-changed
+	after := list()
+	if !strings.Contains(after["lookup"], "second wording") || strings.Contains(after["lookup"], "first wording") {
+		t.Errorf("the changed schema is not listed: %s", after["lookup"])
+	}
+	for name, s := range before {
+		if name != "lookup" && after[name] != s {
+			t.Errorf("%s changed though its schema did not:\nbefore %s\nafter  %s", name, s, after[name])
+		}
+	}
+}

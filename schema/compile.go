@@ -3,10 +3,11 @@ package schema
 import (
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Limits of one compilation. A schema beyond them still compiles: the part
@@ -905,8 +906,9 @@ func (c *compiler) children(n *nodeState, depth int) {
 			continue
 		}
 		out := make(map[string]any, len(v))
+		base := child(n.path, k)
 		for _, name := range sortedKeys(v) {
-			p := child(child(n.path, k), name)
+			p := child(base, name)
 			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
 				c.change(p, "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
@@ -966,7 +968,7 @@ func (c *compiler) shapes(n *nodeState) {
 // constraints among them.
 func (c *compiler) strip(n *nodeState) {
 	var removed []string
-	for _, k := range sortedKeys(n.m) {
+	for k, v := range n.m {
 		if k == hintKey {
 			continue
 		}
@@ -974,13 +976,14 @@ func (c *compiler) strip(n *nodeState) {
 			removed = append(removed, k)
 			continue
 		}
-		if f, ok := n.m[k].(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
+		if f, ok := v.(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
 			removed = append(removed, k)
 		}
 	}
 	if len(removed) == 0 {
 		return
 	}
+	slices.Sort(removed)
 	hints, described := c.describeKeywords(n.m, removed, 0)
 	n.hints = append(n.hints, hints...)
 	for _, k := range removed {
@@ -992,9 +995,9 @@ func (c *compiler) strip(n *nodeState) {
 		action := "removed"
 		desc, _ := n.m["description"].(string)
 		switch {
-		case k == "default" && described[k] && saysAlready(desc, "default: "+literal(n.m[k])):
+		case k == "default" && slices.Contains(described, k) && saysAlready(desc, "default: "+literal(n.m[k])):
 			action = "removed: the description already gives it"
-		case described[k]:
+		case slices.Contains(described, k):
 			action = "moved to description"
 		case k == "title":
 			if d, _ := n.m["description"].(string); d == "" {
@@ -1179,6 +1182,10 @@ func (c *compiler) describe(n *nodeState) {
 // saysAlready reports whether the description already gives what a hint
 // would add: a default its author wrote as "default 1", "Default: 1",
 // "defaults to 1" or "default is 1".
+//
+// It is a plain search, case-insensitive like the rest of the matching:
+// it runs for every hint of every node on every compile, where building a
+// regular expression for each was a third of the compiler's time.
 func saysAlready(description, hint string) bool {
 	v, ok := strings.CutPrefix(hint, "default: ")
 	if !ok || description == "" {
@@ -1186,12 +1193,100 @@ func saysAlready(description, hint string) bool {
 	}
 	// The literal may follow "default" directly; a string written without
 	// its quotes only after a connector, or "the default name" would count.
-	pattern := `(?i)\bdefault(?:s to| is|:)?\s+` + regexp.QuoteMeta(v) + `(?:[^\w.-]|\.(?:\s|$)|$)`
-	if u, err := strconv.Unquote(v); err == nil && u != "" {
-		pattern += `|(?i)\bdefault(?:s to| is|:)\s+` + regexp.QuoteMeta(u) + `(?:[^\w.-]|\.(?:\s|$)|$)`
+	bare := ""
+	if u, err := strconv.Unquote(v); err == nil {
+		bare = u
 	}
-	re, err := regexp.Compile(pattern)
-	return err == nil && re.MatchString(description)
+	for i := 0; ; {
+		j := indexDefault(description[i:])
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		i = at + len("default")
+		if at > 0 && isWordByte(description[at-1]) {
+			continue
+		}
+		rest := description[i:]
+		for _, connector := range []string{"", "s to", " is", ":"} {
+			after, ok := cutPrefixFold(rest, connector)
+			if !ok {
+				continue
+			}
+			if followsSpace(after, v) || (connector != "" && bare != "" && followsSpace(after, bare)) {
+				return true
+			}
+		}
+	}
+}
+
+// indexDefault returns the index of the first "default" in s in any case,
+// or -1. None of its letters has a case variant outside ASCII.
+func indexDefault(s string) int {
+	for i := 0; i+len("default") <= len(s); i++ {
+		if s[i]|0x20 == 'd' && strings.EqualFold(s[i:i+len("default")], "default") {
+			return i
+		}
+	}
+	return -1
+}
+
+// followsSpace reports whether s is one or more white space characters,
+// then lit in any case, then the end of the text, a character that cannot
+// continue a value, or a full stop that ends a sentence.
+func followsSpace(s, lit string) bool {
+	for n := 0; n < len(s) && isSpaceByte(s[n]); n++ {
+		rest, ok := cutPrefixFold(s[n+1:], lit)
+		if !ok {
+			continue
+		}
+		if rest == "" {
+			return true
+		}
+		switch c := rest[0]; {
+		case c == '.':
+			if len(rest) == 1 || isSpaceByte(rest[1]) {
+				return true
+			}
+		case c != '-' && !isWordByte(c):
+			return true
+		}
+	}
+	return false
+}
+
+// cutPrefixFold returns s without prefix, compared under Unicode simple
+// case folding, and whether s began with it.
+func cutPrefixFold(s, prefix string) (string, bool) {
+	for _, pr := range prefix {
+		if s == "" {
+			return s, false
+		}
+		sr, size := utf8.DecodeRuneInString(s)
+		if sr != pr && !foldEqual(sr, pr) {
+			return s, false
+		}
+		s = s[size:]
+	}
+	return s, true
+}
+
+// foldEqual reports whether two runes are the same under simple folding.
+func foldEqual(a, b rune) bool {
+	for r := unicode.SimpleFold(a); r != a; r = unicode.SimpleFold(r) {
+		if r == b {
+			return true
+		}
+	}
+	return false
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c|0x20 && c|0x20 <= 'z'
+}
+
+func isSpaceByte(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
 }
 
 // addHint adds descriptions of constraints to a schema being compiled.

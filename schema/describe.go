@@ -14,23 +14,24 @@ import (
 // describeKeywords describes the constraints among keys, keywords of m that
 // are being removed, in a fixed order. described lists the keywords that
 // produced a description.
-func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) (hints []string, described map[string]bool) {
-	described = map[string]bool{}
-	handled := map[string]bool{} // by a rule of its own, described or not
+func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) (hints []string, described []string) {
+	var handled []string // by a rule of its own, described or not
 	removing := func(k string) bool {
-		_, ok := m[k]
-		return ok && slices.Contains(keys, k)
+		// keys is short: scanning it first spares most map lookups.
+		return slices.Contains(keys, k) && hasKey(m, k)
 	}
 	add := func(h string, ks ...string) {
-		for _, k := range ks {
-			handled[k] = true
+		if h != "" {
+			hints = append(hints, h)
 		}
-		if h == "" {
-			return
-		}
-		hints = append(hints, h)
+		// Only keys matter to the caller and below: keep the lists short.
 		for _, k := range ks {
-			described[k] = true
+			if slices.Contains(keys, k) {
+				handled = append(handled, k)
+				if h != "" {
+					described = append(described, k)
+				}
+			}
 		}
 	}
 	num := func(k string) string {
@@ -159,7 +160,7 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 	// Any other constraint keyword a dialect drops (compat can drop
 	// anything) is described as it is.
 	for _, k := range keys {
-		if handled[k] || !constraintKeywords[k] {
+		if !constraintKeywords[k] || slices.Contains(handled, k) {
 			continue
 		}
 		switch v := m[k].(type) {

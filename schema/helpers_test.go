@@ -16,16 +16,23 @@ type corpusTool struct {
 	Doc any
 }
 
-// corpusDir holds real MCP servers' tools/list answers, kept in the
-// repository's testdata so that a fresh clone runs the corpus tests.
-var corpusDir = filepath.Join("..", "testdata", "mcp-tools")
+// corpusDirs hold the corpus: real MCP servers' tools/list answers, kept in
+// the repository's testdata so that a fresh clone runs the corpus tests,
+// and realistic.json, schemas written the way pydantic, zod and OpenAPI
+// generators write them (defaults, enums, unions, $refs), which the public
+// servers use little.
+var corpusDirs = []string{filepath.Join("..", "testdata", "mcp-tools"), filepath.Join("testdata", "corpus")}
 
 // loadCorpus returns every tool of the corpus; a missing corpus fails the test.
 func loadCorpus(tb testing.TB) []corpusTool {
 	tb.Helper()
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no corpus files in %s: the repository's testdata is incomplete", corpusDir)
+	var files []string
+	for _, dir := range corpusDirs {
+		found, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil || len(found) == 0 {
+			tb.Fatalf("no corpus files in %s: the repository's testdata is incomplete", dir)
+		}
+		files = append(files, found...)
 	}
 	var out []corpusTool
 	for _, f := range files {

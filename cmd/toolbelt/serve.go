@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -43,6 +44,10 @@ const shutdownGrace = 10 * time.Second
 
 // mcpServer makes the MCP server the config describes, for the workspace.
 func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
+	// Starting allocates a lot that lives on (the tools, their schemas,
+	// imported servers' tool lists) and little garbage: collecting less
+	// often until the server is built spares most of the start's GC work.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err

@@ -54,6 +54,11 @@ type Options struct {
 	// KeepAlive is how often HTTP servers are pinged so that one that is
 	// gone is noticed between calls (30s; negative: never).
 	KeepAlive time.Duration
+	// SchemaCheckDelay is how long after an import the imported schemas
+	// are compiled to find the ones that do not compile (1s; negative: at
+	// once). The wait lets the first answers to clients go out before
+	// that work; until then a call of such a tool fails at validation.
+	SchemaCheckDelay time.Duration
 	// Transport, when set, makes the transport to a server instead of its
 	// configuration (for tests, or servers in the same process).
 	Transport func(ctx context.Context, name string) (mcp.Transport, error)
@@ -71,6 +76,7 @@ const (
 	DefaultStableAfter    = time.Minute
 	DefaultStopGrace      = 2 * time.Second
 	DefaultKeepAlive      = 30 * time.Second
+	DefaultSchemaCheck    = time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -91,6 +97,9 @@ func (o Options) withDefaults() Options {
 	def(&o.StopGrace, DefaultStopGrace)
 	if o.KeepAlive == 0 {
 		o.KeepAlive = DefaultKeepAlive
+	}
+	if o.SchemaCheckDelay == 0 {
+		o.SchemaCheckDelay = DefaultSchemaCheck
 	}
 	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
 	return o

@@ -103,7 +103,8 @@ func TestParameters(t *testing.T) {
 		{map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string", "x-hint": "kept"}}, "$schema": "http://json-schema.org/draft-07/schema#"},
 			`{"type":"object","properties":{"q":{"type":"string","x-hint":"kept"}},"$schema":"http://json-schema.org/draft-07/schema#"}`},
 		{map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"minimum": "zero"}}}, "input schema is not a JSON Schema: "},
-		{map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integral"}}}, "input schema does not compile: "},
+		// Converted without compiling: the import checks that afterwards.
+		{map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integral"}}}, `{"type":"object","properties":{"n":{"type":"integral"}}}`},
 	} {
 		s, err := parameters(tc.input)
 		got := ""

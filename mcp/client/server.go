@@ -13,11 +13,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -40,7 +42,15 @@ type server struct {
 	moved    chan struct{}     // closed and replaced at every change of state
 	tools    map[string]string // local name → remote definition as JSON, to notice changes
 	skipped  []string
-	stopErr  error // why the process had to be signalled when the manager closed
+	// syncMu orders a sync and the schema check that follows it: the check
+	// removes a tool only while the registry still holds the version it
+	// checked.
+	syncMu sync.Mutex
+	// uncompilable says, by local name and definition (NAME\x00DEF), why
+	// a tool was removed because its schema does not compile, so a later
+	// sync does not import the same definition again.
+	uncompilable map[string]string
+	stopErr      error // why the process had to be signalled when the manager closed
 
 	listChanged chan struct{}      // a notifications/tools/list_changed to act on
 	broken      chan brokenSession // a call found the connection broken
@@ -341,6 +351,9 @@ func (c *conn) close(err error, failed bool) error {
 // exactly them: new tools are registered, removed ones unregistered,
 // changed ones replaced.
 func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.ClientSession) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
 	var remote []*mcp.Tool
@@ -379,16 +392,29 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 		reg.Unregister(name)
 	}
 	var skipped []string
+	var fresh []added
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := next[name]; ok {
 			continue
 		}
 		t := want[name]
-		if err := s.register(reg, name, t); err != nil {
+		s.mu.Lock()
+		why, bad := s.uncompilable[name+"\x00"+defs[name]]
+		s.mu.Unlock()
+		if bad {
+			skipped = append(skipped, why)
+			continue
+		}
+		params, err := s.register(reg, name, t)
+		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
 		}
 		next[name] = defs[name]
+		fresh = append(fresh, added{local: name, remote: t.Name, def: defs[name], params: params})
+	}
+	if len(fresh) > 0 {
+		s.m.wg.Go(func() { s.checkSchemas(run, reg, fresh) })
 	}
 	slices.Sort(skipped)
 	s.mu.Lock()
@@ -403,10 +429,10 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 // register adds one tool as a factory that makes it while the server is
 // ready or starting (a call waits for the start) and otherwise says why it
 // is not available, in an error that tells the model whether to retry.
-func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) error {
+func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) (*jsonschema.Schema, error) {
 	params, err := parameters(t.InputSchema)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	m := meta(s.name, name, t)
 	made := &tool.Tool{
@@ -414,9 +440,9 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) erro
 		Execute: s.execute(t.Name),
 	}
 	if err := made.Check(); err != nil {
-		return err
+		return nil, err
 	}
-	return reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
+	return params, reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.state == StateReady || s.state == StateStarting { // a call waits for the start
@@ -424,6 +450,62 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) erro
 		}
 		return nil, s.unavailableLocked()
 	}, m)
+}
+
+// added is a tool a sync registered, for the schema check after it.
+type added struct {
+	local, remote, def string
+	params             *jsonschema.Schema
+}
+
+// checkSchemas compiles the schemas of tools a sync registered and removes
+// the tools whose schema does not compile: no call of theirs could be
+// validated. It runs Options.SchemaCheckDelay after the sync, so a
+// server's tools are listed without waiting for a validator compile each
+// (the pipeline compiles one on a tool's first call); until it removes
+// such a tool, a call of it fails at validation with the compile error.
+func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools []added) {
+	if d := s.m.opts.SchemaCheckDelay; d > 0 {
+		timer := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		}
+	}
+	var bad []string
+	for _, t := range tools {
+		if ctx.Err() != nil {
+			return
+		}
+		_, err := schema.Compile(t.params)
+		if err == nil {
+			continue
+		}
+		s.syncMu.Lock()
+		s.mu.Lock()
+		current := s.tools[t.local] == t.def
+		if current {
+			why := fmt.Sprintf("%s: input schema does not compile: %v", t.remote, err)
+			delete(s.tools, t.local)
+			s.skipped = append(s.skipped, why)
+			slices.Sort(s.skipped)
+			if s.uncompilable == nil {
+				s.uncompilable = map[string]string{}
+			}
+			s.uncompilable[t.local+"\x00"+t.def] = why
+		}
+		s.mu.Unlock()
+		if current {
+			reg.Unregister(t.local)
+			bad = append(bad, t.remote)
+		}
+		s.syncMu.Unlock()
+	}
+	for _, name := range bad {
+		s.m.opts.Logger.Warn("mcp tool not imported", "server", s.name, "tool", name, "err", "input schema does not compile")
+	}
 }
 
 // clear removes the server's tools from the registry.

@@ -3,6 +3,7 @@ package compact
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -38,7 +39,8 @@ var abbreviations = setOf("e.g", "i.e", "etc", "vs", "approx", "incl", "cf", "ca
 
 // emphasis is Markdown bold text, "**Best for:**"; it starts with a letter
 // or digit, so globs such as "src/**/*.go" are left alone.
-var emphasis = regexp.MustCompile(`\*\*([\p{L}\p{N}][^*]*?)\*\*`)
+// It is compiled on first use, not when the program starts.
+var emphasis = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\*\*([\p{L}\p{N}][^*]*?)\*\*`) })
 
 // firstSentence returns the first sentence of the first line of text that
 // has words, without Markdown emphasis or list and heading markers.
@@ -49,7 +51,7 @@ func firstSentence(text string) string {
 		for _, bullet := range []string{"- ", "* ", "+ "} {
 			l = strings.TrimPrefix(l, bullet)
 		}
-		if l = strings.TrimSpace(emphasis.ReplaceAllString(l, "$1")); l != "" {
+		if l = strings.TrimSpace(emphasis().ReplaceAllString(l, "$1")); l != "" {
 			line = l
 			break
 		}

@@ -33,6 +33,12 @@ func benchRunner(b *testing.B, dir string) *invoke.Runner {
 
 // runTool runs one call and fails the benchmark on an error result.
 func runTool(b *testing.B, r *invoke.Runner, name string, args any) string {
+	return text(runToolMessage(b, r, name, args))
+}
+
+// runToolMessage runs one call and returns its result message, failing the
+// benchmark on an error result.
+func runToolMessage(b *testing.B, r *invoke.Runner, name string, args any) tool.ResultMessage {
 	raw, err := json.Marshal(args)
 	if err != nil {
 		b.Fatal(err)
@@ -41,7 +47,7 @@ func runTool(b *testing.B, r *invoke.Runner, name string, args any) string {
 	if msg.IsError {
 		b.Fatalf("%s: %s", name, text(msg))
 	}
-	return text(msg)
+	return msg
 }
 
 // runRG runs ripgrep and returns its output lines.
@@ -120,16 +126,27 @@ func findTree(b *testing.B) string {
 }
 
 // BenchmarkFind50k finds the 5,000 *.go files among 50,000, with the find
-// tool and with rg --files.
+// tool and with rg --files. Both report the paths they produced
+// ("matches"): for find that is the paths the tool listed (its details'
+// shown), all 5,000; the pipeline then cuts the text a model sees to its
+// output budget and keeps the whole retrievable, and "lines-to-model"
+// counts what is left in that text.
 func BenchmarkFind50k(b *testing.B) {
 	dir := findTree(b)
 	b.Run("toolbelt", func(b *testing.B) {
 		r := benchRunner(b, dir)
-		var got string
+		var msg tool.ResultMessage
 		for b.Loop() {
-			got = runTool(b, r, "find", map[string]any{"pattern": "*.go", "limit": 10000})
+			msg = runToolMessage(b, r, "find", map[string]any{"pattern": "*.go", "limit": 10000})
 		}
-		b.ReportMetric(float64(strings.Count(got, ".go\n")+1), "matches")
+		var d struct {
+			Shown int `json:"shown"`
+		}
+		if j, err := json.Marshal(msg.Details); err != nil || json.Unmarshal(j, &d) != nil || d.Shown == 0 {
+			b.Fatalf("find details: %#v", msg.Details)
+		}
+		b.ReportMetric(float64(d.Shown), "matches")
+		b.ReportMetric(float64(strings.Count(text(msg), ".go\n")+1), "lines-to-model")
 	})
 	b.Run("rg", func(b *testing.B) {
 		needRG(b)
