@@ -214,7 +214,7 @@ func (t *Tool) Tool() tool.Tool {
 	return tool.Tool{
 		Name: t.Meta.ID, Label: t.Meta.Label, Description: t.Meta.Description,
 		Parameters: t.Parameters, Meta: t.Meta, Execute: t.execute,
-		MapError: mapError,
+		MapError: mapError, Preview: t.preview,
 	}
 }
 

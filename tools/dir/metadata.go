@@ -128,12 +128,12 @@ func ParseMetadata(path string, b []byte) (Metadata, error) {
 	}
 	seen := map[string]bool{}
 	for dec.More() {
-		off := dec.InputOffset()
 		tok, err := dec.Token()
 		if err != nil {
 			return fail(syntaxOffset(err, dec), "not valid JSON: %v", err)
 		}
 		key, _ := tok.(string)
+		off := dec.InputOffset() - int64(len(key)) - 2 // where the key starts (give or take escapes)
 		if !slices.Contains(metadataFields, key) {
 			msg := fmt.Sprintf("unknown field %q", key)
 			if c := closest.Names(key, metadataFields, 1); len(c) > 0 {
@@ -141,10 +141,10 @@ func ParseMetadata(path string, b []byte) (Metadata, error) {
 			} else {
 				msg += "; known fields: " + strings.Join(metadataFields, ", ")
 			}
-			return fail(off+1, "%s", msg)
+			return fail(off, "%s", msg)
 		}
 		if seen[key] {
-			return fail(off+1, "field %q appears twice", key)
+			return fail(off, "field %q appears twice", key)
 		}
 		seen[key] = true
 		var skip json.RawMessage

@@ -3,7 +3,9 @@ package dir
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -300,4 +302,21 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// preview says what a call would run: the handler, its interpreter and
+// the SHA-256 of the handler file, so that an approval "always" does not
+// carry over to a changed handler.
+func (t *Tool) preview(_ context.Context, _ tool.Call, _ *tool.Context) (tool.Effects, error) {
+	b, err := os.ReadFile(t.Handler)
+	if err != nil {
+		return tool.Effects{}, fmt.Errorf("reading the handler of %s: %w", t.Meta.ID, err)
+	}
+	sum := sha256.Sum256(b)
+	return tool.Effects{
+		Summary:    fmt.Sprintf("run the handler of the directory tool %s (%s)", t.Meta.ID, t.Dir),
+		Command:    strings.Join(t.Argv, " "),
+		Executable: t.Argv[0],
+		ScriptHash: hex.EncodeToString(sum[:]),
+	}, nil
 }
