@@ -87,6 +87,9 @@ func Load(folder string, opts Options) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real // the sandbox binds real paths
+	}
 	mpath := filepath.Join(abs, MetadataFile)
 	b, err := os.ReadFile(mpath)
 	if err != nil {

@@ -155,8 +155,8 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context) (shell.Child, error)
 		if err != nil {
 			return shell.Child{}, err
 		}
-		spec := sandbox.Spec{Root: root, Workdir: root, ProcessLimit: 256}
-		if home, err := os.UserHomeDir(); err == nil && !within(t.Dir, home) {
+		spec := sandbox.Spec{Root: root, Workdir: root, ProcessLimit: 256, ReadOnly: []string{t.Dir}}
+		if home, err := os.UserHomeDir(); err == nil {
 			spec.Hide = []string{home}
 		}
 		b, err := sandbox.Find(ctx, t.opts.Bwrap)
@@ -174,11 +174,6 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context) (shell.Child, error)
 	}
 	c.Env = shell.ScrubbedEnv(allow, set)
 	return c, nil
-}
-
-func within(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
 func cmpOr(v, def int) int {
