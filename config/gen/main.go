@@ -152,6 +152,12 @@ func (w *walker) fields(st *ast.StructType, prefix string) {
 				w.fields(st, key+".")
 				continue
 			}
+		case *ast.ArrayType:
+			if id, ok := t.Elt.(*ast.Ident); ok && id.Name != "AskRule" && w.types[id.Name] != nil {
+				w.rows = append(w.rows, row{key, typeName(f.Type), tag.Get("default"), doc})
+				w.fields(w.types[id.Name], key+"[].")
+				continue
+			}
 		case *ast.MapType:
 			if id, ok := t.Value.(*ast.Ident); ok {
 				if id.Name == "Rules" {
@@ -288,6 +294,11 @@ tool name, an alias, a ` + "`*`" + ` glob or a ` + "`group:`" + ` reference (` +
 			w.fields(types["Rules"], "tools.")
 			for i := range w.rows {
 				w.rows[i].doc = "See [Policy rules](#policy-rules)."
+			}
+			for _, tf := range types["Tools"].Fields.List {
+				if len(tf.Names) > 0 { // the keys of tools: besides the policy rules
+					w.fields(&ast.StructType{Fields: &ast.FieldList{List: []*ast.Field{tf}}}, "tools.")
+				}
 			}
 			w.rows = append(w.rows, row{"tools.<tool>", "mapping", "", "The settings of the tool or section named, such as `tools.exec` below."})
 			table(&b, w.rows)
