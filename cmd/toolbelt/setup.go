@@ -47,12 +47,16 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if override.MaxResultChars > 0 {
 		ic.MaxResultChars = override.MaxResultChars
 	}
-	return []invoke.Option{
+	opts := []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(e.auditWriter(st)),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
-	}, nil
+	}
+	if h := e.hooksOption(cfg); h != nil {
+		opts = append(opts, h)
+	}
+	return opts, nil
 }
 
 // auditWriter returns the run's background audit writer, started once;
