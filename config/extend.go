@@ -12,7 +12,7 @@ import (
 // metadata.json, a schema.json and a handler is a tool. Written as a path,
 // or as a mapping with path and trusted.
 type ToolDir struct {
-	// Path is the folder; a relative path is relative to the workspace, and
+	// Path is the folder; a relative path is relative to toolbelt.yaml, and
 	// ~ is the home directory.
 	Path string `yaml:"path"`
 	// Trusted says the agent cannot write the folder. A folder inside the
