@@ -43,7 +43,7 @@ func (c *describeCmd) Run(e *env) error {
 	meta, _ := reg.Meta(id)
 	var reason string
 	t, ok := reg.Resolve(id, tc, func(_ string, err error) { reason = err.Error() })
-	d := described{Meta: meta, Available: ok, UnavailableReason: reason, Dir: e.dirTools[id]}
+	d := described{Meta: meta, Available: ok, UnavailableReason: reason, Dir: e.dirOf(id)}
 	if ok {
 		d.Parameters = t.Parameters
 		if d.Parameters == nil {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -48,17 +49,37 @@ func inside(path, dir string) bool {
 // loadDirTools registers the directory tools of the config's folders in
 // reg. A broken tool is reported on stderr, with why, and skipped.
 func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
-	set := dir.LoadDirs(e.toolDirSources(cfg), dirOptions(cfg))
-	problems := append(set.Problems, set.Register(reg)...)
-	for _, p := range problems {
+	e.dirs = dir.NewLoader(reg, e.toolDirSources(cfg), dirOptions(cfg), func(p dir.Problem) {
 		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
+	})
+	e.dirs.Load()
+}
+
+// dirOf returns the folder of the directory tool id, or "".
+func (e *env) dirOf(id string) string {
+	if e.dirs == nil {
+		return ""
 	}
-	e.dirTools = map[string]string{}
-	for _, t := range set.Tools {
-		if m, ok := reg.Meta(t.Meta.ID); ok && m.Source == "directory" {
-			e.dirTools[t.Meta.ID] = t.Dir
+	d, _ := e.dirs.Folder(id)
+	return d
+}
+
+// watchDirTools keeps the directory tools in step with their folders until
+// the run ends: a server picks up added, changed and removed tools, and
+// tells its MCP clients.
+func (e *env) watchDirTools() {
+	if e.registry(); e.dirs == nil || e.stopWatch != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := e.dirs.Watch(ctx); err != nil {
+			e.log.Warn("watching the directory tools' folders", "err", err)
 		}
-	}
+	}()
+	e.stopWatch = func() { cancel(); <-done }
 }
 
 // dirOptions are how directory tools' handlers run: with exec's environment
@@ -155,10 +176,9 @@ func (c *toolTryCmd) Run(e *env) error {
 	if err := reg.Register(t.Tool()); err != nil {
 		return err
 	}
-	if e.dirTools == nil {
-		e.dirTools = map[string]string{}
+	if e.dirs != nil {
+		e.dirs.Adopt(t)
 	}
-	e.dirTools[t.Meta.ID] = t.Dir
 	call := callCmd{Tool: t.Meta.ID, Args: cmp.Or(c.Args, "{}"), JSON: c.JSON, workspaceFlags: c.workspaceFlags, runFlags: c.runFlags}
 	return call.Run(e)
 }

@@ -308,3 +308,70 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 		t.Error("the handler outlived the cancelled MCP request")
 	}
 }
+
+func TestMCPHotReloadsDirectoryTools(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	tools := filepath.Join(base, "tools")
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(base, "toolbelt.yaml")
+	if err := os.WriteFile(cfg, []byte("workspace: "+base+"\ntools:\n  dirs:\n    - path: tools\n      trusted: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "mcp")
+	cmd.Env = append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	changed := make(chan struct{}, 10)
+	client := sdk.NewClient(&sdk.Implementation{Name: "reload-test", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	has := func(name string) bool {
+		list, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range list.Tools {
+			if tt.Name == name {
+				return true
+			}
+		}
+		return false
+	}
+	if has("fresh") {
+		t.Fatal("fresh is listed before it exists")
+	}
+	dir := filepath.Join(tools, "fresh")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "handler.sh"), []byte(`cat >/dev/null; echo '{"success": true, "result": "fresh!"}'`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(`{"name": "fresh", "description": "Added while serving.", "readOnly": true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		t.Fatal("no notifications/tools/list_changed after a tool folder was added")
+	}
+	for !has("fresh") {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatal("fresh never appeared in tools/list")
+		}
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "fresh", Arguments: map[string]any{}})
+	if err != nil || res.IsError || textOf(res) != "fresh!" {
+		t.Errorf("fresh: %v %q", err, textOf(res))
+	}
+}

@@ -83,7 +83,7 @@ func (c *listCmd) Run(e *env) error {
 		out := []listedTool{}
 		for _, m := range reg.List(opts...) {
 			l := listed(m, reasons[m.ID])
-			l.Dir = e.dirTools[m.ID]
+			l.Dir = e.dirOf(m.ID)
 			out = append(out, l)
 		}
 		return writeJSON(e.stdout, out)
@@ -138,7 +138,7 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 			} else {
 				available++
 			}
-			if d, ok := e.dirTools[m.ID]; ok {
+			if d := e.dirOf(m.ID); d != "" {
 				status += col.dim("  (directory tool: " + d + ")")
 			}
 			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, m.ID, wLabel, m.Label, wRisk, m.Risk, status)

@@ -23,6 +23,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
 func main() {
@@ -47,10 +48,12 @@ type env struct {
 	closer io.Closer
 
 	imports *client.Manager // the MCP servers whose tools the registry holds
-	// dirTools are the folders of the directory tools the registry holds.
-	dirTools map[string]string
-	st       *store.Store  // opened once per run, when a command needs state
-	audit    *audit.Writer // started with the first pipeline that audits
+	// dirs loads the directory tools the registry holds; stopWatch stops
+	// watching their folders.
+	dirs      *dir.Loader
+	stopWatch func()
+	st        *store.Store  // opened once per run, when a command needs state
+	audit     *audit.Writer // started with the first pipeline that audits
 
 	parser *kong.Kong // the grammar, for help and completion
 
@@ -191,6 +194,9 @@ func run(args []string, e env) (code int) {
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	e.configPath, e.dataDir = c.Config, c.Data
 	err = kctx.Run(&e)
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
 	if e.audit != nil {
 		_ = e.audit.Close()
 	}
