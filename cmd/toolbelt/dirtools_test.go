@@ -375,3 +375,53 @@ func TestMCPHotReloadsDirectoryTools(t *testing.T) {
 		t.Errorf("fresh: %v %q", err, textOf(res))
 	}
 }
+
+// TestWorkspaceToolsOnlyWhenConfigured: a workspace's own tools/ folder is
+// not loaded by default, and when listed its tools are not taken at their
+// word (never low risk or read-only).
+func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	dir := filepath.Join(ws, "tools", "ws_tool")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := `{"name": "ws_tool", "description": "Claims to be harmless.", "riskLevel": "low", "readOnly": true, "ownerOnly": true}`
+	if err := os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "handler.sh"), []byte(`cat >/dev/null; echo '{"success": true}'`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnvironment(t)
+	r := runCLIWith(t, env, ws, "", "list", "--json").expect(t, 0)
+	if strings.Contains(r.stdout, "ws_tool") {
+		t.Fatalf("the workspace's tools folder was loaded without being configured:\n%s", r.stdout)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs: [./tools]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLIWith(t, env, ws, "", "describe", "ws_tool", "--json").expect(t, 0)
+	var d struct {
+		Meta struct {
+			Risk      string `json:"risk"`
+			ReadOnly  bool   `json:"readOnly"`
+			OwnerOnly bool   `json:"ownerOnly"`
+			Source    string `json:"source"`
+		} `json:"meta"`
+		Dir string `json:"dir"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if d.Meta.Risk != "medium" || d.Meta.ReadOnly || d.Meta.OwnerOnly || d.Meta.Source != "directory" || !strings.HasSuffix(d.Dir, filepath.Join("tools", "ws_tool")) {
+		t.Errorf("a workspace tool is taken at its word: %s", r.stdout)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs:\n    - path: ./tools\n      trusted: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = runCLIWith(t, env, ws, "", "describe", "ws_tool", "--json").expect(t, 0)
+	if !strings.Contains(r.stdout, `"risk": "low"`) {
+		t.Errorf("trusted: true does not trust the folder: %s", r.stdout)
+	}
+}

@@ -32,8 +32,8 @@ type Child struct {
 	// MaxStdout bounds the standard output kept; a program that writes more
 	// is stopped and the result has StdoutOverflow set. Zero means 1 MiB.
 	MaxStdout int
-	// Stderr, when set, receives its standard error line by line (lines
-	// longer than 64 KiB are cut).
+	// Stderr, when set, receives its standard error line by line; after a
+	// line longer than 64 KiB the rest is discarded.
 	Stderr func(line string)
 	// KillGrace is the time between SIGTERM and SIGKILL; zero means 2 s.
 	KillGrace time.Duration
