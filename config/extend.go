@@ -55,7 +55,8 @@ type Hook struct {
 	// Tools selects the calls: names, * globs and group: references (default:
 	// every call).
 	Tools Names `yaml:"tools"`
-	// Command runs with sh -c, in the workspace.
+	// Command runs with sh -c, in the directory of toolbelt.yaml. Keep hook
+	// scripts where the agent cannot write (not in the workspace).
 	Command string `yaml:"command"`
 	// Timeout bounds one run; a before hook that runs out of time blocks the
 	// call (default 10s).

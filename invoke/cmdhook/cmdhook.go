@@ -53,8 +53,9 @@ const maxAnswer = 1 << 20
 
 // Options say where hooks run.
 type Options struct {
-	// Dir is where hooks run when the call has no workspace (default: the
-	// current directory).
+	// Dir is where hooks run, so that relative commands are found there:
+	// the directory of toolbelt.yaml (default: the current directory).
+	// Hooks learn the call's workspace from their input.
 	Dir string
 	// Registry, when set, gives after hooks the metadata of the tool, to
 	// match group: references; without it they match names and globs only.
@@ -149,17 +150,13 @@ func Before(h Hook, opts Options) invoke.BeforeHook {
 			Event: "before_tool_call", CallID: call.CallID, Tool: call.Tool, Params: call.Params,
 			Risk: call.Meta.Risk.String(), Source: string(call.Meta.Source),
 		}
-		dir := opts.Dir
 		if tc := call.Context; tc != nil {
 			in.Context = InputContext{Workspace: tc.WorkspaceDir, Session: tc.SessionKey, Agent: tc.AgentID, Channel: tc.Channel, Owner: tc.Owner}
-			if tc.WorkspaceDir != "" {
-				dir = tc.WorkspaceDir
-			}
 		}
 		if in.Params == nil {
 			in.Params = map[string]any{}
 		}
-		res, logs, err := h.run(ctx, dir, in)
+		res, logs, err := h.run(ctx, opts.Dir, in)
 		if err != nil {
 			return invoke.BeforeDecision{}, err
 		}
