@@ -45,6 +45,9 @@ type Hooks struct {
 	Before []Hook `yaml:"before"`
 	// After run after a call, to observe it.
 	After []Hook `yaml:"after"`
+	// Persist run before a result message is stored: they may rewrite
+	// what is stored (never what the caller gets).
+	Persist []Hook `yaml:"persist"`
 }
 
 // Hook is a command run around the calls it matches. It reads the call as
@@ -68,7 +71,7 @@ type Hook struct {
 // validateHooks checks the hooks' commands.
 func (c *Config) validateHooks() []error {
 	var errs []error
-	for kind, hooks := range map[string][]Hook{"before": c.Hooks.Before, "after": c.Hooks.After} {
+	for kind, hooks := range map[string][]Hook{"before": c.Hooks.Before, "after": c.Hooks.After, "persist": c.Hooks.Persist} {
 		for i, h := range hooks {
 			path := fmt.Sprintf("$.hooks.%s[%d]", kind, i)
 			if strings.TrimSpace(h.Command) == "" {

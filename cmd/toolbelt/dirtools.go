@@ -98,7 +98,7 @@ func dirOptions(cfg *config.Config) dir.Options {
 // hooksOption returns the pipeline option that runs the config's command
 // hooks, or nil when there are none.
 func (e *env) hooksOption(cfg *config.Config) invoke.Option {
-	if len(cfg.Hooks.Before) == 0 && len(cfg.Hooks.After) == 0 {
+	if len(cfg.Hooks.Before) == 0 && len(cfg.Hooks.After) == 0 && len(cfg.Hooks.Persist) == 0 {
 		return nil
 	}
 	conv := func(hs []config.Hook) []cmdhook.Hook {
@@ -113,7 +113,7 @@ func (e *env) hooksOption(cfg *config.Config) invoke.Option {
 	if cfg.Path != "" {
 		d = filepath.Dir(cfg.Path)
 	}
-	cmdhook.Install(h, conv(cfg.Hooks.Before), conv(cfg.Hooks.After), cmdhook.Options{Dir: d, Registry: e.registry()})
+	cmdhook.Install(h, conv(cfg.Hooks.Before), conv(cfg.Hooks.After), conv(cfg.Hooks.Persist), cmdhook.Options{Dir: d, Registry: e.registry()})
 	return invoke.WithHooks(h)
 }
 

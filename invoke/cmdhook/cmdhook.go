@@ -105,13 +105,64 @@ type AfterInput struct {
 	DurationMs int64               `json:"durationMs"`
 }
 
+// PersistInput is what a tool_result_persist hook reads: the result
+// message about to be stored.
+type PersistInput struct {
+	Event   string             `json:"event"` // "tool_result_persist"
+	Message tool.ResultMessage `json:"message"`
+}
+
 // Install adds the hooks to h.
-func Install(h *invoke.Hooks, before, after []Hook, opts Options) {
+func Install(h *invoke.Hooks, before, after, persist []Hook, opts Options) {
 	for _, hk := range before {
 		h.OnBefore(hk.name(), hk.Priority, Before(hk, opts))
 	}
 	for _, hk := range after {
 		h.OnAfter(hk.name(), After(hk, opts))
+	}
+	for _, hk := range persist {
+		h.OnPersist(hk.name(), Persist(hk, opts))
+	}
+}
+
+// Persist returns the tool_result_persist hook that runs h. The hook may
+// print a result message to store instead ({"content": […], "details": …,
+// "isError": …}; the ids, tool name and time are kept); printing nothing
+// keeps the message. A failing hook keeps it too (and is logged).
+func Persist(h Hook, opts Options) invoke.PersistHook {
+	return func(ctx context.Context, msg tool.ResultMessage) (tool.ResultMessage, error) {
+		meta := tool.Meta{ID: msg.ToolName}
+		if opts.Registry != nil {
+			if m, ok := opts.Registry.Meta(msg.ToolName); ok {
+				meta = m
+			}
+		}
+		if !h.matches(&meta) {
+			return msg, nil
+		}
+		res, logs, err := h.run(ctx, opts.Dir, PersistInput{Event: "tool_result_persist", Message: msg})
+		if err != nil {
+			return msg, err
+		}
+		if res.ExitCode != 0 {
+			return msg, h.failed(res, logs)
+		}
+		out := bytes.TrimSpace(res.Stdout)
+		if len(out) == 0 {
+			return msg, nil
+		}
+		var next struct {
+			Content []tool.Content `json:"content"`
+			Details any            `json:"details"`
+			IsError bool           `json:"isError"`
+		}
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&next); err != nil {
+			return msg, fmt.Errorf("hook %s: its answer is not {\"content\": […], \"details\": …, \"isError\": …}: %v", h.name(), err)
+		}
+		msg.Content, msg.Details, msg.IsError = next.Content, next.Details, next.IsError
+		return msg, nil
 	}
 }
 

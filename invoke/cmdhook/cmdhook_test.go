@@ -35,7 +35,7 @@ func setup(t *testing.T, before, after []Hook) (*invoke.Runner, string) {
 	}
 	ws := t.TempDir()
 	h := invoke.NewHooks()
-	Install(h, before, after, Options{Registry: reg, Dir: ws})
+	Install(h, before, after, nil, Options{Registry: reg, Dir: ws})
 	return invoke.New(reg, &tool.Context{WorkspaceDir: ws, SessionKey: "s"}, invoke.WithHooks(h)), ws
 }
 
@@ -142,7 +142,7 @@ func TestAskDecisionAsksAPerson(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := invoke.NewHooks()
-	Install(h, []Hook{{Name: "guard", Command: `echo '{"decision":"ask","reason":"touches production"}'`}}, nil, Options{})
+	Install(h, []Hook{{Name: "guard", Command: `echo '{"decision":"ask","reason":"touches production"}'`}}, nil, nil, Options{})
 	var asked []invoke.Confirmation
 	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithHooks(h), invoke.WithConfirmer(invoke.ConfirmFunc(
 		func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
@@ -152,5 +152,37 @@ func TestAskDecisionAsksAPerson(t *testing.T) {
 	msg := run(r, "echo", `{}`)
 	if !msg.IsError || len(asked) != 1 || !strings.Contains(asked[0].Reason+asked[0].Message, "touches production") {
 		t.Errorf("result %s, asked %+v", textOf(msg), asked)
+	}
+}
+
+func TestPersistHookRewritesWhatIsStored(t *testing.T) {
+	t.Parallel()
+	reg := registry.New()
+	if err := reg.Register(echoTool("echo")); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(t.TempDir(), "redact.py")
+	redact := `import json, sys
+m = json.load(sys.stdin)["message"]
+print(json.dumps({"content": [{"type": "text", "text": c["text"].replace("swordfish", "[redacted]")} for c in m["content"]]}))
+`
+	if err := os.WriteFile(script, []byte(redact), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := invoke.NewHooks()
+	Install(h, nil, nil, []Hook{
+		{Command: "python3 " + script},
+		{Tools: []string{"other"}, Command: "echo this hook does not match >&2; exit 1"},
+	}, Options{Registry: reg})
+	var stored []tool.ResultMessage
+	r := invoke.New(reg, &tool.Context{}, invoke.WithHooks(h), invoke.WithPersist(func(_ context.Context, m tool.ResultMessage) {
+		stored = append(stored, m)
+	}))
+	msg := run(r, "echo", `{"password":"swordfish"}`)
+	if !strings.Contains(textOf(msg), "swordfish") {
+		t.Errorf("the caller's result was changed: %s", textOf(msg))
+	}
+	if len(stored) != 1 || textOf(stored[0]) != `{"password":"[redacted]"}` || stored[0].ToolCallID != "c1" {
+		t.Errorf("stored = %+v", stored)
 	}
 }
