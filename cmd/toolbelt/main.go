@@ -197,6 +197,9 @@ func run(args []string, e env) (code int) {
 	if e.stopWatch != nil {
 		e.stopWatch()
 	}
+	if e.dirs != nil {
+		e.dirs.Close() // persistent handlers
+	}
 	if e.audit != nil {
 		_ = e.audit.Close()
 	}

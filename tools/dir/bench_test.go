@@ -16,8 +16,18 @@ func BenchmarkCallOverhead(b *testing.B) {
 		"schema.json":   objectSchema,
 		"handler.py":    "import json, sys\njson.load(sys.stdin)\nprint(json.dumps({\"success\": True, \"result\": \"ok\"}))\n",
 	})
-	h := newHarness(b, []string{sh, py}, Options{Trusted: true})
-	for _, name := range []string{"sh_echo", "py_echo"} {
+	pers := writeTool(b, parent, "py_persistent", map[string]string{
+		"metadata.json": meta("py_persistent", map[string]any{"persistent": true}),
+		"schema.json":   objectSchema,
+		"handler.py":    "import json, sys\nfor line in sys.stdin:\n    req = json.loads(line)\n    print(json.dumps({\"callId\": req[\"callId\"], \"success\": True, \"result\": \"ok\"}), flush=True)\n",
+	})
+	h := newHarness(b, []string{sh, py, pers}, Options{Trusted: true})
+	b.Cleanup(func() {
+		for _, t := range h.dirTools {
+			t.Close()
+		}
+	})
+	for _, name := range []string{"sh_echo", "py_echo", "py_persistent"} {
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				if msg := h.call(context.Background(), name, `{"text":"x"}`); msg.IsError || text(msg) != "ok" {

@@ -57,6 +57,7 @@ func shTool(t testing.TB, parent, name, script string, extra map[string]any) str
 
 // harness runs calls to directory tools through the real pipeline.
 type harness struct {
+	dirTools  []*Tool
 	reg       *registry.Registry
 	runner    *invoke.Runner
 	workspace string
@@ -65,6 +66,7 @@ type harness struct {
 func newHarness(t testing.TB, folders []string, opts Options, ropts ...invoke.Option) *harness {
 	t.Helper()
 	reg := registry.New()
+	var loaded []*Tool
 	for _, f := range folders {
 		dt, err := Load(f, opts)
 		if err != nil {
@@ -73,10 +75,11 @@ func newHarness(t testing.TB, folders []string, opts Options, ropts ...invoke.Op
 		if err := reg.Register(dt.Tool()); err != nil {
 			t.Fatal(err)
 		}
+		loaded = append(loaded, dt)
 	}
 	ws := t.TempDir()
 	tc := &tool.Context{WorkspaceDir: ws, SessionKey: "s1", AgentID: "a1"}
-	return &harness{reg: reg, runner: invoke.New(reg, tc, ropts...), workspace: ws}
+	return &harness{dirTools: loaded, reg: reg, runner: invoke.New(reg, tc, ropts...), workspace: ws}
 }
 
 func (h *harness) call(ctx context.Context, name, args string, opts ...invoke.CallOption) tool.ResultMessage {

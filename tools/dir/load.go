@@ -78,6 +78,21 @@ type Tool struct {
 	Argv    []string
 
 	opts Options
+	pers *persistent // set for a persistent handler
+}
+
+// Close stops the tool's persistent handler, if it has one running.
+func (t *Tool) Close() {
+	if t.pers != nil {
+		t.pers.Close(cmpDur(t.opts.KillGrace, 2*time.Second))
+	}
+}
+
+func cmpDur(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
 
 // Load reads and checks the tool in folder. Its error names the file and,
@@ -103,6 +118,9 @@ func Load(folder string, opts Options) (*Tool, error) {
 		return nil, err
 	}
 	t := &Tool{Dir: abs, Metadata: md, Meta: md.meta(opts.Trusted), opts: opts}
+	if md.Persistent {
+		t.pers = newPersistent()
+	}
 	if t.Parameters, err = loadSchema(filepath.Join(abs, SchemaFile)); err != nil {
 		return nil, err
 	}

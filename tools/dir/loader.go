@@ -32,6 +32,7 @@ type Loader struct {
 type loadedTool struct {
 	dir         string
 	fingerprint string
+	tool        *Tool
 }
 
 // NewLoader returns a loader for the tools of sources. onProblem, when
@@ -55,9 +56,10 @@ func (l *Loader) Load() []Problem {
 	for _, t := range set.Tools {
 		next[t.Meta.ID] = t
 	}
-	for name := range l.loaded {
+	for name, old := range l.loaded {
 		if _, ok := next[name]; !ok {
 			l.reg.Unregister(name)
+			old.tool.Close()
 			delete(l.loaded, name)
 		}
 	}
@@ -68,13 +70,14 @@ func (l *Loader) Load() []Problem {
 				continue
 			}
 			l.reg.Unregister(name)
+			old.tool.Close()
 			delete(l.loaded, name)
 		}
 		if problem := (Set{Tools: []*Tool{t}}).Register(l.reg); len(problem) > 0 {
 			problems = append(problems, problem...)
 			continue
 		}
-		l.loaded[name] = loadedTool{dir: t.Dir, fingerprint: fp}
+		l.loaded[name] = loadedTool{dir: t.Dir, fingerprint: fp, tool: t}
 	}
 	for _, p := range problems {
 		l.onProblem(p)
@@ -96,7 +99,19 @@ func (l *Loader) Folder(name string) (string, bool) {
 func (l *Loader) Adopt(t *Tool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.loaded[t.Meta.ID] = loadedTool{dir: t.Dir, fingerprint: fingerprint(t)}
+	if old, ok := l.loaded[t.Meta.ID]; ok && old.tool != t {
+		old.tool.Close()
+	}
+	l.loaded[t.Meta.ID] = loadedTool{dir: t.Dir, fingerprint: fingerprint(t), tool: t}
+}
+
+// Close stops the persistent handlers of the tools it loaded.
+func (l *Loader) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range l.loaded {
+		t.tool.Close()
+	}
 }
 
 // fingerprint identifies the content of a tool's files.

@@ -67,6 +67,9 @@ type Metadata struct {
 	// Handler is the handler file, relative to the tool's folder (default:
 	// handler, handler.py, handler.js, handler.ts or handler.sh).
 	Handler string `json:"handler,omitempty"`
+	// Persistent keeps one handler process running for the calls, a JSON
+	// line each way, instead of starting one per call.
+	Persistent bool `json:"persistent,omitempty"`
 	// Interpreter runs the handler ("python3", "node", …); default: from
 	// the handler's extension, or none for an executable.
 	Interpreter string `json:"interpreter,omitempty"`

@@ -101,14 +101,9 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 	if err != nil {
 		return tool.Result{}, tool.InputErrorf("the arguments are not valid JSON: %v", err)
 	}
-	child, err := t.child(ctx, tc)
-	if err != nil {
-		return tool.Result{}, err
-	}
-	child.Stdin = in
 	var mu sync.Mutex
 	var logs []string
-	child.Stderr = func(line string) {
+	stderr := func(line string) {
 		if p, ok := parseProgress(line); ok {
 			update(progressResult(p))
 			return
@@ -120,17 +115,29 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 		}
 		mu.Unlock()
 	}
-	res, err := shell.RunChild(ctx, child)
-	if err != nil {
-		return tool.Result{}, &Failure{Info: tool.ErrorInfo{
-			Message:    fmt.Sprintf("the handler of %s could not be started: %v", t.Meta.ID, err),
-			Suggestion: "This is a problem with the tool's installation, not with the call; tell the user.",
-		}}
+	var res shell.ChildResult
+	if t.pers != nil {
+		res, err = t.callPersistent(ctx, in, tc, stderr)
+		if err != nil {
+			return tool.Result{}, err
+		}
+	} else {
+		child, err := t.child(ctx, tc)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		child.Stdin, child.Stderr = in, stderr
+		if res, err = shell.RunChild(ctx, child); err != nil {
+			return tool.Result{}, &Failure{Info: tool.ErrorInfo{
+				Message:    fmt.Sprintf("the handler of %s could not be started: %v", t.Meta.ID, err),
+				Suggestion: "This is a problem with the tool's installation, not with the call; tell the user.",
+			}}
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
 	if res.Stopped {
-		return tool.Result{}, context.Cause(ctx)
+		return tool.Result{}, cmpErr(context.Cause(ctx), context.Canceled)
 	}
 	return t.answer(res, logs)
 }
@@ -314,4 +321,11 @@ func (t *Tool) preview(_ context.Context, _ tool.Call, _ *tool.Context) (tool.Ef
 		Executable: t.Argv[0],
 		ScriptHash: hex.EncodeToString(sum[:]),
 	}, nil
+}
+
+func cmpErr(err, def error) error {
+	if err != nil {
+		return err
+	}
+	return def
 }

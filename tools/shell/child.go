@@ -195,3 +195,7 @@ func RunChild(ctx context.Context, c Child) (ChildResult, error) {
 
 // SignalName names a signal as people know it ("SIGKILL").
 func SignalName(sig syscall.Signal) string { return signalName(sig) }
+
+// EndGroup ends what is left in the process group pgid: SIGTERM, then
+// SIGKILL after grace; it reports whether the group is gone.
+func EndGroup(pgid int, grace time.Duration) bool { return endGroup(pgid, grace) }
