@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/toolbelt/toolbelt/invoke"
 )
 
 // persistentPy answers each request line with the handler's pid, or
@@ -25,7 +27,7 @@ for line in sys.stdin:
 
 func persistentTool(t testing.TB) string {
 	return writeTool(t, t.TempDir(), "keeper", map[string]string{
-		"metadata.json": meta("keeper", map[string]any{"persistent": true, "timeout": 1}),
+		"metadata.json": meta("keeper", map[string]any{"persistent": true}),
 		"schema.json":   objectSchema,
 		"handler.py":    persistentPy,
 	})
@@ -42,9 +44,15 @@ func TestPersistentHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dt.Close()
+	// Only the call that hangs gets a short time limit: Python may take a
+	// while to start on a busy machine.
 	call := func(arg string) (string, bool) {
 		args, _ := json.Marshal(map[string]string{"text": arg})
-		msg := h.call(context.Background(), "keeper", string(args))
+		var opts []invoke.CallOption
+		if arg == "sleep" {
+			opts = append(opts, invoke.Timeout(time.Second))
+		}
+		msg := h.call(context.Background(), "keeper", string(args), opts...)
 		return strings.TrimSpace(text(msg)), msg.IsError
 	}
 	first, isErr := call("a")
