@@ -86,7 +86,6 @@ func TestPersistentHandler(t *testing.T) {
 	}
 }
 
-
 func atoi(s string) int {
 	n := 0
 	for _, c := range s {
@@ -97,4 +96,3 @@ func atoi(s string) int {
 	}
 	return n
 }
-
