@@ -52,3 +52,41 @@ func BenchmarkVerify10k(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkDurableAppend measures Append as a caller waits for it, from 8
+// goroutines: "spool" returns once the record is written to the spool file
+// (drained in the background), "commit" once it is committed to SQLite.
+func BenchmarkDurableAppend(b *testing.B) {
+	for _, path := range []string{"spool", "commit"} {
+		b.Run(path, func(b *testing.B) {
+			dir := b.TempDir()
+			st := storetest.Open(b, filepath.Join(dir, store.DefaultFile))
+			l := audit.New(st)
+			var a interface {
+				Append(context.Context, audit.Record) error
+				Close() error
+			}
+			if path == "spool" {
+				sp, err := l.Spool(filepath.Join(dir, "spool"), audit.SpoolOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				a = sp
+			} else {
+				a = l.Writer(nil)
+			}
+			defer a.Close()
+			r := full()
+			b.SetParallelism(4)
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if err := a.Append(context.Background(), r); err != nil {
+						b.Error(err)
+					}
+				}
+			})
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,11 +19,37 @@ import (
 // Log is the audit log in a store. It is safe for concurrent use, and
 // several processes may append to one PostgreSQL or SQLite database.
 type Log struct {
-	st *store.Store
+	st  *store.Store
+	key []byte // the HMAC key; nil for a plain SHA-256 chain
+	kid string // the key's id, written into keyed records
 }
 
+// Option configures a Log.
+type Option func(*Log)
+
+// WithKey makes the log an HMAC chain: each record's hash is its
+// HMAC-SHA256 under key, so that someone able to write the database but
+// without the key cannot rewrite records and recompute a consistent chain.
+// Keep the key outside the database. Verify then requires every record to
+// be keyed with it.
+func WithKey(key []byte) Option {
+	return func(l *Log) {
+		l.key = bytes.Clone(key)
+		l.kid = keyID(key)
+	}
+}
+
+// MinKeyBytes is the shortest HMAC key accepted.
+const MinKeyBytes = 16
+
 // New returns the audit log of st.
-func New(st *store.Store) *Log { return &Log{st: st} }
+func New(st *store.Store, opts ...Option) *Log {
+	l := &Log{st: st}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
 
 // encodingVersion is written into every record so that a later encoding can
 // be told from this one.
@@ -29,10 +57,11 @@ const encodingVersion = 1
 
 // body is what is stored and hashed for a record: the record in canonical
 // JSON (fixed field order, arguments with sorted keys, times in UTC) with
-// the encoding's version and the hash of the record before ("" for the
-// first). Its Hash is empty.
+// the encoding's version, the id of the HMAC key when the chain is keyed,
+// and the hash of the record before ("" for the first). Its Hash is empty.
 type body struct {
 	V    int    `json:"v"`
+	Key  string `json:"key,omitempty"`
 	Prev string `json:"prev"`
 	Record
 }
@@ -40,6 +69,27 @@ type body struct {
 func hashOf(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
+}
+
+// macOf is the hash of a keyed record: HMAC-SHA256 under key.
+func macOf(key, b []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// keyID names a key without giving it away: the first 16 hex digits of an
+// HMAC of a fixed text under it.
+func keyID(key []byte) string {
+	return macOf(key, []byte("toolbelt audit key id"))[:16]
+}
+
+// hash is the hash of a record's body in this log's chain.
+func (l *Log) hash(b []byte) string {
+	if l.key != nil {
+		return macOf(l.key, b)
+	}
+	return hashOf(b)
 }
 
 // Append adds r to the end of the log: it redacts the arguments, fills Time
@@ -55,36 +105,62 @@ func (l *Log) appendAll(ctx context.Context, records []Record) error {
 	for i := range records {
 		records[i] = prepare(records[i])
 	}
-	err := l.st.Write(ctx, func(tx *store.Tx) error {
-		for i := range records {
-			r := &records[i]
-			var prev string
-			if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + 1 WHERE id = 1 RETURNING seq, hash").Scan(&r.Seq, &prev); err != nil {
-				return err
-			}
-			b, err := json.Marshal(body{V: encodingVersion, Prev: prev, Record: *r})
+	err := l.st.Write(ctx, func(tx *store.Tx) error { return l.appendTx(ctx, tx, records) })
+	if err != nil {
+		return appendError(records, err)
+	}
+	return nil
+}
+
+func appendError(records []Record, err error) error {
+	ids := make([]string, len(records))
+	for i, r := range records {
+		ids[i] = r.CallID
+	}
+	return fmt.Errorf("appending the audit records of calls %s: %w", strings.Join(ids, ", "), err)
+}
+
+// appendTx appends prepared records in order in tx, chaining each to the
+// one before and setting their Seq and Hash. The head is moved first, by
+// the number of records, which serializes appends across processes; the
+// records go in with multi-row inserts.
+func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	var last int64
+	var prev string
+	if err := tx.QueryRow(ctx, "UPDATE audit_head SET seq = seq + ? WHERE id = 1 RETURNING seq, hash", len(records)).Scan(&last, &prev); err != nil {
+		return err
+	}
+	first := last - int64(len(records)) + 1
+	const rowsPerInsert = 64
+	for start := 0; start < len(records); start += rowsPerInsert {
+		chunk := records[start:min(start+rowsPerInsert, len(records))]
+		var q strings.Builder
+		q.WriteString("INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES ")
+		args := make([]any, 0, 7*len(chunk))
+		for i := range chunk {
+			r := &chunk[i]
+			r.Seq = first + int64(start+i)
+			b, err := json.Marshal(body{V: encodingVersion, Key: l.kid, Prev: prev, Record: *r})
 			if err != nil {
 				return err
 			}
-			hash := hashOf(b)
-			if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?)",
-				r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), hash); err != nil {
-				return err
+			r.Hash = l.hash(b)
+			prev = r.Hash
+			if i > 0 {
+				q.WriteString(", ")
 			}
-			if _, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", hash); err != nil {
-				return err
-			}
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), r.Hash)
 		}
-		return nil
-	})
-	if err != nil {
-		ids := make([]string, len(records))
-		for i, r := range records {
-			ids[i] = r.CallID
+		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
+			return err
 		}
-		return fmt.Errorf("appending the audit records of calls %s: %w", strings.Join(ids, ", "), err)
 	}
-	return nil
+	_, err := tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", prev)
+	return err
 }
 
 // prepare readies a record for the log: UTC times, a time when there is
@@ -104,19 +180,29 @@ func prepare(r Record) Record {
 	return r
 }
 
-// Writer appends records in the background, so that calls do not wait for
-// the database: records keep the order Append received them in, and those
-// that queue up while a write is under way are written together in one
-// transaction. A full queue makes Append wait. Close writes what is queued
-// and stops; records not yet written when the process dies are lost, which
-// is the price of not waiting.
+// Writer appends records with group commit: Append returns once its record
+// is committed, and records that arrive while a commit is under way are
+// committed together in the next one, so concurrent callers share the cost
+// of a commit. Records keep the order Append received them in.
+//
+// On SQLite a commit writes the records to the database's write-ahead log
+// before Append returns, so they survive the process being killed; whether
+// they also survive a power loss is the store's sync setting
+// (store.SyncCommits). On PostgreSQL a commit is durable as the server is
+// configured.
 type Writer struct {
 	log     *Log
-	queue   chan Record
+	queue   chan pending
 	done    chan struct{}
 	onError func(error)
 	mu      sync.RWMutex // Append holds it to send; Close to close the queue
 	closed  bool
+}
+
+// pending is a record waiting for its commit, and where to say how it went.
+type pending struct {
+	r    Record
+	done chan error
 }
 
 // writerQueue and writerBatch bound the queue and one transaction.
@@ -125,24 +211,34 @@ const (
 	writerBatch = 256
 )
 
-// Writer starts a background writer for the log; onError receives the
-// errors of writes, which no caller is waiting for.
+// Writer starts a group-commit writer for the log. onError, when not nil,
+// also receives the errors of commits (Append returns them too).
 func (l *Log) Writer(onError func(error)) *Writer {
-	w := &Writer{log: l, queue: make(chan Record, writerQueue), done: make(chan struct{}), onError: onError}
+	w := &Writer{log: l, queue: make(chan pending, writerQueue), done: make(chan struct{}), onError: onError}
 	go w.run()
 	return w
 }
 
-// Append queues r; see Log.Append for what is recorded.
+// Append writes r (see Log.Append for what is recorded) and returns once it
+// is committed, or with the commit's error. Cancelling ctx stops the wait,
+// not the write.
 func (w *Writer) Append(ctx context.Context, r Record) error {
+	p := pending{r: r, done: make(chan error, 1)}
 	w.mu.RLock()
-	defer w.mu.RUnlock()
 	if w.closed {
+		w.mu.RUnlock()
 		return fmt.Errorf("appending the audit record of call %s: the writer is closed", r.CallID)
 	}
 	select {
-	case w.queue <- r:
-		return nil
+	case w.queue <- p:
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	w.mu.RUnlock()
+	select {
+	case err := <-p.done:
+		return err
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -150,8 +246,8 @@ func (w *Writer) Append(ctx context.Context, r Record) error {
 
 func (w *Writer) run() {
 	defer close(w.done)
-	for r := range w.queue {
-		batch := []Record{r}
+	for p := range w.queue {
+		batch := []pending{p}
 	more:
 		for len(batch) < writerBatch {
 			select {
@@ -164,13 +260,22 @@ func (w *Writer) run() {
 				break more
 			}
 		}
-		if err := w.log.appendAll(context.Background(), batch); err != nil && w.onError != nil {
+		records := make([]Record, len(batch))
+		for i, p := range batch {
+			records[i] = p.r
+		}
+		err := w.log.appendAll(context.Background(), records)
+		if err != nil && w.onError != nil {
 			w.onError(err)
+		}
+		for _, p := range batch {
+			p.done <- err
 		}
 	}
 }
 
-// Close writes the queued records and stops the writer.
+// Close waits for the records already handed to Append and stops the
+// writer.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if !w.closed {

@@ -2,8 +2,17 @@
 // what, what policy and the person said, and how it ended. Records form a
 // hash chain — each carries the hash of the one before — so Verify finds any
 // record edited, removed, inserted or reordered behind the log's back.
-// Arguments are stored redacted: secrets become "[redacted]" and large values
-// their size and hash.
+// Arguments are stored redacted: each secret is replaced by "[redacted]"
+// where it stands, the rest of the value kept, and large values by their size
+// and hash.
+//
+// Append (and a Writer's) returns once the record is committed to the
+// database; a Spool's Append once it is written to the process's spool file,
+// moved into the database in the background and by Recover after a crash.
+// Either way a caller that waits for it (the pipeline does, before it returns
+// a result) knows the record survives the process being killed. With a key
+// (WithKey) the chain is an HMAC chain that nobody without the key can
+// recompute.
 package audit
 
 import (
@@ -18,8 +27,12 @@ type Record struct {
 	Seq int64 `json:"seq"`
 	// Time is when the call was made.
 	Time time.Time `json:"time"`
-	// CallID is the provider's id of the call.
+	// CallID is the call's id: unique across processes and time when
+	// Toolbelt made it (tool.NewCallID); undo and result_read take it.
 	CallID string `json:"callId"`
+	// ProviderCallID is the id the model's provider gave the call, when it
+	// is not CallID.
+	ProviderCallID string `json:"providerCallId,omitempty"`
 	// Tool is the tool called, as resolved (or as asked for, when it was
 	// unknown).
 	Tool string `json:"tool"`
@@ -30,6 +43,12 @@ type Record struct {
 	SessionKey string `json:"sessionKey"`
 	Channel    string `json:"channel"`
 	Owner      bool   `json:"owner"`
+	// Principal is who the caller authenticated as (over MCP's HTTP
+	// transport, the principal its bearer token maps to).
+	Principal string `json:"principal,omitempty"`
+	// Workspace is the directory the call worked in, absolute with its
+	// symbolic links resolved; "" when it had none.
+	Workspace string `json:"workspace,omitempty"`
 	// Provider is the model provider (or provider/model) that made the
 	// call.
 	Provider string `json:"provider"`

@@ -1,10 +1,13 @@
 package audit
 
 import (
+	"unicode/utf8"
+
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"github.com/toolbelt/toolbelt/content"
 	"regexp"
 	"strings"
 	"unicode"
@@ -18,14 +21,22 @@ const Redacted = "[redacted]"
 const MaxValueBytes = 1024
 
 // Redact returns args (a JSON value, usually an object) with secrets replaced
-// by "[redacted]" and string values longer than MaxValueBytes by their size
-// and SHA-256, as canonical JSON (object keys sorted). A value is secret when
-// its key looks like one (password, token, api_key, authorization, cookie,
-// credential, private, secret, key, …; null and booleans are kept) or when
-// its content does (a PEM private key, "Bearer …", "Authorization: …", a URL
-// with a password, AWS, GitHub, Slack, OpenAI, Anthropic, Stripe and Google
-// keys, JWTs). Text that is not JSON is treated as one string value. Empty
-// args stay empty.
+// by "[redacted]" and string values longer than their limit by their size
+// and SHA-256, as canonical JSON (object keys sorted). Text that is not JSON
+// is treated as one string value. Empty args stay empty.
+//
+// A value is secret when its key looks like one (password, token, api_key,
+// authorization, cookie, credential, private, secret, key, …): a string or
+// number is replaced, an object or array is redacted inside, null and
+// booleans are kept. Inside every string, only the secret itself is
+// replaced and the rest stays readable (see RedactText), so a command or
+// URL that carries a secret is still recorded.
+//
+// Long values: a command-like value (under a key such as command, cmd,
+// script, code, url, query) is kept up to MaxCommandBytes, and beyond that
+// its first and last MaxCommandBytes/2 bytes are kept with its size and
+// hash; any other string longer than MaxValueBytes is replaced by its size
+// and hash.
 func Redact(args json.RawMessage) json.RawMessage {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return nil
@@ -36,7 +47,17 @@ func Redact(args json.RawMessage) json.RawMessage {
 	if err := dec.Decode(&v); err != nil || dec.More() {
 		v = string(args)
 	}
-	return canonical(redactValue(v))
+	return canonical(redactValue(v, true))
+}
+
+// MaxCommandBytes is the longest command-like value kept whole.
+const MaxCommandBytes = 64 << 10
+
+// commandKeys are the keys whose values are commands, code or addresses:
+// they are what the audit is for, so they are never cut to a hash.
+var commandKeys = map[string]bool{
+	"command": true, "cmd": true, "commands": true, "script": true, "code": true, "args": true, "argv": true,
+	"program": true, "url": true, "urls": true, "query": true, "sql": true, "expression": true, "shell": true,
 }
 
 // canonical encodes v as compact JSON with sorted keys, HTML left alone.
@@ -51,32 +72,68 @@ func canonical(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-func redactValue(v any) any {
+func redactValue(v any, command bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		for k, val := range x {
-			if secretKey(k) && val != nil {
-				if _, isBool := val.(bool); !isBool {
-					x[k] = Redacted
-					continue
-				}
+			if secretKey(k) {
+				x[k] = redactAll(val)
+				continue
 			}
-			x[k] = redactValue(val)
+			x[k] = redactValue(val, commandKeys[strings.ToLower(k)])
 		}
 	case []any:
 		for i := range x {
-			x[i] = redactValue(x[i])
+			x[i] = redactValue(x[i], command)
 		}
 	case string:
-		if secretContent.MatchString(x) {
-			return Redacted
-		}
-		if len(x) > MaxValueBytes {
+		x = RedactText(x)
+		switch {
+		case command && len(x) > MaxCommandBytes:
+			sum := sha256.Sum256([]byte(x))
+			head, tail := content.HeadBytes(x, MaxCommandBytes/2), tailBytes(x, MaxCommandBytes/2)
+			return map[string]any{"bytes": len(x), "sha256": hex.EncodeToString(sum[:]), "head": head, "tail": tail}
+		case !command && len(x) > MaxValueBytes:
 			sum := sha256.Sum256([]byte(x))
 			return map[string]any{"bytes": len(x), "sha256": hex.EncodeToString(sum[:])}
 		}
+		return x
 	}
 	return v
+}
+
+// redactAll redacts a value under a secret key: every string and number in
+// it, however deep; the shape (keys, lengths of arrays), nulls and booleans
+// stay.
+func redactAll(v any) any {
+	switch x := v.(type) {
+	case nil, bool:
+		return v
+	case map[string]any:
+		for k, val := range x {
+			x[k] = redactAll(val)
+		}
+		return x
+	case []any:
+		for i := range x {
+			x[i] = redactAll(x[i])
+		}
+		return x
+	}
+	return Redacted
+}
+
+// tailBytes returns the last n bytes of s or fewer, starting on a
+// character boundary.
+func tailBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := len(s) - n
+	for i < len(s) && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return s[i:]
 }
 
 // secretWords are words that make a key secret wherever they appear in it
@@ -95,7 +152,7 @@ func secretKey(k string) bool {
 	ws := words(k)
 	for i, w := range ws {
 		switch w {
-		case "pwd", "auth", "private":
+		case "pwd", "pass", "auth", "private":
 			return true
 		case "key":
 			if i == len(ws)-1 && (i == 0 || !notSecretKey[ws[i-1]]) {
@@ -151,18 +208,116 @@ func words(k string) []string {
 	return out
 }
 
-// secretContent matches text that holds a secret, whatever its key.
-var secretContent = regexp.MustCompile("(?:" + strings.Join([]string{
-	`-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----`,                  // PEM, OpenSSH, PGP
-	`(?i)\bbearer\s+[a-z0-9\-._~+/]{8,}=*`,                            // Authorization: Bearer …
-	`(?i)\bauthorization\s*[:=]\s*\S`,                                 // a header line
-	`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@]+:[^/\s@]+@`,                // scheme://user:password@
-	`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`,                         // AWS access key id
-	`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`,   // GitHub
-	`\bxox[abposr]-[A-Za-z0-9-]{10,}`,                                 // Slack token
-	`hooks\.slack\.com/services/[A-Za-z0-9/]+`,                        // Slack webhook
-	`\bsk-(?:proj-|ant-|svcacct-)?[A-Za-z0-9_\-]{20,}`,                // OpenAI, Anthropic
-	`\b[rs]k_(?:live|test)_[0-9A-Za-z]{16,}`,                          // Stripe
-	`\bAIza[0-9A-Za-z_\-]{35}`,                                        // Google API key
-	`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`, // JWT
-}, ")|(?:") + ")")
+// A rule finds secrets in text: re matches where one is, and its group
+// named "s" is the secret to replace (the whole match when it has none);
+// the rest of the match (an option's name, a header's name, a URL's user)
+// stays. Every rule is a row of the table in docs/security.md.
+type rule struct {
+	name string
+	re   *regexp.Regexp
+	// keep, when set, says whether a match is not a secret after all (the
+	// name before "=" is not a secret's name).
+	keep func(m []string, names []string) bool
+}
+
+// rules are applied in order; each sees the text with the secrets of the
+// rules before it already replaced.
+var rules = []rule{
+	// The body of a key block is base64 with headers ("Proc-Type: 4,ENCRYPTED"):
+	// it ends at the END line, or at the first character a body cannot
+	// hold, so an unterminated block cannot hide the command after it.
+	{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`)},
+	{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`)},
+	{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`)},
+	// A cookie header's value is name=value pairs separated by "; ".
+	{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`)},
+	{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`)},
+	{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
+	{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`)},
+	{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`)},
+	{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`)},
+	{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
+	{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`),
+		keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
+	{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+	{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`)},
+	{name: "Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`)},
+	{name: "Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`)},
+	{name: "OpenAI / Anthropic key", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
+	{name: "Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
+	{name: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+	{name: "JWT", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`)},
+}
+
+func index(names []string, name string) int {
+	for i, n := range names {
+		if n == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// RedactText replaces each secret in s by "[redacted]" and keeps the rest:
+// "curl -H 'Authorization: Bearer T' https://x" becomes
+// "curl -H 'Authorization: Bearer [redacted]' https://x".
+func RedactText(s string) string {
+	for _, r := range rules {
+		s = r.apply(s)
+	}
+	return s
+}
+
+// isCode says whether a would-be secret is shell code or a reference to
+// one rather than a literal: a command or process substitution, a variable.
+// It is kept, since hiding it would hide what the command runs.
+func isCode(v string) bool {
+	v = strings.Trim(v, `"`)
+	return strings.ContainsAny(v, "`") || strings.Contains(v, "$(") || strings.Contains(v, "${") || strings.Contains(v, "<(") ||
+		strings.Contains(v, ">(") || strings.HasPrefix(v, "$")
+}
+
+func (r rule) apply(s string) string {
+	names := r.re.SubexpNames()
+	si := index(names, "s")
+	ms := r.re.FindAllStringSubmatchIndex(s, -1)
+	if ms == nil {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range ms {
+		start, end := m[0], m[1]
+		if si >= 0 {
+			start, end = m[2*si], m[2*si+1]
+		}
+		if start < 0 || start < last {
+			continue
+		}
+		if r.keep != nil {
+			sub := make([]string, len(names))
+			for i := range names {
+				if m[2*i] >= 0 {
+					sub[i] = s[m[2*i]:m[2*i+1]]
+				}
+			}
+			if r.keep(sub, names) {
+				continue
+			}
+		}
+		secret := s[start:end]
+		if secret == Redacted || strings.Trim(secret, `'"`) == Redacted || secret == "" || isCode(secret) {
+			continue
+		}
+		b.WriteString(s[last:start])
+		// A quoted secret keeps its quotes, so the command still parses.
+		if len(secret) >= 2 && (secret[0] == '\'' || secret[0] == '"') && secret[len(secret)-1] == secret[0] {
+			b.WriteString(secret[:1] + Redacted + secret[:1])
+		} else {
+			b.WriteString(Redacted)
+		}
+		last = end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}

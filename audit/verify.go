@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/toolbelt/toolbelt/store"
@@ -36,6 +38,7 @@ func (e *ChainError) Error() string {
 // chained is the part of a body that Verify checks against the columns and
 // the chain; decoding only it is faster than decoding the whole record.
 type chained struct {
+	Key        string    `json:"key"`
 	Prev       string    `json:"prev"`
 	Seq        int64     `json:"seq"`
 	Time       time.Time `json:"time"`
@@ -49,7 +52,25 @@ type chained struct {
 // own place, it carries the hash of the record before, no place is empty,
 // and the last is the one the chain's head names. A broken chain is a
 // *ChainError for the first bad record; other errors are the database's.
+//
+// A log with a key (WithKey) requires every record to be keyed with it; a
+// log without one cannot check keyed records and says so (ErrKeyNeeded).
 func (l *Log) Verify(ctx context.Context) (Summary, error) {
+	return l.verify(ctx, nil)
+}
+
+// VerifyHead is Verify, and checks too that the log still holds the record
+// the head saved elsewhere names, unchanged: records removed from the end,
+// or the log rewritten from before the head (its hashes recomputed), break
+// the chain there.
+func (l *Log) VerifyHead(ctx context.Context, h Head) (Summary, error) {
+	return l.verify(ctx, &h)
+}
+
+// ErrKeyNeeded matches the error of verifying keyed records without the key.
+var ErrKeyNeeded = errors.New("the audit log is keyed (HMAC): verifying it needs the key")
+
+func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 	var sum Summary
 	err := l.st.Read(ctx, func(tx *store.Tx) error {
 		var headSeq int64
@@ -84,9 +105,17 @@ func (l *Log) Verify(ctx context.Context) (Summary, error) {
 				return &ChainError{seq, fmt.Sprintf("edited: its content is not a record (%v)", err)}
 			}
 			switch {
+			case l.key == nil && b.Key != "":
+				return fmt.Errorf("%w (record %d is keyed with key %s): set it with TOOLBELT_AUDIT_KEY or audit.key_file", ErrKeyNeeded, seq, b.Key)
+			case l.key != nil && b.Key == "":
+				return &ChainError{seq, "not keyed: the log is to be keyed, but this record carries a plain hash (it was written before the key was set, or rewritten by someone without the key)"}
+			case l.key != nil && b.Key != l.kid:
+				return &ChainError{seq, fmt.Sprintf("keyed with another key (%s, the key given is %s)", b.Key, l.kid)}
+			}
+			switch {
 			case b.Seq != seq:
 				return &ChainError{seq, fmt.Sprintf("moved: it was written as record %d (records were reordered or renumbered)", b.Seq)}
-			case hashOf(raw) != hash:
+			case l.hash(raw) != hash:
 				return &ChainError{seq, "edited: its content does not match its hash"}
 			case b.Prev != prev && seq == 1:
 				return &ChainError{1, "edited: the first record is chained to one before it"}
@@ -97,11 +126,17 @@ func (l *Log) Verify(ctx context.Context) (Summary, error) {
 			case b.Time.UnixNano() != timeNS || b.CallID != callID || b.Tool != tool || b.SessionKey != session:
 				return &ChainError{seq, "edited: its time, call id, tool or session columns do not match its content"}
 			}
+			if saved != nil && seq == saved.Seq && hash != saved.Hash {
+				return &ChainError{seq, "rewritten: it is not the record the saved head names (the log was rewritten from this record or before it)"}
+			}
 			prev = hash
 			sum.Records = seq
 		}
 		if err := rows.Err(); err != nil {
 			return err
+		}
+		if saved != nil && saved.Seq > sum.Records {
+			return &ChainError{sum.Records + 1, fmt.Sprintf("missing: the log ends at record %d, but the saved head names record %d (records were removed from the end)", sum.Records, saved.Seq)}
 		}
 		switch {
 		case headSeq > sum.Records:
@@ -120,10 +155,44 @@ func (l *Log) Verify(ctx context.Context) (Summary, error) {
 	})
 	var ce *ChainError
 	switch {
-	case errors.As(err, &ce):
+	case errors.As(err, &ce), errors.Is(err, ErrKeyNeeded):
 		return Summary{}, err
 	case err != nil:
 		return Summary{}, fmt.Errorf("verifying the audit log: %w", err)
 	}
 	return sum, nil
+}
+
+// Head names the newest record of the log: its sequence number and hash.
+// Saved somewhere the database's writers cannot reach, it lets VerifyHead
+// prove later that nothing up to it was removed or rewritten.
+type Head struct {
+	Seq  int64  `json:"seq"`
+	Hash string `json:"hash"`
+}
+
+// String writes the head as SEQ:HASH, the form ParseHead reads.
+func (h Head) String() string { return fmt.Sprintf("%d:%s", h.Seq, h.Hash) }
+
+// ParseHead reads a head written as SEQ:HASH.
+func ParseHead(s string) (Head, error) {
+	seq, hash, ok := strings.Cut(strings.TrimSpace(s), ":")
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if !ok || err != nil || n < 1 || len(hash) != 64 || strings.Trim(strings.ToLower(hash), "0123456789abcdef") != "" {
+		return Head{}, fmt.Errorf("%q is not a head: want SEQ:HASH as toolbelt audit head prints it, e.g. 42:%s", s, strings.Repeat("0", 64))
+	}
+	return Head{Seq: n, Hash: strings.ToLower(hash)}, nil
+}
+
+// Head returns the log's head as appends left it; Seq 0 when the log is
+// empty.
+func (l *Log) Head(ctx context.Context) (Head, error) {
+	var h Head
+	err := l.st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT seq, hash FROM audit_head WHERE id = 1").Scan(&h.Seq, &h.Hash)
+	})
+	if err != nil {
+		return Head{}, fmt.Errorf("reading the audit log's head: %w", err)
+	}
+	return h, nil
 }

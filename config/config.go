@@ -61,6 +61,8 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Hooks are commands run before and after tool calls.
 	Hooks Hooks `yaml:"hooks"`
+	// Audit configures the audit log's durability and its key.
+	Audit Audit `yaml:"audit"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -102,6 +104,24 @@ type Retention struct {
 	OutputsBytes int64 `yaml:"outputsBytes" default:"268435456"`
 	// Undo: what it takes to undo file changes.
 	Undo Duration `yaml:"undo" default:"720h"`
+}
+
+// Audit configures the audit log. Every call's record is written to the
+// database before the call's result is returned, whatever the settings.
+type Audit struct {
+	// Sync says whether that write is also forced to disk: "none" (the
+	// default: the record reaches the operating system, so it survives the
+	// process being killed, but the last records may be lost if the machine
+	// loses power) or "always" (every commit is fsynced before the result
+	// is returned; concurrent calls share one). It applies to all of the
+	// SQLite store's writes; PostgreSQL follows the server's settings.
+	Sync string `yaml:"sync"`
+	// KeyFile is a file holding the key (at least 16 bytes; surrounding
+	// white space is ignored) that makes the audit chain an HMAC chain.
+	// Keep it where the database's writers cannot read it.
+	// TOOLBELT_AUDIT_KEY (the key itself) or TOOLBELT_AUDIT_KEY_FILE win
+	// over it.
+	KeyFile string `yaml:"keyFile"`
 }
 
 // Confirm says when a person is asked, and what happens without an answer.
@@ -167,6 +187,58 @@ type MCP struct {
 	ConfirmFallback string `yaml:"confirmFallback" default:"deny"`
 	// Separator joins server and tool names of imported tools (default "__").
 	Separator string `yaml:"separator" default:"__"`
+
+	// Owner says whether MCP clients are the owner (default false: owner-only
+	// tools are refused): stdio clients, and HTTP clients of mcp.token or of
+	// no token. It comes from here, never from the transport.
+	Owner bool `yaml:"owner" default:"false"`
+	// Tokens are more bearer tokens for HTTP clients, each mapped to a
+	// principal (recorded with every call) and an owner flag.
+	Tokens []MCPToken `yaml:"tokens"`
+	// MaxMessageBytes bounds one message: a line on stdio, a request body
+	// over HTTP (default 4 MiB).
+	MaxMessageBytes int `yaml:"maxMessageBytes" default:"4194304"`
+	// MaxSessions bounds the HTTP sessions open at once (default 256).
+	MaxSessions int `yaml:"maxSessions" default:"256"`
+	// SessionIdleTimeout closes an HTTP session with no request for that
+	// long (default 15m).
+	SessionIdleTimeout Duration `yaml:"sessionIdleTimeout" default:"15m"`
+	// MaxConnections bounds the HTTP connections open at once (default 512).
+	MaxConnections int `yaml:"maxConnections" default:"512"`
+	// ReadHeaderTimeout bounds reading an HTTP request's headers.
+	ReadHeaderTimeout Duration `yaml:"readHeaderTimeout" default:"10s"`
+	// BodyTimeout bounds reading an HTTP request's body; a client slower
+	// than that gets 408.
+	BodyTimeout Duration `yaml:"bodyTimeout" default:"30s"`
+}
+
+// MCPToken is a bearer token of the MCP HTTP server and who it stands for.
+type MCPToken struct {
+	// Token is the secret; write ${NAME} to read it from the environment
+	// variable NAME when the server starts.
+	Token string `yaml:"token"`
+	// Principal names who the token stands for.
+	Principal string `yaml:"principal"`
+	// Owner makes the principal the owner.
+	Owner bool `yaml:"owner" default:"false"`
+}
+
+// Secret returns the token, read from the environment when it is written
+// as ${NAME}.
+func (t MCPToken) Secret(getenv func(string) string) (string, error) {
+	name, ok := strings.CutPrefix(t.Token, "${")
+	if !ok {
+		return t.Token, nil
+	}
+	name, ok = strings.CutSuffix(name, "}")
+	if !ok || name == "" {
+		return "", fmt.Errorf("mcp.tokens: token of %s: write ${NAME} to read it from the environment", t.Principal)
+	}
+	v := getenv(name)
+	if v == "" {
+		return "", fmt.Errorf("mcp.tokens: the token of %s is read from $%s, which is not set", t.Principal, name)
+	}
+	return v, nil
 }
 
 // DefaultMCPSeparator joins server and tool names of imported tools when
@@ -518,6 +590,9 @@ func (c *Config) SettingLine(key string) int { return c.Tools.settingLines[key] 
 // validate checks what the types alone do not.
 func (c *Config) validate() error {
 	var errs []error
+	if o := c.Audit.Sync; o != "" && o != "none" && o != "always" {
+		errs = append(errs, c.errorAt("$.audit.sync", fmt.Sprintf("audit.sync is %q: use none (the default: records reach the operating system before the result) or always (fsync before the result)", o)))
+	}
 	if o := c.Confirm.OnTimeout; o != "" && o != "deny" && o != "allow" {
 		errs = append(errs, c.errorAt("$.confirm.onTimeout", fmt.Sprintf("confirm.onTimeout is %q: use deny or allow", o)))
 	}
@@ -557,6 +632,27 @@ func (c *Config) validate() error {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))
 	}
 	errs = append(errs, c.validateHooks()...)
+	for _, f := range []struct {
+		key string
+		v   int
+	}{{"maxMessageBytes", c.MCP.MaxMessageBytes}, {"maxSessions", c.MCP.MaxSessions}, {"maxConnections", c.MCP.MaxConnections}} {
+		if f.v < 0 {
+			errs = append(errs, c.errorAt("$.mcp."+f.key, fmt.Sprintf("mcp.%s must not be negative (0 means the default)", f.key)))
+		}
+	}
+	seen := map[string]bool{}
+	for i, t := range c.MCP.Tokens {
+		path := fmt.Sprintf("$.mcp.tokens[%d]", i)
+		switch {
+		case strings.TrimSpace(t.Token) == "":
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] has no token: give the secret or ${ENV_VAR}", i)))
+		case strings.TrimSpace(t.Principal) == "":
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] has no principal: name who the token stands for", i)))
+		case seen[t.Token]:
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcp.tokens[%d] repeats the token of an earlier entry: each token must map to one principal", i)))
+		}
+		seen[t.Token] = true
+	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
 		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))
 	}

@@ -67,6 +67,16 @@ mcp:
   addr: 127.0.0.1:7420
   compactAbove: 40
   separator: __
+  owner: false
+  tokens:
+    - {token: "${ALICE_TOKEN}", principal: alice, owner: true}
+    - {token: s3cret, principal: ci}
+  maxMessageBytes: 4194304
+  maxSessions: 256
+  sessionIdleTimeout: 15m
+  maxConnections: 512
+  readHeaderTimeout: 10s
+  bodyTimeout: 30s
 `
 
 func TestParseEverything(t *testing.T) {
@@ -96,6 +106,18 @@ func TestParseEverything(t *testing.T) {
 	if srv := c.MCPServers["everything"]; srv.Command != "npx" || srv.Args[1] != "@modelcontextprotocol/server-everything" || c.MCPServers["remote"].Headers["Authorization"] != "Bearer abc" || c.MCP.CompactAbove != 40 {
 		t.Errorf("mcp %+v %+v", c.MCPServers, c.MCP)
 	}
+	if m := c.MCP; len(m.Tokens) != 2 || !m.Tokens[0].Owner || m.Tokens[1].Principal != "ci" || m.MaxSessions != 256 || m.SessionIdleTimeout.D() != 15*time.Minute || m.BodyTimeout.D() != 30*time.Second || m.MaxConnections != 512 || m.MaxMessageBytes != 4<<20 {
+		t.Errorf("mcp limits and tokens %+v", m)
+	}
+	if got, err := c.MCP.Tokens[0].Secret(envMap{"ALICE_TOKEN": "t-a"}.get); got != "t-a" || err != nil {
+		t.Errorf("token from the environment: %q %v", got, err)
+	}
+	if _, err := c.MCP.Tokens[0].Secret(envMap{}.get); err == nil || !strings.Contains(err.Error(), "$ALICE_TOKEN, which is not set") {
+		t.Errorf("unset variable: %v", err)
+	}
+	if got, _ := c.MCP.Tokens[1].Secret(nil); got != "s3cret" {
+		t.Errorf("literal token: %q", got)
+	}
 	if c.Line("$.tools.deny[1]") != 22 || c.Line("$.agents.'reviewer'.tools.allow[0]") != 39 || c.Line("$.nope") != 0 {
 		t.Errorf("lines %d %d", c.Line("$.tools.deny[1]"), c.Line("$.agents.'reviewer'.tools.allow[0]"))
 	}
@@ -104,20 +126,26 @@ func TestParseEverything(t *testing.T) {
 func TestErrorsNameTheLine(t *testing.T) {
 	t.Parallel()
 	for src, want := range map[string]string{
-		"workspace: .\nlimits:\n  timout: 5m\n":            `toolbelt.yaml:3: unknown field "timout"; did you mean "timeout"?`,
-		"limits:\n  maxResultChars: lots\n":                "toolbelt.yaml:2: ",
-		"tools:\n  deny: {a: {b: c}}\n":                    "toolbelt.yaml:2: want a tool name",
-		"tools:\n  denny: exec\n":                          "toolbelt.yaml:2: tools.denny: settings of a tool are a mapping",
-		"limits:\n\n  timeout: soon\n":                     `toolbelt.yaml:3: "soon" is not a duration: use 30s, 5m or 1h`,
-		"limits:\n  timeout: -5s\n":                        `toolbelt.yaml:2: "-5s" is not a duration`,
-		"limits:\n  timeout: 5\n":                          "toolbelt.yaml:2: want a duration such as 30s",
-		"confirm:\n  onTimeout: maybe\n":                   `toolbelt.yaml:2: confirm.onTimeout is "maybe": use deny or allow`,
-		"tools:\n  ask:\n    - tool: 5\n":                  "toolbelt.yaml:3: want a tool name",
-		"tools:\n  byProvider:\n    openai: {dney: [x]}\n": `toolbelt.yaml:3: unknown field "dney"; did you mean "deny"?`,
-		"limits:\n  maxResultChars: -1\n":                  "toolbelt.yaml:2: limits.maxResultChars must not be negative",
-		"database: mysql://x\n":                            "toolbelt.yaml:1: database must be a postgres:// URL",
-		"agents: [\n":                                      "toolbelt.yaml:1: ",
-		"agents:\n  a:\n    tool: {deny: [x]}\n":           `toolbelt.yaml:3: unknown field "tool"; did you mean "tools"?`,
+		"workspace: .\nlimits:\n  timout: 5m\n":                                  `toolbelt.yaml:3: unknown field "timout"; did you mean "timeout"?`,
+		"limits:\n  maxResultChars: lots\n":                                      "toolbelt.yaml:2: ",
+		"tools:\n  deny: {a: {b: c}}\n":                                          "toolbelt.yaml:2: want a tool name",
+		"tools:\n  denny: exec\n":                                                "toolbelt.yaml:2: tools.denny: settings of a tool are a mapping",
+		"limits:\n\n  timeout: soon\n":                                           `toolbelt.yaml:3: "soon" is not a duration: use 30s, 5m or 1h`,
+		"limits:\n  timeout: -5s\n":                                              `toolbelt.yaml:2: "-5s" is not a duration`,
+		"limits:\n  timeout: 5\n":                                                "toolbelt.yaml:2: want a duration such as 30s",
+		"confirm:\n  onTimeout: maybe\n":                                         `toolbelt.yaml:2: confirm.onTimeout is "maybe": use deny or allow`,
+		"audit:\n  sync: sometimes\n":                                            `toolbelt.yaml:2: audit.sync is "sometimes": use none`,
+		"tools:\n  ask:\n    - tool: 5\n":                                        "toolbelt.yaml:3: want a tool name",
+		"tools:\n  byProvider:\n    openai: {dney: [x]}\n":                       `toolbelt.yaml:3: unknown field "dney"; did you mean "deny"?`,
+		"limits:\n  maxResultChars: -1\n":                                        "toolbelt.yaml:2: limits.maxResultChars must not be negative",
+		"database: mysql://x\n":                                                  "toolbelt.yaml:1: database must be a postgres:// URL",
+		"agents: [\n":                                                            "toolbelt.yaml:1: ",
+		"agents:\n  a:\n    tool: {deny: [x]}\n":                                 `toolbelt.yaml:3: unknown field "tool"; did you mean "tools"?`,
+		"mcp:\n  tokens:\n    - {token: x}\n":                                    "toolbelt.yaml:3: mcp.tokens[0] has no principal",
+		"mcp:\n  tokens:\n    - {principal: a}\n":                                "toolbelt.yaml:3: mcp.tokens[0] has no token",
+		"mcp:\n  tokens: [{token: x, principal: a}, {token: x, principal: b}]\n": "toolbelt.yaml:2: mcp.tokens[1] repeats the token",
+		"mcp:\n  maxSessions: -1\n":                                              "toolbelt.yaml:2: mcp.maxSessions must not be negative",
+		"mcp:\n  bodyTimeout: 5\n":                                               "toolbelt.yaml:2: want a duration",
 	} {
 		_, err := Parse("toolbelt.yaml", []byte(src))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -169,9 +197,25 @@ func TestFindAndOpen(t *testing.T) {
 	}
 }
 
+type envMap map[string]string
+
+func (m envMap) get(k string) string { return m[k] }
+
 func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// config check warns about a token read from an unset variable.
+func TestLintTokenVariables(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("toolbelt.yaml", []byte("mcp:\n  tokens:\n    - {token: \"${SET_TOKEN}\", principal: a}\n    - {token: \"${UNSET_TOKEN}\", principal: b}\n"))
+	must(t, err)
+	env := func(k string) (string, bool) { return "x", k == "SET_TOKEN" }
+	ws := c.Lint(func(string) (string, error) { return "", nil }, env)
+	if len(ws) != 1 || !strings.Contains(ws[0].Error(), "mcp.tokens[1].token (b) refers to ${UNSET_TOKEN}, which is not set") || ws[0].Line != 4 {
+		t.Errorf("warnings %v", ws)
 	}
 }

@@ -41,6 +41,9 @@ func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(stri
 			}
 		}
 	}
+	for i, t := range c.MCP.Tokens {
+		refs(fmt.Sprintf("$.mcp.tokens[%d].token", i), fmt.Sprintf("mcp.tokens[%d].token (%s)", i, t.Principal), t.Token)
+	}
 	for _, name := range slices.Sorted(maps.Keys(c.MCPServers)) {
 		srv := c.MCPServers[name]
 		base := "$.mcpServers.'" + name + "'"

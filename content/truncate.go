@@ -5,6 +5,7 @@
 package content
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -163,4 +164,11 @@ func FirstLine(s string, max int) string {
 // Omission renders the marker for omitted characters.
 func Omission(n int) string {
 	return fmt.Sprintf("[... %d more characters truncated]", n)
+}
+
+// ReadOnNotice is [Omission] followed by how to read the omitted characters
+// with result_read: the call id, the offset to read from and a page size.
+func ReadOnNotice(omitted int, callID string, offset, limit int) string {
+	args, _ := json.Marshal(map[string]any{"callId": callID, "offset": offset, "limit": limit})
+	return strings.TrimSuffix(Omission(omitted), "]") + fmt.Sprintf(". The full output is kept: call result_read with %s to read them.]", args)
 }

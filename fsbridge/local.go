@@ -710,7 +710,14 @@ func writeAtomic(ctx context.Context, s *slot, data []byte, perm fs.FileMode) (e
 	if err != nil {
 		return err
 	}
+	// The lock tells RemoveStaleTemp in another process that this file is
+	// being written; it is held until the file is in place.
+	lockTemp(f)
+	closed := false
 	defer func() {
+		if !closed {
+			_ = f.Close()
+		}
 		if err != nil {
 			_ = s.dir.Remove(tmp)
 		}
@@ -723,17 +730,24 @@ func writeAtomic(ctx context.Context, s *slot, data []byte, perm fs.FileMode) (e
 	if err == nil {
 		err = f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
 	if err == nil {
 		err = ctx.Err()
 	}
 	if err != nil {
 		return err
 	}
+	if !renameOpenFiles {
+		closed = true
+		if err = f.Close(); err != nil {
+			return err
+		}
+	}
 	if err = s.dir.Rename(tmp, s.base); err != nil {
 		return err
+	}
+	if !closed {
+		closed = true
+		_ = f.Close() // the data is synced and in place
 	}
 	if d, err := s.dir.Open("."); err == nil {
 		_ = d.Sync() // make the rename durable; not every file system supports it

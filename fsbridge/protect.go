@@ -10,13 +10,19 @@ import (
 )
 
 // DefaultProtected returns the protected-path list bridges use unless told
-// otherwise (see [Protect]): git internals that can make git run programs,
-// Toolbelt's own configuration and data, and the configuration files of
-// agents, which decide what agents may run:
+// otherwise (see [Protect]): all git metadata, which can make git run
+// programs or read other repositories, Toolbelt's own configuration and
+// data, and the configuration files of agents, which decide what agents
+// may run:
 //
-//	.git            the entry itself (a file named .git can point git anywhere)
-//	.git/config     git settings (core.fsmonitor, aliases, … run programs)
-//	.git/hooks/     git hooks
+//	.git/           every .git entry at any depth, file or directory, and
+//	                all below it (config, hooks, commondir, worktrees, …)
+//	commondir       files that redirect git to another repository,
+//	gitdir          wherever they are
+//	HEAD            the file every repository has, so no bare repository
+//	                (HEAD, objects/, refs/, config) can be put together
+//	*.git/          directories named like bare repositories (x.git)
+//	.gitmodules     submodule definitions (URLs and paths git follows)
 //	.toolbelt/      Toolbelt's per-workspace directory
 //	toolbelt.yaml   Toolbelt's configuration file
 //	.mcp.json       MCP server configuration
@@ -28,9 +34,12 @@ import (
 // matter when the workspace contains them.
 func DefaultProtected() []string {
 	list := []string{
-		".git",
-		".git/config",
-		".git/hooks/",
+		".git/",
+		"commondir",
+		"gitdir",
+		"HEAD",
+		"*.git/",
+		".gitmodules",
 		".toolbelt/",
 		"toolbelt.yaml",
 		".mcp.json",

@@ -30,3 +30,31 @@ func keepOwner(f *os.File, old fs.FileInfo) {
 	}
 	_ = f.Chown(int(st.Uid), int(st.Gid))
 }
+
+// noFollow makes an open fail on a symbolic link.
+const noFollow = syscall.O_NOFOLLOW
+
+// lockTemp marks a temporary file as being written: the lock lasts until the
+// file is closed or the process ends.
+func lockTemp(f *os.File) {
+	if rc, err := f.SyscallConn(); err == nil {
+		_ = rc.Control(func(fd uintptr) { _ = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB) })
+	}
+}
+
+// unlocked reports whether no process holds the lock of a temporary file,
+// that is, whether no one is writing it. The lock taken to find out is
+// released when f is closed.
+func unlocked(f *os.File, _ fs.FileInfo) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	free := false
+	_ = rc.Control(func(fd uintptr) { free = syscall.Flock(int(fd), syscall.LOCK_EX|syscall.LOCK_NB) == nil })
+	return free
+}
+
+// renameOpenFiles says a file may be renamed while it is open, so a
+// temporary file stays locked until it is in place.
+const renameOpenFiles = true

@@ -17,16 +17,18 @@ type Auditor interface {
 // unknown ones included — with a.
 func WithAudit(a Auditor) Option { return func(r *Runner) { r.auditor = a } }
 
-// audit records a finished call. A failure to record is logged; the call's
-// result stands.
+// audit records a finished call and returns once the auditor has the
+// record (for the store's writer: written to the database), so no result
+// leaves the pipeline before its record. A failure to record is logged; the
+// call's result stands.
 func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	if r.auditor == nil {
 		return
 	}
 	tc := req.Context
 	rec := audit.Record{
-		Time: req.Started, CallID: req.Call.ID, Tool: req.Tool.Name,
-		AgentID: tc.AgentID, SessionKey: tc.SessionKey, Channel: tc.Channel, Owner: tc.Owner,
+		Time: req.Started, CallID: req.Call.ID, ProviderCallID: req.Call.ProviderID, Tool: req.Tool.Name,
+		AgentID: tc.AgentID, SessionKey: tc.SessionKey, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner, Workspace: req.Scope.Workspace,
 		Provider: req.Provider, Arguments: req.Call.Arguments,
 		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun,
 	}

@@ -173,13 +173,13 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		}
 		why := r.needsConfirmation(req)
 		if why == "" {
-			return next(ctx, req)
+			return next(tool.WithApproval(ctx, tool.ApprovalUnasked), req)
 		}
 		fp := Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
 		now := time.Now()
 		if r.approved(ctx, req, fp) {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
-			return next(ctx, req)
+			return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 		}
 		if r.confirmer == nil {
 			req.Confirmation = &ConfirmRecord{Answer: "none", At: now}
@@ -206,7 +206,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		case cctx.Err() != nil:
 			req.Confirmation.Answer = "timeout"
 			if r.cfg.ConfirmOnTimeout == "allow" {
-				return next(ctx, req)
+				return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 			}
 			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
@@ -242,7 +242,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 				}
 			}
 		}
-		return next(ctx, req)
+		return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 	}
 }
 
@@ -290,6 +290,10 @@ func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Ef
 			field("env "+k, e.Env[k])
 		}
 		field("executable", e.Executable)
+		for _, p := range e.Programs {
+			field("program "+p.Name, p.Path)
+		}
+		field("unsummarized", e.Unsummarized)
 		field("script", e.ScriptHash)
 		field("diff", e.Diff)
 	}

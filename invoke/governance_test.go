@@ -330,6 +330,85 @@ func TestEveryCallIsAudited(t *testing.T) {
 	}
 }
 
+// A denied tool's call is refused before its arguments are looked at: with
+// arguments that would fail validation, the caller gets the denial, never
+// the validation error that would show the schema.
+func TestPolicyIsDecidedBeforeValidation(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{}
+	log := &records{}
+	p := &policy.Policy{Tools: policy.Rules{Deny: []string{"run"}}, OwnerOnly: []string{"echo"}}
+	r := newRunner(t, []tool.Tool{s.tool(), fn("echo", echo)}, invoke.WithPolicy(p), invoke.WithAudit(log))
+	for _, tc := range []struct{ name, args, reason string }{
+		{"run", `{"workdir":{"deep":1}}`, "not allowed here"},
+		{"run", `[1,2]`, "not allowed here"},
+		{"run", `"not an object"`, "not allowed here"},
+		{"echo", `{"path":[1]}`, policy.OwnerOnlyReason},
+	} {
+		msg := r.Run(context.Background(), tool.Call{ID: "c", Name: tc.name, Arguments: json.RawMessage(tc.args)})
+		got := text(msg)
+		if !msg.IsError || !strings.Contains(got, `"status":"blocked"`) || !strings.Contains(got, tc.reason) {
+			t.Errorf("%s %s: %q, want the policy's denial", tc.name, tc.args, got)
+		}
+		for _, leak := range []string{"command", "path", "Validation", "Missing", "JSON object"} {
+			if strings.Contains(got, leak) {
+				t.Errorf("%s %s: the denial shows %q: %q", tc.name, tc.args, leak, got)
+			}
+		}
+	}
+	for _, rec := range log.list {
+		if rec.ErrorClass != "denied" {
+			t.Errorf("%s: audit class %q, want denied", rec.Tool, rec.ErrorClass)
+		}
+	}
+	if s.runs.Load() != 0 {
+		t.Errorf("the denied tool ran")
+	}
+}
+
+// A call made for a Caller runs, for policy, the audit log and the tool, as
+// that caller: its session, channel, principal and owner flag.
+func TestCallerOverridesTheContext(t *testing.T) {
+	t.Parallel()
+	log := &records{}
+	var seen tool.Context
+	who := tool.Tool{Name: "who", Parameters: &jsonschema.Schema{Type: "object"},
+		Execute: func(_ context.Context, _ tool.Call, tc *tool.Context, _ tool.UpdateFunc) (tool.Result, error) {
+			seen = *tc
+			return tool.Text("ok"), nil
+		}}
+	p := &policy.Policy{OwnerOnly: []string{"who"}}
+	reg := registry.New()
+	if err := reg.Register(who); err != nil {
+		t.Fatal(err)
+	}
+	r := invoke.New(reg, &tool.Context{Owner: true, Channel: "cli", SessionKey: "s0"}, invoke.WithPolicy(p), invoke.WithAudit(log))
+	// Not the owner: refused, though the runner's context says owner.
+	ctx := invoke.WithCaller(context.Background(), invoke.Caller{SessionKey: "s1", Channel: "mcp", Principal: "bob"})
+	if msg := r.Run(ctx, tool.Call{ID: "1", Name: "who"}); !msg.IsError || !strings.Contains(text(msg), policy.OwnerOnlyReason) {
+		t.Errorf("non-owner caller: %q", text(msg))
+	}
+	ctx = invoke.WithCaller(context.Background(), invoke.Caller{SessionKey: "s2", Channel: "mcp", Principal: "alice", Owner: true})
+	if msg := r.Run(ctx, tool.Call{ID: "2", Name: "who"}); msg.IsError {
+		t.Errorf("owner caller: %q", text(msg))
+	}
+	if seen.SessionKey != "s2" || seen.Channel != "mcp" || seen.Principal != "alice" || !seen.Owner {
+		t.Errorf("the tool saw %+v", seen)
+	}
+	if r.Context().SessionKey != "s0" || r.Context().Channel != "cli" {
+		t.Errorf("the runner's own context changed: %+v", r.Context())
+	}
+	if len(log.list) != 2 {
+		t.Fatalf("%d records", len(log.list))
+	}
+	for i, want := range []audit.Record{{SessionKey: "s1", Channel: "mcp", Principal: "bob"}, {SessionKey: "s2", Channel: "mcp", Principal: "alice", Owner: true}} {
+		got := log.list[i]
+		if got.SessionKey != want.SessionKey || got.Channel != want.Channel || got.Principal != want.Principal || got.Owner != want.Owner {
+			t.Errorf("record %d: %+v, want %+v", i, got, want)
+		}
+	}
+}
+
 // memApprovals is an ApprovalStore in memory.
 type memApprovals struct {
 	mu  sync.Mutex

@@ -254,7 +254,7 @@ func (r *Runner) persistStep(next Handler) Handler {
 		if len(r.persist) == 0 && len(persist) == 0 {
 			return res
 		}
-		msg := message(req.Call.ID, req.Tool.Name, res)
+		msg := message(req.Call, req.Tool.Name, res)
 		msg.Content = slices.Clone(msg.Content)
 		hctx := context.WithoutCancel(ctx)
 		for _, h := range persist {

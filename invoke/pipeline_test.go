@@ -645,7 +645,8 @@ func TestTruncationAtMultibyteBoundaryKeepsEverything(t *testing.T) {
 	if twice := text(run(t, again, "echo_back", `{"path":"a"}`)); twice != got {
 		t.Errorf("shaping twice cut again: %d characters, then %d", utf8.RuneCountInString(got), utf8.RuneCountInString(twice))
 	}
-	kept, ok, err := outputs.Get(context.Background(), "call_1")
+	// Kept for the runner's scope (its workspace), and read back in it.
+	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), tool.ScopeOf(r.Context())), "call_1")
 	if err != nil || !ok || kept != full {
 		t.Error("full output not kept")
 	}
@@ -833,5 +834,16 @@ func TestResultReadContext(t *testing.T) {
 	}
 	if err := outputs.Put(ctx, "c", strings.Repeat("c", 2000)); err == nil {
 		t.Error("output larger than the store accepted")
+	}
+	// An output goes only to its own scope.
+	mine := tool.WithScope(ctx, tool.Scope{Workspace: "/w", Session: "s1"})
+	_ = outputs.Put(mine, "d", "mine")
+	for _, other := range []tool.Scope{{Workspace: "/w", Session: "s2"}, {Workspace: "/w"}, {}} {
+		if _, ok, _ := outputs.Get(tool.WithScope(ctx, other), "d"); ok {
+			t.Errorf("scope %+v read the output of session s1", other)
+		}
+	}
+	if got, ok, _ := outputs.Get(mine, "d"); !ok || got != "mine" {
+		t.Error("the session cannot read its own output")
 	}
 }

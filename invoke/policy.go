@@ -13,8 +13,7 @@ import (
 func WithPolicy(p *policy.Policy) Option { return func(r *Runner) { r.policy = p } }
 
 // policyRequest describes a call, or a tool to offer, to the policy.
-func (r *Runner) policyRequest(m tool.Meta, args map[string]any, provider, model string) policy.Request {
-	tc := r.tc
+func policyRequest(tc *tool.Context, m tool.Meta, args map[string]any, provider, model string) policy.Request {
 	return policy.Request{
 		Meta: m, Args: args, Agent: tc.AgentID, Provider: provider, Model: model, Channel: tc.Channel,
 		Sandboxed: tc.Sandboxed, Subagent: tc.Subagent, Owner: tc.Owner,
@@ -23,7 +22,27 @@ func (r *Runner) policyRequest(m tool.Meta, args map[string]any, provider, model
 
 // offered reports whether the policy lets the runner offer the tool at all.
 func (r *Runner) offered(m tool.Meta) bool {
-	return r.policy == nil || r.policy.Offers(r.policyRequest(m, nil, "", ""))
+	return r.policy == nil || r.policy.Offers(policyRequest(r.tc, m, nil, "", ""))
+}
+
+// accessStep is the "access" step, which runs before the arguments are
+// looked at: a tool the policy would not offer the caller is blocked here,
+// so a denied tool's call never gets a validation error — which would show
+// its schema — nor any other sign of how it would have run. Ask rules on
+// arguments are left to the policy step, after normalization.
+func (r *Runner) accessStep(next Handler) Handler {
+	return func(ctx context.Context, req *Request) tool.Result {
+		if r.policy == nil {
+			return next(ctx, req)
+		}
+		res := r.policy.Decide(policyRequest(req.Context, req.Tool.Meta, nil, req.Provider, req.Model))
+		if res.Decision == policy.Deny {
+			req.Verdicts = res.Verdicts
+			req.Outcome = OutcomeDenied
+			return block(req, res.Reason)
+		}
+		return next(ctx, req)
+	}
 }
 
 // policyStep is the "policy" step: the call must pass every layer of the
@@ -39,7 +58,7 @@ func (r *Runner) policyStep(next Handler) Handler {
 		if err != nil {
 			args = map[string]any{}
 		}
-		res := r.policy.Decide(r.policyRequest(req.Tool.Meta, args, req.Provider, req.Model))
+		res := r.policy.Decide(policyRequest(req.Context, req.Tool.Meta, args, req.Provider, req.Model))
 		req.Verdicts = res.Verdicts
 		switch res.Decision {
 		case policy.Deny:

@@ -24,6 +24,10 @@ type Request struct {
 	Tool *tool.Tool
 	// Context says who and where the call runs for.
 	Context *tool.Context
+	// Scope is the workspace (resolved) and session of the call, which every
+	// record of it carries; the context the steps receive carries it too
+	// (tool.ScopeFrom).
+	Scope tool.Scope
 	// Update reports partial results; never nil.
 	Update tool.UpdateFunc
 	// Log is the runner's logger.

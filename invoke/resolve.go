@@ -90,6 +90,22 @@ func (r *Runner) resolve(name string) (*resolvedTool, tool.Result) {
 	return rt, tool.Result{}
 }
 
+// Canonical returns the name of the tool a call naming name would run,
+// after the repairs Run makes (case, aliases, the prefixes and counters
+// models add), and whether the runner offers a tool of that name at all.
+func (r *Runner) Canonical(name string) (string, bool) {
+	name = strings.TrimSpace(name)
+	id, ok := r.reg.Lookup(name)
+	if !ok {
+		id, ok = r.reg.Lookup(provider.ToolName(name, r.reg.Lookup))
+	}
+	if !ok {
+		return "", false
+	}
+	meta, ok := r.reg.Meta(id)
+	return id, ok && registry.Selected(&meta, r.selects...)
+}
+
 // unknown is the result for a name that matches no tool the runner offers:
 // it names up to three close tools, or else some that exist.
 func (r *Runner) unknown(name string) tool.Result {

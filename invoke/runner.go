@@ -5,9 +5,11 @@
 //
 //	persist    tool_result_persist hooks rewrite what is stored
 //	shape      truncation (full output kept), images, UTF-8, error envelopes
+//	access     a tool the policy denies the caller is blocked before its arguments are read
 //	arguments  an object, a JSON string holding one, or nothing
 //	normalize  case styles, aliases, flattened text, HTML entities, coercion
 //	validate   every violation of the tool's full schema at once
+//	policy     allow, deny or ask, with the call's arguments
 //	hooks      before_tool_call: block, change parameters, require approval
 //	confirm    ask a person when approval is required (fail closed)
 //	after      after_tool_call hooks observe the outcome
@@ -23,6 +25,7 @@
 package invoke
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,6 +150,10 @@ type Runner struct {
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.
 	approvalStore ApprovalStore
+
+	// workspaces maps a tool context's workspace directory to its resolved
+	// form (see scopeOf).
+	workspaces sync.Map
 }
 
 // Option configures a Runner.
@@ -210,6 +217,7 @@ func (r *Runner) DefaultSteps() []Step {
 	return []Step{
 		{"persist", r.persistStep},
 		{"shape", r.shapeStep},
+		{"access", r.accessStep},
 		{"arguments", Arguments},
 		{"normalize", r.normalizeStep},
 		{"validate", Validate},
@@ -305,6 +313,24 @@ func OnUpdate(fn func(tool.Result)) CallOption {
 	return func(req *Request) { req.onUpdate = fn }
 }
 
+// scopeOf returns the scope of calls run for tc, its workspace resolved
+// once per directory.
+func (r *Runner) scopeOf(tc *tool.Context) tool.Scope {
+	if tc == nil {
+		return tool.Scope{}
+	}
+	s := tool.Scope{Session: tc.SessionKey}
+	if tc.WorkspaceDir != "" {
+		if ws, ok := r.workspaces.Load(tc.WorkspaceDir); ok {
+			s.Workspace = ws.(string)
+		} else {
+			s.Workspace = tool.ResolveDir(tc.WorkspaceDir)
+			r.workspaces.Store(tc.WorkspaceDir, s.Workspace)
+		}
+	}
+	return s
+}
+
 // Run runs one call and returns its result message. It never panics and
 // never returns without a message.
 func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (msg tool.ResultMessage) {
@@ -313,13 +339,23 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 		if p := recover(); p != nil {
 			r.log.Error("tool pipeline panicked", "tool", name, "call", call.ID, "panic", p, "stack", string(debug.Stack()))
 			res := tool.Envelope{Status: "error", Tool: name, Error: fmt.Sprintf("internal error in the tool pipeline: %v", p)}.Result()
-			msg = message(call.ID, name, res)
+			msg = message(call, name, res)
 		}
 	}()
+	if call.ID == "" {
+		call.ID = tool.NewCallID("call")
+	}
 	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r}
+	if c, ok := CallerFrom(ctx); ok {
+		tc := *r.tc
+		tc.SessionKey, tc.Channel, tc.Principal, tc.Owner = c.SessionKey, c.Channel, c.Principal, c.Owner
+		req.Context = &tc
+	}
 	for _, o := range opts {
 		o(req)
 	}
+	req.Scope = r.scopeOf(req.Context)
+	ctx = tool.WithScope(ctx, req.Scope)
 	rt, res := r.resolve(name)
 	if rt != nil {
 		req.Tool, req.resolved = &rt.tool, rt
@@ -350,7 +386,7 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 		ev := r.eventResult(res)
 		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: ev, IsError: res.IsError})
 	}
-	return message(call.ID, name, res)
+	return message(call, name, res)
 }
 
 // RunBatch runs the calls of one model turn concurrently and returns their
@@ -368,10 +404,12 @@ func (r *Runner) RunBatch(ctx context.Context, calls []tool.Call, opts ...CallOp
 
 func noUpdate(tool.Result) {}
 
-func message(id, name string, res tool.Result) tool.ResultMessage {
+// message is the result message of call: it answers with the provider's id
+// of the call when there is one.
+func message(call tool.Call, name string, res tool.Result) tool.ResultMessage {
 	return tool.ResultMessage{
 		Role:       tool.RoleToolResult,
-		ToolCallID: id,
+		ToolCallID: cmp.Or(call.ProviderID, call.ID),
 		ToolName:   name,
 		Content:    res.Content,
 		Details:    res.Details,
@@ -449,6 +487,7 @@ func DescribeEffects(name string, e tool.Effects) string {
 	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		row("environment", k+"="+e.Env[k])
 	}
+	row("programs", e.ProgramList())
 	row("executable", e.Executable)
 	row("script", e.ScriptHash)
 	if e.Risk != tool.RiskUnset {

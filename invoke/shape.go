@@ -2,8 +2,6 @@ package invoke
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -101,9 +99,6 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		return blocks
 	}
 	id := req.Call.ID
-	if id == "" {
-		id = newOutputID()
-	}
 	kept := r.outputs.Put(ctx, id, full)
 	if kept != nil {
 		req.logger().Warn("keeping the full output failed", "call", id, "err", kept)
@@ -111,12 +106,10 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 	// A page of the rest fits in one result, with room for its footer.
 	page := max(r.cfg.MaxResultChars-200, r.cfg.MaxResultChars/2)
 	notice := func(omitted, offset int) string {
-		n := content.Omission(omitted)
 		if kept == nil {
-			args, _ := json.Marshal(map[string]any{"callId": id, "offset": offset, "limit": min(omitted, page)})
-			n = strings.TrimSuffix(n, "]") + fmt.Sprintf(". The full output is kept: call result_read with %s to read them.]", args)
+			return content.ReadOnNotice(omitted, id, offset, min(omitted, page))
 		}
-		return n
+		return content.Omission(omitted)
 	}
 	// The cut text, notice included, fits the cap: shaping it again changes
 	// nothing. The notice is measured with the largest numbers it can hold.
@@ -187,12 +180,6 @@ func (r *Runner) fitTokens(full string, c content.Cut, limit int, keepTail bool)
 		c = content.Truncate(full, chars, keepTail)
 	}
 	return c
-}
-
-func newOutputID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "out_" + hex.EncodeToString(b[:])
 }
 
 // eventResult shapes a result for events: text cut to EventMaxChars, images
@@ -268,15 +255,17 @@ type MemoryOutputs struct {
 	size  int
 	order []string
 	texts map[string]string
+	// scopes are the scopes the texts were kept in.
+	scopes map[string]tool.Scope
 }
 
 // NewMemoryOutputs returns an output store that holds at most maxBytes.
 func NewMemoryOutputs(maxBytes int) *MemoryOutputs {
-	return &MemoryOutputs{max: maxBytes, texts: map[string]string{}}
+	return &MemoryOutputs{max: maxBytes, texts: map[string]string{}, scopes: map[string]tool.Scope{}}
 }
 
 // Put keeps text under callID, replacing what was there.
-func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
+func (m *MemoryOutputs) Put(ctx context.Context, callID, text string) error {
 	if len(text) > m.max {
 		return fmt.Errorf("output of %d bytes is larger than the store (%d bytes)", len(text), m.max)
 	}
@@ -287,6 +276,7 @@ func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
 		m.order = removeString(m.order, callID)
 	}
 	m.texts[callID] = text
+	m.scopes[callID], _ = tool.ScopeFrom(ctx)
 	m.order = append(m.order, callID)
 	m.size += len(text)
 	for m.size > m.max && len(m.order) > 0 {
@@ -294,15 +284,20 @@ func (m *MemoryOutputs) Put(_ context.Context, callID, text string) error {
 		m.order = m.order[1:]
 		m.size -= len(m.texts[oldest])
 		delete(m.texts, oldest)
+		delete(m.scopes, oldest)
 	}
 	return nil
 }
 
-// Get returns the text kept under callID.
-func (m *MemoryOutputs) Get(_ context.Context, callID string) (string, bool, error) {
+// Get returns the text kept under callID, when the scope ctx carries may
+// see it (see tool.Scope.Sees).
+func (m *MemoryOutputs) Get(ctx context.Context, callID string) (string, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	t, ok := m.texts[callID]
+	if asked, _ := tool.ScopeFrom(ctx); ok && !asked.Sees(m.scopes[callID]) {
+		return "", false, nil
+	}
 	return t, ok, nil
 }
 

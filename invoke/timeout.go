@@ -37,6 +37,9 @@ func (r *Runner) timeoutFor(req *Request) time.Duration {
 func (r *Runner) timeoutStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		limit := r.timeoutFor(req)
+		if req.Timeout > 0 {
+			ctx = tool.WithCallerLimit(ctx, limit)
+		}
 		cctx, cancel := context.WithTimeoutCause(ctx, limit, errTimedOut)
 		defer cancel()
 		done := make(chan tool.Result, 1)

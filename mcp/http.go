@@ -3,7 +3,9 @@ package mcp
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,18 +14,25 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// HTTPOptions secure the streamable HTTP endpoint.
+// HTTPOptions secure and bound the streamable HTTP endpoint.
 type HTTPOptions struct {
 	// Addr is the address the server listens on; its host is allowed in the
 	// Host and Origin headers.
 	Addr string
-	// Token, when set, is the bearer token every request must carry.
+	// Token, when set, is a bearer token clients may send; its principal is
+	// "token", and it is the owner as Options.Owner says.
 	Token string
+	// Tokens are bearer tokens, each mapped to a principal and an owner
+	// flag. When Token or Tokens are set, every request must carry one of
+	// them; a session stays bound to the principal that opened it.
+	Tokens []Token
 	// AllowedHosts and AllowedOrigins add to the names requests may use in
 	// their Host and Origin headers; loopback names are always allowed.
 	AllowedHosts   []string
@@ -32,18 +41,79 @@ type HTTPOptions struct {
 	// nesting (default 64).
 	MaxBodyBytes int64
 	MaxJSONDepth int
+	// MaxSessions bounds the sessions open at once (default 256); a client
+	// that would open one more gets 503 with a JSON-RPC error saying so.
+	MaxSessions int
+	// SessionIdleTimeout closes a session that has had no request for that
+	// long (default 15 minutes).
+	SessionIdleTimeout time.Duration
+	// BodyTimeout bounds reading one request body (default 30s): a client
+	// that sends it slower gets 408 and the connection is closed.
+	BodyTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a request's headers (default 10s);
+	// MaxConnections the connections open at once (default 512). Both
+	// apply through HTTPServer and LimitListener.
+	ReadHeaderTimeout time.Duration
+	MaxConnections    int
 }
 
-// idleSession is how long an HTTP session may stay idle before it is closed.
-const idleSession = 30 * time.Minute
+// Token is a bearer token and who it stands for.
+type Token struct {
+	// Token is the secret the client sends.
+	Token string
+	// Principal names who the token stands for; it is recorded with each
+	// call in the audit log.
+	Principal string
+	// Owner says the principal is the owner (owner-only tools are offered).
+	Owner bool
+}
 
 // Defaults of HTTPOptions.
 const (
-	DefaultMaxBodyBytes = 4 << 20
-	DefaultMaxJSONDepth = 64
+	DefaultMaxBodyBytes       = 4 << 20
+	DefaultMaxJSONDepth       = 64
+	DefaultMaxSessions        = 256
+	DefaultSessionIdleTimeout = 15 * time.Minute
+	DefaultBodyTimeout        = 30 * time.Second
+	DefaultReadHeaderTimeout  = 10 * time.Second
+	DefaultMaxConnections     = 512
 	// DefaultAddr is where `toolbelt serve` listens.
 	DefaultAddr = "127.0.0.1:7420"
+	// connIdleTimeout closes a kept-alive connection with no request.
+	connIdleTimeout = 2 * time.Minute
 )
+
+func (o HTTPOptions) withDefaults() HTTPOptions {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.SessionIdleTimeout, DefaultSessionIdleTimeout)
+	def(&o.BodyTimeout, DefaultBodyTimeout)
+	def(&o.ReadHeaderTimeout, DefaultReadHeaderTimeout)
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxJSONDepth <= 0 {
+		o.MaxJSONDepth = DefaultMaxJSONDepth
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultMaxSessions
+	}
+	if o.MaxConnections <= 0 {
+		o.MaxConnections = DefaultMaxConnections
+	}
+	return o
+}
+
+// HTTPServer returns an http.Server for h with the header and idle
+// timeouts of o. It sets no overall read or write timeout, which would cut
+// long calls and event streams; bodies are bounded by the handler.
+func (o HTTPOptions) HTTPServer(h http.Handler) *http.Server {
+	o = o.withDefaults()
+	return &http.Server{Handler: h, ReadHeaderTimeout: o.ReadHeaderTimeout, IdleTimeout: connIdleTimeout}
+}
 
 // CheckListen refuses to serve on an address other machines can reach
 // without a bearer token.
@@ -56,7 +126,7 @@ func CheckListen(addr, token string) error {
 		return nil
 	}
 	return fmt.Errorf("refusing to listen on %s without a bearer token: other machines could call the tools. "+
-		"Set mcp.token in toolbelt.yaml or TOOLBELT_MCP_TOKEN, or listen on 127.0.0.1", addr)
+		"Set mcp.token or mcp.tokens in toolbelt.yaml, or TOOLBELT_MCP_TOKEN, or listen on 127.0.0.1", addr)
 }
 
 func isLoopback(host string) bool {
@@ -69,27 +139,48 @@ func isLoopback(host string) bool {
 
 // Handler serves the MCP streamable HTTP transport, behind checks that come
 // first: the Host and Origin headers must name this server (DNS-rebinding
-// protection), the bearer token must match when one is set (compared in
-// constant time), and the body must fit the size and nesting limits.
+// protection), the bearer token must be one of the configured ones when any
+// is set (compared in constant time), the body must arrive within the body
+// timeout and fit the size and nesting limits, and a new session must fit
+// under the session cap. Idle sessions are closed after the idle timeout.
 func (s *Server) Handler(o HTTPOptions) http.Handler {
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
-	if o.MaxJSONDepth <= 0 {
-		o.MaxJSONDepth = DefaultMaxJSONDepth
-	}
+	o = o.withDefaults()
 	inner := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.sdk }, &sdk.StreamableHTTPOptions{
 		Logger:                       s.opts.Logger,
 		MaxRequestBodyBytes:          o.MaxBodyBytes,
 		PropagateRequestCancellation: true,
-		SessionTimeout:               idleSession,
+		SessionTimeout:               o.SessionIdleTimeout,
 	})
 	allowed := allowedHosts(o)
 	origins := map[string]bool{}
 	for _, origin := range o.AllowedOrigins {
 		origins[strings.TrimSuffix(strings.ToLower(origin), "/")] = true
 	}
-	token := []byte(o.Token)
+	tokens := o.Tokens
+	if o.Token != "" {
+		tokens = append([]Token{{Token: o.Token, Principal: "token", Owner: s.opts.Owner}}, tokens...)
+	}
+	keys := newTokenKeys(tokens)
+	gate := &sessionGate{srv: s, max: o.MaxSessions, idle: o.SessionIdleTimeout}
+	var next http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Method == http.MethodPost {
+			body, ok := readBody(w, r, o)
+			if !ok {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
+			gate.serveNew(w, r, inner)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	if len(tokens) > 0 {
+		// The SDK binds each session to the principal (TokenInfo.UserID)
+		// that opened it, so another token cannot use it.
+		next = auth.RequireBearerToken(keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !allowed[hostOnly(r.Host)] {
 			http.Error(w, "forbidden: the Host header does not name this server", http.StatusForbidden)
@@ -102,31 +193,213 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 				return
 			}
 		}
-		if len(token) > 0 {
+		if len(tokens) > 0 {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), token) != 1 {
+			if _, known := keys.find(got); !ok || !known {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolbelt"`)
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 				return
 			}
 		}
-		if r.Body != nil && r.Method == http.MethodPost {
-			body, err := io.ReadAll(io.LimitReader(r.Body, o.MaxBodyBytes+1))
-			switch {
-			case err != nil:
-				http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
-				return
-			case int64(len(body)) > o.MaxBodyBytes:
-				http.Error(w, fmt.Sprintf("request body larger than %d bytes", o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
-				return
-			case jsonDepth(body) > o.MaxJSONDepth:
-				http.Error(w, fmt.Sprintf("request JSON nested deeper than %d levels", o.MaxJSONDepth), http.StatusBadRequest)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-		}
-		inner.ServeHTTP(w, r)
+		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads a POST body within the body timeout and the size and
+// nesting limits; on failure it has answered the request.
+func readBody(w http.ResponseWriter, r *http.Request, o HTTPOptions) ([]byte, bool) {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(o.BodyTimeout))
+	body, err := io.ReadAll(io.LimitReader(r.Body, o.MaxBodyBytes+1))
+	switch {
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The deadline stays: the rest of the body is not waited for, and
+		// the connection is closed after the answer.
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("request body not received within %s (mcp.bodyTimeout)", o.BodyTimeout), http.StatusRequestTimeout)
+		return nil, false
+	case err != nil:
+		http.Error(w, "reading the request: "+err.Error(), http.StatusBadRequest)
+		return nil, false
+	case int64(len(body)) > o.MaxBodyBytes:
+		http.Error(w, fmt.Sprintf("request body larger than %d bytes (mcp.maxMessageBytes)", o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		return nil, false
+	case jsonDepth(body) > o.MaxJSONDepth:
+		http.Error(w, fmt.Sprintf("request JSON nested deeper than %d levels", o.MaxJSONDepth), http.StatusBadRequest)
+		return nil, false
+	}
+	_ = rc.SetReadDeadline(time.Time{})
+	return body, true
+}
+
+// ownerKey holds, in a token's TokenInfo.Extra, whether its principal is the
+// owner.
+const ownerKey = "toolbelt.owner"
+
+// tokenKeys finds the configured token a client sent, comparing hashes in
+// constant time against every token.
+type tokenKeys struct {
+	sums   [][32]byte
+	tokens []Token
+}
+
+func newTokenKeys(tokens []Token) *tokenKeys {
+	k := &tokenKeys{tokens: tokens}
+	for _, t := range tokens {
+		k.sums = append(k.sums, sha256.Sum256([]byte(t.Token)))
+	}
+	return k
+}
+
+func (k *tokenKeys) find(got string) (Token, bool) {
+	sum := sha256.Sum256([]byte(got))
+	found := -1
+	for i := range k.sums {
+		if subtle.ConstantTimeCompare(sum[:], k.sums[i][:]) == 1 && found < 0 {
+			found = i
+		}
+	}
+	if found < 0 || got == "" {
+		return Token{}, false
+	}
+	return k.tokens[found], true
+}
+
+func (k *tokenKeys) verify(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
+	t, ok := k.find(got)
+	if !ok {
+		return nil, auth.ErrInvalidToken
+	}
+	return &auth.TokenInfo{UserID: t.Principal, Extra: map[string]any{ownerKey: t.Owner}}, nil
+}
+
+// sessionGate keeps the number of sessions under the cap: a request that
+// would open a session is refused when the sessions open, plus those being
+// opened, reach it.
+type sessionGate struct {
+	srv     *Server
+	max     int
+	idle    time.Duration
+	mu      sync.Mutex
+	opening int
+}
+
+func (g *sessionGate) serveNew(w http.ResponseWriter, r *http.Request, inner http.Handler) {
+	g.mu.Lock()
+	// Sessions whose initialization failed (a probe for a newer protocol
+	// version, say) are closed by the SDK at once, but leave the list only
+	// a moment later: they do not count.
+	open := 0
+	for ss := range g.srv.sdk.Sessions() {
+		if ss.InitializeParams() != nil {
+			open++
+		}
+	}
+	if open+g.opening >= g.max {
+		g.mu.Unlock()
+		g.srv.opts.Logger.Warn("refused a new MCP session: the session cap is reached", "sessions", open, "max", g.max)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "60")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		msg := fmt.Sprintf("too many MCP sessions: %d are open, the limit is %d (mcp.maxSessions). Close sessions you do not use (HTTP DELETE); idle ones close after %s (mcp.sessionIdleTimeout).", open, g.max, g.idle)
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32000, "message": msg}})
+		_, _ = w.Write(body)
+		return
+	}
+	g.opening++
+	g.mu.Unlock()
+	// The new session is among the server's sessions by the time the
+	// response starts, so it stops counting as opening then — before the
+	// client can send its next request.
+	rw := &startWriter{ResponseWriter: w}
+	rw.started = func() {
+		g.mu.Lock()
+		g.opening--
+		g.mu.Unlock()
+	}
+	defer rw.start()
+	inner.ServeHTTP(rw, r)
+}
+
+// startWriter calls started once, when the response starts.
+type startWriter struct {
+	http.ResponseWriter
+	once    sync.Once
+	started func()
+}
+
+func (w *startWriter) start() { w.once.Do(w.started) }
+
+func (w *startWriter) WriteHeader(code int) {
+	w.start()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *startWriter) Write(b []byte) (int, error) {
+	w.start()
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes,
+// deadlines).
+func (w *startWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *startWriter) Flush() {
+	w.start()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// LimitListener returns a listener that keeps at most max connections open
+// (DefaultMaxConnections when max <= 0). A connection over the limit is
+// answered with 503 and closed at once, so a client learns why instead of
+// waiting.
+func LimitListener(ln net.Listener, max int) net.Listener {
+	if max <= 0 {
+		max = DefaultMaxConnections
+	}
+	return &limitListener{Listener: ln, slots: make(chan struct{}, max)}
+}
+
+type limitListener struct {
+	net.Listener
+	slots chan struct{}
+}
+
+func (l *limitListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+			go refuse(c, cap(l.slots))
+		}
+	}
+}
+
+// refuse answers a connection over the limit and closes it.
+func refuse(c net.Conn, max int) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	msg := fmt.Sprintf("too many connections: the limit is %d (mcp.maxConnections)\n", max)
+	_, _ = fmt.Fprintf(c, "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\nRetry-After: 1\r\n\r\n%s", len(msg), msg)
+}
+
+type limitedConn struct {
+	net.Conn
+	once    sync.Once
+	release func()
+}
+
+func (c *limitedConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
 }
 
 // allowedHosts returns the host names requests may use: loopback names, the
@@ -189,14 +462,4 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return deepest
-}
-
-// ServeStdio serves one client over stdin and stdout until it disconnects or
-// ctx is cancelled.
-func (s *Server) ServeStdio(ctx context.Context) error {
-	err := s.sdk.Run(ctx, &sdk.StdioTransport{})
-	if errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
-		return nil
-	}
-	return err
 }

@@ -15,7 +15,6 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,6 +49,11 @@ type Options struct {
 	// the number of tools). tool_call runs the named tool through the full
 	// pipeline.
 	Compact bool
+	// Owner says whether clients are the owner — stdio clients, and HTTP
+	// clients whose token does not say otherwise (mcp.owner; default false:
+	// owner-only tools are refused). It comes from configuration, never
+	// from the transport.
+	Owner bool
 	// Summarizers, in compact mode, let tool_call return a summary and a
 	// handle to the full result of the tools they name.
 	Summarizers map[string]compact.Summarizer
@@ -70,8 +74,7 @@ type Server struct {
 
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
-	calls  atomic.Int64
-	key    [32]byte // signs the request state of approval rounds
+	key    [32]byte              // signs the request state of approval rounds
 }
 
 // listedTool remembers what a tool looked like when it was listed, to add
@@ -125,9 +128,39 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
+	s.sdk.AddReceivingMiddleware(s.repairNames)
 	s.sync()
 	s.stop = reg.Watch(s.changed)
 	return s
+}
+
+// repairNames gives tools/call the name repair the pipeline makes
+// everywhere else: a name the client spelled differently from the listed one
+// ("READ", "functions.read", "default_api:read") is called by its listed
+// name. A name that fits no listed tool does not end in the SDK's protocol
+// error: the call goes through the pipeline, which answers with a tool error
+// result naming the closest tools (or the policy's denial) and records it in
+// the audit log.
+func (s *Server) repairNames(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		call, ok := req.(*sdk.CallToolRequest)
+		if method != "tools/call" || !ok || call.Params == nil || s.isListed(call.Params.Name) {
+			return next(ctx, method, req)
+		}
+		if name, ok := s.front.Canonical(call.Params.Name); ok && s.isListed(name) {
+			call.Params.Name = name
+			return next(ctx, method, req)
+		}
+		return s.handle(ctx, call)
+	}
+}
+
+// isListed reports whether clients are offered a tool of exactly this name.
+func (s *Server) isListed(name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.listed[name]
+	return ok
 }
 
 // changed follows a change of the registry.
@@ -249,10 +282,10 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 	}()
 	r := s.newRound(req)
 	ctx = context.WithValue(ctx, roundKey{}, r)
-	id := fmt.Sprintf("mcp_%d", s.calls.Add(1))
-	if req.Session != nil && req.Session.ID() != "" {
-		id = fmt.Sprintf("mcp_%s_%d", req.Session.ID(), s.calls.Load())
-	}
+	ctx = invoke.WithCaller(ctx, s.caller(req))
+	// Unique across processes and time: two servers numbering their calls
+	// would give two calls one id, and undo the wrong one.
+	id := tool.NewCallID("mcp")
 	var opts []invoke.CallOption
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		var n float64
@@ -276,6 +309,22 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalInput: r.asked}, RequestState: r.state}, nil
 	}
 	return s.result(msg), nil
+}
+
+// caller says who makes a call: channel mcp, the client's session, and over
+// HTTP the principal of its bearer token, with the owner flag the
+// configuration gives that principal (or, without one, Options.Owner).
+func (s *Server) caller(req *sdk.CallToolRequest) invoke.Caller {
+	c := invoke.Caller{Channel: "mcp", Owner: s.opts.Owner}
+	if req.Session != nil {
+		c.SessionKey = req.Session.ID()
+	}
+	if req.Extra != nil && req.Extra.TokenInfo != nil {
+		c.Principal = req.Extra.TokenInfo.UserID
+		owner, _ := req.Extra.TokenInfo.Extra[ownerKey].(bool)
+		c.Owner = owner
+	}
+	return c
 }
 
 // result converts a result message for the client, within the response

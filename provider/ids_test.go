@@ -102,6 +102,7 @@ func TestToolName(t *testing.T) {
 		"read:3":                "read",
 		"web_fetch_2":           "web_fetch",
 		"default_api.grep":      "grep",
+		"default_api:grep":      "grep",
 		"functions.grep_1":      "grep_1", // registered as written
 		"functions.grep_2":      "grep",   // a counter on grep
 		"functions.unknown":     "functions.unknown",

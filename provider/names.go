@@ -6,7 +6,7 @@ import (
 )
 
 // namePrefixes are what models put before a tool's name.
-var namePrefixes = []string{"functions.", "function.", "tools.", "tool.", "functions/", "tools/", "functions:", "default_api."}
+var namePrefixes = []string{"functions.", "function.", "tools.", "tool.", "functions/", "tools/", "functions:", "default_api.", "default_api:", "default_api/"}
 
 // counterSuffix matches the counters models append: read:0, read_1, read-2.
 var counterSuffix = regexp.MustCompile(`(?:[:_-]\d+)$`)

@@ -16,37 +16,16 @@ type corpusTool struct {
 	Doc any
 }
 
-// corpusDir finds shared/corpus/mcp-tools by walking up from the package
-// directory; "" when it is not there.
-func corpusDir() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		p := filepath.Join(dir, "shared", "corpus", "mcp-tools")
-		if st, err := os.Stat(p); err == nil && st.IsDir() {
-			return p
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
+// corpusDir holds real MCP servers' tools/list answers, kept in the
+// repository's testdata so that a fresh clone runs the corpus tests.
+var corpusDir = filepath.Join("..", "testdata", "mcp-tools")
 
-// loadCorpus returns every tool of the corpus, or skips the test when the
-// corpus is absent.
+// loadCorpus returns every tool of the corpus; a missing corpus fails the test.
 func loadCorpus(tb testing.TB) []corpusTool {
 	tb.Helper()
-	dir := corpusDir()
-	if dir == "" {
-		tb.Skip("the MCP tool corpus (shared/corpus/mcp-tools above the repository) is not present")
-	}
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	files, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
 	if err != nil || len(files) == 0 {
-		tb.Skipf("no corpus files in %s", dir)
+		tb.Fatalf("no corpus files in %s: the repository's testdata is incomplete", corpusDir)
 	}
 	var out []corpusTool
 	for _, f := range files {

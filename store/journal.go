@@ -22,6 +22,10 @@ type JournalOptions struct {
 type Journal struct {
 	s *Store
 	o JournalOptions
+	// workspace, when in is set, limits Changes and DeleteChanges to the
+	// changes made in it (see In).
+	workspace string
+	in        bool
 }
 
 var _ tool.Journal = (*Journal)(nil)
@@ -34,17 +38,28 @@ func (s *Store) Journal(o JournalOptions) *Journal {
 	return &Journal{s: s, o: o}
 }
 
+// In returns the journal limited to the changes made in workspace (as
+// recorded: absolute, links resolved): Changes and DeleteChanges see no
+// other. Record is unaffected.
+func (j *Journal) In(workspace string) *Journal {
+	k := *j
+	k.workspace, k.in = workspace, true
+	return &k
+}
+
 // Record keeps one change the call made, after the changes it made before,
-// and lets go of changes past their age.
+// and lets go of changes past their age. The change is labelled with the
+// scope ctx carries (tool.WithScope): its workspace and session.
 func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) error {
 	if callID == "" || c.Path == "" {
 		return fmt.Errorf("recording a file change: the call id (%q) and path (%q) must not be empty", callID, c.Path)
 	}
 	now := j.s.now()
+	scope, _ := tool.ScopeFrom(ctx)
 	err := j.s.Write(ctx, func(tx *Tx) error {
 		if _, err := tx.Exec(ctx, `INSERT INTO file_changes
-	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256, after) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			callID, now.UnixNano(), c.Path, c.Existed, c.Before, int64(c.Mode), c.Exists, c.AfterSHA256, c.After); err != nil {
+	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256, after, workspace, session_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			callID, now.UnixNano(), c.Path, c.Existed, c.Before, int64(c.Mode), c.Exists, c.AfterSHA256, c.After, scope.Workspace, scope.Session); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ?", now.Add(-j.o.MaxAge).UnixNano())
@@ -56,14 +71,49 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 	return nil
 }
 
+// Workspaces returns the workspaces the call changed files in, as
+// recorded (absolute, links resolved; "" for changes recorded before
+// workspaces were), sorted; none when nothing of the call is kept.
+func (j *Journal) Workspaces(ctx context.Context, callID string) ([]string, error) {
+	var out []string
+	err := j.s.Read(ctx, func(tx *Tx) error {
+		rows, err := tx.Query(ctx, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY workspace",
+			callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var ws string
+			if err := rows.Scan(&ws); err != nil {
+				return err
+			}
+			out = append(out, ws)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading the workspaces of call %s: %w", callID, err)
+	}
+	return out, nil
+}
+
+// where is the condition on the workspace of a journal limited by In.
+func (j *Journal) where(args []any) (string, []any) {
+	if !j.in {
+		return "", args
+	}
+	return " AND workspace = ?", append(args, j.workspace)
+}
+
 // Changes returns the changes the call made, in the order it made them;
 // none when there are none or they are past their age.
 func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange, error) {
 	var out []tool.FileChange
+	cond, args := j.where([]any{callID, j.s.now().Add(-j.o.MaxAge).UnixNano()})
 	err := j.s.Read(ctx, func(tx *Tx) error {
 		rows, err := tx.Query(ctx, `SELECT path, existed, before, mode, exists_after, after_sha256, after
-	FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY id`,
-			callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
+	FROM file_changes WHERE call_id = ? AND created_ns >= ?`+cond+` ORDER BY id`, args...)
 		if err != nil {
 			return err
 		}
@@ -98,8 +148,9 @@ func (j *Journal) DeleteChanges(ctx context.Context, callID string) error {
 	if callID == "" {
 		return errors.New("deleting file changes: the call id is empty")
 	}
+	cond, args := j.where([]any{callID})
 	err := j.s.Write(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ?", callID)
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ?"+cond, args...)
 		return err
 	})
 	if err != nil {

@@ -81,6 +81,37 @@ CREATE TABLE approvals (
 	PRIMARY KEY (workspace, fingerprint)
 );
 `},
+	// Short-lived values by key with an expiry (package tools/web caches
+	// fetched pages and search results here).
+	{name: "web cache", sql: `
+CREATE TABLE cache (
+	id {{id}},
+	cache_key TEXT NOT NULL UNIQUE,
+	expires_ns BIGINT NOT NULL,
+	size BIGINT NOT NULL,
+	body {{blob}} NOT NULL
+);
+CREATE INDEX cache_expires ON cache (expires_ns);
+`},
+	// Where each kept output and file change came from: the workspace
+	// (absolute, links resolved) and the session of the call, so that undo
+	// works in the call's own workspace and result_read hands an output only
+	// to its own session (or workspace). Rows from before have ''.
+	{name: "workspace and session of outputs and file changes", sql: `
+ALTER TABLE outputs ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE outputs ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE file_changes ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+ALTER TABLE file_changes ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
+`},
+	// How far each audit spool file (package audit) has been moved into
+	// audit_log, by file name; updated in the transaction that appends its
+	// records, so a spool replayed after a crash adds each record once.
+	{name: "audit spool progress", sql: `
+CREATE TABLE audit_spool (
+	file TEXT PRIMARY KEY,
+	drained BIGINT NOT NULL
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

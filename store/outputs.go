@@ -40,7 +40,8 @@ func (s *Store) Outputs(o OutputOptions) *Outputs {
 }
 
 // Put keeps text as the full output of the call, replacing what was kept
-// for it, and lets go of outputs past the bounds.
+// for it, and lets go of outputs past the bounds. The output is labelled
+// with the scope ctx carries (tool.WithScope): only that scope gets it back.
 func (o *Outputs) Put(ctx context.Context, callID, text string) error {
 	if callID == "" {
 		return errors.New("keeping an output: the call id is empty")
@@ -49,12 +50,13 @@ func (o *Outputs) Put(ctx context.Context, callID, text string) error {
 		return fmt.Errorf("keeping the output of call %s: %d bytes is more than the store keeps (%d bytes)", callID, len(text), o.o.MaxBytes)
 	}
 	now := o.s.now()
+	scope, _ := tool.ScopeFrom(ctx)
 	err := o.s.Write(ctx, func(tx *Tx) error {
 		if _, err := tx.Exec(ctx, "DELETE FROM outputs WHERE call_id = ?", callID); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, "INSERT INTO outputs (call_id, created_ns, size, body) VALUES (?, ?, ?, ?)",
-			callID, now.UnixNano(), len(text), []byte(text)); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO outputs (call_id, created_ns, size, body, workspace, session_key) VALUES (?, ?, ?, ?, ?, ?)",
+			callID, now.UnixNano(), len(text), []byte(text), scope.Workspace, scope.Session); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, "DELETE FROM outputs WHERE created_ns < ?", now.Add(-o.o.MaxAge).UnixNano()); err != nil {
@@ -71,12 +73,20 @@ func (o *Outputs) Put(ctx context.Context, callID, text string) error {
 	return nil
 }
 
-// Get returns the full output of the call, and false when none is kept.
+// Get returns the full output of the call, and false when none is kept for
+// the scope ctx carries (tool.WithScope): an output kept in a session is
+// handed only to that session; one kept without a session only to calls
+// without a session in the same workspace. A ctx without a scope gets only
+// outputs kept without one.
 func (o *Outputs) Get(ctx context.Context, callID string) (string, bool, error) {
 	var body []byte
+	scope, _ := tool.ScopeFrom(ctx)
+	q, args := "SELECT body FROM outputs WHERE call_id = ? AND created_ns >= ? AND session_key = ?", []any{callID, o.s.now().Add(-o.o.MaxAge).UnixNano(), scope.Session}
+	if scope.Session == "" {
+		q, args = q+" AND workspace = ?", append(args, scope.Workspace)
+	}
 	err := o.s.Read(ctx, func(tx *Tx) error {
-		return tx.QueryRow(ctx, "SELECT body FROM outputs WHERE call_id = ? AND created_ns >= ?",
-			callID, o.s.now().Add(-o.o.MaxAge).UnixNano()).Scan(&body)
+		return tx.QueryRow(ctx, q, args...).Scan(&body)
 	})
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

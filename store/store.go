@@ -56,16 +56,34 @@ type Store struct {
 	now func() time.Time
 }
 
+// Option adjusts how Open opens a database.
+type Option func(*options)
+
+type options struct {
+	sync bool
+}
+
+// SyncCommits makes every commit wait until its data is on disk (SQLite:
+// synchronous=FULL, an fsync of the write-ahead log per commit), so that
+// committed data survives a power loss, not only the process being killed.
+// Without it a commit returns once its data is written to the operating
+// system. PostgreSQL commits as its server is configured.
+func SyncCommits() Option { return func(o *options) { o.sync = true } }
+
 // Open opens the database dsn names and brings its schema up to date:
 // "postgres://…" or "postgresql://…" is PostgreSQL; anything else is the path
 // of a SQLite file, optionally written "sqlite:PATH", which is created (with
 // its directory, 0700, and the file 0600) when missing. A database whose
 // schema is newer than this program is refused.
-func Open(ctx context.Context, dsn string) (*Store, error) {
-	return open(ctx, dsn, migrations)
+func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
+	return open(ctx, dsn, migrations, opts...)
 }
 
-func open(ctx context.Context, dsn string, ms []migration) (*Store, error) {
+func open(ctx context.Context, dsn string, ms []migration, opts ...Option) (*Store, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	var (
 		s   *Store
 		err error
@@ -77,7 +95,7 @@ func open(ctx context.Context, dsn string, ms []migration) (*Store, error) {
 	case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
 		s, err = openPostgres(ctx, dsn)
 	default:
-		s, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+		s, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), o)
 	}
 	if err != nil {
 		return nil, err
@@ -89,7 +107,7 @@ func open(ctx context.Context, dsn string, ms []migration) (*Store, error) {
 	return s, nil
 }
 
-func openSQLite(ctx context.Context, path string) (*Store, error) {
+func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("database %q: %w", path, err)
@@ -107,7 +125,14 @@ func openSQLite(ctx context.Context, path string) (*Store, error) {
 	f.Close()
 	// A file: URI, so that no character of the path is read as a parameter.
 	uri := (&url.URL{Scheme: "file", Path: path}).String()
-	params := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+	// In WAL mode, NORMAL writes each commit to the log before it returns
+	// (so it survives the process) and fsyncs at checkpoints; FULL fsyncs
+	// every commit.
+	sync := "NORMAL"
+	if o.sync {
+		sync = "FULL"
+	}
+	params := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
 	w, err := sql.Open("sqlite", uri+params+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
@@ -72,9 +73,15 @@ func TestOpenUpgradesOlderDatabase(t *testing.T) {
 				t.Fatalf("opening at version %d: %v", n, err)
 			}
 			wantVersions(t, old, n)
-			// Data written at version 1 survives the later steps.
+			// Data written at version 1, as that version's program wrote
+			// it, survives the later steps.
 			if n == 1 {
-				if err := old.Outputs(store.OutputOptions{}).Put(ctx, "call-1", "kept across upgrades"); err != nil {
+				err := old.Write(ctx, func(tx *store.Tx) error {
+					_, err := tx.Exec(ctx, "INSERT INTO outputs (call_id, created_ns, size, body) VALUES (?, ?, ?, ?)",
+						"call-1", time.Now().UnixNano(), 20, []byte("kept across upgrades"))
+					return err
+				})
+				if err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -308,5 +315,25 @@ func TestPostgresMissingSchema(t *testing.T) {
 	}
 	if want := "no schema of its search_path (no_such_schema) exists: create it (CREATE SCHEMA …) or leave search_path out to use public"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q lacks %q", err, want)
+	}
+}
+
+func TestSyncCommits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, c := range []struct {
+		opts []store.Option
+		want int // PRAGMA synchronous: 1 NORMAL, 2 FULL
+	}{{nil, 1}, {[]store.Option{store.SyncCommits()}, 2}} {
+		st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.DefaultFile), c.opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		err = st.Write(ctx, func(tx *store.Tx) error { return tx.QueryRow(ctx, "PRAGMA synchronous").Scan(&got) })
+		st.Close()
+		if err != nil || got != c.want {
+			t.Errorf("synchronous = %d (%v), want %d", got, err, c.want)
+		}
 	}
 }

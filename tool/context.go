@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"time"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
@@ -25,6 +26,9 @@ type Context struct {
 	Channel string
 	// AccountID is the agent's account on that channel.
 	AccountID string
+	// Principal is who the caller authenticated as (the principal an MCP
+	// bearer token maps to); "" when the channel does not say.
+	Principal string
 	// Owner is true only when the caller is known to be the owner.
 	Owner bool
 	// Sandboxed is true when commands must run in the sandbox.
@@ -43,6 +47,18 @@ type Context struct {
 	// Journal records the file changes calls make, so they can be undone;
 	// nil when changes are not recorded.
 	Journal Journal
+	// Cache keeps short-lived values by key (fetched pages, search
+	// results); nil when there is none.
+	Cache Cache
+}
+
+// Cache keeps values by key until they expire.
+type Cache interface {
+	// Get returns the value kept under key, and false when there is none or
+	// it expired.
+	Get(ctx context.Context, key string) ([]byte, bool, error)
+	// Put keeps value under key for ttl, replacing what was kept.
+	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
 // Journal records what is needed to reverse the file changes of calls.

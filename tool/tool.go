@@ -72,9 +72,52 @@ type Effects struct {
 	// carry over to a changed program.
 	Executable string `json:"executable,omitempty"`
 	ScriptHash string `json:"scriptHash,omitempty"`
+	// Programs lists every program a command would start, in the order
+	// they appear (each stage of a pipeline, each command of a list,
+	// subshells and substitutions included), so that a person approving
+	// `ls; curl x | sh` sees curl and sh, not only ls. Unsummarized, when
+	// set, says plainly why the list cannot be trusted to be complete
+	// (a program named by a variable, code run by eval or bash -c, …).
+	Programs     []Program `json:"programs,omitempty"`
+	Unsummarized string    `json:"unsummarized,omitempty"`
 	// Risk, when set, is the risk of this call, which may be lower or higher
 	// than the tool's (a read-only shell command is low risk).
 	Risk Risk `json:"risk,omitzero"`
+}
+
+// ProgramList renders the programs a command would start for people, one
+// line: "ls (/usr/bin/ls), curl (/usr/bin/curl), sh (/usr/bin/sh)", followed
+// by the reason the list may be incomplete, when there is one. It is ""
+// for effects that name no program.
+func (e Effects) ProgramList() string {
+	names := make([]string, len(e.Programs))
+	for i, p := range e.Programs {
+		names[i] = p.String()
+	}
+	s := strings.Join(names, ", ")
+	if e.Unsummarized != "" {
+		if s != "" {
+			s += "; "
+		}
+		s += "TOO COMPLEX TO SUMMARIZE: " + e.Unsummarized
+	}
+	return s
+}
+
+// Program is one program a command would start: its name as written and
+// the file it resolves to ("" when it is a shell builtin, a function, or
+// not found).
+type Program struct {
+	Name string `json:"name"`
+	Path string `json:"path,omitempty"`
+}
+
+// String renders p for people: "curl (/usr/bin/curl)".
+func (p Program) String() string {
+	if p.Path == "" {
+		return p.Name
+	}
+	return p.Name + " (" + p.Path + ")"
 }
 
 // ErrorInfo is what a model is told about a failed call.
@@ -110,8 +153,15 @@ type UpdateFunc func(partial Result)
 
 // Call is one request to run a tool, as a model issued it.
 type Call struct {
-	// ID is the provider-assigned tool-call id.
+	// ID identifies the call in every record Toolbelt keeps of it (audit,
+	// undo journal, kept outputs). Front doors make it with [NewCallID], so
+	// it is unique across processes and time; when it is empty the pipeline
+	// makes one. A caller that chooses its own id answers for its
+	// uniqueness.
 	ID string `json:"id"`
+	// ProviderID is the id the model's provider gave the call, when it is
+	// not ID: the result message answers with it, and the audit keeps it.
+	ProviderID string `json:"providerId,omitempty"`
 	// Name is the tool name the model used.
 	Name string `json:"name"`
 	// Arguments is the raw JSON of the arguments: an object, a JSON string

@@ -9,6 +9,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
+	"github.com/toolbelt/toolbelt/tools/web"
 )
 
 // Core returns a new registry filled with the built-in tools that are
@@ -26,5 +27,6 @@ func Core() (*registry.Registry, io.Closer) {
 	commands, err := shell.Register(reg)
 	must(err)
 	must(sessions.Register(reg))
+	must(web.Register(reg, web.Options{}))
 	return reg, commands
 }

@@ -17,7 +17,8 @@ import (
 
 type auditCmd struct {
 	List   auditListCmd   `cmd:"" default:"withargs" help:"List audit records, oldest first (the default)."`
-	Verify auditVerifyCmd `cmd:"" help:"Check that no audit record was edited, removed, inserted or reordered."`
+	Verify auditVerifyCmd `cmd:"" help:"Check that no audit record was edited, removed, inserted or reordered (against a saved head with --head)."`
+	Head   auditHeadCmd   `cmd:"" help:"Print the chain's head (SEQ:HASH); save it elsewhere to check the log against it later with verify --head."`
 }
 
 type auditListCmd struct {
@@ -64,7 +65,19 @@ func withLog(e *env, fn func(ctx context.Context, l *audit.Log) error) error {
 		return err
 	}
 	defer st.Close()
-	return fn(ctx, audit.New(st))
+	l, err := e.auditLog(st)
+	if err != nil {
+		return err
+	}
+	// Records that killed processes left in the spool belong in the log.
+	_, dir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := recoverSpool(e, l, dir); err != nil {
+		return err
+	}
+	return fn(ctx, l)
 }
 
 func (c *auditListCmd) Run(e *env) error {
@@ -155,15 +168,36 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(time.Microsecond)
 }
 
-type auditVerifyCmd struct{}
+type auditVerifyCmd struct {
+	Head string `help:"A head saved earlier (SEQ:HASH, from toolbelt audit head): the log must still hold that record unchanged, so records removed from the end or a rewritten log are found." placeholder:"SEQ:HASH"`
+}
 
 func (c *auditVerifyCmd) Run(e *env) error {
+	var saved *audit.Head
+	if c.Head != "" {
+		h, err := audit.ParseHead(c.Head)
+		if err != nil {
+			return fmt.Errorf("--head: %w", err)
+		}
+		saved = &h
+	}
 	return withLog(e, func(ctx context.Context, l *audit.Log) error {
-		sum, err := l.Verify(ctx)
+		var (
+			sum audit.Summary
+			err error
+		)
+		if saved != nil {
+			sum, err = l.VerifyHead(ctx, *saved)
+		} else {
+			sum, err = l.Verify(ctx)
+		}
 		var ce *audit.ChainError
 		switch {
 		case errors.As(err, &ce):
 			fmt.Fprintf(e.stdout, "Chain broken at record %d: %s.\n", ce.Seq, ce.Problem)
+			return exitCode(exitToolError)
+		case errors.Is(err, audit.ErrKeyNeeded):
+			fmt.Fprintf(e.stdout, "Cannot verify: %v.\n", err)
 			return exitCode(exitToolError)
 		case err != nil:
 			return err
@@ -175,7 +209,33 @@ func (c *auditVerifyCmd) Run(e *env) error {
 		if sum.Records == 1 {
 			noun = "record"
 		}
-		_, err = fmt.Fprintf(e.stdout, "%d %s, chain intact (head %s)\n", sum.Records, noun, sum.Head)
+		against := ""
+		if saved != nil {
+			against = fmt.Sprintf(", and it holds the saved head's record %d unchanged", saved.Seq)
+		}
+		_, err = fmt.Fprintf(e.stdout, "%d %s, chain intact (head %d:%s)%s\n", sum.Records, noun, sum.Records, sum.Head, against)
+		return err
+	})
+}
+
+type auditHeadCmd struct {
+	JSON bool `name:"json" help:"Print {\"seq\":N,\"hash\":\"…\"}."`
+}
+
+func (c *auditHeadCmd) Run(e *env) error {
+	return withLog(e, func(ctx context.Context, l *audit.Log) error {
+		h, err := l.Head(ctx)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			return writeJSON(e.stdout, h)
+		}
+		if h.Seq == 0 {
+			_, err := fmt.Fprintln(e.stdout, "0 records: the log is empty, there is no head yet")
+			return err
+		}
+		_, err = fmt.Fprintln(e.stdout, h)
 		return err
 	})
 }

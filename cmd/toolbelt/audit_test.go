@@ -137,7 +137,7 @@ func TestAuditVerify(t *testing.T) {
 		code   int
 		want   string
 	}{
-		{"intact", "", 0, `^4 records, chain intact \(head [0-9a-f]{64}\)\n$`},
+		{"intact", "", 0, `^4 records, chain intact \(head 4:[0-9a-f]{64}\)\n$`},
 		{"edited", "UPDATE audit_log SET body = REPLACE(body, 'rm -rf build', 'ls') WHERE seq = 2", 1,
 			`^Chain broken at record 2: edited: its content does not match its hash\.\n$`},
 		{"removed", "DELETE FROM audit_log WHERE seq = 3", 1, `^Chain broken at record 3: missing: the log goes from record 2 to record 4\.\n`},

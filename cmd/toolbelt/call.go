@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,7 +22,7 @@ type callCmd struct {
 	Args           string        `help:"Arguments as a JSON object. Without --args or --args-file they are read from stdin when it is not a terminal." placeholder:"JSON"`
 	ArgsFile       string        `help:"Read the arguments from FILE ('-' for stdin)." placeholder:"FILE"`
 	Batch          string        `help:"Run the calls in FILE ('-' for stdin), a JSON array of {\"id\",\"name\",\"arguments\"}, as one model turn; prints the result messages as JSON." placeholder:"FILE"`
-	ID             string        `help:"Tool-call id (default: a random one)."`
+	ID             string        `help:"Tool-call id (default: a new one, unique across processes and time; an id you choose is yours to keep unique)."`
 	JSON           bool          `name:"json" help:"Print the result message as JSON."`
 	Timeout        time.Duration `help:"Time limit for the call, e.g. 2s or 5m (default: the tool's own, else 5m; at most 1h)."`
 	MaxResultChars int           `help:"Cap the result's text at N characters (default 40000); the rest is kept and read with result_read." placeholder:"N"`
@@ -74,7 +72,7 @@ func (c *callCmd) Run(e *env) error {
 	}
 	id := c.ID
 	if id == "" {
-		id = newCallID()
+		id = tool.NewCallID("cli")
 	}
 	// On a terminal, a call that takes a while shows a spinner on stderr,
 	// with the tool's latest progress.
@@ -161,7 +159,7 @@ func (c *callCmd) runBatch(ctx context.Context, e *env, runner *invoke.Runner, o
 			return fmt.Errorf("batch %s: call %d has no name", c.Batch, i)
 		}
 		if calls[i].ID == "" {
-			calls[i].ID = fmt.Sprintf("call_%d", i)
+			calls[i].ID = tool.NewCallID("cli")
 		}
 		if seen[calls[i].ID] {
 			return fmt.Errorf("batch %s: call id %q is used twice", c.Batch, calls[i].ID)
@@ -234,11 +232,4 @@ func isTerminal(r io.Reader) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
-}
-
-// newCallID returns a random tool-call id.
-func newCallID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "call_" + hex.EncodeToString(b[:])
 }

@@ -119,6 +119,7 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 			row("env", k+"="+e.Env[k])
 		}
+		row("programs", e.ProgramList())
 		row("executable", e.Executable)
 		row("script", e.ScriptHash)
 	}

@@ -17,7 +17,6 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
-	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -53,7 +52,7 @@ type env struct {
 	dirs      *dir.Loader
 	stopWatch func()
 	st        *store.Store  // opened once per run, when a command needs state
-	audit     *audit.Writer // started with the first pipeline that audits
+	audit     auditAppender // started with the first pipeline that audits
 
 	parser *kong.Kong // the grammar, for help and completion
 

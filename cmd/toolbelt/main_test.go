@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -297,7 +298,7 @@ func TestCallJSON(t *testing.T) {
 		t.Errorf("%+v", msg)
 	}
 	r = runCLI(t, "", "call", "test_fail", "--json").expect(t, 1)
-	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil || !msg.IsError || !strings.HasPrefix(msg.ToolCallID, "call_") {
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil || !msg.IsError || !regexp.MustCompile(`^cli_[0-9a-hjkmnp-tv-z]{18}$`).MatchString(msg.ToolCallID) {
 		t.Errorf("%v %+v", err, msg)
 	}
 }
@@ -320,12 +321,13 @@ func TestCallBatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &msgs); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
 	}
-	want := [][2]string{{"a", "slept 300 ms"}, {"b", "Hello, Bob."}, {"c", "slept 50 ms"}, {"call_3", "Hello, NoID."}}
+	want := [][2]string{{"a", "slept 300 ms"}, {"b", "Hello, Bob."}, {"c", "slept 50 ms"}, {"cli_", "Hello, NoID."}}
 	if len(msgs) != len(want) {
 		t.Fatalf("%d messages", len(msgs))
 	}
 	for i, w := range want {
-		if msgs[i].ToolCallID != w[0] || msgs[i].Content[0].Text != w[1] {
+		// A call without an id gets a new one.
+		if id := msgs[i].ToolCallID; id != w[0] && !(w[0] == "cli_" && strings.HasPrefix(id, w[0]) && len(id) == 22) || msgs[i].Content[0].Text != w[1] {
 			t.Errorf("message %d: %s %q, want %v", i, msgs[i].ToolCallID, msgs[i].Content[0].Text, w)
 		}
 	}

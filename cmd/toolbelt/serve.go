@@ -20,12 +20,14 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // serveFlags are the flags of the MCP servers.
@@ -49,6 +51,11 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// MCP clients are on channel mcp, and the owner only when the
+	// configuration says so; each call then runs for its client's session
+	// (and, over HTTP, its token's principal).
+	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
+	e.removeStaleTemp(tc)
 	opts, err := e.pipeline(tc, invoke.Config{})
 	if err != nil {
 		return nil, err
@@ -69,9 +76,44 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	count := len(e.registry().ResolveAll(tc, nil))
 	return mcp.New(e.registry(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
-		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log,
+		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log, Owner: cfg.MCP.Owner,
 		Compact: compact.Enabled(count, f.Compact || cfg.MCP.Compact, cfg.MCP.CompactAbove),
 	}, opts...), nil
+}
+
+// staleTempScan bounds the search for temporary files of interrupted
+// writes; the server starts after staleTempWait at most, the search going on
+// beside it.
+const (
+	staleTempScan = 5 * time.Second
+	staleTempWait = time.Second
+)
+
+// removeStaleTemp removes, as a server starts, the temporary files that
+// atomic writes interrupted earlier (a killed process) left in the
+// workspace.
+func (e *env) removeStaleTemp(tc *tool.Context) {
+	l, ok := tc.FS.(*fsbridge.Local)
+	if !ok {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), staleTempScan)
+		defer cancel()
+		removed, err := l.RemoveStaleTemp(ctx)
+		if len(removed) > 0 {
+			e.log.Info("removed temporary files of interrupted writes", "files", removed)
+		}
+		if err != nil {
+			e.log.Warn("stopped looking for temporary files of interrupted writes", "after", staleTempScan, "err", err)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(staleTempWait):
+	}
 }
 
 type mcpCmd struct {
@@ -128,6 +170,10 @@ type mcpStdioCmd struct {
 }
 
 func (c *mcpStdioCmd) Run(e *env) error {
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
 	srv, err := e.mcpServer(c.serveFlags)
 	if err != nil {
 		return err
@@ -138,7 +184,7 @@ func (c *mcpStdioCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return srv.ServeStdio(ctx)
+	return srv.ServeStdio(ctx, mcp.StdioOptions{MaxLineBytes: cfg.MCP.MaxMessageBytes, Grace: shutdownGrace})
 }
 
 // explainStdio tells a person who started toolbelt mcp at a terminal what
@@ -181,8 +227,20 @@ func (c *serveCmd) Run(e *env) error {
 		return err
 	}
 	addr := cmp.Or(c.Addr, cfg.MCP.Addr, mcp.DefaultAddr)
-	token := cmp.Or(os.Getenv("TOOLBELT_MCP_TOKEN"), cfg.MCP.Token)
-	if err := mcp.CheckListen(addr, token); err != nil {
+	m := cfg.MCP
+	o := mcp.HTTPOptions{
+		Token: cmp.Or(os.Getenv("TOOLBELT_MCP_TOKEN"), m.Token), AllowedHosts: m.AllowedHosts, AllowedOrigins: m.AllowedOrigins,
+		MaxBodyBytes: int64(m.MaxMessageBytes), MaxSessions: m.MaxSessions, SessionIdleTimeout: m.SessionIdleTimeout.D(),
+		BodyTimeout: m.BodyTimeout.D(), ReadHeaderTimeout: m.ReadHeaderTimeout.D(), MaxConnections: m.MaxConnections,
+	}
+	for _, t := range m.Tokens {
+		secret, err := t.Secret(os.Getenv)
+		if err != nil {
+			return err
+		}
+		o.Tokens = append(o.Tokens, mcp.Token{Token: secret, Principal: t.Principal, Owner: t.Owner})
+	}
+	if err := mcp.CheckListen(addr, cmp.Or(o.Token, firstToken(o.Tokens))); err != nil {
 		return err
 	}
 	srv, err := e.mcpServer(c.serveFlags)
@@ -197,19 +255,21 @@ func (c *serveCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	o.Addr = ln.Addr().String()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", srv.Handler(mcp.HTTPOptions{Addr: ln.Addr().String(), Token: token, AllowedHosts: cfg.MCP.AllowedHosts, AllowedOrigins: cfg.MCP.AllowedOrigins}))
+	withToken := o.Token != "" || len(o.Tokens) > 0
+	mux.Handle("/mcp", srv.Handler(o))
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, frontPage(r.Host, token != "", len(srv.Listed())))
+		fmt.Fprint(w, frontPage(r.Host, withToken, len(srv.Listed())))
 	})
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	e.printServing(ln.Addr().String(), token != "", srv)
+	hs := o.HTTPServer(mux)
+	e.printServing(ln.Addr().String(), withToken, srv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
+	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
 	select {
 	case err := <-served:
 		return err
@@ -225,6 +285,13 @@ func (c *serveCmd) Run(e *env) error {
 		return err
 	}
 	return nil
+}
+
+func firstToken(tokens []mcp.Token) string {
+	if len(tokens) == 0 {
+		return ""
+	}
+	return tokens[0].Token
 }
 
 // frontPage is what GET / answers: what is served where.

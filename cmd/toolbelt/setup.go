@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -20,7 +24,7 @@ type runFlags struct {
 // pipeline returns the options every pipeline of this run gets from the
 // config: limits, confirmation settings and policy (checked against the
 // registry first), and the state it keeps in the store — full outputs, the
-// undo journal (set on tc), the audit log. A field of override that is set
+// undo journal and the web tools' cache (set on tc), the audit log. A field of override that is set
 // wins over the config.
 func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Option, error) {
 	cfg, err := e.config()
@@ -33,7 +37,12 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	}
 	r := cfg.Retention
 	tc.Journal = st.Journal(store.JournalOptions{MaxAge: r.Undo.D()})
+	tc.Cache = st.Cache(store.CacheOptions{})
 	if err := policy.Check(cfg, e.registry()); err != nil {
+		return nil, err
+	}
+	aw, err := e.auditWriter(st)
+	if err != nil {
 		return nil, err
 	}
 	l := cfg.Limits
@@ -50,7 +59,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	opts := []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(e.auditWriter(st)),
+		invoke.WithAudit(aw),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
 	}
 	if h := e.hooksOption(cfg); h != nil {
@@ -59,13 +68,125 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	return opts, nil
 }
 
-// auditWriter returns the run's background audit writer, started once;
-// what it has queued is written when the run ends.
-func (e *env) auditWriter(st *store.Store) *audit.Writer {
-	if e.audit == nil {
-		e.audit = audit.New(st).Writer(func(err error) { e.log.Error("writing the audit log", "err", err) })
+// auditAppender is where the run's audit records go: the spool of a SQLite
+// store, or the group-commit writer of a PostgreSQL one.
+type auditAppender interface {
+	Append(ctx context.Context, r audit.Record) error
+	Close() error
+}
+
+// spoolDir is where the audit spool of a SQLite store lives, in its data
+// directory.
+func spoolDir(dataDir string) string { return filepath.Join(dataDir, "audit-spool") }
+
+// auditWriter returns the run's audit writer, started once, after moving
+// into the log what earlier processes left in the spool. Each call's record
+// is durable before its result is returned: with a SQLite store it is
+// written to this process's spool file (group commit, fsync with
+// audit.sync: always) and drained into the database in the background;
+// with PostgreSQL it is committed (group commit).
+func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
+	if e.audit != nil {
+		return e.audit, nil
 	}
-	return e.audit
+	l, err := e.auditLog(st)
+	if err != nil {
+		return nil, err
+	}
+	_, dir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if dir == "" {
+		e.audit = l.Writer(func(err error) { e.log.Error("writing the audit log", "err", err) })
+		return e.audit, nil
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	if err := recoverSpool(e, l, dir); err != nil {
+		return nil, err
+	}
+	sp, err := l.Spool(spoolDir(dir), audit.SpoolOptions{
+		Sync: cfg.Audit.Sync == "always",
+		OnError: func(err error) {
+			e.log.Error("moving audit records into the database; they stay in the spool", "err", err)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.audit = sp
+	return sp, nil
+}
+
+// recoverSpool moves into the log what processes that were killed left in
+// the spool of the data directory dir ("" for PostgreSQL: nothing to do).
+func recoverSpool(e *env, l *audit.Log, dir string) error {
+	if dir == "" {
+		return nil
+	}
+	n, err := l.Recover(context.Background(), spoolDir(dir))
+	if n > 0 {
+		e.log.Info("moved audit records left in the spool into the log", "records", n)
+	}
+	if err != nil {
+		return fmt.Errorf("recovering the audit spool: %w", err)
+	}
+	return nil
+}
+
+// Where the audit chain's HMAC key comes from, first found: the key itself,
+// a file holding it, then the config's audit.keyFile.
+const (
+	envAuditKey     = "TOOLBELT_AUDIT_KEY"
+	envAuditKeyFile = "TOOLBELT_AUDIT_KEY_FILE"
+)
+
+// auditLog returns the audit log of st, keyed when a key is configured.
+func (e *env) auditLog(st *store.Store) (*audit.Log, error) {
+	key, err := e.auditKey(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	if key == nil {
+		return audit.New(st), nil
+	}
+	return audit.New(st, audit.WithKey(key)), nil
+}
+
+// auditKey returns the configured HMAC key of the audit chain, nil when
+// none is.
+func (e *env) auditKey(getenv func(string) string) ([]byte, error) {
+	var key []byte
+	var from string
+	if k := getenv(envAuditKey); k != "" {
+		key, from = []byte(k), envAuditKey
+	} else {
+		file := getenv(envAuditKeyFile)
+		from = envAuditKeyFile
+		if file == "" {
+			cfg, err := e.config()
+			if err != nil {
+				return nil, err
+			}
+			file, from = configPath(cfg, cfg.Audit.KeyFile), "audit.keyFile"
+		}
+		if file == "" {
+			return nil, nil
+		}
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("reading the audit key (%s): %w", from, err)
+		}
+		key, from = b, from+" "+file
+	}
+	key = bytes.TrimSpace(key)
+	if len(key) < audit.MinKeyBytes {
+		return nil, fmt.Errorf("the audit key from %s has %d bytes: it needs at least %d (e.g. the output of openssl rand -hex 32)", from, len(key), audit.MinKeyBytes)
+	}
+	return key, nil
 }
 
 // state opens the run's store once; it is closed when the run ends. The data

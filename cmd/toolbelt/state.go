@@ -59,10 +59,28 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 	if err != nil {
 		return nil, err
 	}
-	if dir != "" && workspace != "" && within(dir, workspace) && within(workspace, dir) {
-		return nil, fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere (--data DIR or %s), or work in another directory", dir, envData)
+	if err := checkOutside(dir, workspace); err != nil {
+		return nil, err
 	}
-	return store.Open(ctx, dsn)
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	var opts []store.Option
+	if cfg.Audit.Sync == "always" {
+		opts = append(opts, store.SyncCommits())
+	}
+	return store.Open(ctx, dsn, opts...)
+}
+
+// checkOutside refuses a data directory that is the workspace itself: one
+// inside the workspace is hidden from the tools (see concealedData), but the
+// workspace as a whole cannot be.
+func checkOutside(dir, workspace string) error {
+	if dir != "" && workspace != "" && within(dir, workspace) && within(workspace, dir) {
+		return fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere (--data DIR or %s), or work in another directory", dir, envData)
+	}
+	return nil
 }
 
 // concealedData returns the data directory, as given and with its links

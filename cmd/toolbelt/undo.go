@@ -1,26 +1,35 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
 
+	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/undo"
 )
 
 type undoCmd struct {
-	CallID string `arg:"" name:"call-id" help:"The id of the call whose file changes to take back (see toolbelt audit)."`
-	workspaceFlags
-	JSON bool `name:"json" help:"Print what was undone as JSON."`
+	CallID    string `arg:"" name:"call-id" help:"The id of the call whose file changes to take back (see toolbelt audit)."`
+	Workspace string `help:"The workspace the call worked in. Not needed: undo works in the workspace recorded with the call, and refuses when this one is another." placeholder:"DIR"`
+	JSON      bool   `name:"json" help:"Print what was undone as JSON."`
 }
 
+// Run undoes the call in the workspace recorded with its changes, wherever
+// the command runs from, and records the undo in the audit log.
 func (c *undoCmd) Run(e *env) error {
-	tc, err := c.runContext(e)
-	if err != nil {
-		return err
-	}
-	st, err := e.state(tc.WorkspaceDir)
+	started := time.Now()
+	ctx := context.Background()
+	st, err := e.state("")
 	if err != nil {
 		return err
 	}
@@ -29,21 +38,120 @@ func (c *undoCmd) Run(e *env) error {
 		return err
 	}
 	journal := st.Journal(store.JournalOptions{MaxAge: cfg.Retention.Undo.D()})
-	report, err := undo.Undo(context.Background(), journal, tc.FS, c.CallID)
+	ws, err := c.workspace(ctx, journal)
+	var refused *refusal
+	switch {
+	case errors.As(err, &refused):
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		return c.audit(ctx, e, st, started, refused.workspace, 0, "refused")
+	case err != nil:
+		return err
+	}
+	_, dataDir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return err
+	}
+	if err := checkOutside(dataDir, ws); err != nil {
+		return err
+	}
+	bridge, err := fsbridge.OpenLocal(ws)
+	if err != nil {
+		return fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", c.CallID, ws, err)
+	}
+	report, err := undo.Undo(ctx, journal.In(ws), bridge, c.CallID)
 	var conflict *undo.ConflictError
 	switch {
 	case errors.As(err, &conflict):
 		fmt.Fprintln(e.stderr, err)
-		return exitCode(exitToolError)
+		return c.audit(ctx, e, st, started, ws, 0, "conflict")
 	case errors.Is(err, undo.ErrNothingToUndo):
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-		return exitCode(exitToolError)
+		return c.audit(ctx, e, st, started, ws, 0, "nothing-to-undo")
 	case err != nil:
+		if aerr := c.audit(ctx, e, st, started, ws, 0, "tool"); !isExit(aerr) {
+			e.log.Error("recording the undo in the audit log", "err", aerr)
+		}
 		return err
 	}
+	var out []byte
 	if c.JSON {
-		return writeJSON(e.stdout, report)
+		out, _ = json.MarshalIndent(report, "", "  ")
+		out = append(out, '\n')
+	} else {
+		out = []byte(report.String() + "\n")
 	}
-	_, err = fmt.Fprintln(e.stdout, report)
-	return err
+	// The record is written before the result is shown; when it cannot be,
+	// the result is still shown (the files are back) and the error said.
+	aerr := c.audit(ctx, e, st, started, ws, len(out), "")
+	if _, err := e.stdout.Write(out); err != nil {
+		return err
+	}
+	return aerr
+}
+
+// refusal is an undo refused before anything was read: the call is not
+// known in the workspace asked for, or in none.
+type refusal struct {
+	workspace string
+	msg       string
+}
+
+func (r *refusal) Error() string { return r.msg }
+
+// workspace returns the workspace to undo the call in: the one recorded
+// with its changes. A workspace given with --workspace (or
+// TOOLBELT_WORKSPACE) must be that one; it only chooses when one id was
+// used in several workspaces (ids a caller chose itself), or for changes
+// recorded before workspaces were.
+func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, error) {
+	given := cmp.Or(c.Workspace, os.Getenv("TOOLBELT_WORKSPACE"))
+	if given != "" {
+		given = tool.ResolveDir(given)
+	}
+	wss, err := j.Workspaces(ctx, c.CallID)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(wss) == 0:
+		return "", &refusal{given, fmt.Sprintf("%v for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", undo.ErrNothingToUndo, c.CallID)}
+	case given != "" && slices.Contains(wss, given):
+		return given, nil
+	case len(wss) == 1 && wss[0] == "":
+		// Recorded before workspaces were: the workspace given, or here.
+		return tool.ResolveDir(cmp.Or(given, ".")), nil
+	case given != "":
+		return "", &refusal{given, fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone. Run toolbelt undo %s without --workspace to undo it where it ran", c.CallID, strings.Join(wss, " and "), given, c.CallID)}
+	case len(wss) == 1:
+		return wss[0], nil
+	}
+	return "", &refusal{"", fmt.Sprintf("call id %s was used in %d workspaces (%s): choose one with --workspace", c.CallID, len(wss), strings.Join(wss, ", "))}
+}
+
+// audit records the undo in the audit log, and waits until it is written.
+// outcome is "" when the undo succeeded; otherwise the command ends with
+// exit code 1 after the record is written.
+func (c *undoCmd) audit(ctx context.Context, e *env, st *store.Store, started time.Time, ws string, resultBytes int, outcome string) error {
+	w, err := e.auditWriter(st)
+	if err != nil {
+		return err
+	}
+	args, _ := json.Marshal(map[string]string{"callId": c.CallID})
+	rec := audit.Record{
+		Time: started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: "cli", Owner: true, Workspace: ws,
+		Arguments: args, Duration: time.Since(started), ResultBytes: resultBytes,
+		IsError: outcome != "", ErrorClass: outcome,
+	}
+	if err := w.Append(ctx, rec); err != nil {
+		return fmt.Errorf("recording the undo of call %s in the audit log: %w", c.CallID, err)
+	}
+	if outcome != "" {
+		return exitCode(exitToolError)
+	}
+	return nil
+}
+
+func isExit(err error) bool {
+	var ec exitCode
+	return err == nil || errors.As(err, &ec)
 }

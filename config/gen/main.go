@@ -153,10 +153,12 @@ func (w *walker) fields(st *ast.StructType, prefix string) {
 				continue
 			}
 		case *ast.ArrayType:
-			if id, ok := t.Elt.(*ast.Ident); ok && id.Name != "AskRule" && w.types[id.Name] != nil {
-				w.rows = append(w.rows, row{key, typeName(f.Type), tag.Get("default"), doc})
-				w.fields(w.types[id.Name], key+"[].")
-				continue
+			if id, ok := t.Elt.(*ast.Ident); ok && id.Name != "AskRule" {
+				if st := w.types[id.Name]; st != nil {
+					w.rows = append(w.rows, row{key, "list of mappings", "", doc})
+					w.fields(st, key+"[].")
+					continue
+				}
 			}
 		case *ast.MapType:
 			if id, ok := t.Value.(*ast.Ident); ok {

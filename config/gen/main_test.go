@@ -125,6 +125,13 @@ func TestDefaultTags(t *testing.T) {
 		{"mcp.addr", tag(mcpT, "Addr"), mcp.DefaultAddr},
 		{"mcp.maxResponseBytes", tag(mcpT, "MaxResponseBytes"), strconv.Itoa(mcp.DefaultMaxResponseBytes)},
 		{"mcp.separator", tag(mcpT, "Separator"), config.DefaultMCPSeparator},
+		{"mcp.maxMessageBytes", tag(mcpT, "MaxMessageBytes"), strconv.Itoa(mcp.DefaultMaxBodyBytes)},
+		{"mcp.maxMessageBytes (stdio)", tag(mcpT, "MaxMessageBytes"), strconv.Itoa(mcp.DefaultMaxLineBytes)},
+		{"mcp.maxSessions", tag(mcpT, "MaxSessions"), strconv.Itoa(mcp.DefaultMaxSessions)},
+		{"mcp.maxConnections", tag(mcpT, "MaxConnections"), strconv.Itoa(mcp.DefaultMaxConnections)},
+		{"mcp.sessionIdleTimeout", dur(tag(mcpT, "SessionIdleTimeout")), mcp.DefaultSessionIdleTimeout},
+		{"mcp.readHeaderTimeout", dur(tag(mcpT, "ReadHeaderTimeout")), mcp.DefaultReadHeaderTimeout},
+		{"mcp.bodyTimeout", dur(tag(mcpT, "BodyTimeout")), mcp.DefaultBodyTimeout},
 	} {
 		if c.tag != c.want {
 			t.Errorf("%s: the default tag says %v, the code applies %v", c.name, c.tag, c.want)

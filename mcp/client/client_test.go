@@ -501,7 +501,7 @@ func TestFailedStarts(t *testing.T) {
 		err       string
 	}{
 		"exits":    {client.StateDown, "stdio", "exit status 1 (last line on stderr: fatal: GITHUB_TOKEN is not set)"},
-		"leaks":    {client.StateDown, "stdio", "exit status 2 (last line on stderr: [redacted])"},
+		"leaks":    {client.StateDown, "stdio", "exit status 2 (last line on stderr: fatal: the token [redacted] was refused)"},
 		"missing":  {client.StateDown, "stdio", "starting /nonexistent/mcp-server: fork/exec /nonexistent/mcp-server: no such file or directory"},
 		"noserver": {client.StateDown, "http", "connection refused"},
 		"off":      {client.StateDisabled, "stdio", ""},

@@ -123,8 +123,8 @@ func TestScrub(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ line, want string }{
 		{"Error: ENOENT: no such file or directory, open 'config.json'", "Error: ENOENT: no such file or directory, open 'config.json'"},
-		{"connecting to postgres://app:hunter2@db:5432/app failed", "[redacted]"},
-		{"Authorization: Bearer abcdefghijklmnop", "[redacted]"},
+		{"connecting to postgres://app:hunter2@db:5432/app failed", "connecting to postgres://app:[redacted]@db:5432/app failed"},
+		{"Authorization: Bearer abcdefghijklmnop", "Authorization: Bearer [redacted]"},
 		{strings.Repeat("é", 200), strings.Repeat("é", 150) + "…"}, // cut at 300 bytes, on a character boundary
 		{strings.Repeat("x", 301), strings.Repeat("x", 300) + "…"},
 	} {

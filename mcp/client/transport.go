@@ -2,7 +2,6 @@ package client
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -195,18 +194,13 @@ const maxReasonLine = 300
 
 // scrub makes a line a server wrote to standard error fit to show a model,
 // which is told why the server is down: it is cut to maxReasonLine bytes,
-// and replaced when it looks like it holds a secret (a token, a password in
-// a URL, a private key — what the audit log redacts).
+// and each secret in it (a token, a password in a URL, a private key — what
+// the audit log redacts) is replaced.
 func scrub(line string) string {
 	if len(line) > maxReasonLine {
 		line = strings.ToValidUTF8(line[:maxReasonLine], "") + "…"
 	}
-	quoted, _ := json.Marshal(line)
-	var out string
-	if json.Unmarshal(audit.Redact(quoted), &out) != nil {
-		return audit.Redacted
-	}
-	return out
+	return audit.RedactText(line)
 }
 
 // stop ends the process as the MCP specification asks: its input is

@@ -272,7 +272,7 @@ func TestCallKeepsHandlesOfCutResults(t *testing.T) {
 	if err := json.Unmarshal([]byte(notice[1]), &args); err != nil {
 		t.Fatal(err)
 	}
-	full, ok, err := s.inner.Context().Outputs.Get(t.Context(), "call_7/read")
+	full, ok, err := s.inner.Context().Outputs.Get(tool.WithScope(t.Context(), tool.ScopeOf(s.inner.Context())), "call_7/read")
 	if !ok || err != nil {
 		t.Fatalf("no full output kept under call_7/read: %v", err)
 	}

@@ -18,9 +18,9 @@ import (
 	"github.com/toolbelt/toolbelt/tools"
 )
 
-// corpusDir holds real MCP servers' tools/list answers; shared/ sits beside
-// the repository.
-var corpusDir = filepath.Join("..", "..", "..", "shared", "corpus", "mcp-tools")
+// corpusDir holds real MCP servers' tools/list answers, kept in the
+// repository's testdata so that a fresh clone runs the corpus tests.
+var corpusDir = filepath.Join("..", "..", "testdata", "mcp-tools")
 
 // corpusFile is one server's tools/list answer in the corpus.
 type corpusFile struct {
@@ -42,13 +42,13 @@ type corpusFile struct {
 
 // corpusTools returns every tool of the corpus as the MCP client imports
 // it: named <server>__<tool>, with its schema and its annotations as
-// metadata. Calling one fails: no server is connected. The test is skipped
-// when the corpus is absent.
+// metadata. Calling one fails: no server is connected. A missing corpus
+// fails the test.
 func corpusTools(tb testing.TB) []tool.Tool {
 	tb.Helper()
 	files, err := filepath.Glob(filepath.Join(corpusDir, "*.json"))
 	if err != nil || len(files) == 0 {
-		tb.Skipf("the MCP tool corpus (%s) is not present", corpusDir)
+		tb.Fatalf("no corpus files in %s: the repository's testdata is incomplete", corpusDir)
 	}
 	var out []tool.Tool
 	for _, f := range files {
@@ -103,7 +103,10 @@ func workspace(tb testing.TB) *tool.Context {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = b.Close() })
-	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b}
+	// A search provider is configured (never called), so every core tool
+	// resolves: web_search is unavailable without one.
+	cfg := tool.Config{"web_search": map[string]any{"searxng": map[string]any{"baseUrl": "http://127.0.0.1:9"}}}
+	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.

@@ -29,7 +29,8 @@ func (c *Compact) summarize(ctx context.Context, fn Summarizer, id string, res t
 		return res
 	}
 	if !keptByPipeline(res.Details, id) {
-		if err := outputs.Put(ctx, id, fullText(res)); err != nil {
+		// Kept for the scope the inner pipeline runs result_read in.
+		if err := outputs.Put(tool.WithScope(ctx, tool.ScopeOf(c.runner.Context())), id, fullText(res)); err != nil {
 			c.opts.Logger.Warn("keeping a summarized result failed; returning it whole", "call", id, "err", err)
 			return res
 		}

@@ -26,6 +26,24 @@ type word struct {
 	// the first one, which every name it becomes starts with.
 	glob   bool
 	prefix string
+	// pattern is the value as a glob pattern: the unquoted pattern
+	// characters as they are, quoted ones (and backslashes) escaped with a
+	// backslash.
+	pattern string
+}
+
+// globSpecial are the characters a backslash escapes in a pattern.
+const globSpecial = `*?[]\`
+
+// addQuoted appends s to a pattern with its pattern characters escaped.
+func addQuoted(pat []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if strings.IndexByte(globSpecial, s[i]) >= 0 {
+			pat = append(pat, '\\')
+		}
+		pat = append(pat, s[i])
+	}
+	return pat
 }
 
 // literal returns the value of w when it is plain text, escapes and quotes
@@ -34,7 +52,7 @@ type word struct {
 // arithmetic, brace and tilde expansion, extended globs, ANSI-C and locale
 // quoting.
 func literal(w *syntax.Word) (word, bool) {
-	var b []byte
+	var b, pat []byte
 	var out word
 	for _, part := range w.Parts {
 		switch p := part.(type) {
@@ -48,6 +66,7 @@ func literal(w *syntax.Word) (word, bool) {
 					}
 					if v[j] != '\n' {
 						b = append(b, v[j])
+						pat = addQuoted(pat, v[j:j+1])
 					}
 				case c == '{' || c == '}':
 					return word{}, false
@@ -58,8 +77,10 @@ func literal(w *syntax.Word) (word, bool) {
 						out.glob, out.prefix = true, string(b)
 					}
 					b = append(b, c)
+					pat = append(pat, c)
 				default:
 					b = append(b, c)
+					pat = append(pat, c)
 				}
 			}
 		case *syntax.SglQuoted:
@@ -67,6 +88,7 @@ func literal(w *syntax.Word) (word, bool) {
 				return word{}, false
 			}
 			b = append(b, p.Value...)
+			pat = addQuoted(pat, p.Value)
 		case *syntax.DblQuoted:
 			if p.Dollar {
 				return word{}, false
@@ -84,13 +106,14 @@ func literal(w *syntax.Word) (word, bool) {
 						}
 					}
 					b = append(b, v[j])
+					pat = addQuoted(pat, v[j:j+1])
 				}
 			}
 		default:
 			return word{}, false
 		}
 	}
-	out.value = string(b)
+	out.value, out.pattern = string(b), string(pat)
 	return out, true
 }
 
@@ -139,33 +162,43 @@ func isInterpreter(name string) bool {
 // they run.
 func unwrap(words []string) []string {
 	for len(words) > 0 {
-		rest := words[1:]
-		switch words[0] {
-		case "exec", "nohup":
-			rest = skipOptions(rest, "-a")
-		case "command":
-			if len(rest) > 0 && (rest[0] == "-v" || rest[0] == "-V") {
-				return nil // only looks the name up
-			}
-			rest = skipOptions(rest, "")
-		case "env":
-			rest = skipOptions(rest, "-u -C -S")
-			for len(rest) > 0 && strings.Contains(rest[0], "=") {
-				rest = rest[1:]
-			}
-		case "nice":
-			rest = skipOptions(rest, "-n")
-		case "timeout":
-			rest = skipOptions(rest, "-s -k")
-			if len(rest) > 0 {
-				rest = rest[1:] // the duration
-			}
-		default:
+		next, wrapped := unwrapOnce(words)
+		if !wrapped {
 			return words
 		}
-		words = rest
+		words = next
 	}
 	return nil
+}
+
+// unwrapOnce returns the command the first word runs when it is a program
+// that only runs another one, and false when it is not.
+func unwrapOnce(words []string) ([]string, bool) {
+	rest := words[1:]
+	switch words[0] {
+	case "exec", "nohup":
+		rest = skipOptions(rest, "-a")
+	case "command":
+		if len(rest) > 0 && (rest[0] == "-v" || rest[0] == "-V") {
+			return nil, true // only looks the name up
+		}
+		rest = skipOptions(rest, "")
+	case "env":
+		rest = skipOptions(rest, "-u -C -S")
+		for len(rest) > 0 && strings.Contains(rest[0], "=") {
+			rest = rest[1:]
+		}
+	case "nice":
+		rest = skipOptions(rest, "-n")
+	case "timeout":
+		rest = skipOptions(rest, "-s -k")
+		if len(rest) > 0 {
+			rest = rest[1:] // the duration
+		}
+	default:
+		return words, false
+	}
+	return rest, true
 }
 
 // skipOptions skips the options at the start of args; those in valued

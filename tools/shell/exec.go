@@ -2,6 +2,7 @@ package shell
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -32,7 +33,8 @@ const execDescription = `Run a shell command in the workspace and return its out
 - background: true returns at once; use it for servers and watchers.
 - timeout (default %d s, at most %d s) stops the command and every process it started, in the background too.
 - A non-zero exit status is reported at the end of the output, e.g. "(Command exited with code 1)".
-- Environment variables whose names contain KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are not passed to commands.%s`
+- Environment variables whose names contain KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL are not passed to commands.
+- Plain read-only commands (ls, cat, head, grep, rg, find, wc, diff, git status/log/diff/show, … and pipes of them, with files inside the workspace) run without asking, read-only, without network and with no input; anything else may wait for a person's approval.%s`
 
 // execFactory makes the exec tool for a tool context: it needs a workspace.
 func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
@@ -54,13 +56,13 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 		return in.Sandbox || cfg.sandbox.Required || tc.Sandboxed || callTC != nil && callTC.Sandboxed
 	}
 	t, err := tool.New("exec", desc, func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Result, error) {
-		return m.exec(ctx, root, cfg, sandboxed(in, inv.Context), in)
+		return m.exec(ctx, root, cfg, sandboxed(in, inv.Context), ownerOf(inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
 	}
-	t.Preview, err = tool.NewPreview("exec", func(_ context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
-		return preview(root, cfg, sandboxed(in, inv.Context), in)
+	t.Preview, err = tool.NewPreview("exec", func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
+		return preview(ctx, root, cfg, sandboxed(in, inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
@@ -75,7 +77,15 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 }
 
 // exec runs one call of the exec tool.
-func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Result, error) {
+//
+// A call the pipeline ran without asking anyone (its preview said low
+// risk) runs only if its command still may (see lowRiskProblem): checked
+// again now, it runs contained under bubblewrap when that works here, else
+// on the host with the allowlisted environment, with /dev/null as input;
+// if it no longer passes, it is not run. A call a person approved, or one
+// made outside the pipeline, runs as asked. A call with a time limit set by its caller is never left
+// running in the background: its command is stopped at that limit.
+func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, owner string, in execInput) (tool.Result, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
 		return tool.Result{}, err
@@ -83,11 +93,26 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, fmt.Errorf("the call was cancelled before the command started: %w", err)
 	}
-	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, in)
+	unasked := tool.ApprovalOf(ctx) == tool.ApprovalUnasked
+	if unasked {
+		a := analyzeCommand(in.Command, root, p.workdir, nil)
+		if problem := lowRiskProblem(ctx, root, p.workdir, in, a); problem != "" {
+			return tool.Result{}, tool.InputErrorf("the command was not run: it was let through without approval, but it now needs a person's approval (%s). The workspace changed since it was checked; run it again to have it checked anew", problem)
+		}
+	}
+	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, unasked, in)
 	if err != nil {
 		return tool.Result{}, &tool.InputError{Message: err.Error()}
 	}
+	sp.owner = owner
 	sp.timeout = p.timeout
+	// The caller's limit bounds the call, and the command with it: the
+	// call's context ends at that limit, and the command's own timer (for
+	// when it is in the background) is set to it too.
+	limit, capped := tool.CallerLimit(ctx)
+	if capped && limit < sp.timeout {
+		sp.timeout, sp.capped = limit, true
+	}
 	s, err := m.start(sp)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
@@ -95,19 +120,27 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if in.Background {
 		return runningResult(s, "Command started in the background"), nil
 	}
+	var yieldC <-chan time.Time
 	yield := cfg.yield
-	if in.YieldMs != nil {
-		yield = time.Duration(*in.YieldMs) * time.Millisecond
+	if !capped {
+		if in.YieldMs != nil {
+			yield = time.Duration(*in.YieldMs) * time.Millisecond
+		}
+		yield = withinDeadline(ctx, yield)
+		t := time.NewTimer(yield)
+		defer t.Stop()
+		yieldC = t.C
 	}
-	yield = withinDeadline(ctx, yield)
-	t := time.NewTimer(yield)
-	defer t.Stop()
 	select {
 	case <-s.done:
-	case <-t.C:
+	case <-yieldC:
 		return runningResult(s, fmt.Sprintf("Command is still running after %s and continues in the background", roundDuration(yield))), nil
 	case <-ctx.Done():
-		s.stop(stopCancelled)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			s.stop(stopTimeout)
+		} else {
+			s.stop(stopCancelled)
+		}
 		<-s.done
 	}
 	m.forget(s.id)
@@ -119,13 +152,28 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	return res, nil
 }
 
+// ownerOf is who owns the commands a call starts: the session of the
+// tool context (and its workspace). Only calls of the same owner see them
+// through the process tool.
+func ownerOf(tc *tool.Context) string {
+	if tc == nil {
+		return ""
+	}
+	return tc.FSRoot + "\x00" + tc.SessionKey
+}
+
 // spawnSpec works out how to start the command: the shell, the
-// environment, and the sandbox when one is asked for.
-func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed bool, in execInput) (spawnSpec, error) {
+// environment, and the sandbox — bubblewrap with the workspace writable
+// when one is asked for; contained, or else on the host with only the
+// allowlisted environment, for a command that may run without approval
+// (low).
+func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed, low bool, in execInput) (spawnSpec, error) {
 	shell := cfg.shell
-	if shell == "" {
+	if shell == "" || low {
 		shell = "/bin/sh"
-		if p, err := exec.LookPath("bash"); err == nil {
+		if p, err := lookSystem("bash"); err == nil {
+			shell = p
+		} else if p, err := exec.LookPath("bash"); err == nil && !low {
 			shell = p
 		}
 	}
@@ -133,8 +181,25 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 	set := callEnv(in)
 	sp := spawnSpec{
 		command: in.Command, path: argv[0], args: argv, dir: workdir, workdir: workdir,
-		pty: in.Pty, sandboxed: sandboxed,
+		pty: in.Pty, sandboxed: sandboxed, mode: modeHost,
 		killGrace: cfg.killGrace, ttl: cfg.sessionTTL, maxOutput: cfg.maxOutput,
+	}
+	// Contained is the strictest way: an unasked command runs so whenever
+	// bubblewrap works, also when the sandbox was asked for.
+	if low {
+		if b := m.container(ctx, cfg.sandbox.Bwrap, root); b != nil {
+			plan := b.Contain(root, workdir, argv)
+			sp.path, sp.args, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), "/"
+			sp.env, sp.nullStdin, sp.mode = lowEnv(root), true, modeContained
+			for k, v := range plan.Env {
+				sp.env = append(sp.env, k+"="+v)
+			}
+			return sp, nil
+		}
+		if !sandboxed {
+			sp.env, sp.nullStdin, sp.mode = lowEnv(root), true, modeAllowlisted
+			return sp, nil
+		}
 	}
 	if sandboxed {
 		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit}
@@ -153,9 +218,45 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		for k, v := range plan.Env {
 			set[k] = v
 		}
+		sp.mode = modeSandbox
+		if low {
+			sp.env, sp.nullStdin = lowEnv(root), true
+			for _, k := range sortedKeys(plan.Env) {
+				sp.env = append(sp.env, k+"="+plan.Env[k])
+			}
+			return sp, nil
+		}
 	}
 	sp.env = commandEnv(os.Environ(), cfg.envAllow, set)
 	return sp, nil
+}
+
+// How a command runs (the "mode" of its result's details).
+const (
+	modeContained   = "contained"   // without approval, under bubblewrap: read-only, no network
+	modeAllowlisted = "allowlisted" // without approval, on the host: allowlist and path checks only
+	modeSandbox     = "sandbox"     // in the sandbox a call or the configuration asked for
+	modeHost        = "host"        // on the host, as approved
+)
+
+// lowEnv is the whole environment of a command that runs without
+// approval: the system PATH, no home, the locale and terminal of the
+// server, and git's hardening (see gitEnv). Nothing else of the server's
+// environment (RIPGREP_CONFIG_PATH, GREP_OPTIONS, GIT_DIR, LD_PRELOAD…)
+// reaches it.
+func lowEnv(root string) []string {
+	env := []string{"PATH=" + systemPath, "HOME=/nonexistent"}
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == "LANG" || name == "TZ" || name == "TERM" || strings.HasPrefix(name, "LC_") {
+			env = append(env, kv)
+		}
+	}
+	g := gitEnv(root)
+	for _, k := range sortedKeys(g) {
+		env = append(env, k+"="+g[k])
+	}
+	return env
 }
 
 // prepared is a call of exec checked, with what it runs with worked out.

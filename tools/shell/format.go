@@ -17,10 +17,15 @@ type sessionInfo struct {
 	PID       int    `json:"pid"`
 	// Status is "running", "exited", "signaled", "timeout", "cancelled",
 	// "killed", "shutdown" or "failed".
-	Status      string `json:"status"`
-	ExitCode    *int   `json:"exitCode,omitempty"`
-	Signal      string `json:"signal,omitempty"`
-	Sandboxed   bool   `json:"sandboxed"`
+	Status    string `json:"status"`
+	ExitCode  *int   `json:"exitCode,omitempty"`
+	Signal    string `json:"signal,omitempty"`
+	Sandboxed bool   `json:"sandboxed"`
+	// Mode is how the command runs: "contained" (without approval, under
+	// bubblewrap: workspace read-only, no network), "allowlisted" (without
+	// approval, on the host, passed the allowlist and path checks),
+	// "sandbox" (in the sandbox asked for) or "host".
+	Mode        string `json:"mode"`
 	PTY         bool   `json:"pty,omitempty"`
 	StartedAt   string `json:"startedAt"`
 	DurationMs  int64  `json:"durationMs"`
@@ -36,7 +41,7 @@ func (s *session) info() sessionInfo {
 	total := s.out.Total()
 	in := sessionInfo{
 		SessionID: s.id, Command: s.command, Workdir: s.workdir, PID: s.pid,
-		Sandboxed: s.sandboxed, PTY: s.pty,
+		Sandboxed: s.sandboxed, Mode: s.mode, PTY: s.pty,
 		StartedAt:   s.started.UTC().Format(time.RFC3339),
 		OutputBytes: total,
 		Truncated:   total > int64(s.out.headCap+s.out.ringCap),
@@ -80,18 +85,21 @@ func (s *session) result(text string) tool.Result {
 func (s *session) endLine(maxTimeout time.Duration) string {
 	e := s.end
 	var line string
-	switch e.reason {
-	case stopTimeout:
+	switch {
+	case e.reason == stopTimeout && s.capped:
+		line = fmt.Sprintf("(Command timed out after %s, the time limit the caller set for this call, and was stopped, with every process it started.)",
+			roundDuration(s.timeout))
+	case e.reason == stopTimeout:
 		longer := min(2*s.timeout, maxTimeout)
 		line = fmt.Sprintf("(Command timed out after %s and was stopped, with every process it started. "+
 			"If it needs more time, run it again with a longer timeout (at most %d seconds), for example \"timeout\": %d, "+
 			"or with \"background\": true and follow it with the process tool.)",
 			roundDuration(s.timeout), int(maxTimeout/time.Second), int(longer/time.Second))
-	case stopCancelled:
+	case e.reason == stopCancelled:
 		line = "(Command was cancelled and stopped, with every process it started.)"
-	case stopKilled:
+	case e.reason == stopKilled:
 		line = "(Command was killed on request.)"
-	case stopShutdown:
+	case e.reason == stopShutdown:
 		line = "(Command was stopped because Toolbelt is shutting down.)"
 	default:
 		line = exitLine(e)

@@ -75,23 +75,29 @@ func (m *Manager) newIDLocked() string {
 	}
 }
 
-// get returns the session with this id.
-func (m *Manager) get(id string) (*session, bool) {
+// get returns the session with this id, when owner owns it: another
+// owner's session is as absent as one that never existed.
+func (m *Manager) get(id, owner string) (*session, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pruneLocked(time.Now())
 	s, ok := m.sessions[id]
-	return s, ok
+	if !ok || s.owner != owner {
+		return nil, false
+	}
+	return s, true
 }
 
-// list returns the sessions, oldest first.
-func (m *Manager) list() []*session {
+// list returns owner's sessions, oldest first.
+func (m *Manager) list(owner string) []*session {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.pruneLocked(time.Now())
 	out := make([]*session, 0, len(m.sessions))
 	for _, s := range m.sessions {
-		out = append(out, s)
+		if s.owner == owner {
+			out = append(out, s)
+		}
 	}
 	slices.SortFunc(out, func(a, b *session) int {
 		return cmp.Or(a.started.Compare(b.started), cmp.Compare(a.id, b.id))
@@ -144,6 +150,34 @@ func (m *Manager) bwrap(ctx context.Context, name string, spec sandbox.Spec) (*s
 	m.checked[key] = true
 	m.mu.Unlock()
 	return b, nil
+}
+
+// container returns bubblewrap found under name when it can contain
+// commands in root here, and nil when it cannot (not installed, no user
+// namespaces): commands that may run without approval then run on the
+// host, allowlisted. Only successes are cached.
+func (m *Manager) container(ctx context.Context, name, root string) *sandbox.Bwrap {
+	key := "contain\x00" + name + "\x00" + root
+	m.mu.Lock()
+	b, ok := m.sandboxes[name], m.checked[key]
+	m.mu.Unlock()
+	if ok && b != nil {
+		return b
+	}
+	if b == nil {
+		var err error
+		if b, err = sandbox.Find(ctx, name); err != nil {
+			return nil
+		}
+	}
+	if err := b.CheckContain(ctx, root); err != nil {
+		return nil
+	}
+	m.mu.Lock()
+	m.sandboxes[name] = b
+	m.checked[key] = true
+	m.mu.Unlock()
+	return b
 }
 
 // Close stops every running command (SIGTERM to its process group, then

@@ -1,8 +1,10 @@
 package shell
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -10,37 +12,81 @@ import (
 )
 
 // preview describes a call of exec without running it: the command line,
-// the directory it would run in, the variables the call sets, the program
-// it would start and the hash of the script files in the workspace it
-// would run — what an approval is bound to — and its risk (see
-// commandRisk; a call that sets variables or asks for a pseudo-terminal is
-// high risk whatever its command). It fails as the call would on a refused
-// variable, a timeout above the maximum or a working directory outside the
-// workspace.
-func preview(root string, cfg settings, sandboxed bool, in execInput) (tool.Effects, error) {
+// the directory it would run in, the variables the call sets, every
+// program it would start (or why that cannot be known), the program it
+// starts first and the hash of the script files in the workspace it would
+// run — what an approval is bound to — and its risk: low only when the
+// command may run without approval (see lowRiskProblem). It fails as the
+// call would on a refused variable, a timeout above the maximum or a
+// working directory outside the workspace.
+func preview(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Effects, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
 		return tool.Effects{}, err
 	}
-	e := tool.Effects{Summary: summary(in, p.workdir, sandboxed), Command: in.Command, Workdir: p.workdir, Risk: tool.RiskHigh}
+	e := tool.Effects{Command: in.Command, Workdir: p.workdir, Risk: tool.RiskHigh}
 	if env := callEnv(in); len(env) > 0 {
 		e.Env = env
 	}
-	f, err := parseCommand(in.Command)
-	if err != nil {
-		return e, nil // bash will report the syntax error; nothing can be known
+	hostPath := filepath.SplitList(pathOf(commandEnv(os.Environ(), cfg.envAllow, callEnv(in))))
+	a := analyzeCommand(in.Command, root, p.workdir, hostPath)
+	e.Programs, e.Unsummarized = a.programs, a.unsummarized
+	if lowRiskProblem(ctx, root, p.workdir, in, a) == "" {
+		// It will run with the system PATH: name the programs it finds.
+		e.Risk = tool.RiskLow
+		if f, err := parseCommand(in.Command); err == nil {
+			e.Programs, e.Unsummarized = listPrograms(f, &resolver{root: root, dir: p.workdir, path: filepath.SplitList(systemPath)})
+		}
 	}
-	r := resolver{root: root, dir: p.workdir, path: filepath.SplitList(pathOf(commandEnv(os.Environ(), cfg.envAllow, callEnv(in))))}
-	check := r
-	// Variables change what read-only programs do (RIPGREP_CONFIG_PATH,
-	// GIT_EXTERNAL_DIFF, PAGER…), and in a pseudo-terminal git starts a
-	// pager that input sent later through the process tool can drive.
-	if len(in.Env) == 0 && !in.Pty {
-		e.Risk = commandRisk(f, &check)
+	e.Summary = summary(in, p.workdir, sandboxed, e)
+	if f, err := parseCommand(in.Command); err == nil {
+		r := resolver{root: root, dir: p.workdir, path: hostPath}
+		l := r.launched(f)
+		e.Executable, e.ScriptHash = l.executable, scriptHash(root, l.scripts)
 	}
-	l := r.launched(f)
-	e.Executable, e.ScriptHash = l.executable, scriptHash(root, l.scripts)
 	return e, nil
+}
+
+// lowRiskProblem says why a call of exec may not run without a person's
+// approval, or "" when it may: its command passes the allowlist and path
+// checks (see analyzeCommand), it sets no variables and asks for no
+// pseudo-terminal (variables change what programs do; git in a terminal
+// starts a pager that later input could drive), and, when it runs git,
+// the repository git would find configures nothing that runs a program.
+func lowRiskProblem(ctx context.Context, root, workdir string, in execInput, a analysis) string {
+	switch {
+	case !a.low:
+		return a.notLow
+	case len(in.Env) > 0:
+		return "it sets environment variables"
+	case in.Pty:
+		return "it asks for a pseudo-terminal"
+	case len(a.gitDirs) > 0:
+		gitPath, err := lookSystem("git")
+		if err != nil {
+			return "git is not installed in a system directory"
+		}
+		for _, dir := range a.gitDirs {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				continue // git will fail to enter it
+			}
+			if problem := gitConfigProblem(ctx, gitPath, dir, root); problem != "" {
+				return problem
+			}
+		}
+	}
+	return ""
+}
+
+// lookSystem finds a program on systemPath.
+func lookSystem(name string) (string, error) {
+	for _, dir := range filepath.SplitList(systemPath) {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
 }
 
 // pathOf returns the PATH of an environment ("NAME=value" entries).
@@ -53,8 +99,9 @@ func pathOf(env []string) string {
 	return ""
 }
 
-// summary says in one line what the call would do.
-func summary(in execInput, workdir string, sandboxed bool) string {
+// summary says in one line what the call would do, naming every program
+// it would start.
+func summary(in execInput, workdir string, sandboxed bool, e tool.Effects) string {
 	const most = 120
 	cmd := strings.Join(strings.Fields(in.Command), " ")
 	if r := []rune(cmd); len(r) > most {
@@ -66,6 +113,9 @@ func summary(in execInput, workdir string, sandboxed bool) string {
 	}
 	if in.Background {
 		s += ", in the background"
+	}
+	if list := e.ProgramList(); list != "" {
+		s += "; programs: " + list
 	}
 	return s
 }

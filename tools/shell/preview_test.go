@@ -126,7 +126,7 @@ func TestExecPreview(t *testing.T) {
 	}
 	got := e.preview(map[string]any{"command": "ls -la > listing.txt", "workdir": "sub", "env": map[string]any{"GREETING": "hi"}})
 	want := tool.Effects{
-		Summary: "run `ls -la > listing.txt` in " + filepath.Join(e.root, "sub"),
+		Summary: "run `ls -la > listing.txt` in " + filepath.Join(e.root, "sub") + "; programs: ls (" + lookPath(t, "ls") + ")",
 		Command: "ls -la > listing.txt", Workdir: filepath.Join(e.root, "sub"), Env: map[string]string{"GREETING": "hi"},
 		Executable: lookPath(t, "ls"), Risk: tool.RiskHigh,
 	}
@@ -144,7 +144,7 @@ func TestExecPreview(t *testing.T) {
 		}
 	}
 	if got := e.preview(map[string]any{"command": "cat x", "background": true, "sandbox": true}); got.Risk != tool.RiskLow ||
-		got.Summary != "run `cat x` in "+e.root+" in the sandbox, in the background" || got.Env != nil {
+		got.Summary != "run `cat x` in "+e.root+" in the sandbox, in the background; programs: cat ("+lookPath(t, "cat")+")" || got.Env != nil {
 		t.Errorf("a read-only command: %+v", got)
 	}
 }

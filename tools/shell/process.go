@@ -43,8 +43,8 @@ func (m *Manager) processFactory(tc *tool.Context) (*tool.Tool, error) {
 		return nil, err
 	}
 	t, err := tool.New("process", fmt.Sprintf(processDescription, cfg.sessionTTL),
-		func(ctx context.Context, in processInput, _ tool.Invocation) (tool.Result, error) {
-			return m.process(ctx, cfg, in)
+		func(ctx context.Context, in processInput, inv tool.Invocation) (tool.Result, error) {
+			return m.process(ctx, cfg, ownerOf(inv.Context), in)
 		})
 	if err != nil {
 		return nil, err
@@ -53,18 +53,20 @@ func (m *Manager) processFactory(tc *tool.Context) (*tool.Tool, error) {
 	return &t, nil
 }
 
-// process runs one call of the process tool.
-func (m *Manager) process(ctx context.Context, cfg settings, in processInput) (tool.Result, error) {
+// process runs one call of the process tool. It sees only the sessions
+// owner started (see ownerOf): another session's commands can be neither
+// listed, read, written to nor killed.
+func (m *Manager) process(ctx context.Context, cfg settings, owner string, in processInput) (tool.Result, error) {
 	switch in.Action {
 	case "list":
-		return m.listResult(), nil
+		return m.listResult(owner), nil
 	case "clear":
-		return m.clear(in.SessionID)
+		return m.clear(in.SessionID, owner)
 	}
 	if in.SessionID == "" {
 		return tool.Result{}, tool.InputErrorf("action %q needs a sessionId: the id exec returned (use {\"action\":\"list\"} to see the sessions)", in.Action)
 	}
-	s, ok := m.get(in.SessionID)
+	s, ok := m.get(in.SessionID, owner)
 	if !ok {
 		return tool.Result{}, tool.InputErrorf("there is no session %q: it never existed, was removed, or finished more than %s ago. Use {\"action\":\"list\"} to see the sessions", in.SessionID, cfg.sessionTTL)
 	}
@@ -194,9 +196,9 @@ func (m *Manager) kill(ctx context.Context, s *session, remove bool, maxTimeout 
 }
 
 // clear forgets the finished session id, or every finished session.
-func (m *Manager) clear(id string) (tool.Result, error) {
+func (m *Manager) clear(id, owner string) (tool.Result, error) {
 	if id != "" {
-		s, ok := m.get(id)
+		s, ok := m.get(id, owner)
 		if !ok {
 			return tool.Result{}, tool.InputErrorf("there is no session %q. Use {\"action\":\"list\"} to see the sessions", id)
 		}
@@ -207,7 +209,7 @@ func (m *Manager) clear(id string) (tool.Result, error) {
 		return tool.Textf("Session %s cleared.", id), nil
 	}
 	n := 0
-	for _, s := range m.list() {
+	for _, s := range m.list(owner) {
 		if s.finished() {
 			m.forget(s.id)
 			n++
@@ -217,8 +219,8 @@ func (m *Manager) clear(id string) (tool.Result, error) {
 }
 
 // listResult lists the sessions for people and programs.
-func (m *Manager) listResult() tool.Result {
-	sessions := m.list()
+func (m *Manager) listResult(owner string) tool.Result {
+	sessions := m.list(owner)
 	infos := make([]sessionInfo, 0, len(sessions))
 	var b strings.Builder
 	for _, s := range sessions {

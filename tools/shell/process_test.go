@@ -147,7 +147,8 @@ func TestProcessKill(t *testing.T) {
 func TestProcessInputErrors(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nil)
-	_, info := e.exec(map[string]any{"command": "cat", "background": true}, false)
+	// Not a command that runs unasked: those read /dev/null.
+	_, info := e.exec(map[string]any{"command": `read -r line && echo "$line"`, "background": true}, false)
 	tests := []struct {
 		args map[string]any
 		want string

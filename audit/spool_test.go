@@ -1,0 +1,183 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/store/storetest"
+)
+
+func spoolFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(dir, "*.spool"))
+	return m
+}
+
+func TestSpoolAppendsAndDrains(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		dir := filepath.Join(t.TempDir(), "spool")
+		l := audit.New(st)
+		var errs []error
+		s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { errs = append(errs, err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(spoolFiles(t, dir)) != 1 {
+			t.Fatal("no spool file while the spool runs")
+		}
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Go(func() {
+				for i := range 50 {
+					r := full()
+					r.CallID = fmt.Sprintf("g%d-%02d", g, i)
+					if err := s.Append(ctx, r); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := s.Close(); err != nil || len(errs) > 0 {
+			t.Fatal(err, errs)
+		}
+		rs := list(t, l, audit.Filter{})
+		if len(rs) != 200 {
+			t.Fatalf("%d records after Close, want 200", len(rs))
+		}
+		if want := string(audit.Redact(full().Arguments)); string(rs[0].Arguments) != want {
+			t.Errorf("arguments %s, want %s", rs[0].Arguments, want)
+		}
+		if sum, err := l.Verify(ctx); err != nil || sum.Records != 200 {
+			t.Errorf("verify %+v %v", sum, err)
+		}
+		if f := spoolFiles(t, dir); len(f) != 0 {
+			t.Errorf("spool files left after Close: %v", f)
+		}
+		if n := count(t, st, "audit_spool"); n != 0 {
+			t.Errorf("%d progress rows left", n)
+		}
+		if err := s.Append(ctx, full()); err == nil {
+			t.Error("append after Close accepted")
+		}
+	})
+}
+
+// TestRecoverMovesWhatACrashLeft: a spool file left by a process that died
+// (some of it drained, a last line cut short) is moved into the log once.
+func TestRecoverMovesWhatACrashLeft(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		l := audit.New(st)
+		appendAll(t, l, full())
+		line := func(id string) string {
+			r := full()
+			r.CallID = id
+			r.Arguments = json.RawMessage(`{"command":"ls -la"}`)
+			b, _ := json.Marshal(r)
+			return string(b) + "\n"
+		}
+		drained, rest := line("drained-before-the-crash"), line("left-1")+line("left-2")
+		name := "4242-deadbeef.spool"
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(drained+rest+`{"seq":0,"callId":"cut-sho`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := st.Write(ctx, func(tx *store.Tx) error {
+			_, err := tx.Exec(ctx, "INSERT INTO audit_spool (file, drained) VALUES (?, ?)", name, len(drained))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := l.Recover(ctx, dir)
+		if err != nil || n != 2 {
+			t.Fatalf("Recover = %d, %v; want 2", n, err)
+		}
+		var ids []string
+		for _, r := range list(t, l, audit.Filter{}) {
+			ids = append(ids, r.CallID)
+		}
+		if fmt.Sprint(ids) != fmt.Sprint([]string{full().CallID, "left-1", "left-2"}) {
+			t.Errorf("records %v", ids)
+		}
+		if _, err := l.Verify(ctx); err != nil {
+			t.Error(err)
+		}
+		if f := spoolFiles(t, dir); len(f) != 0 || count(t, st, "audit_spool") != 0 {
+			t.Errorf("left after recovery: %v, %d rows", f, count(t, st, "audit_spool"))
+		}
+		if n, err := l.Recover(ctx, dir); n != 0 || err != nil {
+			t.Errorf("second Recover = %d, %v", n, err)
+		}
+	})
+}
+
+// TestRecoverLeavesLiveSpools: the spool of a running process is locked;
+// recovering alongside it adds no record twice.
+func TestRecoverLeavesLiveSpools(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		l := audit.New(st)
+		s, err := l.Spool(dir, audit.SpoolOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 30 {
+			if err := s.Append(ctx, full()); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := audit.New(st).Recover(ctx, dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if rs := list(t, l, audit.Filter{}); len(rs) != 30 {
+			t.Errorf("%d records, want 30", len(rs))
+		}
+	})
+}
+
+func count(t *testing.T, st *store.Store, table string) int {
+	t.Helper()
+	var n int
+	ctx := context.Background()
+	if err := st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRecoverRefusesAGarbledSpool(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
+	dir := t.TempDir()
+	path := filepath.Join(dir, "1-ab.spool")
+	if err := os.WriteFile(path, []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := audit.New(st).Recover(context.Background(), dir)
+	if n != 0 || err == nil || !strings.Contains(err.Error(), "is not an audit record") || !strings.Contains(err.Error(), "move it out of "+dir) {
+		t.Errorf("Recover = %d, %v", n, err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Error("the garbled file was removed")
+	}
+}

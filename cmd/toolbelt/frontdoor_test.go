@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// runWith runs the CLI in a child process with env, feeding it stdin.
+func runWith(t *testing.T, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	if exitErr, ok := err.(*exec.ExitError); ok {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the CLI: %v", err)
+	}
+	return cliResult{out.String(), errOut.String(), code}
+}
+
+// auditRecords reads the audit log of the state in env.
+type wireReply struct {
+	ID     any `json:"id"`
+	Result *struct {
+		Content []struct{ Text string } `json:"content"`
+		IsError bool                    `json:"isError"`
+	} `json:"result"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// The issue's scenario: requests piped into `toolbelt mcp`, then end of
+// input. Every request is answered and the write is done, run after run;
+// bad lines in between get JSON-RPC errors; names are repaired; calls are
+// audited on channel mcp with the session, not as the owner; a temporary
+// file an interrupted write left behind is removed at start.
+func TestMCPStdioPipedRequests(t *testing.T) {
+	t.Parallel()
+	env := cliEnvironment(t)
+	ws := t.TempDir()
+	leftover := filepath.Join(ws, ".notes.txt.toolbelt-0123456789ab.tmp")
+	if err := os.WriteFile(leftover, []byte("half a write"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "given.txt"), []byte("given text"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	userFile := filepath.Join(ws, "notes.tmp")
+	if err := os.WriteFile(userFile, []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	line := func(id int, name, args string) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":%s}}`+"\n", id, name, args)
+	}
+	const runs = 5
+	for run := range runs {
+		file := fmt.Sprintf("out%d.txt", run)
+		input := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+			"{not json\n" +
+			"{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"x\":\"\xc3\x28\"}\n" +
+			line(2, "write", fmt.Sprintf(`{"path":%q,"content":"run %d"}`, file, run)) +
+			line(3, "functions.READ", `{"path":"given.txt"}`) +
+			line(4, "raed", `{"path":"x"}`) +
+			line(5, "test_sleep", `{"ms":300}`)
+		r := runWith(t, env, input, "mcp", "--workspace", ws).expect(t, 0)
+		got := map[string]wireReply{}
+		for l := range strings.Lines(r.stdout) {
+			var w wireReply
+			if err := json.Unmarshal([]byte(l), &w); err != nil {
+				t.Fatalf("run %d: stdout line is not JSON: %q", run, l)
+			}
+			got[fmt.Sprint(w.ID)] = w
+		}
+		for _, id := range []string{"1", "2", "3", "4", "5", "9", "<nil>"} {
+			if _, ok := got[id]; !ok {
+				t.Errorf("run %d: no reply with id %s:\n%s\n%s", run, id, r.stdout, r.stderr)
+			}
+		}
+		if w := got["<nil>"]; w.Error == nil || w.Error.Code != -32700 {
+			t.Errorf("run %d: the line that is not JSON: %+v", run, w.Error)
+		}
+		if w := got["9"]; w.Error == nil || w.Error.Code != -32700 || !strings.Contains(w.Error.Message, "UTF-8") {
+			t.Errorf("run %d: invalid UTF-8: %+v", run, w.Error)
+		}
+		text := func(id string) (string, bool) {
+			w := got[id]
+			if w.Result == nil || len(w.Result.Content) == 0 {
+				t.Fatalf("run %d: reply %s is not a tool result: %+v", run, id, w.Error)
+			}
+			return w.Result.Content[0].Text, w.Result.IsError
+		}
+		if data, err := os.ReadFile(filepath.Join(ws, file)); err != nil || string(data) != fmt.Sprintf("run %d", run) {
+			t.Errorf("run %d: the write was not done: %q %v", run, data, err)
+		}
+		if s, isErr := text("3"); isErr || !strings.Contains(s, "given text") {
+			t.Errorf("run %d: functions.READ: %q", run, s)
+		}
+		if s, isErr := text("4"); !isErr || !strings.Contains(s, `Did you mean "read"`) {
+			t.Errorf("run %d: unknown tool: %q", run, s)
+		}
+		if s, isErr := text("5"); isErr || s != "slept 300 ms" {
+			t.Errorf("run %d: the call in flight at the end of input: %q", run, s)
+		}
+	}
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the temporary file of an interrupted write is still there: %v", err)
+	}
+	if _, err := os.Stat(userFile); err != nil {
+		t.Errorf("a file of another name was removed: %v", err)
+	}
+	recs := auditRecords(t, env)
+	if len(recs) != runs*4 {
+		t.Fatalf("%d audit records, want %d", len(recs), runs*4)
+	}
+	sessions := map[string]bool{}
+	for _, rec := range recs {
+		sessions[rec.SessionKey] = true
+		if rec.Channel != "mcp" || !strings.HasPrefix(rec.SessionKey, "stdio-") || rec.Owner {
+			t.Errorf("record of %s: channel %q session %q owner %v", rec.Tool, rec.Channel, rec.SessionKey, rec.Owner)
+		}
+		if rec.Tool == "raed" && rec.ErrorClass != "unknown-tool" {
+			t.Errorf("unknown tool recorded as %q", rec.ErrorClass)
+		}
+	}
+	if len(sessions) != runs {
+		t.Errorf("%d sessions over %d processes", len(sessions), runs)
+	}
+}
+
+// startServe starts `toolbelt serve` and returns its endpoint.
+func startServe(t *testing.T, env []string, args ...string) (string, *exec.Cmd, *strings.Builder) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	cmd.Env = env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	sc := bufio.NewScanner(stdout)
+	url := ""
+	for sc.Scan() {
+		if m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
+			url = m[1]
+			break
+		}
+	}
+	if url == "" {
+		_ = cmd.Wait()
+		t.Fatalf("no address printed: %s", stderr.String())
+	}
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	return url, cmd, stderr
+}
+
+type withToken struct{ token string }
+
+func (b withToken) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// `toolbelt serve` with the limits of toolbelt.yaml: tokens map to
+// principals (read from the environment), the session cap answers 503, a
+// stalled body 408; calls are audited with the principal and the session.
+func TestServeLimitsAndPrincipals(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, `mcp:
+  tokens:
+    - {token: "${TEST_ALICE_TOKEN}", principal: alice, owner: true}
+  maxSessions: 1
+  bodyTimeout: 300ms
+`)
+	env := append(cliEnvironment(t), "TEST_ALICE_TOKEN=alice-secret")
+	url, cmd, stderr := startServe(t, env, "--config", cfg, "--workspace", workspaceWith(t))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "alice", Version: "1"}, nil).Connect(ctx,
+		&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withToken{"alice-secret"}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "Test_Greet", Arguments: map[string]any{"name": "Alice"}})
+	if err != nil || textOf(res) != "Hello, Alice." {
+		t.Fatalf("%v %q", err, textOf(res))
+	}
+	post := func(body string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer alice-secret")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"second","version":"1"}}}`); code != http.StatusServiceUnavailable || !strings.Contains(body, "mcp.maxSessions") {
+		t.Errorf("a second session over the cap of 1: %d %s", code, body)
+	}
+	// A body that stalls is cut off.
+	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer alice-secret\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":")
+	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil || resp.StatusCode != http.StatusRequestTimeout {
+		t.Errorf("a stalled body: %v %v", resp, err)
+	}
+	session := cs.ID()
+	cs.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := wait(t, cmd); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	recs := auditRecords(t, env)
+	if len(recs) != 1 {
+		t.Fatalf("%d records", len(recs))
+	}
+	if r := recs[0]; r.Tool != "test_greet" || r.Principal != "alice" || !r.Owner || r.Channel != "mcp" || r.SessionKey != session || session == "" {
+		t.Errorf("record: tool %q principal %q owner %v channel %q session %q (client's %q)", r.Tool, r.Principal, r.Owner, r.Channel, r.SessionKey, session)
+	}
+}
+
+// A token read from an unset variable stops the server with a clear
+// message.
+func TestServeTokenFromAnUnsetVariable(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, "mcp:\n  tokens: [{token: \"${TEST_NOT_SET_TOKEN}\", principal: ci}]\n")
+	r := runCLI(t, "", "serve", "--config", cfg, "--addr", "127.0.0.1:0").expect(t, 2)
+	if !strings.Contains(r.stderr, "the token of ci is read from $TEST_NOT_SET_TOKEN, which is not set") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}

@@ -1,0 +1,268 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/audit"
+)
+
+// sharedEnvironment is cliEnvironment for several processes that share one
+// data directory, as the processes of one user do.
+func sharedEnvironment(t *testing.T, data string, extra ...string) []string {
+	t.Helper()
+	return append(append(os.Environ(), cliEnv+"=1", "NO_COLOR=1", "TOOLBELT_DATA="+data, "TOOLBELT_WORKSPACE=",
+		"XDG_CONFIG_HOME="+filepath.Join(t.TempDir(), "config"), "TOOLBELT_DATABASE_URL=", "TOOLBELT_CONFIG=",
+		envAuditKey+"=", envAuditKeyFile+"="), extra...)
+}
+
+// runEnv runs the CLI in dir with environ.
+func runEnv(t *testing.T, environ []string, dir string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env, cmd.Dir = environ, dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code := 0
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		code = exitErr.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running the CLI: %v", err)
+	}
+	return cliResult{out.String(), errOut.String(), code}
+}
+
+// mcpSession starts `toolbelt mcp` in a workspace and connects a client.
+func mcpSession(t *testing.T, environ []string, ws string) (*sdk.ClientSession, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
+	cmd.Env = environ
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "identity-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs, cmd
+}
+
+func auditRecords(t *testing.T, environ []string, args ...string) []audit.Record {
+	t.Helper()
+	r := runEnv(t, environ, "", append([]string{"audit", "--json"}, args...)...).expect(t, 0)
+	var rs []audit.Record
+	if err := json.Unmarshal([]byte(r.stdout), &rs); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	for i := range rs {
+		var b bytes.Buffer
+		if len(rs[i].Arguments) > 0 && json.Compact(&b, rs[i].Arguments) == nil {
+			rs[i].Arguments = b.Bytes()
+		}
+	}
+	return rs
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestTwoMCPProcessesAndUndoElsewhere is the scenario of the hardening
+// issue: two `toolbelt mcp` processes, in workspaces A and B, share the
+// data directory. Their calls' ids must not collide; `undo` of A's call run
+// from anywhere restores A's file and leaves B alone; undo of B's call with
+// --workspace A is refused and changes nothing.
+func TestTwoMCPProcessesAndUndoElsewhere(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	environ := sharedEnvironment(t, data)
+	realA, wsB, elsewhere := t.TempDir(), t.TempDir(), t.TempDir()
+	// A is reached through a symbolic link: records carry the resolved path.
+	wsA := filepath.Join(t.TempDir(), "link-to-a")
+	if err := os.Symlink(realA, wsA); err != nil {
+		t.Fatal(err)
+	}
+	realA, _ = filepath.EvalSymlinks(realA)
+	wsB, _ = filepath.EvalSymlinks(wsB)
+	for ws, text := range map[string]string{realA: "A original\n", wsB: "B original\n"} {
+		if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Both servers run at once, each making three writes.
+	var wg sync.WaitGroup
+	for _, c := range []struct{ ws, name string }{{wsA, "A"}, {wsB, "B"}} {
+		cs, _ := mcpSession(t, environ, c.ws)
+		wg.Go(func() {
+			defer cs.Close()
+			for i, file := range []string{"f.txt", "g.txt", "h.txt"} {
+				res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write", Arguments: map[string]any{
+					"path": file, "content": fmt.Sprintf("%s new %d\n", c.name, i)}})
+				if err != nil || res.IsError {
+					t.Errorf("write in %s: %v %s", c.name, err, textOf(res))
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	ids := map[string]bool{}
+	var idA, idB string
+	for _, r := range auditRecords(t, environ, "--tool", "write") {
+		if ids[r.CallID] {
+			t.Fatalf("call id %s used twice", r.CallID)
+		}
+		ids[r.CallID] = true
+		if !strings.HasPrefix(r.CallID, "mcp_") || len(r.CallID) != len("mcp_")+18 {
+			t.Errorf("call id %q", r.CallID)
+		}
+		if !strings.Contains(string(r.Arguments), `"f.txt"`) {
+			continue
+		}
+		switch r.Workspace {
+		case realA:
+			idA = r.CallID
+		case wsB:
+			idB = r.CallID
+		default:
+			t.Errorf("record of call %s names workspace %q, want %s or %s", r.CallID, r.Workspace, realA, wsB)
+		}
+	}
+	if len(ids) != 6 || idA == "" || idB == "" {
+		t.Fatalf("ids %v; A's %q, B's %q", ids, idA, idB)
+	}
+	// Undo of B's call, asked for in A: refused, nothing touched.
+	r := runEnv(t, environ, elsewhere, "undo", idB, "--workspace", wsA).expect(t, 1)
+	if want := fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone", idB, wsB, realA); !strings.Contains(r.stderr, want) {
+		t.Errorf("refusal: %q, want %q", r.stderr, want)
+	}
+	if got := readFile(t, filepath.Join(wsB, "f.txt")); got != "B new 0\n" {
+		t.Errorf("B's file after a refused undo: %q", got)
+	}
+	// Undo of A's call from another directory, without --workspace.
+	r = runEnv(t, environ, elsewhere, "undo", idA).expect(t, 0)
+	if r.stdout != "Undid call "+idA+": reverted f.txt.\n" {
+		t.Errorf("undo A: %q %q", r.stdout, r.stderr)
+	}
+	if a, b := readFile(t, filepath.Join(realA, "f.txt")), readFile(t, filepath.Join(wsB, "f.txt")); a != "A original\n" || b != "B new 0\n" {
+		t.Errorf("after undoing A's call: A %q, B %q", a, b)
+	}
+	// Undo of B's call run from inside A: done in B, where it ran.
+	runEnv(t, environ, realA, "undo", idB).expect(t, 0)
+	if a, b := readFile(t, filepath.Join(realA, "f.txt")), readFile(t, filepath.Join(wsB, "f.txt")); a != "A original\n" || b != "B original\n" {
+		t.Errorf("after undoing B's call: A %q, B %q", a, b)
+	}
+	// The undos are in the audit, the refused one as such.
+	var outcomes []string
+	for _, r := range auditRecords(t, environ, "--tool", "undo") {
+		outcomes = append(outcomes, fmt.Sprintf("%s %s %s", strings.TrimSpace(string(r.Arguments)), r.Workspace, r.ErrorClass))
+	}
+	want := []string{
+		fmt.Sprintf(`{"callId":%q} %s refused`, idB, realA),
+		fmt.Sprintf(`{"callId":%q} %s `, idA, realA),
+		fmt.Sprintf(`{"callId":%q} %s `, idB, wsB),
+	}
+	if strings.Join(outcomes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("undo records:\n%s\nwant\n%s", strings.Join(outcomes, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestResultReadStaysInItsWorkspace: a kept output is read back from its
+// own workspace (through any spelling of it), not from another.
+func TestResultReadStaysInItsWorkspace(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	environ := sharedEnvironment(t, data)
+	wsA, wsB := workspaceWith(t), t.TempDir()
+	link := filepath.Join(t.TempDir(), "a")
+	if err := os.Symlink(wsA, link); err != nil {
+		t.Fatal(err)
+	}
+	r := runEnv(t, environ, "", "call", "read", "--args", `{"path":"notes.txt"}`, "--max-result-chars", "300", "--json", "--workspace", wsA).expect(t, 0)
+	var msg struct {
+		ToolCallID string `json:"toolCallId"`
+		Content    []struct{ Text string }
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil || !strings.Contains(msg.Content[0].Text, "result_read") {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	args := fmt.Sprintf(`{"callId":%q,"offset":0,"limit":10}`, msg.ToolCallID)
+	r = runEnv(t, environ, "", "call", "result_read", "--args", args, "--workspace", wsB).expect(t, 1)
+	if !strings.Contains(r.stderr+r.stdout, "No full result is kept for call") {
+		t.Errorf("from another workspace: %q %q", r.stdout, r.stderr)
+	}
+	for _, ws := range []string{wsA, link} {
+		r = runEnv(t, environ, "", "call", "result_read", "--args", args, "--workspace", ws).expect(t, 0)
+		if !strings.HasPrefix(r.stdout, strings.Repeat("x", 10)) {
+			t.Errorf("from %s: %q", ws, r.stdout)
+		}
+	}
+}
+
+// TestAuditSurvivesKill: a real `toolbelt mcp` answers calls, sequential and
+// concurrent, and is killed with SIGKILL; every answered call is in the
+// audit read back, and the chain is intact.
+func TestAuditSurvivesKill(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	environ := sharedEnvironment(t, data)
+	ws := t.TempDir()
+	cs, cmd := mcpSession(t, environ, ws)
+	defer cs.Close()
+	const sequential, concurrent = 12, 24
+	call := func(i int) {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "test_greet", Arguments: map[string]any{"name": fmt.Sprint("n", i)}})
+		if err != nil || res.IsError {
+			t.Errorf("call %d: %v %s", i, err, textOf(res))
+		}
+	}
+	for i := range sequential {
+		call(i)
+	}
+	var wg sync.WaitGroup
+	for i := range concurrent {
+		wg.Go(func() { call(sequential + i) })
+	}
+	wg.Wait()
+	// Every call above was answered. Kill the server without warning.
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	// Closing the session waits for the process (it is reaped, its spool
+	// lock gone).
+	_ = cs.Close()
+	rs := auditRecords(t, environ, "--tool", "test_greet")
+	names := map[string]bool{}
+	for _, r := range rs {
+		names[string(r.Arguments)] = true
+	}
+	for i := range sequential + concurrent {
+		if !names[fmt.Sprintf(`{"name":"n%d"}`, i)] {
+			t.Errorf("answered call n%d is not in the audit (%d records)", i, len(rs))
+		}
+	}
+	if r := runEnv(t, environ, "", "audit", "verify").expect(t, 0); !strings.Contains(r.stdout, "chain intact") {
+		t.Errorf("verify: %s", r.stdout)
+	}
+}

@@ -1,0 +1,376 @@
+package docs_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/internal/doctest"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected output of console blocks that do not match")
+
+// root is the repository, seen from this package's directory.
+const root = ".."
+
+// documents returns the Markdown files whose examples are tested.
+func documents(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{filepath.Join(root, "README.md")}, files...)
+}
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// toolbelt builds the CLI once for all documents and returns the directory
+// that holds it.
+func toolbelt(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "toolbelt-docs-bin-")
+		if buildErr != nil {
+			return
+		}
+		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "toolbelt"), "./cmd/toolbelt")
+		cmd.Dir = root
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build ./cmd/toolbelt: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// goEnv returns `go env NAME`.
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// copyTree copies the repository's files, without .git, to dst.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && rel == ".git" {
+			return filepath.SkipDir
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, info.Mode().Perm()|0o200)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestExamples runs every console block of the README and of docs/*.md:
+// each document in a scratch home directory holding a copy of the
+// repository at ~/toolbelt, where its first block starts, with the CLI just
+// built on PATH. An example whose output drifts from what the document
+// shows fails; `go test ./docs -update` rewrites the expected output.
+func TestExamples(t *testing.T) {
+	bin := toolbelt(t)
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gocache, gomodcache, gopath := goEnv(t, "GOCACHE"), goEnv(t, "GOMODCACHE"), goEnv(t, "GOPATH")
+	for _, file := range documents(t) {
+		name := strings.TrimPrefix(file, root+string(filepath.Separator))
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			blocks, err := doctest.Parse(string(raw))
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if len(blocks) == 0 {
+				t.Skipf("%s has no console examples", name)
+			}
+			work, err := filepath.EvalSymlinks(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			home, tmp := filepath.Join(work, "home"), filepath.Join(work, "tmp")
+			checkout := filepath.Join(home, "toolbelt")
+			for _, d := range []string{home, tmp} {
+				if err := os.MkdirAll(d, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			copyTree(t, repo, checkout)
+			// Telemetry off: the go command would otherwise leave an upload
+			// process behind, writing in the scratch home as it is removed.
+			telemetry := filepath.Join(home, ".config", "go", "telemetry")
+			if err := os.MkdirAll(telemetry, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(telemetry, "mode"), []byte("off"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := &doctest.Session{
+				Dir: checkout,
+				Env: []string{
+					"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
+					"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "USER=you", "LANG=C.UTF-8",
+					"TERM=dumb", "NO_COLOR=1", "TZ=UTC",
+					"GOCACHE=" + gocache, "GOMODCACHE=" + gomodcache, "GOPATH=" + gopath,
+					"GOTOOLCHAIN=local",
+				},
+				Replace: []string{tmp, "$TMPDIR", home, "~", work, "$WORK"},
+				State:   filepath.Join(work, "exported.sh"),
+			}
+			outputs := make([][][]string, len(blocks))
+			changed := false
+			for bi, b := range blocks {
+				t.Run(fmt.Sprintf("line%d", b.Line), func(t *testing.T) {
+					if reason := b.Skip(); reason != "" {
+						t.Skipf("%s:%d: %s", name, b.Line, reason)
+					}
+					for _, need := range b.Needs() {
+						if _, err := exec.LookPath(need); err != nil {
+							t.Skipf("%s:%d needs %s, which is not installed (.ci/run installs it)", name, b.Line, need)
+						}
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+					defer cancel()
+					results, err := s.Run(ctx, b)
+					if err != nil {
+						t.Fatalf("%s:%d: %v", name, b.Line, err)
+					}
+					outputs[bi] = make([][]string, len(b.Commands))
+					for ci, r := range results {
+						c := b.Commands[ci]
+						if doctest.Match(c.Want, r.Got) {
+							continue
+						}
+						outputs[bi][ci] = r.Got
+						changed = true
+						if !*update {
+							t.Errorf("%s:%d: %s\nthe document shows:\n%s\nit prints:\n%s", name, b.Line,
+								strings.Join(c.Display, "\n"), indent(c.Want), indent(r.Got))
+						}
+					}
+				})
+			}
+			if *update && changed {
+				if err := os.WriteFile(file, []byte(doctest.Rewrite(string(raw), blocks, outputs)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("rewrote the expected output in %s", name)
+			}
+		})
+	}
+}
+
+func indent(lines []string) string {
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString("    | " + l + "\n")
+	}
+	return b.String()
+}
+
+// goFence finds a Go code block.
+var goFence = regexp.MustCompile("(?ms)^```go\n(.*?)^```")
+
+// TestGoSnippets checks that each Go code block of the documents is an
+// excerpt of a Go file in the repository (an example program, an Example
+// function), which the build and the tests check; a snippet that drifts
+// from the code fails here.
+func TestGoSnippets(t *testing.T) {
+	var sources []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return filepath.SkipDir
+		}
+		if strings.HasSuffix(path, ".go") {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			sources = append(sources, squash(string(b)))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range goFence.FindAllStringSubmatchIndex(string(raw), -1) {
+			snippet := squash(string(raw)[m[2]:m[3]])
+			line := strings.Count(string(raw)[:m[0]], "\n") + 1
+			if !slices.ContainsFunc(sources, func(src string) bool { return strings.Contains(src, snippet) }) {
+				t.Errorf("%s:%d: this Go snippet is not an excerpt of any Go file in the repository; copy it from the example it shows:\n%s", file, line, string(raw)[m[2]:m[3]])
+			}
+		}
+	}
+}
+
+// squash trims every line and drops empty ones, so an excerpt matches
+// whatever its indentation in the file.
+func squash(s string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return "\n" + strings.Join(out, "\n") + "\n"
+}
+
+// link finds a Markdown link's target.
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// headings returns the GitHub anchors of a Markdown document's headings.
+func headings(doc string) map[string]bool {
+	anchors := map[string]bool{}
+	fenced := false
+	for _, l := range strings.Split(doc, "\n") {
+		if strings.HasPrefix(l, "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced || !strings.HasPrefix(l, "#") {
+			continue
+		}
+		title := strings.ToLower(strings.TrimSpace(strings.TrimLeft(l, "#")))
+		var b strings.Builder
+		for _, r := range title {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127 && !strings.ContainsRune("—–…×→’“”", r):
+				b.WriteRune(r)
+			}
+		}
+		anchors[b.String()] = true
+	}
+	return anchors
+}
+
+// TestLinks checks that every relative link of the documents leads to a
+// file that exists and, for a heading, to one the file has.
+func TestLinks(t *testing.T) {
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(raw), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(target, "#")
+			dest := file
+			if path != "" {
+				dest = filepath.Join(filepath.Dir(file), path)
+				if _, err := os.Stat(dest); err != nil {
+					if strings.HasPrefix(path, "cli.md") || strings.HasPrefix(path, "config.md") || strings.HasSuffix(path, "docs/cli.md") || strings.HasSuffix(path, "docs/config.md") {
+						// Written by the CLI work (issue 11), merged separately.
+						continue
+					}
+					t.Errorf("%s: the link %s leads nowhere: %v", file, target, err)
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(dest, ".md") {
+				continue
+			}
+			b, err := os.ReadFile(dest)
+			if err != nil {
+				t.Errorf("%s: the link %s: %v", file, target, err)
+				continue
+			}
+			if !headings(string(b))[anchor] {
+				t.Errorf("%s: the link %s names a heading %s does not have", file, target, dest)
+			}
+		}
+	}
+}
+
+// TestTranscriptsAreExamples checks that every block that looks like a
+// terminal session (its first line a "$ " command) is a console example,
+// run by TestExamples or skipped with a reason, never an untested text.
+func TestTranscriptsAreExamples(t *testing.T) {
+	fence := regexp.MustCompile("(?m)^(```+)([^\n`]*)\n((?:.*\n)*?)^```+\\s*$")
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fence.FindAllStringSubmatchIndex(string(raw), -1) {
+			info := string(raw)[m[4]:m[5]]
+			body := string(raw)[m[6]:m[7]]
+			if strings.HasPrefix(info, "console") || strings.HasPrefix(info, "markdown") || !strings.HasPrefix(body, "$ ") {
+				continue
+			}
+			line := strings.Count(string(raw)[:m[0]], "\n") + 1
+			t.Errorf("%s:%d: a terminal session in a %q block is not tested: make it a console block (see docs/development.md)", file, line, info)
+		}
+	}
+}

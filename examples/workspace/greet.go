@@ -1,0 +1,5 @@
+package main
+
+func greeting(name string) string {
+	return "Hello, " + name + "!"
+}

@@ -1,0 +1,55 @@
+package tool
+
+import (
+	"context"
+	"time"
+)
+
+// What the pipeline tells a tool about the call it runs, through the call's
+// context. A tool run outside the pipeline (called directly by a Go
+// program) finds neither and should behave as its caller asked.
+
+type callerLimitKey struct{}
+
+// WithCallerLimit returns ctx marked with the time limit the caller set for
+// the call (a --timeout flag, a per-call option), as opposed to a default.
+// A tool that could leave work running after its call returns must not do
+// so: the caller's limit is the limit of the work.
+func WithCallerLimit(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, callerLimitKey{}, d)
+}
+
+// CallerLimit returns the time limit the caller set for the call, and false
+// when the call runs with a default limit only.
+func CallerLimit(ctx context.Context) (time.Duration, bool) {
+	d, ok := ctx.Value(callerLimitKey{}).(time.Duration)
+	return d, ok && d > 0
+}
+
+// Approval says how a call came to run.
+type Approval int
+
+const (
+	// ApprovalUnknown: the call did not come through the pipeline's
+	// confirmation step (a direct Go call); the caller answers for it.
+	ApprovalUnknown Approval = iota
+	// ApprovalUnasked: the pipeline ran the call without asking anyone,
+	// because its risk (the tool's, or its preview's) did not require it.
+	// A tool must then do no more than the risk it declared allows.
+	ApprovalUnasked
+	// ApprovalGiven: a person (or a configured answer) approved the call.
+	ApprovalGiven
+)
+
+type approvalKey struct{}
+
+// WithApproval returns ctx marked with how the call came to run.
+func WithApproval(ctx context.Context, a Approval) context.Context {
+	return context.WithValue(ctx, approvalKey{}, a)
+}
+
+// ApprovalOf returns how the call whose context ctx is came to run.
+func ApprovalOf(ctx context.Context) Approval {
+	a, _ := ctx.Value(approvalKey{}).(Approval)
+	return a
+}

@@ -1,0 +1,418 @@
+package shell
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// systemPath is the PATH commands that run without approval get, and the
+// one their programs are resolved on: system directories only, never the
+// workspace or the server user's own.
+const systemPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+// maxTreeEntries bounds the walk of a recursive command's trees; a bigger
+// tree is not checked, and the command needs approval.
+const maxTreeEntries = 50_000
+
+// analysis is what can be known about a command line without running it.
+type analysis struct {
+	// programs are every program the command line starts, in order;
+	// unsummarized says why that list may be incomplete.
+	programs     []tool.Program
+	unsummarized string
+	// low says the command may run without approval: every command in it
+	// is on the allowlist with allowed options, and every file it reads
+	// stays inside the workspace. notLow says why it may not.
+	low    bool
+	notLow string
+	// gitDirs are the directories git runs in (absolute): where it looks
+	// for a repository, whose configuration must then be vetted.
+	gitDirs []string
+}
+
+// analyzeCommand analyzes a command line for the workspace root (a real
+// path), starting in dir (inside root), with PATH entries path for the
+// programs listed to people.
+func analyzeCommand(command, root, dir string, path []string) analysis {
+	f, err := parseCommand(command)
+	if err != nil {
+		return analysis{unsummarized: "the command does not parse as bash: " + err.Error(), notLow: "it does not parse"}
+	}
+	var a analysis
+	a.programs, a.unsummarized = listPrograms(f, &resolver{root: root, dir: dir, path: path})
+	c := checker{root: root, dir: dir}
+	if err := c.file(f); err != nil {
+		a.notLow = err.Error()
+	} else {
+		a.low = true
+	}
+	a.gitDirs = c.gitDirs
+	return a
+}
+
+// listPrograms lists every simple command's program in f (through
+// pipelines, lists, subshells, substitutions and the programs that only
+// run another one), resolved on r's PATH, and says why the list may be
+// incomplete.
+func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
+	l := programLister{r: r, funcs: map[string]bool{}}
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.FuncDecl:
+			if n.Name != nil {
+				l.funcs[n.Name.Value] = true
+			}
+		case *syntax.CallExpr:
+			if len(n.Args) == 0 {
+				return true
+			}
+			words := leading(n.Args)
+			if len(words) == 0 {
+				l.note("a program is named by an expansion whose value is known only when it runs")
+				return true
+			}
+			l.command(words, 0)
+			if len(words) < len(n.Args) && slices.Contains(wrappers, words[0]) {
+				// env $X, exec "$@": the program run may be in the expansion.
+				l.note("a program is named by an expansion whose value is known only when it runs")
+			}
+		}
+		return true
+	})
+	return l.progs, strings.Join(l.why, "; ")
+}
+
+// programLister collects the programs of a command line.
+type programLister struct {
+	r     *resolver
+	funcs map[string]bool
+	progs []tool.Program
+	why   []string
+}
+
+func (l *programLister) note(s string) {
+	if !slices.Contains(l.why, s) {
+		l.why = append(l.why, s)
+	}
+}
+
+// command lists the program of one command (its leading literal words),
+// the one it wraps (env, nice, …) and the ones it runs (find -exec,
+// xargs), to a bounded depth.
+func (l *programLister) command(words []string, depth int) {
+	if len(words) == 0 {
+		return
+	}
+	if depth > 8 {
+		l.note("programs are nested too deeply to follow")
+		return
+	}
+	name := words[0]
+	p := tool.Program{Name: name}
+	if !l.funcs[name] && !slices.Contains(builtins, name) {
+		p.Path = l.r.program(name)
+	}
+	l.progs = append(l.progs, p)
+	switch {
+	case name == "eval" || name == "source" || name == ".":
+		l.note(name + " runs code that is not part of the command line")
+	case isInterpreter(name) && slices.ContainsFunc(words[1:], func(a string) bool { return slices.Contains(inlineFlags, a) }):
+		l.note(name + " runs code given as text")
+	case name == "find":
+		// find -exec PROG … ;: the programs it runs are named.
+		for i, w := range words {
+			if i+1 < len(words) && slices.Contains(findExecs, w) {
+				end := i + 1
+				for end < len(words) && words[end] != ";" && words[end] != "+" {
+					end++
+				}
+				l.command(words[i+1:end], depth+1)
+			}
+		}
+	case name == "xargs":
+		rest := skipOptions(words[1:], "-a -d -E -e -I -i -L -l -n -P -s")
+		if len(rest) == 0 {
+			rest = []string{"echo"}
+		}
+		l.command(rest, depth+1)
+	case slices.Contains(launchers, name):
+		l.note(name + " starts programs named by its arguments or input")
+	}
+	if next, wrapped := unwrapOnce(words); wrapped {
+		l.command(next, depth+1)
+	}
+}
+
+// wrappers are the programs unwrap sees through; launchers run programs
+// named elsewhere (their arguments, their input, a file).
+var (
+	wrappers  = strings.Fields("exec command env nohup nice timeout")
+	findExecs = strings.Fields("-exec -execdir -ok -okdir")
+	launchers = strings.Fields(`sudo doas su runuser setsid stdbuf watch parallel ionice chrt taskset
+		flock chroot unshare nsenter strace ltrace gdb busybox script ssh make`)
+)
+
+// checker decides whether a command line may run without approval.
+type checker struct {
+	root, dir string
+	gitDirs   []string
+	entries   int // tree entries walked so far
+}
+
+// file checks every statement of f.
+func (c *checker) file(f *syntax.File) error {
+	if len(f.Stmts) == 0 {
+		return errors.New("it is empty")
+	}
+	for _, st := range f.Stmts {
+		if err := c.stmt(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stmt allows a statement that is a simple command or a pipeline or list
+// of them, in the foreground, with only harmless redirections.
+func (c *checker) stmt(st *syntax.Stmt) error {
+	if st.Background || st.Coprocess || st.Disown {
+		return errors.New("it runs a command in the background")
+	}
+	for _, r := range st.Redirs {
+		if err := c.redirect(r); err != nil {
+			return err
+		}
+	}
+	switch cmd := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		return c.call(cmd)
+	case *syntax.BinaryCmd:
+		if err := c.stmt(cmd.X); err != nil {
+			return err
+		}
+		return c.stmt(cmd.Y)
+	case nil:
+		return errors.New("it has a redirection without a command")
+	}
+	return fmt.Errorf("it uses a compound command (%T), which is not checked", st.Cmd)
+}
+
+// redirect allows duplicating descriptors (2>&1), discarding output
+// (>/dev/null) and reading a file that passes the path check.
+func (c *checker) redirect(r *syntax.Redirect) error {
+	w, ok := literal(r.Word)
+	if r.Word == nil || !ok || w.glob {
+		return errors.New("it has a redirection whose target is not plain text")
+	}
+	switch r.Op {
+	case syntax.DplOut, syntax.DplIn:
+		if w.value == "-" || strings.Trim(w.value, "0123456789") == "" {
+			return nil
+		}
+	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
+		if w.value == "/dev/null" {
+			return nil
+		}
+		return fmt.Errorf("it writes to %s", w.value)
+	case syntax.RdrIn:
+		return c.path(w.value, false)
+	}
+	return fmt.Errorf("it has a redirection (%s) that is not allowed", r.Op)
+}
+
+// call checks one simple command: plain words only, an allowlisted
+// program, allowlisted options, paths inside the workspace.
+func (c *checker) call(call *syntax.CallExpr) error {
+	if len(call.Assigns) > 0 {
+		return errors.New("it sets variables")
+	}
+	if len(call.Args) == 0 {
+		return errors.New("it has no command")
+	}
+	first, ok := literal(call.Args[0])
+	if !ok || first.glob {
+		return errors.New("its program is named by an expansion")
+	}
+	var args []string
+	for _, w := range call.Args[1:] {
+		l, ok := literal(w)
+		if !ok {
+			return fmt.Errorf("%s has an argument with an expansion, substitution or brace", first.value)
+		}
+		matches, read, err := expandGlob(l, c.dir)
+		if err != nil {
+			return err
+		}
+		for _, d := range read {
+			if err := c.path(d, false); err != nil {
+				return err
+			}
+		}
+		args = append(args, matches...)
+	}
+	name := first.value
+	var p *parsedArgs
+	var err error
+	switch name {
+	case "git":
+		p, err = parseGit(args)
+		if err == nil {
+			dirs := []string{c.dir}
+			for _, d := range p.gitDirs {
+				if !filepath.IsAbs(d) {
+					d = filepath.Join(c.dir, d)
+				}
+				dirs = append(dirs, filepath.Clean(d))
+			}
+			c.gitDirs = append(c.gitDirs, dirs...)
+		}
+	case "find":
+		p, err = parseFind(args)
+	default:
+		spec, listed := allowlist[name]
+		if !listed {
+			return fmt.Errorf("%s is not on the allowlist of commands that run without approval", name)
+		}
+		p, err = parseArgs(name, spec, args)
+	}
+	if err != nil {
+		return err
+	}
+	for _, ps := range p.pathspecs {
+		if filepath.IsAbs(ps) || slices.Contains(strings.Split(filepath.ToSlash(ps), "/"), "..") {
+			return fmt.Errorf("%s: %q may name a path outside the workspace", name, ps)
+		}
+	}
+	for _, f := range p.paths {
+		if err := c.path(f, p.tree); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// path checks a file a command reads, element by element as the kernel
+// resolves it (not cleaned first: link/.. is the parent of the link's
+// target): starting from the command's directory (or "/"), it never leaves
+// the workspace, no element of it is a symbolic link, and it is not a FIFO,
+// socket or device (which could block or act); read as a tree, nothing
+// below it is special or a link out of the workspace. A path whose rest
+// does not exist passes: the command will fail to open it.
+func (c *checker) path(name string, tree bool) error {
+	if name == "-" || name == "" {
+		return nil // standard input: /dev/null
+	}
+	cur, rest := c.dir, name
+	if filepath.IsAbs(name) {
+		// Only the workspace's own (real) path may start it.
+		r, ok := strings.CutPrefix(name, c.root)
+		if !ok || r != "" && r[0] != '/' {
+			return fmt.Errorf("%s is outside the workspace", name)
+		}
+		cur, rest = c.root, r
+	}
+	for _, e := range strings.Split(rest, "/") {
+		switch e {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur) // cur is a real directory: its parent is real
+		default:
+			cur = filepath.Join(cur, e)
+		}
+		if !within(cur, c.root) {
+			return fmt.Errorf("%s leads outside the workspace", name)
+		}
+		st, err := os.Lstat(cur)
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+			return nil // the command will report it missing
+		}
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", name, err)
+		}
+		if st.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Errorf("%s goes through the symbolic link %s", name, relTo(c.root, cur))
+		}
+	}
+	st, err := os.Lstat(cur)
+	if err != nil {
+		return nil
+	}
+	if err := plainFile(st); err != nil {
+		return fmt.Errorf("%s %v", name, err)
+	}
+	if tree && st.IsDir() {
+		return c.walk(cur)
+	}
+	return nil
+}
+
+// walk checks a tree a recursive command reads: no special file, no
+// symbolic link that leads out of the workspace or to a special file.
+func (c *checker) walk(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+		}
+		if c.entries++; c.entries > maxTreeEntries {
+			return fmt.Errorf("the files it reads are more than %d, too many to check", maxTreeEntries)
+		}
+		t := d.Type()
+		switch {
+		case t.IsRegular() || t.IsDir():
+			st, err := os.Lstat(p)
+			if err != nil {
+				return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+			}
+			if err := plainFile(st); err != nil {
+				return fmt.Errorf("%s %v", relTo(c.root, p), err)
+			}
+			return nil
+		case t&fs.ModeSymlink != 0:
+			real, err := filepath.EvalSymlinks(p)
+			if err != nil || !within(real, c.root) {
+				return fmt.Errorf("%s is a symbolic link that leads out of the workspace (or nowhere)", relTo(c.root, p))
+			}
+			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() && !st.IsDir() {
+				return fmt.Errorf("%s is a symbolic link to a special file", relTo(c.root, p))
+			}
+			return nil
+		}
+		return fmt.Errorf("%s is a special file (%s): reading it may block or act", relTo(c.root, p), t)
+	})
+}
+
+// plainFile refuses what reading may not safely do: a FIFO, socket or
+// device (which may block or act), and a regular file with several hard
+// links (another of which may be a file outside the workspace: hard links
+// reach through any sandbox).
+func plainFile(st fs.FileInfo) error {
+	switch {
+	case st.IsDir():
+		return nil
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("is a special file (%s): reading it may block or act", st.Mode().Type())
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+		return fmt.Errorf("has %d hard links: another may be a file outside the workspace", sys.Nlink)
+	}
+	return nil
+}
+
+// relTo names p relative to the workspace for messages.
+func relTo(root, p string) string {
+	if rel, err := filepath.Rel(root, p); err == nil {
+		return rel
+	}
+	return p
+}

@@ -1,0 +1,394 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// Refusal is a request the SSRF guard would not make; Reason says why, in
+// words a model can act on.
+type Refusal struct {
+	URL    string
+	Reason string
+}
+
+func (r *Refusal) Error() string {
+	if r.URL == "" {
+		return "refused: " + r.Reason
+	}
+	return fmt.Sprintf("refused to fetch %s: %s", r.URL, r.Reason)
+}
+
+func refuse(u string, format string, args ...any) *Refusal {
+	return &Refusal{URL: u, Reason: fmt.Sprintf(format, args...)}
+}
+
+// Resolver looks up the addresses of a host name; *net.Resolver is one.
+type Resolver interface {
+	LookupIPAddr(ctx context.Context, host string) ([]net.IPAddr, error)
+}
+
+// DialFunc opens a connection to an address ("ip:port").
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// guard decides which URLs may be fetched and connects only to the
+// addresses it checked.
+type guard struct {
+	allow    map[string]bool // "host" and "host:port", canonical
+	resolver Resolver
+	dial     DialFunc
+}
+
+// hostKey is a URL's host in the form the allowlist is matched against:
+// lowercased, without a trailing dot, IP spellings canonical.
+func hostKey(host string) string {
+	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if ip, ok := parseIPHost(host); ok {
+		return ip.String()
+	}
+	return host
+}
+
+func newGuard(allowHosts []string, r Resolver, d DialFunc) (*guard, error) {
+	g := &guard{allow: map[string]bool{}, resolver: r, dial: d}
+	for _, h := range allowHosts {
+		h = strings.TrimSpace(h)
+		if h == "" {
+			continue
+		}
+		if strings.ContainsAny(h, "/@?# ") {
+			return nil, fmt.Errorf("web_fetch.allowHosts: %q is not a host or host:port (no scheme, path or credentials)", h)
+		}
+		host, port, err := net.SplitHostPort(h)
+		if err != nil { // no port
+			host, port = strings.Trim(h, "[]"), ""
+		}
+		if host == "" {
+			return nil, fmt.Errorf("web_fetch.allowHosts: %q is not a host or host:port", h)
+		}
+		if port != "" {
+			if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
+				return nil, fmt.Errorf("web_fetch.allowHosts: %q has an invalid port", h)
+			}
+			g.allow[net.JoinHostPort(hostKey(host), port)] = true
+		} else {
+			g.allow[hostKey(host)] = true
+		}
+	}
+	if g.resolver == nil {
+		g.resolver = net.DefaultResolver
+	}
+	if g.dial == nil {
+		d := &net.Dialer{}
+		g.dial = d.DialContext
+	}
+	return g, nil
+}
+
+// allowed reports whether the operator allowed host (canonical) on port.
+func (g *guard) allowed(host, port string) bool {
+	return g.allow[host] || g.allow[net.JoinHostPort(host, port)]
+}
+
+// checkURL refuses what can be told from the URL alone: its scheme,
+// credentials, and a host that is, or is spelled as, a forbidden address.
+func (g *guard) checkURL(u *url.URL) error {
+	s := u.Redacted()
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	case "":
+		return refuse(s, "the URL has no scheme: use an absolute http:// or https:// URL")
+	default:
+		return refuse(s, "the scheme %q is not allowed: only http and https URLs can be fetched", u.Scheme)
+	}
+	if u.User != nil {
+		return refuse(s, "the URL carries credentials (user:password@); they are not sent: remove them")
+	}
+	host := u.Hostname()
+	if host == "" {
+		return refuse(s, "the URL has no host")
+	}
+	if strings.Contains(host, "%") {
+		return refuse(s, "IPv6 zone identifiers (%%…) are not allowed")
+	}
+	key := hostKey(host)
+	if g.allowed(key, effectivePort(u)) {
+		return nil
+	}
+	if key == "localhost" || strings.HasSuffix(key, ".localhost") {
+		return refuse(s, "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
+	}
+	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
+		if why := blocked(ip); why != "" {
+			return refuse(s, "%s is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", describeHost(host, ip), why)
+		}
+	} else if numericLooking(host) {
+		return refuse(s, "the host %q looks like a numeric address but is not a valid one", host)
+	}
+	return nil
+}
+
+func describeHost(host string, ip netip.Addr) string {
+	h := strings.Trim(host, "[]")
+	if h == ip.String() {
+		return h
+	}
+	return fmt.Sprintf("%s (= %s)", h, ip)
+}
+
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// dialContext resolves the host of addr once, checks every address it
+// resolves to (unless the operator allowed the host), and connects to a
+// checked address: the name is never resolved again for this connection.
+func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, err
+	}
+	key := hostKey(host)
+	allowed := g.allowed(key, port)
+	var ips []netip.Addr
+	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
+		if why := blocked(ip); why != "" && !allowed {
+			return nil, refuse("", "the host %s is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", describeHost(host, ip), why)
+		}
+		ips = []netip.Addr{ip}
+	} else {
+		addrs, err := g.resolver.LookupIPAddr(ctx, host)
+		if err != nil {
+			return nil, fmt.Errorf("resolving %s: %w", host, err)
+		}
+		for _, a := range addrs {
+			ip, ok := netip.AddrFromSlice(a.IP)
+			if !ok {
+				continue
+			}
+			// net.IP holds IPv4 in the IPv4-mapped form; judge and dial
+			// it as the IPv4 address it is.
+			ips = append(ips, ip.Unmap().WithZone(a.Zone))
+		}
+		if len(ips) == 0 {
+			return nil, fmt.Errorf("resolving %s: no addresses", host)
+		}
+	}
+	if !allowed {
+		for _, ip := range ips {
+			if ip.Zone() != "" {
+				return nil, refuse("", "%s resolves to %s, a zoned (link-local) address", host, ip)
+			}
+			if why := blocked(ip); why != "" {
+				return nil, refuse("", "%s resolves to %s, which is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", host, ip, why)
+			}
+		}
+	}
+	var errs []error
+	for _, ip := range ips {
+		c, err := g.dial(ctx, network, net.JoinHostPort(ip.String(), port))
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// parseIPHost parses host as an IP address in any spelling a resolver or
+// browser would accept: IPv6 in brackets or not, dotted IPv4, and the
+// inet_aton forms — one to four parts, each decimal, octal (leading 0) or
+// hex (0x), the last filling the remaining bytes ("2130706433",
+// "0x7f.1", "0177.0.0.01").
+func parseIPHost(host string) (netip.Addr, bool) {
+	host = strings.TrimSuffix(host, ".")
+	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+		host = host[1 : len(host)-1]
+	}
+	if strings.Contains(host, ":") {
+		ip, err := netip.ParseAddr(host)
+		return ip, err == nil
+	}
+	if !numericLooking(host) {
+		return netip.Addr{}, false
+	}
+	parts := strings.Split(host, ".")
+	if len(parts) > 4 {
+		return netip.Addr{}, false
+	}
+	vals := make([]uint64, len(parts))
+	for i, p := range parts {
+		v, ok := parseAtonPart(p)
+		if !ok {
+			return netip.Addr{}, false
+		}
+		vals[i] = v
+	}
+	var n uint64
+	last := len(vals) - 1
+	for i := range last {
+		if vals[i] > 0xff {
+			return netip.Addr{}, false
+		}
+		n |= vals[i] << (8 * (3 - i))
+	}
+	if vals[last] >= 1<<(8*(4-last)) {
+		return netip.Addr{}, false
+	}
+	n |= vals[last]
+	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
+}
+
+func parseAtonPart(p string) (uint64, bool) {
+	if p == "" {
+		return 0, false
+	}
+	base := 10
+	switch {
+	case strings.HasPrefix(p, "0x") || strings.HasPrefix(p, "0X"):
+		base, p = 16, p[2:]
+		if p == "" {
+			return 0, true // "0x" is 0 to inet_aton
+		}
+	case len(p) > 1 && p[0] == '0':
+		base, p = 8, p[1:]
+	}
+	v, err := strconv.ParseUint(p, base, 32)
+	return v, err == nil
+}
+
+// numericLooking reports whether host is made only of digits, dots and hex
+// spellings, as inet_aton reads hosts; such a host is never looked up by name.
+func numericLooking(host string) bool {
+	if host == "" {
+		return false
+	}
+	for _, part := range strings.Split(strings.TrimSuffix(host, "."), ".") {
+		if part == "" {
+			return false
+		}
+		p := strings.ToLower(part)
+		if strings.HasPrefix(p, "0x") {
+			p = p[2:]
+			for _, r := range p {
+				if !strings.ContainsRune("0123456789abcdef", r) {
+					return false
+				}
+			}
+			continue
+		}
+		for _, r := range p {
+			if r < '0' || r > '9' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+var blockedV4 = []struct {
+	p   netip.Prefix
+	why string
+}{
+	{netip.MustParsePrefix("0.0.0.0/8"), "an unspecified (\"this network\") address"},
+	{netip.MustParsePrefix("10.0.0.0/8"), "a private address (10.0.0.0/8)"},
+	{netip.MustParsePrefix("100.64.0.0/10"), "a carrier-grade NAT address (100.64.0.0/10)"},
+	{netip.MustParsePrefix("127.0.0.0/8"), "a loopback address"},
+	{netip.MustParsePrefix("169.254.0.0/16"), "a link-local address (cloud metadata services live here)"},
+	{netip.MustParsePrefix("172.16.0.0/12"), "a private address (172.16.0.0/12)"},
+	{netip.MustParsePrefix("192.0.0.0/24"), "an IETF protocol assignment (192.0.0.0/24)"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "a documentation address (TEST-NET-1)"},
+	{netip.MustParsePrefix("192.88.99.0/24"), "a reserved 6to4 relay address"},
+	{netip.MustParsePrefix("192.168.0.0/16"), "a private address (192.168.0.0/16)"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "a benchmarking address (198.18.0.0/15)"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "a documentation address (TEST-NET-2)"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "a documentation address (TEST-NET-3)"},
+	{netip.MustParsePrefix("224.0.0.0/4"), "a multicast address"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "a reserved address (240.0.0.0/4, broadcast included)"},
+}
+
+var blockedV6 = []struct {
+	p   netip.Prefix
+	why string
+}{
+	{netip.MustParsePrefix("::/128"), "the unspecified IPv6 address"},
+	{netip.MustParsePrefix("::1/128"), "the IPv6 loopback address"},
+	{netip.MustParsePrefix("100::/64"), "an IPv6 discard-only address"},
+	{netip.MustParsePrefix("2001:db8::/32"), "an IPv6 documentation address"},
+	{netip.MustParsePrefix("2001:10::/28"), "a reserved IPv6 address (ORCHID)"},
+	{netip.MustParsePrefix("fc00::/7"), "an IPv6 unique-local (private) address"},
+	{netip.MustParsePrefix("fe80::/10"), "an IPv6 link-local address"},
+	{netip.MustParsePrefix("fec0::/10"), "an IPv6 site-local address"},
+	{netip.MustParsePrefix("ff00::/8"), "an IPv6 multicast address"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "a local-use NAT64 address"},
+}
+
+// IPv6 ranges that carry an IPv4 address, and where.
+var (
+	mapped     = netip.MustParsePrefix("::ffff:0:0/96")
+	translated = netip.MustParsePrefix("::ffff:0:0:0/96")
+	compatible = netip.MustParsePrefix("::/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+)
+
+// blocked says why ip must not be fetched from, or "" when it may be.
+// IPv6 forms that embed an IPv4 address are judged by that address too.
+func blocked(ip netip.Addr) string {
+	ip = ip.WithZone("")
+	if ip.Is4() {
+		for _, b := range blockedV4 {
+			if b.p.Contains(ip) {
+				return b.why
+			}
+		}
+		return ""
+	}
+	for _, b := range blockedV6 {
+		if b.p.Contains(ip) {
+			return b.why
+		}
+	}
+	a := ip.As16()
+	embedded := func(kind string, v4 [4]byte) string {
+		inner := netip.AddrFrom4(v4)
+		if why := blocked(inner); why != "" {
+			return fmt.Sprintf("an %s form of %s, which is %s", kind, inner, why)
+		}
+		return ""
+	}
+	switch {
+	case mapped.Contains(ip):
+		return embedded("IPv4-mapped IPv6", [4]byte(a[12:16]))
+	case translated.Contains(ip):
+		return embedded("IPv4-translated IPv6", [4]byte(a[12:16]))
+	case compatible.Contains(ip):
+		return embedded("IPv4-compatible IPv6", [4]byte(a[12:16]))
+	case nat64.Contains(ip):
+		return embedded("NAT64 IPv6", [4]byte(a[12:16]))
+	case sixToFour.Contains(ip):
+		return embedded("6to4 IPv6", [4]byte(a[2:6]))
+	case teredo.Contains(ip):
+		if why := embedded("Teredo IPv6 (server)", [4]byte(a[4:8])); why != "" {
+			return why
+		}
+		return embedded("Teredo IPv6 (client)", [4]byte{^a[12], ^a[13], ^a[14], ^a[15]})
+	}
+	return ""
+}

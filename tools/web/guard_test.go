@@ -1,0 +1,68 @@
+package web
+
+import (
+	"net/netip"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+func TestParseIPHost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		host, want string
+	}{
+		{"127.0.0.1", "127.0.0.1"}, {"2130706433", "127.0.0.1"}, {"0x7f000001", "127.0.0.1"}, {"0x7f.1", "127.0.0.1"},
+		{"0177.0.0.01", "127.0.0.1"}, {"127.1", "127.0.0.1"}, {"10.1.2", "10.1.0.2"}, {"0", "0.0.0.0"}, {"0x", "0.0.0.0"},
+		{"[::1]", "::1"}, {"::ffff:10.0.0.1", "::ffff:10.0.0.1"}, {"8.8.8.8.", "8.8.8.8"},
+		{"256.0.0.1", ""}, {"1.2.3.4.5", ""}, {"4294967296", ""}, {"08.0.0.1", ""}, {"example.com", ""}, {"1e3", ""}, {"", ""},
+	} {
+		ip, ok := parseIPHost(tc.host)
+		got := ""
+		if ok {
+			got = ip.String()
+		}
+		if got != tc.want {
+			t.Errorf("parseIPHost(%q) = %q, want %q", tc.host, got, tc.want)
+		}
+	}
+}
+
+func TestBlockedPublic(t *testing.T) {
+	t.Parallel()
+	for _, s := range []string{"8.8.8.8", "93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e",
+		"2002:808:808::1" /* 6to4 of 8.8.8.8 */, "64:ff9b::808:808" /* NAT64 of 8.8.8.8 */, "::ffff:8.8.8.8"} {
+		if why := blocked(netip.MustParseAddr(s)); why != "" {
+			t.Errorf("%s is blocked: %s", s, why)
+		}
+	}
+}
+
+// FuzzHost checks that no host, however spelled, makes the guard panic, and
+// that a host the guard lets through by its URL is never an address it
+// would refuse to connect to.
+func FuzzHost(f *testing.F) {
+	for _, s := range []string{"127.0.0.1", "2130706433", "0x7f.1", "[::ffff:127.0.0.1]", "[2002:7f00:1::]", "example.com", "0177.1", "[fe80::1%25eth0]", "1.2.3.4.5"} {
+		f.Add(s)
+	}
+	g, err := newGuard(nil, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, host string) {
+		u, err := url.Parse("http://" + host + "/")
+		if err != nil {
+			return
+		}
+		if g.checkURL(u) != nil {
+			return
+		}
+		h := strings.ToLower(u.Hostname())
+		if ip, ok := parseIPHost(h); ok && blocked(ip) != "" {
+			t.Errorf("%q passed the URL check but %s is %s", host, ip, blocked(ip))
+		}
+		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && blocked(ip) != "" {
+			t.Errorf("%q passed the URL check but parses as %s", host, ip)
+		}
+	})
+}

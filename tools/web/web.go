@@ -1,0 +1,39 @@
+// Package web holds the tools of the web section: web_fetch, which reads a
+// URL safely (an SSRF guard checks every address it connects to, on every
+// redirect) and returns its readable content, and web_search, which asks a
+// configured search provider (Brave, Tavily, Exa, Perplexity, SearXNG).
+// Everything both tools return is external, untrusted content: the pipeline
+// wraps it as such.
+package web
+
+import (
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Options change how the web tools reach the network; the zero value uses
+// the system's resolver and dialer and the process environment. Tests set
+// them to point the tools at their own servers and resolvers.
+type Options struct {
+	// Resolver looks up host names for web_fetch (default net.DefaultResolver).
+	Resolver Resolver
+	// Dial connects web_fetch to a checked address (default net.Dialer).
+	Dial DialFunc
+	// Getenv reads API keys for web_search (default os.Getenv).
+	Getenv func(string) string
+}
+
+// Register adds web_fetch and web_search to reg. web_search is listed as
+// unavailable, with the reason, when no search provider is configured.
+func Register(reg *registry.Registry, opts Options) error {
+	if err := reg.RegisterFactory(newFetchTool(opts), tool.Meta{
+		ID: "web_fetch", Label: "Web Fetch", Description: fetchDescription,
+		ReadOnly: true, OpenWorld: true, ExternalContent: true, Source: tool.SourceCore,
+	}); err != nil {
+		return err
+	}
+	return reg.RegisterFactory(newSearchTool(opts), tool.Meta{
+		ID: "web_search", Label: "Web Search", Description: searchDescription,
+		ReadOnly: true, OpenWorld: true, ExternalContent: true, Source: tool.SourceCore,
+	})
+}
