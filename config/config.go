@@ -59,6 +59,8 @@ type Config struct {
 	MCPServers map[string]MCPServer `yaml:"mcpServers"`
 	// MCP configures Toolbelt's own MCP server and the import.
 	MCP MCP `yaml:"mcp"`
+	// Hooks are commands run before and after tool calls.
+	Hooks Hooks `yaml:"hooks"`
 	// Audit configures the audit log's durability and its key.
 	Audit Audit `yaml:"audit"`
 	// Model is the model `toolbelt run` uses without --model or
@@ -329,6 +331,12 @@ type AskRule struct {
 // passed to it as tool.Context.Config[key].
 type Tools struct {
 	Rules
+	// Dirs are the folders of directory tools (default: toolbelt/tools in
+	// the user's config directory). A workspace's own tools folder is loaded
+	// only when listed here.
+	Dirs []ToolDir `yaml:"dirs" default:"~/.config/toolbelt/tools"`
+	// DirsSet says dirs was written (an empty list turns the default off).
+	DirsSet  bool `yaml:"-"`
 	Settings map[string]any
 	// lines of each settings key, to report unknown ones.
 	settingLines map[string]int
@@ -352,6 +360,13 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 	t.Settings, t.settingLines = map[string]any{}, map[string]int{}
 	for _, kv := range m.Values {
 		key := kv.Key.String()
+		if key == "dirs" {
+			if err := yaml.NodeToValue(kv.Value, &t.Dirs); err != nil {
+				return err
+			}
+			t.DirsSet = true
+			continue
+		}
 		if slices.Contains(PolicyKeys, key) {
 			rules.Values = append(rules.Values, kv)
 			continue
@@ -662,6 +677,7 @@ func (c *Config) validate() error {
 	if c.MCP.CompactAbove < 0 || c.MCP.MaxResponseBytes < 0 {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))
 	}
+	errs = append(errs, c.validateHooks()...)
 	for _, f := range []struct {
 		key string
 		v   int

@@ -22,6 +22,8 @@ type described struct {
 	Parameters        *jsonschema.Schema `json:"parameters"`
 	Available         bool               `json:"available"`
 	UnavailableReason string             `json:"unavailableReason"`
+	// Dir is the folder of a directory tool.
+	Dir string `json:"dir,omitempty"`
 }
 
 func (c *describeCmd) Run(e *env) error {
@@ -41,7 +43,7 @@ func (c *describeCmd) Run(e *env) error {
 	meta, _ := reg.Meta(id)
 	var reason string
 	t, ok := reg.Resolve(id, tc, func(_ string, err error) { reason = err.Error() })
-	d := described{Meta: meta, Available: ok, UnavailableReason: reason}
+	d := described{Meta: meta, Available: ok, UnavailableReason: reason, Dir: e.dirOf(id)}
 	if ok {
 		d.Parameters = t.Parameters
 		if d.Parameters == nil {
@@ -82,7 +84,11 @@ func printDescription(e *env, d described) error {
 		row("estimated", m.EstimatedTime.String())
 	}
 	row("confirm", m.ConfirmationMessage)
-	row("source", string(m.Source))
+	if d.Dir != "" {
+		row("source", string(m.Source)+" ("+d.Dir+")")
+	} else {
+		row("source", string(m.Source))
+	}
 	row("version", m.Version)
 	if d.Available {
 		row("status", col.green("available"))

@@ -62,6 +62,9 @@ type listedTool struct {
 	Risk              string   `json:"risk"`
 	Available         bool     `json:"available"`
 	UnavailableReason string   `json:"unavailableReason"`
+	Source            string   `json:"source"`
+	// Dir is the folder of a directory tool.
+	Dir string `json:"dir,omitempty"`
 }
 
 func (c *listCmd) Run(e *env) error {
@@ -79,7 +82,9 @@ func (c *listCmd) Run(e *env) error {
 	if c.JSON {
 		out := []listedTool{}
 		for _, m := range reg.List(opts...) {
-			out = append(out, listed(m, reasons[m.ID]))
+			l := listed(m, reasons[m.ID])
+			l.Dir = e.dirOf(m.ID)
+			out = append(out, l)
 		}
 		return writeJSON(e.stdout, out)
 	}
@@ -94,6 +99,7 @@ func listed(m tool.Meta, reason string) listedTool {
 	return listedTool{
 		ID: m.ID, Label: m.Label, Description: m.Description, Section: m.Section,
 		Profiles: profiles, Risk: m.Risk.String(), Available: reason == "", UnavailableReason: reason,
+		Source: string(m.Source),
 	}
 }
 
@@ -131,6 +137,9 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 				status = col.yellow("unavailable: " + r)
 			} else {
 				available++
+			}
+			if d := e.dirOf(m.ID); d != "" {
+				status += col.dim("  (directory tool: " + d + ")")
 			}
 			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, m.ID, wLabel, m.Label, wRisk, m.Risk, status)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
 func main() {
@@ -46,8 +47,12 @@ type env struct {
 	closer io.Closer
 
 	imports *client.Manager // the MCP servers whose tools the registry holds
-	st      *store.Store    // opened once per run, when a command needs state
-	audit   auditAppender   // started with the first pipeline that audits
+	// dirs loads the directory tools the registry holds; stopWatch stops
+	// watching their folders.
+	dirs      *dir.Loader
+	stopWatch func()
+	st        *store.Store  // opened once per run, when a command needs state
+	audit     auditAppender // started with the first pipeline that audits
 
 	parser *kong.Kong // the grammar, for help and completion
 
@@ -72,6 +77,9 @@ func (e *env) config() (*config.Config, error) {
 func (e *env) registry() *registry.Registry {
 	if e.reg == nil {
 		e.reg, e.closer = e.tools()
+		if cfg, err := e.config(); err == nil {
+			e.loadDirTools(e.reg, cfg)
+		}
 		if cfg, err := e.config(); err == nil && len(cfg.MCPServers) > 0 {
 			e.imports = client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
 			// Starting a server may mean downloading it first (npx, uvx):
@@ -105,6 +113,7 @@ type cli struct {
 	Call     callCmd     `cmd:"" group:"tools" help:"Run one call, or a batch, through the pipeline."`
 	Undo     undoCmd     `cmd:"" group:"tools" help:"Take back the file changes of a call, if the files are still as it left them."`
 	Schema   schemaCmd   `cmd:"" group:"tools" help:"Compile, validate, export and lint parameter schemas for model providers."`
+	Tool     toolCmd     `cmd:"" group:"tools" help:"Make, check and try directory tools (a folder with metadata.json, schema.json and a handler)."`
 
 	Policy    policyCmd    `cmd:"" group:"governance" help:"Explain the tool policy."`
 	Audit     auditCmd     `cmd:"" group:"governance" help:"List the audit log of calls, or verify its hash chain."`
@@ -188,6 +197,12 @@ func run(args []string, e env) (code int) {
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	e.configPath, e.dataDir = c.Config, c.Data
 	err = kctx.Run(&e)
+	if e.stopWatch != nil {
+		e.stopWatch()
+	}
+	if e.dirs != nil {
+		e.dirs.Close() // persistent handlers
+	}
 	if e.audit != nil {
 		_ = e.audit.Close()
 	}

@@ -77,6 +77,7 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 			return nil, fmt.Errorf("mcp.dialect: %w", err)
 		}
 	}
+	e.watchDirTools()
 	count := len(e.registry().ResolveAll(tc, nil))
 	return mcp.New(e.registry(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,

@@ -57,12 +57,16 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		ic.MaxResultChars = override.MaxResultChars
 	}
 	ic.Loop = override.Loop
-	return []invoke.Option{
+	opts := []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(aw),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
-	}, nil
+	}
+	if h := e.hooksOption(cfg); h != nil {
+		opts = append(opts, h)
+	}
+	return opts, nil
 }
 
 // auditAppender is where the run's audit records go: the spool of a SQLite

@@ -297,6 +297,11 @@ tool name, an alias, a ` + "`*`" + ` glob or a ` + "`group:`" + ` reference (` +
 			for i := range w.rows {
 				w.rows[i].doc = "See [Policy rules](#policy-rules)."
 			}
+			for _, tf := range types["Tools"].Fields.List {
+				if len(tf.Names) > 0 { // the keys of tools: besides the policy rules
+					w.fields(&ast.StructType{Fields: &ast.FieldList{List: []*ast.Field{tf}}}, "tools.")
+				}
+			}
 			w.rows = append(w.rows, row{"tools.<tool>", "mapping", "", "The settings of the tool or section named, such as `tools.exec` below."})
 			table(&b, w.rows)
 			for _, s := range settings {

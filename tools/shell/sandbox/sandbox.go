@@ -80,6 +80,9 @@ type Spec struct {
 	// outside the sandbox, read-only mount or not. Directories that do not
 	// exist, or that contain or lie inside Root, are left alone.
 	Hide []string
+	// ReadOnly lists directories to show read-only even when they lie in
+	// /tmp or a hidden directory (the folder of a directory tool).
+	ReadOnly []string
 }
 
 // Plan is how to start a sandboxed command: run Path with Args, as
@@ -125,6 +128,9 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 		if real, ok := hideable(dir, s.Root); ok {
 			args = append(args, "--tmpfs", real)
 		}
+	}
+	for _, dir := range s.ReadOnly {
+		args = append(args, "--ro-bind", dir, dir)
 	}
 	args = append(args,
 		"--bind", s.Root, s.Root,

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/invoke/cmdhook"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/dir"
+)
+
+// toolDirSources returns the folders of directory tools the config lists
+// (default: toolbelt/tools in the user's config directory). A folder inside
+// the default workspace is untrusted unless the config says otherwise.
+func (e *env) toolDirSources(cfg *config.Config) []dir.Source {
+	if !cfg.Tools.DirsSet {
+		base, err := os.UserConfigDir()
+		if err != nil {
+			return nil
+		}
+		return []dir.Source{{Path: filepath.Join(base, "toolbelt", "tools"), Trusted: true, Optional: true}}
+	}
+	ws, _ := workspaceFlags{}.dir(e)
+	var out []dir.Source
+	for _, d := range cfg.Tools.Dirs {
+		p := configPath(cfg, d.Path)
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		out = append(out, dir.Source{Path: p, Trusted: d.Trusted || ws == "" || !inside(p, ws)})
+	}
+	return out
+}
+
+// inside reports whether path is dir or lies below it.
+func inside(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// loadDirTools registers the directory tools of the config's folders in
+// reg. A broken tool is reported on stderr, with why, and skipped.
+func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
+	e.dirs = dir.NewLoader(reg, e.toolDirSources(cfg), dirOptions(cfg), func(p dir.Problem) {
+		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
+	})
+	e.dirs.Load()
+}
+
+// dirOf returns the folder of the directory tool id, or "".
+func (e *env) dirOf(id string) string {
+	if e.dirs == nil {
+		return ""
+	}
+	d, _ := e.dirs.Folder(id)
+	return d
+}
+
+// watchDirTools keeps the directory tools in step with their folders until
+// the run ends: a server picks up added, changed and removed tools, and
+// tells its MCP clients.
+func (e *env) watchDirTools() {
+	if e.registry(); e.dirs == nil || e.stopWatch != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := e.dirs.Watch(ctx); err != nil {
+			e.log.Warn("watching the directory tools' folders", "err", err)
+		}
+	}()
+	e.stopWatch = func() { cancel(); <-done }
+}
+
+// dirOptions are how directory tools' handlers run: with exec's environment
+// allowlist and bubblewrap.
+func dirOptions(cfg *config.Config) dir.Options {
+	var exec struct {
+		EnvAllow []string `json:"envAllow"`
+		Sandbox  struct {
+			Bwrap string `json:"bwrap"`
+		} `json:"sandbox"`
+	}
+	_ = tool.Config(cfg.Tools.Settings).Decode("exec", &exec) // checked with the exec tool's settings
+	return dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap}
+}
+
+// hooksOption returns the pipeline option that runs the config's command
+// hooks, or nil when there are none.
+func (e *env) hooksOption(cfg *config.Config) invoke.Option {
+	if len(cfg.Hooks.Before) == 0 && len(cfg.Hooks.After) == 0 && len(cfg.Hooks.Persist) == 0 {
+		return nil
+	}
+	conv := func(hs []config.Hook) []cmdhook.Hook {
+		out := make([]cmdhook.Hook, len(hs))
+		for i, h := range hs {
+			out[i] = cmdhook.Hook{Name: h.Name, Tools: h.Tools, Command: h.Command, Timeout: h.Timeout.D(), Priority: h.Priority}
+		}
+		return out
+	}
+	h := invoke.NewHooks()
+	d := ""
+	if cfg.Path != "" {
+		d = filepath.Dir(cfg.Path)
+	}
+	cmdhook.Install(h, conv(cfg.Hooks.Before), conv(cfg.Hooks.After), conv(cfg.Hooks.Persist), cmdhook.Options{Dir: d, Registry: e.registry()})
+	return invoke.WithHooks(h)
+}
+
+// toolCmd groups the commands that make and check directory tools.
+type toolCmd struct {
+	New   toolNewCmd   `cmd:"" help:"Write a working directory tool (metadata.json, schema.json, a handler and a test) to start from."`
+	Check toolCheckCmd `cmd:"" help:"Check a directory tool's folder: metadata, schema, handler."`
+	Try   toolTryCmd   `cmd:"" help:"Run a directory tool once through the pipeline."`
+}
+
+type toolCheckCmd struct {
+	Dir string `arg:"" help:"The tool's folder." type:"path"`
+}
+
+func (c *toolCheckCmd) Run(e *env) error {
+	t, err := dir.Load(c.Dir, dir.Options{Trusted: true})
+	if err != nil {
+		return err
+	}
+	m := t.Meta
+	fmt.Fprintf(e.stdout, "%s is a valid directory tool.\n", t.Dir)
+	fmt.Fprintf(e.stdout, "  name     %s\n  handler  %s\n  risk     %s\n  section  %s\n", m.ID, strings.Join(t.Argv, " "), m.Risk, m.Section)
+	if m.Timeout > 0 {
+		fmt.Fprintf(e.stdout, "  timeout  %s\n", m.Timeout)
+	}
+	if m.RequiresConfirmation || m.Risk.String() == "high" {
+		fmt.Fprintf(e.stdout, "  confirm  %s\n", cmp.Or(m.ConfirmationMessage, "(asks before every call)"))
+	}
+	return nil
+}
+
+type toolTryCmd struct {
+	Dir  string `arg:"" help:"The tool's folder." type:"path"`
+	Args string `help:"Arguments as a JSON object (default: {})." placeholder:"JSON"`
+	JSON bool   `name:"json" help:"Print the result message as JSON."`
+	workspaceFlags
+	runFlags
+}
+
+func (c *toolTryCmd) Run(e *env) error {
+	ws, err := c.dir(e)
+	if err != nil {
+		return err
+	}
+	abs, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return err
+	}
+	t, err := dir.Load(abs, dir.Options{Trusted: !inside(abs, ws)})
+	if err != nil {
+		return err
+	}
+	reg := e.registry()
+	if m, ok := reg.Meta(t.Meta.ID); ok {
+		if m.Source != "directory" {
+			return fmt.Errorf("%s: the name %q is taken by a %s tool: rename the directory tool", t.Dir, t.Meta.ID, m.Source)
+		}
+		reg.Unregister(t.Meta.ID) // the folder being tried replaces a loaded copy
+	}
+	if err := reg.Register(t.Tool()); err != nil {
+		return err
+	}
+	if e.dirs != nil {
+		e.dirs.Adopt(t)
+	}
+	call := callCmd{Tool: t.Meta.ID, Args: cmp.Or(c.Args, "{}"), JSON: c.JSON, workspaceFlags: c.workspaceFlags, runFlags: c.runFlags}
+	return call.Run(e)
+}
+
+// errNoLang is the error for an unknown --lang.
+var errNoLang = errors.New("--lang must be go, python, node or sh")

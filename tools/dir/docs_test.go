@@ -1,0 +1,95 @@
+package dir
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/schema"
+)
+
+// compileDoc compiles a JSON Schema published in docs/schemas.
+func compileDoc(t *testing.T, name string) (*schema.Validator, map[string]any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "schemas", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := schema.CompileJSON(b)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return v, doc
+}
+
+// TestMetadataSchemaMatchesTheParser keeps the published schema of
+// metadata.json in step with the fields the parser knows, and checks the
+// example tools against it.
+func TestMetadataSchemaMatchesTheParser(t *testing.T) {
+	t.Parallel()
+	v, doc := compileDoc(t, "metadata.schema.json")
+	props, _ := doc["properties"].(map[string]any)
+	var documented []string
+	for k := range props {
+		documented = append(documented, k)
+	}
+	slices.Sort(documented)
+	known := slices.Sorted(slices.Values(metadataFields))
+	if !slices.Equal(documented, known) {
+		t.Errorf("docs/schemas/metadata.schema.json documents %v;\nthe parser knows %v", documented, known)
+	}
+	examples, _ := filepath.Glob(filepath.Join("..", "..", "examples", "tools", "*", MetadataFile))
+	if len(examples) < 3 {
+		t.Fatalf("found %d example tools", len(examples))
+	}
+	for _, f := range examples {
+		b, _ := os.ReadFile(f)
+		var m any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if errs := v.Validate(m); len(errs) > 0 {
+			t.Errorf("%s does not match the published schema: %v", f, errs)
+		}
+		if _, err := Load(filepath.Dir(f), Options{}); err != nil {
+			t.Errorf("example %s: %v", f, err)
+		}
+	}
+	for _, bad := range []string{
+		`{"name": "x", "description": "d", "riskLevl": "low"}`,
+		`{"name": "x y", "description": "d"}`,
+		`{"name": "x", "description": "d", "confirmationMessage": "sure?"}`,
+		`{"name": "x", "description": "d", "async": true}`,
+	} {
+		var m any
+		_ = json.Unmarshal([]byte(bad), &m)
+		if len(v.Validate(m)) == 0 {
+			t.Errorf("the published schema accepts %s, which the parser refuses", bad)
+		}
+		if _, err := ParseMetadata("metadata.json", []byte(bad)); err == nil {
+			t.Errorf("the parser accepts %s", bad)
+		}
+	}
+}
+
+// TestRequestMatchesItsSchema checks the request handlers get against
+// docs/schemas/request.schema.json.
+func TestRequestMatchesItsSchema(t *testing.T) {
+	t.Parallel()
+	v, _ := compileDoc(t, "request.schema.json")
+	b, _ := json.Marshal(Request{Operation: "call", Arguments: json.RawMessage(`{"a":1}`), CallID: "c", Context: RequestContext{Workspace: "/w"}})
+	var m any
+	_ = json.Unmarshal(b, &m)
+	if errs := v.Validate(m); len(errs) > 0 {
+		t.Errorf("%s: %v", b, errs)
+	}
+	for _, name := range []string{"response.schema.json", "progress.schema.json", "hook-before.schema.json"} {
+		compileDoc(t, name)
+	}
+}

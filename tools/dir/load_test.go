@@ -1,0 +1,246 @@
+package dir
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+func TestParseMetadataErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name, json string
+		line       int
+		want       []string
+	}{
+		{"unknown field with suggestion", "{\n  \"name\": \"x\",\n  \"description\": \"d\",\n  \"riskLevl\": \"low\"\n}", 4, []string{`unknown field "riskLevl"`, `did you mean "riskLevel"?`}},
+		{"unknown field far from any", "{\"name\": \"x\",\n\"zzzzzzzz\": 1}", 2, []string{`unknown field "zzzzzzzz"`, "known fields:"}},
+		{"wrong type", "{\n\"name\": \"x\",\n\"description\": \"d\",\n\"timeout\": \"30\"\n}", 4, []string{`field "timeout" must be a number, not string`}},
+		{"bad risk", "{\"name\": \"x\", \"description\": \"d\",\n \"riskLevel\": \"extreme\"}", 2, []string{`unknown risk level "extreme"`}},
+		{"bad name", `{"name": "my tool", "description": "d"}`, 1, []string{"name:", "' '"}},
+		{"no description", `{"name": "x"}`, 0, []string{"description is missing"}},
+		{"async unsupported", "{\"name\": \"x\", \"description\": \"d\",\n\"async\": true}", 2, []string{"async tools", "not supported yet", "durable jobs"}},
+		{"async fields without async", "{\"name\": \"x\", \"description\": \"d\", \"pollingInterval\": 5}", 0, []string{"apply only to async tools"}},
+		{"syntax", "{\"name\": \"x\",\n\"description\": }", 2, []string{"not valid JSON"}},
+		{"not an object", `["x"]`, 1, []string{"must be a JSON object"}},
+		{"duplicate", "{\"name\": \"x\",\n\"name\": \"y\"}", 2, []string{`field "name" appears twice`}},
+		{"trailing", `{"name": "x", "description": "d"} {}`, 1, []string{"unexpected text after"}},
+		{"unknown profile", `{"name": "x", "description": "d", "profiles": ["huge"]}`, 1, []string{`unknown profile "huge"`}},
+		{"handler path", `{"name": "x", "description": "d", "handler": "../evil.sh"}`, 1, []string{"must be a file name"}},
+		{"readOnly destructive", `{"name": "x", "description": "d", "readOnly": true, "destructive": true}`, 1, []string{"both readOnly and destructive"}},
+		{"confirmation message unused", `{"name": "x", "description": "d", "confirmationMessage": "sure?"}`, 1, []string{"shown only when a person is asked"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := ParseMetadata("tools/x/metadata.json", []byte(c.json))
+			var fe *FileError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err = %v, want a *FileError", err)
+			}
+			if c.line > 0 && fe.Line != c.line {
+				t.Errorf("line = %d, want %d (%v)", fe.Line, c.line, err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), "tools/x/metadata.json:") {
+				t.Errorf("error %q does not name the file", err)
+			}
+		})
+	}
+}
+
+func TestParseMetadataFull(t *testing.T) {
+	t.Parallel()
+	b := []byte(`{
+  "$schema": "https://example.invalid/metadata.schema.json",
+  "name": "deploy", "label": "Deploy", "description": "Deploys.", "version": "1.2.0", "category": "ops",
+  "riskLevel": "high", "timeout": 90, "requiresConfirmation": true, "confirmationMessage": "Deploy now?",
+  "destructive": true, "estimatedTime": 12, "section": "ops", "profiles": ["coding"], "ownerOnly": true,
+  "openWorld": true, "sandbox": false, "env": ["DEPLOY_TOKEN"], "handler": "run.sh", "interpreter": "bash"
+}`)
+	m, err := ParseMetadata("metadata.json", b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := m.meta(true)
+	if got.Risk != tool.RiskHigh || !got.RequiresConfirmation || got.ConfirmationMessage != "Deploy now?" ||
+		got.Timeout.Seconds() != 90 || !got.OwnerOnly || got.Section != "ops" || got.Source != tool.SourceDirectory ||
+		got.EstimatedTime.Seconds() != 12 || !got.Destructive || !got.OpenWorld || got.Version != "1.2.0" {
+		t.Errorf("meta = %+v", got)
+	}
+}
+
+func TestUntrustedFolderClaimsAreNotTaken(t *testing.T) {
+	t.Parallel()
+	m, err := ParseMetadata("metadata.json", []byte(`{"name":"x","description":"d","riskLevel":"low","readOnly":true,"ownerOnly":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trusted, untrusted := m.meta(true), m.meta(false)
+	if trusted.Risk != tool.RiskLow || !trusted.ReadOnly || !trusted.OwnerOnly {
+		t.Errorf("trusted meta = %+v, want low risk, read-only, owner-only as written", trusted)
+	}
+	if untrusted.Risk != tool.RiskMedium || untrusted.ReadOnly || untrusted.OwnerOnly {
+		t.Errorf("untrusted meta = %+v, want medium risk, not read-only, not owner-only", untrusted)
+	}
+	if d := m.meta(false); d.Section != DefaultSection {
+		t.Errorf("section = %q, want %q", d.Section, DefaultSection)
+	}
+}
+
+func TestHandlerDiscovery(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	cases := []struct {
+		name  string
+		files map[string]string
+		argv0 string // base name of the program started; "" for an error
+		err   string
+	}{
+		{"sh", map[string]string{"handler.sh": "echo"}, "bash", ""},
+		{"py", map[string]string{"handler.py": "print()"}, "python3", ""},
+		{"js", map[string]string{"handler.js": ""}, "node", ""},
+		{"exe", map[string]string{"+handler": "#!/bin/sh\n"}, "handler", ""},
+		{"exe_not_executable", map[string]string{"handler": "#!/bin/sh\n"}, "", "is not executable"},
+		{"none", map[string]string{"README": ""}, "", "no handler: add one of handler, handler.py"},
+		{"several", map[string]string{"handler.sh": "", "handler.py": ""}, "", "several handlers (handler.py, handler.sh)"},
+	}
+	for _, c := range cases {
+		c.files["metadata.json"] = meta(c.name, nil)
+		folder := writeTool(t, parent, c.name, c.files)
+		dt, err := Load(folder, Options{})
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err = %v, want %q", c.name, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.name, err)
+			continue
+		}
+		if got := filepath.Base(dt.Argv[0]); got != c.argv0 {
+			t.Errorf("%s: argv = %q, want %s first", c.name, dt.Argv, c.argv0)
+		}
+		if dt.Argv[len(dt.Argv)-1] != dt.Handler {
+			t.Errorf("%s: argv = %q does not end with the handler %s", c.name, dt.Argv, dt.Handler)
+		}
+	}
+}
+
+func TestInterpreterMissing(t *testing.T) {
+	t.Parallel()
+	folder := writeTool(t, t.TempDir(), "x", map[string]string{
+		"metadata.json": meta("x", map[string]any{"interpreter": "no-such-interpreter-here"}),
+		"handler.py":    "",
+	})
+	_, err := Load(folder, Options{})
+	if err == nil || !strings.Contains(err.Error(), `the interpreter "no-such-interpreter-here" that metadata.json names is not on PATH`) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestSchemaErrors(t *testing.T) {
+	t.Parallel()
+	parent := t.TempDir()
+	cases := map[string]struct{ schema, want string }{
+		"syntax":     {"{\n\"type\": \"object\",\n}", "schema.json:3: not valid JSON"},
+		"array":      {`[]`, "must be a JSON object"},
+		"not object": {`{"type":"string"}`, "parameters must describe a JSON object"},
+		"bad schema": {`{"type":"object","properties":{"a":{"type":"strung"}}}`, "does not compile"},
+	}
+	for name, c := range cases {
+		folder := writeTool(t, parent, strings.ReplaceAll(name, " ", "_"), map[string]string{
+			"metadata.json": meta("x", nil), "schema.json": c.schema, "handler.sh": "",
+		})
+		_, err := Load(folder, Options{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", name, err, c.want)
+		}
+	}
+}
+
+func TestLoadDirsSkipsBrokenTools(t *testing.T) {
+	t.Parallel()
+	a, b := t.TempDir(), t.TempDir()
+	shTool(t, a, "good", `echo '{"success":true}'`, nil)
+	writeTool(t, a, "broken", map[string]string{"metadata.json": `{"name":"broken","descripton":"x"}`, "handler.sh": ""})
+	writeTool(t, a, "notatool", map[string]string{"README.md": "just a folder"})
+	writeTool(t, a, ".hidden", map[string]string{"metadata.json": "not even json"})
+	shTool(t, b, "good_again", `echo '{"success":true}'`, map[string]any{"name": "good"})
+
+	set := LoadDirs([]Source{
+		{Path: a, Trusted: true},
+		{Path: b},
+		{Path: filepath.Join(a, "missing"), Optional: true},
+		{Path: filepath.Join(a, "configured-missing")},
+	}, Options{})
+	if got := set.Names(); len(got) != 1 || got[0] != "good" {
+		t.Fatalf("loaded %v, want [good]", got)
+	}
+	var msgs []string
+	for _, p := range set.Problems {
+		msgs = append(msgs, p.Error())
+	}
+	all := strings.Join(msgs, "\n")
+	for _, w := range []string{
+		`metadata.json:1: unknown field "descripton"; did you mean "description"?`,
+		`the name "good" is already taken by the tool in`,
+		"configured-missing",
+	} {
+		if !strings.Contains(all, w) {
+			t.Errorf("problems do not mention %q:\n%s", w, all)
+		}
+	}
+	if len(set.Problems) != 3 {
+		t.Errorf("%d problems, want 3:\n%s", len(set.Problems), all)
+	}
+
+	reg := registry.New()
+	if err := reg.Register(tool.Tool{Name: "good", Description: "taken", Execute: set.Tools[0].execute}); err != nil {
+		t.Fatal(err)
+	}
+	problems := set.Register(reg)
+	if len(problems) != 1 || !strings.Contains(problems[0].Error(), `the name "good" is taken by a tool already registered`) {
+		t.Errorf("Register problems = %v", problems)
+	}
+}
+
+func TestRegisteredToolIsMarkedAsDirectory(t *testing.T) {
+	t.Parallel()
+	a := t.TempDir()
+	shTool(t, a, "marked", `echo '{"success":true}'`, nil)
+	set := LoadDirs([]Source{{Path: a, Trusted: true}}, Options{})
+	reg := registry.New()
+	if p := set.Register(reg); len(p) != 0 {
+		t.Fatal(p)
+	}
+	m, ok := reg.Meta("marked")
+	if !ok || m.Source != tool.SourceDirectory || m.Section != DefaultSection {
+		t.Errorf("meta = %+v, want source directory, section %s", m, DefaultSection)
+	}
+	if len(reg.List(registry.Include("group:directory"))) != 1 {
+		t.Errorf("group:directory does not select the tool")
+	}
+}
+
+func TestMissingMetadata(t *testing.T) {
+	t.Parallel()
+	folder := t.TempDir()
+	if err := os.WriteFile(filepath.Join(folder, "handler.sh"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(folder, Options{})
+	if err == nil || !strings.Contains(err.Error(), "no metadata.json") {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,195 @@
+package dir
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/toolbelt/toolbelt/registry"
+)
+
+// Loader keeps the directory tools of some folders registered in a
+// registry, and, while it watches, in step with the folders: a tool folder
+// added, changed or removed is registered, replaced or unregistered (which
+// an MCP server announces to its clients as tools/list_changed).
+type Loader struct {
+	reg       *registry.Registry
+	sources   []Source
+	opts      Options
+	onProblem func(Problem)
+
+	mu     sync.Mutex
+	loaded map[string]loadedTool // by tool name: what this loader registered
+}
+
+type loadedTool struct {
+	dir         string
+	fingerprint string
+	tool        *Tool
+}
+
+// NewLoader returns a loader for the tools of sources. onProblem, when
+// set, hears about each tool that cannot be loaded or registered.
+func NewLoader(reg *registry.Registry, sources []Source, opts Options, onProblem func(Problem)) *Loader {
+	if onProblem == nil {
+		onProblem = func(Problem) {}
+	}
+	return &Loader{reg: reg, sources: sources, opts: opts, onProblem: onProblem, loaded: map[string]loadedTool{}}
+}
+
+// Load loads the folders and brings the registry in step: new tools are
+// registered, changed ones replaced, vanished or newly broken ones
+// unregistered. It returns the problems it found.
+func (l *Loader) Load() []Problem {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	set := LoadDirs(l.sources, l.opts)
+	problems := set.Problems
+	next := map[string]*Tool{}
+	for _, t := range set.Tools {
+		next[t.Meta.ID] = t
+	}
+	for name, old := range l.loaded {
+		if _, ok := next[name]; !ok {
+			l.reg.Unregister(name)
+			old.tool.Close()
+			delete(l.loaded, name)
+		}
+	}
+	for name, t := range next {
+		fp := fingerprint(t)
+		if old, ok := l.loaded[name]; ok {
+			if old.fingerprint == fp && old.dir == t.Dir {
+				continue
+			}
+			l.reg.Unregister(name)
+			old.tool.Close()
+			delete(l.loaded, name)
+		}
+		if problem := (Set{Tools: []*Tool{t}}).Register(l.reg); len(problem) > 0 {
+			problems = append(problems, problem...)
+			continue
+		}
+		l.loaded[name] = loadedTool{dir: t.Dir, fingerprint: fp, tool: t}
+	}
+	for _, p := range problems {
+		l.onProblem(p)
+	}
+	return problems
+}
+
+// Folder returns the folder of the directory tool name, if this loader
+// registered it.
+func (l *Loader) Folder(name string) (string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, ok := l.loaded[name]
+	return t.dir, ok
+}
+
+// Adopt records that t, registered by someone else (toolbelt tool try),
+// comes from its folder.
+func (l *Loader) Adopt(t *Tool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if old, ok := l.loaded[t.Meta.ID]; ok && old.tool != t {
+		old.tool.Close()
+	}
+	l.loaded[t.Meta.ID] = loadedTool{dir: t.Dir, fingerprint: fingerprint(t), tool: t}
+}
+
+// Close stops the persistent handlers of the tools it loaded.
+func (l *Loader) Close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, t := range l.loaded {
+		t.tool.Close()
+	}
+}
+
+// fingerprint identifies the content of a tool's files.
+func fingerprint(t *Tool) string {
+	h := sha256.New()
+	for _, f := range []string{filepath.Join(t.Dir, MetadataFile), filepath.Join(t.Dir, SchemaFile), t.Handler} {
+		b, _ := os.ReadFile(f)
+		h.Write([]byte(f))
+		h.Write(b)
+	}
+	h.Write([]byte(string(rune(len(t.Argv)))))
+	for _, a := range t.Argv {
+		h.Write([]byte(a + "\x00"))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// settle is how long the folders must be quiet after a change before they
+// are loaded again (an editor saves in several steps).
+const settle = 200 * time.Millisecond
+
+// Watch reloads the tools whenever a file in the folders changes, until
+// ctx is done. Folders that do not exist yet are not watched.
+func (l *Loader) Watch(ctx context.Context) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	l.watchAll(w)
+	l.Load() // what changed before the watch began
+	var timer *time.Timer
+	var fire <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if timer == nil {
+				timer = time.NewTimer(settle)
+			} else {
+				timer.Reset(settle)
+			}
+			fire = timer.C
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			l.onProblem(Problem{Err: err})
+		case <-fire:
+			fire = nil
+			l.watchAll(w) // new tool folders
+			l.Load()
+		}
+	}
+}
+
+// watchAll watches every source folder and every folder in it.
+func (l *Loader) watchAll(w *fsnotify.Watcher) {
+	for _, src := range l.sources {
+		entries, err := os.ReadDir(src.Path)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				l.onProblem(Problem{Dir: src.Path, Err: err})
+			}
+			continue
+		}
+		_ = w.Add(src.Path)
+		for _, e := range entries {
+			if e.IsDir() {
+				_ = w.Add(filepath.Join(src.Path, e.Name()))
+			}
+		}
+	}
+}
