@@ -64,7 +64,7 @@ func TestSpoolAppendsAndDrains(t *testing.T) {
 		if f := spoolFiles(t, dir); len(f) != 0 {
 			t.Errorf("spool files left after Close: %v", f)
 		}
-		if n := count(t, st, "audit_spool"); n != 0 {
+		if n := storetest.Count(t, st, "audit_spool"); n != 0 {
 			t.Errorf("%d progress rows left", n)
 		}
 		if err := s.Append(ctx, full()); err == nil {
@@ -115,8 +115,8 @@ func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 		if _, err := l.Verify(ctx); err != nil {
 			t.Error(err)
 		}
-		if f := spoolFiles(t, dir); len(f) != 0 || count(t, st, "audit_spool") != 0 {
-			t.Errorf("left after recovery: %v, %d rows", f, count(t, st, "audit_spool"))
+		if f := spoolFiles(t, dir); len(f) != 0 || storetest.Count(t, st, "audit_spool") != 0 {
+			t.Errorf("left after recovery: %v, %d rows", f, storetest.Count(t, st, "audit_spool"))
 		}
 		if n, err := l.Recover(ctx, dir); n != 0 || err != nil {
 			t.Errorf("second Recover = %d, %v", n, err)
@@ -151,18 +151,6 @@ func TestRecoverLeavesLiveSpools(t *testing.T) {
 			t.Errorf("%d records, want 30", len(rs))
 		}
 	})
-}
-
-func count(t *testing.T, st *store.Store, table string) int {
-	t.Helper()
-	var n int
-	ctx := context.Background()
-	if err := st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return n
 }
 
 func TestRecoverRefusesAGarbledSpool(t *testing.T) {

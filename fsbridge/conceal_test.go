@@ -28,6 +28,10 @@ func TestConceal(t *testing.T) {
 	l, err := fsbridge.OpenLocal(root, fsbridge.Conceal(data))
 	must(t, err)
 	defer l.Close()
+	// What tools that reach files by other ways (a shell) must hide too.
+	if got := l.Concealed(); len(got) == 0 || got[0] != data {
+		t.Errorf("Concealed() = %q, want it to start with %q", got, data)
+	}
 
 	refused := func(what string, err error) {
 		t.Helper()

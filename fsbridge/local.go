@@ -36,6 +36,7 @@ type Local struct {
 	root           *os.Root
 	prot           protector
 	hidden         protector // concealed directories (see Conceal)
+	concealedDirs  []string  // the directories given to Conceal, absolute, and their real paths
 	allowHardLinks bool
 }
 
@@ -82,8 +83,14 @@ func OpenLocal(dir string, opts ...Option) (*Local, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workspace %q: %w", dir, err)
 	}
-	return &Local{dir: abs, real: real, root: root, prot: prot, hidden: hidden, allowHardLinks: o.allowHardLinks}, nil
+	return &Local{dir: abs, real: real, root: root, prot: prot, hidden: hidden, concealedDirs: absConcealed, allowHardLinks: o.allowHardLinks}, nil
 }
+
+// Concealed returns the directories the bridge conceals (see [Conceal]):
+// each as given and, when it differs, with its symbolic links resolved.
+// Tools that reach files by other ways than the bridge (a shell) must hide
+// them too.
+func (l *Local) Concealed() []string { return slices.Clone(l.concealedDirs) }
 
 // concealed reports whether the canonical path p lies in a concealed
 // directory.

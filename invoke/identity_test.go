@@ -5,26 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"testing"
 
-	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
-
-type recorder struct {
-	mu sync.Mutex
-	rs []audit.Record
-}
-
-func (r *recorder) Append(_ context.Context, rec audit.Record) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.rs = append(r.rs, rec)
-	return nil
-}
 
 // TestCallIdentity: a call without an id gets a unique one; a provider's
 // id is answered with and kept beside Toolbelt's; the tool and every record
@@ -44,7 +30,7 @@ func TestCallIdentity(t *testing.T) {
 		seen, ids = append(seen, s), append(ids, call.ID)
 		return tool.Text("ok"), nil
 	})
-	rec := &recorder{}
+	rec := &records{}
 	reg := registry.New()
 	if err := reg.Register(probe); err != nil {
 		t.Fatal(err)
@@ -67,13 +53,13 @@ func TestCallIdentity(t *testing.T) {
 			t.Errorf("call %d ran in scope %+v, want %+v", i, s, want)
 		}
 	}
-	if len(rec.rs) != 3 {
-		t.Fatalf("%d audit records", len(rec.rs))
+	if len(rec.list) != 3 {
+		t.Fatalf("%d audit records", len(rec.list))
 	}
-	if r := rec.rs[2]; r.CallID != "tb_1" || r.ProviderCallID != "toolu_01" || r.Workspace != real || r.SessionKey != "s1" {
+	if r := rec.list[2]; r.CallID != "tb_1" || r.ProviderCallID != "toolu_01" || r.Workspace != real || r.SessionKey != "s1" {
 		t.Errorf("audit record %+v", r)
 	}
-	if r := rec.rs[0]; r.CallID != m1.ToolCallID || r.ProviderCallID != "" || r.Workspace != real {
+	if r := rec.list[0]; r.CallID != m1.ToolCallID || r.ProviderCallID != "" || r.Workspace != real {
 		t.Errorf("audit record %+v", r)
 	}
 }

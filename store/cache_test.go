@@ -49,7 +49,7 @@ func TestCachePutGetExpire(t *testing.T) {
 		if err := c.Put(ctx, "c", []byte("x"), time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, st, "cache"); n != 2 {
+		if n := storetest.Count(t, st, "cache"); n != 2 {
 			t.Errorf("%d rows after an expired one should have gone; want 2", n)
 		}
 	})

@@ -102,7 +102,7 @@ func TestJournalRetention(t *testing.T) {
 		if err := j.Record(ctx, "new", change); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, st, "file_changes"); n != 1 {
+		if n := storetest.Count(t, st, "file_changes"); n != 1 {
 			t.Fatalf("%d rows, want 1 (the expired change removed)", n)
 		}
 	})

@@ -31,19 +31,6 @@ func (c *clock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// count returns the number of rows in table.
-func count(t *testing.T, st *store.Store, table string) int {
-	t.Helper()
-	var n int
-	ctx := context.Background()
-	if err := st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 func TestOutputsPutGet(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("line of output ✓\n", 1<<16) // 1.1 MB
@@ -77,7 +64,7 @@ func TestOutputsPutGet(t *testing.T) {
 				t.Errorf("Get(%s) = %d bytes, %v, %v; want %d bytes, %v", tc.id, len(got), ok, err, len(tc.want), tc.ok)
 			}
 		}
-		if n := count(t, st, "outputs"); n != 4 {
+		if n := storetest.Count(t, st, "outputs"); n != 4 {
 			t.Errorf("%d rows, want 4 (a Put for the same call replaces)", n)
 		}
 	})
@@ -153,13 +140,13 @@ func TestOutputsKeepDays(t *testing.T) {
 		if _, ok, err := o.Get(ctx, "old"); ok || err != nil {
 			t.Fatalf("expired output returned (%v)", err)
 		}
-		if n := count(t, st, "outputs"); n != 1 {
+		if n := storetest.Count(t, st, "outputs"); n != 1 {
 			t.Fatalf("%d rows before the next Put, want 1", n)
 		}
 		if err := o.Put(ctx, "new", "today"); err != nil {
 			t.Fatal(err)
 		}
-		if n := count(t, st, "outputs"); n != 1 {
+		if n := storetest.Count(t, st, "outputs"); n != 1 {
 			t.Fatalf("%d rows after the next Put, want 1 (the expired one removed)", n)
 		}
 	})

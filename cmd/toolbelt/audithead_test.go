@@ -42,17 +42,17 @@ func TestAuditHeadAndVerifyHead(t *testing.T) {
 	data := t.TempDir()
 	environ := sharedEnvironment(t, data)
 	ws := t.TempDir()
-	if r := runEnv(t, environ, "", "audit", "head").expect(t, 0); r.stdout != "0 records: the log is empty, there is no head yet\n" {
+	if r := runCLIWith(t, environ, "", "", "audit", "head").expect(t, 0); r.stdout != "0 records: the log is empty, there is no head yet\n" {
 		t.Errorf("empty: %q", r.stdout)
 	}
 	for i := range 4 {
-		runEnv(t, environ, "", "call", "test_greet", "--args", fmt.Sprintf(`{"name":"n%d"}`, i), "--workspace", ws).expect(t, 0)
+		runCLIWith(t, environ, "", "", "call", "test_greet", "--args", fmt.Sprintf(`{"name":"n%d"}`, i), "--workspace", ws).expect(t, 0)
 	}
-	head := strings.TrimSpace(runEnv(t, environ, "", "audit", "head").expect(t, 0).stdout)
+	head := strings.TrimSpace(runCLIWith(t, environ, "", "", "audit", "head").expect(t, 0).stdout)
 	if !regexp.MustCompile(`^4:[0-9a-f]{64}$`).MatchString(head) {
 		t.Fatalf("head %q", head)
 	}
-	r := runEnv(t, environ, "", "audit", "verify", "--head", head).expect(t, 0)
+	r := runCLIWith(t, environ, "", "", "audit", "verify", "--head", head).expect(t, 0)
 	if !strings.Contains(r.stdout, "4 records, chain intact (head "+head+"), and it holds the saved head's record 4 unchanged") {
 		t.Errorf("verify --head: %q", r.stdout)
 	}
@@ -60,12 +60,12 @@ func TestAuditHeadAndVerifyHead(t *testing.T) {
 	// alone looks intact; the saved head does not.
 	sqlOn(t, data, "DELETE FROM audit_log WHERE seq > 2",
 		"UPDATE audit_head SET seq = 2, hash = (SELECT hash FROM audit_log WHERE seq = 2) WHERE id = 1")
-	runEnv(t, environ, "", "audit", "verify").expect(t, 0)
-	r = runEnv(t, environ, "", "audit", "verify", "--head", head).expect(t, 1)
+	runCLIWith(t, environ, "", "", "audit", "verify").expect(t, 0)
+	r = runCLIWith(t, environ, "", "", "audit", "verify", "--head", head).expect(t, 1)
 	if r.stdout != "Chain broken at record 3: missing: the log ends at record 2, but the saved head names record 4 (records were removed from the end).\n" {
 		t.Errorf("truncated: %q", r.stdout)
 	}
-	r = runEnv(t, environ, "", "audit", "verify", "--head", "4:nothex").expect(t, 2)
+	r = runCLIWith(t, environ, "", "", "audit", "verify", "--head", "4:nothex").expect(t, 2)
 	if !strings.Contains(r.stderr, "--head: \"4:nothex\" is not a head: want SEQ:HASH") {
 		t.Errorf("bad head: %q", r.stderr)
 	}
@@ -82,12 +82,12 @@ func TestAuditKey(t *testing.T) {
 	plain := sharedEnvironment(t, data)
 	ws := t.TempDir()
 	for i := range 3 {
-		runEnv(t, keyed, "", "call", "test_greet", "--args", fmt.Sprintf(`{"name":"n%d"}`, i), "--workspace", ws).expect(t, 0)
+		runCLIWith(t, keyed, "", "", "call", "test_greet", "--args", fmt.Sprintf(`{"name":"n%d"}`, i), "--workspace", ws).expect(t, 0)
 	}
-	runEnv(t, keyed, "", "audit", "verify").expect(t, 0)
+	runCLIWith(t, keyed, "", "", "audit", "verify").expect(t, 0)
 	// The same key given as the value itself.
-	runEnv(t, sharedEnvironment(t, data, envAuditKey+"=a key of more than sixteen bytes"), "", "audit", "verify").expect(t, 0)
-	r := runEnv(t, plain, "", "audit", "verify").expect(t, 1)
+	runCLIWith(t, sharedEnvironment(t, data, envAuditKey+"=a key of more than sixteen bytes"), "", "", "audit", "verify").expect(t, 0)
+	r := runCLIWith(t, plain, "", "", "audit", "verify").expect(t, 1)
 	if !strings.HasPrefix(r.stdout, "Cannot verify: the audit log is keyed (HMAC)") {
 		t.Errorf("without the key: %q", r.stdout)
 	}
@@ -112,11 +112,11 @@ func TestAuditKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = runEnv(t, keyed, "", "audit", "verify").expect(t, 1)
+	r = runCLIWith(t, keyed, "", "", "audit", "verify").expect(t, 1)
 	if r.stdout != "Chain broken at record 2: edited: its content does not match its hash.\n" {
 		t.Errorf("rewritten without the key: %q", r.stdout)
 	}
-	if r := runEnv(t, sharedEnvironment(t, data, envAuditKey+"=short"), "", "audit", "verify").expect(t, 2); !strings.Contains(r.stderr, "the audit key from TOOLBELT_AUDIT_KEY has 5 bytes: it needs at least 16") {
+	if r := runCLIWith(t, sharedEnvironment(t, data, envAuditKey+"=short"), "", "", "audit", "verify").expect(t, 2); !strings.Contains(r.stderr, "the audit key from TOOLBELT_AUDIT_KEY has 5 bytes: it needs at least 16") {
 		t.Errorf("short key: %q", r.stderr)
 	}
 }

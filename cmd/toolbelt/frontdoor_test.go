@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -21,27 +20,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// runWith runs the CLI in a child process with env, feeding it stdin.
-func runWith(t *testing.T, env []string, stdin string, args ...string) cliResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = env
-	cmd.Stdin = strings.NewReader(stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	if exitErr, ok := err.(*exec.ExitError); ok {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running the CLI: %v", err)
-	}
-	return cliResult{out.String(), errOut.String(), code}
-}
-
-// auditRecords reads the audit log of the state in env.
+// wireReply is a JSON-RPC answer as toolbelt mcp writes it.
 type wireReply struct {
 	ID     any `json:"id"`
 	Result *struct {
@@ -88,7 +67,7 @@ func TestMCPStdioPipedRequests(t *testing.T) {
 			line(3, "functions.READ", `{"path":"given.txt"}`) +
 			line(4, "raed", `{"path":"x"}`) +
 			line(5, "test_sleep", `{"ms":300}`)
-		r := runWith(t, env, input, "mcp", "--workspace", ws).expect(t, 0)
+		r := runCLIWith(t, env, "", input, "mcp", "--workspace", ws).expect(t, 0)
 		got := map[string]wireReply{}
 		for l := range strings.Lines(r.stdout) {
 			var w wireReply

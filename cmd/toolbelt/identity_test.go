@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,26 +26,6 @@ func sharedEnvironment(t *testing.T, data string, extra ...string) []string {
 		envAuditKey+"=", envAuditKeyFile+"="), extra...)
 }
 
-// runEnv runs the CLI in dir with environ.
-func runEnv(t *testing.T, environ []string, dir string, args ...string) cliResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env, cmd.Dir = environ, dir
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	code := 0
-	var exitErr *exec.ExitError
-	if errors.As(err, &exitErr) {
-		code = exitErr.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running the CLI: %v", err)
-	}
-	return cliResult{out.String(), errOut.String(), code}
-}
-
 // mcpSession starts `toolbelt mcp` in a workspace and connects a client.
 func mcpSession(t *testing.T, environ []string, ws string) (*sdk.ClientSession, *exec.Cmd) {
 	t.Helper()
@@ -63,7 +42,7 @@ func mcpSession(t *testing.T, environ []string, ws string) (*sdk.ClientSession, 
 
 func auditRecords(t *testing.T, environ []string, args ...string) []audit.Record {
 	t.Helper()
-	r := runEnv(t, environ, "", append([]string{"audit", "--json"}, args...)...).expect(t, 0)
+	r := runCLIWith(t, environ, "", "", append([]string{"audit", "--json"}, args...)...).expect(t, 0)
 	var rs []audit.Record
 	if err := json.Unmarshal([]byte(r.stdout), &rs); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)
@@ -153,7 +132,7 @@ func TestTwoMCPProcessesAndUndoElsewhere(t *testing.T) {
 		t.Fatalf("ids %v; A's %q, B's %q", ids, idA, idB)
 	}
 	// Undo of B's call, asked for in A: refused, nothing touched.
-	r := runEnv(t, environ, elsewhere, "undo", idB, "--workspace", wsA).expect(t, 1)
+	r := runCLIWith(t, environ, elsewhere, "", "undo", idB, "--workspace", wsA).expect(t, 1)
 	if want := fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone", idB, wsB, realA); !strings.Contains(r.stderr, want) {
 		t.Errorf("refusal: %q, want %q", r.stderr, want)
 	}
@@ -161,7 +140,7 @@ func TestTwoMCPProcessesAndUndoElsewhere(t *testing.T) {
 		t.Errorf("B's file after a refused undo: %q", got)
 	}
 	// Undo of A's call from another directory, without --workspace.
-	r = runEnv(t, environ, elsewhere, "undo", idA).expect(t, 0)
+	r = runCLIWith(t, environ, elsewhere, "", "undo", idA).expect(t, 0)
 	if r.stdout != "Undid call "+idA+": reverted f.txt.\n" {
 		t.Errorf("undo A: %q %q", r.stdout, r.stderr)
 	}
@@ -169,7 +148,7 @@ func TestTwoMCPProcessesAndUndoElsewhere(t *testing.T) {
 		t.Errorf("after undoing A's call: A %q, B %q", a, b)
 	}
 	// Undo of B's call run from inside A: done in B, where it ran.
-	runEnv(t, environ, realA, "undo", idB).expect(t, 0)
+	runCLIWith(t, environ, realA, "", "undo", idB).expect(t, 0)
 	if a, b := readFile(t, filepath.Join(realA, "f.txt")), readFile(t, filepath.Join(wsB, "f.txt")); a != "A original\n" || b != "B original\n" {
 		t.Errorf("after undoing B's call: A %q, B %q", a, b)
 	}
@@ -199,7 +178,7 @@ func TestResultReadStaysInItsWorkspace(t *testing.T) {
 	if err := os.Symlink(wsA, link); err != nil {
 		t.Fatal(err)
 	}
-	r := runEnv(t, environ, "", "call", "read", "--args", `{"path":"notes.txt"}`, "--max-result-chars", "300", "--json", "--workspace", wsA).expect(t, 0)
+	r := runCLIWith(t, environ, "", "", "call", "read", "--args", `{"path":"notes.txt"}`, "--max-result-chars", "300", "--json", "--workspace", wsA).expect(t, 0)
 	var msg struct {
 		ToolCallID string `json:"toolCallId"`
 		Content    []struct{ Text string }
@@ -208,12 +187,12 @@ func TestResultReadStaysInItsWorkspace(t *testing.T) {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
 	args := fmt.Sprintf(`{"callId":%q,"offset":0,"limit":10}`, msg.ToolCallID)
-	r = runEnv(t, environ, "", "call", "result_read", "--args", args, "--workspace", wsB).expect(t, 1)
+	r = runCLIWith(t, environ, "", "", "call", "result_read", "--args", args, "--workspace", wsB).expect(t, 1)
 	if !strings.Contains(r.stderr+r.stdout, "No full result is kept for call") {
 		t.Errorf("from another workspace: %q %q", r.stdout, r.stderr)
 	}
 	for _, ws := range []string{wsA, link} {
-		r = runEnv(t, environ, "", "call", "result_read", "--args", args, "--workspace", ws).expect(t, 0)
+		r = runCLIWith(t, environ, "", "", "call", "result_read", "--args", args, "--workspace", ws).expect(t, 0)
 		if !strings.HasPrefix(r.stdout, strings.Repeat("x", 10)) {
 			t.Errorf("from %s: %q", ws, r.stdout)
 		}
@@ -262,7 +241,7 @@ func TestAuditSurvivesKill(t *testing.T) {
 			t.Errorf("answered call n%d is not in the audit (%d records)", i, len(rs))
 		}
 	}
-	if r := runEnv(t, environ, "", "audit", "verify").expect(t, 0); !strings.Contains(r.stdout, "chain intact") {
+	if r := runCLIWith(t, environ, "", "", "audit", "verify").expect(t, 0); !strings.Contains(r.stdout, "chain intact") {
 		t.Errorf("verify: %s", r.stdout)
 	}
 }

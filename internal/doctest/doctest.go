@@ -199,7 +199,9 @@ func matchLine(want, got string) bool {
 }
 
 // Rewrite returns doc with each block's expected output replaced by
-// outputs[block index][command index] where that is not nil.
+// outputs[block index][command index] where that is not nil. Lines of the
+// new output that an expected line with "…" still matches keep that line,
+// so a rewrite does not replace a wildcard by this run's time or id.
 func Rewrite(doc string, blocks []Block, outputs [][][]string) string {
 	lines := strings.Split(doc, "\n")
 	var out []string
@@ -209,7 +211,7 @@ func Rewrite(doc string, blocks []Block, outputs [][][]string) string {
 		for ci, c := range b.Commands {
 			out = append(out, c.Display...)
 			if bi < len(outputs) && ci < len(outputs[bi]) && outputs[bi][ci] != nil {
-				out = append(out, outputs[bi][ci]...)
+				out = append(out, keepWildcards(c.Want, outputs[bi][ci])...)
 			} else {
 				out = append(out, c.Want...)
 			}
@@ -221,4 +223,44 @@ func Rewrite(doc string, blocks []Block, outputs [][][]string) string {
 	}
 	out = append(out, lines[prev:]...)
 	return strings.Join(out, "\n")
+}
+
+// keepWildcards aligns got with want (a longest common subsequence of
+// matching lines) and returns got with each matched line replaced by the
+// expected line that matches it.
+func keepWildcards(want, got []string) []string {
+	n, m := len(want), len(got)
+	// lcs[i][j]: length of the longest alignment of want[i:] and got[j:].
+	lcs := make([][]int, n+1)
+	for i := range lcs {
+		lcs[i] = make([]int, m+1)
+	}
+	for i := n - 1; i >= 0; i-- {
+		for j := m - 1; j >= 0; j-- {
+			switch {
+			case matchLine(want[i], got[j]):
+				lcs[i][j] = lcs[i+1][j+1] + 1
+			case lcs[i+1][j] >= lcs[i][j+1]:
+				lcs[i][j] = lcs[i+1][j]
+			default:
+				lcs[i][j] = lcs[i][j+1]
+			}
+		}
+	}
+	out := make([]string, 0, m)
+	i, j := 0, 0
+	for j < m {
+		switch {
+		case i < n && matchLine(want[i], got[j]):
+			out = append(out, want[i])
+			i++
+			j++
+		case i < n && lcs[i+1][j] >= lcs[i][j+1]:
+			i++
+		default:
+			out = append(out, got[j])
+			j++
+		}
+	}
+	return out
 }

@@ -136,3 +136,19 @@ func TestStateCarriesExports(t *testing.T) {
 		t.Errorf("the second block printed %q", got)
 	}
 }
+
+// TestRewriteKeepsWildcards shows that rewriting a drifted output keeps the
+// expected lines with "…" that still match, and takes the new lines as run.
+func TestRewriteKeepsWildcards(t *testing.T) {
+	t.Parallel()
+	doc := "```console\n$ toolbelt call x\nid call_…\ntime …\nold line\n```\n"
+	blocks, err := Parse(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Rewrite(doc, blocks, [][][]string{{{"id call_42", "new line", "time 21:43"}}})
+	want := "```console\n$ toolbelt call x\nid call_…\nnew line\ntime …\n```\n"
+	if got != want {
+		t.Errorf("Rewrite =\n%s\nwant\n%s", got, want)
+	}
+}

@@ -89,3 +89,16 @@ func Postgres(t testing.TB) string {
 	u.RawQuery = q.Encode()
 	return u.String()
 }
+
+// Count returns the number of rows in table.
+func Count(t testing.TB, st *store.Store, table string) int {
+	t.Helper()
+	var n int
+	ctx := context.Background()
+	if err := st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT COUNT(*) FROM "+table).Scan(&n)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}

@@ -42,19 +42,28 @@ type analysis struct {
 
 // analyzeCommand analyzes a command line for the workspace root (a real
 // path), starting in dir (inside root), with PATH entries path for the
-// programs listed to people.
-func analyzeCommand(command, root, dir string, path []string) analysis {
+// programs listed to people. The directories of conceal (real paths) count
+// as outside the workspace.
+func analyzeCommand(command, root, dir string, path, conceal []string) analysis {
 	f, err := parseCommand(command)
 	if err != nil {
 		return analysis{unsummarized: "the command does not parse as bash: " + err.Error(), notLow: "it does not parse"}
 	}
 	var a analysis
 	a.programs, a.unsummarized = listPrograms(f, &resolver{root: root, dir: dir, path: path})
-	c := checker{root: root, dir: dir}
-	if err := c.file(f); err != nil {
+	c := checker{root: root, dir: dir, conceal: conceal}
+	if d, ok := c.concealed(dir); ok {
+		a.notLow = fmt.Sprintf("it would run in %s, Toolbelt's own data directory, which is hidden from the tools", d)
+	} else if err := c.file(f); err != nil {
 		a.notLow = err.Error()
 	} else {
 		a.low = true
+		for _, g := range c.gitDirs {
+			if d, ok := c.concealed(g); ok {
+				a.low, a.notLow = false, fmt.Sprintf("git would run in %s, Toolbelt's own data directory, which is hidden from the tools", d)
+				break
+			}
+		}
 	}
 	a.gitDirs = c.gitDirs
 	return a
@@ -165,8 +174,20 @@ var (
 // checker decides whether a command line may run without approval.
 type checker struct {
 	root, dir string
+	conceal   []string // directories hidden from the tools (real paths)
 	gitDirs   []string
 	entries   int // tree entries walked so far
+}
+
+// concealed returns the directory of c.conceal that p (a real path, or one
+// whose elements were checked one by one) lies in.
+func (c *checker) concealed(p string) (string, bool) {
+	for _, d := range c.conceal {
+		if within(p, d) {
+			return relTo(c.root, d), true
+		}
+	}
+	return "", false
 }
 
 // file checks every statement of f.
@@ -333,6 +354,9 @@ func (c *checker) path(name string, tree bool) error {
 		if !within(cur, c.root) {
 			return fmt.Errorf("%s leads outside the workspace", name)
 		}
+		if _, ok := c.concealed(cur); ok {
+			return fmt.Errorf("%s is inside Toolbelt's own data directory, which is hidden from the tools", name)
+		}
 		st, err := os.Lstat(cur)
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
 			return nil // the command will report it missing
@@ -367,6 +391,9 @@ func (c *checker) walk(dir string) error {
 		if c.entries++; c.entries > maxTreeEntries {
 			return fmt.Errorf("the files it reads are more than %d, too many to check", maxTreeEntries)
 		}
+		if _, ok := c.concealed(p); ok {
+			return fmt.Errorf("%s holds Toolbelt's own data directory %s, which is hidden from the tools", relTo(c.root, dir), relTo(c.root, p))
+		}
 		t := d.Type()
 		switch {
 		case t.IsRegular() || t.IsDir():
@@ -380,7 +407,7 @@ func (c *checker) walk(dir string) error {
 			return nil
 		case t&fs.ModeSymlink != 0:
 			real, err := filepath.EvalSymlinks(p)
-			if err != nil || !within(real, c.root) {
+			if _, hidden := c.concealed(real); err != nil || !within(real, c.root) || hidden {
 				return fmt.Errorf("%s is a symbolic link that leads out of the workspace (or nowhere)", relTo(c.root, p))
 			}
 			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() && !st.IsDir() {

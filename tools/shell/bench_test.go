@@ -107,7 +107,7 @@ func BenchmarkCommandCheck(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				analyzeCommand(cmd, root, root, path)
+				analyzeCommand(cmd, root, root, path, nil)
 			}
 		})
 	}

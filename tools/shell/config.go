@@ -75,6 +75,10 @@ type settings struct {
 	envAllow       []string
 	shell          string
 	sandbox        SandboxConfig
+	// conceal are the directories of the workspace hidden from the tools
+	// (real paths; see concealedIn): unasked commands may not read them,
+	// and bubblewrap covers them.
+	conceal []string
 }
 
 // The defaults.

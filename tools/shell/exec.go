@@ -46,6 +46,7 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
+	cfg.conceal = concealedIn(tc, root)
 	sandboxNote := ""
 	if cfg.sandbox.Required || tc.Sandboxed {
 		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, there is no network, /tmp is private and the number of processes is limited."
@@ -95,7 +96,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	}
 	unasked := tool.ApprovalOf(ctx) == tool.ApprovalUnasked
 	if unasked {
-		a := analyzeCommand(in.Command, root, p.workdir, nil)
+		a := analyzeCommand(in.Command, root, p.workdir, nil, cfg.conceal)
 		if problem := lowRiskProblem(ctx, root, p.workdir, in, a); problem != "" {
 			return tool.Result{}, tool.InputErrorf("the command was not run: it was let through without approval, but it now needs a person's approval (%s). The workspace changed since it was checked; run it again to have it checked anew", problem)
 		}
@@ -188,7 +189,7 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 	// bubblewrap works, also when the sandbox was asked for.
 	if low {
 		if b := m.container(ctx, cfg.sandbox.Bwrap, root); b != nil {
-			plan := b.Contain(root, workdir, argv)
+			plan := b.Contain(root, workdir, cfg.conceal, argv)
 			sp.path, sp.args, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), "/"
 			sp.env, sp.nullStdin, sp.mode = lowEnv(root), true, modeContained
 			for k, v := range plan.Env {
@@ -202,7 +203,7 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		}
 	}
 	if sandboxed {
-		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit}
+		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit, Conceal: cfg.conceal}
 		if home, err := os.UserHomeDir(); err == nil {
 			spec.Hide = []string{home}
 		}

@@ -117,7 +117,7 @@ func TestContainedIsReadOnlyAndOffline(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	b := NewManager().container(context.Background(), "", root)
 	script := fmt.Sprintf("cat in.txt; echo; touch x; echo y > in.txt; ls /etc; cat /etc/passwd; ls /root /home; echo > /dev/tcp/127.0.0.1/%d && echo CONNECTED", port)
-	plan := b.Contain(root, root, []string{lookPath(t, "bash"), "-c", script})
+	plan := b.Contain(root, root, nil, []string{lookPath(t, "bash"), "-c", script})
 	out, _ := exec.Command(plan.Path, plan.Args...).CombinedOutput()
 	mustNotExist(t, filepath.Join(root, "x"))
 	if got := readFile(t, filepath.Join(root, "in.txt")); got != "in" {

@@ -29,7 +29,7 @@ func preview(ctx context.Context, root string, cfg settings, sandboxed bool, in 
 		e.Env = env
 	}
 	hostPath := filepath.SplitList(pathOf(commandEnv(os.Environ(), cfg.envAllow, callEnv(in))))
-	a := analyzeCommand(in.Command, root, p.workdir, hostPath)
+	a := analyzeCommand(in.Command, root, p.workdir, hostPath, cfg.conceal)
 	e.Programs, e.Unsummarized = a.programs, a.unsummarized
 	if lowRiskProblem(ctx, root, p.workdir, in, a) == "" {
 		// It will run with the system PATH: name the programs it finds.

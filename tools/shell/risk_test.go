@@ -15,7 +15,7 @@ import (
 // git configuration check), in the workspace root.
 func riskOf(t *testing.T, root, command string) tool.Risk {
 	t.Helper()
-	if analyzeCommand(command, root, root, filepath.SplitList(os.Getenv("PATH"))).low {
+	if analyzeCommand(command, root, root, filepath.SplitList(os.Getenv("PATH")), nil).low {
 		return tool.RiskLow
 	}
 	return tool.RiskHigh
@@ -390,7 +390,7 @@ func FuzzCommandAnalysis(f *testing.F) {
 	root := f.TempDir()
 	writeFile(f, filepath.Join(root, "a.go"), "x", 0o644)
 	f.Fuzz(func(t *testing.T, command string) {
-		a := analyzeCommand(command, root, root, []string{"/usr/bin", "/bin"})
+		a := analyzeCommand(command, root, root, []string{"/usr/bin", "/bin"}, nil)
 		file, err := parseCommand(command)
 		if err != nil {
 			if a.low {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -40,6 +41,28 @@ func workspaceRoot(tc *tool.Context) (string, error) {
 		return "", fmt.Errorf("the shell tools need a workspace, but the root %s is not a directory", tc.FSRoot)
 	}
 	return real, nil
+}
+
+// concealedIn returns the directories inside root (a real path) that the
+// tool context's file bridge conceals (see fsbridge.Conceal), with their
+// symbolic links resolved: Toolbelt's data directory when the workspace
+// holds it. Shell commands must not reach what the file tools cannot.
+func concealedIn(tc *tool.Context, root string) []string {
+	b, ok := tc.FS.(interface{ Concealed() []string })
+	if !ok {
+		return nil
+	}
+	var dirs []string
+	for _, d := range b.Concealed() {
+		real := filepath.Clean(d)
+		if r, err := filepath.EvalSymlinks(d); err == nil {
+			real = r
+		}
+		if real != root && within(real, root) && !slices.Contains(dirs, real) {
+			dirs = append(dirs, real)
+		}
+	}
+	return dirs
 }
 
 // resolveWorkdir returns the real path of the directory a command should

@@ -83,6 +83,11 @@ type Spec struct {
 	// ReadOnly lists directories to show read-only even when they lie in
 	// /tmp or a hidden directory (the folder of a directory tool).
 	ReadOnly []string
+	// Conceal lists directories inside Root to cover with an empty file
+	// system (Toolbelt's data directory, when the workspace holds it), so
+	// that the command can neither read nor change them. Directories that
+	// do not exist or lie outside Root are left alone.
+	Conceal []string
 }
 
 // Plan is how to start a sandboxed command: run Path with Args, as
@@ -132,8 +137,9 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	for _, dir := range s.ReadOnly {
 		args = append(args, "--ro-bind", dir, dir)
 	}
+	args = append(args, "--bind", s.Root, s.Root)
+	args = append(args, concealArgs(s.Root, s.Conceal)...)
 	args = append(args,
-		"--bind", s.Root, s.Root,
 		"--chdir", s.Workdir,
 		"--",
 		b.prlimit, fmt.Sprintf("--nproc=%d:%d", s.ProcessLimit, s.ProcessLimit), "--",
@@ -223,8 +229,9 @@ var systemDirs = []string{
 // (systemDirs, nothing of the rest of /etc, no home, no /run), an empty
 // /tmp, its own /dev and /proc, and as root without capabilities. Nothing
 // it does can change a file or reach the network; all it can read is the
-// workspace and the system's programs.
-func (b *Bwrap) Contain(root, workdir string, argv []string) Plan {
+// workspace and the system's programs. The directories of conceal inside
+// root (see Spec.Conceal) are covered with an empty file system.
+func (b *Bwrap) Contain(root, workdir string, conceal, argv []string) Plan {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
 	if b.disableUserns {
 		args = append(args, "--unshare-user", "--disable-userns")
@@ -237,16 +244,16 @@ func (b *Bwrap) Contain(root, workdir string, argv []string) Plan {
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
 		"--ro-bind", root, root,
-		"--chdir", workdir,
-		"--",
 	)
+	args = append(args, concealArgs(root, conceal)...)
+	args = append(args, "--chdir", workdir, "--")
 	return Plan{Path: b.path, Args: append(args, argv...), Env: map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"}}
 }
 
 // CheckContain runs a command that does nothing contained in root, to find
 // out whether bubblewrap can set it up here.
 func (b *Bwrap) CheckContain(ctx context.Context, root string) error {
-	p := b.Contain(root, root, []string{"/bin/sh", "-c", "exit 0"})
+	p := b.Contain(root, root, nil, []string{"/bin/sh", "-c", "exit 0"})
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.Path, p.Args...)
@@ -257,4 +264,25 @@ func (b *Bwrap) CheckContain(ctx context.Context, root string) error {
 		return fmt.Errorf("bubblewrap cannot contain commands here: %s", strings.TrimSpace(out.String()+" "+err.Error()))
 	}
 	return nil
+}
+
+// concealArgs covers each directory of dirs that exists below root (a real
+// path) with an empty, read-only file system; they come after root's own
+// mount, which they must cover.
+func concealArgs(root string, dirs []string) []string {
+	var args []string
+	for _, d := range dirs {
+		real, err := filepath.EvalSymlinks(d)
+		if err != nil {
+			continue // not there: nothing to hide
+		}
+		if real == root || !strings.HasPrefix(real, strings.TrimSuffix(root, "/")+"/") {
+			continue
+		}
+		if st, err := os.Stat(real); err != nil || !st.IsDir() {
+			continue
+		}
+		args = append(args, "--tmpfs", real, "--remount-ro", real)
+	}
+	return args
 }
