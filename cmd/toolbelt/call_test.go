@@ -38,7 +38,7 @@ func TestCallShowsTheIDToUndo(t *testing.T) {
 	env := cliEnvironment(t)
 	run := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }
 	r := run("call", "write", "--workspace", ws, "--args", `{"path":"a.txt","content":"new"}`).expect(t, 0)
-	m := regexp.MustCompile(`toolbelt: call (call_[0-9a-f]+) changed a file; 'toolbelt undo (call_[0-9a-f]+)' takes the changes back\.`).FindStringSubmatch(r.stderr)
+	m := regexp.MustCompile(`toolbelt: call (cli_[0-9a-hjkmnp-tv-z]{18}) changed a file; 'toolbelt undo (cli_[0-9a-hjkmnp-tv-z]{18})' takes the changes back\.`).FindStringSubmatch(r.stderr)
 	if m == nil || m[1] != m[2] || strings.Contains(r.stdout, m[1]) {
 		t.Fatalf("stdout %q\nstderr %q", r.stdout, r.stderr)
 	}
