@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -27,33 +25,12 @@ func approvingClient() *sdk.Client {
 // returns its MCP endpoint; the server is killed when the test ends.
 func serveHTTP(t *testing.T, environ []string, ws string) string {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--workspace", ws)
-	cmd.Env = environ
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
+	banner, _ := serveBanner(t, os.Args[0], environ, "--addr", "127.0.0.1:0", "--workspace", ws)
+	m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("the server printed no address:\n%s", banner)
 	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	sc := bufio.NewScanner(stdout)
-	url := ""
-	for url == "" && sc.Scan() {
-		if m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("the server printed no address: %s", stderr.String())
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	return url
+	return m[1]
 }
 
 // keptCallID calls read on notes.txt, which the 300-character limit cuts,
