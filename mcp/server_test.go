@@ -235,31 +235,40 @@ func TestProgressAndCancellation(t *testing.T) {
 	if err != nil || res.IsError || texts(res) != "counted" {
 		t.Fatalf("%v %q", err, texts(res))
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		mu.Lock()
-		n := len(progress)
-		last := ""
-		if n > 0 {
-			last = progress[n-1]
+	// waitFor waits until the last progress message ends with want.
+	waitFor := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			mu.Lock()
+			n := len(progress)
+			last := ""
+			if n > 0 {
+				last = progress[n-1]
+			}
+			mu.Unlock()
+			if strings.HasSuffix(last, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("progress %v, want %q last", progress, want)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		mu.Unlock()
-		if last == "step 3 of 3" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("progress %v", progress)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
-	// Cancelling the client's request cancels the call's context.
+	waitFor("step 3 of 3")
+	// Cancelling the client's request cancels the call's context. The
+	// cancellation is sent once the call runs (its first progress came):
+	// a request cancelled before it is sent never reaches the tool.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1000}})
+		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "slow", Arguments: map[string]any{"steps": 1000}, Meta: sdk.Meta{"progressToken": "p2"}})
 		done <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	waitFor(" of 1000")
 	cancel()
 	select {
 	case <-f.cancelled:

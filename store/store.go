@@ -23,7 +23,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+	"modernc.org/sqlite" // the "sqlite" database/sql driver
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DefaultFile is the name of the SQLite database in the data directory.
@@ -132,7 +133,10 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	if o.sync {
 		sync = "FULL"
 	}
-	params := "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(" + sync + ")&_pragma=foreign_keys(1)"
+	// journal_mode is not among the parameters: enableWAL sets it once (it
+	// is kept in the file), so that no connection the pools open later
+	// needs the lock that switching it takes.
+	params := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)", busyTimeout.Milliseconds(), sync)
 	w, err := sql.Open("sqlite", uri+params+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
@@ -141,7 +145,7 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	w.SetConnMaxIdleTime(0)
 	s := &Store{d: sqliteDialect, w: w, where: path, now: time.Now}
 	// The writer connects first: it turns WAL on before any reader opens.
-	if err := w.PingContext(ctx); err != nil {
+	if err := enableWAL(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("database %s: %w", path, err)
 	}
@@ -151,6 +155,39 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	}
 	s.r.SetMaxOpenConns(8)
 	return s, nil
+}
+
+// busyTimeout is how long a SQLite connection waits for another's lock.
+const busyTimeout = 10 * time.Second
+
+// enableWAL connects w and switches the database to WAL mode. When several
+// processes open a new database at once, SQLite can answer SQLITE_BUSY at
+// once, without waiting in its busy handler (one connection switching the
+// journal mode while another reads the header, or recovers or removes the
+// log), so a busy answer is retried with a growing pause until busyTimeout.
+func enableWAL(ctx context.Context, w *sql.DB) error {
+	deadline := time.Now().Add(busyTimeout)
+	pause := time.Millisecond
+	for {
+		_, err := w.ExecContext(ctx, "PRAGMA journal_mode=WAL")
+		if err == nil || !isBusy(err) || time.Now().Add(pause).After(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// isBusy tells whether err is SQLite's SQLITE_BUSY (any extended code).
+func isBusy(err error) bool {
+	var e *sqlite.Error
+	return errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
 func openPostgres(ctx context.Context, dsn string) (*Store, error) {
