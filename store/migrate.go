@@ -133,6 +133,31 @@ CREATE TABLE session_messages (
 	PRIMARY KEY (session_id, seq)
 );
 `},
+	// The agents' memory index (package tools/memory): per scope (a
+	// workspace) the memory files indexed with their stamps, and their
+	// chunks. {{memory_search}} adds the full-text search: an FTS5 table on
+	// SQLite (rowid = chunk id, BM25), a weighted tsvector with a GIN index
+	// on PostgreSQL.
+	{name: "memory index", sql: `
+CREATE TABLE memory_files (
+	scope TEXT NOT NULL,
+	path TEXT NOT NULL,
+	stamp TEXT NOT NULL,
+	indexed_ns BIGINT NOT NULL,
+	PRIMARY KEY (scope, path)
+);
+CREATE TABLE memory_chunks (
+	id {{id}},
+	scope TEXT NOT NULL,
+	path TEXT NOT NULL,
+	start_line BIGINT NOT NULL,
+	end_line BIGINT NOT NULL,
+	title TEXT NOT NULL,
+	body TEXT NOT NULL
+);
+CREATE INDEX memory_chunks_file ON memory_chunks (scope, path);
+{{memory_search}}
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own
