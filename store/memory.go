@@ -107,10 +107,11 @@ func (m *Memory) Search(ctx context.Context, scope, query string, limit int) ([]
 		// Each word quoted (it holds only letters and digits), any may
 		// match; bm25 is lower for better matches, title weighing double.
 		arg = `"` + strings.Join(words, `" OR "`) + `"`
-		q = `SELECT c.path, c.start_line, c.end_line, c.body, -bm25(memory_fts, 2.0, 1.0) AS score
-FROM memory_fts JOIN memory_chunks c ON c.id = memory_fts.rowid
-WHERE memory_fts MATCH ? AND c.scope = ?
-ORDER BY bm25(memory_fts, 2.0, 1.0) LIMIT ?`
+		q = `SELECT c.path, c.start_line, c.end_line, c.body, -f.rank
+FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rank MATCH 'bm25(2.0, 1.0)') f
+JOIN memory_chunks c ON c.id = f.rowid
+WHERE c.scope = ?
+ORDER BY f.rank LIMIT ?`
 	} else {
 		arg = strings.Join(words, " | ")
 		q = `SELECT path, start_line, end_line, body, ts_rank(tsv, to_tsquery('english', ?)) AS score

@@ -2,8 +2,8 @@
 // memory_get. An agent's memory is Markdown in its workspace — MEMORY.md and
 // the .md files under memory/ — indexed for full-text search in the store
 // (tool.MemoryIndex). Each search first brings the index in step with the
-// files: files whose size or modification time changed are indexed again,
-// removed files are dropped.
+// files (see Indexer): files whose size or modification time changed are
+// indexed again, removed files are dropped.
 package memory
 
 import (
@@ -14,15 +14,19 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// Register adds memory_search and memory_get to reg.
+// Register adds memory_search and memory_get to reg; memory_search keeps
+// the indexes in step with the files with an Indexer of DefaultRescan.
 func Register(reg *registry.Registry) error {
-	if err := reg.RegisterFactory(searchTool, tool.Meta{
+	ix := NewIndexer(DefaultRescan)
+	if err := reg.RegisterFactory(ix.searchTool, tool.Meta{
 		ID: "memory_search", Label: "Search Memory", Description: searchDescription,
 		ReadOnly: true, Source: tool.SourceCore,
 	}); err != nil {
@@ -78,7 +82,7 @@ func usable(tc *tool.Context) error {
 	return nil
 }
 
-func searchTool(tc *tool.Context) (*tool.Tool, error) {
+func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
 	if err := usable(tc); err != nil {
 		return nil, err
 	}
@@ -86,7 +90,7 @@ func searchTool(tc *tool.Context) (*tool.Tool, error) {
 		if in.MaxResults == 0 {
 			in.MaxResults = 6
 		}
-		hits, err := Search(ctx, inv.Context.Memory, inv.Context.WorkspaceDir, in.Query, in.MaxResults)
+		hits, err := ix.Search(ctx, inv.Context.Memory, inv.Context.WorkspaceDir, in.Query, in.MaxResults)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -113,10 +117,43 @@ func searchResult(query string, hits []Hit) tool.Result {
 	return res
 }
 
+// DefaultRescan is how long after a full scan of a workspace's memory files
+// memory_search trusts it while MEMORY.md and the memory directories are
+// unchanged.
+const DefaultRescan = 2 * time.Second
+
+// Indexer keeps workspaces' memory indexes in step with their files. A full
+// scan stats every memory file and indexes again those whose size or
+// modification time changed. Within Rescan of the last full scan, a search
+// only checks MEMORY.md and the modification times of the directories
+// under memory/: files created, removed or replaced by a rename (as
+// Toolbelt's own file tools write) show at once; a file rewritten in place
+// shows at the next full scan. It is safe for concurrent use.
+type Indexer struct {
+	// Rescan is how long a full scan is trusted (see above); 0 scans fully
+	// at every search.
+	Rescan time.Duration
+
+	mu    sync.Mutex
+	scans map[string]*scan // by workspace
+}
+
+// scan is what the last full scan of a workspace found.
+type scan struct {
+	at     time.Time
+	stamps map[string]string // indexed files' stamps
+	dirs   map[string]string // stamps of MEMORY.md ("MEMORY.md") and of the directories under memory/
+}
+
+// NewIndexer returns an indexer that trusts a full scan for rescan.
+func NewIndexer(rescan time.Duration) *Indexer {
+	return &Indexer{Rescan: rescan}
+}
+
 // Search brings the index of the workspace's memory in step with its files
 // and returns up to limit hits for query, best first.
-func Search(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int) ([]Hit, error) {
-	if err := Sync(ctx, idx, workspace); err != nil {
+func (ix *Indexer) Search(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int) ([]Hit, error) {
+	if err := ix.Sync(ctx, idx, workspace); err != nil {
 		return nil, err
 	}
 	found, err := idx.Search(ctx, workspace, query, limit)
@@ -141,18 +178,27 @@ func snippet(text string) string {
 
 // Sync indexes the memory files of workspace that changed since they were
 // indexed (by size and modification time) and drops the ones that are gone.
-func Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
+func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return fmt.Errorf("opening the workspace: %w", err)
 	}
 	defer root.Close()
-	onDisk, err := list(root)
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	last := ix.scans[workspace]
+	if last != nil && ix.Rescan > 0 && time.Since(last.at) < ix.Rescan && unchanged(root, last.dirs) {
+		return nil
+	}
+	at := time.Now()
+	onDisk, dirs, err := list(root)
 	if err != nil {
 		return err
 	}
-	indexed, err := idx.Stamps(ctx, workspace)
-	if err != nil {
+	var indexed map[string]string
+	if last != nil {
+		indexed = last.stamps
+	} else if indexed, err = idx.Stamps(ctx, workspace); err != nil {
 		return err
 	}
 	var changes []tool.MemoryFile
@@ -162,7 +208,8 @@ func Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
 		}
 		data, err := root.ReadFile(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			continue // removed since it was listed; the next search drops it
+			delete(onDisk, p) // removed since it was listed
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("reading %s: %w", p, err)
@@ -174,41 +221,82 @@ func Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
 			changes = append(changes, tool.MemoryFile{Path: p, Deleted: true})
 		}
 	}
-	return idx.Update(ctx, workspace, changes)
+	if err := idx.Update(ctx, workspace, changes); err != nil {
+		delete(ix.scans, workspace)
+		return err
+	}
+	if ix.scans == nil {
+		ix.scans = map[string]*scan{}
+	}
+	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs}
+	return nil
+}
+
+// stamp tells versions of a file or directory apart.
+func stamp(fi fs.FileInfo) string {
+	return fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// unchanged reports whether MEMORY.md and the directories under memory/
+// are as a scan found them (and memory/ has no new directory: its own
+// stamp would have changed).
+func unchanged(root *os.Root, dirs map[string]string) bool {
+	if st := statStamp(root, "MEMORY.md"); st != dirs["MEMORY.md"] {
+		return false
+	}
+	if st := statStamp(root, "memory"); st != dirs["memory"] {
+		return false
+	}
+	for p, want := range dirs {
+		if p != "MEMORY.md" && p != "memory" && statStamp(root, p) != want {
+			return false
+		}
+	}
+	return true
+}
+
+func statStamp(root *os.Root, p string) string {
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	return stamp(fi)
 }
 
 // list returns the stamp of each memory file under root: MEMORY.md and the
-// regular .md files below memory/ (links are not followed out of the
-// workspace; files over MaxFileBytes are left out).
-func list(root *os.Root) (map[string]string, error) {
-	out := map[string]string{}
-	add := func(p string, fi fs.FileInfo) {
-		if fi.Mode().IsRegular() && fi.Size() <= MaxFileBytes {
-			out[p] = fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
-		}
+// regular .md files below memory/ (links are not followed; files over
+// MaxFileBytes are left out); and the stamps of MEMORY.md and of each
+// directory under memory/.
+func list(root *os.Root) (files, dirs map[string]string, err error) {
+	files, dirs = map[string]string{}, map[string]string{}
+	dirs["MEMORY.md"] = statStamp(root, "MEMORY.md")
+	dirs["memory"] = ""
+	if fi, err := root.Lstat("MEMORY.md"); err == nil && fi.Mode().IsRegular() && fi.Size() <= MaxFileBytes {
+		files["MEMORY.md"] = stamp(fi)
 	}
-	if fi, err := root.Stat("MEMORY.md"); err == nil {
-		add("MEMORY.md", fi)
-	}
-	err := fs.WalkDir(root.FS(), "memory", func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(root.FS(), "memory", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p == "memory" && errors.Is(err, fs.ErrNotExist) {
 				return fs.SkipAll
 			}
 			return nil // an unreadable entry is left out, not fatal
 		}
-		if d.IsDir() || !strings.HasSuffix(p, ".md") || !d.Type().IsRegular() {
+		fi, err := d.Info()
+		if err != nil {
 			return nil
 		}
-		if fi, err := d.Info(); err == nil {
-			add(p, fi)
+		switch {
+		case d.IsDir():
+			dirs[p] = stamp(fi)
+		case strings.HasSuffix(p, ".md") && d.Type().IsRegular() && fi.Size() <= MaxFileBytes:
+			files[p] = stamp(fi)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("listing memory/: %w", err)
+		return nil, nil, fmt.Errorf("listing memory/: %w", err)
 	}
-	return out, nil
+	return files, dirs, nil
 }
 
 // IsMemoryPath reports whether p (slash-separated, relative to the

@@ -48,7 +48,7 @@ func TestTop3HitRateOnTheCorpus(t *testing.T) {
 	}
 	found := 0
 	for _, q := range queries {
-		hits, err := memory.Search(context.Background(), idx, ws, q.Query, 3)
+		hits, err := memory.NewIndexer(0).Search(context.Background(), idx, ws, q.Query, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,11 +93,12 @@ func TestTheIndexFollowsFileChanges(t *testing.T) {
 	ctx := context.Background()
 	ws := t.TempDir()
 	idx := openStore(t).Memory()
+	ix := memory.NewIndexer(0)
 	write(t, ws, "MEMORY.md", "# Pets\nThe cat is called Miso.\n")
 	write(t, ws, "memory/a.md", "# Garden\nTomatoes planted in April.\n")
 	write(t, ws, "notes/other.md", "Miso Miso Miso tomatoes\n")        // not memory
 	write(t, ws, "memory/readme.txt", "Miso tomatoes, not markdown\n") // not .md
-	hits, err := memory.Search(ctx, idx, ws, "Miso", 5)
+	hits, err := ix.Search(ctx, idx, ws, "Miso", 5)
 	if err != nil || len(hits) != 1 || hits[0].Path != "MEMORY.md" || hits[0].StartLine != 1 || hits[0].EndLine != 2 || !strings.Contains(hits[0].Snippet, "Miso") {
 		t.Fatalf("%v %+v", err, hits)
 	}
@@ -107,14 +108,14 @@ func TestTheIndexFollowsFileChanges(t *testing.T) {
 	if err := os.Remove(filepath.Join(ws, "memory/a.md")); err != nil {
 		t.Fatal(err)
 	}
-	hits, _ = memory.Search(ctx, idx, ws, "Miso", 5)
+	hits, _ = ix.Search(ctx, idx, ws, "Miso", 5)
 	if got := paths(hits); len(got) != 1 || got[0] != "memory/sub/b.md" {
 		t.Fatalf("after changes: %+v", hits)
 	}
-	if hits, _ = memory.Search(ctx, idx, ws, "tofu", 5); len(hits) != 1 || hits[0].Path != "MEMORY.md" {
+	if hits, _ = ix.Search(ctx, idx, ws, "tofu", 5); len(hits) != 1 || hits[0].Path != "MEMORY.md" {
 		t.Fatalf("changed file: %+v", hits)
 	}
-	if hits, _ = memory.Search(ctx, idx, ws, "tomatoes", 5); len(hits) != 0 {
+	if hits, _ = ix.Search(ctx, idx, ws, "tomatoes", 5); len(hits) != 0 {
 		t.Fatalf("removed file still found: %+v", hits)
 	}
 	// Same size, new modification time.
@@ -123,7 +124,7 @@ func TestTheIndexFollowsFileChanges(t *testing.T) {
 	if err := os.Chtimes(filepath.Join(ws, "MEMORY.md"), later, later); err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ = memory.Search(ctx, idx, ws, "soba", 5); len(hits) != 1 {
+	if hits, _ = ix.Search(ctx, idx, ws, "soba", 5); len(hits) != 1 {
 		t.Fatalf("same-size change missed: %+v", hits)
 	}
 	// A link out of the workspace is not followed.
@@ -132,12 +133,51 @@ func TestTheIndexFollowsFileChanges(t *testing.T) {
 	if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(ws, "memory", "link.md")); err != nil {
 		t.Fatal(err)
 	}
-	if hits, _ = memory.Search(ctx, idx, ws, "secret", 5); len(hits) != 0 {
+	if hits, _ = ix.Search(ctx, idx, ws, "secret", 5); len(hits) != 0 {
 		t.Fatalf("followed a link out: %+v", hits)
 	}
 	// No memory at all is no error.
-	if hits, err := memory.Search(ctx, idx, t.TempDir(), "anything", 5); err != nil || len(hits) != 0 {
+	if hits, err := ix.Search(ctx, idx, t.TempDir(), "anything", 5); err != nil || len(hits) != 0 {
 		t.Fatalf("empty workspace: %v %+v", err, hits)
+	}
+}
+
+func TestWithinRescanOnlyDirectoryChangesShow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ws := t.TempDir()
+	idx := openStore(t).Memory()
+	ix := memory.NewIndexer(time.Hour)
+	write(t, ws, "memory/a.md", "alpha\n")
+	if hits, err := ix.Search(ctx, idx, ws, "alpha", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("%v %+v", err, hits)
+	}
+	// A file replaced by a rename (as the file tools write) shows at once.
+	write(t, ws, "tmp.md", "bravo\n")
+	if err := os.Rename(filepath.Join(ws, "tmp.md"), filepath.Join(ws, "memory", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	if hits, _ := ix.Search(ctx, idx, ws, "bravo", 5); len(hits) != 1 {
+		t.Fatalf("renamed-in file not seen: %+v", hits)
+	}
+	// A new file in a new subdirectory, and MEMORY.md written in place.
+	write(t, ws, "memory/sub/c.md", "charlie\n")
+	write(t, ws, "MEMORY.md", "delta\n")
+	if hits, _ := ix.Search(ctx, idx, ws, "charlie delta", 5); len(hits) != 2 {
+		t.Fatalf("new files not seen: %+v", hits)
+	}
+	write(t, ws, "memory/sub/d.md", "echo\n")
+	if hits, _ := ix.Search(ctx, idx, ws, "echo", 5); len(hits) != 1 {
+		t.Fatalf("file in subdirectory not seen: %+v", hits)
+	}
+	// A file rewritten in place waits for the next full scan.
+	write(t, ws, "memory/a.md", "foxtrot\n")
+	if hits, _ := ix.Search(ctx, idx, ws, "foxtrot", 5); len(hits) != 0 {
+		t.Fatalf("in-place rewrite seen within Rescan: %+v", hits)
+	}
+	ix.Rescan = 0
+	if hits, _ := ix.Search(ctx, idx, ws, "foxtrot", 5); len(hits) != 1 {
+		t.Fatalf("full scan missed the rewrite: %+v", hits)
 	}
 }
 
