@@ -149,7 +149,7 @@ func TestErrorsNameTheLine(t *testing.T) {
 		"agents:\n  a:\n    model: gpt-4o\n":                                     `toolbelt.yaml:3: agents.a.model is "gpt-4o": write PROVIDER/MODEL`,
 		"agents:\n  a:\n    subagents: {allow: [b]}\n":                           `toolbelt.yaml:3: agents.a.subagents.allow names "b", which is not a configured agent (configured: a)`,
 		"agents:\n  a:\n    subagents: {maxDepth: -1}\n":                         "toolbelt.yaml:3: agents.a.subagents: maxDepth and maxConcurrent must not be negative",
-		"agents:\n  'a:b':\n    name: x\n":                                       `toolbelt.yaml:2: agents: the id "a:b" may use only letters`,
+		"agents:\n  'a:b':\n    name: x\n":                                       `toolbelt.yaml:3: agents: the id "a:b" may use only letters`,
 	} {
 		_, err := Parse("toolbelt.yaml", []byte(src))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
