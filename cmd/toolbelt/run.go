@@ -26,6 +26,7 @@ import (
 
 // agentFlags are the flags of the commands that run an agent.
 type agentFlags struct {
+	Agent    string `help:"Run as this configured agent (toolbelt agents): its model, workspace, system prompt and tool policy, unless --model, --workspace or --system say otherwise." placeholder:"ID"`
 	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL, then model in toolbelt.yaml)." placeholder:"PROVIDER/MODEL"`
 	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
 	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
@@ -52,7 +53,16 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	model := cmp.Or(f.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
+	var ag config.Agent
+	if f.Agent != "" {
+		if ag, err = configuredAgent(cfg, f.Agent); err != nil {
+			return nil, err
+		}
+		if f.Workspace == "" {
+			f.Workspace = configPath(cfg, ag.Workspace)
+		}
+	}
+	model := cmp.Or(f.Model, ag.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
 	switch {
 	case model == "":
 		return nil, fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), TOOLBELT_MODEL or model in toolbelt.yaml", strings.Join(llm.ProviderNames(), ", "))
@@ -63,14 +73,6 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	case f.Profile != "" && !catalog.IsProfile(f.Profile):
 		return nil, fmt.Errorf("unknown profile %q: use one of %s", f.Profile, strings.Join(catalog.Profiles(), ", "))
 	}
-	system := f.System
-	if name, ok := strings.CutPrefix(system, "@"); ok {
-		b, err := readInput(e, name)
-		if err != nil {
-			return nil, fmt.Errorf("--system %s: %w", system, err)
-		}
-		system = string(b)
-	}
 	client, err := modelClient(cfg, model, f.BaseURL)
 	if err != nil {
 		return nil, err
@@ -78,6 +80,19 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	tc, err := f.runContext(e)
 	if err != nil {
 		return nil, err
+	}
+	tc.AgentID = f.Agent
+	system := f.System
+	if name, ok := strings.CutPrefix(system, "@"); ok {
+		b, err := readInput(e, name)
+		if err != nil {
+			return nil, fmt.Errorf("--system %s: %w", system, err)
+		}
+		system = string(b)
+	} else if system == "" && ag.System != "" {
+		if system, err = agentSystem(tc.WorkspaceDir, f.Agent, ag.System); err != nil {
+			return nil, err
+		}
 	}
 	var extra []invoke.Option
 	if f.Profile != "" {
@@ -89,6 +104,25 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
+}
+
+// agentSystem is an agent's configured system prompt: the text, or the
+// file @FILE names, relative to the agent's workspace and confined to it.
+func agentSystem(workspace, id, system string) (string, error) {
+	name, ok := strings.CutPrefix(system, "@")
+	if !ok {
+		return system, nil
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return "", fmt.Errorf("agents.%s.system %s: %w", id, system, err)
+	}
+	defer root.Close()
+	b, err := root.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("agents.%s.system %s: reading it from the workspace %s: %w", id, system, workspace, err)
+	}
+	return string(b), nil
 }
 
 // agentLoops is the loop detection of agent runs: a call repeated with the
