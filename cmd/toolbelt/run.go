@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,14 +172,28 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	var history []llm.Message
-	if c.Session != "" {
-		if history, err = loadSession(ctx, e, tc.WorkspaceDir, c.Session); err != nil {
+	key := c.Session
+	if key == "" && c.Agent != "" {
+		// An agent's run is kept as a session of its own, to list and resume.
+		key = store.SessionKey(c.Agent, "cli", newRunID())
+		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
+	}
+	if key != "" {
+		if history, err = loadSession(ctx, e, tc.WorkspaceDir, key); err != nil {
+			return err
+		}
+		if err := startSession(e, tc.WorkspaceDir, key, model, c.Agent); err != nil {
 			return err
 		}
 	}
 	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
-	if c.Session != "" {
-		if err := saveSession(e, tc.WorkspaceDir, c.Session, model, transcript[len(history):]); err != nil {
+	if key != "" {
+		fresh := transcript[len(history):]
+		err := saveSession(e, tc.WorkspaceDir, key, model, fresh)
+		if err == nil {
+			err = finishSession(e, tc.WorkspaceDir, key, runErr, fresh)
+		}
+		if err != nil {
 			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 			runErr = cmp.Or(runErr, err)
 		}
@@ -229,6 +245,46 @@ func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Messa
 		}
 	}
 	return out, nil
+}
+
+// startSession marks session key running, creating it for agentID.
+func startSession(e *env, workspace, key, model, agentID string) error {
+	st, err := e.state(workspace)
+	if err != nil {
+		return err
+	}
+	return st.Sessions().Start(context.Background(), store.SessionStart{ID: key, Workspace: workspace, Model: model, AgentID: agentID})
+}
+
+// finishSession records how a run of session key ended — done, aborted (cancelled) or
+// failed — and the tokens its messages used.
+func finishSession(e *env, workspace, key string, runErr error, msgs []llm.Message) error {
+	st, err := e.state(workspace)
+	if err != nil {
+		return err
+	}
+	status := store.SessionDone
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		status = store.SessionAborted
+	case runErr != nil:
+		status = store.SessionFailed
+	}
+	var u store.SessionUsage
+	for _, m := range msgs {
+		if m.Usage != nil {
+			u.Input += int64(m.Usage.Input)
+			u.Output += int64(m.Usage.Output)
+		}
+	}
+	return st.Sessions().Finish(context.Background(), key, status, u)
+}
+
+// newRunID is a short random id for a run's session key.
+func newRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // saveSession appends a run's messages to session id. It runs after an
