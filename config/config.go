@@ -8,8 +8,10 @@
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -46,8 +48,10 @@ type Config struct {
 	Confirm Confirm `yaml:"confirm"`
 	// Tools is the global tool policy, with tool settings.
 	Tools Tools `yaml:"tools"`
-	// Agents holds per-agent policy: agents.<id>.tools.
-	Agents map[string]Scope `yaml:"agents"`
+	// Agents are the configured agents by id: each one's model, workspace,
+	// system prompt, tool policy (agents.<id>.tools, a policy layer) and
+	// which agents it may spawn. See docs/agents.md.
+	Agents map[string]Agent `yaml:"agents"`
 	// Channels holds per-channel (or group) policy: channels.<id>.tools.
 	Channels map[string]Scope `yaml:"channels"`
 	// Sandbox is the policy for sandboxed callers.
@@ -291,8 +295,63 @@ func (t MCPToken) Secret(getenv func(string) string) (string, error) {
 // mcp.separator is not set.
 const DefaultMCPSeparator = "__"
 
-// Scope holds the tool policy of an agent, a channel, the sandbox or
-// sub-agents.
+// Agent is one configured agent (toolbelt agents; toolbelt run --agent ID).
+type Agent struct {
+	// Name is what people see; the id when empty.
+	Name string `yaml:"name"`
+	// Description says what the agent is for (agents_list shows it to
+	// agents that may spawn it).
+	Description string `yaml:"description"`
+	// Model is the agent's PROVIDER/MODEL; the top-level model when empty.
+	// toolbelt run --model overrides it.
+	Model string `yaml:"model"`
+	// Workspace is the agent's workspace directory (its files and its
+	// memory: MEMORY.md, memory/); a relative path is taken from the config
+	// file's directory. The current directory (or --workspace) when empty.
+	Workspace string `yaml:"workspace"`
+	// System is the agent's system prompt, or @FILE to read it from a file
+	// (relative to the workspace, e.g. @AGENTS.md). toolbelt run --system
+	// overrides it.
+	System string `yaml:"system"`
+	// Tools is the agent's tool policy layer.
+	Tools Rules `yaml:"tools"`
+	// Subagents says which agents this one may spawn.
+	Subagents SubagentLimits `yaml:"subagents"`
+}
+
+// SubagentLimits is an agent's sub-agent policy.
+type SubagentLimits struct {
+	// Allow lists the agent ids it may spawn ("*" for any); none when empty.
+	Allow Names `yaml:"allow"`
+	// MaxDepth is how deep a chain of sub-agents under it may go (0 means
+	// the default).
+	MaxDepth int `yaml:"maxDepth" default:"1"`
+	// MaxConcurrent is how many of its sub-agents may run at once (0 means
+	// the default).
+	MaxConcurrent int `yaml:"maxConcurrent" default:"4"`
+}
+
+// Depth is MaxDepth with its default.
+func (l SubagentLimits) Depth() int { return cmp.Or(l.MaxDepth, 1) }
+
+// Concurrent is MaxConcurrent with its default.
+func (l SubagentLimits) Concurrent() int { return cmp.Or(l.MaxConcurrent, 4) }
+
+// ValidAgentID reports whether id may name an agent: letters, digits, '_'
+// and '-' (ids are part of session keys, agent:<id>:…).
+func ValidAgentID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// Scope holds the tool policy of a channel, the sandbox or sub-agents.
 type Scope struct {
 	Tools Rules `yaml:"tools"`
 }
@@ -668,6 +727,23 @@ func (c *Config) validate() error {
 			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
 				errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers: the name %q may use only letters, digits, '_' and '-' (it becomes part of tool names)", name)))
 				break
+			}
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.Agents)) {
+		a, path := c.Agents[id], "$.agents.'"+id+"'"
+		if !ValidAgentID(id) {
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("agents: the id %q may use only letters, digits, '_' and '-' (it becomes part of session keys)", id)))
+		}
+		if a.Model != "" && !strings.Contains(a.Model, "/") {
+			errs = append(errs, c.errorAt(path+".model", fmt.Sprintf("agents.%s.model is %q: write PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", id, a.Model)))
+		}
+		if a.Subagents.MaxDepth < 0 || a.Subagents.MaxConcurrent < 0 {
+			errs = append(errs, c.errorAt(path+".subagents", fmt.Sprintf("agents.%s.subagents: maxDepth and maxConcurrent must not be negative (0 means the default)", id)))
+		}
+		for _, target := range a.Subagents.Allow {
+			if _, ok := c.Agents[target]; !ok && target != "*" {
+				errs = append(errs, c.errorAt(path+".subagents.allow", fmt.Sprintf("agents.%s.subagents.allow names %q, which is not a configured agent (configured: %s)", id, target, strings.Join(slices.Sorted(maps.Keys(c.Agents)), ", "))))
 			}
 		}
 	}

@@ -146,11 +146,42 @@ func TestErrorsNameTheLine(t *testing.T) {
 		"mcp:\n  tokens: [{token: x, principal: a}, {token: x, principal: b}]\n": "toolbelt.yaml:2: mcp.tokens[1] repeats the token",
 		"mcp:\n  maxSessions: -1\n":                                              "toolbelt.yaml:2: mcp.maxSessions must not be negative",
 		"mcp:\n  bodyTimeout: 5\n":                                               "toolbelt.yaml:2: want a duration",
+		"agents:\n  a:\n    model: gpt-4o\n":                                     `toolbelt.yaml:3: agents.a.model is "gpt-4o": write PROVIDER/MODEL`,
+		"agents:\n  a:\n    subagents: {allow: [b]}\n":                           `toolbelt.yaml:3: agents.a.subagents.allow names "b", which is not a configured agent (configured: a)`,
+		"agents:\n  a:\n    subagents: {maxDepth: -1}\n":                         "toolbelt.yaml:3: agents.a.subagents: maxDepth and maxConcurrent must not be negative",
+		"agents:\n  'a:b':\n    name: x\n":                                       `toolbelt.yaml:3: agents: the id "a:b" may use only letters`,
 	} {
 		_, err := Parse("toolbelt.yaml", []byte(src))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {
 			t.Errorf("%q: %v, want prefix %q", src, err, want)
 		}
+	}
+}
+
+func TestAgents(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("toolbelt.yaml", []byte(`agents:
+  main:
+    name: Main
+    description: Plans and delegates.
+    model: anthropic/claude-sonnet-4-5
+    workspace: ws
+    system: "@AGENTS.md"
+    tools: {profile: coding, deny: [exec]}
+    subagents: {allow: [researcher], maxDepth: 2}
+  researcher:
+    description: Looks things up.
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := c.Agents["main"]
+	if m.Name != "Main" || m.Model != "anthropic/claude-sonnet-4-5" || m.Workspace != "ws" || m.System != "@AGENTS.md" ||
+		m.Tools.Profile != "coding" || len(m.Tools.Deny) != 1 || m.Subagents.Depth() != 2 || m.Subagents.Concurrent() != 4 || len(m.Subagents.Allow) != 1 {
+		t.Errorf("%+v", m)
+	}
+	if r := c.Agents["researcher"]; r.Description != "Looks things up." || r.Subagents.Depth() != 1 || len(r.Subagents.Allow) != 0 {
+		t.Errorf("%+v", r)
 	}
 }
 

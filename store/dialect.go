@@ -28,6 +28,7 @@ var sqliteDialect = dialect{
 	types: strings.NewReplacer(
 		"{{id}}", "INTEGER PRIMARY KEY",
 		"{{blob}}", "BLOB",
+		"{{memory_search}}", "CREATE VIRTUAL TABLE memory_fts USING fts5(title, body, tokenize = 'porter unicode61');",
 	),
 	readTx: &sql.TxOptions{ReadOnly: true},
 }
@@ -37,6 +38,9 @@ var postgresDialect = dialect{
 	types: strings.NewReplacer(
 		"{{id}}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 		"{{blob}}", "BYTEA",
+		"{{memory_search}}", `ALTER TABLE memory_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS
+	(setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')) STORED;
+CREATE INDEX memory_chunks_tsv ON memory_chunks USING GIN (tsv);`,
 	),
 	numbered: true,
 	readTx:   &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead},

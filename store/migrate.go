@@ -133,6 +133,45 @@ CREATE TABLE session_messages (
 	PRIMARY KEY (session_id, seq)
 );
 `},
+	// The agents' memory index (package tools/memory): per scope (a
+	// workspace) the memory files indexed with their stamps, and their
+	// chunks. {{memory_search}} adds the full-text search: an FTS5 table on
+	// SQLite (rowid = chunk id, BM25), a weighted tsvector with a GIN index
+	// on PostgreSQL.
+	{name: "memory index", sql: `
+CREATE TABLE memory_files (
+	scope TEXT NOT NULL,
+	path TEXT NOT NULL,
+	stamp TEXT NOT NULL,
+	indexed_ns BIGINT NOT NULL,
+	PRIMARY KEY (scope, path)
+);
+CREATE TABLE memory_chunks (
+	id {{id}},
+	scope TEXT NOT NULL,
+	path TEXT NOT NULL,
+	start_line BIGINT NOT NULL,
+	end_line BIGINT NOT NULL,
+	title TEXT NOT NULL,
+	body TEXT NOT NULL
+);
+CREATE INDEX memory_chunks_file ON memory_chunks (scope, path);
+{{memory_search}}
+`},
+	// Multi-agent sessions: which agent a session belongs to, the session
+	// that spawned it (sub-agents), its status (idle, running, done,
+	// failed, aborted), a label, and the tokens its runs used. Rows from
+	// before are idle sessions of no agent.
+	{name: "session agents, parents, status and usage", sql: `
+ALTER TABLE sessions ADD COLUMN agent_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN parent_key TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN status TEXT NOT NULL DEFAULT 'idle';
+ALTER TABLE sessions ADD COLUMN label TEXT NOT NULL DEFAULT '';
+ALTER TABLE sessions ADD COLUMN input_tokens BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX sessions_agent ON sessions (agent_id, updated_ns);
+CREATE INDEX sessions_parent ON sessions (parent_key);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -25,6 +25,162 @@ type SessionInfo struct {
 	Created   time.Time `json:"created"`
 	Updated   time.Time `json:"updated"`
 	Messages  int       `json:"messages"`
+	// AgentID is the configured agent the session belongs to; "" for none.
+	AgentID string `json:"agentId"`
+	// ParentKey is the session that spawned this one (a sub-agent's).
+	ParentKey string `json:"parentKey"`
+	// Status is one of the Session… statuses.
+	Status string `json:"status"`
+	// Label names a sub-agent's task for people.
+	Label string `json:"label"`
+	// Usage is the tokens the session's runs used, summed.
+	Usage SessionUsage `json:"usage"`
+}
+
+// SessionUsage counts tokens.
+type SessionUsage struct {
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
+}
+
+// The statuses of a session: idle (no run), running, and how its last run
+// ended.
+const (
+	SessionIdle    = "idle"
+	SessionRunning = "running"
+	SessionDone    = "done"
+	SessionFailed  = "failed"
+	SessionAborted = "aborted"
+)
+
+// SessionKey is the key of an agent's session on a channel with a peer:
+// agent:<id>:<channel>:<peer>; with no channel, the agent's main session,
+// agent:<id>:main.
+func SessionKey(agentID, channel, peer string) string {
+	if channel == "" {
+		return "agent:" + agentID + ":main"
+	}
+	return "agent:" + agentID + ":" + channel + ":" + peer
+}
+
+// SessionStart says who a run of a session is for.
+type SessionStart struct {
+	ID, Workspace, Model, AgentID, ParentKey, Label string
+}
+
+// Start marks session s.ID running, creating it when it does not exist (with
+// its agent, parent and label) or updating its model.
+func (ss *Sessions) Start(ctx context.Context, s SessionStart) error {
+	if s.ID == "" {
+		return errors.New("a session needs a key")
+	}
+	now := ss.s.now().UnixNano()
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, "UPDATE sessions SET model = ?, status = ?, updated_ns = ? WHERE id = ?", s.Model, SessionRunning, now, s.ID)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n > 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, "INSERT INTO sessions (id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			s.ID, s.Workspace, s.Model, now, now, s.AgentID, s.ParentKey, SessionRunning, s.Label)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("starting session %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+// Finish sets a session's status after a run and adds the run's usage.
+func (ss *Sessions) Finish(ctx context.Context, id, status string, usage SessionUsage) error {
+	switch status {
+	case SessionIdle, SessionDone, SessionFailed, SessionAborted:
+	default:
+		return fmt.Errorf("session %s: %q is not a status a run ends in (idle, done, failed, aborted)", id, status)
+	}
+	now := ss.s.now().UnixNano()
+	var n int64
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, "UPDATE sessions SET status = ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, updated_ns = ? WHERE id = ?",
+			status, usage.Input, usage.Output, now, id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("finishing session %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("session %s: %w", id, ErrNoSession)
+	}
+	return nil
+}
+
+// SessionFilter narrows List; zero fields do not filter.
+type SessionFilter struct {
+	AgentID   string
+	ParentKey string
+	// Since keeps sessions updated at or after it.
+	Since time.Time
+	// Limit bounds the sessions returned (default 100).
+	Limit int
+}
+
+const sessionColumns = "id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label, input_tokens, output_tokens, (SELECT COUNT(*) FROM session_messages m WHERE m.session_id = sessions.id)"
+
+func scanSession(row interface{ Scan(...any) error }) (SessionInfo, error) {
+	var info SessionInfo
+	var c, u int64
+	err := row.Scan(&info.ID, &info.Workspace, &info.Model, &c, &u, &info.AgentID, &info.ParentKey, &info.Status, &info.Label, &info.Usage.Input, &info.Usage.Output, &info.Messages)
+	info.Created, info.Updated = time.Unix(0, c), time.Unix(0, u)
+	return info, err
+}
+
+// List returns the sessions that match f, the most recently updated first.
+func (ss *Sessions) List(ctx context.Context, f SessionFilter) ([]SessionInfo, error) {
+	q := "SELECT " + sessionColumns + " FROM sessions WHERE updated_ns >= ?"
+	args := []any{f.Since.UnixNano()}
+	if f.Since.IsZero() {
+		args[0] = int64(0)
+	}
+	if f.AgentID != "" {
+		q += " AND agent_id = ?"
+		args = append(args, f.AgentID)
+	}
+	if f.ParentKey != "" {
+		q += " AND parent_key = ?"
+		args = append(args, f.ParentKey)
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q += " ORDER BY updated_ns DESC, id LIMIT ?"
+	args = append(args, limit)
+	out := []SessionInfo{}
+	err := ss.s.Read(ctx, func(tx *Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			info, err := scanSession(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, info)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing sessions: %w", err)
+	}
+	return out, nil
 }
 
 // SessionMessage is one message of a session's transcript.
@@ -88,14 +244,11 @@ func (ss *Sessions) Append(ctx context.Context, id, workspace, model string, msg
 
 // Info returns a session's description, or ErrNoSession.
 func (ss *Sessions) Info(ctx context.Context, id string) (SessionInfo, error) {
-	info := SessionInfo{ID: id}
+	var info SessionInfo
 	err := ss.s.Read(ctx, func(tx *Tx) error {
-		var c, u int64
-		if err := tx.QueryRow(ctx, "SELECT workspace, model, created_ns, updated_ns FROM sessions WHERE id = ?", id).Scan(&info.Workspace, &info.Model, &c, &u); err != nil {
-			return err
-		}
-		info.Created, info.Updated = time.Unix(0, c), time.Unix(0, u)
-		return tx.QueryRow(ctx, "SELECT COUNT(*) FROM session_messages WHERE session_id = ?", id).Scan(&info.Messages)
+		var err error
+		info, err = scanSession(tx.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+		return err
 	})
 	if errors.Is(err, sql.ErrNoRows) {
 		return SessionInfo{}, fmt.Errorf("session %s: %w", id, ErrNoSession)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
@@ -44,6 +46,68 @@ func TestSessions(t *testing.T) {
 		}
 		if msgs, _ := ss.Messages(ctx, "s2"); len(msgs) != 0 {
 			t.Fatalf("half a failed append was kept: %+v", msgs)
+		}
+	})
+}
+
+func TestSessionsOfAgents(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		ss := st.Sessions()
+		main := store.SessionKey("planner", "", "")
+		child := store.SessionKey("researcher", "spawn", "1")
+		if main != "agent:planner:main" || child != "agent:researcher:spawn:1" {
+			t.Fatalf("keys %q %q", main, child)
+		}
+		if err := ss.Start(ctx, store.SessionStart{ID: main, Workspace: "/ws", Model: "openai/a", AgentID: "planner"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Start(ctx, store.SessionStart{ID: child, Workspace: "/ws", Model: "openai/b", AgentID: "researcher", ParentKey: main, Label: "look it up"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Append(ctx, child, "/ws", "openai/b", []store.SessionMessage{{Role: "user", Body: json.RawMessage(`{}`)}}); err != nil {
+			t.Fatal(err)
+		}
+		info, err := ss.Info(ctx, child)
+		if err != nil || info.Status != store.SessionRunning || info.AgentID != "researcher" || info.ParentKey != main || info.Label != "look it up" || info.Messages != 1 {
+			t.Fatalf("%v %+v", err, info)
+		}
+		if err := ss.Finish(ctx, child, store.SessionAborted, store.SessionUsage{Input: 10, Output: 3}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Finish(ctx, main, store.SessionDone, store.SessionUsage{Input: 5, Output: 1}); err != nil {
+			t.Fatal(err)
+		}
+		// A second run adds to the usage and keeps agent and parent.
+		if err := ss.Start(ctx, store.SessionStart{ID: main, Model: "openai/c", AgentID: "other"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Finish(ctx, main, store.SessionDone, store.SessionUsage{Input: 5, Output: 1}); err != nil {
+			t.Fatal(err)
+		}
+		info, _ = ss.Info(ctx, main)
+		if info.Status != store.SessionDone || info.Usage != (store.SessionUsage{Input: 10, Output: 2}) || info.AgentID != "planner" || info.Model != "openai/c" {
+			t.Fatalf("%+v", info)
+		}
+		if err := ss.Finish(ctx, main, "running", store.SessionUsage{}); err == nil || !strings.Contains(err.Error(), "not a status a run ends in") {
+			t.Errorf("finish running: %v", err)
+		}
+		if err := ss.Finish(ctx, "nope", store.SessionDone, store.SessionUsage{}); !errors.Is(err, store.ErrNoSession) {
+			t.Errorf("finish missing: %v", err)
+		}
+		all, err := ss.List(ctx, store.SessionFilter{})
+		if err != nil || len(all) != 2 || all[0].ID != main {
+			t.Fatalf("%v %+v", err, all)
+		}
+		if got, _ := ss.List(ctx, store.SessionFilter{ParentKey: main}); len(got) != 1 || got[0].ID != child || got[0].Status != store.SessionAborted || got[0].Usage.Input != 10 {
+			t.Fatalf("children %+v", got)
+		}
+		if got, _ := ss.List(ctx, store.SessionFilter{AgentID: "planner", Limit: 1}); len(got) != 1 || got[0].ID != main {
+			t.Fatalf("by agent %+v", got)
+		}
+		if got, _ := ss.List(ctx, store.SessionFilter{Since: time.Now().Add(time.Hour)}); len(got) != 0 {
+			t.Fatalf("since %+v", got)
 		}
 	})
 }

@@ -50,6 +50,9 @@ type Context struct {
 	// Cache keeps short-lived values by key (fetched pages, search
 	// results); nil when there is none.
 	Cache Cache
+	// Memory indexes the agent's memory files for memory_search; nil when
+	// there is none.
+	Memory MemoryIndex
 }
 
 // Cache keeps values by key until they expire.

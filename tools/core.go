@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/fs"
+	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -27,6 +28,7 @@ func Core() (*registry.Registry, io.Closer) {
 	commands, err := shell.Register(reg)
 	must(err)
 	must(sessions.Register(reg))
+	must(memory.Register(reg))
 	must(web.Register(reg, web.Options{}))
 	return reg, commands
 }

@@ -105,8 +105,10 @@ type cli struct {
 	Serve serveCmd `cmd:"" group:"serve" help:"Serve the tools over MCP on streamable HTTP at /mcp — Toolbelt's main job."`
 	MCP   mcpCmd   `cmd:"" group:"serve" name:"mcp" help:"Serve the tools over MCP on stdio (for a client that starts toolbelt itself)."`
 
-	Run  runCmd  `cmd:"" group:"agent" help:"Run an agent: a model (--model PROVIDER/MODEL) answers the prompt, calling the tools through the pipeline."`
-	Chat chatCmd `cmd:"" group:"agent" help:"Chat with a model that calls the tools: streamed answers, calls shown as they run, /model, /tools, /undo."`
+	Run      runCmd      `cmd:"" group:"agent" help:"Run an agent: a model (--model PROVIDER/MODEL) answers the prompt, calling the tools through the pipeline."`
+	Chat     chatCmd     `cmd:"" group:"agent" help:"Chat with a model that calls the tools: streamed answers, calls shown as they run, /model, /tools, /undo."`
+	Agents   agentsCmd   `cmd:"" group:"agent" help:"List the agents configured under agents: in toolbelt.yaml."`
+	Sessions sessionsCmd `cmd:"" group:"agent" help:"List the sessions agents keep in the store, or show one with its transcript."`
 
 	List     listCmd     `cmd:"" group:"tools" help:"List tools by section with risk and availability."`
 	Describe describeCmd `cmd:"" group:"tools" help:"Show a tool's metadata and parameter schema."`

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +28,7 @@ import (
 
 // agentFlags are the flags of the commands that run an agent.
 type agentFlags struct {
+	Agent    string `help:"Run as this configured agent (toolbelt agents): its model, workspace, system prompt and tool policy, unless --model, --workspace or --system say otherwise." placeholder:"ID"`
 	Model    string `help:"PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5, openai/gpt-4o, openai-responses/gpt-5.1, google/gemini-2.5-pro, ollama/llama3.2 (default: TOOLBELT_MODEL, then model in toolbelt.yaml)." placeholder:"PROVIDER/MODEL"`
 	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
 	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
@@ -52,7 +55,16 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	model := cmp.Or(f.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
+	var ag config.Agent
+	if f.Agent != "" {
+		if ag, err = configuredAgent(cfg, f.Agent); err != nil {
+			return nil, err
+		}
+		if f.Workspace == "" {
+			f.Workspace = configPath(cfg, ag.Workspace)
+		}
+	}
+	model := cmp.Or(f.Model, ag.Model, os.Getenv("TOOLBELT_MODEL"), cfg.Model)
 	switch {
 	case model == "":
 		return nil, fmt.Errorf("name the model with --model PROVIDER/MODEL (providers: %s), TOOLBELT_MODEL or model in toolbelt.yaml", strings.Join(llm.ProviderNames(), ", "))
@@ -63,14 +75,6 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	case f.Profile != "" && !catalog.IsProfile(f.Profile):
 		return nil, fmt.Errorf("unknown profile %q: use one of %s", f.Profile, strings.Join(catalog.Profiles(), ", "))
 	}
-	system := f.System
-	if name, ok := strings.CutPrefix(system, "@"); ok {
-		b, err := readInput(e, name)
-		if err != nil {
-			return nil, fmt.Errorf("--system %s: %w", system, err)
-		}
-		system = string(b)
-	}
 	client, err := modelClient(cfg, model, f.BaseURL)
 	if err != nil {
 		return nil, err
@@ -78,6 +82,19 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	tc, err := f.runContext(e)
 	if err != nil {
 		return nil, err
+	}
+	tc.AgentID = f.Agent
+	system := f.System
+	if name, ok := strings.CutPrefix(system, "@"); ok {
+		b, err := readInput(e, name)
+		if err != nil {
+			return nil, fmt.Errorf("--system %s: %w", system, err)
+		}
+		system = string(b)
+	} else if system == "" && ag.System != "" {
+		if system, err = agentSystem(tc.WorkspaceDir, f.Agent, ag.System); err != nil {
+			return nil, err
+		}
 	}
 	var extra []invoke.Option
 	if f.Profile != "" {
@@ -89,6 +106,25 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
+}
+
+// agentSystem is an agent's configured system prompt: the text, or the
+// file @FILE names, relative to the agent's workspace and confined to it.
+func agentSystem(workspace, id, system string) (string, error) {
+	name, ok := strings.CutPrefix(system, "@")
+	if !ok {
+		return system, nil
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return "", fmt.Errorf("agents.%s.system %s: %w", id, system, err)
+	}
+	defer root.Close()
+	b, err := root.ReadFile(name)
+	if err != nil {
+		return "", fmt.Errorf("agents.%s.system %s: reading it from the workspace %s: %w", id, system, workspace, err)
+	}
+	return string(b), nil
 }
 
 // agentLoops is the loop detection of agent runs: a call repeated with the
@@ -136,14 +172,28 @@ func (c *runCmd) Run(e *env) error {
 		}
 	}
 	var history []llm.Message
-	if c.Session != "" {
-		if history, err = loadSession(ctx, e, tc.WorkspaceDir, c.Session); err != nil {
+	key := c.Session
+	if key == "" && c.Agent != "" {
+		// An agent's run is kept as a session of its own, to list and resume.
+		key = store.SessionKey(c.Agent, "cli", newRunID())
+		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
+	}
+	if key != "" {
+		if history, err = loadSession(ctx, e, tc.WorkspaceDir, key); err != nil {
+			return err
+		}
+		if err := startSession(e, tc.WorkspaceDir, key, model, c.Agent); err != nil {
 			return err
 		}
 	}
 	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
-	if c.Session != "" {
-		if err := saveSession(e, tc.WorkspaceDir, c.Session, model, transcript[len(history):]); err != nil {
+	if key != "" {
+		fresh := transcript[len(history):]
+		err := saveSession(e, tc.WorkspaceDir, key, model, fresh)
+		if err == nil {
+			err = finishSession(e, tc.WorkspaceDir, key, runErr, fresh)
+		}
+		if err != nil {
 			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 			runErr = cmp.Or(runErr, err)
 		}
@@ -195,6 +245,46 @@ func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Messa
 		}
 	}
 	return out, nil
+}
+
+// startSession marks session key running, creating it for agentID.
+func startSession(e *env, workspace, key, model, agentID string) error {
+	st, err := e.state(workspace)
+	if err != nil {
+		return err
+	}
+	return st.Sessions().Start(context.Background(), store.SessionStart{ID: key, Workspace: workspace, Model: model, AgentID: agentID})
+}
+
+// finishSession records how a run of session key ended — done, aborted (cancelled) or
+// failed — and the tokens its messages used.
+func finishSession(e *env, workspace, key string, runErr error, msgs []llm.Message) error {
+	st, err := e.state(workspace)
+	if err != nil {
+		return err
+	}
+	status := store.SessionDone
+	switch {
+	case errors.Is(runErr, context.Canceled):
+		status = store.SessionAborted
+	case runErr != nil:
+		status = store.SessionFailed
+	}
+	var u store.SessionUsage
+	for _, m := range msgs {
+		if m.Usage != nil {
+			u.Input += int64(m.Usage.Input)
+			u.Output += int64(m.Usage.Output)
+		}
+	}
+	return st.Sessions().Finish(context.Background(), key, status, u)
+}
+
+// newRunID is a short random id for a run's session key.
+func newRunID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // saveSession appends a run's messages to session id. It runs after an

@@ -38,6 +38,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	r := cfg.Retention
 	tc.Journal = st.Journal(store.JournalOptions{MaxAge: r.Undo.D()})
 	tc.Cache = st.Cache(store.CacheOptions{})
+	tc.Memory = st.Memory()
 	if err := policy.Check(cfg, e.registry()); err != nil {
 		return nil, err
 	}

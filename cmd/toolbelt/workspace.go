@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -94,7 +96,7 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings)}
+	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings), Memory: lazyMemory{e: e, workspace: dir}}
 	var opts []fsbridge.Option
 	if data := e.concealedData(dir); data != nil {
 		opts = append(opts, fsbridge.Conceal(data...))
@@ -105,4 +107,44 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	}
 	tc.FSRoot, tc.FS = dir, b
 	return tc, nil, nil
+}
+
+// lazyMemory is the memory index of the store, opened when first used, so
+// that listing tools does not open the store; commands that run tools set
+// the store's index directly (env.pipeline).
+type lazyMemory struct {
+	e         *env
+	workspace string
+}
+
+func (l lazyMemory) index() (*store.Memory, error) {
+	st, err := l.e.state(l.workspace)
+	if err != nil {
+		return nil, err
+	}
+	return st.Memory(), nil
+}
+
+func (l lazyMemory) Stamps(ctx context.Context, scope string) (map[string]string, error) {
+	m, err := l.index()
+	if err != nil {
+		return nil, err
+	}
+	return m.Stamps(ctx, scope)
+}
+
+func (l lazyMemory) Update(ctx context.Context, scope string, files []tool.MemoryFile) error {
+	m, err := l.index()
+	if err != nil {
+		return err
+	}
+	return m.Update(ctx, scope, files)
+}
+
+func (l lazyMemory) Search(ctx context.Context, scope, query string, limit int) ([]tool.MemoryHit, error) {
+	m, err := l.index()
+	if err != nil {
+		return nil, err
+	}
+	return m.Search(ctx, scope, query, limit)
 }

@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/store"
+)
+
+type sessionsCmd struct {
+	List sessionsListCmd `cmd:"" default:"withargs" help:"List the sessions in the store, the most recently updated first."`
+	Show sessionsShowCmd `cmd:"" help:"Show a session: its record and its transcript."`
+}
+
+type sessionsListCmd struct {
+	Agent string `help:"Only this agent's sessions." placeholder:"ID"`
+	Limit int    `help:"Show at most N sessions (default 100)." placeholder:"N"`
+	JSON  bool   `name:"json" help:"Print a JSON array of the sessions."`
+	workspaceFlags
+}
+
+// listedSession is a session as toolbelt sessions --json prints it.
+type listedSession struct {
+	Key       string             `json:"key"`
+	AgentID   string             `json:"agentId"`
+	ParentKey string             `json:"parentKey"`
+	Status    string             `json:"status"`
+	Model     string             `json:"model"`
+	Label     string             `json:"label"`
+	Workspace string             `json:"workspace"`
+	Messages  int                `json:"messages"`
+	Usage     store.SessionUsage `json:"usage"`
+	CreatedAt time.Time          `json:"createdAt"`
+	UpdatedAt time.Time          `json:"updatedAt"`
+}
+
+func listedSessionOf(s store.SessionInfo) listedSession {
+	return listedSession{Key: s.ID, AgentID: s.AgentID, ParentKey: s.ParentKey, Status: s.Status, Model: s.Model, Label: s.Label,
+		Workspace: s.Workspace, Messages: s.Messages, Usage: s.Usage, CreatedAt: s.Created.UTC(), UpdatedAt: s.Updated.UTC()}
+}
+
+func (c *sessionsListCmd) Run(e *env) error {
+	if c.Limit < 0 {
+		return fmt.Errorf("--limit must not be negative")
+	}
+	ws, err := c.dir(e)
+	if err != nil {
+		return err
+	}
+	st, err := e.state(ws)
+	if err != nil {
+		return err
+	}
+	list, err := st.Sessions().List(context.Background(), store.SessionFilter{AgentID: c.Agent, Limit: c.Limit})
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		out := make([]listedSession, 0, len(list))
+		for _, s := range list {
+			out = append(out, listedSessionOf(s))
+		}
+		return writeJSON(e.stdout, out)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(e.stdout, "No sessions. toolbelt run --agent ID or --session KEY keeps one.")
+		return err
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tAGENT\tSTATUS\tMODEL\tMESSAGES\tTOKENS\tUPDATED\tPARENT")
+	for _, s := range list {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\t%s\n", s.ID, orDash(s.AgentID), s.Status, orDash(s.Model), s.Messages,
+			s.Usage.Input, s.Usage.Output, s.Updated.Local().Format(time.DateTime), orDash(s.ParentKey))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+type sessionsShowCmd struct {
+	Key  string `arg:"" help:"The session's key."`
+	JSON bool   `name:"json" help:"Print the session and its transcript as JSON."`
+	workspaceFlags
+}
+
+func (c *sessionsShowCmd) Run(e *env) error {
+	ws, err := c.dir(e)
+	if err != nil {
+		return err
+	}
+	st, err := e.state(ws)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	info, err := st.Sessions().Info(ctx, c.Key)
+	if err != nil {
+		return fmt.Errorf("%w; toolbelt sessions lists them", err)
+	}
+	rows, err := st.Sessions().Messages(ctx, c.Key)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		msgs := make([]json.RawMessage, 0, len(rows))
+		for _, r := range rows {
+			msgs = append(msgs, r.Body)
+		}
+		return writeJSON(e.stdout, struct {
+			listedSession
+			Transcript []json.RawMessage `json:"transcript"`
+		}{listedSessionOf(info), msgs})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "session  %s\nagent    %s\nstatus   %s\nmodel    %s\nparent   %s\ntokens   %d in, %d out\ncreated  %s\nupdated  %s\n",
+		info.ID, orDash(info.AgentID), info.Status, orDash(info.Model), orDash(info.ParentKey), info.Usage.Input, info.Usage.Output,
+		info.Created.Local().Format(time.DateTime), info.Updated.Local().Format(time.DateTime))
+	for _, r := range rows {
+		var m llm.Message
+		if err := json.Unmarshal(r.Body, &m); err != nil {
+			fmt.Fprintf(&b, "\n[%d] %s: (unreadable: %v)\n", r.Seq, r.Role, err)
+			continue
+		}
+		fmt.Fprintf(&b, "\n[%d] %s", r.Seq, m.Role)
+		if m.Role == llm.RoleToolResult {
+			fmt.Fprintf(&b, " (%s)", m.ToolName)
+		}
+		b.WriteString(":\n")
+		if t := strings.TrimSpace(m.Text()); t != "" {
+			b.WriteString(t + "\n")
+		}
+		for _, bl := range m.Content {
+			if bl.Type == llm.BlockToolCall {
+				fmt.Fprintf(&b, "→ %s %s\n", bl.Name, clipLine(string(bl.Arguments), 200))
+			}
+		}
+	}
+	_, err = fmt.Fprint(e.stdout, b.String())
+	return err
+}

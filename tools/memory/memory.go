@@ -1,0 +1,369 @@
+// Package memory holds the tools of the memory section: memory_search and
+// memory_get. An agent's memory is Markdown in its workspace — MEMORY.md and
+// the .md files under memory/ — indexed for full-text search in the store
+// (tool.MemoryIndex). Each search first brings the index in step with the
+// files (see Indexer): files whose size or modification time changed are
+// indexed again, removed files are dropped.
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Register adds memory_search and memory_get to reg; memory_search keeps
+// the indexes in step with the files with an Indexer of DefaultRescan.
+func Register(reg *registry.Registry) error {
+	ix := NewIndexer(DefaultRescan)
+	if err := reg.RegisterFactory(ix.searchTool, tool.Meta{
+		ID: "memory_search", Label: "Search Memory", Description: searchDescription,
+		ReadOnly: true, Source: tool.SourceCore,
+	}); err != nil {
+		return err
+	}
+	return reg.RegisterFactory(getTool, tool.Meta{
+		ID: "memory_get", Label: "Read Memory", Description: getDescription,
+		ReadOnly: true, Source: tool.SourceCore,
+	})
+}
+
+const searchDescription = "Search your memory: the notes you keep in MEMORY.md and memory/*.md in the workspace. " +
+	"Use it before answering about prior work, decisions, dates, people, preferences or todos. " +
+	"Returns the best-matching snippets with their file, line range and score (higher is better); " +
+	"read more of a file with memory_get."
+
+const getDescription = "Read a memory file (MEMORY.md or memory/*.md in the workspace), whole or a range of lines — " +
+	"typically the lines a memory_search hit names. Other files are refused: use read for them."
+
+// MaxFileBytes is the size above which a memory file is not indexed.
+const MaxFileBytes = 4 << 20
+
+// snippetChars bounds the text of one hit.
+const snippetChars = 700
+
+type searchArgs struct {
+	Query      string `json:"query" jsonschema:"What to look for, in words (names, topics, phrases)." minLength:"1"`
+	MaxResults int    `json:"maxResults,omitempty" jsonschema:"How many snippets to return at most." minimum:"1" maximum:"50" default:"6"`
+}
+
+type getArgs struct {
+	Path  string `json:"path" jsonschema:"The memory file, relative to the workspace: MEMORY.md or memory/<name>.md." minLength:"1"`
+	From  int    `json:"from,omitempty" jsonschema:"The first line to return, 1-based." minimum:"1"`
+	Lines int    `json:"lines,omitempty" jsonschema:"How many lines to return from From; all to the end when absent." minimum:"1"`
+}
+
+// Hit is one result of memory_search, as its details carry it.
+type Hit struct {
+	Path      string  `json:"path"`
+	StartLine int     `json:"startLine"`
+	EndLine   int     `json:"endLine"`
+	Score     float64 `json:"score"`
+	Snippet   string  `json:"snippet"`
+}
+
+func usable(tc *tool.Context) error {
+	if tc == nil || tc.WorkspaceDir == "" {
+		return errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
+	}
+	if tc.Memory == nil {
+		return errors.New("no memory index: this context has no store to index memory in")
+	}
+	return nil
+}
+
+func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
+	if err := usable(tc); err != nil {
+		return nil, err
+	}
+	t, err := tool.New("memory_search", searchDescription, func(ctx context.Context, in searchArgs, inv tool.Invocation) (tool.Result, error) {
+		if in.MaxResults == 0 {
+			in.MaxResults = 6
+		}
+		hits, err := ix.Search(ctx, inv.Context.Memory, inv.Context.WorkspaceDir, in.Query, in.MaxResults)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return searchResult(in.Query, hits), nil
+	})
+	return &t, err
+}
+
+func searchResult(query string, hits []Hit) tool.Result {
+	if len(hits) == 0 {
+		res := tool.Text(fmt.Sprintf("No memory matches %q. Try other words (names, synonyms), or list memory/ to see what is kept.", query))
+		res.Details = map[string]any{"results": []Hit{}}
+		return res
+	}
+	var b strings.Builder
+	for i, h := range hits {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "%s:%d-%d (score %.2f)\n%s", h.Path, h.StartLine, h.EndLine, h.Score, h.Snippet)
+	}
+	res := tool.Text(b.String())
+	res.Details = map[string]any{"results": hits}
+	return res
+}
+
+// DefaultRescan is how long after a full scan of a workspace's memory files
+// memory_search trusts it while MEMORY.md and the memory directories are
+// unchanged.
+const DefaultRescan = 2 * time.Second
+
+// Indexer keeps workspaces' memory indexes in step with their files. A full
+// scan stats every memory file and indexes again those whose size or
+// modification time changed. Within Rescan of the last full scan, a search
+// only checks MEMORY.md and the modification times of the directories
+// under memory/: files created, removed or replaced by a rename (as
+// Toolbelt's own file tools write) show at once; a file rewritten in place
+// shows at the next full scan. It is safe for concurrent use.
+type Indexer struct {
+	// Rescan is how long a full scan is trusted (see above); 0 scans fully
+	// at every search.
+	Rescan time.Duration
+
+	mu    sync.Mutex
+	scans map[string]*scan // by workspace
+}
+
+// scan is what the last full scan of a workspace found.
+type scan struct {
+	at     time.Time
+	stamps map[string]string // indexed files' stamps
+	dirs   map[string]string // stamps of MEMORY.md ("MEMORY.md") and of the directories under memory/
+}
+
+// NewIndexer returns an indexer that trusts a full scan for rescan.
+func NewIndexer(rescan time.Duration) *Indexer {
+	return &Indexer{Rescan: rescan}
+}
+
+// Search brings the index of the workspace's memory in step with its files
+// and returns up to limit hits for query, best first.
+func (ix *Indexer) Search(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int) ([]Hit, error) {
+	if err := ix.Sync(ctx, idx, workspace); err != nil {
+		return nil, err
+	}
+	found, err := idx.Search(ctx, workspace, query, limit)
+	if err != nil {
+		return nil, err
+	}
+	hits := make([]Hit, 0, len(found))
+	for _, h := range found {
+		hits = append(hits, Hit{Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, Score: h.Score, Snippet: snippet(h.Text)})
+	}
+	return hits, nil
+}
+
+func snippet(text string) string {
+	text = strings.TrimSpace(text)
+	if utf8.RuneCountInString(text) <= snippetChars {
+		return text
+	}
+	r := []rune(text)
+	return string(r[:snippetChars]) + "…"
+}
+
+// Sync indexes the memory files of workspace that changed since they were
+// indexed (by size and modification time) and drops the ones that are gone.
+func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer root.Close()
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	last := ix.scans[workspace]
+	if last != nil && ix.Rescan > 0 && time.Since(last.at) < ix.Rescan && unchanged(root, last.dirs) {
+		return nil
+	}
+	at := time.Now()
+	onDisk, dirs, err := list(root)
+	if err != nil {
+		return err
+	}
+	var indexed map[string]string
+	if last != nil {
+		indexed = last.stamps
+	} else if indexed, err = idx.Stamps(ctx, workspace); err != nil {
+		return err
+	}
+	var changes []tool.MemoryFile
+	for p, stamp := range onDisk {
+		if indexed[p] == stamp {
+			continue
+		}
+		data, err := root.ReadFile(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			delete(onDisk, p) // removed since it was listed
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("reading %s: %w", p, err)
+		}
+		changes = append(changes, tool.MemoryFile{Path: p, Stamp: stamp, Chunks: Chunks(p, string(data))})
+	}
+	for p := range indexed {
+		if _, ok := onDisk[p]; !ok {
+			changes = append(changes, tool.MemoryFile{Path: p, Deleted: true})
+		}
+	}
+	if err := idx.Update(ctx, workspace, changes); err != nil {
+		delete(ix.scans, workspace)
+		return err
+	}
+	if ix.scans == nil {
+		ix.scans = map[string]*scan{}
+	}
+	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs}
+	return nil
+}
+
+// stamp tells versions of a file or directory apart.
+func stamp(fi fs.FileInfo) string {
+	return fmt.Sprintf("%d:%d", fi.Size(), fi.ModTime().UnixNano())
+}
+
+// unchanged reports whether MEMORY.md and the directories under memory/
+// are as a scan found them (and memory/ has no new directory: its own
+// stamp would have changed).
+func unchanged(root *os.Root, dirs map[string]string) bool {
+	if st := statStamp(root, "MEMORY.md"); st != dirs["MEMORY.md"] {
+		return false
+	}
+	if st := statStamp(root, "memory"); st != dirs["memory"] {
+		return false
+	}
+	for p, want := range dirs {
+		if p != "MEMORY.md" && p != "memory" && statStamp(root, p) != want {
+			return false
+		}
+	}
+	return true
+}
+
+func statStamp(root *os.Root, p string) string {
+	fi, err := root.Lstat(p)
+	if err != nil {
+		return ""
+	}
+	return stamp(fi)
+}
+
+// list returns the stamp of each memory file under root: MEMORY.md and the
+// regular .md files below memory/ (links are not followed; files over
+// MaxFileBytes are left out); and the stamps of MEMORY.md and of each
+// directory under memory/.
+func list(root *os.Root) (files, dirs map[string]string, err error) {
+	files, dirs = map[string]string{}, map[string]string{}
+	dirs["MEMORY.md"] = statStamp(root, "MEMORY.md")
+	dirs["memory"] = ""
+	if fi, err := root.Lstat("MEMORY.md"); err == nil && fi.Mode().IsRegular() && fi.Size() <= MaxFileBytes {
+		files["MEMORY.md"] = stamp(fi)
+	}
+	err = fs.WalkDir(root.FS(), "memory", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "memory" && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return nil // an unreadable entry is left out, not fatal
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			dirs[p] = stamp(fi)
+		case strings.HasSuffix(p, ".md") && d.Type().IsRegular() && fi.Size() <= MaxFileBytes:
+			files[p] = stamp(fi)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("listing memory/: %w", err)
+	}
+	return files, dirs, nil
+}
+
+// IsMemoryPath reports whether p (slash-separated, relative to the
+// workspace) names a memory file.
+func IsMemoryPath(p string) bool {
+	if p == "MEMORY.md" {
+		return true
+	}
+	return strings.HasPrefix(p, "memory/") && strings.HasSuffix(p, ".md") && path.Clean(p) == p && fs.ValidPath(p)
+}
+
+func getTool(tc *tool.Context) (*tool.Tool, error) {
+	if tc == nil || tc.WorkspaceDir == "" {
+		return nil, errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
+	}
+	t, err := tool.New("memory_get", getDescription, func(ctx context.Context, in getArgs, inv tool.Invocation) (tool.Result, error) {
+		return get(inv.Context.WorkspaceDir, in)
+	})
+	return &t, err
+}
+
+func get(workspace string, in getArgs) (tool.Result, error) {
+	p := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(in.Path), "\\", "/"), "./")
+	if !IsMemoryPath(p) {
+		return tool.Result{}, tool.InputErrorf("memory_get reads only memory files — MEMORY.md or memory/<name>.md, relative to the workspace — and %q is not one. Use read for other files.", in.Path)
+	}
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		return tool.Result{}, fmt.Errorf("opening the workspace: %w", err)
+	}
+	defer root.Close()
+	fi, err := root.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return tool.Result{}, tool.InputErrorf("There is no memory file %s. memory_search finds what is kept, with its path.", p)
+	}
+	if err != nil {
+		return tool.Result{}, tool.InputErrorf("Cannot read %s: %v.", p, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return tool.Result{}, tool.InputErrorf("%s is not a regular file.", p)
+	}
+	data, err := root.ReadFile(p)
+	if err != nil {
+		return tool.Result{}, tool.InputErrorf("Cannot read %s: %v.", p, err)
+	}
+	lines := splitLines(string(data))
+	from := max(in.From, 1)
+	if from > len(lines) && !(from == 1 && len(lines) == 0) {
+		return tool.Result{}, tool.InputErrorf("Line %d is past the end: %s has %d lines.", from, p, len(lines))
+	}
+	to := len(lines)
+	if in.Lines > 0 {
+		to = min(to, from-1+in.Lines)
+	}
+	text := strings.Join(lines[min(from-1, len(lines)):to], "\n")
+	res := tool.Text(text)
+	if text == "" {
+		res = tool.Text(fmt.Sprintf("[%s is empty.]", p))
+	}
+	res.Details = map[string]any{"path": p, "from": from, "to": to, "totalLines": len(lines)}
+	return res, nil
+}
+
+func splitLines(s string) []string {
+	s = strings.TrimSuffix(strings.ReplaceAll(s, "\r\n", "\n"), "\n")
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, "\n")
+}
