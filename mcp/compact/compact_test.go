@@ -97,7 +97,7 @@ func TestSearchTool(t *testing.T) {
 		{"a long first sentence is cut", `{"query":"firecrawl_search_feedback"}`, false, "firecrawl__firecrawl_search_feedback", 5,
 			[]string{"firecrawl__firecrawl_search_feedback — Send structured feedback on a previous `firecrawl_search` result."}},
 		{"nothing found", `{"query":"zzxqv plonk"}`, false, "", 0,
-			[]string{`No tool matches "zzxqv plonk"`, "fewer or more general words", "github (26)", "fs (7)", "regex: true"}},
+			[]string{`No tool matches "zzxqv plonk"`, "fewer or more general words", "github__ (26)", "memory__ (9)", "memory (2)", "fs (7)", "regex: true"}},
 		{"regex finds nothing", `{"query":"^nomatch$","regex":true}`, false, "", 0, []string{`No tool name or description matches the pattern "^nomatch$"`}},
 		{"invalid regex", `{"query":"screenshot(","regex":true}`, true, "", 0, []string{"not a valid regular expression", "missing closing )"}},
 		{"limit above the maximum", `{"query":"file","limit":50}`, true, "", 0, []string{"limit"}},

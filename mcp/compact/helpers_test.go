@@ -14,6 +14,7 @@ import (
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
 )
@@ -106,7 +107,14 @@ func workspace(tb testing.TB) *tool.Context {
 	// A search provider is configured (never called), so every core tool
 	// resolves: web_search is unavailable without one.
 	cfg := tool.Config{"web_search": map[string]any{"searxng": map[string]any{"baseUrl": "http://127.0.0.1:9"}}}
-	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg}
+	// A store outside the workspace indexes its memory: memory_search is
+	// unavailable without one.
+	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "toolbelt.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = st.Close() })
+	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg, Memory: st.Memory()}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.

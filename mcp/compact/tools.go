@@ -91,7 +91,7 @@ func noMatch(ix *Index, in searchArgs) string {
 	} else {
 		fmt.Fprintf(&b, "No tool matches %q. Try fewer or more general words: what the tool acts on (\"file\", \"issue\", \"page\") or what it does (\"create\", \"list\", \"delete\"); or regex: true with a pattern such as \"screenshot|snapshot\".", in.Query)
 	}
-	fmt.Fprintf(&b, "\nThe %s here are in these groups: %s. regex: true with \"^GROUP__\" lists an imported group's tools.", count(ix.Len(), "tool"), strings.Join(groups(ix.tools), ", "))
+	fmt.Fprintf(&b, "\nThe %s here are in these groups: %s. regex: true with \"^SERVER__\" lists an imported server's tools.", count(ix.Len(), "tool"), strings.Join(groups(ix.tools), ", "))
 	return b.String()
 }
 
@@ -109,8 +109,13 @@ func groups(tools []tool.Tool) []string {
 	counts := map[string]int{}
 	var order []string
 	for _, t := range tools {
+		// An imported server's group is shown as its prefix, so that it is
+		// not counted with a section of the same name (a server "memory"
+		// beside the memory tools).
 		g, _, ok := strings.Cut(t.Name, ServerSeparator)
-		if !ok {
+		if ok {
+			g += ServerSeparator
+		} else {
 			g = cmp.Or(t.Meta.Section, "other")
 		}
 		if counts[g] == 0 {
