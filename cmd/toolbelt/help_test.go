@@ -111,7 +111,7 @@ func TestBashCompletion(t *testing.T) {
 	}{
 		{[]string{"toolbelt", "li"}, "list"},
 		{[]string{"toolbelt", "c"}, "chat call config completion"},
-		{[]string{"toolbelt", "--config", "x.yaml", "se"}, "serve"},
+		{[]string{"toolbelt", "--config", "x.yaml", "se"}, "serve sessions"},
 		{[]string{"toolbelt", "mcp", ""}, "stdio servers"},
 		{[]string{"toolbelt", "call", "test_greet", "--ar"}, "--args --args-file"},
 		{[]string{"toolbelt", "mcp", "servers", "--j"}, "--json"},
