@@ -178,6 +178,7 @@ func (c *runCmd) Run(e *env) error {
 		key = store.SessionKey(c.Agent, "cli", newRunID())
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
+	tc.SessionKey = key
 	if key != "" {
 		if history, err = loadSession(ctx, e, tc.WorkspaceDir, key); err != nil {
 			return err
