@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 // TestListSessionTools: toolbelt list shows the session tools and
@@ -40,5 +43,31 @@ func TestListSessionTools(t *testing.T) {
 		if got[id]["available"] != false || got[id]["unavailableReason"] != "no agents configured: add agents: to toolbelt.yaml (docs/agents.md)" {
 			t.Errorf("without agents, %s: %v", id, got[id])
 		}
+	}
+}
+
+// TestRunCallsSessionTools: in toolbelt run --agent, session_status reports
+// the run's own session (running, as the run is) and agents_list the
+// agents it may spawn.
+func TestRunCallsSessionTools(t *testing.T) {
+	t.Parallel()
+	cfg, _ := agentsConfig(t)
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Chat("", "",
+			llmtest.Call{ID: "c1", Name: "session_status", Args: `{}`},
+			llmtest.Call{ID: "c2", Name: "agents_list", Args: `{}`})},
+		llmtest.Response{Body: llmtest.Chat("", "Done.")})
+	r := runCLIWith(t, cliEnvironment(t), t.TempDir(), "", "--config", cfg, "run", "--agent", "writer", "--session", "agent:writer:main", "--base-url", s.URL+"/v1", "status?").expect(t, 0)
+	if r.stdout != "Done.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	second := compactJSON(t, s.Requests()[1].Body)
+	for _, want := range []string{`\"key\": \"agent:writer:main\"`, `\"agentId\": \"writer\"`, `\"status\": \"running\"`, `\"id\": \"checker\"`, `\"description\": \"Checks facts.\"`} {
+		if !strings.Contains(second, want) {
+			t.Errorf("the tools' results lack %s:\n%s", want, second)
+		}
+	}
+	if strings.Contains(second, `\"id\": \"writer\"`) {
+		t.Errorf("agents_list lists writer, which writer may not spawn:\n%s", second)
 	}
 }
