@@ -52,9 +52,10 @@ func Usable(tc *tool.Context) error {
 	return nil
 }
 
-// visibility says which sessions a caller may read: all of them when it
-// runs as no agent; otherwise its own session, its children, and the
-// sessions of agents it may target.
+// visibility says which sessions a caller may read: all of them when it is
+// the owner and runs as no agent (a person at the terminal); otherwise its
+// own session, its children, and the sessions of agents it may target (an
+// MCP client that is not the owner runs as no agent and targets none).
 type visibility struct {
 	all   bool
 	self  string
@@ -63,7 +64,7 @@ type visibility struct {
 
 func visibilityOf(tc *tool.Context) visibility {
 	if tc.AgentID == "" {
-		return visibility{all: true}
+		return visibility{all: tc.Owner, self: tc.SessionKey}
 	}
 	a, _ := tc.Agent()
 	a.ID = tc.AgentID
@@ -76,6 +77,9 @@ func (v visibility) sees(s tool.SessionInfo) bool {
 
 // why explains a refusal to show key.
 func (v visibility) why(key string) string {
+	if v.agent.ID == "" {
+		return fmt.Sprintf("session %q is not visible to this caller: a caller that is not the owner and runs as no agent sees only its own session and its sub-agents' sessions (the owner is set by mcp.owner or a token's owner flag)", key)
+	}
 	targets := "no agents"
 	if len(v.agent.Spawns) > 0 {
 		targets = strings.Join(v.agent.Spawns, ", ")

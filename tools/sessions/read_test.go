@@ -179,10 +179,20 @@ func TestSessionsListVisibilityAndFilters(t *testing.T) {
 	if text := errorText(t, call(t, w, "sessions_list", `{"limit":101}`)); !strings.Contains(text, "limit: maximum: got 101, want at most 100") {
 		t.Errorf("%s", text)
 	}
-	// Called as no agent (a person at the terminal), every session shows.
-	all := runner(t, &tool.Context{Agents: testAgents, Sessions: ss})
+	// Called as no agent by the owner (a person at the terminal), every
+	// session shows.
+	all := runner(t, &tool.Context{Agents: testAgents, Sessions: ss, Owner: true})
 	if got := keysOf(t, call(t, all, "sessions_list", `{}`)); !slices.Equal(got, []string{writer1, child2, checker4, other3, writer5}) {
 		t.Errorf("all: %v", got)
+	}
+	// As no agent but not the owner (an MCP client), only its own session
+	// and its children: here none of them.
+	client := runner(t, &tool.Context{Agents: testAgents, Sessions: ss, SessionKey: "stdio-abc"})
+	if got := keysOf(t, call(t, client, "sessions_list", `{}`)); len(got) != 0 {
+		t.Errorf("a client that is not the owner sees %v", got)
+	}
+	if text := errorText(t, call(t, client, "sessions_history", `{"sessionKey":"`+writer1+`"}`)); !strings.Contains(text, "not visible to this caller") {
+		t.Errorf("%s", text)
 	}
 }
 
