@@ -124,6 +124,8 @@ func (ss *Sessions) Finish(ctx context.Context, id, status string, usage Session
 type SessionFilter struct {
 	AgentID   string
 	ParentKey string
+	// Status keeps sessions in that status.
+	Status string
 	// Since keeps sessions updated at or after it.
 	Since time.Time
 	// Limit bounds the sessions returned (default 100).
@@ -154,6 +156,10 @@ func (ss *Sessions) List(ctx context.Context, f SessionFilter) ([]SessionInfo, e
 	if f.ParentKey != "" {
 		q += " AND parent_key = ?"
 		args = append(args, f.ParentKey)
+	}
+	if f.Status != "" {
+		q += " AND status = ?"
+		args = append(args, f.Status)
 	}
 	limit := f.Limit
 	if limit <= 0 {

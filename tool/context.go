@@ -53,6 +53,12 @@ type Context struct {
 	// Memory indexes the agent's memory files for memory_search; nil when
 	// there is none.
 	Memory MemoryIndex
+	// Agents are the configured agents; the session tools and agents_list
+	// are unavailable when there are none.
+	Agents []AgentInfo
+	// Sessions reads the store's sessions for the session tools; nil when
+	// there is none.
+	Sessions SessionStore
 }
 
 // Cache keeps values by key until they expire.

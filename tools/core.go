@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tools/agents"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -28,6 +29,8 @@ func Core() (*registry.Registry, io.Closer) {
 	commands, err := shell.Register(reg)
 	must(err)
 	must(sessions.Register(reg))
+	must(sessions.RegisterReaders(reg))
+	must(agents.Register(reg))
 	must(memory.Register(reg))
 	must(web.Register(reg, web.Options{}))
 	return reg, commands

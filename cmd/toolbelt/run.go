@@ -179,6 +179,9 @@ func (c *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
 	if key != "" {
+		// The runner holds a copy of tc: the run's calls carry the session
+		// key this way (session_status reads it).
+		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
 		if history, err = loadSession(ctx, e, tc.WorkspaceDir, key); err != nil {
 			return err
 		}

@@ -39,6 +39,9 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	tc.Journal = st.Journal(store.JournalOptions{MaxAge: r.Undo.D()})
 	tc.Cache = st.Cache(store.CacheOptions{})
 	tc.Memory = st.Memory()
+	if tc.Sessions != nil {
+		tc.Sessions = st.Sessions().ForTools()
+	}
 	if err := policy.Check(cfg, e.registry()); err != nil {
 		return nil, err
 	}

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolbelt/toolbelt/config"
@@ -97,6 +99,9 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 		return nil, nil, err
 	}
 	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings), Memory: lazyMemory{e: e, workspace: dir}}
+	if len(cfg.Agents) > 0 {
+		tc.Agents, tc.Sessions = toolAgents(cfg), lazySessions{e: e, workspace: dir}
+	}
 	var opts []fsbridge.Option
 	if data := e.concealedData(dir); data != nil {
 		opts = append(opts, fsbridge.Conceal(data...))
@@ -107,6 +112,57 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	}
 	tc.FSRoot, tc.FS = dir, b
 	return tc, nil, nil
+}
+
+// toolAgents are the configured agents as the session tools see them, in
+// id order; an agent without a model has the top-level one.
+func toolAgents(cfg *config.Config) []tool.AgentInfo {
+	var out []tool.AgentInfo
+	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		a := cfg.Agents[id]
+		out = append(out, tool.AgentInfo{ID: id, Name: cmp.Or(a.Name, id), Description: a.Description, Model: cmp.Or(a.Model, cfg.Model),
+			Spawns: append([]string{}, a.Subagents.Allow...)})
+	}
+	return out
+}
+
+// lazySessions is the store's sessions, opened when first used (as
+// lazyMemory); commands that run tools set them directly (env.pipeline).
+type lazySessions struct {
+	e         *env
+	workspace string
+}
+
+func (l lazySessions) sessions() (tool.SessionStore, error) {
+	st, err := l.e.state(l.workspace)
+	if err != nil {
+		return nil, err
+	}
+	return st.Sessions().ForTools(), nil
+}
+
+func (l lazySessions) List(ctx context.Context, f tool.SessionFilter) ([]tool.SessionInfo, error) {
+	ss, err := l.sessions()
+	if err != nil {
+		return nil, err
+	}
+	return ss.List(ctx, f)
+}
+
+func (l lazySessions) Info(ctx context.Context, key string) (tool.SessionInfo, bool, error) {
+	ss, err := l.sessions()
+	if err != nil {
+		return tool.SessionInfo{}, false, err
+	}
+	return ss.Info(ctx, key)
+}
+
+func (l lazySessions) Messages(ctx context.Context, key string) ([]tool.SessionMessage, error) {
+	ss, err := l.sessions()
+	if err != nil {
+		return nil, err
+	}
+	return ss.Messages(ctx, key)
 }
 
 // lazyMemory is the memory index of the store, opened when first used, so

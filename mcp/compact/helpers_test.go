@@ -114,7 +114,10 @@ func workspace(tb testing.TB) *tool.Context {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = st.Close() })
-	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg, Memory: st.Memory()}
+	// An agent is configured and the store holds the sessions: the session
+	// tools and agents_list are unavailable without them.
+	agents := []tool.AgentInfo{{ID: "main", Name: "Main", Description: "The agent of these tests."}}
+	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg, Memory: st.Memory(), Agents: agents, Sessions: st.Sessions().ForTools()}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.
