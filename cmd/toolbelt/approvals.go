@@ -19,11 +19,7 @@ type approvalsListCmd struct {
 }
 
 func (c *approvalsListCmd) Run(e *env) error {
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
-	st, err := e.state(ws)
+	ws, st, err := c.stateOf(e)
 	if err != nil {
 		return err
 	}
@@ -55,11 +51,7 @@ type approvalsRevokeCmd struct {
 }
 
 func (c *approvalsRevokeCmd) Run(e *env) error {
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
-	st, err := e.state(ws)
+	ws, st, err := c.stateOf(e)
 	if err != nil {
 		return err
 	}

@@ -48,11 +48,7 @@ func (c *sessionsListCmd) Run(e *env) error {
 	if c.Limit < 0 {
 		return fmt.Errorf("--limit must not be negative")
 	}
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
-	st, err := e.state(ws)
+	_, st, err := c.stateOf(e)
 	if err != nil {
 		return err
 	}
@@ -94,11 +90,7 @@ type sessionsShowCmd struct {
 }
 
 func (c *sessionsShowCmd) Run(e *env) error {
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
-	st, err := e.state(ws)
+	_, st, err := c.stateOf(e)
 	if err != nil {
 		return err
 	}

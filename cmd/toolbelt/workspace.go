@@ -22,6 +22,17 @@ type workspaceFlags struct {
 	Workspace string `help:"Workspace directory the tools work in (default: TOOLBELT_WORKSPACE, the config's workspace, else the current directory)." placeholder:"DIR"`
 }
 
+// stateOf returns the workspace directory (see dir) and the store of its
+// state.
+func (w workspaceFlags) stateOf(e *env) (string, *store.Store, error) {
+	ws, err := w.dir(e)
+	if err != nil {
+		return "", nil, err
+	}
+	st, err := e.state(ws)
+	return ws, st, err
+}
+
 // dir returns the workspace directory: the flag, TOOLBELT_WORKSPACE, the
 // config's workspace (relative to the config file), or the current directory.
 func (w workspaceFlags) dir(e *env) (string, error) {
