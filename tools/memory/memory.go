@@ -191,7 +191,7 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 		return nil
 	}
 	at := time.Now()
-	onDisk, dirs, err := list(root)
+	onDisk, dirs, racy, err := list(root, at)
 	if err != nil {
 		return err
 	}
@@ -203,7 +203,7 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	}
 	var changes []tool.MemoryFile
 	for p, stamp := range onDisk {
-		if indexed[p] == stamp {
+		if stamp != racyStamp && indexed[p] == stamp {
 			continue
 		}
 		data, err := root.ReadFile(p)
@@ -228,8 +228,28 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	if ix.scans == nil {
 		ix.scans = map[string]*scan{}
 	}
+	if racy {
+		at = time.Time{} // a directory changed too recently to trust its stamp: scan fully next time
+	}
 	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs}
 	return nil
+}
+
+// racyWindow is how close to a scan a modification time must be for the
+// scan not to trust it. File systems stamp times from a coarse clock (a
+// kernel tick; seconds on some), so a change in the same tick as the scan
+// leaves size and time as the scan saw them — the "racy" case git's index
+// guards against the same way.
+const racyWindow = 2 * time.Second
+
+// racyStamp stands for the stamp of a file modified within racyWindow of a
+// scan; it never matches, so the next full scan reads the file again.
+const racyStamp = "racy"
+
+// isRacy reports whether fi was modified too close to a scan at at for its
+// stamp to tell a later change apart.
+func isRacy(fi fs.FileInfo, at time.Time) bool {
+	return !fi.ModTime().Before(at.Add(-racyWindow))
 }
 
 // stamp tells versions of a file or directory apart.
@@ -266,13 +286,24 @@ func statStamp(root *os.Root, p string) string {
 // list returns the stamp of each memory file under root: MEMORY.md and the
 // regular .md files below memory/ (links are not followed; files over
 // MaxFileBytes are left out); and the stamps of MEMORY.md and of each
-// directory under memory/.
-func list(root *os.Root) (files, dirs map[string]string, err error) {
+// directory under memory/. A file modified too close to the scan at at
+// gets a stamp no file has, so the next full scan reads it again; racy
+// reports whether MEMORY.md or a directory was.
+func list(root *os.Root, at time.Time) (files, dirs map[string]string, racy bool, err error) {
 	files, dirs = map[string]string{}, map[string]string{}
+	fileStamp := func(fi fs.FileInfo) string {
+		if isRacy(fi, at) {
+			return racyStamp
+		}
+		return stamp(fi)
+	}
 	dirs["MEMORY.md"] = statStamp(root, "MEMORY.md")
 	dirs["memory"] = ""
-	if fi, err := root.Lstat("MEMORY.md"); err == nil && fi.Mode().IsRegular() && fi.Size() <= MaxFileBytes {
-		files["MEMORY.md"] = stamp(fi)
+	if fi, err := root.Lstat("MEMORY.md"); err == nil {
+		racy = isRacy(fi, at)
+		if fi.Mode().IsRegular() && fi.Size() <= MaxFileBytes {
+			files["MEMORY.md"] = fileStamp(fi)
+		}
 	}
 	err = fs.WalkDir(root.FS(), "memory", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -288,15 +319,16 @@ func list(root *os.Root) (files, dirs map[string]string, err error) {
 		switch {
 		case d.IsDir():
 			dirs[p] = stamp(fi)
+			racy = racy || isRacy(fi, at)
 		case strings.HasSuffix(p, ".md") && d.Type().IsRegular() && fi.Size() <= MaxFileBytes:
-			files[p] = stamp(fi)
+			files[p] = fileStamp(fi)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("listing memory/: %w", err)
+		return nil, nil, false, fmt.Errorf("listing memory/: %w", err)
 	}
-	return files, dirs, nil
+	return files, dirs, racy, nil
 }
 
 // IsMemoryPath reports whether p (slash-separated, relative to the

@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"encoding/json"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -170,14 +171,72 @@ func TestWithinRescanOnlyDirectoryChangesShow(t *testing.T) {
 	if hits, _ := ix.Search(ctx, idx, ws, "echo", 5); len(hits) != 1 {
 		t.Fatalf("file in subdirectory not seen: %+v", hits)
 	}
-	// A file rewritten in place waits for the next full scan.
+	// Once the files are older than the file system's clock can blur, a
+	// file rewritten in place waits for the next full scan.
+	hourAgo := time.Now().Add(-time.Hour)
+	backdate(t, ws, hourAgo)
+	ix.Rescan = 0
+	if hits, _ := ix.Search(ctx, idx, ws, "echo", 5); len(hits) != 1 {
+		t.Fatalf("full scan: %+v", hits)
+	}
+	ix.Rescan = time.Hour
 	write(t, ws, "memory/a.md", "foxtrot\n")
+	if err := os.Chtimes(filepath.Join(ws, "memory", "a.md"), hourAgo.Add(time.Second), hourAgo.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
 	if hits, _ := ix.Search(ctx, idx, ws, "foxtrot", 5); len(hits) != 0 {
 		t.Fatalf("in-place rewrite seen within Rescan: %+v", hits)
 	}
 	ix.Rescan = 0
 	if hits, _ := ix.Search(ctx, idx, ws, "foxtrot", 5); len(hits) != 1 {
 		t.Fatalf("full scan missed the rewrite: %+v", hits)
+	}
+}
+
+// A change in the same clock tick as a scan leaves size and times as the
+// scan saw them; the next search must still see it.
+func TestChangeInTheScansClockTickShows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ws := t.TempDir()
+	idx := openStore(t).Memory()
+	ix := memory.NewIndexer(time.Hour)
+	write(t, ws, "memory/a.md", "alpha\n")
+	tick := time.Now().Truncate(time.Second)
+	backdate(t, ws, tick)
+	if hits, err := ix.Search(ctx, idx, ws, "alpha", 5); err != nil || len(hits) != 1 {
+		t.Fatalf("%v %+v", err, hits)
+	}
+	// Same size, renamed in, and every time put back to the same tick, as
+	// a coarse clock would leave them.
+	write(t, ws, "tmp.md", "bravo\n")
+	if err := os.Rename(filepath.Join(ws, "tmp.md"), filepath.Join(ws, "memory", "a.md")); err != nil {
+		t.Fatal(err)
+	}
+	backdate(t, ws, tick)
+	if hits, _ := ix.Search(ctx, idx, ws, "bravo", 5); len(hits) != 1 {
+		t.Fatalf("change in the scan's tick not seen: %+v", hits)
+	}
+	// In place, same size, same tick, and MEMORY.md too.
+	write(t, ws, "memory/a.md", "delta\n")
+	write(t, ws, "MEMORY.md", "charlie\n")
+	backdate(t, ws, tick)
+	if hits, _ := ix.Search(ctx, idx, ws, "charlie delta", 5); len(hits) != 2 {
+		t.Fatalf("in-place change in the scan's tick not seen: %+v", hits)
+	}
+}
+
+// backdate sets the times of everything under ws to at.
+func backdate(t *testing.T, ws string, at time.Time) {
+	t.Helper()
+	err := filepath.WalkDir(ws, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, at, at)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
