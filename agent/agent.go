@@ -275,7 +275,8 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []llm.Block) []llm
 
 // runTool runs one call through the pipeline. The result answers the call
 // id exactly as the model issued it; errors the model can act on (unknown
-// tool, invalid arguments) come in the error envelope.
+// tool, invalid arguments) come in the error envelope, as the pipeline
+// makes every error.
 func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.CallOption) llm.Message {
 	if c.InvalidArguments != "" {
 		res := tool.Envelope{Status: "error", Tool: c.Name, Error: fmt.Sprintf(
@@ -294,7 +295,6 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.
 	name, args, shape := reshape(c.Name, c.Arguments)
 	res := a.Runner.Run(ctx, tool.Call{ID: c.ID, Name: name, Arguments: args}, opts...)
 	res.ToolCallID = c.ID // exactly as issued, whatever the pipeline did
-	envelope(&res, c.Name)
 	if c.Repair != "" {
 		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)
 	}
@@ -302,21 +302,6 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.
 		res.Details = withDetail(res.Details, "argumentsShape", shape)
 	}
 	return llm.ToolResult(res)
-}
-
-// envelope puts an error result whose text is not already an envelope
-// (unknown tool, validation) into {"status":"error","tool",…}, so every
-// error reaches the model in the same shape.
-func envelope(res *tool.ResultMessage, name string) {
-	if !res.IsError || len(res.Content) == 0 || res.Content[0].Type != tool.TextContent {
-		return
-	}
-	var env tool.Envelope
-	if json.Unmarshal([]byte(res.Content[0].Text), &env) == nil && env.Status != "" {
-		return
-	}
-	wrapped := tool.Envelope{Status: "error", Tool: name, Error: res.Content[0].Text}.Result()
-	res.Content = append(wrapped.Content, res.Content[1:]...)
 }
 
 // withDetail adds key to a result's details.

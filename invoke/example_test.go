@@ -13,7 +13,8 @@ import (
 
 // A tool is defined once, from a Go struct, and every call reaches it through
 // the pipeline: names repaired, arguments normalized and validated, hooks,
-// policy, timeouts and shaping.
+// policy, timeouts and shaping. Every call that does not run normally
+// answers in the envelope {"status":…,"tool":…}.
 func Example() {
 	type weatherArgs struct {
 		City  string `json:"city" jsonschema:"The city, e.g. Lisbon" minLength:"1"`
@@ -54,19 +55,11 @@ func Example() {
 	// Oslo: sunny for 3 day(s), 21 degrees celsius
 	//
 	// call_3 (error: true)
-	// Validation failed for tool "get_weather":
-	//   - (root): unknown property "unit" is not allowed; did you mean "units"?
-	//   - days: maximum: got 30, want at most 7
-	// Received arguments:
-	// {
-	//   "city": "Paris",
-	//   "days": 30,
-	//   "unit": "kelvin"
-	// }
+	// {"status":"error","tool":"get_weather","error":"Validation failed for tool \"get_weather\":\n  - (root): unknown property \"unit\" is not allowed; did you mean \"units\"?\n  - days: maximum: got 30, want at most 7\nReceived arguments:\n{\n  \"city\": \"Paris\",\n  \"days\": 30,\n  \"unit\": \"kelvin\"\n}"}
 	//
 	// call_4 (error: true)
 	// {"status":"blocked","tool":"get_weather","reason":"Atlantis is fictional."}
 	//
 	// call_5 (error: true)
-	// Tool "get_wether" not found. Did you mean "get_weather"? Call one of the tools you were given, spelled exactly.
+	// {"status":"error","tool":"get_wether","error":"Tool \"get_wether\" not found. Did you mean \"get_weather\"? Call one of the tools you were given, spelled exactly."}
 }

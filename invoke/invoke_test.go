@@ -51,6 +51,25 @@ func text(m tool.ResultMessage) string {
 	return strings.Join(parts, "\n")
 }
 
+// errorText is the text of an error result with its envelope opened: the
+// envelope's error, then the blocks after it. It fails the test when the
+// result is not an error in the envelope.
+func errorText(t *testing.T, m tool.ResultMessage) string {
+	t.Helper()
+	if !m.IsError || len(m.Content) == 0 {
+		t.Fatalf("not an error result: %+v", m)
+	}
+	var env tool.Envelope
+	if err := json.Unmarshal([]byte(m.Content[0].Text), &env); err != nil || env.Status != "error" || env.Tool != m.ToolName {
+		t.Fatalf("error result not in the envelope {\"status\":\"error\",\"tool\":%q,…}: %q", m.ToolName, m.Content[0].Text)
+	}
+	parts := []string{env.Error}
+	for _, c := range m.Content[1:] {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
 func run(t *testing.T, r *invoke.Runner, name, args string) tool.ResultMessage {
 	t.Helper()
 	return r.Run(context.Background(), tool.Call{ID: "call_1", Name: name, Arguments: json.RawMessage(args)})
@@ -82,15 +101,15 @@ func TestUnknownTool(t *testing.T) {
 	if !msg.IsError || msg.ToolName != "raed" {
 		t.Fatalf("%+v", msg)
 	}
-	if got := text(msg); !strings.HasPrefix(got, `Tool "raed" not found. Did you mean "read"`) || strings.Contains(got, "write") {
+	if got := errorText(t, msg); !strings.HasPrefix(got, `Tool "raed" not found. Did you mean "read"`) || strings.Contains(got, "write") {
 		t.Errorf("suggestions: %s", got)
 	}
 	msg = run(t, r, "get_weather_forecast", `{}`)
-	if got := text(msg); !strings.Contains(got, `Available tools: "read", "write", "reader", "ready", "thread".`) {
+	if got := errorText(t, msg); !strings.Contains(got, `Available tools: "read", "write", "reader", "ready", "thread".`) {
 		t.Errorf("no close match should list tools: %s", got)
 	}
 	empty := newRunner(t, nil)
-	if got := text(run(t, empty, "x", "")); got != `Tool "x" not found: no tools are available.` {
+	if got := errorText(t, run(t, empty, "x", "")); got != `Tool "x" not found: no tools are available.` {
 		t.Errorf("empty registry: %s", got)
 	}
 }
@@ -134,11 +153,15 @@ func TestArguments(t *testing.T) {
 		{`notes.txt`, true, `they are not valid JSON (invalid character 'o' in literal null (expecting 'u') at line 1, column 2); received: notes.txt`},
 	} {
 		msg := run(t, r, "echo", tc.args)
-		if msg.IsError != tc.isError || !strings.Contains(text(msg), tc.want) {
-			t.Errorf("args %s: isError=%v %q, want %v %q", tc.args, msg.IsError, text(msg), tc.isError, tc.want)
+		got := text(msg)
+		if tc.isError {
+			got = errorText(t, msg)
 		}
-		if tc.isError && strings.Contains(tc.want, "JSON") && !strings.HasPrefix(text(msg), `Invalid arguments for tool "echo": `) {
-			t.Errorf("args %s: %q", tc.args, text(msg))
+		if msg.IsError != tc.isError || !strings.Contains(got, tc.want) {
+			t.Errorf("args %s: isError=%v %q, want %v %q", tc.args, msg.IsError, got, tc.isError, tc.want)
+		}
+		if tc.isError && strings.Contains(tc.want, "JSON") && !strings.HasPrefix(got, `Invalid arguments for tool "echo": `) {
+			t.Errorf("args %s: %q", tc.args, got)
 		}
 	}
 	// The tool receives the object even when the arguments came as a string.
@@ -171,8 +194,8 @@ Received arguments:
   "offset": 0,
   "path": ""
 }`
-	if !msg.IsError || text(msg) != want {
-		t.Errorf("got:\n%s\nwant:\n%s", text(msg), want)
+	if got := errorText(t, msg); got != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
 	details, ok := msg.Details.(map[string]any)
 	if !ok || details["error"] != "validation" {
@@ -185,7 +208,7 @@ func TestValidationCutsReceivedArguments(t *testing.T) {
 	r := newRunner(t, []tool.Tool{fn("read", echo)})
 	big := strings.Repeat("é", 3000)
 	msg := run(t, r, "read", `{"path":[5],"mode":"`+big+`"}`)
-	got := text(msg)
+	got := errorText(t, msg)
 	received := got[strings.Index(got, "Received arguments:\n")+len("Received arguments:\n"):]
 	if !strings.Contains(received, "more bytes)") || len(received) > invoke.MaxReceivedBytes+40 {
 		t.Errorf("received arguments not cut at 2 KB: %d bytes", len(received))
@@ -230,8 +253,8 @@ func TestErrorsBecomeResults(t *testing.T) {
 	}{
 		{"fails", `{"status":"error","tool":"fails","error":"disk \"full\""}`},
 		{"input", `{"status":"error","tool":"input","error":"file \"x\" not found; list the directory first"}`},
-		{"emptyerr", `(the tool failed without a message)`},
-		{"errresult", `nothing matched`},
+		{"emptyerr", `{"status":"error","tool":"emptyerr","error":"(the tool failed without a message)"}`},
+		{"errresult", `{"status":"error","tool":"errresult","error":"nothing matched"}`},
 	} {
 		msg := run(t, r, tc.name, `{"path":"a"}`)
 		if !msg.IsError || text(msg) != tc.want {
@@ -304,14 +327,14 @@ func TestUnavailableAndSelection(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := invoke.New(reg, nil)
-	if got := text(run(t, r, "read", `{}`)); got != `Tool "read" is not available here: fs tools need a root and a bridge` {
+	if got := errorText(t, run(t, r, "read", `{}`)); got != `Tool "read" is not available here: fs tools need a root and a bridge` {
 		t.Errorf("unavailable: %q", got)
 	}
 	if msg := run(t, r, "remote", `{}`); !msg.IsError || text(msg) != `{"status":"error","tool":"remote","error":"server is down","canRetry":true,"suggestion":"Try again soon."}` {
 		t.Errorf("unavailable with info: %s", text(msg))
 	}
 	limited := invoke.New(reg, nil, invoke.WithSelection(registry.Exclude("echo")))
-	if msg := run(t, limited, "echo", `{"path":"a"}`); !msg.IsError || !strings.Contains(text(msg), `Tool "echo" not found`) {
+	if msg := run(t, limited, "echo", `{"path":"a"}`); !strings.Contains(errorText(t, msg), `Tool "echo" not found`) {
 		t.Errorf("excluded tool ran: %+v", msg)
 	}
 	if got := limited.Tools(nil); len(got) != 0 {
@@ -351,7 +374,7 @@ func TestRegistryChangesAreSeen(t *testing.T) {
 	if err := reg.Register(strict); err != nil {
 		t.Fatal(err)
 	}
-	if msg := run(t, r, "echo", `{"path":"a"}`); !msg.IsError || text(msg) != `Missing required parameter: n (received: path). Supply correct parameters before retrying.` {
+	if msg := run(t, r, "echo", `{"path":"a"}`); errorText(t, msg) != `Missing required parameter: n (received: path). Supply correct parameters before retrying.` {
 		t.Errorf("old schema still used: %q", text(msg))
 	}
 }
@@ -401,7 +424,7 @@ func TestEventsInOrder(t *testing.T) {
 		`tool_execution_update call_1 steps step 2`,
 		`tool_execution_end call_1 steps done false`,
 		`tool_execution_start call_1 nope [123 125]`,
-		`tool_execution_end call_1 nope Tool true`,
+		`tool_execution_end call_1 nope {"st true`,
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -518,7 +541,7 @@ func TestBatchCancellation(t *testing.T) {
 	}()
 	msgs := r.RunBatch(ctx, calls)
 	for i, m := range msgs {
-		if !m.IsError || text(m) != "Tool wait was cancelled." || m.ToolCallID != fmt.Sprint(i) {
+		if errorText(t, m) != "Tool wait was cancelled." || m.ToolCallID != fmt.Sprint(i) {
 			t.Errorf("call %d: %+v", i, m)
 		}
 	}

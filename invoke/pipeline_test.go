@@ -299,7 +299,7 @@ func TestTimeoutOfAToolThatIgnoresItsContext(t *testing.T) {
 	release := make(chan struct{})
 	r := newRunner(t, []tool.Tool{stubborn(release)}, quiet)
 	msg := within(t, 10*time.Second, func() tool.ResultMessage { return run(t, r, "stubborn", `{"path":"a"}`) })
-	if !msg.IsError || text(msg) != "Tool stubborn timed out after 0.2 s." {
+	if errorText(t, msg) != "Tool stubborn timed out after 0.2 s." {
 		t.Errorf("%q", text(msg))
 	}
 	close(release)
@@ -351,7 +351,7 @@ func TestTimeoutKeepsOutputOfAToolThatStops(t *testing.T) {
 	tt.Meta.Timeout = 100 * time.Millisecond
 	r := newRunner(t, []tool.Tool{tt})
 	msg := run(t, r, "partial", `{"path":"a"}`)
-	if !msg.IsError || text(msg) != "Tool partial timed out after 0.1 s. Output before it stopped:\n3 of 10 files scanned" {
+	if errorText(t, msg) != "Tool partial timed out after 0.1 s. Output before it stopped:\n3 of 10 files scanned" {
 		t.Errorf("%q", text(msg))
 	}
 }
@@ -388,7 +388,7 @@ func TestCancelledBatchLeaksNothing(t *testing.T) {
 	msgs := within(t, 10*time.Second, func() []tool.ResultMessage { return r.RunBatch(ctx, calls) })
 	for i, m := range msgs {
 		want := fmt.Sprintf("Tool %s was cancelled: the user pressed stop.", calls[i].Name)
-		if !m.IsError || text(m) != want {
+		if errorText(t, m) != want {
 			t.Errorf("call %s: %q, want %q", calls[i].ID, text(m), want)
 		}
 	}
@@ -609,7 +609,7 @@ func TestMissingParameterMessage(t *testing.T) {
 		`{}`:        "Missing required parameters: path, content (received: nothing). Supply correct parameters before retrying.",
 		`{"n":"x"}`: "Missing required parameters: path, content (received: n). Supply correct parameters before retrying.\nValidation failed for tool \"write\":\n  - n: got string, want number\nReceived arguments:\n{\n  \"n\": \"x\"\n}",
 	} {
-		if got := text(run(t, r, "write", args)); got != want {
+		if got := errorText(t, run(t, r, "write", args)); got != want {
 			t.Errorf("%s:\n got %q\nwant %q", args, got, want)
 		}
 	}

@@ -384,7 +384,7 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 		res = r.chain(ctx, req)
 	} else {
 		req.Outcome = OutcomeUnknownTool
-		res = complete(res)
+		res = Envelop(name, complete(res))
 	}
 	if prog != nil {
 		prog.end()

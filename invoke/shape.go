@@ -69,9 +69,41 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 		blocks = r.cut(ctx, req, blocks, texts, res.IsError)
 	}
 	res.Content = blocks
-	res = complete(res)
+	res = Envelop(req.Tool.Name, complete(res))
 	res.Details = withNotes(res.Details, req.notes)
 	return res
+}
+
+// Envelop puts an error result whose text is not already an envelope —
+// invalid arguments, a failed validation, an unknown tool, a tool's own
+// error text — into {"status":"error","tool":NAME,"error":TEXT}, so every
+// error reaches a model, through every front door, in the same shape. The
+// human-readable text is kept whole inside "error"; blocks after the first
+// (an image) stay as they are.
+func Envelop(name string, res tool.Result) tool.Result {
+	if !res.IsError || len(res.Content) == 0 || res.Content[0].Type != tool.TextContent || IsEnvelope(res.Content[0].Text) {
+		return res
+	}
+	wrapped := tool.Envelope{Status: "error", Tool: name, Error: res.Content[0].Text}.Result()
+	res.Content = append(wrapped.Content, res.Content[1:]...)
+	return res
+}
+
+// IsEnvelope reports whether text is an envelope: a JSON object whose
+// "status" is "error", "blocked" or "pending".
+func IsEnvelope(text string) bool {
+	if !strings.HasPrefix(strings.TrimSpace(text), "{") {
+		return false
+	}
+	var env tool.Envelope
+	if json.Unmarshal([]byte(text), &env) != nil {
+		return false
+	}
+	switch env.Status {
+	case "error", "blocked", "pending":
+		return true
+	}
+	return false
 }
 
 // cut joins the text blocks, keeps the full text under the call id, and puts

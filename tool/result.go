@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // ContentType names a kind of content block.
@@ -159,11 +160,16 @@ type Envelope struct {
 
 // Result returns the envelope as an error result whose text is its JSON.
 func (e Envelope) Result() Result {
-	b, err := json.Marshal(e)
-	if err != nil { // unreachable: every field is a string or bool
-		b = []byte(`{"status":"error"}`)
+	// Not json.Marshal: it would write <, > and & as \u003c…, which a
+	// model reads worse than the characters themselves.
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	text := `{"status":"error"}`
+	if enc.Encode(e) == nil { // it cannot fail: every field is a string or bool
+		text = strings.TrimSuffix(b.String(), "\n")
 	}
-	r := Text(string(b))
+	r := Text(text)
 	r.IsError = true
 	return r
 }
