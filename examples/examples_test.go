@@ -116,18 +116,10 @@ call_2 (error: false)
 Oslo: sunny for 3 day(s), 21 degrees celsius
 
 call_3 (error: true)
-Validation failed for tool "get_weather":
-  - (root): unknown property "unit" is not allowed; did you mean "units"?
-  - days: maximum: got 30, want at most 7
-Received arguments:
-{
-  "city": "Paris",
-  "days": 30,
-  "unit": "kelvin"
-}
+{"status":"error","tool":"get_weather","error":"Validation failed for tool \"get_weather\":\n  - (root): unknown property \"unit\" is not allowed; did you mean \"units\"?\n  - days: maximum: got 30, want at most 7\nReceived arguments:\n{\n  \"city\": \"Paris\",\n  \"days\": 30,\n  \"unit\": \"kelvin\"\n}"}
 
 call_4 (error: true)
-Tool "get_wether" not found. Did you mean "get_weather"? Call one of the tools you were given, spelled exactly.
+{"status":"error","tool":"get_wether","error":"Tool \"get_wether\" not found. Did you mean \"get_weather\"? Call one of the tools you were given, spelled exactly."}
 
 `
 	if out != want {
@@ -162,8 +154,8 @@ func TestImport(t *testing.T) {
 		"words__write         mcp  medium\n",
 		"call_1 words__word_count (error: false)\n3 words\n",
 		"call_2 words__grep (error: false)\ngreet.go:3:func greeting(name string) string {\nmain.go:5:func main() {\n",
-		"call_3 words__word_count (error: true)\n",
-		`unknown property "txt" is not allowed; did you mean "text"?`)
+		"call_3 words__word_count (error: true)\n{\"status\":\"error\",\"tool\":\"words__word_count\",",
+		`unknown property \"txt\" is not allowed; did you mean \"text\"?`)
 }
 
 func TestClient(t *testing.T) {

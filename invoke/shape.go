@@ -81,29 +81,15 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 // human-readable text is kept whole inside "error"; blocks after the first
 // (an image) stay as they are.
 func Envelop(name string, res tool.Result) tool.Result {
-	if !res.IsError || len(res.Content) == 0 || res.Content[0].Type != tool.TextContent || IsEnvelope(res.Content[0].Text) {
+	if !res.IsError || len(res.Content) == 0 || res.Content[0].Type != tool.TextContent {
+		return res
+	}
+	if _, ok := tool.ParseEnvelope(res.Content[0].Text); ok {
 		return res
 	}
 	wrapped := tool.Envelope{Status: "error", Tool: name, Error: res.Content[0].Text}.Result()
 	res.Content = append(wrapped.Content, res.Content[1:]...)
 	return res
-}
-
-// IsEnvelope reports whether text is an envelope: a JSON object whose
-// "status" is "error", "blocked" or "pending".
-func IsEnvelope(text string) bool {
-	if !strings.HasPrefix(strings.TrimSpace(text), "{") {
-		return false
-	}
-	var env tool.Envelope
-	if json.Unmarshal([]byte(text), &env) != nil {
-		return false
-	}
-	switch env.Status {
-	case "error", "blocked", "pending":
-		return true
-	}
-	return false
 }
 
 // cut joins the text blocks, keeps the full text under the call id, and puts

@@ -205,7 +205,7 @@ func TestStdioNamesAndIdentity(t *testing.T) {
 			t.Errorf("call %s: %q, want %q", id, text, want)
 		}
 	}
-	if text, isErr := resultText(t, got["5"]); !isErr || !strings.Contains(text, `Tool "gret" not found. Did you mean "greet"`) {
+	if text, isErr := resultText(t, got["5"]); !isErr || !strings.HasPrefix(text, `{"status":"error","tool":"gret","error":"Tool \"gret\" not found. Did you mean \"greet\"`) {
 		t.Errorf("unknown tool: %q", text)
 	}
 	if text, isErr := resultText(t, got["6"]); !isErr || !strings.Contains(text, `"status":"blocked"`) || strings.Contains(text, "additional") || strings.Contains(text, "no such") {

@@ -174,6 +174,20 @@ func (e Envelope) Result() Result {
 	return r
 }
 
+// ParseEnvelope reads text as an envelope: a JSON object whose "status" is
+// "error", "blocked" or "pending". It reports false for any other text.
+func ParseEnvelope(text string) (Envelope, bool) {
+	var e Envelope
+	if !strings.HasPrefix(strings.TrimSpace(text), "{") || json.Unmarshal([]byte(text), &e) != nil {
+		return Envelope{}, false
+	}
+	switch e.Status {
+	case "error", "blocked", "pending":
+		return e, true
+	}
+	return Envelope{}, false
+}
+
 // ResultMessage is what goes back to the model for one call.
 type ResultMessage struct {
 	Role       string    `json:"role"`

@@ -248,7 +248,7 @@ func checkLazyValidator(t *testing.T, r *invoke.Runner, reg *registry.Registry) 
 		if len(errs) == 0 {
 			t.Fatalf("%s %s: the eager validator accepts the arguments", tc.name, tc.args)
 		}
-		want := invoke.ValidationResult(tc.name, errs, args.(map[string]any), []byte(tc.args))
+		want := invoke.Envelop(tc.name, invoke.ValidationResult(tc.name, errs, args.(map[string]any), []byte(tc.args)))
 		got := run(t, r, tc.name, tc.args)
 		if !got.IsError || text(got.Content) != text(want.Content) {
 			t.Errorf("%s %s:\nlazily compiled: %s\neagerly compiled: %s", tc.name, tc.args, text(got.Content), text(want.Content))

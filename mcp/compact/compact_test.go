@@ -224,7 +224,7 @@ func TestCallRunsThroughThePipeline(t *testing.T) {
 		{"validation against the full schema", "read", `{"path":"notes/a.txt","limit":0,"colour":"red"}`, "limit"},
 		{"missing required argument", "edit", `{"path":"notes/a.txt"}`, "edits"},
 		{"denied by policy", "exec", `{"command":"echo hi"}`, `"status":"blocked"`},
-		{"unknown tool", "raed", `{"path":"x"}`, `Did you mean "read"`},
+		{"unknown tool", "raed", `{"path":"x"}`, `{"status":"error","tool":"raed","error":"Tool \"raed\" not found. Did you mean \"read\"`},
 	}
 	for _, tc := range same {
 		got := s.run(t, "c3", CallName, fmt.Sprintf(`{"name":%q,"arguments":%s}`, tc.tool, tc.args))

@@ -86,6 +86,13 @@ func (e *env) exec(args map[string]any, wantErr bool) (string, sessionInfo) {
 	if msg.IsError != wantErr {
 		e.t.Fatalf("exec %v: isError = %v, want %v; text:\n%s", args, msg.IsError, wantErr, text(msg))
 	}
+	if wantErr {
+		env, ok := tool.ParseEnvelope(msg.Content[0].Text)
+		if !ok || env.Tool != "exec" {
+			e.t.Fatalf("exec %v: the error is not in the envelope: %s", args, text(msg))
+		}
+		return env.Error, details(msg)
+	}
 	return text(msg), details(msg)
 }
 
