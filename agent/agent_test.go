@@ -401,3 +401,99 @@ func TestFollowUp(t *testing.T) {
 		t.Fatalf("transcript %+v", tr)
 	}
 }
+
+// TestAnthropicOAuth: with a Claude subscription's OAuth token the requests
+// are Claude Code's — Bearer authorization, its betas and identity, its
+// tool names — and a tool_use named Read runs Toolbelt's read; its result
+// goes back under the id as issued, and the call keeps Claude Code's name
+// on the wire.
+func TestAnthropicOAuth(t *testing.T) {
+	for _, tc := range []struct {
+		name, key string
+		oauth     bool
+	}{
+		{"token prefix", "sk-ant-oat01-test", false},
+		{"configured", "subscription-token", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			runner, _ := tools(t)
+			s := llmtest.New(t,
+				llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_01A", Name: "Read", Args: `{"path":"a.txt"}`})},
+				llmtest.Response{Body: llmtest.Anthropic("", "It says hi.")})
+			p, _ := llm.LookupProvider("anthropic")
+			p.Quirks.OAuth = tc.oauth
+			c, err := llm.NewClient(p, "claude-test", llm.Options{BaseURL: s.URL, APIKey: tc.key, Retry: fastRetry})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := &agent.Agent{Client: c, Runner: runner, System: "Be brief."}
+			tr, err := a.Run(context.Background(), nil, llm.UserText("read a.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls := tr[1].ToolCalls(); len(calls) != 1 || calls[0].Name != "read" || calls[0].ID != "toolu_01A" {
+				t.Fatalf("the call in the transcript: %+v", calls)
+			}
+			if tr[2].ToolName != "read" || tr[2].IsError || tr[2].Text() != "alpha says hi" {
+				t.Errorf("the result: %+v", tr[2])
+			}
+			reqs := s.Requests()
+			if len(reqs) != 2 {
+				t.Fatalf("%d requests", len(reqs))
+			}
+			for i, r := range reqs {
+				if r.Header.Get("Authorization") != "Bearer "+tc.key || r.Header.Get("X-Api-Key") != "" {
+					t.Errorf("request %d: Authorization %q, x-api-key %q; want the token as a bearer only", i, r.Header.Get("Authorization"), r.Header.Get("X-Api-Key"))
+				}
+				if beta := r.Header.Get("Anthropic-Beta"); !strings.Contains(beta, "oauth-2025-04-20") || !strings.Contains(beta, "claude-code-20250219") {
+					t.Errorf("request %d: anthropic-beta %q", i, beta)
+				}
+				if !strings.HasPrefix(r.Header.Get("User-Agent"), "claude-cli/") || r.Header.Get("X-App") != "cli" {
+					t.Errorf("request %d: user-agent %q, x-app %q", i, r.Header.Get("User-Agent"), r.Header.Get("X-App"))
+				}
+			}
+			first := reqs[0].JSON(t)
+			var names []string
+			for _, tl := range list(first["tools"]) {
+				names = append(names, obj(tl)["name"].(string))
+			}
+			if strings.Join(names, ",") != "Read,wait" {
+				t.Errorf("tools went out as %v, want Read (Claude Code's name) and wait (no Claude Code tool)", names)
+			}
+			system := list(first["system"])
+			if len(system) != 2 || obj(system[0])["text"] != "You are Claude Code, Anthropic's official CLI for Claude." || obj(system[1])["text"] != "Be brief." {
+				t.Errorf("system = %v", first["system"])
+			}
+			msgs := list(reqs[1].JSON(t)["messages"])
+			use := obj(list(obj(msgs[1])["content"])[0])
+			res := obj(list(obj(msgs[2])["content"])[0])
+			if use["type"] != "tool_use" || use["name"] != "Read" || use["id"] != "toolu_01A" {
+				t.Errorf("the call went back as %v", use)
+			}
+			if res["type"] != "tool_result" || res["tool_use_id"] != "toolu_01A" || obj(list(res["content"])[0])["text"] != "alpha says hi" {
+				t.Errorf("the result went back as %v", res)
+			}
+		})
+	}
+}
+
+// An API key is sent as x-api-key, the tools under their own names.
+func TestAnthropicAPIKeyIsNotOAuth(t *testing.T) {
+	runner, _ := tools(t)
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "hi")})
+	c, err := llm.New("anthropic/claude-test", llm.Options{BaseURL: s.URL, APIKey: "sk-ant-api03-test", Retry: fastRetry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&agent.Agent{Client: c, Runner: runner, System: "Be brief."}).Run(context.Background(), nil, llm.UserText("hi")); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Requests()[0]
+	if r.Header.Get("X-Api-Key") != "sk-ant-api03-test" || r.Header.Get("Authorization") != "" || r.Header.Get("Anthropic-Beta") != "" {
+		t.Errorf("headers %v", r.Header)
+	}
+	b := r.JSON(t)
+	if b["system"] != "Be brief." || obj(list(b["tools"])[0])["name"] != "read" {
+		t.Errorf("system %v, tools %v", b["system"], b["tools"])
+	}
+}

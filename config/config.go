@@ -189,6 +189,11 @@ type ModelProvider struct {
 	NoParallelCalls bool `yaml:"noParallelCalls" default:"false"`
 	// NoImages: the model takes no images; a note stands for them.
 	NoImages bool `yaml:"noImages" default:"false"`
+	// OAuth says the key is a Claude subscription's OAuth token (Anthropic
+	// only): it is sent as Claude Code sends it, the tools under Claude
+	// Code's names. A key that starts with sk-ant-oat is taken as one
+	// without this.
+	OAuth bool `yaml:"oauth" default:"false"`
 	// Prices are the models' prices per million tokens, by model name, so
 	// each response's usage carries its cost.
 	Prices map[string]ModelPrice `yaml:"prices"`

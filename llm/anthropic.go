@@ -62,7 +62,7 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 					}
 					blocks = append(blocks, map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": b.Signature})
 				case BlockToolCall:
-					blocks = append(blocks, map[string]any{"type": "tool_use", "id": wireID(ids, b.ID), "name": b.Name, "input": b.Arguments})
+					blocks = append(blocks, map[string]any{"type": "tool_use", "id": wireID(ids, b.ID), "name": wireName(req, b.Name), "input": b.Arguments})
 				}
 			}
 			if len(blocks) > 0 {
@@ -89,14 +89,35 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 		body["system"] = req.System
 	}
 	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
-		body["tools"] = req.Tools
+		body["tools"] = renameTools(req.Tools, req.wireNames)
 	}
 	h := http.Header{}
 	h.Set("anthropic-version", "2023-06-01")
-	if c.key != "" {
+	switch {
+	case c.oauth:
+		// As Claude Code sends it: the token as a bearer, its betas and
+		// identity, its system prompt first.
+		h.Set("Authorization", "Bearer "+c.key)
+		h.Set("anthropic-beta", claudeCodeBetas)
+		h.Set("User-Agent", "claude-cli/"+claudeCodeVersion+" (external, cli)")
+		h.Set("x-app", "cli")
+		system := []any{map[string]any{"type": "text", "text": claudeCodeIdentity}}
+		if req.System != "" {
+			system = append(system, map[string]any{"type": "text", "text": req.System})
+		}
+		body["system"] = system
+	case c.key != "":
 		h.Set("x-api-key", c.key)
 	}
 	return "/v1/messages", h, body, nil
+}
+
+// wireName is the name a tool goes out as in this request.
+func wireName(req Request, name string) string {
+	if w, ok := req.wireNames[name]; ok {
+		return w
+	}
+	return name
 }
 
 type anthropicEvent struct {

@@ -22,6 +22,8 @@ type assembler struct {
 	hasUse bool
 	done   bool   // the stream said it was complete
 	price  *Price // nil: no cost
+	// names maps the tool names the provider calls back to the tools' own.
+	names map[string]string
 }
 
 func newAssembler(provider, model string, on func(Event)) *assembler {
@@ -76,6 +78,9 @@ func (a *assembler) callStart(key, id, name string) {
 	}
 	if id != "" {
 		b.ID = id
+	}
+	if own, ok := a.names[name]; ok {
+		name = own
 	}
 	if name != "" {
 		b.Name += name

@@ -119,6 +119,7 @@ func NewClient(p Provider, model string, opts Options) (Client, error) {
 		c.retry = *opts.Retry
 	}
 	c.price = opts.Price
+	c.oauth = p.API == APIAnthropic && (p.Quirks.OAuth || strings.HasPrefix(key, oauthKeyPrefix))
 	c.idle = opts.IdleTimeout
 	if c.idle <= 0 {
 		c.idle = 5 * time.Minute
@@ -170,6 +171,8 @@ type client struct {
 	wire      wire
 	price     *Price
 	idle      time.Duration
+	// oauth: an Anthropic OAuth session (see Quirks.OAuth).
+	oauth bool
 }
 
 func (c *client) Provider() Provider      { return c.p }
@@ -185,6 +188,10 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 	}
 	a := newAssembler(c.p.Name, req.Model, on)
 	a.price = c.price
+	if c.oauth {
+		req.wireNames = wireNames(req.Tools)
+		a.names = invert(req.wireNames)
+	}
 	fail := func(err error) (Message, error) {
 		if ctx.Err() != nil {
 			err = abortError{err}

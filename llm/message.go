@@ -177,6 +177,10 @@ type Request struct {
 	Tools json.RawMessage
 	// MaxTokens bounds the response; 0: the client's default.
 	MaxTokens int
+
+	// wireNames are the names tools go out as, where they differ from the
+	// tools' own (Anthropic OAuth sessions).
+	wireNames map[string]string
 }
 
 // EventType names a streaming event.

@@ -53,6 +53,11 @@ type Quirks struct {
 	// Overflow are lower-case fragments of this provider's error message
 	// for a request longer than the context window.
 	Overflow []string
+	// OAuth (Anthropic): the key is an OAuth token of a Claude
+	// subscription, sent as Claude Code sends it (Authorization: Bearer,
+	// its beta flags and identity, its tool names — mapped back on the
+	// way in). A key that starts with sk-ant-oat is one without this set.
+	OAuth bool
 }
 
 var idStrict9 = provider.IDStrict9
@@ -64,7 +69,7 @@ var providers = []Provider{
 		Quirks: Quirks{Overflow: []string{"context_length_exceeded", "maximum context length"}}},
 	{Name: "openai-responses", API: APIOpenAIResponses, BaseURL: "https://api.openai.com/v1", KeyEnv: []string{"OPENAI_API_KEY"}, KeyRequired: true,
 		Quirks: Quirks{Overflow: []string{"context_length_exceeded", "exceeds the context window"}}},
-	{Name: "anthropic", API: APIAnthropic, BaseURL: "https://api.anthropic.com", KeyEnv: []string{"ANTHROPIC_API_KEY"}, KeyRequired: true,
+	{Name: "anthropic", API: APIAnthropic, BaseURL: "https://api.anthropic.com", KeyEnv: []string{"ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"}, KeyRequired: true,
 		Quirks: Quirks{CallIDs: &idAnthropic, Overflow: []string{"prompt is too long", "input length and `max_tokens` exceed context limit"}}},
 	{Name: "google", API: APIGemini, BaseURL: "https://generativelanguage.googleapis.com", KeyEnv: []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}, KeyRequired: true,
 		Quirks: Quirks{Overflow: []string{"exceeds the maximum number of tokens", "input token count"}}},

@@ -100,7 +100,7 @@ func TestMCPStdioPipedRequests(t *testing.T) {
 		if s, isErr := text("3"); isErr || !strings.Contains(s, "given text") {
 			t.Errorf("run %d: functions.READ: %q", run, s)
 		}
-		if s, isErr := text("4"); !isErr || !strings.Contains(s, `Did you mean "read"`) {
+		if s, isErr := text("4"); !isErr || !strings.HasPrefix(s, `{"status":"error","tool":"raed","error":"Tool \"raed\" not found. Did you mean \"read\"`) {
 			t.Errorf("run %d: unknown tool: %q", run, s)
 		}
 		if s, isErr := text("5"); isErr || s != "slept 300 ms" {

@@ -267,7 +267,7 @@ func TestCall(t *testing.T) {
 		{"no arguments", "", []string{"call", "test_sleep", "--args", `{"ms":1}`}, 0, "slept 1 ms\n", ""},
 		{"tool error", "", []string{"call", "test_fail"}, 1, "", `{"status":"error","tool":"test_fail","error":"the disk is full"}`},
 		{"validation", "", []string{"call", "test_greet", "--args", `{"name":""}`}, 1, "", "  - name: minLength: got 0 characters, want at least 1"},
-		{"unknown tool", "", []string{"call", "test_gret", "--args", `{}`}, 1, "", `Tool "test_gret" not found. Did you mean "test_greet"?`},
+		{"unknown tool", "", []string{"call", "test_gret", "--args", `{}`}, 1, "", `{"status":"error","tool":"test_gret","error":"Tool \"test_gret\" not found. Did you mean \"test_greet\"?`},
 		{"unavailable", "", []string{"call", "test_db"}, 1, "", "not available here: needs a database"},
 		{"no tool", "", []string{"call"}, 2, "", "name the tool to call, or give --batch FILE"},
 		{"args twice", "", []string{"call", "test_greet", "--args", "{}", "--args-file", argsFile}, 2, "", "--args or --args-file, not both"},

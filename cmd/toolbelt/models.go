@@ -62,6 +62,10 @@ func configuredProvider(name string, entry config.ModelProvider) (llm.Provider, 
 	p.Quirks.NoStrict = p.Quirks.NoStrict || entry.NoStrict
 	p.Quirks.NoParallelCalls = p.Quirks.NoParallelCalls || entry.NoParallelCalls
 	p.Quirks.NoImages = p.Quirks.NoImages || entry.NoImages
+	if entry.OAuth && p.API != llm.APIAnthropic {
+		return llm.Provider{}, fmt.Errorf("providers.%s.oauth is for Anthropic's API only (Claude subscriptions); %s speaks another one", name, base)
+	}
+	p.Quirks.OAuth = p.Quirks.OAuth || entry.OAuth
 	return p, nil
 }
 
