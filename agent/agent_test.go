@@ -1,10 +1,14 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	"image/color"
+	pngenc "image/png"
 	"strings"
 	"sync"
 	"testing"
@@ -495,5 +499,46 @@ func TestAnthropicAPIKeyIsNotOAuth(t *testing.T) {
 	b := r.JSON(t)
 	if b["system"] != "Be brief." || obj(list(b["tools"])[0])["name"] != "read" {
 		t.Errorf("system %v, tools %v", b["system"], b["tools"])
+	}
+}
+
+// TestResponsesImageInFunctionOutput: a tool's image goes back to the
+// Responses API inside the function_call_output of its call, as input_text
+// and input_image items.
+func TestResponsesImageInFunctionOutput(t *testing.T) {
+	var png bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 2, 2))
+	img.Set(0, 0, color.RGBA{R: 255, A: 255})
+	if err := pngenc.Encode(&png, img); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New()
+	snap := tool.Must(tool.New("snap", "Take a picture.", func(ctx context.Context, in waitArgs, inv tool.Invocation) (tool.Result, error) {
+		return tool.Image("a red dot", png.Bytes(), "image/png"), nil
+	}))
+	snap.Meta = tool.Meta{ReadOnly: true}
+	if err := reg.Register(snap); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Responses("", "", llmtest.Call{ID: "call_snap1", Name: "snap", Args: `{}`})},
+		llmtest.Response{Body: llmtest.Responses("", "A red dot.")})
+	a := newAgent(t, "openai-responses/gpt-test", s, invoke.New(reg, nil))
+	if _, err := a.Run(context.Background(), nil, llm.UserText("what do you see?")); err != nil {
+		t.Fatal(err)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	input := list(reqs[1].JSON(t)["input"])
+	last := obj(input[len(input)-1])
+	if last["type"] != "function_call_output" || last["call_id"] != "call_snap1" {
+		t.Fatalf("the last input item is %v, want the call's output", last)
+	}
+	items := list(last["output"])
+	if len(items) != 2 || obj(items[0])["type"] != "input_text" || obj(items[0])["text"] != "a red dot" ||
+		obj(items[1])["type"] != "input_image" || !strings.HasPrefix(obj(items[1])["image_url"].(string), "data:image/png;base64,") {
+		t.Errorf("output = %v, want the caption and the image", last["output"])
 	}
 }

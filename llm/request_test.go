@@ -134,12 +134,15 @@ func TestRequestResponses(t *testing.T) {
 	for _, want := range []string{
 		`{"arguments":"{\"path\":\"a.txt\"}","call_id":"call_abcdefghijklmnop","name":"read","type":"function_call"}`,
 		`{"call_id":"call_abcdefghijklmnop","output":"hello","type":"function_call_output"}`,
-		`"call_id":"toolu_xyz","output":"{\"status\":\"error\"`,
-		`{"image_url":"data:image/png;base64,aGk=","type":"input_image"}`,
+		// The image stays in the output of the call it answers.
+		`{"call_id":"toolu_xyz","output":[{"text":"{\"status\":\"error\",\"tool\":\"view\",\"error\":\"too big\"}","type":"input_text"},{"detail":"auto","image_url":"data:image/png;base64,aGk=","type":"input_image"}],"type":"function_call_output"}`,
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("input lacks %s:\n%s", want, got)
 		}
+	}
+	if n := len(asList(b["input"])); n != 6 {
+		t.Errorf("%d input items, want 6 (no user message after the results)", n)
 	}
 	if b["instructions"] != "be brief" || b["store"] != false {
 		t.Errorf("instructions %v, store %v", b["instructions"], b["store"])

@@ -26,12 +26,7 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 		}
 		return parts
 	}
-	var pending []Block
 	for _, m := range req.Messages {
-		if m.Role != RoleToolResult && len(pending) > 0 {
-			input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(pending)})
-			pending = nil
-		}
 		switch m.Role {
 		case RoleUser:
 			input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(m.Content)})
@@ -49,13 +44,8 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 				}
 			}
 		case RoleToolResult:
-			text, images := toolResultText(m, noImages)
-			input = append(input, map[string]any{"type": "function_call_output", "call_id": wireID(ids, m.ToolCallID), "output": text})
-			pending = append(pending, images...)
+			input = append(input, map[string]any{"type": "function_call_output", "call_id": wireID(ids, m.ToolCallID), "output": functionOutput(m, noImages)})
 		}
-	}
-	if len(pending) > 0 {
-		input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(pending)})
 	}
 	body := map[string]any{"model": req.Model, "input": input, "stream": true, "store": false, "max_output_tokens": req.MaxTokens}
 	if req.System != "" {
@@ -72,6 +62,24 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 		h.Set("Authorization", "Bearer "+c.key)
 	}
 	return "/responses", h, body, nil
+}
+
+// functionOutput is a tool result as a function_call_output's output: its
+// text, or — when it has images the model takes — a list of input_text and
+// input_image items, so the images stay with the call they answer.
+func functionOutput(m Message, noImages bool) any {
+	text, images := toolResultText(m, noImages)
+	if len(images) == 0 {
+		return text
+	}
+	items := make([]map[string]any, 0, len(images)+1)
+	if text != "" {
+		items = append(items, map[string]any{"type": "input_text", "text": text})
+	}
+	for _, b := range images {
+		items = append(items, map[string]any{"type": "input_image", "image_url": dataURL(b), "detail": "auto"})
+	}
+	return items
 }
 
 type responsesEvent struct {
