@@ -292,14 +292,10 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.
 			a.emit(Event{Type: EventToolUpdate, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &p})
 		}))
 	}
-	name, args, shape := reshape(c.Name, c.Arguments)
-	res := a.Runner.Run(ctx, tool.Call{ID: c.ID, Name: name, Arguments: args}, opts...)
+	res := a.Runner.Run(ctx, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}, opts...)
 	res.ToolCallID = c.ID // exactly as issued, whatever the pipeline did
 	if c.Repair != "" {
 		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)
-	}
-	if shape != "" {
-		res.Details = withDetail(res.Details, "argumentsShape", shape)
 	}
 	return llm.ToolResult(res)
 }

@@ -353,7 +353,15 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	if call.ID == "" {
 		call.ID = tool.NewCallID("call")
 	}
+	var shape string
+	if !r.cfg.DisableNormalization {
+		call.Name, call.Arguments, shape = r.reshape(name, call.Arguments)
+		name = call.Name
+	}
 	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r}
+	if shape != "" {
+		req.Note("argumentsShape", shape)
+	}
 	if c, ok := CallerFrom(ctx); ok {
 		tc := *r.tc
 		tc.SessionKey, tc.Channel, tc.Principal, tc.Owner = c.SessionKey, c.Channel, c.Principal, c.Owner

@@ -177,7 +177,7 @@ func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, _ := transcript[2]["details"].(map[string]any)
-	if transcript[2]["isError"] == true || !strings.Contains(d["argumentsShape"].(string), "Claude Code edit") {
+	if transcript[2]["isError"] == true || !strings.Contains(d["argumentsShape"].(string), "Claude Code Edit") {
 		t.Errorf("result %v", transcript[2])
 	}
 	if second := compactJSON(t, s.Requests()[1].Body); !strings.Contains(second, `"tool_use_id":"toolu_E"`) || strings.Contains(second, `"is_error":true`) {
