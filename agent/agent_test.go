@@ -9,6 +9,7 @@ import (
 	"image"
 	"image/color"
 	pngenc "image/png"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -540,5 +541,92 @@ func TestResponsesImageInFunctionOutput(t *testing.T) {
 	if len(items) != 2 || obj(items[0])["type"] != "input_text" || obj(items[0])["text"] != "a red dot" ||
 		obj(items[1])["type"] != "input_image" || !strings.HasPrefix(obj(items[1])["image_url"].(string), "data:image/png;base64,") {
 		t.Errorf("output = %v, want the caption and the image", last["output"])
+	}
+}
+
+// TestMistralCallIDs: on the wire to Mistral every call id has 9
+// characters — ids from another provider's history and ids a server
+// issued in another form are rewritten, the same for a call and its
+// result — while the ids Mistral issues itself go back unchanged; the
+// transcript keeps every id as it was issued.
+func TestMistralCallIDs(t *testing.T) {
+	runner, _ := tools(t)
+	history := []llm.Message{
+		llm.UserText("read a.txt"),
+		{Role: llm.RoleAssistant, Provider: "openai", Content: []llm.Block{{Type: llm.BlockToolCall, ID: "call_Xy7sLq2Pz9Aa3Bb4Cc5Dd6Ee", Name: "read", Arguments: json.RawMessage(`{"path":"a.txt"}`)}}},
+		{Role: llm.RoleToolResult, ToolCallID: "call_Xy7sLq2Pz9Aa3Bb4Cc5Dd6Ee", ToolName: "read", Content: []llm.Block{{Type: llm.BlockText, Text: "alpha says hi"}}},
+		{Role: llm.RoleAssistant, Provider: "openai", Content: []llm.Block{{Type: llm.BlockText, Text: "It says hi."}}},
+	}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "D681PevKs", Name: "read", Args: `{"path":"b.txt"}`})},
+		llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "read", Args: `{"path":"a.txt"}`})},
+		llmtest.Response{Body: llmtest.Chat("", "Done.")})
+	tr, err := newAgent(t, "mistral/mistral-test", s, runner).Run(context.Background(), history, llm.UserText("and b.txt, then a.txt again"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nine := regexp.MustCompile(`^[a-zA-Z0-9]{9}$`)
+	reqs := s.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	// wire returns the ids of the calls and of the results of a request, in order.
+	wire := func(r llmtest.Request) (calls, results []string) {
+		for _, m := range list(r.JSON(t)["messages"]) {
+			for _, c := range list(obj(m)["tool_calls"]) {
+				calls = append(calls, obj(c)["id"].(string))
+			}
+			if id, ok := obj(m)["tool_call_id"].(string); ok {
+				results = append(results, id)
+			}
+		}
+		return calls, results
+	}
+	calls, results := wire(reqs[2])
+	if len(calls) != 3 || strings.Join(calls, ",") != strings.Join(results, ",") {
+		t.Fatalf("last request: calls %v, results %v; want three calls, each answered under its id", calls, results)
+	}
+	for i, id := range calls {
+		if !nine.MatchString(id) {
+			t.Errorf("call %d went to Mistral as %q, not 9 characters", i, id)
+		}
+	}
+	if calls[1] != "D681PevKs" {
+		t.Errorf("Mistral's own id went back as %q", calls[1])
+	}
+	if first, _ := wire(reqs[0]); len(first) != 1 || first[0] != calls[0] {
+		t.Errorf("the history's call went as %v, then as %q: the rewrite must be the same in every request", first, calls[0])
+	}
+	var ids []string
+	for _, m := range tr {
+		for _, c := range m.ToolCalls() {
+			ids = append(ids, c.ID)
+		}
+		if m.Role == llm.RoleToolResult {
+			ids = append(ids, m.ToolCallID)
+		}
+	}
+	if want := "call_Xy7sLq2Pz9Aa3Bb4Cc5Dd6Ee,call_Xy7sLq2Pz9Aa3Bb4Cc5Dd6Ee,D681PevKs,D681PevKs,call_1,call_1"; strings.Join(ids, ",") != want {
+		t.Errorf("transcript ids %v, want %s", ids, want)
+	}
+}
+
+// TestGeminiThoughtSignature: the thoughtSignature Gemini attaches to a
+// call's part goes back unchanged on that part in the next request.
+func TestGeminiThoughtSignature(t *testing.T) {
+	runner, _ := tools(t)
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Gemini("", "", llmtest.Call{Name: "read", Args: `{"path":"a.txt"}`, Signature: "CiQBVKhc7+sig/=="}, llmtest.Call{Name: "read", Args: `{"path":"b.txt"}`})},
+		llmtest.Response{Body: llmtest.Gemini("", "Both read.")})
+	if _, err := newAgent(t, "google/gemini-test", s, runner).Run(context.Background(), nil, llm.UserText("read a.txt and b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	contents := list(s.Requests()[1].JSON(t)["contents"])
+	parts := list(obj(contents[1])["parts"])
+	if len(parts) != 2 || obj(parts[0])["thoughtSignature"] != "CiQBVKhc7+sig/==" || obj(obj(parts[0])["functionCall"])["name"] != "read" {
+		t.Errorf("the model's parts went back as %v", parts)
+	}
+	if _, has := obj(parts[1])["thoughtSignature"]; has {
+		t.Errorf("a signature was added to the part that had none: %v", parts[1])
 	}
 }
