@@ -2,7 +2,6 @@ package invoke
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -242,8 +241,7 @@ func ErrorText(res tool.Result) string {
 		if c.Type != tool.TextContent {
 			continue
 		}
-		var env tool.Envelope
-		if strings.HasPrefix(c.Text, `{"status":`) && json.Unmarshal([]byte(c.Text), &env) == nil {
+		if env, ok := tool.ParseEnvelope(c.Text); ok {
 			for _, s := range []string{env.Error, env.Reason, env.Message} {
 				if s != "" {
 					return content.FirstLine(s, MaxErrorChars)

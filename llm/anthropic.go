@@ -97,7 +97,9 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 	case c.oauth:
 		// As Claude Code sends it: the token as a bearer, its betas and
 		// identity, its system prompt first.
-		h.Set("Authorization", "Bearer "+c.key)
+		if c.key != "" {
+			h.Set("Authorization", "Bearer "+c.key)
+		}
 		h.Set("anthropic-beta", claudeCodeBetas)
 		h.Set("User-Agent", "claude-cli/"+claudeCodeVersion+" (external, cli)")
 		h.Set("x-app", "cli")
