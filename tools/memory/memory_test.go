@@ -273,7 +273,7 @@ func TestChunksFollowHeadingsAndLength(t *testing.T) {
 func newRunner(t *testing.T, tc *tool.Context) *invoke.Runner {
 	t.Helper()
 	reg := registry.New()
-	if err := memory.Register(reg); err != nil {
+	if err := memory.Register(reg, nil); err != nil {
 		t.Fatal(err)
 	}
 	return invoke.New(reg, tc)
@@ -330,7 +330,7 @@ func TestMemoryToolsThroughThePipeline(t *testing.T) {
 func TestMemoryToolsSayWhyTheyAreUnavailable(t *testing.T) {
 	t.Parallel()
 	reg := registry.New()
-	if err := memory.Register(reg); err != nil {
+	if err := memory.Register(reg, nil); err != nil {
 		t.Fatal(err)
 	}
 	reasons := map[string]string{}
