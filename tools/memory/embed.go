@@ -46,8 +46,8 @@ type Embedder interface {
 
 // Embeddings configures an embedding provider (tools.memory.embeddings).
 type Embeddings struct {
-	// Provider is openai (also any OpenAI-compatible server), gemini or
-	// ollama.
+	// Provider names the API: openai (also any OpenAI-compatible server,
+	// with baseUrl), gemini or ollama.
 	Provider string `json:"provider"`
 	// Model is the embedding model (default text-embedding-3-small for
 	// openai, gemini-embedding-001 for gemini, nomic-embed-text for
