@@ -30,19 +30,25 @@ func ChunkHash(title, body string) string {
 func (m *Memory) Unembedded(ctx context.Context, scope, model string, limit int) ([]tool.MemoryText, error) {
 	var out []tool.MemoryText
 	err := m.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, `SELECT c.hash, MIN(c.path), MIN(c.title), MIN(c.body) FROM memory_chunks c
+		// Not grouped by hash in SQL (that reads every chunk each time):
+		// the same text in several chunks is dropped here.
+		rows, err := tx.Query(ctx, `SELECT c.hash, c.path, c.title, c.body FROM memory_chunks c
 WHERE c.scope = ? AND NOT EXISTS (SELECT 1 FROM memory_vectors v WHERE v.scope = c.scope AND v.model = ? AND v.hash = c.hash)
-GROUP BY c.hash ORDER BY MIN(c.id) LIMIT ?`, scope, model, limit)
+LIMIT ?`, scope, model, limit)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
+		seen := map[string]bool{}
 		for rows.Next() {
 			var t tool.MemoryText
 			if err := rows.Scan(&t.Hash, &t.Path, &t.Title, &t.Text); err != nil {
 				return err
 			}
-			out = append(out, t)
+			if !seen[t.Hash] {
+				seen[t.Hash] = true
+				out = append(out, t)
+			}
 		}
 		return rows.Err()
 	})
@@ -64,10 +70,8 @@ func (m *Memory) PutVectors(ctx context.Context, scope, model string, vs []tool.
 			if len(v.Vec) == 0 {
 				return fmt.Errorf("an empty vector for %s", v.Hash)
 			}
-			if _, err := tx.Exec(ctx, "DELETE FROM memory_vectors WHERE scope = ? AND model = ? AND hash = ?", scope, model, v.Hash); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "INSERT INTO memory_vectors (scope, model, hash, dims, vec, created_ns) VALUES (?, ?, ?, ?, ?, ?)",
+			if _, err := tx.Exec(ctx, `INSERT INTO memory_vectors (scope, model, hash, dims, vec, created_ns) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (scope, model, hash) DO UPDATE SET dims = excluded.dims, vec = excluded.vec, created_ns = excluded.created_ns`,
 				scope, model, v.Hash, len(v.Vec), EncodeVector(v.Vec), now); err != nil {
 				return err
 			}

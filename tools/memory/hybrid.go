@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -142,7 +143,15 @@ type vectors struct {
 	paths   map[string][]int64
 
 	flatMu sync.RWMutex
-	flat   []vecEntry // entries, for scoring
+	flat   slab // entries, for scoring
+}
+
+// slab is vectors of one length laid end to end, for a scan that reads
+// memory in order.
+type slab struct {
+	dims int
+	ids  []int64
+	data []float32 // len(ids) * dims
 }
 
 type vecEntry struct {
@@ -181,9 +190,22 @@ func (vs *vectors) add(found []tool.MemoryChunkVector, paths []string) {
 		vs.entries[cv.ID] = vecEntry{id: cv.ID, vec: normalized(cv.Vec)}
 		vs.paths[cv.Path] = append(vs.paths[cv.Path], cv.ID)
 	}
-	flat := make([]vecEntry, 0, len(vs.entries))
+	// The slab holds the vectors of the commonest length: one model makes
+	// one length; others are left over from before a change of settings.
+	count := map[int]int{}
+	dims := 0
 	for _, e := range vs.entries {
-		flat = append(flat, e)
+		count[len(e.vec)]++
+		if count[len(e.vec)] > count[dims] {
+			dims = len(e.vec)
+		}
+	}
+	flat := slab{dims: dims, ids: make([]int64, 0, count[dims]), data: make([]float32, 0, count[dims]*dims)}
+	for _, e := range vs.entries {
+		if len(e.vec) == dims {
+			flat.ids = append(flat.ids, e.id)
+			flat.data = append(flat.data, e.vec...)
+		}
 	}
 	vs.flatMu.Lock()
 	vs.flat = flat
@@ -271,50 +293,85 @@ func embedInput(title, text string) string {
 }
 
 // nearest returns the ids of up to n chunks whose vectors are nearest q,
-// with at least minSim cosine similarity, nearest first.
+// with at least minSim cosine similarity, nearest first. Large sets are
+// scanned in parallel, a part per processor.
 func (vs *vectors) nearest(q []float32, n int, minSim float32) []int64 {
 	vs.flatMu.RLock()
 	defer vs.flatMu.RUnlock()
-	type scored struct {
-		id  int64
-		sim float32
+	f := vs.flat
+	if f.dims != len(q) || len(f.ids) == 0 {
+		return nil
 	}
-	var best []scored // sorted, nearest first, at most n
-	for _, e := range vs.flat {
-		if len(e.vec) != len(q) {
-			continue
-		}
-		s := dot(q, e.vec)
-		if s < minSim || (len(best) == n && s <= best[n-1].sim) {
-			continue
-		}
-		i, _ := slices.BinarySearchFunc(best, s, func(a scored, s float32) int { return cmp.Compare(s, a.sim) })
-		best = slices.Insert(best, i, scored{e.id, s})
-		if len(best) > n {
-			best = best[:n]
-		}
+	parts := 1
+	if len(f.ids) >= 4096 {
+		parts = min(runtime.GOMAXPROCS(0), 8)
 	}
-	ids := make([]int64, len(best))
-	for i, b := range best {
-		ids[i] = b.id
+	results := make([][]scored, parts)
+	var wg sync.WaitGroup
+	per := (len(f.ids) + parts - 1) / parts
+	for p := range parts {
+		lo, hi := p*per, min((p+1)*per, len(f.ids))
+		wg.Go(func() { results[p] = f.top(q, lo, hi, n, minSim) })
+	}
+	wg.Wait()
+	var best []scored
+	for _, r := range results {
+		best = append(best, r...)
+	}
+	slices.SortFunc(best, func(a, b scored) int { return cmp.Compare(b.sim, a.sim) })
+	ids := make([]int64, 0, n)
+	for _, b := range best[:min(n, len(best))] {
+		ids = append(ids, b.id)
 	}
 	return ids
 }
 
+type scored struct {
+	id  int64
+	sim float32
+}
+
+// top returns the n vectors of f from lo to hi nearest q, at least minSim,
+// nearest first.
+func (f slab) top(q []float32, lo, hi, n int, minSim float32) []scored {
+	best := make([]scored, 0, n+1) // sorted, nearest first
+	floor := minSim
+	for i := lo; i < hi; i++ {
+		s := dot(q, f.data[i*f.dims:(i+1)*f.dims])
+		if s < floor {
+			continue
+		}
+		j, _ := slices.BinarySearchFunc(best, s, func(a scored, s float32) int { return cmp.Compare(s, a.sim) })
+		best = slices.Insert(best, j, scored{f.ids[i], s})
+		if len(best) > n {
+			best = best[:n]
+		}
+		if len(best) == n {
+			floor = max(minSim, best[n-1].sim)
+		}
+	}
+	return best
+}
+
 func dot(a, b []float32) float32 {
 	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
+	var s0, s1, s2, s3, s4, s5, s6, s7 float32
 	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
+	for ; i+8 <= len(a); i += 8 {
+		aa, bb := a[i:i+8:i+8], b[i:i+8:i+8]
+		s0 += aa[0] * bb[0]
+		s1 += aa[1] * bb[1]
+		s2 += aa[2] * bb[2]
+		s3 += aa[3] * bb[3]
+		s4 += aa[4] * bb[4]
+		s5 += aa[5] * bb[5]
+		s6 += aa[6] * bb[6]
+		s7 += aa[7] * bb[7]
 	}
 	for ; i < len(a); i++ {
 		s0 += a[i] * b[i]
 	}
-	return s0 + s1 + s2 + s3
+	return (s0 + s1) + (s2 + s3) + (s4 + s5) + (s6 + s7)
 }
 
 // fuse merges the keyword hits and the vector candidates (ids, nearest
