@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +108,16 @@ func TestHybridFindsWhatKeywordsMiss(t *testing.T) {
 	hybrid, err := ix.Find(ctx, idx, ws, query, 3, hybridConfig(srv))
 	if err != nil || hybrid.Mode != "hybrid" || len(hybrid.Hits) == 0 || hybrid.Hits[0].Path != "memory/weekend.md" || !strings.Contains(hybrid.Hits[0].Snippet, "film") {
 		t.Fatalf("hybrid: %v %+v", err, hybrid)
+	}
+	// The vectors follow the files: a new note is found the same way, a
+	// removed one no more.
+	write(t, ws, "memory/friday.md", "# Friday\nMovie night at Ana's.\n")
+	if err := os.Remove(filepath.Join(ws, "memory/weekend.md")); err != nil {
+		t.Fatal(err)
+	}
+	hybrid, err = ix.Find(ctx, idx, ws, query, 3, hybridConfig(srv))
+	if err != nil || hybrid.Mode != "hybrid" || len(hybrid.Hits) == 0 || hybrid.Hits[0].Path != "memory/friday.md" || slices.Contains(paths(hybrid.Hits), "memory/weekend.md") {
+		t.Fatalf("after changes: %v %+v", err, hybrid)
 	}
 }
 
