@@ -318,7 +318,7 @@ func (vs *vectors) nearest(q []float32, n int, minSim float32) []int64 {
 	for _, r := range results {
 		best = append(best, r...)
 	}
-	slices.SortFunc(best, func(a, b scored) int { return cmp.Compare(b.sim, a.sim) })
+	slices.SortFunc(best, nearer)
 	ids := make([]int64, 0, n)
 	for _, b := range best[:min(n, len(best))] {
 		ids = append(ids, b.id)
@@ -331,6 +331,15 @@ type scored struct {
 	sim float32
 }
 
+// nearer orders by similarity, nearest first, and equal similarities by id
+// (so that ties do not depend on the order of the set).
+func nearer(a, b scored) int {
+	if c := cmp.Compare(b.sim, a.sim); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.id, b.id)
+}
+
 // top returns the n vectors of f from lo to hi nearest q, at least minSim,
 // nearest first.
 func (f slab) top(q []float32, lo, hi, n int, minSim float32) []scored {
@@ -341,8 +350,12 @@ func (f slab) top(q []float32, lo, hi, n int, minSim float32) []scored {
 		if s < floor {
 			continue
 		}
-		j, _ := slices.BinarySearchFunc(best, s, func(a scored, s float32) int { return cmp.Compare(s, a.sim) })
-		best = slices.Insert(best, j, scored{f.ids[i], s})
+		c := scored{f.ids[i], s}
+		j, _ := slices.BinarySearchFunc(best, c, nearer)
+		if len(best) == n && j == n {
+			continue // a tie with the last, and a greater id
+		}
+		best = slices.Insert(best, j, c)
 		if len(best) > n {
 			best = best[:n]
 		}
