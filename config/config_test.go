@@ -250,3 +250,27 @@ func TestLintTokenVariables(t *testing.T) {
 		t.Errorf("warnings %v", ws)
 	}
 }
+
+// config check warns about an embedding provider's unset key variable.
+func TestLintEmbeddingKey(t *testing.T) {
+	t.Parallel()
+	none := func(string) (string, error) { return "", nil }
+	for _, c := range []struct {
+		yaml string
+		env  map[string]string
+		want string
+	}{
+		{"tools:\n  memory:\n    embeddings: {provider: openai}\n", nil, "reads the openai API key from $OPENAI_API_KEY, which is not set"},
+		{"tools:\n  memory:\n    embeddings: {provider: openai}\n", map[string]string{"OPENAI_API_KEY": "k"}, ""},
+		{"tools:\n  memory:\n    embeddings: {provider: gemini, apiKeyEnv: MY_KEY}\n", nil, "from $MY_KEY, which is not set"},
+		{"tools:\n  memory:\n    embeddings: {provider: openai, apiKeyEnv: \"-\"}\n", nil, ""},
+		{"tools:\n  memory:\n    embeddings: {provider: ollama}\n", nil, ""},
+	} {
+		cfg, err := Parse("toolbelt.yaml", []byte(c.yaml))
+		must(t, err)
+		ws := cfg.Lint(none, func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		if c.want == "" && len(ws) != 0 || c.want != "" && (len(ws) != 1 || !strings.Contains(ws[0].Error(), c.want) || ws[0].Line != 3) {
+			t.Errorf("%s: warnings %v, want %q", c.yaml, ws, c.want)
+		}
+	}
+}

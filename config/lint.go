@@ -27,7 +27,8 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 // outside it: ${VAR} references to unset environment variables (in the
 // settings of imported MCP servers, where Toolbelt expands them) and
 // executables that cannot be found — the commands of imported MCP servers
-// that are not disabled, and the shell and bubblewrap of tools.exec.
+// that are not disabled, and the shell and bubblewrap of tools.exec — and
+// the unset API key variable of tools.memory.embeddings.
 // lookPath and lookupEnv are exec.LookPath and os.LookupEnv, or stand-ins.
 func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(string) (string, bool)) []*Warning {
 	var out []*Warning
@@ -76,6 +77,20 @@ func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(stri
 				}
 				if _, err := lookPath(bwrap); err != nil {
 					warn("$.tools.exec.sandbox", fmt.Sprintf("the sandbox needs bubblewrap, but %q is not found (%v): install the bubblewrap package or set tools.exec.sandbox.bwrap", bwrap, unwrapExec(err)))
+				}
+			}
+		}
+	}
+	if mem, ok := c.Tools.Settings["memory"].(map[string]any); ok {
+		if emb, ok := mem["embeddings"].(map[string]any); ok {
+			provider, _ := emb["provider"].(string)
+			keyEnv, _ := emb["apiKeyEnv"].(string)
+			if keyEnv == "" {
+				keyEnv = map[string]string{"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY"}[provider]
+			}
+			if keyEnv != "" && keyEnv != "-" {
+				if v, ok := lookupEnv(keyEnv); !ok || v == "" {
+					warn("$.tools.memory.embeddings", fmt.Sprintf("tools.memory.embeddings reads the %s API key from $%s, which is not set: memory_search will search by keywords only (set apiKeyEnv: \"-\" for a server without keys)", provider, keyEnv))
 				}
 			}
 		}

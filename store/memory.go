@@ -52,7 +52,26 @@ func (m *Memory) Update(ctx context.Context, scope string, files []tool.MemoryFi
 	now := m.s.now().UnixNano()
 	sqlite := m.s.d.name == "sqlite"
 	err := m.s.Write(ctx, func(tx *Tx) error {
+		// The texts the files held: their vectors go when no chunk of the
+		// scope holds the text any more.
+		gone := map[string]bool{}
 		for _, f := range files {
+			rows, err := tx.Query(ctx, "SELECT hash FROM memory_chunks WHERE scope = ? AND path = ?", scope, f.Path)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var h string
+				if err := rows.Scan(&h); err != nil {
+					rows.Close()
+					return err
+				}
+				gone[h] = true
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
 			if sqlite {
 				if _, err := tx.Exec(ctx, "DELETE FROM memory_fts WHERE rowid IN (SELECT id FROM memory_chunks WHERE scope = ? AND path = ?)", scope, f.Path); err != nil {
 					return err
@@ -72,8 +91,8 @@ func (m *Memory) Update(ctx context.Context, scope string, files []tool.MemoryFi
 			}
 			for _, c := range f.Chunks {
 				var id int64
-				if err := tx.QueryRow(ctx, "INSERT INTO memory_chunks (scope, path, start_line, end_line, title, body) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-					scope, f.Path, c.StartLine, c.EndLine, c.Title, c.Text).Scan(&id); err != nil {
+				if err := tx.QueryRow(ctx, "INSERT INTO memory_chunks (scope, path, start_line, end_line, title, body, hash) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
+					scope, f.Path, c.StartLine, c.EndLine, c.Title, c.Text, ChunkHash(c.Title, c.Text)).Scan(&id); err != nil {
 					return err
 				}
 				if sqlite {
@@ -81,6 +100,12 @@ func (m *Memory) Update(ctx context.Context, scope string, files []tool.MemoryFi
 						return err
 					}
 				}
+			}
+		}
+		for h := range gone {
+			if _, err := tx.Exec(ctx, `DELETE FROM memory_vectors WHERE scope = ? AND hash = ?
+AND NOT EXISTS (SELECT 1 FROM memory_chunks WHERE scope = ? AND hash = ?)`, scope, h, scope, h); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -107,14 +132,14 @@ func (m *Memory) Search(ctx context.Context, scope, query string, limit int) ([]
 		// Each word quoted (it holds only letters and digits), any may
 		// match; bm25 is lower for better matches, title weighing double.
 		arg = `"` + strings.Join(words, `" OR "`) + `"`
-		q = `SELECT c.path, c.start_line, c.end_line, c.body, -f.rank
+		q = `SELECT c.id, c.path, c.start_line, c.end_line, c.body, -f.rank
 FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH ? AND rank MATCH 'bm25(2.0, 1.0)') f
 JOIN memory_chunks c ON c.id = f.rowid
 WHERE c.scope = ?
 ORDER BY f.rank LIMIT ?`
 	} else {
 		arg = strings.Join(words, " | ")
-		q = `SELECT path, start_line, end_line, body, ts_rank(tsv, to_tsquery('english', ?)) AS score
+		q = `SELECT id, path, start_line, end_line, body, ts_rank(tsv, to_tsquery('english', ?)) AS score
 FROM memory_chunks
 WHERE tsv @@ to_tsquery('english', ?) AND scope = ?
 ORDER BY score DESC, id LIMIT ?`
@@ -132,7 +157,7 @@ ORDER BY score DESC, id LIMIT ?`
 		defer rows.Close()
 		for rows.Next() {
 			var h tool.MemoryHit
-			if err := rows.Scan(&h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Score); err != nil {
+			if err := rows.Scan(&h.ID, &h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Score); err != nil {
 				return err
 			}
 			hits = append(hits, h)

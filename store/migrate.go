@@ -172,6 +172,26 @@ ALTER TABLE sessions ADD COLUMN output_tokens BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX sessions_agent ON sessions (agent_id, updated_ns);
 CREATE INDEX sessions_parent ON sessions (parent_key);
 `},
+	// Vectors of memory chunks for hybrid search (package tools/memory),
+	// per scope and embedding model, keyed by the hash of a chunk's text
+	// (store.ChunkHash), so a file indexed again keeps the vectors of its
+	// unchanged chunks: float32s, little-endian. The stamps of files
+	// indexed before are cleared so that their chunks are indexed again,
+	// with their hashes.
+	{name: "memory vectors", sql: `
+ALTER TABLE memory_chunks ADD COLUMN hash TEXT NOT NULL DEFAULT '';
+CREATE INDEX memory_chunks_hash ON memory_chunks (scope, hash);
+CREATE TABLE memory_vectors (
+	scope TEXT NOT NULL,
+	model TEXT NOT NULL,
+	hash TEXT NOT NULL,
+	dims BIGINT NOT NULL,
+	vec {{blob}} NOT NULL,
+	created_ns BIGINT NOT NULL,
+	PRIMARY KEY (scope, model, hash)
+);
+UPDATE memory_files SET stamp = '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

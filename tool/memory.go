@@ -44,9 +44,52 @@ type MemoryChunk struct {
 
 // MemoryHit is a chunk a search found.
 type MemoryHit struct {
+	// ID identifies the chunk in the index until its file is indexed again.
+	ID                 int64
 	Path               string
 	StartLine, EndLine int
 	Text               string
 	// Score is higher for better matches; it compares hits of one search.
 	Score float64
+}
+
+// MemoryVectors keeps embedding vectors of the chunks of a MemoryIndex, for
+// hybrid search: per scope and model, by the hash of a chunk's text, so
+// that unchanged text is embedded once.
+type MemoryVectors interface {
+	// Unembedded returns up to limit distinct chunk texts of scope that
+	// have no vector of model.
+	Unembedded(ctx context.Context, scope, model string, limit int) ([]MemoryText, error)
+	// PutVectors keeps vectors of model for chunk texts of scope.
+	PutVectors(ctx context.Context, scope, model string, vs []MemoryVector) error
+	// DropVectors removes scope's vectors of every model but keep.
+	DropVectors(ctx context.Context, scope, keep string) error
+	// Vectors returns the chunks of scope that have a vector of model: all
+	// of them when paths and hashes are nil, else those of the files named
+	// and those whose text has one of the hashes.
+	Vectors(ctx context.Context, scope, model string, paths, hashes []string) ([]MemoryChunkVector, error)
+	// Hits returns the chunks of scope with these ids that still exist.
+	Hits(ctx context.Context, scope string, ids []int64) ([]MemoryHit, error)
+}
+
+// MemoryText is a chunk text to embed.
+type MemoryText struct {
+	// Hash identifies the text (title and body).
+	Hash string
+	// Path is a file that holds it.
+	Path        string
+	Title, Text string
+}
+
+// MemoryVector is the vector of a chunk text.
+type MemoryVector struct {
+	Hash string
+	Vec  []float32
+}
+
+// MemoryChunkVector is a chunk's vector.
+type MemoryChunkVector struct {
+	ID   int64
+	Path string
+	Vec  []float32
 }

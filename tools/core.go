@@ -16,7 +16,8 @@ import (
 
 // Core returns a new registry filled with the built-in tools that are
 // implemented, each in its catalog section, and a closer that stops what the
-// tools keep running (background commands); close it when done. It panics if
+// tools keep running (background commands, the memory index's file
+// watchers); close it when done. It panics if
 // a built-in tool's definition is invalid, which is a bug in Toolbelt.
 func Core() (*registry.Registry, io.Closer) {
 	reg := registry.New()
@@ -31,7 +32,22 @@ func Core() (*registry.Registry, io.Closer) {
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
 	must(agents.Register(reg))
-	must(memory.Register(reg))
+	mem := memory.NewIndexer(memory.DefaultRescan)
+	mem.Watch = true
+	must(memory.Register(reg, mem))
 	must(web.Register(reg, web.Options{}))
-	return reg, commands
+	return reg, closers{commands, mem}
+}
+
+// closers closes each of its closers, returning the first error.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var first error
+	for _, c := range cs {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }

@@ -28,6 +28,7 @@ import (
 // package directory and the type.
 var settings = []struct{ key, dir, typ, what string }{
 	{"exec", "tools/shell", "Config", "the shell tools (exec, process)"},
+	{"memory", "tools/memory", "Config", "the memory tools (memory_search, memory_get)"},
 }
 
 func main() {
@@ -214,6 +215,8 @@ func typeName(e ast.Expr) string {
 			return "tool references"
 		case "int", "int64":
 			return "integer"
+		case "float64":
+			return "number"
 		case "bool":
 			return "boolean"
 		case "string":

@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -23,9 +24,12 @@ import (
 )
 
 // Register adds memory_search and memory_get to reg; memory_search keeps
-// the indexes in step with the files with an Indexer of DefaultRescan.
-func Register(reg *registry.Registry) error {
-	ix := NewIndexer(DefaultRescan)
+// the indexes in step with the files with ix (NewIndexer(DefaultRescan)
+// when nil).
+func Register(reg *registry.Registry, ix *Indexer) error {
+	if ix == nil {
+		ix = NewIndexer(DefaultRescan)
+	}
 	if err := reg.RegisterFactory(ix.searchTool, tool.Meta{
 		ID: "memory_search", Label: "Search Memory", Description: searchDescription,
 		ReadOnly: true, Source: tool.SourceCore,
@@ -86,34 +90,49 @@ func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
 	if err := usable(tc); err != nil {
 		return nil, err
 	}
+	cfg, err := loadConfig(tc.Config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Embeddings != (Embeddings{}) {
+		if _, err := ix.embedderFor(cfg.Embeddings); err != nil {
+			return nil, err
+		}
+	}
 	t, err := tool.New("memory_search", searchDescription, func(ctx context.Context, in searchArgs, inv tool.Invocation) (tool.Result, error) {
 		if in.MaxResults == 0 {
 			in.MaxResults = 6
 		}
-		hits, err := ix.Search(ctx, inv.Context.Memory, inv.Context.WorkspaceDir, in.Query, in.MaxResults)
+		found, err := ix.Find(ctx, inv.Context.Memory, inv.Context.WorkspaceDir, in.Query, in.MaxResults, cfg)
 		if err != nil {
 			return tool.Result{}, err
 		}
-		return searchResult(in.Query, hits), nil
+		return searchResult(in.Query, found), nil
 	})
 	return &t, err
 }
 
-func searchResult(query string, hits []Hit) tool.Result {
-	if len(hits) == 0 {
-		res := tool.Text(fmt.Sprintf("No memory matches %q. Try other words (names, synonyms), or list memory/ to see what is kept.", query))
-		res.Details = map[string]any{"results": []Hit{}}
-		return res
-	}
+func searchResult(query string, found Found) tool.Result {
 	var b strings.Builder
-	for i, h := range hits {
+	if found.Note != "" {
+		fmt.Fprintf(&b, "[Note: %s]\n\n", found.Note)
+	}
+	if len(found.Hits) == 0 {
+		found.Hits = []Hit{}
+		fmt.Fprintf(&b, "No memory matches %q. Try other words (names, synonyms), or list memory/ to see what is kept.", query)
+	}
+	for i, h := range found.Hits {
 		if i > 0 {
 			b.WriteString("\n\n")
 		}
-		fmt.Fprintf(&b, "%s:%d-%d (score %.2f)\n%s", h.Path, h.StartLine, h.EndLine, h.Score, h.Snippet)
+		fmt.Fprintf(&b, "%s:%d-%d (score %s)\n%s", h.Path, h.StartLine, h.EndLine, strconv.FormatFloat(h.Score, 'g', 3, 64), h.Snippet)
 	}
 	res := tool.Text(b.String())
-	res.Details = map[string]any{"results": hits}
+	details := map[string]any{"results": found.Hits, "mode": found.Mode}
+	if found.Note != "" {
+		details["note"] = found.Note
+	}
+	res.Details = details
 	return res
 }
 
@@ -128,14 +147,31 @@ const DefaultRescan = 2 * time.Second
 // only checks MEMORY.md and the modification times of the directories
 // under memory/: files created, removed or replaced by a rename (as
 // Toolbelt's own file tools write) show at once; a file rewritten in place
-// shows at the next full scan. It is safe for concurrent use.
+// shows at the next full scan — or at once when Watch is set and the
+// workspace is watched. It is safe for concurrent use.
 type Indexer struct {
 	// Rescan is how long a full scan is trusted (see above); 0 scans fully
 	// at every search.
 	Rescan time.Duration
+	// Watch follows each searched workspace's memory files with fsnotify
+	// (up to 64 workspaces): any change under MEMORY.md or memory/ makes
+	// the next search scan fully. Where watching fails (no inotify, the
+	// watch limit reached), the stat-based rescan alone applies; it applies
+	// anyway, for changes a watch cannot see (network file systems). Set it
+	// before the first search; Close stops the watchers.
+	Watch bool
+	// RetryAfter is how long an embedding provider that failed is left
+	// alone, searching by keywords only meanwhile (0: DefaultRetryAfter;
+	// negative: ask it at every search).
+	RetryAfter time.Duration
 
-	mu    sync.Mutex
-	scans map[string]*scan // by workspace
+	mu       sync.Mutex
+	scans    map[string]*scan // by workspace
+	watchers watchers
+
+	emu       sync.Mutex
+	embedders map[string]*embedding // by settings
+	vecs      map[string]*vectors   // by workspace and model
 }
 
 // scan is what the last full scan of a workspace found.
@@ -143,6 +179,32 @@ type scan struct {
 	at     time.Time
 	stamps map[string]string // indexed files' stamps
 	dirs   map[string]string // stamps of MEMORY.md ("MEMORY.md") and of the directories under memory/
+	// watched says the workspace was watched from before the scan, and gen
+	// is the watcher's count of events then.
+	watched bool
+	gen     uint64
+}
+
+// Close stops the indexer's file watchers.
+func (ix *Indexer) Close() error {
+	ix.watchers.close()
+	return nil
+}
+
+func (ix *Indexer) retryAfter() time.Duration {
+	if ix.RetryAfter == 0 {
+		return DefaultRetryAfter
+	}
+	return ix.RetryAfter
+}
+
+// Found is what a search found, and how.
+type Found struct {
+	Hits []Hit
+	// Mode is "hybrid" (keywords and vectors) or "keyword".
+	Mode string
+	// Note says why a search that was to be hybrid is not.
+	Note string
 }
 
 // NewIndexer returns an indexer that trusts a full scan for rescan.
@@ -151,20 +213,43 @@ func NewIndexer(rescan time.Duration) *Indexer {
 }
 
 // Search brings the index of the workspace's memory in step with its files
-// and returns up to limit hits for query, best first.
+// and returns up to limit hits for query by keywords, best first.
 func (ix *Indexer) Search(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int) ([]Hit, error) {
-	if err := ix.Sync(ctx, idx, workspace); err != nil {
-		return nil, err
-	}
-	found, err := idx.Search(ctx, workspace, query, limit)
+	found, err := ix.Find(ctx, idx, workspace, query, limit, Config{})
+	return found.Hits, err
+}
+
+// Find brings the index of the workspace's memory in step with its files
+// and returns up to limit hits for query, best first: by keywords and
+// vectors (hybrid) when cfg configures an embedding provider and it works,
+// else by keywords, with a note saying why.
+func (ix *Indexer) Find(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int, cfg Config) (Found, error) {
+	changed, err := ix.sync(ctx, idx, workspace)
 	if err != nil {
-		return nil, err
+		return Found{}, err
 	}
-	hits := make([]Hit, 0, len(found))
+	var found []tool.MemoryHit
+	out := Found{Mode: "keyword"}
+	if cfg.Embeddings != (Embeddings{}) {
+		e, err := ix.embedderFor(cfg.Embeddings)
+		if err != nil {
+			return Found{}, err
+		}
+		found, out.Note, err = ix.hybrid(ctx, idx, e, workspace, query, limit, changed)
+		if err != nil {
+			return Found{}, err
+		}
+		if out.Note == "" {
+			out.Mode = "hybrid"
+		}
+	} else if found, err = idx.Search(ctx, workspace, query, limit); err != nil {
+		return Found{}, err
+	}
+	out.Hits = make([]Hit, 0, len(found))
 	for _, h := range found {
-		hits = append(hits, Hit{Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, Score: h.Score, Snippet: snippet(h.Text)})
+		out.Hits = append(out.Hits, Hit{Path: h.Path, StartLine: h.StartLine, EndLine: h.EndLine, Score: h.Score, Snippet: snippet(h.Text)})
 	}
-	return hits, nil
+	return out, nil
 }
 
 func snippet(text string) string {
@@ -179,27 +264,38 @@ func snippet(text string) string {
 // Sync indexes the memory files of workspace that changed since they were
 // indexed (by size and modification time) and drops the ones that are gone.
 func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
+	_, err := ix.sync(ctx, idx, workspace)
+	return err
+}
+
+// sync is Sync, returning the paths it indexed again or dropped.
+func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, workspace string) ([]string, error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
-		return fmt.Errorf("opening the workspace: %w", err)
+		return nil, fmt.Errorf("opening the workspace: %w", err)
 	}
 	defer root.Close()
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	var gen uint64
+	watched := false
+	if ix.Watch {
+		gen, watched = ix.watchers.generation(workspace)
+	}
 	last := ix.scans[workspace]
-	if last != nil && ix.Rescan > 0 && time.Since(last.at) < ix.Rescan && unchanged(root, last.dirs) {
-		return nil
+	if last != nil && ix.Rescan > 0 && time.Since(last.at) < ix.Rescan && (!watched || last.watched && last.gen == gen) && unchanged(root, last.dirs) {
+		return nil, nil
 	}
 	at := time.Now()
 	onDisk, dirs, racy, err := list(root, at)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var indexed map[string]string
 	if last != nil {
 		indexed = last.stamps
 	} else if indexed, err = idx.Stamps(ctx, workspace); err != nil {
-		return err
+		return nil, err
 	}
 	var changes []tool.MemoryFile
 	for p, stamp := range onDisk {
@@ -212,7 +308,7 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("reading %s: %w", p, err)
+			return nil, fmt.Errorf("reading %s: %w", p, err)
 		}
 		changes = append(changes, tool.MemoryFile{Path: p, Stamp: stamp, Chunks: Chunks(p, string(data))})
 	}
@@ -223,7 +319,7 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	}
 	if err := idx.Update(ctx, workspace, changes); err != nil {
 		delete(ix.scans, workspace)
-		return err
+		return nil, err
 	}
 	if ix.scans == nil {
 		ix.scans = map[string]*scan{}
@@ -231,8 +327,12 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	if racy {
 		at = time.Time{} // a directory changed too recently to trust its stamp: scan fully next time
 	}
-	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs}
-	return nil
+	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs, watched: watched, gen: gen}
+	changed := make([]string, len(changes))
+	for i, c := range changes {
+		changed[i] = c.Path
+	}
+	return changed, nil
 }
 
 // racyWindow is how close to a scan a modification time must be for the
