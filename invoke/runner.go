@@ -1,5 +1,7 @@
-// Package invoke runs tool calls through one governed pipeline. A call's name
-// is resolved, a start event is emitted, the call passes through a chain of
+// Package invoke runs tool calls through one governed pipeline. A call made
+// in another agent's shape (Claude Code's Bash, Gemini CLI's read_file, …;
+// see Shapes) is rewritten into the tool's own, its name is resolved, a
+// start event is emitted, the call passes through a chain of
 // steps — small middlewares in the style of net/http, each replaceable — and
 // an end event reports the result:
 //
