@@ -213,6 +213,9 @@ func printContent(e *env, msg tool.ResultMessage) error {
 			_, err = fmt.Fprintf(w, "[image %s, %d bytes base64]\n", c.MIMEType, len(c.Data))
 		default:
 			text := c.Text
+			if env, ok := tool.ParseEnvelope(text); ok {
+				text = envelopeForPeople(env)
+			}
 			if !strings.HasSuffix(text, "\n") {
 				text += "\n"
 			}
@@ -223,6 +226,22 @@ func printContent(e *env, msg tool.ResultMessage) error {
 		}
 	}
 	return nil
+}
+
+// envelopeForPeople says what an envelope (the JSON a model reads when a
+// call did not run normally) means, in the words it carries; --json shows
+// the envelope itself.
+func envelopeForPeople(env tool.Envelope) string {
+	switch env.Status {
+	case "blocked":
+		return "Blocked: " + env.Reason
+	case "pending":
+		return env.Message
+	}
+	if env.Suggestion != "" {
+		return env.Error + "\nSuggestion: " + env.Suggestion
+	}
+	return env.Error
 }
 
 func isTerminal(r io.Reader) bool {

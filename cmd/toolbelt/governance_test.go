@@ -86,7 +86,7 @@ func TestPolicyExplainMatchesTheRun(t *testing.T) {
 			run.expect(t, 0)
 		case policy.Deny:
 			run.expect(t, 1)
-			if !strings.Contains(run.stderr, `"status":"blocked"`) || !strings.Contains(run.stderr, "not allowed here") {
+			if !strings.HasPrefix(run.stderr, "Blocked: ") || !strings.Contains(run.stderr, "not allowed here") {
 				t.Errorf("%q: %s", tc.config, run.stderr)
 			}
 		case policy.Ask:
