@@ -139,24 +139,24 @@ type vectors struct {
 	mu      sync.Mutex // held while the set is brought up to date
 	loaded  bool
 	pending bool // some chunks may have no vector yet
-	entries map[int64]vecEntry
 	paths   map[string][]int64
 
-	flatMu sync.RWMutex
-	flat   slab // entries, for scoring
+	flatMu sync.RWMutex // held to change flat, and to read it
+	flat   slab
 }
 
-// slab is vectors of one length laid end to end, for a scan that reads
-// memory in order.
+// slab is vectors of one length (the model's) laid end to end, normalized,
+// for a scan that reads memory in order. A removed vector's place is taken
+// by the last one.
 type slab struct {
 	dims int
 	ids  []int64
-	data []float32 // len(ids) * dims
+	data []float32     // len(ids) * dims
+	at   map[int64]int // index of each id
 }
 
-type vecEntry struct {
-	id  int64
-	vec []float32 // normalized
+func newVectors() *vectors {
+	return &vectors{paths: map[string][]int64{}, flat: slab{at: map[int64]int{}}}
 }
 
 func (ix *Indexer) vectorsOf(workspace, model string) *vectors {
@@ -169,47 +169,55 @@ func (ix *Indexer) vectorsOf(workspace, model string) *vectors {
 	if ix.vecs == nil {
 		ix.vecs = map[string]*vectors{}
 	}
-	v := &vectors{entries: map[int64]vecEntry{}, paths: map[string][]int64{}}
+	v := newVectors()
 	ix.vecs[key] = v
 	return v
 }
 
 // add puts chunk vectors in the set; with paths, the chunks those files
-// had before are dropped first.
+// had before are dropped first. A vector whose length is not the set's
+// (left from other settings) is left out.
 func (vs *vectors) add(found []tool.MemoryChunkVector, paths []string) {
+	vs.flatMu.Lock()
+	defer vs.flatMu.Unlock()
+	f := &vs.flat
 	for _, p := range paths {
 		for _, id := range vs.paths[p] {
-			delete(vs.entries, id)
+			f.remove(id)
 		}
 		delete(vs.paths, p)
 	}
 	for _, cv := range found {
-		if _, ok := vs.entries[cv.ID]; ok {
+		if _, ok := f.at[cv.ID]; ok {
 			continue
 		}
-		vs.entries[cv.ID] = vecEntry{id: cv.ID, vec: normalized(cv.Vec)}
+		if f.dims == 0 {
+			f.dims = len(cv.Vec)
+		}
+		if len(cv.Vec) != f.dims {
+			continue
+		}
+		f.at[cv.ID] = len(f.ids)
+		f.ids = append(f.ids, cv.ID)
+		f.data = append(f.data, normalized(cv.Vec)...)
 		vs.paths[cv.Path] = append(vs.paths[cv.Path], cv.ID)
 	}
-	// The slab holds the vectors of the commonest length: one model makes
-	// one length; others are left over from before a change of settings.
-	count := map[int]int{}
-	dims := 0
-	for _, e := range vs.entries {
-		count[len(e.vec)]++
-		if count[len(e.vec)] > count[dims] {
-			dims = len(e.vec)
-		}
+}
+
+func (f *slab) remove(id int64) {
+	i, ok := f.at[id]
+	if !ok {
+		return
 	}
-	flat := slab{dims: dims, ids: make([]int64, 0, count[dims]), data: make([]float32, 0, count[dims]*dims)}
-	for _, e := range vs.entries {
-		if len(e.vec) == dims {
-			flat.ids = append(flat.ids, e.id)
-			flat.data = append(flat.data, e.vec...)
-		}
+	last := len(f.ids) - 1
+	if i != last {
+		f.ids[i] = f.ids[last]
+		copy(f.data[i*f.dims:(i+1)*f.dims], f.data[last*f.dims:])
+		f.at[f.ids[i]] = i
 	}
-	vs.flatMu.Lock()
-	vs.flat = flat
-	vs.flatMu.Unlock()
+	f.ids = f.ids[:last]
+	f.data = f.data[:last*f.dims]
+	delete(f.at, id)
 }
 
 // embedBatches is how many batches of texts one round of embedding asks
@@ -298,7 +306,7 @@ func embedInput(title, text string) string {
 func (vs *vectors) nearest(q []float32, n int, minSim float32) []int64 {
 	vs.flatMu.RLock()
 	defer vs.flatMu.RUnlock()
-	f := vs.flat
+	f := &vs.flat
 	if f.dims != len(q) || len(f.ids) == 0 {
 		return nil
 	}
@@ -342,7 +350,7 @@ func nearer(a, b scored) int {
 
 // top returns the n vectors of f from lo to hi nearest q, at least minSim,
 // nearest first.
-func (f slab) top(q []float32, lo, hi, n int, minSim float32) []scored {
+func (f *slab) top(q []float32, lo, hi, n int, minSim float32) []scored {
 	best := make([]scored, 0, n+1) // sorted, nearest first
 	floor := minSim
 	for i := lo; i < hi; i++ {
