@@ -54,3 +54,26 @@ func TestCorpusFingerprints(t *testing.T) {
 		}
 	}
 }
+
+// TestKeywordClassFollowsTheLists: keywordClass, which children and shapes
+// use instead of searching the lists, gives each keyword of the lists its
+// class and its position as the bit, and nothing to any other key.
+func TestKeywordClassFollowsTheLists(t *testing.T) {
+	bit := 0
+	for _, l := range []struct {
+		class int
+		list  []string
+	}{{classSub, subschemaKeywords}, {classMap, schemaMapKeywords}, {classList, schemaListKeywords}} {
+		for _, k := range l.list {
+			if c, b := keywordClass(k); c != l.class || b != bit {
+				t.Errorf("keywordClass(%q) = %d, %d; want %d, %d", k, c, b, l.class, bit)
+			}
+			bit++
+		}
+	}
+	for _, k := range []string{"type", "description", "enum", "$ref", "required", "default", hintKey, ""} {
+		if c, b := keywordClass(k); c != 0 || b != -1 {
+			t.Errorf("keywordClass(%q) = %d, %d; want 0, -1", k, c, b)
+		}
+	}
+}
