@@ -96,7 +96,7 @@ func (c *compiler) rejects(keyword string) string {
 	if c.d.Accepts(keyword) {
 		return ""
 	}
-	return fmt.Sprintf("%s does not accept %q", c.d.name, keyword)
+	return c.d.name + " does not accept " + strconv.Quote(keyword) // as %q, without fmt's cost
 }
 
 // rootOnly are keywords providers refuse at the root of tool parameters.
