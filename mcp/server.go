@@ -6,6 +6,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -81,7 +82,7 @@ type Server struct {
 // or replace it only when it changed.
 type listedTool struct {
 	params      *jsonschema.Schema // the schema it was compiled from
-	schema      *any
+	schema      json.RawMessage    // the compiled schema clients were given
 	description string
 	meta        tool.Meta
 }
@@ -218,8 +219,15 @@ func (s *Server) sync() {
 			continue
 		}
 		compiled, _ := s.opts.Dialect.Compile(schemaDoc(t.Parameters))
-		var inputSchema any = compiled
-		if listed && prev.description == t.Description && sameJSON(*prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+		// The SDK is given the schema's JSON, encoded once here: it would
+		// otherwise encode the map again for its own checks when the tool is
+		// added, on every tools/list, and on every call over HTTP (to look
+		// for parameter headers). The bytes are the ones it would write.
+		inputSchema, err := encodeSchema(compiled)
+		if err != nil {
+			inputSchema = json.RawMessage(`{"type":"object"}`)
+		}
+		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
 			prev.params = t.Parameters
 			s.listed[t.Name] = prev
 			continue
@@ -228,10 +236,10 @@ func (s *Server) sync() {
 			Name:        t.Name,
 			Title:       t.DisplayLabel(),
 			Description: t.Description,
-			InputSchema: inputSchema,
+			InputSchema: json.RawMessage(inputSchema),
 			Annotations: annotations(t),
 		}, s.handle)
-		s.listed[t.Name] = listedTool{params: t.Parameters, schema: &inputSchema, description: t.Description, meta: t.Meta}
+		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
 	}
 	var gone []string
 	for name := range s.listed {
@@ -254,10 +262,17 @@ func schemaDoc(p *jsonschema.Schema) any {
 	return doc
 }
 
-func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(x) == string(y)
+// encodeSchema encodes a compiled schema as the SDK writes its messages:
+// without escaping <, > and & (an encoder that escapes them escapes them in
+// these bytes too).
+func encodeSchema(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func sameMeta(a, b tool.Meta) bool {
