@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -32,7 +33,35 @@ func TestListedSchemaIsTheCompiledJSON(t *testing.T) {
 	if err := reg.Register(find); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.New(reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog, Dialect: schema.Gemini}, invoke.WithPolicy(nil))
+	listed := rawList(t, reg, schema.Gemini)
+	doc, err := schema.FromSchema(find.Parameters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, _ := schema.Gemini.Compile(doc)
+	var want bytes.Buffer
+	enc := json.NewEncoder(&want)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(compiled); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := listed["find"]
+	if len(listed) != 1 || !ok {
+		t.Fatalf("tools/list: %v", listed)
+	}
+	if !bytes.Equal(got, bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
+		t.Errorf("inputSchema on the wire\n%s\nwant\n%s", got, want.Bytes())
+	}
+	if !bytes.Contains(got, []byte(`<b> & \"x\"`)) {
+		t.Errorf("inputSchema escapes the description: %s", got)
+	}
+}
+
+// rawList serves reg and returns each tool's inputSchema as tools/list
+// writes it, read from the wire with a raw JSON-RPC connection.
+func rawList(t *testing.T, reg *registry.Registry, dialect schema.Dialect) map[string]json.RawMessage {
+	t.Helper()
+	srv := mcp.New(reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog, Dialect: dialect}, invoke.WithPolicy(nil))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -84,24 +113,51 @@ func TestListedSchemaIsTheCompiledJSON(t *testing.T) {
 	if err := json.Unmarshal(call(2, "tools/list", map[string]any{}), &list); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := schema.FromSchema(find.Parameters)
-	if err != nil {
-		t.Fatal(err)
+	out := map[string]json.RawMessage{}
+	for _, tl := range list.Tools {
+		out[tl.Name] = tl.InputSchema
 	}
-	compiled, _ := schema.Gemini.Compile(doc)
-	var want bytes.Buffer
-	enc := json.NewEncoder(&want)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(compiled); err != nil {
-		t.Fatal(err)
+	return out
+}
+
+// TestManyToolsListedAsCompiled: a list long enough to be compiled on
+// several goroutines gives every tool its own schema, in place.
+func TestManyToolsListedAsCompiled(t *testing.T) {
+	t.Parallel()
+	type args struct {
+		Q string `json:"q" jsonschema:"x"`
 	}
-	if len(list.Tools) != 1 || list.Tools[0].Name != "find" {
-		t.Fatalf("tools/list: %+v", list.Tools)
+	reg := registry.New()
+	want := map[string]string{}
+	for i := range 150 {
+		tl := tool.Must(tool.New(fmt.Sprintf("t%03d", i), "A tool.", func(context.Context, args, tool.Invocation) (tool.Result, error) {
+			return tool.Text("ok"), nil
+		}))
+		tl.Parameters.Properties["q"].Description = fmt.Sprintf("query number %d", i)
+		if i%3 == 0 {
+			tl.Parameters.Properties["q"].Format = "uuid"
+		}
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := schema.FromSchema(tl.Parameters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		compiled, _ := schema.OpenAIStrict.Compile(doc)
+		b, err := schema.Encode(compiled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[tl.Name] = string(b)
 	}
-	if got := list.Tools[0].InputSchema; !bytes.Equal(got, bytes.TrimSuffix(want.Bytes(), []byte("\n"))) {
-		t.Errorf("inputSchema on the wire\n%s\nwant\n%s", got, want.Bytes())
+	got := rawList(t, reg, schema.OpenAIStrict)
+	if len(got) != len(want) {
+		t.Fatalf("%d tools listed, want %d", len(got), len(want))
 	}
-	if !bytes.Contains(list.Tools[0].InputSchema, []byte(`<b> & \"x\"`)) {
-		t.Errorf("inputSchema escapes the description: %s", list.Tools[0].InputSchema)
+	for name, w := range want {
+		if string(got[name]) != w {
+			t.Errorf("%s: inputSchema %s, want %s", name, got[name], w)
+		}
 	}
 }

@@ -13,9 +13,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -207,6 +209,7 @@ func (s *Server) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	current := map[string]bool{}
+	var todo []tool.Tool
 	for _, t := range s.front.Tools(func(id string, err error) {
 		s.opts.Logger.Debug("tool unavailable", "tool", id, "reason", err)
 	}) {
@@ -218,15 +221,12 @@ func (s *Server) sync() {
 			// one tool changed from compiling every other tool again.
 			continue
 		}
-		compiled, _ := s.opts.Dialect.Compile(schemaDoc(t.Parameters))
-		// The SDK is given the schema's JSON, encoded once here: it would
-		// otherwise encode the map again for its own checks when the tool is
-		// added, on every tools/list, and on every call over HTTP (to look
-		// for parameter headers). The bytes are the ones it would write.
-		inputSchema, err := encodeSchema(compiled)
-		if err != nil {
-			inputSchema = json.RawMessage(`{"type":"object"}`)
-		}
+		todo = append(todo, t)
+	}
+	schemas := s.compileAll(todo)
+	for i, t := range todo {
+		prev, listed := s.listed[t.Name]
+		inputSchema := schemas[i]
 		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
 			prev.params = t.Parameters
 			s.listed[t.Name] = prev
@@ -236,7 +236,7 @@ func (s *Server) sync() {
 			Name:        t.Name,
 			Title:       t.DisplayLabel(),
 			Description: t.Description,
-			InputSchema: json.RawMessage(inputSchema),
+			InputSchema: inputSchema,
 			Annotations: annotations(t),
 		}, s.handle)
 		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
@@ -252,6 +252,46 @@ func (s *Server) sync() {
 		s.sdk.RemoveTools(gone...)
 	}
 }
+
+// compileAll returns the tools' schemas compiled for the dialect, as JSON.
+// The SDK is given the schema's JSON, encoded once here: it would otherwise
+// encode the map again for its own checks when the tool is added, on every
+// tools/list, and on every call over HTTP (to look for parameter headers).
+// The bytes are the ones it would write. Many tools (a large import) are
+// compiled on every CPU: each compilation is independent of the others.
+func (s *Server) compileAll(tools []tool.Tool) []json.RawMessage {
+	out := make([]json.RawMessage, len(tools))
+	one := func(i int) {
+		compiled, _ := s.opts.Dialect.Compile(schemaDoc(tools[i].Parameters))
+		b, err := encodeSchema(compiled)
+		if err != nil {
+			b = json.RawMessage(`{"type":"object"}`)
+		}
+		out[i] = b
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(tools)/parallelCompileAbove)
+	if workers < 2 {
+		for i := range tools {
+			one(i)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(tools); i = int(next.Add(1)) - 1 {
+				one(i)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// parallelCompileAbove is how many tools each extra goroutine of compileAll
+// must have to compile: below it, starting them costs more than it saves.
+const parallelCompileAbove = 32
 
 // schemaDoc returns a tool's parameter schema as decoded JSON.
 func schemaDoc(p *jsonschema.Schema) any {
