@@ -13,15 +13,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"runtime/debug"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/parallel"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
@@ -258,7 +257,8 @@ func (s *Server) sync() {
 // encode the map again for its own checks when the tool is added, on every
 // tools/list, and on every call over HTTP (to look for parameter headers).
 // The bytes are the ones it would write. Many tools (a large import) are
-// compiled on every CPU: each compilation is independent of the others.
+// compiled on every CPU (parallel.For): each compilation is independent of
+// the others.
 func (s *Server) compileAll(tools []tool.Tool) []json.RawMessage {
 	out := make([]json.RawMessage, len(tools))
 	one := func(i int) {
@@ -269,29 +269,9 @@ func (s *Server) compileAll(tools []tool.Tool) []json.RawMessage {
 		}
 		out[i] = b
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(tools)/parallelCompileAbove)
-	if workers < 2 {
-		for i := range tools {
-			one(i)
-		}
-		return out
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := int(next.Add(1)) - 1; i < len(tools); i = int(next.Add(1)) - 1 {
-				one(i)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.For(len(tools), one)
 	return out
 }
-
-// parallelCompileAbove is how many tools each extra goroutine of compileAll
-// must have to compile: below it, starting them costs more than it saves.
-const parallelCompileAbove = 32
 
 // schemaDoc returns a tool's parameter schema as decoded JSON.
 func schemaDoc(p *jsonschema.Schema) any {
