@@ -175,6 +175,9 @@ func (c *Compiler) MustCompile(loc string) *Schema {
 }
 
 // Compile compiles json-schema at given loc.
+//
+// Modified for toolbelt (see PATCHES.md): the meta-schemas are compiled
+// here, on the first call, instead of in the package's init.
 func (c *Compiler) Compile(loc string) (*Schema, error) {
 	loadMetaSchemas()
 	return c.compile(loc)
