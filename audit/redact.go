@@ -10,6 +10,7 @@ import (
 	"github.com/toolbelt/toolbelt/content"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -221,33 +222,36 @@ type rule struct {
 }
 
 // rules are applied in order; each sees the text with the secrets of the
-// rules before it already replaced.
-var rules = []rule{
-	// The body of a key block is base64 with headers ("Proc-Type: 4,ENCRYPTED"):
-	// it ends at the END line, or at the first character a body cannot
-	// hold, so an unterminated block cannot hide the command after it.
-	{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`)},
-	{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`)},
-	{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`)},
-	// A cookie header's value is name=value pairs separated by "; ".
-	{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`)},
-	{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`)},
-	{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
-	{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`)},
-	{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`)},
-	{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`)},
-	{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
-	{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`),
-		keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
-	{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
-	{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`)},
-	{name: "Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`)},
-	{name: "Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`)},
-	{name: "OpenAI / Anthropic key", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
-	{name: "Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
-	{name: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-	{name: "JWT", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`)},
-}
+// rules before it already replaced. They are compiled on first use, not at
+// start: a command that redacts nothing does not pay for them (issue 12).
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		// The body of a key block is base64 with headers ("Proc-Type: 4,ENCRYPTED"):
+		// it ends at the END line, or at the first character a body cannot
+		// hold, so an unterminated block cannot hide the command after it.
+		{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`)},
+		{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`)},
+		{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`)},
+		// A cookie header's value is name=value pairs separated by "; ".
+		{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`)},
+		{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`)},
+		{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
+		{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`)},
+		{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`)},
+		{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`)},
+		{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
+		{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`),
+			keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
+		{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
+		{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`)},
+		{name: "Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`)},
+		{name: "Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`)},
+		{name: "OpenAI / Anthropic key", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
+		{name: "Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
+		{name: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+		{name: "JWT", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`)},
+	}
+})
 
 func index(names []string, name string) int {
 	for i, n := range names {
@@ -262,7 +266,7 @@ func index(names []string, name string) int {
 // "curl -H 'Authorization: Bearer T' https://x" becomes
 // "curl -H 'Authorization: Bearer [redacted]' https://x".
 func RedactText(s string) string {
-	for _, r := range rules {
+	for _, r := range rules() {
 		s = r.apply(s)
 	}
 	return s

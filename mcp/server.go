@@ -6,6 +6,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -19,6 +20,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/parallel"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
@@ -81,7 +83,7 @@ type Server struct {
 // or replace it only when it changed.
 type listedTool struct {
 	params      *jsonschema.Schema // the schema it was compiled from
-	schema      *any
+	schema      json.RawMessage    // the compiled schema clients were given
 	description string
 	meta        tool.Meta
 }
@@ -206,6 +208,7 @@ func (s *Server) sync() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	current := map[string]bool{}
+	var todo []tool.Tool
 	for _, t := range s.front.Tools(func(id string, err error) {
 		s.opts.Logger.Debug("tool unavailable", "tool", id, "reason", err)
 	}) {
@@ -217,9 +220,13 @@ func (s *Server) sync() {
 			// one tool changed from compiling every other tool again.
 			continue
 		}
-		compiled, _ := s.opts.Dialect.Compile(schemaDoc(t.Parameters))
-		var inputSchema any = compiled
-		if listed && prev.description == t.Description && sameJSON(*prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+		todo = append(todo, t)
+	}
+	schemas := s.compileAll(todo)
+	for i, t := range todo {
+		prev, listed := s.listed[t.Name]
+		inputSchema := schemas[i]
+		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
 			prev.params = t.Parameters
 			s.listed[t.Name] = prev
 			continue
@@ -231,7 +238,7 @@ func (s *Server) sync() {
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
 		}, s.handle)
-		s.listed[t.Name] = listedTool{params: t.Parameters, schema: &inputSchema, description: t.Description, meta: t.Meta}
+		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
 	}
 	var gone []string
 	for name := range s.listed {
@@ -245,6 +252,27 @@ func (s *Server) sync() {
 	}
 }
 
+// compileAll returns the tools' schemas compiled for the dialect, as JSON.
+// The SDK is given the schema's JSON, encoded once here: it would otherwise
+// encode the map again for its own checks when the tool is added, on every
+// tools/list, and on every call over HTTP (to look for parameter headers).
+// The bytes are the ones it would write. Many tools (a large import) are
+// compiled on every CPU (parallel.For): each compilation is independent of
+// the others.
+func (s *Server) compileAll(tools []tool.Tool) []json.RawMessage {
+	out := make([]json.RawMessage, len(tools))
+	one := func(i int) {
+		compiled, _ := s.opts.Dialect.Compile(schemaDoc(tools[i].Parameters))
+		b, err := encodeSchema(compiled)
+		if err != nil {
+			b = json.RawMessage(`{"type":"object"}`)
+		}
+		out[i] = b
+	}
+	parallel.For(len(tools), one)
+	return out
+}
+
 // schemaDoc returns a tool's parameter schema as decoded JSON.
 func schemaDoc(p *jsonschema.Schema) any {
 	doc, err := schema.FromSchema(p)
@@ -254,10 +282,17 @@ func schemaDoc(p *jsonschema.Schema) any {
 	return doc
 }
 
-func sameJSON(a, b any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	return err1 == nil && err2 == nil && string(x) == string(y)
+// encodeSchema encodes a compiled schema as the SDK writes its messages:
+// without escaping <, > and & (an encoder that escapes them escapes them in
+// these bytes too).
+func encodeSchema(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func sameMeta(a, b tool.Meta) bool {

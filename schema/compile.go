@@ -64,6 +64,8 @@ type compiler struct {
 	// that keeps references but only under $defs.
 	movable map[string]bool
 	nodes   int
+	// names is a stack of property names being compiled (see children).
+	names []string
 }
 
 // nodeState is one schema node while it is compiled.
@@ -94,7 +96,7 @@ func (c *compiler) rejects(keyword string) string {
 	if c.d.Accepts(keyword) {
 		return ""
 	}
-	return fmt.Sprintf("%s does not accept %q", c.d.name, keyword)
+	return c.d.name + " does not accept " + strconv.Quote(keyword) // as %q, without fmt's cost
 }
 
 // rootOnly are keywords providers refuse at the root of tool parameters.
@@ -877,12 +879,92 @@ var (
 	schemaListKeywords = []string{"anyOf", "oneOf", "allOf", "prefixItems"}
 )
 
-// children compiles the subschemas of the keywords the dialect keeps.
+// keywordClass tells the subschema keywords apart: classSub for one schema,
+// classMap for a map of them, classList for a list; 0 for any other key.
+// keywordBit is the keyword's bit in a node's presence mask (see present).
+func keywordClass(k string) (class, bit int) {
+	switch k {
+	case "items":
+		return classSub, 0
+	case "additionalProperties":
+		return classSub, 1
+	case "additionalItems":
+		return classSub, 2
+	case "contains":
+		return classSub, 3
+	case "propertyNames":
+		return classSub, 4
+	case "not":
+		return classSub, 5
+	case "if":
+		return classSub, 6
+	case "then":
+		return classSub, 7
+	case "else":
+		return classSub, 8
+	case "unevaluatedItems":
+		return classSub, 9
+	case "unevaluatedProperties":
+		return classSub, 10
+	case "contentSchema":
+		return classSub, 11
+	case "properties":
+		return classMap, 12
+	case "patternProperties":
+		return classMap, 13
+	case "dependentSchemas":
+		return classMap, 14
+	case "$defs":
+		return classMap, 15
+	case "definitions":
+		return classMap, 16
+	case "anyOf":
+		return classList, 17
+	case "oneOf":
+		return classList, 18
+	case "allOf":
+		return classList, 19
+	case "prefixItems":
+		return classList, 20
+	}
+	return 0, -1
+}
+
+const (
+	classSub = iota + 1
+	classMap
+	classList
+)
+
+// present returns the presence mask of m's subschema keywords: bit
+// keywordClass(k) is set for each one m holds. One pass over a node's few
+// keys is cheaper than looking up all 21 keywords.
+func present(m map[string]any) uint32 {
+	var mask uint32
+	for k := range m {
+		if _, bit := keywordClass(k); bit >= 0 {
+			mask |= 1 << bit
+		}
+	}
+	return mask
+}
+
+// children compiles the subschemas of the keywords the dialect keeps, in
+// the order of subschemaKeywords, schemaMapKeywords, schemaListKeywords.
 func (c *compiler) children(n *nodeState, depth int) {
 	if n.path == "" {
 		c.moveDefinitions(n)
 	}
+	mask := present(n.m)
+	if mask == 0 {
+		return
+	}
+	bit := 0
 	for _, k := range subschemaKeywords {
+		bit++
+		if mask&(1<<(bit-1)) == 0 {
+			continue
+		}
 		switch x := n.m[k].(type) {
 		case map[string]any:
 			if c.d.Accepts(k) {
@@ -901,13 +983,26 @@ func (c *compiler) children(n *nodeState, depth int) {
 		}
 	}
 	for _, k := range schemaMapKeywords {
+		bit++
+		if mask&(1<<(bit-1)) == 0 {
+			continue
+		}
 		v, ok := n.m[k].(map[string]any)
 		if !ok || !c.d.Accepts(k) {
 			continue
 		}
 		out := make(map[string]any, len(v))
 		base := child(n.path, k)
-		for _, name := range sortedKeys(v) {
+		// The names are sorted on c.names, a stack the nested calls
+		// push on and pop, rather than in a slice of their own.
+		start := len(c.names)
+		for name := range v {
+			c.names = append(c.names, name)
+		}
+		end := len(c.names)
+		slices.Sort(c.names[start:end])
+		for i := start; i < end; i++ {
+			name := c.names[i]
 			p := child(base, name)
 			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
@@ -916,9 +1011,15 @@ func (c *compiler) children(n *nodeState, depth int) {
 			}
 			out[name] = c.node(v[name], p, depth+1)
 		}
+		clear(c.names[start:end])
+		c.names = c.names[:start]
 		n.m[k] = out
 	}
 	for _, k := range schemaListKeywords {
+		bit++
+		if mask&(1<<(bit-1)) == 0 {
+			continue
+		}
 		v, ok := n.m[k].([]any)
 		if !ok || !c.d.Accepts(k) {
 			continue
@@ -934,33 +1035,37 @@ func (c *compiler) children(n *nodeState, depth int) {
 // shapes removes subschema keywords whose value is not a schema, a map of
 // schemas or a list of them, as the keyword needs.
 func (c *compiler) shapes(n *nodeState) {
-	for _, k := range sortedKeys(n.m) {
-		v := n.m[k]
+	var bad []string
+	for k, v := range n.m {
 		var ok bool
-		switch {
-		case slices.Contains(subschemaKeywords, k):
+		switch class, _ := keywordClass(k); class {
+		case classSub:
 			switch v.(type) {
 			case map[string]any, bool:
 				ok = true
 			case []any:
 				ok = k == "items"
 			}
-		case slices.Contains(schemaMapKeywords, k):
+		case classMap:
 			_, ok = v.(map[string]any)
-			if !ok && k == "properties" {
-				n.m[k] = map[string]any{}
-				c.change(child(n.path, k), "not an object; replaced by {}", "\"properties\" must be an object")
-				continue
-			}
-		case slices.Contains(schemaListKeywords, k):
+		case classList:
 			_, ok = v.([]any)
 		default:
 			continue
 		}
 		if !ok {
-			delete(n.m, k)
-			c.change(child(n.path, k), "removed: not a valid value for "+k, "invalid "+k)
+			bad = append(bad, k)
 		}
+	}
+	slices.Sort(bad)
+	for _, k := range bad {
+		if k == "properties" {
+			n.m[k] = map[string]any{}
+			c.change(child(n.path, k), "not an object; replaced by {}", "\"properties\" must be an object")
+			continue
+		}
+		delete(n.m, k)
+		c.change(child(n.path, k), "removed: not a valid value for "+k, "invalid "+k)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	gschema "github.com/google/jsonschema-go/jsonschema"
@@ -231,4 +232,23 @@ func compact(t testing.TB, src string) []byte {
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// TestCompileConcurrently: the validator library compiles its meta-schemas
+// on the first compile (third_party/jsonschema, not at init); compiles that
+// start together all wait for them and still check schemas against them.
+func TestCompileConcurrently(t *testing.T) {
+	t.Parallel()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			if _, err := CompileJSON([]byte(`{"minLength": -1}`)); err == nil {
+				t.Error(`{"minLength": -1} compiled: the meta-schema was not applied`)
+			}
+			if _, err := CompileJSON([]byte(`{"type": "object", "properties": {"a": {"type": "string"}}}`)); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
 }

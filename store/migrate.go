@@ -197,6 +197,14 @@ UPDATE memory_files SET stamp = '';
 // migrate applies the migrations the database lacks, each in its own
 // transaction, and refuses a database newer than ms.
 func (s *Store) migrate(ctx context.Context, ms []migration) error {
+	// Most opens find the database up to date: a plain read says so without
+	// the write transaction, the migration lock and the CREATE TABLE the
+	// steps below take (versions only grow, so "up to date" stays true).
+	// Anything else (no table yet, behind, newer) goes the locked way.
+	var current int
+	if s.w.QueryRowContext(ctx, "SELECT COALESCE(MAX(version), 0) FROM schema_migrations").Scan(&current) == nil && current == len(ms) {
+		return nil
+	}
 	for {
 		applied, err := s.migrateStep(ctx, ms)
 		if err != nil || !applied {

@@ -337,3 +337,33 @@ func TestSyncCommits(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenUpToDateWhileAnotherWrites: opening a database that is already
+// at the latest version reads the version and needs no write transaction,
+// so it does not wait for another process's write to end (a server starts
+// while another holds the write lock). Were Open to take the write lock it
+// would wait for that write, which waits for Open: the open would fail when
+// SQLite's busy timeout ran out.
+func TestOpenUpToDateWhileAnotherWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	dsn := filepath.Join(t.TempDir(), store.DefaultFile)
+	writer := storetest.Open(t, dsn)
+	opened := make(chan error, 1)
+	err := writer.Write(ctx, func(tx *store.Tx) error {
+		if _, err := tx.Exec(ctx, "INSERT INTO outputs (call_id, created_ns, size, body) VALUES (?, ?, ?, ?)", "c", 1, 1, []byte("x")); err != nil {
+			return err
+		}
+		go func() {
+			st, err := store.Open(ctx, dsn)
+			if err == nil {
+				err = st.Close()
+			}
+			opened <- err
+		}()
+		return <-opened
+	})
+	if err != nil {
+		t.Fatalf("opening an up-to-date database during another write: %v", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/parallel"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
@@ -375,9 +376,13 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 
 	want := map[string]*mcp.Tool{}
 	defs := map[string]string{}
-	for _, t := range remote {
-		def, _ := json.Marshal(t) // it was decoded from JSON
-		want[local[t.Name]], defs[local[t.Name]] = t, string(def)
+	encoded := make([]string, len(remote))
+	parallel.For(len(remote), func(i int) {
+		def, _ := json.Marshal(remote[i]) // it was decoded from JSON
+		encoded[i] = string(def)
+	})
+	for i, t := range remote {
+		want[local[t.Name]], defs[local[t.Name]] = t, encoded[i]
 	}
 
 	s.mu.Lock()
@@ -393,11 +398,11 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 	}
 	var skipped []string
 	var fresh []added
+	var todo []string
 	for _, name := range slices.Sorted(maps.Keys(want)) {
 		if _, ok := next[name]; ok {
 			continue
 		}
-		t := want[name]
 		s.mu.Lock()
 		why, bad := s.uncompilable[name+"\x00"+defs[name]]
 		s.mu.Unlock()
@@ -405,7 +410,21 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 			skipped = append(skipped, why)
 			continue
 		}
-		params, err := s.register(reg, name, t)
+		todo = append(todo, name)
+	}
+	// Converting the schemas is most of an import's work, and each is
+	// independent of the others.
+	params := make([]*jsonschema.Schema, len(todo))
+	errs := make([]error, len(todo))
+	parallel.For(len(todo), func(i int) {
+		params[i], errs[i] = parameters(want[todo[i]].InputSchema)
+	})
+	for i, name := range todo {
+		t := want[name]
+		params, err := params[i], errs[i]
+		if err == nil {
+			err = s.register(reg, name, t, params)
+		}
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
@@ -429,20 +448,16 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 // register adds one tool as a factory that makes it while the server is
 // ready or starting (a call waits for the start) and otherwise says why it
 // is not available, in an error that tells the model whether to retry.
-func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool) (*jsonschema.Schema, error) {
-	params, err := parameters(t.InputSchema)
-	if err != nil {
-		return nil, err
-	}
+func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, params *jsonschema.Schema) error {
 	m := meta(s.name, name, t)
 	made := &tool.Tool{
 		Name: name, Label: m.Label, Description: m.Description, Parameters: params, Meta: m,
 		Execute: s.execute(t.Name),
 	}
 	if err := made.Check(); err != nil {
-		return nil, err
+		return err
 	}
-	return params, reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
+	return reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.state == StateReady || s.state == StateStarting { // a call waits for the start
