@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -33,5 +34,6 @@ func Core() (*registry.Registry, io.Closer) {
 	must(agents.Register(reg))
 	must(memory.Register(reg))
 	must(web.Register(reg, web.Options{}))
+	must(cron.Register(reg))
 	return reg, commands
 }
