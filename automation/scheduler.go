@@ -300,8 +300,8 @@ func (s *Scheduler) decide(sch tool.Schedule, now time.Time) (tool.ScheduleRun, 
 	if !due.Before(earliest) {
 		return run, next, nil
 	}
-	// Missed by more than the grace window: the latest occurrence within
-	// it, if any, runs instead.
+	// Missed by more than the grace window: if later occurrences fell within
+	// it, the schedule runs once for them (for the first of them).
 	if o, ok, err := cron.Next(sch, earliest.Add(-time.Nanosecond)); err == nil && ok && !o.After(now) {
 		run.Trigger, run.Scheduled = tool.TriggerCatchUp, &o
 		return run, next, nil
