@@ -155,7 +155,9 @@ func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedul
 }
 
 // Get returns a schedule.
-func (s *Scheduler) Get(ctx context.Context, id string) (tool.Schedule, error) { return s.st.Get(ctx, id) }
+func (s *Scheduler) Get(ctx context.Context, id string) (tool.Schedule, error) {
+	return s.st.Get(ctx, id)
+}
 
 // Remove forgets a schedule and its runs.
 func (s *Scheduler) Remove(ctx context.Context, id string) error { return s.st.Remove(ctx, id) }
