@@ -178,6 +178,7 @@ type cronAddCmd struct {
 	Session  string `help:"With --message: the session to deliver to (default: the agent's main session)." placeholder:"KEY"`
 	Disabled bool   `help:"Add the schedule paused."`
 	JSON     bool   `name:"json" help:"Print the schedule as JSON."`
+	Quiet    bool   `short:"q" help:"Print only the new schedule's id."`
 	workspaceFlags
 }
 
@@ -249,6 +250,10 @@ func (c *cronAddCmd) Run(e *env) error {
 	}
 	if c.JSON {
 		return writeJSON(e.stdout, s)
+	}
+	if c.Quiet {
+		_, err := fmt.Fprintln(e.stdout, s.ID)
+		return err
 	}
 	next := "never"
 	if s.NextRun != nil {
