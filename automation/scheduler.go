@@ -341,9 +341,12 @@ func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, err
 	if r == nil {
 		return "", errors.New("no tool pipeline to run the call in")
 	}
-	// The call runs as the schedule's owner, on channel cron, in a session
-	// of the schedule's own: the audit record says who and which schedule.
-	ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: "cron:" + sch.ID, Channel: "cron", Principal: sch.Owner.Principal, Owner: true})
+	// The call runs as the schedule's owner — their principal, channel and
+	// agent, so the same policy layers apply as to their own calls — in a
+	// session of the schedule's own: the audit record says who and which
+	// schedule.
+	o := sch.Owner
+	ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: "cron:" + sch.ID, Channel: cmp.Or(o.Channel, "cron"), Principal: o.Principal, Owner: true, AgentID: o.AgentID})
 	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
 	text := resultText(msg)
 	if msg.IsError {

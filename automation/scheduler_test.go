@@ -50,6 +50,7 @@ type rig struct {
 	calls *atomic.Int32
 	audit *audits
 	run   *invoke.Runner
+	reg   *registry.Registry
 }
 
 var start = time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
@@ -81,7 +82,7 @@ func newRig(t *testing.T, st *store.Store, calls *atomic.Int32, o automation.Opt
 	au := &audits{}
 	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir(), Owner: true, Channel: "mcp", Principal: "alice", Cron: s}, invoke.WithAudit(au))
 	s.SetRunner(r)
-	return &rig{sched: s, clock: c, calls: calls, audit: au, run: r}
+	return &rig{sched: s, clock: c, calls: calls, audit: au, run: r, reg: reg}
 }
 
 func echoSchedule(kind string) tool.Schedule {
@@ -129,8 +130,21 @@ func TestTickRunsToolCallsAsTheOwner(t *testing.T) {
 			rec = &r.audit.recs[i]
 		}
 	}
-	if rec == nil || rec.Channel != "cron" || rec.Principal != "alice" || !rec.Owner || rec.SessionKey != "cron:"+s.ID {
+	if rec == nil || rec.Channel != "mcp" || rec.Principal != "alice" || !rec.Owner || rec.SessionKey != "cron:"+s.ID {
 		t.Fatalf("audit of the scheduled call: %+v", rec)
+	}
+	// A schedule an agent made runs its calls as that agent (its policy).
+	byAgent := echoSchedule(tool.ScheduleEvery)
+	byAgent.Owner.AgentID = "writer"
+	ag, err := r.sched.Add(ctx, byAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run, err := r.sched.RunNow(ctx, ag.ID); err != nil || run.Status != tool.RunOK {
+		t.Fatalf("%v %+v", err, run)
+	}
+	if last := r.audit.recs[len(r.audit.recs)-1]; last.AgentID != "writer" || last.SessionKey != "cron:"+ag.ID {
+		t.Fatalf("the agent's scheduled call is audited as %q in %q", last.AgentID, last.SessionKey)
 	}
 	hist, err := r.sched.Runs(ctx, s.ID, 0)
 	if err != nil || len(hist) != 1 || hist[0].Status != tool.RunOK || hist[0].Finished == nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -70,6 +71,37 @@ func TestCronTool(t *testing.T) {
 	} {
 		m := call(tt.args)
 		if m.IsError != tt.isError || !strings.Contains(text(m), tt.has) {
+			t.Errorf("%s: isError %v, %s; want %q", tt.name, m.IsError, text(m), tt.has)
+		}
+	}
+}
+
+// TestCronToolRefusesEscapes: a sandboxed caller or a sub-agent cannot
+// schedule tool calls (they would run outside its sandbox or policy), and an
+// agent cannot message agents it may not target.
+func TestCronToolRefusesEscapes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), new(atomic.Int32), automation.Options{})
+	agents := []tool.AgentInfo{{ID: "writer", Spawns: []string{"checker"}}, {ID: "checker"}, {ID: "admin"}}
+	for _, tt := range []struct {
+		name string
+		tc   tool.Context
+		args string
+		has  string
+	}{
+		{"sandboxed tool call", tool.Context{Sandboxed: true}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
+		{"sub-agent tool call", tool.Context{Subagent: true, AgentID: "checker"}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
+		{"message to an agent not allowed", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"hi","agentId":"admin"}`, "may not send messages to agent"},
+		{"unknown agent", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"hi","agentId":"ghost"}`, "is configured. Configured: writer, checker, admin"},
+		{"message to an allowed agent", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"check","agentId":"checker"}`, `"agentId":"checker"`},
+		{"reminder to oneself", tool.Context{AgentID: "writer", SessionKey: "agent:writer:main"}, `{"action":"add","every":"1h","message":"stretch"}`, `"sessionKey":"agent:writer:main"`},
+	} {
+		tc := tt.tc
+		tc.Owner, tc.Cron, tc.Agents = true, r.sched, agents
+		m := invoke.New(r.reg, &tc).Run(ctx, tool.Call{Name: "cron", Arguments: json.RawMessage(tt.args)})
+		allowed := strings.HasPrefix(tt.name, "message to an allowed") || strings.HasPrefix(tt.name, "reminder")
+		if m.IsError == allowed || !strings.Contains(text(m), tt.has) {
 			t.Errorf("%s: isError %v, %s; want %q", tt.name, m.IsError, text(m), tt.has)
 		}
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -68,7 +69,7 @@ func (e *env) deliver(workspace string) automation.Deliver {
 		default:
 			key = "cron:" + s.ID
 		}
-		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: "cron", Principal: s.Owner.Principal, Owner: true})
+		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: cmp.Or(s.Owner.Channel, "cron"), Principal: s.Owner.Principal, Owner: true})
 		transcript, err := ar.runSession(ctx, e, key, p.AgentID, p.Text)
 		answer := ""
 		if n := len(transcript); n > 0 && transcript[n-1].Role == "assistant" {

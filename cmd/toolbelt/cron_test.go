@@ -55,10 +55,11 @@ func TestCronEndToEnd(t *testing.T) {
 	if first.Status != tool.RunOK || first.Summary != "Hello, Cron." || first.Trigger != tool.TriggerSchedule || first.Scheduled == nil {
 		t.Fatalf("%+v", first)
 	}
-	// The call went through the pipeline: the audit log has it, on channel cron.
+	// The call went through the pipeline: the audit log has it, in the
+	// schedule's session, on its owner's channel.
 	r = runCLIWith(t, env, "", "", "audit", "list", "--json", "--tool", "test_greet").expect(t, 0)
-	if !strings.Contains(r.stdout, `"channel": "cron"`) && !strings.Contains(r.stdout, `"channel":"cron"`) {
-		t.Errorf("the scheduled call is not audited on channel cron: %s", r.stdout)
+	if audit := compactJSON(t, []byte(r.stdout)); !strings.Contains(audit, `"sessionKey":"cron:`+s.ID+`"`) || !strings.Contains(audit, `"channel":"cli"`) {
+		t.Errorf("the scheduled call is not audited as the schedule's: %s", audit)
 	}
 
 	r = cli(0, "cron", "run", s.ID, "--json")

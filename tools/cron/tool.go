@@ -189,6 +189,11 @@ func payload(s *tool.Schedule, tc *tool.Context, in args) error {
 		if strings.TrimSpace(in.Tool) == "cron" {
 			return tool.InputErrorf("A schedule cannot call cron itself.")
 		}
+		if tc.Sandboxed || tc.Subagent {
+			// The scheduled call would run outside the sandbox and the
+			// sub-agent policy that bind this caller.
+			return tool.InputErrorf("A sandboxed caller or a sub-agent cannot schedule tool calls; schedule a message instead.")
+		}
 		s.Payload = tool.SchedulePayload{Tool: strings.TrimSpace(in.Tool), Arguments: a}
 	default:
 		if in.Arguments != nil {
@@ -203,6 +208,11 @@ func payload(s *tool.Schedule, tc *tool.Context, in args) error {
 			if _, ok := agent(tc, p.AgentID); !ok {
 				return tool.InputErrorf("No agent %q is configured. Configured: %s.", p.AgentID, agentIDs(tc))
 			}
+		}
+		// An agent may send scheduled messages to itself and to the agents
+		// it may spawn, no others.
+		if caller, ok := tc.Agent(); ok && p.AgentID != caller.ID && !caller.MayTarget(p.AgentID) {
+			return tool.InputErrorf("Agent %s may not send messages to agent %q: its subagents.allow does not name it.", caller.ID, p.AgentID)
 		}
 		s.Payload = p
 	}
