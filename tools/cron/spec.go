@@ -85,6 +85,9 @@ func cronSpec(expr, tz string) (robfig.Schedule, *time.Location, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("expr %q: %v; fields are minute (0-59) hour (0-23) day-of-month (1-31) month (1-12 or JAN-DEC) day-of-week (0-6 or SUN-SAT), each *, a number, a range a-b, a list a,b or a step */n", expr, err)
 	}
+	if sched.Next(time.Now().In(loc)).IsZero() {
+		return nil, nil, fmt.Errorf("expr %q matches no date (a day the month does not have, such as February 30?)", expr)
+	}
 	return sched, loc, nil
 }
 

@@ -93,6 +93,7 @@ func TestCheckErrors(t *testing.T) {
 		{"unknown zone", tool.Schedule{Kind: "cron", Expr: "0 9 * * *", TZ: "Mars/Olympus"}, `unknown time zone "Mars/Olympus"`},
 		{"local zone", tool.Schedule{Kind: "cron", Expr: "0 9 * * *", TZ: "Local"}, "depends on the machine"},
 		{"no expr", tool.Schedule{Kind: "cron"}, "needs expr"},
+		{"no such date", tool.Schedule{Kind: "cron", Expr: "0 9 30 2 *"}, "matches no date"},
 		{"every as expr", tool.Schedule{Kind: "cron", Expr: "@every 5m"}, "use kind every"},
 		{"cron with every", tool.Schedule{Kind: "cron", Expr: "0 9 * * *", Every: "1h"}, "not every or at"},
 		{"bad every", tool.Schedule{Kind: "every", Every: "5 minutes"}, `every "5 minutes" is not a duration`},
@@ -108,4 +109,26 @@ func TestCheckErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzNext: whatever the expression and zone, Check does not panic, and a
+// schedule it accepts runs strictly after the instant asked about.
+func FuzzNext(f *testing.F) {
+	for _, s := range []string{"30 9 * * 1-5", "*/15 * * * *", "@daily", "0 0 29 2 *", "0 25 * * *", "a b c d e", "0 2 * * SUN"} {
+		f.Add(s, "Europe/Berlin", int64(1774746000))
+	}
+	f.Fuzz(func(t *testing.T, expr, tz string, unix int64) {
+		s := tool.Schedule{Kind: tool.ScheduleCron, Expr: expr, TZ: tz}
+		if Check(&s) != nil {
+			return
+		}
+		after := time.Unix(unix%(1<<34), 0)
+		next, ok, err := Next(s, after)
+		if err != nil || !ok {
+			t.Fatalf("%q in %q: %v %v", expr, tz, ok, err)
+		}
+		if !next.After(after) {
+			t.Fatalf("%q in %q after %v: %v is not later", expr, tz, after, next)
+		}
+	})
 }
