@@ -3,11 +3,13 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/toolbelt/toolbelt/llm/llmtest"
+	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -129,5 +131,54 @@ func TestCronMessages(t *testing.T) {
 	r = runCLIWith(t, env, "", "", "--config", cfg, "sessions", "show", "garden", "--json", "--workspace", ws).expect(t, 0)
 	if !strings.Contains(r.stdout, "water the plants") || !strings.Contains(r.stdout, "Watered.") {
 		t.Errorf("the session does not hold the run: %s", r.stdout)
+	}
+}
+
+// TestCronTwoServers: two toolbelt serve processes on one database (a
+// SQLite file; PostgreSQL when TOOLBELT_TEST_POSTGRES_URL is set) run an
+// every-second schedule; each occurrence runs once.
+func TestCronTwoServers(t *testing.T) {
+	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		twoServers(t, cliEnvironment(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		twoServers(t, append(cliEnvironment(t), "TOOLBELT_DATABASE_URL="+storetest.Postgres(t)))
+	})
+}
+
+func twoServers(t *testing.T, env []string) {
+	ws := workspaceWith(t)
+	r := runCLIWith(t, env, "", "", "cron", "add", "-q", "--every", "1s", "--tool", "test_greet", "--args", `{"name":"Both"}`, "--workspace", ws).expect(t, 0)
+	id := strings.TrimSpace(r.stdout)
+	_, a, errA := startServe(t, env, "--workspace", ws)
+	_, b, errB := startServe(t, env, "--workspace", ws)
+	var runs []tool.ScheduleRun
+	deadline := time.Now().Add(60 * time.Second)
+	for len(runs) < 5 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		r := runCLIWith(t, env, "", "", "cron", "runs", id, "--json", "--limit", "200", "--workspace", ws).expect(t, 0)
+		if err := json.Unmarshal([]byte(r.stdout), &runs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []*exec.Cmd{a, b} {
+		_ = p.Process.Signal(os.Interrupt)
+		_ = p.Wait()
+	}
+	if len(runs) < 5 {
+		t.Fatalf("%d runs; stderr:\n%s\n%s", len(runs), errA.String(), errB.String())
+	}
+	seen := map[time.Time]bool{}
+	for _, run := range runs {
+		if run.Scheduled == nil {
+			t.Fatalf("a run without its occurrence: %+v", run)
+		}
+		if seen[*run.Scheduled] {
+			t.Fatalf("the occurrence %v ran twice: %+v", run.Scheduled, runs)
+		}
+		seen[*run.Scheduled] = true
 	}
 }
