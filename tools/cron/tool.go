@@ -82,10 +82,29 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 			return tool.Result{}, inputError(err, id)
 		}
 		if in.Kind != "" || in.Expr != "" || in.TZ != "" || in.Every != "" || in.At != "" {
+			// A cron schedule keeps its expression when only tz is given,
+			// and its zone when only expr is.
+			if s.Kind == tool.ScheduleCron && (in.Kind == "" || in.Kind == tool.ScheduleCron) && in.Every == "" && in.At == "" {
+				in.Kind = tool.ScheduleCron
+				if in.Expr == "" {
+					in.Expr = s.Expr
+				}
+				if in.TZ == "" {
+					in.TZ = s.TZ
+				}
+			}
 			if err := timing(&s, in); err != nil {
 				return tool.Result{}, err
 			}
 			s.Anchor = time.Time{}
+		}
+		// Arguments alone change the call's arguments; agentId or
+		// sessionKey alone, where the message goes.
+		switch p := s.Payload; {
+		case in.Tool == "" && in.Message == "" && in.Arguments != nil && !p.IsMessage():
+			in.Tool = p.Tool
+		case in.Tool == "" && in.Message == "" && (in.AgentID != "" || in.SessionKey != "") && p.IsMessage():
+			in.Message = p.Text
 		}
 		if in.hasPayload() {
 			if err := payload(&s, tc, in); err != nil {
