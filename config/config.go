@@ -46,6 +46,8 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Confirm says when a person is asked before a call runs.
 	Confirm Confirm `yaml:"confirm"`
+	// Cron is how toolbelt serve runs the cron tool's schedules.
+	Cron Cron `yaml:"cron"`
 	// Tools is the global tool policy, with tool settings.
 	Tools Tools `yaml:"tools"`
 	// Agents are the configured agents by id: each one's model, workspace,
@@ -145,6 +147,19 @@ type Confirm struct {
 	Timeout Duration `yaml:"timeout" default:"2m"`
 	// OnTimeout is what no answer in time means: "deny" (default) or "allow".
 	OnTimeout string `yaml:"onTimeout" default:"deny"`
+}
+
+// Cron configures the scheduler that runs the cron tool's schedules in
+// toolbelt serve (docs/cron.md).
+type Cron struct {
+	// Disabled keeps toolbelt serve from running schedules (another process
+	// on the same database may run them).
+	Disabled bool `yaml:"disabled" default:"false"`
+	// Grace is how late a run missed while no scheduler ran may still run;
+	// older missed runs are recorded as skipped.
+	Grace Duration `yaml:"grace" default:"1h"`
+	// Poll is how often the scheduler looks for due schedules.
+	Poll Duration `yaml:"poll" default:"1s"`
 }
 
 // MCPServer is another MCP server: a command to start (stdio) or a URL

@@ -17,6 +17,9 @@ type Caller struct {
 	Principal string
 	// Owner is true only when configuration says this caller is the owner.
 	Owner bool
+	// AgentID, when set, is the configured agent the call runs as (its tool
+	// policy applies); "" keeps the runner's.
+	AgentID string
 }
 
 type callerKey struct{}

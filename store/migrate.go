@@ -192,6 +192,38 @@ CREATE TABLE memory_vectors (
 );
 UPDATE memory_files SET stamp = '';
 `},
+	// The cron tool's schedules, per workspace, and their runs. A schedule's
+	// timing, payload and owner are JSON (spec, payload, owner);
+	// next_run_ns (0: never again) is what a scheduler claims a run by,
+	// with an UPDATE that expects the value it read.
+	{name: "cron schedules and runs", sql: `
+CREATE TABLE schedules (
+	id TEXT PRIMARY KEY,
+	workspace TEXT NOT NULL,
+	name TEXT NOT NULL,
+	spec TEXT NOT NULL,
+	payload TEXT NOT NULL,
+	owner TEXT NOT NULL,
+	enabled BOOLEAN NOT NULL,
+	next_run_ns BIGINT NOT NULL,
+	last_run_ns BIGINT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+CREATE INDEX schedules_due ON schedules (workspace, enabled, next_run_ns);
+CREATE TABLE schedule_runs (
+	id {{id}},
+	schedule_id TEXT NOT NULL,
+	trigger_kind TEXT NOT NULL,
+	scheduled_ns BIGINT NOT NULL,
+	started_ns BIGINT NOT NULL,
+	finished_ns BIGINT NOT NULL,
+	status TEXT NOT NULL,
+	summary TEXT NOT NULL,
+	error TEXT NOT NULL
+);
+CREATE INDEX schedule_runs_schedule ON schedule_runs (schedule_id, id);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -59,6 +59,9 @@ type Context struct {
 	// Sessions reads the store's sessions for the session tools; nil when
 	// there is none.
 	Sessions SessionStore
+	// Cron keeps and runs the schedules of the cron tool; nil when there is
+	// none.
+	Cron Cron
 }
 
 // Cache keeps values by key until they expire.

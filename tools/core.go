@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -36,6 +37,7 @@ func Core() (*registry.Registry, io.Closer) {
 	mem.Watch = true
 	must(memory.Register(reg, mem))
 	must(web.Register(reg, web.Options{}))
+	must(cron.Register(reg))
 	return reg, closers{commands, mem}
 }
 

@@ -110,7 +110,7 @@ func TestBashCompletion(t *testing.T) {
 		want  string
 	}{
 		{[]string{"toolbelt", "li"}, "list"},
-		{[]string{"toolbelt", "c"}, "chat call config completion"},
+		{[]string{"toolbelt", "c"}, "chat cron call config completion"},
 		{[]string{"toolbelt", "--config", "x.yaml", "se"}, "serve sessions"},
 		{[]string{"toolbelt", "mcp", ""}, "stdio servers"},
 		{[]string{"toolbelt", "call", "test_greet", "--ar"}, "--args --args-file"},

@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/alecthomas/kong"
+	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -53,6 +54,10 @@ type env struct {
 	stopWatch func()
 	st        *store.Store  // opened once per run, when a command needs state
 	audit     auditAppender // started with the first pipeline that audits
+	// sched keeps and runs the workspace's schedules (the cron tool);
+	// schedRunner says it has its pipeline.
+	sched       *automation.Scheduler
+	schedRunner bool
 
 	parser *kong.Kong // the grammar, for help and completion
 
@@ -109,6 +114,7 @@ type cli struct {
 	Chat     chatCmd     `cmd:"" group:"agent" help:"Chat with a model that calls the tools: streamed answers, calls shown as they run, /model, /tools, /undo."`
 	Agents   agentsCmd   `cmd:"" group:"agent" help:"List the agents configured under agents: in toolbelt.yaml."`
 	Sessions sessionsCmd `cmd:"" group:"agent" help:"List the sessions agents keep in the store, or show one with its transcript."`
+	Cron     cronCmd     `cmd:"" group:"agent" help:"List, add, remove and run the cron tool's schedules, and show their runs (toolbelt serve runs them when due)."`
 
 	List     listCmd     `cmd:"" group:"tools" help:"List tools by section with risk and availability."`
 	Describe describeCmd `cmd:"" group:"tools" help:"Show a tool's metadata and parameter schema."`

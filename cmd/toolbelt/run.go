@@ -151,7 +151,7 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	defer ar.closer.Close()
-	a, tc, model := ar.agent, ar.tc, ar.model
+	a, tc := ar.agent, ar.tc
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch {
@@ -171,7 +171,6 @@ func (c *runCmd) Run(e *env) error {
 			}
 		}
 	}
-	var history []llm.Message
 	key := c.Session
 	if key == "" && c.Agent != "" {
 		// An agent's run is kept as a session of its own, to list and resume.
@@ -182,24 +181,10 @@ func (c *runCmd) Run(e *env) error {
 		// The runner holds a copy of tc: the run's calls carry the session
 		// key this way (session_status reads it).
 		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
-		if history, err = loadSession(ctx, e, tc.WorkspaceDir, key); err != nil {
-			return err
-		}
-		if err := startSession(e, tc.WorkspaceDir, key, model, c.Agent); err != nil {
-			return err
-		}
 	}
-	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
-	if key != "" {
-		fresh := transcript[len(history):]
-		err := saveSession(e, tc.WorkspaceDir, key, model, fresh)
-		if err == nil {
-			err = finishSession(e, tc.WorkspaceDir, key, runErr, fresh)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-			runErr = cmp.Or(runErr, err)
-		}
+	transcript, runErr := ar.runSession(ctx, e, key, c.Agent, c.Prompt)
+	if transcript == nil {
+		return runErr
 	}
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
@@ -221,6 +206,36 @@ func (c *runCmd) Run(e *env) error {
 		return exitCode(exitToolError)
 	}
 	return nil
+}
+
+// runSession runs the agent with prompt; with a session key, on that
+// session: its transcript first, the run's messages kept after, and its
+// status. A nil transcript means the session could not be read or started.
+func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt string) ([]llm.Message, error) {
+	var history []llm.Message
+	ws := ar.tc.WorkspaceDir
+	if key != "" {
+		var err error
+		if history, err = loadSession(ctx, e, ws, key); err != nil {
+			return nil, err
+		}
+		if err := startSession(e, ws, key, ar.model, agentID); err != nil {
+			return nil, err
+		}
+	}
+	transcript, runErr := ar.agent.Run(ctx, history, llm.UserText(prompt))
+	if key != "" {
+		fresh := transcript[len(history):]
+		err := saveSession(e, ws, key, ar.model, fresh)
+		if err == nil {
+			err = finishSession(e, ws, key, runErr, fresh)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			runErr = cmp.Or(runErr, err)
+		}
+	}
+	return transcript, runErr
 }
 
 func clipLine(s string, n int) string {

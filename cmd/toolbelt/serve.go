@@ -79,11 +79,13 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	}
 	e.watchDirTools()
 	count := len(e.registry().ResolveAll(tc, nil))
-	return mcp.New(e.registry(), tc, mcp.Options{
+	srv := mcp.New(e.registry(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
 		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log, Owner: cfg.MCP.Owner,
 		Compact: compact.Enabled(count, f.Compact || cfg.MCP.Compact, cfg.MCP.CompactAbove),
-	}, opts...), nil
+	}, opts...)
+	e.useRunner(srv.Runner())
+	return srv, nil
 }
 
 // staleTempScan bounds the search for temporary files of interrupted
@@ -273,6 +275,16 @@ func (c *serveCmd) Run(e *env) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Due schedules run beside the server; stopping waits for the runs in
+	// progress, which the cancelled context stops.
+	if !cfg.Cron.Disabled && e.sched != nil {
+		scheduled := make(chan struct{})
+		defer func() { <-scheduled }()
+		go func() {
+			defer close(scheduled)
+			e.sched.Serve(ctx, cfg.Cron.Poll.D())
+		}()
+	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
 	select {

@@ -42,6 +42,9 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if tc.Sessions != nil {
 		tc.Sessions = st.Sessions().ForTools()
 	}
+	if tc.Cron, err = e.scheduler(st, tc.WorkspaceDir); err != nil {
+		return nil, err
+	}
 	if err := policy.Check(cfg, e.registry()); err != nil {
 		return nil, err
 	}
@@ -227,7 +230,9 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 			closer = t
 		}
 	}
-	return invoke.New(e.registry(), tc, opts...), closer, nil
+	r := invoke.New(e.registry(), tc, opts...)
+	e.useRunner(r)
+	return r, closer, nil
 }
 
 type nopCloser struct{}

@@ -109,7 +109,8 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings), Memory: lazyMemory{e: e, workspace: dir}}
+	tc = &tool.Context{WorkspaceDir: dir, Owner: true, Channel: "cli", Config: tool.Config(cfg.Tools.Settings), Memory: lazyMemory{e: e, workspace: dir},
+		Cron: lazyCron{e: e, workspace: dir}}
 	if len(cfg.Agents) > 0 {
 		tc.Agents, tc.Sessions = toolAgents(cfg), lazySessions{e: e, workspace: dir}
 	}
@@ -174,6 +175,77 @@ func (l lazySessions) Messages(ctx context.Context, key string) ([]tool.SessionM
 		return nil, err
 	}
 	return ss.Messages(ctx, key)
+}
+
+// lazyCron is the workspace's schedules, opened when first used (as
+// lazyMemory); commands that run tools set them directly (env.pipeline).
+type lazyCron struct {
+	e         *env
+	workspace string
+}
+
+func (l lazyCron) cron() (tool.Cron, error) {
+	st, err := l.e.state(l.workspace)
+	if err != nil {
+		return nil, err
+	}
+	return l.e.scheduler(st, l.workspace)
+}
+
+func (l lazyCron) Add(ctx context.Context, s tool.Schedule) (tool.Schedule, error) {
+	c, err := l.cron()
+	if err != nil {
+		return s, err
+	}
+	return c.Add(ctx, s)
+}
+
+func (l lazyCron) Update(ctx context.Context, s tool.Schedule) (tool.Schedule, error) {
+	c, err := l.cron()
+	if err != nil {
+		return s, err
+	}
+	return c.Update(ctx, s)
+}
+
+func (l lazyCron) Get(ctx context.Context, id string) (tool.Schedule, error) {
+	c, err := l.cron()
+	if err != nil {
+		return tool.Schedule{}, err
+	}
+	return c.Get(ctx, id)
+}
+
+func (l lazyCron) Remove(ctx context.Context, id string) error {
+	c, err := l.cron()
+	if err != nil {
+		return err
+	}
+	return c.Remove(ctx, id)
+}
+
+func (l lazyCron) List(ctx context.Context) ([]tool.Schedule, error) {
+	c, err := l.cron()
+	if err != nil {
+		return nil, err
+	}
+	return c.List(ctx)
+}
+
+func (l lazyCron) RunNow(ctx context.Context, id string) (tool.ScheduleRun, error) {
+	c, err := l.cron()
+	if err != nil {
+		return tool.ScheduleRun{}, err
+	}
+	return c.RunNow(ctx, id)
+}
+
+func (l lazyCron) Runs(ctx context.Context, id string, limit int) ([]tool.ScheduleRun, error) {
+	c, err := l.cron()
+	if err != nil {
+		return nil, err
+	}
+	return c.Runs(ctx, id, limit)
 }
 
 // lazyMemory is the memory index of the store, opened when first used, so

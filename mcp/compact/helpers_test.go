@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/toolbelt/toolbelt/automation"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,7 +118,9 @@ func workspace(tb testing.TB) *tool.Context {
 	// An agent is configured and the store holds the sessions: the session
 	// tools and agents_list are unavailable without them.
 	agents := []tool.AgentInfo{{ID: "main", Name: "Main", Description: "The agent of these tests."}}
-	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg, Memory: st.Memory(), Agents: agents, Sessions: st.Sessions().ForTools()}
+	// The store keeps schedules: cron is unavailable without them.
+	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg, Memory: st.Memory(), Agents: agents, Sessions: st.Sessions().ForTools(),
+		Cron: automation.New(st.Schedules(dir), automation.Options{})}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.

@@ -1,0 +1,377 @@
+// Package automation runs the cron tool's schedules: it keeps them in the
+// store, and a Scheduler claims each due occurrence in the database and runs
+// it — a tool call through the same governed pipeline as any call, or a
+// message delivered to an agent session — recording every run.
+//
+// An occurrence is claimed with an UPDATE that expects the next-run time the
+// scheduler read, so schedulers in several processes sharing one database
+// run each occurrence once.
+//
+// Missed runs: when the schedulers were down at an occurrence, the first
+// scheduler to see it runs the schedule once if an occurrence fell within
+// the grace window (Options.Grace, default DefaultGrace) before now, and
+// records the run as skipped otherwise. Either way the schedule then moves
+// to its first occurrence after now: a schedule never runs more than once
+// to catch up.
+package automation
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/cron"
+)
+
+// DefaultGrace is how late a missed occurrence may still run.
+const DefaultGrace = time.Hour
+
+// DefaultPoll is how often Serve looks for due schedules.
+const DefaultPoll = time.Second
+
+// SummaryChars bounds the start of a result a run keeps.
+const SummaryChars = 500
+
+// Deliver runs an agent with a schedule's message (s.Payload.Text) as the
+// user prompt on its session, and returns the start of the agent's answer.
+type Deliver func(ctx context.Context, s tool.Schedule) (summary string, err error)
+
+// Options adjust a Scheduler.
+type Options struct {
+	// Now is the clock (default time.Now); tests set it.
+	Now func() time.Time
+	// Grace is how late a missed occurrence may still run (default
+	// DefaultGrace).
+	Grace time.Duration
+	// Deliver delivers messages to agent sessions; without it a message
+	// run fails, saying why.
+	Deliver Deliver
+	// NoDeliver says why messages cannot be delivered, for the runs that
+	// fail for want of Deliver.
+	NoDeliver string
+	// Log receives what goes wrong outside a run (default: discarded).
+	Log *slog.Logger
+}
+
+// Scheduler keeps the schedules of one workspace and runs them. It is the
+// tool.Cron of the cron tool. Its zero value is not usable: use New.
+type Scheduler struct {
+	st     *store.Schedules
+	o      Options
+	runner atomic.Pointer[invoke.Runner]
+	// inFlight holds the ids of the schedules this process is running, so
+	// a run that outlasts its interval is not started again beside itself.
+	inFlight sync.Map
+	wg       sync.WaitGroup
+}
+
+var _ tool.Cron = (*Scheduler)(nil)
+
+// New returns a scheduler over the schedules st keeps.
+func New(st *store.Schedules, o Options) *Scheduler {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Grace <= 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Scheduler{st: st, o: o}
+}
+
+// SetRunner sets the pipeline tool-call runs go through. The runner's tool
+// context usually holds the scheduler itself (the cron tool), hence not a
+// field of New.
+func (s *Scheduler) SetRunner(r *invoke.Runner) { s.runner.Store(r) }
+
+func (s *Scheduler) now() time.Time { return s.o.Now().UTC() }
+
+func newID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "cron_" + hex.EncodeToString(b[:])
+}
+
+// plan checks sch and sets its next run from now. What is wrong with sch
+// is a *tool.InputError.
+func (s *Scheduler) plan(sch *tool.Schedule, now time.Time) error {
+	if err := cron.Check(sch); err != nil {
+		return &tool.InputError{Message: err.Error()}
+	}
+	if sch.Anchor.IsZero() {
+		sch.Anchor = now
+	}
+	next, ok, err := cron.Next(*sch, now)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		if sch.Kind == tool.ScheduleAt {
+			return tool.InputErrorf("at %s is in the past (it is now %s): give a future time", sch.At.Format(time.RFC3339), now.Format(time.RFC3339))
+		}
+		sch.NextRun = nil
+		return nil
+	}
+	sch.NextRun = &next
+	return nil
+}
+
+// Add keeps a new schedule, with a new id, and returns it as kept.
+func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
+	now := s.now()
+	sch.ID, sch.Anchor, sch.LastRun = newID(), time.Time{}, nil
+	if err := s.plan(&sch, now); err != nil {
+		return sch, err
+	}
+	if err := s.st.Add(ctx, sch); err != nil {
+		return sch, err
+	}
+	return s.st.Get(ctx, sch.ID)
+}
+
+// Update replaces a schedule's name, timing, payload and enabled state and
+// recomputes its next run; a zero Anchor restarts an interval from now.
+func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
+	if err := s.plan(&sch, s.now()); err != nil {
+		return sch, err
+	}
+	if err := s.st.Update(ctx, sch); err != nil {
+		return sch, err
+	}
+	return s.st.Get(ctx, sch.ID)
+}
+
+// Get returns a schedule.
+func (s *Scheduler) Get(ctx context.Context, id string) (tool.Schedule, error) {
+	return s.st.Get(ctx, id)
+}
+
+// Remove forgets a schedule and its runs.
+func (s *Scheduler) Remove(ctx context.Context, id string) error { return s.st.Remove(ctx, id) }
+
+// List returns the schedules, the next to run first.
+func (s *Scheduler) List(ctx context.Context) ([]tool.Schedule, error) { return s.st.List(ctx) }
+
+// Runs returns a schedule's latest runs, the newest first.
+func (s *Scheduler) Runs(ctx context.Context, id string, limit int) ([]tool.ScheduleRun, error) {
+	return s.st.Runs(ctx, id, limit)
+}
+
+// RunNow runs a schedule at once, due or not, enabled or not, and returns
+// the finished run. Its timing is left as it was.
+func (s *Scheduler) RunNow(ctx context.Context, id string) (tool.ScheduleRun, error) {
+	sch, err := s.st.Get(ctx, id)
+	if err != nil {
+		return tool.ScheduleRun{}, err
+	}
+	run, err := s.st.Start(ctx, id, tool.ScheduleRun{Trigger: tool.TriggerManual, Started: s.now(), Status: tool.RunRunning})
+	if err != nil {
+		return run, err
+	}
+	return s.execute(ctx, sch, run), nil
+}
+
+// Tick claims the schedules due now and runs them, and returns their runs
+// when all have ended (skipped ones included). Serve calls it on a timer;
+// tests call it with their own clock.
+func (s *Scheduler) Tick(ctx context.Context) ([]tool.ScheduleRun, error) {
+	claimed, err := s.claimDue(ctx)
+	var (
+		mu   sync.Mutex
+		out  []tool.ScheduleRun
+		runs sync.WaitGroup
+	)
+	for _, c := range claimed {
+		if c.run.Status == tool.RunSkipped {
+			out = append(out, c.run)
+			continue
+		}
+		runs.Go(func() {
+			defer s.inFlight.Delete(c.sch.ID)
+			r := s.execute(ctx, c.sch, c.run)
+			mu.Lock()
+			out = append(out, r)
+			mu.Unlock()
+		})
+	}
+	runs.Wait()
+	return out, err
+}
+
+// Serve runs due schedules, looking every poll (DefaultPoll when 0), until
+// ctx ends; then it waits for the runs in progress, which ctx cancels.
+func (s *Scheduler) Serve(ctx context.Context, poll time.Duration) {
+	if poll <= 0 {
+		poll = DefaultPoll
+	}
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		claimed, err := s.claimDue(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.o.Log.Warn("cron: looking for due schedules", "err", err)
+		}
+		for _, c := range claimed {
+			if c.run.Status == tool.RunSkipped {
+				s.o.Log.Info("cron: skipped a missed run", "schedule", c.sch.ID, "reason", c.run.Error)
+				continue
+			}
+			s.wg.Go(func() {
+				defer s.inFlight.Delete(c.sch.ID)
+				s.execute(ctx, c.sch, c.run)
+			})
+		}
+		select {
+		case <-ctx.Done():
+			s.wg.Wait()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+type claimed struct {
+	sch tool.Schedule
+	run tool.ScheduleRun
+}
+
+// claimDue claims the occurrences due now. A claimed run that is not
+// skipped has its schedule marked in flight; the caller runs it.
+func (s *Scheduler) claimDue(ctx context.Context) ([]claimed, error) {
+	now := s.now()
+	due, err := s.st.Due(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	var out []claimed
+	var errs []error
+	for _, sch := range due {
+		if _, busy := s.inFlight.LoadOrStore(sch.ID, true); busy {
+			continue
+		}
+		run, next, err := s.decide(sch, now)
+		if err != nil {
+			// A schedule kept by an older or broken writer: stop it rather
+			// than fail on it every tick.
+			run = tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: sch.NextRun, Started: now, Finished: &now, Status: tool.RunError,
+				Error: "the schedule cannot be computed: " + err.Error() + "; fix it with update"}
+			next = nil
+		}
+		run, ok, err := s.st.Claim(ctx, sch.ID, *sch.NextRun, next, run)
+		if err != nil || !ok || run.Status != tool.RunRunning {
+			s.inFlight.Delete(sch.ID)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if ok {
+			out = append(out, claimed{sch, run})
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
+// decide applies the missed-run policy to a due schedule: the run to
+// record for its due occurrence, and its next run after now.
+func (s *Scheduler) decide(sch tool.Schedule, now time.Time) (tool.ScheduleRun, *time.Time, error) {
+	var next *time.Time
+	n, ok, err := cron.Next(sch, now)
+	if err != nil {
+		return tool.ScheduleRun{}, nil, err
+	}
+	if ok {
+		next = &n
+	}
+	due := *sch.NextRun
+	run := tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &due, Started: now, Status: tool.RunRunning}
+	earliest := now.Add(-s.o.Grace)
+	if !due.Before(earliest) {
+		return run, next, nil
+	}
+	// Missed by more than the grace window: if later occurrences fell within
+	// it, the schedule runs once for them (for the first of them).
+	if o, ok, err := cron.Next(sch, earliest.Add(-time.Nanosecond)); err == nil && ok && !o.After(now) {
+		run.Trigger, run.Scheduled = tool.TriggerCatchUp, &o
+		return run, next, nil
+	}
+	run.Status, run.Finished = tool.RunSkipped, &now
+	run.Error = fmt.Sprintf("missed: due at %s, %s before any scheduler ran, more than the grace window of %s",
+		due.Format(time.RFC3339), now.Sub(due).Round(time.Second), s.o.Grace)
+	return run, next, nil
+}
+
+// execute runs a claimed or manual run and records how it ended.
+func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.ScheduleRun) tool.ScheduleRun {
+	summary, err := s.perform(ctx, sch)
+	end := s.now()
+	run.Finished, run.Summary, run.Status = &end, clip(summary), tool.RunOK
+	if err != nil {
+		run.Status, run.Error = tool.RunError, err.Error()
+	}
+	if err := s.st.Finish(context.WithoutCancel(ctx), run); err != nil {
+		s.o.Log.Error("cron: recording a run", "schedule", sch.ID, "run", run.ID, "err", err)
+	}
+	return run
+}
+
+// perform does what a schedule's payload says.
+func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, error) {
+	p := sch.Payload
+	if p.IsMessage() {
+		if s.o.Deliver == nil {
+			return "", errors.New(cmp.Or(s.o.NoDeliver, "messages to agent sessions cannot be delivered here: no agent runner is configured"))
+		}
+		return s.o.Deliver(ctx, sch)
+	}
+	r := s.runner.Load()
+	if r == nil {
+		return "", errors.New("no tool pipeline to run the call in")
+	}
+	// The call runs as the schedule's owner — their principal, channel and
+	// agent, so the same policy layers apply as to their own calls — in a
+	// session of the schedule's own: the audit record says who and which
+	// schedule.
+	o := sch.Owner
+	ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: "cron:" + sch.ID, Channel: cmp.Or(o.Channel, "cron"), Principal: o.Principal, Owner: true, AgentID: o.AgentID})
+	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
+	text := resultText(msg)
+	if msg.IsError {
+		return text, fmt.Errorf("%s returned an error: %s", p.Tool, clip(text))
+	}
+	return text, nil
+}
+
+func resultText(msg tool.ResultMessage) string {
+	var b strings.Builder
+	for _, c := range msg.Content {
+		if c.Type == tool.TextContent {
+			b.WriteString(c.Text)
+		} else {
+			b.WriteString("[" + string(c.Type) + "]")
+		}
+	}
+	return b.String()
+}
+
+// clip keeps the first SummaryChars characters of s.
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > SummaryChars {
+		return string(r[:SummaryChars]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,111 @@
+package automation_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+func text(m tool.ResultMessage) string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		b.WriteString(c.Text)
+	}
+	var c bytes.Buffer
+	if json.Compact(&c, []byte(b.String())) == nil {
+		return c.String()
+	}
+	return b.String()
+}
+
+// TestCronTool drives the cron tool through the pipeline as a model would.
+func TestCronTool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), new(atomic.Int32), automation.Options{})
+	call := func(args string) tool.ResultMessage {
+		return r.run.Run(ctx, tool.Call{Name: "cron", Arguments: json.RawMessage(args)})
+	}
+	added := call(`{"action":"add","name":"ping","every":"10m","tool":"echo","arguments":{"text":"ping"}}`)
+	var out struct {
+		Added tool.Schedule `json:"added"`
+	}
+	if added.IsError || json.Unmarshal([]byte(text(added)), &out) != nil || out.Added.Kind != "every" || out.Added.Every != "10m0s" ||
+		out.Added.Owner.Principal != "alice" || out.Added.Owner.Channel != "mcp" || !out.Added.Enabled {
+		t.Fatalf("%s", text(added))
+	}
+	id := out.Added.ID
+	for _, tt := range []struct {
+		name, args string
+		isError    bool
+		has        string
+	}{
+		{"list", `{"action":"list"}`, false, id},
+		{"update the timing", `{"action":"update","id":"` + id + `","expr":"0 9 * * 1-5","tz":"America/New_York"}`, false, `"kind":"cron"`},
+		{"change only the zone", `{"action":"update","id":"` + id + `","tz":"Asia/Tokyo"}`, false, `"expr":"0 9 * * 1-5","tz":"Asia/Tokyo"`},
+		{"change only the expression", `{"action":"update","id":"` + id + `","expr":"0 10 * * *"}`, false, `"expr":"0 10 * * *","tz":"Asia/Tokyo"`},
+		{"change only the arguments", `{"action":"update","id":"` + id + `","arguments":{"text":"pong"}}`, false, `"tool":"echo","arguments":{"text":"pong"}`},
+		{"pause", `{"action":"update","id":"` + id + `","enabled":false}`, false, `"enabled":false`},
+		{"run now", `{"action":"run","id":"` + id + `"}`, false, `"summary":"echo: pong"`},
+		{"history", `{"action":"runs","id":"` + id + `"}`, false, `"trigger":"manual"`},
+		{"bad expression", `{"action":"add","expr":"0 25 * * *","tool":"echo"}`, true, `expr \"0 25 * * *\"`},
+		{"too few fields", `{"action":"add","expr":"0 9 *","tool":"echo"}`, true, "has 3 fields"},
+		{"unknown zone", `{"action":"add","expr":"0 9 * * *","tz":"Europe/Atlantis","tool":"echo"}`, true, `unknown time zone \"Europe/Atlantis\"`},
+		{"no timing", `{"action":"add","tool":"echo"}`, true, "exactly one of expr"},
+		{"two timings", `{"action":"add","every":"1h","at":"2030-01-01T00:00:00Z","tool":"echo"}`, true, "exactly one of expr"},
+		{"bad at", `{"action":"add","at":"tomorrow","tool":"echo"}`, true, "not valid date-time"},
+		{"at in the past", `{"action":"add","at":"2020-01-01T00:00:00Z","tool":"echo"}`, true, "is in the past"},
+		{"no payload", `{"action":"add","every":"1h"}`, true, "needs a payload"},
+		{"two payloads", `{"action":"add","every":"1h","tool":"echo","message":"hi"}`, true, "not both"},
+		{"cron calling cron", `{"action":"add","every":"1h","tool":"cron"}`, true, "cannot call cron"},
+		{"unknown id", `{"action":"run","id":"cron_nope"}`, true, `No schedule \"cron_nope\"`},
+		{"remove unknown", `{"action":"remove","id":"cron_nope"}`, true, `No schedule \"cron_nope\"`},
+		{"missing id", `{"action":"runs"}`, true, "runs needs id"},
+		{"remove", `{"action":"remove","id":"` + id + `"}`, false, `"removed":"` + id + `"`},
+		{"gone", `{"action":"runs","id":"` + id + `"}`, true, "No schedule"},
+	} {
+		m := call(tt.args)
+		if m.IsError != tt.isError || !strings.Contains(text(m), tt.has) {
+			t.Errorf("%s: isError %v, %s; want %q", tt.name, m.IsError, text(m), tt.has)
+		}
+	}
+}
+
+// TestCronToolRefusesEscapes: a sandboxed caller or a sub-agent cannot
+// schedule tool calls (they would run outside its sandbox or policy), and an
+// agent cannot message agents it may not target.
+func TestCronToolRefusesEscapes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), new(atomic.Int32), automation.Options{})
+	agents := []tool.AgentInfo{{ID: "writer", Spawns: []string{"checker"}}, {ID: "checker"}, {ID: "admin"}}
+	for _, tt := range []struct {
+		name string
+		tc   tool.Context
+		args string
+		has  string
+	}{
+		{"sandboxed tool call", tool.Context{Sandboxed: true}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
+		{"sub-agent tool call", tool.Context{Subagent: true, AgentID: "checker"}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
+		{"message to an agent not allowed", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"hi","agentId":"admin"}`, "may not send messages to agent"},
+		{"unknown agent", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"hi","agentId":"ghost"}`, "is configured. Configured: writer, checker, admin"},
+		{"message to an allowed agent", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"check","agentId":"checker"}`, `"agentId":"checker"`},
+		{"reminder to oneself", tool.Context{AgentID: "writer", SessionKey: "agent:writer:main"}, `{"action":"add","every":"1h","message":"stretch"}`, `"sessionKey":"agent:writer:main"`},
+	} {
+		tc := tt.tc
+		tc.Owner, tc.Cron, tc.Agents = true, r.sched, agents
+		m := invoke.New(r.reg, &tc).Run(ctx, tool.Call{Name: "cron", Arguments: json.RawMessage(tt.args)})
+		allowed := strings.HasPrefix(tt.name, "message to an allowed") || strings.HasPrefix(tt.name, "reminder")
+		if m.IsError == allowed || !strings.Contains(text(m), tt.has) {
+			t.Errorf("%s: isError %v, %s; want %q", tt.name, m.IsError, text(m), tt.has)
+		}
+	}
+}

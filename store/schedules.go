@@ -1,0 +1,318 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Schedules keeps the cron tool's schedules of one workspace and their
+// runs. It stores what it is given: computing when a schedule runs next is
+// the scheduler's.
+type Schedules struct {
+	s         *Store
+	workspace string
+}
+
+// Schedules returns the schedules of the workspace (an absolute directory).
+func (s *Store) Schedules(workspace string) *Schedules {
+	return &Schedules{s: s, workspace: workspace}
+}
+
+// spec is a schedule's timing as the spec column holds it.
+type spec struct {
+	Kind   string     `json:"kind"`
+	Expr   string     `json:"expr,omitempty"`
+	TZ     string     `json:"tz,omitempty"`
+	Every  string     `json:"every,omitempty"`
+	At     *time.Time `json:"at,omitempty"`
+	Anchor time.Time  `json:"anchor"`
+}
+
+func ns(t *time.Time) int64 {
+	if t == nil || t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func timeOf(n int64) *time.Time {
+	if n == 0 {
+		return nil
+	}
+	t := time.Unix(0, n).UTC()
+	return &t
+}
+
+// Add keeps a new schedule; s.ID must be new.
+func (ss *Schedules) Add(ctx context.Context, s tool.Schedule) error {
+	sp, payload, owner, err := encodeSchedule(s)
+	if err != nil {
+		return err
+	}
+	now := ss.s.now().UnixNano()
+	err = ss.s.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO schedules (id, workspace, name, spec, payload, owner, enabled, next_run_ns, last_run_ns, created_ns, updated_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, s.ID, ss.workspace, s.Name, sp, payload, owner, s.Enabled, ns(s.NextRun), ns(s.LastRun), now, now)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("adding schedule %s: %w", s.ID, err)
+	}
+	return nil
+}
+
+func encodeSchedule(s tool.Schedule) (sp, payload, owner string, err error) {
+	if s.ID == "" {
+		return "", "", "", errors.New("a schedule needs an id")
+	}
+	b, err := json.Marshal(spec{Kind: s.Kind, Expr: s.Expr, TZ: s.TZ, Every: s.Every, At: s.At, Anchor: s.Anchor})
+	if err != nil {
+		return "", "", "", err
+	}
+	p, err := json.Marshal(s.Payload)
+	if err != nil {
+		return "", "", "", fmt.Errorf("schedule %s: encoding its payload: %w", s.ID, err)
+	}
+	o, err := json.Marshal(s.Owner)
+	if err != nil {
+		return "", "", "", err
+	}
+	return string(b), string(p), string(o), nil
+}
+
+// Update replaces schedule s.ID's name, timing, payload, enabled state and
+// next run; its owner, creation and last run stay.
+func (ss *Schedules) Update(ctx context.Context, s tool.Schedule) error {
+	sp, payload, _, err := encodeSchedule(s)
+	if err != nil {
+		return err
+	}
+	var n int64
+	err = ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ?",
+			s.Name, sp, payload, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("updating schedule %s: %w", s.ID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("schedule %s: %w", s.ID, tool.ErrNoSchedule)
+	}
+	return nil
+}
+
+// Remove forgets a schedule and its runs.
+func (ss *Schedules) Remove(ctx context.Context, id string) error {
+	var n int64
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, "DELETE FROM schedules WHERE id = ? AND workspace = ?", id, ss.workspace)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil || n == 0 {
+			return err
+		}
+		_, err = tx.Exec(ctx, "DELETE FROM schedule_runs WHERE schedule_id = ?", id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("removing schedule %s: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("schedule %s: %w", id, tool.ErrNoSchedule)
+	}
+	return nil
+}
+
+const scheduleColumns = "id, name, spec, payload, owner, enabled, next_run_ns, last_run_ns, created_ns, updated_ns"
+
+func scanSchedule(row interface{ Scan(...any) error }) (tool.Schedule, error) {
+	var (
+		s                  tool.Schedule
+		sp, payload, owner string
+		next, last, c, u   int64
+		decoded            spec
+	)
+	if err := row.Scan(&s.ID, &s.Name, &sp, &payload, &owner, &s.Enabled, &next, &last, &c, &u); err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal([]byte(sp), &decoded); err != nil {
+		return s, fmt.Errorf("schedule %s: its timing cannot be read: %w", s.ID, err)
+	}
+	if err := json.Unmarshal([]byte(payload), &s.Payload); err != nil {
+		return s, fmt.Errorf("schedule %s: its payload cannot be read: %w", s.ID, err)
+	}
+	if err := json.Unmarshal([]byte(owner), &s.Owner); err != nil {
+		return s, fmt.Errorf("schedule %s: its owner cannot be read: %w", s.ID, err)
+	}
+	s.Kind, s.Expr, s.TZ, s.Every, s.At, s.Anchor = decoded.Kind, decoded.Expr, decoded.TZ, decoded.Every, decoded.At, decoded.Anchor
+	s.NextRun, s.LastRun = timeOf(next), timeOf(last)
+	s.Created, s.Updated = time.Unix(0, c).UTC(), time.Unix(0, u).UTC()
+	return s, nil
+}
+
+// Get returns a schedule of the workspace; tool.ErrNoSchedule when there is
+// none.
+func (ss *Schedules) Get(ctx context.Context, id string) (tool.Schedule, error) {
+	var s tool.Schedule
+	err := ss.s.Read(ctx, func(tx *Tx) error {
+		var err error
+		s, err = scanSchedule(tx.QueryRow(ctx, "SELECT "+scheduleColumns+" FROM schedules WHERE id = ? AND workspace = ?", id, ss.workspace))
+		return err
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return s, fmt.Errorf("schedule %s: %w", id, tool.ErrNoSchedule)
+	}
+	if err != nil {
+		return s, fmt.Errorf("reading schedule %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// List returns the workspace's schedules: those that will run, soonest
+// first, then those that will not.
+func (ss *Schedules) List(ctx context.Context) ([]tool.Schedule, error) {
+	return ss.query(ctx, "SELECT "+scheduleColumns+" FROM schedules WHERE workspace = ? ORDER BY next_run_ns = 0, next_run_ns, id", ss.workspace)
+}
+
+// Due returns the enabled schedules of the workspace whose next run is at
+// or before now, the most overdue first.
+func (ss *Schedules) Due(ctx context.Context, now time.Time) ([]tool.Schedule, error) {
+	return ss.query(ctx, "SELECT "+scheduleColumns+" FROM schedules WHERE workspace = ? AND enabled = ? AND next_run_ns > 0 AND next_run_ns <= ? ORDER BY next_run_ns, id",
+		ss.workspace, true, now.UnixNano())
+}
+
+func (ss *Schedules) query(ctx context.Context, q string, args ...any) ([]tool.Schedule, error) {
+	out := []tool.Schedule{}
+	err := ss.s.Read(ctx, func(tx *Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			s, err := scanSchedule(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing schedules: %w", err)
+	}
+	return out, nil
+}
+
+// Claim takes the occurrence of schedule id that is due at was: in one
+// transaction it moves the schedule's next run from was to next (nil: never
+// again) and records run as started. Only one claim of an occurrence
+// succeeds, across processes sharing the database: the others find the
+// next run moved and get ok false. A skipped run is recorded finished.
+func (ss *Schedules) Claim(ctx context.Context, id string, was time.Time, next *time.Time, run tool.ScheduleRun) (_ tool.ScheduleRun, ok bool, err error) {
+	err = ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, "UPDATE schedules SET next_run_ns = ?, last_run_ns = ? WHERE id = ? AND workspace = ? AND enabled = ? AND next_run_ns = ?",
+			ns(next), run.Started.UnixNano(), id, ss.workspace, true, was.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil || n == 0 {
+			return err
+		}
+		ok = true
+		run.ScheduleID = id
+		return insertRun(ctx, tx, &run)
+	})
+	if err != nil {
+		return run, false, fmt.Errorf("claiming a run of schedule %s: %w", id, err)
+	}
+	return run, ok, nil
+}
+
+// Start records a run of schedule id that is not claimed from the
+// schedule's timing (one asked for with run now).
+func (ss *Schedules) Start(ctx context.Context, id string, run tool.ScheduleRun) (tool.ScheduleRun, error) {
+	run.ScheduleID = id
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM schedules WHERE id = ? AND workspace = ?", id, ss.workspace).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("schedule %s: %w", id, tool.ErrNoSchedule)
+		}
+		if _, err := tx.Exec(ctx, "UPDATE schedules SET last_run_ns = ? WHERE id = ?", run.Started.UnixNano(), id); err != nil {
+			return err
+		}
+		return insertRun(ctx, tx, &run)
+	})
+	if err != nil {
+		return run, fmt.Errorf("starting a run of schedule %s: %w", id, err)
+	}
+	return run, nil
+}
+
+func insertRun(ctx context.Context, tx *Tx, run *tool.ScheduleRun) error {
+	return tx.QueryRow(ctx, `INSERT INTO schedule_runs (schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, run.ScheduleID, run.Trigger, ns(run.Scheduled), run.Started.UnixNano(), ns(run.Finished), run.Status, run.Summary, run.Error).Scan(&run.ID)
+}
+
+// Finish records how run ended: its status, finish time, summary and error.
+func (ss *Schedules) Finish(ctx context.Context, run tool.ScheduleRun) error {
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE schedule_runs SET finished_ns = ?, status = ?, summary = ?, error = ? WHERE id = ?",
+			ns(run.Finished), run.Status, run.Summary, run.Error, run.ID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("finishing run %d of schedule %s: %w", run.ID, run.ScheduleID, err)
+	}
+	return nil
+}
+
+// Runs returns the latest runs of schedule id, the newest first; limit
+// bounds them (default 20).
+func (ss *Schedules) Runs(ctx context.Context, id string, limit int) ([]tool.ScheduleRun, error) {
+	if limit <= 0 {
+		limit = 20
+	}
+	if _, err := ss.Get(ctx, id); err != nil {
+		return nil, err
+	}
+	out := []tool.ScheduleRun{}
+	err := ss.s.Read(ctx, func(tx *Tx) error {
+		rows, err := tx.Query(ctx, "SELECT id, schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r tool.ScheduleRun
+			var sched, started, finished int64
+			if err := rows.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &started, &finished, &r.Status, &r.Summary, &r.Error); err != nil {
+				return err
+			}
+			r.Scheduled, r.Finished = timeOf(sched), timeOf(finished)
+			r.Started = time.Unix(0, started).UTC()
+			out = append(out, r)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the runs of schedule %s: %w", id, err)
+	}
+	return out, nil
+}

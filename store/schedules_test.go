@@ -1,0 +1,137 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+func TestSchedules(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		ss, other := st.Schedules("/ws"), st.Schedules("/elsewhere")
+		next := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		s := tool.Schedule{ID: "cron_1", Name: "standup", Kind: tool.ScheduleCron, Expr: "0 9 * * 1-5", TZ: "Europe/Berlin", Enabled: true,
+			Payload: tool.SchedulePayload{Tool: "exec", Arguments: json.RawMessage(`{"command":"date"}`)},
+			Owner:   tool.ScheduleOwner{Principal: "alice", Channel: "mcp"}, NextRun: &next, Anchor: next}
+		if err := ss.Add(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if err := ss.Add(ctx, s); err == nil {
+			t.Fatal("a second schedule with the same id was kept")
+		}
+		got, err := ss.Get(ctx, "cron_1")
+		if err != nil || got.Expr != s.Expr || got.TZ != s.TZ || got.Payload.Tool != "exec" || string(got.Payload.Arguments) != `{"command":"date"}` ||
+			got.Owner.Principal != "alice" || got.NextRun == nil || !got.NextRun.Equal(next) || got.LastRun != nil || !got.Enabled {
+			t.Fatalf("%v %+v", err, got)
+		}
+		if _, err := other.Get(ctx, "cron_1"); !errors.Is(err, tool.ErrNoSchedule) {
+			t.Fatalf("another workspace reads the schedule: %v", err)
+		}
+		if list, _ := other.List(ctx); len(list) != 0 {
+			t.Fatalf("another workspace lists %+v", list)
+		}
+		got.Name, got.Enabled = "renamed", false
+		if err := ss.Update(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if due, err := ss.Due(ctx, next.Add(time.Hour)); err != nil || len(due) != 0 {
+			t.Fatalf("a disabled schedule is due: %v %+v", err, due)
+		}
+		got.Enabled = true
+		if err := ss.Update(ctx, got); err != nil {
+			t.Fatal(err)
+		}
+		if due, err := ss.Due(ctx, next.Add(-time.Second)); err != nil || len(due) != 0 {
+			t.Fatalf("due before its time: %v %+v", err, due)
+		}
+		due, err := ss.Due(ctx, next)
+		if err != nil || len(due) != 1 || due[0].Name != "renamed" {
+			t.Fatalf("%v %+v", err, due)
+		}
+		after := next.Add(24 * time.Hour)
+		run, ok, err := ss.Claim(ctx, "cron_1", next, &after, tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &next, Started: next, Status: tool.RunRunning})
+		if err != nil || !ok || run.ID == 0 {
+			t.Fatalf("claim: %v %v %+v", ok, err, run)
+		}
+		if _, ok, err := ss.Claim(ctx, "cron_1", next, &after, tool.ScheduleRun{Started: next, Status: tool.RunRunning}); err != nil || ok {
+			t.Fatalf("an occurrence was claimed twice: %v %v", ok, err)
+		}
+		fin := next.Add(time.Second)
+		run.Finished, run.Status, run.Summary = &fin, tool.RunOK, "done"
+		if err := ss.Finish(ctx, run); err != nil {
+			t.Fatal(err)
+		}
+		manual, err := ss.Start(ctx, "cron_1", tool.ScheduleRun{Trigger: tool.TriggerManual, Started: fin, Status: tool.RunRunning})
+		if err != nil || manual.ID <= run.ID {
+			t.Fatalf("%v %+v", err, manual)
+		}
+		runs, err := ss.Runs(ctx, "cron_1", 0)
+		if err != nil || len(runs) != 2 || runs[0].ID != manual.ID || runs[1].Status != tool.RunOK || runs[1].Summary != "done" || runs[1].Finished == nil || !runs[1].Scheduled.Equal(next) {
+			t.Fatalf("%v %+v", err, runs)
+		}
+		if _, err := other.Runs(ctx, "cron_1", 0); !errors.Is(err, tool.ErrNoSchedule) {
+			t.Fatalf("another workspace reads the runs: %v", err)
+		}
+		if _, err := other.Start(ctx, "cron_1", tool.ScheduleRun{Started: fin}); !errors.Is(err, tool.ErrNoSchedule) {
+			t.Fatalf("another workspace runs the schedule: %v", err)
+		}
+		if err := other.Remove(ctx, "cron_1"); !errors.Is(err, tool.ErrNoSchedule) {
+			t.Fatalf("another workspace removes the schedule: %v", err)
+		}
+		if err := ss.Remove(ctx, "cron_1"); err != nil {
+			t.Fatal(err)
+		}
+		if n := storetest.Count(t, st, "schedule_runs"); n != 0 {
+			t.Fatalf("%d runs of a removed schedule are kept", n)
+		}
+		if err := ss.Update(ctx, got); !errors.Is(err, tool.ErrNoSchedule) {
+			t.Fatalf("update of a removed schedule: %v", err)
+		}
+	})
+}
+
+// TestScheduleClaimOnce has many goroutines on two handles of one database
+// claim the same occurrence: exactly one wins.
+func TestScheduleClaimOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		a, b := storetest.Open(t, dsn), storetest.Open(t, dsn)
+		next := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		if err := a.Schedules("/ws").Add(ctx, tool.Schedule{ID: "x", Kind: tool.ScheduleEvery, Every: "1m0s", Enabled: true, NextRun: &next, Payload: tool.SchedulePayload{Tool: "read"}}); err != nil {
+			t.Fatal(err)
+		}
+		var won atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 8 {
+			st := a
+			if i%2 == 1 {
+				st = b
+			}
+			wg.Go(func() {
+				later := next.Add(time.Minute)
+				_, ok, err := st.Schedules("/ws").Claim(ctx, "x", next, &later, tool.ScheduleRun{Trigger: tool.TriggerSchedule, Started: next, Status: tool.RunRunning})
+				if err != nil {
+					t.Error(err)
+				}
+				if ok {
+					won.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if won.Load() != 1 || storetest.Count(t, a, "schedule_runs") != 1 {
+			t.Fatalf("%d claims won, %d runs recorded", won.Load(), storetest.Count(t, a, "schedule_runs"))
+		}
+	})
+}
