@@ -455,12 +455,31 @@ func Execute(ctx context.Context, req *Request) (res tool.Result) {
 	if req.DryRun && !req.Tool.Meta.ReadOnly {
 		return dryRun(ctx, req)
 	}
+	if req.Tool.Async != nil {
+		return submit(ctx, req)
+	}
 	res, err := req.Tool.Execute(ctx, req.Call, req.Context, req.Update)
 	if err != nil {
 		req.Outcome = OutcomeToolError
 		return ErrorResult(req.Tool, err)
 	}
 	return res
+}
+
+// submit hands an async tool's call to the job queue and returns the
+// pending result: the call itself has passed through every step (policy,
+// confirmation, hooks, audit) like any other.
+func submit(ctx context.Context, req *Request) tool.Result {
+	if req.Context == nil || req.Context.Jobs == nil {
+		req.Outcome = OutcomeToolError
+		return tool.Envelope{Status: "error", Tool: req.Tool.Name, Error: "this tool runs as a background job, and no job queue is configured here: run it through `toolbelt serve` or `toolbelt run`, which keep jobs in the store"}.Result()
+	}
+	j, err := req.Context.Jobs.Submit(ctx, req.Tool, req.Call, req.Scope)
+	if err != nil {
+		req.Outcome = OutcomeToolError
+		return ErrorResult(req.Tool, err)
+	}
+	return tool.Pending(j)
 }
 
 // dryRun returns the tool's preview of the call.

@@ -59,6 +59,9 @@ type Context struct {
 	// Sessions reads the store's sessions for the session tools; nil when
 	// there is none.
 	Sessions SessionStore
+	// Jobs is the durable job queue async tools submit to and the job
+	// tools read; nil when there is none (async tools then cannot run).
+	Jobs Jobs
 }
 
 // Cache keeps values by key until they expire.
