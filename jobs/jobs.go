@@ -667,8 +667,11 @@ func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) erro
 		}
 		changed = n == 1
 		if changed && spec.Type == tool.AsyncPolling {
+			// The first poll runs at once: River makes a job scheduled
+			// for later available only every few seconds, while a
+			// snoozed one comes back on time.
 			return enqueue(pollArgs{TaskID: a.TaskID, Round: a.Round, IntervalMS: spec.PollingInterval.Milliseconds()},
-				&river.InsertOpts{MaxAttempts: spec.MaxRetries + 1, ScheduledAt: q.now().Add(spec.PollingInterval)})
+				&river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
 		}
 		return nil
 	})
