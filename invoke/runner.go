@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -147,6 +148,9 @@ type Runner struct {
 	cache     atomic.Pointer[toolCache]
 	late      atomic.Int64 // results of abandoned calls, dropped
 
+	// jobs is the job queue of async tools; nil when there is none.
+	jobs *jobs.Queue
+
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.
 	approvalStore ApprovalStore
@@ -248,6 +252,10 @@ func New(reg *registry.Registry, tc *tool.Context, opts ...Option) *Runner {
 	}
 	if ctx.Outputs == nil {
 		ctx.Outputs = r.outputs
+	}
+	if r.jobs != nil {
+		ctx.Jobs = r.jobs
+		r.forwardJobs()
 	}
 	r.tc = &ctx
 	r.loops = newLoopMemory()
