@@ -8,6 +8,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/agents"
 	"github.com/toolbelt/toolbelt/tools/fs"
+	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
@@ -30,6 +31,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(err)
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
+	must(jobtools.Register(reg))
 	must(agents.Register(reg))
 	must(memory.Register(reg))
 	must(web.Register(reg, web.Options{}))
