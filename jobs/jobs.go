@@ -220,6 +220,22 @@ func (q *Queue) Close(ctx context.Context) error {
 	return err
 }
 
+// SetPublicURL sets the base URL webhook URLs are made from, when the
+// configuration gave none (a server learns its address once it listens).
+func (q *Queue) SetPublicURL(u string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.cfg.PublicURL == "" {
+		q.cfg.PublicURL = u
+	}
+}
+
+func (q *Queue) publicURL() string {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.cfg.PublicURL
+}
+
 // Backend names the database kind: "sqlite" or "postgres".
 func (q *Queue) Backend() string { return q.b.name() }
 
@@ -651,8 +667,8 @@ func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) erro
 		key = fmt.Sprintf("%s.r%d", a.TaskID, a.Round)
 	}
 	req := tool.AsyncSubmit{TaskID: a.TaskID, IdempotencyKey: key, Tool: j.Tool, Arguments: json.RawMessage(stored.arguments)}
-	if spec.Type == tool.AsyncWebhook && q.cfg.PublicURL != "" {
-		req.WebhookURL = strings.TrimRight(q.cfg.PublicURL, "/") + spec.WebhookPath
+	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
+		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
 	}
 	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
 	if err != nil {

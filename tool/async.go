@@ -63,7 +63,7 @@ func (s AsyncSpec) Check() error {
 			return fmt.Errorf("asyncType polling takes no webhookPath (%q): use asyncType webhook, or remove webhookPath", s.WebhookPath)
 		}
 	case AsyncWebhook:
-		if !strings.HasPrefix(s.WebhookPath, "/") || strings.ContainsAny(s.WebhookPath, "?# ") {
+		if !strings.HasPrefix(s.WebhookPath, "/") || strings.ContainsAny(s.WebhookPath, "?# {}") {
 			return fmt.Errorf("asyncType webhook needs webhookPath, an absolute URL path such as /webhooks/video (got %q)", s.WebhookPath)
 		}
 	case "":

@@ -18,6 +18,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
@@ -53,6 +54,10 @@ type env struct {
 	stopWatch func()
 	st        *store.Store  // opened once per run, when a command needs state
 	audit     auditAppender // started with the first pipeline that audits
+	jobq      *jobs.Queue   // the async tools' jobs, opened when a command needs them
+	// workJobs makes the pipeline give its tools a job queue that works
+	// jobs (serve, mcp, run).
+	workJobs bool
 
 	parser *kong.Kong // the grammar, for help and completion
 
@@ -109,6 +114,7 @@ type cli struct {
 	Chat     chatCmd     `cmd:"" group:"agent" help:"Chat with a model that calls the tools: streamed answers, calls shown as they run, /model, /tools, /undo."`
 	Agents   agentsCmd   `cmd:"" group:"agent" help:"List the agents configured under agents: in toolbelt.yaml."`
 	Sessions sessionsCmd `cmd:"" group:"agent" help:"List the sessions agents keep in the store, or show one with its transcript."`
+	Jobs     jobsCmd     `cmd:"" group:"agent" help:"List, show, cancel or retry the background jobs of async tools."`
 
 	List     listCmd     `cmd:"" group:"tools" help:"List tools by section with risk and availability."`
 	Describe describeCmd `cmd:"" group:"tools" help:"Show a tool's metadata and parameter schema."`
@@ -205,6 +211,7 @@ func run(args []string, e env) (code int) {
 	if e.dirs != nil {
 		e.dirs.Close() // persistent handlers
 	}
+	e.closeJobs()
 	if e.audit != nil {
 		_ = e.audit.Close()
 	}

@@ -70,6 +70,14 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if h := e.hooksOption(cfg); h != nil {
 		opts = append(opts, h)
 	}
+	if e.workJobs {
+		q, err := e.jobQueue(tc, true)
+		if err != nil {
+			return nil, err
+		}
+		tc.Jobs = q
+		opts = append(opts, invoke.WithJobs(q))
+	}
 	return opts, nil
 }
 
