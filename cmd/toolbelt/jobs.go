@@ -241,4 +241,3 @@ func (c *jobsRetryCmd) Run(e *env) error {
 	}
 	return e.printJob(j, c.JSON)
 }
-
