@@ -64,6 +64,16 @@ func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 	return q, nil
 }
 
+// hasAsyncTools says whether the registry holds an async tool.
+func (e *env) hasAsyncTools() bool {
+	for _, m := range e.registry().List() {
+		if m.Async {
+			return true
+		}
+	}
+	return false
+}
+
 // closeJobs stops working jobs: steps in flight get a few seconds, and a
 // step cut short runs again later.
 func (e *env) closeJobs() {
