@@ -657,6 +657,7 @@ func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) erro
 	if stored.round != a.Round {
 		return nil // a retry superseded this run
 	}
+	q.log.Info("job step", "step", "submit", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	t, ok := q.toolNamed(j.Tool)
 	if !ok {
 		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", j.Tool))
@@ -712,6 +713,7 @@ func (q *Queue) workPoll(ctx context.Context, job *river.Job[pollArgs]) error {
 	if stored.Final() || stored.round != a.Round {
 		return nil
 	}
+	q.log.Info("job step", "step", "poll", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	t, ok := q.toolNamed(stored.Tool)
 	if !ok {
 		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
