@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -134,11 +135,25 @@ func newDemo(t *testing.T, render string, dbEnv string) *demo {
 	return d
 }
 
-// serve starts a `toolbelt -v serve` and returns it with its base URL.
-func (d *demo) serve(t *testing.T, ws string) (*proc, string) {
+// serve starts a `toolbelt -v serve` on addr and returns it with its base
+// URL.
+func (d *demo) serve(t *testing.T, ws, addr string) (*proc, string) {
 	t.Helper()
-	p := start(t, d.env, d.tb, "-v", "--config", d.config, "serve", "--workspace", ws, "--addr", "127.0.0.1:0")
+	p := start(t, d.env, d.tb, "-v", "--config", d.config, "serve", "--workspace", ws, "--addr", addr)
 	return p, p.await(t, serveAddr, 60*time.Second)
+}
+
+// freeAddr returns an address on 127.0.0.1 nobody listens on now, for a
+// server that must come back on the same address (the webhook URL senders
+// were given).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // cli runs a toolbelt command and returns its standard output.
@@ -241,7 +256,7 @@ func TestAsyncVideoOverMCP(t *testing.T) {
 	t.Parallel()
 	d := newDemo(t, "2s", "TOOLBELT_DATA="+t.TempDir())
 	ws := t.TempDir()
-	_, base := d.serve(t, ws)
+	_, base := d.serve(t, ws, "127.0.0.1:0")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
@@ -309,7 +324,8 @@ func TestAsyncSurvivesKill9(t *testing.T) {
 	t.Parallel()
 	d := newDemo(t, "3s", "TOOLBELT_DATA="+t.TempDir())
 	ws := t.TempDir()
-	first, _ := d.serve(t, ws)
+	addr := freeAddr(t)
+	first, _ := d.serve(t, ws, addr)
 	var ids []string
 	for i := range 3 {
 		ids = append(ids, d.submit(t, ws, "video_generate_polling", fmt.Sprintf("polled %d", i)))
@@ -322,7 +338,7 @@ func TestAsyncSurvivesKill9(t *testing.T) {
 	ids = append(ids, d.submit(t, ws, "video_generate_polling", "queued while down"))
 	ids = append(ids, d.submit(t, ws, "video_generate", "queued while down"))
 	time.Sleep(4 * time.Second) // renders finish; their webhooks fail and are retried
-	second, _ := d.serve(t, ws)
+	second, _ := d.serve(t, ws, addr)
 	list := d.awaitAll(t, ws, len(ids), 3*time.Minute)
 	for _, j := range list {
 		if !strings.Contains(string(j.Result), ".mp4") {
@@ -349,8 +365,8 @@ func TestAsyncTwoNodesOnPostgres(t *testing.T) {
 	dsn := storetest.Postgres(t)
 	d := newDemo(t, "4s", "TOOLBELT_DATABASE_URL="+dsn)
 	ws := t.TempDir()
-	a, _ := d.serve(t, ws)
-	b, _ := d.serve(t, ws)
+	a, _ := d.serve(t, ws, "127.0.0.1:0")
+	b, _ := d.serve(t, ws, "127.0.0.1:0")
 	var ids []string
 	for i := range 8 {
 		ids = append(ids, d.submit(t, ws, "video_generate_polling", fmt.Sprintf("clip %d", i)))

@@ -459,6 +459,22 @@ func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, er
 	return out, err
 }
 
+// Finished returns the jobs of session that finished (completed, failed or
+// cancelled) at or after since, oldest first.
+func (q *Queue) Finished(ctx context.Context, session string, since time.Time) ([]tool.JobInfo, error) {
+	var rs []row
+	err := q.b.read(ctx, func(qr querier) (err error) {
+		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?, ?) AND completed_ns >= ? ORDER BY completed_ns",
+			session, StatusCompleted, StatusFailed, StatusCancelled, since.UnixNano()))
+		return err
+	})
+	out := make([]tool.JobInfo, len(rs))
+	for i, r := range rs {
+		out[i] = r.JobInfo
+	}
+	return out, err
+}
+
 // Cancel cancels a job of scope that has not finished; it implements
 // [tool.Jobs].
 func (q *Queue) Cancel(ctx context.Context, scope tool.Scope, taskID string) (tool.JobInfo, error) {

@@ -146,6 +146,8 @@ func (c *runCmd) Run(e *env) error {
 	case strings.TrimSpace(c.Prompt) == "":
 		return fmt.Errorf("the prompt is empty: say what to ask the model")
 	}
+	// With async tools the run works their jobs, and waits for them.
+	e.workJobs = e.hasAsyncTools()
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
@@ -189,7 +191,19 @@ func (c *runCmd) Run(e *env) error {
 			return err
 		}
 	}
+	jobSession := key
+	if jobSession == "" && e.jobq != nil {
+		// The run's jobs need a session to come back to.
+		jobSession = "cli:run:" + newRunID()
+		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: jobSession, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
+	}
+	started := time.Now()
 	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
+	if runErr == nil && e.jobq != nil {
+		transcript, runErr = waitForJobs(ctx, e.jobq, jobSession, started, transcript, func(ctx context.Context, tr []llm.Message, m llm.Message) ([]llm.Message, error) {
+			return a.Run(ctx, tr, m)
+		})
+	}
 	if key != "" {
 		fresh := transcript[len(history):]
 		err := saveSession(e, tc.WorkspaceDir, key, model, fresh)
