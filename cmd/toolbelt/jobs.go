@@ -20,7 +20,8 @@ const envWebhookSecret = "TOOLBELT_WEBHOOK_SECRET"
 // jobQueue returns the run's job queue, opening it on first use on the
 // store's database, with the async tools the registry resolves for tc. A
 // queue opened with work (serve, mcp, run) works jobs until the command
-// ends; the jobs command's only reads and changes records.
+// ends (once startJobs is called); the jobs command's only reads and
+// changes records.
 func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 	if e.jobq != nil {
 		return e.jobq, nil
@@ -54,14 +55,18 @@ func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 		q.Close(context.Background())
 		return nil, err
 	}
-	if work {
-		if err := q.Start(context.Background()); err != nil {
-			q.Close(context.Background())
-			return nil, err
-		}
-	}
 	e.jobq = q
 	return q, nil
+}
+
+// startJobs starts working the jobs of a queue opened to work them, once
+// the command is ready (serve: once it knows its address, which webhook
+// URLs are made from).
+func (e *env) startJobs() error {
+	if e.jobq == nil || !e.workJobs {
+		return nil
+	}
+	return e.jobq.Start(context.Background())
 }
 
 // hasAsyncTools says whether the registry holds an async tool.

@@ -153,6 +153,9 @@ func (c *runCmd) Run(e *env) error {
 		return err
 	}
 	defer ar.closer.Close()
+	if err := e.startJobs(); err != nil {
+		return err
+	}
 	a, tc, model := ar.agent, ar.tc, ar.model
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -185,6 +185,9 @@ func (c *mcpStdioCmd) Run(e *env) error {
 		return err
 	}
 	defer srv.Close()
+	if err := e.startJobs(); err != nil {
+		return err
+	}
 	if isTerminal(e.stdin) {
 		e.explainStdio(srv)
 	}
@@ -275,6 +278,9 @@ func (c *serveCmd) Run(e *env) error {
 			}
 			mux.Handle("POST "+p, q.WebhookHandler())
 		}
+	}
+	if err := e.startJobs(); err != nil {
+		return err
 	}
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
