@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/fsbridge"
-	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
