@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +68,58 @@ func TestRunWaitsForJobs(t *testing.T) {
 	}
 	if !strings.Contains(third, "[Background job task") || !strings.Contains(third, "of render completed.]") || !strings.Contains(third, "rendered clip.mp4") {
 		t.Errorf("the follow-up lacks the job's result:\n%s", third)
+	}
+}
+
+// TestJobsCommand: toolbelt call records an async tool's job (nobody works
+// it here); toolbelt jobs lists it, shows it, cancels it and retries it.
+func TestJobsCommand(t *testing.T) {
+	t.Parallel()
+	dir, ws := t.TempDir(), t.TempDir()
+	config := asyncToolDir(t, dir)
+	env := cliEnvironment(t)
+	cli := func(code int, args ...string) cliResult {
+		t.Helper()
+		return runCLIWith(t, env, "", "", append([]string{"--config", config}, args...)...).expect(t, code)
+	}
+	var env1 struct{ Status, TaskID string }
+	if err := json.Unmarshal([]byte(cli(0, "call", "--workspace", ws, "--yes", "render", "--args", `{"prompt":"a cat"}`).stdout), &env1); err != nil || env1.Status != "pending" {
+		t.Fatalf("call: %+v %v", env1, err)
+	}
+	var list []map[string]any
+	if err := json.Unmarshal([]byte(cli(0, "jobs", "--workspace", ws, "--json").stdout), &list); err != nil || len(list) != 1 {
+		t.Fatalf("jobs --json: %v %v", list, err)
+	}
+	for _, k := range []string{"taskId", "tool", "status", "progress", "createdAt", "completedAt"} {
+		if _, ok := list[0][k]; !ok {
+			t.Errorf("jobs --json lacks %q: %v", k, list[0])
+		}
+	}
+	if list[0]["taskId"] != env1.TaskID || list[0]["tool"] != "render" || list[0]["status"] != "pending" || list[0]["completedAt"] != nil {
+		t.Errorf("job: %v", list[0])
+	}
+	if out := cli(0, "jobs", "--workspace", ws).stdout; !strings.Contains(out, env1.TaskID) || !strings.Contains(out, "pending") {
+		t.Errorf("jobs: %q", out)
+	}
+	if out := cli(0, "jobs", "show", env1.TaskID, "--workspace", ws).stdout; !strings.Contains(out, "status     pending") || !strings.Contains(out, "tool       render") {
+		t.Errorf("jobs show: %q", out)
+	}
+	if r := cli(2, "jobs", "retry", env1.TaskID, "--workspace", ws); !strings.Contains(r.stderr, "is pending: only a failed or cancelled job can be retried") {
+		t.Errorf("retry of a pending job: %+v", r)
+	}
+	if out := cli(0, "jobs", "cancel", env1.TaskID, "--workspace", ws).stdout; !strings.Contains(out, "status     cancelled") {
+		t.Errorf("jobs cancel: %q", out)
+	}
+	if r := cli(2, "jobs", "cancel", env1.TaskID, "--workspace", ws); !strings.Contains(r.stderr, "already finished (cancelled)") {
+		t.Errorf("second cancel: %+v", r)
+	}
+	if out := cli(0, "jobs", "retry", env1.TaskID, "--workspace", ws, "--json").stdout; !strings.Contains(out, `"status": "pending"`) {
+		t.Errorf("jobs retry: %q", out)
+	}
+	if r := cli(2, "jobs", "show", "task_nope", "--workspace", ws); !strings.Contains(r.stderr, `no job "task_nope": toolbelt jobs lists them`) {
+		t.Errorf("unknown id: %+v", r)
+	}
+	if r := cli(2, "jobs", "--status", "done", "--workspace", ws); !strings.Contains(r.stderr, "use one of pending, processing") {
+		t.Errorf("bad status: %+v", r)
 	}
 }
