@@ -3,6 +3,8 @@ package jobs_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"sync/atomic"
@@ -26,6 +28,9 @@ func (*done) OnWebhook(context.Context, json.RawMessage) (tool.AsyncStatus, erro
 	return tool.AsyncStatus{}, nil
 }
 
+// quietLog drops the queue's per-job lines.
+var quietLog = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func benchDSNs(b *testing.B, f func(b *testing.B, dsn string)) {
 	b.Run("sqlite", func(b *testing.B) { f(b, filepath.Join(b.TempDir(), "bench.db")) })
 	b.Run("postgres", func(b *testing.B) { f(b, storetest.Postgres(b)) })
@@ -36,7 +41,7 @@ func benchDSNs(b *testing.B, f func(b *testing.B, dsn string)) {
 func BenchmarkSubmit(b *testing.B) {
 	benchDSNs(b, func(b *testing.B, dsn string) {
 		ctx := context.Background()
-		q, err := jobs.Open(ctx, dsn, jobs.Config{})
+		q, err := jobs.Open(ctx, dsn, jobs.Config{Logger: quietLog})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -69,7 +74,7 @@ func BenchmarkDrain(b *testing.B) {
 			ctx := context.Background()
 			h := &done{}
 			vt := tool.Tool{Name: "video", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: time.Millisecond}, Handler: h}
-			q, err := jobs.Open(ctx, dsn, jobs.Config{Run: true, Workers: 50})
+			q, err := jobs.Open(ctx, dsn, jobs.Config{Run: true, Workers: 50, Logger: quietLog})
 			if err != nil {
 				b.Fatal(err)
 			}
