@@ -84,6 +84,8 @@ var entries = []Entry{
 	{ID: "subagents", Section: "sessions", Profiles: coding},
 	{ID: "session_status", Section: "sessions", Profiles: allProfiles},
 	{ID: "result_read", Section: "sessions", Profiles: allProfiles},
+	{ID: "job_status", Section: "sessions", Profiles: allProfiles},
+	{ID: "job_cancel", Section: "sessions", Profiles: allProfiles},
 	{ID: "browser", Section: "ui", Profiles: coding},
 	{ID: "canvas", Section: "ui", Profiles: coding},
 	{ID: "message", Section: "messaging", Profiles: []string{ProfileMessaging}},

@@ -69,6 +69,8 @@ type Config struct {
 	Hooks Hooks `yaml:"hooks"`
 	// Audit configures the audit log's durability and its key.
 	Audit Audit `yaml:"audit"`
+	// Jobs configures the durable jobs of async tools (docs/jobs.md).
+	Jobs Jobs `yaml:"jobs"`
 	// Model is the model `toolbelt run` uses without --model or
 	// TOOLBELT_MODEL: PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5.
 	Model string `yaml:"model"`
@@ -136,6 +138,27 @@ type Audit struct {
 	// TOOLBELT_AUDIT_KEY (the key itself) or TOOLBELT_AUDIT_KEY_FILE win
 	// over it.
 	KeyFile string `yaml:"keyFile"`
+}
+
+// Jobs configures the durable jobs async tools run (package jobs, on River
+// in the store's database).
+type Jobs struct {
+	// Workers is how many job steps (submissions, polls) one process runs
+	// at once.
+	Workers int `yaml:"workers" default:"10"`
+	// StepTimeout bounds one step; a step of a process that died is taken
+	// over by another process (or the restarted one) once it has been
+	// running this long plus 10 s.
+	StepTimeout Duration `yaml:"stepTimeout" default:"1m"`
+	// WebhookSecret verifies the webhooks async tools receive on `toolbelt
+	// serve` (the Standard Webhooks scheme): "whsec_" and the base64 of at
+	// least 16 random bytes. TOOLBELT_WEBHOOK_SECRET wins over it. Without
+	// a secret, webhooks are refused.
+	WebhookSecret string `yaml:"webhookSecret"`
+	// PublicURL is the base URL senders reach `toolbelt serve` at
+	// (https://tools.example.com), joined with a tool's webhookPath to make
+	// the webhook URL its handler passes on (default: the address served).
+	PublicURL string `yaml:"publicUrl"`
 }
 
 // Confirm says when a person is asked, and what happens without an answer.
@@ -717,6 +740,15 @@ func (c *Config) validate() error {
 	var errs []error
 	if o := c.Audit.Sync; o != "" && o != "none" && o != "always" {
 		errs = append(errs, c.errorAt("$.audit.sync", fmt.Sprintf("audit.sync is %q: use none (the default: records reach the operating system before the result) or always (fsync before the result)", o)))
+	}
+	if w := c.Jobs.Workers; w < 0 {
+		errs = append(errs, c.errorAt("$.jobs.workers", fmt.Sprintf("jobs.workers is %d: use a positive number, or leave it out for 10", w)))
+	}
+	if d := c.Jobs.StepTimeout; d < 0 {
+		errs = append(errs, c.errorAt("$.jobs.stepTimeout", "jobs.stepTimeout must not be negative"))
+	}
+	if s := c.Jobs.WebhookSecret; s != "" && !strings.HasPrefix(s, "whsec_") {
+		errs = append(errs, c.errorAt("$.jobs.webhookSecret", `jobs.webhookSecret must be "whsec_" followed by base64 (the Standard Webhooks form); make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`))
 	}
 	if o := c.Confirm.OnTimeout; o != "" && o != "deny" && o != "allow" {
 		errs = append(errs, c.errorAt("$.confirm.onTimeout", fmt.Sprintf("confirm.onTimeout is %q: use deny or allow", o)))

@@ -21,7 +21,7 @@ var (
 
 // programs are the example programs, and the CLI the client example
 // starts.
-var programs = []string{"./examples/typed-tool", "./examples/hook", "./examples/mcp-server", "./examples/import", "./examples/client", "./examples/audit-tamper", "./cmd/toolbelt"}
+var programs = []string{"./examples/typed-tool", "./examples/hook", "./examples/mcp-server", "./examples/import", "./examples/client", "./examples/audit-tamper", "./examples/async-video/api", "./cmd/toolbelt"}
 
 // bin builds every program once and returns the path of the named one.
 func bin(t *testing.T, name string) string {
@@ -163,7 +163,7 @@ func TestClient(t *testing.T) {
 	bin(t, "toolbelt")
 	out := run(t, bin(t, "client"), workspace(t))
 	contains(t, out,
-		"tools: apply_patch edit exec find grep ls memory_get memory_search process read result_read web_fetch write\n",
+		"tools: apply_patch edit exec find grep job_cancel job_status ls memory_get memory_search process read result_read web_fetch write\n",
 		"grep (error: false)\ngreet.go:3:func greeting(name string) string {\nmain.go:6:\tfmt.Println(greeting(\"world\"))\n",
 		"read (error: true)\n",
 		`the path climbs above the workspace root`)

@@ -20,6 +20,15 @@ const (
 	EventHook EventType = "hook_decision"
 	// EventBlocked reports that the call was blocked, and why.
 	EventBlocked EventType = "tool_blocked"
+
+	// The events of async tools' jobs (see package jobs): a job was
+	// submitted, moved on (progress 0–100 and a message), completed or
+	// failed. Job carries the job; ToolName its tool and ToolCallID the call
+	// that submitted it.
+	EventAsyncSubmitted EventType = "tool:async:submitted"
+	EventAsyncProgress  EventType = "tool:async:progress"
+	EventAsyncCompleted EventType = "tool:async:completed"
+	EventAsyncFailed    EventType = "tool:async:failed"
 )
 
 // Event is something that happened to a call.
@@ -48,6 +57,8 @@ type Event struct {
 	// agent.Event: agent, turn and message events; tool events are the
 	// runner's own), published with Runner.Publish.
 	Agent any `json:"agent,omitempty"`
+	// Job is the job of an async event.
+	Job *tool.JobInfo `json:"job,omitempty"`
 }
 
 // EventResult is a result as events carry it: text cut to the event cap,

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -149,6 +150,9 @@ type Runner struct {
 	cache     atomic.Pointer[toolCache]
 	late      atomic.Int64 // results of abandoned calls, dropped
 
+	// jobs is the job queue of async tools; nil when there is none.
+	jobs *jobs.Queue
+
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.
 	approvalStore ApprovalStore
@@ -250,6 +254,10 @@ func New(reg *registry.Registry, tc *tool.Context, opts ...Option) *Runner {
 	}
 	if ctx.Outputs == nil {
 		ctx.Outputs = r.outputs
+	}
+	if r.jobs != nil {
+		ctx.Jobs = r.jobs
+		r.forwardJobs()
 	}
 	r.tc = &ctx
 	r.loops = newLoopMemory()
@@ -468,12 +476,31 @@ func Execute(ctx context.Context, req *Request) (res tool.Result) {
 	if req.DryRun && !req.Tool.Meta.ReadOnly {
 		return dryRun(ctx, req)
 	}
+	if req.Tool.Async != nil {
+		return submit(ctx, req)
+	}
 	res, err := req.Tool.Execute(ctx, req.Call, req.Context, req.Update)
 	if err != nil {
 		req.Outcome = OutcomeToolError
 		return ErrorResult(req.Tool, err)
 	}
 	return res
+}
+
+// submit hands an async tool's call to the job queue and returns the
+// pending result: the call itself has passed through every step (policy,
+// confirmation, hooks, audit) like any other.
+func submit(ctx context.Context, req *Request) tool.Result {
+	if req.Context == nil || req.Context.Jobs == nil {
+		req.Outcome = OutcomeToolError
+		return tool.Envelope{Status: "error", Tool: req.Tool.Name, Error: "this tool runs as a background job, and no job queue is configured here: run it through `toolbelt serve` or `toolbelt run`, which keep jobs in the store"}.Result()
+	}
+	j, err := req.Context.Jobs.Submit(ctx, req.Tool, req.Call, req.Scope)
+	if err != nil {
+		req.Outcome = OutcomeToolError
+		return ErrorResult(req.Tool, err)
+	}
+	return tool.Pending(j)
 }
 
 // dryRun returns the tool's preview of the call.

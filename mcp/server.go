@@ -73,6 +73,7 @@ type Server struct {
 	compact *compact.Compact
 	sdk     *sdk.Server
 	stop    func()
+	jobs    *jobFollower
 
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
@@ -133,7 +134,9 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 	})
 	s.sdk.AddReceivingMiddleware(s.repairNames)
 	s.sync()
-	s.stop = reg.Watch(s.changed)
+	unwatch := reg.Watch(s.changed)
+	stopJobs := s.followJobs()
+	s.stop = func() { unwatch(); stopJobs() }
 	return s
 }
 
@@ -349,6 +352,9 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 		}))
 	}
 	msg := s.front.Run(ctx, tool.Call{ID: id, Name: req.Params.Name, Arguments: req.Params.Arguments}, opts...)
+	if token := req.Params.GetProgressToken(); token != nil {
+		s.jobs.watch(msg, req.Session, token)
+	}
 	if r.asked != nil {
 		// The call needs the user's approval: ask through the client.
 		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalInput: r.asked}, RequestState: r.state}, nil

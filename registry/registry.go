@@ -105,6 +105,10 @@ func (r *Registry) Register(t tool.Tool, meta ...tool.Meta) error {
 	m.ID = t.Name
 	m.Label = cmp.Or(m.Label, t.Label)
 	m.Description = cmp.Or(m.Description, t.Description)
+	if t.Async != nil {
+		m.Async = true
+		m.EstimatedTime = cmp.Or(m.EstimatedTime, t.Async.EstimatedTime)
+	}
 	m = complete(m)
 	t.Label = cmp.Or(t.Label, m.Label)
 	t.Description = cmp.Or(t.Description, m.Description)

@@ -224,6 +224,41 @@ CREATE TABLE schedule_runs (
 );
 CREATE INDEX schedule_runs_schedule ON schedule_runs (schedule_id, id);
 `},
+	// Durable async jobs (package jobs; River runs their steps, in its own
+	// river_* tables): one row per job with its status, progress and
+	// result, and the ids of webhook deliveries already applied, so a
+	// delivery that arrives twice completes its job once.
+	{name: "async jobs and webhook deliveries", sql: `
+CREATE TABLE async_jobs (
+	task_id TEXT PRIMARY KEY,
+	tool TEXT NOT NULL,
+	workspace TEXT NOT NULL,
+	session_key TEXT NOT NULL,
+	call_id TEXT NOT NULL,
+	async_type TEXT NOT NULL,
+	webhook_path TEXT NOT NULL,
+	arguments TEXT NOT NULL,
+	status TEXT NOT NULL,
+	progress BIGINT NOT NULL,
+	message TEXT NOT NULL,
+	external_id TEXT NOT NULL,
+	result TEXT,
+	error TEXT NOT NULL,
+	round BIGINT NOT NULL,
+	estimated_ms BIGINT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	updated_ns BIGINT NOT NULL,
+	completed_ns BIGINT
+);
+CREATE INDEX async_jobs_session ON async_jobs (session_key, status);
+CREATE INDEX async_jobs_workspace ON async_jobs (workspace, created_ns);
+CREATE INDEX async_jobs_external ON async_jobs (tool, external_id);
+CREATE TABLE async_webhooks (
+	webhook_id TEXT PRIMARY KEY,
+	task_id TEXT NOT NULL,
+	received_ns BIGINT NOT NULL
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

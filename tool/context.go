@@ -62,6 +62,9 @@ type Context struct {
 	// Cron keeps and runs the schedules of the cron tool; nil when there is
 	// none.
 	Cron Cron
+	// Jobs is the durable job queue async tools submit to and the job
+	// tools read; nil when there is none (async tools then cannot run).
+	Jobs Jobs
 }
 
 // Cache keeps values by key until they expire.

@@ -40,8 +40,14 @@ type Tool struct {
 	Parameters *jsonschema.Schema
 	// Meta describes the tool to registries, policy and people.
 	Meta Meta
-	// Execute runs one call.
+	// Execute runs one call. An async tool (Async set) has none: a call
+	// submits a job to the context's Jobs and returns a pending result.
 	Execute ExecuteFunc
+	// Async, when set, makes the tool async: its work runs as a durable job
+	// that Handler does, outliving the call (see [AsyncHandler]).
+	Async *AsyncSpec
+	// Handler does an async tool's work.
+	Handler AsyncHandler
 	// MapError, when set, turns a Go error from Execute into what the model
 	// is told: a message, whether retrying may help, and what to try instead.
 	MapError func(error) ErrorInfo
@@ -199,7 +205,14 @@ func (t *Tool) Check() error {
 	if err := ValidateName(t.Name); err != nil {
 		return err
 	}
-	if t.Execute == nil {
+	if t.Async != nil {
+		if err := t.Async.Check(); err != nil {
+			return fmt.Errorf("async tool %q: %w", t.Name, err)
+		}
+		if t.Handler == nil {
+			return fmt.Errorf("async tool %q has no Handler", t.Name)
+		}
+	} else if t.Execute == nil {
 		return fmt.Errorf("tool %q has no Execute function", t.Name)
 	}
 	if p := t.Parameters; p != nil {

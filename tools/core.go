@@ -9,6 +9,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/agents"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
+	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
@@ -32,6 +33,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(err)
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
+	must(jobtools.Register(reg))
 	must(agents.Register(reg))
 	mem := memory.NewIndexer(memory.DefaultRescan)
 	mem.Watch = true

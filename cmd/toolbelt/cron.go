@@ -70,7 +70,7 @@ func (e *env) deliver(workspace string) automation.Deliver {
 			key = "cron:" + s.ID
 		}
 		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: cmp.Or(s.Owner.Channel, "cron"), Principal: s.Owner.Principal, Owner: true})
-		transcript, err := ar.runSession(ctx, e, key, p.AgentID, p.Text)
+		transcript, err := ar.runSession(ctx, e, key, "", p.AgentID, p.Text)
 		answer := ""
 		if n := len(transcript); n > 0 && transcript[n-1].Role == "assistant" {
 			answer = transcript[n-1].Text()

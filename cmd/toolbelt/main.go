@@ -19,6 +19,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
@@ -58,6 +59,10 @@ type env struct {
 	// schedRunner says it has its pipeline.
 	sched       *automation.Scheduler
 	schedRunner bool
+	jobq        *jobs.Queue // the async tools' jobs, opened when a command needs them
+	// workJobs makes the pipeline give its tools a job queue that works
+	// jobs (serve, mcp, run).
+	workJobs bool
 
 	parser *kong.Kong // the grammar, for help and completion
 
@@ -115,6 +120,7 @@ type cli struct {
 	Agents   agentsCmd   `cmd:"" group:"agent" help:"List the agents configured under agents: in toolbelt.yaml."`
 	Sessions sessionsCmd `cmd:"" group:"agent" help:"List the sessions agents keep in the store, or show one with its transcript."`
 	Cron     cronCmd     `cmd:"" group:"agent" help:"List, add, remove and run the cron tool's schedules, and show their runs (toolbelt serve runs them when due)."`
+	Jobs     jobsCmd     `cmd:"" group:"agent" help:"List, show, cancel or retry the background jobs of async tools."`
 
 	List     listCmd     `cmd:"" group:"tools" help:"List tools by section with risk and availability."`
 	Describe describeCmd `cmd:"" group:"tools" help:"Show a tool's metadata and parameter schema."`
@@ -211,6 +217,7 @@ func run(args []string, e env) (code int) {
 	if e.dirs != nil {
 		e.dirs.Close() // persistent handlers
 	}
+	e.closeJobs()
 	if e.audit != nil {
 		_ = e.audit.Close()
 	}

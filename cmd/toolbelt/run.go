@@ -146,11 +146,16 @@ func (c *runCmd) Run(e *env) error {
 	case strings.TrimSpace(c.Prompt) == "":
 		return fmt.Errorf("the prompt is empty: say what to ask the model")
 	}
+	// With async tools the run works their jobs, and waits for them.
+	e.workJobs = e.hasAsyncTools()
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
 	defer ar.closer.Close()
+	if err := e.startJobs(); err != nil {
+		return err
+	}
 	a, tc := ar.agent, ar.tc
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -182,7 +187,13 @@ func (c *runCmd) Run(e *env) error {
 		// key this way (session_status reads it).
 		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
 	}
-	transcript, runErr := ar.runSession(ctx, e, key, c.Agent, c.Prompt)
+	jobSession := key
+	if jobSession == "" && e.jobq != nil {
+		// The run's jobs need a session to come back to.
+		jobSession = "cli:run:" + newRunID()
+		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: jobSession, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
+	}
+	transcript, runErr := ar.runSession(ctx, e, key, jobSession, c.Agent, c.Prompt)
 	if transcript == nil {
 		return runErr
 	}
@@ -211,7 +222,7 @@ func (c *runCmd) Run(e *env) error {
 // runSession runs the agent with prompt; with a session key, on that
 // session: its transcript first, the run's messages kept after, and its
 // status. A nil transcript means the session could not be read or started.
-func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt string) ([]llm.Message, error) {
+func (ar *agentRun) runSession(ctx context.Context, e *env, key, jobSession, agentID, prompt string) ([]llm.Message, error) {
 	var history []llm.Message
 	ws := ar.tc.WorkspaceDir
 	if key != "" {
@@ -223,7 +234,13 @@ func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt
 			return nil, err
 		}
 	}
+	started := time.Now()
 	transcript, runErr := ar.agent.Run(ctx, history, llm.UserText(prompt))
+	if runErr == nil && e.jobq != nil && jobSession != "" {
+		transcript, runErr = waitForJobs(ctx, e.jobq, jobSession, started, transcript, func(ctx context.Context, tr []llm.Message, m llm.Message) ([]llm.Message, error) {
+			return ar.agent.Run(ctx, tr, m)
+		})
+	}
 	if key != "" {
 		fresh := transcript[len(history):]
 		err := saveSession(e, ws, key, ar.model, fresh)

@@ -177,6 +177,7 @@ type mcpStdioCmd struct {
 }
 
 func (c *mcpStdioCmd) Run(e *env) error {
+	e.workJobs = true
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -186,6 +187,9 @@ func (c *mcpStdioCmd) Run(e *env) error {
 		return err
 	}
 	defer srv.Close()
+	if err := e.startJobs(); err != nil {
+		return err
+	}
 	if isTerminal(e.stdin) {
 		e.explainStdio(srv)
 	}
@@ -229,6 +233,7 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(e *env) error {
+	e.workJobs = true
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -266,6 +271,19 @@ func (c *serveCmd) Run(e *env) error {
 	mux := http.NewServeMux()
 	withToken := o.Token != "" || len(o.Tokens) > 0
 	mux.Handle("/mcp", srv.Handler(o))
+	if q := e.jobq; q != nil {
+		// Async tools' webhooks, verified by the queue (Standard Webhooks).
+		q.SetPublicURL("http://" + reachable(o.Addr))
+		for _, p := range q.WebhookPaths() {
+			if p == "/mcp" || p == "/" {
+				return fmt.Errorf("an async tool's webhookPath %s is the server's own path: choose another, such as /webhooks/NAME", p)
+			}
+			mux.Handle("POST "+p, q.WebhookHandler())
+		}
+	}
+	if err := e.startJobs(); err != nil {
+		return err
+	}
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, frontPage(r.Host, withToken, len(srv.Listed())))

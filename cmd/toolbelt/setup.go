@@ -73,6 +73,16 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if h := e.hooksOption(cfg); h != nil {
 		opts = append(opts, h)
 	}
+	// Serve, mcp and run work jobs; another command that may call an async
+	// tool records its job for a server on the same store to work.
+	if e.workJobs || e.hasAsyncTools() {
+		q, err := e.jobQueue(tc, e.workJobs)
+		if err != nil {
+			return nil, err
+		}
+		tc.Jobs = q
+		opts = append(opts, invoke.WithJobs(q))
+	}
 	return opts, nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -110,17 +111,26 @@ func workspace(tb testing.TB) *tool.Context {
 	cfg := tool.Config{"web_search": map[string]any{"searxng": map[string]any{"baseUrl": "http://127.0.0.1:9"}}}
 	// A store outside the workspace indexes its memory: memory_search is
 	// unavailable without one.
-	st, err := store.Open(context.Background(), filepath.Join(tb.TempDir(), "toolbelt.db"))
+	dsn := filepath.Join(tb.TempDir(), "toolbelt.db")
+	st, err := store.Open(context.Background(), dsn)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = st.Close() })
+	// A job queue on it: job_status and job_cancel are unavailable
+	// without one.
+	q, err := jobs.Open(context.Background(), dsn, jobs.Config{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = q.Close(context.Background()) })
 	// An agent is configured and the store holds the sessions: the session
 	// tools and agents_list are unavailable without them.
 	agents := []tool.AgentInfo{{ID: "main", Name: "Main", Description: "The agent of these tests."}}
-	// The store keeps schedules: cron is unavailable without them.
+	// The store keeps schedules: cron is unavailable without them; the job
+	// tools need a job queue.
 	return &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: b, Config: cfg, Memory: st.Memory(), Agents: agents, Sessions: st.Sessions().ForTools(),
-		Cron: automation.New(st.Schedules(dir), automation.Options{})}
+		Cron: automation.New(st.Schedules(dir), automation.Options{}), Jobs: q}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.

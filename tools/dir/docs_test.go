@@ -66,6 +66,10 @@ func TestMetadataSchemaMatchesTheParser(t *testing.T) {
 		`{"name": "x y", "description": "d"}`,
 		`{"name": "x", "description": "d", "confirmationMessage": "sure?"}`,
 		`{"name": "x", "description": "d", "async": true}`,
+		`{"name": "x", "description": "d", "async": true, "asyncType": "webhook"}`,
+		`{"name": "x", "description": "d", "async": true, "asyncType": "polling", "webhookPath": "/h"}`,
+		`{"name": "x", "description": "d", "async": true, "asyncType": "polling", "sandbox": true}`,
+		`{"name": "x", "description": "d", "pollingInterval": 5}`,
 	} {
 		var m any
 		_ = json.Unmarshal([]byte(bad), &m)

@@ -232,11 +232,17 @@ func findHandler(dir string, md Metadata) (string, []string, error) {
 
 // Tool returns the tool as the registry holds it.
 func (t *Tool) Tool() tool.Tool {
-	return tool.Tool{
+	tt := tool.Tool{
 		Name: t.Meta.ID, Label: t.Meta.Label, Description: t.Meta.Description,
 		Parameters: t.Parameters, Meta: t.Meta, Execute: t.execute,
 		MapError: mapError, Preview: t.preview,
 	}
+	if t.Metadata.Async {
+		spec := t.Metadata.asyncSpec()
+		tt.Async, tt.Handler, tt.Execute = &spec, asyncHandler{t}, nil
+		tt.Meta.Async = true
+	}
+	return tt
 }
 
 // Source is a folder of tool folders.

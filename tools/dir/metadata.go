@@ -39,7 +39,11 @@ type Metadata struct {
 	ConfirmationMessage string `json:"confirmationMessage,omitempty"`
 	// Destructive tools may delete or overwrite data.
 	Destructive bool `json:"destructive,omitempty"`
-	// Async tools submit work and are polled (not supported yet).
+	// Async tools run their work as a durable job: the handler is asked to
+	// "submit" it, then to "poll" it every pollingInterval seconds
+	// (asyncType polling) or to read the "webhook" POSTed to webhookPath
+	// (asyncType webhook); maxRetries bounds the failed attempts of a
+	// step. See docs/jobs.md.
 	Async           bool    `json:"async,omitempty"`
 	AsyncType       string  `json:"asyncType,omitempty"`
 	PollingInterval float64 `json:"pollingInterval,omitempty"`
@@ -232,7 +236,16 @@ func (m *Metadata) check() *fieldError {
 		return &fieldError{"estimatedTime", fmt.Sprintf("estimatedTime must be a positive number of seconds, not %v", m.EstimatedTime)}
 	}
 	if m.Async {
-		return &fieldError{"async", "async tools (submit/poll/webhook) are not supported yet: they need durable jobs. Make the tool synchronous (remove \"async\") or run it through exec"}
+		if err := m.asyncSpec().Check(); err != nil {
+			field := "asyncType"
+			if m.AsyncType == "" {
+				field = "async"
+			}
+			return &fieldError{field, err.Error()}
+		}
+		if m.Sandbox {
+			return &fieldError{"sandbox", "an async tool's handler runs its submit, poll and webhook steps outside any call's workspace, so it cannot run in the sandbox: remove \"sandbox\" (or make the tool synchronous)"}
+		}
 	}
 	if !m.Async && (m.AsyncType != "" || m.PollingInterval != 0 || m.MaxRetries != 0 || m.WebhookPath != "") {
 		return &fieldError{"async", "asyncType, pollingInterval, maxRetries and webhookPath apply only to async tools, and this one is not async: remove them"}
@@ -287,6 +300,14 @@ func (m *Metadata) meta(trusted bool) tool.Meta {
 		}
 	}
 	return meta.WithDefaults()
+}
+
+// asyncSpec is the async part of the metadata.
+func (m *Metadata) asyncSpec() tool.AsyncSpec {
+	return tool.AsyncSpec{
+		Type: tool.AsyncType(m.AsyncType), EstimatedTime: seconds(m.EstimatedTime), PollingInterval: seconds(m.PollingInterval),
+		MaxRetries: m.MaxRetries, WebhookPath: m.WebhookPath,
+	}
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

@@ -115,24 +115,9 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 		}
 		mu.Unlock()
 	}
-	var res shell.ChildResult
-	if t.pers != nil {
-		res, err = t.callPersistent(ctx, in, tc, stderr)
-		if err != nil {
-			return tool.Result{}, err
-		}
-	} else {
-		child, err := t.child(ctx, tc)
-		if err != nil {
-			return tool.Result{}, err
-		}
-		child.Stdin, child.Stderr = in, stderr
-		if res, err = shell.RunChild(ctx, child); err != nil {
-			return tool.Result{}, &Failure{Info: tool.ErrorInfo{
-				Message:    fmt.Sprintf("the handler of %s could not be started: %v", t.Meta.ID, err),
-				Suggestion: "This is a problem with the tool's installation, not with the call; tell the user.",
-			}}
-		}
+	res, err := t.runHandler(ctx, in, tc, stderr)
+	if err != nil {
+		return tool.Result{}, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -140,6 +125,27 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 		return tool.Result{}, cmpErr(context.Cause(ctx), context.Canceled)
 	}
 	return t.answer(res, logs)
+}
+
+// runHandler runs the handler once (or asks the persistent one) with the
+// request in, passing its standard error lines to stderr.
+func (t *Tool) runHandler(ctx context.Context, in []byte, tc *tool.Context, stderr func(string)) (shell.ChildResult, error) {
+	if t.pers != nil {
+		return t.callPersistent(ctx, in, tc, stderr)
+	}
+	child, err := t.child(ctx, tc)
+	if err != nil {
+		return shell.ChildResult{}, err
+	}
+	child.Stdin, child.Stderr = in, stderr
+	res, err := shell.RunChild(ctx, child)
+	if err != nil {
+		return res, &Failure{Info: tool.ErrorInfo{
+			Message:    fmt.Sprintf("the handler of %s could not be started: %v", t.Meta.ID, err),
+			Suggestion: "This is a problem with the tool's installation, not with the call; tell the user.",
+		}}
+	}
+	return res, nil
 }
 
 // child works out how to start the handler for a call in tc.

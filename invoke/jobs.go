@@ -1,0 +1,26 @@
+package invoke
+
+import (
+	"github.com/toolbelt/toolbelt/jobs"
+)
+
+// WithJobs gives the runner a durable job queue: async tools submit their
+// calls to it (through the tool context's Jobs), and the events of the
+// queue's jobs — submitted, progress, completed, failed — are published on
+// the runner's bus as tool:async:* events until the queue is closed.
+func WithJobs(q *jobs.Queue) Option {
+	return func(r *Runner) {
+		r.jobs = q
+	}
+}
+
+// forwardJobs publishes the queue's events on the bus.
+func (r *Runner) forwardJobs() {
+	events, _ := r.jobs.Subscribe(0)
+	go func() {
+		for e := range events {
+			j := e.Job
+			r.events.Publish(Event{Type: EventType(e.Type), ToolCallID: j.CallID, ToolName: j.Tool, Job: &j})
+		}
+	}()
+}

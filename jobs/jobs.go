@@ -1,0 +1,825 @@
+// Package jobs runs the work of async tools as durable jobs, on River
+// (github.com/riverqueue/river) in the store's database: the same SQLite
+// file as the store, or the same PostgreSQL database, where several
+// processes share the work (River's job locking and leader election).
+//
+// A call of an async tool (a tool with [tool.Tool.Async] set) records a job
+// and returns at once with a pending result. River then works the job in
+// steps: a submission (the handler's Submit, with an idempotency key, since
+// a step may run again after a crash), then polls at the tool's interval
+// (polling tools) or a wait for a verified webhook (webhook tools). A job
+// finishes exactly once: the change of its row to a final status is
+// conditional, and only the step that makes it reports the completion.
+//
+// Jobs are rows of async_jobs (a store migration) with a task id, the tool,
+// a status (pending, processing, completed, failed, cancelled), progress
+// 0–100 with a message, the result, and the session and workspace of the
+// call that started them.
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// The statuses of a job.
+const (
+	StatusPending    = "pending"
+	StatusProcessing = "processing"
+	StatusCompleted  = "completed"
+	StatusFailed     = "failed"
+	StatusCancelled  = "cancelled"
+)
+
+// Config configures a Queue. Zero fields take the defaults.
+type Config struct {
+	// Workers is how many job steps run at once in this process (10).
+	Workers int
+	// StepTimeout bounds one step (a submission, a poll) (1 minute). A
+	// step of a process that died is taken over by another once it has
+	// been running this long plus a margin.
+	StepTimeout time.Duration
+	// WebhookSecret verifies webhooks ("whsec_" and base64, the Standard
+	// Webhooks form). Without it webhooks are refused.
+	WebhookSecret string
+	// PublicURL is the base URL the webhook paths are reached at
+	// ("https://tools.example.com"); a webhook tool's Submit receives it
+	// joined with its path. "" passes no URL.
+	PublicURL string
+	// NodeID names this process among those sharing the database
+	// (default: a random id).
+	NodeID string
+	// Logger receives what River and the queue log (slog.Default()).
+	Logger *slog.Logger
+	// Run, when false, makes a queue that records and reads jobs but works
+	// none (the CLI's `toolbelt jobs`).
+	Run bool
+}
+
+// The defaults of Config.
+const (
+	DefaultWorkers     = 10
+	DefaultStepTimeout = time.Minute
+)
+
+// Event is something that happened to a job.
+type Event struct {
+	// Type is tool:async:submitted, tool:async:progress,
+	// tool:async:completed or tool:async:failed.
+	Type string       `json:"type"`
+	Job  tool.JobInfo `json:"job"`
+}
+
+// The event types.
+const (
+	EventSubmitted = "tool:async:submitted"
+	EventProgress  = "tool:async:progress"
+	EventCompleted = "tool:async:completed"
+	EventFailed    = "tool:async:failed"
+)
+
+// Queue is a handle on the jobs of one database. It is safe for
+// concurrent use.
+type Queue struct {
+	b   backend
+	cfg Config
+	log *slog.Logger
+	now func() time.Time
+
+	mu    sync.RWMutex
+	tools map[string]tool.Tool // async tools by name
+	hooks map[string]string    // webhook path → tool name
+	subs  map[*subscriber]struct{}
+
+	started bool
+}
+
+// Open opens the jobs of the database dsn names (as store.Open reads it),
+// bringing the store's schema and River's up to date.
+func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
+	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
+	cfg.StepTimeout = cmp.Or(cfg.StepTimeout, DefaultStepTimeout)
+	if cfg.NodeID == "" {
+		cfg.NodeID = "toolbelt_" + strings.ToLower(rand.Text()[:12])
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.WebhookSecret != "" {
+		if _, err := decodeSecret(cfg.WebhookSecret); err != nil {
+			return nil, err
+		}
+	}
+	// The store's migrations make async_jobs.
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	st.Close()
+	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}}
+	workers := river.NewWorkers()
+	river.AddWorker(workers, river.WorkFunc(q.workSubmit))
+	river.AddWorker(workers, river.WorkFunc(q.workPoll))
+	rc := &river.Config{
+		ID:                   cfg.NodeID,
+		Logger:               quiet(cfg.Logger),
+		JobTimeout:           cfg.StepTimeout,
+		RescueStuckJobsAfter: cfg.StepTimeout + 10*time.Second,
+		RetryPolicy:          retryPolicy{},
+		FetchPollInterval:    200 * time.Millisecond,
+		Workers:              workers,
+	}
+	if cfg.Run {
+		rc.Queues = map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Workers}}
+	}
+	if q.b, err = openBackend(ctx, dsn, rc); err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// quiet passes River's logs on at warning level and above: its
+// informational lines are about its own machinery.
+func quiet(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// Register makes the queue work the jobs of async tools: tools without
+// Async are ignored. A webhook path already taken by another tool is an
+// error.
+func (q *Queue) Register(tools ...tool.Tool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, t := range tools {
+		if t.Async == nil {
+			continue
+		}
+		if err := t.Check(); err != nil {
+			return err
+		}
+		if p := t.Async.WebhookPath; p != "" {
+			if other, ok := q.hooks[p]; ok && other != t.Name {
+				return fmt.Errorf("async tools %s and %s both use webhook path %s: give each its own", other, t.Name, p)
+			}
+			q.hooks[p] = t.Name
+		}
+		q.tools[t.Name] = t
+	}
+	return nil
+}
+
+// Start starts working jobs (a queue opened with Run). It returns at once.
+func (q *Queue) Start(ctx context.Context) error {
+	if !q.cfg.Run {
+		return errors.New("jobs: this queue was opened without Run: it records jobs but works none")
+	}
+	if err := q.b.start(ctx); err != nil {
+		return fmt.Errorf("jobs: starting River: %w", err)
+	}
+	q.started = true
+	return nil
+}
+
+// Close stops working jobs (steps running are given until ctx ends to
+// finish; a step cut short runs again later) and closes the database.
+func (q *Queue) Close(ctx context.Context) error {
+	var err error
+	if q.started {
+		err = q.b.stop(ctx)
+	}
+	q.b.close()
+	q.mu.Lock()
+	for s := range q.subs {
+		s.close()
+	}
+	q.subs = map[*subscriber]struct{}{}
+	q.mu.Unlock()
+	return err
+}
+
+// SetPublicURL sets the base URL webhook URLs are made from, when the
+// configuration gave none (a server learns its address once it listens).
+func (q *Queue) SetPublicURL(u string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.cfg.PublicURL == "" {
+		q.cfg.PublicURL = u
+	}
+}
+
+func (q *Queue) publicURL() string {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	return q.cfg.PublicURL
+}
+
+// Backend names the database kind: "sqlite" or "postgres".
+func (q *Queue) Backend() string { return q.b.name() }
+
+// WebhookPaths returns the webhook paths of the registered tools.
+func (q *Queue) WebhookPaths() []string {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	out := make([]string, 0, len(q.hooks))
+	for p := range q.hooks {
+		out = append(out, p)
+	}
+	return out
+}
+
+func (q *Queue) toolNamed(name string) (tool.Tool, bool) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	t, ok := q.tools[name]
+	return t, ok
+}
+
+// River job args. Round tells apart the runs of a job that was retried.
+type submitArgs struct {
+	TaskID string `json:"taskId"`
+	Round  int64  `json:"round"`
+}
+
+func (submitArgs) Kind() string { return "toolbelt_async_submit" }
+
+type pollArgs struct {
+	TaskID     string `json:"taskId"`
+	Round      int64  `json:"round"`
+	IntervalMS int64  `json:"intervalMs"`
+}
+
+func (pollArgs) Kind() string { return "toolbelt_async_poll" }
+
+// retryPolicy retries a failed step after an exponential backoff: from
+// the polling interval (polls) or a second (submissions), doubling,
+// at most 5 minutes.
+type retryPolicy struct{}
+
+func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
+	base := time.Second
+	var a pollArgs
+	if job.Kind == (pollArgs{}).Kind() && json.Unmarshal(job.EncodedArgs, &a) == nil && a.IntervalMS > 0 {
+		base = time.Duration(a.IntervalMS) * time.Millisecond
+	}
+	d := base
+	for i := 1; i < len(job.Errors)+1 && d < 5*time.Minute; i++ {
+		d *= 2
+	}
+	return time.Now().Add(min(d, 5*time.Minute))
+}
+
+// Submit records a job for call of the async tool t, run in scope, and
+// enqueues its submission; it implements [tool.Jobs].
+func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope tool.Scope) (tool.JobInfo, error) {
+	if t.Async == nil {
+		return tool.JobInfo{}, fmt.Errorf("tool %s is not async", t.Name)
+	}
+	spec := t.Async.WithDefaults()
+	now := q.now()
+	j := tool.JobInfo{
+		TaskID: tool.NewCallID("task"), Tool: t.Name, Status: StatusPending, CreatedAt: now,
+		Session: scope.Session, Workspace: scope.Workspace, CallID: call.ID, AsyncType: spec.Type,
+		EstimatedTime: spec.EstimatedTime.Seconds(),
+	}
+	args := call.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage(`{}`)
+	}
+	err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
+		if _, err := qr.exec(ctx, `INSERT INTO async_jobs (task_id, tool, workspace, session_key, call_id, async_type, webhook_path, arguments,
+			status, progress, message, external_id, result, error, round, estimated_ms, created_ns, updated_ns, completed_ns)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, '', '', NULL, '', 0, ?, ?, ?, NULL)`,
+			j.TaskID, j.Tool, j.Workspace, j.Session, j.CallID, string(spec.Type), spec.WebhookPath, string(args),
+			StatusPending, spec.EstimatedTime.Milliseconds(), now.UnixNano(), now.UnixNano()); err != nil {
+			return err
+		}
+		return enqueue(submitArgs{TaskID: j.TaskID}, &river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
+	})
+	if err != nil {
+		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
+	}
+	q.publish(Event{Type: EventSubmitted, Job: j})
+	return j, nil
+}
+
+const jobColumns = `task_id, tool, workspace, session_key, call_id, async_type, status, progress, message, external_id,
+	result, error, round, estimated_ms, created_ns, completed_ns, arguments`
+
+// row is a job as stored.
+type row struct {
+	tool.JobInfo
+	externalID string
+	round      int64
+	arguments  string
+}
+
+func scanJobs(r rows, err error) ([]row, error) {
+	if err != nil {
+		return nil, err
+	}
+	var out []row
+	for r.Next() {
+		var (
+			j         row
+			asyncType string
+			result    sql.NullString
+			estMS     int64
+			created   int64
+			completed sql.NullInt64
+		)
+		if err := r.Scan(&j.TaskID, &j.Tool, &j.Workspace, &j.Session, &j.CallID, &asyncType, &j.Status, &j.Progress, &j.Message,
+			&j.externalID, &result, &j.Error, &j.round, &estMS, &created, &completed, &j.arguments); err != nil {
+			return nil, err
+		}
+		j.AsyncType = tool.AsyncType(asyncType)
+		if result.Valid {
+			j.Result = json.RawMessage(result.String)
+		}
+		j.EstimatedTime = float64(estMS) / 1000
+		j.CreatedAt = time.Unix(0, created)
+		if completed.Valid {
+			t := time.Unix(0, completed.Int64)
+			j.CompletedAt = &t
+		}
+		out = append(out, j)
+	}
+	return out, r.Err()
+}
+
+// ErrNotFound is returned for a task id no job has (in the caller's scope).
+var ErrNotFound = errors.New("no such job")
+
+func (q *Queue) load(ctx context.Context, qr querier, taskID string) (row, error) {
+	rs, err := scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE task_id = ?", taskID))
+	if err != nil {
+		return row{}, err
+	}
+	if len(rs) == 0 {
+		return row{}, fmt.Errorf("job %s: %w", taskID, ErrNotFound)
+	}
+	return rs[0], nil
+}
+
+// Get returns the job of that task id, whatever its scope (for the CLI and
+// the embedding program).
+func (q *Queue) Get(ctx context.Context, taskID string) (tool.JobInfo, error) {
+	var r row
+	err := q.b.read(ctx, func(qr querier) (err error) {
+		r, err = q.load(ctx, qr, taskID)
+		return err
+	})
+	return r.JobInfo, err
+}
+
+// visible says whether a call in scope may see job j: jobs of the same
+// workspace, and of the same session when the call has one.
+func visible(scope tool.Scope, j tool.JobInfo) bool {
+	if j.Workspace != scope.Workspace {
+		return false
+	}
+	return scope.Session == "" || j.Session == scope.Session
+}
+
+// Job returns the job of that task id when scope may see it; it
+// implements [tool.Jobs].
+func (q *Queue) Job(ctx context.Context, scope tool.Scope, taskID string) (tool.JobInfo, error) {
+	j, err := q.Get(ctx, taskID)
+	if err == nil && !visible(scope, j) {
+		return tool.JobInfo{}, fmt.Errorf("job %s: %w", taskID, ErrNotFound)
+	}
+	return j, err
+}
+
+// Filter selects jobs for List.
+type Filter struct {
+	// Session and Workspace, when set, keep the jobs of that session or
+	// workspace; Status of that status.
+	Session, Workspace, Status string
+	// Limit bounds the number of jobs (newest first); 0 means 100.
+	Limit int
+}
+
+// List returns jobs, newest first.
+func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
+	where := []string{"1 = 1"}
+	var args []any
+	for _, c := range []struct{ col, v string }{{"session_key", f.Session}, {"workspace", f.Workspace}, {"status", f.Status}} {
+		if c.v != "" {
+			where = append(where, c.col+" = ?")
+			args = append(args, c.v)
+		}
+	}
+	args = append(args, cmp.Or(f.Limit, 100))
+	var rs []row
+	err := q.b.read(ctx, func(qr querier) (err error) {
+		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY created_ns DESC, task_id LIMIT ?", args...))
+		return err
+	})
+	out := make([]tool.JobInfo, len(rs))
+	for i, r := range rs {
+		out[i] = r.JobInfo
+	}
+	return out, err
+}
+
+// Pending returns the jobs of session that have not finished.
+func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, error) {
+	var rs []row
+	err := q.b.read(ctx, func(qr querier) (err error) {
+		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?) ORDER BY created_ns", session, StatusPending, StatusProcessing))
+		return err
+	})
+	out := make([]tool.JobInfo, len(rs))
+	for i, r := range rs {
+		out[i] = r.JobInfo
+	}
+	return out, err
+}
+
+// Finished returns the jobs of session that finished (completed, failed or
+// cancelled) at or after since, oldest first.
+func (q *Queue) Finished(ctx context.Context, session string, since time.Time) ([]tool.JobInfo, error) {
+	var rs []row
+	err := q.b.read(ctx, func(qr querier) (err error) {
+		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?, ?) AND completed_ns >= ? ORDER BY completed_ns",
+			session, StatusCompleted, StatusFailed, StatusCancelled, since.UnixNano()))
+		return err
+	})
+	out := make([]tool.JobInfo, len(rs))
+	for i, r := range rs {
+		out[i] = r.JobInfo
+	}
+	return out, err
+}
+
+// Cancel cancels a job of scope that has not finished; it implements
+// [tool.Jobs].
+func (q *Queue) Cancel(ctx context.Context, scope tool.Scope, taskID string) (tool.JobInfo, error) {
+	if _, err := q.Job(ctx, scope, taskID); err != nil {
+		return tool.JobInfo{}, err
+	}
+	return q.CancelAny(ctx, taskID)
+}
+
+// CancelAny cancels the job of that id whatever its scope. A job that has
+// finished is returned unchanged with an error saying so.
+func (q *Queue) CancelAny(ctx context.Context, taskID string) (tool.JobInfo, error) {
+	j, changed, err := q.finish(ctx, taskID, -1, StatusCancelled, tool.AsyncStatus{Message: "cancelled"})
+	if err != nil {
+		return j, err
+	}
+	if !changed {
+		return j, fmt.Errorf("job %s has already finished (%s): nothing to cancel", taskID, j.Status)
+	}
+	return j, nil
+}
+
+// Retry runs a failed or cancelled job again from its submission, with a
+// new idempotency key.
+func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) {
+	var j row
+	err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
+		var err error
+		if j, err = q.load(ctx, qr, taskID); err != nil {
+			return err
+		}
+		if j.Status != StatusFailed && j.Status != StatusCancelled {
+			return fmt.Errorf("job %s is %s: only a failed or cancelled job can be retried", taskID, j.Status)
+		}
+		t, _ := q.toolNamed(j.Tool)
+		retries := tool.DefaultAsyncRetries
+		if t.Async != nil {
+			retries = t.Async.WithDefaults().MaxRetries
+		}
+		now := q.now().UnixNano()
+		if _, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = 0, message = '', external_id = '', result = NULL, error = '',
+			round = round + 1, updated_ns = ?, completed_ns = NULL WHERE task_id = ?`, StatusPending, now, taskID); err != nil {
+			return err
+		}
+		if j, err = q.load(ctx, qr, taskID); err != nil {
+			return err
+		}
+		return enqueue(submitArgs{TaskID: taskID, Round: j.round}, &river.InsertOpts{MaxAttempts: retries + 1})
+	})
+	if err != nil {
+		return tool.JobInfo{}, err
+	}
+	q.publish(Event{Type: EventSubmitted, Job: j.JobInfo})
+	return j.JobInfo, nil
+}
+
+// finish moves a job that has not finished to a final status, and reports
+// whether it did: only the one change that does reports the event, so a
+// job completes once however many steps, nodes or webhooks race. round,
+// when not -1, must be the job's round.
+func (q *Queue) finish(ctx context.Context, taskID string, round int64, status string, st tool.AsyncStatus) (tool.JobInfo, bool, error) {
+	var (
+		j  row
+		ev *Event
+	)
+	err := q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
+		j, ev, err = q.finishTx(ctx, qr, taskID, round, status, st)
+		return err
+	})
+	if err != nil {
+		return tool.JobInfo{}, false, err
+	}
+	q.emit(ev)
+	return j.JobInfo, ev != nil, nil
+}
+
+// finishTx is finish in a transaction; it returns the event to report once
+// the transaction commits (nil when the job had finished already). A
+// cancellation reports no event of its own.
+func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *Event, error) {
+	now := q.now().UnixNano()
+	var result any
+	if len(st.Result) > 0 {
+		result = string(st.Result)
+	}
+	progress := st.Progress
+	if status == StatusCompleted {
+		progress = 100
+	}
+	query := `UPDATE async_jobs SET status = ?, progress = CASE WHEN ? > progress THEN ? ELSE progress END, message = ?, result = ?, error = ?,
+		updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
+	args := []any{status, progress, progress, st.Message, result, st.Error, now, now, taskID, StatusPending, StatusProcessing}
+	if round >= 0 {
+		query += " AND round = ?"
+		args = append(args, round)
+	}
+	n, err := qr.exec(ctx, query, args...)
+	if err != nil {
+		return row{}, nil, err
+	}
+	j, err := q.load(ctx, qr, taskID)
+	if err != nil || n != 1 {
+		return j, nil, err
+	}
+	ev := &Event{Type: EventCompleted, Job: j.JobInfo}
+	switch status {
+	case StatusFailed:
+		ev.Type = EventFailed
+	case StatusCancelled:
+		ev.Type = eventCancelled
+	}
+	return j, ev, nil
+}
+
+// eventCancelled is logged, not published.
+const eventCancelled = "tool:async:cancelled"
+
+// emit reports an event after its transaction committed.
+func (q *Queue) emit(ev *Event) {
+	if ev == nil {
+		return
+	}
+	if ev.Type == EventCompleted || ev.Type == EventFailed || ev.Type == eventCancelled {
+		q.log.Info("job finished", "taskId", ev.Job.TaskID, "tool", ev.Job.Tool, "status", ev.Job.Status, "node", q.cfg.NodeID)
+	}
+	if ev.Type != eventCancelled {
+		q.publish(*ev)
+	}
+}
+
+// progressTx records how a job goes; it returns the event to report when
+// anything changed.
+func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*Event, error) {
+	n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
+		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?)`,
+		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
+		st.Progress, st.Message, StatusProcessing)
+	if err != nil || n != 1 {
+		return nil, err
+	}
+	j, err := q.load(ctx, qr, taskID)
+	if err != nil {
+		return nil, err
+	}
+	return &Event{Type: EventProgress, Job: j.JobInfo}, nil
+}
+
+// applyTx records a status a handler reported (a poll, a webhook) and
+// returns the event to report, and whether the job is now final.
+func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*Event, bool, error) {
+	switch st.Status {
+	case tool.AsyncCompleted:
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusCompleted, st)
+		return ev, true, err
+	case tool.AsyncFailed:
+		if st.Error == "" {
+			st.Error = cmp.Or(st.Message, "the work failed without saying why")
+		}
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusFailed, st)
+		return ev, true, err
+	default:
+		ev, err := q.progressTx(ctx, qr, taskID, round, st)
+		return ev, false, err
+	}
+}
+
+// apply is applyTx in a transaction of its own.
+func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.AsyncStatus) (final bool, err error) {
+	var ev *Event
+	err = q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
+		ev, final, err = q.applyTx(ctx, qr, taskID, round, st)
+		return err
+	})
+	if err == nil {
+		q.emit(ev)
+	}
+	return final, err
+}
+
+// workSubmit is the submission step: it calls the handler's Submit with
+// the job's idempotency key and records the external id; a polling job
+// then gets its first poll.
+func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) error {
+	a := job.Args
+	j, err := q.Get(ctx, a.TaskID)
+	if err != nil {
+		return err
+	}
+	if j.Final() {
+		return nil
+	}
+	var stored row
+	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, a.TaskID); return err }); err != nil {
+		return err
+	}
+	if stored.round != a.Round {
+		return nil // a retry superseded this run
+	}
+	q.log.Info("job step", "step", "submit", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
+	t, ok := q.toolNamed(j.Tool)
+	if !ok {
+		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", j.Tool))
+	}
+	spec := t.Async.WithDefaults()
+	key := a.TaskID
+	if a.Round > 0 {
+		key = fmt.Sprintf("%s.r%d", a.TaskID, a.Round)
+	}
+	req := tool.AsyncSubmit{TaskID: a.TaskID, IdempotencyKey: key, Tool: j.Tool, Arguments: json.RawMessage(stored.arguments)}
+	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
+		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
+	}
+	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
+	if err != nil {
+		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("submitting: %w", err))
+	}
+	var changed bool
+	err = q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
+		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
+			StatusProcessing, ext, q.now().UnixNano(), a.TaskID, a.Round, StatusPending)
+		if err != nil {
+			return err
+		}
+		changed = n == 1
+		if changed && spec.Type == tool.AsyncPolling {
+			// The first poll runs at once: River makes a job scheduled
+			// for later available only every few seconds, while a
+			// snoozed one comes back on time.
+			return enqueue(pollArgs{TaskID: a.TaskID, Round: a.Round, IntervalMS: spec.PollingInterval.Milliseconds()},
+				&river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if changed {
+		j.Status = StatusProcessing
+		q.publish(Event{Type: EventProgress, Job: j})
+	}
+	return nil
+}
+
+// workPoll is a polling step: it asks the handler how the work goes,
+// records it, and comes back after the interval until the work is done.
+func (q *Queue) workPoll(ctx context.Context, job *river.Job[pollArgs]) error {
+	a := job.Args
+	var stored row
+	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, a.TaskID); return err }); err != nil {
+		return err
+	}
+	if stored.Final() || stored.round != a.Round {
+		return nil
+	}
+	q.log.Info("job step", "step", "poll", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
+	t, ok := q.toolNamed(stored.Tool)
+	if !ok {
+		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
+	}
+	st, err := callSafely(func() (tool.AsyncStatus, error) { return t.Handler.Poll(ctx, stored.externalID) })
+	if err == nil {
+		err = st.Check()
+	}
+	if err != nil {
+		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("polling: %w", err))
+	}
+	final, err := q.apply(ctx, a.TaskID, a.Round, st)
+	if err != nil || final {
+		return err
+	}
+	return river.JobSnooze(time.Duration(a.IntervalMS) * time.Millisecond)
+}
+
+// stepFailed fails the job when the step has used its last attempt, and
+// otherwise returns err so River retries the step after a backoff.
+func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, taskID string, round int64, err error) error {
+	if job.Attempt >= job.MaxAttempts {
+		msg := fmt.Sprintf("%v (after %d attempts)", err, job.Attempt)
+		if _, _, ferr := q.finish(ctx, taskID, round, StatusFailed, tool.AsyncStatus{Error: msg, Message: "failed"}); ferr != nil {
+			return errors.Join(err, ferr)
+		}
+		return nil
+	}
+	return err
+}
+
+// callSafely turns a handler's panic into an error.
+func callSafely[T any](f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("the handler panicked: %v", p)
+		}
+	}()
+	return f()
+}
+
+// subscriber receives events.
+type subscriber struct {
+	ch     chan Event
+	mu     sync.Mutex
+	closed bool
+}
+
+func (s *subscriber) close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// Subscribe returns a channel of the events of jobs this process
+// submits, moves on or finishes, with a buffer of buffer events (256 when
+// <= 0; events that do not fit are dropped), and a function that ends the
+// subscription. Other processes' events are not seen: ask the database
+// (Get, Pending) for those.
+func (q *Queue) Subscribe(buffer int) (<-chan Event, func()) {
+	if buffer <= 0 {
+		buffer = 256
+	}
+	s := &subscriber{ch: make(chan Event, buffer)}
+	q.mu.Lock()
+	q.subs[s] = struct{}{}
+	q.mu.Unlock()
+	return s.ch, func() {
+		q.mu.Lock()
+		delete(q.subs, s)
+		q.mu.Unlock()
+		s.close()
+	}
+}
+
+func (q *Queue) publish(e Event) {
+	q.mu.RLock()
+	defer q.mu.RUnlock()
+	for s := range q.subs {
+		s.mu.Lock()
+		if !s.closed {
+			select {
+			case s.ch <- e:
+			default:
+				q.log.Warn("job event dropped: subscriber too slow", "type", e.Type, "taskId", e.Job.TaskID)
+			}
+		}
+		s.mu.Unlock()
+	}
+}

@@ -1,0 +1,385 @@
+package jobs_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/jobs"
+	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// fakeAPI is an external service: Submit starts a task (once per
+// idempotency key), Poll reports it, finishing after polls polls.
+type fakeAPI struct {
+	mu       sync.Mutex
+	submits  map[string]int // idempotency key → times submitted
+	ids      map[string]string
+	polls    map[string]int
+	finishAt int
+	failPoll int // polls that fail before one succeeds
+	failAll  bool
+}
+
+func newFakeAPI(finishAt int) *fakeAPI {
+	return &fakeAPI{submits: map[string]int{}, ids: map[string]string{}, polls: map[string]int{}, finishAt: finishAt}
+}
+
+func (f *fakeAPI) Submit(ctx context.Context, req tool.AsyncSubmit) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failAll {
+		return "", errors.New("service unavailable")
+	}
+	f.submits[req.IdempotencyKey]++
+	if id, ok := f.ids[req.IdempotencyKey]; ok {
+		return id, nil
+	}
+	id := fmt.Sprintf("ext-%d", len(f.ids)+1)
+	f.ids[req.IdempotencyKey] = id
+	return id, nil
+}
+
+func (f *fakeAPI) Poll(ctx context.Context, ext string) (tool.AsyncStatus, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failPoll > 0 {
+		f.failPoll--
+		return tool.AsyncStatus{}, errors.New("timeout talking to the service")
+	}
+	f.polls[ext]++
+	n := f.polls[ext]
+	if n >= f.finishAt {
+		return tool.AsyncStatus{Status: tool.AsyncCompleted, Result: json.RawMessage(`{"url":"https://example.com/` + ext + `.mp4"}`)}, nil
+	}
+	return tool.AsyncStatus{Status: tool.AsyncProcessing, Progress: n * 100 / f.finishAt, Message: fmt.Sprintf("step %d", n)}, nil
+}
+
+func (f *fakeAPI) OnWebhook(ctx context.Context, body json.RawMessage) (tool.AsyncStatus, error) {
+	var st tool.AsyncStatus
+	err := json.Unmarshal(body, &st)
+	return st, err
+}
+
+func asyncTool(name string, spec tool.AsyncSpec, h tool.AsyncHandler) tool.Tool {
+	return tool.Tool{Name: name, Description: "test", Async: &spec, Handler: h}
+}
+
+func open(t *testing.T, dsn string, tools ...tool.Tool) *jobs.Queue {
+	t.Helper()
+	q, err := jobs.Open(context.Background(), dsn, jobs.Config{Run: true, WebhookSecret: secret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Register(tools...); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := q.Close(ctx); err != nil {
+			t.Errorf("closing the queue: %v", err)
+		}
+	})
+	return q
+}
+
+// waitFinal waits for the job's final event and returns the events seen.
+func waitFinal(t *testing.T, events <-chan jobs.Event, taskID string) []jobs.Event {
+	t.Helper()
+	var seen []jobs.Event
+	timeout := time.After(60 * time.Second)
+	for {
+		select {
+		case e := <-events:
+			if e.Job.TaskID != taskID {
+				continue
+			}
+			seen = append(seen, e)
+			if e.Type == jobs.EventCompleted || e.Type == jobs.EventFailed {
+				return seen
+			}
+		case <-timeout:
+			t.Fatalf("job %s did not finish; events: %+v", taskID, seen)
+		}
+	}
+}
+
+var scope = tool.Scope{Workspace: "/w", Session: "s1"}
+
+func TestPollingJobCompletesOnce(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := newFakeAPI(3)
+		api.failPoll = 1
+		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 20 * time.Millisecond, EstimatedTime: 2 * time.Second, MaxRetries: 3}, api)
+		q := open(t, dsn, vt)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "call_1", Name: "video", Arguments: json.RawMessage(`{"prompt":"cat"}`)}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Status != jobs.StatusPending || j.EstimatedTime != 2 || j.Session != "s1" || j.Workspace != "/w" {
+			t.Fatalf("submitted job = %+v", j)
+		}
+		seen := waitFinal(t, events, j.TaskID)
+		if seen[0].Type != jobs.EventSubmitted || seen[len(seen)-1].Type != jobs.EventCompleted {
+			t.Fatalf("events = %+v", seen)
+		}
+		var progress []int
+		for _, e := range seen {
+			if e.Type == jobs.EventProgress {
+				progress = append(progress, e.Job.Progress)
+			}
+		}
+		if len(progress) == 0 {
+			t.Errorf("no progress events: %+v", seen)
+		}
+		got, err := q.Job(ctx, scope, j.TaskID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status != jobs.StatusCompleted || got.Progress != 100 || got.CompletedAt == nil || !strings.Contains(string(got.Result), "ext-1.mp4") {
+			t.Fatalf("job = %+v", got)
+		}
+		if api.submits[j.TaskID] != 1 {
+			t.Errorf("submits with the job's idempotency key = %v", api.submits)
+		}
+		// Another workspace does not see it; another session of it neither.
+		if _, err := q.Job(ctx, tool.Scope{Workspace: "/other"}, j.TaskID); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("other workspace: err = %v", err)
+		}
+		if _, err := q.Job(ctx, tool.Scope{Workspace: "/w", Session: "s2"}, j.TaskID); !errors.Is(err, jobs.ErrNotFound) {
+			t.Errorf("other session: err = %v", err)
+		}
+		if p, err := q.Pending(ctx, "s1"); err != nil || len(p) != 0 {
+			t.Errorf("pending = %v, %v", p, err)
+		}
+		if _, err := q.CancelAny(ctx, j.TaskID); err == nil || !strings.Contains(err.Error(), "already finished") {
+			t.Errorf("cancelling a finished job: %v", err)
+		}
+	})
+}
+
+func TestJobFailsAfterRetryBudgetAndRetries(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := newFakeAPI(1)
+		api.failAll = true
+		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, api)
+		q := open(t, dsn, vt)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := waitFinal(t, events, j.TaskID)
+		last := seen[len(seen)-1]
+		if last.Type != jobs.EventFailed || !strings.Contains(last.Job.Error, "service unavailable") || !strings.Contains(last.Job.Error, "after 2 attempts") {
+			t.Fatalf("last event = %+v", last)
+		}
+		api.mu.Lock()
+		api.failAll = false
+		api.mu.Unlock()
+		if _, err := q.Retry(ctx, j.TaskID); err != nil {
+			t.Fatal(err)
+		}
+		seen = waitFinal(t, events, j.TaskID)
+		if last := seen[len(seen)-1]; last.Type != jobs.EventCompleted {
+			t.Fatalf("after retry: %+v", seen)
+		}
+		if api.submits[j.TaskID+".r1"] != 1 {
+			t.Errorf("the retry did not submit with a new idempotency key: %v", api.submits)
+		}
+		if _, err := q.Retry(ctx, j.TaskID); err == nil || !strings.Contains(err.Error(), "only a failed or cancelled job") {
+			t.Errorf("retrying a completed job: %v", err)
+		}
+	})
+}
+
+func TestCancelStopsPolling(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := newFakeAPI(1 << 30)
+		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond}, api)
+		q := open(t, dsn, vt)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e := range events { // wait until it is polled
+			if e.Type == jobs.EventProgress && e.Job.Progress >= 0 && e.Job.Message != "" {
+				break
+			}
+		}
+		if _, err := q.Cancel(ctx, tool.Scope{Workspace: "/w", Session: "other"}, j.TaskID); !errors.Is(err, jobs.ErrNotFound) {
+			t.Fatalf("cancel from another session: %v", err)
+		}
+		got, err := q.Cancel(ctx, scope, j.TaskID)
+		if err != nil || got.Status != jobs.StatusCancelled || got.CompletedAt == nil {
+			t.Fatalf("cancel = %+v, %v", got, err)
+		}
+		// A poll in flight cannot complete it afterwards.
+		api.mu.Lock()
+		api.finishAt = 0
+		api.mu.Unlock()
+		time.Sleep(200 * time.Millisecond)
+		if got, _ := q.Get(ctx, j.TaskID); got.Status != jobs.StatusCancelled {
+			t.Fatalf("after cancel: %+v", got)
+		}
+	})
+}
+
+func post(t *testing.T, url string, id string, ts time.Time, body string, sec string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	sig, err := jobs.Sign(sec, id, ts, []byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("webhook-id", id)
+	req.Header.Set("webhook-timestamp", fmt.Sprint(ts.Unix()))
+	req.Header.Set("webhook-signature", sig)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = fmt.Fprint(&b, resp.Status)
+	buf := make([]byte, 512)
+	n, _ := resp.Body.Read(buf)
+	return resp.StatusCode, string(buf[:n])
+}
+
+func TestWebhookVerifiedAndIdempotent(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := newFakeAPI(1)
+		vt := asyncTool("render", tool.AsyncSpec{Type: tool.AsyncWebhook, WebhookPath: "/webhooks/render"}, api)
+		q := open(t, dsn, vt)
+		mux := http.NewServeMux()
+		for _, p := range q.WebhookPaths() {
+			mux.Handle(p, q.WebhookHandler())
+		}
+		srv := httptest.NewServer(mux)
+		defer srv.Close()
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "render"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e := range events { // submitted, then processing once Submit ran
+			if e.Type == jobs.EventProgress {
+				break
+			}
+		}
+		url := srv.URL + "/webhooks/render"
+		done := fmt.Sprintf(`{"taskId":%q,"status":"completed","result":"done.mp4"}`, j.TaskID)
+		now := time.Now()
+		cases := []struct {
+			name string
+			id   string
+			ts   time.Time
+			body string
+			sec  string
+			code int
+			msg  string
+		}{
+			{"wrong secret", "msg_1", now, done, "whsec_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", 401, "no webhook-signature matches"},
+			{"stale", "msg_1", now.Add(-6 * time.Minute), done, secret, 401, "stale"},
+			{"future", "msg_1", now.Add(6 * time.Minute), done, secret, 401, "stale"},
+			{"unknown job", "msg_0", now, `{"taskId":"task_nope","status":"completed"}`, secret, 404, "no job of render"},
+			{"bad status", "msg_0", now, fmt.Sprintf(`{"taskId":%q,"status":"weird"}`, j.TaskID), secret, 400, "not one of"},
+			{"progress", "msg_p", now, fmt.Sprintf(`{"taskId":%q,"status":"processing","progress":40,"message":"rendering"}`, j.TaskID), secret, 200, "applied"},
+			{"ok", "msg_1", now, done, secret, 200, "applied"},
+			{"duplicate", "msg_1", now, done, secret, 200, "duplicate"},
+			{"second delivery, new id", "msg_2", now, done, secret, 200, "applied"},
+		}
+		for _, c := range cases {
+			code, msg := post(t, url, c.id, c.ts, c.body, c.sec)
+			if code != c.code || !strings.Contains(msg, c.msg) {
+				t.Errorf("%s: %d %q, want %d %q", c.name, code, msg, c.code, c.msg)
+			}
+		}
+		var completed, progress int
+		timeout := time.After(2 * time.Second)
+	loop:
+		for {
+			select {
+			case e := <-events:
+				switch e.Type {
+				case jobs.EventCompleted:
+					completed++
+				case jobs.EventProgress:
+					progress++
+					if e.Job.Progress != 40 || e.Job.Message != "rendering" {
+						t.Errorf("progress event = %+v", e.Job)
+					}
+				}
+			case <-timeout:
+				break loop
+			}
+		}
+		if completed != 1 || progress != 1 {
+			t.Errorf("completed events = %d, progress events = %d; want 1 and 1", completed, progress)
+		}
+		got, _ := q.Get(ctx, j.TaskID)
+		if got.Status != jobs.StatusCompleted || string(got.Result) != `"done.mp4"` {
+			t.Errorf("job = %+v", got)
+		}
+		// Without a secret nothing is accepted; GET is not a webhook.
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("GET: %d", resp.StatusCode)
+		}
+	})
+}
+
+func TestConfigErrors(t *testing.T) {
+	t.Parallel()
+	dsn := t.TempDir() + "/t.db"
+	if _, err := jobs.Open(context.Background(), dsn, jobs.Config{WebhookSecret: "hunter2"}); err == nil || !strings.Contains(err.Error(), "whsec_") {
+		t.Errorf("bad secret: %v", err)
+	}
+	q, err := jobs.Open(context.Background(), dsn, jobs.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close(context.Background())
+	h := newFakeAPI(1)
+	a := asyncTool("a", tool.AsyncSpec{Type: tool.AsyncWebhook, WebhookPath: "/hook"}, h)
+	b := asyncTool("b", tool.AsyncSpec{Type: tool.AsyncWebhook, WebhookPath: "/hook"}, h)
+	if err := q.Register(a, b); err == nil || !strings.Contains(err.Error(), "both use webhook path /hook") {
+		t.Errorf("shared path: %v", err)
+	}
+	bad := asyncTool("c", tool.AsyncSpec{Type: "sometimes"}, h)
+	if err := q.Register(bad); err == nil || !strings.Contains(err.Error(), "use polling or webhook") {
+		t.Errorf("bad type: %v", err)
+	}
+	if err := q.Start(context.Background()); err == nil {
+		t.Error("Start of a queue opened without Run succeeded")
+	}
+}

@@ -1,0 +1,185 @@
+package jobs
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Webhooks follow the Standard Webhooks scheme (standardwebhooks.com): the
+// sender signs "id.timestamp.body" with HMAC-SHA256 under the shared
+// secret and sends headers webhook-id, webhook-timestamp (Unix seconds)
+// and webhook-signature ("v1,<base64>", several separated by spaces).
+
+// WebhookTolerance is how far a webhook's timestamp may be from now.
+const WebhookTolerance = 5 * time.Minute
+
+// maxWebhookBody bounds a webhook's body.
+const maxWebhookBody = 1 << 20
+
+// decodeSecret reads a "whsec_<base64>" secret.
+func decodeSecret(secret string) ([]byte, error) {
+	b64, ok := strings.CutPrefix(secret, "whsec_")
+	if !ok {
+		return nil, errors.New(`webhook secret must start with "whsec_" followed by base64 (the Standard Webhooks form); make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`)
+	}
+	key, err := base64.StdEncoding.DecodeString(b64)
+	if err != nil || len(key) < 16 {
+		return nil, errors.New(`webhook secret must be "whsec_" followed by the base64 of at least 16 random bytes`)
+	}
+	return key, nil
+}
+
+// Sign returns the webhook-signature header of a webhook: "v1," and the
+// base64 HMAC-SHA256 of "id.timestamp.body" under secret ("whsec_…").
+// Senders (and tests) use it.
+func Sign(secret, id string, timestamp time.Time, body []byte) (string, error) {
+	key, err := decodeSecret(secret)
+	if err != nil {
+		return "", err
+	}
+	return "v1," + sign(key, id, strconv.FormatInt(timestamp.Unix(), 10), body), nil
+}
+
+func sign(key []byte, id, ts string, body []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(id + "." + ts + "."))
+	m.Write(body)
+	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+}
+
+// Verify checks a webhook's headers and body against secret, at time now:
+// a missing header, a timestamp more than WebhookTolerance away, or no
+// matching v1 signature is an error that says which.
+func Verify(secret string, h http.Header, body []byte, now time.Time) error {
+	key, err := decodeSecret(secret)
+	if err != nil {
+		return err
+	}
+	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
+	if id == "" || ts == "" || sigs == "" {
+		return errors.New("missing webhook-id, webhook-timestamp or webhook-signature header")
+	}
+	sec, err := strconv.ParseInt(ts, 10, 64)
+	if err != nil {
+		return fmt.Errorf("webhook-timestamp %q is not Unix seconds", ts)
+	}
+	if d := now.Sub(time.Unix(sec, 0)); d > WebhookTolerance || d < -WebhookTolerance {
+		return fmt.Errorf("webhook-timestamp is %s away from now, more than %s: refused as stale", d.Round(time.Second), WebhookTolerance)
+	}
+	want := sign(key, id, ts, body)
+	for _, s := range strings.Fields(sigs) {
+		v, sig, ok := strings.Cut(s, ",")
+		if ok && v == "v1" && hmac.Equal([]byte(sig), []byte(want)) {
+			return nil
+		}
+	}
+	return errors.New("no webhook-signature matches the body: wrong secret, or the body was changed")
+}
+
+// WebhookHandler returns the HTTP handler of the registered tools' webhook
+// paths: mount it at each of WebhookPaths. A verified delivery is read by
+// the tool's OnWebhook and applied to the job it names; a delivery whose
+// webhook-id was applied before is acknowledged without effect.
+//
+// Answers: 200 applied or duplicate; 400 a body the handler refuses; 401 a
+// bad signature or stale timestamp; 404 no tool at that path or no job the
+// delivery names (the sender retries); 503 no webhook secret configured.
+func (q *Queue) WebhookHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", http.MethodPost)
+			http.Error(w, "webhooks are POSTed", http.StatusMethodNotAllowed)
+			return
+		}
+		q.mu.RLock()
+		name, ok := q.hooks[r.URL.Path]
+		t := q.tools[name]
+		q.mu.RUnlock()
+		if !ok {
+			http.Error(w, "no async tool takes webhooks at "+r.URL.Path, http.StatusNotFound)
+			return
+		}
+		if q.cfg.WebhookSecret == "" {
+			http.Error(w, "webhooks are not accepted: no webhook secret is configured (jobs.webhookSecret)", http.StatusServiceUnavailable)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxWebhookBody))
+		if err != nil {
+			http.Error(w, "reading the body: "+err.Error(), http.StatusRequestEntityTooLarge)
+			return
+		}
+		if err := Verify(q.cfg.WebhookSecret, r.Header, body, q.now()); err != nil {
+			q.log.Warn("webhook refused", "path", r.URL.Path, "err", err)
+			http.Error(w, err.Error(), http.StatusUnauthorized)
+			return
+		}
+		st, err := callSafely(func() (tool.AsyncStatus, error) { return t.Handler.OnWebhook(r.Context(), json.RawMessage(body)) })
+		if err == nil {
+			err = st.Check()
+		}
+		if err != nil {
+			http.Error(w, "the webhook body was refused: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		code, msg := q.deliver(r.Context(), name, r.Header.Get("webhook-id"), st)
+		http.Error(w, msg, code)
+	})
+}
+
+// deliver applies a verified webhook once per webhook-id: the id is
+// recorded in the same transaction that applies the delivery.
+func (q *Queue) deliver(ctx context.Context, toolName, id string, st tool.AsyncStatus) (int, string) {
+	var (
+		ev  *Event
+		dup bool
+	)
+	err := q.b.tx(ctx, func(qr querier, _ enqueueFunc) error {
+		var rs []row
+		var err error
+		if st.TaskID != "" {
+			rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE task_id = ? AND tool = ?", st.TaskID, toolName))
+		} else {
+			rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE tool = ? AND external_id = ? AND external_id <> ''", toolName, st.ExternalID))
+		}
+		if err != nil {
+			return err
+		}
+		if len(rs) == 0 {
+			return ErrNotFound
+		}
+		j := rs[0]
+		n, err := qr.exec(ctx, "INSERT INTO async_webhooks (webhook_id, task_id, received_ns) VALUES (?, ?, ?) ON CONFLICT (webhook_id) DO NOTHING",
+			id, j.TaskID, q.now().UnixNano())
+		if err != nil {
+			return err
+		}
+		if dup = n == 0; dup {
+			return nil
+		}
+		ev, _, err = q.applyTx(ctx, qr, j.TaskID, j.round, st)
+		return err
+	})
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return http.StatusNotFound, fmt.Sprintf("no job of %s has task id %q or external id %q", toolName, st.TaskID, st.ExternalID)
+	case err != nil:
+		q.log.Error("applying a webhook", "tool", toolName, "err", err)
+		return http.StatusInternalServerError, "applying the webhook failed; send it again"
+	case dup:
+		return http.StatusOK, "duplicate delivery: already applied"
+	}
+	q.emit(ev)
+	return http.StatusOK, "applied"
+}
