@@ -115,6 +115,24 @@ func (a *Agent) FollowUp(m llm.Message) {
 	a.mu.Unlock()
 }
 
+// Queued counts the steering and follow-up messages that wait.
+func (a *Agent) Queued() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.steering) + len(a.followUps)
+}
+
+// Drain takes the messages that still wait — steering first, then
+// follow-ups — for example those queued while a run was returning, so the
+// caller can start another run with them.
+func (a *Agent) Drain() []llm.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := append(a.steering, a.followUps...)
+	a.steering, a.followUps = nil, nil
+	return out
+}
+
 func (a *Agent) take(q *[]llm.Message) []llm.Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()

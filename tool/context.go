@@ -59,6 +59,9 @@ type Context struct {
 	// Sessions reads the store's sessions for the session tools; nil when
 	// there is none.
 	Sessions SessionStore
+	// Host runs sessions in this process (sub-agents, messages between
+	// sessions); nil outside an agent run.
+	Host SessionHost
 }
 
 // Cache keeps values by key until they expire.
