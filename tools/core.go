@@ -30,6 +30,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(err)
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
+	must(sessions.RegisterHosted(reg))
 	must(agents.Register(reg))
 	must(memory.Register(reg))
 	must(web.Register(reg, web.Options{}))

@@ -661,14 +661,22 @@ func (h *Host) Await(ctx context.Context, from, handle string, timeout time.Dura
 }
 
 func (h *Host) await(ctx context.Context, w *send, timeout time.Duration) (tool.SendResult, error) {
+	replied := func() tool.SendResult {
+		h.mu.Lock()
+		delete(h.sends, w.id)
+		h.mu.Unlock()
+		return w.result
+	}
+	select {
+	case <-w.done:
+		return replied(), nil
+	default:
+	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
 	select {
 	case <-w.done:
-		h.mu.Lock()
-		delete(h.sends, w.id)
-		h.mu.Unlock()
-		return w.result, nil
+		return replied(), nil
 	case <-t.C:
 		return tool.SendResult{Status: "pending", SessionKey: w.to, Handle: w.id,
 			Message: fmt.Sprintf("No reply within %s; session %s is still working on it. Call sessions_send with handle %q (and timeoutSeconds) to wait for the reply again.", timeout, w.to, w.id)}, nil

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -46,11 +47,20 @@ type agentRun struct {
 	cfg    *config.Config
 	model  string
 	closer io.Closer
+	// host runs the sessions of a hosted run (setupHosted).
+	host *runHost
 }
 
 // setup checks the flags and makes the agent: its model client, system
 // prompt and pipeline.
-func (f *agentFlags) setup(e *env) (*agentRun, error) {
+func (f *agentFlags) setup(e *env) (*agentRun, error) { return f.setupAgent(e, false) }
+
+// setupHosted is setup for a run whose session runs in a session host, so
+// that it can spawn sub-agents and reach other sessions (when agents are
+// configured).
+func (f *agentFlags) setupHosted(e *env) (*agentRun, error) { return f.setupAgent(e, true) }
+
+func (f *agentFlags) setupAgent(e *env, hosted bool) (*agentRun, error) {
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -100,12 +110,21 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if f.Profile != "" {
 		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
 	}
+	var rh *runHost
+	if hosted {
+		if rh, err = e.newRunHost(f, cfg, model, tc); err != nil {
+			return nil, err
+		}
+		if len(cfg.Agents) > 0 {
+			tc.Host = rh
+		}
+	}
 	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
 	if err != nil {
 		return nil, err
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
-	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
+	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 
 // agentSystem is an agent's configured system prompt: the text, or the
@@ -146,7 +165,7 @@ func (c *runCmd) Run(e *env) error {
 	case strings.TrimSpace(c.Prompt) == "":
 		return fmt.Errorf("the prompt is empty: say what to ask the model")
 	}
-	ar, err := c.setup(e)
+	ar, err := c.setupHosted(e)
 	if err != nil {
 		return err
 	}
@@ -179,28 +198,23 @@ func (c *runCmd) Run(e *env) error {
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
 	if key != "" {
-		// The runner holds a copy of tc: the run's calls carry the session
-		// key this way (session_status reads it).
-		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
 		if history, err = loadSession(ctx, e, tc.WorkspaceDir, key); err != nil {
 			return err
 		}
-		if err := startSession(e, tc.WorkspaceDir, key, model, c.Agent); err != nil {
-			return err
-		}
 	}
-	transcript, runErr := a.Run(ctx, history, llm.UserText(c.Prompt))
-	if key != "" {
-		fresh := transcript[len(history):]
-		err := saveSession(e, tc.WorkspaceDir, key, model, fresh)
-		if err == nil {
-			err = finishSession(e, tc.WorkspaceDir, key, runErr, fresh)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-			runErr = cmp.Or(runErr, err)
-		}
+	// The run returns when its session is idle: no model turn running, no
+	// sub-agent running, no message queued for any session it reached.
+	h := ar.host
+	defer h.Close()
+	h.root, h.rootKey = a, key
+	if err := h.Start(host.Spec{Key: key, AgentID: c.Agent, Model: model, Transient: key == ""}, history, llm.UserText(c.Prompt)); err != nil {
+		return err
 	}
+	if h.Wait(ctx) != nil {
+		h.Abort()
+		_ = h.Wait(context.Background())
+	}
+	transcript, runErr := h.Result(key)
 	if runErr != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
 		if errors.Is(runErr, llm.ErrContextOverflow) {
@@ -248,39 +262,6 @@ func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Messa
 		}
 	}
 	return out, nil
-}
-
-// startSession marks session key running, creating it for agentID.
-func startSession(e *env, workspace, key, model, agentID string) error {
-	st, err := e.state(workspace)
-	if err != nil {
-		return err
-	}
-	return st.Sessions().Start(context.Background(), store.SessionStart{ID: key, Workspace: workspace, Model: model, AgentID: agentID})
-}
-
-// finishSession records how a run of session key ended — done, aborted (cancelled) or
-// failed — and the tokens its messages used.
-func finishSession(e *env, workspace, key string, runErr error, msgs []llm.Message) error {
-	st, err := e.state(workspace)
-	if err != nil {
-		return err
-	}
-	status := store.SessionDone
-	switch {
-	case errors.Is(runErr, context.Canceled):
-		status = store.SessionAborted
-	case runErr != nil:
-		status = store.SessionFailed
-	}
-	var u store.SessionUsage
-	for _, m := range msgs {
-		if m.Usage != nil {
-			u.Input += int64(m.Usage.Input)
-			u.Output += int64(m.Usage.Output)
-		}
-	}
-	return st.Sessions().Finish(context.Background(), key, status, u)
 }
 
 // newRunID is a short random id for a run's session key.
