@@ -20,6 +20,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
@@ -117,6 +118,36 @@ type session struct {
 	err        error
 	timeout    time.Duration
 	waiters    []*send
+	// context is the token count of its last model call.
+	context atomic.Int64
+}
+
+// newSession makes the record of a session the host runs with a, keeping
+// the size of each model call as a's turns end.
+func newSession(s Spec, a *agent.Agent, history []llm.Message) *session {
+	ss := &session{Spec: s, a: a, transcript: history}
+	ss.context.Store(int64(contextOf(history)))
+	on := a.OnEvent
+	a.OnEvent = func(e agent.Event) {
+		if e.Type == agent.EventTurnEnd && e.Message != nil && e.Message.Usage != nil {
+			ss.context.Store(int64(contextOf([]llm.Message{*e.Message})))
+		}
+		if on != nil {
+			on(e)
+		}
+	}
+	return ss
+}
+
+// contextOf is the size in tokens of the last model call of msgs, 0 when
+// none reports its usage.
+func contextOf(msgs []llm.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if u := msgs[i].Usage; msgs[i].Role == llm.RoleAssistant && u != nil {
+			return u.Input + u.CacheRead + u.CacheWrite + u.Output
+		}
+	}
+	return 0
 }
 
 // send is a message waiting for its reply.
@@ -146,12 +177,11 @@ func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error
 	if old, ok := h.sessions[s.Key]; ok && old.running {
 		return fmt.Errorf("session %s is already running", s.Key)
 	}
-	ss := &session{Spec: s, transcript: history}
 	a, err := h.o.Build(s)
 	if err != nil {
 		return err
 	}
-	ss.a = a
+	ss := newSession(s, a, history)
 	h.sessions[s.Key] = ss
 	return h.run(ss, prompt, 0)
 }
@@ -392,7 +422,8 @@ func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &session{Spec: spec, a: a, transcript: history, status: info.Status}
+	s := newSession(spec, a, history)
+	s.status = info.Status
 	h.sessions[key] = s
 	return s, nil
 }
@@ -482,7 +513,7 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	if err != nil {
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
 	}
-	s := &session{Spec: spec, a: a}
+	s := newSession(spec, a, nil)
 	h.sessions[spec.Key] = s
 	if err := h.run(s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
 		delete(h.sessions, spec.Key)
@@ -701,12 +732,7 @@ func (h *Host) Queue(key string) tool.SessionQueue {
 			q.RunningChildren++
 		}
 	}
-	for i := len(s.transcript) - 1; i >= 0; i-- {
-		if m := s.transcript[i]; m.Role == llm.RoleAssistant && m.Usage != nil {
-			q.ContextTokens = m.Usage.Input + m.Usage.CacheRead + m.Usage.CacheWrite + m.Usage.Output
-			break
-		}
-	}
+	q.ContextTokens = int(s.context.Load())
 	if h.o.ContextWindow != nil {
 		q.ContextWindow = h.o.ContextWindow(s.Model)
 	}
