@@ -177,6 +177,13 @@ func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error
 	if old, ok := h.sessions[s.Key]; ok && old.running {
 		return fmt.Errorf("session %s is already running", s.Key)
 	}
+	if !s.Transient && s.ParentKey == "" {
+		// A kept sub-agent's session resumed on its own keeps its place
+		// below its parent, for the depth limit.
+		if info, err := h.o.Sessions.Info(context.Background(), s.Key); err == nil && info.ParentKey != "" {
+			s.ParentKey, s.Depth = info.ParentKey, h.depthOf(context.Background(), info.ParentKey)
+		}
+	}
 	a, err := h.o.Build(s)
 	if err != nil {
 		return err

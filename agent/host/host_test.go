@@ -203,3 +203,36 @@ func TestRefusals(t *testing.T) {
 		t.Errorf("Await of an unknown handle: %v", err)
 	}
 }
+
+// TestResumedSubagentKeepsDepth: a kept sub-agent's session started on its
+// own (toolbelt run --session KEY) is still below its parent, so the
+// parent agent's maxDepth refuses a spawn from it.
+func TestResumedSubagentKeepsDepth(t *testing.T) {
+	t.Parallel()
+	var refusal string
+	s := llmtest.NewRouted(t, llmtest.Route{Match: "You are worker.", Responses: []llmtest.Response{
+		chat("", llmtest.Call{ID: "s1", Name: "sessions_spawn", Args: `{"task": "deeper"}`}),
+		by(func(body string) llmtest.Response { refusal = body; return chat("ok") }),
+	}})
+	h, st := newHost(t, s,
+		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxDepth: 1},
+		host.Agent{ID: "worker", Model: "openai/worker", Allow: []string{"worker"}})
+	ctx := context.Background()
+	for _, ss := range []store.SessionStart{
+		{ID: "agent:lead:main", AgentID: "lead", Model: "openai/lead"},
+		{ID: "agent:worker:subagent:000000000001", AgentID: "worker", Model: "openai/worker", ParentKey: "agent:lead:main"},
+	} {
+		if err := st.Sessions().Start(ctx, ss); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := h.Start(host.Spec{Key: "agent:worker:subagent:000000000001", AgentID: "worker", Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(refusal, `subagents.maxDepth of agent \\\"lead\\\" is 1`) {
+		t.Errorf("the spawn was not refused for the lead's depth limit:\n%s", refusal)
+	}
+}
