@@ -120,16 +120,30 @@ type session struct {
 	waiters    []*send
 	// context is the token count of its last model call.
 	context atomic.Int64
+	// saved counts the messages of the current agent run already in the
+	// store, saveErr is the first error saving them; only the run's
+	// goroutine uses them.
+	saved   int
+	saveErr error
 }
 
-// newSession makes the record of a session the host runs with a, keeping
-// the size of each model call as a's turns end.
-func newSession(s Spec, a *agent.Agent, history []llm.Message) *session {
+// newSession makes the record of a session the host runs with a. Each
+// message of a run is kept in the store as it ends (the loop reports
+// messages in transcript order), so a running session's history shows it
+// and a crash loses no more than the message in progress; and the size of
+// each model call is noted as a's turns end.
+func (h *Host) newSession(s Spec, a *agent.Agent, history []llm.Message) *session {
 	ss := &session{Spec: s, a: a, transcript: history}
 	ss.context.Store(int64(contextOf(history)))
 	on := a.OnEvent
 	a.OnEvent = func(e agent.Event) {
-		if e.Type == agent.EventTurnEnd && e.Message != nil && e.Message.Usage != nil {
+		switch {
+		case e.Type == agent.EventMessageEnd && e.Message != nil:
+			if err := h.save(ss, []llm.Message{*e.Message}); err != nil && ss.saveErr == nil {
+				ss.saveErr = err
+			}
+			ss.saved++
+		case e.Type == agent.EventTurnEnd && e.Message != nil && e.Message.Usage != nil:
 			ss.context.Store(int64(contextOf([]llm.Message{*e.Message})))
 		}
 		if on != nil {
@@ -188,7 +202,7 @@ func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error
 	if err != nil {
 		return err
 	}
-	ss := newSession(s, a, history)
+	ss := h.newSession(s, a, history)
 	h.sessions[s.Key] = ss
 	return h.run(ss, prompt, 0)
 }
@@ -281,8 +295,16 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 	h.mu.Unlock()
 	defer cancel()
 	for {
+		s.saved, s.saveErr = 0, nil
 		transcript, err := a.Run(ctx, history, prompt...)
-		saveErr := h.save(s, transcript[len(history):])
+		// What the events did not bring (none, as the loop reports every
+		// message) is kept now.
+		if fresh := transcript[len(history):]; s.saved < len(fresh) {
+			if err := h.save(s, fresh[s.saved:]); err != nil && s.saveErr == nil {
+				s.saveErr = err
+			}
+		}
+		saveErr := s.saveErr
 		h.mu.Lock()
 		s.transcript = transcript
 		if more := a.Drain(); len(more) > 0 && err == nil && ctx.Err() == nil {
@@ -429,7 +451,7 @@ func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := newSession(spec, a, history)
+	s := h.newSession(spec, a, history)
 	s.status = info.Status
 	h.sessions[key] = s
 	return s, nil
@@ -520,7 +542,7 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	if err != nil {
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
 	}
-	s := newSession(spec, a, nil)
+	s := h.newSession(spec, a, nil)
 	h.sessions[spec.Key] = s
 	if err := h.run(s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
 		delete(h.sessions, spec.Key)

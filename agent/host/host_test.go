@@ -75,6 +75,8 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 	t.Parallel()
 	gate := make(chan struct{})
 	var statusBody, steerBody string
+	var st *store.Store
+	var runningHistory []store.SessionMessage
 	s := llmtest.NewRouted(t,
 		llmtest.Route{Match: "You are lead.", Responses: []llmtest.Response{
 			chat("",
@@ -83,6 +85,9 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 			chat("", llmtest.Call{ID: "st", Name: "session_status", Args: `{}`}),
 			by(func(body string) llmtest.Response {
 				statusBody = body
+				// The worker runs (blocked on the gate): its task is in
+				// the store already.
+				runningHistory, _ = st.Sessions().Messages(context.Background(), workerKey.FindString(body))
 				close(gate)
 				return chat("Waiting.")
 			}),
@@ -108,9 +113,10 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 			by(func(body string) llmtest.Response { steerBody = body; return chat("second answer") }),
 		}},
 	)
-	h, st := newHost(t, s,
+	h, st0 := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxDepth: 1, MaxConcurrent: 1},
 		host.Agent{ID: "worker", Model: "openai/worker"})
+	st = st0
 	if err := h.Start(host.Spec{Key: "agent:lead:main", AgentID: "lead", Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +129,18 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 	}
 	if got := transcript[len(transcript)-1].Text(); got != "Final." {
 		t.Fatalf("the lead's last answer is %q", got)
+	}
+	stored, err := st.Sessions().Messages(context.Background(), "agent:lead:main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(stored) != len(transcript) {
+		t.Errorf("the store holds %d messages of the lead, its transcript %d", len(stored), len(transcript))
+	}
+	for i, m := range stored {
+		if m.Role != transcript[i].Role {
+			t.Errorf("stored message %d is a %s, the transcript's a %s", i, m.Role, transcript[i].Role)
+		}
 	}
 	reqs := s.Requests()
 	var spawned string
@@ -142,6 +160,9 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 	}
 	if strings.Contains(statusBody, `\"usedTokens\": 0`) {
 		t.Errorf("session_status does not count the tokens of the last call:\n%s", statusBody)
+	}
+	if len(runningHistory) != 1 || !strings.Contains(string(runningHistory[0].Body), `"text":"job"`) {
+		t.Errorf("the running worker's stored history: %+v", runningHistory)
 	}
 	if !strings.Contains(steerBody, "do it again") || !strings.Contains(steerBody, "first answer") {
 		t.Errorf("the steered worker's request lacks its history or the message:\n%s", steerBody)
