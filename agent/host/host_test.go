@@ -257,3 +257,34 @@ func TestResumedSubagentKeepsDepth(t *testing.T) {
 		t.Errorf("the spawn was not refused for the lead's depth limit:\n%s", refusal)
 	}
 }
+
+// TestRunTimeout: a sub-agent past its runTimeoutSeconds is stopped and
+// reported to its parent as failed, with the reason.
+func TestRunTimeout(t *testing.T) {
+	t.Parallel()
+	var report string
+	s := llmtest.NewRouted(t,
+		llmtest.Route{Match: "You are lead.", Responses: []llmtest.Response{
+			chat("", llmtest.Call{ID: "s1", Name: "sessions_spawn", Args: `{"task": "hang", "agentId": "worker", "runTimeoutSeconds": 1}`}),
+			chat("Waiting."),
+			by(func(body string) llmtest.Response { report = body; return chat("It timed out.") }),
+		}},
+		llmtest.Route{Match: "You are worker.", Responses: []llmtest.Response{{Body: ": waiting\n\n", Stall: true}}},
+	)
+	h, st := newHost(t, s,
+		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}},
+		host.Agent{ID: "worker", Model: "openai/worker"})
+	if err := h.Start(host.Spec{Key: "agent:lead:main", AgentID: "lead", Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(report, "failed: the run timed out after 1s (runTimeoutSeconds)") {
+		t.Errorf("the lead was not told of the timeout:\n%s", report)
+	}
+	list, err := st.Sessions().List(context.Background(), store.SessionFilter{ParentKey: "agent:lead:main"})
+	if err != nil || len(list) != 1 || list[0].Status != store.SessionFailed {
+		t.Errorf("children: %+v, %v", list, err)
+	}
+}
