@@ -307,7 +307,10 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 		saveErr := s.saveErr
 		h.mu.Lock()
 		s.transcript = transcript
-		if more := a.Drain(); len(more) > 0 && err == nil && ctx.Err() == nil {
+		// Messages that came while the run was ending (or failing: a
+		// sub-agent's answer must not be lost with a provider error) start
+		// another run; a cancelled session takes none.
+		if more := a.Drain(); len(more) > 0 && ctx.Err() == nil {
 			h.mu.Unlock()
 			history, prompt = transcript, more
 			continue
