@@ -439,6 +439,9 @@ func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
 	if _, ok := h.agents[info.AgentID]; !ok {
 		return nil, tool.InputErrorf("Session %q belongs to agent %q, which is no longer configured.", key, info.AgentID)
 	}
+	if info.Status == store.SessionRunning {
+		return nil, tool.InputErrorf("Session %q is running in another process (or one that stopped without finishing its record), so this one cannot deliver to it.", key)
+	}
 	rows, err := h.o.Sessions.Messages(ctx, key)
 	if err != nil {
 		return nil, err

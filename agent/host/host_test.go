@@ -186,10 +186,14 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 func TestRefusals(t *testing.T) {
 	t.Parallel()
 	s := llmtest.NewRouted(t, llmtest.Route{Match: "You are lead.", Responses: []llmtest.Response{chat("ok")}})
-	h, _ := newHost(t, s,
+	h, st := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}},
 		host.Agent{ID: "worker", Model: "openai/worker"},
 		host.Agent{ID: "other", Model: "openai/other"})
+	// A session another process runs.
+	if err := st.Sessions().Start(context.Background(), store.SessionStart{ID: "agent:worker:busy", AgentID: "worker", Model: "openai/worker"}); err != nil {
+		t.Fatal(err)
+	}
 	if err := h.Start(host.Spec{Key: "agent:lead:main", AgentID: "lead", Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
 		t.Fatal(err)
 	}
@@ -219,6 +223,9 @@ func TestRefusals(t *testing.T) {
 	}
 	if _, err := h.Send(ctx, tool.SendRequest{From: "agent:lead:main", To: "agent:lead:main", Message: "x"}); err == nil || !strings.Contains(err.Error(), "your own session") {
 		t.Errorf("Send to oneself: %v", err)
+	}
+	if _, err := h.Send(ctx, tool.SendRequest{From: "agent:lead:main", To: "agent:worker:busy", Message: "x"}); err == nil || !strings.Contains(err.Error(), "is running in another process") {
+		t.Errorf("Send to a session another process runs: %v", err)
 	}
 	if _, err := h.Await(ctx, "agent:lead:main", "send-nope", 0); err == nil || !strings.Contains(err.Error(), "No pending reply") {
 		t.Errorf("Await of an unknown handle: %v", err)
