@@ -115,6 +115,24 @@ func (a *Agent) FollowUp(m llm.Message) {
 	a.mu.Unlock()
 }
 
+// Queued counts the steering and follow-up messages that wait.
+func (a *Agent) Queued() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.steering) + len(a.followUps)
+}
+
+// Drain takes the messages that still wait — steering first, then
+// follow-ups — for example those queued while a run was returning, so the
+// caller can start another run with them.
+func (a *Agent) Drain() []llm.Message {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := append(a.steering, a.followUps...)
+	a.steering, a.followUps = nil, nil
+	return out
+}
+
 func (a *Agent) take(q *[]llm.Message) []llm.Message {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -172,7 +190,7 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		if turn > maxTurns {
 			return transcript, ErrMaxTurns
 		}
-		transcript = append(transcript, a.take(&a.steering)...)
+		transcript = a.deliver(transcript, a.take(&a.steering))
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
 		msg, err := a.stream(ctx, turn, transcript, tools)
 		transcript = append(transcript, msg)
@@ -192,9 +210,19 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 			if len(more) == 0 && !a.pending() {
 				return transcript, nil
 			}
-			transcript = append(transcript, more...)
+			transcript = a.deliver(transcript, more)
 		}
 	}
+}
+
+// deliver appends queued messages (steering, follow-ups) to the transcript,
+// reporting each as a message, as the prompt's are.
+func (a *Agent) deliver(transcript, msgs []llm.Message) []llm.Message {
+	for i := range msgs {
+		a.emit(Event{Type: EventMessageStart, Message: &msgs[i]})
+		a.emit(Event{Type: EventMessageEnd, Message: &msgs[i]})
+	}
+	return append(transcript, msgs...)
 }
 
 // pending reports whether steering messages wait.

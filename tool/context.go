@@ -65,6 +65,9 @@ type Context struct {
 	// Jobs is the durable job queue async tools submit to and the job
 	// tools read; nil when there is none (async tools then cannot run).
 	Jobs Jobs
+	// Host runs sessions in this process (sub-agents, messages between
+	// sessions); nil outside an agent run.
+	Host SessionHost
 }
 
 // Cache keeps values by key until they expire.

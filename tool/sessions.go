@@ -70,3 +70,106 @@ func (c *Context) Agent() (AgentInfo, bool) {
 	}
 	return AgentInfo{}, false
 }
+
+// SessionHost runs agent sessions in the process — sub-agents spawned by
+// sessions_spawn, sessions that sessions_send wakes — and delivers messages
+// to them. It is set in the tool context of an agent run (toolbelt run);
+// sessions_spawn, subagents and sessions_send need it. Methods return a
+// tool.InputError for a refusal the model can act on; it says why.
+type SessionHost interface {
+	// Spawn starts a sub-agent of the session req.ParentKey and returns at
+	// once.
+	Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, error)
+	// Children lists the sub-agents of session parentKey.
+	Children(ctx context.Context, parentKey string) ([]ChildInfo, error)
+	// Steer delivers message to the sub-agent childKey of parentKey: before
+	// its next model call when it runs, as a new run when it is idle.
+	Steer(ctx context.Context, parentKey, childKey, message string) error
+	// Kill cancels the run of the sub-agent childKey of parentKey (and its
+	// own sub-agents); its status becomes aborted.
+	Kill(ctx context.Context, parentKey, childKey string) error
+	// Send delivers a message from session req.From to session req.To and
+	// waits up to req.Timeout for the reply (the answer of the run that
+	// takes the message); a zero Timeout does not wait.
+	Send(ctx context.Context, req SendRequest) (SendResult, error)
+	// Await waits up to timeout for the reply of an earlier Send that was
+	// still pending, by its handle; from must be the session that sent it.
+	Await(ctx context.Context, from, handle string, timeout time.Duration) (SendResult, error)
+	// Queue reports what waits in session key.
+	Queue(key string) SessionQueue
+}
+
+// SpawnRequest asks for a sub-agent.
+type SpawnRequest struct {
+	// ParentKey is the session that spawns (the caller's).
+	ParentKey string
+	// Task is the sub-agent's first user message.
+	Task string
+	// AgentID is the agent to run (default: the caller's own).
+	AgentID string
+	// Label names the task for people.
+	Label string
+	// Model overrides the agent's PROVIDER/MODEL.
+	Model string
+	// Timeout bounds the sub-agent's run (0: none).
+	Timeout time.Duration
+}
+
+// SpawnResult says which session runs the sub-agent.
+type SpawnResult struct {
+	Status          string `json:"status"`
+	ChildSessionKey string `json:"childSessionKey"`
+	RunID           string `json:"runId"`
+	AgentID         string `json:"agentId"`
+	Model           string `json:"model"`
+}
+
+// ChildInfo is a sub-agent as subagents lists it.
+type ChildInfo struct {
+	Key     string `json:"sessionKey"`
+	AgentID string `json:"agentId"`
+	Label   string `json:"label,omitempty"`
+	Status  string `json:"status"`
+	RunID   string `json:"runId,omitempty"`
+	Model   string `json:"model,omitempty"`
+	// Answer is the last answer of its last run, shortened.
+	Answer string `json:"answer,omitempty"`
+	// Error says why its last run failed.
+	Error string `json:"error,omitempty"`
+}
+
+// SendRequest is a message from one session to another.
+type SendRequest struct {
+	From, To, Message string
+	// Timeout is how long to wait for the reply (0: do not wait).
+	Timeout time.Duration
+}
+
+// SendResult is what became of a message: "accepted" (not waited for),
+// "ok" with the reply, or "pending" with a handle to wait on.
+type SendResult struct {
+	Status     string `json:"status"`
+	SessionKey string `json:"sessionKey"`
+	Reply      string `json:"reply,omitempty"`
+	Handle     string `json:"handle,omitempty"`
+	Message    string `json:"message,omitempty"`
+	// ReplyStatus is how the run that took the message ended (done,
+	// failed, aborted), with Error saying why it failed.
+	ReplyStatus string `json:"replyStatus,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+// SessionQueue is what waits in a session.
+type SessionQueue struct {
+	// Running says a run of the session is going.
+	Running bool `json:"running"`
+	// PendingMessages counts the messages delivered to it that its model
+	// has not seen yet.
+	PendingMessages int `json:"pendingMessages"`
+	// RunningChildren counts its sub-agents that run.
+	RunningChildren int `json:"runningChildren"`
+	// ContextTokens is the size of its last model request in tokens (0:
+	// unknown), ContextWindow the model's window (0: unknown).
+	ContextTokens int `json:"contextTokens"`
+	ContextWindow int `json:"contextWindow"`
+}

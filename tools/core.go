@@ -34,6 +34,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
 	must(jobtools.Register(reg))
+	must(sessions.RegisterHosted(reg))
 	must(agents.Register(reg))
 	mem := memory.NewIndexer(memory.DefaultRescan)
 	mem.Watch = true

@@ -52,11 +52,11 @@ func (e *env) useRunner(r *invoke.Runner) {
 func (e *env) deliver(workspace string) automation.Deliver {
 	return func(ctx context.Context, s tool.Schedule) (string, error) {
 		p := s.Payload
-		f := agentFlags{Agent: p.AgentID}
+		f := agentFlags{Agent: p.AgentID, as: &invoke.Caller{Channel: cmp.Or(s.Owner.Channel, "cron"), Principal: s.Owner.Principal, Owner: true}}
 		if p.AgentID == "" {
 			f.Workspace = workspace
 		}
-		ar, err := f.setup(e)
+		ar, err := f.setupHosted(e)
 		if err != nil {
 			return "", fmt.Errorf("cannot run an agent for the message: %w", err)
 		}
@@ -69,8 +69,7 @@ func (e *env) deliver(workspace string) automation.Deliver {
 		default:
 			key = "cron:" + s.ID
 		}
-		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: cmp.Or(s.Owner.Channel, "cron"), Principal: s.Owner.Principal, Owner: true})
-		transcript, err := ar.runSession(ctx, e, key, "", p.AgentID, p.Text)
+		transcript, err := ar.runSession(ctx, e, key, p.AgentID, p.Text)
 		answer := ""
 		if n := len(transcript); n > 0 && transcript[n-1].Role == "assistant" {
 			answer = transcript[n-1].Text()

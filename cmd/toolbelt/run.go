@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -37,6 +38,10 @@ type agentFlags struct {
 	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
 	workspaceFlags
 	runFlags
+
+	// as, when set, is who the run's calls come from instead of the
+	// command line's user (a schedule's owner).
+	as *invoke.Caller
 }
 
 // agentRun is an agent set up from agentFlags.
@@ -46,11 +51,20 @@ type agentRun struct {
 	cfg    *config.Config
 	model  string
 	closer io.Closer
+	// host runs the sessions of a hosted run (setupHosted).
+	host *runHost
 }
 
 // setup checks the flags and makes the agent: its model client, system
 // prompt and pipeline.
-func (f *agentFlags) setup(e *env) (*agentRun, error) {
+func (f *agentFlags) setup(e *env) (*agentRun, error) { return f.setupAgent(e, false) }
+
+// setupHosted is setup for a run whose session runs in a session host, so
+// that it can spawn sub-agents and reach other sessions (when agents are
+// configured).
+func (f *agentFlags) setupHosted(e *env) (*agentRun, error) { return f.setupAgent(e, true) }
+
+func (f *agentFlags) setupAgent(e *env, hosted bool) (*agentRun, error) {
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -84,6 +98,9 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 		return nil, err
 	}
 	tc.AgentID = f.Agent
+	if f.as != nil {
+		tc.Channel, tc.Principal, tc.Owner = f.as.Channel, f.as.Principal, f.as.Owner
+	}
 	system := f.System
 	if name, ok := strings.CutPrefix(system, "@"); ok {
 		b, err := readInput(e, name)
@@ -100,12 +117,21 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if f.Profile != "" {
 		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
 	}
+	var rh *runHost
+	if hosted {
+		if rh, err = e.newRunHost(f, cfg, model, tc); err != nil {
+			return nil, err
+		}
+		if len(cfg.Agents) > 0 {
+			tc.Host = rh
+		}
+	}
 	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
 	if err != nil {
 		return nil, err
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
-	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer}, nil
+	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 
 // agentSystem is an agent's configured system prompt: the text, or the
@@ -148,7 +174,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	// With async tools the run works their jobs, and waits for them.
 	e.workJobs = e.hasAsyncTools()
-	ar, err := c.setup(e)
+	ar, err := c.setupHosted(e)
 	if err != nil {
 		return err
 	}
@@ -156,7 +182,7 @@ func (c *runCmd) Run(e *env) error {
 	if err := e.startJobs(); err != nil {
 		return err
 	}
-	a, tc := ar.agent, ar.tc
+	a := ar.agent
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	switch {
@@ -182,18 +208,7 @@ func (c *runCmd) Run(e *env) error {
 		key = store.SessionKey(c.Agent, "cli", newRunID())
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
-	if key != "" {
-		// The runner holds a copy of tc: the run's calls carry the session
-		// key this way (session_status reads it).
-		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: key, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
-	}
-	jobSession := key
-	if jobSession == "" && e.jobq != nil {
-		// The run's jobs need a session to come back to.
-		jobSession = "cli:run:" + newRunID()
-		ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: jobSession, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner})
-	}
-	transcript, runErr := ar.runSession(ctx, e, key, jobSession, c.Agent, c.Prompt)
+	transcript, runErr := ar.runSession(ctx, e, key, c.Agent, c.Prompt)
 	if transcript == nil {
 		return runErr
 	}
@@ -219,40 +234,40 @@ func (c *runCmd) Run(e *env) error {
 	return nil
 }
 
-// runSession runs the agent with prompt; with a session key, on that
-// session: its transcript first, the run's messages kept after, and its
-// status. A nil transcript means the session could not be read or started.
-func (ar *agentRun) runSession(ctx context.Context, e *env, key, jobSession, agentID, prompt string) ([]llm.Message, error) {
+// runSession runs the agent with prompt in the run's session host: on
+// session key, its transcript first and the run's messages kept after;
+// with no key, in a session that is not kept. It returns when every
+// session the run reached is idle and no job the session started is
+// pending (a finished job's outcome reaches the session as a follow-up),
+// with the session's transcript. A nil transcript means the session could
+// not be read or started.
+func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt string) ([]llm.Message, error) {
 	var history []llm.Message
-	ws := ar.tc.WorkspaceDir
 	if key != "" {
 		var err error
-		if history, err = loadSession(ctx, e, ws, key); err != nil {
-			return nil, err
-		}
-		if err := startSession(e, ws, key, ar.model, agentID); err != nil {
+		if history, err = loadSession(ctx, e, ar.tc.WorkspaceDir, key); err != nil {
 			return nil, err
 		}
 	}
+	transient := key == ""
+	if transient && e.jobq != nil {
+		// The run's jobs need a session to come back to.
+		key = "cli:run:" + newRunID()
+	}
+	h := ar.host
+	defer h.Close()
+	h.root, h.rootKey = ar.agent, key
 	started := time.Now()
-	transcript, runErr := ar.agent.Run(ctx, history, llm.UserText(prompt))
-	if runErr == nil && e.jobq != nil && jobSession != "" {
-		transcript, runErr = waitForJobs(ctx, e.jobq, jobSession, started, transcript, func(ctx context.Context, tr []llm.Message, m llm.Message) ([]llm.Message, error) {
-			return ar.agent.Run(ctx, tr, m)
-		})
+	if err := h.Start(host.Spec{Key: key, AgentID: agentID, Model: ar.model, Transient: transient}, history, llm.UserText(prompt)); err != nil {
+		return nil, err
 	}
-	if key != "" {
-		fresh := transcript[len(history):]
-		err := saveSession(e, ws, key, ar.model, fresh)
-		if err == nil {
-			err = finishSession(e, ws, key, runErr, fresh)
-		}
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-			runErr = cmp.Or(runErr, err)
-		}
+	waitErr := waitIdle(ctx, h, e.jobq, key, started)
+	if waitErr != nil {
+		h.Abort()
+		_ = h.Wait(context.Background())
 	}
-	return transcript, runErr
+	transcript, err := h.Result(key)
+	return transcript, cmp.Or(err, waitErr)
 }
 
 func clipLine(s string, n int) string {
@@ -280,39 +295,6 @@ func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Messa
 		}
 	}
 	return out, nil
-}
-
-// startSession marks session key running, creating it for agentID.
-func startSession(e *env, workspace, key, model, agentID string) error {
-	st, err := e.state(workspace)
-	if err != nil {
-		return err
-	}
-	return st.Sessions().Start(context.Background(), store.SessionStart{ID: key, Workspace: workspace, Model: model, AgentID: agentID})
-}
-
-// finishSession records how a run of session key ended — done, aborted (cancelled) or
-// failed — and the tokens its messages used.
-func finishSession(e *env, workspace, key string, runErr error, msgs []llm.Message) error {
-	st, err := e.state(workspace)
-	if err != nil {
-		return err
-	}
-	status := store.SessionDone
-	switch {
-	case errors.Is(runErr, context.Canceled):
-		status = store.SessionAborted
-	case runErr != nil:
-		status = store.SessionFailed
-	}
-	var u store.SessionUsage
-	for _, m := range msgs {
-		if m.Usage != nil {
-			u.Input += int64(m.Usage.Input)
-			u.Output += int64(m.Usage.Output)
-		}
-	}
-	return st.Sessions().Finish(context.Background(), key, status, u)
 }
 
 // newRunID is a short random id for a run's session key.

@@ -11,15 +11,14 @@ import (
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 )
 
-// continueFunc runs the agent on with the transcript and a follow-up.
-type continueFunc func(ctx context.Context, transcript []llm.Message, followUp llm.Message) ([]llm.Message, error)
-
-// waitForJobs waits for the jobs that session started since the run
-// began: each one's outcome reaches the agent as a follow-up user message,
-// and the agent continues (and may start more jobs). It returns when no job
-// of the session is pending, with the transcript grown by what the agent
-// said.
-func waitForJobs(ctx context.Context, q *jobs.Queue, session string, since time.Time, transcript []llm.Message, cont continueFunc) ([]llm.Message, error) {
+// waitIdle returns when the host is idle and no job that session started
+// since the run began is pending. Each finished job's outcome reaches the
+// session as a follow-up user message (running it again when it is idle),
+// and the agent may start more jobs.
+func waitIdle(ctx context.Context, h *runHost, q *jobs.Queue, session string, since time.Time) error {
+	if q == nil || session == "" {
+		return h.Wait(ctx)
+	}
 	events, stop := q.Subscribe(0)
 	defer stop()
 	// A job may be finished by another process (a webhook reaching
@@ -28,14 +27,17 @@ func waitForJobs(ctx context.Context, q *jobs.Queue, session string, since time.
 	defer tick.Stop()
 	delivered := map[string]bool{}
 	for {
+		if err := h.Wait(ctx); err != nil {
+			return err
+		}
 		// Pending first: a job finishing in between shows as finished.
 		pending, err := q.Pending(ctx, session)
 		if err != nil {
-			return transcript, err
+			return err
 		}
 		finished, err := q.Finished(ctx, session, since)
 		if err != nil {
-			return transcript, err
+			return err
 		}
 		progressed := false
 		for _, j := range finished {
@@ -44,19 +46,19 @@ func waitForJobs(ctx context.Context, q *jobs.Queue, session string, since time.
 			}
 			delivered[j.TaskID] = true
 			progressed = true
-			if transcript, err = cont(ctx, transcript, llm.UserText(followUp(j))); err != nil {
-				return transcript, err
+			if err := h.Deliver(session, llm.UserText(followUp(j))); err != nil {
+				return err
 			}
 		}
 		if progressed {
 			continue
 		}
 		if len(pending) == 0 {
-			return transcript, nil
+			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return transcript, ctx.Err()
+			return ctx.Err()
 		case <-events:
 		case <-tick.C:
 		}

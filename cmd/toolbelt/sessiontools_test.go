@@ -10,26 +10,33 @@ import (
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
-// TestListSessionTools: toolbelt list shows the session tools and
-// agents_list available when agents are configured, and why not otherwise.
+// TestListSessionTools: toolbelt list shows the ten tools of the sessions,
+// agents and memory sections available when agents are configured; without
+// agents, those that need them are unavailable, saying why.
 func TestListSessionTools(t *testing.T) {
 	t.Parallel()
-	ids := []string{"sessions_list", "sessions_history", "session_status", "agents_list"}
+	ids := []string{"sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "subagents", "session_status", "agents_list"}
+	ten := append([]string{"result_read", "memory_search", "memory_get"}, ids...)
 	list := func(cfg string) map[string]map[string]any {
-		r := runCLI(t, "", "--config", cfg, "list", "--json", "--include", "group:sessions,group:agents").expect(t, 0)
+		r := runCLI(t, "", "--config", cfg, "list", "--json", "--include", "group:sessions,group:agents,group:memory").expect(t, 0)
 		var got []map[string]any
 		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 			t.Fatalf("%v\n%s", err, r.stdout)
 		}
 		byID := map[string]map[string]any{}
 		for _, m := range got {
-			byID[m["id"].(string)] = m
+			if m["source"] == "core" { // the test registry adds tools of its own
+				byID[m["id"].(string)] = m
+			}
 		}
 		return byID
 	}
 	withAgents, _ := agentsConfig(t)
 	got := list(withAgents)
-	for _, id := range ids {
+	if len(got) != len(ten) {
+		t.Errorf("with agents configured, list shows %d tools of the sessions, agents and memory sections, want %d: %v", len(got), len(ten), got)
+	}
+	for _, id := range ten {
 		if got[id]["available"] != true {
 			t.Errorf("with agents configured, %s: %v", id, got[id])
 		}

@@ -63,7 +63,47 @@ type Server struct {
 	*httptest.Server
 	mu        sync.Mutex
 	responses []Response
+	routes    []Route
 	requests  []Request
+}
+
+// Route scripts the responses to the requests whose body contains Match,
+// for several agents talking to one server at once, in an order no test
+// can know: each route answers its own requests in order.
+type Route struct {
+	Match     string
+	Responses []Response
+}
+
+// NewRouted starts a server that answers each request from the first
+// route that matches it and has responses left; a request no route
+// answers gets HTTP 500. It is closed when the test ends.
+func NewRouted(t testing.TB, routes ...Route) *Server {
+	s := &Server{routes: routes}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// next takes the response to a request with body; s.mu is held.
+func (s *Server) next(body []byte) (Response, bool) {
+	if s.routes == nil {
+		if len(s.responses) == 0 {
+			return Response{}, false
+		}
+		resp := s.responses[0]
+		s.responses = s.responses[1:]
+		return resp, true
+	}
+	for i := range s.routes {
+		r := &s.routes[i]
+		if len(r.Responses) > 0 && strings.Contains(string(body), r.Match) {
+			resp := r.Responses[0]
+			r.Responses = r.Responses[1:]
+			return resp, true
+		}
+	}
+	return Response{}, false
 }
 
 // New starts a server that answers requests with responses, in order; a
@@ -93,11 +133,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	s.requests = append(s.requests, Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body})
-	var resp Response
-	ok := len(s.responses) > 0
-	if ok {
-		resp, s.responses = s.responses[0], s.responses[1:]
-	}
+	resp, ok := s.next(body)
 	s.mu.Unlock()
 	if !ok {
 		http.Error(w, `{"error":{"message":"the replay server has no more scripted responses"}}`, http.StatusInternalServerError)

@@ -39,7 +39,9 @@ const listDescription = "List agent sessions you can see (your own, your sub-age
 const historyDescription = "Read a session's messages, oldest first, in pages (offset, limit). Tool results are shortened; " +
 	"set includeToolCalls to see tool calls and their results. Use sessions_list to find session keys."
 
-const statusDescription = "Your own session's record: key, agent, model, status, message count, tokens used, created and updated times."
+const statusDescription = "Your own session's record: key, agent, model, status, message count, tokens used, " +
+	"context window use (tokens of the last model call against the model's window, when known), the queue (messages " +
+	"waiting for you, sub-agents still running), created and updated times."
 
 // Usable says why the session tools cannot be used in tc, or nil.
 func Usable(tc *tool.Context) error {
@@ -301,11 +303,56 @@ func statusTool(tc *tool.Context) (*tool.Tool, error) {
 		if !ok {
 			return tool.Result{}, tool.InputErrorf("Session %q is not in the store yet: it is kept once its run starts.", key)
 		}
-		return tool.JSON(map[string]any{
+		out := map[string]any{
 			"key": s.Key, "agentId": s.AgentID, "parentKey": s.ParentKey, "status": s.Status, "model": s.Model,
 			"messages": s.Messages, "usage": map[string]int64{"input": s.InputTokens, "output": s.OutputTokens},
 			"createdAt": stamp(s.Created), "updatedAt": stamp(s.Updated),
-		})
+		}
+		var q tool.SessionQueue
+		if h := inv.Context.Host; h != nil {
+			q = h.Queue(key)
+			out["queue"] = map[string]any{"pendingMessages": q.PendingMessages, "runningChildren": q.RunningChildren}
+		}
+		if q.ContextTokens == 0 {
+			msgs, err := inv.Context.Sessions.Messages(ctx, key)
+			if err != nil {
+				return tool.Result{}, err
+			}
+			q.ContextTokens = contextTokens(msgs)
+		}
+		out["context"] = contextUse(q)
+		return tool.JSON(out)
 	})
 	return &t, err
+}
+
+// contextTokens is the size of the last model call of a stored transcript:
+// the tokens its last assistant message reports; 0 when none does.
+func contextTokens(msgs []tool.SessionMessage) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		var m struct {
+			Role  string `json:"role"`
+			Usage *struct {
+				Input, Output, CacheRead, CacheWrite int
+			} `json:"usage"`
+		}
+		if json.Unmarshal(msgs[i].Body, &m) == nil && m.Role == "assistant" && m.Usage != nil {
+			return m.Usage.Input + m.Usage.Output + m.Usage.CacheRead + m.Usage.CacheWrite
+		}
+	}
+	return 0
+}
+
+// contextUse reports the tokens of the last model call against the
+// model's window, when it is known.
+func contextUse(q tool.SessionQueue) map[string]any {
+	out := map[string]any{"usedTokens": q.ContextTokens}
+	if q.ContextWindow > 0 {
+		out["windowTokens"] = q.ContextWindow
+		out["percentUsed"] = float64(q.ContextTokens*1000/q.ContextWindow) / 10
+	} else {
+		out["windowTokens"] = nil
+		out["note"] = "the model's context window is not known"
+	}
+	return out
 }

@@ -1,0 +1,801 @@
+// Package host runs agent sessions in the process: the session of an agent
+// run, the sub-agents it spawns (sessions_spawn) and the sessions it sends
+// messages to (sessions_send). It keeps each session's status and
+// transcript in the store and delivers messages to sessions: to a running
+// session as a follow-up (agent.Agent.FollowUp), to an idle one as a new
+// run. A sub-agent's final answer is delivered to its parent the same way.
+//
+// A Host implements tool.SessionHost; the tool context of every session it
+// runs should carry it, so the session tools reach it.
+package host
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// Agent is a configured agent as the host applies its sub-agent policy.
+type Agent struct {
+	ID string
+	// Model is its PROVIDER/MODEL.
+	Model string
+	// Allow lists the agents it may spawn ("*": any).
+	Allow []string
+	// MaxDepth bounds how deep sub-agents below one of its sessions may
+	// go; MaxConcurrent how many of a session's sub-agents may run at once.
+	MaxDepth, MaxConcurrent int
+}
+
+// Defaults of the sub-agent policy for a session that runs as no agent.
+const (
+	DefaultMaxDepth      = 1
+	DefaultMaxConcurrent = 4
+)
+
+// Spec says which session to run and as what.
+type Spec struct {
+	// Key is the session's key in the store.
+	Key string
+	// AgentID is the configured agent it runs as ("" for none).
+	AgentID string
+	// ParentKey is the session that spawned it.
+	ParentKey string
+	// Model is its PROVIDER/MODEL.
+	Model string
+	// Label names a sub-agent's task.
+	Label string
+	// Depth counts the sub-agent levels above it (0 for a session that
+	// was not spawned).
+	Depth int
+	// Transient sessions are not kept in the store (a run without a
+	// session key).
+	Transient bool
+}
+
+// Builder makes the agent loop of a session: its model client (s.Model),
+// system prompt, and a runner whose tool context carries s.Key, s.AgentID,
+// Subagent (s.Depth > 0) and the host.
+type Builder func(s Spec) (*agent.Agent, error)
+
+// Options configure a Host.
+type Options struct {
+	// Sessions keeps the sessions; Workspace is recorded with new ones.
+	Sessions  *store.Sessions
+	Workspace string
+	// Build makes a session's agent loop.
+	Build Builder
+	// Agents are the configured agents.
+	Agents []Agent
+	// ContextWindow returns a model's context window in tokens, 0 when it
+	// is not known.
+	ContextWindow func(model string) int
+	// Caller is who the sessions' calls run for; each session's own key
+	// replaces its SessionKey.
+	Caller invoke.Caller
+}
+
+// Host runs sessions. Its methods are safe for concurrent use.
+type Host struct {
+	o      Options
+	agents map[string]Agent
+	base   context.Context
+	stop   context.CancelFunc
+
+	mu       sync.Mutex
+	sessions map[string]*session
+	active   int
+	changed  chan struct{} // closed and replaced when active changes
+	sends    map[string]*send
+}
+
+// session is a session the host has run.
+type session struct {
+	Spec
+	a          *agent.Agent
+	transcript []llm.Message
+	running    bool
+	killed     bool
+	cancel     context.CancelFunc
+	ended      chan struct{} // closed when the current run loop ends
+	runID      string
+	status     string
+	err        error
+	timeout    time.Duration
+	waiters    []*send
+	// context is the token count of its last model call.
+	context atomic.Int64
+	// saved counts the messages of the current agent run already in the
+	// store, saveErr is the first error saving them; only the run's
+	// goroutine uses them.
+	saved   int
+	saveErr error
+}
+
+// newSession makes the record of a session the host runs with a. Each
+// message of a run is kept in the store as it ends (the loop reports
+// messages in transcript order), so a running session's history shows it
+// and a crash loses no more than the message in progress; and the size of
+// each model call is noted as a's turns end.
+func (h *Host) newSession(s Spec, a *agent.Agent, history []llm.Message) *session {
+	ss := &session{Spec: s, a: a, transcript: history}
+	ss.context.Store(int64(contextOf(history)))
+	on := a.OnEvent
+	a.OnEvent = func(e agent.Event) {
+		switch {
+		case e.Type == agent.EventMessageEnd && e.Message != nil:
+			if err := h.save(ss, []llm.Message{*e.Message}); err != nil && ss.saveErr == nil {
+				ss.saveErr = err
+			}
+			ss.saved++
+		case e.Type == agent.EventTurnEnd && e.Message != nil && e.Message.Usage != nil:
+			ss.context.Store(int64(contextOf([]llm.Message{*e.Message})))
+		}
+		if on != nil {
+			on(e)
+		}
+	}
+	return ss
+}
+
+// contextOf is the size in tokens of the last model call of msgs, 0 when
+// none reports its usage.
+func contextOf(msgs []llm.Message) int {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if u := msgs[i].Usage; msgs[i].Role == llm.RoleAssistant && u != nil {
+			return u.Input + u.CacheRead + u.CacheWrite + u.Output
+		}
+	}
+	return 0
+}
+
+// send is a message waiting for its reply.
+type send struct {
+	id, from, to string
+	done         chan struct{}
+	result       tool.SendResult
+}
+
+// New returns a host.
+func New(o Options) *Host {
+	h := &Host{o: o, agents: map[string]Agent{}, sessions: map[string]*session{}, changed: make(chan struct{}), sends: map[string]*send{}}
+	for _, a := range o.Agents {
+		h.agents[a.ID] = a
+	}
+	h.base, h.stop = context.WithCancel(context.Background())
+	return h
+}
+
+var _ tool.SessionHost = (*Host)(nil)
+
+// Start runs session s with history and the prompt messages, returning
+// once the run has started. The session must not be running already.
+func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if old, ok := h.sessions[s.Key]; ok && old.running {
+		return fmt.Errorf("session %s is already running", s.Key)
+	}
+	if !s.Transient && s.ParentKey == "" {
+		// A kept sub-agent's session resumed on its own keeps its place
+		// below its parent, for the depth limit.
+		if info, err := h.o.Sessions.Info(context.Background(), s.Key); err == nil && info.ParentKey != "" {
+			s.ParentKey, s.Depth = info.ParentKey, h.depthOf(context.Background(), info.ParentKey)
+		}
+	}
+	a, err := h.o.Build(s)
+	if err != nil {
+		return err
+	}
+	ss := h.newSession(s, a, history)
+	h.sessions[s.Key] = ss
+	return h.run(ss, prompt, 0)
+}
+
+// Agent returns the agent loop of session key, to watch its events; nil
+// when the host does not run it.
+func (h *Host) Agent(key string) *agent.Agent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s, ok := h.sessions[key]; ok {
+		return s.a
+	}
+	return nil
+}
+
+// Wait returns when no session runs and none has a message waiting, or
+// with ctx's error.
+func (h *Host) Wait(ctx context.Context) error {
+	for {
+		h.mu.Lock()
+		n, ch := h.active, h.changed
+		h.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Abort cancels every run; Wait then returns once they have ended.
+func (h *Host) Abort() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, s := range h.sessions {
+		if s.running {
+			s.killed = true
+			s.cancel()
+		}
+	}
+}
+
+// Result returns session key's transcript and the error its last run
+// ended with.
+func (h *Host) Result(key string) ([]llm.Message, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[key]
+	if !ok {
+		return nil, fmt.Errorf("session %s: %w", key, store.ErrNoSession)
+	}
+	return append([]llm.Message(nil), s.transcript...), s.err
+}
+
+// run starts a run loop of s with prompt; h.mu is held.
+func (h *Host) run(s *session, prompt []llm.Message, timeout time.Duration) error {
+	if !s.Transient {
+		if err := h.o.Sessions.Start(context.Background(), store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, AgentID: s.AgentID, ParentKey: s.ParentKey, Label: s.Label}); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithCancel(h.base)
+	if timeout > 0 {
+		ctx, cancel = context.WithTimeout(h.base, timeout)
+	}
+	if s.Key != "" {
+		c := h.o.Caller
+		c.SessionKey = s.Key
+		ctx = invoke.WithCaller(ctx, c)
+	}
+	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), newID("run-"), store.SessionRunning, nil, timeout
+	h.setActive(+1)
+	go h.loop(ctx, s, prompt)
+	return nil
+}
+
+func (h *Host) setActive(d int) {
+	h.active += d
+	close(h.changed)
+	h.changed = make(chan struct{})
+}
+
+// loop runs s until the model stops with no message waiting.
+func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
+	h.mu.Lock()
+	history, a, ended, cancel := s.transcript, s.a, s.ended, s.cancel
+	h.mu.Unlock()
+	defer cancel()
+	for {
+		s.saved, s.saveErr = 0, nil
+		transcript, err := a.Run(ctx, history, prompt...)
+		// What the events did not bring (none, as the loop reports every
+		// message) is kept now.
+		if fresh := transcript[len(history):]; s.saved < len(fresh) {
+			if err := h.save(s, fresh[s.saved:]); err != nil && s.saveErr == nil {
+				s.saveErr = err
+			}
+		}
+		saveErr := s.saveErr
+		h.mu.Lock()
+		s.transcript = transcript
+		// Messages that came while the run was ending (or failing: a
+		// sub-agent's answer must not be lost with a provider error) start
+		// another run; a cancelled session takes none.
+		if more := a.Drain(); len(more) > 0 && ctx.Err() == nil {
+			h.mu.Unlock()
+			history, prompt = transcript, more
+			continue
+		}
+		s.running = false
+		s.err = cmp.Or(err, saveErr)
+		s.status = store.SessionDone
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			s.status, s.err = store.SessionFailed, fmt.Errorf("the run timed out after %s (runTimeoutSeconds)", s.timeout)
+		case ctx.Err() != nil:
+			s.status = store.SessionAborted
+		case s.err != nil:
+			s.status = store.SessionFailed
+		}
+		if !s.Transient {
+			if ferr := h.o.Sessions.Finish(context.Background(), s.Key, s.status, usage(transcript[len(history):])); ferr != nil && s.err == nil {
+				s.err = ferr
+			}
+		}
+		answer := lastAnswer(transcript)
+		for _, w := range s.waiters {
+			w.result = tool.SendResult{Status: "ok", SessionKey: s.Key, Reply: answer, ReplyStatus: s.status}
+			if s.err != nil {
+				w.result.Error = s.err.Error()
+			}
+			close(w.done)
+		}
+		s.waiters = nil
+		if p, ok := h.sessions[s.ParentKey]; ok && s.ParentKey != "" && !s.killed {
+			_ = h.deliver(p, llm.UserText(h.report(s, answer)))
+		}
+		close(ended)
+		h.setActive(-1)
+		h.mu.Unlock()
+		return
+	}
+}
+
+// report is the follow-up that tells a parent how its sub-agent's run
+// ended, with its answer.
+func (h *Host) report(s *session, answer string) string {
+	name := s.Key
+	if s.Label != "" {
+		name = fmt.Sprintf("%q (%s)", s.Label, s.Key)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "[sub-agent %s, agent %s, run %s: %s", name, cmp.Or(s.AgentID, "-"), s.runID, s.status)
+	if s.err != nil {
+		fmt.Fprintf(&b, ": %v", s.err)
+	}
+	b.WriteString("]\n")
+	if answer == "" {
+		b.WriteString("(no answer)")
+	}
+	b.WriteString(answer)
+	return b.String()
+}
+
+// save appends a run's messages to the store.
+func (h *Host) save(s *session, msgs []llm.Message) error {
+	if s.Transient || len(msgs) == 0 {
+		return nil
+	}
+	rows := make([]store.SessionMessage, len(msgs))
+	for i, m := range msgs {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return fmt.Errorf("session %s: encoding a message: %w", s.Key, err)
+		}
+		rows[i] = store.SessionMessage{Role: m.Role, Body: b}
+		if m.Timestamp > 0 {
+			rows[i].Time = time.UnixMilli(m.Timestamp)
+		}
+	}
+	return h.o.Sessions.Append(context.Background(), s.Key, h.o.Workspace, s.Model, rows)
+}
+
+func usage(msgs []llm.Message) store.SessionUsage {
+	var u store.SessionUsage
+	for _, m := range msgs {
+		if m.Usage != nil {
+			u.Input += int64(m.Usage.Input)
+			u.Output += int64(m.Usage.Output)
+		}
+	}
+	return u
+}
+
+// lastAnswer is the text of the transcript's last assistant message.
+func lastAnswer(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleAssistant {
+			return strings.TrimSpace(msgs[i].Text())
+		}
+	}
+	return ""
+}
+
+// Deliver hands m to session key: a follow-up when it runs, a new run
+// when it is idle.
+func (h *Host) Deliver(key string, m llm.Message) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[key]
+	if !ok {
+		return fmt.Errorf("session %s: %w", key, store.ErrNoSession)
+	}
+	return h.deliver(s, m)
+}
+
+// deliver hands m to s: a follow-up when it runs, a new run when it is
+// idle; h.mu is held.
+func (h *Host) deliver(s *session, m llm.Message) error {
+	if s.running {
+		s.a.FollowUp(m)
+		return nil
+	}
+	return h.run(s, []llm.Message{m}, 0)
+}
+
+// adopt returns the session key the host runs, loading it from the store
+// when it does not run it yet; h.mu is held.
+func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
+	if s, ok := h.sessions[key]; ok {
+		return s, nil
+	}
+	info, err := h.o.Sessions.Info(ctx, key)
+	if errors.Is(err, store.ErrNoSession) {
+		return nil, tool.InputErrorf("No session %q: use sessions_list to see the sessions you can reach.", key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if info.AgentID == "" {
+		return nil, tool.InputErrorf("Session %q runs as no configured agent, so it cannot be run to take a message.", key)
+	}
+	if _, ok := h.agents[info.AgentID]; !ok {
+		return nil, tool.InputErrorf("Session %q belongs to agent %q, which is no longer configured.", key, info.AgentID)
+	}
+	if info.Status == store.SessionRunning {
+		return nil, tool.InputErrorf("Session %q is running in another process (or one that stopped without finishing its record), so this one cannot deliver to it.", key)
+	}
+	rows, err := h.o.Sessions.Messages(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	history := make([]llm.Message, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Body, &history[i]); err != nil {
+			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", key, r.Seq, err)
+		}
+	}
+	spec := Spec{Key: key, AgentID: info.AgentID, ParentKey: info.ParentKey, Model: info.Model, Label: info.Label, Depth: h.depthOf(ctx, info.ParentKey)}
+	a, err := h.o.Build(spec)
+	if err != nil {
+		return nil, err
+	}
+	s := h.newSession(spec, a, history)
+	s.status = info.Status
+	h.sessions[key] = s
+	return s, nil
+}
+
+// depthOf is the depth of a child of session parent.
+func (h *Host) depthOf(ctx context.Context, parent string) int {
+	d := 0
+	for seen := map[string]bool{}; parent != "" && !seen[parent]; d++ {
+		seen[parent] = true
+		if p, ok := h.sessions[parent]; ok {
+			return d + p.Depth + 1
+		}
+		info, err := h.o.Sessions.Info(ctx, parent)
+		if err != nil {
+			return d + 1
+		}
+		parent = info.ParentKey
+	}
+	return d
+}
+
+// limits returns agent id's sub-agent policy.
+func (h *Host) limits(id string) Agent {
+	a, ok := h.agents[id]
+	if !ok {
+		return Agent{ID: id, Allow: []string{"*"}, MaxDepth: DefaultMaxDepth, MaxConcurrent: DefaultMaxConcurrent}
+	}
+	a.MaxDepth = cmp.Or(a.MaxDepth, DefaultMaxDepth)
+	a.MaxConcurrent = cmp.Or(a.MaxConcurrent, DefaultMaxConcurrent)
+	return a
+}
+
+// caller returns the running session key, or a refusal.
+func (h *Host) caller(key, what string) (*session, error) {
+	if key == "" {
+		return nil, tool.InputErrorf("%s needs a session: this run keeps none (run it with --agent ID or --session KEY).", what)
+	}
+	s, ok := h.sessions[key]
+	if !ok {
+		return nil, tool.InputErrorf("%s: session %q is not run by this process, so it cannot reach its sub-agents.", what, key)
+	}
+	return s, nil
+}
+
+// Spawn implements tool.SessionHost.
+func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResult, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	parent, err := h.caller(req.ParentKey, "sessions_spawn")
+	if err != nil {
+		return tool.SpawnResult{}, err
+	}
+	target := cmp.Or(req.AgentID, parent.AgentID)
+	if target == "" {
+		return tool.SpawnResult{}, tool.InputErrorf("Name the agent to spawn with agentId: this session runs as no agent, so there is no own agent to default to (agents_list shows them).")
+	}
+	ta, ok := h.agents[target]
+	if !ok {
+		return tool.SpawnResult{}, tool.InputErrorf("No agent %q is configured: agents_list shows the agents you may spawn.", target)
+	}
+	if parent.AgentID != "" {
+		if own := h.limits(parent.AgentID); !slices.Contains(own.Allow, "*") && !slices.Contains(own.Allow, target) {
+			allowed := "none"
+			if len(own.Allow) > 0 {
+				allowed = strings.Join(own.Allow, ", ")
+			}
+			return tool.SpawnResult{}, tool.InputErrorf("Agent %q may not spawn agent %q: its subagents.allow names %s.", parent.AgentID, target, allowed)
+		}
+	}
+	if err := h.checkDepth(ctx, parent); err != nil {
+		return tool.SpawnResult{}, err
+	}
+	own := h.limits(parent.AgentID)
+	running := 0
+	for _, c := range h.sessions {
+		if c.ParentKey == parent.Key && c.running {
+			running++
+		}
+	}
+	if running >= own.MaxConcurrent {
+		return tool.SpawnResult{}, tool.InputErrorf("Session %q already has %d sub-agents running, the limit of agent %q (subagents.maxConcurrent %d): wait for one to finish (its answer comes to you as a message) or stop one with subagents kill.",
+			parent.Key, running, cmp.Or(parent.AgentID, "-"), own.MaxConcurrent)
+	}
+	model := cmp.Or(req.Model, ta.Model)
+	spec := Spec{Key: store.SessionKey(target, "subagent", newID("")), AgentID: target, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
+	a, err := h.o.Build(spec)
+	if err != nil {
+		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
+	}
+	s := h.newSession(spec, a, nil)
+	h.sessions[spec.Key] = s
+	if err := h.run(s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
+		delete(h.sessions, spec.Key)
+		return tool.SpawnResult{}, err
+	}
+	return tool.SpawnResult{Status: "accepted", ChildSessionKey: spec.Key, RunID: s.runID, AgentID: target, Model: model}, nil
+}
+
+// checkDepth refuses a spawn from parent that would go deeper than the
+// maxDepth of parent's agent or of any agent above it allows.
+func (h *Host) checkDepth(ctx context.Context, parent *session) error {
+	depth := parent.Depth + 1
+	for key, d := parent.Key, parent.Depth; key != "" && d >= 0; d-- {
+		agentID, next := "", ""
+		if s, ok := h.sessions[key]; ok {
+			agentID, next = s.AgentID, s.ParentKey
+		} else if info, err := h.o.Sessions.Info(ctx, key); err == nil {
+			agentID, next = info.AgentID, info.ParentKey
+		} else {
+			break
+		}
+		if l := h.limits(agentID); depth-d > l.MaxDepth {
+			where := "its own session"
+			if key != parent.Key {
+				where = fmt.Sprintf("session %q of agent %q above it", key, cmp.Or(agentID, "-"))
+			}
+			return tool.InputErrorf("Spawning from session %q is refused: a sub-agent of it would be %d levels below %s, and subagents.maxDepth of agent %q is %d. Do the task yourself.",
+				parent.Key, depth-d, where, cmp.Or(agentID, "-"), l.MaxDepth)
+		}
+		key = next
+	}
+	return nil
+}
+
+// child returns the sub-agent childKey of parentKey, or a refusal; h.mu is
+// held.
+func (h *Host) child(ctx context.Context, parentKey, childKey, what string) (*session, error) {
+	if _, err := h.caller(parentKey, what); err != nil {
+		return nil, err
+	}
+	s, ok := h.sessions[childKey]
+	if !ok {
+		info, err := h.o.Sessions.Info(ctx, childKey)
+		if err != nil || info.ParentKey != parentKey {
+			return nil, tool.InputErrorf("%q is not a sub-agent of your session %q: subagents list shows yours.", childKey, parentKey)
+		}
+		return h.adopt(ctx, childKey)
+	}
+	if s.ParentKey != parentKey {
+		return nil, tool.InputErrorf("%q is not a sub-agent of your session %q: subagents list shows yours.", childKey, parentKey)
+	}
+	return s, nil
+}
+
+// Children implements tool.SessionHost.
+func (h *Host) Children(ctx context.Context, parentKey string) ([]tool.ChildInfo, error) {
+	list, err := h.o.Sessions.List(ctx, store.SessionFilter{ParentKey: parentKey, Limit: 1000})
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := []tool.ChildInfo{}
+	for _, c := range list {
+		ci := tool.ChildInfo{Key: c.ID, AgentID: c.AgentID, Label: c.Label, Status: c.Status, Model: c.Model}
+		if s, ok := h.sessions[c.ID]; ok {
+			ci.Status, ci.RunID = s.status, s.runID
+			if !s.running {
+				ci.Answer = clip(lastAnswer(s.transcript), 500)
+			}
+			if s.err != nil {
+				ci.Error = s.err.Error()
+			}
+		}
+		out = append(out, ci)
+	}
+	slices.SortFunc(out, func(a, b tool.ChildInfo) int { return strings.Compare(a.Key, b.Key) })
+	return out, nil
+}
+
+// Steer implements tool.SessionHost.
+func (h *Host) Steer(ctx context.Context, parentKey, childKey, message string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, err := h.child(ctx, parentKey, childKey, "subagents steer")
+	if err != nil {
+		return err
+	}
+	m := llm.UserText(message)
+	if s.running {
+		s.a.Steer(m)
+		return nil
+	}
+	return h.run(s, []llm.Message{m}, 0)
+}
+
+// Kill implements tool.SessionHost. It returns once the run has ended.
+func (h *Host) Kill(ctx context.Context, parentKey, childKey string) error {
+	h.mu.Lock()
+	s, err := h.child(ctx, parentKey, childKey, "subagents kill")
+	if err != nil {
+		h.mu.Unlock()
+		return err
+	}
+	if !s.running {
+		h.mu.Unlock()
+		return tool.InputErrorf("Sub-agent %q is not running (status %s): there is nothing to stop.", childKey, s.status)
+	}
+	var ended []chan struct{}
+	var kill func(*session)
+	kill = func(s *session) {
+		if s.running {
+			s.killed = true
+			s.cancel()
+			ended = append(ended, s.ended)
+		}
+		for _, c := range h.sessions {
+			if c.ParentKey == s.Key {
+				kill(c)
+			}
+		}
+	}
+	kill(s)
+	h.mu.Unlock()
+	for _, ch := range ended {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Send implements tool.SessionHost.
+func (h *Host) Send(ctx context.Context, req tool.SendRequest) (tool.SendResult, error) {
+	h.mu.Lock()
+	if req.From == req.To {
+		h.mu.Unlock()
+		return tool.SendResult{}, tool.InputErrorf("Session %q is your own session: sessions_send delivers to another session.", req.To)
+	}
+	target, err := h.adopt(ctx, req.To)
+	if err != nil {
+		h.mu.Unlock()
+		return tool.SendResult{}, err
+	}
+	from := cmp.Or(req.From, "a session without a key")
+	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", from, req.Message))
+	w := &send{id: newID("send-"), from: req.From, to: req.To, done: make(chan struct{})}
+	if req.Timeout > 0 {
+		target.waiters = append(target.waiters, w)
+		h.sends[w.id] = w
+	}
+	if err := h.deliver(target, m); err != nil {
+		delete(h.sends, w.id)
+		target.waiters = slices.DeleteFunc(target.waiters, func(x *send) bool { return x == w })
+		h.mu.Unlock()
+		return tool.SendResult{}, err
+	}
+	h.mu.Unlock()
+	if req.Timeout <= 0 {
+		return tool.SendResult{Status: "accepted", SessionKey: req.To, Message: "Delivered; not waiting for the reply (give timeoutSeconds to wait for it)."}, nil
+	}
+	return h.await(ctx, w, req.Timeout)
+}
+
+// Await implements tool.SessionHost.
+func (h *Host) Await(ctx context.Context, from, handle string, timeout time.Duration) (tool.SendResult, error) {
+	h.mu.Lock()
+	w, ok := h.sends[handle]
+	h.mu.Unlock()
+	if !ok || w.from != from {
+		return tool.SendResult{}, tool.InputErrorf("No pending reply has the handle %q for your session: a handle is given by a sessions_send that timed out, and its reply is collected once.", handle)
+	}
+	return h.await(ctx, w, timeout)
+}
+
+func (h *Host) await(ctx context.Context, w *send, timeout time.Duration) (tool.SendResult, error) {
+	replied := func() tool.SendResult {
+		h.mu.Lock()
+		delete(h.sends, w.id)
+		h.mu.Unlock()
+		return w.result
+	}
+	select {
+	case <-w.done:
+		return replied(), nil
+	default:
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-w.done:
+		return replied(), nil
+	case <-t.C:
+		return tool.SendResult{Status: "pending", SessionKey: w.to, Handle: w.id,
+			Message: fmt.Sprintf("No reply within %s; session %s is still working on it. Call sessions_send with handle %q (and timeoutSeconds) to wait for the reply again.", timeout, w.to, w.id)}, nil
+	case <-ctx.Done():
+		return tool.SendResult{}, ctx.Err()
+	}
+}
+
+// Queue implements tool.SessionHost.
+func (h *Host) Queue(key string) tool.SessionQueue {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var q tool.SessionQueue
+	s, ok := h.sessions[key]
+	if !ok {
+		return q
+	}
+	q.Running = s.running
+	q.PendingMessages = s.a.Queued()
+	for _, c := range h.sessions {
+		if c.ParentKey == key && c.running {
+			q.RunningChildren++
+		}
+	}
+	q.ContextTokens = int(s.context.Load())
+	if h.o.ContextWindow != nil {
+		q.ContextWindow = h.o.ContextWindow(s.Model)
+	}
+	return q
+}
+
+func newID(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return prefix + hex.EncodeToString(b[:])
+}
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}

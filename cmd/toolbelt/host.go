@@ -1,0 +1,130 @@
+package main
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/agent/host"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// runHost is the session host of a toolbelt run: it runs the run's own
+// session and the sub-agents and sessions it reaches, each with its
+// agent's model, workspace, system prompt and tool policy.
+type runHost struct {
+	*host.Host
+	e     *env
+	f     *agentFlags
+	cfg   *config.Config
+	model string // the run's model: --base-url applies to its provider
+
+	mu      sync.Mutex
+	root    *agent.Agent // the run's own agent, handed out once
+	rootKey string
+	closers []io.Closer
+}
+
+// newRunHost makes the host of a run whose own agent root runs session
+// rootKey in tc.
+func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *tool.Context) (*runHost, error) {
+	st, err := e.state(tc.WorkspaceDir)
+	if err != nil {
+		return nil, err
+	}
+	rh := &runHost{e: e, f: f, cfg: cfg, model: model}
+	var agents []host.Agent
+	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		a := cfg.Agents[id]
+		agents = append(agents, host.Agent{ID: id, Model: cmp.Or(a.Model, cfg.Model), Allow: a.Subagents.Allow,
+			MaxDepth: a.Subagents.Depth(), MaxConcurrent: a.Subagents.Concurrent()})
+	}
+	rh.Host = host.New(host.Options{
+		Sessions: st.Sessions(), Workspace: tc.WorkspaceDir, Build: rh.build, Agents: agents,
+		ContextWindow: llm.ContextWindow,
+		Caller:        invoke.Caller{Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner},
+	})
+	return rh, nil
+}
+
+// Close releases what the sessions' runners hold (terminals).
+func (rh *runHost) Close() error {
+	rh.mu.Lock()
+	defer rh.mu.Unlock()
+	for _, c := range rh.closers {
+		_ = c.Close()
+	}
+	rh.closers = nil
+	return nil
+}
+
+// build makes the agent loop of session s: the run's own agent for the
+// run's session, otherwise one set up as toolbelt run --agent would.
+func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
+	rh.mu.Lock()
+	if rh.root != nil && s.Key == rh.rootKey {
+		a := rh.root
+		rh.root = nil
+		rh.mu.Unlock()
+		return a, nil
+	}
+	rh.mu.Unlock()
+	ag, ok := rh.cfg.Agents[s.AgentID]
+	if !ok {
+		return nil, fmt.Errorf("agent %q is not configured", s.AgentID)
+	}
+	model := cmp.Or(s.Model, ag.Model, rh.cfg.Model)
+	baseURL := ""
+	if providerOf(model) == providerOf(rh.model) {
+		baseURL = rh.f.BaseURL
+	}
+	client, err := modelClient(rh.cfg, model, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	wf := rh.f.workspaceFlags
+	if ag.Workspace != "" {
+		wf.Workspace = configPath(rh.cfg, ag.Workspace)
+	}
+	tc, err := wf.runContext(rh.e)
+	if err != nil {
+		return nil, err
+	}
+	tc.AgentID, tc.SessionKey, tc.Subagent, tc.Host = s.AgentID, s.Key, s.Depth > 0, rh
+	system, err := agentSystem(tc.WorkspaceDir, s.AgentID, ag.System)
+	if err != nil {
+		return nil, err
+	}
+	var extra []invoke.Option
+	if rh.f.Profile != "" {
+		extra = append(extra, invoke.WithSelection(registry.Profile(rh.f.Profile)))
+	}
+	runner, closer, err := rh.e.runner(tc, rh.f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
+	if err != nil {
+		return nil, err
+	}
+	rh.mu.Lock()
+	rh.closers = append(rh.closers, closer)
+	rh.mu.Unlock()
+	stderr := rh.e.stderr
+	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, OnEvent: func(ev agent.Event) {
+		if ev.Type == agent.EventToolStart {
+			fmt.Fprintf(stderr, "toolbelt: [%s] %s %s\n", s.Key, ev.ToolName, clipLine(string(ev.Args), 200))
+		}
+	}}, nil
+}
+
+// providerOf is the PROVIDER of PROVIDER/MODEL.
+func providerOf(model string) string {
+	p, _, _ := strings.Cut(strings.TrimSpace(model), "/")
+	return p
+}
