@@ -215,12 +215,12 @@ func (d *demo) awaitAll(t *testing.T, ws string, n int, within time.Duration) []
 // the servers to work) and returns its task id.
 func (d *demo) submit(t *testing.T, ws, toolName, prompt string) string {
 	t.Helper()
-	out := d.cli(t, "call", "--workspace", ws, "--yes", toolName, "--args", fmt.Sprintf(`{"prompt":%q}`, prompt))
-	var env struct{ Status, TaskID string }
-	if err := json.Unmarshal([]byte(out), &env); err != nil || env.Status != "pending" {
+	out := d.cli(t, "call", "--workspace", ws, "--yes", "--json", toolName, "--args", fmt.Sprintf(`{"prompt":%q}`, prompt))
+	var msg struct{ Details struct{ Status, TaskID string } }
+	if err := json.Unmarshal([]byte(out), &msg); err != nil || msg.Details.Status != "pending" {
 		t.Fatalf("call %s: %q", toolName, out)
 	}
-	return env.TaskID
+	return msg.Details.TaskID
 }
 
 func (d *demo) submits(t *testing.T) int {

@@ -82,10 +82,11 @@ func TestJobsCommand(t *testing.T) {
 		t.Helper()
 		return runCLIWith(t, env, "", "", append([]string{"--config", config}, args...)...).expect(t, code)
 	}
-	var env1 struct{ Status, TaskID string }
-	if err := json.Unmarshal([]byte(cli(0, "call", "--workspace", ws, "--yes", "render", "--args", `{"prompt":"a cat"}`).stdout), &env1); err != nil || env1.Status != "pending" {
-		t.Fatalf("call: %+v %v", env1, err)
+	var msg struct{ Details struct{ Status, TaskID string } }
+	if err := json.Unmarshal([]byte(cli(0, "call", "--workspace", ws, "--yes", "--json", "render", "--args", `{"prompt":"a cat"}`).stdout), &msg); err != nil || msg.Details.Status != "pending" {
+		t.Fatalf("call: %+v %v", msg, err)
 	}
+	env1 := msg.Details
 	var list []map[string]any
 	if err := json.Unmarshal([]byte(cli(0, "jobs", "--workspace", ws, "--json").stdout), &list); err != nil || len(list) != 1 {
 		t.Fatalf("jobs --json: %v %v", list, err)
