@@ -216,7 +216,9 @@ func (d *demo) awaitAll(t *testing.T, ws string, n int, within time.Duration) []
 func (d *demo) submit(t *testing.T, ws, toolName, prompt string) string {
 	t.Helper()
 	out := d.cli(t, "call", "--workspace", ws, "--yes", "--json", toolName, "--args", fmt.Sprintf(`{"prompt":%q}`, prompt))
-	var msg struct{ Details struct{ Status, TaskID string } }
+	var msg struct {
+		Details struct{ Status, TaskID string }
+	}
 	if err := json.Unmarshal([]byte(out), &msg); err != nil || msg.Details.Status != "pending" {
 		t.Fatalf("call %s: %q", toolName, out)
 	}

@@ -82,7 +82,9 @@ func TestJobsCommand(t *testing.T) {
 		t.Helper()
 		return runCLIWith(t, env, "", "", append([]string{"--config", config}, args...)...).expect(t, code)
 	}
-	var msg struct{ Details struct{ Status, TaskID string } }
+	var msg struct {
+		Details struct{ Status, TaskID string }
+	}
 	if err := json.Unmarshal([]byte(cli(0, "call", "--workspace", ws, "--yes", "--json", "render", "--args", `{"prompt":"a cat"}`).stdout), &msg); err != nil || msg.Details.Status != "pending" {
 		t.Fatalf("call: %+v %v", msg, err)
 	}
