@@ -78,6 +78,9 @@ func TestGeminiStripsButThePipelineEnforces(t *testing.T) {
 			continue
 		}
 		got := msg.Content[0].Text
+		if env, ok := tool.ParseEnvelope(got); ok {
+			got = env.Error
+		}
 		for _, w := range tc.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: the result does not say %q:\n%s", tc.args, w, got)

@@ -130,7 +130,7 @@ func TestInteractiveConfirmation(t *testing.T) {
 		code    int
 	}{
 		{"allow once", [][2]string{{"[n] no: ", "y"}}, "deleted build", 0},
-		{"deny with a reason", [][2]string{{"[n] no: ", "n"}, {"(optional): ", "use make clean instead"}}, `"reason":"The user denied this call: use make clean instead"`, 1},
+		{"deny with a reason", [][2]string{{"[n] no: ", "n"}, {"(optional): ", "use make clean instead"}}, "Blocked: The user denied this call: use make clean instead", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
