@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
@@ -387,5 +388,41 @@ func TestAsyncTwoNodesOnPostgres(t *testing.T) {
 	}
 	if s := d.submits(t); s != len(ids) {
 		t.Errorf("the API started %d renders for %d jobs", s, len(ids))
+	}
+}
+
+// TestAsyncVideoThroughRun: in `toolbelt run`, a replayed model calls the
+// demo's polling video tool and ends its turn; the run works the job
+// against the fake API, hands the video's URL to the model as a follow-up
+// and prints the model's answer to it.
+func TestAsyncVideoThroughRun(t *testing.T) {
+	t.Parallel()
+	d := newDemo(t, "1s", "TOOLBELT_DATA="+t.TempDir())
+	ws := t.TempDir()
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "Rendering it.", llmtest.Call{ID: "toolu_01V", Name: "video_generate_polling", Args: `{"prompt": "a cat on a skateboard"}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "The video is rendering; I will say when it is ready.")},
+		llmtest.Response{Body: llmtest.Anthropic("", "Your video of a cat on a skateboard is ready.")})
+	out := d.cli(t, "run", "--yes", "--workspace", ws, "--model", "anthropic/claude-test", "--base-url", s.URL, "make a video of a cat on a skateboard")
+	if !strings.Contains(out, "Your video of a cat on a skateboard is ready.") {
+		t.Errorf("run printed %q", out)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests, want 3 (the call, the turn's end, the follow-up)", len(reqs))
+	}
+	if second := string(reqs[1].Body); !strings.Contains(second, `\"status\":\"pending\"`) || !strings.Contains(second, "toolu_01V") {
+		t.Errorf("the tool result is not the pending envelope for the call:\n%s", second)
+	}
+	third := string(reqs[2].Body)
+	if !strings.Contains(third, "[Background job task") || !strings.Contains(third, "of video_generate_polling completed.]") || !strings.Contains(third, ".mp4") {
+		t.Errorf("the follow-up lacks the job's result:\n%s", third)
+	}
+	list := d.jobs(t, ws)
+	if len(list) != 1 || list[0].Status != "completed" || !strings.Contains(string(list[0].Result), ".mp4") {
+		t.Errorf("jobs after the run: %+v", list)
+	}
+	if n := d.submits(t); n != 1 {
+		t.Errorf("the API started %d renders for one call", n)
 	}
 }
