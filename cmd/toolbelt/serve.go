@@ -177,7 +177,10 @@ type mcpStdioCmd struct {
 }
 
 func (c *mcpStdioCmd) Run(e *env) error {
-	e.workJobs = true
+	// Jobs are worked where async tools are loaded: a server without them
+	// could not run their steps, and the job engine costs start time and
+	// memory.
+	e.workJobs = e.hasAsyncTools()
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -233,7 +236,10 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(e *env) error {
-	e.workJobs = true
+	// Jobs are worked where async tools are loaded: a server without them
+	// could not run their steps, and the job engine costs start time and
+	// memory.
+	e.workJobs = e.hasAsyncTools()
 	cfg, err := e.config()
 	if err != nil {
 		return err

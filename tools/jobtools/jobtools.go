@@ -34,7 +34,7 @@ type args struct {
 
 func usable(tc *tool.Context) error {
 	if tc == nil || tc.Jobs == nil {
-		return errors.New("no job queue: async jobs run under `toolbelt serve` and `toolbelt run`, which keep them in the store")
+		return errors.New("no async tools are loaded here, so there are no jobs to follow (async tools declare async in their metadata; see docs/jobs.md)")
 	}
 	return nil
 }
