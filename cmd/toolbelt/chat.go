@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/undo"
@@ -30,19 +31,31 @@ Ctrl-C stops the current turn, not the chat.`
 
 // Run is an interactive session: each line is a message; the answer is
 // streamed to stdout as it arrives, the calls shown on stderr as they run.
+// The conversation runs in a session host, as toolbelt run's does: a turn
+// ends when the session is idle, sub-agents it spawned included (their
+// answers come back as follow-ups, and the model answers them).
 func (c *chatCmd) Run(e *env) error {
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
 	defer ar.closer.Close()
-	a := ar.agent
-	var transcript []llm.Message
-	if c.Session != "" {
-		if transcript, err = loadSession(context.Background(), e, ar.tc.WorkspaceDir, c.Session); err != nil {
+	a, h := ar.agent, ar.host
+	defer h.Close()
+	key := c.Session
+	if key == "" && c.Agent != "" {
+		// An agent's chat is kept as a session of its own, to list and resume.
+		key = store.SessionKey(c.Agent, "cli", newRunID())
+		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
+	}
+	var history []llm.Message
+	if key != "" {
+		if history, err = loadSession(context.Background(), e, ar.tc.WorkspaceDir, key); err != nil {
 			return err
 		}
 	}
+	h.root, h.rootKey = a, key
+	started := false
 	// Ctrl-C cancels the turn that runs, if any.
 	var mu sync.Mutex
 	var cancelTurn context.CancelFunc
@@ -124,24 +137,30 @@ func (c *chatCmd) Run(e *env) error {
 		mu.Lock()
 		cancelTurn = cancel
 		mu.Unlock()
-		before := len(transcript)
-		var runErr error
-		transcript, runErr = a.Run(ctx, transcript, llm.UserText(line))
+		msg := llm.UserText(line)
+		if started {
+			err = h.Deliver(key, msg)
+		} else {
+			err = h.Start(host.Spec{Key: key, AgentID: c.Agent, Model: ar.model, Transient: key == ""}, history, msg)
+			started = err == nil
+		}
+		if err == nil && h.Wait(ctx) != nil {
+			h.Abort()
+			_ = h.Wait(context.Background())
+		}
 		mu.Lock()
 		cancelTurn = nil
 		mu.Unlock()
 		cancel()
-		if runErr != nil {
-			if errors.Is(runErr, context.Canceled) {
-				fmt.Fprintln(e.stderr, "\n(stopped)")
-			} else {
-				fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
-			}
+		if err == nil {
+			_, err = h.Result(key)
 		}
-		if c.Session != "" {
-			if err := saveSession(e, ar.tc.WorkspaceDir, c.Session, ar.model, transcript[before:]); err != nil {
-				fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-			}
+		switch {
+		case err == nil:
+		case errors.Is(err, context.Canceled):
+			fmt.Fprintln(e.stderr, "\n(stopped)")
+		default:
+			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 		}
 	}
 }

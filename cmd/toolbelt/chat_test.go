@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -38,5 +39,51 @@ func TestChat(t *testing.T) {
 	reqs := s.Requests()
 	if len(reqs) != 3 || !strings.Contains(compactJSON(t, reqs[2].Body), `"tool_use_id":"toolu_W"`) || !strings.Contains(string(reqs[2].Body), "are you there?") {
 		t.Errorf("third request does not carry the conversation: %d requests", len(reqs))
+	}
+}
+
+// TestChatSpawnsSubagents: in toolbelt chat as the lead agent, a turn
+// spawns a checker; the turn ends only once the checker's answer came
+// back to the lead and the lead answered it; the next line continues the
+// same session, which the store keeps.
+func TestChatSpawnsSubagents(t *testing.T) {
+	t.Parallel()
+	cfg, ws := subagentsConfig(t)
+	s := llmtest.NewRouted(t,
+		llmtest.Route{Match: "You are the lead.", Responses: []llmtest.Response{
+			chat("Asking a checker.", llmtest.Call{ID: "s1", Name: "sessions_spawn", Args: `{"task": "Check fact A", "agentId": "checker", "label": "A"}`}),
+			decide([]string{"The checker says: A is true.", "[sub-agent ", "A is true."}, []string{"Waiting for the checker."}),
+			decide([]string{"The checker says: A is true.", "[sub-agent ", "A is true."}, []string{"Waiting for the checker."}),
+			chat("Still here."),
+		}},
+		llmtest.Route{Match: "Check fact A", Responses: []llmtest.Response{chat("A is true.")}},
+	)
+	env := cliEnvironment(t)
+	input := "check A\nare you there?\n/quit\n"
+	r := runCLIWith(t, env, "", input, "--config", cfg, "chat", "--agent", "lead", "--workspace", ws, "--base-url", s.URL+"/v1").expect(t, 0)
+	answer, next := strings.Index(r.stdout, "The checker says: A is true."), strings.Index(r.stdout, "Still here.")
+	if answer < 0 || next < answer {
+		t.Fatalf("the lead's answer to the checker does not come before the next turn's:\nstdout %s\nstderr %s", r.stdout, r.stderr)
+	}
+	key := regexp.MustCompile(`session (agent:lead:cli:[0-9a-f]+)`).FindStringSubmatch(r.stderr)
+	if key == nil {
+		t.Fatalf("chat did not name its session:\n%s", r.stderr)
+	}
+	sessions := sessionsOf(t, env, cfg)
+	if _, ok := sessions[key[1]]; !ok {
+		t.Errorf("the chat's session %s is not in the store: %v", key[1], sessions)
+	}
+	children := 0
+	for _, sess := range sessions {
+		if sess["parentKey"] == key[1] && sess["status"] == "done" {
+			children++
+		}
+	}
+	if children != 1 {
+		t.Errorf("%d finished children of the chat's session, want 1: %v", children, sessions)
+	}
+	last := s.Requests()[len(s.Requests())-1]
+	if !strings.Contains(string(last.Body), "are you there?") || !strings.Contains(string(last.Body), "The checker says") {
+		t.Errorf("the last request does not carry the conversation:\n%s", last.Body)
 	}
 }

@@ -56,7 +56,7 @@ func (e *env) deliver(workspace string) automation.Deliver {
 		if p.AgentID == "" {
 			f.Workspace = workspace
 		}
-		ar, err := f.setupHosted(e)
+		ar, err := f.setup(e)
 		if err != nil {
 			return "", fmt.Errorf("cannot run an agent for the message: %w", err)
 		}

@@ -51,20 +51,15 @@ type agentRun struct {
 	cfg    *config.Config
 	model  string
 	closer io.Closer
-	// host runs the sessions of a hosted run (setupHosted).
+	// host runs the agent's session and the sessions it reaches.
 	host *runHost
 }
 
-// setup checks the flags and makes the agent: its model client, system
-// prompt and pipeline.
-func (f *agentFlags) setup(e *env) (*agentRun, error) { return f.setupAgent(e, false) }
-
-// setupHosted is setup for a run whose session runs in a session host, so
-// that it can spawn sub-agents and reach other sessions (when agents are
+// setup checks the flags and makes the agent — its model client, system
+// prompt and pipeline — and the session host its session runs in, so that
+// it can spawn sub-agents and reach other sessions (when agents are
 // configured).
-func (f *agentFlags) setupHosted(e *env) (*agentRun, error) { return f.setupAgent(e, true) }
-
-func (f *agentFlags) setupAgent(e *env, hosted bool) (*agentRun, error) {
+func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -117,14 +112,12 @@ func (f *agentFlags) setupAgent(e *env, hosted bool) (*agentRun, error) {
 	if f.Profile != "" {
 		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
 	}
-	var rh *runHost
-	if hosted {
-		if rh, err = e.newRunHost(f, cfg, model, tc); err != nil {
-			return nil, err
-		}
-		if len(cfg.Agents) > 0 {
-			tc.Host = rh
-		}
+	rh, err := e.newRunHost(f, cfg, model, tc)
+	if err != nil {
+		return nil, err
+	}
+	if len(cfg.Agents) > 0 {
+		tc.Host = rh
 	}
 	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
 	if err != nil {
@@ -174,7 +167,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	// With async tools the run works their jobs, and waits for them.
 	e.workJobs = e.hasAsyncTools()
-	ar, err := c.setupHosted(e)
+	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
@@ -304,23 +297,3 @@ func newRunID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// saveSession appends a run's messages to session id. It runs after an
-// abort too, so it does not use the run's context.
-func saveSession(e *env, workspace, id, model string, msgs []llm.Message) error {
-	st, err := e.state(workspace)
-	if err != nil {
-		return err
-	}
-	rows := make([]store.SessionMessage, len(msgs))
-	for i, m := range msgs {
-		b, err := json.Marshal(m)
-		if err != nil {
-			return fmt.Errorf("session %s: encoding a message: %w", id, err)
-		}
-		rows[i] = store.SessionMessage{Role: m.Role, Body: b}
-		if m.Timestamp > 0 {
-			rows[i].Time = time.UnixMilli(m.Timestamp)
-		}
-	}
-	return st.Sessions().Append(context.Background(), id, workspace, model, rows)
-}

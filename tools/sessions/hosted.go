@@ -45,7 +45,7 @@ const sendDescription = "Send a message to another session (sessions_list shows 
 // or why it cannot be used.
 func hostOf(tc *tool.Context, name string) (tool.SessionHost, error) {
 	if tc.Host == nil {
-		return nil, tool.InputErrorf("%s needs a session host, which runs only inside an agent run (toolbelt run --agent ID): this caller (channel %q) has none.", name, tc.Channel)
+		return nil, tool.InputErrorf("%s needs a session host, which runs only inside an agent run (toolbelt run or toolbelt chat, with --agent ID): this caller (channel %q) has none.", name, tc.Channel)
 	}
 	if tc.SessionKey == "" {
 		return nil, tool.InputErrorf("%s needs a session: this call runs outside one (run the agent with --agent ID or --session KEY).", name)

@@ -69,7 +69,7 @@ func TestHostedToolsRefuse(t *testing.T) {
 		name, args string
 		want       string
 	}{
-		{noHost, "sessions_spawn", `{"task": "x"}`, `sessions_spawn needs a session host, which runs only inside an agent run (toolbelt run --agent ID): this caller (channel \"mcp\") has none.`},
+		{noHost, "sessions_spawn", `{"task": "x"}`, `sessions_spawn needs a session host, which runs only inside an agent run (toolbelt run or toolbelt chat, with --agent ID): this caller (channel \"mcp\") has none.`},
 		{noKey, "subagents", `{}`, "subagents needs a session: this call runs outside one"},
 		{r, "subagents", `{"action": "kill"}`, "subagents kill needs sessionKey"},
 		{r, "subagents", `{"action": "steer", "sessionKey": "k"}`, "subagents steer needs message"},
