@@ -137,7 +137,7 @@ func (ss *Schedules) Remove(ctx context.Context, id string) error {
 
 const scheduleColumns = "id, name, spec, payload, owner, enabled, next_run_ns, last_run_ns, created_ns, updated_ns"
 
-func scanSchedule(row interface{ Scan(...any) error }) (tool.Schedule, error) {
+func scanSchedule(row scanner) (tool.Schedule, error) {
 	var (
 		s                  tool.Schedule
 		sp, payload, owner string
@@ -194,22 +194,7 @@ func (ss *Schedules) Due(ctx context.Context, now time.Time) ([]tool.Schedule, e
 }
 
 func (ss *Schedules) query(ctx context.Context, q string, args ...any) ([]tool.Schedule, error) {
-	out := []tool.Schedule{}
-	err := ss.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			s, err := scanSchedule(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, s)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, ss.s, scanSchedule, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing schedules: %w", err)
 	}
@@ -292,27 +277,20 @@ func (ss *Schedules) Runs(ctx context.Context, id string, limit int) ([]tool.Sch
 	if _, err := ss.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	out := []tool.ScheduleRun{}
-	err := ss.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id, schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var r tool.ScheduleRun
-			var sched, started, finished int64
-			if err := rows.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &started, &finished, &r.Status, &r.Summary, &r.Error); err != nil {
-				return err
-			}
-			r.Scheduled, r.Finished = timeOf(sched), timeOf(finished)
-			r.Started = time.Unix(0, started).UTC()
-			out = append(out, r)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, ss.s, scanRun, "SELECT id, schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing the runs of schedule %s: %w", id, err)
 	}
 	return out, nil
+}
+
+func scanRun(row scanner) (tool.ScheduleRun, error) {
+	var r tool.ScheduleRun
+	var sched, started, finished int64
+	if err := row.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &started, &finished, &r.Status, &r.Summary, &r.Error); err != nil {
+		return r, err
+	}
+	r.Scheduled, r.Finished = timeOf(sched), timeOf(finished)
+	r.Started = time.Unix(0, started).UTC()
+	return r, nil
 }

@@ -134,7 +134,7 @@ type SessionFilter struct {
 
 const sessionColumns = "id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label, input_tokens, output_tokens, (SELECT COUNT(*) FROM session_messages m WHERE m.session_id = sessions.id)"
 
-func scanSession(row interface{ Scan(...any) error }) (SessionInfo, error) {
+func scanSession(row scanner) (SessionInfo, error) {
 	var info SessionInfo
 	var c, u int64
 	err := row.Scan(&info.ID, &info.Workspace, &info.Model, &c, &u, &info.AgentID, &info.ParentKey, &info.Status, &info.Label, &info.Usage.Input, &info.Usage.Output, &info.Messages)
@@ -167,22 +167,7 @@ func (ss *Sessions) List(ctx context.Context, f SessionFilter) ([]SessionInfo, e
 	}
 	q += " ORDER BY updated_ns DESC, id LIMIT ?"
 	args = append(args, limit)
-	out := []SessionInfo{}
-	err := ss.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			info, err := scanSession(rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, info)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, ss.s, scanSession, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing sessions: %w", err)
 	}

@@ -277,6 +277,31 @@ func (t *Tx) QueryRow(ctx context.Context, query string, args ...any) *sql.Row {
 	return t.tx.QueryRowContext(ctx, t.d.rebind(query), args...)
 }
 
+// scanner is a row to scan: *sql.Row or *sql.Rows.
+type scanner interface{ Scan(...any) error }
+
+// readAll runs query in a read transaction and returns one value per row,
+// each made by scan.
+func readAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error), query string, args ...any) ([]T, error) {
+	out := []T{}
+	err := s.Read(ctx, func(tx *Tx) error {
+		rows, err := tx.Query(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			v, err := scan(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, v)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
 // Write runs fn in a write transaction and commits it when fn returns nil.
 // On SQLite, write transactions run one at a time, across processes too. On
 // PostgreSQL they run at READ COMMITTED; a writer that must see the latest
