@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,7 @@ type Options struct {
 type Scheduler struct {
 	st     *store.Schedules
 	o      Options
+	node   string // this process, on the runs it starts
 	runner atomic.Pointer[invoke.Runner]
 	// inFlight holds the ids of the schedules this process is running, so
 	// a run that outlasts its interval is not started again beside itself.
@@ -89,7 +91,8 @@ func New(st *store.Schedules, o Options) *Scheduler {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Scheduler{st: st, o: o}
+	host, _ := os.Hostname()
+	return &Scheduler{st: st, o: o, node: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), strings.TrimPrefix(newID(), "cron_"))}
 }
 
 // SetRunner sets the pipeline tool-call runs go through. The runner's tool
@@ -177,7 +180,7 @@ func (s *Scheduler) RunNow(ctx context.Context, id string) (tool.ScheduleRun, er
 	if err != nil {
 		return tool.ScheduleRun{}, err
 	}
-	run, err := s.st.Start(ctx, id, tool.ScheduleRun{Trigger: tool.TriggerManual, Started: s.now(), Status: tool.RunRunning})
+	run, err := s.st.Start(ctx, id, tool.ScheduleRun{Trigger: tool.TriggerManual, Started: s.now(), Status: tool.RunRunning, Node: s.node})
 	if err != nil {
 		return run, err
 	}
@@ -213,12 +216,17 @@ func (s *Scheduler) Tick(ctx context.Context) ([]tool.ScheduleRun, error) {
 
 // Serve runs due schedules, looking every poll (DefaultPoll when 0), until
 // ctx ends; then it waits for the runs in progress, which ctx cancels.
+// While it serves, it records the runs of stopped processes as failed
+// (Expire).
 func (s *Scheduler) Serve(ctx context.Context, poll time.Duration) {
 	if poll <= 0 {
 		poll = DefaultPoll
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
+	expiry := time.NewTicker(store.RunLease / 2)
+	defer expiry.Stop()
+	s.expire(ctx)
 	for {
 		claimed, err := s.claimDue(ctx)
 		if err != nil && ctx.Err() == nil {
@@ -238,9 +246,50 @@ func (s *Scheduler) Serve(ctx context.Context, poll time.Duration) {
 		case <-ctx.Done():
 			s.wg.Wait()
 			return
+		case <-expiry.C:
+			s.expire(ctx)
 		case <-t.C:
 		}
 	}
+}
+
+func (s *Scheduler) expire(ctx context.Context) {
+	n, err := s.Expire(ctx)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.o.Log.Warn("cron: looking for runs left by a stopped process", "err", err)
+	case n > 0:
+		s.o.Log.Warn("cron: runs left by a stopped process recorded as failed", "runs", n)
+	}
+}
+
+// Expire records as failed the runs whose lease ran out — a process that
+// started them stopped before it finished them (a run in progress renews
+// its lease, store.RunLease, as it goes) — and returns how many.
+func (s *Scheduler) Expire(ctx context.Context) (int64, error) {
+	return s.st.Expire(ctx, s.now())
+}
+
+// keepLease renews run id's lease while it runs, until the returned stop.
+func (s *Scheduler) keepLease(ctx context.Context, id int64) (stop func()) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(store.RunLease / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := s.st.Renew(ctx, id, s.now().Add(store.RunLease)); err != nil && ctx.Err() == nil {
+					s.o.Log.Warn("cron: renewing a run's lease", "run", id, "err", err)
+				}
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 type claimed struct {
@@ -297,7 +346,7 @@ func (s *Scheduler) decide(sch tool.Schedule, now time.Time) (tool.ScheduleRun, 
 		next = &n
 	}
 	due := *sch.NextRun
-	run := tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &due, Started: now, Status: tool.RunRunning}
+	run := tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &due, Started: now, Status: tool.RunRunning, Node: s.node}
 	earliest := now.Add(-s.o.Grace)
 	if !due.Before(earliest) {
 		return run, next, nil
@@ -316,7 +365,9 @@ func (s *Scheduler) decide(sch tool.Schedule, now time.Time) (tool.ScheduleRun, 
 
 // execute runs a claimed or manual run and records how it ended.
 func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.ScheduleRun) tool.ScheduleRun {
+	stop := s.keepLease(ctx, run.ID)
 	summary, err := s.perform(ctx, sch)
+	stop()
 	end := s.now()
 	run.Finished, run.Summary, run.Status = &end, clip(summary), tool.RunOK
 	if err != nil {

@@ -147,8 +147,13 @@ func TestTickRunsToolCallsAsTheOwner(t *testing.T) {
 		t.Fatalf("the agent's scheduled call is audited as %q in %q", last.AgentID, last.SessionKey)
 	}
 	hist, err := r.sched.Runs(ctx, s.ID, 0)
-	if err != nil || len(hist) != 1 || hist[0].Status != tool.RunOK || hist[0].Finished == nil {
+	if err != nil || len(hist) != 1 || hist[0].Status != tool.RunOK || hist[0].Finished == nil || !strings.Contains(hist[0].Node, "/") {
 		t.Fatalf("%v %+v", err, hist)
+	}
+	// A finished run is not a stopped process's.
+	r.clock.set(start.Add(time.Hour))
+	if n, err := r.sched.Expire(ctx); err != nil || n != 0 {
+		t.Fatalf("expired %d finished runs: %v", n, err)
 	}
 }
 

@@ -259,6 +259,14 @@ CREATE TABLE async_webhooks (
 	received_ns BIGINT NOT NULL
 );
 `},
+	// Which process runs a cron run, and until when it vouches for it: a
+	// run whose lease ran out was left by a process that stopped (package
+	// automation renews the leases of its runs and expires the others').
+	{name: "cron run leases", sql: `
+ALTER TABLE schedule_runs ADD COLUMN node TEXT NOT NULL DEFAULT '';
+ALTER TABLE schedule_runs ADD COLUMN lease_ns BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX schedule_runs_status ON schedule_runs (status, lease_ns);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -250,9 +250,54 @@ func (ss *Schedules) Start(ctx context.Context, id string, run tool.ScheduleRun)
 	return run, nil
 }
 
+// RunLease is how long a process vouches for a run it started: it renews
+// the leases of its runs well within it, and a run whose lease ran out was
+// left by a process that stopped (see Expire).
+const RunLease = time.Minute
+
 func insertRun(ctx context.Context, tx *Tx, run *tool.ScheduleRun) error {
-	return tx.QueryRow(ctx, `INSERT INTO schedule_runs (schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, run.ScheduleID, run.Trigger, ns(run.Scheduled), run.Started.UnixNano(), ns(run.Finished), run.Status, run.Summary, run.Error).Scan(&run.ID)
+	var lease int64
+	if run.Status == tool.RunRunning {
+		lease = run.Started.Add(RunLease).UnixNano()
+	}
+	return tx.QueryRow(ctx, `INSERT INTO schedule_runs (schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error, node, lease_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, run.ScheduleID, run.Trigger, ns(run.Scheduled), run.Started.UnixNano(), ns(run.Finished), run.Status, run.Summary, run.Error, run.Node, lease).Scan(&run.ID)
+}
+
+// Renew extends the lease of run id (of a schedule of this workspace) to
+// until, while it is running.
+func (ss *Schedules) Renew(ctx context.Context, id int64, until time.Time) error {
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE schedule_runs SET lease_ns = ? WHERE id = ? AND status = ? AND schedule_id IN (SELECT id FROM schedules WHERE workspace = ?)",
+			until.UnixNano(), id, tool.RunRunning, ss.workspace)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("renewing the lease of run %d: %w", id, err)
+	}
+	return nil
+}
+
+// Expire records as failed the runs of this workspace's schedules whose
+// lease ran out before now — their process stopped before it finished them
+// (killed, or its machine lost) — and returns how many there were.
+func (ss *Schedules) Expire(ctx context.Context, now time.Time) (int64, error) {
+	var n int64
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE schedule_runs SET status = ?, finished_ns = ?,
+error = 'interrupted: the process that ran it (' || node || ') stopped before it finished'
+WHERE status = ? AND lease_ns > 0 AND lease_ns < ? AND schedule_id IN (SELECT id FROM schedules WHERE workspace = ?)`,
+			tool.RunError, now.UnixNano(), tool.RunRunning, now.UnixNano(), ss.workspace)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("expiring runs whose process stopped: %w", err)
+	}
+	return n, nil
 }
 
 // Finish records how run ended: its status, finish time, summary and error.
@@ -277,7 +322,7 @@ func (ss *Schedules) Runs(ctx context.Context, id string, limit int) ([]tool.Sch
 	if _, err := ss.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	out, err := readAll(ctx, ss.s, scanRun, "SELECT id, schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
+	out, err := readAll(ctx, ss.s, scanRun, "SELECT id, schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error, node FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing the runs of schedule %s: %w", id, err)
 	}
@@ -287,7 +332,7 @@ func (ss *Schedules) Runs(ctx context.Context, id string, limit int) ([]tool.Sch
 func scanRun(row scanner) (tool.ScheduleRun, error) {
 	var r tool.ScheduleRun
 	var sched, started, finished int64
-	if err := row.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &started, &finished, &r.Status, &r.Summary, &r.Error); err != nil {
+	if err := row.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &started, &finished, &r.Status, &r.Summary, &r.Error, &r.Node); err != nil {
 		return r, err
 	}
 	r.Scheduled, r.Finished = timeOf(sched), timeOf(finished)

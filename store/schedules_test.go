@@ -135,3 +135,66 @@ func TestScheduleClaimOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestRunLeases: a run in progress carries a lease from its start; one whose
+// lease ran out (its process stopped) is recorded failed, naming the
+// process; a renewed one and a finished one are left alone, and so are the
+// runs of another workspace.
+func TestRunLeases(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		start := func(ws, id, node string) (*store.Schedules, tool.ScheduleRun) {
+			t.Helper()
+			ss := st.Schedules(ws)
+			if err := ss.Add(ctx, tool.Schedule{ID: id, Kind: tool.ScheduleEvery, Every: "1h", Enabled: true, Payload: tool.SchedulePayload{Tool: "echo"}, Anchor: at}); err != nil {
+				t.Fatal(err)
+			}
+			run, err := ss.Start(ctx, id, tool.ScheduleRun{Trigger: tool.TriggerManual, Started: at, Status: tool.RunRunning, Node: node})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ss, run
+		}
+		ss, _ := start("/ws", "cron_gone", "host/1/gone")
+		_, alive := start("/ws", "cron_alive", "host/2/alive")
+		_, done := start("/ws", "cron_done", "host/3/done")
+		other, elsewhere := start("/other", "cron_other", "host/4/other")
+		fin := at.Add(time.Second)
+		done.Status, done.Finished = tool.RunOK, &fin
+		if err := ss.Finish(ctx, done); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ss.Expire(ctx, at.Add(store.RunLease-time.Second)); err != nil || n != 0 {
+			t.Fatalf("expired within the lease: %d %v", n, err)
+		}
+		if err := ss.Renew(ctx, alive.ID, at.Add(3*store.RunLease)); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := ss.Expire(ctx, at.Add(2*store.RunLease)); err != nil || n != 1 {
+			t.Fatalf("expired %d runs, want the one of the stopped process: %v", n, err)
+		}
+		status := func(ss *store.Schedules, id string) tool.ScheduleRun {
+			t.Helper()
+			runs, err := ss.Runs(ctx, id, 1)
+			if err != nil || len(runs) != 1 {
+				t.Fatalf("%v %+v", err, runs)
+			}
+			return runs[0]
+		}
+		if r := status(ss, "cron_gone"); r.Status != tool.RunError || r.Finished == nil || r.Node != "host/1/gone" ||
+			r.Error != "interrupted: the process that ran it (host/1/gone) stopped before it finished" {
+			t.Errorf("the stopped process's run: %+v", r)
+		}
+		if r := status(ss, "cron_alive"); r.Status != tool.RunRunning {
+			t.Errorf("a renewed run was expired: %+v", r)
+		}
+		if r := status(ss, "cron_done"); r.Status != tool.RunOK || r.Error != "" {
+			t.Errorf("a finished run changed: %+v", r)
+		}
+		if r := status(other, elsewhere.ScheduleID); r.Status != tool.RunRunning {
+			t.Errorf("another workspace's run was expired: %+v", r)
+		}
+	})
+}

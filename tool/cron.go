@@ -106,6 +106,9 @@ type ScheduleRun struct {
 	// skipped.
 	Summary string `json:"summary,omitempty"`
 	Error   string `json:"error,omitempty"`
+	// Node names the process that ran it (host, process id and a random
+	// part).
+	Node string `json:"node,omitempty"`
 }
 
 // ErrNoSchedule is returned for a schedule id that is not kept.
