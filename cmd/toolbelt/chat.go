@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/agent/host"
@@ -35,11 +36,17 @@ Ctrl-C stops the current turn, not the chat.`
 // ends when the session is idle, sub-agents it spawned included (their
 // answers come back as follow-ups, and the model answers them).
 func (c *chatCmd) Run(e *env) error {
+	// With async tools the chat works their jobs; each outcome reaches the
+	// conversation as it finishes.
+	e.workJobs = e.hasAsyncTools()
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
 	defer ar.closer.Close()
+	if err := e.startJobs(); err != nil {
+		return err
+	}
 	a, h := ar.agent, ar.host
 	defer h.Close()
 	key := c.Session
@@ -54,8 +61,18 @@ func (c *chatCmd) Run(e *env) error {
 			return err
 		}
 	}
+	transient := key == ""
+	if transient && e.jobq != nil {
+		// The chat's jobs need a session to come back to.
+		key = "cli:chat:" + newRunID()
+	}
 	h.root, h.rootKey = a, key
 	started := false
+	if e.jobq != nil {
+		jobsCtx, stopJobs := context.WithCancel(context.Background())
+		defer stopJobs()
+		go followJobs(jobsCtx, h, e.jobq, key, time.Now())
+	}
 	// Ctrl-C cancels the turn that runs, if any.
 	var mu sync.Mutex
 	var cancelTurn context.CancelFunc
@@ -141,7 +158,7 @@ func (c *chatCmd) Run(e *env) error {
 		if started {
 			err = h.Deliver(key, msg)
 		} else {
-			err = h.Start(host.Spec{Key: key, AgentID: c.Agent, Model: ar.model, Transient: key == ""}, history, msg)
+			err = h.Start(host.Spec{Key: key, AgentID: c.Agent, Model: ar.model, Transient: transient}, history, msg)
 			started = err == nil
 		}
 		if err == nil && h.Wait(ctx) != nil {

@@ -19,6 +19,22 @@ func waitIdle(ctx context.Context, h *runHost, q *jobs.Queue, session string, si
 	if q == nil || session == "" {
 		return h.Wait(ctx)
 	}
+	return watchJobs(ctx, h, q, session, since, true)
+}
+
+// followJobs hands the outcome of each job session starts from since to
+// the session as a follow-up, as it finishes, until ctx ends: the jobs of
+// a chat, whose turns do not wait for them.
+func followJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, since time.Time) {
+	if err := watchJobs(ctx, h, q, session, since, false); err != nil && ctx.Err() == nil {
+		h.e.log.Warn("following the chat's jobs", "err", err)
+	}
+}
+
+// watchJobs delivers the outcomes of session's jobs as they finish. With
+// untilIdle it returns once the host is idle and none is pending;
+// otherwise it goes on until ctx ends.
+func watchJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, since time.Time, untilIdle bool) error {
 	events, stop := q.Subscribe(0)
 	defer stop()
 	// A job may be finished by another process (a webhook reaching
@@ -27,8 +43,10 @@ func waitIdle(ctx context.Context, h *runHost, q *jobs.Queue, session string, si
 	defer tick.Stop()
 	delivered := map[string]bool{}
 	for {
-		if err := h.Wait(ctx); err != nil {
-			return err
+		if untilIdle {
+			if err := h.Wait(ctx); err != nil {
+				return err
+			}
 		}
 		// Pending first: a job finishing in between shows as finished.
 		pending, err := q.Pending(ctx, session)
@@ -53,7 +71,7 @@ func waitIdle(ctx context.Context, h *runHost, q *jobs.Queue, session string, si
 		if progressed {
 			continue
 		}
-		if len(pending) == 0 {
+		if untilIdle && len(pending) == 0 {
 			return nil
 		}
 		select {

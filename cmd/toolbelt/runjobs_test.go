@@ -1,11 +1,18 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
@@ -125,4 +132,69 @@ func TestJobsCommand(t *testing.T) {
 	if r := cli(2, "jobs", "--status", "done", "--workspace", ws); !strings.Contains(r.stderr, "use one of pending, processing") {
 		t.Errorf("bad status: %+v", r)
 	}
+}
+
+// TestChatFollowsJobs: in toolbelt chat, a turn that starts an async tool's
+// job ends at once (the prompt comes back); when the job finishes, its
+// outcome reaches the conversation and the model's answer to it is printed
+// without the user typing anything.
+func TestChatFollowsJobs(t *testing.T) {
+	t.Parallel()
+	dir, ws := t.TempDir(), t.TempDir()
+	config := asyncToolDir(t, dir)
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "Starting the render.", llmtest.Call{ID: "toolu_01C", Name: "render", Args: `{"prompt": "a cat"}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "The render is running.")},
+		llmtest.Response{Body: llmtest.Anthropic("", "Your clip is ready: rendered clip.mp4")})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "--config", config, "chat", "--model", "anthropic/claude-test", "--base-url", s.URL, "--workspace", ws)
+	cmd.Env = cliEnvironment(t)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(stdin, "render a cat\n"); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(out.String(), "Your clip is ready: rendered clip.mp4") {
+		if ctx.Err() != nil {
+			t.Fatalf("the job's outcome never reached the chat:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	io.WriteString(stdin, "/quit\n")
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 || !strings.Contains(string(reqs[2].Body), "[Background job task") {
+		t.Errorf("%d requests; the last does not carry the job's outcome", len(reqs))
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to write from a child's two pipes
+// while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
