@@ -120,6 +120,9 @@ type Retention struct {
 	OutputsBytes int64 `yaml:"outputsBytes" default:"268435456"`
 	// Undo: what it takes to undo file changes.
 	Undo Duration `yaml:"undo" default:"720h"`
+	// Jobs: finished async jobs (completed, failed, cancelled) and the
+	// webhook deliveries they took; unfinished ones are always kept.
+	Jobs Duration `yaml:"jobs" default:"720h"`
 }
 
 // Audit configures the audit log. Every call's record is written to the

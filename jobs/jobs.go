@@ -68,12 +68,17 @@ type Config struct {
 	// Run, when false, makes a queue that records and reads jobs but works
 	// none (the CLI's `toolbelt jobs`).
 	Run bool
+	// Retention is how long a finished job, with the webhook deliveries it
+	// took, is kept (default DefaultRetention). A working queue prunes the
+	// older ones at its start and every hour.
+	Retention time.Duration
 }
 
 // The defaults of Config.
 const (
 	DefaultWorkers     = 10
 	DefaultStepTimeout = time.Minute
+	DefaultRetention   = 30 * 24 * time.Hour
 )
 
 // Event is something that happened to a job.
@@ -105,7 +110,9 @@ type Queue struct {
 	hooks map[string]string    // webhook path → tool name
 	subs  map[*subscriber]struct{}
 
-	started bool
+	started    bool
+	stopPrunes context.CancelFunc
+	prunes     sync.WaitGroup
 }
 
 // Open opens the jobs of the database dsn names (as store.Open reads it),
@@ -113,6 +120,7 @@ type Queue struct {
 func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
 	cfg.StepTimeout = cmp.Or(cfg.StepTimeout, DefaultStepTimeout)
+	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	if cfg.NodeID == "" {
 		cfg.NodeID = "toolbelt_" + strings.ToLower(rand.Text()[:12])
 	}
@@ -200,12 +208,59 @@ func (q *Queue) Start(ctx context.Context) error {
 		return fmt.Errorf("jobs: starting River: %w", err)
 	}
 	q.started = true
+	ctx, q.stopPrunes = context.WithCancel(context.WithoutCancel(ctx))
+	q.prunes.Go(func() { q.pruneEvery(ctx, time.Hour) })
 	return nil
+}
+
+// pruneEvery prunes the jobs past their retention now and then every
+// interval, until ctx ends.
+func (q *Queue) pruneEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		n, err := q.Prune(ctx, q.now().Add(-q.cfg.Retention))
+		switch {
+		case err != nil && ctx.Err() == nil:
+			q.log.Warn("jobs: pruning finished jobs", "err", err)
+		case n > 0:
+			q.log.Info("jobs: pruned finished jobs", "jobs", n, "retention", q.cfg.Retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Prune deletes the jobs that finished (completed, failed or cancelled)
+// before before, with the webhook deliveries they took, and returns how
+// many jobs. Jobs still pending or processing are kept, however old.
+func (q *Queue) Prune(ctx context.Context, before time.Time) (int64, error) {
+	var n int64
+	cut := before.UnixNano()
+	err := q.b.tx(ctx, func(qr querier, _ enqueueFunc) error {
+		if _, err := qr.exec(ctx, "DELETE FROM async_webhooks WHERE task_id IN (SELECT task_id FROM async_jobs WHERE completed_ns IS NOT NULL AND completed_ns < ?)", cut); err != nil {
+			return err
+		}
+		var err error
+		n, err = qr.exec(ctx, "DELETE FROM async_jobs WHERE completed_ns IS NOT NULL AND completed_ns < ?", cut)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("jobs: pruning finished jobs: %w", err)
+	}
+	return n, nil
 }
 
 // Close stops working jobs (steps running are given until ctx ends to
 // finish; a step cut short runs again later) and closes the database.
 func (q *Queue) Close(ctx context.Context) error {
+	if q.stopPrunes != nil {
+		q.stopPrunes()
+		q.prunes.Wait()
+	}
 	var err error
 	if q.started {
 		err = q.b.stop(ctx)

@@ -383,3 +383,38 @@ func TestConfigErrors(t *testing.T) {
 		t.Error("Start of a queue opened without Run succeeded")
 	}
 }
+
+// TestPruneKeepsUnfinishedJobs: pruning deletes the jobs that finished
+// before the cut, never one still pending, however old.
+func TestPruneKeepsUnfinishedJobs(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		quick, slow := newFakeAPI(1), newFakeAPI(1000)
+		qt := asyncTool("quick", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, quick)
+		st := asyncTool("slow", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: time.Hour, MaxRetries: 1}, slow)
+		q := open(t, dsn, qt, st)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		done, err := q.Submit(ctx, &qt, tool.Call{ID: "call_q", Name: "quick", Arguments: json.RawMessage(`{}`)}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waiting, err := q.Submit(ctx, &st, tool.Call{ID: "call_s", Name: "slow", Arguments: json.RawMessage(`{}`)}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitFinal(t, events, done.TaskID)
+		if n, err := q.Prune(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
+			t.Fatalf("pruned %d jobs that finished after the cut: %v", n, err)
+		}
+		if n, err := q.Prune(ctx, time.Now().Add(time.Hour)); err != nil || n != 1 {
+			t.Fatalf("pruned %d jobs, want the finished one: %v", n, err)
+		}
+		if _, err := q.Get(ctx, done.TaskID); err == nil {
+			t.Error("the finished job is still there after pruning")
+		}
+		if j, err := q.Get(ctx, waiting.TaskID); err != nil || j.Status == jobs.StatusCompleted {
+			t.Errorf("the unfinished job after pruning: %+v %v", j, err)
+		}
+	})
+}

@@ -40,7 +40,7 @@ func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 	q, err := jobs.Open(context.Background(), dsn, jobs.Config{
 		Workers: cfg.Jobs.Workers, StepTimeout: cfg.Jobs.StepTimeout.D(),
 		WebhookSecret: cmp.Or(os.Getenv(envWebhookSecret), cfg.Jobs.WebhookSecret), PublicURL: cfg.Jobs.PublicURL,
-		Logger: e.log, Run: work,
+		Logger: e.log, Run: work, Retention: cfg.Retention.Jobs.D(),
 	})
 	if err != nil {
 		return nil, err
