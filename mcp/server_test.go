@@ -307,6 +307,7 @@ func TestListChanged(t *testing.T) {
 	extra := tool.Must(tool.New("extra", "Arrived later.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
 		return tool.Text("here"), nil
 	}))
+	awaitListSubscription(t, f.reg, changed)
 	if err := f.reg.Register(extra); err != nil {
 		t.Fatal(err)
 	}
@@ -330,6 +331,38 @@ func TestListChanged(t *testing.T) {
 	case <-changed:
 	case <-time.After(5 * time.Second):
 		t.Fatal("no notifications/tools/list_changed after removal")
+	}
+}
+
+// awaitListSubscription returns once the client's request for list changes
+// has reached the server. The client sends it (subscriptions/listen) after
+// its handshake without waiting for the server to take it, so a change
+// made at once may precede it: a probe tool is added until a notification
+// comes, then removed, and the notification of its removal taken.
+func awaitListSubscription(t *testing.T, reg *registry.Registry, changed <-chan struct{}) {
+	t.Helper()
+	probe := tool.Must(tool.New("subscription_probe", "Probes the subscription.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		return tool.Text(""), nil
+	}))
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		if err := reg.Register(probe); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-changed:
+			reg.Unregister(probe.Name)
+			select {
+			case <-changed:
+			case <-time.After(5 * time.Second):
+				t.Fatal("no notifications/tools/list_changed after the probe was removed")
+			}
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		reg.Unregister(probe.Name)
+		if time.Now().After(deadline) {
+			t.Fatal("the client's subscription to list changes never reached the server")
+		}
 	}
 }
 
@@ -634,6 +667,7 @@ func TestListFollowsAChangedSchema(t *testing.T) {
 		tl.Parameters.Properties["q"].Description = desc
 		return tl
 	}
+	awaitListSubscription(t, f.reg, changed)
 	if err := f.reg.Register(mk("first wording")); err != nil {
 		t.Fatal(err)
 	}
