@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -70,8 +71,13 @@ func (c *chatCmd) Run(e *env) error {
 	started := false
 	if e.jobq != nil {
 		jobsCtx, stopJobs := context.WithCancel(context.Background())
-		defer stopJobs()
-		go followJobs(jobsCtx, h, e.jobq, key, time.Now())
+		followed := make(chan struct{})
+		go func() {
+			defer close(followed)
+			followJobs(jobsCtx, h, e.jobq, key, time.Now())
+		}()
+		// Before the host closes: no outcome is delivered to a closed one.
+		defer func() { stopJobs(); <-followed }()
 	}
 	// Ctrl-C cancels the turn that runs, if any.
 	var mu sync.Mutex
@@ -88,6 +94,8 @@ func (c *chatCmd) Run(e *env) error {
 			mu.Unlock()
 		}
 	}()
+	// lastCalls are the calls of the last turn, for /undo; runs started by
+	// a finished job's outcome add to them from the host's goroutines.
 	var lastCalls []string
 	a.OnEvent = func(ev agent.Event) {
 		switch ev.Type {
@@ -100,7 +108,9 @@ func (c *chatCmd) Run(e *env) error {
 				fmt.Fprintln(e.stdout)
 			}
 		case agent.EventToolStart:
+			mu.Lock()
 			lastCalls = append(lastCalls, ev.ToolCallID)
+			mu.Unlock()
 			fmt.Fprintf(e.stderr, "→ %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
 		case agent.EventToolEnd:
 			mark := "✓"
@@ -143,16 +153,18 @@ func (c *chatCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "model: %s\n", ar.model)
 			continue
 		case cmd == "/undo":
-			c.undoCalls(e, ar, lastCalls)
+			mu.Lock()
+			calls := slices.Clone(lastCalls)
+			mu.Unlock()
+			c.undoCalls(e, ar, calls)
 			continue
 		case strings.HasPrefix(cmd, "/"):
 			fmt.Fprintf(e.stderr, "toolbelt: unknown command %s; /help lists them\n", cmd)
 			continue
 		}
-		lastCalls = nil
 		ctx, cancel := context.WithCancel(context.Background())
 		mu.Lock()
-		cancelTurn = cancel
+		lastCalls, cancelTurn = nil, cancel
 		mu.Unlock()
 		msg := llm.UserText(line)
 		if started {
