@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/retry"
 	"github.com/toolbelt/toolbelt/provider"
 )
 
@@ -240,7 +239,7 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		// response arrived, is retried like a 529.
 		var ae *APIError
 		if errors.As(err, &ae) && streamRetryable(ae.Code) && len(a.msg.Content) == 0 && attempt < c.retry.Attempts && ctx.Err() == nil {
-			t := time.NewTimer(backoff(c.retry, attempt))
+			t := time.NewTimer(retry.Backoff(c.retry.Base, c.retry.Max, attempt))
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -350,7 +349,7 @@ func (c *client) post(ctx context.Context, url string, hdr http.Header, body []b
 			if e.Overflow || !retryable(resp.StatusCode, e.Code) || attempt >= c.retry.Attempts {
 				return nil, e
 			}
-			if after, ok := retryAfter(resp.Header, time.Now()); ok {
+			if after, ok := retry.After(resp.Header, time.Now()); ok {
 				if after > c.retry.MaxWait {
 					e.Message += fmt.Sprintf(" (the provider asks to wait %s before retrying)", after.Round(time.Second))
 					return nil, e
@@ -359,7 +358,7 @@ func (c *client) post(ctx context.Context, url string, hdr http.Header, body []b
 			}
 		}
 		if wait == 0 {
-			wait = backoff(c.retry, attempt)
+			wait = retry.Backoff(c.retry.Base, c.retry.Max, attempt)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -391,37 +390,4 @@ func retryable(status int, code string) bool {
 		return false
 	}
 	return status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status == 529 || status >= 500
-}
-
-// retryAfter reads Retry-After (seconds or an HTTP date) and retry-after-ms.
-func retryAfter(h http.Header, now time.Time) (time.Duration, bool) {
-	if ms := h.Get("Retry-After-Ms"); ms != "" {
-		if n, err := strconv.ParseFloat(ms, 64); err == nil && n >= 0 {
-			return time.Duration(n * float64(time.Millisecond)), true
-		}
-	}
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0, false
-	}
-	if n, err := strconv.ParseFloat(v, 64); err == nil && n >= 0 {
-		return time.Duration(n * float64(time.Second)), true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(0, t.Sub(now)), true
-	}
-	return 0, false
-}
-
-// backoff is the delay before attempt+1: full jitter over Base·2^(attempt-1),
-// at most Max.
-func backoff(r Retry, attempt int) time.Duration {
-	d := r.Base << (attempt - 1)
-	if d <= 0 || d > r.Max {
-		d = r.Max
-	}
-	if d <= 0 {
-		return 0
-	}
-	return d/2 + rand.N(d/2+1)
 }

@@ -15,13 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolbelt/toolbelt/internal/retry"
 )
 
 // EmbedKind says what a text is embedded for; providers that tell the two
@@ -298,7 +298,7 @@ func (c *client) ollama(ctx context.Context, texts []string, _ EmbedKind) ([][]f
 // maxResponseBytes bounds a provider's answer.
 const maxResponseBytes = 256 << 20
 
-// maxRetryAfter bounds how long a Retry-After is waited for.
+// maxRetryAfter bounds how long a Retry-After, or the backoff, waits.
 const maxRetryAfter = 30 * time.Second
 
 // StatusError is a provider's answer with a status other than 200.
@@ -320,16 +320,15 @@ func (c *client) post(ctx context.Context, url string, h http.Header, body, out 
 		return err
 	}
 	for attempt := 0; ; attempt++ {
-		retry, wait, err := c.try(ctx, url, h, payload, out)
+		again, wait, err := c.try(ctx, url, h, payload, out)
 		if err == nil {
 			return nil
 		}
-		if !retry || attempt >= c.retries || ctx.Err() != nil {
+		if !again || attempt >= c.retries || ctx.Err() != nil {
 			return err
 		}
 		if wait < 0 {
-			wait = c.retryBase << attempt
-			wait += time.Duration(rand.Int64N(int64(wait)/2 + 1))
+			wait = retry.Backoff(c.retryBase, maxRetryAfter, attempt+1)
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -341,9 +340,9 @@ func (c *client) post(ctx context.Context, url string, h http.Header, body, out 
 	}
 }
 
-// try makes one request. retry says whether trying again may help, wait
+// try makes one request. again says whether trying again may help, wait
 // how long the server asked to wait first (negative: the backoff decides).
-func (c *client) try(ctx context.Context, url string, h http.Header, payload []byte, out any) (retry bool, wait time.Duration, err error) {
+func (c *client) try(ctx context.Context, url string, h http.Header, payload []byte, out any) (again bool, wait time.Duration, err error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(payload))
@@ -370,8 +369,8 @@ func (c *client) try(ctx context.Context, url string, h http.Header, payload []b
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
 			return false, 0, serr
 		}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s >= 0 {
-			return true, min(time.Duration(s)*time.Second, maxRetryAfter), serr
+		if after, ok := retry.After(resp.Header, time.Now()); ok {
+			return true, min(after, maxRetryAfter), serr
 		}
 		return true, -1, serr
 	}
