@@ -60,24 +60,13 @@ func (a *Approvals) Approve(ctx context.Context, fingerprint, tool, by string) e
 
 // List returns the workspace's approvals, oldest first.
 func (a *Approvals) List(ctx context.Context) ([]Approval, error) {
-	var out []Approval
-	err := a.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, "SELECT fingerprint, tool, approved_by, created_ns FROM approvals WHERE workspace = ? ORDER BY created_ns, fingerprint", a.workspace)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ap Approval
-			var ns int64
-			if err := rows.Scan(&ap.Fingerprint, &ap.Tool, &ap.By, &ns); err != nil {
-				return err
-			}
-			ap.At = time.Unix(0, ns)
-			out = append(out, ap)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, a.s, func(row scanner) (Approval, error) {
+		var ap Approval
+		var ns int64
+		err := row.Scan(&ap.Fingerprint, &ap.Tool, &ap.By, &ns)
+		ap.At = time.Unix(0, ns)
+		return ap, err
+	}, "SELECT fingerprint, tool, approved_by, created_ns FROM approvals WHERE workspace = ? ORDER BY created_ns, fingerprint", a.workspace)
 	if err != nil {
 		return nil, fmt.Errorf("listing approvals: %w", err)
 	}

@@ -75,23 +75,11 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 // recorded (absolute, links resolved; "" for changes recorded before
 // workspaces were), sorted; none when nothing of the call is kept.
 func (j *Journal) Workspaces(ctx context.Context, callID string) ([]string, error) {
-	var out []string
-	err := j.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY workspace",
-			callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var ws string
-			if err := rows.Scan(&ws); err != nil {
-				return err
-			}
-			out = append(out, ws)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, j.s, func(row scanner) (ws string, err error) {
+		err = row.Scan(&ws)
+		return ws, err
+	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY workspace",
+		callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspaces of call %s: %w", callID, err)
 	}

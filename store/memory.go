@@ -144,26 +144,14 @@ FROM memory_chunks
 WHERE tsv @@ to_tsquery('english', ?) AND scope = ?
 ORDER BY score DESC, id LIMIT ?`
 	}
-	var hits []tool.MemoryHit
-	err := m.s.Read(ctx, func(tx *Tx) error {
-		args := []any{arg, scope, limit}
-		if m.s.d.name != "sqlite" {
-			args = []any{arg, arg, scope, limit}
-		}
-		rows, err := tx.Query(ctx, q, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var h tool.MemoryHit
-			if err := rows.Scan(&h.ID, &h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Score); err != nil {
-				return err
-			}
-			hits = append(hits, h)
-		}
-		return rows.Err()
-	})
+	args := []any{arg, scope, limit}
+	if m.s.d.name != "sqlite" {
+		args = []any{arg, arg, scope, limit}
+	}
+	hits, err := readAll(ctx, m.s, func(row scanner) (h tool.MemoryHit, err error) {
+		err = row.Scan(&h.ID, &h.Path, &h.StartLine, &h.EndLine, &h.Text, &h.Score)
+		return h, err
+	}, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("searching the memory index: %w", err)
 	}

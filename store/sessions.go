@@ -253,25 +253,14 @@ func (ss *Sessions) Info(ctx context.Context, id string) (SessionInfo, error) {
 // Messages returns a session's messages in order; none for a session the
 // store does not hold.
 func (ss *Sessions) Messages(ctx context.Context, id string) ([]SessionMessage, error) {
-	var out []SessionMessage
-	err := ss.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, "SELECT seq, time_ns, role, model, body FROM session_messages WHERE session_id = ? ORDER BY seq", id)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var m SessionMessage
-			var ns int64
-			var body string
-			if err := rows.Scan(&m.Seq, &ns, &m.Role, &m.Model, &body); err != nil {
-				return err
-			}
-			m.Time, m.Body = time.Unix(0, ns), json.RawMessage(body)
-			out = append(out, m)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, ss.s, func(row scanner) (SessionMessage, error) {
+		var m SessionMessage
+		var ns int64
+		var body string
+		err := row.Scan(&m.Seq, &ns, &m.Role, &m.Model, &body)
+		m.Time, m.Body = time.Unix(0, ns), json.RawMessage(body)
+		return m, err
+	}, "SELECT seq, time_ns, role, model, body FROM session_messages WHERE session_id = ? ORDER BY seq", id)
 	if err != nil {
 		return nil, fmt.Errorf("reading session %s: %w", id, err)
 	}
