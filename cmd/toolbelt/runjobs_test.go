@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -155,46 +155,36 @@ func TestChatFollowsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := io.WriteString(stdin, "render a cat\n"); err != nil {
 		t.Fatal(err)
 	}
-	for !strings.Contains(out.String(), "Your clip is ready: rendered clip.mp4") {
-		if ctx.Err() != nil {
-			t.Fatalf("the job's outcome never reached the chat:\n%s", out.String())
+	// Nothing more is typed until the answer to the job's outcome shows
+	// (the command is killed at the deadline, which ends the output).
+	var out strings.Builder
+	for lines := bufio.NewScanner(stdout); !strings.Contains(out.String(), "Your clip is ready: rendered clip.mp4"); {
+		if !lines.Scan() {
+			cmd.Wait()
+			t.Fatalf("the job's outcome never reached the chat:\n%s\n%s", out.String(), stderr.String())
 		}
-		time.Sleep(20 * time.Millisecond)
+		out.WriteString(lines.Text() + "\n")
 	}
 	io.WriteString(stdin, "/quit\n")
 	stdin.Close()
+	io.Copy(io.Discard, stdout)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("%v\n%s", err, out.String())
+		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	reqs := s.Requests()
 	if len(reqs) != 3 || !strings.Contains(string(reqs[2].Body), "[Background job task") {
 		t.Errorf("%d requests; the last does not carry the job's outcome", len(reqs))
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe to write from a child's two pipes
-// while the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
