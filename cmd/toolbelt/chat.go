@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
-	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/undo"
@@ -56,18 +55,11 @@ func (c *chatCmd) Run(e *env) error {
 		key = store.SessionKey(c.Agent, "cli", newRunID())
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
-	var history []llm.Message
-	if key != "" {
-		if history, err = loadSession(context.Background(), e, ar.tc.WorkspaceDir, key); err != nil {
-			return err
-		}
+	spec, history, err := ar.ownSession(context.Background(), e, key, c.Agent, "cli:chat")
+	if err != nil {
+		return err
 	}
-	transient := key == ""
-	if transient && e.jobq != nil {
-		// The chat's jobs need a session to come back to.
-		key = "cli:chat:" + newRunID()
-	}
-	h.root, h.rootKey = a, key
+	key = spec.Key
 	started := false
 	if e.jobq != nil {
 		jobsCtx, stopJobs := context.WithCancel(context.Background())
@@ -170,7 +162,8 @@ func (c *chatCmd) Run(e *env) error {
 		if started {
 			err = h.Deliver(key, msg)
 		} else {
-			err = h.Start(host.Spec{Key: key, AgentID: c.Agent, Model: ar.model, Transient: transient}, history, msg)
+			spec.Model = ar.model // as /model left it
+			err = h.Start(spec, history, msg)
 			started = err == nil
 		}
 		if err == nil && h.Wait(ctx) != nil {

@@ -235,32 +235,43 @@ func (c *runCmd) Run(e *env) error {
 // with the session's transcript. A nil transcript means the session could
 // not be read or started.
 func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt string) ([]llm.Message, error) {
-	var history []llm.Message
-	if key != "" {
-		var err error
-		if history, err = loadSession(ctx, e, ar.tc.WorkspaceDir, key); err != nil {
-			return nil, err
-		}
-	}
-	transient := key == ""
-	if transient && e.jobq != nil {
-		// The run's jobs need a session to come back to.
-		key = "cli:run:" + newRunID()
+	spec, history, err := ar.ownSession(ctx, e, key, agentID, "cli:run")
+	if err != nil {
+		return nil, err
 	}
 	h := ar.host
 	defer h.Close()
-	h.root, h.rootKey = ar.agent, key
 	started := time.Now()
-	if err := h.Start(host.Spec{Key: key, AgentID: agentID, Model: ar.model, Transient: transient}, history, llm.UserText(prompt)); err != nil {
+	if err := h.Start(spec, history, llm.UserText(prompt)); err != nil {
 		return nil, err
 	}
-	waitErr := waitIdle(ctx, h, e.jobq, key, started)
+	waitErr := waitIdle(ctx, h, e.jobq, spec.Key, started)
 	if waitErr != nil {
 		h.Abort()
 		_ = h.Wait(context.Background())
 	}
-	transcript, err := h.Result(key)
+	transcript, err := h.Result(spec.Key)
 	return transcript, cmp.Or(err, waitErr)
+}
+
+// ownSession readies the session the agent itself runs in its host (run's
+// or chat's): session key with its transcript so far, or, with no key, a
+// session that is not kept — named kind:<random> when a job queue works
+// jobs, so that they have a session to come back to.
+func (ar *agentRun) ownSession(ctx context.Context, e *env, key, agentID, kind string) (host.Spec, []llm.Message, error) {
+	var history []llm.Message
+	if key != "" {
+		var err error
+		if history, err = loadSession(ctx, e, ar.tc.WorkspaceDir, key); err != nil {
+			return host.Spec{}, nil, err
+		}
+	}
+	spec := host.Spec{Key: key, AgentID: agentID, Model: ar.model, Transient: key == ""}
+	if spec.Transient && e.jobq != nil {
+		spec.Key = kind + ":" + newRunID()
+	}
+	ar.host.root, ar.host.rootKey = ar.agent, spec.Key
+	return spec, history, nil
 }
 
 func clipLine(s string, n int) string {
