@@ -321,16 +321,12 @@ func (c *conn) ended() error {
 func (c *conn) close(err error, failed bool) error {
 	if c.proc != nil && failed {
 		// A server that closed its output is usually exiting: give it the
-		// time to, and to finish writing to standard error, so that its
-		// exit status and last words explain what happened.
-		wait, cancel := context.WithTimeout(context.Background(), c.proc.grace)
-		for _, ch := range []chan struct{}{c.proc.exited, c.proc.logDone} {
-			select {
-			case <-ch:
-			case <-wait.Done():
-			}
+		// time to, so that its exit status and last words (exitError reads
+		// its standard error to the end) explain what happened.
+		select {
+		case <-c.proc.exited:
+		case <-time.After(c.proc.grace):
 		}
-		cancel()
 		if exit := c.proc.exitError(); exit != nil {
 			err = exit
 		}

@@ -179,6 +179,13 @@ func (p *process) exitError() error {
 	default:
 		return nil
 	}
+	// The last lines may still be in the pipe: read them to its end (the
+	// group is killed on exit, so it ends at once, unless a descendant that
+	// left the group holds it open).
+	select {
+	case <-p.logDone:
+	case <-time.After(stderrDrain):
+	}
 	err := p.err
 	if err == nil {
 		err = errors.New("exited")
@@ -188,6 +195,10 @@ func (p *process) exitError() error {
 	}
 	return err
 }
+
+// stderrDrain bounds how long an exit's explanation waits for the rest of
+// the server's standard error.
+const stderrDrain = time.Second
 
 // maxReasonLine bounds the line of standard error that explains an exit.
 const maxReasonLine = 300
