@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -32,6 +34,39 @@ func firstPositional(args []string) int {
 		}
 	}
 	return -1
+}
+
+// otherCommands returns patterns naming the fields of cli of every command
+// but the one args run, for kong.IgnoreFields: building the grammar of all
+// commands was a quarter of the CPU of a start of toolbelt mcp. It returns
+// none — the whole grammar — when args run no command, an unknown one, or
+// one that needs the others (help and completion describe them all).
+func otherCommands(args []string) []string {
+	i := firstPositional(args)
+	if i < 0 || args[i] == "help" || args[i] == "completion" {
+		return nil
+	}
+	t := reflect.TypeFor[cli]()
+	var others []string
+	found := false
+	for f := range t.Fields() {
+		if _, ok := f.Tag.Lookup("cmd"); !ok {
+			continue
+		}
+		name := f.Tag.Get("name")
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name == args[i] {
+			found = true
+			continue
+		}
+		others = append(others, regexp.QuoteMeta(f.Name))
+	}
+	if !found {
+		return nil
+	}
+	return []string{"^" + regexp.QuoteMeta(t.Name()) + `\.(` + strings.Join(others, "|") + ")$"}
 }
 
 // preParse handles what kong would not explain well: no command at all

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -154,4 +155,37 @@ func TestZshAndFishCompletion(t *testing.T) {
 		}
 	}
 	runCLI(t, "", "completion", "powershell").expect(t, 2)
+}
+
+// TestPrunedGrammarGivesTheSameUsage: a run of a command builds the grammar
+// of that command only (otherCommands); its usage is what the whole
+// grammar, which "help CMD" builds, gives.
+func TestPrunedGrammarGivesTheSameUsage(t *testing.T) {
+	t.Parallel()
+	for f := range reflect.TypeFor[cli]().Fields() {
+		if _, ok := f.Tag.Lookup("cmd"); !ok {
+			continue
+		}
+		name := f.Tag.Get("name")
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		if name == "help" || name == "completion" {
+			if otherCommands([]string{name}) != nil {
+				t.Errorf("%s: pruned, but it needs every command", name)
+			}
+			continue
+		}
+		if otherCommands([]string{"--config", "x", name}) == nil {
+			t.Errorf("%s: the grammar is not pruned", name)
+		}
+		pruned := runCLI(t, "", name, "--help").expect(t, 0)
+		whole := runCLI(t, "", "help", name).expect(t, 0)
+		if pruned.stdout != whole.stdout {
+			t.Errorf("%s --help:\n%s\nhelp %s:\n%s", name, pruned.stdout, name, whole.stdout)
+		}
+	}
+	if otherCommands([]string{"nosuch"}) != nil || otherCommands(nil) != nil {
+		t.Error("an unknown command or none pruned the grammar")
+	}
 }

@@ -183,6 +183,7 @@ func run(args []string, e env) (code int) {
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 		kong.ExplicitGroups(groups),
 		kong.Vars{"version": "toolbelt " + buildVersion()},
+		kong.IgnoreFields(otherCommands(args)...),
 	)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
