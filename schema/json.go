@@ -35,8 +35,8 @@ func Decode(b []byte) (any, error) {
 // FromSchema returns s in the generic JSON form. A nil schema is nil, which
 // compiles to an object without properties.
 func FromSchema(s *gschema.Schema) (any, error) {
-	if s == nil {
-		return nil, nil
+	if v, ok := fromSchema(s); ok {
+		return v, nil
 	}
 	b, err := json.Marshal(s)
 	if err != nil {
