@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/store"
@@ -69,6 +70,50 @@ func TestSpoolAppendsAndDrains(t *testing.T) {
 		}
 		if err := s.Append(ctx, full()); err == nil {
 			t.Error("append after Close accepted")
+		}
+	})
+}
+
+// TestSpoolDrainsAStreamWithoutClose: records appended one after another
+// (the drain gathers them while it lingers) all reach the log while the
+// spool runs, the last ones too, in order.
+func TestSpoolDrainsAStreamWithoutClose(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		l := audit.New(st)
+		s, err := l.Spool(filepath.Join(t.TempDir(), "spool"), audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		const n = 120
+		for i := range n {
+			r := full()
+			r.CallID = fmt.Sprintf("c%03d", i)
+			if err := s.Append(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		var rs []audit.Record
+		for {
+			rs = list(t, l, audit.Filter{})
+			if len(rs) == n || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		if len(rs) != n {
+			t.Fatalf("%d of %d records in the log while the spool runs", len(rs), n)
+		}
+		for i, r := range rs {
+			if want := fmt.Sprintf("c%03d", i); r.CallID != want {
+				t.Fatalf("record %d is %s, want %s", i, r.CallID, want)
+			}
+		}
+		if sum, err := l.Verify(ctx); err != nil || sum.Records != n {
+			t.Errorf("verify %+v %v", sum, err)
 		}
 	})
 }
