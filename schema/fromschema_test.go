@@ -101,7 +101,7 @@ func TestFromSchemaIsTheRoundTrip(t *testing.T) {
 		Not: &gschema.Schema{Type: "array"}, If: &gschema.Schema{Required: []string{"a"}}, Then: &gschema.Schema{}, Else: &gschema.Schema{},
 		DependentSchemas: map[string]*gschema.Schema{"d": {Type: "object"}},
 		ContentEncoding:  "base64", ContentMediaType: "image/png", ContentSchema: &gschema.Schema{Type: "string"},
-		Extra:            map[string]any{"x-order": 3, "discriminator": map[string]any{"propertyName": "kind"}},
+		Extra: map[string]any{"x-order": 3, "discriminator": map[string]any{"propertyName": "kind"}},
 	}
 	checkFromSchema(t, "every field", full)
 	checkFromSchema(t, "empty properties", &gschema.Schema{Type: "object", Properties: map[string]*gschema.Schema{}})
