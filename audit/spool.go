@@ -35,10 +35,11 @@ import (
 // of calls, whose records the drain gathers into one transaction. Each process has its own spool file, locked
 // while it runs; Close drains it and removes it.
 type Spool struct {
-	log     *Log
-	dir     string
-	sync    bool
-	onError func(error)
+	log       *Log
+	dir       string
+	sync      bool
+	onError   func(error)
+	onRecover func(int)
 
 	queue  chan pending
 	drains chan drainBatch
@@ -73,6 +74,9 @@ type SpoolOptions struct {
 	// OnError receives the errors of the background drain; the records
 	// stay in the spool file and are recovered at the next start.
 	OnError func(error)
+	// OnRecover, when set, is told how many records of earlier processes
+	// the drain moved into the log as it started, if any.
+	OnRecover func(records int)
 }
 
 // spoolSuffix ends the name of every spool file.
@@ -83,13 +87,15 @@ const spoolSuffix = ".spool"
 const maxSpoolBytes = 64 << 20
 
 // Spool starts a spool in dir (created 0700 if missing) that drains into
-// the log. Call Recover first to move in what earlier processes left.
+// the log. Before the first of its own records, the drain moves in what
+// earlier processes left in dir (see Recover), in the background: a server
+// answers while it does.
 func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit spool: %w", err)
 	}
 	s := &Spool{
-		log: l, dir: dir, sync: o.Sync, onError: o.OnError,
+		log: l, dir: dir, sync: o.Sync, onError: o.OnError, onRecover: o.OnRecover,
 		queue: make(chan pending, writerQueue), drains: make(chan drainBatch, 1024),
 		wrote: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -214,6 +220,14 @@ const drainLinger = 5 * time.Millisecond
 // stops moving (the records stay in the spool for Recover).
 func (s *Spool) drain() {
 	defer close(s.done)
+	// This process's own spool file is locked, so Recover leaves it alone.
+	n, err := s.log.Recover(context.Background(), s.dir)
+	if n > 0 && s.onRecover != nil {
+		s.onRecover(n)
+	}
+	if err != nil {
+		s.report(err)
+	}
 	failed := false
 	var last time.Time // when the last transaction started
 	linger := time.NewTimer(drainLinger)

@@ -169,6 +169,55 @@ func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 	})
 }
 
+// TestSpoolRecoversWhatEarlierProcessesLeft: a spool started in a
+// directory holding another process's leftover file moves its records into
+// the log before its own.
+func TestSpoolRecoversWhatEarlierProcessesLeft(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		dir := t.TempDir()
+		l := audit.New(st)
+		var b strings.Builder
+		for _, id := range []string{"left-1", "left-2"} {
+			r := full()
+			r.CallID = id
+			line, _ := json.Marshal(r)
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, "4242-cafe.spool"), []byte(b.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		recovered := make(chan int, 1)
+		s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }, OnRecover: func(n int) { recovered <- n }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := full()
+		own.CallID = "own"
+		if err := s.Append(ctx, own); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n := <-recovered; n != 2 {
+			t.Errorf("OnRecover told %d records, want 2", n)
+		}
+		var ids []string
+		for _, r := range list(t, l, audit.Filter{}) {
+			ids = append(ids, r.CallID)
+		}
+		if fmt.Sprint(ids) != "[left-1 left-2 own]" {
+			t.Errorf("records %v, want the left ones first", ids)
+		}
+		if f := spoolFiles(t, dir); len(f) != 0 {
+			t.Errorf("spool files left: %v", f)
+		}
+	})
+}
+
 // TestRecoverLeavesLiveSpools: the spool of a running process is locked;
 // recovering alongside it adds no record twice.
 func TestRecoverLeavesLiveSpools(t *testing.T) {

@@ -55,6 +55,10 @@ type Store struct {
 	where string
 	// now is the clock retention reads; tests set it.
 	now func() time.Time
+	// ready is closed when a store opened in the background is open, or
+	// failed to open with openErr; nil for a store Open returned.
+	ready   chan struct{}
+	openErr error
 }
 
 // Option adjusts how Open opens a database.
@@ -80,50 +84,98 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 	return open(ctx, dsn, migrations, opts...)
 }
 
+// OpenInBackground is Open that returns at once: the checks that need no
+// database (the file's path, a URL's form) are made before it returns, the
+// rest — connecting, WAL mode, the schema — in the background. Every use
+// of the store waits for the open and, when it failed, fails with its
+// error. A server opens its store this way to answer its first requests
+// (the list of its tools needs no state) while the database opens.
+func OpenInBackground(dsn string, opts ...Option) (*Store, error) {
+	d, connect, err := prepare(dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{d: d, ready: make(chan struct{}), now: time.Now}
+	go func() {
+		defer close(s.ready)
+		o, err := connect(context.Background(), migrations)
+		if err != nil {
+			s.openErr = err
+			return
+		}
+		s.w, s.r, s.where = o.w, o.r, o.where
+	}()
+	return s, nil
+}
+
 func open(ctx context.Context, dsn string, ms []migration, opts ...Option) (*Store, error) {
+	_, connect, err := prepare(dsn, opts)
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, ms)
+}
+
+// prepare checks dsn and, for SQLite, makes the file; it returns the
+// database's dialect, and connect, which opens the database and brings its
+// schema up to date.
+func prepare(dsn string, opts []Option) (d dialect, connect func(context.Context, []migration) (*Store, error), err error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	var (
-		s   *Store
-		err error
-	)
 	lower := strings.ToLower(dsn)
+	var open func(context.Context) (*Store, error)
 	switch {
 	case strings.TrimSpace(dsn) == "":
-		return nil, errors.New("no database given: use a file path or a postgres:// URL")
+		return d, nil, errors.New("no database given: use a file path or a postgres:// URL")
 	case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
-		s, err = openPostgres(ctx, dsn)
+		d = postgresDialect
+		open = func(ctx context.Context) (*Store, error) { return openPostgres(ctx, dsn) }
 	default:
-		s, err = openSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"), o)
+		path, err := prepareSQLite(strings.TrimPrefix(dsn, "sqlite:"))
+		if err != nil {
+			return d, nil, err
+		}
+		d = sqliteDialect
+		open = func(ctx context.Context) (*Store, error) { return openSQLite(ctx, path, o) }
 	}
-	if err != nil {
-		return nil, err
-	}
-	if err := s.migrate(ctx, ms); err != nil {
-		s.Close()
-		return nil, fmt.Errorf("database %s: %w", s.where, err)
-	}
-	return s, nil
+	return d, func(ctx context.Context, ms []migration) (*Store, error) {
+		s, err := open(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.migrate(ctx, ms); err != nil {
+			s.Close()
+			return nil, fmt.Errorf("database %s: %w", s.where, err)
+		}
+		return s, nil
+	}, nil
 }
 
-func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
+// prepareSQLite makes the database file at path, with its directory, when
+// missing, and returns its absolute path.
+func prepareSQLite(path string) (string, error) {
 	path, err := filepath.Abs(path)
 	if err != nil {
-		return nil, fmt.Errorf("database %q: %w", path, err)
+		return "", fmt.Errorf("database %q: %w", path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("database %s: %w", path, err)
+		return "", fmt.Errorf("database %s: %w", path, err)
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("database %s is not a regular file: give the path of the database file, e.g. %s", path, filepath.Join(path, DefaultFile))
+		return "", fmt.Errorf("database %s is not a regular file: give the path of the database file, e.g. %s", path, filepath.Join(path, DefaultFile))
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("database %s: %w", path, err)
+		return "", fmt.Errorf("database %s: %w", path, err)
 	}
 	f.Close()
+	return path, nil
+}
+
+// openSQLite opens the database file at path, which prepareSQLite made.
+func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	// A file: URI, so that no character of the path is read as a parameter.
 	uri := (&url.URL{Scheme: "file", Path: path}).String()
 	// In WAL mode, NORMAL writes each commit to the log before it returns
@@ -247,8 +299,27 @@ func redactURL(dsn string) string {
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
-// Close closes the database.
+// wait waits for a store opened in the background to be open.
+func (s *Store) wait(ctx context.Context) error {
+	if s.ready == nil {
+		return nil
+	}
+	select {
+	case <-s.ready:
+		return s.openErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close closes the database (waiting for an open in the background to end).
 func (s *Store) Close() error {
+	if s.ready != nil {
+		<-s.ready
+		if s.openErr != nil {
+			return nil
+		}
+	}
 	if s.r == s.w {
 		return s.w.Close()
 	}
@@ -307,15 +378,22 @@ func readAll[T any](ctx context.Context, s *Store, scan func(scanner) (T, error)
 // PostgreSQL they run at READ COMMITTED; a writer that must see the latest
 // state serializes on a row it updates first.
 func (s *Store) Write(ctx context.Context, fn func(*Tx) error) error {
-	return s.run(ctx, s.w, nil, fn)
+	return s.run(ctx, true, fn)
 }
 
 // Read runs fn in a read-only transaction that sees one consistent snapshot.
 func (s *Store) Read(ctx context.Context, fn func(*Tx) error) error {
-	return s.run(ctx, s.r, s.d.readTx, fn)
+	return s.run(ctx, false, fn)
 }
 
-func (s *Store) run(ctx context.Context, db *sql.DB, opts *sql.TxOptions, fn func(*Tx) error) error {
+func (s *Store) run(ctx context.Context, write bool, fn func(*Tx) error) error {
+	if err := s.wait(ctx); err != nil {
+		return err
+	}
+	db, opts := s.w, (*sql.TxOptions)(nil)
+	if !write {
+		db, opts = s.r, s.d.readTx
+	}
 	tx, err := db.BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("database %s: %w", s.where, err)

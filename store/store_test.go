@@ -217,7 +217,57 @@ func TestOpenErrors(t *testing.T) {
 			if tc.hide != "" && strings.Contains(err.Error(), tc.hide) {
 				t.Errorf("error %q shows the password", err)
 			}
+			// Opened in the background: the same error, at once when no
+			// database is needed to see it, else from the first use.
+			bg, err := store.OpenInBackground(tc.dsn)
+			if err == nil {
+				err = bg.Write(context.Background(), func(*store.Tx) error { return nil })
+				if cerr := bg.Close(); cerr != nil {
+					t.Errorf("Close after a failed open: %v", cerr)
+				}
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("in the background: error %v, want %q", err, tc.want)
+			}
 		})
+	}
+}
+
+// TestOpenInBackground: a store opened in the background works as one Open
+// returned, once open; a use waiting for the open gives up with its context.
+func TestOpenInBackground(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "deep", "state.db")
+	st, err := store.OpenInBackground(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("the file is not made before OpenInBackground returns: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := st.Write(ctx, func(*store.Tx) error { return nil }); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("a cancelled use: %v", err)
+	}
+	a := st.Approvals("/ws")
+	if err := a.Approve(context.Background(), "fp", "exec", "me"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.Approved(context.Background(), "fp"); !ok || err != nil {
+		t.Errorf("Approved = %v, %v", ok, err)
+	}
+	wantVersions(t, st, store.SchemaVersion)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := store.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if ok, _ := again.Approvals("/ws").Approved(context.Background(), "fp"); !ok {
+		t.Error("the approval is not in the file")
 	}
 }
 

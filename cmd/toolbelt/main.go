@@ -53,7 +53,10 @@ type env struct {
 	// watching their folders.
 	dirs      *dir.Loader
 	stopWatch func()
-	st        *store.Store  // opened once per run, when a command needs state
+	st        *store.Store // opened once per run, when a command needs state
+	// openLater opens the store in the background: a server's first
+	// answers (initialize, the tool list) need no state.
+	openLater bool
 	audit     auditAppender // started with the first pipeline that audits
 	// sched keeps and runs the workspace's schedules (the cron tool);
 	// schedRunner says it has its pipeline.

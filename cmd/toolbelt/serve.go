@@ -61,6 +61,7 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	// (and, over HTTP, its token's principal).
 	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
 	e.removeStaleTemp(tc)
+	e.openLater = true
 	opts, err := e.pipeline(tc, invoke.Config{})
 	if err != nil {
 		return nil, err
@@ -78,11 +79,16 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 		}
 	}
 	e.watchDirTools()
-	count := len(e.registry().ResolveAll(tc, nil))
+	compactOn := f.Compact || cfg.MCP.Compact
+	if !compactOn && cfg.MCP.CompactAbove > 0 {
+		// Resolving the tools only to count them was a tenth of a start's
+		// CPU: only when the count decides.
+		compactOn = compact.Enabled(len(e.registry().ResolveAll(tc, nil)), false, cfg.MCP.CompactAbove)
+	}
 	srv := mcp.New(e.registry(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
 		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log, Owner: cfg.MCP.Owner,
-		Compact: compact.Enabled(count, f.Compact || cfg.MCP.Compact, cfg.MCP.CompactAbove),
+		Compact: compactOn,
 	}, opts...)
 	e.useRunner(srv.Runner())
 	return srv, nil

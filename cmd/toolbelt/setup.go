@@ -97,8 +97,9 @@ type auditAppender interface {
 // directory.
 func spoolDir(dataDir string) string { return filepath.Join(dataDir, "audit-spool") }
 
-// auditWriter returns the run's audit writer, started once, after moving
-// into the log what earlier processes left in the spool. Each call's record
+// auditWriter returns the run's audit writer, started once; with SQLite its
+// drain first moves into the log what earlier processes left in the spool,
+// in the background. Each call's record
 // is durable before its result is returned: with a SQLite store it is
 // written to this process's spool file (group commit, fsync with
 // audit.sync: always) and drained into the database in the background;
@@ -123,14 +124,12 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := recoverSpool(e, l, dir); err != nil {
-		return nil, err
-	}
 	sp, err := l.Spool(spoolDir(dir), audit.SpoolOptions{
 		Sync: cfg.Audit.Sync == "always",
 		OnError: func(err error) {
 			e.log.Error("moving audit records into the database; they stay in the spool", "err", err)
 		},
+		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
 	})
 	if err != nil {
 		return nil, err
@@ -138,6 +137,10 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	e.audit = sp
 	return sp, nil
 }
+
+// recoveredRecords is what the log says when records of killed processes
+// were moved from the spool into the audit log.
+const recoveredRecords = "moved audit records left in the spool into the log"
 
 // recoverSpool moves into the log what processes that were killed left in
 // the spool of the data directory dir ("" for PostgreSQL: nothing to do).
@@ -147,7 +150,7 @@ func recoverSpool(e *env, l *audit.Log, dir string) error {
 	}
 	n, err := l.Recover(context.Background(), spoolDir(dir))
 	if n > 0 {
-		e.log.Info("moved audit records left in the spool into the log", "records", n)
+		e.log.Info(recoveredRecords, "records", n)
 	}
 	if err != nil {
 		return fmt.Errorf("recovering the audit spool: %w", err)

@@ -70,6 +70,9 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 	if cfg.Audit.Sync == "always" {
 		opts = append(opts, store.SyncCommits())
 	}
+	if e.openLater {
+		return store.OpenInBackground(dsn, opts...)
+	}
 	return store.Open(ctx, dsn, opts...)
 }
 
