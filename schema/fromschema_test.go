@@ -148,3 +148,94 @@ func BenchmarkFromSchema(b *testing.B) {
 		}
 	})
 }
+
+// slowToSchema is ToSchema the slow way: the JSON round trip.
+func slowToSchema(tb testing.TB, v any) (*gschema.Schema, error) {
+	tb.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var s gschema.Schema
+	err = json.Unmarshal(b, &s)
+	return &s, err
+}
+
+// TestToSchemaIsTheRoundTrip: for every corpus schema, decoded with float64
+// numbers (as the MCP SDK decodes a tool list) and with json.Number, and
+// for schemas with every keyword, odd values and nulls, the direct
+// conversion gives what json.Unmarshal of the JSON gives, and fails where
+// it fails.
+func TestToSchemaIsTheRoundTrip(t *testing.T) {
+	check := func(name string, v any) {
+		t.Helper()
+		got, err := ToSchema(v)
+		want, werr := slowToSchema(t, v)
+		if (err == nil) != (werr == nil) {
+			t.Errorf("%s: error %v, the round trip's %v", name, err, werr)
+			return
+		}
+		if err == nil && !reflect.DeepEqual(got, want) {
+			gb, _ := json.Marshal(got)
+			wb, _ := json.Marshal(want)
+			t.Errorf("%s:\n got %s\nwant %s", name, gb, wb)
+		}
+	}
+	direct, corpus := 0, loadCorpus(t)
+	for _, c := range corpus {
+		b, err := Encode(c.Doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var floats any
+		if err := json.Unmarshal(b, &floats); err != nil {
+			t.Fatal(err)
+		}
+		check(c.Server+"/"+c.Name+" (float64)", floats)
+		check(c.Server+"/"+c.Name+" (json.Number)", c.Doc)
+		if _, ok := toSchema(floats); ok {
+			direct++
+		}
+	}
+	if direct < len(corpus)*9/10 {
+		t.Errorf("%d of %d corpus schemas took the direct way", direct, len(corpus))
+	}
+	decode := func(s string) any {
+		v, err := Decode([]byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, s := range []string{
+		`{"$id":"urn:x","$schema":"https://json-schema.org/draft/2020-12/schema","$ref":"#/$defs/a","$comment":"c",
+		  "$defs":{"a":{"type":"string"},"t":true,"f":false},"definitions":{"b":{}},
+		  "dependencies":{"x":{"required":["y"]},"y":["z"]},"$anchor":"an","$dynamicAnchor":"da","$dynamicRef":"#da",
+		  "$vocabulary":{"v":true,"w":false},"title":"T <b>&","description":"D","default":{"k":[1,2.5,"s<"]},
+		  "deprecated":true,"readOnly":false,"writeOnly":true,"examples":[1,"e",{"q":1.5}],
+		  "type":["object","null"],"enum":[1,2,"three",null],"const":{"a":[1,"x",null,true]},
+		  "multipleOf":1,"minimum":1e-7,"maximum":1e21,"exclusiveMinimum":2.5,"exclusiveMaximum":3,
+		  "minLength":1,"maxLength":3.0,"pattern":"^a+$","prefixItems":[{"type":"integer"}],"items":[{"type":"boolean"}],
+		  "minItems":0,"maxItems":2,"additionalItems":true,"uniqueItems":true,"contains":{"type":"number"},
+		  "minContains":1,"maxContains":2,"unevaluatedItems":false,"minProperties":1,"maxProperties":2,
+		  "required":["a"],"dependentRequired":{"a":["b","c"]},"properties":{"a":{"type":"string","format":"uri"}},
+		  "patternProperties":{"^x":{"type":"integer"}},"additionalProperties":{"type":"string"},
+		  "propertyNames":{"maxLength":3},"unevaluatedProperties":{},"allOf":[{"title":"a"}],"anyOf":[{"title":"b"}],
+		  "oneOf":[{"title":"c"}],"not":{"type":"array"},"if":{"required":["a"]},"then":{},"else":{},
+		  "dependentSchemas":{"d":{"type":"object"}},"contentEncoding":"base64","contentMediaType":"image/png",
+		  "contentSchema":{"type":"string"},"x-order":3,"discriminator":{"propertyName":"kind"}}`,
+		`true`, `false`, `{}`, `{"not":{}}`, `{"items":{"type":"string"}}`, `{"items":true}`,
+		`{"title":null,"description":null,"required":null,"enum":null,"properties":null,"minLength":null,"minimum":null,"const":null,"default":null,"x":null}`,
+		`{"items":null}`, `{"type":null}`, `{"dependencies":{"a":null}}`, `{"properties":{"a":null}}`, `{"allOf":[null]}`,
+		`{"minLength":1.5}`, `{"minLength":1e10}`, `{"minLength":-3}`, `{"maxItems":"2"}`, `{"title":5}`, `{"type":5}`,
+		`{"type":["string",5]}`, `{"required":["a",1]}`, `{"properties":[]}`, `{"properties":{"a":5}}`, `{"$vocabulary":{"a":1}}`,
+		`{"dependentRequired":{"a":"b"}}`, `{"uniqueItems":"yes"}`, `{"enum":{"a":1}}`, `5`, `"s"`, `null`, `[]`,
+	} {
+		check(s, decode(s))
+		var floats any
+		if err := json.Unmarshal([]byte(s), &floats); err != nil {
+			t.Fatal(err)
+		}
+		check(s+" (float64)", floats)
+	}
+}

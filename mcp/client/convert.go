@@ -11,6 +11,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -61,15 +62,11 @@ func parameters(input any) (*jsonschema.Schema, error) {
 	if input == nil {
 		return nil, nil
 	}
-	b, err := json.Marshal(input)
+	s, err := schema.ToSchema(input)
 	if err != nil {
-		return nil, fmt.Errorf("input schema: %w", err)
-	}
-	var s jsonschema.Schema
-	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("input schema is not a JSON Schema: %w", err)
 	}
-	return &s, nil
+	return s, nil
 }
 
 // result converts what a server returned into a tool result. Text and
