@@ -117,11 +117,16 @@ func (g *guard) checkURL(u *url.URL) error {
 	if strings.Contains(host, "%") {
 		return refuse(s, "IPv6 zone identifiers (%%…) are not allowed")
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return refuse(s, "the port %s is not a TCP port a server can listen on (1–65535)", p)
+		}
+	}
 	key := hostKey(host)
 	if g.allowed(key, effectivePort(u)) {
 		return nil
 	}
-	if key == "localhost" || strings.HasSuffix(key, ".localhost") {
+	if isLocalhost(key) {
 		return refuse(s, "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
 	}
 	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
@@ -132,6 +137,12 @@ func (g *guard) checkURL(u *url.URL) error {
 		return refuse(s, "the host %q looks like a numeric address but is not a valid one", host)
 	}
 	return nil
+}
+
+// isLocalhost reports whether a canonical host name is localhost or under
+// it, names that resolve to this machine whatever DNS says (RFC 6761).
+func isLocalhost(key string) bool {
+	return key == "localhost" || strings.HasSuffix(key, ".localhost")
 }
 
 func describeHost(host string, ip netip.Addr) string {
@@ -162,6 +173,11 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	}
 	key := hostKey(host)
 	allowed := g.allowed(key, port)
+	if !allowed && isLocalhost(key) {
+		// A name that only becomes "localhost" after IDNA mapping
+		// (ⓛⓞⓒⓐⓛⓗⓞⓢⓣ) gets here without the URL check seeing it.
+		return nil, refuse("", "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
+	}
 	var ips []netip.Addr
 	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
 		if why := blocked(ip); why != "" && !allowed {
