@@ -73,6 +73,7 @@ func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
+		g.proxy = proxyFromEnv(opts.getenv())
 		f := &fetcher{s: s, guard: g, now: time.Now}
 		t, err := tool.New("web_fetch", fetchDescription, f.run)
 		return &t, err
@@ -126,18 +127,24 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (t
 func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.s.timeout)
 	defer cancel()
-	transport := &http.Transport{
-		DialContext:            f.guard.dialContext,
-		Proxy:                  nil, // a proxy would resolve names itself, past the guard
-		ForceAttemptHTTP2:      true,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ResponseHeaderTimeout:  f.s.timeout,
-		MaxResponseHeaderBytes: 64 << 10,
+	// One transport per scheme, so the dialer knows which proxy variable
+	// applies; Proxy stays nil: a proxy is used only through the guard's
+	// tunnel to a checked address, never handed a name to resolve.
+	transports := map[string]*http.Transport{}
+	for _, scheme := range []string{"http", "https"} {
+		transports[scheme] = &http.Transport{
+			DialContext:            f.guard.dialer(scheme, f.s.userAgent),
+			Proxy:                  nil,
+			ForceAttemptHTTP2:      true,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  f.s.timeout,
+			MaxResponseHeaderBytes: 64 << 10,
+		}
+		defer transports[scheme].CloseIdleConnections()
 	}
-	defer transport.CloseIdleConnections()
 	var redirects []string
 	client := &http.Client{
-		Transport: transport,
+		Transport: schemeTransport(transports),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > f.s.maxRedirects {
 				return refuse(req.URL.Redacted(), "more than %d redirects (tools.web_fetch.maxRedirects)", f.s.maxRedirects)
@@ -202,6 +209,19 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 		return page{}, tool.InputErrorf("reading the %s content of %s failed: %v", media, final.Redacted(), err)
 	}
 	return p, nil
+}
+
+// schemeTransport sends each request through the transport of its scheme.
+type schemeTransport map[string]*http.Transport
+
+func (t schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if tr, ok := t[strings.ToLower(req.URL.Scheme)]; ok {
+		return tr.RoundTrip(req)
+	}
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, refuse(req.URL.Redacted(), "the scheme %q is not allowed: only http and https URLs can be fetched", req.URL.Scheme)
 }
 
 // fill sets the page's text (or image) from body by its media type.

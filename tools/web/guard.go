@@ -43,6 +43,7 @@ type guard struct {
 	allow    map[string]bool // "host" and "host:port", canonical
 	resolver Resolver
 	dial     DialFunc
+	proxy    ProxyFunc // nil: always connect directly
 }
 
 // hostKey is a URL's host in the form the allowlist is matched against:
@@ -163,14 +164,53 @@ func effectivePort(u *url.URL) string {
 	return "80"
 }
 
-// dialContext resolves the host of addr once, checks every address it
-// resolves to (unless the operator allowed the host), and connects to a
-// checked address: the name is never resolved again for this connection.
-func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
+// dialer returns the function that connects requests of one scheme
+// ("http" or "https"): it resolves the host of addr once, checks every
+// address it resolves to (unless the operator allowed the host), and
+// connects to a checked address — directly, or through the proxy the
+// environment names for the URL, asking it for a tunnel to that address.
+// The name is never resolved again for this connection, by us or by a proxy.
+func (g *guard) dialer(scheme, userAgent string) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		var proxy *url.URL
+		if g.proxy != nil {
+			proxy, err = g.proxy(&url.URL{Scheme: scheme, Host: addr})
+			if err != nil {
+				return nil, fmt.Errorf("choosing a proxy for %s: %w", addr, err)
+			}
+		}
+		ips, err := g.resolve(ctx, host, port, proxy)
+		if err != nil {
+			return nil, err
+		}
+		var errs []error
+		for _, ip := range ips {
+			target := net.JoinHostPort(ip.String(), port)
+			var c net.Conn
+			if proxy != nil {
+				c, err = g.tunnel(ctx, network, proxy, target, userAgent)
+			} else {
+				c, err = g.dial(ctx, network, target)
+			}
+			if err == nil {
+				return c, nil
+			}
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		return nil, errors.Join(errs...)
 	}
+}
+
+// resolve looks host up once and returns its addresses after checking each
+// of them, unless the operator allowed host on port.
+func (g *guard) resolve(ctx context.Context, host, port string, proxy *url.URL) ([]netip.Addr, error) {
 	key := hostKey(host)
 	allowed := g.allowed(key, port)
 	if !allowed && isLocalhost(key) {
@@ -187,6 +227,10 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	} else {
 		addrs, err := g.resolver.LookupIPAddr(ctx, host)
 		if err != nil {
+			if proxy != nil {
+				// Where only the proxy can resolve names, say why we tried.
+				return nil, fmt.Errorf("resolving %s failed (%v); web_fetch resolves names itself, also when it uses the proxy %s, so that it can check the address it connects to", host, err, proxy.Redacted())
+			}
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
 		}
 		for _, a := range addrs {
@@ -212,18 +256,7 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 			}
 		}
 	}
-	var errs []error
-	for _, ip := range ips {
-		c, err := g.dial(ctx, network, net.JoinHostPort(ip.String(), port))
-		if err == nil {
-			return c, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, errors.Join(errs...)
+	return ips, nil
 }
 
 // parseIPHost parses host as an IP address in any spelling a resolver or

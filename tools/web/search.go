@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -187,10 +186,7 @@ type provider interface {
 }
 
 func newSearchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	getenv := opts.getenv()
 	return func(tc *tool.Context) (*tool.Tool, error) {
 		var cfg tool.Config
 		if tc != nil {

@@ -7,6 +7,8 @@
 package web
 
 import (
+	"os"
+
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -19,8 +21,16 @@ type Options struct {
 	Resolver Resolver
 	// Dial connects web_fetch to a checked address (default net.Dialer).
 	Dial DialFunc
-	// Getenv reads API keys for web_search (default os.Getenv).
+	// Getenv reads API keys for web_search and the proxy variables
+	// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) for web_fetch (default os.Getenv).
 	Getenv func(string) string
+}
+
+func (o Options) getenv() func(string) string {
+	if o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
 }
 
 // Register adds web_fetch and web_search to reg. web_search is listed as
