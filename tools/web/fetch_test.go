@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -56,6 +58,18 @@ func site(t *testing.T) *server {
 	mux.HandleFunc("/pixel.png", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
 		w.Write(pngBuf.Bytes())
+	})
+	wide := image.NewRGBA(image.Rect(0, 0, 2400, 1200))
+	for x := range 2400 {
+		wide.Set(x, x/2, color.RGBA{0, 0, 255, 255})
+	}
+	var wideBuf bytes.Buffer
+	if err := png.Encode(&wideBuf, wide); err != nil {
+		t.Fatal(err)
+	}
+	mux.HandleFunc("/wide.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		w.Write(wideBuf.Bytes())
 	})
 	mux.HandleFunc("/fake.png", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "image/png")
@@ -230,6 +244,31 @@ func TestFetchImage(t *testing.T) {
 	}
 	if images != 1 || !strings.Contains(text, "[image: image/png, 40×20]") {
 		t.Errorf("%d image blocks, text %q", images, text)
+	}
+	// An image larger than the limits comes back fitted to them.
+	text, msg = h.fetch(map[string]any{"url": srv.URL + "/wide.png"})
+	if msg.IsError {
+		t.Fatal(text)
+	}
+	var fitted []tool.Content
+	for _, c := range msg.Content {
+		if c.Type == tool.ImageContent {
+			fitted = append(fitted, c)
+		}
+	}
+	if len(fitted) != 1 {
+		t.Fatalf("%d image blocks for the wide image: %s", len(fitted), text)
+	}
+	raw, err := base64.StdEncoding.DecodeString(fitted[0].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(raw))
+	if err != nil || max(cfg.Width, cfg.Height) > content.DefaultMaxSide || cfg.Width != 2*cfg.Height {
+		t.Errorf("the wide image came back %d×%d (%v), want at most %d on its long side, same shape", cfg.Width, cfg.Height, err, content.DefaultMaxSide)
+	}
+	if !strings.Contains(text, fmt.Sprintf("[image: %s, %d×%d]", fitted[0].MIMEType, cfg.Width, cfg.Height)) {
+		t.Errorf("the caption does not describe the fitted image: %s", text)
 	}
 }
 
@@ -426,6 +465,17 @@ func TestFetchCache(t *testing.T) {
 	if hits.Load() != 3 {
 		t.Errorf("hits %d: the first session's entry is gone", hits.Load())
 	}
+	// The entry is kept for cacheTtl, which the store enforces
+	// (store.TestCachePutGetExpire).
+	rec := &ttlCache{}
+	hr := newHarness(t, setup{fetch: map[string]any{"allowHosts": []string{srv.hostPort()}, "cacheTtl": "2m"}, cacheImpl: rec})
+	hr.fetch(map[string]any{"url": srv.URL + "/ttl"})
+	hd := newHarness(t, setup{fetch: allow(srv), cacheImpl: rec})
+	hd.fetch(map[string]any{"url": srv.URL + "/ttl"})
+	if fmt.Sprint(rec.ttls) != "[2m0s 15m0s]" {
+		t.Errorf("entries kept for %v, want [2m0s 15m0s] (configured, default)", rec.ttls)
+	}
+	hits.Add(-2)
 	// cacheTtl 0s turns it off.
 	h0 := newHarness(t, setup{fetch: map[string]any{"allowHosts": []string{srv.hostPort()}, "cacheTtl": "0s"}, cache: true})
 	h0.fetch(map[string]any{"url": srv.URL + "/v"})
@@ -433,6 +483,21 @@ func TestFetchCache(t *testing.T) {
 	if hits.Load() != 5 {
 		t.Errorf("hits %d with the cache off, want 5", hits.Load())
 	}
+}
+
+// ttlCache records the TTLs it is asked to keep entries for, and keeps none.
+type ttlCache struct {
+	mu   sync.Mutex
+	ttls []time.Duration
+}
+
+func (c *ttlCache) Get(context.Context, string) ([]byte, bool, error) { return nil, false, nil }
+
+func (c *ttlCache) Put(_ context.Context, _ string, _ []byte, ttl time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ttls = append(c.ttls, ttl)
+	return nil
 }
 
 func TestFetchConfigErrors(t *testing.T) {
