@@ -47,6 +47,7 @@ func TestSSRFBattery(t *testing.T) {
 		"metadata.test":    {{"169.254.169.254"}},
 		"loop.test":        {{"127.0.0.1"}},
 		"mixed.test":       {{"93.184.216.34", "127.0.0.1"}},
+		"mixed6.test":      {{"93.184.216.34", "2606:4700::1", "fe80::1"}},
 		"v6loop.test":      {{"::1"}},
 		"v6mapped.test":    {{"::ffff:10.0.0.1"}},
 		"ula.test":         {{"fd00::1234"}},
@@ -129,6 +130,10 @@ func TestSSRFBattery(t *testing.T) {
 		{"http://[ff02::1]/", "multicast"},
 		{"http://[2001:db8::1]/", "documentation"},
 		{"http://[100::1]/", "discard"},
+		{"http://[2001:2::1]/", "benchmarking"},
+		{"http://[2001:20::1]/", "ORCHIDv2"},
+		{"http://[3fff::1]/", "documentation"},
+		{"http://[5f00::1]/", "segment-routing"},
 		// Full-width digits: IDNA maps them to ASCII, so the connection
 		// would go to 127.0.0.1; the dialer's check refuses it.
 		{"http://１２７.０.０.１:" + pport + "/", "127.0.0.1 is a loopback address"},
@@ -149,6 +154,7 @@ func TestSSRFBattery(t *testing.T) {
 		{"http://metadata.test/latest/meta-data/", "link-local"},
 		{"http://loop.test:" + pport + "/", "loopback"},
 		{"http://mixed.test/", "mixed.test resolves to 127.0.0.1"},
+		{"http://mixed6.test/", "mixed6.test resolves to fe80::1, which is an IPv6 link-local address"},
 		{"http://v6loop.test/", "IPv6 loopback"},
 		{"http://v6mapped.test/", "v6mapped.test resolves to 10.0.0.1, which is a private address"},
 		{"http://ula.test/", "unique-local"},
