@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -54,9 +56,10 @@ type page struct {
 
 // fetcher fetches for one tool context.
 type fetcher struct {
-	s     fetchSettings
-	guard *guard
-	now   func() time.Time
+	s       fetchSettings
+	guard   *guard
+	now     func() time.Time
+	rootCAs *x509.CertPool // nil: the system's
 }
 
 func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
@@ -74,7 +77,7 @@ func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
 			return nil, err
 		}
 		g.proxy = proxyFromEnv(opts.getenv())
-		f := &fetcher{s: s, guard: g, now: time.Now}
+		f := &fetcher{s: s, guard: g, now: time.Now, rootCAs: opts.RootCAs}
 		t, err := tool.New("web_fetch", fetchDescription, f.run)
 		return &t, err
 	}
@@ -139,6 +142,9 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 			TLSHandshakeTimeout:    10 * time.Second,
 			ResponseHeaderTimeout:  f.s.timeout,
 			MaxResponseHeaderBytes: 64 << 10,
+		}
+		if f.rootCAs != nil {
+			transports[scheme].TLSClientConfig = &tls.Config{RootCAs: f.rootCAs, MinVersion: tls.VersionTLS12}
 		}
 		defer transports[scheme].CloseIdleConnections()
 	}

@@ -1,11 +1,14 @@
 package web_test
 
 import (
+	"crypto/x509"
 	"encoding/base64"
 	"fmt"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -208,5 +211,59 @@ func TestFetchProxyAuth(t *testing.T) {
 	text, msg := h.fetch(map[string]any{"url": "http://unknown.test/"})
 	if !msg.IsError || !strings.Contains(text, "web_fetch resolves names itself, also when it uses the proxy") {
 		t.Errorf("unresolvable name with a proxy: %s", text)
+	}
+}
+
+// TestFetchHTTPS fetches over TLS (HTTP/2 where the server offers it),
+// directly and through a proxy's tunnel to the checked address, with the
+// site's own name for TLS; a certificate web_fetch does not trust is an
+// error.
+func TestFetchHTTPS(t *testing.T) {
+	t.Parallel()
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintf(w, "secure page, host %s, HTTP/%d, SNI %q", r.Host, r.ProtoMajor, r.TLS.ServerName)
+	}))
+	tlsSrv.EnableHTTP2 = true
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the untrusting client's handshake fails on purpose
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(tlsSrv.Certificate())
+	hostPort := strings.TrimPrefix(tlsSrv.URL, "https://")
+
+	h := newHarness(t, setup{fetch: map[string]any{"allowHosts": []string{hostPort}, "cacheTtl": "0s"}, opts: web.Options{RootCAs: roots}})
+	text, msg := h.fetch(map[string]any{"url": tlsSrv.URL + "/"})
+	if msg.IsError || !strings.Contains(text, "secure page, host "+hostPort+", HTTP/2") {
+		t.Errorf("direct https: %s", text)
+	}
+	untrusting := newHarness(t, setup{fetch: map[string]any{"allowHosts": []string{hostPort}, "cacheTtl": "0s"}})
+	text, msg = untrusting.fetch(map[string]any{"url": tlsSrv.URL + "/"})
+	if !msg.IsError || !strings.Contains(text, "certificate") {
+		t.Errorf("an untrusted certificate: %s", text)
+	}
+
+	// Through the proxy: example.com (a name the test certificate holds)
+	// resolves to a public address, and the proxy is asked for that address.
+	const public = "93.184.216.34:443"
+	proxy := newConnectProxy(t, map[string]string{public: hostPort}, "")
+	res := newResolver(map[string][][]string{"example.com": {{"93.184.216.34"}}, "inside.example.com": {{"10.1.2.3"}}})
+	hp := newHarness(t, setup{fetch: map[string]any{"cacheTtl": "0s"}, opts: web.Options{RootCAs: roots, Resolver: res, Dial: (&fakeDialer{}).Dial,
+		Getenv: func(k string) string {
+			if k == "HTTPS_PROXY" {
+				return proxy.URL
+			}
+			return ""
+		}}})
+	text, msg = hp.fetch(map[string]any{"url": "https://example.com/"})
+	if msg.IsError || !strings.Contains(text, `secure page, host example.com, HTTP/2, SNI "example.com"`) {
+		t.Errorf("https through the proxy: %s", text)
+	}
+	text, msg = hp.fetch(map[string]any{"url": "https://inside.example.com/"})
+	if !msg.IsError || !strings.Contains(text, "inside.example.com resolves to 10.1.2.3") {
+		t.Errorf("a private name through the proxy: %s", text)
+	}
+	if got := proxy.targets(); !slices.Equal(got, []string{public}) {
+		t.Errorf("the proxy was asked for %v, want [%s]", got, public)
 	}
 }

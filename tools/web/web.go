@@ -7,6 +7,7 @@
 package web
 
 import (
+	"crypto/x509"
 	"os"
 
 	"github.com/toolbelt/toolbelt/registry"
@@ -21,6 +22,9 @@ type Options struct {
 	Resolver Resolver
 	// Dial connects web_fetch to a checked address (default net.Dialer).
 	Dial DialFunc
+	// RootCAs are the certificate authorities web_fetch trusts for https
+	// (default: the system's), for embedders with an internal CA.
+	RootCAs *x509.CertPool
 	// Getenv reads API keys for web_search and the proxy variables
 	// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) for web_fetch (default os.Getenv).
 	Getenv func(string) string
