@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -361,7 +362,14 @@ func unwrapURLError(err error) error {
 }
 
 func statusError(resp *http.Response, final *url.URL) error {
-	msg := fmt.Sprintf("the server answered HTTP %s for %s", resp.Status, final.Redacted())
+	// The status text is the standard one, not the server's reason phrase:
+	// an error result is not wrapped as external content, so no words of
+	// the site's choosing go into it.
+	status := strconv.Itoa(resp.StatusCode)
+	if t := http.StatusText(resp.StatusCode); t != "" {
+		status += " " + t
+	}
+	msg := fmt.Sprintf("the server answered HTTP %s for %s", status, final.Redacted())
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		msg += ": the page does not exist; check the URL or search for the current address"
