@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -191,7 +192,7 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.s.maxBytes)+1))
 	if err != nil && ctx.Err() == nil {
-		return page{}, tool.InputErrorf("reading the response from %s failed: %v. Try again.", resp.Request.URL.Redacted(), err)
+		return page{}, tool.InputErrorf("reading the response from %s failed: %s. Try again.", resp.Request.URL.Redacted(), quiet(err))
 	}
 	if ctx.Err() != nil {
 		return page{}, f.fetchError(ctx, u, ctx.Err())
@@ -350,7 +351,7 @@ func (f *fetcher) fetchError(ctx context.Context, u *url.URL, err error) error {
 	case errors.As(err, &dns):
 		return tool.InputErrorf("the host %s could not be resolved (%v). Check the URL's spelling.", u.Hostname(), dns.Err)
 	}
-	return tool.InputErrorf("fetching %s failed: %v", u.Redacted(), unwrapURLError(err))
+	return tool.InputErrorf("fetching %s failed: %s", u.Redacted(), quiet(unwrapURLError(err)))
 }
 
 func unwrapURLError(err error) error {
@@ -361,15 +362,45 @@ func unwrapURLError(err error) error {
 	return err
 }
 
-func statusError(resp *http.Response, final *url.URL) error {
-	// The status text is the standard one, not the server's reason phrase:
-	// an error result is not wrapped as external content, so no words of
-	// the site's choosing go into it.
-	status := strconv.Itoa(resp.StatusCode)
-	if t := http.StatusText(resp.StatusCode); t != "" {
-		status += " " + t
+// quoted matches the Go string literals (%q) in an error message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// quiet is err's message with what it quotes elided: net/http quotes the
+// bytes a server sent when they are malformed (`malformed HTTP status code
+// "…"`, a bad header, an unparsable Location), and an error result is not
+// wrapped as external content, so no words of the site's choosing may go
+// into it.
+func quiet(err error) string {
+	return quoted.ReplaceAllString(err.Error(), `"…"`)
+}
+
+// statusText is "404 Not Found": the code and its standard text, never the
+// reason phrase the server chose.
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
 	}
-	msg := fmt.Sprintf("the server answered HTTP %s for %s", status, final.Redacted())
+	return strconv.Itoa(code)
+}
+
+// retryAfter is the Retry-After header when it is what the standard allows
+// (seconds, or an HTTP date), and "" otherwise: the header is the server's
+// text, shown in an error result that is not wrapped.
+func retryAfter(h http.Header) (value string, seconds bool) {
+	ra := strings.TrimSpace(h.Get("Retry-After"))
+	if n, err := strconv.Atoi(ra); err == nil && n >= 0 {
+		return strconv.Itoa(n), true
+	}
+	if t, err := http.ParseTime(ra); err == nil {
+		return t.UTC().Format(http.TimeFormat), false
+	}
+	return "", false
+}
+
+func statusError(resp *http.Response, final *url.URL) error {
+	// An error result is not wrapped as external content: no words of the
+	// site's choosing (its reason phrase, a malformed header) go into it.
+	msg := fmt.Sprintf("the server answered HTTP %s for %s", statusText(resp.StatusCode), final.Redacted())
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		msg += ": the page does not exist; check the URL or search for the current address"
@@ -377,7 +408,7 @@ func statusError(resp *http.Response, final *url.URL) error {
 		msg += ": the page needs a login or refuses automated clients; try another source"
 	case resp.StatusCode == http.StatusTooManyRequests:
 		msg += ": too many requests; wait before trying again"
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if ra, _ := retryAfter(resp.Header); ra != "" {
 			msg += " (Retry-After: " + ra + ")"
 		}
 	case resp.StatusCode >= 500:

@@ -84,7 +84,7 @@ func (g *guard) tunnel(ctx context.Context, network string, proxy *url.URL, targ
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		conn.Close()
-		return nil, fmt.Errorf("the proxy %s refused a tunnel to %s: %s (web_fetch asks proxies for CONNECT tunnels to checked addresses; the proxy must allow CONNECT to that port)", proxy.Redacted(), target, resp.Status)
+		return nil, fmt.Errorf("the proxy %s refused a tunnel to %s: %s (web_fetch asks proxies for CONNECT tunnels to checked addresses; the proxy must allow CONNECT to that port)", proxy.Redacted(), target, statusText(resp.StatusCode))
 	}
 	conn.SetDeadline(time.Time{})
 	if br.Buffered() > 0 {

@@ -378,7 +378,7 @@ func (c *client) do(ctx context.Context, method, u string, header http.Header, b
 			}
 			return tool.InputErrorf("%s did not answer within %v (tools.web_search.timeoutSeconds). Try again in a moment.", c.spec.title, c.timeout)
 		}
-		return tool.InputErrorf("%s could not be reached: %v. Try again later; if it persists, the operator should check tools.web_search.%s.baseUrl.", c.spec.title, unwrapURLError(err), c.spec.name)
+		return tool.InputErrorf("%s could not be reached: %s. Try again later; if it persists, the operator should check tools.web_search.%s.baseUrl.", c.spec.title, quiet(unwrapURLError(err)), c.spec.name)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxSearchBody))
@@ -407,8 +407,10 @@ func (c *client) statusError(resp *http.Response, data []byte) error {
 		return tool.InputErrorf("%s refused the API key (HTTP %d%s). Search is unavailable until the operator fixes %s; tell the user.", c.spec.title, code, providerMessage(data), keyHint)
 	case code == http.StatusTooManyRequests || code == http.StatusPaymentRequired || code == 432 || code == 433:
 		msg := fmt.Sprintf("%s says the rate limit or the plan's quota is used up (HTTP %d%s).", c.spec.title, code, providerMessage(data))
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if ra, secs := retryAfter(resp.Header); secs {
 			msg += " Retry after " + ra + " seconds."
+		} else if ra != "" {
+			msg += " Retry after " + ra + "."
 		} else {
 			msg += " Wait a minute before searching again; if it persists, the quota is exhausted: tell the user."
 		}
