@@ -229,7 +229,7 @@ func (s searchSettings) run(ctx context.Context, in searchArgs, inv tool.Invocat
 	if !cached {
 		ctx, cancel := context.WithTimeout(ctx, s.timeout)
 		defer cancel()
-		c := &client{http: &http.Client{}, spec: s.spec, timeout: s.timeout}
+		c := &client{http: &http.Client{CheckRedirect: s.sameHost}, spec: s.spec, timeout: s.timeout}
 		var err error
 		a, err = s.p.search(ctx, c, in)
 		if err != nil {
@@ -245,6 +245,18 @@ func (s searchSettings) run(ctx context.Context, in searchArgs, inv tool.Invocat
 	res := tool.Text(a.render(in.Query, s.spec.title))
 	res.Details = map[string]any{"provider": s.spec.name, "query": in.Query, "count": len(a.Hits), "results": a.Hits, "cached": cached}
 	return res, nil
+}
+
+// sameHost lets a provider redirect within its own host only: a search API
+// that sends the client elsewhere (an internal address, say) is not followed.
+func (s searchSettings) sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 {
+		return fmt.Errorf("%s redirected more than twice; set tools.web_search.%s.baseUrl to the address that answers", s.spec.title, s.spec.name)
+	}
+	if from := via[0].URL; !strings.EqualFold(req.URL.Hostname(), from.Hostname()) {
+		return fmt.Errorf("%s redirected to another host, %s, which web_search does not follow; if that is where the provider now answers, set tools.web_search.%s.baseUrl to it", s.spec.title, req.URL.Host, s.spec.name)
+	}
+	return nil
 }
 
 func (a answer) render(query, provider string) string {
