@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -14,6 +16,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -54,9 +58,10 @@ type page struct {
 
 // fetcher fetches for one tool context.
 type fetcher struct {
-	s     fetchSettings
-	guard *guard
-	now   func() time.Time
+	s       fetchSettings
+	guard   *guard
+	now     func() time.Time
+	rootCAs *x509.CertPool // nil: the system's
 }
 
 func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
@@ -73,7 +78,8 @@ func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		f := &fetcher{s: s, guard: g, now: time.Now}
+		g.proxy = proxyFromEnv(opts.getenv())
+		f := &fetcher{s: s, guard: g, now: time.Now, rootCAs: opts.RootCAs}
 		t, err := tool.New("web_fetch", fetchDescription, f.run)
 		return &t, err
 	}
@@ -126,18 +132,27 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (t
 func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.s.timeout)
 	defer cancel()
-	transport := &http.Transport{
-		DialContext:            f.guard.dialContext,
-		Proxy:                  nil, // a proxy would resolve names itself, past the guard
-		ForceAttemptHTTP2:      true,
-		TLSHandshakeTimeout:    10 * time.Second,
-		ResponseHeaderTimeout:  f.s.timeout,
-		MaxResponseHeaderBytes: 64 << 10,
+	// One transport per scheme, so the dialer knows which proxy variable
+	// applies; Proxy stays nil: a proxy is used only through the guard's
+	// tunnel to a checked address, never handed a name to resolve.
+	transports := map[string]*http.Transport{}
+	for _, scheme := range []string{"http", "https"} {
+		transports[scheme] = &http.Transport{
+			DialContext:            f.guard.dialer(scheme, f.s.userAgent),
+			Proxy:                  nil,
+			ForceAttemptHTTP2:      true,
+			TLSHandshakeTimeout:    10 * time.Second,
+			ResponseHeaderTimeout:  f.s.timeout,
+			MaxResponseHeaderBytes: 64 << 10,
+		}
+		if f.rootCAs != nil {
+			transports[scheme].TLSClientConfig = &tls.Config{RootCAs: f.rootCAs, MinVersion: tls.VersionTLS12}
+		}
+		defer transports[scheme].CloseIdleConnections()
 	}
-	defer transport.CloseIdleConnections()
 	var redirects []string
 	client := &http.Client{
-		Transport: transport,
+		Transport: schemeTransport(transports),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > f.s.maxRedirects {
 				return refuse(req.URL.Redacted(), "more than %d redirects (tools.web_fetch.maxRedirects)", f.s.maxRedirects)
@@ -177,7 +192,7 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.s.maxBytes)+1))
 	if err != nil && ctx.Err() == nil {
-		return page{}, tool.InputErrorf("reading the response from %s failed: %v. Try again.", resp.Request.URL.Redacted(), err)
+		return page{}, tool.InputErrorf("reading the response from %s failed: %s. Try again.", resp.Request.URL.Redacted(), quiet(err))
 	}
 	if ctx.Err() != nil {
 		return page{}, f.fetchError(ctx, u, ctx.Err())
@@ -202,6 +217,19 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 		return page{}, tool.InputErrorf("reading the %s content of %s failed: %v", media, final.Redacted(), err)
 	}
 	return p, nil
+}
+
+// schemeTransport sends each request through the transport of its scheme.
+type schemeTransport map[string]*http.Transport
+
+func (t schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if tr, ok := t[strings.ToLower(req.URL.Scheme)]; ok {
+		return tr.RoundTrip(req)
+	}
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return nil, refuse(req.URL.Redacted(), "the scheme %q is not allowed: only http and https URLs can be fetched", req.URL.Scheme)
 }
 
 // fill sets the page's text (or image) from body by its media type.
@@ -323,7 +351,7 @@ func (f *fetcher) fetchError(ctx context.Context, u *url.URL, err error) error {
 	case errors.As(err, &dns):
 		return tool.InputErrorf("the host %s could not be resolved (%v). Check the URL's spelling.", u.Hostname(), dns.Err)
 	}
-	return tool.InputErrorf("fetching %s failed: %v", u.Redacted(), unwrapURLError(err))
+	return tool.InputErrorf("fetching %s failed: %s", u.Redacted(), quiet(unwrapURLError(err)))
 }
 
 func unwrapURLError(err error) error {
@@ -334,8 +362,45 @@ func unwrapURLError(err error) error {
 	return err
 }
 
+// quoted matches the Go string literals (%q) in an error message.
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// quiet is err's message with what it quotes elided: net/http quotes the
+// bytes a server sent when they are malformed (`malformed HTTP status code
+// "…"`, a bad header, an unparsable Location), and an error result is not
+// wrapped as external content, so no words of the site's choosing may go
+// into it.
+func quiet(err error) string {
+	return quoted.ReplaceAllString(err.Error(), `"…"`)
+}
+
+// statusText is "404 Not Found": the code and its standard text, never the
+// reason phrase the server chose.
+func statusText(code int) string {
+	if t := http.StatusText(code); t != "" {
+		return fmt.Sprintf("%d %s", code, t)
+	}
+	return strconv.Itoa(code)
+}
+
+// retryAfter is the Retry-After header when it is what the standard allows
+// (seconds, or an HTTP date), and "" otherwise: the header is the server's
+// text, shown in an error result that is not wrapped.
+func retryAfter(h http.Header) (value string, seconds bool) {
+	ra := strings.TrimSpace(h.Get("Retry-After"))
+	if n, err := strconv.Atoi(ra); err == nil && n >= 0 {
+		return strconv.Itoa(n), true
+	}
+	if t, err := http.ParseTime(ra); err == nil {
+		return t.UTC().Format(http.TimeFormat), false
+	}
+	return "", false
+}
+
 func statusError(resp *http.Response, final *url.URL) error {
-	msg := fmt.Sprintf("the server answered HTTP %s for %s", resp.Status, final.Redacted())
+	// An error result is not wrapped as external content: no words of the
+	// site's choosing (its reason phrase, a malformed header) go into it.
+	msg := fmt.Sprintf("the server answered HTTP %s for %s", statusText(resp.StatusCode), final.Redacted())
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		msg += ": the page does not exist; check the URL or search for the current address"
@@ -343,7 +408,7 @@ func statusError(resp *http.Response, final *url.URL) error {
 		msg += ": the page needs a login or refuses automated clients; try another source"
 	case resp.StatusCode == http.StatusTooManyRequests:
 		msg += ": too many requests; wait before trying again"
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if ra, _ := retryAfter(resp.Header); ra != "" {
 			msg += " (Retry-After: " + ra + ")"
 		}
 	case resp.StatusCode >= 500:

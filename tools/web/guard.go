@@ -43,6 +43,7 @@ type guard struct {
 	allow    map[string]bool // "host" and "host:port", canonical
 	resolver Resolver
 	dial     DialFunc
+	proxy    ProxyFunc // nil: always connect directly
 }
 
 // hostKey is a URL's host in the form the allowlist is matched against:
@@ -117,11 +118,16 @@ func (g *guard) checkURL(u *url.URL) error {
 	if strings.Contains(host, "%") {
 		return refuse(s, "IPv6 zone identifiers (%%…) are not allowed")
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return refuse(s, "the port %s is not a TCP port a server can listen on (1–65535)", p)
+		}
+	}
 	key := hostKey(host)
 	if g.allowed(key, effectivePort(u)) {
 		return nil
 	}
-	if key == "localhost" || strings.HasSuffix(key, ".localhost") {
+	if isLocalhost(key) {
 		return refuse(s, "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
 	}
 	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
@@ -132,6 +138,12 @@ func (g *guard) checkURL(u *url.URL) error {
 		return refuse(s, "the host %q looks like a numeric address but is not a valid one", host)
 	}
 	return nil
+}
+
+// isLocalhost reports whether a canonical host name is localhost or under
+// it, names that resolve to this machine whatever DNS says (RFC 6761).
+func isLocalhost(key string) bool {
+	return key == "localhost" || strings.HasSuffix(key, ".localhost")
 }
 
 func describeHost(host string, ip netip.Addr) string {
@@ -152,16 +164,60 @@ func effectivePort(u *url.URL) string {
 	return "80"
 }
 
-// dialContext resolves the host of addr once, checks every address it
-// resolves to (unless the operator allowed the host), and connects to a
-// checked address: the name is never resolved again for this connection.
-func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
+// dialer returns the function that connects requests of one scheme
+// ("http" or "https"): it resolves the host of addr once, checks every
+// address it resolves to (unless the operator allowed the host), and
+// connects to a checked address — directly, or through the proxy the
+// environment names for the URL, asking it for a tunnel to that address.
+// The name is never resolved again for this connection, by us or by a proxy.
+func (g *guard) dialer(scheme, userAgent string) DialFunc {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, err
+		}
+		var proxy *url.URL
+		if g.proxy != nil {
+			proxy, err = g.proxy(&url.URL{Scheme: scheme, Host: addr})
+			if err != nil {
+				return nil, fmt.Errorf("choosing a proxy for %s: %w", addr, err)
+			}
+		}
+		ips, err := g.resolve(ctx, host, port, proxy)
+		if err != nil {
+			return nil, err
+		}
+		var errs []error
+		for _, ip := range ips {
+			target := net.JoinHostPort(ip.String(), port)
+			var c net.Conn
+			if proxy != nil {
+				c, err = g.tunnel(ctx, network, proxy, target, userAgent)
+			} else {
+				c, err = g.dial(ctx, network, target)
+			}
+			if err == nil {
+				return c, nil
+			}
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		return nil, errors.Join(errs...)
 	}
+}
+
+// resolve looks host up once and returns its addresses after checking each
+// of them, unless the operator allowed host on port.
+func (g *guard) resolve(ctx context.Context, host, port string, proxy *url.URL) ([]netip.Addr, error) {
 	key := hostKey(host)
 	allowed := g.allowed(key, port)
+	if !allowed && isLocalhost(key) {
+		// A name that only becomes "localhost" after IDNA mapping
+		// (ⓛⓞⓒⓐⓛⓗⓞⓢⓣ) gets here without the URL check seeing it.
+		return nil, refuse("", "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
+	}
 	var ips []netip.Addr
 	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
 		if why := blocked(ip); why != "" && !allowed {
@@ -171,6 +227,10 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 	} else {
 		addrs, err := g.resolver.LookupIPAddr(ctx, host)
 		if err != nil {
+			if proxy != nil {
+				// Where only the proxy can resolve names, say why we tried.
+				return nil, fmt.Errorf("resolving %s failed (%v); web_fetch resolves names itself, also when it uses the proxy %s, so that it can check the address it connects to", host, err, proxy.Redacted())
+			}
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
 		}
 		for _, a := range addrs {
@@ -196,18 +256,7 @@ func (g *guard) dialContext(ctx context.Context, network, addr string) (net.Conn
 			}
 		}
 	}
-	var errs []error
-	for _, ip := range ips {
-		c, err := g.dial(ctx, network, net.JoinHostPort(ip.String(), port))
-		if err == nil {
-			return c, nil
-		}
-		errs = append(errs, err)
-		if ctx.Err() != nil {
-			break
-		}
-	}
-	return nil, errors.Join(errs...)
+	return ips, nil
 }
 
 // parseIPHost parses host as an IP address in any spelling a resolver or
@@ -331,6 +380,10 @@ var blockedV6 = []struct {
 	{netip.MustParsePrefix("100::/64"), "an IPv6 discard-only address"},
 	{netip.MustParsePrefix("2001:db8::/32"), "an IPv6 documentation address"},
 	{netip.MustParsePrefix("2001:10::/28"), "a reserved IPv6 address (ORCHID)"},
+	{netip.MustParsePrefix("2001:20::/28"), "a reserved IPv6 address (ORCHIDv2)"},
+	{netip.MustParsePrefix("2001:2::/48"), "an IPv6 benchmarking address (2001:2::/48)"},
+	{netip.MustParsePrefix("3fff::/20"), "an IPv6 documentation address (3fff::/20)"},
+	{netip.MustParsePrefix("5f00::/16"), "an IPv6 segment-routing (SRv6) address"},
 	{netip.MustParsePrefix("fc00::/7"), "an IPv6 unique-local (private) address"},
 	{netip.MustParsePrefix("fe80::/10"), "an IPv6 link-local address"},
 	{netip.MustParsePrefix("fec0::/10"), "an IPv6 site-local address"},

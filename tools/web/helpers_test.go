@@ -36,8 +36,9 @@ type harness struct {
 type setup struct {
 	fetch, search map[string]any // tools.web_fetch / tools.web_search
 	opts          web.Options
-	cache         bool // a real SQLite cache
-	maxResult     int  // the pipeline's MaxResultChars
+	cache         bool       // a real SQLite cache
+	cacheImpl     tool.Cache // or this one
+	maxResult     int        // the pipeline's MaxResultChars
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -67,6 +68,9 @@ func newHarness(t *testing.T, s setup) *harness {
 		}
 		t.Cleanup(func() { st.Close() })
 		tc.Cache = st.Cache(store.CacheOptions{})
+	}
+	if s.cacheImpl != nil {
+		tc.Cache = s.cacheImpl
 	}
 	ic := invoke.Config{}
 	if s.maxResult > 0 {

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -187,10 +186,7 @@ type provider interface {
 }
 
 func newSearchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
-	getenv := opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
+	getenv := opts.getenv()
 	return func(tc *tool.Context) (*tool.Tool, error) {
 		var cfg tool.Config
 		if tc != nil {
@@ -233,7 +229,7 @@ func (s searchSettings) run(ctx context.Context, in searchArgs, inv tool.Invocat
 	if !cached {
 		ctx, cancel := context.WithTimeout(ctx, s.timeout)
 		defer cancel()
-		c := &client{http: &http.Client{}, spec: s.spec, timeout: s.timeout}
+		c := &client{http: &http.Client{CheckRedirect: s.sameHost}, spec: s.spec, timeout: s.timeout}
 		var err error
 		a, err = s.p.search(ctx, c, in)
 		if err != nil {
@@ -249,6 +245,18 @@ func (s searchSettings) run(ctx context.Context, in searchArgs, inv tool.Invocat
 	res := tool.Text(a.render(in.Query, s.spec.title))
 	res.Details = map[string]any{"provider": s.spec.name, "query": in.Query, "count": len(a.Hits), "results": a.Hits, "cached": cached}
 	return res, nil
+}
+
+// sameHost lets a provider redirect within its own host only: a search API
+// that sends the client elsewhere (an internal address, say) is not followed.
+func (s searchSettings) sameHost(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 {
+		return fmt.Errorf("%s redirected more than twice; set tools.web_search.%s.baseUrl to the address that answers", s.spec.title, s.spec.name)
+	}
+	if from := via[0].URL; !strings.EqualFold(req.URL.Hostname(), from.Hostname()) {
+		return fmt.Errorf("%s redirected to another host, %s, which web_search does not follow; if that is where the provider now answers, set tools.web_search.%s.baseUrl to it", s.spec.title, req.URL.Host, s.spec.name)
+	}
+	return nil
 }
 
 func (a answer) render(query, provider string) string {
@@ -382,7 +390,7 @@ func (c *client) do(ctx context.Context, method, u string, header http.Header, b
 			}
 			return tool.InputErrorf("%s did not answer within %v (tools.web_search.timeoutSeconds). Try again in a moment.", c.spec.title, c.timeout)
 		}
-		return tool.InputErrorf("%s could not be reached: %v. Try again later; if it persists, the operator should check tools.web_search.%s.baseUrl.", c.spec.title, unwrapURLError(err), c.spec.name)
+		return tool.InputErrorf("%s could not be reached: %s. Try again later; if it persists, the operator should check tools.web_search.%s.baseUrl.", c.spec.title, quiet(unwrapURLError(err)), c.spec.name)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxSearchBody))
@@ -411,8 +419,10 @@ func (c *client) statusError(resp *http.Response, data []byte) error {
 		return tool.InputErrorf("%s refused the API key (HTTP %d%s). Search is unavailable until the operator fixes %s; tell the user.", c.spec.title, code, providerMessage(data), keyHint)
 	case code == http.StatusTooManyRequests || code == http.StatusPaymentRequired || code == 432 || code == 433:
 		msg := fmt.Sprintf("%s says the rate limit or the plan's quota is used up (HTTP %d%s).", c.spec.title, code, providerMessage(data))
-		if ra := resp.Header.Get("Retry-After"); ra != "" {
+		if ra, secs := retryAfter(resp.Header); secs {
 			msg += " Retry after " + ra + " seconds."
+		} else if ra != "" {
+			msg += " Retry after " + ra + "."
 		} else {
 			msg += " Wait a minute before searching again; if it persists, the quota is exhausted: tell the user."
 		}

@@ -298,6 +298,36 @@ func TestSearchErrors(t *testing.T) {
 	}
 }
 
+// TestSearchRedirects follows a provider's redirect within its own host
+// and refuses one to another host, which is never contacted.
+func TestSearchRedirects(t *testing.T) {
+	t.Parallel()
+	elsewhere := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{"results":[]}`) }))
+	p := newProvider(t, "searxng.json")
+	// The other host: the same server by another name.
+	away := strings.Replace(elsewhere.URL, "127.0.0.1", "localhost", 1)
+	front := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/away"); ok {
+			http.Redirect(w, r, away+rest+"?"+r.URL.RawQuery, http.StatusFound)
+			return
+		}
+		http.Redirect(w, r, p.URL+r.URL.Path+"?"+r.URL.RawQuery, http.StatusTemporaryRedirect)
+	}))
+	// front and p are both 127.0.0.1: the same host, another port.
+	h := newHarness(t, setup{search: map[string]any{"cacheTtl": "0s", "searxng": map[string]any{"baseUrl": front.URL}}})
+	if text, msg := h.call("web_search", map[string]any{"query": "tide pools"}); msg.IsError || !strings.Contains(text, "How Tide Pools Survive the Winter") {
+		t.Errorf("a redirect within the host: %s", text)
+	}
+	h = newHarness(t, setup{search: map[string]any{"cacheTtl": "0s", "searxng": map[string]any{"baseUrl": front.URL + "/away"}}})
+	text, msg := h.call("web_search", map[string]any{"query": "tide pools"})
+	if !msg.IsError || !strings.Contains(text, "SearXNG redirected to another host, localhost:") || !strings.Contains(text, "tools.web_search.searxng.baseUrl") {
+		t.Errorf("a redirect to another host: %s", text)
+	}
+	if n := elsewhere.hits.Load(); n != 0 {
+		t.Errorf("the other host got %d requests", n)
+	}
+}
+
 func TestSearchCache(t *testing.T) {
 	t.Parallel()
 	p := newProvider(t, "searxng.json")

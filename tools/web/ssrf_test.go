@@ -2,8 +2,10 @@ package web_test
 
 import (
 	"fmt"
+	"html"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,10 +21,22 @@ func TestSSRFBattery(t *testing.T) {
 	private := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, "SECRET internal data")
 	}))
-	// The allowed server redirects wherever it is told to.
+	// The allowed server redirects wherever it is told to, with the status
+	// it is told (302 by default), by header or by <meta http-equiv=refresh>.
 	allowed := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if to := r.URL.Query().Get("to"); to != "" {
-			http.Redirect(w, r, to, http.StatusFound)
+		q := r.URL.Query()
+		if to := q.Get("meta"); to != "" {
+			w.Header().Set("Content-Type", "text/html")
+			fmt.Fprintf(w, `<html><head><meta http-equiv="refresh" content="0; url=%s"><title>Moved</title></head><body><p>This page moved.</p></body></html>`, html.EscapeString(to))
+			return
+		}
+		if to := q.Get("to"); to != "" {
+			code := http.StatusFound
+			if c, err := strconv.Atoi(q.Get("code")); err == nil {
+				code = c
+			}
+			w.Header().Set("Location", to)
+			w.WriteHeader(code)
 			return
 		}
 		fmt.Fprint(w, "public page")
@@ -33,6 +47,7 @@ func TestSSRFBattery(t *testing.T) {
 		"metadata.test":    {{"169.254.169.254"}},
 		"loop.test":        {{"127.0.0.1"}},
 		"mixed.test":       {{"93.184.216.34", "127.0.0.1"}},
+		"mixed6.test":      {{"93.184.216.34", "2606:4700::1", "fe80::1"}},
 		"v6loop.test":      {{"::1"}},
 		"v6mapped.test":    {{"::ffff:10.0.0.1"}},
 		"ula.test":         {{"fd00::1234"}},
@@ -46,6 +61,7 @@ func TestSSRFBattery(t *testing.T) {
 		opts:  web.Options{Resolver: res, Dial: dialer.Dial},
 	})
 	redirect := func(to string) string { return allowed.URL + "/?to=" + url.QueryEscape(to) }
+	redirectWith := func(code int, to string) string { return redirect(to) + "&code=" + strconv.Itoa(code) }
 	cases := []struct {
 		url, why string
 	}{
@@ -81,6 +97,12 @@ func TestSSRFBattery(t *testing.T) {
 		{"http://0xa9fea9fe/", "link-local"},
 		{"http://0xA9.0xFE.0xA9.0xFE/", "link-local"},
 		{"http://127.0.0.1.:" + pport + "/", "loopback"},
+		{"http://2130706433.:" + pport + "/", "loopback"},
+		{"http://0000:" + pport + "/", "unspecified"},
+		{"http://00000000000000000000177.1:" + pport + "/", "loopback"},
+		{"http://0x0000007f.1:" + pport + "/", "loopback"},
+		{"HTTP://127.0.0.1:" + pport + "/", "loopback"},
+		{"http://127.0.0.1:" + pport + "#@example.com/", "loopback"},
 		{"http://0x7f.0x0.0x0.0x1.0x1/", "not a valid one"},
 		{"http://4294967296/", "not a valid one"},
 		// IPv6 forms.
@@ -108,10 +130,22 @@ func TestSSRFBattery(t *testing.T) {
 		{"http://[ff02::1]/", "multicast"},
 		{"http://[2001:db8::1]/", "documentation"},
 		{"http://[100::1]/", "discard"},
+		{"http://[2001:2::1]/", "benchmarking"},
+		{"http://[2001:20::1]/", "ORCHIDv2"},
+		{"http://[3fff::1]/", "documentation"},
+		{"http://[5f00::1]/", "segment-routing"},
 		// Full-width digits: IDNA maps them to ASCII, so the connection
 		// would go to 127.0.0.1; the dialer's check refuses it.
 		{"http://１２７.０.０.１:" + pport + "/", "127.0.0.1 is a loopback address"},
 		{"http://①②⑦.0.0.1:" + pport + "/", "127.0.0.1 is a loopback address"},
+		// Ideographic full stops are dots to IDNA.
+		{"http://127。0。0。1:" + pport + "/", "127.0.0.1 is a loopback address"},
+		// Circled letters, a soft hyphen and a zero-width space all map to
+		// plain "localhost"; the dialer refuses the name itself, whatever
+		// the resolver would answer.
+		{"http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ:" + pport + "/", "localhost names this machine"},
+		{"http://local\u00adhost:" + pport + "/", "localhost names this machine"},
+		{"http://loc\u200balhost:" + pport + "/", "localhost names this machine"},
 		// Names.
 		{"http://localhost:" + pport + "/", "loopback"},
 		{"http://LOCALHOST.:" + pport + "/", "loopback"},
@@ -120,6 +154,7 @@ func TestSSRFBattery(t *testing.T) {
 		{"http://metadata.test/latest/meta-data/", "link-local"},
 		{"http://loop.test:" + pport + "/", "loopback"},
 		{"http://mixed.test/", "mixed.test resolves to 127.0.0.1"},
+		{"http://mixed6.test/", "mixed6.test resolves to fe80::1, which is an IPv6 link-local address"},
 		{"http://v6loop.test/", "IPv6 loopback"},
 		{"http://v6mapped.test/", "v6mapped.test resolves to 10.0.0.1, which is a private address"},
 		{"http://ula.test/", "unique-local"},
@@ -136,6 +171,14 @@ func TestSSRFBattery(t *testing.T) {
 		{"/etc/passwd", "no scheme"},
 		{"http://user:secret@example.com/", "credentials"},
 		{"http://user@" + allowed.hostPort() + "/", "credentials"},
+		{"http://a@127.0.0.1:" + pport + "/", "credentials"},
+		{"http://example.com:" + pport + "@127.0.0.1:" + pport + "/", "credentials"},
+		{"http:\\\\127.0.0.1:" + pport + "/", "no host"},
+		{"http:/127.0.0.1:" + pport + "/", "no host"},
+		// Port 0 and ports past 65535 are no port a server listens on.
+		{"http://127.0.0.1:0/", "port 0 is not a TCP port"},
+		{"http://example.com:0/", "port 0 is not a TCP port"},
+		{"http://example.com:65536/", "port 65536 is not a TCP port"},
 		{"http:///path", "no host"},
 		// Redirects from an allowed host to places it may not send us.
 		{redirect("http://127.0.0.1:" + pport + "/"), "a redirect from " + allowed.URL},
@@ -147,12 +190,23 @@ func TestSSRFBattery(t *testing.T) {
 		{redirect("http://internal.test/"), "10.0.0.5"},
 		{redirect("file:///etc/passwd"), "scheme \"file\""},
 		{redirect("http://admin:pw@" + allowed.hostPort() + "/"), "credentials"},
+		{redirect("//127.0.0.1:" + pport + "/"), "loopback"},
+		{redirect("http://0:" + pport + "/"), "unspecified"},
+		{redirect("http://[::ffff:7f00:1]:" + pport + "/"), "IPv4-mapped"},
+		{redirect("http://ⓛⓞⓒⓐⓛⓗⓞⓢⓣ:" + pport + "/"), "localhost names this machine"},
+		{redirect("http:\\\\127.0.0.1:" + pport + "/"), "no host"},
+		{redirectWith(http.StatusMovedPermanently, "http://127.0.0.1:"+pport+"/"), "a redirect from " + allowed.URL},
+		{redirectWith(http.StatusSeeOther, "http://10.0.0.1/"), "private address (10.0.0.0/8)"},
+		{redirectWith(http.StatusTemporaryRedirect, "http://127.0.0.1:"+pport+"/"), "a redirect from " + allowed.URL},
+		{redirectWith(http.StatusPermanentRedirect, "http://[::1]:"+pport+"/"), "IPv6 loopback"},
+		{redirectWith(http.StatusPermanentRedirect, "http://metadata.test/"), "link-local"},
 		// An allowed host:port does not allow the same host on another port.
 		{"http://127.0.0.1:" + pport + "/other-port", "loopback"},
 	}
 	if len(cases) < 40 {
 		t.Fatalf("only %d cases", len(cases))
 	}
+	t.Logf("%d refused URLs", len(cases))
 	for _, tc := range cases {
 		before := len(dialer.addrs())
 		text, msg := h.fetch(map[string]any{"url": tc.url})
@@ -169,6 +223,31 @@ func TestSSRFBattery(t *testing.T) {
 				t.Errorf("%s: dialed %s", tc.url, a)
 			}
 		}
+	}
+	// URLs Go cannot parse (a backslash in the authority, raw or escaped
+	// control bytes in the host) are rejected before the guard, never sent.
+	for _, u := range []string{
+		"http://example.com\\@127.0.0.1:" + pport + "/",
+		"http://127.0.0.1:" + pport + "\\@example.com/",
+		"http://%31%32%37.0.0.1:" + pport + "/",
+		"http://127.0.0.1%00.example.com:" + pport + "/",
+		"http://127.0.0.1\t:" + pport + "/",
+		"http://127.0.0.1:+" + pport + "/",
+	} {
+		before := len(dialer.addrs())
+		text, msg := h.fetch(map[string]any{"url": u})
+		if !msg.IsError || !strings.Contains(text, "is not a URL") {
+			t.Errorf("%s: %s", u, text)
+		}
+		if n := len(dialer.addrs()) - before; n != 0 {
+			t.Errorf("%s: %d dials", u, n)
+		}
+	}
+	// A <meta http-equiv=refresh> is not a redirect web_fetch follows: the
+	// page that says it moved is what comes back.
+	text, msg := h.fetch(map[string]any{"url": allowed.URL + "/?meta=" + url.QueryEscape("http://127.0.0.1:"+pport+"/")})
+	if msg.IsError || !strings.Contains(text, "This page moved.") || strings.Contains(text, "SECRET") {
+		t.Errorf("meta refresh: %s", text)
 	}
 	if n := private.hits.Load(); n != 0 {
 		t.Errorf("the private server got %d requests", n)

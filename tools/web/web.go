@@ -7,6 +7,9 @@
 package web
 
 import (
+	"crypto/x509"
+	"os"
+
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -19,8 +22,19 @@ type Options struct {
 	Resolver Resolver
 	// Dial connects web_fetch to a checked address (default net.Dialer).
 	Dial DialFunc
-	// Getenv reads API keys for web_search (default os.Getenv).
+	// RootCAs are the certificate authorities web_fetch trusts for https
+	// (default: the system's), for embedders with an internal CA.
+	RootCAs *x509.CertPool
+	// Getenv reads API keys for web_search and the proxy variables
+	// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) for web_fetch (default os.Getenv).
 	Getenv func(string) string
+}
+
+func (o Options) getenv() func(string) string {
+	if o.Getenv != nil {
+		return o.Getenv
+	}
+	return os.Getenv
 }
 
 // Register adds web_fetch and web_search to reg. web_search is listed as
