@@ -443,4 +443,3 @@ func decoded(v any) (any, bool) {
 	}
 	return nil, false
 }
-
