@@ -31,7 +31,7 @@ import (
 // left into the log, each record once.
 //
 // A record becomes visible to List and Verify once drained or recovered:
-// at once after a quiet moment, within drainLinger (5 ms) under a stream
+// at once after a quiet moment, within drainLinger (25 ms) under a stream
 // of calls, whose records the drain gathers into one transaction. Each process has its own spool file, locked
 // while it runs; Close drains it and removes it.
 type Spool struct {
@@ -214,7 +214,7 @@ func (s *Spool) write() {
 // (a transaction was a fifth of a call's CPU), while a call after a quiet
 // moment reaches the log at once. The records are durable in the spool
 // meanwhile.
-const drainLinger = 5 * time.Millisecond
+const drainLinger = 25 * time.Millisecond
 
 // drain moves written records into the log, in order. After a failure it
 // stops moving (the records stay in the spool for Recover).
