@@ -212,10 +212,19 @@ func TestToolNewCheckTry(t *testing.T) {
 	t.Parallel()
 	env := cliEnvironment(t)
 	dir := t.TempDir()
-	for _, lang := range []string{"sh", "python", "node"} {
+	for _, lang := range []string{"sh", "python", "node", "go"} {
 		name := "hello_" + lang
-		runCLIWith(t, env, dir, "", "tool", "new", name, "--lang", lang).expect(t, 0)
-		r := runCLIWith(t, env, dir, "", "tool", "check", filepath.Join("tools", name)).expect(t, 0)
+		r := runCLIWith(t, env, dir, "", "tool", "new", name, "--lang", lang).expect(t, 0)
+		// The scaffold's own test passes, run as the message says.
+		if !strings.Contains(r.stdout, "test it:       (cd tools/"+name+" && "+langs[lang].test+")") {
+			t.Errorf("new %s does not say how to test it: %s", lang, r.stdout)
+		}
+		test := exec.Command("sh", "-c", langs[lang].test)
+		test.Dir, test.Env = filepath.Join(dir, "tools", name), env
+		if out, err := test.CombinedOutput(); err != nil {
+			t.Errorf("the test of the %s scaffold fails: %v\n%s", lang, err, out)
+		}
+		r = runCLIWith(t, env, dir, "", "tool", "check", filepath.Join("tools", name)).expect(t, 0)
 		if !strings.Contains(r.stdout, "is a valid directory tool") {
 			t.Errorf("check %s = %s", lang, r.stdout)
 		}
