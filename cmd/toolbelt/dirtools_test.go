@@ -290,6 +290,7 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 		{"bad_text", "did not answer with one JSON object"},
 		{"bad_crash", "was killed by SIGSEGV"},
 		{"bad_hang", "timed out after 1 s"},
+		{"bad_large", "printed more than 4194304 bytes and was stopped"},
 	} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: map[string]any{}})
 		if err != nil || !res.IsError || !strings.Contains(textOf(res), c.want) {
@@ -315,6 +316,63 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 	<-done
 	if !handlerGone(t, pidFile) {
 		t.Error("the handler outlived the cancelled MCP request")
+	}
+}
+
+// TestDirectoryToolConfirmationOverMCP: an MCP client that can ask its
+// user is shown the high-risk example's confirmation message; the call
+// runs when the user allows it and not when they decline.
+func TestDirectoryToolConfirmationOverMCP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		answer *sdk.ElicitResult
+		ran    bool
+	}{
+		{"allowed", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, true},
+		{"declined", &sdk.ElicitResult{Action: "decline"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env, ws, _ := dirToolsEnv(t, "")
+			cached := filepath.Join(ws, ".cache", "a.o")
+			if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cached, []byte("12345"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			client := sdk.NewClient(&sdk.Implementation{Name: "confirm-test", Version: "1"}, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return c.answer, nil
+				},
+			})
+			cmd := exec.Command(os.Args[0], "mcp")
+			cmd.Env = env
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "clean_cache", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) != 1 || !strings.Contains(asked[0], "This permanently deletes files in the workspace's .cache folder") {
+				t.Errorf("the user was asked %q", asked)
+			}
+			_, statErr := os.Stat(cached)
+			if ran := statErr != nil; ran != c.ran || res.IsError == c.ran {
+				t.Errorf("ran = %v (isError %v: %q), want ran = %v", ran, res.IsError, textOf(res), c.ran)
+			}
+			if c.ran && !strings.Contains(textOf(res), "deleted 1 files (5 bytes) from .cache") {
+				t.Errorf("clean_cache = %q", textOf(res))
+			}
+		})
 	}
 }
 
