@@ -53,6 +53,30 @@ func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
 		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
 	e.dirs.Load()
+	if !cfg.Tools.DirsSet {
+		e.noteWorkspaceTools()
+	}
+}
+
+// noteWorkspaceTools says so when the workspace has a tools folder of
+// directory tools that is not loaded: the default would include it, but the
+// agent can write it, so it is loaded only when tools.dirs lists it.
+func (e *env) noteWorkspaceTools() {
+	ws, err := workspaceFlags{}.dir(e)
+	if err != nil || ws == "" {
+		return
+	}
+	folder := filepath.Join(ws, "tools")
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		return
+	}
+	for _, en := range entries {
+		if _, err := os.Stat(filepath.Join(folder, en.Name(), dir.MetadataFile)); en.IsDir() && err == nil {
+			e.log.Warn("the workspace's tools folder holds directory tools that were not loaded: the agent can write it, so it is loaded only when toolbelt.yaml lists it (tools: {dirs: [./tools]}; its tools are then never low risk, read-only or owner-only)", "dir", folder)
+			return
+		}
+	}
 }
 
 // dirOf returns the folder of the directory tool id, or "".

@@ -465,6 +465,9 @@ func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 	if strings.Contains(r.stdout, "ws_tool") {
 		t.Fatalf("the workspace's tools folder was loaded without being configured:\n%s", r.stdout)
 	}
+	if !strings.Contains(r.stderr, "the workspace's tools folder holds directory tools that were not loaded") {
+		t.Errorf("nothing says the workspace's tools were not loaded: %s", r.stderr)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs: [./tools]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
