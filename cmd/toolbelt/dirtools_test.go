@@ -495,3 +495,41 @@ func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 		t.Errorf("trusted: true does not trust the folder: %s", r.stdout)
 	}
 }
+
+// TestUserConfigToolsLoadByDefault: without tools.dirs, the tools in
+// toolbelt/tools of the user's config directory are loaded, trusted (the
+// agent cannot write there), and marked with their folder.
+func TestUserConfigToolsLoadByDefault(t *testing.T) {
+	t.Parallel()
+	env := cliEnvironment(t)
+	var cfgHome string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			cfgHome = v
+		}
+	}
+	dir := filepath.Join(cfgHome, "toolbelt", "tools", "user_tool")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := `{"name": "user_tool", "description": "A tool of the user's own.", "riskLevel": "low", "readOnly": true}`
+	if err := os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "handler.sh"), []byte(`cat >/dev/null; echo '{"success": true, "result": "mine"}'`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	r := runCLIWith(t, env, ws, "", "describe", "user_tool", "--json").expect(t, 0)
+	if !strings.Contains(r.stdout, `"risk": "low"`) || !strings.Contains(r.stdout, `"source": "directory"`) || !strings.Contains(r.stdout, filepath.Join("toolbelt", "tools", "user_tool")) {
+		t.Errorf("describe user_tool = %s", r.stdout)
+	}
+	r = runCLIWith(t, env, ws, "", "call", "user_tool").expect(t, 0)
+	if strings.TrimSpace(r.stdout) != "mine" {
+		t.Errorf("call user_tool = %q", r.stdout)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCLIWith(t, env, ws, "", "describe", "user_tool").expect(t, 2)
+}
