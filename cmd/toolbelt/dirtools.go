@@ -163,10 +163,21 @@ func (c *toolCheckCmd) Run(e *env) error {
 	if m.Timeout > 0 {
 		fmt.Fprintf(e.stdout, "  timeout  %s\n", m.Timeout)
 	}
+	if md := t.Metadata; md.Async {
+		fmt.Fprintf(e.stdout, "  async    %s\n", asyncLine(md))
+	}
 	if m.RequiresConfirmation || m.Risk.String() == "high" {
 		fmt.Fprintf(e.stdout, "  confirm  %s\n", cmp.Or(m.ConfirmationMessage, "(asks before every call)"))
 	}
 	return nil
+}
+
+// asyncLine says how an async tool's work is followed.
+func asyncLine(md dir.Metadata) string {
+	if md.AsyncType == "webhook" {
+		return "webhook at " + md.WebhookPath
+	}
+	return fmt.Sprintf("polling every %gs", cmp.Or(md.PollingInterval, tool.DefaultPollingInterval.Seconds()))
 }
 
 type toolTryCmd struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 // dirToolsEnv is a CLI environment whose toolbelt.yaml loads the example
@@ -532,4 +533,73 @@ func TestUserConfigToolsLoadByDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	runCLIWith(t, env, ws, "", "describe", "user_tool").expect(t, 2)
+}
+
+// TestAsyncExampleThroughRunAndMCP: the async example reminder (a polling
+// tool) runs as a job: toolbelt run waits for it and hands its result to
+// the model; over MCP the call answers a pending envelope and job_status
+// reads the result once the job is done.
+func TestAsyncExampleThroughRunAndMCP(t *testing.T) {
+	t.Parallel()
+	t.Run("run", func(t *testing.T) {
+		t.Parallel()
+		env, ws, _ := dirToolsEnv(t, "")
+		if r := runCLIWith(t, env, "", "", "tool", "check", "../../examples/tools/reminder").expect(t, 0); !strings.Contains(r.stdout, "  async    polling every 1s\n") {
+			t.Errorf("tool check reminder = %s", r.stdout)
+		}
+		s := llmtest.New(t,
+			llmtest.Response{Body: llmtest.Anthropic("", "Setting it.", llmtest.Call{ID: "toolu_01R", Name: "reminder", Args: `{"message": "take the tea out", "seconds": 1}`})},
+			llmtest.Response{Body: llmtest.Anthropic("", "I will remind you.")},
+			llmtest.Response{Body: llmtest.Anthropic("", "Time to take the tea out!")})
+		r := runCLIWith(t, env, "", "", "run", "--model", "anthropic/claude-test", "--base-url", s.URL, "--workspace", ws, "remind me of the tea in a second").expect(t, 0)
+		if !strings.Contains(r.stdout, "Time to take the tea out!") {
+			t.Errorf("stdout = %q", r.stdout)
+		}
+		reqs := s.Requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d requests, want 3 (call, turn end, follow-up)", len(reqs))
+		}
+		if second := compactJSON(t, reqs[1].Body); !strings.Contains(second, `\"status\":\"pending\"`) {
+			t.Errorf("the tool result is not the pending envelope:\n%s", second)
+		}
+		if third := compactJSON(t, reqs[2].Body); !strings.Contains(third, "of reminder completed.]") || !strings.Contains(third, "Reminder: take the tea out") {
+			t.Errorf("the follow-up lacks the job's result:\n%s", third)
+		}
+	})
+	t.Run("mcp", func(t *testing.T) {
+		t.Parallel()
+		env, _, _ := dirToolsEnv(t, "")
+		cmd := exec.Command(os.Args[0], "mcp")
+		cmd.Env = env
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "reminder-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "reminder", Arguments: map[string]any{"message": "stretch", "seconds": 1}})
+		if err != nil || res.IsError {
+			t.Fatalf("reminder: %v %q", err, textOf(res))
+		}
+		var pending struct{ Status, TaskID string }
+		if err := json.Unmarshal([]byte(textOf(res)), &pending); err != nil || pending.Status != "pending" || pending.TaskID == "" {
+			t.Fatalf("not a pending envelope: %q", textOf(res))
+		}
+		for {
+			st, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "job_status", Arguments: map[string]any{"taskId": pending.TaskID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := textOf(st); strings.Contains(s, "(reminder): completed") {
+				if !strings.Contains(s, "Result: Reminder: stretch") {
+					t.Errorf("job_status = %s", s)
+				}
+				break
+			} else if !strings.Contains(s, "(reminder): pending") && !strings.Contains(s, "(reminder): processing") {
+				t.Fatalf("job_status = %s", s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 }
