@@ -67,6 +67,9 @@ func (e *env) noteWorkspaceTools() {
 		return
 	}
 	folder := filepath.Join(ws, "tools")
+	if e.trying != "" && inside(e.trying, folder) {
+		return // the tool tried is loaded on purpose
+	}
 	entries, err := os.ReadDir(folder)
 	if err != nil {
 		return
@@ -201,6 +204,7 @@ func (c *toolTryCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	e.trying = abs
 	reg := e.registry()
 	if m, ok := reg.Meta(t.Meta.ID); ok {
 		if m.Source != "directory" {
