@@ -209,6 +209,49 @@ func TestCommandHooksThroughTheCLI(t *testing.T) {
 	runCLIWith(t, env, "", "", "call", "text_stats", "--args", `{"text": "nothing to see"}`).expect(t, 0)
 }
 
+// TestCommandHooksChangeAndObserveThroughTheCLI: a before hook matched by a
+// glob changes the arguments (the handler gets them), an after hook
+// matched by a group observes the call as it ran, and a hook that runs
+// out of time blocks the call (fail closed).
+func TestCommandHooksChangeAndObserveThroughTheCLI(t *testing.T) {
+	t.Parallel()
+	seen := filepath.Join(t.TempDir(), "after.json")
+	env, _, _ := dirToolsEnv(t, `hooks:
+  before:
+    - name: cap-top
+      tools: ["text_*"]
+      command: "echo '{\"params\": {\"top\": 1}}'"
+    - name: slow
+      tools: [sys_info]
+      command: "sleep 30"
+      timeout: 200ms
+  after:
+    - tools: [group:directory]
+      command: "cat > `+seen+`"
+`)
+	r := runCLIWith(t, env, "", "", "call", "text_stats", "--args", `{"text": "a b a c", "top": 3}`, "--json").expect(t, 0)
+	var msg struct{ Details map[string]any }
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if res, _ := msg.Details["result"].(map[string]any); res == nil || len(res["top"].([]any)) != 1 {
+		t.Errorf("the before hook's arguments did not reach the handler: %s", r.stdout)
+	}
+	var after struct {
+		Event, Tool string
+		Params      map[string]any
+		Result      struct{ IsError bool }
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil || json.Unmarshal(b, &after) != nil || after.Event != "after_tool_call" || after.Tool != "text_stats" || after.Params["top"] != 1.0 || after.Result.IsError {
+		t.Errorf("the after hook read %s (%v)", b, err)
+	}
+	r = runCLIWith(t, env, "", "", "call", "sys_info").expect(t, 1)
+	if !strings.Contains(r.stderr, "Tool call blocked because before_tool_call hook failed") {
+		t.Errorf("a timed-out hook did not block: %s", r.stderr)
+	}
+}
+
 func TestToolNewCheckTry(t *testing.T) {
 	t.Parallel()
 	env := cliEnvironment(t)
