@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -297,7 +299,18 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 	cmd.Env = env
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "dirtools-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	var (
+		mu       sync.Mutex
+		progress []string
+	)
+	client := sdk.NewClient(&sdk.Implementation{Name: "dirtools-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprintf("%s %g %s", r.Params.ProgressToken, r.Params.Progress, r.Params.Message))
+			mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,9 +330,18 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 		t.Errorf("clean_cache annotations = %+v", found["clean_cache"].Annotations)
 	}
 
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "text_stats", Arguments: map[string]any{"text": "a b a"}})
+	params := &sdk.CallToolParams{Name: "text_stats", Arguments: map[string]any{"text": "a b a"}}
+	params.SetProgressToken("stats-1")
+	res, err := cs.CallTool(ctx, params)
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "3 words, 1 lines") {
 		t.Fatalf("text_stats: %v %q", err, textOf(res))
+	}
+	// The handler's progress lines on stderr arrive as progress notifications.
+	mu.Lock()
+	got := strings.Join(progress, "\n")
+	mu.Unlock()
+	if !strings.Contains(got, "stats-1 1 10% counting") || !strings.Contains(got, "stats-1 2 60% ranking words") {
+		t.Errorf("progress notifications = %q", got)
 	}
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "text_stats", Arguments: map[string]any{"top": 3}})
 	if err != nil || !res.IsError || !strings.Contains(textOf(res), "text") {
