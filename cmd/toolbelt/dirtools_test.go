@@ -336,10 +336,18 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "3 words, 1 lines") {
 		t.Fatalf("text_stats: %v %q", err, textOf(res))
 	}
-	// The handler's progress lines on stderr arrive as progress notifications.
-	mu.Lock()
-	got := strings.Join(progress, "\n")
-	mu.Unlock()
+	// The handler's progress lines on stderr arrive as progress notifications
+	// (which the client may handle after the result).
+	var got string
+	for ctx.Err() == nil {
+		mu.Lock()
+		got = strings.Join(progress, "\n")
+		mu.Unlock()
+		if strings.Contains(got, "ranking words") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if !strings.Contains(got, "stats-1 1 10% counting") || !strings.Contains(got, "stats-1 2 60% ranking words") {
 		t.Errorf("progress notifications = %q", got)
 	}
