@@ -28,7 +28,7 @@ func TestParseMetadataErrors(t *testing.T) {
 		{"async without a type", "{\"name\": \"x\", \"description\": \"d\",\n\"async\": true}", 2, []string{"asyncType is missing", "polling or webhook"}},
 		{"webhook without a path", "{\"name\": \"x\", \"description\": \"d\", \"async\": true,\n\"asyncType\": \"webhook\"}", 2, []string{"needs webhookPath", "/webhooks/video"}},
 		{"async sandboxed", "{\"name\": \"x\", \"description\": \"d\", \"async\": true, \"asyncType\": \"polling\",\n\"sandbox\": true}", 2, []string{"cannot run in the sandbox"}},
-		{"async fields without async", "{\"name\": \"x\", \"description\": \"d\", \"pollingInterval\": 5}", 0, []string{"apply only to async tools"}},
+		{"async fields without async", "{\"name\": \"x\", \"description\": \"d\",\n\"pollingInterval\": 5}", 2, []string{"apply only to async tools"}},
 		{"syntax", "{\"name\": \"x\",\n\"description\": }", 2, []string{"not valid JSON"}},
 		{"not an object", `["x"]`, 1, []string{"must be a JSON object"}},
 		{"duplicate", "{\"name\": \"x\",\n\"name\": \"y\"}", 2, []string{`field "name" appears twice`}},
