@@ -53,6 +53,33 @@ func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
 		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
 	e.dirs.Load()
+	if !cfg.Tools.DirsSet {
+		e.noteWorkspaceTools()
+	}
+}
+
+// noteWorkspaceTools says so when the workspace has a tools folder of
+// directory tools that is not loaded: the default would include it, but the
+// agent can write it, so it is loaded only when tools.dirs lists it.
+func (e *env) noteWorkspaceTools() {
+	ws, err := workspaceFlags{}.dir(e)
+	if err != nil || ws == "" {
+		return
+	}
+	folder := filepath.Join(ws, "tools")
+	if e.trying != "" && inside(e.trying, folder) {
+		return // the tool tried is loaded on purpose
+	}
+	entries, err := os.ReadDir(folder)
+	if err != nil {
+		return
+	}
+	for _, en := range entries {
+		if _, err := os.Stat(filepath.Join(folder, en.Name(), dir.MetadataFile)); en.IsDir() && err == nil {
+			e.log.Warn("the workspace's tools folder holds directory tools that were not loaded: the agent can write it, so it is loaded only when toolbelt.yaml lists it (tools: {dirs: [./tools]}; its tools are then never low risk, read-only or owner-only)", "dir", folder)
+			return
+		}
+	}
 }
 
 // dirOf returns the folder of the directory tool id, or "".
@@ -139,10 +166,21 @@ func (c *toolCheckCmd) Run(e *env) error {
 	if m.Timeout > 0 {
 		fmt.Fprintf(e.stdout, "  timeout  %s\n", m.Timeout)
 	}
+	if md := t.Metadata; md.Async {
+		fmt.Fprintf(e.stdout, "  async    %s\n", asyncLine(md))
+	}
 	if m.RequiresConfirmation || m.Risk.String() == "high" {
 		fmt.Fprintf(e.stdout, "  confirm  %s\n", cmp.Or(m.ConfirmationMessage, "(asks before every call)"))
 	}
 	return nil
+}
+
+// asyncLine says how an async tool's work is followed.
+func asyncLine(md dir.Metadata) string {
+	if md.AsyncType == "webhook" {
+		return "webhook at " + md.WebhookPath
+	}
+	return fmt.Sprintf("polling every %gs", cmp.Or(md.PollingInterval, tool.DefaultPollingInterval.Seconds()))
 }
 
 type toolTryCmd struct {
@@ -166,6 +204,7 @@ func (c *toolTryCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	e.trying = abs
 	reg := e.registry()
 	if m, ok := reg.Meta(t.Meta.ID); ok {
 		if m.Source != "directory" {

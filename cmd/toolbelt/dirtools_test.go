@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 // dirToolsEnv is a CLI environment whose toolbelt.yaml loads the example
@@ -208,14 +211,66 @@ func TestCommandHooksThroughTheCLI(t *testing.T) {
 	runCLIWith(t, env, "", "", "call", "text_stats", "--args", `{"text": "nothing to see"}`).expect(t, 0)
 }
 
+// TestCommandHooksChangeAndObserveThroughTheCLI: a before hook matched by a
+// glob changes the arguments (the handler gets them), an after hook
+// matched by a group observes the call as it ran, and a hook that runs
+// out of time blocks the call (fail closed).
+func TestCommandHooksChangeAndObserveThroughTheCLI(t *testing.T) {
+	t.Parallel()
+	seen := filepath.Join(t.TempDir(), "after.json")
+	env, _, _ := dirToolsEnv(t, `hooks:
+  before:
+    - name: cap-top
+      tools: ["text_*"]
+      command: "echo '{\"params\": {\"top\": 1}}'"
+    - name: slow
+      tools: [sys_info]
+      command: "sleep 30"
+      timeout: 200ms
+  after:
+    - tools: [group:directory]
+      command: "cat > `+seen+`"
+`)
+	r := runCLIWith(t, env, "", "", "call", "text_stats", "--args", `{"text": "a b a c", "top": 3}`, "--json").expect(t, 0)
+	var msg struct{ Details map[string]any }
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if res, _ := msg.Details["result"].(map[string]any); res == nil || len(res["top"].([]any)) != 1 {
+		t.Errorf("the before hook's arguments did not reach the handler: %s", r.stdout)
+	}
+	var after struct {
+		Event, Tool string
+		Params      map[string]any
+		Result      struct{ IsError bool }
+	}
+	b, err := os.ReadFile(seen)
+	if err != nil || json.Unmarshal(b, &after) != nil || after.Event != "after_tool_call" || after.Tool != "text_stats" || after.Params["top"] != 1.0 || after.Result.IsError {
+		t.Errorf("the after hook read %s (%v)", b, err)
+	}
+	r = runCLIWith(t, env, "", "", "call", "sys_info").expect(t, 1)
+	if !strings.Contains(r.stderr, "Tool call blocked because before_tool_call hook failed") {
+		t.Errorf("a timed-out hook did not block: %s", r.stderr)
+	}
+}
+
 func TestToolNewCheckTry(t *testing.T) {
 	t.Parallel()
 	env := cliEnvironment(t)
 	dir := t.TempDir()
-	for _, lang := range []string{"sh", "python", "node"} {
+	for _, lang := range []string{"sh", "python", "node", "go"} {
 		name := "hello_" + lang
-		runCLIWith(t, env, dir, "", "tool", "new", name, "--lang", lang).expect(t, 0)
-		r := runCLIWith(t, env, dir, "", "tool", "check", filepath.Join("tools", name)).expect(t, 0)
+		r := runCLIWith(t, env, dir, "", "tool", "new", name, "--lang", lang).expect(t, 0)
+		// The scaffold's own test passes, run as the message says.
+		if !strings.Contains(r.stdout, "test it:       (cd tools/"+name+" && "+langs[lang].test+")") {
+			t.Errorf("new %s does not say how to test it: %s", lang, r.stdout)
+		}
+		test := exec.Command("sh", "-c", langs[lang].test)
+		test.Dir, test.Env = filepath.Join(dir, "tools", name), env
+		if out, err := test.CombinedOutput(); err != nil {
+			t.Errorf("the test of the %s scaffold fails: %v\n%s", lang, err, out)
+		}
+		r = runCLIWith(t, env, dir, "", "tool", "check", filepath.Join("tools", name)).expect(t, 0)
 		if !strings.Contains(r.stdout, "is a valid directory tool") {
 			t.Errorf("check %s = %s", lang, r.stdout)
 		}
@@ -244,7 +299,18 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 	cmd.Env = env
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "dirtools-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	var (
+		mu       sync.Mutex
+		progress []string
+	)
+	client := sdk.NewClient(&sdk.Implementation{Name: "dirtools-test", Version: "1"}, &sdk.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			mu.Lock()
+			progress = append(progress, fmt.Sprintf("%s %g %s", r.Params.ProgressToken, r.Params.Progress, r.Params.Message))
+			mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,9 +330,26 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 		t.Errorf("clean_cache annotations = %+v", found["clean_cache"].Annotations)
 	}
 
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "text_stats", Arguments: map[string]any{"text": "a b a"}})
+	params := &sdk.CallToolParams{Name: "text_stats", Arguments: map[string]any{"text": "a b a"}}
+	params.SetProgressToken("stats-1")
+	res, err := cs.CallTool(ctx, params)
 	if err != nil || res.IsError || !strings.Contains(textOf(res), "3 words, 1 lines") {
 		t.Fatalf("text_stats: %v %q", err, textOf(res))
+	}
+	// The handler's progress lines on stderr arrive as progress notifications
+	// (which the client may handle after the result).
+	var got string
+	for ctx.Err() == nil {
+		mu.Lock()
+		got = strings.Join(progress, "\n")
+		mu.Unlock()
+		if strings.Contains(got, "ranking words") {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(got, "stats-1 1 10% counting") || !strings.Contains(got, "stats-1 2 60% ranking words") {
+		t.Errorf("progress notifications = %q", got)
 	}
 	res, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "text_stats", Arguments: map[string]any{"top": 3}})
 	if err != nil || !res.IsError || !strings.Contains(textOf(res), "text") {
@@ -281,6 +364,7 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 		{"bad_text", "did not answer with one JSON object"},
 		{"bad_crash", "was killed by SIGSEGV"},
 		{"bad_hang", "timed out after 1 s"},
+		{"bad_large", "printed more than 4194304 bytes and was stopped"},
 	} {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: c.tool, Arguments: map[string]any{}})
 		if err != nil || !res.IsError || !strings.Contains(textOf(res), c.want) {
@@ -306,6 +390,63 @@ func TestDirectoryToolsOverMCP(t *testing.T) {
 	<-done
 	if !handlerGone(t, pidFile) {
 		t.Error("the handler outlived the cancelled MCP request")
+	}
+}
+
+// TestDirectoryToolConfirmationOverMCP: an MCP client that can ask its
+// user is shown the high-risk example's confirmation message; the call
+// runs when the user allows it and not when they decline.
+func TestDirectoryToolConfirmationOverMCP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name   string
+		answer *sdk.ElicitResult
+		ran    bool
+	}{
+		{"allowed", &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, true},
+		{"declined", &sdk.ElicitResult{Action: "decline"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			env, ws, _ := dirToolsEnv(t, "")
+			cached := filepath.Join(ws, ".cache", "a.o")
+			if err := os.MkdirAll(filepath.Dir(cached), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cached, []byte("12345"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			client := sdk.NewClient(&sdk.Implementation{Name: "confirm-test", Version: "1"}, &sdk.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked = append(asked, req.Params.Message)
+					return c.answer, nil
+				},
+			})
+			cmd := exec.Command(os.Args[0], "mcp")
+			cmd.Env = env
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "clean_cache", Arguments: map[string]any{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(asked) != 1 || !strings.Contains(asked[0], "This permanently deletes files in the workspace's .cache folder") {
+				t.Errorf("the user was asked %q", asked)
+			}
+			_, statErr := os.Stat(cached)
+			if ran := statErr != nil; ran != c.ran || res.IsError == c.ran {
+				t.Errorf("ran = %v (isError %v: %q), want ran = %v", ran, res.IsError, textOf(res), c.ran)
+			}
+			if c.ran && !strings.Contains(textOf(res), "deleted 1 files (5 bytes) from .cache") {
+				t.Errorf("clean_cache = %q", textOf(res))
+			}
+		})
 	}
 }
 
@@ -398,6 +539,9 @@ func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 	if strings.Contains(r.stdout, "ws_tool") {
 		t.Fatalf("the workspace's tools folder was loaded without being configured:\n%s", r.stdout)
 	}
+	if !strings.Contains(r.stderr, "the workspace's tools folder holds directory tools that were not loaded") {
+		t.Errorf("nothing says the workspace's tools were not loaded: %s", r.stderr)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs: [./tools]\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -424,4 +568,111 @@ func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 	if !strings.Contains(r.stdout, `"risk": "low"`) {
 		t.Errorf("trusted: true does not trust the folder: %s", r.stdout)
 	}
+}
+
+// TestUserConfigToolsLoadByDefault: without tools.dirs, the tools in
+// toolbelt/tools of the user's config directory are loaded, trusted (the
+// agent cannot write there), and marked with their folder.
+func TestUserConfigToolsLoadByDefault(t *testing.T) {
+	t.Parallel()
+	env := cliEnvironment(t)
+	var cfgHome string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			cfgHome = v
+		}
+	}
+	dir := filepath.Join(cfgHome, "toolbelt", "tools", "user_tool")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := `{"name": "user_tool", "description": "A tool of the user's own.", "riskLevel": "low", "readOnly": true}`
+	if err := os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "handler.sh"), []byte(`cat >/dev/null; echo '{"success": true, "result": "mine"}'`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	r := runCLIWith(t, env, ws, "", "describe", "user_tool", "--json").expect(t, 0)
+	if !strings.Contains(r.stdout, `"risk": "low"`) || !strings.Contains(r.stdout, `"source": "directory"`) || !strings.Contains(r.stdout, filepath.Join("toolbelt", "tools", "user_tool")) {
+		t.Errorf("describe user_tool = %s", r.stdout)
+	}
+	r = runCLIWith(t, env, ws, "", "call", "user_tool").expect(t, 0)
+	if strings.TrimSpace(r.stdout) != "mine" {
+		t.Errorf("call user_tool = %q", r.stdout)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCLIWith(t, env, ws, "", "describe", "user_tool").expect(t, 2)
+}
+
+// TestAsyncExampleThroughRunAndMCP: the async example reminder (a polling
+// tool) runs as a job: toolbelt run waits for it and hands its result to
+// the model; over MCP the call answers a pending envelope and job_status
+// reads the result once the job is done.
+func TestAsyncExampleThroughRunAndMCP(t *testing.T) {
+	t.Parallel()
+	t.Run("run", func(t *testing.T) {
+		t.Parallel()
+		env, ws, _ := dirToolsEnv(t, "")
+		if r := runCLIWith(t, env, "", "", "tool", "check", "../../examples/tools/reminder").expect(t, 0); !strings.Contains(r.stdout, "  async    polling every 1s\n") {
+			t.Errorf("tool check reminder = %s", r.stdout)
+		}
+		s := llmtest.New(t,
+			llmtest.Response{Body: llmtest.Anthropic("", "Setting it.", llmtest.Call{ID: "toolu_01R", Name: "reminder", Args: `{"message": "take the tea out", "seconds": 1}`})},
+			llmtest.Response{Body: llmtest.Anthropic("", "I will remind you.")},
+			llmtest.Response{Body: llmtest.Anthropic("", "Time to take the tea out!")})
+		r := runCLIWith(t, env, "", "", "run", "--model", "anthropic/claude-test", "--base-url", s.URL, "--workspace", ws, "remind me of the tea in a second").expect(t, 0)
+		if !strings.Contains(r.stdout, "Time to take the tea out!") {
+			t.Errorf("stdout = %q", r.stdout)
+		}
+		reqs := s.Requests()
+		if len(reqs) != 3 {
+			t.Fatalf("%d requests, want 3 (call, turn end, follow-up)", len(reqs))
+		}
+		if second := compactJSON(t, reqs[1].Body); !strings.Contains(second, `\"status\":\"pending\"`) {
+			t.Errorf("the tool result is not the pending envelope:\n%s", second)
+		}
+		if third := compactJSON(t, reqs[2].Body); !strings.Contains(third, "of reminder completed.]") || !strings.Contains(third, "Reminder: take the tea out") {
+			t.Errorf("the follow-up lacks the job's result:\n%s", third)
+		}
+	})
+	t.Run("mcp", func(t *testing.T) {
+		t.Parallel()
+		env, _, _ := dirToolsEnv(t, "")
+		cmd := exec.Command(os.Args[0], "mcp")
+		cmd.Env = env
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "reminder-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "reminder", Arguments: map[string]any{"message": "stretch", "seconds": 1}})
+		if err != nil || res.IsError {
+			t.Fatalf("reminder: %v %q", err, textOf(res))
+		}
+		var pending struct{ Status, TaskID string }
+		if err := json.Unmarshal([]byte(textOf(res)), &pending); err != nil || pending.Status != "pending" || pending.TaskID == "" {
+			t.Fatalf("not a pending envelope: %q", textOf(res))
+		}
+		for {
+			st, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "job_status", Arguments: map[string]any{"taskId": pending.TaskID}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := textOf(st); strings.Contains(s, "(reminder): completed") {
+				if !strings.Contains(s, "Result: Reminder: stretch") {
+					t.Errorf("job_status = %s", s)
+				}
+				break
+			} else if !strings.Contains(s, "(reminder): pending") && !strings.Contains(s, "(reminder): processing") {
+				t.Fatalf("job_status = %s", s)
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	})
 }

@@ -51,7 +51,9 @@ type env struct {
 	imports *client.Manager // the MCP servers whose tools the registry holds
 	// dirs loads the directory tools the registry holds; stopWatch stops
 	// watching their folders.
-	dirs      *dir.Loader
+	dirs *dir.Loader
+	// trying is the folder of the directory tool toolbelt tool try runs.
+	trying    string
 	stopWatch func()
 	st        *store.Store // opened once per run, when a command needs state
 	// openLater opens the store in the background: a server's first

@@ -31,8 +31,8 @@ func asyncToolDir(t *testing.T, dir string) (config string) {
 		"handler.sh": `#!/bin/sh
 req=$(cat)
 case "$req" in
-*'"operation":"submit"'*) echo '{"success": true, "externalId": "ext-1"}' ;;
-*'"operation":"poll"'*) echo '{"success": true, "status": "completed", "result": "rendered clip.mp4"}' ;;
+*'"operation":"submit"'*) echo '{"success": true, "taskId": "ext-1"}' ;;
+*'"operation":"poll"'*) echo '{"status": "completed", "result": "rendered clip.mp4"}' ;;
 *) echo '{"success": false, "error": "unexpected"}' ;;
 esac
 `,

@@ -82,6 +82,56 @@ func TestMetadataSchemaMatchesTheParser(t *testing.T) {
 	}
 }
 
+// TestProtocolMatchesItsSchemas checks each message of the handler
+// protocol against its schema in docs/schemas: the requests Toolbelt
+// writes, and answers it accepts and refuses.
+func TestProtocolMatchesItsSchemas(t *testing.T) {
+	t.Parallel()
+	valid := func(name string, msg any) bool {
+		v, _ := compileDoc(t, name)
+		var m any
+		switch msg := msg.(type) {
+		case string:
+			if err := json.Unmarshal([]byte(msg), &m); err != nil {
+				t.Fatal(err)
+			}
+		default:
+			b, _ := json.Marshal(msg)
+			_ = json.Unmarshal(b, &m)
+		}
+		return len(v.Validate(m)) == 0
+	}
+	for _, c := range []struct {
+		schema string
+		msg    any
+		ok     bool
+	}{
+		{"request.schema.json", Request{Operation: "call", Arguments: json.RawMessage(`{"a":1}`), CallID: "c", Context: RequestContext{Workspace: "/w", Session: "s", Agent: "a"}}, true},
+		{"submit-request.schema.json", SubmitRequest{Operation: "submit", Arguments: json.RawMessage(`{"a":1}`), IdempotencyKey: "k", JobID: "task_1", WebhookURL: "http://h/x"}, true},
+		{"submit-request.schema.json", SubmitRequest{Operation: "submit", Arguments: json.RawMessage(`{}`), IdempotencyKey: "k", JobID: "task_1"}, true},
+		{"poll-request.schema.json", PollRequest{Operation: "poll", TaskID: "vid_1"}, true},
+		{"webhook-request.schema.json", WebhookRequest{Operation: "webhook", Payload: json.RawMessage(`{"id":"vid_1"}`)}, true},
+		{"response.schema.json", `{"success": true, "result": {"n": 1}, "summary": "one"}`, true},
+		{"response.schema.json", `{"success": false, "error": "quota", "canRetry": true, "suggestion": "wait"}`, true},
+		{"response.schema.json", `{"success": true, "content": [{"type": "image", "data": "AA==", "mimeType": "image/png"}]}`, true},
+		{"response.schema.json", `{"result": 1}`, false},
+		{"submit-response.schema.json", `{"success": true, "taskId": "vid_1"}`, true},
+		{"submit-response.schema.json", `{"success": true}`, false},
+		{"submit-response.schema.json", `{"success": false, "error": "quota"}`, true},
+		{"status-response.schema.json", `{"status": "processing", "progress": 40, "message": "rendering"}`, true},
+		{"status-response.schema.json", `{"status": "completed", "result": "x.mp4", "taskId": "vid_1"}`, true},
+		{"status-response.schema.json", `{"success": false, "error": "API down"}`, true},
+		{"status-response.schema.json", `{"status": "rendering"}`, false},
+		{"status-response.schema.json", `{"status": "processing", "progress": 140}`, false},
+		{"progress.schema.json", `{"progress": 40, "message": "ranking"}`, true},
+		{"progress.schema.json", `{"level": "info"}`, false},
+	} {
+		if got := valid(c.schema, c.msg); got != c.ok {
+			t.Errorf("%s: %s valid = %v, want %v", c.schema, mustJSON(c.msg), got, c.ok)
+		}
+	}
+}
+
 // TestRequestMatchesItsSchema checks the request handlers get against
 // docs/schemas/request.schema.json.
 func TestRequestMatchesItsSchema(t *testing.T) {

@@ -14,6 +14,7 @@
 package dir
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -175,6 +177,28 @@ var interpreters = map[string][][]string{
 	".sh":  {{"bash"}, {"sh"}},
 }
 
+// probed remembers whether an interpreter accepts its options, by command
+// line: "node --experimental-strip-types" needs Node.js 22.6 or later.
+var probed sync.Map // string → bool
+
+// accepts reports whether the interpreter at path starts with the options
+// (trivially true without options other than run): it is run once, with
+// nothing to do.
+func accepts(path string, opts []string) bool {
+	if !slices.ContainsFunc(opts, func(o string) bool { return strings.HasPrefix(o, "--experimental") }) {
+		return true
+	}
+	key := path + "\x00" + strings.Join(opts, "\x00")
+	if ok, seen := probed.Load(key); seen {
+		return ok.(bool)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	ok := exec.CommandContext(ctx, path, append(append([]string(nil), opts...), "-e", "0")...).Run() == nil
+	probed.Store(key, ok)
+	return ok
+}
+
 // findHandler finds the handler file of the tool in dir and how to run it.
 func findHandler(dir string, md Metadata) (string, []string, error) {
 	var file string
@@ -210,15 +234,18 @@ func findHandler(dir string, md Metadata) (string, []string, error) {
 	ext := filepath.Ext(file)
 	if cands, ok := interpreters[ext]; ok {
 		for _, c := range cands {
-			if p, err := exec.LookPath(c[0]); err == nil {
+			if p, err := exec.LookPath(c[0]); err == nil && accepts(p, c[1:]) {
 				return file, append(append([]string{p}, c[1:]...), file), nil
 			}
 		}
 		names := make([]string, len(cands))
 		for i, c := range cands {
 			names[i] = c[0]
+			if slices.Contains(c, "--experimental-strip-types") {
+				names[i] = "node 22.6 or later"
+			}
 		}
-		return "", nil, fmt.Errorf("%s: %s needs %s, and none is on PATH: install one, or name the interpreter in metadata.json's \"interpreter\"", dir, filepath.Base(file), strings.Join(names, " or "))
+		return "", nil, fmt.Errorf("%s: %s needs %s, and none is on PATH (or accepts those options): install one, or name the interpreter in metadata.json's \"interpreter\"", dir, filepath.Base(file), strings.Join(names, " or "))
 	}
 	st, err := os.Stat(file)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,7 +28,7 @@ func TestParseMetadataErrors(t *testing.T) {
 		{"async without a type", "{\"name\": \"x\", \"description\": \"d\",\n\"async\": true}", 2, []string{"asyncType is missing", "polling or webhook"}},
 		{"webhook without a path", "{\"name\": \"x\", \"description\": \"d\", \"async\": true,\n\"asyncType\": \"webhook\"}", 2, []string{"needs webhookPath", "/webhooks/video"}},
 		{"async sandboxed", "{\"name\": \"x\", \"description\": \"d\", \"async\": true, \"asyncType\": \"polling\",\n\"sandbox\": true}", 2, []string{"cannot run in the sandbox"}},
-		{"async fields without async", "{\"name\": \"x\", \"description\": \"d\", \"pollingInterval\": 5}", 0, []string{"apply only to async tools"}},
+		{"async fields without async", "{\"name\": \"x\", \"description\": \"d\",\n\"pollingInterval\": 5}", 2, []string{"apply only to async tools"}},
 		{"syntax", "{\"name\": \"x\",\n\"description\": }", 2, []string{"not valid JSON"}},
 		{"not an object", `["x"]`, 1, []string{"must be a JSON object"}},
 		{"duplicate", "{\"name\": \"x\",\n\"name\": \"y\"}", 2, []string{`field "name" appears twice`}},
@@ -244,5 +245,77 @@ func TestMissingMetadata(t *testing.T) {
 	_, err := Load(folder, Options{})
 	if err == nil || !strings.Contains(err.Error(), "no metadata.json") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestMetadataFieldsReachTheRegistry: the catalog fields of metadata.json
+// (label, version, category, section, profiles) are what the registry
+// holds and selects by.
+func TestMetadataFieldsReachTheRegistry(t *testing.T) {
+	t.Parallel()
+	a := t.TempDir()
+	shTool(t, a, "in_coding", `echo '{"success":true}'`, map[string]any{
+		"label": "In Coding", "version": "2.0.1", "category": "dev", "section": "ops", "profiles": []string{"coding"},
+	})
+	shTool(t, a, "in_none", `echo '{"success":true}'`, nil)
+	reg := registry.New()
+	if p := LoadDirs([]Source{{Path: a, Trusted: true}}, Options{}).Register(reg); len(p) != 0 {
+		t.Fatal(p)
+	}
+	m, _ := reg.Meta("in_coding")
+	if m.Label != "In Coding" || m.Version != "2.0.1" || m.Category != "dev" || m.Section != "ops" {
+		t.Errorf("meta = %+v", m)
+	}
+	names := func(profile string) []string {
+		var out []string
+		for _, tt := range reg.ResolveByProfile(profile, &tool.Context{}, nil) {
+			out = append(out, tt.Name)
+		}
+		slices.Sort(out)
+		return out
+	}
+	if got := names("coding"); !slices.Equal(got, []string{"in_coding"}) {
+		t.Errorf("profile coding selects %v", got)
+	}
+	if got := names("minimal"); len(got) != 0 {
+		t.Errorf("profile minimal selects %v", got)
+	}
+	if got := names("full"); !slices.Equal(got, []string{"in_coding", "in_none"}) {
+		t.Errorf("profile full selects %v", got)
+	}
+	if got := reg.List(registry.Section("ops")); len(got) != 1 || got[0].ID != "in_coding" {
+		t.Errorf("section ops lists %v", got)
+	}
+}
+
+// TestTypeScriptNeedsARuntimeThatRunsIt: a handler.ts is given to node
+// only when node strips types (22.6 or later); an older node is an error
+// when the tool loads, not a crash when it is called.
+func TestTypeScriptNeedsARuntimeThatRunsIt(t *testing.T) {
+	for _, c := range []struct {
+		name, node string
+		ok         bool
+	}{
+		{"old node", "#!/bin/sh\ncase \"$1\" in --experimental-strip-types) echo 'node: bad option: --experimental-strip-types' >&2; exit 9 ;; esac\n", false},
+		{"new node", "#!/bin/sh\nexit 0\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bin := t.TempDir()
+			if err := os.WriteFile(filepath.Join(bin, "node"), []byte(c.node), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", bin) // no tsx, bun or deno
+			folder := writeTool(t, t.TempDir(), "ts", map[string]string{"metadata.json": meta("ts", nil), "handler.ts": "console.log('{}')"})
+			dt, err := Load(folder, Options{})
+			if !c.ok {
+				if err == nil || !strings.Contains(err.Error(), "handler.ts needs tsx or bun or deno or node 22.6 or later") {
+					t.Errorf("err = %v", err)
+				}
+				return
+			}
+			if err != nil || len(dt.Argv) != 3 || dt.Argv[0] != filepath.Join(bin, "node") || dt.Argv[1] != "--experimental-strip-types" {
+				t.Errorf("argv = %q, %v", dt.Argv, err)
+			}
+		})
 	}
 }

@@ -248,7 +248,16 @@ func (m *Metadata) check() *fieldError {
 		}
 	}
 	if !m.Async && (m.AsyncType != "" || m.PollingInterval != 0 || m.MaxRetries != 0 || m.WebhookPath != "") {
-		return &fieldError{"async", "asyncType, pollingInterval, maxRetries and webhookPath apply only to async tools, and this one is not async: remove them"}
+		field := "webhookPath" // the line of the first one set
+		switch {
+		case m.AsyncType != "":
+			field = "asyncType"
+		case m.PollingInterval != 0:
+			field = "pollingInterval"
+		case m.MaxRetries != 0:
+			field = "maxRetries"
+		}
+		return &fieldError{field, "asyncType, pollingInterval, maxRetries and webhookPath apply only to async tools, and this one is not async: remove them"}
 	}
 	if m.ConfirmationMessage != "" && !m.RequiresConfirmation && m.RiskLevel != "high" {
 		return &fieldError{"confirmationMessage", "confirmationMessage is shown only when a person is asked: set \"requiresConfirmation\": true or \"riskLevel\": \"high\", or remove it"}

@@ -73,3 +73,35 @@ printf '{"success":true,"result":"%s host=%s"}' "$out" "$(hostname)"`, map[strin
 		t.Errorf("the handler did not write the workspace: %v", err)
 	}
 }
+
+// TestSandboxRequiredFailsClosed: a tool whose metadata asks for the
+// sandbox is not run when bubblewrap cannot be found, or when the call has
+// no workspace to confine it to.
+func TestSandboxRequiredFailsClosed(t *testing.T) {
+	t.Parallel()
+	tools := t.TempDir()
+	folder := shTool(t, tools, "boxed", `touch "$TOOLBELT_TOOL_DIR/ran"; echo '{"success":true,"result":"ran"}'`, map[string]any{"sandbox": true})
+	for _, c := range []struct {
+		name, bwrap, ws, want string
+	}{
+		{"no bubblewrap", filepath.Join(tools, "no-such-bwrap"), t.TempDir(), "bwrap"},
+		{"no workspace", "", "", "must run in the sandbox, which needs a workspace"},
+	} {
+		dt, err := Load(folder, Options{Bwrap: c.bwrap})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg := registry.New()
+		if err := reg.Register(dt.Tool()); err != nil {
+			t.Fatal(err)
+		}
+		r := invoke.New(reg, &tool.Context{WorkspaceDir: c.ws}, invoke.WithConfirmer(invoke.AutoApprove))
+		msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "boxed", Arguments: []byte(`{"text":"x"}`)})
+		if !msg.IsError || !strings.Contains(text(msg), c.want) {
+			t.Errorf("%s: result = %q, want an error about %q", c.name, text(msg), c.want)
+		}
+		if _, err := os.Stat(filepath.Join(folder, "ran")); err == nil {
+			t.Fatalf("%s: the handler ran outside the sandbox", c.name)
+		}
+	}
+}

@@ -28,7 +28,7 @@ import (
 
 type task struct {
 	ID         string    `json:"id"`
-	TaskID     string    `json:"taskId"`
+	JobID      string    `json:"jobId"` // the caller's id of the work (Toolbelt's job)
 	Prompt     string    `json:"prompt"`
 	Started    time.Time `json:"-"`
 	WebhookURL string    `json:"-"`
@@ -65,7 +65,7 @@ func (a *api) generate(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		Prompt         string `json:"prompt"`
 		IdempotencyKey string `json:"idempotencyKey"`
-		TaskID         string `json:"taskId"`
+		JobID          string `json:"jobId"`
 		WebhookURL     string `json:"webhookUrl"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.IdempotencyKey == "" {
@@ -76,7 +76,7 @@ func (a *api) generate(w http.ResponseWriter, r *http.Request) {
 	t, seen := a.byKey[in.IdempotencyKey]
 	if !seen {
 		a.submits++
-		t = &task{ID: "vid_" + rand.Text()[:10], TaskID: in.TaskID, Prompt: in.Prompt, Started: time.Now(), WebhookURL: in.WebhookURL}
+		t = &task{ID: "vid_" + rand.Text()[:10], JobID: in.JobID, Prompt: in.Prompt, Started: time.Now(), WebhookURL: in.WebhookURL}
 		a.byKey[in.IdempotencyKey], a.byID[t.ID] = t, t
 	}
 	a.mu.Unlock()
@@ -90,10 +90,10 @@ func (a *api) generate(w http.ResponseWriter, r *http.Request) {
 func (a *api) outcome(t *task) map[string]any {
 	p := int(100 * time.Since(t.Started) / a.render)
 	if p >= 100 {
-		return map[string]any{"id": t.ID, "taskId": t.TaskID, "status": "completed", "progress": 100,
+		return map[string]any{"id": t.ID, "jobId": t.JobID, "status": "completed", "progress": 100,
 			"result": map[string]string{"url": "https://videos.example.com/" + t.ID + ".mp4", "prompt": t.Prompt}}
 	}
-	return map[string]any{"id": t.ID, "taskId": t.TaskID, "status": "processing", "progress": p, "message": "rendering"}
+	return map[string]any{"id": t.ID, "jobId": t.JobID, "status": "processing", "progress": p, "message": "rendering"}
 }
 
 func (a *api) status(w http.ResponseWriter, r *http.Request) {

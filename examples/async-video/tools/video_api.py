@@ -3,9 +3,10 @@
 video_generate_polling (polling). Each tool's handler.py calls main.
 
 Toolbelt runs a handler for each step of a job, with one JSON request on stdin:
-  submit   start the render (the idempotency key makes a repeated submit start nothing new)
-  poll     ask how the render goes (asyncType polling)
-  webhook  read the API's verified webhook body (asyncType webhook)
+  submit   start the render (the idempotency key makes a repeated submit start nothing new);
+           answer the API's id of the render as "taskId"
+  poll     ask how the render goes, given that "taskId" (asyncType polling)
+  webhook  read the API's verified webhook "payload" and say which render it is about (asyncType webhook)
 """
 import json
 import os
@@ -23,8 +24,8 @@ def call(method, path, body=None):
 
 
 def status(task):
-    out = {"success": True, "status": task["status"], "progress": task.get("progress", 0),
-           "message": task.get("message", ""), "taskId": task.get("taskId", ""), "externalId": task.get("id", "")}
+    out = {"status": task["status"], "progress": task.get("progress", 0), "message": task.get("message", ""),
+           "taskId": task.get("id", ""), "jobId": task.get("jobId", "")}
     if task["status"] == "completed":
         out["result"] = task["result"]
     return out
@@ -35,12 +36,12 @@ def main():
     op = req["operation"]
     if op == "submit":
         task = call("POST", "/generate", {"prompt": req["arguments"]["prompt"], "idempotencyKey": req["idempotencyKey"],
-                                         "taskId": req["taskId"], "webhookUrl": req.get("webhookUrl", "")})
-        answer = {"success": True, "externalId": task["id"]}
+                                         "jobId": req["jobId"], "webhookUrl": req.get("webhookUrl", "")})
+        answer = {"success": True, "taskId": task["id"]}
     elif op == "poll":
-        answer = status(call("GET", "/tasks/" + req["externalId"]))
+        answer = status(call("GET", "/tasks/" + req["taskId"]))
     elif op == "webhook":
-        answer = status(req["body"])
+        answer = status(req["payload"])
     else:
         answer = {"success": False, "error": "unknown operation " + op}
     json.dump(answer, sys.stdout)
