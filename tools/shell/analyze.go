@@ -288,11 +288,15 @@ func (c *checker) call(call *syntax.CallExpr) error {
 	case "git":
 		p, err = parseGit(args)
 		if err == nil {
-			d := p.gitDir
-			if !filepath.IsAbs(d) {
-				d = filepath.Join(c.dir, d)
+			// The repository of the command's own directory is vetted
+			// too, with or without -C: the stricter answer.
+			c.gitDirs = append(c.gitDirs, c.dir)
+			if d := p.gitDir; d != "" {
+				if !filepath.IsAbs(d) {
+					d = filepath.Join(c.dir, d)
+				}
+				c.gitDirs = append(c.gitDirs, filepath.Clean(d))
 			}
-			c.gitDirs = append(c.gitDirs, filepath.Clean(d))
 		}
 	case "find":
 		p, err = parseFind(args)
