@@ -463,6 +463,21 @@ func TestAttackTimeLimit(t *testing.T) {
 	if !strings.Contains(r.stdout+r.stderr, "timed out after 1 s") || strings.Contains(r.stdout+r.stderr, "background") {
 		t.Errorf("--timeout 1s:\n%s%s", r.stdout, r.stderr)
 	}
+	// Without a caller's limit, toolbelt call (which stops what is left
+	// running when it exits) waits for the command instead of saying it
+	// goes on in the background, and refuses to start one there.
+	r = runCLI(t, "", "call", "exec", "--workspace", ws, "--yes", "--args", `{"command":"sleep 1; echo finished","yieldMs":10}`).expect(t, 0)
+	if !strings.Contains(r.stdout, "finished") || strings.Contains(r.stdout+r.stderr, "background") {
+		t.Errorf("a command that outlasts yieldMs:\n%s%s", r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", "call", "exec", "--workspace", ws, "--yes", "--args", `{"command":"sleep 30","background":true}`).expect(t, 1)
+	if !strings.Contains(r.stdout+r.stderr, "cannot follow a command in the background") {
+		t.Errorf("background: true from toolbelt call:\n%s%s", r.stdout, r.stderr)
+	}
+	r = runCLI(t, "", "call", "exec", "--workspace", ws, "--yes", "--args", `{"command":"sleep 30","timeout":1}`).expect(t, 1)
+	if !strings.Contains(r.stdout+r.stderr, "timed out after 1s") || strings.Contains(r.stdout+r.stderr, "background") {
+		t.Errorf("timeout 1 in the arguments:\n%s%s", r.stdout, r.stderr)
+	}
 }
 
 // TestAttackFollowedLinks: a link that stays inside the workspace leads to
