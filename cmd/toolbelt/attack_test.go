@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -663,4 +664,42 @@ func resolved(name string) string {
 		}
 	}
 	return name
+}
+
+// TestAttackShellSyntax: what the shell does beyond running the words it
+// is given — variable assignments, substitutions, here-documents, braces,
+// functions, quoting that spells another program, look-alike letters,
+// redirections that write, programs that run others — does not get a
+// program of the model's choosing run unasked.
+func TestAttackShellSyntax(t *testing.T) {
+	t.Parallel()
+	_, pwned := outside(t)
+	frontDoors(t, nil, func(t *testing.T, ws string, a attacker) {
+		for _, c := range []string{
+			"PATH=. ls", "LD_PRELOAD=./x.so ls", "GIT_DIR=x git status", "ls $(touch " + pwned + ")",
+			"ls `touch " + pwned + "`", "cat <<EOF\n$(touch " + pwned + ")\nEOF", "cat <<< $(touch " + pwned + ")",
+			"{touch," + pwned + "}", "ls {a,b}", "cat a.txt; t\\ouch " + pwned, "t'o'uch " + pwned, `"touch" ` + pwned,
+			`$'\x74ouch' ` + pwned, "\\touch " + pwned, "ｃａｔ a.txt", "cаt a.txt", "cat <(touch " + pwned + ")",
+			"ls; touch " + pwned, "ls && sh -c 'touch " + pwned + "'", "f() { touch " + pwned + "; }; f",
+			"ls | xargs touch", "find . -exec touch " + pwned + " \\;", "ls > " + pwned, "echo x >> " + pwned,
+			"ls 1<>" + pwned, "echo x | tee " + pwned, "ls & touch " + pwned, "exec touch " + pwned,
+			"command touch " + pwned, "env touch " + pwned, "nice touch " + pwned, "timeout 5 touch " + pwned,
+			"git -c core.pager='touch " + pwned + "' log", "git --exec-path=. status", "git --git-dir=x log",
+			"git -c alias.x='!touch " + pwned + "' x", "ls ${HOME}", "ls ~", "cat $HOME/.ssh/id_rsa", "eval ls",
+			"(touch " + pwned + ")", "if true; then touch " + pwned + "; fi", "cat a.txt >&" + pwned,
+		} {
+			out, isErr := a.call(t, "exec", map[string]any{"command": c})
+			blocked(t, c, out, isErr)
+		}
+		for _, env := range []map[string]any{{"FOO": "1"}, {"LC_ALL": "C"}} {
+			out, isErr := a.call(t, "exec", map[string]any{"command": "ls", "env": env})
+			blocked(t, fmt.Sprintf("ls with env %v", env), out, isErr)
+		}
+		if out, isErr := a.call(t, "exec", map[string]any{"command": "ls", "pty": true}); !isErr {
+			t.Errorf("ls in a pseudo-terminal ran unasked: %s", out)
+		}
+		if _, err := os.Stat(pwned); err == nil {
+			t.Fatal("a program the model chose ran without approval")
+		}
+	})
 }
