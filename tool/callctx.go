@@ -26,6 +26,22 @@ func CallerLimit(ctx context.Context) (time.Duration, bool) {
 	return d, ok && d > 0
 }
 
+type foregroundKey struct{}
+
+// WithForeground returns ctx marked as the context of a call whose caller
+// cannot follow work left running after the call returns (a one-shot
+// `toolbelt call`, which exits when its call ends and stops what is still
+// running). A tool must then finish or stop its work before it returns.
+func WithForeground(ctx context.Context) context.Context {
+	return context.WithValue(ctx, foregroundKey{}, true)
+}
+
+// Foreground reports whether ctx was marked with WithForeground.
+func Foreground(ctx context.Context) bool {
+	f, _ := ctx.Value(foregroundKey{}).(bool)
+	return f
+}
+
 // Approval says how a call came to run.
 type Approval int
 

@@ -47,6 +47,9 @@ func (c *callCmd) Run(e *env) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// What a call leaves running is stopped when toolbelt call exits: its
+	// tools must not promise that it goes on in the background.
+	ctx = tool.WithForeground(ctx)
 	runner, closer, err := e.runner(tc, c.runFlags, invoke.Config{MaxResultChars: c.MaxResultChars})
 	if err != nil {
 		return err

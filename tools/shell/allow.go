@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -48,6 +49,11 @@ type cmdSpec struct {
 	// or when one of recursiveOpts is given.
 	recursive     bool
 	recursiveOpts []string
+	// follows says the command follows symbolic links in the trees it
+	// reads (diff does, unless --no-dereference); followOpts are the
+	// options that make it do so (grep -R).
+	follows    bool
+	followOpts []string
 	// dotDefault: without a path operand the command reads "." (as a tree
 	// when recursive); otherwise it reads standard input or nothing.
 	dotDefault bool
@@ -69,13 +75,16 @@ const (
 type parsedArgs struct {
 	opts     []string // the options given, short as "-x", long as "--name"
 	operands []string
+	values   []string // the values of its options that are text
 	paths    []string // the files it reads: path operands and path values
 	// pathspecs are words that name files only inside a repository (git's
 	// operands): they must not spell a path outside the workspace.
 	pathspecs []string
-	// gitDirs are the directories git -C starts in.
-	gitDirs []string
-	tree    bool // the paths are read as trees
+	// gitDir is the directory git -C (chained) starts in, relative to the
+	// command's own, or "".
+	gitDir string
+	tree   bool // the paths are read as trees
+	follow bool // and links in those trees are followed
 }
 
 func (p *parsedArgs) has(names ...string) bool {
@@ -186,11 +195,19 @@ var allowlist = map[string]cmdSpec{
 					return fmt.Errorf("date's operand %q is not a +FORMAT (it would set the clock)", o)
 				}
 			}
+			for _, v := range p.values {
+				// TZ="/any/file" in a date string makes date open that
+				// file as a time zone.
+				if strings.Contains(strings.ToUpper(v), "TZ=") {
+					return fmt.Errorf("date's date string %q names a time zone file (TZ=)", v)
+				}
+			}
 			return nil
 		}},
 	// diff without --from-file/--to-file, -X/--exclude-from. Its operands
 	// are walked as trees: given two directories it reads the files of the
-	// same name in both, links included, even without -r.
+	// same name in both, even without -r, and it follows links to files
+	// and directories.
 	"diff": {flags: "abBdEiNpqrstTuwy", numbers: true, shortValued: map[byte]valueKind{'U': textValue, 'C': textValue, 'x': textValue, 'I': textValue, 'W': textValue, 'S': textValue, 'F': textValue},
 		long: merge(longs(flag, `brief recursive new-file unidirectional-new-file ignore-case ignore-tab-expansion ignore-trailing-space
 			ignore-space-change ignore-all-space ignore-blank-lines text side-by-side report-identical-files strip-trailing-cr
@@ -198,7 +215,7 @@ var allowlist = map[string]cmdSpec{
 			show-c-function normal no-dereference`),
 			longs(valued, "unified context exclude label ignore-matching-lines width starting-file show-function-line tabsize horizon-lines color palette"),
 			longs(optional, "unified context color")),
-		operands: pathValue, recursive: true},
+		operands: pathValue, recursive: true, follows: true},
 	// sort without -o/--output, -T/--temporary-directory,
 	// --compress-program, --files0-from, --random-source.
 	"sort": {flags: "bdfgiMhnRrVcCmsuz", shortValued: map[byte]valueKind{'k': textValue, 't': textValue, 'S': textValue},
@@ -232,6 +249,7 @@ var grepSpec = cmdSpec{
 	shortValued: map[byte]valueKind{'e': textValue, 'm': textValue, 'A': textValue, 'B': textValue, 'C': textValue},
 	long:        grepLong, operands: pathValue, pattern: true, patternOpts: []string{"-e", "--regexp"},
 	recursiveOpts: []string{"-r", "-R", "--recursive", "--dereference-recursive"}, dotDefault: true,
+	followOpts: []string{"-R", "--dereference-recursive"},
 }
 
 // parseArgs sorts args (after glob expansion) by spec; its error says
@@ -265,7 +283,11 @@ func parseArgs(name string, spec cmdSpec, args []string) (*parsedArgs, error) {
 				}
 				if kind == valuedPath {
 					p.paths = append(p.paths, v)
+				} else {
+					p.values = append(p.values, v)
 				}
+			case kind == optional && hasValue:
+				p.values = append(p.values, v)
 			}
 		case len(a) > 1 && a[0] == '-':
 			if spec.numbers && strings.Trim(a[1:], "0123456789") == "" {
@@ -286,6 +308,8 @@ func parseArgs(name string, spec cmdSpec, args []string) (*parsedArgs, error) {
 					}
 					if kind == pathValue {
 						p.paths = append(p.paths, v)
+					} else {
+						p.values = append(p.values, v)
 					}
 					break
 				}
@@ -309,6 +333,7 @@ func parseArgs(name string, spec cmdSpec, args []string) (*parsedArgs, error) {
 		p.paths = append(p.paths, operands...)
 	}
 	p.tree = spec.recursive || p.has(spec.recursiveOpts...)
+	p.follow = spec.follows && !p.has("--no-dereference") || p.has(spec.followOpts...)
 	if spec.dotDefault && spec.operands == pathValue && len(p.paths) == 0 && (p.tree || name == "ls") {
 		p.paths = append(p.paths, ".")
 	}
@@ -413,13 +438,21 @@ var gitLogLong = merge(
 // parseGit sorts git's arguments: -C DIR (a directory it reads), --no-pager
 // and --no-optional-locks before the subcommand, then one of gitAllowed.
 func parseGit(args []string) (*parsedArgs, error) {
-	var dirs []string
+	dir := ""
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
 		switch {
 		case args[0] == "--no-pager" || args[0] == "-P" || args[0] == "--no-optional-locks":
 			args = args[1:]
 		case args[0] == "-C" && len(args) > 1:
-			dirs = append(dirs, args[1])
+			// Each -C is relative to the one before (an empty one is
+			// ignored): git -C a -C b runs in a/b.
+			switch d := args[1]; {
+			case d == "":
+			case dir == "" || filepath.IsAbs(d):
+				dir = d
+			default:
+				dir += "/" + d
+			}
 			args = args[2:]
 		default:
 			return nil, fmt.Errorf("git: option %s before the subcommand is not on the allowlist", args[0])
@@ -436,10 +469,13 @@ func parseGit(args []string) (*parsedArgs, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.paths = append(p.paths, dirs...)
-	p.gitDirs = dirs
+	if dir != "" {
+		p.paths = append(p.paths, dir)
+	}
+	p.gitDir = dir
 	// Revisions and pathspecs that spell a path outside the work tree
-	// (/etc/passwd, ../x) are refused although git would refuse them too.
+	// (/etc/passwd, ../x) are refused although git would refuse them too;
+	// those that name a file are checked as paths (see checker.call).
 	p.pathspecs = p.operands
 	return p, nil
 }

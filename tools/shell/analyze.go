@@ -246,7 +246,7 @@ func (c *checker) redirect(r *syntax.Redirect) error {
 		}
 		return fmt.Errorf("it writes to %s", w.value)
 	case syntax.RdrIn:
-		return c.path(w.value, false)
+		return c.path(w.value, false, false)
 	}
 	return fmt.Errorf("it has a redirection (%s) that is not allowed", r.Op)
 }
@@ -275,7 +275,7 @@ func (c *checker) call(call *syntax.CallExpr) error {
 			return err
 		}
 		for _, d := range read {
-			if err := c.path(d, false); err != nil {
+			if err := c.path(d, false, false); err != nil {
 				return err
 			}
 		}
@@ -288,14 +288,15 @@ func (c *checker) call(call *syntax.CallExpr) error {
 	case "git":
 		p, err = parseGit(args)
 		if err == nil {
-			dirs := []string{c.dir}
-			for _, d := range p.gitDirs {
+			// The repository of the command's own directory is vetted
+			// too, with or without -C: the stricter answer.
+			c.gitDirs = append(c.gitDirs, c.dir)
+			if d := p.gitDir; d != "" {
 				if !filepath.IsAbs(d) {
 					d = filepath.Join(c.dir, d)
 				}
-				dirs = append(dirs, filepath.Clean(d))
+				c.gitDirs = append(c.gitDirs, filepath.Clean(d))
 			}
-			c.gitDirs = append(c.gitDirs, dirs...)
 		}
 	case "find":
 		p, err = parseFind(args)
@@ -313,9 +314,20 @@ func (c *checker) call(call *syntax.CallExpr) error {
 		if filepath.IsAbs(ps) || slices.Contains(strings.Split(filepath.ToSlash(ps), "/"), "..") {
 			return fmt.Errorf("%s: %q may name a path outside the workspace", name, ps)
 		}
+		// A pathspec that names a file (in the directory git runs in) is
+		// a file git may read: outside a repository git diff compares
+		// the files it is given as plain files (an implicit --no-index),
+		// and the kernel follows a link in their path.
+		f := ps
+		if p.gitDir != "" {
+			f = p.gitDir + "/" + ps
+		}
+		if err := c.path(f, false, false); err != nil {
+			return err
+		}
 	}
 	for _, f := range p.paths {
-		if err := c.path(f, p.tree); err != nil {
+		if err := c.path(f, p.tree, p.follow); err != nil {
 			return err
 		}
 	}
@@ -327,9 +339,10 @@ func (c *checker) call(call *syntax.CallExpr) error {
 // target): starting from the command's directory (or "/"), it never leaves
 // the workspace, no element of it is a symbolic link, and it is not a FIFO,
 // socket or device (which could block or act); read as a tree, nothing
-// below it is special or a link out of the workspace. A path whose rest
-// does not exist passes: the command will fail to open it.
-func (c *checker) path(name string, tree bool) error {
+// below it is special or a link out of the workspace (followed, when the
+// command follows links, as a tree of its own). A path whose rest does not
+// exist passes: the command will fail to open it.
+func (c *checker) path(name string, tree, follow bool) error {
 	if name == "-" || name == "" {
 		return nil // standard input: /dev/null
 	}
@@ -376,14 +389,26 @@ func (c *checker) path(name string, tree bool) error {
 		return fmt.Errorf("%s %v", name, err)
 	}
 	if tree && st.IsDir() {
-		return c.walk(cur)
+		var seen map[string]bool
+		if follow {
+			seen = map[string]bool{}
+		}
+		return c.walk(cur, seen)
 	}
 	return nil
 }
 
 // walk checks a tree a recursive command reads: no special file, no
-// symbolic link that leads out of the workspace or to a special file.
-func (c *checker) walk(dir string) error {
+// symbolic link that leads out of the workspace or to a special file. With
+// seen (the real directories walked so far), the command follows links:
+// a link to a directory is walked too, once.
+func (c *checker) walk(dir string, seen map[string]bool) error {
+	if seen != nil {
+		if seen[dir] {
+			return nil
+		}
+		seen[dir] = true
+	}
 	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
@@ -410,8 +435,15 @@ func (c *checker) walk(dir string) error {
 			if _, hidden := c.concealed(real); err != nil || !within(real, c.root) || hidden {
 				return fmt.Errorf("%s is a symbolic link that leads out of the workspace (or nowhere)", relTo(c.root, p))
 			}
-			if st, err := os.Stat(real); err != nil || !st.Mode().IsRegular() && !st.IsDir() {
+			st, err := os.Stat(real)
+			if err != nil || !st.Mode().IsRegular() && !st.IsDir() {
 				return fmt.Errorf("%s is a symbolic link to a special file", relTo(c.root, p))
+			}
+			if err := plainFile(st); err != nil {
+				return fmt.Errorf("%s leads to a file that %v", relTo(c.root, p), err)
+			}
+			if seen != nil && st.IsDir() {
+				return c.walk(real, seen)
 			}
 			return nil
 		}

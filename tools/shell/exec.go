@@ -84,8 +84,10 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 // again now, it runs contained under bubblewrap when that works here, else
 // on the host with the allowlisted environment, with /dev/null as input;
 // if it no longer passes, it is not run. A call a person approved, or one
-// made outside the pipeline, runs as asked. A call with a time limit set by its caller is never left
-// running in the background: its command is stopped at that limit.
+// made outside the pipeline, runs as asked. A call with a time limit set by
+// its caller, or whose caller cannot follow background work
+// (tool.Foreground), is never left running in the background: its command
+// is stopped at its limit.
 func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, owner string, in execInput) (tool.Result, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
@@ -93,6 +95,12 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	}
 	if err := ctx.Err(); err != nil {
 		return tool.Result{}, fmt.Errorf("the call was cancelled before the command started: %w", err)
+	}
+	// A caller that cannot follow a command in the background (a one-shot
+	// toolbelt call) waits for it, up to its time limit.
+	foreground := tool.Foreground(ctx)
+	if foreground && in.Background {
+		return tool.Result{}, tool.InputErrorf("the command was not run: this caller cannot follow a command in the background (toolbelt call stops what is still running when it exits). Run it without \"background\": the call then waits for it, up to its timeout (%s by default), or start it from toolbelt mcp, serve, run or chat, where the process tool can follow it", roundDuration(cfg.defaultTimeout))
 	}
 	unasked := tool.ApprovalOf(ctx) == tool.ApprovalUnasked
 	if unasked {
@@ -114,6 +122,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if capped && limit < sp.timeout {
 		sp.timeout, sp.capped = limit, true
 	}
+	sp.foreground = foreground
 	s, err := m.start(sp)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
@@ -123,7 +132,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	}
 	var yieldC <-chan time.Time
 	yield := cfg.yield
-	if !capped {
+	if !capped && !foreground {
 		if in.YieldMs != nil {
 			yield = time.Duration(*in.YieldMs) * time.Millisecond
 		}

@@ -89,6 +89,11 @@ func (s *session) endLine(maxTimeout time.Duration) string {
 	case e.reason == stopTimeout && s.capped:
 		line = fmt.Sprintf("(Command timed out after %s, the time limit the caller set for this call, and was stopped, with every process it started.)",
 			roundDuration(s.timeout))
+	case e.reason == stopTimeout && s.foreground:
+		longer := min(2*s.timeout, maxTimeout)
+		line = fmt.Sprintf("(Command timed out after %s and was stopped, with every process it started. "+
+			"If it needs more time, run it again with a longer timeout (at most %d seconds), for example \"timeout\": %d.)",
+			roundDuration(s.timeout), int(maxTimeout/time.Second), int(longer/time.Second))
 	case e.reason == stopTimeout:
 		longer := min(2*s.timeout, maxTimeout)
 		line = fmt.Sprintf("(Command timed out after %s and was stopped, with every process it started. "+

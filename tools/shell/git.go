@@ -31,8 +31,12 @@ var gitOverrides = [][2]string{
 	{"core.gitProxy", ""},
 	{"core.untrackedCache", "false"},
 	{"credential.helper", ""},
-	{"diff.external", ""},
+	// Not diff.external: set to "", git diff would try to run "" and fail.
+	// It is not on gitSafeKeys, and no system or user configuration is read.
 	{"gpg.program", "false"},
+	{"gpg.openpgp.program", "false"},
+	{"gpg.x509.program", "false"},
+	{"gpg.ssh.program", "false"},
 	{"protocol.allow", "never"},
 	{"protocol.file.allow", "never"},
 	{"submodule.recurse", "false"},

@@ -64,6 +64,21 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 			if err != nil {
 				continue
 			}
+			if strings.ContainsAny(e, "?[") {
+				// What ? and a bracket expression match depends on the
+				// locale for names that are not ASCII (a byte, or a
+				// character of several bytes), and a bracket range on the
+				// locale's collation in bash before 5.0: with such a name
+				// in the directory, or a range, the expansion is not known.
+				if hasRange(e) {
+					return nil, nil, fmt.Errorf("a bracket range (%s) matches by the locale's collation in some versions of bash", e)
+				}
+				for _, n := range names {
+					if !isASCII(n) {
+						return nil, nil, fmt.Errorf("a ? or [...] pattern scans %s, which holds a name that is not ASCII (%q): bash matches such names by the locale", d, n)
+					}
+				}
+			}
 			if strings.Contains(e, "[") {
 				// Bracket expressions are where bash's matching and this
 				// one could differ: nothing in a directory they scan may be
@@ -147,6 +162,41 @@ func unescape(e string) string {
 		b.WriteByte(e[i])
 	}
 	return b.String()
+}
+
+// isASCII reports whether s has only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// hasRange reports whether a pattern element has a bracket expression with
+// a range (a-z).
+func hasRange(e string) bool {
+	in, first := false, false
+	for i := 0; i < len(e); i++ {
+		switch c := e[i]; {
+		case c == '\\':
+			i++
+			first = false
+		case !in && c == '[':
+			in, first = true, true
+			if i+1 < len(e) && (e[i+1] == '!' || e[i+1] == '^') {
+				i++
+			}
+		case in && c == ']' && !first:
+			in = false
+		case in && c == '-' && !first && i+1 < len(e) && e[i+1] != ']':
+			return true
+		default:
+			first = false
+		}
+	}
+	return false
 }
 
 // bashToGo turns bash's bracket negation [!…] into path.Match's [^…].

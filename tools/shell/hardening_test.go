@@ -297,6 +297,14 @@ func TestUnaskedGit(t *testing.T) {
 	if out != "?? f.txt" || info.Mode != modeAllowlisted {
 		t.Fatalf("git status in a plain repository: %q %+v", out, info)
 	}
+	// git diff shows a change (the hardening does not make it look for an
+	// external diff program).
+	run("add", "f.txt")
+	run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f")
+	writeFile(t, filepath.Join(e.root, "f.txt"), "y\n", 0o644)
+	if out, _ := e.exec(map[string]any{"command": "git diff"}, false); !strings.Contains(out, "-x\n+y") {
+		t.Fatalf("git diff unasked:\n%s", out)
+	}
 	marker := filepath.Join(t.TempDir(), "pwned")
 	for _, kv := range [][2]string{
 		{"core.fsmonitor", "touch " + marker},

@@ -435,3 +435,73 @@ func FuzzCommandAnalysis(f *testing.F) {
 		}
 	})
 }
+
+// TestCommandRiskVariants: variants of the attack battery of issue 10 that
+// got past the checks: links that a command follows inside a tree it reads
+// (grep -R, diff), git operands that name files (outside a repository git
+// diff compares them as plain files) and chained git -C options, a time
+// zone file in date's date string, and patterns bash matches by the locale.
+func TestCommandRiskVariants(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	writeFile(t, filepath.Join(outside, "secret"), "secret\n", 0o644)
+	writeFile(t, filepath.Join(root, "a.txt"), "a\n", 0o644)
+	for _, d := range []string{"sub", "other", "plain/l", "loop"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile(t, filepath.Join(root, "plain", "l", "x"), "x\n", 0o644)
+	for link, target := range map[string]string{
+		"sub/l":    "../other",                       // inside the workspace…
+		"other/x":  filepath.Join(outside, "secret"), // …to a link out of it
+		"other/dd": outside,                          // and a directory out of it
+		"out":      outside,                          // a directory link at the top
+		"loop/up":  ".",                              // a cycle inside the workspace
+		"plain/in": "l",                              // a harmless link
+	} {
+		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A file whose name is an option bash's ? matches byte by byte in the C
+	// locale (17 bytes, 16 characters).
+	writeFile(t, filepath.Join(root, "--files0-from=lé"), "", 0o644)
+	for c, want := range map[string]tool.Risk{
+		"grep -R x sub":                              tool.RiskHigh, // sub/l/x leads out
+		"grep --dereference-recursive x sub":         tool.RiskHigh,
+		"grep -r x sub":                              tool.RiskLow,  // -r does not follow sub/l
+		"grep -R x plain":                            tool.RiskLow,  // plain/in stays inside
+		"grep -R x loop":                             tool.RiskLow,  // the cycle is walked once
+		"diff -r sub plain":                          tool.RiskHigh, // diff follows sub/l
+		"diff sub plain":                             tool.RiskHigh,
+		"git diff out/secret a.txt":                  tool.RiskHigh,
+		"git diff --no-ext-diff -- out/secret a.txt": tool.RiskHigh,
+		"git log -- out/secret":                      tool.RiskHigh,
+		"git -C sub -C l -C dd diff secret x":        tool.RiskHigh,
+		"git -C sub -C l diff dd/secret x":           tool.RiskHigh,
+		"git -C sub -C l status":                     tool.RiskHigh, // sub/l is a link
+		"git -C other diff x a":                      tool.RiskHigh, // other/x is a link
+		"git -C plain diff l/x":                      tool.RiskLow,
+		"git diff a.txt":                             tool.RiskLow,
+		"git log -- a.txt":                           tool.RiskLow,
+		`date -d 'TZ="/etc/passwd" now'`:             tool.RiskHigh,
+		`date --date=' tz="/x" now'`:                 tool.RiskHigh,
+		"date -d yesterday":                          tool.RiskLow,
+		"sort ?????????????????":                     tool.RiskHigh, // the directory holds a name that is not ASCII
+		"cat ?.txt":                                  tool.RiskHigh,
+		"cat [a].txt":                                tool.RiskHigh,
+		"cat *.txt":                                  tool.RiskLow,  // * matches bytes in every locale
+		"cat plain/l/[a-z]":                          tool.RiskHigh, // a bracket range
+		"cat plain/l/[x]":                            tool.RiskLow,
+		"cat plain/l/?":                              tool.RiskLow,
+	} {
+		if got := riskOf(t, root, c); got != want {
+			t.Errorf("%q: %v, want %v", c, got, want)
+		}
+	}
+}

@@ -55,9 +55,11 @@ type spawnSpec struct {
 	owner     string // who may follow it (see ownerOf)
 	timeout   time.Duration
 	capped    bool // timeout is the limit the caller of the call set
-	killGrace time.Duration
-	ttl       time.Duration
-	maxOutput int
+	// foreground: the caller cannot follow it in the background.
+	foreground bool
+	killGrace  time.Duration
+	ttl        time.Duration
+	maxOutput  int
 }
 
 // session is one command started by exec, running or finished.
@@ -69,12 +71,14 @@ type session struct {
 	mode      string
 	owner     string
 	capped    bool
-	pty       bool
-	pid       int
-	started   time.Time
-	timeout   time.Duration
-	killGrace time.Duration
-	ttl       time.Duration
+	// foreground: its caller cannot follow it in the background.
+	foreground bool
+	pty        bool
+	pid        int
+	started    time.Time
+	timeout    time.Duration
+	killGrace  time.Duration
+	ttl        time.Duration
 
 	cmd    *exec.Cmd
 	out    *output
@@ -111,7 +115,7 @@ func start(id string, sp spawnSpec, wg *sync.WaitGroup) (*session, error) {
 	attrs := &syscall.SysProcAttr{Setsid: true, Credential: sp.cred}
 	s := &session{
 		id: id, command: sp.command, workdir: sp.workdir, sandboxed: sp.sandboxed, pty: sp.pty,
-		mode: sp.mode, owner: sp.owner, capped: sp.capped,
+		mode: sp.mode, owner: sp.owner, capped: sp.capped, foreground: sp.foreground,
 		timeout: sp.timeout, killGrace: sp.killGrace, ttl: sp.ttl,
 		cmd: cmd, out: newOutput(sp.maxOutput),
 		stopCh: make(chan struct{}), done: make(chan struct{}),
