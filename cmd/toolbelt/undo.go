@@ -132,21 +132,42 @@ func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, erro
 // outcome is "" when the undo succeeded; otherwise the command ends with
 // exit code 1 after the record is written.
 func (c *undoCmd) audit(ctx context.Context, e *env, st *store.Store, started time.Time, ws string, resultBytes int, outcome string) error {
+	if err := recordUndo(ctx, e, st, undoRecord{callID: c.CallID, started: started, workspace: ws, channel: "cli", owner: true, resultBytes: resultBytes, outcome: outcome}); err != nil {
+		return err
+	}
+	if outcome != "" {
+		return exitCode(exitToolError)
+	}
+	return nil
+}
+
+// undoRecord is what the audit keeps of one undo: the call undone, where
+// and for whom it was undone, and its outcome ("" when done, else
+// refused, conflict, nothing-to-undo or tool).
+type undoRecord struct {
+	callID, workspace, channel, session string
+	owner                               bool
+	started                             time.Time
+	resultBytes                         int
+	outcome                             string
+}
+
+// recordUndo appends an undo to the audit log as a call of its own (tool
+// undo, its own id, the call undone in its arguments), and waits until it is
+// written. toolbelt undo and chat's /undo both record theirs through it.
+func recordUndo(ctx context.Context, e *env, st *store.Store, u undoRecord) error {
 	w, err := e.auditWriter(st)
 	if err != nil {
 		return err
 	}
-	args, _ := json.Marshal(map[string]string{"callId": c.CallID})
+	args, _ := json.Marshal(map[string]string{"callId": u.callID})
 	rec := audit.Record{
-		Time: started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: "cli", Owner: true, Workspace: ws,
-		Arguments: args, Duration: time.Since(started), ResultBytes: resultBytes,
-		IsError: outcome != "", ErrorClass: outcome,
+		Time: u.started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: u.channel, SessionKey: u.session,
+		Owner: u.owner, Workspace: u.workspace, Arguments: args, Duration: time.Since(u.started),
+		ResultBytes: u.resultBytes, IsError: u.outcome != "", ErrorClass: u.outcome,
 	}
 	if err := w.Append(ctx, rec); err != nil {
-		return fmt.Errorf("recording the undo of call %s in the audit log: %w", c.CallID, err)
-	}
-	if outcome != "" {
-		return exitCode(exitToolError)
+		return fmt.Errorf("recording the undo of call %s in the audit log: %w", u.callID, err)
 	}
 	return nil
 }
