@@ -102,7 +102,7 @@ func (c *chatCmd) Run(e *env) error {
 			}
 		case agent.EventToolStart:
 			mu.Lock()
-			lastCalls = append(lastCalls, ev.ToolCallID)
+			lastCalls = append(lastCalls, ev.CallID)
 			mu.Unlock()
 			fmt.Fprintf(e.stderr, "→ %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
 		case agent.EventToolEnd:
