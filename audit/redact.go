@@ -51,14 +51,20 @@ func Redact(args json.RawMessage) json.RawMessage {
 	return canonical(redactValue(v, true))
 }
 
-// MaxCommandBytes is the longest command-like value kept whole.
-const MaxCommandBytes = 64 << 10
+// MaxCommandBytes is the longest command-like value kept whole: 128 KiB,
+// the longest single argument Linux passes to a program (MAX_ARG_STRLEN),
+// so a command exec ran (as bash -c COMMAND) is always kept whole — text
+// in the middle of a padded command cannot fall out of the record.
+const MaxCommandBytes = 128 << 10
 
 // commandKeys are the keys whose values are commands, code or addresses:
-// they are what the audit is for, so they are never cut to a hash.
+// they are what the audit is for, so they are never cut to a hash. data
+// and stdin are what a call types into a running program (process write
+// to a shell in the background): commands too.
 var commandKeys = map[string]bool{
 	"command": true, "cmd": true, "commands": true, "script": true, "code": true, "args": true, "argv": true,
 	"program": true, "url": true, "urls": true, "query": true, "sql": true, "expression": true, "shell": true,
+	"data": true, "stdin": true,
 }
 
 // canonical encodes v as compact JSON with sorted keys, HTML left alone.

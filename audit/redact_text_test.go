@@ -128,9 +128,22 @@ func TestRedactCannotHideACommand(t *testing.T) {
 			t.Errorf("the command is hidden from the audit:\n in %.200q\nout %.300s", cmd, got)
 		}
 	}
+	// Padded to more than the old 64 KiB limit, with the danger in the
+	// middle: a command bash -c can run (up to 128 KiB) is kept whole.
+	pad := strings.Repeat("# padding\n", 6000)
+	args, _ := json.Marshal(map[string]string{"command": pad + danger + "\n" + pad})
+	if got := string(audit.Redact(args)); !strings.Contains(got, danger) {
+		t.Errorf("a padded command of %d bytes lost its middle: %.300s", 2*len(pad)+len(danger)+1, got)
+	}
+	// What is typed into a shell running in the background (process
+	// write) is a command too, however it is padded.
+	args, _ = json.Marshal(map[string]any{"action": "write", "sessionId": "a1b2c3", "data": danger + "\n" + strings.Repeat(" ", 4096)})
+	if got := string(audit.Redact(args)); !strings.Contains(got, danger) {
+		t.Errorf("process write data hidden: %.300s", got)
+	}
 	// Under any other key too, the danger is kept when the value is short
 	// enough to be kept at all.
-	args, _ := json.Marshal(map[string]string{"input": "echo " + ghToken + "; " + danger})
+	args, _ = json.Marshal(map[string]string{"input": "echo " + ghToken + "; " + danger})
 	if got := string(audit.Redact(args)); !strings.Contains(got, danger) || strings.Contains(got, ghToken) {
 		t.Errorf("input: %s", got)
 	}
