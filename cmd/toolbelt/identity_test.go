@@ -287,3 +287,37 @@ func TestAgentCallIDsAreToolbelts(t *testing.T) {
 		t.Errorf("the other run's b.txt after undoing the first run's call: %v", err)
 	}
 }
+
+// TestUndoOutcomesAreAudited: an undo that finds the file changed since
+// (conflict) and one of a call that changed nothing are in the audit too,
+// each as an undo record naming the call and its outcome.
+func TestUndoOutcomesAreAudited(t *testing.T) {
+	t.Parallel()
+	environ := sharedEnvironment(t, t.TempDir())
+	ws := t.TempDir()
+	runCLIWith(t, environ, "", "", "call", "write", "--args", `{"path":"f.txt","content":"by the call"}`, "--workspace", ws).expect(t, 0)
+	writes := auditRecords(t, environ, "--tool", "write")
+	if len(writes) != 1 {
+		t.Fatalf("%d write records", len(writes))
+	}
+	id := writes[0].CallID
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte("changed since"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCLIWith(t, environ, "", "", "undo", id).expect(t, 1)
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "changed since" {
+		t.Errorf("an undo in conflict changed the file: %q", got)
+	}
+	runCLIWith(t, environ, "", "", "undo", "cli_never").expect(t, 1)
+	var got []string
+	for _, r := range auditRecords(t, environ, "--tool", "undo") {
+		got = append(got, fmt.Sprintf("%s %v %s", r.Arguments, r.IsError, r.ErrorClass))
+		if !strings.HasPrefix(r.CallID, "undo_") {
+			t.Errorf("undo record id %q", r.CallID)
+		}
+	}
+	want := []string{fmt.Sprintf(`{"callId":%q} true conflict`, id), `{"callId":"cli_never"} true nothing-to-undo`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("undo records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -43,7 +43,7 @@ func (c *undoCmd) Run(e *env) error {
 	switch {
 	case errors.As(err, &refused):
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-		return c.audit(ctx, e, st, started, refused.workspace, 0, "refused")
+		return c.audit(ctx, e, st, started, refused.workspace, 0, cmp.Or(refused.class, "refused"))
 	case err != nil:
 		return err
 	}
@@ -94,6 +94,9 @@ func (c *undoCmd) Run(e *env) error {
 type refusal struct {
 	workspace string
 	msg       string
+	// class is the audit's error class: "refused", or "nothing-to-undo"
+	// when no change is recorded for the call anywhere.
+	class string
 }
 
 func (r *refusal) Error() string { return r.msg }
@@ -114,18 +117,18 @@ func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, erro
 	}
 	switch {
 	case len(wss) == 0:
-		return "", &refusal{given, fmt.Sprintf("%v for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", undo.ErrNothingToUndo, c.CallID)}
+		return "", &refusal{given, fmt.Sprintf("%v for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", undo.ErrNothingToUndo, c.CallID), "nothing-to-undo"}
 	case given != "" && slices.Contains(wss, given):
 		return given, nil
 	case len(wss) == 1 && wss[0] == "":
 		// Recorded before workspaces were: the workspace given, or here.
 		return tool.ResolveDir(cmp.Or(given, ".")), nil
 	case given != "":
-		return "", &refusal{given, fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone. Run toolbelt undo %s without --workspace to undo it where it ran", c.CallID, strings.Join(wss, " and "), given, c.CallID)}
+		return "", &refusal{given, fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone. Run toolbelt undo %s without --workspace to undo it where it ran", c.CallID, strings.Join(wss, " and "), given, c.CallID), ""}
 	case len(wss) == 1:
 		return wss[0], nil
 	}
-	return "", &refusal{"", fmt.Sprintf("call id %s was used in %d workspaces (%s): choose one with --workspace", c.CallID, len(wss), strings.Join(wss, ", "))}
+	return "", &refusal{"", fmt.Sprintf("call id %s was used in %d workspaces (%s): choose one with --workspace", c.CallID, len(wss), strings.Join(wss, ", ")), ""}
 }
 
 // audit records the undo in the audit log, and waits until it is written.
