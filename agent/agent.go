@@ -53,10 +53,17 @@ type Event struct {
 	Message *llm.Message `json:"message,omitempty"`
 	// Delta is the streaming piece of a message_update.
 	Delta *llm.Event `json:"assistantMessageEvent,omitempty"`
-	// ToolCallID, ToolName and Args are a tool execution's.
-	ToolCallID string          `json:"toolCallId,omitempty"`
-	ToolName   string          `json:"toolName,omitempty"`
-	Args       json.RawMessage `json:"args,omitempty"`
+	// ToolCallID, ToolName and Args are a tool execution's; ToolCallID is
+	// the id the model's provider gave the call.
+	ToolCallID string `json:"toolCallId,omitempty"`
+	// CallID is Toolbelt's own id of a tool execution: unique across
+	// processes and time (tool.NewCallID), it names the call in the audit
+	// log, the undo journal (toolbelt undo) and the kept outputs
+	// (result_read). Providers' ids are not unique enough for that: local
+	// servers number their calls call_0, call_1, … in every process.
+	CallID   string          `json:"callId,omitempty"`
+	ToolName string          `json:"toolName,omitempty"`
+	Args     json.RawMessage `json:"args,omitempty"`
 	// Result is a tool execution's result (partial for updates).
 	Result  *llm.Message `json:"result,omitempty"`
 	IsError bool         `json:"isError,omitempty"`
@@ -276,14 +283,18 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []llm.Block) []llm
 	}
 	from := invoke.FromProvider(a.Client.Provider().Name + "/" + a.Client.Model())
 	out := make([]llm.Message, len(calls))
+	ids := make([]string, len(calls))
+	for i := range calls {
+		ids[i] = tool.NewCallID("call")
+	}
 	run := func(i int) {
 		c := calls[i]
-		msg := a.runTool(ctx, turn, c, from)
+		msg := a.runTool(ctx, turn, c, ids[i], from)
 		out[i] = msg
-		a.emit(Event{Type: EventToolEnd, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &msg, IsError: msg.IsError})
+		a.emit(Event{Type: EventToolEnd, Turn: turn, ToolCallID: c.ID, CallID: ids[i], ToolName: c.Name, Result: &msg, IsError: msg.IsError})
 	}
-	for _, c := range calls {
-		a.emit(Event{Type: EventToolStart, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Args: c.Arguments})
+	for i, c := range calls {
+		a.emit(Event{Type: EventToolStart, Turn: turn, ToolCallID: c.ID, CallID: ids[i], ToolName: c.Name, Args: c.Arguments})
 	}
 	if len(calls) == 1 {
 		run(0) // on this goroutine: its stack is already grown
@@ -301,11 +312,12 @@ func (a *Agent) runTools(ctx context.Context, turn int, calls []llm.Block) []llm
 	return out
 }
 
-// runTool runs one call through the pipeline. The result answers the call
-// id exactly as the model issued it; errors the model can act on (unknown
-// tool, invalid arguments) come in the error envelope, as the pipeline
-// makes every error.
-func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.CallOption) llm.Message {
+// runTool runs one call through the pipeline as call id (Toolbelt's own,
+// which every record of it carries; the provider's id goes along as
+// ProviderID). The result answers the call id exactly as the model issued
+// it; errors the model can act on (unknown tool, invalid arguments) come in
+// the error envelope, as the pipeline makes every error.
+func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, id string, from invoke.CallOption) llm.Message {
 	if c.InvalidArguments != "" {
 		res := tool.Envelope{Status: "error", Tool: c.Name, Error: fmt.Sprintf(
 			"the arguments are not valid JSON (%v) and could not be repaired; received: %s. Send the arguments as one JSON object.",
@@ -317,10 +329,10 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, from invoke.
 	if a.OnEvent != nil {
 		opts = append(opts, invoke.OnUpdate(func(r tool.Result) {
 			p := llm.ToolResult(tool.ResultMessage{Role: tool.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, Content: r.Content, Details: r.Details})
-			a.emit(Event{Type: EventToolUpdate, Turn: turn, ToolCallID: c.ID, ToolName: c.Name, Result: &p})
+			a.emit(Event{Type: EventToolUpdate, Turn: turn, ToolCallID: c.ID, CallID: id, ToolName: c.Name, Result: &p})
 		}))
 	}
-	res := a.Runner.Run(ctx, tool.Call{ID: c.ID, Name: c.Name, Arguments: c.Arguments}, opts...)
+	res := a.Runner.Run(ctx, tool.Call{ID: id, ProviderID: c.ID, Name: c.Name, Arguments: c.Arguments}, opts...)
 	res.ToolCallID = c.ID // exactly as issued, whatever the pipeline did
 	if c.Repair != "" {
 		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)

@@ -164,7 +164,7 @@ func TestKeyedChain(t *testing.T) {
 			t.Fatalf("keyed log: %+v %v", sum, err)
 		}
 		// Without the key, the log cannot be verified, and says why.
-		if _, err := audit.New(st).Verify(ctx); !errors.Is(err, audit.ErrKeyNeeded) || !strings.Contains(err.Error(), "TOOLBELT_AUDIT_KEY") {
+		if _, err := audit.New(st).Verify(ctx); !errors.Is(err, audit.ErrKeyNeeded) || !strings.Contains(err.Error(), "TOOLBELT_AUDIT_KEY") || !strings.Contains(err.Error(), "audit.keyFile") {
 			t.Errorf("verify without the key: %v", err)
 		}
 		// Another key is named as such.

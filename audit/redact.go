@@ -51,14 +51,20 @@ func Redact(args json.RawMessage) json.RawMessage {
 	return canonical(redactValue(v, true))
 }
 
-// MaxCommandBytes is the longest command-like value kept whole.
-const MaxCommandBytes = 64 << 10
+// MaxCommandBytes is the longest command-like value kept whole: 128 KiB,
+// the longest single argument Linux passes to a program (MAX_ARG_STRLEN),
+// so a command exec ran (as bash -c COMMAND) is always kept whole — text
+// in the middle of a padded command cannot fall out of the record.
+const MaxCommandBytes = 128 << 10
 
 // commandKeys are the keys whose values are commands, code or addresses:
-// they are what the audit is for, so they are never cut to a hash.
+// they are what the audit is for, so they are never cut to a hash. data
+// and stdin are what a call types into a running program (process write
+// to a shell in the background): commands too.
 var commandKeys = map[string]bool{
 	"command": true, "cmd": true, "commands": true, "script": true, "code": true, "args": true, "argv": true,
 	"program": true, "url": true, "urls": true, "query": true, "sql": true, "expression": true, "shell": true,
+	"data": true, "stdin": true,
 }
 
 // canonical encodes v as compact JSON with sorted keys, HTML left alone.
@@ -230,16 +236,22 @@ var rules = sync.OnceValue(func() []rule {
 		// it ends at the END line, or at the first character a body cannot
 		// hold, so an unterminated block cannot hide the command after it.
 		{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`)},
+		// Before the header rules: "https://x-access-token:T@github.com/o/r"
+		// is a URL's user and password, not an X-Access-Token header whose
+		// value would run to the end of the URL.
+		{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
 		{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`)},
 		{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`)},
 		// A cookie header's value is name=value pairs separated by "; ".
 		{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`)},
 		{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`)},
-		{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
 		{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`)},
 		{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`)},
 		{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`)},
 		{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
+		{name: "curl -u USER:PASSWORD", re: regexp.MustCompile(`\bcurl\b[^;|&\n]*?\s(?:-u\s*|-U\s*|--user(?:\s+|=)|--proxy-user(?:\s+|=))['"]?[^\s:'"&;|<>()\x60]*:(?P<s>[^\s'"&;|<>()\x60]+)`)},
+		{name: "redis-cli -a PASSWORD", re: regexp.MustCompile(`\bredis-cli\b[^;|&\n]*?\s-a\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
+		{name: "registry login -p PASSWORD", re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|helm)\b[^;|&\n]*?\slogin\b[^;|&\n]*?\s-p(?:\s+|=)?(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
 		{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`),
 			keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
 		{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
@@ -310,7 +322,10 @@ func (r rule) apply(s string) string {
 			}
 		}
 		secret := s[start:end]
-		if secret == Redacted || strings.Trim(secret, `'"`) == Redacted || secret == "" || isCode(secret) {
+		// A value that holds a secret an earlier rule replaced is that
+		// secret's surroundings ("x-access-token:[redacted]@github.com/o/r"
+		// after the URL rule): replacing it would hide the rest.
+		if strings.Contains(secret, Redacted) || secret == "" || isCode(secret) {
 			continue
 		}
 		b.WriteString(s[last:start])

@@ -37,6 +37,13 @@ func TestRedactText(t *testing.T) {
 		{"--db-password", `app --db-password=x1 --verbose`, `app --db-password=[redacted] --verbose`},
 		{"mysql -pSECRET", `mysql -u root -phunter2 shop -e 'show tables'`, `mysql -u root -p[redacted] shop -e 'show tables'`},
 		{"mysql -p SECRET", `mysqldump -u root -p hunter2 shop > dump.sql`, `mysqldump -u root -p [redacted] shop > dump.sql`},
+		{"curl -u user:password", `curl -u admin:s3cret https://h/api && ls`, `curl -u admin:[redacted] https://h/api && ls`},
+		{"curl --user=user:password, quoted", `curl -s --user='admin:s3cret' https://h/`, `curl -s --user='admin:[redacted]' https://h/`},
+		{"curl -uuser:password", `curl -uadmin:s3cret https://h/`, `curl -uadmin:[redacted] https://h/`},
+		{"redis-cli -a", `redis-cli -h cache -a s3cretpass flushall`, `redis-cli -h cache -a [redacted] flushall`},
+		{"docker login -p", `docker login -u me -p s3cret registry.example.com`, `docker login -u me -p [redacted] registry.example.com`},
+		{"URL token user and password", `git clone https://x-access-token:` + ghToken + `@github.com/o/r.git`, `git clone https://x-access-token:[redacted]@github.com/o/r.git`},
+		{"a secret inside another rule's value", `tool --token=https://u:p@evil.example/x.sh`, `tool --token=https://u:[redacted]@evil.example/x.sh`},
 		{"sshpass -p", `sshpass -p hunter2 ssh admin@host uptime`, `sshpass -p [redacted] ssh admin@host uptime`},
 		{"PGPASSWORD=", `PGPASSWORD=hunter2 psql -h db -c 'drop table x'`, `PGPASSWORD=[redacted] psql -h db -c 'drop table x'`},
 		{"export API_TOKEN=", `export API_TOKEN='abc 123'; ./deploy.sh`, `export API_TOKEN='[redacted]'; ./deploy.sh`},
@@ -57,6 +64,9 @@ func TestRedactText(t *testing.T) {
 		// Not secrets: kept as they are.
 		{"ssh -p port", `ssh -p 2222 admin@host`, `ssh -p 2222 admin@host`},
 		{"docker -p", `docker run -p 8080:80 nginx`, `docker run -p 8080:80 nginx`},
+		{"docker login --password-stdin", `docker login -u me --password-stdin < pw.txt`, `docker login -u me --password-stdin < pw.txt`},
+		{"curl user agent", `curl --user-agent=Mozilla/5.0:x https://h/`, `curl --user-agent=Mozilla/5.0:x https://h/`},
+		{"redis-cli without -a", `redis-cli -h cache get a`, `redis-cli -h cache get a`},
 		{"ordinary assignments", `GOOS=linux CGO_ENABLED=0 go build ./...`, `GOOS=linux CGO_ENABLED=0 go build ./...`},
 		{"ordinary query", `curl 'https://x.com/search?q=tokens&page=2'`, `curl 'https://x.com/search?q=tokens&page=2'`},
 		{"git sha", `git show e3b0c44298fc1c149afbf4c8996fb92427ae41e4`, `git show e3b0c44298fc1c149afbf4c8996fb92427ae41e4`},
@@ -103,6 +113,7 @@ func TestRedactCannotHideACommand(t *testing.T) {
 		"X_TOKEN=a;" + danger,
 		"tool --token=a&&" + danger,
 		"https://u:p;" + danger + "@x",
+		"curl -u me:" + ghToken + " " + danger,
 	} {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		got := string(audit.Redact(args))
@@ -117,9 +128,22 @@ func TestRedactCannotHideACommand(t *testing.T) {
 			t.Errorf("the command is hidden from the audit:\n in %.200q\nout %.300s", cmd, got)
 		}
 	}
+	// Padded to more than the old 64 KiB limit, with the danger in the
+	// middle: a command bash -c can run (up to 128 KiB) is kept whole.
+	pad := strings.Repeat("# padding\n", 6000)
+	args, _ := json.Marshal(map[string]string{"command": pad + danger + "\n" + pad})
+	if got := string(audit.Redact(args)); !strings.Contains(got, danger) {
+		t.Errorf("a padded command of %d bytes lost its middle: %.300s", 2*len(pad)+len(danger)+1, got)
+	}
+	// What is typed into a shell running in the background (process
+	// write) is a command too, however it is padded.
+	args, _ = json.Marshal(map[string]any{"action": "write", "sessionId": "a1b2c3", "data": danger + "\n" + strings.Repeat(" ", 4096)})
+	if got := string(audit.Redact(args)); !strings.Contains(got, danger) {
+		t.Errorf("process write data hidden: %.300s", got)
+	}
 	// Under any other key too, the danger is kept when the value is short
 	// enough to be kept at all.
-	args, _ := json.Marshal(map[string]string{"input": "echo " + ghToken + "; " + danger})
+	args, _ = json.Marshal(map[string]string{"input": "echo " + ghToken + "; " + danger})
 	if got := string(audit.Redact(args)); !strings.Contains(got, danger) || strings.Contains(got, ghToken) {
 		t.Errorf("input: %s", got)
 	}

@@ -106,7 +106,7 @@ func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 			}
 			switch {
 			case l.key == nil && b.Key != "":
-				return fmt.Errorf("%w (record %d is keyed with key %s): set it with TOOLBELT_AUDIT_KEY or audit.key_file", ErrKeyNeeded, seq, b.Key)
+				return fmt.Errorf("%w (record %d is keyed with key %s): set it with TOOLBELT_AUDIT_KEY, TOOLBELT_AUDIT_KEY_FILE or audit.keyFile in toolbelt.yaml", ErrKeyNeeded, seq, b.Key)
 			case l.key != nil && b.Key == "":
 				return &ChainError{seq, "not keyed: the log is to be keyed, but this record carries a plain hash (it was written before the key was set, or rewritten by someone without the key)"}
 			case l.key != nil && b.Key != l.kid:

@@ -134,7 +134,7 @@ type Audit struct {
 	// loses power) or "always" (every commit is fsynced before the result
 	// is returned; concurrent calls share one). It applies to all of the
 	// SQLite store's writes; PostgreSQL follows the server's settings.
-	Sync string `yaml:"sync"`
+	Sync string `yaml:"sync" default:"none"`
 	// KeyFile is a file holding the key (at least 16 bytes; surrounding
 	// white space is ignored) that makes the audit chain an HMAC chain.
 	// Keep it where the database's writers cannot read it.

@@ -366,6 +366,18 @@ func TestPolicyIsDecidedBeforeValidation(t *testing.T) {
 	}
 }
 
+// An unknown name's suggestions are tools the policy offers: a denied tool
+// is not named, not even as the closest match.
+func TestUnknownToolSuggestsOnlyOfferedTools(t *testing.T) {
+	t.Parallel()
+	p := &policy.Policy{Tools: policy.Rules{Deny: []string{"secret_dump"}}}
+	r := newRunner(t, []tool.Tool{fn("secret_dump", echo), fn("secret_list", echo)}, invoke.WithPolicy(p))
+	msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "secret_dumb"})
+	if got := text(msg); !msg.IsError || strings.Contains(got, "secret_dump") || !strings.Contains(got, `\"secret_list\"`) {
+		t.Errorf("unknown tool: %q", got)
+	}
+}
+
 // A call made for a Caller runs, for policy, the audit log and the tool, as
 // that caller: its session, channel, principal and owner flag.
 func TestCallerOverridesTheContext(t *testing.T) {

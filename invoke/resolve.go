@@ -3,9 +3,11 @@ package invoke
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/toolbelt/toolbelt/internal/closest"
 	"github.com/toolbelt/toolbelt/provider"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
@@ -107,12 +109,17 @@ func (r *Runner) Canonical(name string) (string, bool) {
 }
 
 // unknown is the result for a name that matches no tool the runner offers:
-// it names up to three close tools, or else some that exist.
+// it names up to three close tools, or else some that exist — only tools
+// the policy offers, so a denied tool is not suggested either.
 func (r *Runner) unknown(name string) tool.Result {
-	if close := r.reg.Suggest(name, 3, r.selects...); len(close) > 0 {
+	metas := slices.DeleteFunc(r.reg.List(r.selects...), func(m tool.Meta) bool { return !r.offered(m) })
+	ids := make([]string, len(metas))
+	for i, m := range metas {
+		ids[i] = m.ID
+	}
+	if close := closest.Names(name, ids, 3); len(close) > 0 {
 		return tool.Errorf("Tool %q not found. Did you mean %s? Call one of the tools you were given, spelled exactly.", name, orList(close))
 	}
-	metas := r.reg.List(r.selects...)
 	if len(metas) == 0 {
 		return tool.Errorf("Tool %q not found: no tools are available.", name)
 	}

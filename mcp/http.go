@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -223,6 +224,11 @@ func readBody(w http.ResponseWriter, r *http.Request, o HTTPOptions) ([]byte, bo
 		return nil, false
 	case int64(len(body)) > o.MaxBodyBytes:
 		http.Error(w, fmt.Sprintf("request body larger than %d bytes (mcp.maxMessageBytes)", o.MaxBodyBytes), http.StatusRequestEntityTooLarge)
+		return nil, false
+	case !utf8.Valid(body):
+		// As on stdio: JSON decoding would turn the bad bytes into U+FFFD
+		// silently, and a tool would get arguments the client never sent.
+		http.Error(w, fmt.Sprintf("request body is not valid UTF-8 (first bad byte at offset %d)", firstInvalid(body)), http.StatusBadRequest)
 		return nil, false
 	case jsonDepth(body) > o.MaxJSONDepth:
 		http.Error(w, fmt.Sprintf("request JSON nested deeper than %d levels", o.MaxJSONDepth), http.StatusBadRequest)

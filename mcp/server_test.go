@@ -502,6 +502,7 @@ func TestHTTPRefusals(t *testing.T) {
 		{"null origin", "", "null", initialize, http.StatusForbidden},
 		{"too deep", "", "", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, http.StatusBadRequest},
 		{"too big", "", "", `{"pad":"` + strings.Repeat("x", 5000) + `"}`, http.StatusRequestEntityTooLarge},
+		{"not UTF-8", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + "\xff\xfe" + `"}}`, http.StatusBadRequest},
 	} {
 		if resp := post(tc.host, tc.origin, tc.body); resp.StatusCode != tc.status {
 			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)

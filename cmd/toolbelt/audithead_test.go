@@ -120,3 +120,86 @@ func TestAuditKey(t *testing.T) {
 		t.Errorf("short key: %q", r.stderr)
 	}
 }
+
+// forgeChain rewrites the whole audit log of data as someone who can write
+// the database but has not the key: record seq's arguments changed, each
+// record's body edited by edit, every hash recomputed (plain SHA-256, the
+// only hash they can compute), each record chained to the one before, and
+// the head moved to match — a chain consistent from end to end.
+func forgeChain(t *testing.T, data string, seq int, from, to string, edit func(string) string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(data, store.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	err = st.Write(ctx, func(tx *store.Tx) error {
+		rows, err := tx.Query(ctx, "SELECT seq, body FROM audit_log ORDER BY seq")
+		if err != nil {
+			return err
+		}
+		bodies := map[int]string{}
+		for rows.Next() {
+			var n int
+			var b string
+			if err := rows.Scan(&n, &b); err != nil {
+				return err
+			}
+			bodies[n] = b
+		}
+		rows.Close()
+		prevRE := regexp.MustCompile(`"prev":"[0-9a-f]*"`)
+		prev := ""
+		for n := 1; n <= len(bodies); n++ {
+			b := edit(prevRE.ReplaceAllString(bodies[n], fmt.Sprintf(`"prev":%q`, prev)))
+			if n == seq {
+				b = strings.Replace(b, from, to, 1)
+			}
+			sum := sha256.Sum256([]byte(b))
+			prev = hex.EncodeToString(sum[:])
+			if _, err := tx.Exec(ctx, "UPDATE audit_log SET body = ?, hash = ? WHERE seq = ?", b, prev, n); err != nil {
+				return err
+			}
+		}
+		_, err = tx.Exec(ctx, "UPDATE audit_head SET hash = ? WHERE id = 1", prev)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKeyedAuditCannotBeForged: a keyed log rewritten into a chain that is
+// consistent from end to end, by someone with the database but not the
+// key, fails toolbelt audit verify with the key — whether the forger keeps
+// the records' key ids or drops them (which makes a plain chain that
+// verifies without the key: the attack the key is for).
+func TestKeyedAuditCannotBeForged(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		edit  func(string) string
+		plain int // exit code of verify without the key
+		keyed string
+	}{
+		{"key ids kept", func(b string) string { return b }, 1, "Chain broken at record 1: edited: its content does not match its hash.\n"},
+		{"key ids dropped", func(b string) string { return regexp.MustCompile(`"key":"[0-9a-f]+",`).ReplaceAllString(b, "") }, 0,
+			"Chain broken at record 1: not keyed: the log is to be keyed, but this record carries a plain hash (it was written before the key was set, or rewritten by someone without the key).\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			data := t.TempDir()
+			keyed := sharedEnvironment(t, data, envAuditKey+"=a key of more than sixteen bytes")
+			ws := t.TempDir()
+			for i := range 3 {
+				runCLIWith(t, keyed, "", "", "call", "test_greet", "--args", fmt.Sprintf(`{"name":"n%d"}`, i), "--workspace", ws).expect(t, 0)
+			}
+			forgeChain(t, data, 2, `"n1"`, `"forged"`, tc.edit)
+			runCLIWith(t, sharedEnvironment(t, data), "", "", "audit", "verify").expect(t, tc.plain)
+			if r := runCLIWith(t, keyed, "", "", "audit", "verify").expect(t, 1); r.stdout != tc.keyed {
+				t.Errorf("verify with the key: %q, want %q", r.stdout, tc.keyed)
+			}
+		})
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/undo"
 )
 
@@ -101,7 +102,7 @@ func (c *chatCmd) Run(e *env) error {
 			}
 		case agent.EventToolStart:
 			mu.Lock()
-			lastCalls = append(lastCalls, ev.ToolCallID)
+			lastCalls = append(lastCalls, ev.CallID)
 			mu.Unlock()
 			fmt.Fprintf(e.stderr, "→ %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
 		case agent.EventToolEnd:
@@ -187,24 +188,43 @@ func (c *chatCmd) Run(e *env) error {
 	}
 }
 
-// undoCalls takes back the file changes of calls, newest first.
+// undoCalls takes back the file changes of calls, newest first, in the
+// chat's workspace; each undo of a call that changed files is recorded in
+// the audit log, as toolbelt undo records its own.
 func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
+	ctx := context.Background()
 	st, err := e.state(ar.tc.WorkspaceDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 		return
 	}
-	journal := st.Journal(store.JournalOptions{MaxAge: ar.cfg.Retention.Undo.D()})
+	ws := tool.ResolveDir(ar.tc.WorkspaceDir)
+	journal := st.Journal(store.JournalOptions{MaxAge: ar.cfg.Retention.Undo.D()}).In(ws)
 	undone := 0
 	for i := len(calls) - 1; i >= 0; i-- {
-		report, err := undo.Undo(context.Background(), journal, ar.tc.FS, calls[i])
+		started := time.Now()
+		report, err := undo.Undo(ctx, journal, ar.tc.FS, calls[i])
+		var conflict *undo.ConflictError
+		outcome, size := "", 0
 		switch {
 		case errors.Is(err, undo.ErrNothingToUndo):
+			continue // a call of the turn that changed no files
+		case errors.As(err, &conflict):
+			outcome = "conflict"
+			fmt.Fprintln(e.stderr, err)
 		case err != nil:
+			outcome = "tool"
 			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 		default:
 			undone++
-			fmt.Fprintln(e.stdout, report)
+			text := report.String()
+			size = len(text) + 1
+			fmt.Fprintln(e.stdout, text)
+		}
+		rec := undoRecord{callID: calls[i], started: started, workspace: ws, channel: ar.tc.Channel, session: ar.tc.SessionKey,
+			owner: ar.tc.Owner, resultBytes: size, outcome: outcome}
+		if err := recordUndo(ctx, e, st, rec); err != nil {
+			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
 		}
 	}
 	if undone == 0 {

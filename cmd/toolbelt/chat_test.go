@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -22,9 +23,21 @@ func TestChat(t *testing.T) {
 		llmtest.Response{Body: llmtest.Anthropic("", "Done.")},
 		llmtest.Response{Body: llmtest.Anthropic("", "Still here.")})
 	input := "write hello into b.txt\n/tools\n/undo\n/model nope/x\n/frobnicate\nare you there?\n/quit\n"
-	r := runCLI(t, input, "chat", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--yes").expect(t, 0)
+	env := cliEnvironment(t)
+	r := runCLIWith(t, env, "", input, "chat", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--yes").expect(t, 0)
 	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("b.txt after /undo: %v", err)
+	}
+	// The /undo is in the audit, naming the write it undid and where.
+	writes, undos := auditRecords(t, env, "--tool", "write"), auditRecords(t, env, "--tool", "undo")
+	realWS, _ := filepath.EvalSymlinks(ws)
+	if len(writes) != 1 || len(undos) != 1 {
+		t.Fatalf("audit: %d writes, %d undos", len(writes), len(undos))
+	}
+	if u := undos[0]; string(u.Arguments) != fmt.Sprintf(`{"callId":%q}`, writes[0].CallID) || u.Workspace != realWS || u.IsError ||
+		u.SessionKey != writes[0].SessionKey || u.Channel != writes[0].Channel {
+		t.Errorf("undo record: args %s workspace %q error %v session %q channel %q; the write's session %q channel %q",
+			u.Arguments, u.Workspace, u.IsError, u.SessionKey, u.Channel, writes[0].SessionKey, writes[0].Channel)
 	}
 	for _, want := range []string{"Writing.\n", "Done.\n", "read ", "Still here.\n"} {
 		if !strings.Contains(r.stdout, want) {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -251,5 +252,105 @@ func TestServeTokenFromAnUnsetVariable(t *testing.T) {
 	r := runCLI(t, "", "serve", "--config", cfg, "--addr", "127.0.0.1:0").expect(t, 2)
 	if !strings.Contains(r.stderr, "the token of ci is read from $TEST_NOT_SET_TOKEN, which is not set") {
 		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+// `toolbelt serve` over HTTP: the connection limit of toolbelt.yaml answers
+// 503 beyond it and serves again once a connection closes; a body that is
+// not JSON gets 400 and the server goes on; names from the client are
+// repaired, and an unknown one gets the suggestion in a tool error result
+// and an audit record.
+func TestServeConnectionLimitAndNames(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, "mcp:\n  maxConnections: 3\n")
+	env := cliEnvironment(t)
+	url, _, _ := startServe(t, env, "--config", cfg, "--workspace", workspaceWith(t))
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	get := func(conn net.Conn) (int, error) {
+		fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			return 0, err
+		}
+		resp.Body.Close()
+		return resp.StatusCode, nil
+	}
+	var held []net.Conn
+	for range 3 {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		held = append(held, conn)
+	}
+	// The three connections are accepted before the fourth; it is refused.
+	over, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer over.Close()
+	if code, err := get(over); code != http.StatusServiceUnavailable {
+		t.Errorf("a connection over mcp.maxConnections: %d %v", code, err)
+	}
+	if code, err := get(held[0]); code != http.StatusOK {
+		t.Errorf("a connection within the limit: %d %v", code, err)
+	}
+	for _, c := range held {
+		c.Close()
+	}
+	// Once they are closed, the server serves again (the closes reach it
+	// in their own time).
+	var code int
+	for range 200 {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, _ = get(conn)
+		conn.Close()
+		if code == http.StatusOK {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code != http.StatusOK {
+		t.Fatalf("after the connections closed: %d", code)
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader("{not json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a body that is not JSON: %d", resp.StatusCode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "names", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for name, want := range map[string]string{
+		"functions.READ": "x", "default_api:read": "x",
+		"raed": `{"status":"error","tool":"raed","error":"Tool \"raed\" not found. Did you mean \"read\"`,
+	} {
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: map[string]any{"path": "notes.txt", "limit": 1}})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := textOf(res); !strings.HasPrefix(got, want) || res.IsError != (name == "raed") {
+			t.Errorf("%s: %v %q", name, res.IsError, got)
+		}
+	}
+	var classes []string
+	for _, r := range auditRecords(t, env) {
+		classes = append(classes, fmt.Sprintf("%s %s %s", r.Tool, r.Channel, r.ErrorClass))
+	}
+	slices.Sort(classes)
+	if want := []string{"raed mcp unknown-tool", "read mcp ", "read mcp "}; !slices.Equal(classes, want) {
+		t.Errorf("audit: %q, want %q", classes, want)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 // sharedEnvironment is cliEnvironment for several processes that share one
@@ -243,5 +244,80 @@ func TestAuditSurvivesKill(t *testing.T) {
 	}
 	if r := runCLIWith(t, environ, "", "", "audit", "verify").expect(t, 0); !strings.Contains(r.stdout, "chain intact") {
 		t.Errorf("verify: %s", r.stdout)
+	}
+}
+
+// TestAgentCallIDsAreToolbelts: local model servers number their calls
+// call_0, call_1, … in every process. Two agent runs in one workspace whose
+// model gave both writes the id call_0 get ids of their own for the audit,
+// the undo journal and kept outputs (the provider's kept beside them), so
+// undoing the first takes back its write and not the second's.
+func TestAgentCallIDsAreToolbelts(t *testing.T) {
+	t.Parallel()
+	environ := sharedEnvironment(t, t.TempDir())
+	ws := t.TempDir()
+	write := func(path string) llmtest.Response {
+		return llmtest.Response{Body: llmtest.Chat("", "Writing.", llmtest.Call{ID: "call_0", Name: "write", Args: fmt.Sprintf(`{"path":%q,"content":"x"}`, path)})}
+	}
+	s := llmtest.New(t, write("a.txt"), llmtest.Response{Body: llmtest.Chat("", "Done.")}, write("b.txt"), llmtest.Response{Body: llmtest.Chat("", "Done.")})
+	for range 2 {
+		runCLIWith(t, environ, "", "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--workspace", ws, "write it").expect(t, 0)
+	}
+	// The model still gets its own id back.
+	if reqs := s.Requests(); len(reqs) != 4 || !strings.Contains(compactJSON(t, reqs[1].Body), `"tool_call_id":"call_0"`) {
+		t.Fatalf("the result does not answer the model's id call_0")
+	}
+	rs := auditRecords(t, environ, "--tool", "write")
+	if len(rs) != 2 {
+		t.Fatalf("%d write records", len(rs))
+	}
+	for _, r := range rs {
+		if !strings.HasPrefix(r.CallID, "call_") || len(r.CallID) != len("call_")+18 || r.ProviderCallID != "call_0" {
+			t.Errorf("record: callId %q providerCallId %q", r.CallID, r.ProviderCallID)
+		}
+	}
+	if rs[0].CallID == rs[1].CallID {
+		t.Fatalf("both runs' calls have the id %s", rs[0].CallID)
+	}
+	runCLIWith(t, environ, "", "", "undo", rs[0].CallID).expect(t, 0)
+	if _, err := os.Stat(filepath.Join(ws, "a.txt")); !os.IsNotExist(err) {
+		t.Errorf("a.txt after undoing the call that wrote it: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err != nil {
+		t.Errorf("the other run's b.txt after undoing the first run's call: %v", err)
+	}
+}
+
+// TestUndoOutcomesAreAudited: an undo that finds the file changed since
+// (conflict) and one of a call that changed nothing are in the audit too,
+// each as an undo record naming the call and its outcome.
+func TestUndoOutcomesAreAudited(t *testing.T) {
+	t.Parallel()
+	environ := sharedEnvironment(t, t.TempDir())
+	ws := t.TempDir()
+	runCLIWith(t, environ, "", "", "call", "write", "--args", `{"path":"f.txt","content":"by the call"}`, "--workspace", ws).expect(t, 0)
+	writes := auditRecords(t, environ, "--tool", "write")
+	if len(writes) != 1 {
+		t.Fatalf("%d write records", len(writes))
+	}
+	id := writes[0].CallID
+	if err := os.WriteFile(filepath.Join(ws, "f.txt"), []byte("changed since"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runCLIWith(t, environ, "", "", "undo", id).expect(t, 1)
+	if got := readFile(t, filepath.Join(ws, "f.txt")); got != "changed since" {
+		t.Errorf("an undo in conflict changed the file: %q", got)
+	}
+	runCLIWith(t, environ, "", "", "undo", "cli_never").expect(t, 1)
+	var got []string
+	for _, r := range auditRecords(t, environ, "--tool", "undo") {
+		got = append(got, fmt.Sprintf("%s %v %s", r.Arguments, r.IsError, r.ErrorClass))
+		if !strings.HasPrefix(r.CallID, "undo_") {
+			t.Errorf("undo record id %q", r.CallID)
+		}
+	}
+	want := []string{fmt.Sprintf(`{"callId":%q} true conflict`, id), `{"callId":"cli_never"} true nothing-to-undo`}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("undo records:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -93,6 +93,9 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 		return nil, err
 	}
 	tc.AgentID = f.Agent
+	// An agent's session writes files as a server does: it starts by
+	// removing what writes interrupted earlier left behind.
+	e.removeStaleTemp(tc)
 	if f.as != nil {
 		tc.Channel, tc.Principal, tc.Owner = f.as.Channel, f.as.Principal, f.as.Owner
 	}

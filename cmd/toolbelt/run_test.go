@@ -105,6 +105,32 @@ func TestRunPrintsAnswerAndEvents(t *testing.T) {
 	}
 }
 
+// TestRunRemovesTemporaryFilesOfInterruptedWrites: an agent run starts by
+// removing the temporary files an interrupted write left in its workspace,
+// and only those.
+func TestRunRemovesTemporaryFilesOfInterruptedWrites(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	leftover := filepath.Join(ws, "sub", ".notes.txt.toolbelt-0123456789ab.tmp")
+	mine := filepath.Join(ws, "notes.toolbelt.tmp")
+	for _, p := range []string{leftover, mine} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("half a write"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "Hello there.")})
+	runCLI(t, "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--workspace", ws, "hi").expect(t, 0)
+	if _, err := os.Stat(leftover); !os.IsNotExist(err) {
+		t.Errorf("the temporary file of an interrupted write is still there: %v", err)
+	}
+	if _, err := os.Stat(mine); err != nil {
+		t.Errorf("a file of another name was removed: %v", err)
+	}
+}
+
 func TestRunErrors(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {

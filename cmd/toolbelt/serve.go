@@ -102,9 +102,9 @@ const (
 	staleTempWait = time.Second
 )
 
-// removeStaleTemp removes, as a server starts, the temporary files that
-// atomic writes interrupted earlier (a killed process) left in the
-// workspace.
+// removeStaleTemp removes, as a server or an agent (run, chat) starts, the
+// temporary files that atomic writes interrupted earlier (a killed process)
+// left in the workspace.
 func (e *env) removeStaleTemp(tc *tool.Context) {
 	l, ok := tc.FS.(*fsbridge.Local)
 	if !ok {

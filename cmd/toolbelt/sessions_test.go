@@ -127,10 +127,16 @@ func TestMCPSessionsKeepApart(t *testing.T) {
 		if text, _ := call(b, "process", map[string]any{"action": "list"}); strings.Contains(text, proc) {
 			t.Errorf("session b lists a's command: %s", text)
 		}
-		for _, action := range []string{"poll", "log", "kill"} {
-			if text, isErr := call(b, "process", map[string]any{"action": action, "sessionId": proc}); !isErr || !strings.Contains(text, "no session") {
-				t.Errorf("session b, %s of a's command: %v %s", action, isErr, text)
+		for _, action := range []map[string]any{
+			{"action": "poll"}, {"action": "log"}, {"action": "write", "data": "injected\n"}, {"action": "kill"}, {"action": "remove"},
+		} {
+			action["sessionId"] = proc
+			if text, isErr := call(b, "process", action); !isErr || !strings.Contains(text, "no session") {
+				t.Errorf("session b, %s of a's command: %v %s", action["action"], isErr, text)
 			}
+		}
+		if text, _ := call(b, "process", map[string]any{"action": "clear"}); !strings.Contains(text, "Cleared 0") {
+			t.Errorf("session b clears: %s", text)
 		}
 		if text, _ := call(a, "process", map[string]any{"action": "list"}); !strings.Contains(text, proc) || !strings.Contains(text, "running") {
 			t.Errorf("session a lost its command after b's tries: %s", text)

@@ -43,7 +43,7 @@ func (c *undoCmd) Run(e *env) error {
 	switch {
 	case errors.As(err, &refused):
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
-		return c.audit(ctx, e, st, started, refused.workspace, 0, "refused")
+		return c.audit(ctx, e, st, started, refused.workspace, 0, cmp.Or(refused.class, "refused"))
 	case err != nil:
 		return err
 	}
@@ -94,6 +94,9 @@ func (c *undoCmd) Run(e *env) error {
 type refusal struct {
 	workspace string
 	msg       string
+	// class is the audit's error class: "refused", or "nothing-to-undo"
+	// when no change is recorded for the call anywhere.
+	class string
 }
 
 func (r *refusal) Error() string { return r.msg }
@@ -114,39 +117,60 @@ func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, erro
 	}
 	switch {
 	case len(wss) == 0:
-		return "", &refusal{given, fmt.Sprintf("%v for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", undo.ErrNothingToUndo, c.CallID)}
+		return "", &refusal{given, fmt.Sprintf("%v for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", undo.ErrNothingToUndo, c.CallID), "nothing-to-undo"}
 	case given != "" && slices.Contains(wss, given):
 		return given, nil
 	case len(wss) == 1 && wss[0] == "":
 		// Recorded before workspaces were: the workspace given, or here.
 		return tool.ResolveDir(cmp.Or(given, ".")), nil
 	case given != "":
-		return "", &refusal{given, fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone. Run toolbelt undo %s without --workspace to undo it where it ran", c.CallID, strings.Join(wss, " and "), given, c.CallID)}
+		return "", &refusal{given, fmt.Sprintf("call %s changed files in %s, not in %s: nothing was undone. Run toolbelt undo %s without --workspace to undo it where it ran", c.CallID, strings.Join(wss, " and "), given, c.CallID), ""}
 	case len(wss) == 1:
 		return wss[0], nil
 	}
-	return "", &refusal{"", fmt.Sprintf("call id %s was used in %d workspaces (%s): choose one with --workspace", c.CallID, len(wss), strings.Join(wss, ", "))}
+	return "", &refusal{"", fmt.Sprintf("call id %s was used in %d workspaces (%s): choose one with --workspace", c.CallID, len(wss), strings.Join(wss, ", ")), ""}
 }
 
 // audit records the undo in the audit log, and waits until it is written.
 // outcome is "" when the undo succeeded; otherwise the command ends with
 // exit code 1 after the record is written.
 func (c *undoCmd) audit(ctx context.Context, e *env, st *store.Store, started time.Time, ws string, resultBytes int, outcome string) error {
+	if err := recordUndo(ctx, e, st, undoRecord{callID: c.CallID, started: started, workspace: ws, channel: "cli", owner: true, resultBytes: resultBytes, outcome: outcome}); err != nil {
+		return err
+	}
+	if outcome != "" {
+		return exitCode(exitToolError)
+	}
+	return nil
+}
+
+// undoRecord is what the audit keeps of one undo: the call undone, where
+// and for whom it was undone, and its outcome ("" when done, else
+// refused, conflict, nothing-to-undo or tool).
+type undoRecord struct {
+	callID, workspace, channel, session string
+	owner                               bool
+	started                             time.Time
+	resultBytes                         int
+	outcome                             string
+}
+
+// recordUndo appends an undo to the audit log as a call of its own (tool
+// undo, its own id, the call undone in its arguments), and waits until it is
+// written. toolbelt undo and chat's /undo both record theirs through it.
+func recordUndo(ctx context.Context, e *env, st *store.Store, u undoRecord) error {
 	w, err := e.auditWriter(st)
 	if err != nil {
 		return err
 	}
-	args, _ := json.Marshal(map[string]string{"callId": c.CallID})
+	args, _ := json.Marshal(map[string]string{"callId": u.callID})
 	rec := audit.Record{
-		Time: started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: "cli", Owner: true, Workspace: ws,
-		Arguments: args, Duration: time.Since(started), ResultBytes: resultBytes,
-		IsError: outcome != "", ErrorClass: outcome,
+		Time: u.started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: u.channel, SessionKey: u.session,
+		Owner: u.owner, Workspace: u.workspace, Arguments: args, Duration: time.Since(u.started),
+		ResultBytes: u.resultBytes, IsError: u.outcome != "", ErrorClass: u.outcome,
 	}
 	if err := w.Append(ctx, rec); err != nil {
-		return fmt.Errorf("recording the undo of call %s in the audit log: %w", c.CallID, err)
-	}
-	if outcome != "" {
-		return exitCode(exitToolError)
+		return fmt.Errorf("recording the undo of call %s in the audit log: %w", u.callID, err)
 	}
 	return nil
 }
