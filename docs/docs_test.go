@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/doctest"
 )
 
@@ -330,10 +331,6 @@ func TestLinks(t *testing.T) {
 			if path != "" {
 				dest = filepath.Join(filepath.Dir(file), path)
 				if _, err := os.Stat(dest); err != nil {
-					if strings.HasPrefix(path, "cli.md") || strings.HasPrefix(path, "config.md") || strings.HasSuffix(path, "docs/cli.md") || strings.HasSuffix(path, "docs/config.md") {
-						// Written by the CLI work (issue 11), merged separately.
-						continue
-					}
 					t.Errorf("%s: the link %s leads nowhere: %v", file, target, err)
 					continue
 				}
@@ -372,5 +369,119 @@ func TestTranscriptsAreExamples(t *testing.T) {
 			line := strings.Count(string(raw)[:m[0]], "\n") + 1
 			t.Errorf("%s:%d: a terminal session in a %q block is not tested: make it a console block (see docs/development.md)", file, line, info)
 		}
+	}
+}
+
+// yamlFence finds a YAML code block and its info string.
+var yamlFence = regexp.MustCompile("(?ms)^```yaml([^\n]*)\n(.*?)^```")
+
+// TestYAMLExamples checks every YAML block of the documents as a
+// toolbelt.yaml: config.Parse must accept it (syntax, keys, types, where
+// each key belongs), and `toolbelt config check` must pass it (tool
+// settings, tool references) unless it imports MCP servers, which the check
+// would start. A block whose info string says "continues" is checked
+// together with the document's previous YAML block, as one file.
+func TestYAMLExamples(t *testing.T) {
+	bin := filepath.Join(toolbelt(t), "toolbelt")
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev := ""
+		for _, m := range yamlFence.FindAllStringSubmatchIndex(string(raw), -1) {
+			info, text := strings.TrimSpace(string(raw)[m[2]:m[3]]), string(raw)[m[4]:m[5]]
+			if slices.Contains(strings.Fields(info), "continues") {
+				text = prev + text
+			}
+			prev = text
+			name := fmt.Sprintf("%s:%d", strings.TrimPrefix(file, root+string(filepath.Separator)), strings.Count(string(raw)[:m[0]], "\n")+1)
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				cfg, err := config.Parse(name, []byte(text))
+				if err != nil {
+					t.Fatalf("%s: this toolbelt.yaml example does not load: %v\n%s", name, err, text)
+				}
+				if len(cfg.MCPServers) > 0 {
+					return
+				}
+				home := t.TempDir()
+				dir := filepath.Join(home, "project")
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, "toolbelt.yaml"), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				cmd := exec.Command(bin, "config", "check")
+				cmd.Dir = dir
+				cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "NO_COLOR=1"}
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Errorf("%s: toolbelt config check refuses this example: %v\n%s\n%s", name, err, out, text)
+				}
+			})
+		}
+	}
+}
+
+// machinePaths returns the absolute paths of this machine that must not
+// appear in the repository: the repository's own directory, the top
+// directory it lies in when that is not a shared one (/tmp, /home, …),
+// and the home directory of the user running the test.
+func machinePaths(t *testing.T) []string {
+	t.Helper()
+	repo, err := filepath.Abs(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := []string{repo + "/"}
+	top := "/" + strings.SplitN(strings.TrimPrefix(filepath.ToSlash(repo), "/"), "/", 2)[0] + "/"
+	if !slices.Contains([]string{"/tmp/", "/var/", "/home/", "/Users/", "/private/", "/usr/", "/opt/", "/srv/", "/mnt/"}, top) {
+		paths = append(paths, top)
+	}
+	if home, err := os.UserHomeDir(); err == nil && len(home) > 1 {
+		paths = append(paths, filepath.ToSlash(home)+"/")
+	}
+	return paths
+}
+
+// TestNoMachinePaths checks that no file of the repository names a path of
+// the machine it was written on: examples use neutral paths (/home/you,
+// ~, $TMPDIR) instead.
+func TestNoMachinePaths(t *testing.T) {
+	paths := machinePaths(t)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.Name() == ".git" || d.Name() == "node_modules":
+			// .git is a file in a worktree, naming the main repository.
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		case !d.Type().IsRegular():
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(b, 0) {
+			return nil // binary
+		}
+		for i, l := range strings.Split(string(b), "\n") {
+			for _, p := range paths {
+				if strings.Contains(l, p) {
+					t.Errorf("%s:%d names %s, a path of this machine: use a neutral one (/home/you, ~, $TMPDIR)", path, i+1, p)
+					break
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
