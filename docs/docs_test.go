@@ -485,3 +485,53 @@ func TestNoMachinePaths(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNamedCommandsExist checks that every toolbelt command the documents,
+// the configuration template and the CLI's own messages name (`toolbelt
+// config check` in Markdown and YAML comments, 'toolbelt undo ID' in Go
+// strings) is one the CLI has: `toolbelt WORDS --help` succeeds.
+func TestNamedCommandsExist(t *testing.T) {
+	bin := filepath.Join(toolbelt(t), "toolbelt")
+	// Named on purpose as a mistake: cli.md shows the suggestion it gets.
+	mistakes := map[string]bool{"lsit": true}
+	quoted := map[string]*regexp.Regexp{
+		".md":   regexp.MustCompile("`toolbelt((?: [a-z][a-z0-9_-]*)+)"),
+		".yaml": regexp.MustCompile("`toolbelt((?: [a-z][a-z0-9_-]*)+)"),
+		".go":   regexp.MustCompile(`'toolbelt((?: [a-z][a-z0-9_-]*)+)`),
+	}
+	files := documents(t)
+	files = append(files, filepath.Join(root, "config", "template.yaml"), filepath.Join(root, "examples", "README.md"))
+	sources, err := filepath.Glob(filepath.Join(root, "cmd", "toolbelt", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range sources {
+		if !strings.HasSuffix(s, "_test.go") {
+			files = append(files, s)
+		}
+	}
+	seen := map[string]string{}
+	for _, file := range files {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range quoted[filepath.Ext(file)].FindAllStringSubmatchIndex(string(raw), -1) {
+			words := strings.Fields(string(raw)[m[2]:m[3]])
+			if _, done := seen[strings.Join(words, " ")]; done || mistakes[words[0]] {
+				continue
+			}
+			seen[strings.Join(words, " ")] = fmt.Sprintf("%s:%d", file, strings.Count(string(raw)[:m[0]], "\n")+1)
+		}
+	}
+	if len(seen) < 10 {
+		t.Fatalf("found only %d command names: is the pattern still right?", len(seen))
+	}
+	for cmdline, where := range seen {
+		cmd := exec.Command(bin, append(strings.Fields(cmdline), "--help")...)
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("%s names `toolbelt %s`, which the CLI does not have: %v\n%s", where, cmdline, err, out)
+		}
+	}
+}

@@ -28,8 +28,12 @@ func (c *initCmd) Run(e *env) error {
 		return fmt.Errorf("%s is not a directory: give an existing workspace directory", dir)
 	}
 	path := filepath.Join(dir, config.FileName)
+	keep := false // an existing toolbelt.yaml, kept when only .mcp.json is asked for
 	if _, err := os.Stat(path); err == nil && !c.Force {
-		return fmt.Errorf("%s already exists: 'toolbelt config check' checks it, 'toolbelt init --force' overwrites it", path)
+		if !c.MCPJSON {
+			return fmt.Errorf("%s already exists: 'toolbelt config check' checks it, 'toolbelt init --force' overwrites it", path)
+		}
+		keep = true
 	}
 	var mcpJSON []byte
 	var note string
@@ -38,10 +42,14 @@ func (c *initCmd) Run(e *env) error {
 			return err
 		}
 	}
-	if err := writeFileAtomic(path, config.Template); err != nil {
-		return err
+	if keep {
+		fmt.Fprintf(e.stdout, "Kept %s as it is ('toolbelt init --force' overwrites it).\n", path)
+	} else {
+		if err := writeFileAtomic(path, config.Template); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Wrote %s: an annotated configuration with the defaults.\n", path)
 	}
-	fmt.Fprintf(e.stdout, "Wrote %s: an annotated configuration with the defaults.\n", path)
 	if mcpJSON != nil {
 		mcpPath := filepath.Join(dir, ".mcp.json")
 		if err := writeFileAtomic(mcpPath, mcpJSON); err != nil {

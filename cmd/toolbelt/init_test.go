@@ -236,3 +236,26 @@ func TestStdioCommandUnderGoRun(t *testing.T) {
 		t.Errorf("with an installed toolbelt: %q, %q", cmd, note)
 	}
 }
+
+// TestInitMCPJSONKeepsTheConfig: in a workspace that already has its
+// toolbelt.yaml, init --mcp-json adds the .mcp.json and leaves the
+// configuration as it was.
+func TestInitMCPJSONKeepsTheConfig(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	path := filepath.Join(ws, "toolbelt.yaml")
+	if err := os.WriteFile(path, []byte("workspace: .\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "init", "--mcp-json", ws).expect(t, 0)
+	if !strings.Contains(r.stdout, "Kept "+path) || !strings.Contains(r.stdout, "Wrote "+filepath.Join(ws, ".mcp.json")) {
+		t.Errorf("stdout: %s", r.stdout)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "workspace: .\n" {
+		t.Errorf("toolbelt.yaml changed: %s", b)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, ".mcp.json"))
+	if err != nil || !strings.Contains(string(b), `"toolbelt"`) {
+		t.Errorf(".mcp.json: %v %s", err, b)
+	}
+}
