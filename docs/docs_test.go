@@ -49,7 +49,11 @@ func toolbelt(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(binDir, "toolbelt"), "./cmd/toolbelt")
+		// The version a build gets depends on where it is built (a git
+		// clone stamps a pseudo-version, a worktree or a tarball "dev"):
+		// this one is set, so a page that shows one fails everywhere,
+		// not only in a fresh clone. Pages show versions as "…".
+		cmd := exec.Command("go", "build", "-ldflags=-X main.version=v0.0.0-doctest", "-o", filepath.Join(binDir, "toolbelt"), "./cmd/toolbelt")
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		if err != nil {
