@@ -2,8 +2,10 @@ package docs_test
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -536,6 +538,66 @@ func TestNamedCommandsExist(t *testing.T) {
 		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("%s names `toolbelt %s`, which the CLI does not have: %v\n%s", where, cmdline, err, out)
+		}
+	}
+}
+
+// jsonFence finds a JSON code block.
+var jsonFence = regexp.MustCompile("(?ms)^```json\n(.*?)^```")
+
+// TestJSONExamples checks that every JSON block of the documents (client
+// configurations, protocol messages) is valid JSON: one value, or several
+// one after another (JSON lines).
+func TestJSONExamples(t *testing.T) {
+	for _, file := range documents(t) {
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range jsonFence.FindAllStringSubmatchIndex(string(raw), -1) {
+			dec := json.NewDecoder(strings.NewReader(string(raw)[m[2]:m[3]]))
+			for n := 0; ; n++ {
+				var v any
+				err := dec.Decode(&v)
+				if err == io.EOF && n > 0 {
+					break
+				}
+				if err != nil {
+					t.Errorf("%s:%d: this JSON example is not valid JSON: %v", file, strings.Count(string(raw)[:m[0]], "\n")+1, err)
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestEverySubjectHasItsPage checks that each subject of the manual has its
+// page in docs/, linked from the README's table of pages.
+func TestEverySubjectHasItsPage(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for subject, page := range map[string]string{
+		"tools":                  "tools.md",
+		"the CLI":                "cli.md",
+		"the pipeline":           "pipeline.md",
+		"schemas":                "schemas.md",
+		"file and shell tools":   "files-and-shell.md",
+		"governance":             "governance.md",
+		"the security model":     "security.md",
+		"importing MCP servers":  "importing.md",
+		"compact mode":           "compact.md",
+		"the configuration keys": "config.md",
+		"benchmarks":             "benchmarks.md",
+		"development":            "development.md",
+		"serving over MCP":       "serving.md",
+	} {
+		if _, err := os.Stat(page); err != nil {
+			t.Errorf("%s: docs/%s is missing: %v", subject, page, err)
+		}
+		if !strings.Contains(string(readme), "](docs/"+page+")") {
+			t.Errorf("%s: README.md does not link docs/%s", subject, page)
 		}
 	}
 }
