@@ -151,7 +151,10 @@ func TestExamples(t *testing.T) {
 				t.Fatalf("%s: %v", name, err)
 			}
 			if len(blocks) == 0 {
-				t.Skipf("%s has no console examples", name)
+				// Nothing to run is not a skip: skips are kept for
+				// examples that need what this machine lacks.
+				t.Logf("%s has no console examples", name)
+				return
 			}
 			work, err := filepath.EvalSymlinks(t.TempDir())
 			if err != nil {
