@@ -625,6 +625,10 @@ func fileError(name string, err error) error {
 				others := slices.DeleteFunc(slices.Clone(knownKeys()), func(k string) bool { return k == key }) // valid elsewhere
 				if close := closest.Names(key, others, 1); len(close) > 0 {
 					msg += fmt.Sprintf("; did you mean %q?", close[0])
+				} else if tk.Position.Column == 1 {
+					// A top-level key no key resembles: most often a
+					// tool's settings, written where the policy's are not.
+					msg += fmt.Sprintf(": a tool's settings go under tools: (tools.%s); the top-level keys are %s", key, strings.Join(topKeys(), ", "))
 				}
 			}
 			return &LineError{Path: name, Line: tk.Position.Line, Msg: msg}
@@ -658,6 +662,17 @@ var knownKeys = sync.OnceValue(func() []string {
 	slices.Sort(keys)
 	return slices.Compact(keys)
 })
+
+// topKeys lists the keys of a configuration's top level, in order.
+func topKeys() []string {
+	var keys []string
+	for f := range reflect.TypeFor[Config]().Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
+			keys = append(keys, name)
+		}
+	}
+	return keys
+}
 
 // Load reads the configuration file at path.
 func Load(path string) (*Config, error) {

@@ -150,6 +150,7 @@ func TestErrorsNameTheLine(t *testing.T) {
 		"agents:\n  a:\n    subagents: {allow: [b]}\n":                           `toolbelt.yaml:3: agents.a.subagents.allow names "b", which is not a configured agent (configured: a)`,
 		"agents:\n  a:\n    subagents: {maxDepth: -1}\n":                         "toolbelt.yaml:3: agents.a.subagents: maxDepth and maxConcurrent must not be negative",
 		"agents:\n  'a:b':\n    name: x\n":                                       `toolbelt.yaml:3: agents: the id "a:b" may use only letters`,
+		"workspace: .\nexec:\n  defaultTimeout: 30\n":                            `toolbelt.yaml:2: unknown field "exec": a tool's settings go under tools: (tools.exec); the top-level keys are workspace, `,
 	} {
 		_, err := Parse("toolbelt.yaml", []byte(src))
 		if err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -191,5 +192,52 @@ func TestAuditTamper(t *testing.T) {
 	out, err := cli("audit", "verify")
 	if err == nil || !strings.Contains(out, "Chain broken at record 1: edited") {
 		t.Fatalf("verify after the edit: %v\n%s", err, out)
+	}
+}
+
+// TestEveryExampleIsBuilt: each example program under examples/ is in
+// programs, so it is built (and the tests above run it); the demo
+// workspace, a module of its own, builds and runs too.
+func TestEveryExampleIsBuilt(t *testing.T) {
+	t.Parallel()
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != "." {
+			return filepath.SkipDir // another module: the demo workspace, below
+		}
+		mains, _ := filepath.Glob(filepath.Join(path, "*.go"))
+		for _, f := range mains {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			if strings.HasPrefix(string(b), "package main\n") || strings.Contains(string(b), "\npackage main\n") {
+				if want := "./examples/" + filepath.ToSlash(path); !slices.Contains(programs, want) {
+					t.Errorf("%s is an example program that is not in programs: add it there and run it in a test", want)
+				}
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "run", ".")
+	cmd.Dir = workspace(t)
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	if err != nil || string(out) != "Hello, world!\n" {
+		t.Errorf("the demo workspace: go run .: %v\n%s", err, out)
 	}
 }

@@ -145,6 +145,12 @@ func TestHomeAsWorkspace(t *testing.T) {
 	if strings.Contains(r.stdout, "toolbelt.db") {
 		t.Errorf("grep searched the data directory:\n%s", r.stdout)
 	}
-	// The MCP server starts there too.
+	// The MCP servers start there too: cd ~ && toolbelt mcp, toolbelt serve.
 	run("mcp").expect(t, 0)
+	out, _ := serveBannerIn(t, home, os.Args[0], env, "--addr", "127.0.0.1:0")
+	for _, want := range []string{"  workspace  " + home + "\n", "  state      " + filepath.Join(data, "toolbelt.db") + " (inside the workspace, hidden from the tools)\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("serve's banner lacks %q:\n%s", want, out)
+		}
+	}
 }

@@ -142,8 +142,13 @@ func TestZshAndFishCompletion(t *testing.T) {
 			t.Errorf("fish script lacks %q:\n%s", want, r.stdout)
 		}
 	}
+	runCLI(t, "", "completion", "powershell").expect(t, 2)
 	for _, sh := range []string{"zsh", "fish"} {
-		if path, err := exec.LookPath(sh); err == nil {
+		t.Run(sh, func(t *testing.T) {
+			path, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("%s is not installed, so its parser does not check the script (apt-get install %s; .ci/run installs it)", sh, sh)
+			}
 			r := runCLI(t, "", "completion", sh).expect(t, 0)
 			script := filepath.Join(t.TempDir(), "completion."+sh)
 			if err := os.WriteFile(script, []byte(r.stdout), 0o644); err != nil {
@@ -152,9 +157,86 @@ func TestZshAndFishCompletion(t *testing.T) {
 			if out, err := exec.Command(path, "-n", script).CombinedOutput(); err != nil {
 				t.Errorf("%s -n: %v\n%s", sh, err, out)
 			}
+		})
+	}
+}
+
+// TestFishCompletion loads the script into a real fish and asks it to
+// complete as fish would on Tab.
+func TestFishCompletion(t *testing.T) {
+	t.Parallel()
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("fish is not installed (apt-get install fish; .ci/run installs it)")
+	}
+	r := runCLI(t, "", "completion", "fish").expect(t, 0)
+	script := filepath.Join(t.TempDir(), "toolbelt.fish")
+	if err := os.WriteFile(script, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ line, want string }{
+		{"toolbelt li", "list"},
+		{"toolbelt mcp ", "servers stdio"},
+		{"toolbelt audit ver", "verify"},
+		{"toolbelt call x --ar", "--args --args-file"},
+		{"toolbelt init --mc", "--mcp-json"},
+	} {
+		cmd := exec.Command(fish, "--no-config", "-c", "source "+shellQuote(script)+"; complete -C "+shellQuote(tc.line))
+		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", tc.line, err, out)
+		}
+		var got []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			word, _, _ := strings.Cut(l, "\t")
+			got = append(got, word)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: completed %q, want %q", tc.line, got, tc.want)
 		}
 	}
-	runCLI(t, "", "completion", "powershell").expect(t, 2)
+}
+
+// TestZshCompletion runs the script's completion function in a real zsh,
+// with compadd and _describe (which only work inside zsh's completion
+// system) replaced by functions that print the candidates.
+func TestZshCompletion(t *testing.T) {
+	t.Parallel()
+	zsh, err := exec.LookPath("zsh")
+	if err != nil {
+		t.Skip("zsh is not installed (apt-get install zsh; .ci/run installs it)")
+	}
+	r := runCLI(t, "", "completion", "zsh").expect(t, 0)
+	script := filepath.Join(t.TempDir(), "_toolbelt")
+	if err := os.WriteFile(script, []byte(r.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stubs := `compadd() { shift; print -l -- "$@" }
+_describe() { local a; for a in ${(P)2}; do print -- ${a%%:*}; done }
+`
+	for _, tc := range []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"toolbelt", "mcp", ""}, "stdio servers"},
+		{[]string{"toolbelt", "audit", ""}, "list verify head"},
+		{[]string{"toolbelt", "--config", "x.yaml", "approvals", ""}, "list revoke"},
+		{[]string{"toolbelt", "init", "--"}, "--help --verbose --config --data --version --force --mcp-json"},
+	} {
+		prog := "source " + shellQuote(script) + "\n" + stubs + "words=("
+		for _, w := range tc.words {
+			prog += shellQuote(w) + " "
+		}
+		prog += fmt.Sprintf(")\nCURRENT=%d\n_toolbelt\n", len(tc.words))
+		out, err := exec.Command(zsh, "-f", "-c", prog).CombinedOutput()
+		if err != nil {
+			t.Fatalf("%q: %v\n%s", tc.words, err, out)
+		}
+		if got := strings.Join(strings.Fields(string(out)), " "); got != tc.want {
+			t.Errorf("%q: completed %q, want %q", tc.words, got, tc.want)
+		}
+	}
 }
 
 // TestPrunedGrammarGivesTheSameUsage: a run of a command builds the grammar

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/toolbelt/toolbelt/config"
 )
@@ -28,8 +29,12 @@ func (c *initCmd) Run(e *env) error {
 		return fmt.Errorf("%s is not a directory: give an existing workspace directory", dir)
 	}
 	path := filepath.Join(dir, config.FileName)
+	keep := false // an existing toolbelt.yaml, kept when only .mcp.json is asked for
 	if _, err := os.Stat(path); err == nil && !c.Force {
-		return fmt.Errorf("%s already exists: 'toolbelt config check' checks it, 'toolbelt init --force' overwrites it", path)
+		if !c.MCPJSON {
+			return fmt.Errorf("%s already exists: 'toolbelt config check' checks it, 'toolbelt init --force' overwrites it", path)
+		}
+		keep = true
 	}
 	var mcpJSON []byte
 	var note string
@@ -38,10 +43,14 @@ func (c *initCmd) Run(e *env) error {
 			return err
 		}
 	}
-	if err := writeFileAtomic(path, config.Template); err != nil {
-		return err
+	if keep {
+		fmt.Fprintf(e.stdout, "Kept %s as it is ('toolbelt init --force' overwrites it).\n", path)
+	} else {
+		if err := writeFileAtomic(path, config.Template); err != nil {
+			return err
+		}
+		fmt.Fprintf(e.stdout, "Wrote %s: an annotated configuration with the defaults.\n", path)
 	}
-	fmt.Fprintf(e.stdout, "Wrote %s: an annotated configuration with the defaults.\n", path)
 	if mcpJSON != nil {
 		mcpPath := filepath.Join(dir, ".mcp.json")
 		if err := writeFileAtomic(mcpPath, mcpJSON); err != nil {
@@ -77,8 +86,8 @@ func (c *initCmd) mcpJSON(dir string) ([]byte, string, error) {
 	if _, has := servers["toolbelt"]; has && !c.Force {
 		return nil, "", fmt.Errorf("%s already has a toolbelt server: --force replaces it", path)
 	}
-	cmd, note := stdioCommand()
-	servers["toolbelt"] = map[string]any{"command": cmd, "args": []string{"mcp", "--workspace", dir}}
+	argv, note := stdioCommand()
+	servers["toolbelt"] = map[string]any{"command": argv[0], "args": append(argv[1:], "mcp", "--workspace", dir)}
 	doc["mcpServers"] = servers
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
@@ -87,21 +96,57 @@ func (c *initCmd) mcpJSON(dir string) ([]byte, string, error) {
 	return append(b, '\n'), note, nil
 }
 
-// stdioCommand returns the command a client should run to start this
-// toolbelt: the absolute path of the running executable; under `go run`
-// (a temporary binary, gone after the run) the toolbelt installed in PATH,
-// or "toolbelt" with a note that says how to install it.
-func stdioCommand() (command, note string) {
+// stdioCommand returns the command line (a program and its first
+// arguments) a client should run to start this toolbelt: the absolute path
+// of the running executable. Under `go run` (a temporary binary, gone after
+// the run) it is the toolbelt installed in PATH; without one, `go run` of
+// this module's source by absolute paths (when the current directory is in
+// the module), which compiles on each start, with a note saying how to
+// install it; else "toolbelt" with that note.
+func stdioCommand() (argv []string, note string) {
 	exe, err := os.Executable()
 	if err == nil && !isGoRunBinary(exe) {
-		return exe, ""
+		return []string{exe}, ""
 	}
 	if p, err := exec.LookPath("toolbelt"); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
-			return abs, ""
+			return []string{abs}, ""
 		}
 	}
-	return "toolbelt", "this toolbelt runs from a temporary 'go run' build, and no toolbelt is installed in PATH: run 'go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest' (or 'go install ./cmd/toolbelt' in the repository) so that clients can start it"
+	install := "'go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest' (or 'go install ./cmd/toolbelt' in the repository)"
+	if root := moduleRoot(); root != "" {
+		if goBin, err := exec.LookPath("go"); err == nil {
+			if abs, err := filepath.Abs(goBin); err == nil {
+				return []string{abs, "run", "-C", root, "./cmd/toolbelt"}, "this toolbelt runs from a temporary 'go run' build and none is installed in PATH, so clients start it with go run, which compiles it first; " + install + " makes it start at once"
+			}
+		}
+	}
+	return []string{"toolbelt"}, "this toolbelt runs from a temporary 'go run' build, and no toolbelt is installed in PATH: run " + install + " so that clients can start it"
+}
+
+// moduleRoot returns the directory of Toolbelt's go.mod that holds the
+// current directory, or "".
+func moduleRoot() string {
+	dir, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil {
+			if modfile := string(b); strings.HasPrefix(modfile, "module github.com/toolbelt/toolbelt\n") || strings.Contains(modfile, "\nmodule github.com/toolbelt/toolbelt\n") {
+				if _, err := os.Stat(filepath.Join(dir, "cmd", "toolbelt")); err == nil {
+					return dir
+				}
+			}
+			return ""
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same

@@ -217,22 +217,83 @@ tools:
 }
 
 // TestStdioCommandUnderGoRun: a binary under go-build (as go run and go
-// test make) is not named; the toolbelt installed in PATH is, or the note
-// says how to install it. Not parallel: it sets PATH.
+// test make) is not named. The toolbelt installed in PATH is; without one,
+// go run of the module by absolute paths, and an MCP client starts the
+// server with that command line as written; without go either, "toolbelt"
+// with a note that says how to install it. Not parallel: it sets PATH.
 func TestStdioCommandUnderGoRun(t *testing.T) {
 	if !isGoRunBinary(os.Args[0]) {
 		t.Skip("the test binary is not in a go-build directory")
 	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command is not in PATH: %v", err)
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := os.Getenv("PATH")
 	bin := t.TempDir()
 	t.Setenv("PATH", bin)
-	cmd, note := stdioCommand()
-	if cmd != "toolbelt" || !strings.Contains(note, "go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest") {
-		t.Errorf("without an installed toolbelt: %q, %q", cmd, note)
+	argv, note := stdioCommand()
+	if !slices.Equal(argv, []string{"toolbelt"}) || !strings.Contains(note, "go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest") {
+		t.Errorf("without toolbelt or go in PATH: %q, %q", argv, note)
+	}
+
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+filepath.Dir(goBin))
+	argv, note = stdioCommand()
+	goAbs, _ := filepath.Abs(goBin)
+	if !slices.Equal(argv, []string{goAbs, "run", "-C", root, "./cmd/toolbelt"}) || !strings.Contains(note, "go install") {
+		t.Fatalf("with go in PATH: %q, %q", argv, note)
 	}
 	if err := os.WriteFile(filepath.Join(bin, "toolbelt"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if cmd, note := stdioCommand(); cmd != filepath.Join(bin, "toolbelt") || note != "" {
-		t.Errorf("with an installed toolbelt: %q, %q", cmd, note)
+	if argv, note := stdioCommand(); !slices.Equal(argv, []string{filepath.Join(bin, "toolbelt")}) || note != "" {
+		t.Errorf("with an installed toolbelt: %q, %q", argv, note)
+	}
+	// The command line works as written, from another directory. (With
+	// the usual PATH: without a C compiler go would build every package
+	// anew, with cgo off.)
+	if testing.Short() {
+		t.Skip("-short: not compiling toolbelt with go run")
+	}
+	ws := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	start := exec.Command(argv[0], append(argv[1:], "mcp", "--workspace", ws)...)
+	start.Dir = t.TempDir()
+	start.Env = append(cliEnvironment(t), "PATH="+path)
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "go-run-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: start}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInitMCPJSONKeepsTheConfig: in a workspace that already has its
+// toolbelt.yaml, init --mcp-json adds the .mcp.json and leaves the
+// configuration as it was.
+func TestInitMCPJSONKeepsTheConfig(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	path := filepath.Join(ws, "toolbelt.yaml")
+	if err := os.WriteFile(path, []byte("workspace: .\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runCLI(t, "", "init", "--mcp-json", ws).expect(t, 0)
+	if !strings.Contains(r.stdout, "Kept "+path) || !strings.Contains(r.stdout, "Wrote "+filepath.Join(ws, ".mcp.json")) {
+		t.Errorf("stdout: %s", r.stdout)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "workspace: .\n" {
+		t.Errorf("toolbelt.yaml changed: %s", b)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, ".mcp.json"))
+	if err != nil || !strings.Contains(string(b), `"toolbelt"`) {
+		t.Errorf(".mcp.json: %v %s", err, b)
 	}
 }

@@ -210,8 +210,12 @@ func (c *mcpStdioCmd) Run(e *env) error {
 // explainStdio tells a person who started toolbelt mcp at a terminal what
 // it is waiting for, on stderr (stdout is the protocol's).
 func (e *env) explainStdio(srv *mcp.Server) {
-	exe, note := stdioCommand()
-	exe = shellWord(exe)
+	argv, note := stdioCommand()
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		words[i] = shellWord(a)
+	}
+	exe := strings.Join(words, " ")
 	ws := shellWord(srv.Runner().Context().WorkspaceDir)
 	fmt.Fprintf(e.stderr, `toolbelt mcp speaks MCP (JSON-RPC) on stdin and stdout, for an MCP client that starts it;
 it is not meant to be typed at. It serves %d tools for the workspace %s.
@@ -413,11 +417,11 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	if withToken {
 		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
 	}
-	exe, note := stdioCommand()
+	argv, note := stdioCommand()
 	stdio := struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
-	}{exe, []string{"mcp", "--workspace", tc.WorkspaceDir}}
+	}{argv[0], append(argv[1:], "mcp", "--workspace", tc.WorkspaceDir)}
 	snippet := func(v any) string {
 		b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"toolbelt": v}}, "  ", "  ")
 		return "  " + string(b)

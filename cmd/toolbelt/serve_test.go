@@ -204,8 +204,15 @@ func TestMCPServers(t *testing.T) {
 // to "Ctrl-C stops the server.", and the command (killed at the end).
 func serveBanner(t *testing.T, exe string, env []string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
+	return serveBannerIn(t, "", exe, env, args...)
+}
+
+// serveBannerIn is serveBanner in the working directory dir.
+func serveBannerIn(t *testing.T, dir, exe string, env []string, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command(exe, append([]string{"serve"}, args...)...)
 	cmd.Env = env
+	cmd.Dir = dir
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

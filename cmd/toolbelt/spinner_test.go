@@ -63,3 +63,46 @@ func TestNoSpinnerWhenNotATerminal(t *testing.T) {
 		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
 	}
 }
+
+// TestSpinnerWhileImportedServersStart: on a terminal, starting an imported
+// server that takes its time (as npx does while it downloads one) shows
+// what is being waited for on stderr; stdout carries only the listing.
+func TestSpinnerWhileImportedServersStart(t *testing.T) {
+	t.Parallel()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer ptmx.Close()
+	dir := t.TempDir()
+	// The server starts only after a pause, as one being downloaded would.
+	slow := filepath.Join(dir, "slow-server")
+	if err := os.WriteFile(slow, []byte("#!/bin/sh\nsleep 2\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf(`mcpServers:
+  slow:
+    command: %q
+    args: [%q, mcp, --workspace, %q]
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+`, slow, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
+	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "servers")
+	cmd.Env = cliEnvironment(t)
+	var stdout bytes.Buffer
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, tty
+	s := newScreen(ptmx)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	if code := wait(t, cmd); code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, s.text(), stdout.String())
+	}
+	s.waitFor(t, "\r\x1b[K")
+	if screen := s.text(); !strings.Contains(screen, "Starting the imported MCP servers (slow)…") {
+		t.Errorf("no spinner on the terminal: %q", screen)
+	}
+	if !strings.Contains(stdout.String(), "slow") || strings.ContainsAny(stdout.String(), "\r\x1b") {
+		t.Errorf("stdout %q", stdout.String())
+	}
+}

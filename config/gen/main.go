@@ -342,11 +342,38 @@ func settingsSection(b *bytes.Buffer, root, key, dir, typ, what string) error {
 		return fmt.Errorf("%s: type %s not found", dir, typ)
 	}
 	fmt.Fprintf(b, "### `tools.%s`: settings of %s\n\n", key, what)
-	fmt.Fprintf(b, "These keys go under `tools:` (Go type %s.%s), as in\n\n```yaml\ntools:\n  %s:\n    …\n```\n\n", filepath.Base(dir), typ, key)
 	w := &walker{types: types, tagKey: "json"}
 	w.fields(st, "tools."+key+".")
+	fmt.Fprintf(b, "These keys go under `tools:` (Go type %s.%s), as in\n\n```yaml\n%s```\n\n", filepath.Base(dir), typ, example("tools."+key, w.rows))
 	table(b, w.rows)
 	return nil
+}
+
+// example returns a toolbelt.yaml that sets the first of rows with a
+// default that is one word (its default value), nested as the key says, so
+// the reference shows where the keys go with an example that loads; without
+// such a row, prefix set to an empty mapping.
+func example(prefix string, rows []row) string {
+	for _, r := range rows {
+		if r.def != "" && !strings.ContainsAny(r.def, " `\"'") && r.typ != "mapping" && !strings.ContainsAny(r.key, "<[") {
+			return nest(r.key, r.def+"   # the default")
+		}
+	}
+	return nest(prefix, "{}")
+}
+
+// nest writes key (dotted) = value as nested YAML mappings.
+func nest(key, value string) string {
+	var b strings.Builder
+	parts := strings.Split(key, ".")
+	for i, p := range parts {
+		b.WriteString(strings.Repeat("  ", i) + p + ":")
+		if i == len(parts)-1 {
+			b.WriteString(" " + value)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 func table(b *bytes.Buffer, rows []row) {
