@@ -2,11 +2,14 @@ package docs_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/doctest"
+	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of console blocks that do not match")
@@ -195,6 +199,9 @@ func TestExamples(t *testing.T) {
 				t.Run(fmt.Sprintf("line%d", b.Line), func(t *testing.T) {
 					if reason := b.Skip(); reason != "" {
 						t.Skipf("%s:%d: %s", name, b.Line, reason)
+					}
+					if b.Postgres() {
+						demoPostgres(t)
 					}
 					for _, need := range b.Needs() {
 						if _, err := exec.LookPath(need); err != nil {
@@ -606,4 +613,86 @@ func TestEverySubjectHasItsPage(t *testing.T) {
 			t.Errorf("%s: README.md does not link docs/%s", subject, page)
 		}
 	}
+}
+
+// demoServer is where the examples marked "postgres" find PostgreSQL, and
+// demoDatabase the database they use.
+const (
+	demoServer   = "127.0.0.1:35432"
+	demoDatabase = "toolbelt_demo"
+)
+
+var demoPG struct {
+	once       sync.Once
+	skip, fail string
+}
+
+// demoPostgres gives the examples marked "postgres" the server they name:
+// a fresh toolbelt_demo database on the server of TOOLBELT_TEST_POSTGRES_URL
+// (.ci/run starts one), reached through a forwarder listening on
+// demoServer. Without a server the example is skipped, saying how to get
+// one.
+func demoPostgres(t *testing.T) {
+	t.Helper()
+	demoPG.once.Do(func() { demoPG.skip, demoPG.fail = startDemoPostgres() })
+	if demoPG.fail != "" {
+		t.Fatal(demoPG.fail)
+	}
+	if demoPG.skip != "" {
+		t.Skip(demoPG.skip)
+	}
+}
+
+func startDemoPostgres() (skip, fail string) {
+	base := os.Getenv(storetest.PostgresEnv)
+	if base == "" {
+		return "needs a PostgreSQL server: set " + storetest.PostgresEnv + " to a postgres:// URL of a server the tests may create a database on (.ci/run starts one)", ""
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", fmt.Sprintf("%s: %v", storetest.PostgresEnv, err)
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		return "", fmt.Sprintf("%s: %v", storetest.PostgresEnv, err)
+	}
+	defer admin.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, q := range []string{"DROP DATABASE IF EXISTS " + demoDatabase + " WITH (FORCE)", "CREATE DATABASE " + demoDatabase} {
+		if _, err := admin.ExecContext(ctx, q); err != nil {
+			return "", fmt.Sprintf("%s: %v", q, err)
+		}
+	}
+	if u.Host == demoServer {
+		return "", ""
+	}
+	ln, err := net.Listen("tcp", demoServer)
+	if err != nil {
+		return fmt.Sprintf("the examples name PostgreSQL at %s, where this machine cannot listen: %v", demoServer, err), ""
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go forward(c, u.Host)
+		}
+	}()
+	return "", ""
+}
+
+// forward joins c to a new connection to target until either side ends.
+func forward(c net.Conn, target string) {
+	defer c.Close()
+	d, err := net.Dial("tcp", target)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	done := make(chan struct{}, 2)
+	go func() { io.Copy(d, c); done <- struct{}{} }()
+	go func() { io.Copy(c, d); done <- struct{}{} }()
+	<-done
 }

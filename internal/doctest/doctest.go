@@ -26,6 +26,8 @@
 //	skip: REASON       the block is not run; REASON says why (a server that
 //	                   must be running, the network)
 //	needs=CMD[,CMD]    the block runs only when every CMD is on PATH
+//	postgres           the block uses the PostgreSQL server the document
+//	                   names; the runner provides it (see Block.Postgres)
 //
 // The blocks of one document run in order, in one scratch directory; the
 // working directory a block ends in is where the next one starts, and the
@@ -36,6 +38,7 @@ package doctest
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -82,6 +85,12 @@ func (b Block) Needs() []string {
 		}
 	}
 	return nil
+}
+
+// Postgres says whether the block uses a PostgreSQL server, which whoever
+// runs the examples provides (or skips the block, saying so).
+func (b Block) Postgres() bool {
+	return slices.Contains(strings.Fields(b.Info), "postgres")
 }
 
 // fence matches an opening or closing code fence.
