@@ -276,46 +276,60 @@ func floatNumber(f float64) json.Number {
 }
 
 // generic returns a value in the generic form the compiler works on, as a
-// JSON round trip would give it: the common decoded types directly, any
-// other through encoding/json.
+// JSON round trip would give it: numbers as json.Number, objects and arrays
+// copied, any other type through encoding/json.
 func generic(v any) (any, bool) {
-	switch x := v.(type) {
-	case nil, string, bool, json.Number:
-		return x, true
-	case float64:
-		if math.IsInf(x, 0) || math.IsNaN(x) {
+	return copyJSON(v, func(v any) (any, bool) {
+		switch x := v.(type) {
+		case json.Number:
+			return x, true
+		case float64:
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return nil, false
+			}
+			return floatNumber(x), true
+		case int:
+			return json.Number(strconv.Itoa(x)), true
+		case int64:
+			return json.Number(strconv.FormatInt(x, 10)), true
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
 			return nil, false
 		}
-		return floatNumber(x), true
-	case int:
-		return json.Number(strconv.Itoa(x)), true
-	case int64:
-		return json.Number(strconv.FormatInt(x, 10)), true
+		g, err := Decode(b)
+		return g, err == nil
+	})
+}
+
+// copyJSON copies a JSON value, objects and arrays included, converting
+// with other every value that is not null, a string, a boolean, an object
+// or an array (numbers, or values of other types); ok is false when other
+// refuses one.
+func copyJSON(v any, other func(any) (any, bool)) (any, bool) {
+	switch x := v.(type) {
+	case nil, string, bool:
+		return x, true
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			g, ok := generic(e)
+			c, ok := copyJSON(e, other)
 			if !ok {
 				return nil, false
 			}
-			out[i] = g
+			out[i] = c
 		}
 		return out, true
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			g, ok := generic(e)
+			c, ok := copyJSON(e, other)
 			if !ok {
 				return nil, false
 			}
-			out[k] = g
+			out[k] = c
 		}
 		return out, true
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, false
-	}
-	g, err := Decode(b)
-	return g, err == nil
+	return other(v)
 }

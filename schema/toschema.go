@@ -415,31 +415,5 @@ func float(v any) (float64, bool) {
 // decoded returns a copy of a JSON value as encoding/json decodes it into
 // an any: numbers as float64, objects and arrays copied.
 func decoded(v any) (any, bool) {
-	switch x := v.(type) {
-	case nil, string, bool:
-		return x, true
-	case float64, json.Number:
-		return float(x)
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			p, ok := decoded(e)
-			if !ok {
-				return nil, false
-			}
-			out[i] = p
-		}
-		return out, true
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			p, ok := decoded(e)
-			if !ok {
-				return nil, false
-			}
-			out[k] = p
-		}
-		return out, true
-	}
-	return nil, false
+	return copyJSON(v, func(v any) (any, bool) { return float(v) })
 }
