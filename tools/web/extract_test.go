@@ -95,8 +95,9 @@ func TestExtractHugePageIsFast(t *testing.T) {
 	}
 }
 
-// BenchmarkExtractParts times the parts of extraction: parsing a 2 MB page,
-// the linear converter over it, and readability with html-to-markdown over
+// BenchmarkExtractParts times the parts of extraction: parsing a 2 MB page
+// (html.Parse, and the light tree large pages get), the linear converter
+// over it, and readability with html-to-markdown over
 // a 256 KB page (their time grows faster than the page, which is why larger
 // pages skip them).
 func BenchmarkExtractParts(b *testing.B) {
@@ -107,6 +108,16 @@ func BenchmarkExtractParts(b *testing.B) {
 			if _, err := html.Parse(bytes.NewReader(big)); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("lightParse-2MB", func(b *testing.B) {
+		for b.Loop() {
+			lightParse(big)
+		}
+	})
+	b.Run("lightParse+fastRender-2MB", func(b *testing.B) {
+		for b.Loop() {
+			fastRender(mainNode(lightParse(big)), u, ModeMarkdown)
 		}
 	})
 	doc, _ := html.Parse(bytes.NewReader(big))

@@ -36,6 +36,18 @@ func lightParse(page []byte) *html.Node {
 			}
 		}
 	}
+	// Nodes come from slabs: one allocation for many nodes, which the
+	// tree keeps alive together anyway.
+	var slab []html.Node
+	node := func(t html.NodeType, data string) *html.Node {
+		if len(slab) == cap(slab) {
+			slab = make([]html.Node, 0, 256)
+		}
+		slab = slab[:len(slab)+1]
+		n := &slab[len(slab)-1]
+		n.Type, n.Data = t, data
+		return n
+	}
 	z := html.NewTokenizer(bytes.NewReader(page))
 	for {
 		tt := z.Next()
@@ -43,12 +55,18 @@ func lightParse(page []byte) *html.Node {
 		case html.ErrorToken:
 			return doc
 		case html.TextToken:
-			top().AppendChild(&html.Node{Type: html.TextNode, Data: string(z.Text())})
+			top().AppendChild(node(html.TextNode, string(z.Text())))
 		case html.CommentToken:
-			top().AppendChild(&html.Node{Type: html.CommentNode, Data: string(z.Text())})
+			top().AppendChild(node(html.CommentNode, string(z.Text())))
 		case html.StartTagToken, html.SelfClosingTagToken:
 			name, hasAttr := z.TagName()
-			n := &html.Node{Type: html.ElementNode, Data: string(name), DataAtom: atom.Lookup(name)}
+			a := atom.Lookup(name)
+			data := a.String() // no copy for a known element
+			if a == 0 {
+				data = string(name)
+			}
+			n := node(html.ElementNode, data)
+			n.DataAtom = a
 			for hasAttr {
 				var k, v []byte
 				k, v, hasAttr = z.TagAttr()
