@@ -21,14 +21,26 @@ import (
 func lightParse(page []byte) *html.Node {
 	doc := &html.Node{Type: html.DocumentNode}
 	open := []*html.Node{doc}
+	// opened counts the open elements by name, so that an end tag or an
+	// implied end with nothing of its name open costs no walk of open.
+	opened := map[string]int{}
 	top := func() *html.Node { return open[len(open)-1] }
+	popTo := func(i int) {
+		for _, n := range open[i:] {
+			opened[n.Data]--
+		}
+		open = open[:i]
+	}
 	// closeTo pops the open elements down to and including the innermost
 	// one of names, if it is open above any of stops.
 	closeTo := func(names, stops []atom.Atom) {
+		if !slices.ContainsFunc(names, func(a atom.Atom) bool { return opened[a.String()] > 0 }) {
+			return
+		}
 		for i := len(open) - 1; i > 0; i-- {
 			a := open[i].DataAtom
 			if slices.Contains(names, a) {
-				open = open[:i]
+				popTo(i)
 				return
 			}
 			if slices.Contains(stops, a) {
@@ -79,21 +91,30 @@ func lightParse(page []byte) *html.Node {
 				closeTo([]atom.Atom{atom.P}, pScope)
 			}
 			top().AppendChild(n)
-			if tt == html.StartTagToken && !voidElements[n.DataAtom] {
+			if tt == html.StartTagToken && !voidElements[n.DataAtom] && len(open) <= maxLightDepth {
 				open = append(open, n)
+				opened[n.Data]++
 			}
 		case html.EndTagToken:
 			name, _ := z.TagName()
-			a, s := atom.Lookup(name), string(name)
+			if opened[string(name)] == 0 {
+				break // nothing of that name is open
+			}
 			for i := len(open) - 1; i > 0; i-- {
-				if open[i].DataAtom == a && open[i].Data == s {
-					open = open[:i]
+				if open[i].Data == string(name) {
+					popTo(i)
 					break
 				}
 			}
 		}
 	}
 }
+
+// maxLightDepth bounds the nesting of lightParse's tree: deeper elements
+// are kept, empty, and what they hold goes to the element at that depth, so
+// that the walks over the tree (all recursive) stay shallow and no tag
+// looks through more open elements than that, whatever a page nests.
+const maxLightDepth = 128
 
 // impliedEnds are the start tags that close an open element of the same
 // family, as far as its container: a new li closes the open li of its list.

@@ -59,6 +59,24 @@ func TestLightParseRendersLikeParse(t *testing.T) {
 	}
 }
 
+// TestLightParseBoundsTheDepth: a page that nests a hundred thousand
+// elements gives a tree no deeper than maxLightDepth, and its text is kept.
+func TestLightParseBoundsTheDepth(t *testing.T) {
+	page := strings.Repeat("<div>", 100_000) + "deep text" + strings.Repeat("</div>", 100_000)
+	doc := lightParse([]byte(page))
+	depth := 0
+	for n := doc; n.LastChild != nil; n = n.LastChild {
+		depth++
+	}
+	if depth > maxLightDepth+2 {
+		t.Errorf("depth %d", depth)
+	}
+	u, _ := url.Parse("https://example.com/")
+	if got := fastRender(mainNode(doc), u, ModeText); got != "deep text" {
+		t.Errorf("rendered %q", got)
+	}
+}
+
 // FuzzLightParse: any bytes make a tree, without a panic, whose rendering
 // is valid UTF-8 when the input is.
 func FuzzLightParse(f *testing.F) {
