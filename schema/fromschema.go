@@ -64,12 +64,12 @@ func fromSchema(s *gschema.Schema) (v any, ok bool) {
 	}
 	list := func(k string, v []*gschema.Schema) {
 		if len(v) > 0 && ok {
-			m[k], ok = schemaList(v)
+			m[k], ok = convertAll(v, fromSchema)
 		}
 	}
 	subs := func(k string, v map[string]*gschema.Schema, always bool) {
 		if (len(v) > 0 || (always && v != nil)) && ok {
-			m[k], ok = schemaMap(v)
+			m[k], ok = convertValues(v, fromSchema)
 		}
 	}
 	values := func(k string, v []any) {
@@ -106,7 +106,7 @@ func fromSchema(s *gschema.Schema) (v any, ok bool) {
 		sub("items", s.Items)
 	case s.ItemsArray != nil:
 		if ok {
-			m["items"], ok = schemaList(s.ItemsArray)
+			m["items"], ok = convertAll(s.ItemsArray, fromSchema)
 		}
 	}
 	str("$id", s.ID)
@@ -225,22 +225,25 @@ var schemaFieldNames = map[string]bool{
 	"contentSchema": true, "format": true,
 }
 
-func schemaList(ss []*gschema.Schema) (any, bool) {
-	out := make([]any, len(ss))
-	for i, s := range ss {
-		v, ok := fromSchema(s)
-		if !ok {
+// convertAll converts every element of in with f; ok is false when f
+// refuses one.
+func convertAll[T, U any](in []T, f func(T) (U, bool)) ([]U, bool) {
+	out := make([]U, len(in))
+	for i, e := range in {
+		var ok bool
+		if out[i], ok = f(e); !ok {
 			return nil, false
 		}
-		out[i] = v
 	}
 	return out, true
 }
 
-func schemaMap(ss map[string]*gschema.Schema) (any, bool) {
-	out := make(map[string]any, len(ss))
-	for k, s := range ss {
-		v, ok := fromSchema(s)
+// convertValues converts every value of in with f; ok is false when f
+// refuses one.
+func convertValues[T, U any](in map[string]T, f func(T) (U, bool)) (map[string]U, bool) {
+	out := make(map[string]U, len(in))
+	for k, e := range in {
+		v, ok := f(e)
 		if !ok {
 			return nil, false
 		}
@@ -311,25 +314,9 @@ func copyJSON(v any, other func(any) (any, bool)) (any, bool) {
 	case nil, string, bool:
 		return x, true
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			c, ok := copyJSON(e, other)
-			if !ok {
-				return nil, false
-			}
-			out[i] = c
-		}
-		return out, true
+		return convertAll(x, func(e any) (any, bool) { return copyJSON(e, other) })
 	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			c, ok := copyJSON(e, other)
-			if !ok {
-				return nil, false
-			}
-			out[k] = c
-		}
-		return out, true
+		return convertValues(x, func(e any) (any, bool) { return copyJSON(e, other) })
 	}
 	return other(v)
 }

@@ -358,46 +358,27 @@ func toSchemaAnd(keep *gschema.Schema, v any, ok bool) (*gschema.Schema, bool) {
 	return toSchema(v)
 }
 
+// schemaArray converts a list of schemas when ok.
 func schemaArray(v any, ok bool) ([]*gschema.Schema, bool) {
 	a, isArr := v.([]any)
 	if !ok || !isArr {
 		return nil, false
 	}
-	out := make([]*gschema.Schema, len(a))
-	for i, e := range a {
-		if out[i], ok = toSchema(e); !ok {
-			return nil, false
-		}
-	}
-	return out, true
+	return convertAll(a, toSchema)
 }
 
+// schemaObject converts an object of schemas when ok.
 func schemaObject(v any, ok bool) (map[string]*gschema.Schema, bool) {
 	m, isObj := v.(map[string]any)
 	if !ok || !isObj {
 		return nil, false
 	}
-	out := make(map[string]*gschema.Schema, len(m))
-	for k, e := range m {
-		s, good := toSchema(e)
-		if !good {
-			return nil, false
-		}
-		out[k] = s
-	}
-	return out, true
+	return convertValues(m, toSchema)
 }
 
+// stringArray converts a list of strings.
 func stringArray(a []any) ([]string, bool) {
-	out := make([]string, len(a))
-	for i, e := range a {
-		s, isStr := e.(string)
-		if !isStr {
-			return nil, false
-		}
-		out[i] = s
-	}
-	return out, true
+	return convertAll(a, func(e any) (string, bool) { s, ok := e.(string); return s, ok })
 }
 
 // float is a JSON number as encoding/json decodes it into a float64.
