@@ -41,6 +41,22 @@ func mcpSession(t *testing.T, environ []string, ws string) (*sdk.ClientSession, 
 	return cs, cmd
 }
 
+// auditRecordsUntil reads the audit log until done accepts its records, or
+// 30 s have passed, and returns the last read: while a server runs, the
+// records of a stream of calls reach the log a moment after their results
+// (the spool's drain gathers them for up to 25 ms).
+func auditRecordsUntil(t *testing.T, environ []string, done func([]audit.Record) bool, args ...string) []audit.Record {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rs := auditRecords(t, environ, args...)
+		if done(rs) || time.Now().After(deadline) {
+			return rs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func auditRecords(t *testing.T, environ []string, args ...string) []audit.Record {
 	t.Helper()
 	r := runCLIWith(t, environ, "", "", append([]string{"audit", "--json"}, args...)...).expect(t, 0)

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/audit"
 )
 
 // approvingClient is an MCP client whose user allows each call once.
@@ -148,7 +150,16 @@ func TestMCPSessionsKeepApart(t *testing.T) {
 
 	// The audit records each call with its own session's key.
 	sessions := map[string]map[string]bool{}
-	for _, r := range auditRecords(t, environ) {
+	// Wait for the records of every session the check below counts.
+	for _, r := range auditRecordsUntil(t, environ, func(rs []audit.Record) bool {
+		seen := map[string]map[string]bool{"read": {}, "result_read": {}, "process": {}}
+		for _, r := range rs {
+			if seen[r.Tool] != nil {
+				seen[r.Tool][r.SessionKey] = true
+			}
+		}
+		return len(seen["read"]) >= 2 && len(seen["result_read"]) >= 4 && len(seen["process"]) >= 2
+	}) {
 		if r.SessionKey == "" {
 			t.Errorf("record of %s %s has no session key", r.Tool, r.CallID)
 			continue
