@@ -78,6 +78,9 @@ type Server struct {
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
 	key    [32]byte              // signs the request state of approval rounds
+
+	firstList     chan struct{} // closed when a client has first been given the tool list
+	firstListOnce sync.Once
 }
 
 // listedTool remembers what a tool looked like when it was listed, to add
@@ -106,7 +109,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstList: make(chan struct{})}
 	_, _ = rand.Read(s.key[:])
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner
@@ -132,7 +135,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.repairNames)
+	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstList)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -158,6 +161,17 @@ func (s *Server) repairNames(next sdk.MethodHandler) sdk.MethodHandler {
 			return next(ctx, method, req)
 		}
 		return s.handle(ctx, call)
+	}
+}
+
+// noteFirstList closes FirstList's channel when the first tools/list
+// request has been answered.
+func (s *Server) noteFirstList(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method == "tools/list" {
+			defer s.firstListOnce.Do(func() { close(s.firstList) })
+		}
+		return next(ctx, method, req)
 	}
 }
 
@@ -188,6 +202,11 @@ func (s *Server) Listed() []string {
 	}
 	return names
 }
+
+// FirstList is closed once the server has answered its first tools/list
+// request: what a client needs to start is done, and work that can wait
+// (collecting the start's garbage) may begin.
+func (s *Server) FirstList() <-chan struct{} { return s.firstList }
 
 // SDK returns the underlying MCP server, to connect transports to.
 func (s *Server) SDK() *sdk.Server { return s.sdk }

@@ -13,8 +13,11 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/automation"
@@ -29,11 +32,31 @@ import (
 
 func main() {
 	os.Exit(run(os.Args[1:], env{
-		stdin:  os.Stdin,
-		stdout: os.Stdout,
-		stderr: os.Stderr,
-		tools:  tools.Core,
+		stdin:     os.Stdin,
+		stdout:    os.Stdout,
+		stderr:    os.Stderr,
+		tools:     tools.Core,
+		startDone: collectLessAtStart(),
 	}))
+}
+
+// A run collects garbage less often (startGCPercent) for its first
+// startGCFor, or until a server has answered its first tools/list request.
+const (
+	startGCPercent = 400
+	startGCFor     = time.Second
+)
+
+// collectLessAtStart makes the garbage collector run less often while the
+// command starts: a start allocates a lot that lives on (the tools, their
+// schemas, imported servers' tool lists) and little garbage, and a
+// collection during a server's start delays its first answers. It returns
+// what restores the usual pace, which also happens after startGCFor.
+func collectLessAtStart() func() {
+	percent := debug.SetGCPercent(startGCPercent)
+	restore := sync.OnceFunc(func() { debug.SetGCPercent(percent) })
+	time.AfterFunc(startGCFor, restore)
+	return restore
 }
 
 // env is what a run of the CLI works with; tests supply their own.
@@ -44,6 +67,9 @@ type env struct {
 	// tools' resources.
 	tools func() (*registry.Registry, io.Closer)
 	log   *slog.Logger
+	// startDone, when set, ends the start's lighter garbage collection
+	// (collectLessAtStart).
+	startDone func()
 
 	reg    *registry.Registry // made once per run, when a command needs it
 	closer io.Closer

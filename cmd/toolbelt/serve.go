@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -44,10 +43,6 @@ const shutdownGrace = 10 * time.Second
 
 // mcpServer makes the MCP server the config describes, for the workspace.
 func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
-	// Starting allocates a lot that lives on (the tools, their schemas,
-	// imported servers' tool lists) and little garbage: collecting less
-	// often until the server is built spares most of the start's GC work.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -91,6 +86,15 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 		Compact: compactOn,
 	}, opts...)
 	e.useRunner(srv.Runner())
+	if e.startDone != nil {
+		go func() {
+			select {
+			case <-srv.FirstList():
+				e.startDone()
+			case <-time.After(startGCFor):
+			}
+		}()
+	}
 	return srv, nil
 }
 
