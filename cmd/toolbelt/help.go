@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -36,21 +35,27 @@ func firstPositional(args []string) int {
 	return -1
 }
 
-// otherCommands returns patterns naming the fields of cli of every command
-// but the one args run, for kong.IgnoreFields: building the grammar of all
-// commands was a quarter of the CPU of a start of toolbelt mcp. It returns
-// none — the whole grammar — when args run no command, an unknown one, or
-// one that needs the others (help and completion describe them all).
-func otherCommands(args []string) []string {
+// grammarOf returns what kong builds the grammar from for a run of args,
+// and sync, which copies the global flags parsed into c. Building the
+// grammar of all commands was a quarter of the CPU of a start of
+// toolbelt mcp, and kong reads every field's tag even of commands it is
+// told to ignore: a run of one command gets a struct made of cli's global
+// flags and that command's field only. It is c itself — the whole grammar —
+// when args run no command, an unknown one, or one that needs the others
+// (help and completion describe them all).
+func grammarOf(args []string, c *cli) (root any, sync func()) {
+	whole := func() (any, func()) { return c, func() {} }
 	i := firstPositional(args)
 	if i < 0 || args[i] == "help" || args[i] == "completion" {
-		return nil
+		return whole()
 	}
-	t := reflect.TypeFor[cli]()
-	var others []string
+	var fields []reflect.StructField
+	var globals []int // their indexes in cli
 	found := false
-	for f := range t.Fields() {
+	for f := range reflect.TypeFor[cli]().Fields() {
 		if _, ok := f.Tag.Lookup("cmd"); !ok {
+			globals = append(globals, f.Index[0])
+			fields = append(fields, f)
 			continue
 		}
 		name := f.Tag.Get("name")
@@ -59,14 +64,19 @@ func otherCommands(args []string) []string {
 		}
 		if name == args[i] {
 			found = true
-			continue
+			fields = append(fields, f)
 		}
-		others = append(others, regexp.QuoteMeta(f.Name))
 	}
 	if !found {
-		return nil
+		return whole()
 	}
-	return []string{"^" + regexp.QuoteMeta(t.Name()) + `\.(` + strings.Join(others, "|") + ")$"}
+	pruned := reflect.New(reflect.StructOf(fields)).Elem()
+	return pruned.Addr().Interface(), func() {
+		all := reflect.ValueOf(c).Elem()
+		for j, k := range globals {
+			all.Field(k).Set(pruned.Field(j))
+		}
+	}
 }
 
 // preParse handles what kong would not explain well: no command at all

@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/alecthomas/kong"
 )
 
 func TestOverview(t *testing.T) {
@@ -240,10 +242,15 @@ _describe() { local a; for a in ${(P)2}; do print -- ${a%%:*}; done }
 }
 
 // TestPrunedGrammarGivesTheSameUsage: a run of a command builds the grammar
-// of that command only (otherCommands); its usage is what the whole
-// grammar, which "help CMD" builds, gives.
+// of that command only (grammarOf); its usage is what the whole grammar,
+// which "help CMD" builds, gives, and the global flags reach cli.
 func TestPrunedGrammarGivesTheSameUsage(t *testing.T) {
 	t.Parallel()
+	pruned := func(args ...string) bool {
+		var c cli
+		root, _ := grammarOf(args, &c)
+		return root != any(&c)
+	}
 	for f := range reflect.TypeFor[cli]().Fields() {
 		if _, ok := f.Tag.Lookup("cmd"); !ok {
 			continue
@@ -253,12 +260,12 @@ func TestPrunedGrammarGivesTheSameUsage(t *testing.T) {
 			name = strings.ToLower(f.Name)
 		}
 		if name == "help" || name == "completion" {
-			if otherCommands([]string{name}) != nil {
+			if pruned(name) {
 				t.Errorf("%s: pruned, but it needs every command", name)
 			}
 			continue
 		}
-		if otherCommands([]string{"--config", "x", name}) == nil {
+		if !pruned("--config", "x", name) {
 			t.Errorf("%s: the grammar is not pruned", name)
 		}
 		pruned := runCLI(t, "", name, "--help").expect(t, 0)
@@ -267,7 +274,20 @@ func TestPrunedGrammarGivesTheSameUsage(t *testing.T) {
 			t.Errorf("%s --help:\n%s\nhelp %s:\n%s", name, pruned.stdout, name, whole.stdout)
 		}
 	}
-	if otherCommands([]string{"nosuch"}) != nil || otherCommands(nil) != nil {
+	if pruned("nosuch") || pruned() {
 		t.Error("an unknown command or none pruned the grammar")
+	}
+	var c cli
+	root, sync := grammarOf([]string{"-v", "--config", "c.yaml", "--data", "d", "list"}, &c)
+	parser, err := kong.New(root, kong.Name("toolbelt"), kong.ExplicitGroups(groups))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parser.Parse([]string{"-v", "--config", "c.yaml", "--data", "d", "list"}); err != nil {
+		t.Fatal(err)
+	}
+	sync()
+	if !c.Verbose || c.Config != "c.yaml" || c.Data != "d" {
+		t.Errorf("global flags of a pruned grammar: verbose %v, config %q, data %q", c.Verbose, c.Config, c.Data)
 	}
 }

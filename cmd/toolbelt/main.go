@@ -207,14 +207,14 @@ func run(args []string, e env) (code int) {
 			code = int(k)
 		}
 	}()
-	parser, err := kong.New(&c,
+	root, syncGlobals := grammarOf(args, &c)
+	parser, err := kong.New(root,
 		kong.Name("toolbelt"),
 		kong.Description("Toolbelt runs the tools AI agents call, through one governed pipeline."),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
 		kong.ExplicitGroups(groups),
 		kong.Vars{"version": "toolbelt " + buildVersion()},
-		kong.IgnoreFields(otherCommands(args)...),
 	)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
@@ -235,6 +235,7 @@ func run(args []string, e env) (code int) {
 		}
 		return exitUsage
 	}
+	syncGlobals()
 	e.parser = parser
 	level := slog.LevelWarn
 	if c.Verbose {
