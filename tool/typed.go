@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"reflect"
 	"slices"
 	"strconv"
@@ -192,7 +193,7 @@ func applyTags(t reflect.Type, s *jsonschema.Schema) error {
 	default:
 		return nil
 	}
-	for _, f := range reflect.VisibleFields(t) {
+	for f := range visibleFields(t) {
 		if f.Anonymous || !f.IsExported() {
 			continue
 		}
@@ -209,6 +210,17 @@ func applyTags(t reflect.Type, s *jsonschema.Schema) error {
 		}
 	}
 	return nil
+}
+
+// visibleFields yields reflect.VisibleFields(t) in its order, without its
+// cost (a map and a walk) when t embeds no struct: then they are its fields.
+func visibleFields(t reflect.Type) iter.Seq[reflect.StructField] {
+	for f := range t.Fields() {
+		if f.Anonymous {
+			return slices.Values(reflect.VisibleFields(t))
+		}
+	}
+	return t.Fields()
 }
 
 // jsonName returns the JSON property name of a struct field, or "" when
@@ -239,73 +251,131 @@ func applyFieldTags(f reflect.StructField, p *jsonschema.Schema) error {
 			scalarType = scalarType.Elem()
 		}
 	}
-	var err error
-	num := func(tag string, dst **float64) {
-		v, ok := f.Tag.Lookup(tag)
-		if !ok || err != nil {
-			return
+	// One pass over the tag: looking each constraint up would scan the
+	// whole tag, descriptions included, a dozen times per field.
+	var seenKeys [8]string
+	seen := seenKeys[:0] // a key's first value counts, as with Lookup
+	for key, v := range tagItems(f.Tag) {
+		if slices.Contains(seen, key) {
+			continue
 		}
-		x, perr := strconv.ParseFloat(v, 64)
-		if perr != nil {
-			err = fmt.Errorf("tag %s:%q is not a number", tag, v)
-			return
-		}
-		*dst = &x
-	}
-	count := func(tag string, dst **int) {
-		v, ok := f.Tag.Lookup(tag)
-		if !ok || err != nil {
-			return
-		}
-		n, perr := strconv.Atoi(v)
-		if perr != nil || n < 0 {
-			err = fmt.Errorf("tag %s:%q is not a non-negative integer", tag, v)
-			return
-		}
-		*dst = &n
-	}
-	num("minimum", &scalar.Minimum)
-	num("maximum", &scalar.Maximum)
-	num("exclusiveMinimum", &scalar.ExclusiveMinimum)
-	num("exclusiveMaximum", &scalar.ExclusiveMaximum)
-	num("multipleOf", &scalar.MultipleOf)
-	count("minLength", &scalar.MinLength)
-	count("maxLength", &scalar.MaxLength)
-	count("minItems", &p.MinItems)
-	count("maxItems", &p.MaxItems)
-	if err != nil {
-		return err
-	}
-	if v, ok := f.Tag.Lookup("pattern"); ok {
-		scalar.Pattern = v
-	}
-	if v, ok := f.Tag.Lookup("format"); ok {
-		scalar.Format = v
-	}
-	if v, ok := f.Tag.Lookup("uniqueItems"); ok {
-		b, perr := strconv.ParseBool(v)
-		if perr != nil {
-			return fmt.Errorf("tag uniqueItems:%q is not a boolean", v)
-		}
-		p.UniqueItems = b
-	}
-	if v, ok := f.Tag.Lookup("enum"); ok {
-		for _, item := range strings.Split(v, ",") {
-			val, perr := literal(strings.TrimSpace(item), scalarType)
+		seen = append(seen, key)
+		var err error
+		switch key {
+		case "minimum":
+			err = number(key, v, &scalar.Minimum)
+		case "maximum":
+			err = number(key, v, &scalar.Maximum)
+		case "exclusiveMinimum":
+			err = number(key, v, &scalar.ExclusiveMinimum)
+		case "exclusiveMaximum":
+			err = number(key, v, &scalar.ExclusiveMaximum)
+		case "multipleOf":
+			err = number(key, v, &scalar.MultipleOf)
+		case "minLength":
+			err = count(key, v, &scalar.MinLength)
+		case "maxLength":
+			err = count(key, v, &scalar.MaxLength)
+		case "minItems":
+			err = count(key, v, &p.MinItems)
+		case "maxItems":
+			err = count(key, v, &p.MaxItems)
+		case "pattern":
+			scalar.Pattern = v
+		case "format":
+			scalar.Format = v
+		case "uniqueItems":
+			b, perr := strconv.ParseBool(v)
 			if perr != nil {
-				return fmt.Errorf("tag enum: %w", perr)
+				return fmt.Errorf("tag uniqueItems:%q is not a boolean", v)
 			}
-			scalar.Enum = append(scalar.Enum, val)
+			p.UniqueItems = b
+		case "enum":
+			for item := range strings.SplitSeq(v, ",") {
+				val, perr := literal(strings.TrimSpace(item), scalarType)
+				if perr != nil {
+					return fmt.Errorf("tag enum: %w", perr)
+				}
+				scalar.Enum = append(scalar.Enum, val)
+			}
+		case "default":
+			raw, perr := defaultJSON(v, ft)
+			if perr != nil {
+				return fmt.Errorf("tag default:%q: %w", v, perr)
+			}
+			p.Default = raw
 		}
-	}
-	if v, ok := f.Tag.Lookup("default"); ok {
-		raw, perr := defaultJSON(v, ft)
-		if perr != nil {
-			return fmt.Errorf("tag default:%q: %w", v, perr)
+		if err != nil {
+			return err
 		}
-		p.Default = raw
 	}
 	return nil
+}
+
+// number sets *dst to the number v of the tag key.
+func number(key, v string, dst **float64) error {
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("tag %s:%q is not a number", key, v)
+	}
+	*dst = &x
+	return nil
+}
+
+// count sets *dst to the non-negative integer v of the tag key.
+func count(key, v string, dst **int) error {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return fmt.Errorf("tag %s:%q is not a non-negative integer", key, v)
+	}
+	*dst = &n
+	return nil
+}
+
+// tagItems yields the key:"value" pairs of a struct tag in order, parsed as
+// reflect.StructTag.Lookup parses them; it stops at the first malformed
+// pair, and skips a value that does not unquote.
+func tagItems(tag reflect.StructTag) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		for tag != "" {
+			i := 0
+			for i < len(tag) && tag[i] == ' ' {
+				i++
+			}
+			tag = tag[i:]
+			if tag == "" {
+				return
+			}
+			i = 0
+			for i < len(tag) && tag[i] > ' ' && tag[i] != ':' && tag[i] != '"' && tag[i] != 0x7f {
+				i++
+			}
+			if i == 0 || i+1 >= len(tag) || tag[i] != ':' || tag[i+1] != '"' {
+				return
+			}
+			key := string(tag[:i])
+			tag = tag[i+1:]
+			i = 1
+			for i < len(tag) && tag[i] != '"' {
+				if tag[i] == '\\' {
+					i++
+				}
+				i++
+			}
+			if i >= len(tag) {
+				return
+			}
+			quoted := string(tag[:i+1])
+			tag = tag[i+1:]
+			value, err := strconv.Unquote(quoted)
+			if err != nil {
+				continue // Lookup finds no value for this key either
+			}
+			if !yield(key, value) {
+				return
+			}
+		}
+	}
 }
 
 // literal parses s as a value of Go type t for an enum.
