@@ -301,7 +301,7 @@ func (c *checker) call(call *syntax.CallExpr) error {
 	case "find":
 		p, err = parseFind(args)
 	default:
-		spec, listed := allowlist[name]
+		spec, listed := allowlist()[name]
 		if !listed {
 			return fmt.Errorf("%s is not on the allowlist of commands that run without approval", name)
 		}
