@@ -8,18 +8,23 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // A temporary file left by an interrupted write is removed; one a writer
-// still holds, a link of that name, a file outside the root reached through
+// still holds, one written a moment ago (its writer may not have locked it
+// yet), a link of that name, a file outside the root reached through
 // a directory link, and files of other names are left alone.
 func TestRemoveStaleTemp(t *testing.T) {
 	t.Parallel()
 	ws, outside := t.TempDir(), t.TempDir()
+	// Files of earlier runs, written an hour ago.
+	earlier := time.Now().Add(-time.Hour)
 	write := func(p, data string) string {
 		t.Helper()
 		ok(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		ok(t, os.WriteFile(p, []byte(data), 0o644))
+		ok(t, os.Chtimes(p, earlier, earlier))
 		return p
 	}
 	stale := write(filepath.Join(ws, "src", tempName("main.go")), "half a file")
@@ -30,6 +35,9 @@ func TestRemoveStaleTemp(t *testing.T) {
 	inGit := write(filepath.Join(ws, ".git", tempName("config")), "git's business")
 	inData := write(filepath.Join(ws, "state", tempName("toolbelt.db")), "concealed")
 	target := write(filepath.Join(outside, tempName("secret")), "outside the workspace")
+	// A write that has just begun, its file not locked yet.
+	fresh := filepath.Join(ws, tempName("fresh.txt"))
+	ok(t, os.WriteFile(fresh, []byte("just created"), 0o644))
 	ok(t, os.Symlink(outside, filepath.Join(ws, "elsewhere")))
 	link := filepath.Join(ws, tempName("link"))
 	ok(t, os.Symlink(target, link))
@@ -56,7 +64,7 @@ func TestRemoveStaleTemp(t *testing.T) {
 			t.Errorf("%s is still there", p)
 		}
 	}
-	for _, p := range []string{live, mine, other, inGit, inData, target, link} {
+	for _, p := range []string{live, fresh, mine, other, inGit, inData, target, link} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s was removed: %v", p, err)
 		}

@@ -79,8 +79,8 @@ type Server struct {
 	listed map[string]listedTool // what clients were last told, by name
 	key    [32]byte              // signs the request state of approval rounds
 
-	firstList     chan struct{} // closed when a client has first been given the tool list
-	firstListOnce sync.Once
+	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
+	firstAnswerOnce sync.Once
 }
 
 // listedTool remembers what a tool looked like when it was listed, to add
@@ -109,7 +109,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstList: make(chan struct{})}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{})}
 	_, _ = rand.Read(s.key[:])
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner
@@ -135,7 +135,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstList)
+	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstAnswer)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -164,12 +164,12 @@ func (s *Server) repairNames(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// noteFirstList closes FirstList's channel when the first tools/list
-// request has been answered.
-func (s *Server) noteFirstList(next sdk.MethodHandler) sdk.MethodHandler {
+// noteFirstAnswer closes FirstAnswer's channel when the first tools/list or
+// tools/call request has been answered.
+func (s *Server) noteFirstAnswer(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		if method == "tools/list" {
-			defer s.firstListOnce.Do(func() { close(s.firstList) })
+		if method == "tools/list" || method == "tools/call" {
+			defer s.firstAnswerOnce.Do(func() { close(s.firstAnswer) })
 		}
 		return next(ctx, method, req)
 	}
@@ -203,10 +203,11 @@ func (s *Server) Listed() []string {
 	return names
 }
 
-// FirstList is closed once the server has answered its first tools/list
-// request: what a client needs to start is done, and work that can wait
-// (collecting the start's garbage) may begin.
-func (s *Server) FirstList() <-chan struct{} { return s.firstList }
+// FirstAnswer is closed once the server has answered a client's first
+// tools/list or tools/call request: the start's first answers are out, and
+// work that can wait (collecting the start's garbage, looking for what
+// killed processes left behind) may begin.
+func (s *Server) FirstAnswer() <-chan struct{} { return s.firstAnswer }
 
 // SDK returns the underlying MCP server, to connect transports to.
 func (s *Server) SDK() *sdk.Server { return s.sdk }

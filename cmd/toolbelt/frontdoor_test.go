@@ -49,6 +49,7 @@ func TestMCPStdioPipedRequests(t *testing.T) {
 	if err := os.WriteFile(leftover, []byte("half a write"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	backdate(t, leftover) // left by an earlier run
 	if err := os.WriteFile(filepath.Join(ws, "given.txt"), []byte("given text"), 0o600); err != nil {
 		t.Fatal(err)
 	}

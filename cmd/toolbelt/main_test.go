@@ -121,6 +121,16 @@ func runCLIWith(t *testing.T, env []string, dir, stdin string, args ...string) c
 	return cliResult{out.String(), errOut.String(), code}
 }
 
+// backdate sets a file's times an hour back, as a file left by an earlier
+// run has them.
+func backdate(t *testing.T, path string) {
+	t.Helper()
+	earlier := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, earlier, earlier); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // cliEnvironment runs the CLI as the test binary, with state and config in
 // the test's own temporary directories, never the user's.
 func cliEnvironment(t *testing.T) []string {

@@ -95,7 +95,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	tc.AgentID = f.Agent
 	// An agent's session writes files as a server does: it starts by
 	// removing what writes interrupted earlier left behind.
-	e.removeStaleTemp(tc)
+	e.removeStaleTemp(tc, true)
 	if f.as != nil {
 		tc.Channel, tc.Principal, tc.Owner = f.as.Channel, f.as.Principal, f.as.Owner
 	}

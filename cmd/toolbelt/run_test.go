@@ -120,6 +120,7 @@ func TestRunRemovesTemporaryFilesOfInterruptedWrites(t *testing.T) {
 		if err := os.WriteFile(p, []byte("half a write"), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		backdate(t, p) // left by an earlier run
 	}
 	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "Hello there.")})
 	runCLI(t, "", "run", "--model", "vllm/m", "--base-url", s.URL+"/v1", "--workspace", ws, "hi").expect(t, 0)

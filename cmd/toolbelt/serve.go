@@ -55,7 +55,6 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	// configuration says so; each call then runs for its client's session
 	// (and, over HTTP, its token's principal).
 	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
-	e.removeStaleTemp(tc)
 	e.openLater = true
 	opts, err := e.pipeline(tc, invoke.Config{})
 	if err != nil {
@@ -86,21 +85,31 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 		Compact: compactOn,
 	}, opts...)
 	e.useRunner(srv.Runner())
-	if e.startDone != nil {
-		go func() {
-			select {
-			case <-srv.FirstList():
-				e.startDone()
-			case <-time.After(startGCFor):
-			}
-		}()
-	}
+	go e.afterFirstAnswer(srv, tc)
 	return srv, nil
 }
 
+// afterFirstAnswer does, once the server has given its first answers (or a
+// second after the start), what a start can leave for later: the usual
+// pace of garbage collection, and the search for what interrupted writes
+// left in the workspace, which took up to a second in a large one and no
+// longer competes with the first answers for the CPU.
+func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
+	t := time.NewTimer(startGCFor)
+	defer t.Stop()
+	select {
+	case <-srv.FirstAnswer():
+	case <-t.C:
+	}
+	if e.startDone != nil {
+		e.startDone()
+	}
+	e.removeStaleTemp(tc, false)
+}
+
 // staleTempScan bounds the search for temporary files of interrupted
-// writes; the server starts after staleTempWait at most, the search going on
-// beside it.
+// writes; it goes on beside the server, and an agent run waits for it
+// staleTempWait at most.
 const (
 	staleTempScan = 5 * time.Second
 	staleTempWait = time.Second
@@ -108,8 +117,9 @@ const (
 
 // removeStaleTemp removes, as a server or an agent (run, chat) starts, the
 // temporary files that atomic writes interrupted earlier (a killed process)
-// left in the workspace.
-func (e *env) removeStaleTemp(tc *tool.Context) {
+// left in the workspace. A server does not wait for it: the search never
+// takes a write that begins beside it for a leftover.
+func (e *env) removeStaleTemp(tc *tool.Context, wait bool) {
 	l, ok := tc.FS.(*fsbridge.Local)
 	if !ok {
 		return
@@ -127,6 +137,9 @@ func (e *env) removeStaleTemp(tc *tool.Context) {
 			e.log.Warn("stopped looking for temporary files of interrupted writes", "after", staleTempScan, "err", err)
 		}
 	}()
+	if !wait {
+		return
+	}
 	select {
 	case <-done:
 	case <-time.After(staleTempWait):
