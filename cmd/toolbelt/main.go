@@ -41,7 +41,7 @@ func main() {
 }
 
 // A run collects garbage less often (startGCPercent) for its first
-// startGCFor, or until a server has answered its first tools/list request.
+// startGCFor, or until a server has given its first answers (afterFirstAnswer).
 const (
 	startGCPercent = 400
 	startGCFor     = time.Second
