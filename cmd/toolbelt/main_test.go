@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -378,4 +379,25 @@ func TestVersionAndHelp(t *testing.T) {
 		t.Errorf("help: %q", r.stdout)
 	}
 	runCLI(t, "").expect(t, 0) // the overview
+}
+
+// early makes the tools once, before they are asked for, and hands the same
+// registry and closer to the one who asks.
+func TestEarlyMakesTheToolsOnce(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	reg := registry.New()
+	closer := io.NopCloser(nil)
+	made := make(chan struct{})
+	get := early(func() (*registry.Registry, io.Closer) {
+		calls.Add(1)
+		close(made)
+		return reg, closer
+	})
+	<-made // started without being asked
+	gotReg, gotCloser := get()
+	again, _ := get()
+	if gotReg != reg || gotCloser != closer || again != reg || calls.Load() != 1 {
+		t.Errorf("got %p %v (again %p), want %p %v; made %d times", gotReg, gotCloser, again, reg, closer, calls.Load())
+	}
 }
