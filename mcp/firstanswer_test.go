@@ -25,24 +25,9 @@ func TestFirstAnswer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f := newFixture(t)
-			srv := mcp.New(f.reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog})
-			defer srv.Close()
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			st, ct := sdk.NewInMemoryTransports()
-			ss, err := srv.SDK().Connect(ctx, st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, nil).Connect(ctx, ct, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer func() {
-				cs.Close()
-				_ = ss.Wait()
-			}()
+			srv := mcp.New(newFixture(t).reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog})
+			t.Cleanup(srv.Close)
+			cs := connectTo(t, srv, nil, nil)
 			answered := func() bool {
 				select {
 				case <-srv.FirstAnswer():
@@ -51,7 +36,7 @@ func TestFirstAnswer(t *testing.T) {
 					return false
 				}
 			}
-			if err := cs.Ping(ctx, nil); err != nil {
+			if err := cs.Ping(context.Background(), nil); err != nil {
 				t.Fatal(err)
 			}
 			if answered() {

@@ -112,15 +112,23 @@ func connectVersion(t *testing.T, f *fixture, opts mcp.Options, client *sdk.Clie
 		Ask:  []policy.AskRule{{Tools: []string{"greet"}, When: map[string][]string{"name": {"root*"}}}},
 	}}
 	srv := mcp.New(f.reg, &tool.Context{Owner: true}, opts, invoke.WithPolicy(p))
+	t.Cleanup(srv.Close)
+	var sessOpts *sdk.ClientSessionOptions
+	if version != "" {
+		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: version}
+	}
+	return connectTo(t, srv, client, sessOpts)
+}
+
+// connectTo connects an SDK client to srv over in-memory transports, until
+// the test ends.
+func connectTo(t *testing.T, srv *mcp.Server, client *sdk.ClientOptions, sessOpts *sdk.ClientSessionOptions) *sdk.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	st, ct := sdk.NewInMemoryTransports()
 	ss, err := srv.SDK().Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var sessOpts *sdk.ClientSessionOptions
-	if version != "" {
-		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: version}
 	}
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test-client", Version: "1"}, client).Connect(ctx, ct, sessOpts)
 	if err != nil {
@@ -130,7 +138,6 @@ func connectVersion(t *testing.T, f *fixture, opts mcp.Options, client *sdk.Clie
 		cs.Close()
 		_ = ss.Wait()
 		cancel()
-		srv.Close()
 	})
 	return cs
 }
