@@ -61,10 +61,13 @@ func early(makeTools func() (*registry.Registry, io.Closer)) func() (*registry.R
 }
 
 // A run collects garbage less often (startGCPercent) for its first
-// startGCFor, or until a server has given its first answers (afterFirstAnswer).
+// startGCFor, or until a server has given its first answers
+// (afterFirstAnswer); while it does, a heap that grows past
+// startMemoryLimit is collected all the same.
 const (
-	startGCPercent = 400
-	startGCFor     = time.Second
+	startGCPercent   = 400
+	startGCFor       = time.Second
+	startMemoryLimit = 256 << 20
 )
 
 // collectLessAtStart makes the garbage collector run less often while the
@@ -74,7 +77,12 @@ const (
 // what restores the usual pace, which also happens after startGCFor.
 func collectLessAtStart() func() {
 	percent := debug.SetGCPercent(startGCPercent)
-	restore := sync.OnceFunc(func() { debug.SetGCPercent(percent) })
+	limit := debug.SetMemoryLimit(-1)
+	debug.SetMemoryLimit(min(limit, startMemoryLimit))
+	restore := sync.OnceFunc(func() {
+		debug.SetGCPercent(percent)
+		debug.SetMemoryLimit(limit)
+	})
 	time.AfterFunc(startGCFor, restore)
 	return restore
 }

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -399,5 +400,27 @@ func TestEarlyMakesTheToolsOnce(t *testing.T) {
 	again, _ := get()
 	if gotReg != reg || gotCloser != closer || again != reg || calls.Load() != 1 {
 		t.Errorf("got %p %v (again %p), want %p %v; made %d times", gotReg, gotCloser, again, reg, closer, calls.Load())
+	}
+}
+
+// collectLessAtStart raises the GC percent and bounds the heap with a
+// memory limit until restored, then puts both back as they were.
+func TestCollectLessAtStart(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(1 << 40))
+	restore := collectLessAtStart()
+	if p := debug.SetGCPercent(startGCPercent); p != startGCPercent {
+		t.Errorf("GC percent during the start %d, want %d", p, startGCPercent)
+	}
+	if l := debug.SetMemoryLimit(-1); l != startMemoryLimit {
+		t.Errorf("memory limit during the start %d, want %d", l, startMemoryLimit)
+	}
+	restore()
+	restore() // once only
+	if p := debug.SetGCPercent(100); p != 100 {
+		t.Errorf("GC percent after the start %d, want 100", p)
+	}
+	if l := debug.SetMemoryLimit(-1); l != 1<<40 {
+		t.Errorf("memory limit after the start %d, want %d", l, int64(1<<40))
 	}
 }
