@@ -70,8 +70,13 @@ type compiler struct {
 
 // nodeState is one schema node while it is compiled.
 type nodeState struct {
-	m        map[string]any
-	path     string
+	m map[string]any
+	// at is where the node sits below its parent; its path (see path) is
+	// built from it only when a change is reported there. pathStr holds it
+	// once built, or a path given as it is when at.parent is nil.
+	at       place
+	pathStr  string
+	pathDone bool
 	hints    []string // constraints to describe
 	nullable bool     // null is allowed, to be said in the dialect's way
 	cut      bool     // replaced by a placeholder
@@ -163,7 +168,7 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		}
 		c.change("properties", "empty properties added", problem)
 	}
-	out, _ := c.node(m, "", 0).(map[string]any)
+	out, _ := c.node(m, place{i: -1}, 0).(map[string]any)
 	if out == nil { // cannot happen: the root is a map
 		out = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
@@ -226,31 +231,30 @@ func (c *compiler) rootRound(m map[string]any) bool {
 	return changed
 }
 
-// node compiles one schema node at path.
-func (c *compiler) node(v any, path string, depth int) any {
+// node compiles one schema node at a place below its parent.
+func (c *compiler) node(v any, at place, depth int) any {
+	n := &nodeState{at: at}
 	c.nodes++
 	if (depth > maxDepth || c.nodes > maxNodes) && !leaf(v) {
-		c.change(path, "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
+		c.change(n.path(), "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
 		return c.placeholder(v, "not described further: the schema is too large or deep")
 	}
-	var m map[string]any
 	switch x := v.(type) {
 	case map[string]any:
-		m = maps.Clone(x)
+		n.m = maps.Clone(x)
 	case bool:
 		if c.d.booleans() {
 			return x
 		}
-		m = map[string]any{}
+		n.m = map[string]any{}
 		if !x {
-			m[hintKey] = []string{"no value is allowed here"}
+			n.m[hintKey] = []string{"no value is allowed here"}
 		}
-		c.change(path, fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
+		c.change(n.path(), fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
 	default:
-		c.change(path, "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
-		m = map[string]any{}
+		c.change(n.path(), "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
+		n.m = map[string]any{}
 	}
-	n := &nodeState{m: m, path: path}
 	defer c.popInline(len(c.inline))
 	for round := 0; round < maxRounds && !n.cut; round++ {
 		if !c.reshape(n) {
@@ -263,7 +267,7 @@ func (c *compiler) node(v any, path string, depth int) any {
 	n.valued = hasKey(n.m, "enum")
 	c.tuples(n)
 	c.addItems(n, inferred)
-	n.open = isOpen(n.m, path != "")
+	n.open = isOpen(n.m, !n.isRoot())
 	c.children(n, depth)
 	if c.d.unions() && c.d.simplify {
 		// Compiled alternatives may now be simple enough to merge.
@@ -284,6 +288,40 @@ func (c *compiler) node(v any, path string, depth int) any {
 }
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
+
+// place is where a node sits: below its parent's keyword key, and there
+// under the property name (a map of schemas) or at index i (a list).
+// Most nodes are compiled without a change to report, so their paths are
+// built only when one is (see nodeState.path).
+type place struct {
+	parent *nodeState // nil at the root or where the path is given
+	key    string
+	name   string
+	named  bool // name is set: key holds a map of schemas
+	i      int  // the index in a list of schemas, or -1
+}
+
+// at returns the place below n's keyword key.
+func (n *nodeState) below(key string) place { return place{parent: n, key: key, i: -1} }
+
+// path returns the node's dotted path, "" at the root.
+func (n *nodeState) path() string {
+	if n.pathDone || n.at.parent == nil {
+		return n.pathStr
+	}
+	p := child(n.at.parent.path(), n.at.key)
+	switch {
+	case n.at.named:
+		p = child(p, n.at.name)
+	case n.at.i >= 0:
+		p = index(p, n.at.i)
+	}
+	n.pathStr, n.pathDone = p, true
+	return p
+}
+
+// isRoot reports whether n is the root of the schema.
+func (n *nodeState) isRoot() bool { return n.at.parent == nil && n.pathStr == "" }
 
 // leaf reports whether a schema has nothing inside to compile: no
 // subschemas and no reference.
@@ -321,7 +359,7 @@ func (c *compiler) reshape(n *nodeState) bool {
 	}
 	if raw, ok := n.m["allOf"]; ok && !c.d.Accepts("allOf") {
 		delete(n.m, "allOf")
-		path := child(n.path, "allOf")
+		path := child(n.path(), "allOf")
 		alts := c.alternatives(raw, path, false)
 		for _, alt := range alts {
 			intersect(n.m, alt)
@@ -336,9 +374,9 @@ func (c *compiler) reshape(n *nodeState) bool {
 		delete(n.m, "nullable")
 		if v == true {
 			n.nullable = true
-			c.change(child(n.path, "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
+			c.change(child(n.path(), "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
 		} else {
-			c.change(child(n.path, "nullable"), "removed", c.rejects("nullable"))
+			c.change(child(n.path(), "nullable"), "removed", c.rejects("nullable"))
 		}
 		changed = true
 	}
@@ -357,18 +395,18 @@ func (c *compiler) reference(n *nodeState) bool {
 	if !ok {
 		return false
 	}
-	path := child(n.path, "$ref")
 	s, isString := ref.(string)
 	if isString {
 		if kept, ok := c.keptRef(s); ok {
 			if kept != s {
 				n.m["$ref"] = kept
-				c.change(path, "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
+				c.change(child(n.path(), "$ref"), "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
 			}
 			return false
 		}
 	}
 	delete(n.m, "$ref")
+	path := child(n.path(), "$ref")
 	target, key, err := c.resolve(s)
 	if err != nil {
 		c.change(path, err.Error(), "providers do not follow remote or unknown references")
@@ -401,7 +439,7 @@ func (c *compiler) cutCycle(n *nodeState, ref string, target map[string]any) {
 		n.m["description"] = desc
 	}
 	n.cut = true
-	c.change(n.path, "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
+	c.change(n.path(), "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
 }
 
 // placeholder is a typed stand-in for a schema the compiler does not
@@ -441,7 +479,6 @@ func (c *compiler) validTypes(n *nodeState) {
 	if !ok {
 		return
 	}
-	path := child(n.path, "type")
 	switch t := raw.(type) {
 	case string:
 		if slices.Contains(jsonTypes, t) {
@@ -466,7 +503,7 @@ func (c *compiler) validTypes(n *nodeState) {
 	default:
 		delete(n.m, "type")
 	}
-	c.change(path, "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
+	c.change(child(n.path(), "type"), "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
 }
 
 // typeArray rewrites "type": [...] where the dialect does not accept type
@@ -476,7 +513,7 @@ func (c *compiler) typeArray(n *nodeState) bool {
 	if !ok || c.d.typeArrays {
 		return false
 	}
-	path := child(n.path, "type")
+	path := child(n.path(), "type")
 	var types []string
 	for _, t := range list {
 		s, ok := t.(string)
@@ -537,7 +574,7 @@ func (c *compiler) union(n *nodeState, key string) bool {
 	if !ok {
 		return false
 	}
-	path := child(n.path, key)
+	path := child(n.path(), key)
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
 		delete(n.m, key)
@@ -580,7 +617,7 @@ func (c *compiler) union(n *nodeState, key string) bool {
 		for _, alt := range c.alternatives(rest, index(path, restAt), false) {
 			intersect(n.m, alt)
 		}
-		c.movePaths(index(path, restAt), n.path)
+		c.movePaths(index(path, restAt), n.path())
 		n.nullable = n.nullable || nulls > 0
 		c.change(path, "single alternative inlined"+nullableNote(nulls > 0), c.unionProblem(key, keep))
 		return true
@@ -740,7 +777,7 @@ func (c *compiler) resolveTop(m map[string]any, path string) map[string]any {
 			return out
 		}
 		if slices.Contains(c.inline, key) {
-			n := &nodeState{m: out, path: path}
+			n := &nodeState{m: out, pathStr: path}
 			c.cutCycle(n, s, target)
 			n.m[hintKey] = n.hints
 			return n.m
@@ -761,7 +798,7 @@ func (c *compiler) constToEnum(n *nodeState) {
 	}
 	delete(n.m, "const")
 	intersect(n.m, map[string]any{"enum": []any{v}})
-	c.change(child(n.path, "const"), "rewritten as a one-value enum", c.rejects("const"))
+	c.change(child(n.path(), "const"), "rewritten as a one-value enum", c.rejects("const"))
 }
 
 // tuples rewrites tuple arrays ("prefixItems", or "items" as an array)
@@ -782,7 +819,7 @@ func (c *compiler) tuples(n *nodeState) {
 		positions = arrayItems
 		rest, hasRest = n.m["additionalItems"]
 	}
-	path := n.path
+	path := n.path()
 	if c.d.Accepts("prefixItems") { // draft-07 tuple to prefixItems
 		n.m["prefixItems"] = positions
 		delete(n.m, "items")
@@ -839,7 +876,7 @@ func (c *compiler) addItems(n *nodeState, inferred string) {
 		return
 	}
 	n.m["items"] = map[string]any{}
-	c.change(child(n.path, "items"), "items added (any value)", c.d.name+" needs items on every array")
+	c.change(child(n.path(), "items"), "items added (any value)", c.d.name+" needs items on every array")
 }
 
 // hasType reports whether a schema's type is t or a list containing t.
@@ -952,7 +989,7 @@ func present(m map[string]any) uint32 {
 // children compiles the subschemas of the keywords the dialect keeps, in
 // the order of subschemaKeywords, schemaMapKeywords, schemaListKeywords.
 func (c *compiler) children(n *nodeState, depth int) {
-	if n.path == "" {
+	if n.isRoot() {
 		c.moveDefinitions(n)
 	}
 	mask := present(n.m)
@@ -968,16 +1005,18 @@ func (c *compiler) children(n *nodeState, depth int) {
 		switch x := n.m[k].(type) {
 		case map[string]any:
 			if c.d.Accepts(k) {
-				n.m[k] = c.node(x, child(n.path, k), depth+1)
+				n.m[k] = c.node(x, n.below(k), depth+1)
 			}
 		case bool:
 			if k == "items" && !c.d.booleans() {
-				n.m[k] = c.node(x, child(n.path, k), depth+1)
+				n.m[k] = c.node(x, n.below(k), depth+1)
 			}
 		case []any: // items as a tuple, kept as it is
 			out := make([]any, len(x))
 			for i, s := range x {
-				out[i] = c.node(s, index(child(n.path, k), i), depth+1)
+				at := n.below(k)
+				at.i = i
+				out[i] = c.node(s, at, depth+1)
 			}
 			n.m[k] = out
 		}
@@ -992,7 +1031,6 @@ func (c *compiler) children(n *nodeState, depth int) {
 			continue
 		}
 		out := make(map[string]any, len(v))
-		base := child(n.path, k)
 		// The names are sorted on c.names, a stack the nested calls
 		// push on and pop, rather than in a slice of their own.
 		start := len(c.names)
@@ -1003,13 +1041,14 @@ func (c *compiler) children(n *nodeState, depth int) {
 		slices.Sort(c.names[start:end])
 		for i := start; i < end; i++ {
 			name := c.names[i]
-			p := child(base, name)
+			at := n.below(k)
+			at.name, at.named = name, true
 			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
-				c.change(p, "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
+				c.change(child(child(n.path(), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
 				continue
 			}
-			out[name] = c.node(v[name], p, depth+1)
+			out[name] = c.node(v[name], at, depth+1)
 		}
 		clear(c.names[start:end])
 		c.names = c.names[:start]
@@ -1026,7 +1065,9 @@ func (c *compiler) children(n *nodeState, depth int) {
 		}
 		out := make([]any, len(v))
 		for i, s := range v {
-			out[i] = c.node(s, index(child(n.path, k), i), depth+1)
+			at := n.below(k)
+			at.i = i
+			out[i] = c.node(s, at, depth+1)
 		}
 		n.m[k] = out
 	}
@@ -1061,11 +1102,11 @@ func (c *compiler) shapes(n *nodeState) {
 	for _, k := range bad {
 		if k == "properties" {
 			n.m[k] = map[string]any{}
-			c.change(child(n.path, k), "not an object; replaced by {}", "\"properties\" must be an object")
+			c.change(child(n.path(), k), "not an object; replaced by {}", "\"properties\" must be an object")
 			continue
 		}
 		delete(n.m, k)
-		c.change(child(n.path, k), "removed: not a valid value for "+k, "invalid "+k)
+		c.change(child(n.path(), k), "removed: not a valid value for "+k, "invalid "+k)
 	}
 }
 
@@ -1092,7 +1133,7 @@ func (c *compiler) strip(n *nodeState) {
 	hints, described := c.describeKeywords(n.m, removed, 0)
 	n.hints = append(n.hints, hints...)
 	for _, k := range removed {
-		path := child(n.path, k)
+		path := child(n.path(), k)
 		problem := c.rejects(k)
 		if k == "format" && problem == "" {
 			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
@@ -1131,7 +1172,7 @@ func (c *compiler) list(n *nodeState, k string) ([]any, bool) {
 	list, ok := raw.([]any)
 	if !ok {
 		delete(n.m, k)
-		c.change(child(n.path, k), "removed: not an array", "invalid "+k)
+		c.change(child(n.path(), k), "removed: not an array", "invalid "+k)
 	}
 	return list, ok
 }
@@ -1143,11 +1184,10 @@ func (c *compiler) enums(n *nodeState) {
 	if !ok {
 		return
 	}
-	path := child(n.path, "enum")
 	if len(list) == 0 {
 		delete(n.m, "enum")
 		n.hints = append(n.hints, "no value is allowed here")
-		c.change(path, "empty enum moved to description", "providers refuse an empty enum")
+		c.change(child(n.path(), "enum"), "empty enum moved to description", "providers refuse an empty enum")
 		return
 	}
 	if !c.d.stringEnums {
@@ -1170,17 +1210,17 @@ func (c *compiler) enums(n *nodeState) {
 		if len(list) > 0 {
 			n.hints = append(n.hints, "one of: "+literalList(list))
 		}
-		c.change(path, "moved to description", c.d.name+" accepts only enums of strings")
+		c.change(child(n.path(), "enum"), "moved to description", c.d.name+" accepts only enums of strings")
 		return
 	}
 	if null {
 		n.m["enum"] = strs
 		n.nullable = true
-		c.change(path, "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
+		c.change(child(n.path(), "enum"), "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
 	}
 	if t, _ := n.m["type"].(string); t != "string" {
 		n.m["type"] = "string"
-		c.change(child(n.path, "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
+		c.change(child(n.path(), "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
 	}
 }
 
@@ -1204,11 +1244,11 @@ func (c *compiler) typed(n *nodeState, inferred string) {
 		if !n.valued {
 			n.hints = append(n.hints, "any JSON value")
 		}
-		c.change(child(n.path, "type"), `"type": "string" set on a schema that accepts any value`, problem)
+		c.change(child(n.path(), "type"), `"type": "string" set on a schema that accepts any value`, problem)
 		return
 	}
 	n.m["type"] = inferred
-	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
+	c.change(child(n.path(), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
 }
 
 // typedStrict gives a node without a type the type its keywords imply in
@@ -1219,7 +1259,7 @@ func (c *compiler) typedStrict(n *nodeState, inferred string) {
 		return
 	}
 	n.m["type"] = inferred
-	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
+	c.change(child(n.path(), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
 }
 
 // required cleans "required": only strings, once each, and where the
@@ -1229,21 +1269,31 @@ func (c *compiler) required(n *nodeState) {
 	if !ok {
 		return
 	}
-	path := child(n.path, "required")
 	props, _ := n.m["properties"].(map[string]any)
-	keep := make([]any, 0, len(list))
+	// Until a name is dropped, the names kept are list[:i]: the new list
+	// is built only when one is.
+	var keep []any
 	var undeclared []string
 	changed := false
-	for _, r := range list {
+	for i, r := range list {
 		s, ok := r.(string)
+		if !changed {
+			keep = list[:i]
+		}
+		drop := false
 		switch {
-		case !ok || slices.Contains(keep, any(s)):
-			changed = true
+		case !ok || containsString(keep, s):
+			drop = true
 		case c.d.declaredRequired && !hasKey(props, s):
 			undeclared = append(undeclared, s)
+			drop = true
+		}
+		switch {
+		case drop && !changed:
+			keep = append(make([]any, 0, len(list)), keep...)
 			changed = true
-		default:
-			keep = append(keep, s)
+		case !drop && changed:
+			keep = append(keep, r)
 		}
 	}
 	if !changed {
@@ -1252,10 +1302,20 @@ func (c *compiler) required(n *nodeState) {
 	n.m["required"] = keep
 	if len(undeclared) > 0 {
 		n.hints = append(n.hints, "also requires "+quoteAll(undeclared))
-		c.change(path, "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
+		c.change(child(n.path(), "required"), "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
 		return
 	}
-	c.change(path, "names that are not strings, or repeated, removed", "invalid required")
+	c.change(child(n.path(), "required"), "names that are not strings, or repeated, removed", "invalid required")
+}
+
+// containsString reports whether list holds the string s.
+func containsString(list []any, s string) bool {
+	for _, e := range list {
+		if t, ok := e.(string); ok && t == s {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKey(m map[string]any, k string) bool {
