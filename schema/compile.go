@@ -64,6 +64,8 @@ type compiler struct {
 	// that keeps references but only under $defs.
 	movable map[string]bool
 	nodes   int
+	// places is the stack of places of the nodes being compiled.
+	places []place
 	// names is a stack of property names being compiled (see children).
 	names []string
 }
@@ -71,12 +73,11 @@ type compiler struct {
 // nodeState is one schema node while it is compiled.
 type nodeState struct {
 	m map[string]any
-	// at is where the node sits below its parent; its path (see path) is
-	// built from it only when a change is reported there. pathStr holds it
-	// once built, or a path given as it is when at.parent is nil.
-	at       place
-	pathStr  string
-	pathDone bool
+	// level is the node's depth on the compiler's stack of places; its path
+	// (see path) is built from them only when a change is reported there.
+	// -1: the path is pathStr, given as it is.
+	level   int
+	pathStr string
 	hints    []string // constraints to describe
 	nullable bool     // null is allowed, to be said in the dialect's way
 	cut      bool     // replaced by a placeholder
@@ -168,7 +169,7 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		}
 		c.change("properties", "empty properties added", problem)
 	}
-	out, _ := c.node(m, place{i: -1}, 0).(map[string]any)
+	out, _ := c.node(m, 0).(map[string]any)
 	if out == nil { // cannot happen: the root is a map
 		out = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
@@ -231,12 +232,12 @@ func (c *compiler) rootRound(m map[string]any) bool {
 	return changed
 }
 
-// node compiles one schema node at a place below its parent.
-func (c *compiler) node(v any, at place, depth int) any {
-	n := &nodeState{at: at}
+// node compiles one schema node, at the place on top of the stack.
+func (c *compiler) node(v any, depth int) any {
+	n := &nodeState{level: len(c.places)}
 	c.nodes++
 	if (depth > maxDepth || c.nodes > maxNodes) && !leaf(v) {
-		c.change(n.path(), "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
+		c.change(n.path(c), "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
 		return c.placeholder(v, "not described further: the schema is too large or deep")
 	}
 	switch x := v.(type) {
@@ -250,9 +251,9 @@ func (c *compiler) node(v any, at place, depth int) any {
 		if !x {
 			n.m[hintKey] = []string{"no value is allowed here"}
 		}
-		c.change(n.path(), fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
+		c.change(n.path(c), fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
 	default:
-		c.change(n.path(), "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
+		c.change(n.path(c), "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
 		n.m = map[string]any{}
 	}
 	defer c.popInline(len(c.inline))
@@ -290,38 +291,60 @@ func (c *compiler) node(v any, at place, depth int) any {
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
 
 // place is where a node sits: below its parent's keyword key, and there
-// under the property name (a map of schemas) or at index i (a list).
-// Most nodes are compiled without a change to report, so their paths are
-// built only when one is (see nodeState.path).
+// under the property name (a map of schemas) or at index i (a list). The
+// compiler keeps a stack of them, root to current node. Most nodes are
+// compiled without a change to report, so a place's path is built, once,
+// only when one is (see compiler.pathAt).
 type place struct {
-	parent *nodeState // nil at the root or where the path is given
-	key    string
-	name   string
-	named  bool // name is set: key holds a map of schemas
-	i      int  // the index in a list of schemas, or -1
+	key   string
+	name  string
+	named bool // name is set: key holds a map of schemas
+	i     int  // the index in a list of schemas, or -1
+	path  string
+	built bool // path is set
 }
 
-// at returns the place below n's keyword key.
-func (n *nodeState) below(key string) place { return place{parent: n, key: key, i: -1} }
+// nodeAt compiles v at place p below the current node.
+func (c *compiler) nodeAt(v any, p place, depth int) any {
+	c.places = append(c.places, p)
+	out := c.node(v, depth)
+	c.places = c.places[:len(c.places)-1]
+	return out
+}
+
+// below returns the place below keyword key of the current node.
+func below(key string) place { return place{key: key, i: -1} }
+
+// pathAt returns the dotted path of the node at level on the stack of
+// places, "" for the root.
+func (c *compiler) pathAt(level int) string {
+	if level == 0 {
+		return ""
+	}
+	p := &c.places[level-1]
+	if !p.built {
+		s := child(c.pathAt(level-1), p.key)
+		switch {
+		case p.named:
+			s = child(s, p.name)
+		case p.i >= 0:
+			s = index(s, p.i)
+		}
+		p.path, p.built = s, true
+	}
+	return p.path
+}
 
 // path returns the node's dotted path, "" at the root.
-func (n *nodeState) path() string {
-	if n.pathDone || n.at.parent == nil {
+func (n *nodeState) path(c *compiler) string {
+	if n.level < 0 {
 		return n.pathStr
 	}
-	p := child(n.at.parent.path(), n.at.key)
-	switch {
-	case n.at.named:
-		p = child(p, n.at.name)
-	case n.at.i >= 0:
-		p = index(p, n.at.i)
-	}
-	n.pathStr, n.pathDone = p, true
-	return p
+	return c.pathAt(n.level)
 }
 
 // isRoot reports whether n is the root of the schema.
-func (n *nodeState) isRoot() bool { return n.at.parent == nil && n.pathStr == "" }
+func (n *nodeState) isRoot() bool { return n.level == 0 }
 
 // leaf reports whether a schema has nothing inside to compile: no
 // subschemas and no reference.
@@ -359,7 +382,7 @@ func (c *compiler) reshape(n *nodeState) bool {
 	}
 	if raw, ok := n.m["allOf"]; ok && !c.d.Accepts("allOf") {
 		delete(n.m, "allOf")
-		path := child(n.path(), "allOf")
+		path := child(n.path(c), "allOf")
 		alts := c.alternatives(raw, path, false)
 		for _, alt := range alts {
 			intersect(n.m, alt)
@@ -374,9 +397,9 @@ func (c *compiler) reshape(n *nodeState) bool {
 		delete(n.m, "nullable")
 		if v == true {
 			n.nullable = true
-			c.change(child(n.path(), "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
+			c.change(child(n.path(c), "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
 		} else {
-			c.change(child(n.path(), "nullable"), "removed", c.rejects("nullable"))
+			c.change(child(n.path(c), "nullable"), "removed", c.rejects("nullable"))
 		}
 		changed = true
 	}
@@ -400,13 +423,13 @@ func (c *compiler) reference(n *nodeState) bool {
 		if kept, ok := c.keptRef(s); ok {
 			if kept != s {
 				n.m["$ref"] = kept
-				c.change(child(n.path(), "$ref"), "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
+				c.change(child(n.path(c), "$ref"), "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
 			}
 			return false
 		}
 	}
 	delete(n.m, "$ref")
-	path := child(n.path(), "$ref")
+	path := child(n.path(c), "$ref")
 	target, key, err := c.resolve(s)
 	if err != nil {
 		c.change(path, err.Error(), "providers do not follow remote or unknown references")
@@ -439,7 +462,7 @@ func (c *compiler) cutCycle(n *nodeState, ref string, target map[string]any) {
 		n.m["description"] = desc
 	}
 	n.cut = true
-	c.change(n.path(), "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
+	c.change(n.path(c), "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
 }
 
 // placeholder is a typed stand-in for a schema the compiler does not
@@ -503,7 +526,7 @@ func (c *compiler) validTypes(n *nodeState) {
 	default:
 		delete(n.m, "type")
 	}
-	c.change(child(n.path(), "type"), "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
+	c.change(child(n.path(c), "type"), "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
 }
 
 // typeArray rewrites "type": [...] where the dialect does not accept type
@@ -513,7 +536,7 @@ func (c *compiler) typeArray(n *nodeState) bool {
 	if !ok || c.d.typeArrays {
 		return false
 	}
-	path := child(n.path(), "type")
+	path := child(n.path(c), "type")
 	var types []string
 	for _, t := range list {
 		s, ok := t.(string)
@@ -574,7 +597,7 @@ func (c *compiler) union(n *nodeState, key string) bool {
 	if !ok {
 		return false
 	}
-	path := child(n.path(), key)
+	path := child(n.path(c), key)
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
 		delete(n.m, key)
@@ -617,7 +640,7 @@ func (c *compiler) union(n *nodeState, key string) bool {
 		for _, alt := range c.alternatives(rest, index(path, restAt), false) {
 			intersect(n.m, alt)
 		}
-		c.movePaths(index(path, restAt), n.path())
+		c.movePaths(index(path, restAt), n.path(c))
 		n.nullable = n.nullable || nulls > 0
 		c.change(path, "single alternative inlined"+nullableNote(nulls > 0), c.unionProblem(key, keep))
 		return true
@@ -777,7 +800,7 @@ func (c *compiler) resolveTop(m map[string]any, path string) map[string]any {
 			return out
 		}
 		if slices.Contains(c.inline, key) {
-			n := &nodeState{m: out, pathStr: path}
+			n := &nodeState{m: out, level: -1, pathStr: path}
 			c.cutCycle(n, s, target)
 			n.m[hintKey] = n.hints
 			return n.m
@@ -798,7 +821,7 @@ func (c *compiler) constToEnum(n *nodeState) {
 	}
 	delete(n.m, "const")
 	intersect(n.m, map[string]any{"enum": []any{v}})
-	c.change(child(n.path(), "const"), "rewritten as a one-value enum", c.rejects("const"))
+	c.change(child(n.path(c), "const"), "rewritten as a one-value enum", c.rejects("const"))
 }
 
 // tuples rewrites tuple arrays ("prefixItems", or "items" as an array)
@@ -819,7 +842,7 @@ func (c *compiler) tuples(n *nodeState) {
 		positions = arrayItems
 		rest, hasRest = n.m["additionalItems"]
 	}
-	path := n.path()
+	path := n.path(c)
 	if c.d.Accepts("prefixItems") { // draft-07 tuple to prefixItems
 		n.m["prefixItems"] = positions
 		delete(n.m, "items")
@@ -876,7 +899,7 @@ func (c *compiler) addItems(n *nodeState, inferred string) {
 		return
 	}
 	n.m["items"] = map[string]any{}
-	c.change(child(n.path(), "items"), "items added (any value)", c.d.name+" needs items on every array")
+	c.change(child(n.path(c), "items"), "items added (any value)", c.d.name+" needs items on every array")
 }
 
 // hasType reports whether a schema's type is t or a list containing t.
@@ -1005,18 +1028,18 @@ func (c *compiler) children(n *nodeState, depth int) {
 		switch x := n.m[k].(type) {
 		case map[string]any:
 			if c.d.Accepts(k) {
-				n.m[k] = c.node(x, n.below(k), depth+1)
+				n.m[k] = c.nodeAt(x, below(k), depth+1)
 			}
 		case bool:
 			if k == "items" && !c.d.booleans() {
-				n.m[k] = c.node(x, n.below(k), depth+1)
+				n.m[k] = c.nodeAt(x, below(k), depth+1)
 			}
 		case []any: // items as a tuple, kept as it is
 			out := make([]any, len(x))
 			for i, s := range x {
-				at := n.below(k)
+				at := below(k)
 				at.i = i
-				out[i] = c.node(s, at, depth+1)
+				out[i] = c.nodeAt(s, at, depth+1)
 			}
 			n.m[k] = out
 		}
@@ -1041,14 +1064,14 @@ func (c *compiler) children(n *nodeState, depth int) {
 		slices.Sort(c.names[start:end])
 		for i := start; i < end; i++ {
 			name := c.names[i]
-			at := n.below(k)
+			at := below(k)
 			at.name, at.named = name, true
 			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
-				c.change(child(child(n.path(), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
+				c.change(child(child(n.path(c), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
 				continue
 			}
-			out[name] = c.node(v[name], at, depth+1)
+			out[name] = c.nodeAt(v[name], at, depth+1)
 		}
 		clear(c.names[start:end])
 		c.names = c.names[:start]
@@ -1065,9 +1088,9 @@ func (c *compiler) children(n *nodeState, depth int) {
 		}
 		out := make([]any, len(v))
 		for i, s := range v {
-			at := n.below(k)
+			at := below(k)
 			at.i = i
-			out[i] = c.node(s, at, depth+1)
+			out[i] = c.nodeAt(s, at, depth+1)
 		}
 		n.m[k] = out
 	}
@@ -1102,11 +1125,11 @@ func (c *compiler) shapes(n *nodeState) {
 	for _, k := range bad {
 		if k == "properties" {
 			n.m[k] = map[string]any{}
-			c.change(child(n.path(), k), "not an object; replaced by {}", "\"properties\" must be an object")
+			c.change(child(n.path(c), k), "not an object; replaced by {}", "\"properties\" must be an object")
 			continue
 		}
 		delete(n.m, k)
-		c.change(child(n.path(), k), "removed: not a valid value for "+k, "invalid "+k)
+		c.change(child(n.path(c), k), "removed: not a valid value for "+k, "invalid "+k)
 	}
 }
 
@@ -1133,7 +1156,7 @@ func (c *compiler) strip(n *nodeState) {
 	hints, described := c.describeKeywords(n.m, removed, 0)
 	n.hints = append(n.hints, hints...)
 	for _, k := range removed {
-		path := child(n.path(), k)
+		path := child(n.path(c), k)
 		problem := c.rejects(k)
 		if k == "format" && problem == "" {
 			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
@@ -1172,7 +1195,7 @@ func (c *compiler) list(n *nodeState, k string) ([]any, bool) {
 	list, ok := raw.([]any)
 	if !ok {
 		delete(n.m, k)
-		c.change(child(n.path(), k), "removed: not an array", "invalid "+k)
+		c.change(child(n.path(c), k), "removed: not an array", "invalid "+k)
 	}
 	return list, ok
 }
@@ -1187,7 +1210,7 @@ func (c *compiler) enums(n *nodeState) {
 	if len(list) == 0 {
 		delete(n.m, "enum")
 		n.hints = append(n.hints, "no value is allowed here")
-		c.change(child(n.path(), "enum"), "empty enum moved to description", "providers refuse an empty enum")
+		c.change(child(n.path(c), "enum"), "empty enum moved to description", "providers refuse an empty enum")
 		return
 	}
 	if !c.d.stringEnums {
@@ -1210,17 +1233,17 @@ func (c *compiler) enums(n *nodeState) {
 		if len(list) > 0 {
 			n.hints = append(n.hints, "one of: "+literalList(list))
 		}
-		c.change(child(n.path(), "enum"), "moved to description", c.d.name+" accepts only enums of strings")
+		c.change(child(n.path(c), "enum"), "moved to description", c.d.name+" accepts only enums of strings")
 		return
 	}
 	if null {
 		n.m["enum"] = strs
 		n.nullable = true
-		c.change(child(n.path(), "enum"), "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
+		c.change(child(n.path(c), "enum"), "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
 	}
 	if t, _ := n.m["type"].(string); t != "string" {
 		n.m["type"] = "string"
-		c.change(child(n.path(), "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
+		c.change(child(n.path(c), "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
 	}
 }
 
@@ -1244,11 +1267,11 @@ func (c *compiler) typed(n *nodeState, inferred string) {
 		if !n.valued {
 			n.hints = append(n.hints, "any JSON value")
 		}
-		c.change(child(n.path(), "type"), `"type": "string" set on a schema that accepts any value`, problem)
+		c.change(child(n.path(c), "type"), `"type": "string" set on a schema that accepts any value`, problem)
 		return
 	}
 	n.m["type"] = inferred
-	c.change(child(n.path(), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
+	c.change(child(n.path(c), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
 }
 
 // typedStrict gives a node without a type the type its keywords imply in
@@ -1259,7 +1282,7 @@ func (c *compiler) typedStrict(n *nodeState, inferred string) {
 		return
 	}
 	n.m["type"] = inferred
-	c.change(child(n.path(), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
+	c.change(child(n.path(c), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
 }
 
 // required cleans "required": only strings, once each, and where the
@@ -1302,10 +1325,10 @@ func (c *compiler) required(n *nodeState) {
 	n.m["required"] = keep
 	if len(undeclared) > 0 {
 		n.hints = append(n.hints, "also requires "+quoteAll(undeclared))
-		c.change(child(n.path(), "required"), "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
+		c.change(child(n.path(c), "required"), "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
 		return
 	}
-	c.change(child(n.path(), "required"), "names that are not strings, or repeated, removed", "invalid required")
+	c.change(child(n.path(c), "required"), "names that are not strings, or repeated, removed", "invalid required")
 }
 
 // containsString reports whether list holds the string s.

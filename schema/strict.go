@@ -20,16 +20,16 @@ const (
 func (c *compiler) strictNode(n *nodeState) {
 	if !hasType(n.m, "object") && !hasKey(n.m, "properties") {
 		if !hasKey(n.m, "type") && !hasKey(n.m, "enum") && !hasKey(n.m, "const") && !hasKey(n.m, "anyOf") && !hasKey(n.m, "$ref") {
-			c.notStrict(n.path(), "a value of any type cannot be strict")
+			c.notStrict(n.path(c), "a value of any type cannot be strict")
 		}
 		return
 	}
 	if n.open {
-		c.notStrict(n.path(), "an object that takes keys beyond its declared properties (a map: additionalProperties, patternProperties, or no properties at all) cannot be strict")
+		c.notStrict(n.path(c), "an object that takes keys beyond its declared properties (a map: additionalProperties, patternProperties, or no properties at all) cannot be strict")
 		if ap := n.m["additionalProperties"]; ap == nil || ap == false {
 			// patternProperties went into the description: say open.
 			n.m["additionalProperties"] = true
-			c.change(child(n.path(), "additionalProperties"), "set to true: keys beyond the declared properties are allowed", "")
+			c.change(child(n.path(c), "additionalProperties"), "set to true: keys beyond the declared properties are allowed", "")
 		}
 		return
 	}
@@ -40,7 +40,7 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	if n.m["additionalProperties"] != false {
 		n.m["additionalProperties"] = false
-		c.change(child(n.path(), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
+		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
 	}
 	req := requiredOf(n.m)
 	var optional []any
@@ -48,7 +48,7 @@ func (c *compiler) strictNode(n *nodeState) {
 		if !slices.Contains(req, any(k)) {
 			optional = append(optional, k)
 			props[k] = c.nullableSchema(props[k])
-			c.change(child(child(n.path(), "properties"), k), "made required and nullable: null stands for leaving it out", c.d.name+" needs every property in required")
+			c.change(child(child(n.path(c), "properties"), k), "made required and nullable: null stands for leaving it out", c.d.name+" needs every property in required")
 		}
 	}
 	n.m["required"] = append(append([]any{}, req...), optional...)
@@ -60,7 +60,7 @@ func (c *compiler) nullableSchema(v any) any {
 	if !ok {
 		return v
 	}
-	n := &nodeState{m: maps.Clone(m), pathStr: "(nullable)", nullable: true}
+	n := &nodeState{m: maps.Clone(m), level: -1, pathStr: "(nullable)", nullable: true}
 	c.sayNullable(n)
 	c.describe(n)
 	return n.m
