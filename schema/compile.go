@@ -76,8 +76,8 @@ type nodeState struct {
 	// level is the node's depth on the compiler's stack of places; its path
 	// (see path) is built from them only when a change is reported there.
 	// -1: the path is pathStr, given as it is.
-	level   int
-	pathStr string
+	level    int
+	pathStr  string
 	hints    []string // constraints to describe
 	nullable bool     // null is allowed, to be said in the dialect's way
 	cut      bool     // replaced by a placeholder

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,6 +75,45 @@ func TestKeywordClassFollowsTheLists(t *testing.T) {
 	for _, k := range []string{"type", "description", "enum", "$ref", "required", "default", hintKey, ""} {
 		if c, b := keywordClass(k); c != 0 || b != -1 {
 			t.Errorf("keywordClass(%q) = %d, %d; want 0, -1", k, c, b)
+		}
+	}
+}
+
+// TestImpliesFollowsTheLists: implies, which inferType uses instead of
+// looking up every keyword of the lists, ranks each keyword of a list by
+// the order inferType tries the lists in, and any other key 0.
+func TestImpliesFollowsTheLists(t *testing.T) {
+	for i, list := range [][]string{numberKeywords, stringKeywords, arrayKeywords, objectKeywords} {
+		for _, k := range list {
+			if got := implies(k); got != i+1 {
+				t.Errorf("implies(%q) = %d, want %d", k, got, i+1)
+			}
+		}
+	}
+	for _, k := range []string{"type", "description", "enum", "const", "$ref", "anyOf", "default", hintKey, ""} {
+		if got := implies(k); got != 0 {
+			t.Errorf("implies(%q) = %d, want 0", k, got)
+		}
+	}
+}
+
+// TestLiteralMatchesEncode: literal's shortcut for plain strings, numbers
+// and booleans writes what the JSON encoder writes (cut at 80 bytes).
+func TestLiteralMatchesEncode(t *testing.T) {
+	values := []any{nil, true, false, "", "abc", "a b-c_d.e/f:g", "<&>", `say "hi"`, `back\slash`, "tab\there",
+		"line\nbreak", "\x7f", "é", "\u2028", "\xff", strings.Repeat("x", 79), strings.Repeat("y", 78), strings.Repeat("z", 200),
+		json.Number("0"), json.Number("-0"), json.Number("12"), json.Number("-12.50"), json.Number("1e3"), json.Number("01"),
+		json.Number("1."), json.Number(".5"), json.Number("-"), json.Number(""), json.Number("1.5E-7"), json.Number(strings.Repeat("9", 100)),
+		1.5, 3, []any{"a", json.Number("1")}, map[string]any{"k": "v"}}
+	for _, v := range values {
+		var want string
+		if b, err := Encode(v); err == nil {
+			want = cut(string(b), 80)
+		} else {
+			want = fmt.Sprint(v)
+		}
+		if got := literal(v); got != want {
+			t.Errorf("literal(%#v) = %q, want %q", v, got, want)
 		}
 	}
 }
