@@ -102,7 +102,10 @@ func (c *compiler) rejects(keyword string) string {
 	if c.d.Accepts(keyword) {
 		return ""
 	}
-	return c.d.name + " does not accept " + strconv.Quote(keyword) // as %q, without fmt's cost
+	if isIdent(keyword) {
+		return c.d.name + " does not accept \"" + keyword + "\"" // as %q, in one allocation
+	}
+	return c.d.name + " does not accept " + strconv.Quote(keyword)
 }
 
 // rootOnly are keywords providers refuse at the root of tool parameters.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,6 +115,34 @@ func TestLiteralMatchesEncode(t *testing.T) {
 		}
 		if got := literal(v); got != want {
 			t.Errorf("literal(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestAcceptsFollowsTheSets: the bit mask Accepts answers from gives, for
+// every dialect, what the dialect's keyword sets say, for the indexed
+// keywords and any other; keywordIndex finds each indexed keyword's bit.
+func TestAcceptsFollowsTheSets(t *testing.T) {
+	if len(indexedKeywords) > 64 {
+		t.Fatalf("%d indexed keywords: the mask holds 64", len(indexedKeywords))
+	}
+	for i, k := range indexedKeywords {
+		if got := keywordIndex(k); got != i {
+			t.Errorf("keywordIndex(%q) = %d, want %d", k, got, i)
+		}
+	}
+	words := append(slices.Clone(indexedKeywords), "x-custom", "", hintKey, "Type", "$dynamicRef")
+	dialects := append(testDialects(), Compat("nullable", "x-custom", "description"), Dialect{name: "plain"})
+	for _, d := range dialects {
+		for _, k := range words {
+			if got, want := d.Accepts(k), d.inSets(k); got != want {
+				t.Errorf("%s: Accepts(%q) = %v, the sets say %v", d.Name(), k, got, want)
+			}
+		}
+	}
+	for _, k := range []string{"x-custom", "Type", ""} {
+		if keywordIndex(k) != -1 {
+			t.Errorf("keywordIndex(%q) should be -1", k)
 		}
 	}
 }

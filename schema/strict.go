@@ -143,8 +143,8 @@ func (c *compiler) strictLimits(root map[string]any) {
 		}
 		if p, ok := m["properties"].(map[string]any); ok {
 			props += len(p)
-			for _, k := range sortedKeys(p) {
-				walk(p[k], depth, budget-1)
+			for _, e := range p { // counts and a maximum: any order
+				walk(e, depth, budget-1)
 			}
 		}
 		if e, ok := m["enum"].([]any); ok {
@@ -158,8 +158,8 @@ func (c *compiler) strictLimits(root map[string]any) {
 					walk(s, depth, budget-1)
 				}
 			case map[string]any:
-				for _, name := range sortedKeys(x) {
-					walk(x[name], depth, budget-1)
+				for _, e := range x {
+					walk(e, depth, budget-1)
 				}
 			}
 		}
