@@ -38,7 +38,12 @@ const hintKey = "\x00hints"
 // The compiled schema is for the provider; arguments must still be checked
 // against doc itself (see [Compile]), which holds every constraint.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
-	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}}
+	return d.compile(doc, false)
+}
+
+// compile is Compile; slowLeaves sends settled leaves through every pass.
+func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
+	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}, slowLeaves: slowLeaves}
 	c.movable = c.movableDefinitions()
 	out := c.compileRoot(doc)
 	if d.strict {
@@ -66,6 +71,9 @@ type compiler struct {
 	nodes   int
 	// places is the stack of places of the nodes being compiled.
 	places []place
+	// slowLeaves sends settled leaves through every pass too (for the
+	// test that the shortcut changes nothing).
+	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
 	names []string
 }
@@ -245,6 +253,9 @@ func (c *compiler) node(v any, depth int) any {
 	}
 	switch x := v.(type) {
 	case map[string]any:
+		if !c.slowLeaves && c.d.settled(x) {
+			return maps.Clone(x)
+		}
 		n.m = maps.Clone(x)
 	case bool:
 		if c.d.booleans() {
@@ -292,6 +303,52 @@ func (c *compiler) node(v any, depth int) any {
 }
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
+
+// settled reports whether m, a schema below the root, is a leaf the dialect
+// takes as it is: a string, number, integer or boolean with only keywords
+// the dialect accepts and no pass rewrites, so that every pass of node
+// would leave it unchanged and report nothing. Most properties of real
+// tools are such leaves; node copies them without the passes. The test is
+// narrow on purpose: anything else goes through the passes.
+func (d Dialect) settled(m map[string]any) bool {
+	t, _ := m["type"].(string)
+	switch t {
+	case "string", "integer", "number", "boolean":
+	default:
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
+			"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+		case "format": // strip keeps a format the dialect takes on this type
+			f, ok := v.(string)
+			if !ok || !d.acceptsFormat(f, t) {
+				return false
+			}
+		case "enum": // enums keeps a non-empty list: any values, or strings on a string
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 || d.stringEnums && (t != "string" || !allStrings(list)) {
+				return false
+			}
+		default:
+			return false
+		}
+		if !d.Accepts(k) {
+			return false
+		}
+	}
+	return true
+}
+
+func allStrings(list []any) bool {
+	for _, v := range list {
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
 
 // place is where a node sits: below its parent's keyword key, and there
 // under the property name (a map of schemas) or at index i (a list). The
