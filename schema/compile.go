@@ -96,6 +96,9 @@ type nodeState struct {
 // change records a change. problem is what the provider would reject
 // without it, "" when it would not.
 func (c *compiler) change(path, action, problem string) {
+	if cap(c.rep.Changes) == 0 { // most reports with a change have a few
+		c.rep.Changes = make([]Change, 0, 8)
+	}
 	c.rep.Changes = append(c.rep.Changes, Change{Path: path, Action: action, Problem: problem})
 }
 
@@ -109,6 +112,9 @@ func (c *compiler) notStrict(path, why string) {
 func (c *compiler) rejects(keyword string) string {
 	if c.d.Accepts(keyword) {
 		return ""
+	}
+	if i := keywordIndex(keyword); i >= 0 && c.d.indexed {
+		return c.d.refusals[i]
 	}
 	if isIdent(keyword) {
 		return c.d.name + " does not accept \"" + keyword + "\"" // as %q, in one allocation
@@ -162,7 +168,7 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 			atRoot = append(atRoot, k)
 		}
 	}
-	hints, _ := c.describeKeywords(m, atRoot, 0)
+	hints, _ := c.describeKeywords(m, atRoot, 0, nil)
 	addHint(m, hints...)
 	for _, k := range atRoot {
 		delete(m, k)
@@ -1213,8 +1219,8 @@ func (c *compiler) strip(n *nodeState) {
 		return
 	}
 	slices.Sort(removed)
-	hints, described := c.describeKeywords(n.m, removed, 0)
-	n.hints = append(n.hints, hints...)
+	var described []string
+	n.hints, described = c.describeKeywords(n.m, removed, 0, n.hints)
 	for _, k := range removed {
 		path := child(n.path(c), k)
 		problem := c.rejects(k)

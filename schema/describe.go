@@ -12,10 +12,11 @@ import (
 //	(format: uuid; 1–64 chars; pattern ^[a-z]+$; at most 5 items)
 
 // describeKeywords describes the constraints among keys, keywords of m that
-// are being removed, in a fixed order. described lists the keywords that
-// produced a description.
-func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) (hints []string, described []string) {
-	var handled []string // by a rule of its own, described or not
+// are being removed, in a fixed order, appended to hints. described lists
+// the keywords that produced a description.
+func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int, hints []string) (_ []string, described []string) {
+	var buf [8]string
+	handled := buf[:0] // by a rule of its own, described or not
 	removing := func(k string) bool {
 		// keys is short: scanning it first spares most map lookups.
 		return slices.Contains(keys, k) && hasKey(m, k)
@@ -29,6 +30,9 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 			if slices.Contains(keys, k) {
 				handled = append(handled, k)
 				if h != "" {
+					if described == nil {
+						described = make([]string, 0, len(keys))
+					}
 					described = append(described, k)
 				}
 			}
@@ -410,7 +414,7 @@ func (c *compiler) compactN(v any, depth int) string {
 		}
 	}
 	slices.Sort(keys)
-	hints, _ := c.describeKeywords(m, keys, depth)
+	hints, _ := c.describeKeywords(m, keys, depth, nil)
 	switch {
 	case len(hints) == 0 && head == "":
 		if d, ok := m["description"].(string); ok {

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -49,6 +50,9 @@ type Dialect struct {
 	// filled in (see indexed).
 	accepted uint64
 	indexed  bool
+	// refusals holds, by keywordIndex, the problem reported for an indexed
+	// keyword the dialect does not accept: "gemini does not accept \"title\"".
+	refusals []string
 }
 
 // set is a set of keywords or formats.
@@ -340,9 +344,12 @@ func (d Dialect) inSets(keyword string) bool {
 // the compiler asks it for every keyword of every node.
 func (d Dialect) withIndex() Dialect {
 	d.accepted = 0
+	d.refusals = make([]string, len(indexedKeywords))
 	for i, k := range indexedKeywords {
 		if d.inSets(k) {
 			d.accepted |= 1 << i
+		} else {
+			d.refusals[i] = d.name + " does not accept " + strconv.Quote(k)
 		}
 	}
 	d.indexed = true

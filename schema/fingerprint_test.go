@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -137,6 +138,13 @@ func TestAcceptsFollowsTheSets(t *testing.T) {
 		for _, k := range words {
 			if got, want := d.Accepts(k), d.inSets(k); got != want {
 				t.Errorf("%s: Accepts(%q) = %v, the sets say %v", d.Name(), k, got, want)
+			}
+			want := ""
+			if !d.inSets(k) {
+				want = d.Name() + " does not accept " + strconv.Quote(k)
+			}
+			if got := (&compiler{d: d}).rejects(k); got != want {
+				t.Errorf("%s: rejects(%q) = %q, want %q", d.Name(), k, got, want)
 			}
 		}
 	}

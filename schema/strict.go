@@ -44,11 +44,15 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	req := requiredOf(n.m)
 	var optional []any
+	var base, problem string // the same for every property: built once
 	for _, k := range sortedKeys(props) {
-		if !slices.Contains(req, any(k)) {
+		if !containsString(req, k) {
+			if base == "" {
+				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
+			}
 			optional = append(optional, k)
 			props[k] = c.nullableSchema(props[k])
-			c.change(child(child(n.path(c), "properties"), k), "made required and nullable: null stands for leaving it out", c.d.name+" needs every property in required")
+			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
 	n.m["required"] = append(append([]any{}, req...), optional...)
