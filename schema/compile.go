@@ -91,6 +91,9 @@ type nodeState struct {
 	cut      bool     // replaced by a placeholder
 	open     bool     // an object that takes keys beyond its properties
 	valued   bool     // had an enum: its values say what it accepts
+	// ownProps: every value of "properties" is a map compiled for this
+	// node and held nowhere else, which strictNode may change in place.
+	ownProps bool
 }
 
 // change records a change. problem is what the provider would reject
@@ -259,10 +262,14 @@ func (c *compiler) node(v any, depth int) any {
 	}
 	switch x := v.(type) {
 	case map[string]any:
-		if !c.slowLeaves && c.d.settled(x) {
+		switch {
+		case n.isRoot(): // compileRoot's own copy
+			n.m = x
+		case !c.slowLeaves && c.d.settled(x):
 			return maps.Clone(x)
+		default:
+			n.m = maps.Clone(x)
 		}
-		n.m = maps.Clone(x)
 	case bool:
 		if c.d.booleans() {
 			return x
@@ -292,8 +299,11 @@ func (c *compiler) node(v any, depth int) any {
 	c.children(n, depth)
 	if c.d.unions() && c.d.simplify {
 		// Compiled alternatives may now be simple enough to merge.
-		c.union(n, "anyOf")
-		c.union(n, "oneOf")
+		anyOf := c.union(n, "anyOf")
+		oneOf := c.union(n, "oneOf")
+		if anyOf || oneOf { // merged properties may come from elsewhere
+			n.ownProps = false
+		}
 	}
 	c.strip(n)
 	c.enums(n)
@@ -1142,6 +1152,9 @@ func (c *compiler) children(n *nodeState, depth int) {
 		clear(c.names[start:end])
 		c.names = c.names[:start]
 		n.m[k] = out
+		if k == "properties" {
+			n.ownProps = true
+		}
 	}
 	for _, k := range schemaListKeywords {
 		bit++

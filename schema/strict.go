@@ -51,20 +51,24 @@ func (c *compiler) strictNode(n *nodeState) {
 				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
 			}
 			optional = append(optional, k)
-			props[k] = c.nullableSchema(props[k])
+			props[k] = c.nullableSchema(props[k], n.ownProps)
 			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
 	n.m["required"] = append(append([]any{}, req...), optional...)
 }
 
-// nullableSchema returns a compiled schema that also accepts null.
-func (c *compiler) nullableSchema(v any) any {
+// nullableSchema returns a compiled schema that also accepts null. It
+// changes v itself when owned says no one else holds it.
+func (c *compiler) nullableSchema(v any, owned bool) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
 	}
-	n := &nodeState{m: maps.Clone(m), level: -1, pathStr: "(nullable)", nullable: true}
+	if !owned {
+		m = maps.Clone(m)
+	}
+	n := &nodeState{m: m, level: -1, pathStr: "(nullable)", nullable: true}
 	c.sayNullable(n)
 	c.describe(n)
 	return n.m
