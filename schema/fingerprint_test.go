@@ -194,3 +194,41 @@ func TestSettledLeavesCompileAsBefore(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictLimits: strict mode's documented limits on the whole compiled
+// schema (properties in all, object nesting, enum values in all) are
+// reported as reasons it cannot be strict, and a schema within them is not.
+func TestStrictLimits(t *testing.T) {
+	nested := `{"type":"string"}`
+	for range 11 {
+		nested = `{"type":"object","properties":{"a":` + nested + `},"required":["a"],"additionalProperties":false}`
+	}
+	var enum, props []string
+	for i := range 1001 {
+		enum = append(enum, strconv.Quote(strconv.Itoa(i)))
+	}
+	for i := range 5001 {
+		props = append(props, `"p`+strconv.Itoa(i)+`":{"type":"string"}`)
+	}
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type":"object","properties":{"x":` + nested + `}}`, "objects nest 12 levels deep: strict mode takes at most 10"},
+		{`{"type":"object","properties":{"e":{"type":"string","enum":[` + strings.Join(enum, ",") + `]}},"required":["e"]}`, "1001 enum values in all: strict mode takes at most 1000"},
+		{`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`, "5001 properties in all: strict mode takes at most 5000"},
+		{`{"type":"object","properties":{"x":{"type":"object","properties":{"y":{"type":"string","enum":["a","b"]}}}}}`, ""},
+	} {
+		doc, err := Decode([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rep := OpenAIStrict.Compile(doc)
+		var limits []string
+		for _, ns := range rep.NotStrict {
+			if ns.Path == "" {
+				limits = append(limits, ns.Action)
+			}
+		}
+		if got := strings.Join(limits, "; "); got != tc.want {
+			t.Errorf("root reasons not strict = %q, want %q", got, tc.want)
+		}
+	}
+}

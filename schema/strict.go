@@ -149,25 +149,31 @@ func (c *compiler) strictLimits(root map[string]any) {
 			depth++
 			deepest = max(deepest, depth)
 		}
-		if p, ok := m["properties"].(map[string]any); ok {
-			props += len(p)
-			for _, e := range p { // counts and a maximum: any order
-				walk(e, depth, budget-1)
-			}
-		}
-		if e, ok := m["enum"].([]any); ok {
-			enums += len(e)
-		}
-		walk(m["items"], depth, budget-1)
-		for _, k := range []string{"anyOf", "$defs", "definitions"} {
-			switch x := m[k].(type) {
-			case []any:
-				for _, s := range x {
-					walk(s, depth, budget-1)
+		for k, e := range m { // counts and a maximum: any order
+			switch k {
+			case "properties":
+				if p, ok := e.(map[string]any); ok {
+					props += len(p)
+					for _, s := range p {
+						walk(s, depth, budget-1)
+					}
 				}
-			case map[string]any:
-				for _, e := range x {
-					walk(e, depth, budget-1)
+			case "enum":
+				if l, ok := e.([]any); ok {
+					enums += len(l)
+				}
+			case "items":
+				walk(e, depth, budget-1)
+			case "anyOf", "$defs", "definitions":
+				switch x := e.(type) {
+				case []any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
+				case map[string]any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
 				}
 			}
 		}
