@@ -43,8 +43,7 @@ func (d Dialect) Compile(doc any) (map[string]any, Report) {
 
 // compile is Compile; slowLeaves sends settled leaves through every pass.
 func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
-	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}, slowLeaves: slowLeaves,
-		places: make([]place, 0, 8), names: make([]string, 0, 32)} // deep enough for most tools without growing
+	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}, slowLeaves: slowLeaves}
 	c.movable = c.movableDefinitions()
 	out := c.compileRoot(doc)
 	if d.strict {
