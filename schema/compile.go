@@ -38,7 +38,12 @@ const hintKey = "\x00hints"
 // The compiled schema is for the provider; arguments must still be checked
 // against doc itself (see [Compile]), which holds every constraint.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
-	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}}
+	return d.compile(doc, false)
+}
+
+// compile is Compile; slowLeaves sends settled leaves through every pass.
+func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
+	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}, slowLeaves: slowLeaves}
 	c.movable = c.movableDefinitions()
 	out := c.compileRoot(doc)
 	if d.strict {
@@ -64,24 +69,39 @@ type compiler struct {
 	// that keeps references but only under $defs.
 	movable map[string]bool
 	nodes   int
+	// places is the stack of places of the nodes being compiled.
+	places []place
+	// slowLeaves sends settled leaves through every pass too (for the
+	// test that the shortcut changes nothing).
+	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
 	names []string
 }
 
 // nodeState is one schema node while it is compiled.
 type nodeState struct {
-	m        map[string]any
-	path     string
+	m map[string]any
+	// level is the node's depth on the compiler's stack of places; its path
+	// (see path) is built from them only when a change is reported there.
+	// -1: the path is pathStr, given as it is.
+	level    int
+	pathStr  string
 	hints    []string // constraints to describe
 	nullable bool     // null is allowed, to be said in the dialect's way
 	cut      bool     // replaced by a placeholder
 	open     bool     // an object that takes keys beyond its properties
 	valued   bool     // had an enum: its values say what it accepts
+	// ownProps: every value of "properties" is a map compiled for this
+	// node and held nowhere else, which strictNode may change in place.
+	ownProps bool
 }
 
 // change records a change. problem is what the provider would reject
 // without it, "" when it would not.
 func (c *compiler) change(path, action, problem string) {
+	if cap(c.rep.Changes) == 0 { // most reports with a change have a few
+		c.rep.Changes = make([]Change, 0, 8)
+	}
 	c.rep.Changes = append(c.rep.Changes, Change{Path: path, Action: action, Problem: problem})
 }
 
@@ -96,7 +116,13 @@ func (c *compiler) rejects(keyword string) string {
 	if c.d.Accepts(keyword) {
 		return ""
 	}
-	return c.d.name + " does not accept " + strconv.Quote(keyword) // as %q, without fmt's cost
+	if i := keywordIndex(keyword); i >= 0 && c.d.indexed {
+		return c.d.refusals[i]
+	}
+	if isIdent(keyword) {
+		return c.d.name + " does not accept \"" + keyword + "\"" // as %q, in one allocation
+	}
+	return c.d.name + " does not accept " + strconv.Quote(keyword)
 }
 
 // rootOnly are keywords providers refuse at the root of tool parameters.
@@ -145,7 +171,7 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 			atRoot = append(atRoot, k)
 		}
 	}
-	hints, _ := c.describeKeywords(m, atRoot, 0)
+	hints, _ := c.describeKeywords(m, atRoot, 0, nil)
 	addHint(m, hints...)
 	for _, k := range atRoot {
 		delete(m, k)
@@ -163,7 +189,7 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		}
 		c.change("properties", "empty properties added", problem)
 	}
-	out, _ := c.node(m, "", 0).(map[string]any)
+	out, _ := c.node(m, 0).(map[string]any)
 	if out == nil { // cannot happen: the root is a map
 		out = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
@@ -226,31 +252,37 @@ func (c *compiler) rootRound(m map[string]any) bool {
 	return changed
 }
 
-// node compiles one schema node at path.
-func (c *compiler) node(v any, path string, depth int) any {
+// node compiles one schema node, at the place on top of the stack.
+func (c *compiler) node(v any, depth int) any {
+	n := &nodeState{level: len(c.places)}
 	c.nodes++
 	if (depth > maxDepth || c.nodes > maxNodes) && !leaf(v) {
-		c.change(path, "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
+		c.change(n.path(c), "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
 		return c.placeholder(v, "not described further: the schema is too large or deep")
 	}
-	var m map[string]any
 	switch x := v.(type) {
 	case map[string]any:
-		m = maps.Clone(x)
+		switch {
+		case n.isRoot(): // compileRoot's own copy
+			n.m = x
+		case !c.slowLeaves && c.d.settled(x):
+			return maps.Clone(x)
+		default:
+			n.m = maps.Clone(x)
+		}
 	case bool:
 		if c.d.booleans() {
 			return x
 		}
-		m = map[string]any{}
+		n.m = map[string]any{}
 		if !x {
-			m[hintKey] = []string{"no value is allowed here"}
+			n.m[hintKey] = []string{"no value is allowed here"}
 		}
-		c.change(path, fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
+		c.change(n.path(c), fmt.Sprintf("boolean schema %v rewritten as an object schema", x), c.d.name+" does not accept boolean schemas")
 	default:
-		c.change(path, "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
-		m = map[string]any{}
+		c.change(n.path(c), "not a schema ("+valueType(v)+"); replaced by a schema that accepts any value", "a schema must be a JSON object")
+		n.m = map[string]any{}
 	}
-	n := &nodeState{m: m, path: path}
 	defer c.popInline(len(c.inline))
 	for round := 0; round < maxRounds && !n.cut; round++ {
 		if !c.reshape(n) {
@@ -263,12 +295,15 @@ func (c *compiler) node(v any, path string, depth int) any {
 	n.valued = hasKey(n.m, "enum")
 	c.tuples(n)
 	c.addItems(n, inferred)
-	n.open = isOpen(n.m, path != "")
+	n.open = isOpen(n.m, !n.isRoot())
 	c.children(n, depth)
 	if c.d.unions() && c.d.simplify {
 		// Compiled alternatives may now be simple enough to merge.
-		c.union(n, "anyOf")
-		c.union(n, "oneOf")
+		anyOf := c.union(n, "anyOf")
+		oneOf := c.union(n, "oneOf")
+		if anyOf || oneOf { // merged properties may come from elsewhere
+			n.ownProps = false
+		}
 	}
 	c.strip(n)
 	c.enums(n)
@@ -284,6 +319,108 @@ func (c *compiler) node(v any, path string, depth int) any {
 }
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
+
+// settled reports whether m, a schema below the root, is a leaf the dialect
+// takes as it is: a string, number, integer or boolean with only keywords
+// the dialect accepts and no pass rewrites, so that every pass of node
+// would leave it unchanged and report nothing. Most properties of real
+// tools are such leaves; node copies them without the passes. The test is
+// narrow on purpose: anything else goes through the passes.
+func (d Dialect) settled(m map[string]any) bool {
+	t, _ := m["type"].(string)
+	switch t {
+	case "string", "integer", "number", "boolean":
+	default:
+		return false
+	}
+	for k, v := range m {
+		switch k {
+		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
+			"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+		case "format": // strip keeps a format the dialect takes on this type
+			f, ok := v.(string)
+			if !ok || !d.acceptsFormat(f, t) {
+				return false
+			}
+		case "enum": // enums keeps a non-empty list: any values, or strings on a string
+			list, ok := v.([]any)
+			if !ok || len(list) == 0 || d.stringEnums && (t != "string" || !allStrings(list)) {
+				return false
+			}
+		default:
+			return false
+		}
+		if !d.Accepts(k) {
+			return false
+		}
+	}
+	return true
+}
+
+func allStrings(list []any) bool {
+	for _, v := range list {
+		if _, ok := v.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// place is where a node sits: below its parent's keyword key, and there
+// under the property name (a map of schemas) or at index i (a list). The
+// compiler keeps a stack of them, root to current node. Most nodes are
+// compiled without a change to report, so a place's path is built, once,
+// only when one is (see compiler.pathAt).
+type place struct {
+	key   string
+	name  string
+	named bool // name is set: key holds a map of schemas
+	i     int  // the index in a list of schemas, or -1
+	path  string
+	built bool // path is set
+}
+
+// nodeAt compiles v at place p below the current node.
+func (c *compiler) nodeAt(v any, p place, depth int) any {
+	c.places = append(c.places, p)
+	out := c.node(v, depth)
+	c.places = c.places[:len(c.places)-1]
+	return out
+}
+
+// below returns the place below keyword key of the current node.
+func below(key string) place { return place{key: key, i: -1} }
+
+// pathAt returns the dotted path of the node at level on the stack of
+// places, "" for the root.
+func (c *compiler) pathAt(level int) string {
+	if level == 0 {
+		return ""
+	}
+	p := &c.places[level-1]
+	if !p.built {
+		s := child(c.pathAt(level-1), p.key)
+		switch {
+		case p.named:
+			s = child(s, p.name)
+		case p.i >= 0:
+			s = index(s, p.i)
+		}
+		p.path, p.built = s, true
+	}
+	return p.path
+}
+
+// path returns the node's dotted path, "" at the root.
+func (n *nodeState) path(c *compiler) string {
+	if n.level < 0 {
+		return n.pathStr
+	}
+	return c.pathAt(n.level)
+}
+
+// isRoot reports whether n is the root of the schema.
+func (n *nodeState) isRoot() bool { return n.level == 0 }
 
 // leaf reports whether a schema has nothing inside to compile: no
 // subschemas and no reference.
@@ -321,7 +458,7 @@ func (c *compiler) reshape(n *nodeState) bool {
 	}
 	if raw, ok := n.m["allOf"]; ok && !c.d.Accepts("allOf") {
 		delete(n.m, "allOf")
-		path := child(n.path, "allOf")
+		path := child(n.path(c), "allOf")
 		alts := c.alternatives(raw, path, false)
 		for _, alt := range alts {
 			intersect(n.m, alt)
@@ -336,9 +473,9 @@ func (c *compiler) reshape(n *nodeState) bool {
 		delete(n.m, "nullable")
 		if v == true {
 			n.nullable = true
-			c.change(child(n.path, "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
+			c.change(child(n.path(c), "nullable"), "rewritten in "+c.d.name+"'s way to allow null", c.rejects("nullable"))
 		} else {
-			c.change(child(n.path, "nullable"), "removed", c.rejects("nullable"))
+			c.change(child(n.path(c), "nullable"), "removed", c.rejects("nullable"))
 		}
 		changed = true
 	}
@@ -357,18 +494,18 @@ func (c *compiler) reference(n *nodeState) bool {
 	if !ok {
 		return false
 	}
-	path := child(n.path, "$ref")
 	s, isString := ref.(string)
 	if isString {
 		if kept, ok := c.keptRef(s); ok {
 			if kept != s {
 				n.m["$ref"] = kept
-				c.change(path, "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
+				c.change(child(n.path(c), "$ref"), "reference "+s+" rewritten as "+kept, c.rejects("definitions"))
 			}
 			return false
 		}
 	}
 	delete(n.m, "$ref")
+	path := child(n.path(c), "$ref")
 	target, key, err := c.resolve(s)
 	if err != nil {
 		c.change(path, err.Error(), "providers do not follow remote or unknown references")
@@ -401,7 +538,7 @@ func (c *compiler) cutCycle(n *nodeState, ref string, target map[string]any) {
 		n.m["description"] = desc
 	}
 	n.cut = true
-	c.change(n.path, "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
+	c.change(n.path(c), "recursive reference "+ref+" cut here with a placeholder of type "+t, c.rejects("$ref"))
 }
 
 // placeholder is a typed stand-in for a schema the compiler does not
@@ -441,7 +578,6 @@ func (c *compiler) validTypes(n *nodeState) {
 	if !ok {
 		return
 	}
-	path := child(n.path, "type")
 	switch t := raw.(type) {
 	case string:
 		if slices.Contains(jsonTypes, t) {
@@ -466,7 +602,7 @@ func (c *compiler) validTypes(n *nodeState) {
 	default:
 		delete(n.m, "type")
 	}
-	c.change(path, "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
+	c.change(child(n.path(c), "type"), "invalid type "+literal(raw)+" removed", "providers refuse unknown type names")
 }
 
 // typeArray rewrites "type": [...] where the dialect does not accept type
@@ -476,7 +612,7 @@ func (c *compiler) typeArray(n *nodeState) bool {
 	if !ok || c.d.typeArrays {
 		return false
 	}
-	path := child(n.path, "type")
+	path := child(n.path(c), "type")
 	var types []string
 	for _, t := range list {
 		s, ok := t.(string)
@@ -537,7 +673,7 @@ func (c *compiler) union(n *nodeState, key string) bool {
 	if !ok {
 		return false
 	}
-	path := child(n.path, key)
+	path := child(n.path(c), key)
 	list, ok := raw.([]any)
 	if !ok || len(list) == 0 {
 		delete(n.m, key)
@@ -580,7 +716,7 @@ func (c *compiler) union(n *nodeState, key string) bool {
 		for _, alt := range c.alternatives(rest, index(path, restAt), false) {
 			intersect(n.m, alt)
 		}
-		c.movePaths(index(path, restAt), n.path)
+		c.movePaths(index(path, restAt), n.path(c))
 		n.nullable = n.nullable || nulls > 0
 		c.change(path, "single alternative inlined"+nullableNote(nulls > 0), c.unionProblem(key, keep))
 		return true
@@ -740,7 +876,7 @@ func (c *compiler) resolveTop(m map[string]any, path string) map[string]any {
 			return out
 		}
 		if slices.Contains(c.inline, key) {
-			n := &nodeState{m: out, path: path}
+			n := &nodeState{m: out, level: -1, pathStr: path}
 			c.cutCycle(n, s, target)
 			n.m[hintKey] = n.hints
 			return n.m
@@ -761,7 +897,7 @@ func (c *compiler) constToEnum(n *nodeState) {
 	}
 	delete(n.m, "const")
 	intersect(n.m, map[string]any{"enum": []any{v}})
-	c.change(child(n.path, "const"), "rewritten as a one-value enum", c.rejects("const"))
+	c.change(child(n.path(c), "const"), "rewritten as a one-value enum", c.rejects("const"))
 }
 
 // tuples rewrites tuple arrays ("prefixItems", or "items" as an array)
@@ -782,7 +918,7 @@ func (c *compiler) tuples(n *nodeState) {
 		positions = arrayItems
 		rest, hasRest = n.m["additionalItems"]
 	}
-	path := n.path
+	path := n.path(c)
 	if c.d.Accepts("prefixItems") { // draft-07 tuple to prefixItems
 		n.m["prefixItems"] = positions
 		delete(n.m, "items")
@@ -839,7 +975,7 @@ func (c *compiler) addItems(n *nodeState, inferred string) {
 		return
 	}
 	n.m["items"] = map[string]any{}
-	c.change(child(n.path, "items"), "items added (any value)", c.d.name+" needs items on every array")
+	c.change(child(n.path(c), "items"), "items added (any value)", c.d.name+" needs items on every array")
 }
 
 // hasType reports whether a schema's type is t or a list containing t.
@@ -952,7 +1088,7 @@ func present(m map[string]any) uint32 {
 // children compiles the subschemas of the keywords the dialect keeps, in
 // the order of subschemaKeywords, schemaMapKeywords, schemaListKeywords.
 func (c *compiler) children(n *nodeState, depth int) {
-	if n.path == "" {
+	if n.isRoot() {
 		c.moveDefinitions(n)
 	}
 	mask := present(n.m)
@@ -968,16 +1104,18 @@ func (c *compiler) children(n *nodeState, depth int) {
 		switch x := n.m[k].(type) {
 		case map[string]any:
 			if c.d.Accepts(k) {
-				n.m[k] = c.node(x, child(n.path, k), depth+1)
+				n.m[k] = c.nodeAt(x, below(k), depth+1)
 			}
 		case bool:
 			if k == "items" && !c.d.booleans() {
-				n.m[k] = c.node(x, child(n.path, k), depth+1)
+				n.m[k] = c.nodeAt(x, below(k), depth+1)
 			}
 		case []any: // items as a tuple, kept as it is
 			out := make([]any, len(x))
 			for i, s := range x {
-				out[i] = c.node(s, index(child(n.path, k), i), depth+1)
+				at := below(k)
+				at.i = i
+				out[i] = c.nodeAt(s, at, depth+1)
 			}
 			n.m[k] = out
 		}
@@ -992,7 +1130,6 @@ func (c *compiler) children(n *nodeState, depth int) {
 			continue
 		}
 		out := make(map[string]any, len(v))
-		base := child(n.path, k)
 		// The names are sorted on c.names, a stack the nested calls
 		// push on and pop, rather than in a slice of their own.
 		start := len(c.names)
@@ -1003,17 +1140,21 @@ func (c *compiler) children(n *nodeState, depth int) {
 		slices.Sort(c.names[start:end])
 		for i := start; i < end; i++ {
 			name := c.names[i]
-			p := child(base, name)
+			at := below(k)
+			at.name, at.named = name, true
 			if k == "properties" && v[name] == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
-				c.change(p, "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
+				c.change(child(child(n.path(c), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
 				continue
 			}
-			out[name] = c.node(v[name], p, depth+1)
+			out[name] = c.nodeAt(v[name], at, depth+1)
 		}
 		clear(c.names[start:end])
 		c.names = c.names[:start]
 		n.m[k] = out
+		if k == "properties" {
+			n.ownProps = true
+		}
 	}
 	for _, k := range schemaListKeywords {
 		bit++
@@ -1026,7 +1167,9 @@ func (c *compiler) children(n *nodeState, depth int) {
 		}
 		out := make([]any, len(v))
 		for i, s := range v {
-			out[i] = c.node(s, index(child(n.path, k), i), depth+1)
+			at := below(k)
+			at.i = i
+			out[i] = c.nodeAt(s, at, depth+1)
 		}
 		n.m[k] = out
 	}
@@ -1061,11 +1204,11 @@ func (c *compiler) shapes(n *nodeState) {
 	for _, k := range bad {
 		if k == "properties" {
 			n.m[k] = map[string]any{}
-			c.change(child(n.path, k), "not an object; replaced by {}", "\"properties\" must be an object")
+			c.change(child(n.path(c), k), "not an object; replaced by {}", "\"properties\" must be an object")
 			continue
 		}
 		delete(n.m, k)
-		c.change(child(n.path, k), "removed: not a valid value for "+k, "invalid "+k)
+		c.change(child(n.path(c), k), "removed: not a valid value for "+k, "invalid "+k)
 	}
 }
 
@@ -1089,10 +1232,10 @@ func (c *compiler) strip(n *nodeState) {
 		return
 	}
 	slices.Sort(removed)
-	hints, described := c.describeKeywords(n.m, removed, 0)
-	n.hints = append(n.hints, hints...)
+	var described []string
+	n.hints, described = c.describeKeywords(n.m, removed, 0, n.hints)
 	for _, k := range removed {
-		path := child(n.path, k)
+		path := child(n.path(c), k)
 		problem := c.rejects(k)
 		if k == "format" && problem == "" {
 			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
@@ -1131,7 +1274,7 @@ func (c *compiler) list(n *nodeState, k string) ([]any, bool) {
 	list, ok := raw.([]any)
 	if !ok {
 		delete(n.m, k)
-		c.change(child(n.path, k), "removed: not an array", "invalid "+k)
+		c.change(child(n.path(c), k), "removed: not an array", "invalid "+k)
 	}
 	return list, ok
 }
@@ -1143,11 +1286,10 @@ func (c *compiler) enums(n *nodeState) {
 	if !ok {
 		return
 	}
-	path := child(n.path, "enum")
 	if len(list) == 0 {
 		delete(n.m, "enum")
 		n.hints = append(n.hints, "no value is allowed here")
-		c.change(path, "empty enum moved to description", "providers refuse an empty enum")
+		c.change(child(n.path(c), "enum"), "empty enum moved to description", "providers refuse an empty enum")
 		return
 	}
 	if !c.d.stringEnums {
@@ -1170,17 +1312,17 @@ func (c *compiler) enums(n *nodeState) {
 		if len(list) > 0 {
 			n.hints = append(n.hints, "one of: "+literalList(list))
 		}
-		c.change(path, "moved to description", c.d.name+" accepts only enums of strings")
+		c.change(child(n.path(c), "enum"), "moved to description", c.d.name+" accepts only enums of strings")
 		return
 	}
 	if null {
 		n.m["enum"] = strs
 		n.nullable = true
-		c.change(path, "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
+		c.change(child(n.path(c), "enum"), "null moved out of the enum: the value is nullable", c.d.name+" accepts only enums of strings")
 	}
 	if t, _ := n.m["type"].(string); t != "string" {
 		n.m["type"] = "string"
-		c.change(child(n.path, "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
+		c.change(child(n.path(c), "type"), `"type": "string" set on an enum of strings`, c.d.name+" needs \"type\": \"string\" on an enum")
 	}
 }
 
@@ -1204,11 +1346,11 @@ func (c *compiler) typed(n *nodeState, inferred string) {
 		if !n.valued {
 			n.hints = append(n.hints, "any JSON value")
 		}
-		c.change(child(n.path, "type"), `"type": "string" set on a schema that accepts any value`, problem)
+		c.change(child(n.path(c), "type"), `"type": "string" set on a schema that accepts any value`, problem)
 		return
 	}
 	n.m["type"] = inferred
-	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
+	c.change(child(n.path(c), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), problem)
 }
 
 // typedStrict gives a node without a type the type its keywords imply in
@@ -1219,7 +1361,7 @@ func (c *compiler) typedStrict(n *nodeState, inferred string) {
 		return
 	}
 	n.m["type"] = inferred
-	c.change(child(n.path, "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
+	c.change(child(n.path(c), "type"), fmt.Sprintf("%q set, as its keywords imply", inferred), c.d.name+" needs a type on every schema")
 }
 
 // required cleans "required": only strings, once each, and where the
@@ -1229,21 +1371,31 @@ func (c *compiler) required(n *nodeState) {
 	if !ok {
 		return
 	}
-	path := child(n.path, "required")
 	props, _ := n.m["properties"].(map[string]any)
-	keep := make([]any, 0, len(list))
+	// Until a name is dropped, the names kept are list[:i]: the new list
+	// is built only when one is.
+	var keep []any
 	var undeclared []string
 	changed := false
-	for _, r := range list {
+	for i, r := range list {
 		s, ok := r.(string)
+		if !changed {
+			keep = list[:i]
+		}
+		drop := false
 		switch {
-		case !ok || slices.Contains(keep, any(s)):
-			changed = true
+		case !ok || containsString(keep, s):
+			drop = true
 		case c.d.declaredRequired && !hasKey(props, s):
 			undeclared = append(undeclared, s)
+			drop = true
+		}
+		switch {
+		case drop && !changed:
+			keep = append(make([]any, 0, len(list)), keep...)
 			changed = true
-		default:
-			keep = append(keep, s)
+		case !drop && changed:
+			keep = append(keep, r)
 		}
 	}
 	if !changed {
@@ -1252,10 +1404,20 @@ func (c *compiler) required(n *nodeState) {
 	n.m["required"] = keep
 	if len(undeclared) > 0 {
 		n.hints = append(n.hints, "also requires "+quoteAll(undeclared))
-		c.change(path, "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
+		c.change(child(n.path(c), "required"), "undeclared names "+quoteAll(undeclared)+" moved to description", c.d.name+" accepts in required only declared properties")
 		return
 	}
-	c.change(path, "names that are not strings, or repeated, removed", "invalid required")
+	c.change(child(n.path(c), "required"), "names that are not strings, or repeated, removed", "invalid required")
+}
+
+// containsString reports whether list holds the string s.
+func containsString(list []any, s string) bool {
+	for _, e := range list {
+		if t, ok := e.(string); ok && t == s {
+			return true
+		}
+	}
+	return false
 }
 
 func hasKey(m map[string]any, k string) bool {

@@ -12,10 +12,11 @@ import (
 //	(format: uuid; 1–64 chars; pattern ^[a-z]+$; at most 5 items)
 
 // describeKeywords describes the constraints among keys, keywords of m that
-// are being removed, in a fixed order. described lists the keywords that
-// produced a description.
-func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) (hints []string, described []string) {
-	var handled []string // by a rule of its own, described or not
+// are being removed, in a fixed order, appended to hints. described lists
+// the keywords that produced a description.
+func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int, hints []string) (_ []string, described []string) {
+	var buf [8]string
+	handled := buf[:0] // by a rule of its own, described or not
 	removing := func(k string) bool {
 		// keys is short: scanning it first spares most map lookups.
 		return slices.Contains(keys, k) && hasKey(m, k)
@@ -29,6 +30,9 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 			if slices.Contains(keys, k) {
 				handled = append(handled, k)
 				if h != "" {
+					if described == nil {
+						described = make([]string, 0, len(keys))
+					}
 					described = append(described, k)
 				}
 			}
@@ -40,18 +44,30 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 		}
 		return ""
 	}
+	// The rules below that run for every call skip, on one bit each, what
+	// none of keys needs: most calls remove one or two keywords.
+	var rules uint8
+	for _, k := range keys {
+		rules |= countRule(k)
+	}
 	if removing("format") {
 		add("format: "+plain(m["format"]), "format")
 	}
-	add(span(num("minLength"), num("maxLength"), "char"), "minLength", "maxLength")
+	if rules&ruleLength != 0 {
+		add(span(num("minLength"), num("maxLength"), "char"), "minLength", "maxLength")
+	}
 	if removing("pattern") {
 		add("pattern "+plain(m["pattern"]), "pattern")
 	}
-	add(bounds(m, removing), "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+	if rules&ruleBounds != 0 {
+		add(bounds(m, removing), "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum")
+	}
 	if v := num("multipleOf"); v != "" {
 		add("multiple of "+v, "multipleOf")
 	}
-	add(span(num("minItems"), num("maxItems"), "item"), "minItems", "maxItems")
+	if rules&ruleItems != 0 {
+		add(span(num("minItems"), num("maxItems"), "item"), "minItems", "maxItems")
+	}
 	if removing("uniqueItems") {
 		add(map[bool]string{true: "unique items"}[m["uniqueItems"] == true], "uniqueItems")
 	}
@@ -66,7 +82,9 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 		}
 		add(span(lo, hi, "")+" "+what, "contains", "minContains", "maxContains")
 	}
-	add(span(num("minProperties"), num("maxProperties"), "key"), "minProperties", "maxProperties")
+	if rules&ruleKeys != 0 {
+		add(span(num("minProperties"), num("maxProperties"), "key"), "minProperties", "maxProperties")
+	}
 	_, hasProps := m["properties"]
 	if removing("additionalProperties") {
 		add(c.others(m["additionalProperties"], hasProps, depth), "additionalProperties")
@@ -92,7 +110,7 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 		add(s, "propertyNames")
 	}
 	for _, k := range []string{"dependentRequired", "dependentSchemas", "dependencies"} {
-		if !removing(k) {
+		if rules&ruleDeps == 0 || !removing(k) {
 			continue
 		}
 		deps, _ := m[k].(map[string]any)
@@ -160,7 +178,7 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 	// Any other constraint keyword a dialect drops (compat can drop
 	// anything) is described as it is.
 	for _, k := range keys {
-		if !constraintKeywords[k] || slices.Contains(handled, k) {
+		if !isConstraint(k) || slices.Contains(handled, k) {
 			continue
 		}
 		switch v := m[k].(type) {
@@ -173,15 +191,47 @@ func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int) 
 	return hints, described
 }
 
-// constraintKeywords are the keywords that constrain values, as opposed to
-// annotations and structure. Removing one without describing it would lose
-// a constraint.
-var constraintKeywords = setOf("type", "enum", "const", "format", "pattern", "minLength", "maxLength",
-	"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-	"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
-	"properties", "patternProperties", "additionalProperties", "propertyNames", "minProperties", "maxProperties", "required",
-	"dependentRequired", "dependentSchemas", "dependencies", "not", "if", "then", "else", "allOf", "anyOf", "oneOf",
-	"unevaluatedItems", "unevaluatedProperties", "contentMediaType", "contentEncoding", "contentSchema")
+// Bits of the rules of describeKeywords that would otherwise run for every
+// call: countRule gives a keyword's.
+const (
+	ruleLength uint8 = 1 << iota
+	ruleBounds
+	ruleItems
+	ruleKeys
+	ruleDeps
+)
+
+func countRule(k string) uint8 {
+	switch k {
+	case "minLength", "maxLength":
+		return ruleLength
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+		return ruleBounds
+	case "minItems", "maxItems":
+		return ruleItems
+	case "minProperties", "maxProperties":
+		return ruleKeys
+	case "dependentRequired", "dependentSchemas", "dependencies":
+		return ruleDeps
+	}
+	return 0
+}
+
+// isConstraint reports whether k is a keyword that constrains values, as
+// opposed to annotations and structure. Removing one without describing
+// it would lose a constraint.
+func isConstraint(k string) bool {
+	switch k {
+	case "type", "enum", "const", "format", "pattern", "minLength", "maxLength",
+		"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+		"items", "prefixItems", "additionalItems", "minItems", "maxItems", "uniqueItems", "contains", "minContains", "maxContains",
+		"properties", "patternProperties", "additionalProperties", "propertyNames", "minProperties", "maxProperties", "required",
+		"dependentRequired", "dependentSchemas", "dependencies", "not", "if", "then", "else", "allOf", "anyOf", "oneOf",
+		"unevaluatedItems", "unevaluatedProperties", "contentMediaType", "contentEncoding", "contentSchema":
+		return true
+	}
+	return false
+}
 
 // plain renders a string as it is and anything else as JSON.
 func plain(v any) string {
@@ -364,7 +414,7 @@ func (c *compiler) compactN(v any, depth int) string {
 		}
 	}
 	slices.Sort(keys)
-	hints, _ := c.describeKeywords(m, keys, depth)
+	hints, _ := c.describeKeywords(m, keys, depth, nil)
 	switch {
 	case len(hints) == 0 && head == "":
 		if d, ok := m["description"].(string); ok {

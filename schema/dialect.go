@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -44,6 +45,14 @@ type Dialect struct {
 	// strict applies OpenAI's strict mode: every object closed and fully
 	// required, optional properties nullable.
 	strict bool
+	// accepted answers Accepts for the keywords of indexedKeywords, bit
+	// keywordIndex(k), without the two set lookups; indexed says it is
+	// filled in (see indexed).
+	accepted uint64
+	indexed  bool
+	// refusals holds, by keywordIndex, the problem reported for an indexed
+	// keyword the dialect does not accept: "gemini does not accept \"title\"".
+	refusals []string
 }
 
 // set is a set of keywords or formats.
@@ -81,7 +90,7 @@ var (
 	// OpenAI is Chat Completions and Responses function parameters without
 	// strict mode: any JSON Schema below an object root that declares
 	// properties; every array needs items.
-	OpenAI = Dialect{name: "openai", typeArrays: true, simplify: true, items: true, rootProperties: true}
+	OpenAI = Dialect{name: "openai", typeArrays: true, simplify: true, items: true, rootProperties: true}.withIndex()
 
 	// OpenAIStrict is OpenAI's strict mode (Structured Outputs for
 	// function calling): a documented subset, every object closed and fully
@@ -94,11 +103,11 @@ var (
 			"minItems", "maxItems"),
 		formats:    map[string]set{"string": setOf("date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid")},
 		typeArrays: true, simplify: true, items: true, rootProperties: true, declaredRequired: true, strict: true,
-	}
+	}.withIndex()
 
 	// Anthropic accepts full JSON Schema (draft 2020-12); only the root
 	// shape is fixed.
-	Anthropic = Dialect{name: "anthropic", typeArrays: true}
+	Anthropic = Dialect{name: "anthropic", typeArrays: true}.withIndex()
 
 	// Gemini is the OpenAPI 3.0 subset of a function declaration's
 	// "parameters": no references, unions, type arrays, open maps or
@@ -109,7 +118,7 @@ var (
 		accept:   setOf("type", "format", "description", "nullable", "enum", "properties", "required", "items"),
 		formats:  map[string]set{"string": setOf("date-time"), "integer": setOf("int32", "int64"), "number": setOf("float", "double")},
 		simplify: true, stringEnums: true, typed: true, items: true, declaredRequired: true,
-	}
+	}.withIndex()
 
 	// GeminiJSON is a function declaration's "parametersJsonSchema", which
 	// takes more of JSON Schema: references, anyOf, additionalProperties,
@@ -121,12 +130,12 @@ var (
 			"properties", "additionalProperties", "required", "propertyOrdering"),
 		formats:  map[string]set{"string": setOf("date-time", "date", "time"), "integer": setOf("int32", "int64"), "number": setOf("float", "double")},
 		simplify: true, typed: true, items: true, declaredRequired: true,
-	}
+	}.withIndex()
 
 	// XAI is OpenAI's dialect without length and item-count keywords, which
 	// xAI rejects.
 	XAI = Dialect{name: "xai", reject: setOf(append(slices.Clone(stringBounds), itemBounds...)...),
-		typeArrays: true, simplify: true, items: true, rootProperties: true}
+		typeArrays: true, simplify: true, items: true, rootProperties: true}.withIndex()
 )
 
 // Compat returns OpenAI's dialect without the given keywords, for other
@@ -137,7 +146,7 @@ func Compat(keywords ...string) Dialect {
 	d := OpenAI
 	d.reject = setOf(keywords...)
 	d.name = "compat:" + strings.Join(d.reject.sorted(), ",")
-	return d
+	return d.withIndex()
 }
 
 // Dialects returns the built-in dialects, in the order of the README table.
@@ -191,7 +200,173 @@ func (d Dialect) Strict() bool { return d.strict }
 // Accepts reports whether the dialect keeps keyword where it appears in a
 // schema.
 func (d Dialect) Accepts(keyword string) bool {
+	if d.indexed {
+		if i := keywordIndex(keyword); i >= 0 {
+			return d.accepted&(1<<i) != 0
+		}
+	}
+	return d.inSets(keyword)
+}
+
+// keywordIndex returns k's position in indexedKeywords, or -1.
+func keywordIndex(k string) int {
+	switch k {
+	case "type":
+		return 0
+	case "description":
+		return 1
+	case "title":
+		return 2
+	case "properties":
+		return 3
+	case "required":
+		return 4
+	case "additionalProperties":
+		return 5
+	case "items":
+		return 6
+	case "anyOf":
+		return 7
+	case "oneOf":
+		return 8
+	case "allOf":
+		return 9
+	case "enum":
+		return 10
+	case "const":
+		return 11
+	case "$ref":
+		return 12
+	case "$defs":
+		return 13
+	case "definitions":
+		return 14
+	case "pattern":
+		return 15
+	case "format":
+		return 16
+	case "multipleOf":
+		return 17
+	case "minimum":
+		return 18
+	case "maximum":
+		return 19
+	case "exclusiveMinimum":
+		return 20
+	case "exclusiveMaximum":
+		return 21
+	case "minItems":
+		return 22
+	case "maxItems":
+		return 23
+	case "minLength":
+		return 24
+	case "maxLength":
+		return 25
+	case "default":
+		return 26
+	case "examples":
+		return 27
+	case "example":
+		return 28
+	case "nullable":
+		return 29
+	case "not":
+		return 30
+	case "if":
+		return 31
+	case "then":
+		return 32
+	case "else":
+		return 33
+	case "prefixItems":
+		return 34
+	case "additionalItems":
+		return 35
+	case "contains":
+		return 36
+	case "minContains":
+		return 37
+	case "maxContains":
+		return 38
+	case "uniqueItems":
+		return 39
+	case "patternProperties":
+		return 40
+	case "propertyNames":
+		return 41
+	case "minProperties":
+		return 42
+	case "maxProperties":
+		return 43
+	case "dependentRequired":
+		return 44
+	case "dependentSchemas":
+		return 45
+	case "dependencies":
+		return 46
+	case "unevaluatedItems":
+		return 47
+	case "unevaluatedProperties":
+		return 48
+	case "contentMediaType":
+		return 49
+	case "contentEncoding":
+		return 50
+	case "contentSchema":
+		return 51
+	case "deprecated":
+		return 52
+	case "readOnly":
+		return 53
+	case "writeOnly":
+		return 54
+	case "$schema":
+		return 55
+	case "$id":
+		return 56
+	case "$comment":
+		return 57
+	case "$anchor":
+		return 58
+	case "propertyOrdering":
+		return 59
+	}
+	return -1
+}
+
+// inSets answers Accepts from the dialect's keyword sets.
+func (d Dialect) inSets(keyword string) bool {
 	return (d.accept == nil || d.accept[keyword]) && !d.reject[keyword]
+}
+
+// withIndex returns d with Accepts' answers for indexedKeywords filled in:
+// the compiler asks it for every keyword of every node.
+func (d Dialect) withIndex() Dialect {
+	d.accepted = 0
+	d.refusals = make([]string, len(indexedKeywords))
+	for i, k := range indexedKeywords {
+		if d.inSets(k) {
+			d.accepted |= 1 << i
+		} else {
+			d.refusals[i] = d.name + " does not accept " + strconv.Quote(k)
+		}
+	}
+	d.indexed = true
+	return d
+}
+
+// indexedKeywords are the keywords Accepts answers from a bit mask, in the
+// order of their bits; keywordIndex finds one.
+var indexedKeywords = []string{
+	"type", "description", "title", "properties", "required", "additionalProperties", "items", "anyOf",
+	"oneOf", "allOf", "enum", "const", "$ref", "$defs", "definitions", "pattern",
+	"format", "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
+	"minLength", "maxLength", "default", "examples", "example", "nullable", "not", "if",
+	"then", "else", "prefixItems", "additionalItems", "contains", "minContains", "maxContains", "uniqueItems",
+	"patternProperties", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas", "dependencies", "unevaluatedItems",
+	"unevaluatedProperties", "contentMediaType", "contentEncoding", "contentSchema", "deprecated", "readOnly", "writeOnly", "$schema",
+	"$id", "$comment", "$anchor", "propertyOrdering",
 }
 
 // acceptsFormat reports whether the dialect keeps "format": f on a node of

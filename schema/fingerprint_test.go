@@ -2,9 +2,12 @@ package schema
 
 import (
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -74,6 +77,158 @@ func TestKeywordClassFollowsTheLists(t *testing.T) {
 	for _, k := range []string{"type", "description", "enum", "$ref", "required", "default", hintKey, ""} {
 		if c, b := keywordClass(k); c != 0 || b != -1 {
 			t.Errorf("keywordClass(%q) = %d, %d; want 0, -1", k, c, b)
+		}
+	}
+}
+
+// TestImpliesFollowsTheLists: implies, which inferType uses instead of
+// looking up every keyword of the lists, ranks each keyword of a list by
+// the order inferType tries the lists in, and any other key 0.
+func TestImpliesFollowsTheLists(t *testing.T) {
+	for i, list := range [][]string{numberKeywords, stringKeywords, arrayKeywords, objectKeywords} {
+		for _, k := range list {
+			if got := implies(k); got != i+1 {
+				t.Errorf("implies(%q) = %d, want %d", k, got, i+1)
+			}
+		}
+	}
+	for _, k := range []string{"type", "description", "enum", "const", "$ref", "anyOf", "default", hintKey, ""} {
+		if got := implies(k); got != 0 {
+			t.Errorf("implies(%q) = %d, want 0", k, got)
+		}
+	}
+}
+
+// TestLiteralMatchesEncode: literal's shortcut for plain strings, numbers
+// and booleans writes what the JSON encoder writes (cut at 80 bytes).
+func TestLiteralMatchesEncode(t *testing.T) {
+	values := []any{nil, true, false, "", "abc", "a b-c_d.e/f:g", "<&>", `say "hi"`, `back\slash`, "tab\there",
+		"line\nbreak", "\x7f", "é", "\u2028", "\xff", strings.Repeat("x", 79), strings.Repeat("y", 78), strings.Repeat("z", 200),
+		json.Number("0"), json.Number("-0"), json.Number("12"), json.Number("-12.50"), json.Number("1e3"), json.Number("01"),
+		json.Number("1."), json.Number(".5"), json.Number("-"), json.Number(""), json.Number("1.5E-7"), json.Number(strings.Repeat("9", 100)),
+		1.5, 3, []any{"a", json.Number("1")}, map[string]any{"k": "v"}}
+	for _, v := range values {
+		var want string
+		if b, err := Encode(v); err == nil {
+			want = cut(string(b), 80)
+		} else {
+			want = fmt.Sprint(v)
+		}
+		if got := literal(v); got != want {
+			t.Errorf("literal(%#v) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+// TestAcceptsFollowsTheSets: the bit mask Accepts answers from gives, for
+// every dialect, what the dialect's keyword sets say, for the indexed
+// keywords and any other; keywordIndex finds each indexed keyword's bit.
+func TestAcceptsFollowsTheSets(t *testing.T) {
+	if len(indexedKeywords) > 64 {
+		t.Fatalf("%d indexed keywords: the mask holds 64", len(indexedKeywords))
+	}
+	for i, k := range indexedKeywords {
+		if got := keywordIndex(k); got != i {
+			t.Errorf("keywordIndex(%q) = %d, want %d", k, got, i)
+		}
+	}
+	words := append(slices.Clone(indexedKeywords), "x-custom", "", hintKey, "Type", "$dynamicRef")
+	dialects := append(testDialects(), Compat("nullable", "x-custom", "description"), Dialect{name: "plain"})
+	for _, d := range dialects {
+		for _, k := range words {
+			if got, want := d.Accepts(k), d.inSets(k); got != want {
+				t.Errorf("%s: Accepts(%q) = %v, the sets say %v", d.Name(), k, got, want)
+			}
+			want := ""
+			if !d.inSets(k) {
+				want = d.Name() + " does not accept " + strconv.Quote(k)
+			}
+			if got := (&compiler{d: d}).rejects(k); got != want {
+				t.Errorf("%s: rejects(%q) = %q, want %q", d.Name(), k, got, want)
+			}
+		}
+	}
+	for _, k := range []string{"x-custom", "Type", ""} {
+		if keywordIndex(k) != -1 {
+			t.Errorf("keywordIndex(%q) should be -1", k)
+		}
+	}
+}
+
+// TestSettledLeavesCompileAsBefore: the shortcut that copies a settled leaf
+// (see Dialect.settled) gives the same schema and report as every pass,
+// for every tool of the corpus and for leaves at the edge of the test, in
+// every dialect.
+func TestSettledLeavesCompileAsBefore(t *testing.T) {
+	docs := []any{}
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	for _, leaf := range []string{
+		`{"type":"string"}`, `{"type":"string","enum":["a","b"]}`, `{"type":"string","enum":["a",null]}`,
+		`{"type":"string","enum":[]}`, `{"type":"integer","enum":[1,2]}`, `{"type":"string","enum":"a"}`,
+		`{"type":"string","format":"date-time"}`, `{"type":"string","format":"uuid"}`, `{"type":"integer","format":"int64"}`,
+		`{"type":"string","format":7}`, `{"type":"number","minimum":0,"maximum":1}`, `{"type":"string","minLength":1,"maxLength":9}`,
+		`{"type":"boolean","default":true,"description":"Default: true"}`, `{"type":"string","title":"T"}`, `{"type":"null"}`,
+		`{"type":"array"}`, `{"type":"object"}`, `{"type":"str"}`, `{"type":["string","null"]}`, `{"type":"string","nullable":true}`,
+		`{"type":"string","const":"x"}`, `{"type":"string","pattern":"^a$","examples":["a"]}`, `{"type":"integer","exclusiveMinimum":true,"minimum":0}`,
+		`{"type":"string","title":{"x":1}}`, `{"type":"string","x-extra":1}`, `{"type":"number","multipleOf":0.5,"deprecated":true}`,
+	} {
+		v, err := Decode([]byte(`{"type":"object","properties":{"p":` + leaf + `},"required":["p"]}`))
+		if err != nil {
+			t.Fatal(leaf, err)
+		}
+		w, _ := Decode([]byte(`{"type":"object","properties":{"p":` + leaf + `}}`))
+		docs = append(docs, v, w)
+	}
+	for _, d := range append(testDialects(), Compat("enum", "title")) {
+		for _, doc := range docs {
+			fast, fastRep := d.compile(doc, false)
+			slow, slowRep := d.compile(doc, true)
+			if a, b := encode(t, fast), encode(t, slow); a != b {
+				t.Errorf("%s: the shortcut compiled %s\nthe passes %s", d.Name(), a, b)
+			}
+			if a, b := fastRep.String(), slowRep.String(); a != b {
+				t.Errorf("%s: the shortcut reported\n%s\nthe passes\n%s", d.Name(), a, b)
+			}
+		}
+	}
+}
+
+// TestStrictLimits: strict mode's documented limits on the whole compiled
+// schema (properties in all, object nesting, enum values in all) are
+// reported as reasons it cannot be strict, and a schema within them is not.
+func TestStrictLimits(t *testing.T) {
+	nested := `{"type":"string"}`
+	for range 11 {
+		nested = `{"type":"object","properties":{"a":` + nested + `},"required":["a"],"additionalProperties":false}`
+	}
+	var enum, props []string
+	for i := range 1001 {
+		enum = append(enum, strconv.Quote(strconv.Itoa(i)))
+	}
+	for i := range 5001 {
+		props = append(props, `"p`+strconv.Itoa(i)+`":{"type":"string"}`)
+	}
+	for _, tc := range []struct{ schema, want string }{
+		{`{"type":"object","properties":{"x":` + nested + `}}`, "objects nest 12 levels deep: strict mode takes at most 10"},
+		{`{"type":"object","properties":{"e":{"type":"string","enum":[` + strings.Join(enum, ",") + `]}},"required":["e"]}`, "1001 enum values in all: strict mode takes at most 1000"},
+		{`{"type":"object","properties":{` + strings.Join(props, ",") + `}}`, "5001 properties in all: strict mode takes at most 5000"},
+		{`{"type":"object","properties":{"x":{"type":"object","properties":{"y":{"type":"string","enum":["a","b"]}}}}}`, ""},
+	} {
+		doc, err := Decode([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, rep := OpenAIStrict.Compile(doc)
+		var limits []string
+		for _, ns := range rep.NotStrict {
+			if ns.Path == "" {
+				limits = append(limits, ns.Action)
+			}
+		}
+		if got := strings.Join(limits, "; "); got != tc.want {
+			t.Errorf("root reasons not strict = %q, want %q", got, tc.want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,6 +95,32 @@ func FuzzValidate(f *testing.F) {
 		}
 		if _, err := json.Marshal(changes); err != nil {
 			t.Fatal(err)
+		}
+	})
+}
+
+// FuzzSettledLeaves: for any input, copying settled leaves (see
+// Dialect.settled) compiles to the same schema and report as sending them
+// through every pass.
+func FuzzSettledLeaves(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add([]byte(s))
+	}
+	f.Add([]byte(`{"properties":{"a":{"type":"string","enum":["x",null]},"b":{"type":"integer","format":"int64","minimum":0},"c":{"type":"boolean","title":"C"}}}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		doc, err := Decode(b)
+		if err != nil {
+			return
+		}
+		for _, d := range testDialects() {
+			fast, fastRep := d.compile(doc, false)
+			slow, slowRep := d.compile(doc, true)
+			if a, b := encode(t, fast), encode(t, slow); a != b {
+				t.Fatalf("%s: the shortcut compiled %s\nthe passes %s", d.Name(), a, b)
+			}
+			if a, b := fmt.Sprint(fastRep), fmt.Sprint(slowRep); a != b {
+				t.Fatalf("%s: the shortcut reported %s\nthe passes %s", d.Name(), a, b)
+			}
 		}
 	})
 }

@@ -154,11 +154,58 @@ func valueType(v any) string {
 // literal renders a value for a description: strings quoted, other JSON
 // as compact JSON, cut at 80 bytes.
 func literal(v any) string {
+	// The values descriptions quote most are plain strings, numbers and
+	// booleans: written as Encode writes them, without an encoder.
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(x)
+	case string:
+		if plainASCII(x) {
+			return cut(`"`+x+`"`, 80)
+		}
+	case json.Number:
+		if simpleNumber(string(x)) {
+			return cut(string(x), 80)
+		}
+	}
 	b, err := Encode(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
 	return cut(string(b), 80)
+}
+
+// plainASCII reports whether JSON writes s as it is between quotes:
+// printable ASCII without a quote or a backslash.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// simpleNumber reports whether s is a JSON number without an exponent,
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?, which JSON writes as it is.
+func simpleNumber(s string) bool {
+	s = strings.TrimPrefix(s, "-")
+	intPart, frac, hasFrac := strings.Cut(s, ".")
+	if intPart == "" || intPart[0] == '0' && len(intPart) > 1 || !allDigits(intPart) {
+		return false
+	}
+	return !hasFrac || frac != "" && allDigits(frac)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // cut shortens s to at most n bytes on a rune boundary, ending in "…".

@@ -206,9 +206,16 @@ func greater(a, b any) bool {
 // that is not null), or the type its keywords imply; "" when it could be
 // anything.
 func kindOf(m map[string]any) string {
-	for _, t := range typeSet(m["type"]) {
+	switch t := m["type"].(type) {
+	case string:
 		if t != "null" && slices.Contains(jsonTypes, t) {
 			return t
+		}
+	case []any:
+		for _, e := range t {
+			if s, ok := e.(string); ok && s != "null" && slices.Contains(jsonTypes, s) {
+				return s
+			}
 		}
 	}
 	return inferType(m)
@@ -222,22 +229,41 @@ var (
 	numberKeywords = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 )
 
+// implies ranks the type keyword k implies: 4 object, 3 array, 2 string,
+// 1 number (the order inferType tries them in), 0 none.
+func implies(k string) int {
+	switch k {
+	case "properties", "additionalProperties", "patternProperties", "required", "propertyNames", "minProperties", "maxProperties", "dependentRequired", "dependentSchemas":
+		return 4
+	case "items", "prefixItems", "minItems", "maxItems", "uniqueItems", "contains", "additionalItems":
+		return 3
+	case "pattern", "minLength", "maxLength", "contentEncoding", "contentMediaType":
+		return 2
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
+		return 1
+	}
+	return 0
+}
+
 // inferType returns the type a schema's keywords imply, or "".
 func inferType(m map[string]any) string {
 	if t, ok := m["type"].(string); ok && slices.Contains(jsonTypes, t) {
 		return t
 	}
-	has := func(keys []string) bool {
-		return slices.ContainsFunc(keys, func(k string) bool { return hasKey(m, k) })
+	// One pass over the node's few keys rather than a lookup of each
+	// keyword that implies a type; the first list that has one wins.
+	implied := 0
+	for k := range m {
+		implied = max(implied, implies(k))
 	}
-	switch {
-	case has(objectKeywords):
+	switch implied {
+	case 4:
 		return "object"
-	case has(arrayKeywords):
+	case 3:
 		return "array"
-	case has(stringKeywords):
+	case 2:
 		return "string"
-	case has(numberKeywords):
+	case 1:
 		return "number"
 	}
 	if c, ok := m["const"]; ok && c != nil {

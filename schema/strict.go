@@ -20,16 +20,16 @@ const (
 func (c *compiler) strictNode(n *nodeState) {
 	if !hasType(n.m, "object") && !hasKey(n.m, "properties") {
 		if !hasKey(n.m, "type") && !hasKey(n.m, "enum") && !hasKey(n.m, "const") && !hasKey(n.m, "anyOf") && !hasKey(n.m, "$ref") {
-			c.notStrict(n.path, "a value of any type cannot be strict")
+			c.notStrict(n.path(c), "a value of any type cannot be strict")
 		}
 		return
 	}
 	if n.open {
-		c.notStrict(n.path, "an object that takes keys beyond its declared properties (a map: additionalProperties, patternProperties, or no properties at all) cannot be strict")
+		c.notStrict(n.path(c), "an object that takes keys beyond its declared properties (a map: additionalProperties, patternProperties, or no properties at all) cannot be strict")
 		if ap := n.m["additionalProperties"]; ap == nil || ap == false {
 			// patternProperties went into the description: say open.
 			n.m["additionalProperties"] = true
-			c.change(child(n.path, "additionalProperties"), "set to true: keys beyond the declared properties are allowed", "")
+			c.change(child(n.path(c), "additionalProperties"), "set to true: keys beyond the declared properties are allowed", "")
 		}
 		return
 	}
@@ -40,27 +40,35 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	if n.m["additionalProperties"] != false {
 		n.m["additionalProperties"] = false
-		c.change(child(n.path, "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
+		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
 	}
 	req := requiredOf(n.m)
 	var optional []any
+	var base, problem string // the same for every property: built once
 	for _, k := range sortedKeys(props) {
-		if !slices.Contains(req, any(k)) {
+		if !containsString(req, k) {
+			if base == "" {
+				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
+			}
 			optional = append(optional, k)
-			props[k] = c.nullableSchema(props[k])
-			c.change(child(child(n.path, "properties"), k), "made required and nullable: null stands for leaving it out", c.d.name+" needs every property in required")
+			props[k] = c.nullableSchema(props[k], n.ownProps)
+			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
 	n.m["required"] = append(append([]any{}, req...), optional...)
 }
 
-// nullableSchema returns a compiled schema that also accepts null.
-func (c *compiler) nullableSchema(v any) any {
+// nullableSchema returns a compiled schema that also accepts null. It
+// changes v itself when owned says no one else holds it.
+func (c *compiler) nullableSchema(v any, owned bool) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
 	}
-	n := &nodeState{m: maps.Clone(m), path: "(nullable)", nullable: true}
+	if !owned {
+		m = maps.Clone(m)
+	}
+	n := &nodeState{m: m, level: -1, pathStr: "(nullable)", nullable: true}
 	c.sayNullable(n)
 	c.describe(n)
 	return n.m
@@ -69,7 +77,7 @@ func (c *compiler) nullableSchema(v any) any {
 // sayNullable says that a node accepts null in the dialect's way: a type
 // array, "nullable": true, or an anyOf with a null alternative.
 func (c *compiler) sayNullable(n *nodeState) {
-	if !n.nullable || n.path == "" {
+	if !n.nullable || n.isRoot() {
 		return
 	}
 	switch {
@@ -141,25 +149,31 @@ func (c *compiler) strictLimits(root map[string]any) {
 			depth++
 			deepest = max(deepest, depth)
 		}
-		if p, ok := m["properties"].(map[string]any); ok {
-			props += len(p)
-			for _, k := range sortedKeys(p) {
-				walk(p[k], depth, budget-1)
-			}
-		}
-		if e, ok := m["enum"].([]any); ok {
-			enums += len(e)
-		}
-		walk(m["items"], depth, budget-1)
-		for _, k := range []string{"anyOf", "$defs", "definitions"} {
-			switch x := m[k].(type) {
-			case []any:
-				for _, s := range x {
-					walk(s, depth, budget-1)
+		for k, e := range m { // counts and a maximum: any order
+			switch k {
+			case "properties":
+				if p, ok := e.(map[string]any); ok {
+					props += len(p)
+					for _, s := range p {
+						walk(s, depth, budget-1)
+					}
 				}
-			case map[string]any:
-				for _, name := range sortedKeys(x) {
-					walk(x[name], depth, budget-1)
+			case "enum":
+				if l, ok := e.([]any); ok {
+					enums += len(l)
+				}
+			case "items":
+				walk(e, depth, budget-1)
+			case "anyOf", "$defs", "definitions":
+				switch x := e.(type) {
+				case []any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
+				case map[string]any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
 				}
 			}
 		}
