@@ -301,29 +301,30 @@ func encodeCallResult(r *sdk.CallToolResult) ([]byte, error) {
 			size += len(t.Text) + 32
 		}
 	}
-	out := make([]byte, 0, size)
-	out = append(out, contentHead...)
+	out := bytes.NewBuffer(make([]byte, 0, size))
+	out.WriteString(contentHead)
+	// As TextContent.MarshalJSON writes a text (json.Marshal: HTML
+	// characters escaped), straight into out.
+	enc := json.NewEncoder(out)
 	for i, c := range r.Content {
 		if i > 0 {
-			out = append(out, ',')
+			out.WriteByte(',')
 		}
 		if t, ok := c.(*sdk.TextContent); ok && len(t.Meta) == 0 && t.Annotations == nil {
-			// As TextContent.MarshalJSON writes it (json.Marshal: HTML
-			// characters escaped).
-			text, err := json.Marshal(t.Text)
-			if err != nil {
+			out.WriteString(`{"type":"text","text":`)
+			if err := enc.Encode(t.Text); err != nil {
 				return r.MarshalJSON()
 			}
-			out = append(out, `{"type":"text","text":`...)
-			out = append(out, text...)
-			out = append(out, '}')
+			out.Truncate(out.Len() - 1) // Encode's newline
+			out.WriteByte('}')
 			continue
 		}
 		block, err := c.MarshalJSON()
 		if err != nil {
 			return r.MarshalJSON()
 		}
-		out = append(out, block...)
+		out.Write(block)
 	}
-	return append(out, env[len(contentHead):]...), nil
+	out.Write(env[len(contentHead):])
+	return out.Bytes(), nil
 }
