@@ -9,12 +9,13 @@
 // CPU time moves far less than wall time when other jobs share the
 // machine, which is why the call path's changes are judged by it.
 //
-//	go run ./bench/callcpu [-calls 3000] [-rounds 3] [-toolbelt BIN[,BIN2]] [-http=false]
+//	go run ./bench/callcpu [-calls 3000] [-rounds 3] [-toolbelt BIN[,BIN2]] [-floor BIN] [-http=false] [-stdio=false]
 //
-// With -prof PREFIX, each Toolbelt server is started with TOOLBELT_PROF set
-// to PREFIX-<i>-<transport> and sent SIGUSR1 after its calls: a binary with
-// a profiling hook that reads them writes its profiles there (no hook is in
-// the repository; without one the variable does nothing).
+// With -prof PREFIX, each server of the first round is started with
+// TOOLBELT_PROF set to PREFIX-<i>-<transport> (PREFIX-floor-<transport> for
+// the floor) and sent SIGUSR1 after its calls: a binary with a profiling
+// hook that reads them writes its profiles there (no hook is in the
+// repository; without one the variable does nothing).
 package main
 
 import (
@@ -43,7 +44,8 @@ var (
 	tbBins = flag.String("toolbelt", "", "toolbelt binaries to measure, comma-separated (default: build ./cmd/toolbelt)")
 	doHTTP = flag.Bool("http", true, "measure streamable HTTP too")
 	doIO   = flag.Bool("stdio", true, "measure stdio")
-	prof   = flag.String("prof", "", "profile prefix handed to the servers (TOOLBELT_PROF)")
+	prof     = flag.String("prof", "", "profile prefix handed to the servers (TOOLBELT_PROF)")
+	floorBin = flag.String("floor", "", "a floor binary to measure instead of building ./bench/floor")
 )
 
 func main() {
@@ -59,7 +61,10 @@ func main() {
 		check(cmd.Run())
 		return out
 	}
-	floor := build("floor", "./bench/floor")
+	floor := *floorBin
+	if floor == "" {
+		floor = build("floor", "./bench/floor")
+	}
 	var tbs []string
 	if *tbBins == "" {
 		tbs = []string{build("toolbelt", "./cmd/toolbelt")}
@@ -79,10 +84,25 @@ func main() {
 		http  func() *exec.Cmd
 		prof  string
 	}
+	floorEnv := func(transport string) []string {
+		if *prof == "" {
+			return nil
+		}
+		return append(os.Environ(), "TOOLBELT_PROF="+*prof+"-floor-"+transport)
+	}
 	servers := []server{{
-		name:  "floor",
-		stdio: func() *exec.Cmd { return exec.Command(floor, "-dir", ws) },
-		http:  func() *exec.Cmd { return exec.Command(floor, "-dir", ws, "-http", "127.0.0.1:0") },
+		name: "floor",
+		prof: *prof,
+		stdio: func() *exec.Cmd {
+			c := exec.Command(floor, "-dir", ws)
+			c.Env = floorEnv("stdio")
+			return c
+		},
+		http: func() *exec.Cmd {
+			c := exec.Command(floor, "-dir", ws, "-http", "127.0.0.1:0")
+			c.Env = floorEnv("http")
+			return c
+		},
 	}}
 	for i, tb := range tbs {
 		data := filepath.Join(tmp, fmt.Sprintf("data%d", i))
