@@ -39,11 +39,11 @@ import (
 )
 
 var (
-	calls  = flag.Int("calls", 3000, "calls per server and transport in a round")
-	rounds = flag.Int("rounds", 3, "rounds")
-	tbBins = flag.String("toolbelt", "", "toolbelt binaries to measure, comma-separated (default: build ./cmd/toolbelt)")
-	doHTTP = flag.Bool("http", true, "measure streamable HTTP too")
-	doIO   = flag.Bool("stdio", true, "measure stdio")
+	calls    = flag.Int("calls", 3000, "calls per server and transport in a round")
+	rounds   = flag.Int("rounds", 3, "rounds")
+	tbBins   = flag.String("toolbelt", "", "toolbelt binaries to measure, comma-separated (default: build ./cmd/toolbelt)")
+	doHTTP   = flag.Bool("http", true, "measure streamable HTTP too")
+	doIO     = flag.Bool("stdio", true, "measure stdio")
 	prof     = flag.String("prof", "", "profile prefix handed to the servers (TOOLBELT_PROF)")
 	floorBin = flag.String("floor", "", "a floor binary to measure instead of building ./bench/floor")
 )
