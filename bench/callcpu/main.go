@@ -2,7 +2,7 @@
 // sequential `read` calls of a 4 KB file, over stdio (raw JSON-RPC lines)
 // and over streamable HTTP (one Go SDK client), and the user + system time
 // the server process used for them (from /proc, so the client's own work is
-// not counted), divided by N. The floor (bench/floor) and each Toolbelt
+// not counted), divided by N; and, beside it, the calls per second. The floor (bench/floor) and each Toolbelt
 // binary given are measured in turn, round after round, so that every
 // figure has its peers measured in the same minutes.
 //
@@ -133,40 +133,50 @@ func main() {
 		})
 	}
 
-	got := map[string][]float64{}
+	cpu, rate := map[string][]float64{}, map[string][]float64{}
+	add := func(key string, c, r float64) {
+		cpu[key], rate[key] = append(cpu[key], c), append(rate[key], r)
+	}
 	for r := range *rounds {
 		for _, s := range servers {
 			profile := s.prof != "" && r == 0
 			if *doIO {
-				got[s.name+" stdio"] = append(got[s.name+" stdio"], stdioCPU(unprofiled(s.stdio(), profile), profile))
+				c, rt := stdioCPU(unprofiled(s.stdio(), profile), profile)
+				add(s.name+" stdio", c, rt)
 			}
 			if *doHTTP {
-				got[s.name+" http"] = append(got[s.name+" http"], httpCPU(unprofiled(s.http(), profile), profile))
+				c, rt := httpCPU(unprofiled(s.http(), profile), profile)
+				add(s.name+" http", c, rt)
 			}
 		}
 	}
-	fmt.Printf("CPU µs per read call of 4 KB, %d calls, %d rounds (each round's figure)\n\n", *calls, *rounds)
-	fmt.Println("| server | transport | µs per call |")
-	fmt.Println("| --- | --- | --- |")
+	fmt.Printf("read calls of 4 KB, %d calls, %d rounds (each round's figure, then the median)\n\n", *calls, *rounds)
+	fmt.Println("| server | transport | server CPU µs per call | calls per second (wall) |")
+	fmt.Println("| --- | --- | --- | --- |")
 	for _, s := range servers {
 		for _, t := range []string{"stdio", "http"} {
-			xs := got[s.name+" "+t]
-			if len(xs) == 0 {
+			key := s.name + " " + t
+			if len(cpu[key]) == 0 {
 				continue
 			}
-			var parts []string
-			for _, x := range xs {
-				parts = append(parts, fmt.Sprintf("%.0f", x))
-			}
-			slices.Sort(xs)
-			fmt.Printf("| %s | %s | %s (median %.0f) |\n", s.name, t, strings.Join(parts, ", "), xs[len(xs)/2])
+			fmt.Printf("| %s | %s | %s | %s |\n", s.name, t, series(cpu[key]), series(rate[key]))
 		}
 	}
 }
 
+// series writes each round's figure and their median.
+func series(xs []float64) string {
+	var parts []string
+	for _, x := range xs {
+		parts = append(parts, fmt.Sprintf("%.0f", x))
+	}
+	sorted := slices.Sorted(slices.Values(xs))
+	return fmt.Sprintf("%s (median %.0f)", strings.Join(parts, ", "), sorted[len(sorted)/2])
+}
+
 // stdioCPU starts a server on stdio, warms it up, and returns the CPU µs it
 // used per call over the measured calls.
-func stdioCPU(cmd *exec.Cmd, profile bool) float64 {
+func stdioCPU(cmd *exec.Cmd, profile bool) (float64, float64) {
 	in, err := cmd.StdinPipe()
 	check(err)
 	outPipe, err := cmd.StdoutPipe()
@@ -202,10 +212,11 @@ func stdioCPU(cmd *exec.Cmd, profile bool) float64 {
 		read()
 	}
 	time.Sleep(300 * time.Millisecond)
-	c0 := cpuOf(cmd.Process.Pid)
+	c0, t0 := cpuOf(cmd.Process.Pid), time.Now()
 	for range *calls {
 		read()
 	}
+	rate := float64(*calls) / time.Since(t0).Seconds()
 	time.Sleep(300 * time.Millisecond) // the audit drain's last batch
 	c1 := cpuOf(cmd.Process.Pid)
 	if profile {
@@ -220,12 +231,12 @@ func stdioCPU(cmd *exec.Cmd, profile bool) float64 {
 		_ = cmd.Process.Kill()
 		<-done
 	}
-	return float64(c1-c0) / float64(time.Microsecond) / float64(*calls)
+	return float64(c1-c0) / float64(time.Microsecond) / float64(*calls), rate
 }
 
 // httpCPU serves streamable HTTP, calls it from one Go SDK client session,
 // and returns the server's CPU µs per call.
-func httpCPU(cmd *exec.Cmd, profile bool) float64 {
+func httpCPU(cmd *exec.Cmd, profile bool) (float64, float64) {
 	outPipe, err := cmd.StdoutPipe()
 	check(err)
 	check(cmd.Start())
@@ -262,16 +273,17 @@ func httpCPU(cmd *exec.Cmd, profile bool) float64 {
 		read()
 	}
 	time.Sleep(300 * time.Millisecond)
-	c0 := cpuOf(cmd.Process.Pid)
+	c0, t0 := cpuOf(cmd.Process.Pid), time.Now()
 	for range *calls {
 		read()
 	}
+	rate := float64(*calls) / time.Since(t0).Seconds()
 	time.Sleep(300 * time.Millisecond)
 	c1 := cpuOf(cmd.Process.Pid)
 	if profile {
 		stopProfile(cmd)
 	}
-	return float64(c1-c0) / float64(time.Microsecond) / float64(*calls)
+	return float64(c1-c0) / float64(time.Microsecond) / float64(*calls), rate
 }
 
 // unprofiled drops TOOLBELT_PROF from the environment of a server that is
