@@ -225,6 +225,39 @@ type rule struct {
 	// keep, when set, says whether a match is not a secret after all (the
 	// name before "=" is not a secret's name).
 	keep func(m []string, names []string) bool
+	// need says what an ASCII text must hold for re to match in it: every
+	// group of words, one word of each (in lower case when fold is set,
+	// for the rules that ignore case). It is checked first, with
+	// strings.Contains, and spares most texts the expression: a rule
+	// matches seldom, and running all of them cost a short command
+	// ~100 µs. TestRuleNeedsAreNecessary holds them to their expressions.
+	need [][]string
+	fold bool
+}
+
+// mayMatch says whether r's expression may match in s; lower is s in lower
+// case, for ASCII s only (where case folding is plain ASCII).
+func (r rule) mayMatch(s, lower string, ascii bool) bool {
+	if !ascii || r.need == nil {
+		return true
+	}
+	in := s
+	if r.fold {
+		in = lower
+	}
+	for _, group := range r.need {
+		found := false
+		for _, w := range group {
+			if strings.Contains(in, w) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }
 
 // rules are applied in order; each sees the text with the secrets of the
@@ -235,33 +268,33 @@ var rules = sync.OnceValue(func() []rule {
 		// The body of a key block is base64 with headers ("Proc-Type: 4,ENCRYPTED"):
 		// it ends at the END line, or at the first character a body cannot
 		// hold, so an unterminated block cannot hide the command after it.
-		{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`)},
+		{name: "private key block", re: regexp.MustCompile(`-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY( BLOCK)?-----(?P<s>[A-Za-z0-9+/=\s:,.\-]*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----|[^A-Za-z0-9+/=\s:,.\-]|\z)`), need: [][]string{{"-----BEGIN"}}},
 		// Before the header rules: "https://x-access-token:T@github.com/o/r"
 		// is a URL's user and password, not an X-Access-Token header whose
 		// value would run to the end of the URL.
-		{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`)},
-		{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`)},
-		{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`)},
+		{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`), need: [][]string{{"://"}, {"@"}}},
+		{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization\s*[:=]\s*(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`), need: [][]string{{"authorization"}}, fold: true},
+		{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`), need: [][]string{{":"}, {"api-key", "-token"}}, fold: true},
 		// A cookie header's value is name=value pairs separated by "; ".
-		{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`)},
-		{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`)},
-		{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`)},
-		{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`)},
-		{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`)},
-		{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
-		{name: "curl -u USER:PASSWORD", re: regexp.MustCompile(`\bcurl\b[^;|&\n]*?\s(?:-u\s*|-U\s*|--user(?:\s+|=)|--proxy-user(?:\s+|=))['"]?[^\s:'"&;|<>()\x60]*:(?P<s>[^\s'"&;|<>()\x60]+)`)},
-		{name: "redis-cli -a PASSWORD", re: regexp.MustCompile(`\bredis-cli\b[^;|&\n]*?\s-a\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
-		{name: "registry login -p PASSWORD", re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|helm)\b[^;|&\n]*?\slogin\b[^;|&\n]*?\s-p(?:\s+|=)?(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`)},
-		{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`),
+		{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`), need: [][]string{{"cookie"}, {":"}}, fold: true},
+		{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`), need: [][]string{{"bearer"}}, fold: true},
+		{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`), need: [][]string{{"="}, {"?", "&", ";"}}, fold: true},
+		{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`), need: [][]string{{"-"}}, fold: true},
+		{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`), need: [][]string{{"mysql", "mariadb"}, {"-p"}}},
+		{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"mysql", "mariadb", "sshpass"}, {"-p"}}},
+		{name: "curl -u USER:PASSWORD", re: regexp.MustCompile(`\bcurl\b[^;|&\n]*?\s(?:-u\s*|-U\s*|--user(?:\s+|=)|--proxy-user(?:\s+|=))['"]?[^\s:'"&;|<>()\x60]*:(?P<s>[^\s'"&;|<>()\x60]+)`), need: [][]string{{"curl"}, {":"}}},
+		{name: "redis-cli -a PASSWORD", re: regexp.MustCompile(`\bredis-cli\b[^;|&\n]*?\s-a\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"redis-cli"}, {"-a"}}},
+		{name: "registry login -p PASSWORD", re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|helm)\b[^;|&\n]*?\slogin\b[^;|&\n]*?\s-p(?:\s+|=)?(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"login"}, {"-p"}}},
+		{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)\s*=\s*(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`), need: [][]string{{"="}},
 			keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
-		{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`)},
-		{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`)},
-		{name: "Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`)},
-		{name: "Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`)},
-		{name: "OpenAI / Anthropic key", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
-		{name: "Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`)},
-		{name: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-		{name: "JWT", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`)},
+		{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), need: [][]string{{"AKIA", "ASIA", "ABIA", "ACCA"}}},
+		{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), need: [][]string{{"gh", "github_pat_"}, {"_"}}},
+		{name: "Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), need: [][]string{{"xox"}}},
+		{name: "Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`), need: [][]string{{"hooks.slack.com/services/"}}},
+		{name: "OpenAI / Anthropic key", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), need: [][]string{{"sk-"}}},
+		{name: "Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`), need: [][]string{{"k_live_", "k_test_"}}},
+		{name: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), need: [][]string{{"AIza"}}},
+		{name: "JWT", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`), need: [][]string{{"eyJ"}, {"."}}},
 	}
 })
 
@@ -278,10 +311,31 @@ func index(names []string, name string) int {
 // "curl -H 'Authorization: Bearer T' https://x" becomes
 // "curl -H 'Authorization: Bearer [redacted]' https://x".
 func RedactText(s string) string {
+	ascii, lower := isASCII(s), ""
+	if ascii {
+		lower = strings.ToLower(s)
+	}
 	for _, r := range rules() {
-		s = r.apply(s)
+		if !r.mayMatch(s, lower, ascii) {
+			continue
+		}
+		if t := r.apply(s); t != s {
+			s = t
+			if ascii {
+				lower = strings.ToLower(s)
+			}
+		}
 	}
 	return s
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // isCode says whether a would-be secret is shell code or a reference to

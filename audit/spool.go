@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -30,6 +31,12 @@ import (
 // the drain, the next Recover (any process, at its start) moves what is
 // left into the log, each record once.
 //
+// The write is made by a caller of Append itself, not handed to another
+// goroutine: the first caller to find no write under way writes its record
+// and every record that arrives meanwhile, batch after batch, while the
+// others wait for theirs (a call's result waits for its record, and the
+// hand-off to a writer goroutine and back was two wake-ups on its path).
+//
 // A record becomes visible to List and Verify once drained or recovered:
 // at once after a quiet moment, within drainLinger (25 ms) under a stream
 // of calls, whose records the drain gathers into one transaction. Each process has its own spool file, locked
@@ -41,18 +48,20 @@ type Spool struct {
 	onError   func(error)
 	onRecover func(int)
 
-	queue  chan pending
 	drains chan drainBatch
-	wrote  chan struct{} // closed when the writer stops
 	done   chan struct{} // closed when the drain stops
 
-	mu     sync.RWMutex // Append holds it to send; Close to close the queue
-	closed bool
+	mu      sync.Mutex
+	idle    *sync.Cond // signalled when a writing caller is done
+	closed  bool
+	waiting []pending // appended, not yet written
+	writing bool      // a caller is writing the waiting records
 
-	// Owned by the writer goroutine.
+	// Owned by the writing caller.
 	f    *os.File
 	name string
 	size int64
+	buf  bytes.Buffer
 }
 
 // drainBatch is records written to a spool file, ending at offset end; or,
@@ -96,13 +105,12 @@ func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 	}
 	s := &Spool{
 		log: l, dir: dir, sync: o.Sync, onError: o.OnError, onRecover: o.OnRecover,
-		queue: make(chan pending, writerQueue), drains: make(chan drainBatch, 1024),
-		wrote: make(chan struct{}), done: make(chan struct{}),
+		drains: make(chan drainBatch, 1024), done: make(chan struct{}),
 	}
+	s.idle = sync.NewCond(&s.mu)
 	if err := s.open(); err != nil {
 		return nil, err
 	}
-	go s.write()
 	go s.drain()
 	return s, nil
 }
@@ -128,84 +136,77 @@ func (s *Spool) open() error {
 // the write is done, or with its error.
 func (s *Spool) Append(ctx context.Context, r Record) error {
 	p := pending{r: prepare(r), done: make(chan error, 1)}
-	s.mu.RLock()
+	s.mu.Lock()
 	if s.closed {
-		s.mu.RUnlock()
+		s.mu.Unlock()
 		return fmt.Errorf("appending the audit record of call %s: the spool is closed", r.CallID)
 	}
-	select {
-	case s.queue <- p:
-	case <-ctx.Done():
-		s.mu.RUnlock()
-		return ctx.Err()
+	s.waiting = append(s.waiting, p)
+	if s.writing {
+		// The caller writing now writes this record too, with the next
+		// batch.
+		s.mu.Unlock()
+		select {
+		case err := <-p.done:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
-	s.mu.RUnlock()
-	select {
-	case err := <-p.done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
+	s.writing = true
+	for len(s.waiting) > 0 {
+		n := min(len(s.waiting), writerBatch)
+		batch := slices.Clone(s.waiting[:n])
+		s.waiting = slices.Delete(s.waiting, 0, n)
+		s.mu.Unlock()
+		s.write(batch)
+		s.mu.Lock()
 	}
+	s.writing = false
+	s.idle.Broadcast()
+	s.mu.Unlock()
+	return <-p.done
 }
 
-// write takes the queued records, writes them with one write (group
-// commit), answers their callers and hands them to the drain.
-func (s *Spool) write() {
-	defer close(s.wrote)
-	defer close(s.drains)
-	var buf bytes.Buffer
-	for p := range s.queue {
-		batch := []pending{p}
-	more:
-		for len(batch) < writerBatch {
-			select {
-			case next, ok := <-s.queue:
-				if !ok {
-					break more
-				}
-				batch = append(batch, next)
-			default:
-				break more
-			}
-		}
-		buf.Reset()
-		records := make([]Record, len(batch))
-		for i, p := range batch {
-			records[i] = p.r
-			line, err := json.Marshal(p.r)
-			if err != nil {
-				panic(err) // a Record always encodes
-			}
-			buf.Write(line)
-			buf.WriteByte('\n')
-		}
-		_, err := s.f.Write(buf.Bytes())
-		if err == nil && s.sync {
-			err = s.f.Sync()
-		}
+// write writes a batch of records with one write (group commit), answers
+// their callers and hands them to the drain. One caller at a time writes.
+func (s *Spool) write(batch []pending) {
+	s.buf.Reset()
+	records := make([]Record, len(batch))
+	for i, p := range batch {
+		records[i] = p.r
+		line, err := json.Marshal(p.r)
 		if err != nil {
-			err = fmt.Errorf("writing the audit spool %s: %w", s.f.Name(), err)
+			panic(err) // a Record always encodes
 		}
-		for _, p := range batch {
-			p.done <- err
-		}
-		if err != nil {
-			// What was written of it, if anything, is recovered at the next
-			// start; the callers were told it failed.
-			continue
-		}
-		s.size += int64(buf.Len())
-		s.drains <- drainBatch{f: s.f, name: s.name, records: records, end: s.size}
-		if s.size >= maxSpoolBytes {
-			old := drainBatch{f: s.f, name: s.name, retire: true}
-			if err := s.open(); err != nil {
-				s.report(err)
-				continue // keep writing to the full file
-			}
-			s.drains <- old
-		}
+		s.buf.Write(line)
+		s.buf.WriteByte('\n')
 	}
-	s.drains <- drainBatch{f: s.f, name: s.name, retire: true}
+	_, err := s.f.Write(s.buf.Bytes())
+	if err == nil && s.sync {
+		err = s.f.Sync()
+	}
+	if err != nil {
+		err = fmt.Errorf("writing the audit spool %s: %w", s.f.Name(), err)
+	}
+	for _, p := range batch {
+		p.done <- err
+	}
+	if err != nil {
+		// What was written of it, if anything, is recovered at the next
+		// start; the callers were told it failed.
+		return
+	}
+	s.size += int64(s.buf.Len())
+	s.drains <- drainBatch{f: s.f, name: s.name, records: records, end: s.size}
+	if s.size >= maxSpoolBytes {
+		old := drainBatch{f: s.f, name: s.name, retire: true}
+		if err := s.open(); err != nil {
+			s.report(err)
+			return // keep writing to the full file
+		}
+		s.drains <- old
+	}
 }
 
 // drainLinger is how long the drain gathers records for one transaction
@@ -311,7 +312,12 @@ func (s *Spool) Close() error {
 	s.mu.Lock()
 	if !s.closed {
 		s.closed = true
-		close(s.queue)
+		// The caller writing now writes every record appended before.
+		for s.writing {
+			s.idle.Wait()
+		}
+		s.drains <- drainBatch{f: s.f, name: s.name, retire: true}
+		close(s.drains)
 	}
 	s.mu.Unlock()
 	<-s.done

@@ -263,3 +263,79 @@ func TestRecoverRefusesAGarbledSpool(t *testing.T) {
 		t.Error("the garbled file was removed")
 	}
 }
+
+// TestSpoolRecordIsWrittenWhenAppendReturns: callers appending at once
+// (one of them writes for the others) each find their record's line in the
+// spool file when Append returns; a Close among them keeps every record
+// whose Append succeeded, in each caller's order, and refuses the later
+// ones.
+func TestSpoolRecordIsWrittenWhenAppendReturns(t *testing.T) {
+	t.Parallel()
+	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "spool")
+	l := audit.New(st)
+	s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := spoolFiles(t, dir)
+	if len(files) != 1 {
+		t.Fatalf("spool files %v", files)
+	}
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		accepted = map[string]bool{}
+	)
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 40 {
+				r := full()
+				r.CallID = fmt.Sprintf("g%d-%02d", g, i)
+				if err := s.Append(ctx, r); err != nil {
+					if !strings.Contains(err.Error(), "the spool is closed") {
+						t.Error(err)
+					}
+					return
+				}
+				b, err := os.ReadFile(files[0])
+				if err != nil && !os.IsNotExist(err) {
+					t.Error(err)
+					return
+				}
+				// After Close the file is gone: the record is in the log.
+				if err == nil && !strings.Contains(string(b), `"callId":"`+r.CallID+`"`) {
+					t.Errorf("Append of %s returned before its line was written", r.CallID)
+				}
+				mu.Lock()
+				accepted[r.CallID] = true
+				mu.Unlock()
+			}
+		})
+	}
+	time.Sleep(5 * time.Millisecond)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	rs := list(t, l, audit.Filter{})
+	if len(rs) != len(accepted) {
+		t.Fatalf("%d records in the log, %d appends succeeded", len(rs), len(accepted))
+	}
+	last := map[string]int{}
+	for _, r := range rs {
+		if !accepted[r.CallID] {
+			t.Errorf("record %s in the log, its Append failed", r.CallID)
+		}
+		var g, i int
+		fmt.Sscanf(r.CallID, "g%d-%d", &g, &i)
+		if prev, ok := last[fmt.Sprint(g)]; ok && i != prev+1 {
+			t.Errorf("caller %d: record %d after %d", g, i, prev)
+		}
+		last[fmt.Sprint(g)] = i
+	}
+	if sum, err := l.Verify(ctx); err != nil || sum.Records != int64(len(accepted)) {
+		t.Errorf("verify %+v %v", sum, err)
+	}
+}

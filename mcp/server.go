@@ -75,6 +75,10 @@ type Server struct {
 	stop    func()
 	jobs    *jobFollower
 
+	// sdkEncoding leaves tools/call results to the SDK to encode (tests
+	// compare both ways).
+	sdkEncoding bool
+
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
 	key    [32]byte              // signs the request state of approval rounds
@@ -153,14 +157,17 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 func (s *Server) repairNames(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		call, ok := req.(*sdk.CallToolRequest)
-		if method != "tools/call" || !ok || call.Params == nil || s.isListed(call.Params.Name) {
+		if method != "tools/call" || !ok || call.Params == nil {
 			return next(ctx, method, req)
+		}
+		if s.isListed(call.Params.Name) {
+			return s.wrap(next(ctx, method, req))
 		}
 		if name, ok := s.front.Canonical(call.Params.Name); ok && s.isListed(name) {
 			call.Params.Name = name
-			return next(ctx, method, req)
+			return s.wrap(next(ctx, method, req))
 		}
-		return s.handle(ctx, call)
+		return s.wrap(s.handle(ctx, call))
 	}
 }
 
@@ -173,6 +180,15 @@ func (s *Server) noteFirstAnswer(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// wrap hands a tools/call result to the SDK as a wireResult (fewer
+// encoding passes), unless sdkEncoding is set.
+func (s *Server) wrap(res sdk.Result, err error) (sdk.Result, error) {
+	if s.sdkEncoding {
+		return res, err
+	}
+	return wrapResult(res, err)
 }
 
 // isListed reports whether clients are offered a tool of exactly this name.

@@ -209,10 +209,15 @@ func (c *lineConn) check(line []byte) jsonrpc.Message {
 		c.reject(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line")
 		return nil
 	}
-	msg, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
-		c.reject(lineID(line), jsonrpc.CodeInvalidRequest, "not a JSON-RPC 2.0 message: "+err.Error())
-		return nil
+	var msg jsonrpc.Message
+	if req, ok := decodeRequest(line); ok {
+		msg = req
+	} else {
+		var err error
+		if msg, err = jsonrpc.DecodeMessage(line); err != nil {
+			c.reject(lineID(line), jsonrpc.CodeInvalidRequest, "not a JSON-RPC 2.0 message: "+err.Error())
+			return nil
+		}
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
@@ -375,12 +380,19 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	data, err := jsonrpc.EncodeMessage(msg)
-	if err != nil {
-		return fmt.Errorf("encoding a message: %w", err)
+	var data []byte
+	if r, ok := msg.(*jsonrpc.Response); ok {
+		data, _ = encodeResponse(r)
+	}
+	if data == nil {
+		encoded, err := jsonrpc.EncodeMessage(msg)
+		if err != nil {
+			return fmt.Errorf("encoding a message: %w", err)
+		}
+		data = append(encoded, '\n')
 	}
 	c.wmu.Lock()
-	_, err = c.out.Write(append(data, '\n'))
+	_, err := c.out.Write(data)
 	c.wmu.Unlock()
 	c.mu.Lock()
 	switch m := msg.(type) {

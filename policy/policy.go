@@ -201,6 +201,37 @@ func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
 	return ""
 }
 
+// UsesArgs reports whether Decide looks at a call's arguments: whether an
+// ask rule of some layer has conditions on them. When none has, Decide
+// gives the same result with Args nil, and a caller need not decode them.
+func (p *Policy) UsesArgs() bool {
+	conditional := func(r Rules) bool {
+		if slices.ContainsFunc(r.Ask, func(a AskRule) bool { return len(a.When) > 0 }) {
+			return true
+		}
+		for _, byProvider := range r.ByProvider {
+			if slices.ContainsFunc(byProvider.Ask, func(a AskRule) bool { return len(a.When) > 0 }) {
+				return true
+			}
+		}
+		return false
+	}
+	if conditional(p.Tools) || conditional(p.Sandbox) || conditional(p.Subagents) {
+		return true
+	}
+	for _, r := range p.Agents {
+		if conditional(r) {
+			return true
+		}
+	}
+	for _, r := range p.Channels {
+		if conditional(r) {
+			return true
+		}
+	}
+	return false
+}
+
 // Offers reports whether a tool may be offered to the caller at all: every
 // layer lets it through, ignoring conditions on arguments.
 func (p *Policy) Offers(req Request) bool {

@@ -281,3 +281,50 @@ func unwrap(err error) []error {
 	}
 	return []error{errors.Unwrap(err)}
 }
+
+// TestUsesArgs: a policy says it looks at arguments when an ask rule of any
+// layer has conditions; when none has, deciding with the arguments and
+// without them gives the same result (the pipeline then does not decode
+// them).
+func TestUsesArgs(t *testing.T) {
+	t.Parallel()
+	when := []AskRule{{Tools: []string{"exec"}, When: map[string][]string{"command": {"rm *"}}}}
+	plain := []AskRule{{Tools: []string{"exec", "write"}}}
+	for name, p := range map[string]*Policy{
+		"global":          {Tools: Rules{Ask: when}},
+		"global provider": {Tools: Rules{ByProvider: map[string]Rules{"openai": {Ask: when}}}},
+		"agent":           {Agents: map[string]Rules{"main": {Ask: when}}},
+		"agent provider":  {Agents: map[string]Rules{"main": {ByProvider: map[string]Rules{"xai/grok": {Ask: when}}}}},
+		"channel":         {Channels: map[string]Rules{"mcp": {Ask: when}}},
+		"sandbox":         {Sandbox: Rules{Ask: when}},
+		"subagents":       {Subagents: Rules{Ask: when}},
+	} {
+		if !p.UsesArgs() {
+			t.Errorf("%s: a condition on arguments, UsesArgs false", name)
+		}
+	}
+	policies := []*Policy{
+		{},
+		{Tools: Rules{Profile: "coding", Ask: plain, Deny: []string{"process"}}},
+		{Tools: Rules{Allow: []string{"group:fs"}, ByProvider: map[string]Rules{"openai": {Ask: plain}}}, OwnerOnly: []string{"write"}},
+		{Agents: map[string]Rules{"main": {Ask: plain}}, Channels: map[string]Rules{"mcp": {Deny: []string{"exec"}}}, Sandbox: Rules{Ask: plain}, Subagents: Rules{Deny: []string{"write"}}},
+	}
+	for i, p := range policies {
+		if p.UsesArgs() {
+			t.Errorf("policy %d has no conditions, UsesArgs true", i)
+		}
+		for _, id := range []string{"exec", "write", "read", "process"} {
+			for _, req := range []Request{
+				{Meta: meta(id), Agent: "main", Channel: "mcp", Provider: "openai", Sandboxed: true, Subagent: true},
+				{Meta: meta(id), Provider: "xai", Model: "grok", Owner: true},
+			} {
+				without := p.Decide(req)
+				req.Args = map[string]any{"command": "rm -rf /", "path": ".env"}
+				with := p.Decide(req)
+				if with.Decision != without.Decision || with.Reason != without.Reason || len(with.Verdicts) != len(without.Verdicts) {
+					t.Errorf("policy %d, %s: with arguments %+v, without %+v", i, id, with, without)
+				}
+			}
+		}
+	}
+}

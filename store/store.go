@@ -188,7 +188,7 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	// journal_mode is not among the parameters: enableWAL sets it once (it
 	// is kept in the file), so that no connection the pools open later
 	// needs the lock that switching it takes.
-	params := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)", busyTimeout.Milliseconds(), sync)
+	params := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)&_pragma=temp_store(2)", busyTimeout.Milliseconds(), sync)
 	w, err := sql.Open("sqlite", uri+params+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)

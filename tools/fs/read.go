@@ -75,7 +75,7 @@ func (s *set) readTool() (tool.Tool, error) {
 		if limit == 0 {
 			limit = readLines
 		}
-		return readPage(in.Path, br, max(in.Offset, 1), limit, in.LineNumbers)
+		return readPage(in.Path, br, max(in.Offset, 1), limit, in.LineNumbers, st.Size())
 	})
 }
 
@@ -151,9 +151,14 @@ func readImage(name, mime string, r io.Reader) (tool.Result, error) {
 }
 
 // readPage returns lines [offset, offset+limit) of r, at most readBytes of
-// them, and a notice saying how to continue when there is more.
-func readPage(name string, r *bufio.Reader, offset, limit int, numbers bool) (tool.Result, error) {
-	var out bytes.Buffer
+// them, and a notice saying how to continue when there is more. size, the
+// file's size, sizes the page's buffer once (a file read from its start
+// usually fits in one page).
+func readPage(name string, r *bufio.Reader, offset, limit int, numbers bool, size int64) (tool.Result, error) {
+	var out strings.Builder
+	if offset == 1 && limit >= readLines && !numbers {
+		out.Grow(int(min(max(size, 0), readBytes)) + 1)
+	}
 	n, first, last := 0, 0, 0 // lines read; first and last shown
 	cut, cutLen := 0, 0       // the line cut at readBytes, if any
 	byBytes := false          // the page ended at readBytes
@@ -225,12 +230,22 @@ func readPage(name string, r *bufio.Reader, offset, limit int, numbers bool) (to
 
 // readLine reads the next line of r, without its "\n". It keeps at most keep
 // bytes of it and returns its full length; the rest is read and dropped, so
-// a huge line costs no memory. io.EOF means there are no more lines.
+// a huge line costs no memory. io.EOF means there are no more lines. A
+// line that fits in r's buffer is returned in it, not copied: it is valid
+// until the next read of r.
 func readLine(r *bufio.Reader, keep int) ([]byte, int, error) {
 	var line []byte
 	size := 0
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if size == 0 && (err == nil || (err == io.EOF && len(chunk) > 0)) {
+			// The whole line at once, in r's buffer.
+			kept := chunk[:min(len(chunk), keep)]
+			if err == nil {
+				return bytes.TrimSuffix(kept, []byte("\n")), len(chunk) - 1, nil
+			}
+			return kept, len(chunk), nil
+		}
 		size += len(chunk)
 		if room := keep - len(line); room > 0 {
 			line = append(line, chunk[:min(len(chunk), room)]...)

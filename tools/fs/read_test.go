@@ -162,3 +162,39 @@ func TestReadHugeFile(t *testing.T) {
 		t.Fatalf("read with a cancelled context: %s", text(msg))
 	}
 }
+
+// TestReadPageIsTheFile reads files that fit in one page: the text is the
+// file's, line for line, whether lines fit in the reader's buffer (handed
+// out without a copy) or the file ends without a newline
+// (TestReadPageCutsAWideLine has a line longer than the page).
+func TestReadPageIsTheFile(t *testing.T) {
+	t.Parallel()
+	e := localEnv(t)
+	var mixed strings.Builder
+	for i := range 700 {
+		mixed.WriteString(strings.Repeat(string(rune('a'+i%26)), i%97))
+		mixed.WriteString("\n")
+	}
+	files := map[string]string{
+		"4k.txt":    strings.Repeat(strings.Repeat("x", 63)+"\n", 64),
+		"mixed.txt": mixed.String(),
+		"nonl.txt":  "first\nsecond\nno newline at the end",
+		"crlf.txt":  "a\r\nb\r\n",
+		"blank.txt": "\n\n\n",
+		"one.txt":   "x",
+	}
+	e.put(t, files)
+	want := map[string]string{
+		"4k.txt":    files["4k.txt"],
+		"mixed.txt": files["mixed.txt"],
+		"nonl.txt":  files["nonl.txt"] + "\n",
+		"crlf.txt":  "a\nb\n",
+		"blank.txt": "\n\n\n",
+		"one.txt":   "x\n",
+	}
+	for name, w := range want {
+		if got := e.ok(t, "read", map[string]any{"path": name}); got != w {
+			t.Errorf("read %s:\n%q\nwant\n%q", name, got, w)
+		}
+	}
+}
