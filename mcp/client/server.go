@@ -41,7 +41,7 @@ type server struct {
 	restarts int
 	session  *mcp.ClientSession
 	moved    chan struct{}     // closed and replaced at every change of state
-	tools    map[string]string // local name → remote definition as JSON, to notice changes
+	tools    map[string]*definition // by local name, to notice changes
 	skipped  []string
 	// syncMu orders a sync and the schema check that follows it: the check
 	// removes a tool only while the registry still holds the version it
@@ -70,7 +70,7 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 	s := &server{
 		m: m, name: name, cfg: cfg,
 		state: StateStarting, since: time.Now(), moved: make(chan struct{}),
-		tools:       map[string]string{},
+		tools:       map[string]*definition{},
 		listChanged: make(chan struct{}, 1),
 		broken:      make(chan brokenSession, 1),
 		watchers:    map[string]tool.UpdateFunc{},
@@ -370,23 +370,35 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 	}
 	local := localNames(s.name, s.m.opts.Separator, names)
 
-	want := map[string]*mcp.Tool{}
-	defs := map[string]string{}
-	encoded := make([]string, len(remote))
-	parallel.For(len(remote), func(i int) {
-		def, _ := json.Marshal(remote[i]) // it was decoded from JSON
-		encoded[i] = string(def)
-	})
-	for i, t := range remote {
-		want[local[t.Name]], defs[local[t.Name]] = t, encoded[i]
+	want := map[string]*definition{}
+	for _, t := range remote {
+		want[local[t.Name]] = &definition{tool: t}
 	}
 
 	s.mu.Lock()
 	have := s.tools
+	var uncompilable map[string]string
+	if len(s.uncompilable) > 0 {
+		uncompilable = maps.Clone(s.uncompilable)
+	}
 	s.mu.Unlock()
-	next := map[string]string{}
+	// Only a tool imported before, and one a schema check refused before,
+	// is compared by its definition's JSON: the first sync encodes none.
+	var compare []*definition
 	for name, def := range have {
-		if defs[name] == def {
+		if w := want[name]; w != nil {
+			compare = append(compare, w, def)
+		}
+	}
+	if uncompilable != nil {
+		for _, w := range want {
+			compare = append(compare, w)
+		}
+	}
+	parallel.For(len(compare), func(i int) { compare[i].encoded() })
+	next := map[string]*definition{}
+	for name, def := range have {
+		if w := want[name]; w != nil && w.encoded() == def.encoded() {
 			next[name] = def
 			continue
 		}
@@ -399,12 +411,11 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 		if _, ok := next[name]; ok {
 			continue
 		}
-		s.mu.Lock()
-		why, bad := s.uncompilable[name+"\x00"+defs[name]]
-		s.mu.Unlock()
-		if bad {
-			skipped = append(skipped, why)
-			continue
+		if uncompilable != nil {
+			if why, bad := uncompilable[name+"\x00"+want[name].encoded()]; bad {
+				skipped = append(skipped, why)
+				continue
+			}
 		}
 		todo = append(todo, name)
 	}
@@ -413,10 +424,11 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 	params := make([]*jsonschema.Schema, len(todo))
 	errs := make([]error, len(todo))
 	parallel.For(len(todo), func(i int) {
-		params[i], errs[i] = parameters(want[todo[i]].InputSchema)
+		params[i], errs[i] = parameters(want[todo[i]].tool.InputSchema)
 	})
 	for i, name := range todo {
-		t := want[name]
+		def := want[name]
+		t := def.tool
 		params, err := params[i], errs[i]
 		if err == nil {
 			err = s.register(reg, name, t, params)
@@ -425,8 +437,8 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
 		}
-		next[name] = defs[name]
-		fresh = append(fresh, added{local: name, remote: t.Name, def: defs[name], params: params})
+		next[name] = def
+		fresh = append(fresh, added{local: name, remote: t.Name, def: def, params: params})
 	}
 	if len(fresh) > 0 {
 		s.m.wg.Go(func() { s.checkSchemas(run, reg, fresh) })
@@ -465,8 +477,29 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, para
 
 // added is a tool a sync registered, for the schema check after it.
 type added struct {
-	local, remote, def string
-	params             *jsonschema.Schema
+	local, remote string
+	def           *definition
+	params        *jsonschema.Schema
+}
+
+// definition is an imported tool as the server defined it. Its JSON tells
+// a changed definition from the same one at a later sync; it is encoded
+// after the first answer (by the schema check) or when a sync first
+// compares it, not while a start waits: encoding a thousand definitions
+// was a twentieth of a 1,000-tool start.
+type definition struct {
+	tool *mcp.Tool
+	once sync.Once
+	json string
+}
+
+// encoded returns the definition's JSON.
+func (d *definition) encoded() string {
+	d.once.Do(func() {
+		b, _ := json.Marshal(d.tool) // it was decoded from JSON
+		d.json = string(b)
+	})
+	return d.json
 }
 
 // checkSchemas compiles the schemas of tools a sync registered and removes
@@ -490,6 +523,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 		if ctx.Err() != nil {
 			return
 		}
+		t.def.encoded() // for the next sync's comparison
 		_, err := schema.Compile(t.params)
 		if err == nil {
 			continue
@@ -505,7 +539,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 			if s.uncompilable == nil {
 				s.uncompilable = map[string]string{}
 			}
-			s.uncompilable[t.local+"\x00"+t.def] = why
+			s.uncompilable[t.local+"\x00"+t.def.encoded()] = why
 		}
 		s.mu.Unlock()
 		if current {
@@ -523,7 +557,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 func (s *server) clear(reg *registry.Registry) {
 	s.mu.Lock()
 	tools := s.tools
-	s.tools = map[string]string{}
+	s.tools = map[string]*definition{}
 	s.mu.Unlock()
 	for name := range tools {
 		reg.Unregister(name)
