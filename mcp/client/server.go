@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -31,7 +32,10 @@ type server struct {
 	name   string
 	cfg    config.MCPServer
 	client *mcp.Client
-	reg    *registry.Registry // set by run, read only on its goroutine
+	// clientLog is the SDK client's logger, which also logs the tools a
+	// list leaves out.
+	clientLog *slog.Logger
+	reg       *registry.Registry // set by run, read only on its goroutine
 
 	mu       sync.Mutex
 	state    State
@@ -40,7 +44,7 @@ type server struct {
 	lastErr  error
 	restarts int
 	session  *mcp.ClientSession
-	moved    chan struct{}     // closed and replaced at every change of state
+	moved    chan struct{}          // closed and replaced at every change of state
 	tools    map[string]*definition // by local name, to notice changes
 	skipped  []string
 	// syncMu orders a sync and the schema check that follows it: the check
@@ -78,8 +82,9 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 	if cfg.Disabled {
 		s.state = StateDisabled
 	}
+	s.clientLog = m.opts.Logger.With("mcp_server", name)
 	opts := &mcp.ClientOptions{
-		Logger: m.opts.Logger.With("mcp_server", name),
+		Logger: s.clientLog,
 		// No roots, sampling or elicitation: Toolbelt offers none of them to
 		// the servers it imports.
 		Capabilities: &mcp.ClientCapabilities{},
@@ -192,7 +197,7 @@ func (s *server) run(ctx context.Context, reg *registry.Registry, first chan str
 			s.mu.Lock()
 			s.session = c.session // its notifications count from now on
 			s.mu.Unlock()
-			if err = s.sync(ctx, reg, c.session); err == nil {
+			if err = s.sync(ctx, reg, c); err == nil {
 				s.setState(StateReady, c.session, nil, 0)
 				started()
 				err = s.serve(ctx, reg, c)
@@ -239,7 +244,7 @@ func (s *server) serve(ctx context.Context, reg *registry.Registry, c *conn) err
 				return b.err
 			}
 		case <-s.listChanged:
-			if err := s.sync(ctx, reg, c.session); err != nil {
+			if err := s.sync(ctx, reg, c); err != nil {
 				return err
 			}
 			s.m.opts.Logger.Info("mcp server tools re-imported", "server", s.name, "tools", s.status().Tools)
@@ -250,6 +255,7 @@ func (s *server) serve(ctx context.Context, reg *registry.Registry, c *conn) err
 // conn is one connection to the server.
 type conn struct {
 	session *mcp.ClientSession
+	lister  *listingConn    // for a stdio server: gives its tool lists to Toolbelt to decode
 	proc    *process        // for a stdio server
 	pool    *http.Transport // for an HTTP server
 	done    chan struct{}   // closed when the session ends or the process exits
@@ -263,6 +269,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	defer cancel()
 	c := &conn{done: make(chan struct{}), waited: make(chan struct{})}
 	var t mcp.Transport
+	var lt *listingTransport
 	var err error
 	switch s.transport() {
 	case "custom":
@@ -270,7 +277,8 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	case "stdio":
 		c.proc, err = startProcess(s.name, s.cfg, s.m.opts.Logger, s.m.opts.StopGrace)
 		if err == nil {
-			t = c.proc.transport()
+			lt = &listingTransport{Transport: c.proc.transport()}
+			t = lt
 		}
 	case "http":
 		var client *http.Client
@@ -283,6 +291,9 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	c.session, err = s.client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, c.close(fmt.Errorf("connecting: %w", err), true)
+	}
+	if lt != nil {
+		c.lister = lt.conn
 	}
 	go func() {
 		c.waitErr = c.session.Wait()
@@ -347,18 +358,19 @@ func (c *conn) close(err error, failed bool) error {
 // sync lists the server's tools (every page) and makes the registry hold
 // exactly them: new tools are registered, removed ones unregistered,
 // changed ones replaced.
-func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.ClientSession) error {
+func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
+	listed, err := listTools(ctx, c.session, c.lister, s.clientLog)
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
 	var remote []*mcp.Tool
 	seen := map[string]bool{}
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("listing tools: %w", err)
-		}
+	for _, t := range listed {
 		if !seen[t.Name] {
 			seen[t.Name] = true
 			remote = append(remote, t)
