@@ -121,8 +121,8 @@ func (c *listingConn) end() ([][]json.RawMessage, error) {
 
 // takeTools splits a tools/list result into its tools and the rest, with
 // "tools" empty and no "ttlMs". A result that is not an object with a tools
-// array is left to the SDK (took is false). The tools are checked against
-// the depth limit the SDK's decoder applies to a result.
+// array is left to the SDK (took is false). It runs on the SDK's reading
+// goroutine, so it only splits: decodeTools checks and decodes each tool.
 func takeTools(result json.RawMessage) (rest json.RawMessage, tools []json.RawMessage, took bool, err error) {
 	var fields map[string]json.RawMessage
 	if segjson.Unmarshal(result, &fields) != nil {
@@ -131,10 +131,6 @@ func takeTools(result json.RawMessage) (rest json.RawMessage, tools []json.RawMe
 	raw, ok := fields["tools"]
 	if !ok || !bytes.HasPrefix(raw, []byte("[")) {
 		return nil, nil, false, nil
-	}
-	// The SDK counts from the result: the tools array is one level down.
-	if err := checkMaxDepth(raw, maxDepth-1); err != nil {
-		return nil, nil, false, err
 	}
 	if _, err := segjson.Parse(raw, &tools, segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 		return nil, nil, false, err
@@ -191,6 +187,12 @@ func decodeTools(pages [][]json.RawMessage, log *slog.Logger) ([]*mcp.Tool, erro
 	tools := make([]*mcp.Tool, len(raws))
 	errs := make([]error, len(raws))
 	parallel.For(len(raws), func(i int) {
+		// The SDK's decoder counts the depth from the result: a tool is
+		// two levels down.
+		if err := checkMaxDepth(raws[i], maxDepth-2); err != nil {
+			errs[i] = err
+			return
+		}
 		if _, err := segjson.Parse(raws[i], &tools[i], segjson.DontMatchCaseInsensitiveStructFields); err != nil {
 			errs[i] = err
 			return
