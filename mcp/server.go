@@ -262,6 +262,7 @@ func (s *Server) sync() {
 		todo = append(todo, t)
 	}
 	schemas := s.compileAll(todo)
+	var adds []*sdk.Tool
 	for i, t := range todo {
 		prev, listed := s.listed[t.Name]
 		inputSchema := schemas[i]
@@ -270,15 +271,21 @@ func (s *Server) sync() {
 			s.listed[t.Name] = prev
 			continue
 		}
-		s.sdk.AddTool(&sdk.Tool{
+		adds = append(adds, &sdk.Tool{
 			Name:        t.Name,
 			Title:       t.DisplayLabel(),
 			Description: t.Description,
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
-		}, s.handle)
+		})
 		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
 	}
+	// The SDK's AddTool decodes each schema twice for its own checks
+	// before it takes its lock to add the tool: for a large import that
+	// was the longest part of the start done on one CPU. The tools are
+	// independent and the SDK's list is kept sorted by name, not by the
+	// order of the adds, so they are added on every CPU.
+	parallel.For(len(adds), func(i int) { s.sdk.AddTool(adds[i], s.handle) })
 	var gone []string
 	for name := range s.listed {
 		if !current[name] {

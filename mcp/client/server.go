@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -31,7 +32,10 @@ type server struct {
 	name   string
 	cfg    config.MCPServer
 	client *mcp.Client
-	reg    *registry.Registry // set by run, read only on its goroutine
+	// clientLog is the SDK client's logger, which also logs the tools a
+	// list leaves out.
+	clientLog *slog.Logger
+	reg       *registry.Registry // set by run, read only on its goroutine
 
 	mu       sync.Mutex
 	state    State
@@ -40,8 +44,8 @@ type server struct {
 	lastErr  error
 	restarts int
 	session  *mcp.ClientSession
-	moved    chan struct{}     // closed and replaced at every change of state
-	tools    map[string]string // local name → remote definition as JSON, to notice changes
+	moved    chan struct{}          // closed and replaced at every change of state
+	tools    map[string]*definition // by local name, to notice changes
 	skipped  []string
 	// syncMu orders a sync and the schema check that follows it: the check
 	// removes a tool only while the registry still holds the version it
@@ -70,7 +74,7 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 	s := &server{
 		m: m, name: name, cfg: cfg,
 		state: StateStarting, since: time.Now(), moved: make(chan struct{}),
-		tools:       map[string]string{},
+		tools:       map[string]*definition{},
 		listChanged: make(chan struct{}, 1),
 		broken:      make(chan brokenSession, 1),
 		watchers:    map[string]tool.UpdateFunc{},
@@ -78,8 +82,9 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 	if cfg.Disabled {
 		s.state = StateDisabled
 	}
+	s.clientLog = m.opts.Logger.With("mcp_server", name)
 	opts := &mcp.ClientOptions{
-		Logger: m.opts.Logger.With("mcp_server", name),
+		Logger: s.clientLog,
 		// No roots, sampling or elicitation: Toolbelt offers none of them to
 		// the servers it imports.
 		Capabilities: &mcp.ClientCapabilities{},
@@ -192,7 +197,7 @@ func (s *server) run(ctx context.Context, reg *registry.Registry, first chan str
 			s.mu.Lock()
 			s.session = c.session // its notifications count from now on
 			s.mu.Unlock()
-			if err = s.sync(ctx, reg, c.session); err == nil {
+			if err = s.sync(ctx, reg, c); err == nil {
 				s.setState(StateReady, c.session, nil, 0)
 				started()
 				err = s.serve(ctx, reg, c)
@@ -239,7 +244,7 @@ func (s *server) serve(ctx context.Context, reg *registry.Registry, c *conn) err
 				return b.err
 			}
 		case <-s.listChanged:
-			if err := s.sync(ctx, reg, c.session); err != nil {
+			if err := s.sync(ctx, reg, c); err != nil {
 				return err
 			}
 			s.m.opts.Logger.Info("mcp server tools re-imported", "server", s.name, "tools", s.status().Tools)
@@ -250,6 +255,7 @@ func (s *server) serve(ctx context.Context, reg *registry.Registry, c *conn) err
 // conn is one connection to the server.
 type conn struct {
 	session *mcp.ClientSession
+	lister  *listingConn    // for a stdio server: gives its tool lists to Toolbelt to decode
 	proc    *process        // for a stdio server
 	pool    *http.Transport // for an HTTP server
 	done    chan struct{}   // closed when the session ends or the process exits
@@ -263,6 +269,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	defer cancel()
 	c := &conn{done: make(chan struct{}), waited: make(chan struct{})}
 	var t mcp.Transport
+	var lt *listingTransport
 	var err error
 	switch s.transport() {
 	case "custom":
@@ -270,7 +277,8 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	case "stdio":
 		c.proc, err = startProcess(s.name, s.cfg, s.m.opts.Logger, s.m.opts.StopGrace)
 		if err == nil {
-			t = c.proc.transport()
+			lt = &listingTransport{Transport: c.proc.transport()}
+			t = lt
 		}
 	case "http":
 		var client *http.Client
@@ -283,6 +291,9 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	c.session, err = s.client.Connect(ctx, t, nil)
 	if err != nil {
 		return nil, c.close(fmt.Errorf("connecting: %w", err), true)
+	}
+	if lt != nil {
+		c.lister = lt.conn
 	}
 	go func() {
 		c.waitErr = c.session.Wait()
@@ -347,18 +358,19 @@ func (c *conn) close(err error, failed bool) error {
 // sync lists the server's tools (every page) and makes the registry hold
 // exactly them: new tools are registered, removed ones unregistered,
 // changed ones replaced.
-func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.ClientSession) error {
+func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) error {
 	s.syncMu.Lock()
 	defer s.syncMu.Unlock()
 	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
+	listed, err := listTools(ctx, c.session, c.lister, s.clientLog)
+	if err != nil {
+		return fmt.Errorf("listing tools: %w", err)
+	}
 	var remote []*mcp.Tool
 	seen := map[string]bool{}
-	for t, err := range sess.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("listing tools: %w", err)
-		}
+	for _, t := range listed {
 		if !seen[t.Name] {
 			seen[t.Name] = true
 			remote = append(remote, t)
@@ -370,23 +382,35 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 	}
 	local := localNames(s.name, s.m.opts.Separator, names)
 
-	want := map[string]*mcp.Tool{}
-	defs := map[string]string{}
-	encoded := make([]string, len(remote))
-	parallel.For(len(remote), func(i int) {
-		def, _ := json.Marshal(remote[i]) // it was decoded from JSON
-		encoded[i] = string(def)
-	})
-	for i, t := range remote {
-		want[local[t.Name]], defs[local[t.Name]] = t, encoded[i]
+	want := map[string]*definition{}
+	for _, t := range remote {
+		want[local[t.Name]] = &definition{tool: t}
 	}
 
 	s.mu.Lock()
 	have := s.tools
+	var uncompilable map[string]string
+	if len(s.uncompilable) > 0 {
+		uncompilable = maps.Clone(s.uncompilable)
+	}
 	s.mu.Unlock()
-	next := map[string]string{}
+	// Only a tool imported before, and one a schema check refused before,
+	// is compared by its definition's JSON: the first sync encodes none.
+	var compare []*definition
 	for name, def := range have {
-		if defs[name] == def {
+		if w := want[name]; w != nil {
+			compare = append(compare, w, def)
+		}
+	}
+	if uncompilable != nil {
+		for _, w := range want {
+			compare = append(compare, w)
+		}
+	}
+	parallel.For(len(compare), func(i int) { compare[i].encoded() })
+	next := map[string]*definition{}
+	for name, def := range have {
+		if w := want[name]; w != nil && w.encoded() == def.encoded() {
 			next[name] = def
 			continue
 		}
@@ -399,12 +423,11 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 		if _, ok := next[name]; ok {
 			continue
 		}
-		s.mu.Lock()
-		why, bad := s.uncompilable[name+"\x00"+defs[name]]
-		s.mu.Unlock()
-		if bad {
-			skipped = append(skipped, why)
-			continue
+		if uncompilable != nil {
+			if why, bad := uncompilable[name+"\x00"+want[name].encoded()]; bad {
+				skipped = append(skipped, why)
+				continue
+			}
 		}
 		todo = append(todo, name)
 	}
@@ -413,10 +436,11 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 	params := make([]*jsonschema.Schema, len(todo))
 	errs := make([]error, len(todo))
 	parallel.For(len(todo), func(i int) {
-		params[i], errs[i] = parameters(want[todo[i]].InputSchema)
+		params[i], errs[i] = parameters(want[todo[i]].tool.InputSchema)
 	})
 	for i, name := range todo {
-		t := want[name]
+		def := want[name]
+		t := def.tool
 		params, err := params[i], errs[i]
 		if err == nil {
 			err = s.register(reg, name, t, params)
@@ -425,8 +449,8 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, sess *mcp.Cli
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
 		}
-		next[name] = defs[name]
-		fresh = append(fresh, added{local: name, remote: t.Name, def: defs[name], params: params})
+		next[name] = def
+		fresh = append(fresh, added{local: name, remote: t.Name, def: def, params: params})
 	}
 	if len(fresh) > 0 {
 		s.m.wg.Go(func() { s.checkSchemas(run, reg, fresh) })
@@ -465,8 +489,29 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, para
 
 // added is a tool a sync registered, for the schema check after it.
 type added struct {
-	local, remote, def string
-	params             *jsonschema.Schema
+	local, remote string
+	def           *definition
+	params        *jsonschema.Schema
+}
+
+// definition is an imported tool as the server defined it. Its JSON tells
+// a changed definition from the same one at a later sync; it is encoded
+// after the first answer (by the schema check) or when a sync first
+// compares it, not while a start waits: encoding a thousand definitions
+// was a twentieth of a 1,000-tool start.
+type definition struct {
+	tool *mcp.Tool
+	once sync.Once
+	json string
+}
+
+// encoded returns the definition's JSON.
+func (d *definition) encoded() string {
+	d.once.Do(func() {
+		b, _ := json.Marshal(d.tool) // it was decoded from JSON
+		d.json = string(b)
+	})
+	return d.json
 }
 
 // checkSchemas compiles the schemas of tools a sync registered and removes
@@ -490,6 +535,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 		if ctx.Err() != nil {
 			return
 		}
+		t.def.encoded() // for the next sync's comparison
 		_, err := schema.Compile(t.params)
 		if err == nil {
 			continue
@@ -505,7 +551,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 			if s.uncompilable == nil {
 				s.uncompilable = map[string]string{}
 			}
-			s.uncompilable[t.local+"\x00"+t.def] = why
+			s.uncompilable[t.local+"\x00"+t.def.encoded()] = why
 		}
 		s.mu.Unlock()
 		if current {
@@ -523,7 +569,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 func (s *server) clear(reg *registry.Registry) {
 	s.mu.Lock()
 	tools := s.tools
-	s.tools = map[string]string{}
+	s.tools = map[string]*definition{}
 	s.mu.Unlock()
 	for name := range tools {
 		reg.Unregister(name)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -256,7 +255,7 @@ func (s stdioPipe) Close() error                { return s.p.stop() }
 // transport returns an SDK transport over the process's standard input and
 // output.
 func (p *process) transport() mcp.Transport {
-	return &mcp.IOTransport{Reader: io.NopCloser(stdioPipe{p}), Writer: stdioPipe{p}}
+	return lineTransport{stdioPipe{p}}
 }
 
 // headerTransport adds configured headers to every request to an HTTP
