@@ -31,13 +31,20 @@ import (
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], env{
+	os.Exit(run(os.Args[1:], processEnv(tools.Core)))
+}
+
+// processEnv is the environment of the toolbelt command run as a process:
+// its standard streams, the tools makeTools makes, made early, and the
+// start's lighter garbage collection.
+func processEnv(makeTools func() (*registry.Registry, io.Closer)) env {
+	return env{
 		stdin:     os.Stdin,
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
-		tools:     early(tools.Core),
+		tools:     early(makeTools),
 		startDone: collectLessAtStart(),
-	}))
+	}
 }
 
 // early starts making the built-in tools at once, beside the parsing of the

@@ -28,7 +28,7 @@ const cliEnv = "TOOLBELT_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
-		os.Exit(run(os.Args[1:], env{stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, tools: testTools}))
+		os.Exit(run(os.Args[1:], processEnv(testTools)))
 	}
 	os.Exit(m.Run())
 }
