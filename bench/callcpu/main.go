@@ -19,23 +19,20 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/bench/internal/harness"
 )
 
 var (
@@ -52,15 +49,9 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	tmp, err := os.MkdirTemp("", "toolbelt-callcpu")
-	check(err)
+	harness.Check(err)
 	defer os.RemoveAll(tmp)
-	build := func(name, pkg string) string {
-		out := filepath.Join(tmp, name)
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		check(cmd.Run())
-		return out
-	}
+	build := func(name, pkg string) string { return harness.Build(tmp, name, pkg) }
 	floor := *floorBin
 	if floor == "" {
 		floor = build("floor", "./bench/floor")
@@ -71,12 +62,7 @@ func main() {
 	} else {
 		tbs = strings.Split(*tbBins, ",")
 	}
-	ws := filepath.Join(tmp, "workspace")
-	check(os.MkdirAll(ws, 0o755))
-	line := strings.Repeat("x", 63) + "\n"
-	check(os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat(line, 64)), 0o644))
-	plain := filepath.Join(tmp, "plain.yaml")
-	check(os.WriteFile(plain, []byte("{}\n"), 0o644))
+	ws, plain := harness.Workspace(tmp)
 
 	type server struct {
 		name  string
@@ -177,109 +163,55 @@ func series(xs []float64) string {
 // stdioCPU starts a server on stdio, warms it up, and returns the CPU µs it
 // used per call over the measured calls.
 func stdioCPU(cmd *exec.Cmd, profile bool) (float64, float64) {
-	in, err := cmd.StdinPipe()
-	check(err)
-	outPipe, err := cmd.StdoutPipe()
-	check(err)
-	check(cmd.Start())
-	out := bufio.NewReaderSize(outPipe, 1<<20)
-	id := 0
-	request := func(method, params string) string {
-		id++
-		_, err := fmt.Fprintf(in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", id, method, params)
-		check(err)
-		want := fmt.Sprintf(`"id":%d,`, id)
-		for {
-			line, err := out.ReadString('\n')
-			if err != nil {
-				log.Fatalf("%s: %v", cmd.Path, err)
-			}
-			if strings.Contains(line, want) {
-				return line
-			}
-		}
-	}
-	request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"callcpu","version":"1"}}`)
-	_, err = io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
-	check(err)
+	s := harness.Start(cmd, "callcpu")
 	read := func() {
-		line := request("tools/call", `{"name":"read","arguments":{"path":"file.txt"}}`)
+		line := s.Request("tools/call", `{"name":"read","arguments":{"path":"file.txt"}}`)
 		if !strings.Contains(line, `"result"`) || strings.Contains(line, `"isError":true`) {
 			log.Fatalf("read failed: %s", line)
 		}
 	}
-	for range 300 {
-		read()
-	}
-	time.Sleep(300 * time.Millisecond)
-	c0, t0 := cpuOf(cmd.Process.Pid), time.Now()
-	for range *calls {
-		read()
-	}
-	rate := float64(*calls) / time.Since(t0).Seconds()
-	time.Sleep(300 * time.Millisecond) // the audit drain's last batch
-	c1 := cpuOf(cmd.Process.Pid)
-	if profile {
-		stopProfile(cmd)
-	}
-	in.Close()
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = cmd.Process.Kill()
-		<-done
-	}
-	return float64(c1-c0) / float64(time.Microsecond) / float64(*calls), rate
+	perCall, rate := measure(cmd, read, profile)
+	s.Close()
+	return perCall, rate
 }
 
 // httpCPU serves streamable HTTP, calls it from one Go SDK client session,
 // and returns the server's CPU µs per call.
 func httpCPU(cmd *exec.Cmd, profile bool) (float64, float64) {
-	outPipe, err := cmd.StdoutPipe()
-	check(err)
-	check(cmd.Start())
+	url := harness.Serve(cmd)
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	sc := bufio.NewScanner(outPipe)
-	re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/mcp)`)
-	url := ""
-	for url == "" && sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		log.Fatalf("%s printed no URL", cmd.Path)
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
 	ctx := context.Background()
 	c := sdk.NewClient(&sdk.Implementation{Name: "callcpu", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-	check(err)
+	harness.Check(err)
 	defer cs.Close()
 	args := map[string]any{"path": "file.txt"}
 	read := func() {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read", Arguments: args})
-		check(err)
+		harness.Check(err)
 		if res.IsError {
 			log.Fatalf("read failed over HTTP: %+v", res.Content)
 		}
 	}
+	return measure(cmd, read, profile)
+}
+
+// measure makes 300 warm-up calls with read, then *calls measured ones, and
+// returns the server's CPU time per measured call in microseconds (the
+// audit drain's last batch included) and the calls per second; with
+// profile, it then asks the server to write its profiles.
+func measure(cmd *exec.Cmd, read func(), profile bool) (perCall, rate float64) {
 	for range 300 {
 		read()
 	}
 	time.Sleep(300 * time.Millisecond)
-	c0, t0 := cpuOf(cmd.Process.Pid), time.Now()
+	c0, t0 := harness.CPU(cmd.Process.Pid), time.Now()
 	for range *calls {
 		read()
 	}
-	rate := float64(*calls) / time.Since(t0).Seconds()
-	time.Sleep(300 * time.Millisecond)
-	c1 := cpuOf(cmd.Process.Pid)
+	rate = float64(*calls) / time.Since(t0).Seconds()
+	time.Sleep(300 * time.Millisecond) // the audit drain's last batch
+	c1 := harness.CPU(cmd.Process.Pid)
 	if profile {
 		stopProfile(cmd)
 	}
@@ -312,25 +244,4 @@ func stopProfile(cmd *exec.Cmd) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	log.Printf("%s wrote no profile", cmd.Path)
-}
-
-// cpuOf is the CPU time (user and system, all threads) a running process
-// has used, from /proc.
-func cpuOf(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	check(err)
-	_, rest, _ := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		log.Fatalf("/proc/%d/stat: %q", pid, b)
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
 }

@@ -17,16 +17,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -34,6 +31,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/bench/internal/harness"
 )
 
 var (
@@ -50,15 +48,9 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	tmp, err := os.MkdirTemp("", "toolbelt-compare")
-	check(err)
+	harness.Check(err)
 	defer os.RemoveAll(tmp)
-	bin := func(name, pkg string) string {
-		out := filepath.Join(tmp, name)
-		cmd := exec.Command("go", "build", "-o", out, pkg)
-		cmd.Stderr = os.Stderr
-		check(cmd.Run())
-		return out
-	}
+	bin := func(name, pkg string) string { return harness.Build(tmp, name, pkg) }
 	floor := bin("floor", "./bench/floor")
 	many := bin("manytools", "./bench/manytools")
 	tb := *tbBin
@@ -68,18 +60,13 @@ func main() {
 	var dirs []string
 	for _, d := range []string{"testdata/mcp-tools", "schema/testdata/corpus"} {
 		abs, err := filepath.Abs(d)
-		check(err)
+		harness.Check(err)
 		dirs = append(dirs, abs)
 	}
 	corpus := strings.Join(dirs, ",")
-	ws := filepath.Join(tmp, "workspace")
-	check(os.MkdirAll(ws, 0o755))
-	line := strings.Repeat("x", 63) + "\n"
-	check(os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat(line, 64)), 0o644))
-	plain := filepath.Join(tmp, "plain.yaml")
-	check(os.WriteFile(plain, []byte("{}\n"), 0o644))
+	ws, plain := harness.Workspace(tmp)
 	importing := filepath.Join(tmp, "import.yaml")
-	check(os.WriteFile(importing, fmt.Appendf(nil, "mcpServers:\n  many:\n    command: %q\n    args: [\"-corpus\", %q, \"-n\", \"%d\"]\n", many, corpus, *imported), 0o644))
+	harness.Check(os.WriteFile(importing, fmt.Appendf(nil, "mcpServers:\n  many:\n    command: %q\n    args: [\"-corpus\", %q, \"-n\", \"%d\"]\n", many, corpus, *imported), 0o644))
 	env := func(config string) []string {
 		return append(os.Environ(), "TOOLBELT_CONFIG="+config, "TOOLBELT_DATA="+filepath.Join(tmp, "data"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
 	}
@@ -125,14 +112,14 @@ func main() {
 	}
 
 	// stdio reads, raw client, both servers up, alternating blocks.
-	tbS, flS := start(tbCmd()), start(floorCmd())
+	tbS, flS := harness.Start(tbCmd(), "compare"), harness.Start(floorCmd(), "compare")
 	var latTB, latFloor []time.Duration
 	for i := 0; i < *calls; i += 200 {
-		latTB = append(latTB, tbS.reads(200)...)
-		latFloor = append(latFloor, flS.reads(200)...)
+		latTB = append(latTB, reads(tbS, 200)...)
+		latFloor = append(latFloor, reads(flS, 200)...)
 	}
-	tbS.close()
-	flS.close()
+	tbS.Close()
+	flS.Close()
 	ratio("stdio read 4 KB p50 (raw client)", ms(q(latTB, .5)), ms(q(latFloor, .5))+" floor", sec(q(latTB, .5))/sec(q(latFloor, .5)))
 	ratio("stdio read 4 KB p99 (raw client)", ms(q(latTB, .99)), ms(q(latFloor, .99))+" floor", sec(q(latTB, .99))/sec(q(latFloor, .99)))
 	ratio("idle RSS after the first tools/list", mb(median(rssTB)), mb(median(rssFloor))+" floor", median(rssTB)/median(rssFloor))
@@ -152,72 +139,13 @@ func main() {
 	ratio("RSS per open HTTP session", kb(sessTB), kb(sessFloor)+" floor", sessTB/sessFloor)
 }
 
-// session is a server on stdio driven by raw JSON-RPC lines.
-type session struct {
-	cmd *exec.Cmd
-	in  io.WriteCloser
-	out *bufio.Reader
-	id  int
-}
-
-func start(cmd *exec.Cmd) *session {
-	s, err := launch(cmd)
-	check(err)
-	s.handshake()
-	return s
-}
-
-func launch(cmd *exec.Cmd) (*session, error) {
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	return &session{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}, nil
-}
-
-func (s *session) send(line string) {
-	_, err := io.WriteString(s.in, line+"\n")
-	check(err)
-}
-
-// answer reads lines until the answer to request id (notifications and
-// requests from the server are skipped).
-func (s *session) answer(id int) string {
-	want := fmt.Sprintf(`"id":%d,`, id)
-	for {
-		line, err := s.out.ReadString('\n')
-		if err != nil {
-			log.Fatalf("%s: %v", s.cmd.Path, err)
-		}
-		if strings.Contains(line, want) && (strings.Contains(line, `"result"`) || strings.Contains(line, `"error"`)) {
-			return line
-		}
-	}
-}
-
-func (s *session) request(method, params string) string {
-	s.id++
-	s.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, s.id, method, params))
-	return s.answer(s.id)
-}
-
-func (s *session) handshake() {
-	s.request("initialize", `{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"compare","version":"1"}}`)
-	s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-}
-
-func (s *session) reads(n int) []time.Duration {
+// reads makes n sequential read calls of file.txt and returns their
+// latencies.
+func reads(s *harness.Stdio, n int) []time.Duration {
 	lat := make([]time.Duration, n)
 	for i := range n {
 		t0 := time.Now()
-		line := s.request("tools/call", `{"name":"read","arguments":{"path":"file.txt"}}`)
+		line := s.Request("tools/call", `{"name":"read","arguments":{"path":"file.txt"}}`)
 		lat[i] = time.Since(t0)
 		if !strings.Contains(line, `"result"`) || strings.Contains(line, `"isError":true`) {
 			log.Fatalf("read failed: %s", line)
@@ -226,74 +154,28 @@ func (s *session) reads(n int) []time.Duration {
 	return lat
 }
 
-func (s *session) close() {
-	s.in.Close()
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
-
 // coldStart execs cmd and times it to the answer of tools/list; it returns
 // that time, the server's RSS half a second later, and the CPU time the
 // server had used by then (user and system; its own children not counted).
 func coldStart(cmd *exec.Cmd) (time.Duration, float64, time.Duration) {
 	t0 := time.Now()
-	s, err := launch(cmd)
-	check(err)
-	s.handshake()
-	if line := s.request("tools/list", `{}`); !strings.Contains(line, `"tools"`) {
+	s := harness.Start(cmd, "compare")
+	if line := s.Request("tools/list", `{}`); !strings.Contains(line, `"tools"`) {
 		log.Fatalf("tools/list: %s", line)
 	}
 	d := time.Since(t0)
 	time.Sleep(500 * time.Millisecond)
-	rss := rssOf(s.cmd.Process.Pid)
-	cpu := cpuOf(s.cmd.Process.Pid)
-	s.close()
+	rss := rssOf(s.Cmd.Process.Pid)
+	cpu := harness.CPU(s.Cmd.Process.Pid)
+	s.Close()
 	return d, rss, cpu
-}
-
-// cpuOf is the CPU time a running process has used, from /proc.
-func cpuOf(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// Fields after the command name (which may hold spaces) start at ") ".
-	_, rest, _ := strings.Cut(string(b), ") ")
-	f := strings.Fields(rest)
-	if len(f) < 13 {
-		return 0
-	}
-	utime, _ := strconv.ParseInt(f[11], 10, 64)
-	stime, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ
 }
 
 func serveHTTP(cmd *exec.Cmd, env []string) (string, *exec.Cmd) {
 	if env != nil {
 		cmd.Env = env
 	}
-	out, err := cmd.StdoutPipe()
-	check(err)
-	check(cmd.Start())
-	sc := bufio.NewScanner(out)
-	re := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/mcp)`)
-	for sc.Scan() {
-		if m := re.FindStringSubmatch(sc.Text()); m != nil {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return m[1], cmd
-		}
-	}
-	log.Fatalf("%s printed no URL", cmd.Path)
-	return "", nil
+	return harness.Serve(cmd), cmd
 }
 
 // callRate is read calls per second with one Go SDK client, sequential.
@@ -301,17 +183,17 @@ func callRate(url string) float64 {
 	ctx := context.Background()
 	c := sdk.NewClient(&sdk.Implementation{Name: "compare", Version: "1"}, nil)
 	cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-	check(err)
+	harness.Check(err)
 	defer cs.Close()
 	args := map[string]any{"path": "file.txt"}
 	for range 50 {
 		_, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read", Arguments: args})
-		check(err)
+		harness.Check(err)
 	}
 	n, t0 := 0, time.Now()
 	for time.Since(t0).Seconds() < *seconds {
 		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "read", Arguments: args})
-		check(err)
+		harness.Check(err)
 		if res.IsError {
 			log.Fatalf("read failed over HTTP: %+v", res.Content)
 		}
@@ -329,9 +211,9 @@ func perSession(url string, pid int) float64 {
 	var open []*sdk.ClientSession
 	for range *sessions {
 		cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-		check(err)
+		harness.Check(err)
 		_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "read", Arguments: map[string]any{"path": "file.txt"}})
-		check(err)
+		harness.Check(err)
 		open = append(open, cs)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -396,10 +278,4 @@ func cpuRatio(name string, a, b time.Duration, peer string) {
 		return
 	}
 	ratio(name, ms(a), ms(b)+peer, sec(a)/sec(b))
-}
-
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
 }
