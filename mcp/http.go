@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/internal/jsonscan"
 )
 
 // HTTPOptions secure and bound the streamable HTTP endpoint.
@@ -230,7 +231,7 @@ func readBody(w http.ResponseWriter, r *http.Request, o HTTPOptions) ([]byte, bo
 		// silently, and a tool would get arguments the client never sent.
 		http.Error(w, fmt.Sprintf("request body is not valid UTF-8 (first bad byte at offset %d)", firstInvalid(body)), http.StatusBadRequest)
 		return nil, false
-	case jsonDepth(body) > o.MaxJSONDepth:
+	case jsonscan.Deeper(body, o.MaxJSONDepth):
 		http.Error(w, fmt.Sprintf("request JSON nested deeper than %d levels", o.MaxJSONDepth), http.StatusBadRequest)
 		return nil, false
 	}
@@ -441,31 +442,4 @@ func hostOnly(hostport string) string {
 		hostport = host
 	}
 	return strings.ToLower(strings.Trim(hostport, "[]"))
-}
-
-// jsonDepth returns the deepest nesting of objects and arrays in b, outside
-// strings.
-func jsonDepth(b []byte) int {
-	depth, deepest, inString, escaped := 0, 0, false, false
-	for _, c := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case c == '}' || c == ']':
-			depth--
-		}
-	}
-	return deepest
 }

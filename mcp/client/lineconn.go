@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
+	"github.com/toolbelt/toolbelt/internal/jsonscan"
 )
 
 // lineConn is the connection to a stdio server: JSON-RPC messages, one a
@@ -148,27 +149,12 @@ func valueEnd(b []byte) int {
 		}
 		return len(b)
 	}
-	depth, inString, escaped := 0, false, false
-	for i, ch := range b {
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case ch == '\\':
-				escaped = true
-			case ch == '"':
-				inString = false
-			}
-		case ch == '"':
-			inString = true
-		case ch == '{' || ch == '[':
+	depth := 0
+	for i, c := range jsonscan.Brackets(b) {
+		if c == '{' || c == '[' {
 			depth++
-		case ch == '}' || ch == ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
+		} else if depth--; depth == 0 {
+			return i + 1
 		}
 	}
 	return -1

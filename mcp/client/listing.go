@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	segjson "github.com/segmentio/encoding/json"
 
+	"github.com/toolbelt/toolbelt/internal/jsonscan"
 	"github.com/toolbelt/toolbelt/internal/parallel"
 )
 
@@ -340,33 +341,8 @@ var errMaxDepth = fmt.Errorf("json: exceeded maximum nesting depth of %d", maxDe
 // checkMaxDepth reports JSON nested deeper than limit, as the SDK's
 // decoder does.
 func checkMaxDepth(data []byte, limit int) error {
-	var depth int
-	var inString, escaped bool
-	for _, b := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case b == '\\':
-				escaped = true
-			case b == '"':
-				inString = false
-			}
-			continue
-		}
-		switch b {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > limit {
-				return errMaxDepth
-			}
-		case '}', ']':
-			if depth > 0 {
-				depth--
-			}
-		}
+	if jsonscan.Deeper(data, limit) {
+		return errMaxDepth
 	}
 	return nil
 }
