@@ -22,6 +22,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/gcpace"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -81,7 +82,10 @@ const (
 // command starts: a start allocates a lot that lives on (the tools, their
 // schemas, imported servers' tool lists) and little garbage, and a
 // collection during a server's start delays its first answers. It returns
-// what restores the usual pace, which also happens after startGCFor.
+// what ends the start's pace, which also happens after startGCFor: the
+// memory limit comes back, and the pace keeps a heap goal floor
+// (gcpace.Keep), which a server's calls need and a short command never
+// reaches.
 func collectLessAtStart() func() {
 	percent := debug.SetGCPercent(startGCPercent)
 	limit := debug.SetMemoryLimit(-1)
@@ -89,6 +93,7 @@ func collectLessAtStart() func() {
 	restore := sync.OnceFunc(func() {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
+		gcpace.Keep(gcpace.DefaultFloor)
 	})
 	time.AfterFunc(startGCFor, restore)
 	return restore
