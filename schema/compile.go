@@ -37,6 +37,12 @@ const hintKey = "\x00hints"
 //
 // The compiled schema is for the provider; arguments must still be checked
 // against doc itself (see [Compile]), which holds every constraint.
+//
+// The compiled schema is read-only, and so is doc while the result is in
+// use: the result shares with doc the parts that compile unchanged (a
+// property that is a plain string, number, integer or boolean the dialect
+// takes as it is, lists of values), so a change to either may show in the
+// other. Encode it, or copy it before changing it.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
 	return d.compile(doc, false)
 }
@@ -92,8 +98,11 @@ type nodeState struct {
 	open     bool     // an object that takes keys beyond its properties
 	valued   bool     // had an enum: its values say what it accepts
 	// ownProps: every value of "properties" is a map compiled for this
-	// node and held nowhere else, which strictNode may change in place.
+	// node and held nowhere else, which strictNode may change in place,
+	// except those that are the very maps of srcProps, the properties
+	// as given (settled leaves, shared with the input).
 	ownProps bool
+	srcProps map[string]any
 }
 
 // change records a change. problem is what the provider would reject
@@ -266,7 +275,9 @@ func (c *compiler) node(v any, depth int) any {
 		case n.isRoot(): // compileRoot's own copy
 			n.m = x
 		case !c.slowLeaves && c.d.settled(x):
-			return maps.Clone(x)
+			// Shared, not copied: a compiled schema is read-only (see
+			// Compile), and no pass changes a node it did not copy.
+			return x
 		default:
 			n.m = maps.Clone(x)
 		}
@@ -1153,7 +1164,7 @@ func (c *compiler) children(n *nodeState, depth int) {
 		c.names = c.names[:start]
 		n.m[k] = out
 		if k == "properties" {
-			n.ownProps = true
+			n.ownProps, n.srcProps = true, v
 		}
 	}
 	for _, k := range schemaListKeywords {

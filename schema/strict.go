@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 )
 
@@ -51,11 +52,19 @@ func (c *compiler) strictNode(n *nodeState) {
 				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
 			}
 			optional = append(optional, k)
-			props[k] = c.nullableSchema(props[k], n.ownProps)
+			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
 			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
 	n.m["required"] = append(append([]any{}, req...), optional...)
+}
+
+// sameMap reports whether a and b are the same map (not equal maps: one
+// map, two references to it).
+func sameMap(a, b any) bool {
+	x, ok := a.(map[string]any)
+	y, ok2 := b.(map[string]any)
+	return ok && ok2 && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
 }
 
 // nullableSchema returns a compiled schema that also accepts null. It
