@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -49,7 +50,14 @@ func (d Dialect) Compile(doc any) (map[string]any, Report) {
 
 // compile is Compile; slowLeaves sends settled leaves through every pass.
 func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
-	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}, slowLeaves: slowLeaves}
+	c := compilers.Get().(*compiler)
+	defer c.release()
+	return c.run(d, doc, slowLeaves)
+}
+
+// run is one compilation by c, a compiler new or released.
+func (c *compiler) run(d Dialect, doc any, slowLeaves bool) (map[string]any, Report) {
+	c.d, c.root, c.slowLeaves = d, doc, slowLeaves
 	c.movable = c.movableDefinitions()
 	out := c.compileRoot(doc)
 	if d.strict {
@@ -58,7 +66,50 @@ func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
 	byPath := func(a, b Change) int { return strings.Compare(a.Path, b.Path) }
 	slices.SortStableFunc(c.rep.Changes, byPath)
 	slices.SortStableFunc(c.rep.NotStrict, byPath)
-	return out, c.rep
+	// The lists are the compiler's, kept for the next compilation: the
+	// report gets copies of their exact length (Changes never nil).
+	rep := Report{Dialect: d.name, Changes: make([]Change, len(c.rep.Changes))}
+	copy(rep.Changes, c.rep.Changes)
+	if len(c.rep.NotStrict) > 0 {
+		rep.NotStrict = slices.Clone(c.rep.NotStrict)
+	}
+	return out, rep
+}
+
+// compilers holds compilers between compilations, with the room their
+// stacks and the report's lists grew to: a compilation then allocates
+// little beyond the schema it returns.
+var compilers = sync.Pool{New: func() any { return newCompiler() }}
+
+func newCompiler() *compiler { return &compiler{used: map[string]bool{}} }
+
+// maxKept is the most entries a pooled compiler's lists keep room for;
+// beyond, they are dropped so that one huge schema does not pin memory.
+const maxKept = 1024
+
+// release clears c, keeping the room of its lists, and returns it to the
+// pool. Nothing of the compilation stays reachable from it.
+func (c *compiler) release() {
+	reuse := func(l []Change) []Change {
+		if cap(l) > maxKept {
+			return nil
+		}
+		clear(l)
+		return l[:0]
+	}
+	c.rep.Changes, c.rep.NotStrict = reuse(c.rep.Changes), reuse(c.rep.NotStrict)
+	clear(c.inline)
+	c.inline = c.inline[:0]
+	clear(c.places)
+	c.places = c.places[:0]
+	clear(c.names)
+	c.names = c.names[:0]
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.used = nil, nil, nil, map[string]bool{}
+	}
+	clear(c.used)
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves = Dialect{}, nil, nil, 0, false
+	compilers.Put(c)
 }
 
 // compiler is the state of one compilation.

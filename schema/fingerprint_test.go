@@ -232,3 +232,43 @@ func TestStrictLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestPooledCompilersLeaveNothingBehind: a compilation by a compiler from
+// the pool, which compiled other schemas before, gives the schema and the
+// report a new compiler gives; and a report kept while others are compiled
+// stays as it was (its lists are not the pooled compiler's).
+func TestPooledCompilersLeaveNothingBehind(t *testing.T) {
+	// A uses the definition x, B has an x it does not use: the second
+	// must still be reported unused, whatever the compiler recorded for
+	// the first.
+	docs := []any{
+		decode(t, `{"type":"object","properties":{"p":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string","minLength":2}}}`),
+		decode(t, `{"type":"object","properties":{"q":{"type":"string"}},"$defs":{"x":{"type":"integer"}}}`),
+	}
+	for _, tc := range hardCases {
+		docs = append(docs, decode(t, tc.schema))
+	}
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	type result struct {
+		out any
+		rep Report
+	}
+	for _, d := range testDialects() {
+		var kept []result
+		for _, doc := range docs {
+			out, rep := d.Compile(doc)
+			kept = append(kept, result{out, rep})
+		}
+		for i, doc := range docs {
+			out, rep := newCompiler().run(d, doc, false)
+			if a, b := encode(t, kept[i].out), encode(t, out); a != b {
+				t.Errorf("%s, schema %d: pooled compiler gave %s\nnew compiler %s", d.Name(), i, a, b)
+			}
+			if a, b := encode(t, kept[i].rep), encode(t, rep); a != b {
+				t.Errorf("%s, schema %d: kept report is now %s\nnew compiler reports %s", d.Name(), i, a, b)
+			}
+		}
+	}
+}
