@@ -325,12 +325,20 @@ func (c *compiler) node(v any, depth int) any {
 		switch {
 		case n.isRoot(): // compileRoot's own copy
 			n.m = x
-		case !c.slowLeaves && c.d.settled(x):
-			// Shared, not copied: a compiled schema is read-only (see
-			// Compile), and no pass changes a node it did not copy.
-			return x
 		default:
+			var plain, settled bool
+			if !c.slowLeaves {
+				plain, settled = c.d.leafKind(x)
+			}
+			if settled {
+				// Shared, not copied: a compiled schema is read-only (see
+				// Compile), and no pass changes a node it did not copy.
+				return x
+			}
 			n.m = maps.Clone(x)
+			if plain {
+				return c.plainLeaf(n)
+			}
 		}
 	case bool:
 		if c.d.booleans() {
@@ -382,41 +390,67 @@ func (c *compiler) node(v any, depth int) any {
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
 
-// settled reports whether m, a schema below the root, is a leaf the dialect
-// takes as it is: a string, number, integer or boolean with only keywords
-// the dialect accepts and no pass rewrites, so that every pass of node
-// would leave it unchanged and report nothing. Most properties of real
-// tools are such leaves; node copies them without the passes. The test is
-// narrow on purpose: anything else goes through the passes.
-func (d Dialect) settled(m map[string]any) bool {
+// leafKind classifies m, a schema below the root. plain: a string,
+// number, integer or boolean with only annotations, bounds, a pattern, a
+// format (a string) and an enum, so that of the passes of node only those
+// from strip on can change it (see plainLeaf). settled: a plain leaf with
+// only keywords the dialect takes as they are (a format it takes on that
+// type; an enum it keeps), which every pass would leave unchanged,
+// reporting nothing: node shares it. Most properties of real tools are
+// settled leaves. The test is narrow on purpose: anything else goes
+// through every pass.
+func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 	t, _ := m["type"].(string)
 	switch t {
 	case "string", "integer", "number", "boolean":
 	default:
-		return false
+		return false, false
 	}
+	if !d.Accepts("type") {
+		return false, false
+	}
+	settled = true
 	for k, v := range m {
 		switch k {
 		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
 			"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
 		case "format": // strip keeps a format the dialect takes on this type
 			f, ok := v.(string)
-			if !ok || !d.acceptsFormat(f, t) {
-				return false
+			if !ok {
+				return false, false
+			}
+			if !d.acceptsFormat(f, t) {
+				settled = false
 			}
 		case "enum": // enums keeps a non-empty list: any values, or strings on a string
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 || d.stringEnums && (t != "string" || !allStrings(list)) {
-				return false
+				settled = false
 			}
 		default:
-			return false
+			return false, false
 		}
-		if !d.Accepts(k) {
-			return false
+		if settled && !d.Accepts(k) {
+			settled = false
 		}
 	}
-	return true
+	return true, settled
+}
+
+// plainLeaf compiles n, a copy of a plain leaf (see leafKind), with the
+// passes of node that can change it, from strip on. Before strip every
+// pass leaves such a leaf as it is: no reference, union, allOf, type list
+// or nullable to reshape, no subschema, no const, not an array or object;
+// after it, a leaf keeps its type (the dialect takes "type"), so typed,
+// typedStrict and strictNode find it typed, and required finds no
+// "required".
+func (c *compiler) plainLeaf(n *nodeState) map[string]any {
+	n.valued = hasKey(n.m, "enum")
+	c.strip(n)
+	c.enums(n)
+	c.sayNullable(n) // enums may have made it nullable
+	c.describe(n)
+	return n.m
 }
 
 func allStrings(list []any) bool {

@@ -155,8 +155,9 @@ func TestAcceptsFollowsTheSets(t *testing.T) {
 	}
 }
 
-// TestSettledLeavesCompileAsBefore: the shortcut that copies a settled leaf
-// (see Dialect.settled) gives the same schema and report as every pass,
+// TestSettledLeavesCompileAsBefore: the shortcuts that share a settled leaf
+// and send a plain leaf through the passes from strip on only (see
+// Dialect.leafKind) give the same schema and report as every pass,
 // for every tool of the corpus and for leaves at the edge of the test, in
 // every dialect.
 func TestSettledLeavesCompileAsBefore(t *testing.T) {
@@ -173,6 +174,9 @@ func TestSettledLeavesCompileAsBefore(t *testing.T) {
 		`{"type":"array"}`, `{"type":"object"}`, `{"type":"str"}`, `{"type":["string","null"]}`, `{"type":"string","nullable":true}`,
 		`{"type":"string","const":"x"}`, `{"type":"string","pattern":"^a$","examples":["a"]}`, `{"type":"integer","exclusiveMinimum":true,"minimum":0}`,
 		`{"type":"string","title":{"x":1}}`, `{"type":"string","x-extra":1}`, `{"type":"number","multipleOf":0.5,"deprecated":true}`,
+		`{"type":"string","format":"email","default":"a"}`, `{"type":"integer","enum":[1,null]}`, `{"type":"boolean","description":7,"default":false}`,
+		`{"type":"string","enum":["a",1],"minLength":1}`, `{"type":"number","minimum":0,"description":"Default: 0","default":0}`,
+		`{"type":"string","enum":[null]}`, `{"type":"integer","title":"Count","examples":[1,2,3,4],"readOnly":true}`,
 	} {
 		v, err := Decode([]byte(`{"type":"object","properties":{"p":` + leaf + `},"required":["p"]}`))
 		if err != nil {
