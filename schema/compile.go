@@ -1226,14 +1226,7 @@ func (c *compiler) children(n *nodeState, depth int) {
 			continue
 		}
 		out := make(map[string]any, len(v))
-		// The names are sorted on c.names, a stack the nested calls
-		// push on and pop, rather than in a slice of their own.
-		start := len(c.names)
-		for name := range v {
-			c.names = append(c.names, name)
-		}
-		end := len(c.names)
-		slices.Sort(c.names[start:end])
+		start, end := c.pushNames(v)
 		for i := start; i < end; i++ {
 			name := c.names[i]
 			at := below(k)
@@ -1245,8 +1238,7 @@ func (c *compiler) children(n *nodeState, depth int) {
 			}
 			out[name] = c.nodeAt(v[name], at, depth+1)
 		}
-		clear(c.names[start:end])
-		c.names = c.names[:start]
+		c.popNames(start)
 		n.m[k] = out
 		if k == "properties" {
 			n.ownProps, n.srcProps = true, v
@@ -1269,6 +1261,25 @@ func (c *compiler) children(n *nodeState, depth int) {
 		}
 		n.m[k] = out
 	}
+}
+
+// pushNames pushes the keys of m, sorted, on c.names, a stack shared by
+// the nested calls rather than a slice of their own for each map; they are
+// c.names[start:end] until popNames(start).
+func (c *compiler) pushNames(m map[string]any) (start, end int) {
+	start = len(c.names)
+	for name := range m {
+		c.names = append(c.names, name)
+	}
+	end = len(c.names)
+	slices.Sort(c.names[start:end])
+	return start, end
+}
+
+// popNames pops the names pushNames pushed from start.
+func (c *compiler) popNames(start int) {
+	clear(c.names[start:])
+	c.names = c.names[:start]
 }
 
 // shapes removes subschema keywords whose value is not a schema, a map of
@@ -1523,10 +1534,12 @@ func hasKey(m map[string]any, k string) bool {
 
 // describe appends the node's hints to its description.
 func (c *compiler) describe(n *nodeState) {
-	if h, ok := n.m[hintKey].([]string); ok {
-		n.hints = append(n.hints, h...)
+	if h, ok := n.m[hintKey]; ok {
+		if h, ok := h.([]string); ok {
+			n.hints = append(n.hints, h...)
+		}
+		delete(n.m, hintKey)
 	}
-	delete(n.m, hintKey)
 	if len(n.hints) == 0 {
 		return
 	}

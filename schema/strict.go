@@ -44,19 +44,22 @@ func (c *compiler) strictNode(n *nodeState) {
 		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
 	}
 	req := requiredOf(n.m)
-	var optional []any
+	all := make([]any, len(req), len(props)+len(req)) // required, then the optional names
+	copy(all, req)
 	var base, problem string // the same for every property: built once
-	for _, k := range sortedKeys(props) {
+	start, end := c.pushNames(props)
+	for _, k := range c.names[start:end] {
 		if !containsString(req, k) {
 			if base == "" {
 				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
 			}
-			optional = append(optional, k)
+			all = append(all, k)
 			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
 			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
-	n.m["required"] = append(append([]any{}, req...), optional...)
+	c.popNames(start)
+	n.m["required"] = all
 }
 
 // sameMap reports whether a and b are the same map (not equal maps: one
@@ -94,7 +97,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 		switch t := n.m["type"].(type) {
 		case string:
 			if t != "null" {
-				n.m["type"] = []any{t, "null"}
+				n.m["type"] = []any{n.m["type"], "null"} // t as it is boxed already
 			}
 		case []any:
 			if !slices.Contains(t, any("null")) {
