@@ -108,7 +108,7 @@ func (c *compiler) release() {
 		c.inline, c.places, c.names, c.used = nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
-	c.d, c.root, c.movable, c.nodes, c.slowLeaves = Dialect{}, nil, nil, 0, false
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7][]any{}
 	compilers.Put(c)
 }
 
@@ -133,6 +133,9 @@ type compiler struct {
 	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
 	names []string
+	// orNulls holds the lists [type, "null"] made so far, by the index of
+	// the type in jsonTypes (see orNull).
+	orNulls [7][]any
 }
 
 // nodeState is one schema node while it is compiled.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -296,5 +297,95 @@ func TestLiteralUnionOrderIsStable(t *testing.T) {
 	vals, _, _, ok := literals([]any{map[string]any{"enum": []any{"b"}, "const": "c"}, map[string]any{"const": "a"}})
 	if got := fmt.Sprint(vals); !ok || got != "[c b a]" {
 		t.Errorf("literals = %s, %v; want [c b a], true", got, ok)
+	}
+}
+
+// TestCompiledSchemaSharesOnlySettledLeaves: Compile's result shares with
+// its input only settled leaves (see Dialect.leafKind) among its schemas.
+// Every other schema of the result is the compiler's own: changing each of
+// them leaves the input as it was, and no compilation changes its input.
+func TestCompiledSchemaSharesOnlySettledLeaves(t *testing.T) {
+	var docs []any
+	for _, tc := range hardCases {
+		docs = append(docs, decode(t, tc.schema))
+	}
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	ptr := func(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
+	for _, d := range testDialects() {
+		shared := 0
+		for i, doc := range docs {
+			before := encode(t, doc)
+			inInput := map[uintptr]bool{}
+			var collect func(v any)
+			collect = func(v any) {
+				switch x := v.(type) {
+				case map[string]any:
+					inInput[ptr(x)] = true
+					for _, e := range x {
+						collect(e)
+					}
+				case []any:
+					for _, e := range x {
+						collect(e)
+					}
+				}
+			}
+			collect(doc)
+			out, _ := d.Compile(doc)
+			var own []map[string]any
+			var walk func(m map[string]any)
+			walk = func(m map[string]any) {
+				if inInput[ptr(m)] {
+					shared++
+					if _, settled := d.leafKind(m); !settled {
+						t.Errorf("%s, schema %d: the result shares a schema of the input that is not a settled leaf: %s", d.Name(), i, encode(t, m))
+					}
+					return
+				}
+				own = append(own, m)
+				for k, v := range m {
+					switch class, _ := keywordClass(k); class {
+					case classSub:
+						if s, ok := v.(map[string]any); ok {
+							walk(s)
+						}
+					case classMap:
+						if ss, ok := v.(map[string]any); ok {
+							for _, s := range ss {
+								if s, ok := s.(map[string]any); ok {
+									walk(s)
+								}
+							}
+						}
+					case classList:
+						if ss, ok := v.([]any); ok {
+							for _, s := range ss {
+								if s, ok := s.(map[string]any); ok {
+									walk(s)
+								}
+							}
+						}
+					}
+				}
+			}
+			walk(out)
+			if after := encode(t, doc); after != before {
+				t.Fatalf("%s, schema %d: Compile changed its input", d.Name(), i)
+			}
+			for _, m := range own {
+				m["x-changed"] = true
+				if p, ok := m["properties"].(map[string]any); ok {
+					p["x-added"] = map[string]any{}
+				}
+			}
+			if after := encode(t, doc); after != before {
+				t.Fatalf("%s, schema %d: changing the result's own schemas changed the input:\nbefore %s\nafter  %s", d.Name(), i, before, after)
+			}
+		}
+		if shared == 0 {
+			t.Errorf("%s: no settled leaf shared in the corpus", d.Name())
+		}
 	}
 }

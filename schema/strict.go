@@ -97,7 +97,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 		switch t := n.m["type"].(type) {
 		case string:
 			if t != "null" {
-				n.m["type"] = []any{n.m["type"], "null"} // t as it is boxed already
+				n.m["type"] = c.orNull(t, n.m["type"])
 			}
 		case []any:
 			if !slices.Contains(t, any("null")) {
@@ -133,6 +133,20 @@ func (c *compiler) sayNullable(n *nodeState) {
 	default:
 		n.hints = append(n.hints, "or null")
 	}
+}
+
+// orNull returns the type list [t, "null"]; boxed is t as an interface.
+// The list of each JSON type is made once per compilation and shared by
+// the nodes that need it: a compiled schema is read-only (see Compile).
+func (c *compiler) orNull(t string, boxed any) []any {
+	i := slices.Index(jsonTypes, t)
+	if i < 0 {
+		return []any{boxed, "null"}
+	}
+	if c.orNulls[i] == nil {
+		c.orNulls[i] = []any{boxed, "null"}
+	}
+	return c.orNulls[i]
 }
 
 // unionTakesNull reports whether a null alternative added to a schema's
