@@ -157,6 +157,10 @@ type nodeState struct {
 	// as given (settled leaves, shared with the input).
 	ownProps bool
 	srcProps map[string]any
+	// propNames: the names of srcProps, sorted, are c.names[namesAt:namesEnd]
+	// until node is done with n (children leaves them for strictNode).
+	propNames         bool
+	namesAt, namesEnd int
 }
 
 // change records a change. problem is what the provider would reject
@@ -388,6 +392,9 @@ func (c *compiler) node(v any, depth int) any {
 	}
 	c.sayNullable(n)
 	c.describe(n)
+	if n.propNames {
+		c.popNames(n.namesAt)
+	}
 	return n.m
 }
 
@@ -1241,11 +1248,16 @@ func (c *compiler) children(n *nodeState, depth int) {
 			}
 			out[name] = c.nodeAt(v[name], at, depth+1)
 		}
-		c.popNames(start)
 		n.m[k] = out
-		if k == "properties" {
-			n.ownProps, n.srcProps = true, v
+		if k != "properties" {
+			c.popNames(start)
+			continue
 		}
+		if n.propNames { // cannot happen: one "properties" per node
+			c.popNames(n.namesAt)
+		}
+		n.ownProps, n.srcProps = true, v
+		n.propNames, n.namesAt, n.namesEnd = true, start, end
 	}
 	for _, k := range schemaListKeywords {
 		bit++

@@ -47,8 +47,18 @@ func (c *compiler) strictNode(n *nodeState) {
 	all := make([]any, len(req), len(props)+len(req)) // required, then the optional names
 	copy(all, req)
 	var base, problem string // the same for every property: built once
-	start, end := c.pushNames(props)
-	for _, k := range c.names[start:end] {
+	// The names in order: as children sorted them while props is the map
+	// it made, else sorted here.
+	start, end := n.namesAt, n.namesEnd
+	held := n.ownProps && n.propNames
+	if !held {
+		start, end = c.pushNames(props)
+	}
+	for i := start; i < end; i++ {
+		k := c.names[i]
+		if _, ok := props[k]; !ok { // a property children removed
+			continue
+		}
 		if !containsString(req, k) {
 			if base == "" {
 				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
@@ -58,7 +68,9 @@ func (c *compiler) strictNode(n *nodeState) {
 			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
-	c.popNames(start)
+	if !held {
+		c.popNames(start)
+	}
 	n.m["required"] = all
 }
 
