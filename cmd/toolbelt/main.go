@@ -105,6 +105,9 @@ type env struct {
 	// startDone, when set, ends the start's lighter garbage collection
 	// (collectLessAtStart).
 	startDone func()
+	// pace, when set, is the garbage collector's pacing the command keeps
+	// once the start is done (serve).
+	pace *pacing
 
 	reg    *registry.Registry // made once per run, when a command needs it
 	closer io.Closer

@@ -15,12 +15,14 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/gcpace"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/mcp/client"
@@ -104,7 +106,47 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
 	if e.startDone != nil {
 		e.startDone()
 	}
+	e.startPacing()
 	e.removeStaleTemp(tc, false)
+}
+
+// serveGCHeadroom is the heap `toolbelt serve` may allocate between two
+// garbage collections at least (gcpace). Over streamable HTTP the MCP SDK
+// decodes each request's JSON several times, each time with a fresh 32 KB
+// buffer: with the runtime's usual 4 MB the server collected every dozen
+// calls, and the collector was a fifth of its CPU. The cost is memory: a
+// busy server's heap grows by up to this much before it is collected.
+const serveGCHeadroom = 16 << 20
+
+// pacing is the garbage collector's pacing a command asked for: a floor
+// of headroom (gcpace), from the end of the start until the command ends.
+type pacing struct {
+	headroom uint64
+	mu       sync.Mutex
+	pacer    *gcpace.Pacer
+	done     bool
+}
+
+// startPacing starts the pacing the command asked for, unless it has
+// already ended.
+func (e *env) startPacing() {
+	p := e.pace
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done && p.pacer == nil {
+		p.pacer = gcpace.Start(p.headroom)
+	}
+}
+
+// stop ends the pacing startPacing started, and any it would start.
+func (p *pacing) stop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.done = true
+	p.pacer.Stop()
 }
 
 // staleTempScan bounds the search for temporary files of interrupted
@@ -204,6 +246,8 @@ func (c *mcpStdioCmd) Run(e *env) error {
 	// could not run their steps, and the job engine costs start time and
 	// memory.
 	e.workJobs = e.hasAsyncTools()
+	e.pace = &pacing{headroom: serveGCHeadroom}
+	defer e.pace.stop()
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -267,6 +311,8 @@ func (c *serveCmd) Run(e *env) error {
 	// could not run their steps, and the job engine costs start time and
 	// memory.
 	e.workJobs = e.hasAsyncTools()
+	e.pace = &pacing{headroom: serveGCHeadroom}
+	defer e.pace.stop()
 	cfg, err := e.config()
 	if err != nil {
 		return err
