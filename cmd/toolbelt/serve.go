@@ -246,8 +246,6 @@ func (c *mcpStdioCmd) Run(e *env) error {
 	// could not run their steps, and the job engine costs start time and
 	// memory.
 	e.workJobs = e.hasAsyncTools()
-	e.pace = &pacing{headroom: serveGCHeadroom}
-	defer e.pace.stop()
 	cfg, err := e.config()
 	if err != nil {
 		return err
