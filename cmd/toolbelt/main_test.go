@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/toolbelt/toolbelt/internal/gcpace"
 	"io"
 	"os"
 	"os/exec"
@@ -417,13 +416,15 @@ func TestCollectLessAtStart(t *testing.T) {
 		t.Errorf("memory limit during the start %d, want %d", l, startMemoryLimit)
 	}
 	t.Setenv("GOGC", "")
-	gcpace.Stop() // no pacing but the one restore begins
-	restore()
-	restore() // once only
-	// After the start, the pace keeps a heap goal floor (internal/gcpace).
-	if !gcpace.Stop() {
-		t.Error("no heap goal floor kept after the start")
+	p := restore()
+	if p2 := restore(); p2 != p {
+		t.Error("the start's pace ended twice")
 	}
+	// After the start, the collector keeps gcHeadroom (internal/gcpace).
+	if p == nil {
+		t.Error("no pacing of the collector after the start")
+	}
+	p.Stop()
 	if l := debug.SetMemoryLimit(-1); l != 1<<40 {
 		t.Errorf("memory limit after the start %d, want %d", l, int64(1<<40))
 	}

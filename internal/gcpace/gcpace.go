@@ -1,16 +1,16 @@
-// Package gcpace paces the garbage collector of a long-running server
-// whose live heap is small.
+// Package gcpace keeps a floor under the garbage collector's headroom: the
+// heap a process may allocate between two collections.
 //
-// The runtime starts a collection when the heap has grown by GOGC percent
-// of what the last one left alive, and never below 4 MiB × GOGC/100. A
-// server whose live heap is a megabyte or two, and whose every call leaves
-// tens of kilobytes of garbage (decoding, encoding, the audit), collects
-// every few dozen calls then; each collection takes one of the process's
-// processors for its marking, which is what a call's slowest latencies are
-// made of on a machine with two. Keep raises the goal to a floor while the
-// live heap is small and leaves the usual pace (goal twice the live heap)
-// once the live heap is large enough to reach the floor on its own: the
-// cost is the floor in memory under load, bounded, and nothing when idle.
+// The Go runtime starts the next collection when the heap has grown by
+// GOGC percent of the live heap (100%), or at 4 MB for a smaller heap. A
+// server whose live heap is a few megabytes and whose requests each leave
+// hundreds of kilobytes of garbage (the MCP SDK's JSON decoder allocates a
+// 32 KB buffer per message it decodes, several per request) then collects
+// every dozen requests, and each collection marks the whole live heap and
+// the binary's globals again. With a floor of a few megabytes of headroom,
+// collections become a fraction as frequent; a heap larger than the floor
+// keeps the usual percentage, so the floor is the most the pacing adds to
+// a process's memory.
 package gcpace
 
 import (
@@ -21,106 +21,119 @@ import (
 	"sync"
 )
 
-// DefaultFloor is the heap goal a server keeps at least: 16 MiB, which
-// collects about once per 150 calls of a small tool instead of once per 15.
-const DefaultFloor = 16 << 20
-
-// heapMinimum is the runtime's smallest heap goal at GOGC=100; it scales
-// with GOGC.
-const heapMinimum = 4 << 20
-
-// basePercent is the pace Keep returns to, the runtime's default GOGC.
-const basePercent = 100
-
-const liveMetric = "/gc/heap/live:bytes"
-
-var (
-	mu    sync.Mutex
-	gen   uint64 // the pacing in force; a cleanup of an older one stops
-	floor uint64 // 0 when not pacing
-	last  int    // the percent last set
-)
-
-// Keep keeps the collector's heap goal at floor bytes or more until Stop,
-// retuning after every collection from the heap the collection found
-// alive. It does nothing when the GOGC environment variable is set: the
-// operator chose the pace. A memory limit (GOMEMLIMIT) still bounds the
-// heap. Calling Keep again replaces the floor.
-func Keep(f uint64) {
-	if os.Getenv("GOGC") != "" || f == 0 {
-		return
+// percentFor is the GOGC percentage that sets the next collection at
+// headroom bytes above a live heap of live bytes, and never less than
+// base. The runtime sets that collection's heap goal at
+// live + scanned·GOGC/100, where scanned is the live heap plus the
+// goroutine stacks and the globals it scans, but at least at
+// 4 MB·GOGC/100.
+func percentFor(live, scanned, headroom uint64, base int) int {
+	if scanned == 0 {
+		return base
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	gen++
-	floor = f
-	last = -1
-	tuneLocked()
-	arm(gen)
+	p := ceilDiv(headroom*100, scanned)
+	p = min(p, ceilDiv((live+headroom)*100, heapMinimum), maxPercent)
+	return max(base, int(p))
 }
 
-// Stop ends the pacing Keep began, restores the runtime's default pace
-// and reports whether there was a pacing to end.
-func Stop() bool {
-	mu.Lock()
-	defer mu.Unlock()
-	if floor == 0 {
+func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
+
+// heapMinimum is the runtime's smallest heap goal at GOGC=100.
+const heapMinimum = 4 << 20
+
+// maxPercent bounds the percentage for a nearly empty heap.
+const maxPercent = 10_000
+
+// Pacer sets the collector's percentage after each collection, from the
+// live heap that collection found.
+type Pacer struct {
+	headroom uint64
+	base     int
+	mu       sync.Mutex
+	stopped  bool
+	sample   []metrics.Sample
+	// adjusted, when set, is told each percentage set (tests).
+	adjusted func(live uint64, percent int)
+}
+
+// Start keeps at least headroom bytes between the live heap and the next
+// collection, from now until Stop. It does nothing, and returns nil, when
+// the GOGC environment variable is set (the user chose the pace) or
+// headroom is 0. The percentage it sets is never below the one in effect
+// when it starts; Stop restores that one.
+func Start(headroom uint64) *Pacer {
+	if headroom == 0 || os.Getenv("GOGC") != "" {
+		return nil
+	}
+	return start(headroom, nil)
+}
+
+func start(headroom uint64, adjusted func(uint64, int)) *Pacer {
+	base := debug.SetGCPercent(100)
+	debug.SetGCPercent(base)
+	if base < 0 {
+		return nil // collection is off: nothing to pace
+	}
+	p := &Pacer{headroom: headroom, base: base, adjusted: adjusted,
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
+	p.adjust()
+	p.arm()
+	return p
+}
+
+// sentinel is garbage the moment it is made: its cleanup runs after the
+// collection that finds it, and arms the next one.
+type sentinel struct {
+	p *Pacer
+	_ [2]uintptr // not a tiny allocation, whose cleanup could be late
+}
+
+func (p *Pacer) arm() {
+	s := &sentinel{p: p}
+	runtime.AddCleanup(s, func(p *Pacer) {
+		if p.adjust() {
+			p.arm()
+		}
+	}, p)
+}
+
+// adjust sets the percentage for the live heap the last collection found;
+// it reports false once the pacer is stopped.
+func (p *Pacer) adjust() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
 		return false
 	}
-	gen++
-	floor = 0
-	debug.SetGCPercent(basePercent)
+	metrics.Read(p.sample)
+	var v [3]uint64
+	for i, m := range p.sample {
+		if m.Value.Kind() == metrics.KindUint64 {
+			v[i] = m.Value.Uint64()
+		}
+	}
+	live := v[0]
+	if live == 0 {
+		return true // no collection yet: nothing to go by
+	}
+	percent := percentFor(live, live+v[1]+v[2], p.headroom, p.base)
+	debug.SetGCPercent(percent)
+	if p.adjusted != nil {
+		p.adjusted(live, percent)
+	}
 	return true
 }
 
-// sentinel is an object nothing refers to: its cleanup runs after the
-// collection that finds it unreachable, once per collection.
-type sentinel struct{ _ *byte }
-
-// arm registers the cleanup that retunes after the next collection and
-// arms the one after it.
-func arm(g uint64) {
-	runtime.AddCleanup(&sentinel{}, after, g)
-}
-
-// after runs after a collection: it retunes and arms the next, unless the
-// pacing of generation g has ended.
-func after(g uint64) {
-	mu.Lock()
-	defer mu.Unlock()
-	if g != gen || floor == 0 {
+// Stop restores the percentage in effect when the pacer started. A nil
+// Pacer's Stop does nothing.
+func (p *Pacer) Stop() {
+	if p == nil {
 		return
 	}
-	tuneLocked()
-	arm(g)
-}
-
-// tuneLocked sets the percent that makes the goal the floor for the
-// current live heap, or the base pace when the live heap reaches it alone.
-func tuneLocked() {
-	s := []metrics.Sample{{Name: liveMetric}}
-	metrics.Read(s)
-	var live uint64
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		live = s[0].Value.Uint64()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.stopped {
+		p.stopped = true
+		debug.SetGCPercent(p.base)
 	}
-	if p := Percent(floor, live); p != last {
-		debug.SetGCPercent(p)
-		last = p
-	}
-}
-
-// Percent is the GOGC that makes the runtime's heap goal the floor for a
-// live heap of live bytes, and never less than the default 100. The goal
-// is max(4 MiB × GOGC/100, live × (1 + GOGC/100)), plus a GOGC share of
-// the goroutines' stacks and the globals, small beside it.
-func Percent(floor, live uint64) int {
-	byMinimum := 100 * floor / heapMinimum
-	byLive := uint64(0)
-	if live == 0 {
-		byLive = byMinimum
-	} else if floor > live {
-		byLive = 100*floor/live - 100
-	}
-	return max(basePercent, int(min(byMinimum, byLive)))
 }

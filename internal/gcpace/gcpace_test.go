@@ -8,103 +8,137 @@ import (
 	"time"
 )
 
-func TestPercent(t *testing.T) {
-	const mib = 1 << 20
+func TestPercentFor(t *testing.T) {
+	const mb = 1 << 20
 	for _, c := range []struct {
-		floor, live uint64
-		want        int
+		live, scanned, headroom uint64
+		base, want              int
 	}{
-		{16 * mib, 3 * mib / 2, 400}, // the runtime's minimum reaches the floor
-		{16 * mib, 6 * mib, 166},     // the live heap's share does
-		{16 * mib, 10 * mib, 100},    // twice the live heap is above the floor
-		{16 * mib, 16 * mib, 100},
-		{16 * mib, 0, 400},
-		{8 * mib, mib, 200},
-		{2 * mib, mib, 100}, // a floor under the runtime's minimum changes nothing
+		{6 * mb, 6 * mb, 12 * mb, 100, 200},     // a small heap gets the floor
+		{6 * mb, 8 * mb, 12 * mb, 100, 150},     // stacks and globals count
+		{5 * mb, 7 * mb, 10 * mb, 100, 143},     // rounded up: never under the floor
+		{12 * mb, 12 * mb, 12 * mb, 100, 100},   // at the floor: the usual pace
+		{100 * mb, 101 * mb, 12 * mb, 100, 100}, // a large heap keeps the usual pace
+		{100 * mb, 101 * mb, 12 * mb, 150, 150}, // and the user's percentage
+		{2 * mb, 3 * mb, 8 * mb, 100, 250},      // under 4 MB the runtime's minimum decides
+		{0, 0, 12 * mb, 100, 100},               // no collection yet
+		{1000, 1000, 12 * mb, 100, 301},         // a nearly empty heap: the minimum decides
+		{1000, 1000, 12 << 30, 100, maxPercent}, // bounded
 	} {
-		if got := Percent(c.floor, c.live); got != c.want {
-			t.Errorf("Percent(%d MiB, %.1f MiB) = %d, want %d", c.floor/mib, float64(c.live)/mib, got, c.want)
+		got := percentFor(c.live, c.scanned, c.headroom, c.base)
+		if got != c.want {
+			t.Errorf("percentFor(%d, %d, %d, %d) = %d, want %d", c.live, c.scanned, c.headroom, c.base, got, c.want)
 		}
-		if p := Percent(c.floor, c.live); p > 100 {
-			goal := max(heapMinimum*uint64(p)/100, c.live*(100+uint64(p))/100)
-			if goal+mib/8 < c.floor || goal > c.floor+mib/8 {
-				t.Errorf("floor %d, live %d: percent %d gives a goal of %d", c.floor, c.live, p, goal)
+		if got == c.want && got > c.base && got < maxPercent {
+			// The runtime's goal at that percentage leaves the headroom.
+			goal := max(c.live+c.scanned*uint64(got)/100, heapMinimum*uint64(got)/100)
+			if goal < c.live+c.headroom || goal > c.live+c.headroom+c.scanned/50+heapMinimum/50 {
+				t.Errorf("percentFor(%d, %d, %d, %d): goal %d, want about %d", c.live, c.scanned, c.headroom, c.base, goal, c.live+c.headroom)
 			}
 		}
 	}
 }
 
-func read(name string) uint64 {
-	s := []metrics.Sample{{Name: name}}
-	metrics.Read(s)
-	return s[0].Value.Uint64()
+// goal is the runtime's heap goal for the next collection.
+func goal() uint64 {
+	m := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
 }
 
-// waitPercent collects until the pace is want: the retuning runs after a
-// collection, on the runtime's cleanup goroutine.
-func waitPercent(t *testing.T, want uint64) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); {
-		runtime.GC()
-		if read("/gc/gogc:percent") == want {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Fatalf("GOGC is %d, want %d", read("/gc/gogc:percent"), want)
+// current is the collector's percentage now.
+func current() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
 }
 
-var kept [][]byte
-
-func TestKeepFollowsTheLiveHeap(t *testing.T) {
-	t.Setenv("GOGC", "")
+// TestPacerFollowsTheLiveHeap: after each collection the percentage is the
+// one that leaves the headroom above the live heap that collection found,
+// a heap larger than the headroom gets the usual percentage back, and Stop
+// restores the percentage of the start.
+func TestPacerFollowsTheLiveHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	Keep(DefaultFloor)
-	defer Stop()
-	waitPercent(t, 400)
-	if goal := read("/gc/heap/goal:bytes"); goal < DefaultFloor {
-		t.Errorf("heap goal %d while pacing, want at least %d", goal, DefaultFloor)
+	const headroom = 16 << 20
+	type step struct {
+		live    uint64
+		percent int
 	}
-
-	// A live heap that reaches the floor alone gets the usual pace.
-	for range 40 {
-		kept = append(kept, make([]byte, 1<<20))
+	steps := make(chan step, 100)
+	p := start(headroom, func(live uint64, percent int) { steps <- step{live, percent} })
+	if p == nil {
+		t.Fatal("start returned no pacer with collection on")
 	}
-	waitPercent(t, 100)
-	kept = nil
-	waitPercent(t, 400)
-
-	// Stopped, the pace is the default and stays what is set.
-	if !Stop() {
-		t.Error("Stop says there was no pacing")
+	defer p.Stop()
+	select { // the start's own, if a collection has run before
+	case <-steps:
+	default:
 	}
-	if Stop() {
-		t.Error("a second Stop says there was a pacing")
-	}
-	if p := debug.SetGCPercent(123); p != 100 {
-		t.Errorf("GOGC after Stop %d, want 100", p)
-	}
-	for range 3 {
+	next := func() step {
+		t.Helper()
 		runtime.GC()
+		select {
+		case s := <-steps:
+			return s
+		case <-time.After(10 * time.Second):
+			t.Fatal("no adjustment after a collection")
+			return step{}
+		}
 	}
-	time.Sleep(50 * time.Millisecond)
+	s := next()
+	if s.live == 0 || s.live >= headroom {
+		t.Fatalf("live heap %d: the test needs one smaller than %d", s.live, headroom)
+	}
+	if s.percent <= 100 || current() != s.percent {
+		t.Fatalf("percent %d (in effect %d) for live heap %d, want over 100", s.percent, current(), s.live)
+	}
+	// The runtime's next collection is the headroom above the live heap.
+	if g := goal(); g < s.live+headroom || g > s.live+headroom+headroom/20 {
+		t.Fatalf("heap goal %d for live heap %d, want %d", g, s.live, s.live+headroom)
+	}
+	// A live heap past the headroom: the usual percentage.
+	big := make([][]byte, 48)
+	for i := range big {
+		big[i] = make([]byte, 1<<20)
+	}
+	for s = next(); s.live < headroom; s = next() {
+	}
+	if s.percent != 100 || current() != 100 {
+		t.Fatalf("percent %d (in effect %d) for live heap %d, want 100", s.percent, current(), s.live)
+	}
+	runtime.KeepAlive(big)
+	p.Stop()
+	if current() != 100 {
+		t.Fatalf("after Stop the percentage is %d, want 100", current())
+	}
 	runtime.GC()
-	if p := read("/gc/gogc:percent"); p != 123 {
-		t.Errorf("GOGC %d after Stop and collections, want 123 (still retuned)", p)
+	runtime.GC()
+	select {
+	case s := <-steps:
+		t.Fatalf("adjusted after Stop: %+v", s)
+	case <-time.After(200 * time.Millisecond):
 	}
 }
 
-func TestKeepLeavesAChosenGOGC(t *testing.T) {
-	t.Setenv("GOGC", "150")
-	defer debug.SetGCPercent(debug.SetGCPercent(150))
-	Keep(DefaultFloor)
-	if Stop() {
-		t.Error("Keep paced with GOGC set")
+// TestStartRespectsGOGC: a GOGC in the environment is the user's choice;
+// the pacer leaves it alone.
+func TestStartRespectsGOGC(t *testing.T) {
+	t.Setenv("GOGC", "50")
+	defer debug.SetGCPercent(debug.SetGCPercent(50))
+	if p := Start(16 << 20); p != nil {
+		p.Stop()
+		t.Fatal("Start paced the collector although GOGC is set")
 	}
-	runtime.GC()
-	time.Sleep(50 * time.Millisecond)
-	runtime.GC()
-	if p := read("/gc/gogc:percent"); p != 150 {
-		t.Errorf("GOGC %d with GOGC=150 in the environment, want 150", p)
+	if current() != 50 {
+		t.Fatalf("percentage %d, want 50", current())
+	}
+	t.Setenv("GOGC", "")
+	debug.SetGCPercent(-1)
+	if p := Start(16 << 20); p != nil {
+		p.Stop()
+		t.Fatal("Start paced a collector that is off")
+	}
+	if current() != -1 {
+		t.Fatalf("percentage %d, want -1 (off)", current())
 	}
 }
