@@ -63,17 +63,43 @@ func (c *compiler) run(d Dialect, doc any, slowLeaves bool) (map[string]any, Rep
 	if d.strict {
 		c.strictLimits(out)
 	}
-	byPath := func(a, b Change) int { return strings.Compare(a.Path, b.Path) }
-	slices.SortStableFunc(c.rep.Changes, byPath)
-	slices.SortStableFunc(c.rep.NotStrict, byPath)
 	// The lists are the compiler's, kept for the next compilation: the
-	// report gets copies of their exact length (Changes never nil).
+	// report gets copies of their exact length (Changes never nil), in
+	// the order of their paths.
 	rep := Report{Dialect: d.name, Changes: make([]Change, len(c.rep.Changes))}
-	copy(rep.Changes, c.rep.Changes)
+	c.byPath(rep.Changes, c.rep.Changes)
 	if len(c.rep.NotStrict) > 0 {
-		rep.NotStrict = slices.Clone(c.rep.NotStrict)
+		rep.NotStrict = make([]Change, len(c.rep.NotStrict))
+		c.byPath(rep.NotStrict, c.rep.NotStrict)
 	}
 	return out, rep
+}
+
+// byPath copies src into dst, of the same length, sorted by path, changes
+// at one path in the order they were made: what a stable sort of src
+// gives. Most lists are already in order (children are compiled in the
+// order of their names) and are copied as they are; the others are
+// sorted as indices, which moves four bytes where a Change is six words
+// that the collector must watch, and then copied once into place.
+func (c *compiler) byPath(dst, src []Change) {
+	if slices.IsSortedFunc(src, func(a, b Change) int { return strings.Compare(a.Path, b.Path) }) {
+		copy(dst, src)
+		return
+	}
+	order := c.order[:0]
+	for i := range src {
+		order = append(order, int32(i))
+	}
+	slices.SortFunc(order, func(i, j int32) int {
+		if d := strings.Compare(src[i].Path, src[j].Path); d != 0 {
+			return d
+		}
+		return int(i - j) // equal paths: the order they were made in
+	})
+	for i, o := range order {
+		dst[i] = src[o]
+	}
+	c.order = order
 }
 
 // compilers holds compilers between compilations, with the room their
@@ -104,8 +130,9 @@ func (c *compiler) release() {
 	c.places = c.places[:0]
 	clear(c.names)
 	c.names = c.names[:0]
-	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || len(c.used) > maxKept {
-		c.inline, c.places, c.names, c.used = nil, nil, nil, map[string]bool{}
+	c.order = c.order[:0]
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.order, c.used = nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
 	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7][]any{}
@@ -133,6 +160,8 @@ type compiler struct {
 	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
 	names []string
+	// order is byPath's room for sorting a list by its indices.
+	order []int32
 	// orNulls holds the lists [type, "null"] made so far, by the index of
 	// the type in jsonTypes (see orNull).
 	orNulls [7][]any

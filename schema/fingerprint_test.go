@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -386,6 +387,40 @@ func TestCompiledSchemaSharesOnlySettledLeaves(t *testing.T) {
 		}
 		if shared == 0 {
 			t.Errorf("%s: no settled leaf shared in the corpus", d.Name())
+		}
+	}
+}
+
+// TestReportOrderIsAStableSortByPath: the report's lists come out as a
+// stable sort by path of the changes in the order they were made (what
+// byPath must give, whether the list was in order or not), on lists of
+// every length up to 300 with many equal paths and on sorted lists.
+func TestReportOrderIsAStableSortByPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := newCompiler()
+	for n := range 300 {
+		for _, kind := range []string{"random", "sorted", "reversed"} {
+			src := make([]Change, n)
+			for i := range src {
+				src[i] = Change{Path: "p" + strconv.Itoa(rng.IntN(n/3+1)), Action: strconv.Itoa(i)}
+			}
+			switch kind {
+			case "sorted":
+				slices.SortStableFunc(src, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+			case "reversed":
+				slices.SortStableFunc(src, func(a, b Change) int { return strings.Compare(b.Path, a.Path) })
+			}
+			want := slices.Clone(src)
+			slices.SortStableFunc(want, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+			before := slices.Clone(src)
+			got := make([]Change, n)
+			c.byPath(got, src)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s list of %d: byPath gave\n%v\nwant\n%v", kind, n, got, want)
+			}
+			if !slices.Equal(src, before) {
+				t.Fatalf("%s list of %d: byPath changed its source", kind, n)
+			}
 		}
 	}
 }
