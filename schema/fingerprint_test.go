@@ -394,7 +394,8 @@ func TestCompiledSchemaSharesOnlySettledLeaves(t *testing.T) {
 // TestReportOrderIsAStableSortByPath: the report's lists come out as a
 // stable sort by path of the changes in the order they were made (what
 // byPath must give, whether the list was in order or not), on lists of
-// every length up to 300 with many equal paths and on sorted lists.
+// every length up to 300 with many equal paths, in order, in reverse
+// order (a run per path) and at random, by one compiler (its room reused).
 func TestReportOrderIsAStableSortByPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	c := newCompiler()
