@@ -171,7 +171,7 @@ func (c *compiler) release() {
 		c.inline, c.places, c.names, c.order, c.runEnds, c.used = nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
-	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7][]any{}
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7]any{}
 	compilers.Put(c)
 }
 
@@ -199,9 +199,9 @@ type compiler struct {
 	// order and runEnds are byPath's room for sorting a list by its
 	// indices.
 	order, runEnds []int32
-	// orNulls holds the lists [type, "null"] made so far, by the index of
-	// the type in jsonTypes (see orNull).
-	orNulls [7][]any
+	// orNulls holds the lists [type, "null"] made so far, each a []any
+	// boxed once, by the index of the type in jsonTypes (see orNull).
+	orNulls [7]any
 }
 
 // nodeState is one schema node while it is compiled.

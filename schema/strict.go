@@ -147,10 +147,12 @@ func (c *compiler) sayNullable(n *nodeState) {
 	}
 }
 
-// orNull returns the type list [t, "null"]; boxed is t as an interface.
-// The list of each JSON type is made once per compilation and shared by
-// the nodes that need it: a compiled schema is read-only (see Compile).
-func (c *compiler) orNull(t string, boxed any) []any {
+// orNull returns the type list [t, "null"] as an interface (a []any);
+// boxed is t as an interface. The list of each JSON type is made once per
+// compilation and shared by the nodes that need it, boxed once too (a
+// slice stored in a map[string]any is otherwise boxed anew each time): a
+// compiled schema is read-only (see Compile).
+func (c *compiler) orNull(t string, boxed any) any {
 	i := slices.Index(jsonTypes, t)
 	if i < 0 {
 		return []any{boxed, "null"}
