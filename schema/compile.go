@@ -166,9 +166,9 @@ func (c *compiler) release() {
 	c.places = c.places[:0]
 	clear(c.names)
 	c.names = c.names[:0]
-	c.order, c.runEnds = c.order[:0], c.runEnds[:0]
-	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || len(c.used) > maxKept {
-		c.inline, c.places, c.names, c.order, c.runEnds, c.used = nil, nil, nil, nil, nil, map[string]bool{}
+	c.order, c.runEnds, c.cuts = c.order[:0], c.runEnds[:0], c.cuts[:0]
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
 	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7]any{}
@@ -197,8 +197,8 @@ type compiler struct {
 	// names is a stack of property names being compiled (see children).
 	names []string
 	// order and runEnds are byPath's room for sorting a list by its
-	// indices.
-	order, runEnds []int32
+	// indices; cuts is propertyPaths' room for the ends of its paths.
+	order, runEnds, cuts []int32
 	// orNulls holds the lists [type, "null"] made so far, each a []any
 	// boxed once, by the index of the type in jsonTypes (see orNull).
 	orNulls [7]any

@@ -425,3 +425,38 @@ func TestReportOrderIsAStableSortByPath(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictChangePaths: the paths of strict mode's "made required and
+// nullable" changes (cut from one string per object, see propertyPaths)
+// are those of child: dotted identifiers, other names quoted in brackets,
+// at the root and below, one per optional property in the order of the
+// names, each its own string.
+func TestStrictChangePaths(t *testing.T) {
+	doc := decode(t, `{"type":"object","required":["a"],"properties":{
+		"a":{"type":"string"},"with-dash":{"type":"string"},"9lives":{"type":"integer"},"":{"type":"boolean"},
+		"q\"uote":{"type":"number"},"ü":{"type":"string"},"$x":{"type":"string"},
+		"o":{"type":"object","properties":{"b c":{"type":"string"},"d":{"type":"string"}},"required":["d"]},
+		"list":{"type":"array","items":{"type":"object","properties":{"e":{"type":"string","maxLength":3}}}}}}`)
+	_, rep := OpenAIStrict.Compile(doc)
+	var got []string
+	for _, c := range rep.Changes {
+		if c.Action == "made required and nullable: null stands for leaving it out" {
+			got = append(got, c.Path)
+		}
+	}
+	want := []string{ // in the report's order, by path
+		`properties.$x`,
+		`properties.list`,
+		`properties.list.items.properties.e`,
+		`properties.o`,
+		`properties.o.properties["b c"]`,
+		`properties.with-dash`,
+		`properties[""]`,
+		`properties["9lives"]`,
+		`properties["q\"uote"]`,
+		`properties["ü"]`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("paths of the strict changes:\n got %q\nwant %q", got, want)
+	}
+}

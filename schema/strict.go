@@ -5,6 +5,8 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // OpenAI's documented limits on a strict schema.
@@ -46,7 +48,6 @@ func (c *compiler) strictNode(n *nodeState) {
 	req := requiredOf(n.m)
 	all := make([]any, len(req), len(props)+len(req)) // required, then the optional names
 	copy(all, req)
-	var base, problem string // the same for every property: built once
 	// The names in order: as children sorted them while props is the map
 	// it made, else sorted here.
 	start, end := n.namesAt, n.namesEnd
@@ -60,18 +61,58 @@ func (c *compiler) strictNode(n *nodeState) {
 			continue
 		}
 		if !containsString(req, k) {
-			if base == "" {
-				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
-			}
 			all = append(all, k)
 			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
-			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
 	if !held {
 		c.popNames(start)
 	}
 	n.m["required"] = all
+	// One change per optional property, in the order of the names as
+	// before (making a schema nullable reports nothing), their paths cut
+	// from one string.
+	if opt := all[len(req):]; len(opt) > 0 {
+		paths := c.propertyPaths(n.path(c), opt)
+		problem, at := c.d.name+" needs every property in required", 0
+		for i := range opt {
+			end := int(c.cuts[i])
+			c.change(paths[at:end], "made required and nullable: null stands for leaving it out", problem)
+			at = end
+		}
+	}
+}
+
+// propertyPaths returns the paths child(child(path, "properties"), name)
+// of the names (strings) one after the other in one string, and leaves in
+// c.cuts where each ends: a path per property cut from one allocation
+// instead of one each.
+func (c *compiler) propertyPaths(path string, names []any) string {
+	prefix := "properties"
+	if path != "" {
+		prefix = path + ".properties"
+	}
+	var b strings.Builder
+	size := 0
+	for _, v := range names {
+		size += len(prefix) + 1 + len(v.(string))
+	}
+	b.Grow(size)
+	c.cuts = c.cuts[:0]
+	for _, v := range names {
+		name := v.(string)
+		b.WriteString(prefix)
+		if isIdent(name) {
+			b.WriteByte('.')
+			b.WriteString(name)
+		} else {
+			b.WriteByte('[')
+			b.WriteString(strconv.Quote(name))
+			b.WriteByte(']')
+		}
+		c.cuts = append(c.cuts, int32(b.Len()))
+	}
+	return b.String()
 }
 
 // sameMap reports whether a and b are the same map (not equal maps: one
