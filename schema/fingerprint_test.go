@@ -460,3 +460,33 @@ func TestStrictChangePaths(t *testing.T) {
 		t.Errorf("paths of the strict changes:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestStrictRequiredList: strict mode's required list on each object is
+// the names required as given, then the optional ones in order; kept as
+// it is when every property is required; an empty list when the object
+// has no property, when "required" is missing and when it is a nil list
+// (a document built in Go).
+func TestStrictRequiredList(t *testing.T) {
+	for _, tc := range []struct {
+		doc             any
+		want, wantBelow string // below the root, an object without properties is open: no list
+	}{
+		{decode(t, `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"string"}},"required":["b","a"]}`), `["b","a"]`, `["b","a"]`},
+		{decode(t, `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"string"},"c":{"type":"string"}},"required":["c"]}`), `["c","a","b"]`, `["c","a","b"]`},
+		{decode(t, `{"type":"object","properties":{"a":{"type":"string"}}}`), `["a"]`, `["a"]`},
+		{decode(t, `{"type":"object","properties":{}}`), `[]`, `null`},
+		{decode(t, `{"type":"object"}`), `[]`, `null`},
+		{map[string]any{"type": "object", "properties": map[string]any{}, "required": []any(nil)}, `[]`, `null`},
+		{map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}, "required": []any(nil)}, `["a"]`, `["a"]`},
+	} {
+		out, _ := OpenAIStrict.Compile(tc.doc)
+		if got := encode(t, out["required"]); got != tc.want {
+			t.Errorf("%s: required %s, want %s", encode(t, tc.doc), got, tc.want)
+		}
+		nested, _ := OpenAIStrict.Compile(map[string]any{"type": "object", "required": []any{"o"}, "properties": map[string]any{"o": tc.doc}})
+		inner := nested["properties"].(map[string]any)["o"].(map[string]any)
+		if got := encode(t, inner["required"]); got != tc.wantBelow {
+			t.Errorf("%s below the root: required %s, want %s", encode(t, tc.doc), got, tc.wantBelow)
+		}
+	}
+}

@@ -46,8 +46,7 @@ func (c *compiler) strictNode(n *nodeState) {
 		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
 	}
 	req := requiredOf(n.m)
-	all := make([]any, len(req), len(props)+len(req)) // required, then the optional names
-	copy(all, req)
+	var all []any // required, then the optional names; nil until one is optional
 	// The names in order: as children sorted them while props is the map
 	// it made, else sorted here.
 	start, end := n.namesAt, n.namesEnd
@@ -61,6 +60,10 @@ func (c *compiler) strictNode(n *nodeState) {
 			continue
 		}
 		if !containsString(req, k) {
+			if all == nil { // room for this name and every one after it
+				all = make([]any, len(req), len(req)+end-i)
+				copy(all, req)
+			}
 			all = append(all, k)
 			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
 		}
@@ -68,11 +71,20 @@ func (c *compiler) strictNode(n *nodeState) {
 	if !held {
 		c.popNames(start)
 	}
-	n.m["required"] = all
+	switch {
+	case all != nil:
+		n.m["required"] = all
+	case req == nil: // no list (or a nil one): an empty one
+		n.m["required"] = []any{}
+	}
+	// Else every property was required: the list stays as it is, the
+	// same names in the same order, shared like any list of values.
+	//
 	// One change per optional property, in the order of the names as
 	// before (making a schema nullable reports nothing), their paths cut
 	// from one string.
-	if opt := all[len(req):]; len(opt) > 0 {
+	if all != nil {
+		opt := all[len(req):]
 		paths := c.propertyPaths(n.path(c), opt)
 		problem, at := c.d.name+" needs every property in required", 0
 		for i := range opt {
