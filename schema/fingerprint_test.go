@@ -490,3 +490,30 @@ func TestStrictRequiredList(t *testing.T) {
 		}
 	}
 }
+
+// TestNullableListsAreNewLists: making an optional property nullable
+// gives its enum and type list one more value in new lists (see with):
+// the input's lists keep their values and length, and changing the
+// result's lists leaves them as they were.
+func TestNullableListsAreNewLists(t *testing.T) {
+	doc := decode(t, `{"type":"object","properties":{"e":{"type":"string","enum":["a","b"]},"t":{"type":["string","integer"]}}}`)
+	before := encode(t, doc)
+	out, _ := OpenAIStrict.Compile(doc)
+	props := out["properties"].(map[string]any)
+	e, t2 := props["e"].(map[string]any), props["t"].(map[string]any)
+	if got := encode(t, e["enum"]); got != `["a","b",null]` {
+		t.Errorf("enum %s, want [\"a\",\"b\",null]", got)
+	}
+	if got := encode(t, t2["type"]); got != `["string","integer","null"]` {
+		t.Errorf("type %s, want [\"string\",\"integer\",\"null\"]", got)
+	}
+	for _, l := range []any{e["enum"], t2["type"]} {
+		list := l.([]any)
+		for i := range list {
+			list[i] = "changed"
+		}
+	}
+	if after := encode(t, doc); after != before {
+		t.Errorf("changing the result's lists changed the input:\nbefore %s\nafter  %s", before, after)
+	}
+}

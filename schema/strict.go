@@ -166,7 +166,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 			}
 		case []any:
 			if !slices.Contains(t, any("null")) {
-				n.m["type"] = append(slices.Clone(t), "null")
+				n.m["type"] = with(t, "null")
 			}
 		}
 		if cst, ok := n.m["const"]; ok && cst != nil {
@@ -174,14 +174,14 @@ func (c *compiler) sayNullable(n *nodeState) {
 			n.m["enum"] = []any{cst}
 		}
 		if e, ok := n.m["enum"].([]any); ok && !slices.Contains(e, nil) {
-			n.m["enum"] = append(slices.Clone(e), nil)
+			n.m["enum"] = with(e, nil)
 		}
 	case c.d.nullableKeyword():
 		n.m["nullable"] = true
 	case c.d.unions():
 		if alts, ok := n.m["anyOf"].([]any); ok && unionTakesNull(n.m) {
 			if !slices.ContainsFunc(alts, isNullSchema) {
-				n.m["anyOf"] = append(slices.Clone(alts), map[string]any{"type": "null"})
+				n.m["anyOf"] = with(alts, map[string]any{"type": "null"})
 			}
 			return
 		}
@@ -198,6 +198,15 @@ func (c *compiler) sayNullable(n *nodeState) {
 	default:
 		n.hints = append(n.hints, "or null")
 	}
+}
+
+// with returns a new list: list, then v. One allocation of the exact
+// length, where appending to a clone allocates twice (the clone is full).
+func with(list []any, v any) []any {
+	out := make([]any, len(list)+1)
+	copy(out, list)
+	out[len(list)] = v
+	return out
 }
 
 // orNull returns the type list [t, "null"] as an interface (a []any);
