@@ -202,6 +202,10 @@ type compiler struct {
 	// orNulls holds the lists [type, "null"] made so far, each a []any
 	// boxed once, by the index of the type in jsonTypes (see orNull).
 	orNulls [7]any
+	// problems holds strictProblem's texts for the dialect problemsOf;
+	// kept by the pool (they hold nothing of a compilation).
+	problemsOf string
+	problems   [len(strictProblems)]string
 }
 
 // nodeState is one schema node while it is compiled.

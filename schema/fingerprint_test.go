@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -458,6 +459,34 @@ func TestStrictChangePaths(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("paths of the strict changes:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestStrictProblems: the problems of strict mode's changes on every
+// object name the dialect, compilation after compilation by pooled
+// compilers that compile other dialects in between (strictProblem keeps
+// them per dialect). TestCorpusFingerprints does not cover problems.
+func TestStrictProblems(t *testing.T) {
+	doc := decode(t, `{"type":"object","properties":{"a":{"type":"string"},"o":{"type":"object","properties":{"b":{"type":"integer"}}}}}`)
+	want := map[string]string{
+		"additionalProperties":              "openai-strict needs additionalProperties: false on every object",
+		"properties.o.additionalProperties": "openai-strict needs additionalProperties: false on every object",
+		"properties.a":                      "openai-strict needs every property in required",
+		"properties.o":                      "openai-strict needs every property in required",
+		"properties.o.properties.b":         "openai-strict needs every property in required",
+	}
+	for round := range 3 {
+		for _, d := range testDialects() {
+			d.Compile(doc)
+		}
+		_, rep := OpenAIStrict.Compile(doc)
+		got := map[string]string{}
+		for _, c := range rep.Changes {
+			got[c.Path] = c.Problem
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("round %d: problems by path\n got %q\nwant %q", round, got, want)
+		}
 	}
 }
 

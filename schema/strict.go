@@ -43,7 +43,7 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	if n.m["additionalProperties"] != false {
 		n.m["additionalProperties"] = false
-		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
+		c.change(child(n.path(c), "additionalProperties"), "set to false", c.strictProblem(needsClosed))
 	}
 	req := requiredOf(n.m)
 	var all []any // required, then the optional names; nil until one is optional
@@ -86,7 +86,7 @@ func (c *compiler) strictNode(n *nodeState) {
 	if all != nil {
 		opt := all[len(req):]
 		paths := c.propertyPaths(n.path(c), opt)
-		problem, at := c.d.name+" needs every property in required", 0
+		problem, at := c.strictProblem(needsRequired), 0
 		for i := range opt {
 			end := int(c.cuts[i])
 			c.change(paths[at:end], "made required and nullable: null stands for leaving it out", problem)
@@ -125,6 +125,31 @@ func (c *compiler) propertyPaths(path string, names []any) string {
 		c.cuts = append(c.cuts, int32(b.Len()))
 	}
 	return b.String()
+}
+
+// Problems of strict mode on every object, after the dialect's name (see
+// strictProblem).
+const (
+	needsClosed = iota
+	needsRequired
+)
+
+var strictProblems = [...]string{
+	needsClosed:   " needs additionalProperties: false on every object",
+	needsRequired: " needs every property in required",
+}
+
+// strictProblem returns the dialect's name then strictProblems[i], made
+// once per dialect and compiler rather than for every object (strings are
+// immutable: the reports share them).
+func (c *compiler) strictProblem(i int) string {
+	if c.problemsOf != c.d.name {
+		c.problemsOf, c.problems = c.d.name, [len(strictProblems)]string{}
+	}
+	if c.problems[i] == "" {
+		c.problems[i] = c.d.name + strictProblems[i]
+	}
+	return c.problems[i]
 }
 
 // sameMap reports whether a and b are the same map (not equal maps: one
