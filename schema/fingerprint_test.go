@@ -546,3 +546,30 @@ func TestNullableListsAreNewLists(t *testing.T) {
 		t.Errorf("changing the result's lists changed the input:\nbefore %s\nafter  %s", before, after)
 	}
 }
+
+// TestNullableInTypeArrays: how an optional property says null in a
+// dialect with type lists (typeArrayNullable): the type and enum get null
+// once, a const becomes the enum [const, null], a schema without type,
+// enum or const is left to the other ways (an anyOf with null).
+func TestNullableInTypeArrays(t *testing.T) {
+	for _, tc := range []struct{ prop, want string }{
+		{`{"type":"string"}`, `{"type":["string","null"]}`},
+		{`{"type":"null"}`, `{"type":"null"}`},
+		{`{"type":["string","integer"]}`, `{"type":["string","integer","null"]}`},
+		{`{"type":["string","null"]}`, `{"type":["string","null"]}`},
+		{`{"type":"string","enum":["a","b"]}`, `{"enum":["a","b",null],"type":["string","null"]}`},
+		{`{"type":"string","enum":["a",null]}`, `{"enum":["a",null],"type":["string","null"]}`},
+		{`{"enum":[1,2]}`, `{"enum":[1,2,null]}`},
+		{`{"const":"x"}`, `{"enum":["x",null]}`},
+		{`{"type":"string","const":"x","enum":["x","y"]}`, `{"enum":["x",null],"type":["string","null"]}`},
+		{`{"const":null}`, `{"const":null}`},
+		{`{"const":"x","enum":["x","y"]}`, `{"enum":["x",null]}`},
+		{`{"description":"d"}`, `{"anyOf":[{},{"type":"null"}],"description":"d"}`},
+	} {
+		doc := decode(t, `{"type":"object","properties":{"p":`+tc.prop+`}}`)
+		out, _ := OpenAIStrict.Compile(doc)
+		if got := encode(t, out["properties"].(map[string]any)["p"]); got != tc.want {
+			t.Errorf("optional %s compiled to %s, want %s", tc.prop, got, tc.want)
+		}
+	}
+}

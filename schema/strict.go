@@ -183,24 +183,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 		return
 	}
 	switch {
-	case c.d.typeArrays && (hasKey(n.m, "type") || hasKey(n.m, "enum") || hasKey(n.m, "const")):
-		switch t := n.m["type"].(type) {
-		case string:
-			if t != "null" {
-				n.m["type"] = c.orNull(t, n.m["type"])
-			}
-		case []any:
-			if !slices.Contains(t, any("null")) {
-				n.m["type"] = with(t, "null")
-			}
-		}
-		if cst, ok := n.m["const"]; ok && cst != nil {
-			delete(n.m, "const")
-			n.m["enum"] = []any{cst}
-		}
-		if e, ok := n.m["enum"].([]any); ok && !slices.Contains(e, nil) {
-			n.m["enum"] = with(e, nil)
-		}
+	case c.d.typeArrays && c.typeArrayNullable(n.m):
 	case c.d.nullableKeyword():
 		n.m["nullable"] = true
 	case c.d.unions():
@@ -232,6 +215,38 @@ func with(list []any, v any) []any {
 	copy(out, list)
 	out[len(list)] = v
 	return out
+}
+
+// typeArrayNullable says that m accepts null in a type list and its enum
+// (a const becomes the enum [const, null]), reading each of the three
+// keywords once. It reports false, changing nothing, when m has none of
+// them.
+func (c *compiler) typeArrayNullable(m map[string]any) bool {
+	tv, hasType := m["type"]
+	ev, hasEnum := m["enum"]
+	cst, hasConst := m["const"]
+	if !hasType && !hasEnum && !hasConst {
+		return false
+	}
+	switch t := tv.(type) {
+	case string:
+		if t != "null" {
+			m["type"] = c.orNull(t, tv)
+		}
+	case []any:
+		if !slices.Contains(t, any("null")) {
+			m["type"] = with(t, "null")
+		}
+	}
+	if hasConst && cst != nil {
+		delete(m, "const")
+		m["enum"] = []any{cst, nil}
+		return true
+	}
+	if e, ok := ev.([]any); ok && !slices.Contains(e, nil) {
+		m["enum"] = with(e, nil)
+	}
+	return true
 }
 
 // orNull returns the type list [t, "null"] as an interface (a []any);
