@@ -5,7 +5,6 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 )
 
@@ -112,16 +111,8 @@ func (c *compiler) propertyPaths(path string, names []any) string {
 	b.Grow(size)
 	c.cuts = c.cuts[:0]
 	for _, v := range names {
-		name := v.(string)
 		b.WriteString(prefix)
-		if isIdent(name) {
-			b.WriteByte('.')
-			b.WriteString(name)
-		} else {
-			b.WriteByte('[')
-			b.WriteString(strconv.Quote(name))
-			b.WriteByte(']')
-		}
+		writeChild(&b, v.(string))
 		c.cuts = append(c.cuts, int32(b.Len()))
 	}
 	return b.String()
