@@ -55,7 +55,8 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	for i := start; i < end; i++ {
 		k := c.names[i]
-		if _, ok := props[k]; !ok { // a property children removed
+		v, ok := props[k]
+		if !ok { // a property children removed
 			continue
 		}
 		if !containsString(req, k) {
@@ -64,7 +65,7 @@ func (c *compiler) strictNode(n *nodeState) {
 				copy(all, req)
 			}
 			all = append(all, k)
-			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
+			props[k] = c.nullableSchema(v, n.ownProps && !sameMap(v, n.srcProps[k]))
 		}
 	}
 	if !held {
