@@ -63,17 +63,79 @@ func (c *compiler) run(d Dialect, doc any, slowLeaves bool) (map[string]any, Rep
 	if d.strict {
 		c.strictLimits(out)
 	}
-	byPath := func(a, b Change) int { return strings.Compare(a.Path, b.Path) }
-	slices.SortStableFunc(c.rep.Changes, byPath)
-	slices.SortStableFunc(c.rep.NotStrict, byPath)
 	// The lists are the compiler's, kept for the next compilation: the
-	// report gets copies of their exact length (Changes never nil).
+	// report gets copies of their exact length (Changes never nil), in
+	// the order of their paths.
 	rep := Report{Dialect: d.name, Changes: make([]Change, len(c.rep.Changes))}
-	copy(rep.Changes, c.rep.Changes)
+	c.byPath(rep.Changes, c.rep.Changes)
 	if len(c.rep.NotStrict) > 0 {
-		rep.NotStrict = slices.Clone(c.rep.NotStrict)
+		rep.NotStrict = make([]Change, len(c.rep.NotStrict))
+		c.byPath(rep.NotStrict, c.rep.NotStrict)
 	}
 	return out, rep
+}
+
+// byPath copies src into dst, of the same length, sorted by path, changes
+// at one path in the order they were made: what a stable sort of src
+// gives. The list comes in a few runs already in order (the changes of a
+// node follow those of its children, each in the order of the names), so
+// it is sorted by merging its runs, as indices (four bytes each, where a
+// Change is six words the collector must watch while it marks), and then
+// copied once into place. A list in order is copied as it is.
+func (c *compiler) byPath(dst, src []Change) {
+	n := len(src)
+	// Ends of the runs, each run in order.
+	ends := c.runEnds[:0]
+	for i := 1; i < n; i++ {
+		if src[i-1].Path > src[i].Path {
+			ends = append(ends, int32(i))
+		}
+	}
+	if len(ends) == 0 {
+		copy(dst, src)
+		c.runEnds = ends
+		return
+	}
+	ends = append(ends, int32(n))
+	order := slices.Grow(c.order[:0], 2*n)[:2*n]
+	from, to := order[:n], order[n:]
+	for i := range from {
+		from[i] = int32(i)
+	}
+	for len(ends) > 1 {
+		// Merge runs two by two, from into to; an odd last run is copied.
+		start, kept := int32(0), ends[:0]
+		for r := 0; r < len(ends); r += 2 {
+			mid := ends[r]
+			if r+1 == len(ends) {
+				copy(to[start:mid], from[start:mid])
+				kept = append(kept, mid)
+				break
+			}
+			end := ends[r+1]
+			i, j, k := start, mid, start
+			for i < mid && j < end {
+				if src[from[j]].Path < src[from[i]].Path { // equal: the left one first
+					to[k] = from[j]
+					j++
+				} else {
+					to[k] = from[i]
+					i++
+				}
+				k++
+			}
+			k += int32(copy(to[k:], from[i:mid]))
+			copy(to[k:], from[j:end])
+			kept = append(kept, end)
+			start = end
+		}
+		ends = kept
+		from, to = to, from
+	}
+	for i, o := range from {
+		dst[i] = src[o]
+	}
+	c.order, c.runEnds = order, ends
 }
 
 // compilers holds compilers between compilations, with the room their
@@ -104,11 +166,12 @@ func (c *compiler) release() {
 	c.places = c.places[:0]
 	clear(c.names)
 	c.names = c.names[:0]
-	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || len(c.used) > maxKept {
-		c.inline, c.places, c.names, c.used = nil, nil, nil, map[string]bool{}
+	c.order, c.runEnds, c.cuts = c.order[:0], c.runEnds[:0], c.cuts[:0]
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
-	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7][]any{}
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7]any{}
 	compilers.Put(c)
 }
 
@@ -133,9 +196,16 @@ type compiler struct {
 	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
 	names []string
-	// orNulls holds the lists [type, "null"] made so far, by the index of
-	// the type in jsonTypes (see orNull).
-	orNulls [7][]any
+	// order and runEnds are byPath's room for sorting a list by its
+	// indices; cuts is propertyPaths' room for the ends of its paths.
+	order, runEnds, cuts []int32
+	// orNulls holds the lists [type, "null"] made so far, each a []any
+	// boxed once, by the index of the type in jsonTypes (see orNull).
+	orNulls [7]any
+	// problems holds strictProblem's texts for the dialect problemsOf;
+	// kept by the pool (they hold nothing of a compilation).
+	problemsOf string
+	problems   [len(strictProblems)]string
 }
 
 // nodeState is one schema node while it is compiled.

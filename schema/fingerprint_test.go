@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -386,6 +388,188 @@ func TestCompiledSchemaSharesOnlySettledLeaves(t *testing.T) {
 		}
 		if shared == 0 {
 			t.Errorf("%s: no settled leaf shared in the corpus", d.Name())
+		}
+	}
+}
+
+// TestReportOrderIsAStableSortByPath: the report's lists come out as a
+// stable sort by path of the changes in the order they were made (what
+// byPath must give, whether the list was in order or not), on lists of
+// every length up to 300 with many equal paths, in order, in reverse
+// order (a run per path) and at random, by one compiler (its room reused).
+func TestReportOrderIsAStableSortByPath(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	c := newCompiler()
+	for n := range 300 {
+		for _, kind := range []string{"random", "sorted", "reversed"} {
+			src := make([]Change, n)
+			for i := range src {
+				src[i] = Change{Path: "p" + strconv.Itoa(rng.IntN(n/3+1)), Action: strconv.Itoa(i)}
+			}
+			switch kind {
+			case "sorted":
+				slices.SortStableFunc(src, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+			case "reversed":
+				slices.SortStableFunc(src, func(a, b Change) int { return strings.Compare(b.Path, a.Path) })
+			}
+			want := slices.Clone(src)
+			slices.SortStableFunc(want, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+			before := slices.Clone(src)
+			got := make([]Change, n)
+			c.byPath(got, src)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s list of %d: byPath gave\n%v\nwant\n%v", kind, n, got, want)
+			}
+			if !slices.Equal(src, before) {
+				t.Fatalf("%s list of %d: byPath changed its source", kind, n)
+			}
+		}
+	}
+}
+
+// TestStrictChangePaths: the paths of strict mode's "made required and
+// nullable" changes (cut from one string per object, see propertyPaths)
+// are those of child: dotted identifiers, other names quoted in brackets,
+// at the root and below, one per optional property in the order of the
+// names, each its own string.
+func TestStrictChangePaths(t *testing.T) {
+	doc := decode(t, `{"type":"object","required":["a"],"properties":{
+		"a":{"type":"string"},"with-dash":{"type":"string"},"9lives":{"type":"integer"},"":{"type":"boolean"},
+		"q\"uote":{"type":"number"},"ü":{"type":"string"},"$x":{"type":"string"},
+		"o":{"type":"object","properties":{"b c":{"type":"string"},"d":{"type":"string"}},"required":["d"]},
+		"list":{"type":"array","items":{"type":"object","properties":{"e":{"type":"string","maxLength":3}}}}}}`)
+	_, rep := OpenAIStrict.Compile(doc)
+	var got []string
+	for _, c := range rep.Changes {
+		if c.Action == "made required and nullable: null stands for leaving it out" {
+			got = append(got, c.Path)
+		}
+	}
+	want := []string{ // in the report's order, by path
+		`properties.$x`,
+		`properties.list`,
+		`properties.list.items.properties.e`,
+		`properties.o`,
+		`properties.o.properties["b c"]`,
+		`properties.with-dash`,
+		`properties[""]`,
+		`properties["9lives"]`,
+		`properties["q\"uote"]`,
+		`properties["ü"]`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("paths of the strict changes:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestStrictProblems: the problems of strict mode's changes on every
+// object name the dialect, compilation after compilation by pooled
+// compilers that compile other dialects in between (strictProblem keeps
+// them per dialect). TestCorpusFingerprints does not cover problems.
+func TestStrictProblems(t *testing.T) {
+	doc := decode(t, `{"type":"object","properties":{"a":{"type":"string"},"o":{"type":"object","properties":{"b":{"type":"integer"}}}}}`)
+	want := map[string]string{
+		"additionalProperties":              "openai-strict needs additionalProperties: false on every object",
+		"properties.o.additionalProperties": "openai-strict needs additionalProperties: false on every object",
+		"properties.a":                      "openai-strict needs every property in required",
+		"properties.o":                      "openai-strict needs every property in required",
+		"properties.o.properties.b":         "openai-strict needs every property in required",
+	}
+	for round := range 3 {
+		for _, d := range testDialects() {
+			d.Compile(doc)
+		}
+		_, rep := OpenAIStrict.Compile(doc)
+		got := map[string]string{}
+		for _, c := range rep.Changes {
+			got[c.Path] = c.Problem
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("round %d: problems by path\n got %q\nwant %q", round, got, want)
+		}
+	}
+}
+
+// TestStrictRequiredList: strict mode's required list on each object is
+// the names required as given, then the optional ones in order; kept as
+// it is when every property is required; an empty list when the object
+// has no property, when "required" is missing and when it is a nil list
+// (a document built in Go).
+func TestStrictRequiredList(t *testing.T) {
+	for _, tc := range []struct {
+		doc             any
+		want, wantBelow string // below the root, an object without properties is open: no list
+	}{
+		{decode(t, `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"string"}},"required":["b","a"]}`), `["b","a"]`, `["b","a"]`},
+		{decode(t, `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"string"},"c":{"type":"string"}},"required":["c"]}`), `["c","a","b"]`, `["c","a","b"]`},
+		{decode(t, `{"type":"object","properties":{"a":{"type":"string"}}}`), `["a"]`, `["a"]`},
+		{decode(t, `{"type":"object","properties":{}}`), `[]`, `null`},
+		{decode(t, `{"type":"object"}`), `[]`, `null`},
+		{map[string]any{"type": "object", "properties": map[string]any{}, "required": []any(nil)}, `[]`, `null`},
+		{map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}, "required": []any(nil)}, `["a"]`, `["a"]`},
+	} {
+		out, _ := OpenAIStrict.Compile(tc.doc)
+		if got := encode(t, out["required"]); got != tc.want {
+			t.Errorf("%s: required %s, want %s", encode(t, tc.doc), got, tc.want)
+		}
+		nested, _ := OpenAIStrict.Compile(map[string]any{"type": "object", "required": []any{"o"}, "properties": map[string]any{"o": tc.doc}})
+		inner := nested["properties"].(map[string]any)["o"].(map[string]any)
+		if got := encode(t, inner["required"]); got != tc.wantBelow {
+			t.Errorf("%s below the root: required %s, want %s", encode(t, tc.doc), got, tc.wantBelow)
+		}
+	}
+}
+
+// TestNullableListsAreNewLists: making an optional property nullable
+// gives its enum and type list one more value in new lists (see with):
+// the input's lists keep their values and length, and changing the
+// result's lists leaves them as they were.
+func TestNullableListsAreNewLists(t *testing.T) {
+	doc := decode(t, `{"type":"object","properties":{"e":{"type":"string","enum":["a","b"]},"t":{"type":["string","integer"]}}}`)
+	before := encode(t, doc)
+	out, _ := OpenAIStrict.Compile(doc)
+	props := out["properties"].(map[string]any)
+	e, t2 := props["e"].(map[string]any), props["t"].(map[string]any)
+	if got := encode(t, e["enum"]); got != `["a","b",null]` {
+		t.Errorf("enum %s, want [\"a\",\"b\",null]", got)
+	}
+	if got := encode(t, t2["type"]); got != `["string","integer","null"]` {
+		t.Errorf("type %s, want [\"string\",\"integer\",\"null\"]", got)
+	}
+	for _, l := range []any{e["enum"], t2["type"]} {
+		list := l.([]any)
+		for i := range list {
+			list[i] = "changed"
+		}
+	}
+	if after := encode(t, doc); after != before {
+		t.Errorf("changing the result's lists changed the input:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+// TestNullableInTypeArrays: how an optional property says null in a
+// dialect with type lists (typeArrayNullable): the type and enum get null
+// once, a const becomes the enum [const, null], a schema without type,
+// enum or const is left to the other ways (an anyOf with null).
+func TestNullableInTypeArrays(t *testing.T) {
+	for _, tc := range []struct{ prop, want string }{
+		{`{"type":"string"}`, `{"type":["string","null"]}`},
+		{`{"type":"null"}`, `{"type":"null"}`},
+		{`{"type":["string","integer"]}`, `{"type":["string","integer","null"]}`},
+		{`{"type":["string","null"]}`, `{"type":["string","null"]}`},
+		{`{"type":"string","enum":["a","b"]}`, `{"enum":["a","b",null],"type":["string","null"]}`},
+		{`{"type":"string","enum":["a",null]}`, `{"enum":["a",null],"type":["string","null"]}`},
+		{`{"enum":[1,2]}`, `{"enum":[1,2,null]}`},
+		{`{"const":"x"}`, `{"enum":["x",null]}`},
+		{`{"type":"string","const":"x","enum":["x","y"]}`, `{"enum":["x",null],"type":["string","null"]}`},
+		{`{"const":null}`, `{"const":null}`},
+		{`{"const":"x","enum":["x","y"]}`, `{"enum":["x",null]}`},
+		{`{"description":"d"}`, `{"anyOf":[{},{"type":"null"}],"description":"d"}`},
+	} {
+		doc := decode(t, `{"type":"object","properties":{"p":`+tc.prop+`}}`)
+		out, _ := OpenAIStrict.Compile(doc)
+		if got := encode(t, out["properties"].(map[string]any)["p"]); got != tc.want {
+			t.Errorf("optional %s compiled to %s, want %s", tc.prop, got, tc.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strings"
 )
 
 // OpenAI's documented limits on a strict schema.
@@ -41,12 +42,10 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	if n.m["additionalProperties"] != false {
 		n.m["additionalProperties"] = false
-		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
+		c.change(child(n.path(c), "additionalProperties"), "set to false", c.strictProblem(needsClosed))
 	}
 	req := requiredOf(n.m)
-	all := make([]any, len(req), len(props)+len(req)) // required, then the optional names
-	copy(all, req)
-	var base, problem string // the same for every property: built once
+	var all []any // required, then the optional names; nil until one is optional
 	// The names in order: as children sorted them while props is the map
 	// it made, else sorted here.
 	start, end := n.namesAt, n.namesEnd
@@ -56,22 +55,93 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	for i := start; i < end; i++ {
 		k := c.names[i]
-		if _, ok := props[k]; !ok { // a property children removed
+		v, ok := props[k]
+		if !ok { // a property children removed
 			continue
 		}
 		if !containsString(req, k) {
-			if base == "" {
-				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
+			if all == nil { // room for this name and every one after it
+				all = make([]any, len(req), len(req)+end-i)
+				copy(all, req)
 			}
 			all = append(all, k)
-			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
-			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
+			props[k] = c.nullableSchema(v, n.ownProps && !sameMap(v, n.srcProps[k]))
 		}
 	}
 	if !held {
 		c.popNames(start)
 	}
-	n.m["required"] = all
+	switch {
+	case all != nil:
+		n.m["required"] = all
+	case req == nil: // no list (or a nil one): an empty one
+		n.m["required"] = []any{}
+	}
+	// Else every property was required: the list stays as it is, the
+	// same names in the same order, shared like any list of values.
+	//
+	// One change per optional property, in the order of the names as
+	// before (making a schema nullable reports nothing), their paths cut
+	// from one string.
+	if all != nil {
+		opt := all[len(req):]
+		paths := c.propertyPaths(n.path(c), opt)
+		problem, at := c.strictProblem(needsRequired), 0
+		for i := range opt {
+			end := int(c.cuts[i])
+			c.change(paths[at:end], "made required and nullable: null stands for leaving it out", problem)
+			at = end
+		}
+	}
+}
+
+// propertyPaths returns the paths child(child(path, "properties"), name)
+// of the names (strings) one after the other in one string, and leaves in
+// c.cuts where each ends: a path per property cut from one allocation
+// instead of one each.
+func (c *compiler) propertyPaths(path string, names []any) string {
+	prefix := "properties"
+	if path != "" {
+		prefix = path + ".properties"
+	}
+	var b strings.Builder
+	size := 0
+	for _, v := range names {
+		size += len(prefix) + 1 + len(v.(string))
+	}
+	b.Grow(size)
+	c.cuts = c.cuts[:0]
+	for _, v := range names {
+		b.WriteString(prefix)
+		writeChild(&b, v.(string))
+		c.cuts = append(c.cuts, int32(b.Len()))
+	}
+	return b.String()
+}
+
+// Problems of strict mode on every object, after the dialect's name (see
+// strictProblem).
+const (
+	needsClosed = iota
+	needsRequired
+)
+
+var strictProblems = [...]string{
+	needsClosed:   " needs additionalProperties: false on every object",
+	needsRequired: " needs every property in required",
+}
+
+// strictProblem returns the dialect's name then strictProblems[i], made
+// once per dialect and compiler rather than for every object (strings are
+// immutable: the reports share them).
+func (c *compiler) strictProblem(i int) string {
+	if c.problemsOf != c.d.name {
+		c.problemsOf, c.problems = c.d.name, [len(strictProblems)]string{}
+	}
+	if c.problems[i] == "" {
+		c.problems[i] = c.d.name + strictProblems[i]
+	}
+	return c.problems[i]
 }
 
 // sameMap reports whether a and b are the same map (not equal maps: one
@@ -105,30 +175,13 @@ func (c *compiler) sayNullable(n *nodeState) {
 		return
 	}
 	switch {
-	case c.d.typeArrays && (hasKey(n.m, "type") || hasKey(n.m, "enum") || hasKey(n.m, "const")):
-		switch t := n.m["type"].(type) {
-		case string:
-			if t != "null" {
-				n.m["type"] = c.orNull(t, n.m["type"])
-			}
-		case []any:
-			if !slices.Contains(t, any("null")) {
-				n.m["type"] = append(slices.Clone(t), "null")
-			}
-		}
-		if cst, ok := n.m["const"]; ok && cst != nil {
-			delete(n.m, "const")
-			n.m["enum"] = []any{cst}
-		}
-		if e, ok := n.m["enum"].([]any); ok && !slices.Contains(e, nil) {
-			n.m["enum"] = append(slices.Clone(e), nil)
-		}
+	case c.d.typeArrays && c.typeArrayNullable(n.m):
 	case c.d.nullableKeyword():
 		n.m["nullable"] = true
 	case c.d.unions():
 		if alts, ok := n.m["anyOf"].([]any); ok && unionTakesNull(n.m) {
 			if !slices.ContainsFunc(alts, isNullSchema) {
-				n.m["anyOf"] = append(slices.Clone(alts), map[string]any{"type": "null"})
+				n.m["anyOf"] = with(alts, map[string]any{"type": "null"})
 			}
 			return
 		}
@@ -147,10 +200,53 @@ func (c *compiler) sayNullable(n *nodeState) {
 	}
 }
 
-// orNull returns the type list [t, "null"]; boxed is t as an interface.
-// The list of each JSON type is made once per compilation and shared by
-// the nodes that need it: a compiled schema is read-only (see Compile).
-func (c *compiler) orNull(t string, boxed any) []any {
+// with returns a new list: list, then v. One allocation of the exact
+// length, where appending to a clone allocates twice (the clone is full).
+func with(list []any, v any) []any {
+	out := make([]any, len(list)+1)
+	copy(out, list)
+	out[len(list)] = v
+	return out
+}
+
+// typeArrayNullable says that m accepts null in a type list and its enum
+// (a const becomes the enum [const, null]), reading each of the three
+// keywords once. It reports false, changing nothing, when m has none of
+// them.
+func (c *compiler) typeArrayNullable(m map[string]any) bool {
+	tv, hasType := m["type"]
+	ev, hasEnum := m["enum"]
+	cst, hasConst := m["const"]
+	if !hasType && !hasEnum && !hasConst {
+		return false
+	}
+	switch t := tv.(type) {
+	case string:
+		if t != "null" {
+			m["type"] = c.orNull(t, tv)
+		}
+	case []any:
+		if !slices.Contains(t, any("null")) {
+			m["type"] = with(t, "null")
+		}
+	}
+	if hasConst && cst != nil {
+		delete(m, "const")
+		m["enum"] = []any{cst, nil}
+		return true
+	}
+	if e, ok := ev.([]any); ok && !slices.Contains(e, nil) {
+		m["enum"] = with(e, nil)
+	}
+	return true
+}
+
+// orNull returns the type list [t, "null"] as an interface (a []any);
+// boxed is t as an interface. The list of each JSON type is made once per
+// compilation and shared by the nodes that need it, boxed once too (a
+// slice stored in a map[string]any is otherwise boxed anew each time): a
+// compiled schema is read-only (see Compile).
+func (c *compiler) orNull(t string, boxed any) any {
 	i := slices.Index(jsonTypes, t)
 	if i < 0 {
 		return []any{boxed, "null"}

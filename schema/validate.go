@@ -319,19 +319,25 @@ func instancePath(loc []string, root any) string {
 			} else {
 				cur = nil
 			}
-			if isIdent(tok) {
-				if b.Len() > 0 {
-					b.WriteByte('.')
-				}
-				b.WriteString(tok)
-			} else {
-				b.WriteString("[")
-				b.WriteString(strconv.Quote(tok))
-				b.WriteString("]")
-			}
+			writeChild(&b, tok)
 		}
 	}
 	return b.String()
+}
+
+// writeChild appends one key to the dotted path in b, as child does.
+func writeChild(b *strings.Builder, key string) {
+	switch {
+	case !isIdent(key):
+		b.WriteByte('[')
+		b.WriteString(strconv.Quote(key))
+		b.WriteByte(']')
+	case b.Len() > 0:
+		b.WriteByte('.')
+		b.WriteString(key)
+	default:
+		b.WriteString(key)
+	}
 }
 
 func isIdent(s string) bool {
