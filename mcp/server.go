@@ -78,6 +78,9 @@ type Server struct {
 	// sdkEncoding leaves tools/call results to the SDK to encode (tests
 	// compare both ways).
 	sdkEncoding bool
+	// sdkChecks hands the SDK's AddTool every tool's own schema (tests
+	// compare with the stand-ins of checkedAs).
+	sdkChecks bool
 
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
@@ -101,6 +104,12 @@ type listedTool struct {
 // its own confirmer: it asks the person through the MCP client (elicitation)
 // when the client supports it.
 func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invoke.Option) *Server {
+	return newServer(reg, tc, opts, false, runOpts...)
+}
+
+// newServer is New; sdkChecks (tests) hands the SDK's AddTool every
+// tool's own schema.
+func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks bool, runOpts ...invoke.Option) *Server {
 	if opts.Name == "" {
 		opts.Name = "toolbelt"
 	}
@@ -113,7 +122,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{})}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks}
 	_, _ = rand.Read(s.key[:])
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner
@@ -139,7 +148,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstAnswer)
+	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -261,7 +270,7 @@ func (s *Server) sync() {
 		}
 		todo = append(todo, t)
 	}
-	schemas := s.compileAll(todo)
+	schemas, objects := s.compileAll(todo)
 	var adds []*sdk.Tool
 	for i, t := range todo {
 		prev, listed := s.listed[t.Name]
@@ -271,20 +280,24 @@ func (s *Server) sync() {
 			s.listed[t.Name] = prev
 			continue
 		}
-		adds = append(adds, &sdk.Tool{
+		add := &sdk.Tool{
 			Name:        t.Name,
 			Title:       t.DisplayLabel(),
 			Description: t.Description,
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
-		})
+		}
+		if objects[i] && !s.sdkChecks {
+			add = checkedAs(add)
+		}
+		adds = append(adds, add)
 		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
 	}
-	// The SDK's AddTool decodes each schema twice for its own checks
-	// before it takes its lock to add the tool: for a large import that
-	// was the longest part of the start done on one CPU. The tools are
-	// independent and the SDK's list is kept sorted by name, not by the
-	// order of the adds, so they are added on every CPU.
+	// The SDK's AddTool checks each schema before it takes its lock to add
+	// the tool (checkedAs makes most checks cheap; the others decode the
+	// schema twice). The tools are independent and the SDK's list is kept
+	// sorted by name, not by the order of the adds, so they are added on
+	// every CPU.
 	parallel.For(len(adds), func(i int) { s.sdk.AddTool(adds[i], s.handle) })
 	var gone []string
 	for name := range s.listed {
@@ -305,18 +318,79 @@ func (s *Server) sync() {
 // The bytes are the ones it would write. Many tools (a large import) are
 // compiled on every CPU (parallel.For): each compilation is independent of
 // the others.
-func (s *Server) compileAll(tools []tool.Tool) []json.RawMessage {
-	out := make([]json.RawMessage, len(tools))
+// objects[i] says the compiled schema is an object whose "type" is
+// "object" (what the SDK's AddTool requires).
+func (s *Server) compileAll(tools []tool.Tool) (out []json.RawMessage, objects []bool) {
+	out = make([]json.RawMessage, len(tools))
+	objects = make([]bool, len(tools))
 	one := func(i int) {
 		compiled, _ := s.opts.Dialect.Compile(schemaDoc(tools[i].Parameters))
 		b, err := encodeSchema(compiled)
 		if err != nil {
 			b = json.RawMessage(`{"type":"object"}`)
+			compiled = map[string]any{"type": "object"}
 		}
 		out[i] = b
+		objects[i] = compiled["type"] == "object"
 	}
 	parallel.For(len(tools), one)
-	return out
+	return out, objects
+}
+
+// The SDK's AddTool checks a tool's input schema twice, each time encoding
+// it and decoding it again: into a map, to see that its "type" is
+// "object", and into a struct, to check its x-mcp-header annotations. For a
+// thousand imported tools that was a quarter of the start's CPU, and the
+// answer is known without it: compileAll saw the type, and a schema whose
+// JSON does not name x-mcp-header (nor escapes a character, which could
+// spell the name) has no annotations to check. Such a tool is added as a
+// copy whose schema is a checkedSchema: to the SDK's checks, and to its
+// search for parameter headers on calls over HTTP, an object with no
+// properties, which says the same. listTheSchemas puts the tool itself,
+// with its schema's bytes, back into every tools/list answer, so the list
+// is byte for byte the one the SDK writes for the tools themselves
+// (TestStandInsListAsTheTools).
+
+// checkedSchema stands in for the schema of listed in the SDK's list.
+type checkedSchema struct{ listed *sdk.Tool }
+
+// MarshalJSON is what the SDK's checks decode.
+func (*checkedSchema) MarshalJSON() ([]byte, error) { return []byte(`{"type":"object"}`), nil }
+
+// checkedAs returns the tool the SDK is given in place of t, or t itself
+// when its schema's JSON may hold an x-mcp-header annotation.
+func checkedAs(t *sdk.Tool) *sdk.Tool {
+	b, _ := t.InputSchema.(json.RawMessage)
+	if b == nil || bytes.Contains(b, []byte("x-mcp-header")) || bytes.Contains(b, []byte(`\u`)) {
+		return t
+	}
+	c := *t
+	c.InputSchema = &checkedSchema{listed: t}
+	return &c
+}
+
+// listTheSchemas answers tools/list with the listed tools in place of
+// their stand-ins (checkedAs).
+func listTheSchemas(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*sdk.ListToolsResult)
+		if method != "tools/list" || !ok || list == nil {
+			return res, err
+		}
+		tools := make([]*sdk.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			tools[i] = t
+			if t == nil {
+				continue
+			}
+			if c, ok := t.InputSchema.(*checkedSchema); ok {
+				tools[i] = c.listed
+			}
+		}
+		list.Tools = tools
+		return res, err
+	}
 }
 
 // schemaDoc returns a tool's parameter schema as decoded JSON.
