@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -338,24 +339,32 @@ func (s *Server) compileAll(tools []tool.Tool) (out []json.RawMessage, objects [
 }
 
 // The SDK's AddTool checks a tool's input schema twice, each time encoding
-// it and decoding it again: into a map, to see that its "type" is
-// "object", and into a struct, to check its x-mcp-header annotations. For a
-// thousand imported tools that was a quarter of the start's CPU, and the
-// answer is known without it: compileAll saw the type, and a schema whose
-// JSON does not name x-mcp-header (nor escapes a character, which could
-// spell the name) has no annotations to check. Such a tool is added as a
-// copy whose schema is a checkedSchema: to the SDK's checks, and to its
-// search for parameter headers on calls over HTTP, an object with no
-// properties, which says the same. listTheSchemas puts the tool itself,
-// with its schema's bytes, back into every tools/list answer, so the list
-// is byte for byte the one the SDK writes for the tools themselves
-// (TestStandInsListAsTheTools).
+// it and decoding it again (with a new 32 KB buffer): into a map, to see
+// that its "type" is "object", and into a struct, to check its
+// x-mcp-header annotations. For a thousand imported tools that was a
+// quarter of the start's CPU, and the answer is known without it:
+// compileAll saw the type, and a schema whose JSON does not name
+// x-mcp-header (nor escapes a character, which could spell the name) has no
+// annotations to check. Such a tool is added as a copy whose schema is a
+// stand-in: a *jsonschema.Schema of type "object" (the SDK checks the type
+// of one without encoding it) that cannot be encoded, which the SDK's
+// header check and its search for parameter headers on calls over HTTP
+// take for a schema without annotations, as the tool's own is. The
+// stand-in leads to the tool: listTheSchemas puts the tool itself, with
+// its schema's bytes, back into every tools/list answer, so the list is
+// byte for byte the one the SDK writes for the tools themselves
+// (TestStandInsListAsTheTools); a stand-in written anywhere else would
+// fail to encode rather than say something wrong.
 
-// checkedSchema stands in for the schema of listed in the SDK's list.
-type checkedSchema struct{ listed *sdk.Tool }
+// listedKey holds a stand-in's listedSchema.
+const listedKey = "x-toolbelt-listed"
 
-// MarshalJSON is what the SDK's checks decode.
-func (*checkedSchema) MarshalJSON() ([]byte, error) { return []byte(`{"type":"object"}`), nil }
+// listedSchema, in a stand-in, is the tool listed in its place.
+type listedSchema struct{ tool *sdk.Tool }
+
+func (*listedSchema) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("a stand-in for a tool's schema: the tool's own is listed")
+}
 
 // checkedAs returns the tool the SDK is given in place of t, or t itself
 // when its schema's JSON may hold an x-mcp-header annotation.
@@ -365,8 +374,24 @@ func checkedAs(t *sdk.Tool) *sdk.Tool {
 		return t
 	}
 	c := *t
-	c.InputSchema = &checkedSchema{listed: t}
+	c.InputSchema = &jsonschema.Schema{Type: "object", Extra: map[string]any{listedKey: &listedSchema{t}}}
 	return &c
+}
+
+// listed returns the tool a stand-in's schema leads to, if it is one.
+func listed(t *sdk.Tool) (*sdk.Tool, bool) {
+	if t == nil {
+		return nil, false
+	}
+	s, ok := t.InputSchema.(*jsonschema.Schema)
+	if !ok || s == nil {
+		return nil, false
+	}
+	l, ok := s.Extra[listedKey].(*listedSchema)
+	if !ok {
+		return nil, false
+	}
+	return l.tool, true
 }
 
 // listTheSchemas answers tools/list with the listed tools in place of
@@ -381,11 +406,8 @@ func listTheSchemas(next sdk.MethodHandler) sdk.MethodHandler {
 		tools := make([]*sdk.Tool, len(list.Tools))
 		for i, t := range list.Tools {
 			tools[i] = t
-			if t == nil {
-				continue
-			}
-			if c, ok := t.InputSchema.(*checkedSchema); ok {
-				tools[i] = c.listed
+			if l, ok := listed(t); ok {
+				tools[i] = l
 			}
 		}
 		list.Tools = tools
