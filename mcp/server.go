@@ -326,7 +326,9 @@ func (s *Server) compileAll(tools []tool.Tool) (out []json.RawMessage, objects [
 	objects = make([]bool, len(tools))
 	one := func(i int) {
 		compiled, _ := s.opts.Dialect.Compile(schemaDoc(tools[i].Parameters))
-		b, err := encodeSchema(compiled)
+		// As the SDK writes its messages: <, > and & not escaped (an
+		// encoder that escapes them escapes them in these bytes too).
+		b, err := schema.Encode(compiled)
 		if err != nil {
 			b = json.RawMessage(`{"type":"object"}`)
 			compiled = map[string]any{"type": "object"}
@@ -422,19 +424,6 @@ func schemaDoc(p *jsonschema.Schema) any {
 		return map[string]any{"type": "object"}
 	}
 	return doc
-}
-
-// encodeSchema encodes a compiled schema as the SDK writes its messages:
-// without escaping <, > and & (an encoder that escapes them escapes them in
-// these bytes too).
-func encodeSchema(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func sameMeta(a, b tool.Meta) bool {
