@@ -376,7 +376,16 @@ func checkedAs(t *sdk.Tool) *sdk.Tool {
 		return t
 	}
 	c := *t
-	c.InputSchema = &jsonschema.Schema{Type: "object", Extra: map[string]any{listedKey: &listedSchema{t}}}
+	c.InputSchema = &jsonschema.Schema{
+		Type: "object",
+		// Both set: jsonschema-go refuses to encode the schema before it
+		// encodes any field (its basic checks), so the SDK's failed
+		// attempts cost next to nothing. The listedSchema fails all the
+		// same.
+		Defs:        map[string]*jsonschema.Schema{},
+		Definitions: map[string]*jsonschema.Schema{},
+		Extra:       map[string]any{listedKey: &listedSchema{t}},
+	}
 	return &c
 }
 
