@@ -14,8 +14,9 @@ import (
 // maxResultDepth deep, whitespace anywhere between tokens — as
 // jsonrpc.DecodeMessage decodes it. The SDK's decoder reads the message
 // through a reader with a buffer that starts at 32 KB and doubles, parsing
-// what it holds again after every read: a 1,000-tool list (1.2 MB) was
-// parsed some seven times over before Toolbelt's own listing took it apart.
+// what it holds from the start after every read: a 1,000-tool list (1.2 MB) was
+// parsed about twice over (every partial parse is lost) and copied at every
+// doubling, before Toolbelt's own listing took it apart.
 // Here the result is checked once (encoding/json's Valid) and its bytes
 // are the Response's, unchanged. ok is false for any other message, which
 // DecodeMessage then decodes (and refuses); TestDecodeResponseIsTheSDKs
