@@ -62,3 +62,5 @@ require (
 )
 
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+replace codeberg.org/readeck/go-readability/v2 => ./third_party/readability

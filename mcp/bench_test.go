@@ -1,9 +1,14 @@
 package mcp_test
 
 import (
+	"cmp"
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -71,4 +76,101 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHTTPSessionMemory measures the memory an open streamable HTTP
+// session holds in the server: the live heap and goroutine stacks after
+// 100 sessions are opened (initialize, initialized, one read call each),
+// per session, for Toolbelt's handler and for the SDK's own handler in
+// front of a server with one tool (the floor's). The client is raw HTTP
+// in the same process and keeps only the session ids.
+func BenchmarkHTTPSessionMemory(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat("x", 4096)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	reg, closer := tools.Core()
+	defer closer.Close()
+	bridge, err := fsbridge.OpenLocal(ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tb := mcp.New(reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: bridge, Owner: true}, mcp.Options{Logger: quietLog})
+	defer tb.Close()
+	bare := sdk.NewServer(&sdk.Implementation{Name: "floor", Version: "1"}, nil)
+	type readArgs struct {
+		Path string `json:"path"`
+	}
+	sdk.AddTool(bare, &sdk.Tool{Name: "read"}, func(_ context.Context, _ *sdk.CallToolRequest, in readArgs) (*sdk.CallToolResult, any, error) {
+		data, err := os.ReadFile(filepath.Join(ws, filepath.Clean(in.Path)))
+		if err != nil {
+			return nil, nil, err
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(data)}}}, nil, nil
+	})
+	for _, c := range []struct {
+		name string
+		h    http.Handler
+	}{
+		{"toolbelt", tb.Handler(mcp.HTTPOptions{Addr: "127.0.0.1:0"})},
+		{"sdk", sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return bare }, nil)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			ts := httptest.NewServer(c.h)
+			defer ts.Close()
+			const sessions = 100
+			var perSession float64
+			for b.Loop() {
+				before := inUse()
+				ids := make([]string, 0, sessions)
+				for range sessions {
+					id := rawPost(b, ts.URL, "", initBody)
+					rawPost(b, ts.URL, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+					rawPost(b, ts.URL, id, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"read","arguments":{"path":"file.txt"}}}`)
+					ids = append(ids, id)
+				}
+				perSession = float64(inUse()-before) / sessions
+				for _, id := range ids {
+					req, _ := http.NewRequest(http.MethodDelete, ts.URL, nil)
+					req.Header.Set("Mcp-Session-Id", id)
+					if resp, err := http.DefaultClient.Do(req); err == nil {
+						resp.Body.Close()
+					}
+				}
+			}
+			b.ReportMetric(perSession, "B/session")
+		})
+	}
+}
+
+// inUse is the live heap and the goroutine stacks, after a collection.
+func inUse() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc + ms.StackInuse)
+}
+
+// rawPost posts an MCP message in a session (or opening one) and returns
+// the session id the server answered with.
+func rawPost(b testing.TB, url, session, body string) string {
+	b.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		b.Fatalf("%s: %d %s", body, resp.StatusCode, out)
+	}
+	return cmp.Or(resp.Header.Get("Mcp-Session-Id"), session)
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -37,13 +38,26 @@ const hintKey = "\x00hints"
 //
 // The compiled schema is for the provider; arguments must still be checked
 // against doc itself (see [Compile]), which holds every constraint.
+//
+// The compiled schema is read-only, and so is doc while the result is in
+// use: the result shares with doc the parts that compile unchanged (a
+// property that is a plain string, number, integer or boolean the dialect
+// takes as it is, lists of values), so a change to either may show in the
+// other. Encode it, or copy it before changing it.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
 	return d.compile(doc, false)
 }
 
 // compile is Compile; slowLeaves sends settled leaves through every pass.
 func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
-	c := &compiler{d: d, root: doc, rep: Report{Dialect: d.name, Changes: []Change{}}, used: map[string]bool{}, slowLeaves: slowLeaves}
+	c := compilers.Get().(*compiler)
+	defer c.release()
+	return c.run(d, doc, slowLeaves)
+}
+
+// run is one compilation by c, a compiler new or released.
+func (c *compiler) run(d Dialect, doc any, slowLeaves bool) (map[string]any, Report) {
+	c.d, c.root, c.slowLeaves = d, doc, slowLeaves
 	c.movable = c.movableDefinitions()
 	out := c.compileRoot(doc)
 	if d.strict {
@@ -52,7 +66,50 @@ func (d Dialect) compile(doc any, slowLeaves bool) (map[string]any, Report) {
 	byPath := func(a, b Change) int { return strings.Compare(a.Path, b.Path) }
 	slices.SortStableFunc(c.rep.Changes, byPath)
 	slices.SortStableFunc(c.rep.NotStrict, byPath)
-	return out, c.rep
+	// The lists are the compiler's, kept for the next compilation: the
+	// report gets copies of their exact length (Changes never nil).
+	rep := Report{Dialect: d.name, Changes: make([]Change, len(c.rep.Changes))}
+	copy(rep.Changes, c.rep.Changes)
+	if len(c.rep.NotStrict) > 0 {
+		rep.NotStrict = slices.Clone(c.rep.NotStrict)
+	}
+	return out, rep
+}
+
+// compilers holds compilers between compilations, with the room their
+// stacks and the report's lists grew to: a compilation then allocates
+// little beyond the schema it returns.
+var compilers = sync.Pool{New: func() any { return newCompiler() }}
+
+func newCompiler() *compiler { return &compiler{used: map[string]bool{}} }
+
+// maxKept is the most entries a pooled compiler's lists keep room for;
+// beyond, they are dropped so that one huge schema does not pin memory.
+const maxKept = 1024
+
+// release clears c, keeping the room of its lists, and returns it to the
+// pool. Nothing of the compilation stays reachable from it.
+func (c *compiler) release() {
+	reuse := func(l []Change) []Change {
+		if cap(l) > maxKept {
+			return nil
+		}
+		clear(l)
+		return l[:0]
+	}
+	c.rep.Changes, c.rep.NotStrict = reuse(c.rep.Changes), reuse(c.rep.NotStrict)
+	clear(c.inline)
+	c.inline = c.inline[:0]
+	clear(c.places)
+	c.places = c.places[:0]
+	clear(c.names)
+	c.names = c.names[:0]
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.used = nil, nil, nil, map[string]bool{}
+	}
+	clear(c.used)
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7][]any{}
+	compilers.Put(c)
 }
 
 // compiler is the state of one compilation.
@@ -76,6 +133,9 @@ type compiler struct {
 	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
 	names []string
+	// orNulls holds the lists [type, "null"] made so far, by the index of
+	// the type in jsonTypes (see orNull).
+	orNulls [7][]any
 }
 
 // nodeState is one schema node while it is compiled.
@@ -92,8 +152,15 @@ type nodeState struct {
 	open     bool     // an object that takes keys beyond its properties
 	valued   bool     // had an enum: its values say what it accepts
 	// ownProps: every value of "properties" is a map compiled for this
-	// node and held nowhere else, which strictNode may change in place.
+	// node and held nowhere else, which strictNode may change in place,
+	// except those that are the very maps of srcProps, the properties
+	// as given (settled leaves, shared with the input).
 	ownProps bool
+	srcProps map[string]any
+	// propNames: the names of srcProps, sorted, are c.names[namesAt:namesEnd]
+	// until node is done with n (children leaves them for strictNode).
+	propNames         bool
+	namesAt, namesEnd int
 }
 
 // change records a change. problem is what the provider would reject
@@ -265,10 +332,20 @@ func (c *compiler) node(v any, depth int) any {
 		switch {
 		case n.isRoot(): // compileRoot's own copy
 			n.m = x
-		case !c.slowLeaves && c.d.settled(x):
-			return maps.Clone(x)
 		default:
+			var plain, settled bool
+			if !c.slowLeaves {
+				plain, settled = c.d.leafKind(x)
+			}
+			if settled {
+				// Shared, not copied: a compiled schema is read-only (see
+				// Compile), and no pass changes a node it did not copy.
+				return x
+			}
 			n.m = maps.Clone(x)
+			if plain {
+				return c.plainLeaf(n)
+			}
 		}
 	case bool:
 		if c.d.booleans() {
@@ -315,46 +392,75 @@ func (c *compiler) node(v any, depth int) any {
 	}
 	c.sayNullable(n)
 	c.describe(n)
+	if n.propNames {
+		c.popNames(n.namesAt)
+	}
 	return n.m
 }
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
 
-// settled reports whether m, a schema below the root, is a leaf the dialect
-// takes as it is: a string, number, integer or boolean with only keywords
-// the dialect accepts and no pass rewrites, so that every pass of node
-// would leave it unchanged and report nothing. Most properties of real
-// tools are such leaves; node copies them without the passes. The test is
-// narrow on purpose: anything else goes through the passes.
-func (d Dialect) settled(m map[string]any) bool {
+// leafKind classifies m, a schema below the root. plain: a string,
+// number, integer or boolean with only annotations, bounds, a pattern, a
+// format (a string) and an enum, so that of the passes of node only those
+// from strip on can change it (see plainLeaf). settled: a plain leaf with
+// only keywords the dialect takes as they are (a format it takes on that
+// type; an enum it keeps), which every pass would leave unchanged,
+// reporting nothing: node shares it. Most properties of real tools are
+// settled leaves. The test is narrow on purpose: anything else goes
+// through every pass.
+func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 	t, _ := m["type"].(string)
 	switch t {
 	case "string", "integer", "number", "boolean":
 	default:
-		return false
+		return false, false
 	}
+	if !d.Accepts("type") {
+		return false, false
+	}
+	settled = true
 	for k, v := range m {
 		switch k {
 		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
 			"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
 		case "format": // strip keeps a format the dialect takes on this type
 			f, ok := v.(string)
-			if !ok || !d.acceptsFormat(f, t) {
-				return false
+			if !ok {
+				return false, false
+			}
+			if !d.acceptsFormat(f, t) {
+				settled = false
 			}
 		case "enum": // enums keeps a non-empty list: any values, or strings on a string
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 || d.stringEnums && (t != "string" || !allStrings(list)) {
-				return false
+				settled = false
 			}
 		default:
-			return false
+			return false, false
 		}
-		if !d.Accepts(k) {
-			return false
+		if settled && !d.Accepts(k) {
+			settled = false
 		}
 	}
-	return true
+	return true, settled
+}
+
+// plainLeaf compiles n, a copy of a plain leaf (see leafKind), with the
+// passes of node that can change it, from strip on. Before strip every
+// pass leaves such a leaf as it is: no reference, union, allOf, type list
+// or nullable to reshape, no subschema, no const, not an array or object;
+// after it, a leaf keeps its type (the dialect takes "type"), so typed,
+// typedStrict and strictNode find it typed, and required finds no
+// "required".
+func (c *compiler) plainLeaf(n *nodeState) map[string]any {
+	n.valued = hasKey(n.m, "enum")
+	c.strip(n)
+	c.enums(n)
+	c.sayNullable(n) // enums may have made it nullable
+	c.describe(n)
+	return n.m
 }
 
 func allStrings(list []any) bool {
@@ -1130,14 +1236,7 @@ func (c *compiler) children(n *nodeState, depth int) {
 			continue
 		}
 		out := make(map[string]any, len(v))
-		// The names are sorted on c.names, a stack the nested calls
-		// push on and pop, rather than in a slice of their own.
-		start := len(c.names)
-		for name := range v {
-			c.names = append(c.names, name)
-		}
-		end := len(c.names)
-		slices.Sort(c.names[start:end])
+		start, end := c.pushNames(v)
 		for i := start; i < end; i++ {
 			name := c.names[i]
 			at := below(k)
@@ -1149,12 +1248,16 @@ func (c *compiler) children(n *nodeState, depth int) {
 			}
 			out[name] = c.nodeAt(v[name], at, depth+1)
 		}
-		clear(c.names[start:end])
-		c.names = c.names[:start]
 		n.m[k] = out
-		if k == "properties" {
-			n.ownProps = true
+		if k != "properties" {
+			c.popNames(start)
+			continue
 		}
+		if n.propNames { // cannot happen: one "properties" per node
+			c.popNames(n.namesAt)
+		}
+		n.ownProps, n.srcProps = true, v
+		n.propNames, n.namesAt, n.namesEnd = true, start, end
 	}
 	for _, k := range schemaListKeywords {
 		bit++
@@ -1173,6 +1276,25 @@ func (c *compiler) children(n *nodeState, depth int) {
 		}
 		n.m[k] = out
 	}
+}
+
+// pushNames pushes the keys of m, sorted, on c.names, a stack shared by
+// the nested calls rather than a slice of their own for each map; they are
+// c.names[start:end] until popNames(start).
+func (c *compiler) pushNames(m map[string]any) (start, end int) {
+	start = len(c.names)
+	for name := range m {
+		c.names = append(c.names, name)
+	}
+	end = len(c.names)
+	slices.Sort(c.names[start:end])
+	return start, end
+}
+
+// popNames pops the names pushNames pushed from start.
+func (c *compiler) popNames(start int) {
+	clear(c.names[start:])
+	c.names = c.names[:start]
 }
 
 // shapes removes subschema keywords whose value is not a schema, a map of
@@ -1427,10 +1549,12 @@ func hasKey(m map[string]any, k string) bool {
 
 // describe appends the node's hints to its description.
 func (c *compiler) describe(n *nodeState) {
-	if h, ok := n.m[hintKey].([]string); ok {
-		n.hints = append(n.hints, h...)
+	if h, ok := n.m[hintKey]; ok {
+		if h, ok := h.([]string); ok {
+			n.hints = append(n.hints, h...)
+		}
+		delete(n.m, hintKey)
 	}
-	delete(n.m, hintKey)
 	if len(n.hints) == 0 {
 		return
 	}

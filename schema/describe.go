@@ -15,6 +15,26 @@ import (
 // are being removed, in a fixed order, appended to hints. described lists
 // the keywords that produced a description.
 func (c *compiler) describeKeywords(m map[string]any, keys []string, depth int, hints []string) (_ []string, described []string) {
+	// Most calls remove only keywords no rule describes ("$schema",
+	// "title", extensions): they need none of the rules below.
+	if !slices.ContainsFunc(keys, mayDescribe) {
+		return hints, nil
+	}
+	return c.describeRules(m, keys, depth, hints)
+}
+
+// mayDescribe reports whether a rule of describeRules may describe keyword
+// k: every constraint keyword, and the annotations it repeats.
+func mayDescribe(k string) bool {
+	switch k {
+	case "default", "examples", "example", "deprecated":
+		return true
+	}
+	return isConstraint(k)
+}
+
+// describeRules is describeKeywords for keys that may be described.
+func (c *compiler) describeRules(m map[string]any, keys []string, depth int, hints []string) (_ []string, described []string) {
 	var buf [8]string
 	handled := buf[:0] // by a rule of its own, described or not
 	removing := func(k string) bool {

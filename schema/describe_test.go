@@ -2,6 +2,7 @@ package schema
 
 import (
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -123,4 +124,28 @@ func FuzzSaysAlready(f *testing.F) {
 			t.Errorf("saysAlready(%q, %q) = %v, the regular expression says %v", desc, hint, got, want)
 		}
 	})
+}
+
+// TestDescribeSkipsWhatNoRuleDescribes: describeKeywords skips its rules
+// when no keyword being removed may be described (mayDescribe); for every
+// such keyword, whatever its value, the rules would indeed describe
+// nothing. Every keyword the rules describe is one mayDescribe names.
+func TestDescribeSkipsWhatNoRuleDescribes(t *testing.T) {
+	c := newCompiler()
+	c.d = Gemini
+	values := []any{nil, true, false, 3.0, "x", []any{"a", 1.0}, map[string]any{"type": "string"}, map[string]any{}}
+	keys := append(slices.Clone(indexedKeywords), "x-extra", "$vocabulary", "discriminator", "const", "nullable")
+	for _, k := range keys {
+		for _, v := range values {
+			m := map[string]any{k: v, "type": "object", "properties": map[string]any{"a": map[string]any{}}}
+			hints, described := c.describeRules(m, []string{k}, 0, nil)
+			if !mayDescribe(k) && (len(hints) > 0 || len(described) > 0) {
+				t.Errorf("%s: %v is described %q, but mayDescribe says no rule describes it", k, v, hints)
+			}
+			fast, fastDescribed := c.describeKeywords(m, []string{k}, 0, nil)
+			if !slices.Equal(fast, hints) || !slices.Equal(fastDescribed, described) {
+				t.Errorf("%s: %v: describeKeywords gave %q %q, the rules %q %q", k, v, fast, fastDescribed, hints, described)
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,8 +156,9 @@ func TestAcceptsFollowsTheSets(t *testing.T) {
 	}
 }
 
-// TestSettledLeavesCompileAsBefore: the shortcut that copies a settled leaf
-// (see Dialect.settled) gives the same schema and report as every pass,
+// TestSettledLeavesCompileAsBefore: the shortcuts that share a settled leaf
+// and send a plain leaf through the passes from strip on only (see
+// Dialect.leafKind) give the same schema and report as every pass,
 // for every tool of the corpus and for leaves at the edge of the test, in
 // every dialect.
 func TestSettledLeavesCompileAsBefore(t *testing.T) {
@@ -173,6 +175,9 @@ func TestSettledLeavesCompileAsBefore(t *testing.T) {
 		`{"type":"array"}`, `{"type":"object"}`, `{"type":"str"}`, `{"type":["string","null"]}`, `{"type":"string","nullable":true}`,
 		`{"type":"string","const":"x"}`, `{"type":"string","pattern":"^a$","examples":["a"]}`, `{"type":"integer","exclusiveMinimum":true,"minimum":0}`,
 		`{"type":"string","title":{"x":1}}`, `{"type":"string","x-extra":1}`, `{"type":"number","multipleOf":0.5,"deprecated":true}`,
+		`{"type":"string","format":"email","default":"a"}`, `{"type":"integer","enum":[1,null]}`, `{"type":"boolean","description":7,"default":false}`,
+		`{"type":"string","enum":["a",1],"minLength":1}`, `{"type":"number","minimum":0,"description":"Default: 0","default":0}`,
+		`{"type":"string","enum":[null]}`, `{"type":"integer","title":"Count","examples":[1,2,3,4],"readOnly":true}`,
 	} {
 		v, err := Decode([]byte(`{"type":"object","properties":{"p":` + leaf + `},"required":["p"]}`))
 		if err != nil {
@@ -229,6 +234,158 @@ func TestStrictLimits(t *testing.T) {
 		}
 		if got := strings.Join(limits, "; "); got != tc.want {
 			t.Errorf("root reasons not strict = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// TestPooledCompilersLeaveNothingBehind: a compilation by a compiler from
+// the pool, which compiled other schemas before, gives the schema and the
+// report a new compiler gives; and a report kept while others are compiled
+// stays as it was (its lists are not the pooled compiler's).
+func TestPooledCompilersLeaveNothingBehind(t *testing.T) {
+	// A uses the definition x, B has an x it does not use: the second
+	// must still be reported unused, whatever the compiler recorded for
+	// the first.
+	docs := []any{
+		decode(t, `{"type":"object","properties":{"p":{"$ref":"#/$defs/x"}},"$defs":{"x":{"type":"string","minLength":2}}}`),
+		decode(t, `{"type":"object","properties":{"q":{"type":"string"}},"$defs":{"x":{"type":"integer"}}}`),
+	}
+	for _, tc := range hardCases {
+		docs = append(docs, decode(t, tc.schema))
+	}
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	type result struct {
+		out any
+		rep Report
+	}
+	for _, d := range testDialects() {
+		var kept []result
+		for _, doc := range docs {
+			out, rep := d.Compile(doc)
+			kept = append(kept, result{out, rep})
+		}
+		for i, doc := range docs {
+			out, rep := newCompiler().run(d, doc, false)
+			if a, b := encode(t, kept[i].out), encode(t, out); a != b {
+				t.Errorf("%s, schema %d: pooled compiler gave %s\nnew compiler %s", d.Name(), i, a, b)
+			}
+			if a, b := encode(t, kept[i].rep), encode(t, rep); a != b {
+				t.Errorf("%s, schema %d: kept report is now %s\nnew compiler reports %s", d.Name(), i, a, b)
+			}
+		}
+	}
+}
+
+// TestLiteralUnionOrderIsStable: an alternative with both a const and an
+// enum (found by FuzzSettledLeaves) gives its values in one order, the
+// const first, whatever the order Go's map iteration visits them in: the
+// compiled enum was different from one compilation to the next.
+func TestLiteralUnionOrderIsStable(t *testing.T) {
+	doc := decode(t, `{"properties":{"p":{"oneOf":[{"const":"a","x-note":"1"},{"const":"c","enum":["b"]}]}}}`)
+	for _, d := range testDialects() {
+		first, _ := d.Compile(doc)
+		want := encode(t, first)
+		for range 64 {
+			out, _ := d.Compile(doc)
+			if got := encode(t, out); got != want {
+				t.Fatalf("%s: compiled %s, then %s", d.Name(), want, got)
+			}
+		}
+	}
+	vals, _, _, ok := literals([]any{map[string]any{"enum": []any{"b"}, "const": "c"}, map[string]any{"const": "a"}})
+	if got := fmt.Sprint(vals); !ok || got != "[c b a]" {
+		t.Errorf("literals = %s, %v; want [c b a], true", got, ok)
+	}
+}
+
+// TestCompiledSchemaSharesOnlySettledLeaves: Compile's result shares with
+// its input only settled leaves (see Dialect.leafKind) among its schemas.
+// Every other schema of the result is the compiler's own: changing each of
+// them leaves the input as it was, and no compilation changes its input.
+func TestCompiledSchemaSharesOnlySettledLeaves(t *testing.T) {
+	var docs []any
+	for _, tc := range hardCases {
+		docs = append(docs, decode(t, tc.schema))
+	}
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	ptr := func(m map[string]any) uintptr { return reflect.ValueOf(m).Pointer() }
+	for _, d := range testDialects() {
+		shared := 0
+		for i, doc := range docs {
+			before := encode(t, doc)
+			inInput := map[uintptr]bool{}
+			var collect func(v any)
+			collect = func(v any) {
+				switch x := v.(type) {
+				case map[string]any:
+					inInput[ptr(x)] = true
+					for _, e := range x {
+						collect(e)
+					}
+				case []any:
+					for _, e := range x {
+						collect(e)
+					}
+				}
+			}
+			collect(doc)
+			out, _ := d.Compile(doc)
+			var own []map[string]any
+			var walk func(m map[string]any)
+			walk = func(m map[string]any) {
+				if inInput[ptr(m)] {
+					shared++
+					if _, settled := d.leafKind(m); !settled {
+						t.Errorf("%s, schema %d: the result shares a schema of the input that is not a settled leaf: %s", d.Name(), i, encode(t, m))
+					}
+					return
+				}
+				own = append(own, m)
+				for k, v := range m {
+					switch class, _ := keywordClass(k); class {
+					case classSub:
+						if s, ok := v.(map[string]any); ok {
+							walk(s)
+						}
+					case classMap:
+						if ss, ok := v.(map[string]any); ok {
+							for _, s := range ss {
+								if s, ok := s.(map[string]any); ok {
+									walk(s)
+								}
+							}
+						}
+					case classList:
+						if ss, ok := v.([]any); ok {
+							for _, s := range ss {
+								if s, ok := s.(map[string]any); ok {
+									walk(s)
+								}
+							}
+						}
+					}
+				}
+			}
+			walk(out)
+			if after := encode(t, doc); after != before {
+				t.Fatalf("%s, schema %d: Compile changed its input", d.Name(), i)
+			}
+			for _, m := range own {
+				m["x-changed"] = true
+				if p, ok := m["properties"].(map[string]any); ok {
+					p["x-added"] = map[string]any{}
+				}
+			}
+			if after := encode(t, doc); after != before {
+				t.Fatalf("%s, schema %d: changing the result's own schemas changed the input:\nbefore %s\nafter  %s", d.Name(), i, before, after)
+			}
+		}
+		if shared == 0 {
+			t.Errorf("%s: no settled leaf shared in the corpus", d.Name())
 		}
 	}
 }

@@ -99,8 +99,9 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// FuzzSettledLeaves: for any input, copying settled leaves (see
-// Dialect.settled) compiles to the same schema and report as sending them
+// FuzzSettledLeaves: for any input, sharing settled leaves and taking
+// plain leaves through the passes from strip on (see Dialect.leafKind)
+// compiles to the same schema and report as sending them
 // through every pass.
 func FuzzSettledLeaves(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {

@@ -308,7 +308,9 @@ func literals(alts []any) ([]any, string, []string, bool) {
 		if !ok {
 			return nil, "", nil, false
 		}
-		var these []any
+		// The const first, then the enum's values: in this order whatever
+		// the order of the keys in the map.
+		var these, enum []any
 		for k, v := range m {
 			switch k {
 			case "const":
@@ -318,12 +320,13 @@ func literals(alts []any) ([]any, string, []string, bool) {
 				if !ok || len(list) == 0 {
 					return nil, "", nil, false
 				}
-				these = append(these, list...)
+				enum = list
 			case "type", "description", "title", "$comment":
 			default:
 				return nil, "", nil, false
 			}
 		}
+		these = append(these, enum...)
 		if len(these) == 0 || slices.Contains(these, nil) {
 			return nil, "", nil, false
 		}

@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 )
 
@@ -43,19 +44,42 @@ func (c *compiler) strictNode(n *nodeState) {
 		c.change(child(n.path(c), "additionalProperties"), "set to false", c.d.name+" needs additionalProperties: false on every object")
 	}
 	req := requiredOf(n.m)
-	var optional []any
+	all := make([]any, len(req), len(props)+len(req)) // required, then the optional names
+	copy(all, req)
 	var base, problem string // the same for every property: built once
-	for _, k := range sortedKeys(props) {
+	// The names in order: as children sorted them while props is the map
+	// it made, else sorted here.
+	start, end := n.namesAt, n.namesEnd
+	held := n.ownProps && n.propNames
+	if !held {
+		start, end = c.pushNames(props)
+	}
+	for i := start; i < end; i++ {
+		k := c.names[i]
+		if _, ok := props[k]; !ok { // a property children removed
+			continue
+		}
 		if !containsString(req, k) {
 			if base == "" {
 				base, problem = child(n.path(c), "properties"), c.d.name+" needs every property in required"
 			}
-			optional = append(optional, k)
-			props[k] = c.nullableSchema(props[k], n.ownProps)
+			all = append(all, k)
+			props[k] = c.nullableSchema(props[k], n.ownProps && !sameMap(props[k], n.srcProps[k]))
 			c.change(child(base, k), "made required and nullable: null stands for leaving it out", problem)
 		}
 	}
-	n.m["required"] = append(append([]any{}, req...), optional...)
+	if !held {
+		c.popNames(start)
+	}
+	n.m["required"] = all
+}
+
+// sameMap reports whether a and b are the same map (not equal maps: one
+// map, two references to it).
+func sameMap(a, b any) bool {
+	x, ok := a.(map[string]any)
+	y, ok2 := b.(map[string]any)
+	return ok && ok2 && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
 }
 
 // nullableSchema returns a compiled schema that also accepts null. It
@@ -85,7 +109,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 		switch t := n.m["type"].(type) {
 		case string:
 			if t != "null" {
-				n.m["type"] = []any{t, "null"}
+				n.m["type"] = c.orNull(t, n.m["type"])
 			}
 		case []any:
 			if !slices.Contains(t, any("null")) {
@@ -121,6 +145,20 @@ func (c *compiler) sayNullable(n *nodeState) {
 	default:
 		n.hints = append(n.hints, "or null")
 	}
+}
+
+// orNull returns the type list [t, "null"]; boxed is t as an interface.
+// The list of each JSON type is made once per compilation and shared by
+// the nodes that need it: a compiled schema is read-only (see Compile).
+func (c *compiler) orNull(t string, boxed any) []any {
+	i := slices.Index(jsonTypes, t)
+	if i < 0 {
+		return []any{boxed, "null"}
+	}
+	if c.orNulls[i] == nil {
+		c.orNulls[i] = []any{boxed, "null"}
+	}
+	return c.orNulls[i]
 }
 
 // unionTakesNull reports whether a null alternative added to a schema's

@@ -22,6 +22,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/gcpace"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -38,12 +39,13 @@ func main() {
 // its standard streams, the tools makeTools makes, made early, and the
 // start's lighter garbage collection.
 func processEnv(makeTools func() (*registry.Registry, io.Closer)) env {
+	startDone := collectLessAtStart()
 	return env{
 		stdin:     os.Stdin,
 		stdout:    os.Stdout,
 		stderr:    os.Stderr,
 		tools:     early(makeTools),
-		startDone: collectLessAtStart(),
+		startDone: func() { startDone() },
 	}
 }
 
@@ -77,20 +79,33 @@ const (
 	startMemoryLimit = 256 << 20
 )
 
+// gcHeadroom is the heap a server may allocate between two garbage
+// collections at least, once its start is done (gcpace). The MCP SDK
+// decodes each message's JSON with a fresh 32 KB buffer, several times
+// per call over HTTP: with the runtime's usual 4 MB goal a server
+// collected every dozen calls, a fifth of its CPU over HTTP, and the
+// collections' marking made the slowest stdio calls. The cost is memory:
+// a busy server's heap grows by up to this much before it is collected.
+const gcHeadroom = 16 << 20
+
 // collectLessAtStart makes the garbage collector run less often while the
 // command starts: a start allocates a lot that lives on (the tools, their
 // schemas, imported servers' tool lists) and little garbage, and a
 // collection during a server's start delays its first answers. It returns
-// what restores the usual pace, which also happens after startGCFor.
-func collectLessAtStart() func() {
+// what ends the start's pace, which also happens after startGCFor: the
+// memory limit comes back, and the collector keeps gcHeadroom
+// (gcpace.Start), which a server's calls need and a short command never
+// reaches. It returns that pacer, nil when GOGC is set.
+func collectLessAtStart() func() *gcpace.Pacer {
 	percent := debug.SetGCPercent(startGCPercent)
 	limit := debug.SetMemoryLimit(-1)
 	debug.SetMemoryLimit(min(limit, startMemoryLimit))
-	restore := sync.OnceFunc(func() {
+	restore := sync.OnceValue(func() *gcpace.Pacer {
 		debug.SetGCPercent(percent)
 		debug.SetMemoryLimit(limit)
+		return gcpace.Start(gcHeadroom)
 	})
-	time.AfterFunc(startGCFor, restore)
+	time.AfterFunc(startGCFor, func() { restore() })
 	return restore
 }
 

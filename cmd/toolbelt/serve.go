@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -90,10 +91,12 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 }
 
 // afterFirstAnswer does, once the server has given its first answers (or a
-// second after the start), what a start can leave for later: the usual
-// pace of garbage collection, and the search for what interrupted writes
-// left in the workspace, which took up to a second in a large one and no
-// longer competes with the first answers for the CPU.
+// second after the start), what a start can leave for later: the server's
+// pace of garbage collection (gcHeadroom), giving
+// the memory of the start's garbage back to the system, and the search
+// for what interrupted writes left in the workspace, which took up to a
+// second in a large one and no longer competes with the first answers for
+// the CPU.
 func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
 	t := time.NewTimer(startGCFor)
 	defer t.Stop()
@@ -103,6 +106,7 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
 	}
 	if e.startDone != nil {
 		e.startDone()
+		debug.FreeOSMemory()
 	}
 	e.removeStaleTemp(tc, false)
 }

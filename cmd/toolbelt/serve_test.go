@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -353,4 +354,82 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestServePacesTheCollector: `toolbelt serve` keeps gcHeadroom
+// between the live heap and the next garbage collection once it has
+// started (the runtime's gctrace shows each collection's goal), and a
+// GOGC in the environment is left to decide.
+func TestServePacesTheCollector(t *testing.T) {
+	t.Parallel()
+	goals := func(t *testing.T, gogc string) []int {
+		ws := workspaceWith(t)
+		cmd := exec.Command(os.Args[0], "serve", "--addr", "127.0.0.1:0", "--workspace", ws)
+		cmd.Env = append(cliEnvironment(t), "GODEBUG=gctrace=1", "GOGC="+gogc)
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stderr lockedBuffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		defer cmd.Process.Kill()
+		sc := bufio.NewScanner(stdout)
+		url := ""
+		for url == "" && sc.Scan() {
+			if m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
+				url = m[1]
+			}
+		}
+		go func() {
+			for sc.Scan() {
+			}
+		}()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "pace-test", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err, stderr.String())
+		}
+		// Past the start's own pacing (collectLessAtStart), then enough
+		// calls for several collections (each allocates over 100 KB).
+		if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "test_greet", Arguments: map[string]any{"name": "GC"}}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(startGCFor + 200*time.Millisecond)
+		before := len(stderr.String())
+		for range 500 {
+			if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "test_greet", Arguments: map[string]any{"name": "GC"}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cs.Close()
+		after := len(stderr.String())
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		wait(t, cmd)
+		var goals []int
+		for _, m := range regexp.MustCompile(`(\d+) MB goal`).FindAllStringSubmatch(stderr.String()[before:after], -1) {
+			n, _ := strconv.Atoi(m[1])
+			goals = append(goals, n)
+		}
+		if len(goals) < 3 {
+			t.Fatalf("%d collections during 500 calls, want 3 or more:\n%s", len(goals), stderr.String())
+		}
+		// The first may come before the pacer has seen a live heap.
+		return goals[1:]
+	}
+	t.Run("paced", func(t *testing.T) {
+		t.Parallel()
+		if g := goals(t, ""); slices.Min(g) < gcHeadroom>>20 {
+			t.Errorf("heap goals %v MB: want %d MB or more", g, gcHeadroom>>20)
+		}
+	})
+	t.Run("GOGC", func(t *testing.T) {
+		t.Parallel()
+		if g := goals(t, "100"); slices.Max(g) >= gcHeadroom>>20 {
+			t.Errorf("heap goals %v MB with GOGC=100: want under %d MB", g, gcHeadroom>>20)
+		}
+	})
 }
