@@ -11,6 +11,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -78,6 +79,9 @@ type Server struct {
 	// sdkEncoding leaves tools/call results to the SDK to encode (tests
 	// compare both ways).
 	sdkEncoding bool
+	// sdkChecks hands the SDK's AddTool every tool's own schema (tests
+	// compare with the stand-ins of checkedAs).
+	sdkChecks bool
 
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
@@ -101,6 +105,12 @@ type listedTool struct {
 // its own confirmer: it asks the person through the MCP client (elicitation)
 // when the client supports it.
 func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invoke.Option) *Server {
+	return newServer(reg, tc, opts, false, runOpts...)
+}
+
+// newServer is New; sdkChecks (tests) hands the SDK's AddTool every
+// tool's own schema.
+func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks bool, runOpts ...invoke.Option) *Server {
 	if opts.Name == "" {
 		opts.Name = "toolbelt"
 	}
@@ -113,7 +123,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{})}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks}
 	_, _ = rand.Read(s.key[:])
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner
@@ -139,7 +149,7 @@ func New(reg *registry.Registry, tc *tool.Context, opts Options, runOpts ...invo
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstAnswer)
+	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -261,7 +271,7 @@ func (s *Server) sync() {
 		}
 		todo = append(todo, t)
 	}
-	schemas := s.compileAll(todo)
+	schemas, objects := s.compileAll(todo)
 	var adds []*sdk.Tool
 	for i, t := range todo {
 		prev, listed := s.listed[t.Name]
@@ -271,20 +281,24 @@ func (s *Server) sync() {
 			s.listed[t.Name] = prev
 			continue
 		}
-		adds = append(adds, &sdk.Tool{
+		add := &sdk.Tool{
 			Name:        t.Name,
 			Title:       t.DisplayLabel(),
 			Description: t.Description,
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
-		})
+		}
+		if objects[i] && !s.sdkChecks {
+			add = checkedAs(add)
+		}
+		adds = append(adds, add)
 		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
 	}
-	// The SDK's AddTool decodes each schema twice for its own checks
-	// before it takes its lock to add the tool: for a large import that
-	// was the longest part of the start done on one CPU. The tools are
-	// independent and the SDK's list is kept sorted by name, not by the
-	// order of the adds, so they are added on every CPU.
+	// The SDK's AddTool checks each schema before it takes its lock to add
+	// the tool (checkedAs makes most checks cheap; the others decode the
+	// schema twice). The tools are independent and the SDK's list is kept
+	// sorted by name, not by the order of the adds, so they are added on
+	// every CPU.
 	parallel.For(len(adds), func(i int) { s.sdk.AddTool(adds[i], s.handle) })
 	var gone []string
 	for name := range s.listed {
@@ -305,18 +319,111 @@ func (s *Server) sync() {
 // The bytes are the ones it would write. Many tools (a large import) are
 // compiled on every CPU (parallel.For): each compilation is independent of
 // the others.
-func (s *Server) compileAll(tools []tool.Tool) []json.RawMessage {
-	out := make([]json.RawMessage, len(tools))
+// objects[i] says the compiled schema is an object whose "type" is
+// "object" (what the SDK's AddTool requires).
+func (s *Server) compileAll(tools []tool.Tool) (out []json.RawMessage, objects []bool) {
+	out = make([]json.RawMessage, len(tools))
+	objects = make([]bool, len(tools))
 	one := func(i int) {
 		compiled, _ := s.opts.Dialect.Compile(schemaDoc(tools[i].Parameters))
-		b, err := encodeSchema(compiled)
+		// As the SDK writes its messages: <, > and & not escaped (an
+		// encoder that escapes them escapes them in these bytes too).
+		b, err := schema.Encode(compiled)
 		if err != nil {
 			b = json.RawMessage(`{"type":"object"}`)
+			compiled = map[string]any{"type": "object"}
 		}
 		out[i] = b
+		objects[i] = compiled["type"] == "object"
 	}
 	parallel.For(len(tools), one)
-	return out
+	return out, objects
+}
+
+// The SDK's AddTool checks a tool's input schema twice, each time encoding
+// it and decoding it again (with a new 32 KB buffer): into a map, to see
+// that its "type" is "object", and into a struct, to check its
+// x-mcp-header annotations. For a thousand imported tools that was a
+// quarter of the start's CPU, and the answer is known without it:
+// compileAll saw the type, and a schema whose JSON does not name
+// x-mcp-header (nor escapes a character, which could spell the name) has no
+// annotations to check. Such a tool is added as a copy whose schema is a
+// stand-in: a *jsonschema.Schema of type "object" (the SDK checks the type
+// of one without encoding it) that cannot be encoded, which the SDK's
+// header check and its search for parameter headers on calls over HTTP
+// take for a schema without annotations, as the tool's own is. The
+// stand-in leads to the tool: listTheSchemas puts the tool itself, with
+// its schema's bytes, back into every tools/list answer, so the list is
+// byte for byte the one the SDK writes for the tools themselves
+// (TestStandInsListAsTheTools); a stand-in written anywhere else would
+// fail to encode rather than say something wrong.
+
+// listedKey holds a stand-in's listedSchema.
+const listedKey = "x-toolbelt-listed"
+
+// listedSchema, in a stand-in, is the tool listed in its place.
+type listedSchema struct{ tool *sdk.Tool }
+
+func (*listedSchema) MarshalJSON() ([]byte, error) {
+	return nil, errors.New("a stand-in for a tool's schema: the tool's own is listed")
+}
+
+// checkedAs returns the tool the SDK is given in place of t, or t itself
+// when its schema's JSON may hold an x-mcp-header annotation.
+func checkedAs(t *sdk.Tool) *sdk.Tool {
+	b, _ := t.InputSchema.(json.RawMessage)
+	if b == nil || bytes.Contains(b, []byte("x-mcp-header")) || bytes.Contains(b, []byte(`\u`)) {
+		return t
+	}
+	c := *t
+	c.InputSchema = &jsonschema.Schema{
+		Type: "object",
+		// Both set: jsonschema-go refuses to encode the schema before it
+		// encodes any field (its basic checks), so the SDK's failed
+		// attempts cost next to nothing. The listedSchema fails all the
+		// same.
+		Defs:        map[string]*jsonschema.Schema{},
+		Definitions: map[string]*jsonschema.Schema{},
+		Extra:       map[string]any{listedKey: &listedSchema{t}},
+	}
+	return &c
+}
+
+// listed returns the tool a stand-in's schema leads to, if it is one.
+func listed(t *sdk.Tool) (*sdk.Tool, bool) {
+	if t == nil {
+		return nil, false
+	}
+	s, ok := t.InputSchema.(*jsonschema.Schema)
+	if !ok || s == nil {
+		return nil, false
+	}
+	l, ok := s.Extra[listedKey].(*listedSchema)
+	if !ok {
+		return nil, false
+	}
+	return l.tool, true
+}
+
+// listTheSchemas answers tools/list with the listed tools in place of
+// their stand-ins (checkedAs).
+func listTheSchemas(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		list, ok := res.(*sdk.ListToolsResult)
+		if method != "tools/list" || !ok || list == nil {
+			return res, err
+		}
+		tools := make([]*sdk.Tool, len(list.Tools))
+		for i, t := range list.Tools {
+			tools[i] = t
+			if l, ok := listed(t); ok {
+				tools[i] = l
+			}
+		}
+		list.Tools = tools
+		return res, err
+	}
 }
 
 // schemaDoc returns a tool's parameter schema as decoded JSON.
@@ -326,19 +433,6 @@ func schemaDoc(p *jsonschema.Schema) any {
 		return map[string]any{"type": "object"}
 	}
 	return doc
-}
-
-// encodeSchema encodes a compiled schema as the SDK writes its messages:
-// without escaping <, > and & (an encoder that escapes them escapes them in
-// these bytes too).
-func encodeSchema(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 func sameMeta(a, b tool.Meta) bool {

@@ -48,6 +48,9 @@ func FromSchema(s *gschema.Schema) (any, error) {
 // Encode returns v as compact JSON, object keys sorted, HTML characters not
 // escaped: the same schema always encodes to the same bytes.
 func Encode(v any) ([]byte, error) {
+	if b, ok := appendJSON(make([]byte, 0, 1024), v, 0); ok {
+		return b, nil
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -183,6 +183,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, f.err
 	}
 	if f.data[0] != '[' {
+		if resp, ok := decodeResponse(f.data); ok {
+			return resp, nil
+		}
 		return jsonrpc.DecodeMessage(f.data)
 	}
 	var raws []json.RawMessage

@@ -125,7 +125,23 @@ func (c *listingConn) end() ([][]json.RawMessage, error) {
 // array is left to the SDK (took is false). It runs on the SDK's reading
 // goroutine, so it only splits: decodeTools checks and decodes each tool.
 func takeTools(result json.RawMessage) (rest json.RawMessage, tools []json.RawMessage, took bool, err error) {
-	var fields map[string]json.RawMessage
+	fields, tools, ok := splitResult(result)
+	if !ok {
+		if fields, tools, ok, err = decodeResult(result); !ok || err != nil {
+			return nil, nil, false, err
+		}
+	}
+	delete(fields, "ttlMs")
+	if rest, err = json.Marshal(fields); err != nil {
+		return nil, nil, false, err
+	}
+	return rest, tools, true, nil
+}
+
+// decodeResult is splitResult by decoding the result: its members, with
+// "tools" set to [], and the tools' JSON; ok is false when it is not an
+// object with a tools array.
+func decodeResult(result json.RawMessage) (fields map[string]json.RawMessage, tools []json.RawMessage, ok bool, err error) {
 	if segjson.Unmarshal(result, &fields) != nil {
 		return nil, nil, false, nil
 	}
@@ -137,12 +153,7 @@ func takeTools(result json.RawMessage) (rest json.RawMessage, tools []json.RawMe
 		return nil, nil, false, err
 	}
 	fields["tools"] = json.RawMessage("[]")
-	delete(fields, "ttlMs")
-	rest, err = json.Marshal(fields)
-	if err != nil {
-		return nil, nil, false, err
-	}
-	return rest, tools, true, nil
+	return fields, tools, true, nil
 }
 
 // listTools lists every page of a server's tools. With a listingConn the
