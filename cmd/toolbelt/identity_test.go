@@ -44,7 +44,7 @@ func mcpSession(t *testing.T, environ []string, ws string) (*sdk.ClientSession, 
 // auditRecordsUntil reads the audit log until done accepts its records, or
 // 30 s have passed, and returns the last read: while a server runs, the
 // records of a stream of calls reach the log a moment after their results
-// (the spool's drain gathers them for up to 25 ms).
+// (the spool's drain gathers them for up to 100 ms).
 func auditRecordsUntil(t *testing.T, environ []string, done func([]audit.Record) bool, args ...string) []audit.Record {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
