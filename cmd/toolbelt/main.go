@@ -92,10 +92,10 @@ const gcHeadroom = 16 << 20
 // command starts: a start allocates a lot that lives on (the tools, their
 // schemas, imported servers' tool lists) and little garbage, and a
 // collection during a server's start delays its first answers. It returns
-// what ends the start's pace, which also happens after startGCFor: the
-// memory limit comes back, and the collector keeps gcHeadroom
+// what ends the start's pace (run after startGCFor in any case): the
+// memory limit comes back and the collector keeps gcHeadroom from then on
 // (gcpace.Start), which a server's calls need and a short command never
-// reaches. It returns that pacer, nil when GOGC is set.
+// reaches; it gives that pacer, nil when GOGC is set.
 func collectLessAtStart() func() *gcpace.Pacer {
 	percent := debug.SetGCPercent(startGCPercent)
 	limit := debug.SetMemoryLimit(-1)

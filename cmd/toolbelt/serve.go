@@ -92,11 +92,10 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 
 // afterFirstAnswer does, once the server has given its first answers (or a
 // second after the start), what a start can leave for later: the server's
-// pace of garbage collection (gcHeadroom), giving
-// the memory of the start's garbage back to the system, and the search
-// for what interrupted writes left in the workspace, which took up to a
-// second in a large one and no longer competes with the first answers for
-// the CPU.
+// pace of garbage collection (gcHeadroom), giving the memory of the
+// start's garbage back to the system, and the search for what interrupted
+// writes left in the workspace, which took up to a second in a large one
+// and no longer competes with the first answers for the CPU.
 func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
 	t := time.NewTimer(startGCFor)
 	defer t.Stop()
