@@ -32,4 +32,3 @@ func (l *lazyRegexp) ReplaceAllStringFunc(src string, repl func(string) string) 
 	return l.re().ReplaceAllStringFunc(src, repl)
 }
 func (l *lazyRegexp) Split(s string, n int) []string { return l.re().Split(s, n) }
-func (l *lazyRegexp) String() string                 { return l.expr }
