@@ -111,6 +111,12 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 	if current() != 100 {
 		t.Fatalf("after Stop the percentage is %d, want 100", current())
 	}
+	// Adjustments of collections before Stop (the test's allocations run
+	// some of their own) may still be queued: adjust sends under the
+	// pacer's lock, so once Stop has returned every one is in the channel.
+	for len(steps) > 0 {
+		<-steps
+	}
 	runtime.GC()
 	runtime.GC()
 	select {
