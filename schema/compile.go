@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Limits of one compilation. A schema beyond them still compiles: the part
@@ -167,6 +168,7 @@ func (c *compiler) release() {
 	clear(c.names)
 	c.names = c.names[:0]
 	c.order, c.runEnds, c.cuts = c.order[:0], c.runEnds[:0], c.cuts[:0]
+	c.clearLeaves()
 	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
 		c.inline, c.places, c.names, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, map[string]bool{}
 	}
@@ -206,6 +208,11 @@ type compiler struct {
 	// kept by the pool (they hold nothing of a compilation).
 	problemsOf string
 	problems   [len(strictProblems)]string
+	// leaves is an open-addressing set of the leaves of the result in
+	// strict mode, leafCount of them (see addLeaf); kept by the pool,
+	// emptied.
+	leaves    []unsafe.Pointer
+	leafCount int
 }
 
 // nodeState is one schema node while it is compiled.
@@ -410,6 +417,9 @@ func (c *compiler) node(v any, depth int) any {
 			if settled {
 				// Shared, not copied: a compiled schema is read-only (see
 				// Compile), and no pass changes a node it did not copy.
+				if c.d.strict {
+					c.addLeaf(x)
+				}
 				return x
 			}
 			n.m = maps.Clone(x)
@@ -530,6 +540,11 @@ func (c *compiler) plainLeaf(n *nodeState) map[string]any {
 	c.enums(n)
 	c.sayNullable(n) // enums may have made it nullable
 	c.describe(n)
+	if c.d.strict && c.d.typeArrays {
+		// Still a leaf, and stays one: strictNode may only make it
+		// nullable in place, in its type list and enum.
+		c.addLeaf(n.m)
+	}
 	return n.m
 }
 

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // OpenAI's documented limits on a strict schema.
@@ -65,7 +66,14 @@ func (c *compiler) strictNode(n *nodeState) {
 				copy(all, req)
 			}
 			all = append(all, k)
-			props[k] = c.nullableSchema(v, n.ownProps && !sameMap(v, n.srcProps[k]))
+			owned := n.ownProps && !sameMap(v, n.srcProps[k])
+			out := c.nullableSchema(v, owned)
+			if n.ownProps && !owned && c.d.typeArrays {
+				// A copy of a settled leaf (node shared it), made
+				// nullable in its type list and enum: a leaf too.
+				c.addLeaf(out.(map[string]any))
+			}
+			props[k] = out
 		}
 	}
 	if !held {
@@ -272,47 +280,7 @@ func unionTakesNull(m map[string]any) bool {
 // strictLimits records the documented limits of strict mode that the
 // compiled schema exceeds.
 func (c *compiler) strictLimits(root map[string]any) {
-	var props, enums, deepest int
-	var walk func(v any, depth, budget int)
-	walk = func(v any, depth, budget int) {
-		m, ok := v.(map[string]any)
-		if !ok || budget <= 0 {
-			return
-		}
-		if hasType(m, "object") {
-			depth++
-			deepest = max(deepest, depth)
-		}
-		for k, e := range m { // counts and a maximum: any order
-			switch k {
-			case "properties":
-				if p, ok := e.(map[string]any); ok {
-					props += len(p)
-					for _, s := range p {
-						walk(s, depth, budget-1)
-					}
-				}
-			case "enum":
-				if l, ok := e.([]any); ok {
-					enums += len(l)
-				}
-			case "items":
-				walk(e, depth, budget-1)
-			case "anyOf", "$defs", "definitions":
-				switch x := e.(type) {
-				case []any:
-					for _, s := range x {
-						walk(s, depth, budget-1)
-					}
-				case map[string]any:
-					for _, s := range x {
-						walk(s, depth, budget-1)
-					}
-				}
-			}
-		}
-	}
-	walk(root, 0, maxDepth)
+	props, enums, deepest := c.limitCounts(root)
 	if props > strictMaxProperties {
 		c.notStrict("", fmt.Sprintf("%d properties in all: strict mode takes at most %d", props, strictMaxProperties))
 	}
@@ -322,4 +290,160 @@ func (c *compiler) strictLimits(root map[string]any) {
 	if enums > strictMaxEnumValues {
 		c.notStrict("", fmt.Sprintf("%d enum values in all: strict mode takes at most %d", enums, strictMaxEnumValues))
 	}
+}
+
+// limitCounts walks the compiled schema root for what strict mode limits:
+// the properties and enum values in all, and how deep objects nest.
+// Schemas the compiler recorded as leaves (see addLeaf) are not read
+// beyond their enum: a leaf holds no object, property or subschema.
+func (c *compiler) limitCounts(root map[string]any) (props, enums, deepest int) {
+	var walk func(v any, depth, budget int)
+	walk = func(v any, depth, budget int) {
+		m, ok := v.(map[string]any)
+		if !ok || budget <= 0 {
+			return
+		}
+		if c.isLeaf(m) {
+			if l, ok := m["enum"].([]any); ok {
+				enums += len(l)
+			}
+			return
+		}
+		// One pass over the keys (counts and a maximum: any order); the
+		// subschemas are walked after it, once the node's type is known.
+		var ps map[string]any
+		var items, anyOf, defs, definitions any
+		object := false
+		for k, e := range m {
+			switch k {
+			case "type":
+				switch t := e.(type) {
+				case string:
+					object = t == "object"
+				case []any:
+					object = slices.Contains(t, any("object"))
+				}
+			case "properties":
+				ps, _ = e.(map[string]any)
+			case "enum":
+				if l, ok := e.([]any); ok {
+					enums += len(l)
+				}
+			case "items":
+				items = e
+			case "anyOf":
+				anyOf = e
+			case "$defs":
+				defs = e
+			case "definitions":
+				definitions = e
+			}
+		}
+		if object {
+			depth++
+			deepest = max(deepest, depth)
+		}
+		props += len(ps)
+		for _, s := range ps {
+			walk(s, depth, budget-1)
+		}
+		walk(items, depth, budget-1)
+		for _, x := range [...]any{anyOf, defs, definitions} {
+			switch x := x.(type) {
+			case []any:
+				for _, s := range x {
+					walk(s, depth, budget-1)
+				}
+			case map[string]any:
+				for _, s := range x {
+					walk(s, depth, budget-1)
+				}
+			}
+		}
+	}
+	walk(root, 0, maxDepth)
+	return props, enums, deepest
+}
+
+// addLeaf records m, a schema of the result that is and stays a leaf: a
+// string, number, integer or boolean (or it or null) with no subschema,
+// property, or anything but annotations, bounds, a pattern, a format and
+// an enum. Only strict mode records them, for limitCounts. The set holds
+// the maps themselves (not addresses as numbers), so that none is freed
+// and its address reused by another map while the compilation runs.
+func (c *compiler) addLeaf(m map[string]any) {
+	if 2*(c.leafCount+1) > len(c.leaves) {
+		c.growLeaves()
+	}
+	p := mapPointer(m)
+	mask := len(c.leaves) - 1
+	for i := leafHash(p) & mask; ; i = (i + 1) & mask {
+		switch c.leaves[i] {
+		case p:
+			return
+		case nil:
+			c.leaves[i] = p
+			c.leafCount++
+			return
+		}
+	}
+}
+
+// isLeaf reports whether addLeaf recorded m.
+func (c *compiler) isLeaf(m map[string]any) bool {
+	if c.leafCount == 0 {
+		return false
+	}
+	p := mapPointer(m)
+	mask := len(c.leaves) - 1
+	for i := leafHash(p) & mask; ; i = (i + 1) & mask {
+		switch c.leaves[i] {
+		case p:
+			return true
+		case nil:
+			return false
+		}
+	}
+}
+
+// clearLeaves empties the leaf set, keeping its table unless it grew
+// beyond 4,096 slots.
+func (c *compiler) clearLeaves() {
+	if c.leafCount > 0 {
+		clear(c.leaves)
+		c.leafCount = 0
+	}
+	if len(c.leaves) > 4*maxKept {
+		c.leaves = nil
+	}
+}
+
+// growLeaves doubles the leaf set's table (at least 64 slots), keeping
+// what it holds.
+func (c *compiler) growLeaves() {
+	old := c.leaves
+	c.leaves = make([]unsafe.Pointer, max(64, 2*len(old)))
+	c.leafCount = 0
+	for _, p := range old {
+		if p != nil {
+			mask := len(c.leaves) - 1
+			i := leafHash(p) & mask
+			for c.leaves[i] != nil {
+				i = (i + 1) & mask
+			}
+			c.leaves[i] = p
+			c.leafCount++
+		}
+	}
+}
+
+// leafHash spreads a map's address over the leaf set's slots: maps are
+// allocated at least 16 bytes apart.
+func leafHash(p unsafe.Pointer) int {
+	return int((uint64(uintptr(p)) >> 4) * 0x9e3779b97f4a7c15 >> 32)
+}
+
+// mapPointer returns the map m refers to (a map value is a pointer).
+func mapPointer(m map[string]any) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }

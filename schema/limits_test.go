@@ -1,0 +1,174 @@
+package schema
+
+import (
+	"slices"
+	"testing"
+)
+
+// fullLimitCounts is strict mode's walk of a compiled schema as it was
+// before the compiler recorded leaves (see compiler.addLeaf): every node
+// read in full.
+func fullLimitCounts(root map[string]any) (props, enums, deepest int) {
+	var walk func(v any, depth, budget int)
+	walk = func(v any, depth, budget int) {
+		m, ok := v.(map[string]any)
+		if !ok || budget <= 0 {
+			return
+		}
+		if hasType(m, "object") {
+			depth++
+			deepest = max(deepest, depth)
+		}
+		for k, e := range m {
+			switch k {
+			case "properties":
+				if p, ok := e.(map[string]any); ok {
+					props += len(p)
+					for _, s := range p {
+						walk(s, depth, budget-1)
+					}
+				}
+			case "enum":
+				if l, ok := e.([]any); ok {
+					enums += len(l)
+				}
+			case "items":
+				walk(e, depth, budget-1)
+			case "anyOf", "$defs", "definitions":
+				switch x := e.(type) {
+				case []any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
+				case map[string]any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
+				}
+			}
+		}
+	}
+	walk(root, 0, maxDepth)
+	return props, enums, deepest
+}
+
+// leafCases are schemas whose leaves take each way into the result in
+// strict mode: shared settled leaves (required), their nullable copies
+// (optional), plain leaves cut down by strip, made nullable in place,
+// with enums that gain null, leaves inlined twice from one definition,
+// leaves inside unions and items, and leaves too deep to be counted.
+var leafCases = []string{
+	`{"type":"object","properties":{"a":{"type":"string","enum":["x","y"]},"b":{"type":"integer","enum":[1,2,3]},"c":{"type":"string","minLength":1,"enum":["p","q"]},"d":{"type":"boolean","default":true}},"required":["a"]}`,
+	`{"type":"object","properties":{"a":{"type":"string","enum":["x",null]},"b":{"type":"string","format":"uri","enum":["u"]},"c":{"type":"number","examples":[1]}},"required":["c"]}`,
+	`{"type":"object","$defs":{"e":{"type":"string","enum":["a","b","c"]},"o":{"type":"object","properties":{"l":{"type":"string","enum":["m","n"]},"k":{"type":"integer","maximum":3}}}},"properties":{"x":{"$ref":"#/$defs/e"},"y":{"$ref":"#/$defs/e"},"z":{"$ref":"#/$defs/o"},"w":{"$ref":"#/$defs/o"}},"required":["x"]}`,
+	`{"type":"object","properties":{"u":{"anyOf":[{"type":"string","enum":["a"]},{"type":"integer","minimum":0},{"type":"object","properties":{"v":{"type":"string","enum":["b","c"]}}}]},"l":{"type":"array","items":{"type":"string","enum":["d","e"],"maxLength":3}}}}`,
+	`{"type":"object","properties":{"s":{"type":"string","const":"k"},"t":{"oneOf":[{"const":"a"},{"const":"b"}]},"n":{"type":["string","null"],"enum":["z",null]}}}`,
+	`{"type":"object","properties":{"obj":{"type":"object","enum":[{"a":1}],"properties":{"a":{"type":"integer","enum":[1]}}}}}`,
+}
+
+// TestLimitCountsSkipOnlyLeaves: strict mode's counts of properties, enum
+// values and nesting, taken with the leaves the compiler recorded read
+// only for their enum, equal the counts of a walk that reads every node,
+// on the corpus, the hard cases, schemas of leaves of every kind, and one
+// nested deeper than the walk goes. It fails if the compiler records a
+// schema that holds more than a leaf, or one that changes after.
+func TestLimitCountsSkipOnlyLeaves(t *testing.T) {
+	var docs []any
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	for _, tc := range hardCases {
+		docs = append(docs, decode(t, tc.schema))
+	}
+	for _, s := range leafCases {
+		docs = append(docs, decode(t, s))
+	}
+	deep := `{"type":"string","enum":["a","b"]}`
+	for range maxDepth + 2 {
+		deep = `{"type":"object","properties":{"a":` + deep + `,"b":{"type":"integer","enum":[1,2]}},"required":["b"]}`
+	}
+	docs = append(docs, decode(t, deep))
+	recorded := 0
+	for _, doc := range docs {
+		c := newCompiler()
+		out, _ := c.run(OpenAIStrict, doc, false)
+		recorded += c.leafCount
+		p, e, d := c.limitCounts(out)
+		wp, we, wd := fullLimitCounts(out)
+		if p != wp || e != we || d != wd {
+			t.Errorf("counts with recorded leaves: %d properties, %d enum values, depth %d; a full walk: %d, %d, %d\nschema %s", p, e, d, wp, we, wd, cut(encode(t, out), 600))
+		}
+	}
+	if recorded < 500 {
+		t.Errorf("%d leaves recorded in all: the shortcut is hardly taken", recorded)
+	}
+}
+
+// TestLeafSet: the compiler's set of leaves holds what it was given, and
+// nothing else, as it grows and after it is emptied (as release does).
+func TestLeafSet(t *testing.T) {
+	c := newCompiler()
+	var in, out []map[string]any
+	for i := range 3000 {
+		m := map[string]any{"i": i}
+		if i%3 == 0 {
+			c.addLeaf(m)
+			c.addLeaf(m) // twice: held once
+			in = append(in, m)
+		} else {
+			out = append(out, m)
+		}
+	}
+	if c.leafCount != len(in) {
+		t.Fatalf("leafCount %d, want %d", c.leafCount, len(in))
+	}
+	if i := slices.IndexFunc(in, func(m map[string]any) bool { return !c.isLeaf(m) }); i >= 0 {
+		t.Fatalf("added leaf %d not found", i)
+	}
+	if i := slices.IndexFunc(out, c.isLeaf); i >= 0 {
+		t.Fatalf("leaf %d found but never added", i)
+	}
+	c.clearLeaves()
+	if slices.ContainsFunc(in, c.isLeaf) || c.leafCount != 0 || len(c.leaves) != 2048 {
+		t.Fatalf("cleared, the set still holds leaves, or lost its table of %d slots", len(c.leaves))
+	}
+	for _, m := range in[:900] {
+		c.addLeaf(m)
+	}
+	if !slices.ContainsFunc(in[:900], c.isLeaf) || slices.ContainsFunc(in[900:], c.isLeaf) {
+		t.Fatal("the set refilled holds other leaves")
+	}
+	for _, m := range in {
+		c.addLeaf(m)
+	}
+	for _, m := range out {
+		c.addLeaf(m)
+	}
+	c.clearLeaves()
+	if c.leaves != nil || c.isLeaf(in[0]) {
+		t.Fatalf("a table of %d slots was kept", len(c.leaves))
+	}
+}
+
+// FuzzStrictLimitCounts: for any input, the counts strict mode takes with
+// the leaves the compiler recorded equal a full walk's.
+func FuzzStrictLimitCounts(f *testing.F) {
+	for _, s := range fuzzSeeds(f) {
+		f.Add([]byte(s))
+	}
+	for _, s := range leafCases {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		doc, err := Decode(b)
+		if err != nil {
+			return
+		}
+		c := newCompiler()
+		out, _ := c.run(OpenAIStrict, doc, false)
+		p, e, d := c.limitCounts(out)
+		if wp, we, wd := fullLimitCounts(out); p != wp || e != we || d != wd {
+			t.Fatalf("counts with recorded leaves: %d, %d, %d; a full walk: %d, %d, %d", p, e, d, wp, we, wd)
+		}
+	})
+}
