@@ -404,26 +404,25 @@ func (c *compiler) node(v any, depth int) any {
 		c.change(n.path(c), "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
 		return c.placeholder(v, "not described further: the schema is too large or deep")
 	}
+	kind := kindOther
 	switch x := v.(type) {
 	case map[string]any:
+		if !c.slowLeaves {
+			kind = c.d.nodeKind(x)
+		}
 		switch {
 		case n.isRoot(): // compileRoot's own copy
 			n.m = x
+		case kind == kindSettled:
+			// Shared, not copied: a compiled schema is read-only (see
+			// Compile), and no pass changes a node it did not copy.
+			if c.d.strict {
+				c.addLeaf(x)
+			}
+			return x
 		default:
-			var plain, settled bool
-			if !c.slowLeaves {
-				plain, settled = c.d.leafKind(x)
-			}
-			if settled {
-				// Shared, not copied: a compiled schema is read-only (see
-				// Compile), and no pass changes a node it did not copy.
-				if c.d.strict {
-					c.addLeaf(x)
-				}
-				return x
-			}
 			n.m = maps.Clone(x)
-			if plain {
+			if kind == kindPlain {
 				return c.plainLeaf(n)
 			}
 		}
@@ -441,17 +440,25 @@ func (c *compiler) node(v any, depth int) any {
 		n.m = map[string]any{}
 	}
 	defer c.popInline(len(c.inline))
-	for round := 0; round < maxRounds && !n.cut; round++ {
-		if !c.reshape(n) {
-			break
+	var inferred string
+	switch kind {
+	case kindObject: // the passes up to children leave it as it is
+		inferred = "object"
+	case kindArray:
+		inferred = "array"
+	default:
+		for round := 0; round < maxRounds && !n.cut; round++ {
+			if !c.reshape(n) {
+				break
+			}
 		}
+		c.shapes(n)
+		c.constToEnum(n)
+		inferred = inferType(n.m)
+		n.valued = hasKey(n.m, "enum")
+		c.tuples(n)
+		c.addItems(n, inferred)
 	}
-	c.shapes(n)
-	c.constToEnum(n)
-	inferred := inferType(n.m)
-	n.valued = hasKey(n.m, "enum")
-	c.tuples(n)
-	c.addItems(n, inferred)
 	n.open = isOpen(n.m, !n.isRoot())
 	c.children(n, depth)
 	if c.d.unions() && c.d.simplify {
@@ -480,6 +487,65 @@ func (c *compiler) node(v any, depth int) any {
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
 
+// Kinds of schema nodes (see nodeKind), by the passes of node they need.
+const (
+	kindOther   = iota // every pass
+	kindObject         // a simple container (see simpleContainer) of type "object"
+	kindArray          // a simple container of type "array"
+	kindPlain          // a plain leaf: the passes from strip on (see plainLeaf)
+	kindSettled        // a settled leaf: no pass
+)
+
+// nodeKind classifies m, a schema: a plain or settled leaf (see leafKind,
+// below the root only), a simple container, or any other schema.
+func (d Dialect) nodeKind(m map[string]any) int {
+	t, _ := m["type"].(string)
+	switch t {
+	case "string", "integer", "number", "boolean":
+		return d.leafKindOf(m, t)
+	case "object":
+		if ok, _ := simpleContainer(m); ok {
+			return kindObject
+		}
+	case "array":
+		if ok, items := simpleContainer(m); ok && items { // else addItems adds them
+			return kindArray
+		}
+	}
+	return kindOther
+}
+
+// simpleContainer reports whether m, of type "object" or "array", has
+// only properties (a map of schemas), required (any value), items (one
+// schema), additionalProperties (a schema or a boolean), annotations and
+// item counts, and whether it has items. Of the passes of node before
+// children, none changes such a node (an array only with its items) or
+// reports anything: no reference, allOf, union, type list, nullable or
+// const to reshape, every subschema keyword of the shape it needs, not a
+// tuple, its type its own. node goes from there straight to children.
+// Every pass from children on still runs. The test is narrow on purpose.
+func simpleContainer(m map[string]any) (ok, items bool) {
+	for k, v := range m {
+		switch k {
+		case "type", "required", "description", "title", "$comment", "$schema", "default", "minItems", "maxItems":
+		case "properties", "items":
+			if _, ok := v.(map[string]any); !ok {
+				return false, false
+			}
+			items = items || k == "items"
+		case "additionalProperties":
+			switch v.(type) {
+			case map[string]any, bool:
+			default:
+				return false, false
+			}
+		default:
+			return false, false
+		}
+	}
+	return true, items
+}
+
 // leafKind classifies m, a schema below the root. plain: a string,
 // number, integer or boolean with only annotations, bounds, a pattern, a
 // format (a string) and an enum, so that of the passes of node only those
@@ -496,10 +562,17 @@ func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 	default:
 		return false, false
 	}
+	k := d.leafKindOf(m, t)
+	return k >= kindPlain, k == kindSettled
+}
+
+// leafKindOf is leafKind of m, whose type is t, a string, number, integer
+// or boolean: kindPlain, kindSettled or kindOther.
+func (d Dialect) leafKindOf(m map[string]any, t string) int {
 	if !d.Accepts("type") {
-		return false, false
+		return kindOther
 	}
-	settled = true
+	settled := true
 	for k, v := range m {
 		switch k {
 		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
@@ -507,7 +580,7 @@ func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 		case "format": // strip keeps a format the dialect takes on this type
 			f, ok := v.(string)
 			if !ok {
-				return false, false
+				return kindOther
 			}
 			if !d.acceptsFormat(f, t) {
 				settled = false
@@ -518,13 +591,16 @@ func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 				settled = false
 			}
 		default:
-			return false, false
+			return kindOther
 		}
 		if settled && !d.Accepts(k) {
 			settled = false
 		}
 	}
-	return true, settled
+	if settled {
+		return kindSettled
+	}
+	return kindPlain
 }
 
 // plainLeaf compiles n, a copy of a plain leaf (see leafKind), with the
