@@ -209,10 +209,11 @@ type compiler struct {
 	problemsOf string
 	problems   [len(strictProblems)]string
 	// leaves is an open-addressing set of the leaves of the result in
-	// strict mode, leafCount of them (see addLeaf); kept by the pool,
-	// emptied.
+	// strict mode, leafCount of them in the slots leafSlots (see
+	// addLeaf); kept by the pool, emptied.
 	leaves    []unsafe.Pointer
 	leafCount int
+	leafSlots []int32
 }
 
 // nodeState is one schema node while it is compiled.

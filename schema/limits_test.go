@@ -3,6 +3,7 @@ package schema
 import (
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // fullLimitCounts is strict mode's walk of a compiled schema as it was
@@ -129,7 +130,7 @@ func TestLeafSet(t *testing.T) {
 		t.Fatalf("leaf %d found but never added", i)
 	}
 	c.clearLeaves()
-	if slices.ContainsFunc(in, c.isLeaf) || c.leafCount != 0 || len(c.leaves) != 2048 {
+	if slices.ContainsFunc(in, c.isLeaf) || c.leafCount != 0 || len(c.leaves) != 2048 || slices.ContainsFunc(c.leaves, func(p unsafe.Pointer) bool { return p != nil }) {
 		t.Fatalf("cleared, the set still holds leaves, or lost its table of %d slots", len(c.leaves))
 	}
 	for _, m := range in[:900] {

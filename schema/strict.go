@@ -384,6 +384,7 @@ func (c *compiler) addLeaf(m map[string]any) {
 		case nil:
 			c.leaves[i] = p
 			c.leafCount++
+			c.leafSlots = append(c.leafSlots, int32(i))
 			return
 		}
 	}
@@ -406,15 +407,16 @@ func (c *compiler) isLeaf(m map[string]any) bool {
 	}
 }
 
-// clearLeaves empties the leaf set, keeping its table unless it grew
-// beyond 4,096 slots.
+// clearLeaves empties the leaf set, slot by slot (the table may have
+// grown far beyond what the next compilation needs), keeping its table
+// unless it grew beyond 4,096 slots.
 func (c *compiler) clearLeaves() {
-	if c.leafCount > 0 {
-		clear(c.leaves)
-		c.leafCount = 0
+	for _, i := range c.leafSlots {
+		c.leaves[i] = nil
 	}
+	c.leafCount, c.leafSlots = 0, c.leafSlots[:0]
 	if len(c.leaves) > 4*maxKept {
-		c.leaves = nil
+		c.leaves, c.leafSlots = nil, nil
 	}
 }
 
@@ -423,7 +425,7 @@ func (c *compiler) clearLeaves() {
 func (c *compiler) growLeaves() {
 	old := c.leaves
 	c.leaves = make([]unsafe.Pointer, max(64, 2*len(old)))
-	c.leafCount = 0
+	c.leafCount, c.leafSlots = 0, c.leafSlots[:0]
 	for _, p := range old {
 		if p != nil {
 			mask := len(c.leaves) - 1
@@ -433,6 +435,7 @@ func (c *compiler) growLeaves() {
 			}
 			c.leaves[i] = p
 			c.leafCount++
+			c.leafSlots = append(c.leafSlots, int32(i))
 		}
 	}
 }
