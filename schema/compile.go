@@ -239,6 +239,10 @@ type nodeState struct {
 	// until node is done with n (children leaves them for strictNode).
 	propNames         bool
 	namesAt, namesEnd int
+	// simple: a simple container (see simpleContainer), whose keys are
+	// keys from its copy to strip.
+	simple bool
+	keys   uint16
 }
 
 // change records a change. problem is what the provider would reject
@@ -409,7 +413,7 @@ func (c *compiler) node(v any, depth int) any {
 	switch x := v.(type) {
 	case map[string]any:
 		if !c.slowLeaves {
-			kind = c.d.nodeKind(x)
+			kind, n.keys = c.d.nodeKind(x)
 		}
 		switch {
 		case n.isRoot(): // compileRoot's own copy
@@ -444,9 +448,9 @@ func (c *compiler) node(v any, depth int) any {
 	var inferred string
 	switch kind {
 	case kindObject: // the passes up to children leave it as it is
-		inferred = "object"
+		inferred, n.simple = "object", true
 	case kindArray:
-		inferred = "array"
+		inferred, n.simple = "array", true
 	default:
 		for round := 0; round < maxRounds && !n.cut; round++ {
 			if !c.reshape(n) {
@@ -462,7 +466,9 @@ func (c *compiler) node(v any, depth int) any {
 	}
 	n.open = isOpen(n.m, !n.isRoot())
 	c.children(n, depth)
-	if c.d.unions() && c.d.simplify {
+	// A simple container's keys are still those simpleContainer saw
+	// (children changes only their values): no union to merge, no enum.
+	if c.d.unions() && c.d.simplify && !n.simple {
 		// Compiled alternatives may now be simple enough to merge.
 		anyOf := c.union(n, "anyOf")
 		oneOf := c.union(n, "oneOf")
@@ -471,7 +477,9 @@ func (c *compiler) node(v any, depth int) any {
 		}
 	}
 	c.strip(n)
-	c.enums(n)
+	if !n.simple {
+		c.enums(n)
+	}
 	c.typed(n, inferred)
 	c.typedStrict(n, inferred)
 	c.required(n)
@@ -498,22 +506,23 @@ const (
 )
 
 // nodeKind classifies m, a schema: a plain or settled leaf (see leafKind,
-// below the root only), a simple container, or any other schema.
-func (d Dialect) nodeKind(m map[string]any) int {
+// below the root only), a simple container (and then its keys, see
+// simpleContainer), or any other schema.
+func (d Dialect) nodeKind(m map[string]any) (kind int, keys uint16) {
 	t, _ := m["type"].(string)
 	switch t {
 	case "string", "integer", "number", "boolean":
-		return d.leafKindOf(m, t)
+		return d.leafKindOf(m, t), 0
 	case "object":
-		if ok, _ := simpleContainer(m); ok {
-			return kindObject
+		if keys := simpleContainer(m); keys != 0 {
+			return kindObject, keys
 		}
 	case "array":
-		if ok, items := simpleContainer(m); ok && items { // else addItems adds them
-			return kindArray
+		if keys := simpleContainer(m); keys&simpleItems != 0 { // else addItems adds them
+			return kindArray, keys
 		}
 	}
-	return kindOther
+	return kindOther, 0
 }
 
 // simpleContainer reports whether m, of type "object" or "array", has
@@ -525,26 +534,74 @@ func (d Dialect) nodeKind(m map[string]any) int {
 // const to reshape, every subschema keyword of the shape it needs, not a
 // tuple, its type its own. node goes from there straight to children.
 // Every pass from children on still runs. The test is narrow on purpose.
-func simpleContainer(m map[string]any) (ok, items bool) {
+func simpleContainer(m map[string]any) (keys uint16) {
 	for k, v := range m {
 		switch k {
-		case "type", "required", "description", "title", "$comment", "$schema", "default", "minItems", "maxItems":
+		case "type":
+			keys |= 1 << 11
+		case "required":
+			keys |= 1 << 9
+		case "description":
+			keys |= 1 << 4
+		case "title":
+			keys |= 1 << 10
+		case "$comment":
+			keys |= 1 << 0
+		case "$schema":
+			keys |= 1 << 1
+		case "default":
+			keys |= 1 << 3
+		case "minItems":
+			keys |= 1 << 7
+		case "maxItems":
+			keys |= 1 << 6
 		case "properties", "items":
 			if _, ok := v.(map[string]any); !ok {
-				return false, false
+				return 0
 			}
-			items = items || k == "items"
+			if k == "items" {
+				keys |= simpleItems
+			} else {
+				keys |= simpleProperties
+			}
 		case "additionalProperties":
 			switch v.(type) {
 			case map[string]any, bool:
 			default:
-				return false, false
+				return 0
 			}
+			keys |= simpleAdditional
 		default:
-			return false, false
+			return 0
 		}
 	}
-	return true, items
+	return keys
+}
+
+// simpleKeys are the keywords simpleContainer takes, sorted: bit i of
+// the set it returns stands for simpleKeys[i].
+var simpleKeys = [...]string{"$comment", "$schema", "additionalProperties", "default", "description", "items", "maxItems", "minItems", "properties", "required", "title", "type"}
+
+// Bits of simpleContainer's set: a container's subschema keywords.
+const (
+	simpleAdditional = 1 << 2
+	simpleItems      = 1 << 5
+	simpleProperties = 1 << 8
+)
+
+// simplePresent returns present(m) of a simple container whose keys are
+// keys (see simpleContainer), without reading m.
+func simplePresent(keys uint16) (mask uint32) {
+	if keys&simpleItems != 0 {
+		mask |= 1 << 0 // keywordClass("items")
+	}
+	if keys&simpleAdditional != 0 {
+		mask |= 1 << 1 // keywordClass("additionalProperties")
+	}
+	if keys&simpleProperties != 0 {
+		mask |= 1 << 12 // keywordClass("properties")
+	}
+	return mask
 }
 
 // leafKind classifies m, a schema below the root. plain: a string,
@@ -1359,7 +1416,12 @@ func (c *compiler) children(n *nodeState, depth int) {
 	if n.isRoot() {
 		c.moveDefinitions(n)
 	}
-	mask := present(n.m)
+	var mask uint32
+	if n.simple {
+		mask = simplePresent(n.keys)
+	} else {
+		mask = present(n.m)
+	}
 	if mask == 0 {
 		return
 	}
@@ -1500,22 +1562,31 @@ func (c *compiler) shapes(n *nodeState) {
 // constraints among them.
 func (c *compiler) strip(n *nodeState) {
 	var removed []string
-	for k, v := range n.m {
-		if k == hintKey {
-			continue
+	if n.simple {
+		// Its keys as simpleContainer saw them, sorted: no format.
+		for i, k := range simpleKeys {
+			if n.keys&(1<<i) != 0 && !c.d.Accepts(k) {
+				removed = append(removed, k)
+			}
 		}
-		if !c.d.Accepts(k) {
-			removed = append(removed, k)
-			continue
+	} else {
+		for k, v := range n.m {
+			if k == hintKey {
+				continue
+			}
+			if !c.d.Accepts(k) {
+				removed = append(removed, k)
+				continue
+			}
+			if f, ok := v.(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
+				removed = append(removed, k)
+			}
 		}
-		if f, ok := v.(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
-			removed = append(removed, k)
-		}
+		slices.Sort(removed)
 	}
 	if len(removed) == 0 {
 		return
 	}
-	slices.Sort(removed)
 	var described []string
 	n.hints, described = c.describeKeywords(n.m, removed, 0, n.hints)
 	for _, k := range removed {

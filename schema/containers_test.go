@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"slices"
 	"testing"
 )
 
@@ -44,7 +45,7 @@ func TestSimpleContainersCompileAsBefore(t *testing.T) {
 			`{"type":"object","properties":{"p":`+s+`,"q":{"type":"array","items":`+s+`}},`+defs+`}`,
 			s)
 	}
-	for _, d := range append(testDialects(), Compat("additionalProperties", "items", "required")) {
+	for _, d := range append(testDialects(), Compat("additionalProperties", "items", "required"), Compat("type", "title", "$schema")) {
 		for _, s := range docs {
 			doc := decode(t, s)
 			fast, fastRep := d.compile(doc, false)
@@ -55,6 +56,43 @@ func TestSimpleContainersCompileAsBefore(t *testing.T) {
 			if a, b := fastRep.String(), slowRep.String(); a != b {
 				t.Errorf("%s: %s\nthe shortcut reported\n%s\nthe passes\n%s", d.Name(), s, a, b)
 			}
+		}
+	}
+}
+
+// TestSimpleContainerKeys: bit i of simpleContainer's set stands for
+// simpleKeys[i], which are sorted (strip takes them as its sorted list of
+// keys to remove), and simplePresent gives present's mask.
+func TestSimpleContainerKeys(t *testing.T) {
+	if !slices.IsSorted(simpleKeys[:]) {
+		t.Fatalf("simpleKeys not sorted: %q", simpleKeys)
+	}
+	value := map[string]any{"properties": map[string]any{}, "items": map[string]any{}, "additionalProperties": false}
+	typeBit := uint16(1) << slices.Index(simpleKeys[:], "type")
+	all := map[string]any{}
+	for i, k := range simpleKeys {
+		v, ok := value[k]
+		if !ok {
+			v = "x"
+		}
+		m := map[string]any{"type": "object", k: v}
+		if k == "type" {
+			m[k] = "object"
+		}
+		all[k] = m[k]
+		if got, want := simpleContainer(m), uint16(1)<<i|typeBit; got != want {
+			t.Errorf("%s: keys %b, want %b", k, got, want)
+		}
+		if got, want := simplePresent(simpleContainer(m)), present(m); got != want {
+			t.Errorf("%s: simplePresent %b, present %b", k, got, want)
+		}
+	}
+	if got, want := simplePresent(simpleContainer(all)), present(all); got != want || simpleContainer(all) != 1<<len(simpleKeys)-1 {
+		t.Errorf("all keys: simplePresent %b, present %b, keys %b", got, want, simpleContainer(all))
+	}
+	for _, m := range []map[string]any{{"type": "object", "x": 1}, {"type": "object", "items": true}, {"type": "object", "properties": []any{}}, {"type": "object", "additionalProperties": 1}} {
+		if simpleContainer(m) != 0 {
+			t.Errorf("%v taken as a simple container", m)
 		}
 	}
 }
