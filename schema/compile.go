@@ -243,6 +243,10 @@ type nodeState struct {
 	// keys from its copy to strip.
 	simple bool
 	keys   uint16
+	// fresh: m cannot hold hintKey, being a copy of a plain leaf, a
+	// simple container or a settled leaf, which the passes describe
+	// through hints only.
+	fresh bool
 }
 
 // change records a change. problem is what the provider would reject
@@ -296,6 +300,37 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		c.change("", "not a schema ("+valueType(doc)+"); compiled as an object without properties", "tool parameters must be an object schema")
 	}
 	defer c.popInline(len(c.inline))
+	if c.slowLeaves || !simpleRoot(m) {
+		c.rootShape(m)
+	}
+	if _, ok := m["properties"]; !ok {
+		m["properties"] = map[string]any{}
+		problem := ""
+		if c.d.rootProperties {
+			problem = c.d.name + " needs \"properties\" on the root object"
+		}
+		c.change("properties", "empty properties added", problem)
+	}
+	out, _ := c.node(m, 0).(map[string]any)
+	if out == nil { // cannot happen: the root is a map
+		out = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	c.unusedDefinitions()
+	return out
+}
+
+// simpleRoot reports whether m, a copy of the root, is a simple container
+// (see simpleContainer) of type "object": no reference, union or allOf to
+// merge, its type right, none of rootOnly, no nullable. rootShape would
+// leave it as it is and report nothing.
+func simpleRoot(m map[string]any) bool {
+	return m["type"] == "object" && simpleContainer(m) != 0
+}
+
+// rootShape makes the root an object: its reference inlined, its unions
+// and allOf merged, its type "object", the keywords providers refuse at
+// the root moved to its description, nullable removed.
+func (c *compiler) rootShape(m map[string]any) {
 	for round := 0; round < maxRounds; round++ {
 		if !c.rootRound(m) {
 			break
@@ -330,20 +365,6 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		delete(m, "nullable")
 		c.change("nullable", "removed: tool arguments are never null", "")
 	}
-	if _, ok := m["properties"]; !ok {
-		m["properties"] = map[string]any{}
-		problem := ""
-		if c.d.rootProperties {
-			problem = c.d.name + " needs \"properties\" on the root object"
-		}
-		c.change("properties", "empty properties added", problem)
-	}
-	out, _ := c.node(m, 0).(map[string]any)
-	if out == nil { // cannot happen: the root is a map
-		out = map[string]any{"type": "object", "properties": map[string]any{}}
-	}
-	c.unusedDefinitions()
-	return out
 }
 
 // rootRound inlines a root reference and merges root unions and allOf,
@@ -428,6 +449,7 @@ func (c *compiler) node(v any, depth int) any {
 		default:
 			n.m = maps.Clone(x)
 			if kind == kindPlain {
+				n.fresh = true
 				return c.plainLeaf(n)
 			}
 		}
@@ -448,9 +470,9 @@ func (c *compiler) node(v any, depth int) any {
 	var inferred string
 	switch kind {
 	case kindObject: // the passes up to children leave it as it is
-		inferred, n.simple = "object", true
+		inferred, n.simple, n.fresh = "object", true, true
 	case kindArray:
-		inferred, n.simple = "array", true
+		inferred, n.simple, n.fresh = "array", true, true
 	default:
 		for round := 0; round < maxRounds && !n.cut; round++ {
 			if !c.reshape(n) {
@@ -632,10 +654,14 @@ func (d Dialect) leafKindOf(m map[string]any, t string) int {
 	}
 	settled := true
 	for k, v := range m {
-		switch k {
-		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
-			"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
-		case "format": // strip keeps a format the dialect takes on this type
+		// One lookup of the keyword's index, for the whitelist and
+		// Accepts both.
+		i := keywordIndex(k)
+		if i < 0 || leafKeywords&(1<<i) == 0 {
+			return kindOther
+		}
+		switch i {
+		case formatIndex: // strip keeps a format the dialect takes on this type
 			f, ok := v.(string)
 			if !ok {
 				return kindOther
@@ -643,15 +669,13 @@ func (d Dialect) leafKindOf(m map[string]any, t string) int {
 			if !d.acceptsFormat(f, t) {
 				settled = false
 			}
-		case "enum": // enums keeps a non-empty list: any values, or strings on a string
+		case enumIndex: // enums keeps a non-empty list: any values, or strings on a string
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 || d.stringEnums && (t != "string" || !allStrings(list)) {
 				settled = false
 			}
-		default:
-			return kindOther
 		}
-		if settled && !d.Accepts(k) {
+		if settled && !d.acceptsIndexed(i, k) {
 			settled = false
 		}
 	}
@@ -680,6 +704,30 @@ func (c *compiler) plainLeaf(n *nodeState) map[string]any {
 		c.addLeaf(n.m)
 	}
 	return n.m
+}
+
+// leafKeywords are the keywords a plain leaf may have (see leafKind), as
+// bits of their keywordIndex.
+var leafKeywords = keywordBits("type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
+	"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format", "enum")
+
+var (
+	formatIndex = keywordIndex("format")
+	enumIndex   = keywordIndex("enum")
+)
+
+// keywordBits returns the set of keywords ks as bits of their keywordIndex
+// (each must be indexed).
+func keywordBits(ks ...string) uint64 {
+	var bits uint64
+	for _, k := range ks {
+		i := keywordIndex(k)
+		if i < 0 {
+			panic("schema: keyword " + k + " is not indexed")
+		}
+		bits |= 1 << i
+	}
+	return bits
 }
 
 func allStrings(list []any) bool {
@@ -1782,7 +1830,8 @@ func hasKey(m map[string]any, k string) bool {
 
 // describe appends the node's hints to its description.
 func (c *compiler) describe(n *nodeState) {
-	if h, ok := n.m[hintKey]; ok {
+	if n.fresh { // nothing to look up
+	} else if h, ok := n.m[hintKey]; ok {
 		if h, ok := h.([]string); ok {
 			n.hints = append(n.hints, h...)
 		}

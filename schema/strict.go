@@ -3,7 +3,6 @@ package schema
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 	"unsafe"
@@ -66,11 +65,11 @@ func (c *compiler) strictNode(n *nodeState) {
 				copy(all, req)
 			}
 			all = append(all, k)
-			owned := n.ownProps && !sameMap(v, n.srcProps[k])
-			out := c.nullableSchema(v, owned)
-			if n.ownProps && !owned && c.d.typeArrays {
-				// A copy of a settled leaf (node shared it), made
-				// nullable in its type list and enum: a leaf too.
+			// A settled leaf that node shared is copied; the copy,
+			// made nullable in its type list and enum, is a leaf too.
+			shared := n.ownProps && sameMap(v, n.srcProps[k])
+			out := c.nullableSchema(v, n.ownProps && !shared, shared)
+			if shared && c.d.typeArrays {
 				c.addLeaf(out.(map[string]any))
 			}
 			props[k] = out
@@ -157,12 +156,13 @@ func (c *compiler) strictProblem(i int) string {
 func sameMap(a, b any) bool {
 	x, ok := a.(map[string]any)
 	y, ok2 := b.(map[string]any)
-	return ok && ok2 && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	return ok && ok2 && mapPointer(x) == mapPointer(y)
 }
 
 // nullableSchema returns a compiled schema that also accepts null. It
-// changes v itself when owned says no one else holds it.
-func (c *compiler) nullableSchema(v any, owned bool) any {
+// changes v itself when owned says no one else holds it. settled says v
+// is a settled leaf (see leafKind), which holds no hintKey.
+func (c *compiler) nullableSchema(v any, owned, settled bool) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
@@ -170,7 +170,7 @@ func (c *compiler) nullableSchema(v any, owned bool) any {
 	if !owned {
 		m = maps.Clone(m)
 	}
-	n := &nodeState{m: m, level: -1, pathStr: "(nullable)", nullable: true}
+	n := &nodeState{m: m, level: -1, pathStr: "(nullable)", nullable: true, fresh: settled}
 	c.sayNullable(n)
 	c.describe(n)
 	return n.m
