@@ -1609,7 +1609,8 @@ func (c *compiler) shapes(n *nodeState) {
 // strip removes the keywords the dialect does not accept and describes the
 // constraints among them.
 func (c *compiler) strip(n *nodeState) {
-	var removed []string
+	var buf [8]string
+	removed := buf[:0]
 	if n.simple {
 		// Its keys as simpleContainer saw them, sorted: no format.
 		for i, k := range simpleKeys {
