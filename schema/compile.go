@@ -44,7 +44,9 @@ const hintKey = "\x00hints"
 // use: the result shares with doc the parts that compile unchanged (a
 // property that is a plain string, number, integer or boolean the dialect
 // takes as it is, lists of values), so a change to either may show in the
-// other. Encode it, or copy it before changing it.
+// other; and results share with one another the few lists the compiler
+// makes once for all ([type, "null"]). Encode it, or copy it before
+// changing it.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
 	return d.compile(doc, false)
 }
@@ -173,7 +175,7 @@ func (c *compiler) release() {
 		c.inline, c.places, c.names, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
-	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7]any{}
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves = Dialect{}, nil, nil, 0, false
 	compilers.Put(c)
 }
 
@@ -201,9 +203,6 @@ type compiler struct {
 	// order and runEnds are byPath's room for sorting a list by its
 	// indices; cuts is propertyPaths' room for the ends of its paths.
 	order, runEnds, cuts []int32
-	// orNulls holds the lists [type, "null"] made so far, each a []any
-	// boxed once, by the index of the type in jsonTypes (see orNull).
-	orNulls [7]any
 	// problems holds strictProblem's texts for the dialect problemsOf;
 	// kept by the pool (they hold nothing of a compilation).
 	problemsOf string

@@ -173,3 +173,62 @@ func FuzzStrictLimitCounts(f *testing.F) {
 		}
 	})
 }
+
+// TestNullTypeListsStayAsMade: the lists [type, "null"] that every result
+// shares (see orNull) are those of jsonTypes, found by jsonTypeIndex,
+// and stay as made after compiling the corpus, the hard cases and the
+// leaf cases in every dialect, twice (the second time from the results):
+// no compilation changes a list it did not make.
+func TestNullTypeListsStayAsMade(t *testing.T) {
+	check := func() {
+		t.Helper()
+		for i, typ := range jsonTypes {
+			if jsonTypeIndex(typ) != i {
+				t.Fatalf("jsonTypeIndex(%q) = %d, want %d", typ, jsonTypeIndex(typ), i)
+			}
+			if got := encode(t, nullTypes[i]); got != `["`+typ+`","null"]` {
+				t.Fatalf("nullTypes[%d] = %s", i, got)
+			}
+		}
+		if jsonTypeIndex("str") != -1 {
+			t.Fatal(`jsonTypeIndex("str") != -1`)
+		}
+	}
+	check()
+	var docs []any
+	for _, tl := range loadCorpus(t) {
+		docs = append(docs, tl.Doc)
+	}
+	for _, tc := range hardCases {
+		docs = append(docs, decode(t, tc.schema))
+	}
+	for _, s := range leafCases {
+		docs = append(docs, decode(t, s))
+	}
+	used := 0
+	for _, d := range testDialects() {
+		for _, doc := range docs {
+			out, _ := d.Compile(doc)
+			d.Compile(out)
+			if props, ok := out["properties"].(map[string]any); ok {
+				for _, p := range props {
+					if p, ok := p.(map[string]any); ok && slices.ContainsFunc(nullTypes[:], func(l any) bool { return sameList(l, p["type"]) }) {
+						used++
+					}
+				}
+			}
+		}
+	}
+	check()
+	if used == 0 {
+		t.Error("no result uses the shared lists")
+	}
+}
+
+// sameList reports whether a and b are the same []any (one backing array,
+// same length).
+func sameList(a, b any) bool {
+	x, ok := a.([]any)
+	y, ok2 := b.([]any)
+	return ok && ok2 && len(x) == len(y) && len(x) > 0 && &x[0] == &y[0]
+}

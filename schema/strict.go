@@ -250,19 +250,46 @@ func (c *compiler) typeArrayNullable(m map[string]any) bool {
 }
 
 // orNull returns the type list [t, "null"] as an interface (a []any);
-// boxed is t as an interface. The list of each JSON type is made once per
-// compilation and shared by the nodes that need it, boxed once too (a
-// slice stored in a map[string]any is otherwise boxed anew each time): a
-// compiled schema is read-only (see Compile).
+// boxed is t as an interface. The list of each JSON type is made once for
+// the process (nullTypes) and shared by every result that needs it, boxed
+// once too (a slice stored in a map[string]any is otherwise boxed anew
+// each time): a compiled schema is read-only (see Compile). Most
+// compilations make one or two properties nullable per type, so lists
+// made per compilation cost two allocations for nearly every use.
 func (c *compiler) orNull(t string, boxed any) any {
-	i := slices.Index(jsonTypes, t)
-	if i < 0 {
-		return []any{boxed, "null"}
+	if i := jsonTypeIndex(t); i >= 0 {
+		return nullTypes[i]
 	}
-	if c.orNulls[i] == nil {
-		c.orNulls[i] = []any{boxed, "null"}
+	return []any{boxed, "null"}
+}
+
+// nullTypes holds [t, "null"] for each t of jsonTypes, at its index.
+var nullTypes = func() (lists [7]any) {
+	for i, t := range jsonTypes {
+		lists[i] = []any{t, "null"}
 	}
-	return c.orNulls[i]
+	return lists
+}()
+
+// jsonTypeIndex returns the index of t in jsonTypes, or -1.
+func jsonTypeIndex(t string) int {
+	switch t {
+	case "null":
+		return 0
+	case "boolean":
+		return 1
+	case "integer":
+		return 2
+	case "number":
+		return 3
+	case "string":
+		return 4
+	case "array":
+		return 5
+	case "object":
+		return 6
+	}
+	return -1
 }
 
 // unionTakesNull reports whether a null alternative added to a schema's
