@@ -199,7 +199,7 @@ type compiler struct {
 	// test that the shortcut changes nothing).
 	slowLeaves bool
 	// names is a stack of property names being compiled (see children).
-	names []string
+	names []nameEntry
 	// order and runEnds are byPath's room for sorting a list by its
 	// indices; cuts is propertyPaths' room for the ends of its paths.
 	order, runEnds, cuts []int32
@@ -230,14 +230,16 @@ type nodeState struct {
 	valued   bool     // had an enum: its values say what it accepts
 	// ownProps: every value of "properties" is a map compiled for this
 	// node and held nowhere else, which strictNode may change in place,
-	// except those that are the very maps of srcProps, the properties
-	// as given (settled leaves, shared with the input).
+	// except those that are the very maps of the properties as given
+	// (settled leaves, shared with the input).
 	ownProps bool
-	srcProps map[string]any
-	// propNames: the names of srcProps, sorted, are c.names[namesAt:namesEnd]
-	// until node is done with n (children leaves them for strictNode).
+	// propNames: the properties as given, sorted by name, with what
+	// children compiled of each, are c.names[namesAt:namesEnd] until node
+	// is done with n (children leaves them for strictNode); children made
+	// outProps of them.
 	propNames         bool
 	namesAt, namesEnd int
+	outProps          map[string]any
 	// simple: a simple container (see simpleContainer), whose keys are
 	// keys from its copy to strip.
 	simple bool
@@ -1509,15 +1511,19 @@ func (c *compiler) children(n *nodeState, depth int) {
 		out := make(map[string]any, len(v))
 		start, end := c.pushNames(v)
 		for i := start; i < end; i++ {
-			name := c.names[i]
+			// By index: the nested calls may grow c.names.
+			name, src := c.names[i].name, c.names[i].src
 			at := below(k)
 			at.name, at.named = name, true
-			if k == "properties" && v[name] == false && !c.d.booleans() {
+			if k == "properties" && src == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
 				c.change(child(child(n.path(c), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
+				c.names[i].removed = true
 				continue
 			}
-			out[name] = c.nodeAt(v[name], at, depth+1)
+			compiled := c.nodeAt(src, at, depth+1)
+			out[name] = compiled
+			c.names[i].out = compiled
 		}
 		n.m[k] = out
 		if k != "properties" {
@@ -1527,8 +1533,8 @@ func (c *compiler) children(n *nodeState, depth int) {
 		if n.propNames { // cannot happen: one "properties" per node
 			c.popNames(n.namesAt)
 		}
-		n.ownProps, n.srcProps = true, v
-		n.propNames, n.namesAt, n.namesEnd = true, start, end
+		n.ownProps = true
+		n.propNames, n.namesAt, n.namesEnd, n.outProps = true, start, end, out
 	}
 	for _, k := range schemaListKeywords {
 		bit++
@@ -1549,17 +1555,28 @@ func (c *compiler) children(n *nodeState, depth int) {
 	}
 }
 
-// pushNames pushes the keys of m, sorted, on c.names, a stack shared by
-// the nested calls rather than a slice of their own for each map; they are
-// c.names[start:end] until popNames(start).
+// pushNames pushes the keys of m with their values, sorted by name, on
+// c.names, a stack shared by the nested calls rather than a slice of
+// their own for each map; they are c.names[start:end] until
+// popNames(start). The values come with the names: no lookup of each.
 func (c *compiler) pushNames(m map[string]any) (start, end int) {
 	start = len(c.names)
-	for name := range m {
-		c.names = append(c.names, name)
+	for name, v := range m {
+		c.names = append(c.names, nameEntry{name: name, src: v})
 	}
 	end = len(c.names)
-	slices.Sort(c.names[start:end])
+	slices.SortFunc(c.names[start:end], func(a, b nameEntry) int { return strings.Compare(a.name, b.name) })
 	return start, end
+}
+
+// nameEntry is a name of a map of schemas on the compiler's stack (see
+// pushNames): its schema as given, and (for properties) what children
+// compiled of it, or that children removed it.
+type nameEntry struct {
+	name    string
+	src     any
+	out     any
+	removed bool
 }
 
 // popNames pops the names pushNames pushed from start.

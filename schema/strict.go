@@ -46,18 +46,22 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	req := requiredOf(n.m)
 	var all []any // required, then the optional names; nil until one is optional
-	// The names in order: as children sorted them while props is the map
-	// it made, else sorted here.
+	// The names in order, with their values: as children sorted them
+	// while props is the map it made (and then with what it compiled of
+	// each, and what it removed), else sorted here.
 	start, end := n.namesAt, n.namesEnd
-	held := n.ownProps && n.propNames
+	held := n.ownProps && n.propNames && mapPointer(props) == mapPointer(n.outProps)
 	if !held {
 		start, end = c.pushNames(props)
 	}
 	for i := start; i < end; i++ {
-		k := c.names[i]
-		v, ok := props[k]
-		if !ok { // a property children removed
-			continue
+		e := c.names[i]
+		k, v := e.name, e.src
+		if held {
+			if e.removed {
+				continue
+			}
+			v = e.out
 		}
 		if !containsString(req, k) {
 			if all == nil { // room for this name and every one after it
@@ -67,8 +71,8 @@ func (c *compiler) strictNode(n *nodeState) {
 			all = append(all, k)
 			// A settled leaf that node shared is copied; the copy,
 			// made nullable in its type list and enum, is a leaf too.
-			shared := n.ownProps && sameMap(v, n.srcProps[k])
-			out := c.nullableSchema(v, n.ownProps && !shared, shared)
+			shared := held && sameMap(v, e.src)
+			out := c.nullableSchema(v, held && !shared, shared)
 			if shared && c.d.typeArrays {
 				c.addLeaf(out.(map[string]any))
 			}
