@@ -187,7 +187,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 		return
 	}
 	switch {
-	case c.d.typeArrays && c.typeArrayNullable(n.m):
+	case c.d.typeArrays && c.typeArrayNullable(n.m, n.fresh):
 	case c.d.nullableKeyword():
 		n.m["nullable"] = true
 	case c.d.unions():
@@ -223,12 +223,17 @@ func with(list []any, v any) []any {
 
 // typeArrayNullable says that m accepts null in a type list and its enum
 // (a const becomes the enum [const, null]), reading each of the three
-// keywords once. It reports false, changing nothing, when m has none of
-// them.
-func (c *compiler) typeArrayNullable(m map[string]any) bool {
+// keywords once, and not const when fresh says m is a copy of a leaf or
+// simple container (see nodeState.fresh), which has none. It reports
+// false, changing nothing, when m has none of them.
+func (c *compiler) typeArrayNullable(m map[string]any, fresh bool) bool {
 	tv, hasType := m["type"]
 	ev, hasEnum := m["enum"]
-	cst, hasConst := m["const"]
+	var cst any
+	hasConst := false
+	if !fresh {
+		cst, hasConst = m["const"]
+	}
 	if !hasType && !hasEnum && !hasConst {
 		return false
 	}
