@@ -168,11 +168,11 @@ func (c *compiler) release() {
 	clear(c.places)
 	c.places = c.places[:0]
 	clear(c.names)
-	c.names = c.names[:0]
+	c.names, c.byName = c.names[:0], c.byName[:0]
 	c.order, c.runEnds, c.cuts = c.order[:0], c.runEnds[:0], c.cuts[:0]
 	c.clearLeaves()
-	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
-		c.inline, c.places, c.names, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, map[string]bool{}
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.byName) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.byName, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
 	c.d, c.root, c.movable, c.nodes, c.slowLeaves = Dialect{}, nil, nil, 0, false
@@ -198,8 +198,10 @@ type compiler struct {
 	// slowLeaves sends settled leaves through every pass too (for the
 	// test that the shortcut changes nothing).
 	slowLeaves bool
-	// names is a stack of property names being compiled (see children).
-	names []nameEntry
+	// names is a stack of property names being compiled (see children),
+	// byName their order by name (see pushNames).
+	names  []nameEntry
+	byName []int32
 	// order and runEnds are byPath's room for sorting a list by its
 	// indices; cuts is propertyPaths' room for the ends of its paths.
 	order, runEnds, cuts []int32
@@ -233,10 +235,10 @@ type nodeState struct {
 	// except those that are the very maps of the properties as given
 	// (settled leaves, shared with the input).
 	ownProps bool
-	// propNames: the properties as given, sorted by name, with what
-	// children compiled of each, are c.names[namesAt:namesEnd] until node
-	// is done with n (children leaves them for strictNode); children made
-	// outProps of them.
+	// propNames: the properties as given, with what children compiled of
+	// each, are c.names[c.byName[i]] for i in [namesAt, namesEnd), in the
+	// order of their names, until node is done with n (children leaves
+	// them for strictNode); children made outProps of them.
 	propNames         bool
 	namesAt, namesEnd int
 	outProps          map[string]any
@@ -1512,18 +1514,19 @@ func (c *compiler) children(n *nodeState, depth int) {
 		start, end := c.pushNames(v)
 		for i := start; i < end; i++ {
 			// By index: the nested calls may grow c.names.
-			name, src := c.names[i].name, c.names[i].src
+			j := c.byName[i]
+			name, src := c.names[j].name, c.names[j].src
 			at := below(k)
 			at.name, at.named = name, true
 			if k == "properties" && src == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
 				c.change(child(child(n.path(c), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
-				c.names[i].removed = true
+				c.names[j].removed = true
 				continue
 			}
 			compiled := c.nodeAt(src, at, depth+1)
 			out[name] = compiled
-			c.names[i].out = compiled
+			c.names[j].out = compiled
 		}
 		n.m[k] = out
 		if k != "properties" {
@@ -1555,17 +1558,32 @@ func (c *compiler) children(n *nodeState, depth int) {
 	}
 }
 
-// pushNames pushes the keys of m with their values, sorted by name, on
-// c.names, a stack shared by the nested calls rather than a slice of
-// their own for each map; they are c.names[start:end] until
-// popNames(start). The values come with the names: no lookup of each.
+// pushNames pushes the keys of m with their values on c.names, a stack
+// shared by the nested calls rather than a slice of their own for each
+// map, and their order by name on c.byName: c.names[c.byName[i]] for i
+// in [start, end) are the names in order until popNames(start). The
+// values come with the names: no lookup of each. The order is sorted as
+// indices, not entries, which are seven words with pointers.
 func (c *compiler) pushNames(m map[string]any) (start, end int) {
 	start = len(c.names)
 	for name, v := range m {
+		c.byName = append(c.byName, int32(len(c.names)))
 		c.names = append(c.names, nameEntry{name: name, src: v})
 	}
 	end = len(c.names)
-	slices.SortFunc(c.names[start:end], func(a, b nameEntry) int { return strings.Compare(a.name, b.name) })
+	order, names := c.byName[start:end], c.names
+	if len(order) <= 12 {
+		for i := 1; i < len(order); i++ { // insertion sort, as slices.Sort does below 12
+			x := order[i]
+			j := i
+			for ; j > 0 && names[x].name < names[order[j-1]].name; j-- {
+				order[j] = order[j-1]
+			}
+			order[j] = x
+		}
+	} else {
+		slices.SortFunc(order, func(a, b int32) int { return strings.Compare(names[a].name, names[b].name) })
+	}
 	return start, end
 }
 
@@ -1582,7 +1600,7 @@ type nameEntry struct {
 // popNames pops the names pushNames pushed from start.
 func (c *compiler) popNames(start int) {
 	clear(c.names[start:])
-	c.names = c.names[:start]
+	c.names, c.byName = c.names[:start], c.byName[:start]
 }
 
 // shapes removes subschema keywords whose value is not a schema, a map of

@@ -1,7 +1,10 @@
 package schema
 
 import (
+	"maps"
+	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 	"unsafe"
 )
@@ -231,4 +234,47 @@ func sameList(a, b any) bool {
 	x, ok := a.([]any)
 	y, ok2 := b.([]any)
 	return ok && ok2 && len(x) == len(y) && len(x) > 0 && &x[0] == &y[0]
+}
+
+// TestPushNamesSorts: pushNames gives the names of a map with their
+// values in the order of the names, for maps of every size around the
+// switch from insertion sort (12), with pushes nested in between, and
+// popNames leaves the stack as it was.
+func TestPushNamesSorts(t *testing.T) {
+	c := newCompiler()
+	r := rand.New(rand.NewPCG(1, 2))
+	for size := range 40 {
+		outer := map[string]any{}
+		for len(outer) < size {
+			k := strconv.Itoa(r.IntN(1000))
+			outer[k] = k + "!"
+		}
+		start, end := c.pushNames(outer)
+		inner := map[string]any{"b": 1, "a": 2, "c": 3}
+		s2, e2 := c.pushNames(inner)
+		var got []string
+		for i := s2; i < e2; i++ {
+			got = append(got, c.names[c.byName[i]].name)
+		}
+		if !slices.Equal(got, []string{"a", "b", "c"}) {
+			t.Fatalf("inner names %q", got)
+		}
+		c.popNames(s2)
+		got = got[:0]
+		for i := start; i < end; i++ {
+			e := c.names[c.byName[i]]
+			if e.src != e.name+"!" {
+				t.Fatalf("size %d: %q holds %v", size, e.name, e.src)
+			}
+			got = append(got, e.name)
+		}
+		want := slices.Sorted(maps.Keys(outer))
+		if !slices.Equal(got, want) {
+			t.Fatalf("size %d: names %q, want %q", size, got, want)
+		}
+		c.popNames(start)
+		if len(c.names) != 0 || len(c.byName) != 0 {
+			t.Fatalf("size %d: %d names left", size, len(c.names))
+		}
+	}
 }

@@ -55,7 +55,7 @@ func (c *compiler) strictNode(n *nodeState) {
 		start, end = c.pushNames(props)
 	}
 	for i := start; i < end; i++ {
-		e := c.names[i]
+		e := c.names[c.byName[i]]
 		k, v := e.name, e.src
 		if held {
 			if e.removed {
