@@ -1671,6 +1671,7 @@ func (c *compiler) strip(n *nodeState) {
 		return
 	}
 	var described []string
+	before := len(n.hints)
 	n.hints, described = c.describeKeywords(n.m, removed, 0, n.hints)
 	for _, k := range removed {
 		path := child(n.path(c), k)
@@ -1679,9 +1680,8 @@ func (c *compiler) strip(n *nodeState) {
 			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
 		}
 		action := "removed"
-		desc, _ := n.m["description"].(string)
 		switch {
-		case k == "default" && slices.Contains(described, k) && saysAlready(desc, "default: "+literal(n.m[k])):
+		case k == "default" && slices.Contains(described, k) && saysDefault(n.m, n.hints[before:]):
 			action = "removed: the description already gives it"
 		case slices.Contains(described, k):
 			action = "moved to description"
@@ -1700,6 +1700,20 @@ func (c *compiler) strip(n *nodeState) {
 		c.change(path, action, problem)
 		delete(n.m, k)
 	}
+}
+
+// saysDefault reports whether m's description already gives the hint
+// "default: …" among hints, those describeKeywords just added for m's
+// default (no other rule writes a hint that starts so): that hint is
+// "default: "+literal(m["default"]), not built again here.
+func saysDefault(m map[string]any, hints []string) bool {
+	desc, _ := m["description"].(string)
+	for _, h := range hints {
+		if strings.HasPrefix(h, "default: ") {
+			return saysAlready(desc, h)
+		}
+	}
+	return saysAlready(desc, "default: "+literal(m["default"]))
 }
 
 // list returns the array value of keyword k; a value that is not an array
