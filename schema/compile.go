@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Limits of one compilation. A schema beyond them still compiles: the part
@@ -43,7 +44,9 @@ const hintKey = "\x00hints"
 // use: the result shares with doc the parts that compile unchanged (a
 // property that is a plain string, number, integer or boolean the dialect
 // takes as it is, lists of values), so a change to either may show in the
-// other. Encode it, or copy it before changing it.
+// other; and results share with one another the few lists the compiler
+// makes once for all ([type, "null"]). Encode it, or copy it before
+// changing it.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
 	return d.compile(doc, false)
 }
@@ -165,13 +168,14 @@ func (c *compiler) release() {
 	clear(c.places)
 	c.places = c.places[:0]
 	clear(c.names)
-	c.names = c.names[:0]
+	c.names, c.byName = c.names[:0], c.byName[:0]
 	c.order, c.runEnds, c.cuts = c.order[:0], c.runEnds[:0], c.cuts[:0]
-	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
-		c.inline, c.places, c.names, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, map[string]bool{}
+	c.clearLeaves()
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.byName) > maxKept || cap(c.order) > 2*maxKept || cap(c.runEnds) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.byName, c.order, c.runEnds, c.cuts, c.used = nil, nil, nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
-	c.d, c.root, c.movable, c.nodes, c.slowLeaves, c.orNulls = Dialect{}, nil, nil, 0, false, [7]any{}
+	c.d, c.root, c.movable, c.nodes, c.slowLeaves = Dialect{}, nil, nil, 0, false
 	compilers.Put(c)
 }
 
@@ -194,18 +198,23 @@ type compiler struct {
 	// slowLeaves sends settled leaves through every pass too (for the
 	// test that the shortcut changes nothing).
 	slowLeaves bool
-	// names is a stack of property names being compiled (see children).
-	names []string
+	// names is a stack of property names being compiled (see children),
+	// byName their order by name (see pushNames).
+	names  []nameEntry
+	byName []int32
 	// order and runEnds are byPath's room for sorting a list by its
 	// indices; cuts is propertyPaths' room for the ends of its paths.
 	order, runEnds, cuts []int32
-	// orNulls holds the lists [type, "null"] made so far, each a []any
-	// boxed once, by the index of the type in jsonTypes (see orNull).
-	orNulls [7]any
 	// problems holds strictProblem's texts for the dialect problemsOf;
 	// kept by the pool (they hold nothing of a compilation).
 	problemsOf string
 	problems   [len(strictProblems)]string
+	// leaves is an open-addressing set of the leaves of the result in
+	// strict mode, leafCount of them in the slots leafSlots (see
+	// addLeaf); kept by the pool, emptied.
+	leaves    []unsafe.Pointer
+	leafCount int
+	leafSlots []int32
 }
 
 // nodeState is one schema node while it is compiled.
@@ -223,14 +232,24 @@ type nodeState struct {
 	valued   bool     // had an enum: its values say what it accepts
 	// ownProps: every value of "properties" is a map compiled for this
 	// node and held nowhere else, which strictNode may change in place,
-	// except those that are the very maps of srcProps, the properties
-	// as given (settled leaves, shared with the input).
+	// except those that are the very maps of the properties as given
+	// (settled leaves, shared with the input).
 	ownProps bool
-	srcProps map[string]any
-	// propNames: the names of srcProps, sorted, are c.names[namesAt:namesEnd]
-	// until node is done with n (children leaves them for strictNode).
+	// propNames: the properties as given, with what children compiled of
+	// each, are c.names[c.byName[i]] for i in [namesAt, namesEnd), in the
+	// order of their names, until node is done with n (children leaves
+	// them for strictNode); children made outProps of them.
 	propNames         bool
 	namesAt, namesEnd int
+	outProps          map[string]any
+	// simple: a simple container (see simpleContainer), whose keys are
+	// keys from its copy to strip.
+	simple bool
+	keys   uint16
+	// fresh: m cannot hold hintKey, being a copy of a plain leaf, a
+	// simple container or a settled leaf, which the passes describe
+	// through hints only.
+	fresh bool
 }
 
 // change records a change. problem is what the provider would reject
@@ -284,6 +303,37 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		c.change("", "not a schema ("+valueType(doc)+"); compiled as an object without properties", "tool parameters must be an object schema")
 	}
 	defer c.popInline(len(c.inline))
+	if c.slowLeaves || !simpleRoot(m) {
+		c.rootShape(m)
+	}
+	if _, ok := m["properties"]; !ok {
+		m["properties"] = map[string]any{}
+		problem := ""
+		if c.d.rootProperties {
+			problem = c.d.name + " needs \"properties\" on the root object"
+		}
+		c.change("properties", "empty properties added", problem)
+	}
+	out, _ := c.node(m, 0).(map[string]any)
+	if out == nil { // cannot happen: the root is a map
+		out = map[string]any{"type": "object", "properties": map[string]any{}}
+	}
+	c.unusedDefinitions()
+	return out
+}
+
+// simpleRoot reports whether m, a copy of the root, is a simple container
+// (see simpleContainer) of type "object": no reference, union or allOf to
+// merge, its type right, none of rootOnly, no nullable. rootShape would
+// leave it as it is and report nothing.
+func simpleRoot(m map[string]any) bool {
+	return m["type"] == "object" && simpleContainer(m) != 0
+}
+
+// rootShape makes the root an object: its reference inlined, its unions
+// and allOf merged, its type "object", the keywords providers refuse at
+// the root moved to its description, nullable removed.
+func (c *compiler) rootShape(m map[string]any) {
 	for round := 0; round < maxRounds; round++ {
 		if !c.rootRound(m) {
 			break
@@ -318,20 +368,6 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		delete(m, "nullable")
 		c.change("nullable", "removed: tool arguments are never null", "")
 	}
-	if _, ok := m["properties"]; !ok {
-		m["properties"] = map[string]any{}
-		problem := ""
-		if c.d.rootProperties {
-			problem = c.d.name + " needs \"properties\" on the root object"
-		}
-		c.change("properties", "empty properties added", problem)
-	}
-	out, _ := c.node(m, 0).(map[string]any)
-	if out == nil { // cannot happen: the root is a map
-		out = map[string]any{"type": "object", "properties": map[string]any{}}
-	}
-	c.unusedDefinitions()
-	return out
 }
 
 // rootRound inlines a root reference and merges root unions and allOf,
@@ -397,23 +433,26 @@ func (c *compiler) node(v any, depth int) any {
 		c.change(n.path(c), "cut: the schema nests too deeply or is too large to describe further; arguments are still checked in full", "")
 		return c.placeholder(v, "not described further: the schema is too large or deep")
 	}
+	kind := kindOther
 	switch x := v.(type) {
 	case map[string]any:
+		if !c.slowLeaves {
+			kind, n.keys = c.d.nodeKind(x)
+		}
 		switch {
 		case n.isRoot(): // compileRoot's own copy
 			n.m = x
+		case kind == kindSettled:
+			// Shared, not copied: a compiled schema is read-only (see
+			// Compile), and no pass changes a node it did not copy.
+			if c.d.strict {
+				c.addLeaf(x)
+			}
+			return x
 		default:
-			var plain, settled bool
-			if !c.slowLeaves {
-				plain, settled = c.d.leafKind(x)
-			}
-			if settled {
-				// Shared, not copied: a compiled schema is read-only (see
-				// Compile), and no pass changes a node it did not copy.
-				return x
-			}
 			n.m = maps.Clone(x)
-			if plain {
+			if kind == kindPlain {
+				n.fresh = true
 				return c.plainLeaf(n)
 			}
 		}
@@ -431,20 +470,30 @@ func (c *compiler) node(v any, depth int) any {
 		n.m = map[string]any{}
 	}
 	defer c.popInline(len(c.inline))
-	for round := 0; round < maxRounds && !n.cut; round++ {
-		if !c.reshape(n) {
-			break
+	var inferred string
+	switch kind {
+	case kindObject: // the passes up to children leave it as it is
+		inferred, n.simple, n.fresh = "object", true, true
+	case kindArray:
+		inferred, n.simple, n.fresh = "array", true, true
+	default:
+		for round := 0; round < maxRounds && !n.cut; round++ {
+			if !c.reshape(n) {
+				break
+			}
 		}
+		c.shapes(n)
+		c.constToEnum(n)
+		inferred = inferType(n.m)
+		n.valued = hasKey(n.m, "enum")
+		c.tuples(n)
+		c.addItems(n, inferred)
 	}
-	c.shapes(n)
-	c.constToEnum(n)
-	inferred := inferType(n.m)
-	n.valued = hasKey(n.m, "enum")
-	c.tuples(n)
-	c.addItems(n, inferred)
 	n.open = isOpen(n.m, !n.isRoot())
 	c.children(n, depth)
-	if c.d.unions() && c.d.simplify {
+	// A simple container's keys are still those simpleContainer saw
+	// (children changes only their values): no union to merge, no enum.
+	if c.d.unions() && c.d.simplify && !n.simple {
 		// Compiled alternatives may now be simple enough to merge.
 		anyOf := c.union(n, "anyOf")
 		oneOf := c.union(n, "oneOf")
@@ -453,7 +502,9 @@ func (c *compiler) node(v any, depth int) any {
 		}
 	}
 	c.strip(n)
-	c.enums(n)
+	if !n.simple {
+		c.enums(n)
+	}
 	c.typed(n, inferred)
 	c.typedStrict(n, inferred)
 	c.required(n)
@@ -469,6 +520,114 @@ func (c *compiler) node(v any, depth int) any {
 }
 
 func (c *compiler) popInline(n int) { c.inline = c.inline[:n] }
+
+// Kinds of schema nodes (see nodeKind), by the passes of node they need.
+const (
+	kindOther   = iota // every pass
+	kindObject         // a simple container (see simpleContainer) of type "object"
+	kindArray          // a simple container of type "array"
+	kindPlain          // a plain leaf: the passes from strip on (see plainLeaf)
+	kindSettled        // a settled leaf: no pass
+)
+
+// nodeKind classifies m, a schema: a plain or settled leaf (see leafKind,
+// below the root only), a simple container (and then its keys, see
+// simpleContainer), or any other schema.
+func (d Dialect) nodeKind(m map[string]any) (kind int, keys uint16) {
+	t, _ := m["type"].(string)
+	switch t {
+	case "string", "integer", "number", "boolean":
+		return d.leafKindOf(m, t), 0
+	case "object":
+		if keys := simpleContainer(m); keys != 0 {
+			return kindObject, keys
+		}
+	case "array":
+		if keys := simpleContainer(m); keys&simpleItems != 0 { // else addItems adds them
+			return kindArray, keys
+		}
+	}
+	return kindOther, 0
+}
+
+// simpleContainer reports whether m, of type "object" or "array", has
+// only properties (a map of schemas), required (any value), items (one
+// schema), additionalProperties (a schema or a boolean), annotations and
+// item counts, and whether it has items. Of the passes of node before
+// children, none changes such a node (an array only with its items) or
+// reports anything: no reference, allOf, union, type list, nullable or
+// const to reshape, every subschema keyword of the shape it needs, not a
+// tuple, its type its own. node goes from there straight to children.
+// Every pass from children on still runs. The test is narrow on purpose.
+func simpleContainer(m map[string]any) (keys uint16) {
+	for k, v := range m {
+		switch k {
+		case "type":
+			keys |= 1 << 11
+		case "required":
+			keys |= 1 << 9
+		case "description":
+			keys |= 1 << 4
+		case "title":
+			keys |= 1 << 10
+		case "$comment":
+			keys |= 1 << 0
+		case "$schema":
+			keys |= 1 << 1
+		case "default":
+			keys |= 1 << 3
+		case "minItems":
+			keys |= 1 << 7
+		case "maxItems":
+			keys |= 1 << 6
+		case "properties", "items":
+			if _, ok := v.(map[string]any); !ok {
+				return 0
+			}
+			if k == "items" {
+				keys |= simpleItems
+			} else {
+				keys |= simpleProperties
+			}
+		case "additionalProperties":
+			switch v.(type) {
+			case map[string]any, bool:
+			default:
+				return 0
+			}
+			keys |= simpleAdditional
+		default:
+			return 0
+		}
+	}
+	return keys
+}
+
+// simpleKeys are the keywords simpleContainer takes, sorted: bit i of
+// the set it returns stands for simpleKeys[i].
+var simpleKeys = [...]string{"$comment", "$schema", "additionalProperties", "default", "description", "items", "maxItems", "minItems", "properties", "required", "title", "type"}
+
+// Bits of simpleContainer's set: a container's subschema keywords.
+const (
+	simpleAdditional = 1 << 2
+	simpleItems      = 1 << 5
+	simpleProperties = 1 << 8
+)
+
+// simplePresent returns present(m) of a simple container whose keys are
+// keys (see simpleContainer), without reading m.
+func simplePresent(keys uint16) (mask uint32) {
+	if keys&simpleItems != 0 {
+		mask |= 1 << 0 // keywordClass("items")
+	}
+	if keys&simpleAdditional != 0 {
+		mask |= 1 << 1 // keywordClass("additionalProperties")
+	}
+	if keys&simpleProperties != 0 {
+		mask |= 1 << 12 // keywordClass("properties")
+	}
+	return mask
+}
 
 // leafKind classifies m, a schema below the root. plain: a string,
 // number, integer or boolean with only annotations, bounds, a pattern, a
@@ -486,35 +645,47 @@ func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 	default:
 		return false, false
 	}
+	k := d.leafKindOf(m, t)
+	return k >= kindPlain, k == kindSettled
+}
+
+// leafKindOf is leafKind of m, whose type is t, a string, number, integer
+// or boolean: kindPlain, kindSettled or kindOther.
+func (d Dialect) leafKindOf(m map[string]any, t string) int {
 	if !d.Accepts("type") {
-		return false, false
+		return kindOther
 	}
-	settled = true
+	settled := true
 	for k, v := range m {
-		switch k {
-		case "type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
-			"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf":
-		case "format": // strip keeps a format the dialect takes on this type
+		// One lookup of the keyword's index, for the whitelist and
+		// Accepts both.
+		i := keywordIndex(k)
+		if i < 0 || leafKeywords&(1<<i) == 0 {
+			return kindOther
+		}
+		switch i {
+		case formatIndex: // strip keeps a format the dialect takes on this type
 			f, ok := v.(string)
 			if !ok {
-				return false, false
+				return kindOther
 			}
 			if !d.acceptsFormat(f, t) {
 				settled = false
 			}
-		case "enum": // enums keeps a non-empty list: any values, or strings on a string
+		case enumIndex: // enums keeps a non-empty list: any values, or strings on a string
 			list, ok := v.([]any)
 			if !ok || len(list) == 0 || d.stringEnums && (t != "string" || !allStrings(list)) {
 				settled = false
 			}
-		default:
-			return false, false
 		}
-		if settled && !d.Accepts(k) {
+		if settled && !d.acceptsIndexed(i, k) {
 			settled = false
 		}
 	}
-	return true, settled
+	if settled {
+		return kindSettled
+	}
+	return kindPlain
 }
 
 // plainLeaf compiles n, a copy of a plain leaf (see leafKind), with the
@@ -530,7 +701,36 @@ func (c *compiler) plainLeaf(n *nodeState) map[string]any {
 	c.enums(n)
 	c.sayNullable(n) // enums may have made it nullable
 	c.describe(n)
+	if c.d.strict && c.d.typeArrays {
+		// Still a leaf, and stays one: strictNode may only make it
+		// nullable in place, in its type list and enum.
+		c.addLeaf(n.m)
+	}
 	return n.m
+}
+
+// leafKeywords are the keywords a plain leaf may have (see leafKind), as
+// bits of their keywordIndex.
+var leafKeywords = keywordBits("type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
+	"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format", "enum")
+
+var (
+	formatIndex = keywordIndex("format")
+	enumIndex   = keywordIndex("enum")
+)
+
+// keywordBits returns the set of keywords ks as bits of their keywordIndex
+// (each must be indexed).
+func keywordBits(ks ...string) uint64 {
+	var bits uint64
+	for _, k := range ks {
+		i := keywordIndex(k)
+		if i < 0 {
+			panic("schema: keyword " + k + " is not indexed")
+		}
+		bits |= 1 << i
+	}
+	return bits
 }
 
 func allStrings(list []any) bool {
@@ -1267,7 +1467,12 @@ func (c *compiler) children(n *nodeState, depth int) {
 	if n.isRoot() {
 		c.moveDefinitions(n)
 	}
-	mask := present(n.m)
+	var mask uint32
+	if n.simple {
+		mask = simplePresent(n.keys)
+	} else {
+		mask = present(n.m)
+	}
 	if mask == 0 {
 		return
 	}
@@ -1308,15 +1513,20 @@ func (c *compiler) children(n *nodeState, depth int) {
 		out := make(map[string]any, len(v))
 		start, end := c.pushNames(v)
 		for i := start; i < end; i++ {
-			name := c.names[i]
+			// By index: the nested calls may grow c.names.
+			j := c.byName[i]
+			name, src := c.names[j].name, c.names[j].src
 			at := below(k)
 			at.name, at.named = name, true
-			if k == "properties" && v[name] == false && !c.d.booleans() {
+			if k == "properties" && src == false && !c.d.booleans() {
 				n.hints = append(n.hints, fmt.Sprintf("%q must not be set", name))
 				c.change(child(child(n.path(c), k), name), "removed: the property must not be set (said in the description)", c.d.name+" does not accept boolean schemas")
+				c.names[j].removed = true
 				continue
 			}
-			out[name] = c.nodeAt(v[name], at, depth+1)
+			compiled := c.nodeAt(src, at, depth+1)
+			out[name] = compiled
+			c.names[j].out = compiled
 		}
 		n.m[k] = out
 		if k != "properties" {
@@ -1326,8 +1536,8 @@ func (c *compiler) children(n *nodeState, depth int) {
 		if n.propNames { // cannot happen: one "properties" per node
 			c.popNames(n.namesAt)
 		}
-		n.ownProps, n.srcProps = true, v
-		n.propNames, n.namesAt, n.namesEnd = true, start, end
+		n.ownProps = true
+		n.propNames, n.namesAt, n.namesEnd, n.outProps = true, start, end, out
 	}
 	for _, k := range schemaListKeywords {
 		bit++
@@ -1348,23 +1558,49 @@ func (c *compiler) children(n *nodeState, depth int) {
 	}
 }
 
-// pushNames pushes the keys of m, sorted, on c.names, a stack shared by
-// the nested calls rather than a slice of their own for each map; they are
-// c.names[start:end] until popNames(start).
+// pushNames pushes the keys of m with their values on c.names, a stack
+// shared by the nested calls rather than a slice of their own for each
+// map, and their order by name on c.byName: c.names[c.byName[i]] for i
+// in [start, end) are the names in order until popNames(start). The
+// values come with the names: no lookup of each. The order is sorted as
+// indices, not entries, which are seven words with pointers.
 func (c *compiler) pushNames(m map[string]any) (start, end int) {
 	start = len(c.names)
-	for name := range m {
-		c.names = append(c.names, name)
+	for name, v := range m {
+		c.byName = append(c.byName, int32(len(c.names)))
+		c.names = append(c.names, nameEntry{name: name, src: v})
 	}
 	end = len(c.names)
-	slices.Sort(c.names[start:end])
+	order, names := c.byName[start:end], c.names
+	if len(order) <= 12 {
+		for i := 1; i < len(order); i++ { // insertion sort, as slices.Sort does below 12
+			x := order[i]
+			j := i
+			for ; j > 0 && names[x].name < names[order[j-1]].name; j-- {
+				order[j] = order[j-1]
+			}
+			order[j] = x
+		}
+	} else {
+		slices.SortFunc(order, func(a, b int32) int { return strings.Compare(names[a].name, names[b].name) })
+	}
 	return start, end
+}
+
+// nameEntry is a name of a map of schemas on the compiler's stack (see
+// pushNames): its schema as given, and (for properties) what children
+// compiled of it, or that children removed it.
+type nameEntry struct {
+	name    string
+	src     any
+	out     any
+	removed bool
 }
 
 // popNames pops the names pushNames pushed from start.
 func (c *compiler) popNames(start int) {
 	clear(c.names[start:])
-	c.names = c.names[:start]
+	c.names, c.byName = c.names[:start], c.byName[:start]
 }
 
 // shapes removes subschema keywords whose value is not a schema, a map of
@@ -1407,24 +1643,35 @@ func (c *compiler) shapes(n *nodeState) {
 // strip removes the keywords the dialect does not accept and describes the
 // constraints among them.
 func (c *compiler) strip(n *nodeState) {
-	var removed []string
-	for k, v := range n.m {
-		if k == hintKey {
-			continue
+	var buf [8]string
+	removed := buf[:0]
+	if n.simple {
+		// Its keys as simpleContainer saw them, sorted: no format.
+		for i, k := range simpleKeys {
+			if n.keys&(1<<i) != 0 && !c.d.Accepts(k) {
+				removed = append(removed, k)
+			}
 		}
-		if !c.d.Accepts(k) {
-			removed = append(removed, k)
-			continue
+	} else {
+		for k, v := range n.m {
+			if k == hintKey {
+				continue
+			}
+			if !c.d.Accepts(k) {
+				removed = append(removed, k)
+				continue
+			}
+			if f, ok := v.(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
+				removed = append(removed, k)
+			}
 		}
-		if f, ok := v.(string); ok && k == "format" && !c.d.acceptsFormat(f, kindOf(n.m)) {
-			removed = append(removed, k)
-		}
+		slices.Sort(removed)
 	}
 	if len(removed) == 0 {
 		return
 	}
-	slices.Sort(removed)
 	var described []string
+	before := len(n.hints)
 	n.hints, described = c.describeKeywords(n.m, removed, 0, n.hints)
 	for _, k := range removed {
 		path := child(n.path(c), k)
@@ -1433,9 +1680,8 @@ func (c *compiler) strip(n *nodeState) {
 			problem = fmt.Sprintf("%s does not accept \"format\": %s", c.d.name, literal(n.m[k]))
 		}
 		action := "removed"
-		desc, _ := n.m["description"].(string)
 		switch {
-		case k == "default" && slices.Contains(described, k) && saysAlready(desc, "default: "+literal(n.m[k])):
+		case k == "default" && slices.Contains(described, k) && saysDefault(n.m, n.hints[before:]):
 			action = "removed: the description already gives it"
 		case slices.Contains(described, k):
 			action = "moved to description"
@@ -1454,6 +1700,20 @@ func (c *compiler) strip(n *nodeState) {
 		c.change(path, action, problem)
 		delete(n.m, k)
 	}
+}
+
+// saysDefault reports whether m's description already gives the hint
+// "default: …" among hints, those describeKeywords just added for m's
+// default (no other rule writes a hint that starts so): that hint is
+// "default: "+literal(m["default"]), not built again here.
+func saysDefault(m map[string]any, hints []string) bool {
+	desc, _ := m["description"].(string)
+	for _, h := range hints {
+		if strings.HasPrefix(h, "default: ") {
+			return saysAlready(desc, h)
+		}
+	}
+	return saysAlready(desc, "default: "+literal(m["default"]))
 }
 
 // list returns the array value of keyword k; a value that is not an array
@@ -1619,7 +1879,8 @@ func hasKey(m map[string]any, k string) bool {
 
 // describe appends the node's hints to its description.
 func (c *compiler) describe(n *nodeState) {
-	if h, ok := n.m[hintKey]; ok {
+	if n.fresh { // nothing to look up
+	} else if h, ok := n.m[hintKey]; ok {
 		if h, ok := h.([]string); ok {
 			n.hints = append(n.hints, h...)
 		}

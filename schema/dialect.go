@@ -208,6 +208,14 @@ func (d Dialect) Accepts(keyword string) bool {
 	return d.inSets(keyword)
 }
 
+// acceptsIndexed is Accepts(k) for k, an indexed keyword at index i.
+func (d Dialect) acceptsIndexed(i int, k string) bool {
+	if d.indexed {
+		return d.accepted&(1<<i) != 0
+	}
+	return d.inSets(k)
+}
+
 // keywordIndex returns k's position in indexedKeywords, or -1.
 func keywordIndex(k string) int {
 	switch k {

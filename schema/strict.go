@@ -3,9 +3,9 @@ package schema
 import (
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // OpenAI's documented limits on a strict schema.
@@ -46,18 +46,22 @@ func (c *compiler) strictNode(n *nodeState) {
 	}
 	req := requiredOf(n.m)
 	var all []any // required, then the optional names; nil until one is optional
-	// The names in order: as children sorted them while props is the map
-	// it made, else sorted here.
+	// The names in order, with their values: as children sorted them
+	// while props is the map it made (and then with what it compiled of
+	// each, and what it removed), else sorted here.
 	start, end := n.namesAt, n.namesEnd
-	held := n.ownProps && n.propNames
+	held := n.ownProps && n.propNames && mapPointer(props) == mapPointer(n.outProps)
 	if !held {
 		start, end = c.pushNames(props)
 	}
 	for i := start; i < end; i++ {
-		k := c.names[i]
-		v, ok := props[k]
-		if !ok { // a property children removed
-			continue
+		e := c.names[c.byName[i]]
+		k, v := e.name, e.src
+		if held {
+			if e.removed {
+				continue
+			}
+			v = e.out
 		}
 		if !containsString(req, k) {
 			if all == nil { // room for this name and every one after it
@@ -65,7 +69,14 @@ func (c *compiler) strictNode(n *nodeState) {
 				copy(all, req)
 			}
 			all = append(all, k)
-			props[k] = c.nullableSchema(v, n.ownProps && !sameMap(v, n.srcProps[k]))
+			// A settled leaf that node shared is copied; the copy,
+			// made nullable in its type list and enum, is a leaf too.
+			shared := held && sameMap(v, e.src)
+			out := c.nullableSchema(v, held && !shared, shared)
+			if shared && c.d.typeArrays {
+				c.addLeaf(out.(map[string]any))
+			}
+			props[k] = out
 		}
 	}
 	if !held {
@@ -149,12 +160,13 @@ func (c *compiler) strictProblem(i int) string {
 func sameMap(a, b any) bool {
 	x, ok := a.(map[string]any)
 	y, ok2 := b.(map[string]any)
-	return ok && ok2 && reflect.ValueOf(x).UnsafePointer() == reflect.ValueOf(y).UnsafePointer()
+	return ok && ok2 && mapPointer(x) == mapPointer(y)
 }
 
 // nullableSchema returns a compiled schema that also accepts null. It
-// changes v itself when owned says no one else holds it.
-func (c *compiler) nullableSchema(v any, owned bool) any {
+// changes v itself when owned says no one else holds it. settled says v
+// is a settled leaf (see leafKind), which holds no hintKey.
+func (c *compiler) nullableSchema(v any, owned, settled bool) any {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return v
@@ -162,7 +174,7 @@ func (c *compiler) nullableSchema(v any, owned bool) any {
 	if !owned {
 		m = maps.Clone(m)
 	}
-	n := &nodeState{m: m, level: -1, pathStr: "(nullable)", nullable: true}
+	n := &nodeState{m: m, level: -1, pathStr: "(nullable)", nullable: true, fresh: settled}
 	c.sayNullable(n)
 	c.describe(n)
 	return n.m
@@ -175,7 +187,7 @@ func (c *compiler) sayNullable(n *nodeState) {
 		return
 	}
 	switch {
-	case c.d.typeArrays && c.typeArrayNullable(n.m):
+	case c.d.typeArrays && c.typeArrayNullable(n.m, n.fresh):
 	case c.d.nullableKeyword():
 		n.m["nullable"] = true
 	case c.d.unions():
@@ -211,12 +223,17 @@ func with(list []any, v any) []any {
 
 // typeArrayNullable says that m accepts null in a type list and its enum
 // (a const becomes the enum [const, null]), reading each of the three
-// keywords once. It reports false, changing nothing, when m has none of
-// them.
-func (c *compiler) typeArrayNullable(m map[string]any) bool {
+// keywords once, and not const when fresh says m is a copy of a leaf or
+// simple container (see nodeState.fresh), which has none. It reports
+// false, changing nothing, when m has none of them.
+func (c *compiler) typeArrayNullable(m map[string]any, fresh bool) bool {
 	tv, hasType := m["type"]
 	ev, hasEnum := m["enum"]
-	cst, hasConst := m["const"]
+	var cst any
+	hasConst := false
+	if !fresh {
+		cst, hasConst = m["const"]
+	}
 	if !hasType && !hasEnum && !hasConst {
 		return false
 	}
@@ -242,19 +259,46 @@ func (c *compiler) typeArrayNullable(m map[string]any) bool {
 }
 
 // orNull returns the type list [t, "null"] as an interface (a []any);
-// boxed is t as an interface. The list of each JSON type is made once per
-// compilation and shared by the nodes that need it, boxed once too (a
-// slice stored in a map[string]any is otherwise boxed anew each time): a
-// compiled schema is read-only (see Compile).
+// boxed is t as an interface. The list of each JSON type is made once for
+// the process (nullTypes) and shared by every result that needs it, boxed
+// once too (a slice stored in a map[string]any is otherwise boxed anew
+// each time): a compiled schema is read-only (see Compile). Most
+// compilations make one or two properties nullable per type, so lists
+// made per compilation cost two allocations for nearly every use.
 func (c *compiler) orNull(t string, boxed any) any {
-	i := slices.Index(jsonTypes, t)
-	if i < 0 {
-		return []any{boxed, "null"}
+	if i := jsonTypeIndex(t); i >= 0 {
+		return nullTypes[i]
 	}
-	if c.orNulls[i] == nil {
-		c.orNulls[i] = []any{boxed, "null"}
+	return []any{boxed, "null"}
+}
+
+// nullTypes holds [t, "null"] for each t of jsonTypes, at its index.
+var nullTypes = func() (lists [7]any) {
+	for i, t := range jsonTypes {
+		lists[i] = []any{t, "null"}
 	}
-	return c.orNulls[i]
+	return lists
+}()
+
+// jsonTypeIndex returns the index of t in jsonTypes, or -1.
+func jsonTypeIndex(t string) int {
+	switch t {
+	case "null":
+		return 0
+	case "boolean":
+		return 1
+	case "integer":
+		return 2
+	case "number":
+		return 3
+	case "string":
+		return 4
+	case "array":
+		return 5
+	case "object":
+		return 6
+	}
+	return -1
 }
 
 // unionTakesNull reports whether a null alternative added to a schema's
@@ -272,47 +316,7 @@ func unionTakesNull(m map[string]any) bool {
 // strictLimits records the documented limits of strict mode that the
 // compiled schema exceeds.
 func (c *compiler) strictLimits(root map[string]any) {
-	var props, enums, deepest int
-	var walk func(v any, depth, budget int)
-	walk = func(v any, depth, budget int) {
-		m, ok := v.(map[string]any)
-		if !ok || budget <= 0 {
-			return
-		}
-		if hasType(m, "object") {
-			depth++
-			deepest = max(deepest, depth)
-		}
-		for k, e := range m { // counts and a maximum: any order
-			switch k {
-			case "properties":
-				if p, ok := e.(map[string]any); ok {
-					props += len(p)
-					for _, s := range p {
-						walk(s, depth, budget-1)
-					}
-				}
-			case "enum":
-				if l, ok := e.([]any); ok {
-					enums += len(l)
-				}
-			case "items":
-				walk(e, depth, budget-1)
-			case "anyOf", "$defs", "definitions":
-				switch x := e.(type) {
-				case []any:
-					for _, s := range x {
-						walk(s, depth, budget-1)
-					}
-				case map[string]any:
-					for _, s := range x {
-						walk(s, depth, budget-1)
-					}
-				}
-			}
-		}
-	}
-	walk(root, 0, maxDepth)
+	props, enums, deepest := c.limitCounts(root)
 	if props > strictMaxProperties {
 		c.notStrict("", fmt.Sprintf("%d properties in all: strict mode takes at most %d", props, strictMaxProperties))
 	}
@@ -322,4 +326,163 @@ func (c *compiler) strictLimits(root map[string]any) {
 	if enums > strictMaxEnumValues {
 		c.notStrict("", fmt.Sprintf("%d enum values in all: strict mode takes at most %d", enums, strictMaxEnumValues))
 	}
+}
+
+// limitCounts walks the compiled schema root for what strict mode limits:
+// the properties and enum values in all, and how deep objects nest.
+// Schemas the compiler recorded as leaves (see addLeaf) are not read
+// beyond their enum: a leaf holds no object, property or subschema.
+func (c *compiler) limitCounts(root map[string]any) (props, enums, deepest int) {
+	var walk func(v any, depth, budget int)
+	walk = func(v any, depth, budget int) {
+		m, ok := v.(map[string]any)
+		if !ok || budget <= 0 {
+			return
+		}
+		if c.isLeaf(m) {
+			if l, ok := m["enum"].([]any); ok {
+				enums += len(l)
+			}
+			return
+		}
+		// One pass over the keys (counts and a maximum: any order); the
+		// subschemas are walked after it, once the node's type is known.
+		var ps map[string]any
+		var items, anyOf, defs, definitions any
+		object := false
+		for k, e := range m {
+			switch k {
+			case "type":
+				switch t := e.(type) {
+				case string:
+					object = t == "object"
+				case []any:
+					object = slices.Contains(t, any("object"))
+				}
+			case "properties":
+				ps, _ = e.(map[string]any)
+			case "enum":
+				if l, ok := e.([]any); ok {
+					enums += len(l)
+				}
+			case "items":
+				items = e
+			case "anyOf":
+				anyOf = e
+			case "$defs":
+				defs = e
+			case "definitions":
+				definitions = e
+			}
+		}
+		if object {
+			depth++
+			deepest = max(deepest, depth)
+		}
+		props += len(ps)
+		for _, s := range ps {
+			walk(s, depth, budget-1)
+		}
+		walk(items, depth, budget-1)
+		for _, x := range [...]any{anyOf, defs, definitions} {
+			switch x := x.(type) {
+			case []any:
+				for _, s := range x {
+					walk(s, depth, budget-1)
+				}
+			case map[string]any:
+				for _, s := range x {
+					walk(s, depth, budget-1)
+				}
+			}
+		}
+	}
+	walk(root, 0, maxDepth)
+	return props, enums, deepest
+}
+
+// addLeaf records m, a schema of the result that is and stays a leaf: a
+// string, number, integer or boolean (or it or null) with no subschema,
+// property, or anything but annotations, bounds, a pattern, a format and
+// an enum. Only strict mode records them, for limitCounts. The set holds
+// the maps themselves (not addresses as numbers), so that none is freed
+// and its address reused by another map while the compilation runs.
+func (c *compiler) addLeaf(m map[string]any) {
+	if 2*(c.leafCount+1) > len(c.leaves) {
+		c.growLeaves()
+	}
+	p := mapPointer(m)
+	mask := len(c.leaves) - 1
+	for i := leafHash(p) & mask; ; i = (i + 1) & mask {
+		switch c.leaves[i] {
+		case p:
+			return
+		case nil:
+			c.leaves[i] = p
+			c.leafCount++
+			c.leafSlots = append(c.leafSlots, int32(i))
+			return
+		}
+	}
+}
+
+// isLeaf reports whether addLeaf recorded m.
+func (c *compiler) isLeaf(m map[string]any) bool {
+	if c.leafCount == 0 {
+		return false
+	}
+	p := mapPointer(m)
+	mask := len(c.leaves) - 1
+	for i := leafHash(p) & mask; ; i = (i + 1) & mask {
+		switch c.leaves[i] {
+		case p:
+			return true
+		case nil:
+			return false
+		}
+	}
+}
+
+// clearLeaves empties the leaf set, slot by slot (the table may have
+// grown far beyond what the next compilation needs), keeping its table
+// unless it grew beyond 4,096 slots.
+func (c *compiler) clearLeaves() {
+	for _, i := range c.leafSlots {
+		c.leaves[i] = nil
+	}
+	c.leafCount, c.leafSlots = 0, c.leafSlots[:0]
+	if len(c.leaves) > 4*maxKept {
+		c.leaves, c.leafSlots = nil, nil
+	}
+}
+
+// growLeaves doubles the leaf set's table (at least 64 slots), keeping
+// what it holds.
+func (c *compiler) growLeaves() {
+	old := c.leaves
+	c.leaves = make([]unsafe.Pointer, max(64, 2*len(old)))
+	c.leafCount, c.leafSlots = 0, c.leafSlots[:0]
+	for _, p := range old {
+		if p != nil {
+			mask := len(c.leaves) - 1
+			i := leafHash(p) & mask
+			for c.leaves[i] != nil {
+				i = (i + 1) & mask
+			}
+			c.leaves[i] = p
+			c.leafCount++
+			c.leafSlots = append(c.leafSlots, int32(i))
+		}
+	}
+}
+
+// leafHash spreads a map's address over the leaf set's slots: maps are
+// allocated at least 16 bytes apart.
+func leafHash(p unsafe.Pointer) int {
+	return int((uint64(uintptr(p)) >> 4) * 0x9e3779b97f4a7c15 >> 32)
+}
+
+// mapPointer returns the map m refers to (a map value is a pointer).
+func mapPointer(m map[string]any) unsafe.Pointer {
+	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
 }
