@@ -17,6 +17,7 @@ import (
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
+	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
@@ -32,18 +33,7 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 			name = "sqlite-state"
 		}
 		b.Run(name, func(b *testing.B) {
-			ws := b.TempDir()
-			line := strings.Repeat("x", 63) + "\n"
-			if err := os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat(line, 64)), 0o644); err != nil {
-				b.Fatal(err)
-			}
-			reg, closer := tools.Core()
-			defer closer.Close()
-			bridge, err := fsbridge.OpenLocal(ws)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tc := &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: bridge, Owner: true}
+			reg, tc := benchWorkspace(b)
 			var opts []invoke.Option
 			if withState {
 				st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), "toolbelt.db"))
@@ -78,6 +68,23 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 	}
 }
 
+// benchWorkspace is a workspace holding file.txt (4 KB, 64 lines), the
+// core tools and the tool context of a server over it.
+func benchWorkspace(b *testing.B) (*registry.Registry, *tool.Context) {
+	ws := b.TempDir()
+	line := strings.Repeat("x", 63) + "\n"
+	if err := os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat(line, 64)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	reg, closer := tools.Core()
+	b.Cleanup(func() { closer.Close() })
+	bridge, err := fsbridge.OpenLocal(ws)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: bridge, Owner: true}
+}
+
 // BenchmarkHTTPSessionMemory measures the memory an open streamable HTTP
 // session holds in the server: the live heap and goroutine stacks after
 // 100 sessions are opened (initialize, initialized, one read call each),
@@ -85,17 +92,9 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 // front of a server with one tool (the floor's). The client is raw HTTP
 // in the same process and keeps only the session ids.
 func BenchmarkHTTPSessionMemory(b *testing.B) {
-	ws := b.TempDir()
-	if err := os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat("x", 4096)), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	reg, closer := tools.Core()
-	defer closer.Close()
-	bridge, err := fsbridge.OpenLocal(ws)
-	if err != nil {
-		b.Fatal(err)
-	}
-	tb := mcp.New(reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: bridge, Owner: true}, mcp.Options{Logger: quietLog})
+	reg, tc := benchWorkspace(b)
+	ws := tc.WorkspaceDir
+	tb := mcp.New(reg, tc, mcp.Options{Logger: quietLog})
 	defer tb.Close()
 	bare := sdk.NewServer(&sdk.Implementation{Name: "floor", Version: "1"}, nil)
 	type readArgs struct {

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -59,13 +60,26 @@ type Store struct {
 	// failed to open with openErr; nil for a store Open returned.
 	ready   chan struct{}
 	openErr error
+	// wanted is closed by the first use of a store whose open waits
+	// (OpenAfter), closing by Close; each once.
+	wanted, closing     chan struct{}
+	wantOnce, closeOnce sync.Once
 }
 
 // Option adjusts how Open opens a database.
 type Option func(*options)
 
 type options struct {
-	sync bool
+	sync  bool
+	after <-chan struct{}
+}
+
+func optionsOf(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
 }
 
 // SyncCommits makes every commit wait until its data is on disk (SQLite:
@@ -74,6 +88,14 @@ type options struct {
 // Without it a commit returns once its data is written to the operating
 // system. PostgreSQL commits as its server is configured.
 func SyncCommits() Option { return func(o *options) { o.sync = true } }
+
+// OpenAfter makes OpenInBackground begin opening the database when start
+// is closed, or at the store's first use if that comes first, instead of at
+// once: a server passes the end of its start, so that connecting, WAL mode
+// and the schema check do not take a processor from its first answers.
+// Closing a store whose open has not begun closes it without opening the
+// database. Open ignores it.
+func OpenAfter(start <-chan struct{}) Option { return func(o *options) { o.after = start } }
 
 // Open opens the database dsn names and brings its schema up to date:
 // "postgres://…" or "postgresql://…" is PostgreSQL; anything else is the path
@@ -95,9 +117,19 @@ func OpenInBackground(dsn string, opts ...Option) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{d: d, ready: make(chan struct{}), now: time.Now}
+	s := &Store{d: d, ready: make(chan struct{}), wanted: make(chan struct{}), closing: make(chan struct{}), now: time.Now}
+	after := optionsOf(opts).after
 	go func() {
 		defer close(s.ready)
+		if after != nil {
+			select {
+			case <-after:
+			case <-s.wanted:
+			case <-s.closing:
+				s.openErr = errClosedUnopened
+				return
+			}
+		}
 		o, err := connect(context.Background(), migrations)
 		if err != nil {
 			s.openErr = err
@@ -120,10 +152,7 @@ func open(ctx context.Context, dsn string, ms []migration, opts ...Option) (*Sto
 // database's dialect, and connect, which opens the database and brings its
 // schema up to date.
 func prepare(dsn string, opts []Option) (d dialect, connect func(context.Context, []migration) (*Store, error), err error) {
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := optionsOf(opts)
 	lower := strings.ToLower(dsn)
 	var open func(context.Context) (*Store, error)
 	switch {
@@ -299,11 +328,17 @@ func redactURL(dsn string) string {
 	return scheme + "://" + user + ":xxxxx" + rest[at:]
 }
 
-// wait waits for a store opened in the background to be open.
+// errClosedUnopened is the error of a use of a store closed before its
+// open began (OpenAfter).
+var errClosedUnopened = errors.New("the store was closed before it was opened")
+
+// wait waits for a store opened in the background to be open, and begins
+// the open if it waits for a first use (OpenAfter).
 func (s *Store) wait(ctx context.Context) error {
 	if s.ready == nil {
 		return nil
 	}
+	s.wantOnce.Do(func() { close(s.wanted) })
 	select {
 	case <-s.ready:
 		return s.openErr
@@ -315,6 +350,7 @@ func (s *Store) wait(ctx context.Context) error {
 // Close closes the database (waiting for an open in the background to end).
 func (s *Store) Close() error {
 	if s.ready != nil {
+		s.closeOnce.Do(func() { close(s.closing) })
 		<-s.ready
 		if s.openErr != nil {
 			return nil

@@ -271,6 +271,73 @@ func TestOpenInBackground(t *testing.T) {
 	}
 }
 
+// TestOpenAfter: a store opened with OpenAfter leaves the database alone
+// until start is closed or the store is first used, whichever comes first;
+// closed before either, it never opens it.
+func TestOpenAfter(t *testing.T) {
+	t.Parallel()
+	// untouched says whether the database is as prepare left it: an empty
+	// file, no write-ahead log.
+	untouched := func(path string) bool {
+		fi, err := os.Stat(path)
+		_, walErr := os.Stat(path + "-wal")
+		return err == nil && fi.Size() == 0 && errors.Is(walErr, os.ErrNotExist)
+	}
+	open := func(t *testing.T) (string, *store.Store, chan struct{}) {
+		path := filepath.Join(t.TempDir(), "state.db")
+		start := make(chan struct{})
+		st, err := store.OpenInBackground(path, store.OpenAfter(start))
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(100 * time.Millisecond)
+		if !untouched(path) {
+			t.Fatal("the database was opened before start or a use")
+		}
+		return path, st, start
+	}
+	t.Run("start", func(t *testing.T) {
+		t.Parallel()
+		path, st, start := open(t)
+		defer st.Close()
+		close(start)
+		for deadline := time.Now().Add(10 * time.Second); untouched(path); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("start was closed, the database was not opened")
+			}
+		}
+		wantVersions(t, st, store.SchemaVersion)
+	})
+	t.Run("first use", func(t *testing.T) {
+		t.Parallel()
+		_, st, _ := open(t)
+		defer st.Close()
+		a := st.Approvals("/ws")
+		if err := a.Approve(context.Background(), "fp", "exec", "me"); err != nil {
+			t.Fatal(err)
+		}
+		if ok, err := a.Approved(context.Background(), "fp"); !ok || err != nil {
+			t.Errorf("Approved = %v, %v", ok, err)
+		}
+		wantVersions(t, st, store.SchemaVersion)
+	})
+	t.Run("closed first", func(t *testing.T) {
+		t.Parallel()
+		path, st, start := open(t)
+		if err := st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		close(start)
+		time.Sleep(100 * time.Millisecond)
+		if !untouched(path) {
+			t.Error("a store closed before its open began opened the database")
+		}
+		if _, err := st.Approvals("/ws").Approved(context.Background(), "fp"); err == nil {
+			t.Error("a use after Close succeeded")
+		}
+	})
+}
+
 func writeFile(t *testing.T, name, content string) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), name)

@@ -8,8 +8,9 @@
 //     server started alone;
 //   - read of a 4 KB file over stdio, raw client: p50 and p99;
 //   - calls per second over streamable HTTP with one Go SDK client;
-//   - RSS of an idle server after its first tools/list, and RSS per open
-//     HTTP session.
+//   - RSS of an idle server (and its anonymous part: what the binary's
+//     shared pages are not) after its first tools/list, and after the
+//     stdio reads and five seconds' rest; RSS per open HTTP session.
 //
 // Run it from the repository root; it builds what it runs:
 //
@@ -90,12 +91,12 @@ func main() {
 	// Cold starts, interleaved.
 	var coldTB, coldFloor, coldImport, coldMany []time.Duration
 	var cpuTB, cpuFloor, cpuImport, cpuMany []time.Duration
-	var rssTB, rssFloor []float64
+	var memTB, memFloor []memory
 	for range *starts {
-		d, rss, cpu := coldStart(tbCmd())
-		coldTB, rssTB, cpuTB = append(coldTB, d), append(rssTB, rss), append(cpuTB, cpu)
-		d, rss, cpu = coldStart(floorCmd())
-		coldFloor, rssFloor, cpuFloor = append(coldFloor, d), append(rssFloor, rss), append(cpuFloor, cpu)
+		d, mem, cpu := coldStart(tbCmd())
+		coldTB, memTB, cpuTB = append(coldTB, d), append(memTB, mem), append(cpuTB, cpu)
+		d, mem, cpu = coldStart(floorCmd())
+		coldFloor, memFloor, cpuFloor = append(coldFloor, d), append(memFloor, mem), append(cpuFloor, cpu)
 	}
 	for range max(*starts/4, 3) {
 		d, _, cpu := coldStart(tbImportCmd())
@@ -118,11 +119,18 @@ func main() {
 		latTB = append(latTB, reads(tbS, 200)...)
 		latFloor = append(latFloor, reads(flS, 200)...)
 	}
+	time.Sleep(restFor)
+	restTB, restFloor := memoryOf(tbS.Cmd.Process.Pid), memoryOf(flS.Cmd.Process.Pid)
 	tbS.Close()
 	flS.Close()
 	ratio("stdio read 4 KB p50 (raw client)", ms(q(latTB, .5)), ms(q(latFloor, .5))+" floor", sec(q(latTB, .5))/sec(q(latFloor, .5)))
 	ratio("stdio read 4 KB p99 (raw client)", ms(q(latTB, .99)), ms(q(latFloor, .99))+" floor", sec(q(latTB, .99))/sec(q(latFloor, .99)))
-	ratio("idle RSS after the first tools/list", mb(median(rssTB)), mb(median(rssFloor))+" floor", median(rssTB)/median(rssFloor))
+	rssTB, rssFloor := median(rssOf(memTB)), median(rssOf(memFloor))
+	anonTB, anonFloor := median(anonOf(memTB)), median(anonOf(memFloor))
+	ratio("idle RSS after the first tools/list", mb(rssTB), mb(rssFloor)+" floor", rssTB/rssFloor)
+	ratio("its anonymous part", mb(anonTB), mb(anonFloor)+" floor", anonTB/anonFloor)
+	ratio(fmt.Sprintf("idle RSS after the %d reads and %s' rest", *calls, restFor), mb(restTB.rss), mb(restFloor.rss)+" floor", restTB.rss/restFloor.rss)
+	ratio("its anonymous part", mb(restTB.anon), mb(restFloor.anon)+" floor", restTB.anon/restFloor.anon)
 
 	// HTTP.
 	tbURL, tbProc := serveHTTP(exec.Command(tb, "serve", "--addr", "127.0.0.1:0", "--workspace", ws), env(plain))
@@ -154,10 +162,14 @@ func reads(s *harness.Stdio, n int) []time.Duration {
 	return lat
 }
 
+// restFor is how long a server rests after the stdio reads before its
+// memory is measured: longer than Toolbelt takes to notice it is idle.
+const restFor = 5 * time.Second
+
 // coldStart execs cmd and times it to the answer of tools/list; it returns
-// that time, the server's RSS half a second later, and the CPU time the
+// that time, the server's memory half a second later, and the CPU time the
 // server had used by then (user and system; its own children not counted).
-func coldStart(cmd *exec.Cmd) (time.Duration, float64, time.Duration) {
+func coldStart(cmd *exec.Cmd) (time.Duration, memory, time.Duration) {
 	t0 := time.Now()
 	s := harness.Start(cmd, "compare")
 	if line := s.Request("tools/list", `{}`); !strings.Contains(line, `"tools"`) {
@@ -165,10 +177,10 @@ func coldStart(cmd *exec.Cmd) (time.Duration, float64, time.Duration) {
 	}
 	d := time.Since(t0)
 	time.Sleep(500 * time.Millisecond)
-	rss := rssOf(s.Cmd.Process.Pid)
+	mem := memoryOf(s.Cmd.Process.Pid)
 	cpu := harness.CPU(s.Cmd.Process.Pid)
 	s.Close()
-	return d, rss, cpu
+	return d, mem, cpu
 }
 
 func serveHTTP(cmd *exec.Cmd, env []string) (string, *exec.Cmd) {
@@ -207,7 +219,7 @@ func callRate(url string) float64 {
 func perSession(url string, pid int) float64 {
 	ctx := context.Background()
 	c := sdk.NewClient(&sdk.Implementation{Name: "compare", Version: "1"}, nil)
-	before := rssOf(pid)
+	before := memoryOf(pid).rss
 	var open []*sdk.ClientSession
 	for range *sessions {
 		cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
@@ -217,26 +229,50 @@ func perSession(url string, pid int) float64 {
 		open = append(open, cs)
 	}
 	time.Sleep(300 * time.Millisecond)
-	after := rssOf(pid)
+	after := memoryOf(pid).rss
 	for _, cs := range open {
 		cs.Close()
 	}
 	return (after - before) / float64(*sessions)
 }
 
-// rssOf is a process's resident set in bytes.
-func rssOf(pid int) float64 {
+// memory is a process's resident set and its anonymous part, in bytes.
+type memory struct{ rss, anon float64 }
+
+// memoryOf reads a process's memory from /proc.
+func memoryOf(pid int) memory {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return memory{}
 	}
+	var m memory
 	for l := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			return kb * 1024
+		k, v, _ := strings.Cut(l, ":")
+		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+		switch k {
+		case "VmRSS":
+			m.rss = kb * 1024
+		case "RssAnon":
+			m.anon = kb * 1024
 		}
 	}
-	return 0
+	return m
+}
+
+func rssOf(ms []memory) []float64 {
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = m.rss
+	}
+	return out
+}
+
+func anonOf(ms []memory) []float64 {
+	out := make([]float64, len(ms))
+	for i, m := range ms {
+		out[i] = m.anon
+	}
+	return out
 }
 
 func cpuModel() string {

@@ -132,9 +132,11 @@ type env struct {
 	trying    string
 	stopWatch func()
 	st        *store.Store // opened once per run, when a command needs state
-	// openLater opens the store in the background: a server's first
-	// answers (initialize, the tool list) need no state.
+	// openLater opens the store in the background once the server has
+	// given its first answers (initialize, the tool list need no state) or
+	// something uses it: started is closed then (afterFirstAnswer).
 	openLater bool
+	started   chan struct{}
 	audit     auditAppender // started with the first pipeline that audits
 	// sched keeps and runs the workspace's schedules (the cron tool);
 	// schedRunner says it has its pipeline.

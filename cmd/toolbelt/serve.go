@@ -56,7 +56,7 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	// configuration says so; each call then runs for its client's session
 	// (and, over HTTP, its token's principal).
 	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
-	e.openLater = true
+	e.openLater, e.started = true, make(chan struct{})
 	opts, err := e.pipeline(tc, invoke.Config{})
 	if err != nil {
 		return nil, err
@@ -91,11 +91,12 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 }
 
 // afterFirstAnswer does, once the server has given its first answers (or a
-// second after the start), what a start can leave for later: the server's
-// pace of garbage collection (gcHeadroom), giving the memory of the
-// start's garbage back to the system, and the search for what interrupted
-// writes left in the workspace, which took up to a second in a large one
-// and no longer competes with the first answers for the CPU.
+// second after the start), what a start can leave for later: opening the
+// store (unless a call needed it sooner), the server's pace of garbage
+// collection (gcHeadroom), giving the memory of the start's garbage back
+// to the system, and the search for what interrupted writes left in the
+// workspace, which took up to a second in a large one. None of them
+// competes with the first answers for the CPU.
 func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
 	t := time.NewTimer(startGCFor)
 	defer t.Stop()
@@ -103,6 +104,7 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
 	case <-srv.FirstAnswer():
 	case <-t.C:
 	}
+	close(e.started)
 	if e.startDone != nil {
 		e.startDone()
 		debug.FreeOSMemory()

@@ -71,7 +71,7 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 		opts = append(opts, store.SyncCommits())
 	}
 	if e.openLater {
-		return store.OpenInBackground(dsn, opts...)
+		return store.OpenInBackground(dsn, append(opts, store.OpenAfter(e.started))...)
 	}
 	return store.Open(ctx, dsn, opts...)
 }

@@ -65,7 +65,7 @@ func TestPacerFollowsTheLiveHeap(t *testing.T) {
 		percent int
 	}
 	steps := make(chan step, 100)
-	p := start(headroom, func(live uint64, percent int) { steps <- step{live, percent} })
+	p := start(headroom, time.Hour, func(live uint64, percent int) { steps <- step{live, percent} }, nil)
 	if p == nil {
 		t.Fatal("start returned no pacer with collection on")
 	}
@@ -152,5 +152,78 @@ func TestStartRespectsGOGC(t *testing.T) {
 	}
 	if current() != -1 {
 		t.Fatalf("percentage %d, want -1 (off)", current())
+	}
+}
+
+// forced is the number of collections the program asked for.
+func forced() uint64 {
+	m := []metrics.Sample{{Name: "/gc/cycles/forced:gc-cycles"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
+}
+
+// garbage allocates n bytes that are garbage at once.
+func garbage(n int) {
+	for ; n > 0; n -= 64 << 10 {
+		b := make([]byte, 64<<10)
+		b[0] = 1
+		sink = b
+	}
+	sink = nil
+}
+
+var sink []byte
+
+// TestPacerGivesMemoryBackAtRest: once the process has allocated and then
+// stopped allocating, the pacer collects and gives the memory back, once;
+// while it allocates, it never does; after Stop, it never does.
+func TestPacerGivesMemoryBackAtRest(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	const every = 40 * time.Millisecond
+	rested := make(chan uint64, 10)
+	p := start(16<<20, every, nil, func() { rested <- forced() })
+	if p == nil {
+		t.Fatal("start returned no pacer with collection on")
+	}
+	defer p.Stop()
+	// Busy: 64 KB a millisecond, over 25 looks.
+	before := forced()
+	for end := time.Now().Add(25 * every); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		garbage(64 << 10)
+	}
+	select {
+	case <-rested:
+		t.Fatal("gave memory back while the process was allocating")
+	default:
+	}
+	// At rest: memory is given back, by a collection the pacer forced.
+	select {
+	case n := <-rested:
+		if n <= before {
+			t.Fatalf("forced collections %d → %d: giving memory back forced none", before, n)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the process rested, the memory was not given back")
+	}
+	// Still at rest, nothing allocated since: not again.
+	select {
+	case <-rested:
+		t.Fatal("gave memory back twice without allocating in between")
+	case <-time.After(8 * every):
+	}
+	// Allocating and resting again: again.
+	garbage(4 << 20)
+	select {
+	case <-rested:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the process rested a second time, the memory was not given back")
+	}
+	// Stopped: never.
+	p.Stop()
+	garbage(4 << 20)
+	select {
+	case <-rested:
+		t.Fatal("gave memory back after Stop")
+	case <-time.After(8 * every):
 	}
 }

@@ -176,15 +176,14 @@ func (c *Compiler) MustCompile(loc string) *Schema {
 
 // Compile compiles json-schema at given loc.
 //
-// Modified for toolbelt (see PATCHES.md): the meta-schemas are compiled
-// here, on the first call, instead of in the package's init.
+// Modified for toolbelt (see PATCHES.md): a draft's meta-schemas are
+// compiled the first time a schema is checked against them (Draft.load),
+// instead of in the package's init.
 func (c *Compiler) Compile(loc string) (*Schema, error) {
-	loadMetaSchemas()
 	return c.compile(loc)
 }
 
-// mustCompileMeta compiles a meta-schema inside loadMetaSchemas, which must not
-// call loadMetaSchemas again.
+// mustCompileMeta compiles a meta-schema inside Draft.load.
 func (c *Compiler) mustCompileMeta(loc string) *Schema {
 	sch, err := c.compile(loc)
 	if err != nil {

@@ -15,8 +15,12 @@ type Draft struct {
 	id            string             // property name used to represent id
 	subschemas    []SchemaPath       // locations of subschemas
 	vocabPrefix   string             // prefix used for vocabulary
-	allVocabs     map[string]*Schema // names of supported vocabs with its schemas
+	allVocabs     map[string]*Schema // names of supported vocabs (toolbelt: the values stay nil)
 	defaultVocabs []string           // names of default vocabs
+
+	// toolbelt: the meta-schemas, compiled by load on first use.
+	metaOnce sync.Once
+	vocabSch map[string]*Schema // the schemas of allVocabs
 }
 
 // String returns the specification url.
@@ -125,23 +129,22 @@ var (
 	draftLatest = Draft2020
 )
 
-// metaOnce compiles the meta-schemas of every draft, once, the first time
-// a schema is compiled (toolbelt's change: upstream does it in init, which
-// every program importing the package paid for at start, ~3 ms and 1.7 MB).
-// Every *Schema comes from Compile, which calls loadMetaSchemas first, so nothing
-// reads a draft's sch or allVocabs before they are set.
-var metaOnce sync.Once
-
-func loadMetaSchemas() {
-	metaOnce.Do(func() {
+// load compiles the draft's meta-schema and those of its vocabularies,
+// once, the first time a schema of the draft is checked against them
+// (toolbelt's change: upstream compiles every draft's in init, which every
+// program importing the package paid for at start, ~3 ms and 1.7 MB; the
+// first change compiled all five drafts' on the first Compile). Only
+// dialect.getSchema reads sch and vocabSch, after calling load.
+func (d *Draft) load() {
+	d.metaOnce.Do(func() {
 		c := NewCompiler()
 		c.AssertFormat()
-		for _, d := range []*Draft{Draft4, Draft6, Draft7, Draft2019, Draft2020} {
-			d.sch = c.mustCompileMeta(d.url)
-			for name := range d.allVocabs {
-				d.allVocabs[name] = c.mustCompileMeta(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
-			}
+		sch := c.mustCompileMeta(d.url)
+		vocabSch := make(map[string]*Schema, len(d.allVocabs))
+		for name := range d.allVocabs {
+			vocabSch[name] = c.mustCompileMeta(strings.TrimSuffix(d.url, "schema") + "meta/" + name)
 		}
+		d.sch, d.vocabSch = sch, vocabSch
 	})
 }
 
@@ -274,6 +277,7 @@ func (d *dialect) activeVocabs(assertVocabs bool, vocabularies map[string]*Vocab
 }
 
 func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabulary) *Schema {
+	d.draft.load()
 	vocabs := d.activeVocabs(assertVocabs, vocabularies)
 	if vocabs == nil {
 		return d.draft.sch
@@ -281,7 +285,7 @@ func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabula
 
 	var allOf []*Schema
 	for _, vocab := range vocabs {
-		sch := d.draft.allVocabs[vocab]
+		sch := d.draft.vocabSch[vocab]
 		if sch == nil {
 			if v, ok := vocabularies[vocab]; ok {
 				sch = v.Schema
@@ -292,7 +296,7 @@ func (d *dialect) getSchema(assertVocabs bool, vocabularies map[string]*Vocabula
 		}
 	}
 	if !slices.Contains(vocabs, "core") {
-		sch := d.draft.allVocabs["core"]
+		sch := d.draft.vocabSch["core"]
 		if sch == nil {
 			sch = d.draft.sch
 		}
