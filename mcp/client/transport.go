@@ -216,7 +216,9 @@ func scrub(line string) string {
 // stop ends the process as the MCP specification asks: its input is
 // closed; if it has not exited within the grace period its group is sent
 // SIGTERM, and after another grace period SIGKILL. Then the pipes are
-// closed. It returns an error when the process had to be signalled.
+// closed, standard error once read to its end (or after stderrDrain, when a
+// descendant that left the group holds it open). It returns an error when
+// the process had to be signalled.
 func (p *process) stop() error {
 	p.stopOnce.Do(func() {
 		p.stdin.Close()
@@ -238,6 +240,13 @@ func (p *process) stop() error {
 			}
 		}
 		p.stdout.Close()
+		// The last lines may still be in the pipe: closing it now would
+		// lose them (and with them exitError's explanation), so the reader
+		// gets to its end first, as long as exitError would wait.
+		select {
+		case <-p.logDone:
+		case <-time.After(stderrDrain):
+		}
 		p.stderr.Close()
 		<-p.logDone
 	})
