@@ -603,7 +603,7 @@ func TestAttackApprovalPrompt(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait(t, cmd)
-	screen := s.text()
+	screen := s.all(t)
 	if !strings.Contains(screen, "programs:") {
 		t.Fatalf("the prompt lists no programs:\n%s", screen)
 	}

@@ -95,7 +95,7 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	if _, err := tty.Write([]byte("a\n")); err != nil {
 		t.Fatal(err)
 	}
-	if code := wait(t, cmd); code != 0 || !strings.Contains(s.text(), "deleted build") {
+	if code := wait(t, cmd); code != 0 || !strings.Contains(s.all(t), "deleted build") {
 		t.Fatalf("exit %d:\n%s", code, s.text())
 	}
 	detached := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }

@@ -149,7 +149,7 @@ func TestInteractiveConfirmation(t *testing.T) {
 				}
 			}
 			code := wait(t, cmd)
-			screen := s.text()
+			screen := s.all(t)
 			if code != tc.code || !strings.Contains(screen, tc.want) {
 				t.Errorf("exit %d, screen:\n%s", code, screen)
 			}
@@ -167,11 +167,13 @@ type screen struct {
 	mu      sync.Mutex
 	buf     strings.Builder
 	changed chan struct{}
+	ended   chan struct{} // closed when the terminal has nothing more to read
 }
 
 func newScreen(tty io.Reader) *screen {
-	s := &screen{changed: make(chan struct{}, 1)}
+	s := &screen{changed: make(chan struct{}, 1), ended: make(chan struct{})}
 	go func() {
+		defer close(s.ended)
 		b := make([]byte, 4096)
 		for {
 			n, err := tty.Read(b)
@@ -188,6 +190,18 @@ func newScreen(tty io.Reader) *screen {
 		}
 	}()
 	return s
+}
+
+// all returns what the program wrote once the terminal has been read to
+// its end (after the program exited).
+func (s *screen) all(t *testing.T) string {
+	t.Helper()
+	select {
+	case <-s.ended:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the terminal was not read to its end:\n%s", s.text())
+	}
+	return s.text()
 }
 
 func (s *screen) text() string {
