@@ -1,0 +1,217 @@
+package schema
+
+import (
+	"encoding/json"
+	"math"
+	"runtime"
+	"strconv"
+	"sync"
+	"unicode/utf8"
+	"weak"
+
+	gschema "github.com/google/jsonschema-go/jsonschema"
+)
+
+// An imported tool's schema arrives as generic JSON, is converted to
+// jsonschema-go's type (ToSchema) to be registered, and is converted back
+// to generic JSON (FromSchema) to be compiled for a dialect when the tool
+// is listed: for a thousand imported tools the way back was a tenth of the
+// start. Most schemas come back exactly as they went in, and that can be
+// told from the generic form alone (RoundTrips). ToSchemaKeeping
+// remembers such a schema's generic form, and FromSchema gives it back
+// instead of rebuilding it, once: the first FromSchema of a schema is the
+// tool list's compile, which does not modify it.
+
+// kept holds the generic forms ToSchemaKeeping remembered, by schema, until
+// FromSchema takes them. An entry goes when its schema is collected
+// without having been taken (a tool removed before it was listed).
+var keptForms sync.Map // weak.Pointer[gschema.Schema] → any
+
+// ToSchemaKeeping is ToSchema, and when v comes back unchanged from the
+// result (RoundTrips), remembers v as the result's generic form: the
+// first FromSchema of the result returns v itself, which neither must
+// modify.
+func ToSchemaKeeping(v any) (*gschema.Schema, error) {
+	s, err := ToSchema(v)
+	if err != nil || !RoundTrips(v) {
+		return s, err
+	}
+	key := weak.Make(s)
+	keptForms.Store(key, v)
+	runtime.AddCleanup(s, func(k weak.Pointer[gschema.Schema]) { keptForms.Delete(k) }, key)
+	return s, nil
+}
+
+// takeKept returns and forgets the generic form remembered for s.
+func takeKept(s *gschema.Schema) (any, bool) {
+	if s == nil {
+		return nil, false
+	}
+	return keptForms.LoadAndDelete(weak.Make(s))
+}
+
+// RoundTrips reports whether v, a schema in generic JSON form with numbers
+// as json.Number (see [Decode]), is deep-equal to FromSchema(ToSchema(v)):
+// every keyword in it is one jsonschema-go's type keeps as written (no
+// empty string, list or map it drops, no false flag, no {} it writes as
+// true), and every number is written as FromSchema writes it. It is
+// conservative: false for anything it does not follow, such as numbers
+// decoded as float64. TestRoundTripsIsTheRoundTrip and FuzzRoundTrips
+// hold it to the two conversions.
+func RoundTrips(v any) bool {
+	return schemaRoundTrips(v, 0)
+}
+
+// maxRoundTripDepth bounds the nesting RoundTrips follows.
+const maxRoundTripDepth = 200
+
+func schemaRoundTrips(v any, depth int) bool {
+	switch x := v.(type) {
+	case bool:
+		return true // true is {} and false {"not": {}}, written back as booleans
+	case map[string]any:
+		return depth < maxRoundTripDepth && nodeRoundTrips(x, depth+1)
+	}
+	return false
+}
+
+func nodeRoundTrips(m map[string]any, depth int) bool {
+	if len(m) == 0 {
+		return false // written back as true
+	}
+	if len(m) == 1 && m["not"] == true {
+		return false // written back as false
+	}
+	if _, both := m["definitions"]; both {
+		if _, ok := m["$defs"]; ok {
+			return false
+		}
+	}
+	for k, v := range m {
+		var ok bool
+		switch k {
+		case "type":
+			switch t := v.(type) {
+			case string:
+				ok = t != ""
+			case []any:
+				ok = len(t) > 0 && stringsOnly(t)
+			}
+		case "title", "description", "$ref", "$id", "$schema", "$comment", "$anchor",
+			"$dynamicAnchor", "$dynamicRef", "format", "pattern", "contentEncoding", "contentMediaType":
+			s, isString := v.(string)
+			ok = isString && s != ""
+		case "items", "additionalItems", "contains", "unevaluatedItems", "additionalProperties",
+			"propertyNames", "unevaluatedProperties", "not", "if", "then", "else", "contentSchema":
+			ok = schemaRoundTrips(v, depth)
+		case "properties", "$defs", "definitions", "patternProperties", "dependentSchemas":
+			subs, isMap := v.(map[string]any)
+			ok = isMap && (len(subs) > 0 || k == "properties")
+			for _, sub := range subs {
+				if !ok {
+					break
+				}
+				ok = schemaRoundTrips(sub, depth)
+			}
+		case "prefixItems", "allOf", "anyOf", "oneOf":
+			list, isList := v.([]any)
+			ok = isList && len(list) > 0
+			for _, sub := range list {
+				if !ok {
+					break
+				}
+				ok = schemaRoundTrips(sub, depth)
+			}
+		case "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
+			ok = plainFloat(v)
+		case "minLength", "maxLength", "minItems", "maxItems", "minContains", "maxContains",
+			"minProperties", "maxProperties":
+			n, isNumber := v.(json.Number)
+			i, err := strconv.Atoi(string(n))
+			ok = isNumber && err == nil && strconv.Itoa(i) == string(n)
+		case "deprecated", "readOnly", "writeOnly", "uniqueItems":
+			ok = v == true
+		case "required":
+			list, isList := v.([]any)
+			ok = isList && len(list) > 0 && stringsOnly(list)
+		case "dependentRequired":
+			deps, isMap := v.(map[string]any)
+			ok = isMap && len(deps) > 0
+			for _, d := range deps {
+				list, isList := d.([]any)
+				if ok = ok && isList && len(list) > 0 && stringsOnly(list); !ok {
+					break
+				}
+			}
+		case "enum", "examples":
+			list, isList := v.([]any)
+			ok = isList && len(list) > 0 && valueRoundTrips(list, depth)
+		case "const":
+			ok = v != nil && valueRoundTrips(v, depth)
+		case "default":
+			ok = valueRoundTrips(v, depth)
+		default:
+			// Keywords jsonschema-go has a field for that are not followed
+			// here (dependencies, $vocabulary) are not kept as written;
+			// other keys go to Extra and come back as they are.
+			ok = !schemaFieldNames[k] && utf8.ValidString(k) && valueRoundTrips(v, depth)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// stringsOnly reports whether every element of list is a string.
+func stringsOnly(list []any) bool {
+	for _, e := range list {
+		if _, ok := e.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// valueRoundTrips reports whether a JSON value comes back unchanged: its
+// numbers written as FromSchema writes a float64, its strings and keys
+// valid UTF-8 (the encoder would replace what is not).
+func valueRoundTrips(v any, depth int) bool {
+	if depth > maxRoundTripDepth {
+		return false
+	}
+	switch x := v.(type) {
+	case nil, bool:
+		return true
+	case string:
+		return utf8.ValidString(x)
+	case json.Number:
+		return plainFloat(x)
+	case []any:
+		for _, e := range x {
+			if !valueRoundTrips(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) || !valueRoundTrips(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// plainFloat reports whether v is a json.Number written as FromSchema
+// writes the float64 it stands for.
+func plainFloat(v any) bool {
+	n, ok := v.(json.Number)
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	return err == nil && !math.IsInf(f, 0) && floatNumber(f) == n
+}
