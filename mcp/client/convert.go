@@ -58,11 +58,13 @@ func meta(server, local string, t *mcp.Tool) tool.Meta {
 // no field for land in its Extra map. Whether the schema compiles is
 // checked after the import (see server.checkSchemas), not here: compiling
 // a validator for each of a thousand tools was most of an import's time.
+// A schema that comes back from the type unchanged is remembered as it is
+// (schema.ToSchemaKeeping), for the tool list's compile.
 func parameters(input any) (*jsonschema.Schema, error) {
 	if input == nil {
 		return nil, nil
 	}
-	s, err := schema.ToSchema(input)
+	s, err := schema.ToSchemaKeeping(input)
 	if err != nil {
 		return nil, fmt.Errorf("input schema is not a JSON Schema: %w", err)
 	}

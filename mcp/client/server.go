@@ -364,7 +364,7 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) erro
 	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
-	listed, err := listTools(ctx, c.session, c.lister, s.clientLog)
+	listed, err := listToolsAs(ctx, c.session, c.lister, s.clientLog, true)
 	if err != nil {
 		return fmt.Errorf("listing tools: %w", err)
 	}

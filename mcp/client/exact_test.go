@@ -1,0 +1,178 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/schema"
+)
+
+// floats returns a copy of v (a tool's field decoded into an any) with
+// every json.Number as the float64 the SDK's decoder gives for it, and
+// counts the numbers it converted.
+func floats(t *testing.T, v any, n *int) any {
+	switch x := v.(type) {
+	case json.Number:
+		*n++
+		f, err := strconv.ParseFloat(string(x), 64)
+		if err != nil {
+			t.Fatalf("number %q: %v", x, err)
+		}
+		return f
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = floats(t, e, n)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = floats(t, e, n)
+		}
+		return out
+	}
+	return v
+}
+
+// TestExactListingIsTheSDKs: the tools a sync lists (numbers decoded as
+// json.Number, for schema.ToSchemaKeeping) are the SDK's ListTools' tools
+// once their numbers are float64 again — on the corpus and on numbers in
+// every field that holds JSON — and every number the SDK decodes is a
+// json.Number in them.
+func TestExactListingIsTheSDKs(t *testing.T) {
+	pages := append(corpusPages(t),
+		`{"tools":[{"name":"numbers","description":"n","inputSchema":{"type":"object","properties":{"a":{"type":"number","minimum":1.0,"maximum":1e3,"default":12345678901234567890,"enum":[0.1,-0,2.50]}}},`+
+			`"outputSchema":{"type":"object","properties":{"b":{"type":"integer","maximum":7}}},"_meta":{"n":3.25,"l":[1,{"m":2}]}}]}`)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, version := range []string{"2025-06-18", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			connect := func(tr mcp.Transport) *mcp.ClientSession {
+				c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Logger: quiet, Capabilities: &mcp.ClientCapabilities{}})
+				sess, err := c.Connect(ctx, tr, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = sess.Close() })
+				return sess
+			}
+			var want []*mcp.Tool
+			for tl, err := range connect(fakeServer(t, version, pages)).Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, tl)
+			}
+			lt := &listingTransport{Transport: fakeServer(t, version, pages)}
+			sess := connect(lt)
+			got, err := listToolsAs(ctx, sess, lt.conn, quiet, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(want) {
+				t.Fatalf("%d tools, the SDK lists %d", len(got), len(want))
+			}
+			numbers := 0
+			for i := range got {
+				g := *got[i]
+				g.InputSchema = floats(t, g.InputSchema, &numbers)
+				g.OutputSchema = floats(t, g.OutputSchema, &numbers)
+				if g.Meta != nil {
+					g.Meta = floats(t, map[string]any(g.Meta), &numbers).(map[string]any)
+				}
+				if !reflect.DeepEqual(&g, want[i]) {
+					gb, _ := json.Marshal(&g)
+					wb, _ := json.Marshal(want[i])
+					t.Errorf("tool %d:\n got %s\nwant %s", i, gb, wb)
+				}
+			}
+			if numbers < 100 {
+				t.Errorf("only %d numbers decoded as json.Number", numbers)
+			}
+		})
+	}
+}
+
+// TestKeptSchemasListAsBuilt: an imported tool's parameters are the same
+// whether its list was decoded exactly (a sync) or by the SDK, so its
+// calls are validated as before; and the schema a tool list compiles for
+// it — the kept generic form, taken by the first schema.FromSchema — gives
+// for every dialect the bytes FromSchema builds from the parameters, which
+// is what was listed before. Most corpus schemas are kept.
+func TestKeptSchemasListAsBuilt(t *testing.T) {
+	pages := corpusPages(t)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(tr mcp.Transport) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Logger: quiet, Capabilities: &mcp.ClientCapabilities{}})
+		sess, err := c.Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sess.Close() })
+		return sess
+	}
+	var sdkTools []*mcp.Tool
+	for tl, err := range connect(fakeServer(t, "2025-06-18", pages)).Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sdkTools = append(sdkTools, tl)
+	}
+	lt := &listingTransport{Transport: fakeServer(t, "2025-06-18", pages)}
+	got, err := listToolsAs(ctx, connect(lt), lt.conn, quiet, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(sdkTools) {
+		t.Fatalf("%d tools, the SDK lists %d", len(got), len(sdkTools))
+	}
+	kept := 0
+	for i, tl := range got {
+		params, err := parameters(tl.InputSchema)
+		if err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		before, err := parameters(sdkTools[i].InputSchema)
+		if err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
+		}
+		if !reflect.DeepEqual(params, before) {
+			t.Errorf("%s: the parameters differ from the SDK's list's", tl.Name)
+		}
+		doc, err := schema.FromSchema(params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := doc.(map[string]any); ok && reflect.ValueOf(m).Pointer() == reflect.ValueOf(tl.InputSchema).Pointer() {
+			kept++
+		}
+		built, err := schema.FromSchema(before)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range schema.Dialects() {
+			a, _ := d.Compile(doc)
+			b, _ := d.Compile(built)
+			ab, aerr := schema.Encode(a)
+			bb, berr := schema.Encode(b)
+			if string(ab) != string(bb) || (aerr == nil) != (berr == nil) {
+				t.Errorf("%s, %s: listed as\n%s\nbuilt, it lists as\n%s", tl.Name, d.Name(), ab, bb)
+			}
+		}
+	}
+	if kept < len(got)*3/4 {
+		t.Errorf("%d of %d schemas kept", kept, len(got))
+	}
+}
