@@ -3,11 +3,9 @@ package schema
 import (
 	"encoding/json"
 	"math"
-	"runtime"
 	"strconv"
 	"sync"
 	"unicode/utf8"
-	"weak"
 
 	gschema "github.com/google/jsonschema-go/jsonschema"
 )
@@ -22,24 +20,37 @@ import (
 // instead of rebuilding it, once: the first FromSchema of a schema is the
 // tool list's compile, which does not modify it.
 
-// kept holds the generic forms ToSchemaKeeping remembered, by schema, until
-// FromSchema takes them. An entry goes when its schema is collected
-// without having been taken (a tool removed before it was listed).
-var keptForms sync.Map // weak.Pointer[gschema.Schema] → any
+// keptForms holds the generic forms ToSchemaKeeping remembered, by schema,
+// until FromSchema takes them or Forget drops them.
+var keptForms struct {
+	sync.Mutex
+	m map[*gschema.Schema]any
+}
 
 // ToSchemaKeeping is ToSchema, and when v comes back unchanged from the
 // result (RoundTrips), remembers v as the result's generic form: the
 // first FromSchema of the result returns v itself, which neither must
-// modify.
+// modify. Forget drops it if no FromSchema took it.
 func ToSchemaKeeping(v any) (*gschema.Schema, error) {
 	s, err := ToSchema(v)
 	if err != nil || !RoundTrips(v) {
 		return s, err
 	}
-	key := weak.Make(s)
-	keptForms.Store(key, v)
-	runtime.AddCleanup(s, func(k weak.Pointer[gschema.Schema]) { keptForms.Delete(k) }, key)
+	keptForms.Lock()
+	if keptForms.m == nil {
+		keptForms.m = map[*gschema.Schema]any{}
+	}
+	keptForms.m[s] = v
+	keptForms.Unlock()
 	return s, nil
+}
+
+// Forget drops the generic form ToSchemaKeeping remembered for s, if no
+// FromSchema took it.
+func Forget(s *gschema.Schema) {
+	keptForms.Lock()
+	delete(keptForms.m, s)
+	keptForms.Unlock()
 }
 
 // takeKept returns and forgets the generic form remembered for s.
@@ -47,7 +58,13 @@ func takeKept(s *gschema.Schema) (any, bool) {
 	if s == nil {
 		return nil, false
 	}
-	return keptForms.LoadAndDelete(weak.Make(s))
+	keptForms.Lock()
+	defer keptForms.Unlock()
+	v, ok := keptForms.m[s]
+	if ok {
+		delete(keptForms.m, s)
+	}
+	return v, ok
 }
 
 // RoundTrips reports whether v, a schema in generic JSON form with numbers
@@ -212,6 +229,30 @@ func plainFloat(v any) bool {
 	if !ok {
 		return false
 	}
+	if plainInteger(string(n)) {
+		return true
+	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	return err == nil && !math.IsInf(f, 0) && floatNumber(f) == n
+}
+
+// plainInteger reports whether s is 0 or an integer of at most 15 digits
+// without a leading zero: a float64 holds it exactly, and FromSchema
+// writes it as it is.
+func plainInteger(s string) bool {
+	if len(s) > 0 && s[0] == '-' {
+		s = s[1:]
+	}
+	if s == "0" {
+		return true
+	}
+	if len(s) == 0 || len(s) > 15 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

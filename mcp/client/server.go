@@ -521,6 +521,13 @@ func (d *definition) encoded() string {
 // (the pipeline compiles one on a tool's first call); until it removes
 // such a tool, a call of it fails at validation with the compile error.
 func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools []added) {
+	defer func() {
+		// The tool list has taken the schemas' generic forms by now
+		// (parameters kept them for it), or will build them.
+		for _, t := range tools {
+			schema.Forget(t.params)
+		}
+	}()
 	if d := s.m.opts.SchemaCheckDelay; d > 0 {
 		timer := time.NewTimer(d)
 		select {
