@@ -35,9 +35,6 @@ func Decode(b []byte) (any, error) {
 // FromSchema returns s in the generic JSON form. A nil schema is nil, which
 // compiles to an object without properties.
 func FromSchema(s *gschema.Schema) (any, error) {
-	if v, ok := takeKept(s); ok { // see ToSchemaKeeping
-		return v, nil
-	}
 	if v, ok := fromSchema(s); ok {
 		return v, nil
 	}

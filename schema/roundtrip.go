@@ -4,68 +4,17 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
-	"sync"
 	"unicode/utf8"
-
-	gschema "github.com/google/jsonschema-go/jsonschema"
 )
 
-// An imported tool's schema arrives as generic JSON, is converted to
-// jsonschema-go's type (ToSchema) to be registered, and is converted back
-// to generic JSON (FromSchema) to be compiled for a dialect when the tool
-// is listed: for a thousand imported tools the way back was a tenth of the
-// start. Most schemas come back exactly as they went in, and that can be
-// told from the generic form alone (RoundTrips). ToSchemaKeeping
-// remembers such a schema's generic form, and FromSchema gives it back
-// instead of rebuilding it, once: the first FromSchema of a schema is the
-// tool list's compile, which does not modify it.
-
-// keptForms holds the generic forms ToSchemaKeeping remembered, by schema,
-// until FromSchema takes them or Forget drops them.
-var keptForms struct {
-	sync.Mutex
-	m map[*gschema.Schema]any
-}
-
-// ToSchemaKeeping is ToSchema, and when v comes back unchanged from the
-// result (RoundTrips), remembers v as the result's generic form: the
-// first FromSchema of the result returns v itself, which neither must
-// modify. Forget drops it if no FromSchema took it.
-func ToSchemaKeeping(v any) (*gschema.Schema, error) {
-	s, err := ToSchema(v)
-	if err != nil || !RoundTrips(v) {
-		return s, err
-	}
-	keptForms.Lock()
-	if keptForms.m == nil {
-		keptForms.m = map[*gschema.Schema]any{}
-	}
-	keptForms.m[s] = v
-	keptForms.Unlock()
-	return s, nil
-}
-
-// Forget drops the generic form ToSchemaKeeping remembered for s, if no
-// FromSchema took it.
-func Forget(s *gschema.Schema) {
-	keptForms.Lock()
-	delete(keptForms.m, s)
-	keptForms.Unlock()
-}
-
-// takeKept returns and forgets the generic form remembered for s.
-func takeKept(s *gschema.Schema) (any, bool) {
-	if s == nil {
-		return nil, false
-	}
-	keptForms.Lock()
-	defer keptForms.Unlock()
-	v, ok := keptForms.m[s]
-	if ok {
-		delete(keptForms.m, s)
-	}
-	return v, ok
-}
+// An imported tool's schema arrives as generic JSON, and was converted to
+// jsonschema-go's type (ToSchema) to be registered, then converted back to
+// generic JSON (FromSchema) to be compiled for a dialect when the tool was
+// listed: for a thousand imported tools the two were a quarter of the
+// start. Most schemas come back from the two exactly as they went in, and
+// that can be told from the generic form alone (RoundTrips): such a
+// schema is listed from the form it came in, and converted to the type
+// only when a call or the schema check needs it (tool.LazyParameters).
 
 // RoundTrips reports whether v, a schema in generic JSON form with numbers
 // as json.Number (see [Decode]), is deep-equal to FromSchema(ToSchema(v)):
@@ -73,8 +22,9 @@ func takeKept(s *gschema.Schema) (any, bool) {
 // empty string, list or map it drops, no false flag, no {} it writes as
 // true), and every number is written as FromSchema writes it. It is
 // conservative: false for anything it does not follow, such as numbers
-// decoded as float64. TestRoundTripsIsTheRoundTrip and FuzzRoundTrips
-// hold it to the two conversions.
+// decoded as float64. When it holds, ToSchema succeeds.
+// TestRoundTripsIsTheRoundTrip and FuzzRoundTrips hold it to the two
+// conversions.
 func RoundTrips(v any) bool {
 	return schemaRoundTrips(v, 0)
 }
