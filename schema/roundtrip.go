@@ -2,7 +2,10 @@ package schema
 
 import (
 	"encoding/json"
+	"maps"
 	"math"
+	"reflect"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -26,33 +29,66 @@ import (
 // TestRoundTripsIsTheRoundTrip and FuzzRoundTrips hold it to the two
 // conversions.
 func RoundTrips(v any) bool {
-	return schemaRoundTrips(v, 0)
+	form, ok := RoundTripForm(v)
+	return ok && !changed(form, v)
+}
+
+// RoundTripForm returns FromSchema(ToSchema(v)) for a v whose only
+// differences from it are the schemas the type writes as booleans: {} as
+// true, {"not": true} (or {"not": {}}) as false. The form is v itself when
+// nothing differs, or a copy of the objects and lists on the way to what
+// does (the rest shared with v). ok is false when RoundTrips would be for
+// another reason; ToSchema of the form is ToSchema of v.
+func RoundTripForm(v any) (any, bool) {
+	return schemaForm(v, 0)
+}
+
+// changed reports whether RoundTripForm gave a copy rather than v.
+func changed(form, v any) bool {
+	switch f := form.(type) {
+	case map[string]any:
+		m, ok := v.(map[string]any)
+		return !ok || reflect.ValueOf(f).UnsafePointer() != reflect.ValueOf(m).UnsafePointer()
+	case bool:
+		b, ok := v.(bool)
+		return !ok || b != f
+	}
+	return true
 }
 
 // maxRoundTripDepth bounds the nesting RoundTrips follows.
 const maxRoundTripDepth = 200
 
-func schemaRoundTrips(v any, depth int) bool {
+// schemaForm is RoundTripForm for a schema depth levels down.
+func schemaForm(v any, depth int) (any, bool) {
 	switch x := v.(type) {
 	case bool:
-		return true // true is {} and false {"not": {}}, written back as booleans
+		return x, true // true is {} and false {"not": {}}, written back as booleans
 	case map[string]any:
-		return depth < maxRoundTripDepth && nodeRoundTrips(x, depth+1)
+		if depth >= maxRoundTripDepth {
+			return nil, false
+		}
+		return nodeForm(x, depth+1)
 	}
-	return false
+	return nil, false
 }
 
-func nodeRoundTrips(m map[string]any, depth int) bool {
+// nodeForm is RoundTripForm for an object schema.
+func nodeForm(m map[string]any, depth int) (any, bool) {
 	if len(m) == 0 {
-		return false // written back as true
-	}
-	if len(m) == 1 && m["not"] == true {
-		return false // written back as false
+		return true, true // written back as true
 	}
 	if _, both := m["definitions"]; both {
 		if _, ok := m["$defs"]; ok {
-			return false
+			return nil, false
 		}
+	}
+	var out map[string]any // m's copy, once a member's form differs
+	set := func(k string, v any) {
+		if out == nil {
+			out = maps.Clone(m)
+		}
+		out[k] = v
 	}
 	for k, v := range m {
 		var ok bool
@@ -70,24 +106,47 @@ func nodeRoundTrips(m map[string]any, depth int) bool {
 			ok = isString && s != ""
 		case "items", "additionalItems", "contains", "unevaluatedItems", "additionalProperties",
 			"propertyNames", "unevaluatedProperties", "not", "if", "then", "else", "contentSchema":
-			ok = schemaRoundTrips(v, depth)
+			var form any
+			if form, ok = schemaForm(v, depth); ok && changed(form, v) {
+				set(k, form)
+			}
 		case "properties", "$defs", "definitions", "patternProperties", "dependentSchemas":
 			subs, isMap := v.(map[string]any)
 			ok = isMap && (len(subs) > 0 || k == "properties")
-			for _, sub := range subs {
+			var forms map[string]any
+			for name, sub := range subs {
 				if !ok {
 					break
 				}
-				ok = schemaRoundTrips(sub, depth)
+				var form any
+				if form, ok = schemaForm(sub, depth); ok && changed(form, sub) {
+					if forms == nil {
+						forms = maps.Clone(subs)
+					}
+					forms[name] = form
+				}
+			}
+			if ok && forms != nil {
+				set(k, forms)
 			}
 		case "prefixItems", "allOf", "anyOf", "oneOf":
 			list, isList := v.([]any)
 			ok = isList && len(list) > 0
-			for _, sub := range list {
+			var forms []any
+			for i, sub := range list {
 				if !ok {
 					break
 				}
-				ok = schemaRoundTrips(sub, depth)
+				var form any
+				if form, ok = schemaForm(sub, depth); ok && changed(form, sub) {
+					if forms == nil {
+						forms = slices.Clone(list)
+					}
+					forms[i] = form
+				}
+			}
+			if ok && forms != nil {
+				set(k, forms)
 			}
 		case "multipleOf", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 			ok = plainFloat(v)
@@ -124,10 +183,16 @@ func nodeRoundTrips(m map[string]any, depth int) bool {
 			ok = !schemaFieldNames[k] && utf8.ValidString(k) && valueRoundTrips(v, depth)
 		}
 		if !ok {
-			return false
+			return nil, false
 		}
 	}
-	return true
+	if out == nil {
+		out = m
+	}
+	if len(out) == 1 && out["not"] == true {
+		return false, true // written back as false
+	}
+	return out, true
 }
 
 // stringsOnly reports whether every element of list is a string.

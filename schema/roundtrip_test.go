@@ -16,9 +16,35 @@ func bothWays(v any) (any, error) {
 }
 
 // checkRoundTrips fails when RoundTrips(v) says v comes back unchanged and
-// it does not; it returns what RoundTrips said.
+// it does not, or when RoundTripForm gives a form that is not what comes
+// back, or whose schema is not v's, or changes v; it returns what
+// RoundTrips said.
 func checkRoundTrips(t testing.TB, name string, v any) bool {
 	t.Helper()
+	before, _ := json.Marshal(v)
+	form, ok := RoundTripForm(v)
+	if after, _ := json.Marshal(v); string(after) != string(before) {
+		t.Fatalf("%s: RoundTripForm changed its input:\n%s\nto %s", name, before, after)
+	}
+	if ok {
+		got, err := bothWays(v)
+		if err != nil {
+			t.Errorf("%s: a form, but the conversions fail: %v", name, err)
+			return RoundTrips(v)
+		}
+		if !reflect.DeepEqual(got, form) {
+			gb, _ := json.Marshal(got)
+			fb, _ := json.Marshal(form)
+			t.Errorf("%s: comes back as\n%s\nnot as its form\n%s", name, gb, fb)
+		}
+		want, _ := ToSchema(v)
+		if s, err := ToSchema(form); err != nil || !reflect.DeepEqual(s, want) {
+			t.Errorf("%s: the form's schema is not v's (%v)", name, err)
+		}
+	}
+	if ok != RoundTrips(v) && !changed(form, v) {
+		t.Errorf("%s: RoundTrips %v, but RoundTripForm gives it back unchanged: %v", name, RoundTrips(v), ok)
+	}
 	if !RoundTrips(v) {
 		return false
 	}
@@ -66,6 +92,35 @@ func TestRoundTripsIsTheRoundTrip(t *testing.T) {
 	}
 	if kept < len(corpus)*3/4 {
 		t.Errorf("RoundTrips holds for %d of %d corpus schemas", kept, len(corpus))
+	}
+	forms := 0
+	for _, c := range corpus {
+		if _, ok := RoundTripForm(c.Doc); ok {
+			forms++
+		}
+	}
+	if forms < len(corpus)*9/10 {
+		t.Errorf("RoundTripForm gives a form for %d of %d corpus schemas", forms, len(corpus))
+	}
+	// The forms of the schemas the type writes as booleans.
+	for _, c := range []struct{ json, form string }{
+		{`{}`, `true`},
+		{`{"not":true}`, `false`},
+		{`{"not":{}}`, `false`},
+		{`{"type":"object","properties":{"a":{},"b":{"type":"string"}},"additionalProperties":{}}`, `{"additionalProperties":true,"properties":{"a":true,"b":{"type":"string"}},"type":"object"}`},
+		{`{"anyOf":[{"type":"string"},{}],"items":{"not":{}}}`, `{"anyOf":[{"type":"string"},true],"items":false}`},
+		{`{"$defs":{"a":{"properties":{"x":{}}}}}`, `{"$defs":{"a":{"properties":{"x":true}}}}`},
+	} {
+		v, err := Decode([]byte(c.json))
+		if err != nil {
+			t.Fatal(err)
+		}
+		form, ok := RoundTripForm(v)
+		b, _ := Encode(form)
+		if !ok || string(b) != c.form {
+			t.Errorf("RoundTripForm(%s) = %s, %v; want %s", c.json, b, ok, c.form)
+		}
+		checkRoundTrips(t, c.json, v)
 	}
 	cases := []struct {
 		json string
@@ -139,7 +194,10 @@ func FuzzRoundTrips(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, err := Decode(b)
-		if err != nil || !RoundTrips(v) {
+		if err != nil {
+			return
+		}
+		if _, ok := RoundTripForm(v); !ok {
 			return
 		}
 		checkRoundTrips(t, string(b), v) // fails when ToSchema does too

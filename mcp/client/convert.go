@@ -55,20 +55,21 @@ func meta(server, local string, t *mcp.Tool) tool.Meta {
 
 // parameters converts a tool's input schema, as the SDK decoded it, into
 // the schema tools use. The JSON is kept whole: keywords the type has no
-// field for land in its Extra map. A schema that comes back from
-// jsonschema-go's type unchanged (schema.RoundTrips: most do, decoded
-// with json.Number numbers as a sync decodes them) is given as lazy
-// parameters instead: the tool list compiles it as it is, and the
-// conversion waits for the tool's first call or the schema check; the
-// others are converted now. Whether the schema compiles is checked after
+// field for land in its Extra map. A schema whose form after a round trip
+// through jsonschema-go's type is known (schema.RoundTripForm: it comes
+// back as it is, or with {} written as true; most do, decoded with
+// json.Number numbers as a sync decodes them) is given as lazy parameters
+// instead: the tool list compiles that form, and the conversion waits for
+// the tool's first call or the schema check; the others are converted
+// now. Whether the schema compiles is checked after
 // the import (see server.checkSchemas), not here: compiling a validator
 // for each of a thousand tools was most of an import's time.
 func parameters(input any) (*jsonschema.Schema, *tool.LazyParameters, error) {
 	if input == nil {
 		return nil, nil, nil
 	}
-	if schema.RoundTrips(input) {
-		return nil, tool.NewLazyParameters(input, schema.ToSchema), nil
+	if form, ok := schema.RoundTripForm(input); ok {
+		return nil, tool.NewLazyParameters(form, schema.ToSchema), nil
 	}
 	s, err := schema.ToSchema(input)
 	if err != nil {
