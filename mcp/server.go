@@ -382,12 +382,16 @@ func checkedAs(t *sdk.Tool) *sdk.Tool {
 		// encodes any field (its basic checks), so the SDK's failed
 		// attempts cost next to nothing. The listedSchema fails all the
 		// same.
-		Defs:        map[string]*jsonschema.Schema{},
-		Definitions: map[string]*jsonschema.Schema{},
+		Defs:        noDefs,
+		Definitions: noDefs,
 		Extra:       map[string]any{listedKey: &listedSchema{t}},
 	}
 	return &c
 }
+
+// noDefs is every stand-in's $defs and definitions: empty, and never
+// written (the SDK only tries to encode a stand-in).
+var noDefs = map[string]*jsonschema.Schema{}
 
 // listed returns the tool a stand-in's schema leads to, if it is one.
 func listed(t *sdk.Tool) (*sdk.Tool, bool) {

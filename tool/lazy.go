@@ -64,7 +64,10 @@ func objectDoc(doc any) (string, bool) {
 	}
 	switch t := m["type"].(type) {
 	case string:
-		return `"` + t + `"`, t == "" || t == "object"
+		if t == "" || t == "object" {
+			return "", true
+		}
+		return `"` + t + `"`, false
 	case []any:
 		if len(t) == 0 || len(t) == 1 && t[0] == "object" {
 			return "", true
