@@ -23,32 +23,12 @@ import (
 func TestLazyParametersListAsConverted(t *testing.T) {
 	t.Parallel()
 	var docs []any
-	for _, pattern := range []string{"../testdata/mcp-tools/*.json", "../schema/testdata/corpus/*.json"} {
-		files, err := filepath.Glob(pattern)
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no corpus files %s", pattern)
+	for _, raw := range corpusInputSchemas(t) {
+		doc, err := schema.Decode(raw)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var server struct {
-				Tools []struct {
-					InputSchema json.RawMessage `json:"inputSchema"`
-				} `json:"tools"`
-			}
-			if err := json.Unmarshal(b, &server); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			for _, tl := range server.Tools {
-				doc, err := schema.Decode(tl.InputSchema)
-				if err != nil {
-					t.Fatal(err)
-				}
-				docs = append(docs, doc)
-			}
-		}
+		docs = append(docs, doc)
 	}
 	var conversions atomic.Int64
 	convert := func(v any) (*jsonschema.Schema, error) {
@@ -108,4 +88,34 @@ func TestLazyParametersListAsConverted(t *testing.T) {
 	if n := conversions.Load(); n != 0 {
 		t.Errorf("listing converted %d lazy schemas", n)
 	}
+}
+
+// corpusInputSchemas returns the input schemas of every corpus tool.
+func corpusInputSchemas(t *testing.T) []json.RawMessage {
+	t.Helper()
+	var schemas []json.RawMessage
+	for _, f := range []string{"../testdata/mcp-tools/*.json", "../schema/testdata/corpus/*.json"} {
+		files, err := filepath.Glob(f)
+		if err != nil || len(files) == 0 {
+			t.Fatalf("no corpus files %s", f)
+		}
+		for _, file := range files {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var server struct {
+				Tools []struct {
+					InputSchema json.RawMessage `json:"inputSchema"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(b, &server); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			for _, tl := range server.Tools {
+				schemas = append(schemas, tl.InputSchema)
+			}
+		}
+	}
+	return schemas
 }

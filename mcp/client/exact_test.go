@@ -45,7 +45,7 @@ func floats(t *testing.T, v any, n *int) any {
 }
 
 // TestExactListingIsTheSDKs: the tools a sync lists (numbers decoded as
-// json.Number, for schema.ToSchemaKeeping) are the SDK's ListTools' tools
+// json.Number, for schema.RoundTripForm) are the SDK's ListTools' tools
 // once their numbers are float64 again — on the corpus and on numbers in
 // every field that holds JSON — and every number the SDK decodes is a
 // json.Number in them.
@@ -53,36 +53,11 @@ func TestExactListingIsTheSDKs(t *testing.T) {
 	pages := append(corpusPages(t),
 		`{"tools":[{"name":"numbers","description":"n","inputSchema":{"type":"object","properties":{"a":{"type":"number","minimum":1.0,"maximum":1e3,"default":12345678901234567890,"enum":[0.1,-0,2.50]}}},`+
 			`"outputSchema":{"type":"object","properties":{"b":{"type":"integer","maximum":7}}},"_meta":{"n":3.25,"l":[1,{"m":2}]}}]}`)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	for _, version := range []string{"2025-06-18", "2026-07-28"} {
 		t.Run(version, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			connect := func(tr mcp.Transport) *mcp.ClientSession {
-				c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Logger: quiet, Capabilities: &mcp.ClientCapabilities{}})
-				sess, err := c.Connect(ctx, tr, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { _ = sess.Close() })
-				return sess
-			}
-			var want []*mcp.Tool
-			for tl, err := range connect(fakeServer(t, version, pages)).Tools(ctx, nil) {
-				if err != nil {
-					t.Fatal(err)
-				}
-				want = append(want, tl)
-			}
-			lt := &listingTransport{Transport: fakeServer(t, version, pages)}
-			sess := connect(lt)
-			got, err := listToolsAs(ctx, sess, lt.conn, quiet, true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(got) != len(want) {
-				t.Fatalf("%d tools, the SDK lists %d", len(got), len(want))
-			}
+			want, got := listBothWays(t, ctx, version, pages)
 			numbers := 0
 			for i := range got {
 				g := *got[i]
@@ -112,34 +87,9 @@ func TestExactListingIsTheSDKs(t *testing.T) {
 // FromSchema builds from the parameters, which is what was listed before.
 // Most corpus schemas are lazy.
 func TestLazySchemasListAsBuilt(t *testing.T) {
-	pages := corpusPages(t)
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	connect := func(tr mcp.Transport) *mcp.ClientSession {
-		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Logger: quiet, Capabilities: &mcp.ClientCapabilities{}})
-		sess, err := c.Connect(ctx, tr, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = sess.Close() })
-		return sess
-	}
-	var sdkTools []*mcp.Tool
-	for tl, err := range connect(fakeServer(t, "2025-06-18", pages)).Tools(ctx, nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		sdkTools = append(sdkTools, tl)
-	}
-	lt := &listingTransport{Transport: fakeServer(t, "2025-06-18", pages)}
-	got, err := listToolsAs(ctx, connect(lt), lt.conn, quiet, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(sdkTools) {
-		t.Fatalf("%d tools, the SDK lists %d", len(got), len(sdkTools))
-	}
+	sdkTools, got := listBothWays(t, ctx, "2025-06-18", corpusPages(t))
 	lazyCount := 0
 	for i, tl := range got {
 		params, lazy, err := parameters(tl.InputSchema)
@@ -176,4 +126,35 @@ func TestLazySchemasListAsBuilt(t *testing.T) {
 	if lazyCount < len(got)*3/4 {
 		t.Errorf("%d of %d schemas lazy", lazyCount, len(got))
 	}
+}
+
+// listBothWays lists pages with the SDK's ListTools and with a sync's
+// exact listing, from two fake servers answering the same.
+func listBothWays(t *testing.T, ctx context.Context, version string, pages []string) (sdkTools, exact []*mcp.Tool) {
+	t.Helper()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	connect := func(tr mcp.Transport) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{Logger: quiet, Capabilities: &mcp.ClientCapabilities{}})
+		sess, err := c.Connect(ctx, tr, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = sess.Close() })
+		return sess
+	}
+	for tl, err := range connect(fakeServer(t, version, pages)).Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sdkTools = append(sdkTools, tl)
+	}
+	lt := &listingTransport{Transport: fakeServer(t, version, pages)}
+	exact, err := listToolsAs(ctx, connect(lt), lt.conn, quiet, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(exact) != len(sdkTools) {
+		t.Fatalf("%d tools, the SDK lists %d", len(exact), len(sdkTools))
+	}
+	return sdkTools, exact
 }

@@ -166,10 +166,10 @@ func listTools(ctx context.Context, sess *mcp.ClientSession, lc *listingConn, lo
 // listToolsAs is listTools; exact (for a sync) decodes the numbers in the
 // tools Toolbelt decodes as json.Number, as written, where the SDK decodes
 // float64s. A schema is then in the generic form the schema compiler
-// works on, and a sync can tell whether it comes back unchanged from
-// jsonschema-go's type (schema.ToSchemaKeeping), which spares the tool
-// list rebuilding it. TestExactListingIsTheSDKs holds the two equal but
-// for the numbers' type.
+// works on, and a sync can tell the form it comes back in from
+// jsonschema-go's type (schema.RoundTripForm), to list it from that form
+// without converting it (see parameters). TestExactListingIsTheSDKs holds
+// the two equal but for the numbers' type.
 func listToolsAs(ctx context.Context, sess *mcp.ClientSession, lc *listingConn, log *slog.Logger, exact bool) ([]*mcp.Tool, error) {
 	if lc != nil {
 		lc.begin()
