@@ -37,8 +37,9 @@ func RoundTrips(v any) bool {
 // differences from it are the schemas the type writes as booleans: {} as
 // true, {"not": true} (or {"not": {}}) as false. The form is v itself when
 // nothing differs, or a copy of the objects and lists on the way to what
-// does (the rest shared with v). ok is false when RoundTrips would be for
-// another reason; ToSchema of the form is ToSchema of v.
+// does (the rest shared with v); v is not changed. ok is false when v
+// would come back changed in any other way, or is beyond what RoundTrips
+// follows. ToSchema of the form is ToSchema of v.
 func RoundTripForm(v any) (any, bool) {
 	return schemaForm(v, 0)
 }

@@ -22,7 +22,10 @@ type LazyParameters struct {
 
 // NewLazyParameters returns parameters whose schema is convert(doc), made
 // on first use. doc must not change, and convert must not fail on it (a
-// failure makes a schema that refuses every call, not none at all).
+// failure makes a schema that refuses every call, not none at all). Tool
+// lists compile doc itself, so it must be the generic form of the
+// converted schema (schema.FromSchema of it), as the forms
+// schema.RoundTripForm gives are for schema.ToSchema.
 func NewLazyParameters(doc any, convert func(any) (*jsonschema.Schema, error)) *LazyParameters {
 	return &LazyParameters{doc: doc, convert: convert}
 }
