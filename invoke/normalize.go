@@ -61,7 +61,7 @@ func (r *Runner) normalizeStep(next Handler) Handler {
 		if entities {
 			decodeEntities(args, "", &changes)
 		}
-		normalizeObject(req.Tool.Parameters, args, "", req.Tool.Meta.ParamAliases, &changes)
+		normalizeObject(req.Tool.Params(), args, "", req.Tool.Meta.ParamAliases, &changes)
 		if !r.cfg.DisableCoercion {
 			if v, err := req.Validator(); err == nil {
 				for _, c := range v.Coerce(args) {

@@ -131,7 +131,7 @@ func (req *Request) CloneArgs() map[string]any {
 // once and cached for as long as the registry does not change.
 func (req *Request) Validator() (*schema.Validator, error) {
 	if req.resolved == nil || &req.resolved.tool != req.Tool {
-		return schema.Compile(req.Tool.Parameters)
+		return schema.Compile(req.Tool.Params())
 	}
 	return req.resolved.validator()
 }

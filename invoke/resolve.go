@@ -31,7 +31,7 @@ type resolvedTool struct {
 
 // validator compiles the tool's schema on first use.
 func (rt *resolvedTool) validator() (*schema.Validator, error) {
-	rt.once.Do(func() { rt.v, rt.err = schema.Compile(rt.tool.Parameters) })
+	rt.once.Do(func() { rt.v, rt.err = schema.Compile(rt.tool.Params()) })
 	return rt.v, rt.err
 }
 

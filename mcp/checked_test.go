@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -27,30 +25,7 @@ import (
 func TestStandInsListAsTheTools(t *testing.T) {
 	t.Parallel()
 	reg := registry.New()
-	var schemas []json.RawMessage
-	for _, f := range []string{"../testdata/mcp-tools/*.json", "../schema/testdata/corpus/*.json"} {
-		files, err := filepath.Glob(f)
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no corpus files %s", f)
-		}
-		for _, file := range files {
-			b, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var server struct {
-				Tools []struct {
-					InputSchema json.RawMessage `json:"inputSchema"`
-				} `json:"tools"`
-			}
-			if err := json.Unmarshal(b, &server); err != nil {
-				t.Fatalf("%s: %v", file, err)
-			}
-			for _, tl := range server.Tools {
-				schemas = append(schemas, tl.InputSchema)
-			}
-		}
-	}
+	schemas := corpusInputSchemas(t)
 	schemas = append(schemas,
 		json.RawMessage(`{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"},"q":{"type":"string"}}}`),
 		json.RawMessage(`{"type":"object","properties":{"q":{"type":"string","description":"a line\u2028and <b> & \"quotes\" \u0007"}}}`),

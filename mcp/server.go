@@ -94,8 +94,8 @@ type Server struct {
 // listedTool remembers what a tool looked like when it was listed, to add
 // or replace it only when it changed.
 type listedTool struct {
-	params      *jsonschema.Schema // the schema it was compiled from
-	schema      json.RawMessage    // the compiled schema clients were given
+	params      any             // the schema it was compiled from (tool.Tool.ParamsKey)
+	schema      json.RawMessage // the compiled schema clients were given
 	description string
 	meta        tool.Meta
 }
@@ -263,7 +263,7 @@ func (s *Server) sync() {
 	}) {
 		current[t.Name] = true
 		prev, listed := s.listed[t.Name]
-		if listed && t.Parameters != nil && prev.params == t.Parameters && prev.description == t.Description && sameMeta(prev.meta, t.Meta) {
+		if key := t.ParamsKey(); listed && key != nil && prev.params == key && prev.description == t.Description && sameMeta(prev.meta, t.Meta) {
 			// The same schema value: a registered schema does not change,
 			// so neither does its compiled form. This keeps a sync after
 			// one tool changed from compiling every other tool again.
@@ -277,7 +277,7 @@ func (s *Server) sync() {
 		prev, listed := s.listed[t.Name]
 		inputSchema := schemas[i]
 		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
-			prev.params = t.Parameters
+			prev.params = t.ParamsKey()
 			s.listed[t.Name] = prev
 			continue
 		}
@@ -292,7 +292,7 @@ func (s *Server) sync() {
 			add = checkedAs(add)
 		}
 		adds = append(adds, add)
-		s.listed[t.Name] = listedTool{params: t.Parameters, schema: inputSchema, description: t.Description, meta: t.Meta}
+		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta}
 	}
 	// The SDK's AddTool checks each schema before it takes its lock to add
 	// the tool (checkedAs makes most checks cheap; the others decode the
@@ -325,7 +325,7 @@ func (s *Server) compileAll(tools []tool.Tool) (out []json.RawMessage, objects [
 	out = make([]json.RawMessage, len(tools))
 	objects = make([]bool, len(tools))
 	one := func(i int) {
-		compiled, _ := s.opts.Dialect.Compile(schemaDoc(tools[i].Parameters))
+		compiled, _ := s.opts.Dialect.Compile(schemaDoc(&tools[i]))
 		// As the SDK writes its messages: <, > and & not escaped (an
 		// encoder that escapes them escapes them in these bytes too).
 		b, err := schema.Encode(compiled)
@@ -382,12 +382,16 @@ func checkedAs(t *sdk.Tool) *sdk.Tool {
 		// encodes any field (its basic checks), so the SDK's failed
 		// attempts cost next to nothing. The listedSchema fails all the
 		// same.
-		Defs:        map[string]*jsonschema.Schema{},
-		Definitions: map[string]*jsonschema.Schema{},
+		Defs:        noDefs,
+		Definitions: noDefs,
 		Extra:       map[string]any{listedKey: &listedSchema{t}},
 	}
 	return &c
 }
+
+// noDefs is every stand-in's $defs and definitions: empty, and never
+// written (the SDK only tries to encode a stand-in).
+var noDefs = map[string]*jsonschema.Schema{}
 
 // listed returns the tool a stand-in's schema leads to, if it is one.
 func listed(t *sdk.Tool) (*sdk.Tool, bool) {
@@ -426,9 +430,14 @@ func listTheSchemas(next sdk.MethodHandler) sdk.MethodHandler {
 	}
 }
 
-// schemaDoc returns a tool's parameter schema as decoded JSON.
-func schemaDoc(p *jsonschema.Schema) any {
-	doc, err := schema.FromSchema(p)
+// schemaDoc returns a tool's parameter schema as decoded JSON: the form
+// lazy parameters were given in (which is what FromSchema would build from
+// their schema), or its Parameters converted.
+func schemaDoc(t *tool.Tool) any {
+	if doc, ok := t.ParamsDoc(); ok {
+		return doc
+	}
+	doc, err := schema.FromSchema(t.Parameters)
 	if err != nil {
 		return map[string]any{"type": "object"}
 	}

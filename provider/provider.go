@@ -16,7 +16,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -119,7 +118,7 @@ type cacheKey struct {
 
 // compiled is one tool's schema compiled for one dialect.
 type compiled struct {
-	params *jsonschema.Schema // the schema it was compiled from
+	params any // the schema it was compiled from (tool.Tool.ParamsKey)
 	schema json.RawMessage
 	report schema.Report
 	empty  bool // the compiled object has no properties
@@ -276,7 +275,7 @@ func (e *Exporter) compileAll(tools []tool.Tool, d schema.Dialect) ([]*compiled,
 	var missing []int
 	for i, t := range tools {
 		c := e.cache[cacheKey{t.Name, d.Name()}]
-		if c != nil && c.params == t.Parameters {
+		if c != nil && c.params == t.ParamsKey() {
 			out[i] = c
 		} else {
 			missing = append(missing, i)
@@ -303,9 +302,12 @@ func (e *Exporter) compileAll(tools []tool.Tool, d schema.Dialect) ([]*compiled,
 
 // compile compiles one tool's schema for d.
 func compile(t tool.Tool, d schema.Dialect) (*compiled, error) {
-	doc, err := schema.FromSchema(t.Parameters)
-	if err != nil {
-		return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+	doc, lazy := t.ParamsDoc()
+	if !lazy {
+		var err error
+		if doc, err = schema.FromSchema(t.Parameters); err != nil {
+			return nil, fmt.Errorf("tool %q: %w", t.Name, err)
+		}
 	}
 	out, rep := d.Compile(doc)
 	b, err := schema.Encode(out)
@@ -313,5 +315,5 @@ func compile(t tool.Tool, d schema.Dialect) (*compiled, error) {
 		return nil, fmt.Errorf("tool %q: encoding its compiled schema: %w", t.Name, err)
 	}
 	props, _ := out["properties"].(map[string]any)
-	return &compiled{params: t.Parameters, schema: b, report: rep, empty: len(props) == 0}, nil
+	return &compiled{params: t.ParamsKey(), schema: b, report: rep, empty: len(props) == 0}, nil
 }

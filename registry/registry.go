@@ -332,13 +332,32 @@ func compareSections(a, b string) int {
 // order. No factory is called.
 func (r *Registry) List(opts ...Option) []tool.Meta {
 	s := newSelector(opts)
+	ordered := r.ordered()
 	var out []tool.Meta
-	for _, e := range r.ordered() {
+	if len(opts) == 0 {
+		// All of them: one allocation, not a dozen growing copies of a
+		// thousand imported tools' metadata.
+		out = make([]tool.Meta, 0, len(ordered))
+	}
+	for _, e := range ordered {
 		if s.selects(&e.meta) {
 			out = append(out, e.meta)
 		}
 	}
 	return out
+}
+
+// Any reports whether match holds for the metadata of a tool the options
+// select, without copying any (List copies every tool's); match must not
+// change it. No factory is called.
+func (r *Registry) Any(match func(*tool.Meta) bool, opts ...Option) bool {
+	s := newSelector(opts)
+	for _, e := range r.ordered() {
+		if s.selects(&e.meta) && match(&e.meta) {
+			return true
+		}
+	}
+	return false
 }
 
 // SectionList is the tools of one section.

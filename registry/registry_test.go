@@ -536,3 +536,32 @@ func TestWatch(t *testing.T) {
 		t.Error("called after stop")
 	}
 }
+
+// TestAny: Any finds a tool whose metadata matches among the tools the
+// options select, as List would, and asks about the others no more once
+// one matches.
+func TestAny(t *testing.T) {
+	r := registry.New()
+	web := mk("fetch_page")
+	web.Meta.Section, web.Meta.OpenWorld = "web", true
+	mustRegister(t, r, mk("alpha"), mk("beta"), web)
+	openWorld := func(m *tool.Meta) bool { return m.OpenWorld }
+	if !r.Any(openWorld) {
+		t.Error("Any misses fetch_page")
+	}
+	if r.Any(openWorld, registry.Section("runtime")) {
+		t.Error("Any matches a tool the options leave out")
+	}
+	if r.Any(func(m *tool.Meta) bool { return m.ID == "gamma" }) {
+		t.Error("Any matches a tool that is not registered")
+	}
+	asked := 0
+	if !r.Any(func(*tool.Meta) bool { asked++; return true }) || asked != 1 {
+		t.Errorf("Any asked %d times to find the first match", asked)
+	}
+	for _, m := range r.List() {
+		if got := r.Any(func(x *tool.Meta) bool { return x.ID == m.ID }); !got {
+			t.Errorf("Any misses %s, which List lists", m.ID)
+		}
+	}
+}

@@ -38,6 +38,10 @@ type Tool struct {
 	// Nil means the tool takes no arguments. A schema must not be changed once
 	// the tool is registered: compiled forms of it are cached.
 	Parameters *jsonschema.Schema
+	// LazyParameters, when Parameters is nil, gives the schema in its
+	// generic JSON form, converted on first use: read a tool's schema with
+	// [Tool.Params].
+	LazyParameters *LazyParameters
 	// Meta describes the tool to registries, policy and people.
 	Meta Meta
 	// Execute runs one call. An async tool (Async set) has none: a call
@@ -218,6 +222,10 @@ func (t *Tool) Check() error {
 	if p := t.Parameters; p != nil {
 		if p.Type != "" && p.Type != "object" || len(p.Types) > 0 && !(len(p.Types) == 1 && p.Types[0] == "object") {
 			return fmt.Errorf("tool %q: parameters must describe a JSON object, not %s", t.Name, typeList(p))
+		}
+	} else if l := t.LazyParameters; l != nil {
+		if typ, ok := objectDoc(l.Doc()); !ok {
+			return fmt.Errorf("tool %q: parameters must describe a JSON object, not %s", t.Name, typ)
 		}
 	}
 	return nil

@@ -45,7 +45,7 @@ func (c *describeCmd) Run(e *env) error {
 	t, ok := reg.Resolve(id, tc, func(_ string, err error) { reason = err.Error() })
 	d := described{Meta: meta, Available: ok, UnavailableReason: reason, Dir: e.dirOf(id)}
 	if ok {
-		d.Parameters = t.Parameters
+		d.Parameters = t.Params()
 		if d.Parameters == nil {
 			d.Parameters = &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}}
 		}

@@ -71,12 +71,7 @@ func (e *env) startJobs() error {
 
 // hasAsyncTools says whether the registry holds an async tool.
 func (e *env) hasAsyncTools() bool {
-	for _, m := range e.registry().List() {
-		if m.Async {
-			return true
-		}
-	}
-	return false
+	return e.registry().Any(func(m *tool.Meta) bool { return m.Async })
 }
 
 // closeJobs stops working jobs: steps in flight get a few seconds, and a

@@ -1,6 +1,8 @@
 package jsonscan
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 )
@@ -49,4 +51,89 @@ func TestDeeper(t *testing.T) {
 			t.Errorf("Deeper(%s, %d) = %v, want %v", c.json, c.limit, got, c.want)
 		}
 	}
+}
+
+// bytewise is Brackets as it was written first, byte by byte: the
+// reference the faster scan must follow.
+func bytewise(b []byte) (at []int) {
+	inString, escaped := false, false
+	for i, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[' || c == '}' || c == ']':
+			at = append(at, i)
+		}
+	}
+	return at
+}
+
+func scanned(b []byte) (at []int) {
+	for i, c := range Brackets(b) {
+		if b[i] != c {
+			panic("Brackets yielded a byte that is not at its index")
+		}
+		at = append(at, i)
+	}
+	return at
+}
+
+var bracketCases = []string{
+	``, `"`, `"\`, `"\"`, `"\\"`, `"\\\"`, `"\\\\"[`, `{"a\\\\\"[":"]"}`,
+	`{"a":"[{\"}",  "b":[1,{"c":"\\"}]}`, `["\\\\\\", "]", [], {}]`,
+	`{"unclosed": "[{`, `]]}}[[{{`, `"a"b"c"[`, `\"[`, `"\\\"\\"]`,
+	"{\"t\":\"tab\tand é \\u005c\"}[",
+}
+
+// TestBracketsAsByteByByte: the scan that skips strings with IndexByte
+// finds the brackets the byte-by-byte scan finds, on odd strings and on
+// every tool list of the corpus.
+func TestBracketsAsByteByByte(t *testing.T) {
+	inputs := bracketCases
+	for _, dir := range []string{"../../testdata/mcp-tools", "../../schema/testdata/corpus"} {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		if len(files) == 0 {
+			t.Fatalf("no corpus in %s", dir)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inputs = append(inputs, string(b))
+		}
+	}
+	for _, in := range inputs {
+		if got, want := scanned([]byte(in)), bytewise([]byte(in)); !slices.Equal(got, want) {
+			t.Errorf("%.80q: brackets at %v, byte by byte %v", in, got, want)
+		}
+		// Every cut of a short input: strings left open, escapes cut.
+		if len(in) < 64 {
+			for n := range len(in) {
+				if got, want := scanned([]byte(in[:n])), bytewise([]byte(in[:n])); !slices.Equal(got, want) {
+					t.Errorf("%q: brackets at %v, byte by byte %v", in[:n], got, want)
+				}
+			}
+		}
+	}
+}
+
+func FuzzBrackets(f *testing.F) {
+	for _, c := range bracketCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := scanned(b), bytewise(b); !slices.Equal(got, want) {
+			t.Errorf("%q: brackets at %v, byte by byte %v", b, got, want)
+		}
+	})
 }

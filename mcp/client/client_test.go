@@ -232,7 +232,7 @@ func checkLazyValidator(t *testing.T, r *invoke.Runner, reg *registry.Registry) 
 		if !ok {
 			t.Fatalf("%s not imported", tc.name)
 		}
-		b, err := json.Marshal(imported.Parameters)
+		b, err := json.Marshal(imported.Params())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +301,7 @@ func checkImport(t *testing.T, m *client.Manager, reg *registry.Registry, extra 
 	if !ok {
 		t.Fatal("t__echo does not resolve")
 	}
-	p := echo.Parameters
+	p := echo.Params()
 	if p == nil || p.Type != "object" || !slices.Equal(p.Required, []string{"text"}) || p.Properties["text"] == nil ||
 		p.Properties["text"].Extra["x-unknown"] != "kept" || p.AdditionalProperties == nil {
 		b, _ := json.Marshal(p)

@@ -54,19 +54,28 @@ func meta(server, local string, t *mcp.Tool) tool.Meta {
 }
 
 // parameters converts a tool's input schema, as the SDK decoded it, into
-// the schema type tools use. The JSON is kept whole: keywords the type has
-// no field for land in its Extra map. Whether the schema compiles is
-// checked after the import (see server.checkSchemas), not here: compiling
-// a validator for each of a thousand tools was most of an import's time.
-func parameters(input any) (*jsonschema.Schema, error) {
+// the schema tools use. The JSON is kept whole: keywords the type has no
+// field for land in its Extra map. A schema whose form after a round trip
+// through jsonschema-go's type is known (schema.RoundTripForm: it comes
+// back as it is, or with {} written as true; most do, decoded with
+// json.Number numbers as a sync decodes them) is given as lazy parameters
+// instead: the tool list compiles that form, and the conversion waits for
+// the tool's first call or the schema check; the others are converted
+// now. Whether the schema compiles is checked after
+// the import (see server.checkSchemas), not here: compiling a validator
+// for each of a thousand tools was most of an import's time.
+func parameters(input any) (*jsonschema.Schema, *tool.LazyParameters, error) {
 	if input == nil {
-		return nil, nil
+		return nil, nil, nil
+	}
+	if form, ok := schema.RoundTripForm(input); ok {
+		return nil, tool.NewLazyParameters(form, schema.ToSchema), nil
 	}
 	s, err := schema.ToSchema(input)
 	if err != nil {
-		return nil, fmt.Errorf("input schema is not a JSON Schema: %w", err)
+		return nil, nil, fmt.Errorf("input schema is not a JSON Schema: %w", err)
 	}
-	return s, nil
+	return s, nil, nil
 }
 
 // result converts what a server returned into a tool result. Text and

@@ -121,9 +121,9 @@ func TestEverything(t *testing.T) {
 				continue
 			}
 			var params []string
-			if resolved.Parameters != nil {
+			if resolved.Params() != nil {
 				params = slices.Sorted(func(yield func(string) bool) {
-					for k := range resolved.Parameters.Properties {
+					for k := range resolved.Params().Properties {
 						if !yield(k) {
 							return
 						}

@@ -157,9 +157,20 @@ func decodeResult(result json.RawMessage) (fields map[string]json.RawMessage, to
 }
 
 // listTools lists every page of a server's tools. With a listingConn the
-// SDK sends the requests and Toolbelt decodes the tools; without one the
-// SDK does both.
+// SDK sends the requests and Toolbelt decodes the tools, as the SDK would;
+// without one the SDK does both.
 func listTools(ctx context.Context, sess *mcp.ClientSession, lc *listingConn, log *slog.Logger) ([]*mcp.Tool, error) {
+	return listToolsAs(ctx, sess, lc, log, false)
+}
+
+// listToolsAs is listTools; exact (for a sync) decodes the numbers in the
+// tools Toolbelt decodes as json.Number, as written, where the SDK decodes
+// float64s. A schema is then in the generic form the schema compiler
+// works on, and a sync can tell the form it comes back in from
+// jsonschema-go's type (schema.RoundTripForm), to list it from that form
+// without converting it (see parameters). TestExactListingIsTheSDKs holds
+// the two equal but for the numbers' type.
+func listToolsAs(ctx context.Context, sess *mcp.ClientSession, lc *listingConn, log *slog.Logger, exact bool) ([]*mcp.Tool, error) {
 	if lc != nil {
 		lc.begin()
 	}
@@ -182,7 +193,7 @@ func listTools(ctx context.Context, sess *mcp.ClientSession, lc *listingConn, lo
 	if perr != nil {
 		return nil, perr
 	}
-	decoded, err := decodeTools(pages, log)
+	decoded, err := decodeTools(pages, log, exact)
 	if err != nil {
 		return nil, err
 	}
@@ -190,8 +201,13 @@ func listTools(ctx context.Context, sess *mcp.ClientSession, lc *listingConn, lo
 }
 
 // decodeTools decodes the tools of tools/list answers on every CPU and
-// leaves out the ones the SDK's client leaves out.
-func decodeTools(pages [][]json.RawMessage, log *slog.Logger) ([]*mcp.Tool, error) {
+// leaves out the ones the SDK's client leaves out; exact decodes numbers
+// as json.Number.
+func decodeTools(pages [][]json.RawMessage, log *slog.Logger, exact bool) ([]*mcp.Tool, error) {
+	flags := segjson.DontMatchCaseInsensitiveStructFields
+	if exact {
+		flags |= segjson.UseNumber
+	}
 	var raws []json.RawMessage
 	for _, p := range pages {
 		raws = append(raws, p...)
@@ -205,7 +221,7 @@ func decodeTools(pages [][]json.RawMessage, log *slog.Logger) ([]*mcp.Tool, erro
 			errs[i] = err
 			return
 		}
-		if _, err := segjson.Parse(raws[i], &tools[i], segjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		if _, err := segjson.Parse(raws[i], &tools[i], flags); err != nil {
 			errs[i] = err
 			return
 		}

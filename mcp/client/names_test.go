@@ -106,7 +106,10 @@ func TestParameters(t *testing.T) {
 		// Converted without compiling: the import checks that afterwards.
 		{map[string]any{"type": "object", "properties": map[string]any{"n": map[string]any{"type": "integral"}}}, `{"type":"object","properties":{"n":{"type":"integral"}}}`},
 	} {
-		s, err := parameters(tc.input)
+		s, lazy, err := parameters(tc.input)
+		if lazy != nil {
+			s = lazy.Schema()
+		}
 		got := ""
 		if err != nil {
 			got = err.Error()

@@ -72,12 +72,12 @@ func TestResyncComparesDefinitions(t *testing.T) {
 	})
 
 	after, _ := resolve("d__same")
-	if after.Parameters != same.Parameters || after.Description != same.Description {
+	if after.Params() != same.Params() || after.Description != same.Description {
 		t.Errorf("d__same was imported again though its definition did not change")
 	}
 	changed, _ := resolve("d__changes")
-	if changed.Parameters == before.Parameters || changed.Parameters.Properties["b"] == nil || changed.Parameters.Properties["a"] != nil {
-		t.Errorf("d__changes has the old schema: %+v", changed.Parameters)
+	if changed.Params() == before.Params() || changed.Params().Properties["b"] == nil || changed.Params().Properties["a"] != nil {
+		t.Errorf("d__changes has the old schema: %+v", changed.Params())
 	}
 	if reg.Has("d__bad") {
 		t.Errorf("d__bad, whose schema does not compile, was imported again though its definition did not change")

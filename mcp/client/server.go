@@ -364,7 +364,7 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) erro
 	run := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.m.opts.ConnectTimeout)
 	defer cancel()
-	listed, err := listTools(ctx, c.session, c.lister, s.clientLog)
+	listed, err := listToolsAs(ctx, c.session, c.lister, s.clientLog, true)
 	if err != nil {
 		return fmt.Errorf("listing tools: %w", err)
 	}
@@ -434,23 +434,21 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) erro
 	// Converting the schemas is most of an import's work, and each is
 	// independent of the others.
 	params := make([]*jsonschema.Schema, len(todo))
+	lazy := make([]*tool.LazyParameters, len(todo))
 	errs := make([]error, len(todo))
 	parallel.For(len(todo), func(i int) {
-		params[i], errs[i] = parameters(want[todo[i]].tool.InputSchema)
+		params[i], lazy[i], errs[i] = parameters(want[todo[i]].tool.InputSchema)
 	})
 	for i, name := range todo {
 		def := want[name]
 		t := def.tool
-		params, err := params[i], errs[i]
-		if err == nil {
-			err = s.register(reg, name, t, params)
-		}
+		made, err := s.register(reg, name, t, params[i], lazy[i], errs[i])
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s: %v", t.Name, err))
 			continue
 		}
 		next[name] = def
-		fresh = append(fresh, added{local: name, remote: t.Name, def: def, params: params})
+		fresh = append(fresh, added{local: name, remote: t.Name, def: def, tool: made})
 	}
 	if len(fresh) > 0 {
 		s.m.wg.Go(func() { s.checkSchemas(run, reg, fresh) })
@@ -465,19 +463,24 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) erro
 	return nil
 }
 
-// register adds one tool as a factory that makes it while the server is
-// ready or starting (a call waits for the start) and otherwise says why it
-// is not available, in an error that tells the model whether to retry.
-func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, params *jsonschema.Schema) error {
+// register adds one tool, with its parameters or lazy parameters, as a
+// factory that makes it while the server is ready or starting (a call
+// waits for the start) and otherwise says why it is not available, in an
+// error that tells the model whether to retry. It returns the tool, or
+// err (the schema's conversion failed) or why the tool is not valid.
+func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, params *jsonschema.Schema, lazy *tool.LazyParameters, err error) (*tool.Tool, error) {
+	if err != nil {
+		return nil, err
+	}
 	m := meta(s.name, name, t)
 	made := &tool.Tool{
-		Name: name, Label: m.Label, Description: m.Description, Parameters: params, Meta: m,
+		Name: name, Label: m.Label, Description: m.Description, Parameters: params, LazyParameters: lazy, Meta: m,
 		Execute: s.execute(t.Name),
 	}
 	if err := made.Check(); err != nil {
-		return err
+		return nil, err
 	}
-	return reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
+	return made, reg.RegisterFactory(func(*tool.Context) (*tool.Tool, error) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.state == StateReady || s.state == StateStarting { // a call waits for the start
@@ -491,7 +494,7 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, para
 type added struct {
 	local, remote string
 	def           *definition
-	params        *jsonschema.Schema
+	tool          *tool.Tool
 }
 
 // definition is an imported tool as the server defined it. Its JSON tells
@@ -536,7 +539,7 @@ func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools
 			return
 		}
 		t.def.encoded() // for the next sync's comparison
-		_, err := schema.Compile(t.params)
+		_, err := schema.Compile(t.tool.Params())
 		if err == nil {
 			continue
 		}

@@ -38,20 +38,21 @@ func splitResult(result []byte) (fields map[string]json.RawMessage, tools []json
 			return nil, nil, false
 		}
 		i = skipSpace(result, i+1)
-		end := valueSpan(result, i)
-		if end < 0 {
-			return nil, nil, false
-		}
+		var end int
 		if key == "tools" {
-			if result[i] != '[' {
+			// One scan finds the elements and where the array ends.
+			if i >= len(result) || result[i] != '[' {
 				return nil, nil, false
 			}
-			if tools, ok = elements(result[i:end]); !ok {
+			if tools, end, ok = elements(result, i); !ok {
 				return nil, nil, false
 			}
 			fields[key] = json.RawMessage("[]")
 			sawTools = true
 		} else {
+			if end = valueSpan(result, i); end < 0 {
+				return nil, nil, false
+			}
 			fields[key] = json.RawMessage(result[i:end:end])
 		}
 		if i = skipSpace(result, end); i >= len(result) {
@@ -67,29 +68,30 @@ func splitResult(result []byte) (fields map[string]json.RawMessage, tools []json
 	}
 }
 
-// elements returns the elements of the valid JSON array a.
-func elements(a []byte) ([]json.RawMessage, bool) {
+// elements returns the elements of the array that starts at b[i], in
+// valid JSON, and the index after it.
+func elements(b []byte, i int) ([]json.RawMessage, int, bool) {
 	out := []json.RawMessage{}
-	i := skipSpace(a, 1)
-	if i < len(a) && a[i] == ']' {
-		return out, true
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return out, i + 1, true
 	}
 	for {
-		end := valueSpan(a, i)
+		end := valueSpan(b, i)
 		if end < 0 {
-			return nil, false
+			return nil, 0, false
 		}
-		out = append(out, json.RawMessage(a[i:end:end]))
-		if i = skipSpace(a, end); i >= len(a) {
-			return nil, false
+		out = append(out, json.RawMessage(b[i:end:end]))
+		if i = skipSpace(b, end); i >= len(b) {
+			return nil, 0, false
 		}
-		if a[i] == ']' {
-			return out, true
+		if b[i] == ']' {
+			return out, i + 1, true
 		}
-		if a[i] != ',' {
-			return nil, false
+		if b[i] != ',' {
+			return nil, 0, false
 		}
-		i = skipSpace(a, i+1)
+		i = skipSpace(b, i+1)
 	}
 }
 

@@ -173,7 +173,7 @@ func fieldTexts(t tool.Tool) [numFields]string {
 	}
 	out[fieldDesc] = t.Description
 	var names, descs strings.Builder
-	walkParams(t.Parameters, 0, func(name string, s *jsonschema.Schema) {
+	walkParams(t.Params(), 0, func(name string, s *jsonschema.Schema) {
 		names.WriteString(name)
 		names.WriteByte(' ')
 		descs.WriteString(s.Description)

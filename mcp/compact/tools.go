@@ -156,7 +156,7 @@ func (c *Compact) describe(name string) (tool.Result, error) {
 	fmt.Fprintf(&b, "%s (%s)\n", t.Name, t.DisplayLabel())
 	fmt.Fprintf(&b, "Risk: %s.\n\n", riskLine(t.Meta))
 	b.WriteString(strings.TrimSpace(t.Description))
-	fmt.Fprintf(&b, "\n\nParameters (JSON Schema):\n%s\n\n", schemaJSON(t.Parameters))
+	fmt.Fprintf(&b, "\n\nParameters (JSON Schema):\n%s\n\n", schemaJSON(t.Params()))
 	fmt.Fprintf(&b, `Run it with tool_call {"name": %q, "arguments": {…}}.`, t.Name)
 	res := tool.Text(b.String())
 	res.Details = map[string]any{"name": t.Name, "meta": t.Meta}
