@@ -250,14 +250,7 @@ func TestOpenInBackground(t *testing.T) {
 	if err := st.Write(ctx, func(*store.Tx) error { return nil }); err != nil && !errors.Is(err, context.Canceled) {
 		t.Errorf("a cancelled use: %v", err)
 	}
-	a := st.Approvals("/ws")
-	if err := a.Approve(context.Background(), "fp", "exec", "me"); err != nil {
-		t.Fatal(err)
-	}
-	if ok, err := a.Approved(context.Background(), "fp"); !ok || err != nil {
-		t.Errorf("Approved = %v, %v", ok, err)
-	}
-	wantVersions(t, st, store.SchemaVersion)
+	approveAndRead(t, st)
 	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -269,6 +262,20 @@ func TestOpenInBackground(t *testing.T) {
 	if ok, _ := again.Approvals("/ws").Approved(context.Background(), "fp"); !ok {
 		t.Error("the approval is not in the file")
 	}
+}
+
+// approveAndRead writes an approval through st and reads it back, and
+// checks that st's schema is up to date: a store that works.
+func approveAndRead(t *testing.T, st *store.Store) {
+	t.Helper()
+	a := st.Approvals("/ws")
+	if err := a.Approve(context.Background(), "fp", "exec", "me"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := a.Approved(context.Background(), "fp"); !ok || err != nil {
+		t.Errorf("Approved = %v, %v", ok, err)
+	}
+	wantVersions(t, st, store.SchemaVersion)
 }
 
 // TestOpenAfter: a store opened with OpenAfter leaves the database alone
@@ -312,14 +319,7 @@ func TestOpenAfter(t *testing.T) {
 		t.Parallel()
 		_, st, _ := open(t)
 		defer st.Close()
-		a := st.Approvals("/ws")
-		if err := a.Approve(context.Background(), "fp", "exec", "me"); err != nil {
-			t.Fatal(err)
-		}
-		if ok, err := a.Approved(context.Background(), "fp"); !ok || err != nil {
-			t.Errorf("Approved = %v, %v", ok, err)
-		}
-		wantVersions(t, st, store.SchemaVersion)
+		approveAndRead(t, st)
 	})
 	t.Run("closed first", func(t *testing.T) {
 		t.Parallel()
