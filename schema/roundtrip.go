@@ -15,30 +15,16 @@ import (
 // generic JSON (FromSchema) to be compiled for a dialect when the tool was
 // listed: for a thousand imported tools the two were a quarter of the
 // start. Most schemas come back from the two exactly as they went in, and
-// that can be told from the generic form alone (RoundTrips): such a
+// that can be told from the generic form alone (RoundTripForm): such a
 // schema is listed from the form it came in, and converted to the type
 // only when a call or the schema check needs it (tool.LazyParameters).
-
-// RoundTrips reports whether v, a schema in generic JSON form with numbers
-// as json.Number (see [Decode]), is deep-equal to FromSchema(ToSchema(v)):
-// every keyword in it is one jsonschema-go's type keeps as written (no
-// empty string, list or map it drops, no false flag, no {} it writes as
-// true), and every number is written as FromSchema writes it. It is
-// conservative: false for anything it does not follow, such as numbers
-// decoded as float64. When it holds, ToSchema succeeds.
-// TestRoundTripsIsTheRoundTrip and FuzzRoundTrips hold it to the two
-// conversions.
-func RoundTrips(v any) bool {
-	form, ok := RoundTripForm(v)
-	return ok && !changed(form, v)
-}
 
 // RoundTripForm returns FromSchema(ToSchema(v)) for a v whose only
 // differences from it are the schemas the type writes as booleans: {} as
 // true, {"not": true} (or {"not": {}}) as false. The form is v itself when
 // nothing differs, or a copy of the objects and lists on the way to what
 // does (the rest shared with v); v is not changed. ok is false when v
-// would come back changed in any other way, or is beyond what RoundTrips
+// would come back changed in any other way, or is beyond what it
 // follows. ToSchema of the form is ToSchema of v.
 func RoundTripForm(v any) (any, bool) {
 	return schemaForm(v, 0)
@@ -57,7 +43,7 @@ func changed(form, v any) bool {
 	return true
 }
 
-// maxRoundTripDepth bounds the nesting RoundTrips follows.
+// maxRoundTripDepth bounds the nesting RoundTripForm follows.
 const maxRoundTripDepth = 200
 
 // schemaForm is RoundTripForm for a schema depth levels down.

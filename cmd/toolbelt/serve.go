@@ -56,7 +56,8 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	// configuration says so; each call then runs for its client's session
 	// (and, over HTTP, its token's principal).
 	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
-	e.openLater, e.started = true, make(chan struct{})
+	started := make(chan struct{})
+	e.openLater, e.started = true, started
 	opts, err := e.pipeline(tc, invoke.Config{})
 	if err != nil {
 		return nil, err
@@ -86,25 +87,25 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 		Compact: compactOn,
 	}, opts...)
 	e.useRunner(srv.Runner())
-	go e.afterFirstAnswer(srv, tc)
+	go e.afterFirstAnswer(srv, tc, started)
 	return srv, nil
 }
 
 // afterFirstAnswer does, once the server has given its first answers (or a
 // second after the start), what a start can leave for later: opening the
-// store (unless a call needed it sooner), the server's pace of garbage
+// store (closing started; unless a call needed it sooner), the server's pace of garbage
 // collection (gcHeadroom), giving the memory of the start's garbage back
 // to the system, and the search for what interrupted writes left in the
 // workspace, which took up to a second in a large one. None of them
 // competes with the first answers for the CPU.
-func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context) {
+func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan struct{}) {
 	t := time.NewTimer(startGCFor)
 	defer t.Stop()
 	select {
 	case <-srv.FirstAnswer():
 	case <-t.C:
 	}
-	close(e.started)
+	close(started)
 	if e.startDone != nil {
 		e.startDone()
 		debug.FreeOSMemory()
