@@ -3,7 +3,6 @@ package mcp_test
 import (
 	"cmp"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -155,19 +154,7 @@ func inUse() int64 {
 // the session id the server answered with.
 func rawPost(b testing.TB, url, session, body string) string {
 	b.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if session != "" {
-		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
+	resp, out := postJSON(b, url, session, "", body)
 	if resp.StatusCode >= 300 {
 		b.Fatalf("%s: %d %s", body, resp.StatusCode, out)
 	}

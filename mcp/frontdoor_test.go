@@ -306,7 +306,7 @@ func serveLimited(t *testing.T, srv *mcp.Server, o mcp.HTTPOptions) *httptest.Se
 }
 
 // postJSON posts an MCP message, with a session id and token when given.
-func postJSON(t *testing.T, url, session, token, body string) (*http.Response, string) {
+func postJSON(t testing.TB, url, session, token, body string) (*http.Response, string) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
