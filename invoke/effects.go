@@ -58,7 +58,7 @@ func (req *Request) files(ctx context.Context) (files []string, listed bool) {
 	if args, err := req.Args(); err == nil && req.Context != nil && req.Context.FS != nil {
 		for _, p := range policy.ArgPaths(args) {
 			if canon, err := req.Context.FS.Resolve(ctx, p); err == nil {
-				t.files = append(t.files, canon) // one it cannot resolve fails the call
+				t.files = append(t.files, canon) // one it cannot resolve is matched as given
 			}
 		}
 	}
