@@ -4,7 +4,10 @@
 // orders and groups whatever is registered by this data.
 package catalog
 
-import "maps"
+import (
+	"maps"
+	"strings"
+)
 
 // Section is a part of the catalog.
 type Section struct {
@@ -26,6 +29,9 @@ type Entry struct {
 	OwnerOnly bool
 	// ParamAliases maps argument names models commonly send to the tool's own.
 	ParamAliases map[string]string
+	// ChangesFiles marks the tools that change workspace files and whose
+	// preview lists every file a call would change (see [ChangesFiles]).
+	ChangesFiles bool
 }
 
 // The profiles. Full includes every tool.
@@ -65,9 +71,9 @@ var fileAliases = map[string]string{
 
 var entries = []Entry{
 	{ID: "read", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
-	{ID: "write", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
-	{ID: "edit", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
-	{ID: "apply_patch", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
+	{ID: "write", Section: "fs", Profiles: coding, ParamAliases: fileAliases, ChangesFiles: true},
+	{ID: "edit", Section: "fs", Profiles: coding, ParamAliases: fileAliases, ChangesFiles: true},
+	{ID: "apply_patch", Section: "fs", Profiles: coding, ParamAliases: fileAliases, ChangesFiles: true},
 	{ID: "ls", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
 	{ID: "find", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
 	{ID: "grep", Section: "fs", Profiles: coding, ParamAliases: fileAliases},
@@ -170,6 +176,22 @@ func Lookup(id string) (Entry, int, bool) {
 func Alias(name string) (string, bool) {
 	id, ok := aliases[name]
 	return id, ok
+}
+
+// ChangesFiles reports whether the core tool id changes workspace files and
+// lists, in its preview, every file a call would change: write, edit and
+// apply_patch.
+func ChangesFiles(id string) bool {
+	i, ok := index[id]
+	return ok && entries[i].ChangesFiles
+}
+
+// NamesFileChanges reports whether ref, a tool reference in a policy rule
+// or a hook, names the core tool id as one of the tools that change files:
+// "write" names them all, so that a rule or hook about writing files
+// applies to every tool that writes them.
+func NamesFileChanges(ref, id string) bool {
+	return strings.TrimSpace(ref) == "write" && ChangesFiles(id)
 }
 
 // Profiles returns the profile names, "full" last.

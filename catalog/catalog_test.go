@@ -86,3 +86,29 @@ func TestAliasesAndProfiles(t *testing.T) {
 		t.Error("profiles")
 	}
 }
+
+// TestFileChangingTools: write, edit and apply_patch change files and list
+// them; "write" names them all, and nothing else does.
+func TestFileChangingTools(t *testing.T) {
+	t.Parallel()
+	var changers []string
+	for _, e := range Entries() {
+		if ChangesFiles(e.ID) {
+			changers = append(changers, e.ID)
+		}
+	}
+	if want := []string{"write", "edit", "apply_patch"}; !slices.Equal(changers, want) {
+		t.Errorf("tools that change files %v, want %v", changers, want)
+	}
+	for _, tc := range []struct {
+		ref, id string
+		want    bool
+	}{
+		{"write", "write", true}, {"write", "edit", true}, {" write ", "apply_patch", true},
+		{"write", "exec", false}, {"write", "read", false}, {"edit", "write", false}, {"apply_patch", "edit", false},
+	} {
+		if got := NamesFileChanges(tc.ref, tc.id); got != tc.want {
+			t.Errorf("NamesFileChanges(%q, %q) = %v", tc.ref, tc.id, got)
+		}
+	}
+}

@@ -422,12 +422,20 @@ type Rules struct {
 
 // AskRule requires confirmation for calls of some tools, optionally only when
 // arguments match: when.command: ["rm -rf *", "git push*"] (one pattern may
-// be written without the list).
+// be written without the list). A condition on files — path, file,
+// file_path, paths, … — is about the files the call touches, whatever the
+// tool: when.path: "*.go" holds when a path the call names, or a file it
+// would change (as its preview lists them: relative to the workspace, links
+// resolved, both sides of a move), matches; and it always holds for a tool
+// that cannot list the files it changes (exec, directory and imported
+// tools): see docs/governance.md.
 type AskRule struct {
-	// Tool names the tools the rule is for.
+	// Tool names the tools the rule is for; "write" names every tool that
+	// changes files (write, edit, apply_patch).
 	Tool Names `yaml:"tool"`
 	// When limits the rule to calls whose arguments match: an argument's
-	// name and its * patterns. Without it the rule holds for every call.
+	// name and its * patterns (case ignored). Without it the rule holds for
+	// every call.
 	When map[string]Names `yaml:"when"`
 }
 

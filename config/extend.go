@@ -56,7 +56,8 @@ type Hook struct {
 	// Name names the hook in events and logs (default: the command).
 	Name string `yaml:"name"`
 	// Tools selects the calls: names, * globs and group: references (default:
-	// every call).
+	// every call); write selects every tool that changes files (write, edit,
+	// apply_patch).
 	Tools Names `yaml:"tools"`
 	// Command runs with sh -c, in the directory of toolbelt.yaml. Keep hook
 	// scripts where the agent cannot write (not in the workspace).

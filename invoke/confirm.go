@@ -161,15 +161,12 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return next(ctx, req)
 		}
 		req.Risk = req.Tool.Meta.Risk
-		if req.Tool.Preview != nil && r.wantsPreview(req) {
-			e, err := req.Tool.Preview(ctx, req.Call, req.Context)
-			if err != nil {
-				return ErrorResult(req.Tool, err) // the call itself would fail the same way
-			}
-			req.Effects = &e
-			if e.Risk != tool.RiskUnset {
-				req.Risk = e.Risk
-			}
+		e, err := req.preview(ctx)
+		if err != nil {
+			return ErrorResult(req.Tool, err) // the call itself would fail the same way
+		}
+		if e != nil && e.Risk != tool.RiskUnset {
+			req.Risk = e.Risk
 		}
 		why := r.needsConfirmation(req)
 		if why == "" {
@@ -244,12 +241,6 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		}
 		return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 	}
-}
-
-// wantsPreview reports whether the preview could change the decision: it
-// gives the risk, and the effects a person would be shown.
-func (r *Runner) wantsPreview(req *Request) bool {
-	return !req.Tool.Meta.ReadOnly
 }
 
 // needsConfirmation says why a person must be asked, or "" when not.

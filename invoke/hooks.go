@@ -32,8 +32,16 @@ type BeforeToolCall struct {
 	Tool   string
 	Meta   tool.Meta
 	// Params are the call's original parameters (a copy per hook).
-	Params  map[string]any
-	Context *tool.Context
+	Params map[string]any
+	// Files are the files the call touches: the paths it names and the
+	// files it would change, relative to the workspace, cleaned, links
+	// resolved. FilesListed says they include every file it would change
+	// (its tool is read-only, or lists its changes: write, edit,
+	// apply_patch); when it is false — exec, a tool that cannot say — a
+	// hook that guards files cannot tell from Files alone.
+	Files       []string
+	FilesListed bool
+	Context     *tool.Context
 }
 
 // BeforeDecision is a before_tool_call hook's answer. The zero value lets the
@@ -141,7 +149,9 @@ func block(req *Request, reason string) tool.Result {
 	return Blocked(req.Tool.Name, reason)
 }
 
-// hooksStep is the "hooks" step: it runs the before_tool_call hooks.
+// hooksStep is the "hooks" step: it runs the before_tool_call hooks. When
+// they change the parameters, the policy decides again about the call as
+// it now stands (the files it touches may have changed).
 func (r *Runner) hooksStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		before, _, _ := r.hooks.snapshot()
@@ -149,12 +159,13 @@ func (r *Runner) hooksStep(next Handler) Handler {
 			return next(ctx, req)
 		}
 		original := req.CloneArgs()
+		files, listed := req.files(ctx)
 		var params map[string]any
 		frozen := false
 		for _, h := range before {
 			d, err := runBefore(ctx, h, BeforeToolCall{
 				CallID: req.Call.ID, Tool: req.Tool.Name, Meta: req.Tool.Meta,
-				Params: maps.Clone(original), Context: req.Context,
+				Params: maps.Clone(original), Files: slices.Clone(files), FilesListed: listed, Context: req.Context,
 			})
 			if err != nil {
 				req.logger().Error("before_tool_call hook failed", "hook", h.name, "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
@@ -193,6 +204,11 @@ func (r *Runner) hooksStep(next Handler) Handler {
 				return block(req, HookFailed)
 			}
 			req.Note("hookParams", slices.Sorted(maps.Keys(params)))
+			if r.policy != nil {
+				if res, blocked := r.applyPolicy(ctx, req); blocked {
+					return res
+				}
+			}
 		}
 		return next(ctx, req)
 	}

@@ -54,26 +54,46 @@ func (r *Runner) policyStep(next Handler) Handler {
 		if r.policy == nil {
 			return next(ctx, req)
 		}
-		// The arguments are decoded only for a policy with conditions on
-		// them (the decoding was a tenth of the pipeline's CPU).
-		var args map[string]any
-		if r.policy.UsesArgs() {
-			var err error
-			if args, err = req.Args(); err != nil {
-				args = map[string]any{}
-			}
-		}
-		res := r.policy.Decide(policyRequest(req.Context, req.Tool.Meta, args, req.Provider, req.Model))
-		req.Verdicts = res.Verdicts
-		switch res.Decision {
-		case policy.Deny:
-			req.Outcome = OutcomeDenied
-			return block(req, res.Reason)
-		case policy.Ask:
-			if req.Approval == nil {
-				req.Approval = &Approval{By: "policy (" + res.Reason + ")"}
-			}
+		if res, blocked := r.applyPolicy(ctx, req); blocked {
+			return res
 		}
 		return next(ctx, req)
 	}
+}
+
+// applyPolicy decides about the call with its current arguments — again
+// when hooks changed them — and blocks it (blocked true) or, for an ask,
+// requires approval.
+func (r *Runner) applyPolicy(ctx context.Context, req *Request) (res tool.Result, blocked bool) {
+	d := r.policy.Decide(callRequest(ctx, r.policy, req))
+	req.Verdicts = d.Verdicts
+	switch d.Decision {
+	case policy.Deny:
+		req.Outcome = OutcomeDenied
+		return block(req, d.Reason), true
+	case policy.Ask:
+		if req.Approval == nil {
+			req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
+		}
+	}
+	return tool.Result{}, false
+}
+
+// callRequest describes a call to policy p. The arguments are decoded
+// only for a policy with conditions on them (the decoding was a tenth of
+// the pipeline's CPU), and the files the call touches worked out only for
+// one with conditions on files.
+func callRequest(ctx context.Context, p *policy.Policy, req *Request) policy.Request {
+	var args map[string]any
+	if p.UsesArgs() {
+		var err error
+		if args, err = req.Args(); err != nil {
+			args = map[string]any{}
+		}
+	}
+	pr := policyRequest(req.Context, req.Tool.Meta, args, req.Provider, req.Model)
+	if args != nil && p.UsesFiles() {
+		pr.Files, pr.FilesListed = req.files(ctx)
+	}
+	return pr
 }

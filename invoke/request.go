@@ -47,8 +47,9 @@ type Request struct {
 	// Approval, when set, asks for a person's approval before the tool runs.
 	Approval *Approval
 
-	// Risk is the call's risk, Effects what its tool's preview says it would
-	// do; set by the confirm step.
+	// Risk is the call's risk, set by the confirm step. Effects are what its
+	// tool's preview says it would do, worked out once for the call's
+	// arguments by the first step that needs them (see Request.preview).
 	Risk    tool.Risk
 	Effects *tool.Effects
 	// Verdicts are the policy's per-layer decisions; Confirmation what
@@ -58,12 +59,14 @@ type Request struct {
 	Confirmation *ConfirmRecord
 	Outcome      Outcome
 
-	runner   *Runner
-	onUpdate func(tool.Result)
-	resolved *resolvedTool
-	args     map[string]any // decoded Call.Arguments, once needed
-	quick    int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
-	notes    map[string]any // what the pipeline did, for the result's details
+	runner    *Runner
+	onUpdate  func(tool.Result)
+	resolved  *resolvedTool
+	args      map[string]any // decoded Call.Arguments, once needed
+	quick     int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
+	previewed *previewed     // the preview of the current arguments, once asked for
+	touched   *touched       // the files the call touches, once worked out
+	notes     map[string]any // what the pipeline did, for the result's details
 }
 
 // Outcome classifies how a call ended when it did not run normally.
@@ -114,6 +117,7 @@ func (req *Request) SetArgs(args map[string]any) error {
 		return fmt.Errorf("encoding arguments: %w", err)
 	}
 	req.args, req.Call.Arguments, req.quick = args, bytes.TrimSuffix(b.Bytes(), []byte("\n")), 0
+	req.previewed, req.touched, req.Effects = nil, nil, nil // worked out again for the new arguments
 	return nil
 }
 

@@ -363,6 +363,39 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	if call.ID == "" {
 		call.ID = tool.NewCallID("call")
 	}
+	ctx, req, rt, res := r.request(ctx, call, opts)
+	name = req.Tool.Name
+	if r.events.Active() {
+		r.events.Publish(Event{Type: EventStart, ToolCallID: call.ID, ToolName: name, Args: rawArgs(call.Arguments)})
+	}
+	var prog *progress
+	req.Update = noUpdate
+	if req.onUpdate != nil || r.events.Active() {
+		prog = &progress{r: r, req: req}
+		req.Update = prog.update
+	}
+	if rt != nil {
+		res = r.chain(ctx, req)
+	} else {
+		req.Outcome = OutcomeUnknownTool
+		res = Envelop(name, complete(res))
+	}
+	if prog != nil {
+		prog.end()
+	}
+	r.audit(ctx, req, res)
+	if r.events.Active() {
+		ev := r.eventResult(res)
+		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: ev, IsError: res.IsError})
+	}
+	return message(call, name, res)
+}
+
+// request makes the request for call, as the steps receive it, and
+// resolves its tool: rt is nil, and res the error result, when no tool
+// has the call's name.
+func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption) (context.Context, *Request, *resolvedTool, tool.Result) {
+	name := strings.TrimSpace(call.Name)
 	var shape string
 	if !r.cfg.DisableNormalization {
 		call.Name, call.Arguments, shape = r.reshape(name, call.Arguments)
@@ -388,34 +421,51 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	rt, res := r.resolve(name)
 	if rt != nil {
 		req.Tool, req.resolved = &rt.tool, rt
-		name = rt.tool.Name
 	} else {
 		req.Tool = &tool.Tool{Name: name}
 	}
-	if r.events.Active() {
-		r.events.Publish(Event{Type: EventStart, ToolCallID: call.ID, ToolName: name, Args: rawArgs(call.Arguments)})
+	return ctx, req, rt, res
+}
+
+// Explain returns the policy's decision about a call as the pipeline's
+// policy step makes it — the arguments normalized and validated, the files
+// the call touches worked out by its tool's preview — without running the
+// call, asking anyone, running hooks or recording anything. The request
+// says what the policy was shown. A call that would not reach the policy
+// step (an unknown tool, invalid arguments) gives an error with the
+// result the model would get.
+func (r *Runner) Explain(ctx context.Context, call tool.Call, opts ...CallOption) (policy.Request, policy.Result, error) {
+	ctx, req, rt, res := r.request(ctx, call, opts)
+	if rt == nil {
+		return policy.Request{}, policy.Result{}, stopped(res)
 	}
-	var prog *progress
-	req.Update = noUpdate
-	if req.onUpdate != nil || r.events.Active() {
-		prog = &progress{r: r, req: req}
-		req.Update = prog.update
+	p := r.policy
+	if p == nil {
+		p = &policy.Policy{}
 	}
-	if rt != nil {
-		res = r.chain(ctx, req)
-	} else {
-		req.Outcome = OutcomeUnknownTool
-		res = Envelop(name, complete(res))
+	var pr policy.Request
+	decide := func(ctx context.Context, req *Request) tool.Result {
+		pr = callRequest(ctx, p, req)
+		return tool.Result{}
 	}
-	if prog != nil {
-		prog.end()
+	if res := Arguments(r.normalizeStep(Validate(decide)))(ctx, req); res.IsError {
+		return policy.Request{}, policy.Result{}, stopped(res)
 	}
-	r.audit(ctx, req, res)
-	if r.events.Active() {
-		ev := r.eventResult(res)
-		r.events.Publish(Event{Type: EventEnd, ToolCallID: call.ID, ToolName: name, Result: ev, IsError: res.IsError})
+	return pr, p.Decide(pr), nil
+}
+
+// stopped is the error of a call stopped before the policy step: what the
+// model would be told.
+func stopped(res tool.Result) error {
+	var parts []string
+	for _, c := range res.Content {
+		if env, ok := tool.ParseEnvelope(c.Text); ok && env.Error != "" {
+			parts = append(parts, env.Error)
+		} else if c.Type == tool.TextContent {
+			parts = append(parts, c.Text)
+		}
 	}
-	return message(call, name, res)
+	return errors.New(strings.Join(parts, "\n"))
 }
 
 // RunBatch runs the calls of one model turn concurrently and returns their
@@ -508,13 +558,13 @@ func dryRun(ctx context.Context, req *Request) tool.Result {
 	if req.Tool.Preview == nil {
 		return tool.Errorf("Tool %s cannot describe what it would do without doing it, so it was not run (dry run).", req.Tool.Name)
 	}
-	e, err := req.Tool.Preview(ctx, req.Call, req.Context)
+	e, err := req.preview(ctx)
 	if err != nil {
 		req.Outcome = OutcomeToolError
 		return ErrorResult(req.Tool, err)
 	}
-	res := tool.Text(DescribeEffects(req.Tool.Name, e))
-	res.Details = map[string]any{"dryRun": true, "effects": e}
+	res := tool.Text(DescribeEffects(req.Tool.Name, *e))
+	res.Details = map[string]any{"dryRun": true, "effects": *e}
 	return res
 }
 

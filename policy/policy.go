@@ -9,8 +9,10 @@ package policy
 import (
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -66,10 +68,18 @@ type Rules struct {
 	ByProvider map[string]Rules
 }
 
-// AskRule requires confirmation for calls of Tools, when every argument named
-// in When matches one of its patterns (a * matches anything, **/ any
-// directories). A command argument matches when the whole command or any
-// command chained in it (&&, ||, ;, |, newlines) matches.
+// AskRule requires confirmation for calls of Tools, when every condition of
+// When holds: the argument it names matches one of its patterns (a *
+// matches anything, **/ any directories; case is ignored). A command
+// argument matches when the whole command or any command chained in it
+// (&&, ||, ;, |, newlines) matches.
+//
+// A condition on files — keyed path, file, file_path, paths, … (see
+// [IsFileKey]) — is about the files the call touches, not about one
+// argument: it holds when any path the call names (under any of those
+// keys) or would change ([Request.Files]) matches, and, failing closed,
+// whenever the files the call would change are not known
+// ([Request.FilesListed]).
 type AskRule struct {
 	Tools []string
 	When  map[string][]string
@@ -98,11 +108,20 @@ type Request struct {
 	Meta tool.Meta
 	// Args are the call's arguments; nil when deciding whether to offer the
 	// tool at all (ask rules with conditions then do not apply).
-	Args     map[string]any
-	Agent    string
-	Provider string
-	Model    string
-	Channel  string
+	Args map[string]any
+	// Files are the files the call touches, as the pipeline works them out
+	// when a rule has a condition on files: the paths it names and the
+	// files its tool's preview says it would change, relative to the
+	// workspace, cleaned, with links resolved. FilesListed says they
+	// include every file the call would change (its tool is read-only, or
+	// lists its changes: write, edit, apply_patch); when it is false, a
+	// condition on files holds whatever the paths.
+	Files       []string
+	FilesListed bool
+	Agent       string
+	Provider    string
+	Model       string
+	Channel     string
 	// Sandboxed and Subagent select those layers; Owner is true only when the
 	// caller is known to be the owner.
 	Sandboxed, Subagent, Owner bool
@@ -205,27 +224,47 @@ func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
 // ask rule of some layer has conditions on them. When none has, Decide
 // gives the same result with Args nil, and a caller need not decode them.
 func (p *Policy) UsesArgs() bool {
-	conditional := func(r Rules) bool {
-		if slices.ContainsFunc(r.Ask, func(a AskRule) bool { return len(a.When) > 0 }) {
+	return p.anyAskRule(func(a AskRule) bool { return len(a.When) > 0 })
+}
+
+// UsesFiles reports whether Decide looks at the files a call touches:
+// whether an ask rule of some layer has a condition on files. When none
+// has, Files and FilesListed change nothing, and a caller need not work
+// them out.
+func (p *Policy) UsesFiles() bool {
+	return p.anyAskRule(func(a AskRule) bool {
+		for key := range a.When {
+			if IsFileKey(key) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// anyAskRule reports whether an ask rule of some layer satisfies f.
+func (p *Policy) anyAskRule(f func(AskRule) bool) bool {
+	in := func(r Rules) bool {
+		if slices.ContainsFunc(r.Ask, f) {
 			return true
 		}
 		for _, byProvider := range r.ByProvider {
-			if slices.ContainsFunc(byProvider.Ask, func(a AskRule) bool { return len(a.When) > 0 }) {
+			if slices.ContainsFunc(byProvider.Ask, f) {
 				return true
 			}
 		}
 		return false
 	}
-	if conditional(p.Tools) || conditional(p.Sandbox) || conditional(p.Subagents) {
+	if in(p.Tools) || in(p.Sandbox) || in(p.Subagents) {
 		return true
 	}
 	for _, r := range p.Agents {
-		if conditional(r) {
+		if in(r) {
 			return true
 		}
 	}
 	for _, r := range p.Channels {
-		if conditional(r) {
+		if in(r) {
 			return true
 		}
 	}
@@ -265,7 +304,7 @@ func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decis
 	}
 	for _, a := range r.Ask {
 		if ref, ok := p.first(m, a.Tools); ok {
-			if cond, ok := p.conditionsMatch(a.When, req.Args); ok {
+			if cond, ok := p.conditionsMatch(a.When, req); ok {
 				add(name, Ask, "ask "+ref+cond)
 				return
 			}
@@ -315,16 +354,10 @@ func (p *Policy) first(m *tool.Meta, refs []string) (string, bool) {
 
 // matches reports whether ref names the tool: its id, an alias ("bash" is
 // exec), a group ("group:fs"), a * glob over ids ("mcp__github__*"); "write"
-// also names apply_patch.
+// also names edit and apply_patch (see [catalog.NamesFileChanges]).
 func (p *Policy) matches(m *tool.Meta, ref string) bool {
 	ref = strings.TrimSpace(ref)
-	if registry.Matches(m, ref) {
-		return true
-	}
-	if id, ok := catalog.Alias(ref); ok {
-		ref = id
-	}
-	if ref == "write" && m.ID == "apply_patch" {
+	if registry.Matches(m, ref) || catalog.NamesFileChanges(ref, m.ID) {
 		return true
 	}
 	if strings.Contains(ref, "*") && !strings.HasPrefix(ref, registry.GroupPrefix) {
@@ -333,19 +366,27 @@ func (p *Policy) matches(m *tool.Meta, ref string) bool {
 	return false
 }
 
-// conditionsMatch reports whether every argument named in when matches one
-// of its patterns, and renders the match for the verdict. No conditions
-// always match; with conditions, unknown arguments (nil) never do.
-func (p *Policy) conditionsMatch(when map[string][]string, args map[string]any) (string, bool) {
+// conditionsMatch reports whether every condition of when holds for req,
+// and renders the match for the verdict. No conditions always hold; with
+// conditions, unknown arguments (nil) never do.
+func (p *Policy) conditionsMatch(when map[string][]string, req Request) (string, bool) {
 	if len(when) == 0 {
 		return "", true
 	}
-	if args == nil {
+	if req.Args == nil {
 		return "", false
 	}
 	var parts []string
 	for _, key := range slices.Sorted(maps.Keys(when)) {
-		s, ok := args[key].(string)
+		if IsFileKey(key) {
+			part, ok := p.filesMatch(key, when[key], req)
+			if !ok {
+				return "", false
+			}
+			parts = append(parts, part)
+			continue
+		}
+		s, ok := req.Args[key].(string)
 		if !ok {
 			return "", false
 		}
@@ -356,6 +397,74 @@ func (p *Policy) conditionsMatch(when map[string][]string, args map[string]any) 
 		parts = append(parts, fmt.Sprintf("%s matches %q", key, pattern))
 	}
 	return " when " + strings.Join(parts, " and "), true
+}
+
+// filesMatch decides a condition on files: it holds when a path the call
+// touches matches one of the patterns, or when the files the call would
+// change are not known.
+func (p *Policy) filesMatch(key string, patterns []string, req Request) (string, bool) {
+	paths := touched(req)
+	for _, pat := range patterns {
+		re := p.glob(pat, true)
+		if slices.ContainsFunc(paths, re.MatchString) {
+			return fmt.Sprintf("%s matches %q", key, pat), true
+		}
+	}
+	if req.FilesListed {
+		return "", false
+	}
+	quoted := make([]string, len(patterns))
+	for i, pat := range patterns {
+		quoted[i] = strconv.Quote(pat)
+	}
+	return fmt.Sprintf("%s may match %s (the files the call would change are not known)", key, strings.Join(quoted, " or ")), true
+}
+
+// touched returns the paths a call touches, as far as the request says:
+// the paths its arguments name, as given and cleaned, and its Files.
+func touched(req Request) []string {
+	var out []string
+	for _, p := range ArgPaths(req.Args) {
+		out = append(out, p, path.Clean(p))
+	}
+	return append(out, req.Files...)
+}
+
+// ArgPaths returns the paths arguments name under a file key (see
+// [IsFileKey]): each string value, or string in a list, trimmed.
+func ArgPaths(args map[string]any) []string {
+	var out []string
+	add := func(v any) {
+		if s, ok := v.(string); ok && strings.TrimSpace(s) != "" {
+			out = append(out, strings.TrimSpace(s))
+		}
+	}
+	for key, v := range args {
+		if !IsFileKey(key) {
+			continue
+		}
+		if list, ok := v.([]any); ok {
+			for _, item := range list {
+				add(item)
+			}
+		} else {
+			add(v)
+		}
+	}
+	return out
+}
+
+// IsFileKey reports whether an argument name, in any case style, names
+// files: path, paths, file, files, file_path, filePath, file_paths,
+// filename, file_name, … A condition under such a key is a condition on
+// the files a call touches (see [AskRule]).
+func IsFileKey(key string) bool {
+	k := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(strings.TrimSpace(key)))
+	switch k {
+	case "path", "paths", "file", "files", "filepath", "filepaths", "filename", "filenames":
+		return true
+	}
+	return false
 }
 
 // anyPattern returns the first pattern that value matches. Commands are

@@ -49,6 +49,11 @@ func TestDecisionMatrix(t *testing.T) {
 		{"write covers apply_patch (allow)", &Policy{Tools: Rules{Allow: []string{"write"}}}, Request{Meta: meta("apply_patch")}, Allow, ""},
 		{"write covers apply_patch (deny)", &Policy{Tools: Rules{Deny: []string{"write"}}}, Request{Meta: meta("apply_patch")}, Deny, ""},
 		{"edit does not cover apply_patch", &Policy{Tools: Rules{Deny: []string{"edit"}}}, Request{Meta: meta("apply_patch")}, Allow, ""},
+		{"write covers edit (deny)", &Policy{Tools: Rules{Deny: []string{"write"}}}, Request{Meta: meta("edit")}, Deny, "deny write"},
+		{"write covers edit (ask)", &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"write"}}}}}, Request{Meta: meta("edit"), Args: map[string]any{}}, Ask, "global: ask write"},
+		{"write does not cover exec", &Policy{Tools: Rules{Deny: []string{"write"}}}, Request{Meta: meta("exec")}, Allow, ""},
+		{"write does not cover a plugin's tool", &Policy{Tools: Rules{Deny: []string{"write"}}}, Request{Meta: meta("write_notes")}, Allow, ""},
+		{"edit does not cover write", &Policy{Tools: Rules{Deny: []string{"edit"}}}, Request{Meta: meta("write")}, Allow, ""},
 		{"group", &Policy{Tools: Rules{Deny: []string{"group:runtime"}}}, Request{Meta: meta("process")}, Deny, "deny group:runtime"},
 		{"group mcp server", &Policy{Tools: Rules{Deny: []string{"group:mcp:github"}}}, Request{Meta: mcpTool("github", "create_issue")}, Deny, ""},
 		{"other mcp server", &Policy{Tools: Rules{Deny: []string{"group:mcp:github"}}}, Request{Meta: mcpTool("gitlab", "create_issue")}, Allow, ""},
@@ -112,7 +117,7 @@ func TestAskConditions(t *testing.T) {
 		{"write", map[string]any{"path": "src/env.go"}, Allow, ""},
 		{"read", map[string]any{"path": ".env"}, Allow, ""},
 	} {
-		got := p.Decide(Request{Meta: meta(tc.tool), Args: tc.args})
+		got := p.Decide(Request{Meta: meta(tc.tool), Args: tc.args, FilesListed: true})
 		if got.Decision != tc.want || !strings.Contains(got.Reason, tc.rule) {
 			t.Errorf("%s %v: %v %q, want %v %q", tc.tool, tc.args, got.Decision, got.Reason, tc.want, tc.rule)
 		}
@@ -124,6 +129,72 @@ func TestAskConditions(t *testing.T) {
 	deny := &Policy{Tools: Rules{Deny: []string{"exec"}}}
 	if deny.Offers(Request{Meta: meta("exec")}) || !deny.Offers(Request{Meta: meta("read")}) {
 		t.Error("Offers")
+	}
+}
+
+// TestFileConditions: a condition on files is about the files a call
+// touches — the paths it names under any file key, as given or cleaned,
+// and the files it would change — and holds, failing closed, when they
+// are not all known.
+func TestFileConditions(t *testing.T) {
+	t.Parallel()
+	goFiles := &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"write"}, When: map[string][]string{"path": {"*.go"}}}}}}
+	secrets := &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"exec", "mine", "read"}, When: map[string][]string{"file_path": {"secrets/**", "*.key"}}}}}}
+	patch := map[string]any{"patch": "*** Begin Patch\n…"}
+	for _, tc := range []struct {
+		name   string
+		policy *Policy
+		tool   string
+		args   map[string]any
+		files  []string
+		listed bool
+		want   Decision
+		rule   string
+	}{
+		{"write a Go file", goFiles, "write", map[string]any{"path": "main.go"}, []string{"main.go"}, true, Ask, `ask write when path matches "*.go"`},
+		{"write another file", goFiles, "write", map[string]any{"path": "notes.txt"}, []string{"notes.txt"}, true, Allow, ""},
+		{"edit a Go file", goFiles, "edit", map[string]any{"path": "cmd/x.go"}, []string{"cmd/x.go"}, true, Ask, `ask write when path matches "*.go"`},
+		{"a path cleaned", goFiles, "edit", map[string]any{"path": "./a/../b.go"}, nil, true, Ask, ""},
+		{"a link to a Go file", goFiles, "write", map[string]any{"path": "link.txt"}, []string{"real.go"}, true, Ask, ""},
+		{"another case", goFiles, "write", map[string]any{"path": "MAIN.GO"}, []string{"MAIN.GO"}, true, Ask, ""},
+		{"a patch moving a Go file", goFiles, "apply_patch", patch, []string{"cmd/app/main.txt", "main.go"}, true, Ask, `ask write when path matches "*.go"`},
+		{"a patch adding a Go file", goFiles, "apply_patch", patch, []string{"new.go"}, true, Ask, ""},
+		{"a patch of text files", goFiles, "apply_patch", patch, []string{"a.txt", "b.md"}, true, Allow, ""},
+		{"a preview that failed", goFiles, "edit", map[string]any{"path": "a.txt"}, nil, false, Ask, `path may match "*.go" (the files the call would change are not known)`},
+		{"exec is not a write", goFiles, "exec", map[string]any{"command": "sed -i s/a/b/ main.go"}, nil, false, Allow, ""},
+		{"exec named: its files are not known", secrets, "exec", map[string]any{"command": "ls"}, nil, false, Ask, `file_path may match "secrets/**" or "*.key"`},
+		{"a file key spelled file", secrets, "mine", map[string]any{"file": "secrets/db"}, nil, true, Ask, `file_path matches "secrets/**"`},
+		{"a file key spelled filePath", secrets, "mine", map[string]any{"filePath": "id.KEY"}, nil, true, Ask, `file_path matches "*.key"`},
+		{"a list of paths", secrets, "mine", map[string]any{"paths": []any{"a", "secrets/db"}}, nil, true, Ask, ""},
+		{"a list of other paths", secrets, "mine", map[string]any{"paths": []any{"a", "b"}}, nil, true, Allow, ""},
+		{"a read the bridge resolves", secrets, "read", map[string]any{"path": "public/link"}, []string{"secrets/db"}, true, Ask, ""},
+		{"a read elsewhere", secrets, "read", map[string]any{"path": "public/a"}, []string{"public/a"}, true, Allow, ""},
+	} {
+		req := Request{Meta: meta(tc.tool), Args: tc.args, Files: tc.files, FilesListed: tc.listed}
+		got := tc.policy.Decide(req)
+		if got.Decision != tc.want || !strings.Contains(got.Reason, tc.rule) {
+			t.Errorf("%s: %v %q, want %v %q", tc.name, got.Decision, got.Reason, tc.want, tc.rule)
+		}
+		req.Args = nil // offering the tool: no condition applies
+		if got := tc.policy.Decide(req); got.Decision != Allow {
+			t.Errorf("%s, offered: %v %q", tc.name, got.Decision, got.Reason)
+		}
+	}
+	for _, key := range []string{"path", "Paths", "file", "files", "file_path", "filePath", "FILE_PATH", "file-paths", "filename", "file_name"} {
+		if !IsFileKey(key) {
+			t.Errorf("%s is not a file key", key)
+		}
+	}
+	for _, key := range []string{"command", "content", "patch", "pathological", "url", "dir"} {
+		if IsFileKey(key) {
+			t.Errorf("%s is a file key", key)
+		}
+	}
+	if !goFiles.UsesFiles() || !secrets.UsesFiles() {
+		t.Error("conditions on files, UsesFiles false")
+	}
+	if (&Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"exec"}, When: map[string][]string{"command": {"rm *"}}}}}}).UsesFiles() {
+		t.Error("a condition on a command, UsesFiles true")
 	}
 }
 

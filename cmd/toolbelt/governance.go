@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,7 +15,9 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/policy"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 type configCmd struct {
@@ -224,11 +227,12 @@ type policyExplainCmd struct {
 	Agent     string `help:"Agent id."`
 	Provider  string `help:"Model provider, or provider/model (openai/gpt-5)."`
 	Channel   string `help:"Channel or group the request comes from." default:"cli"`
-	Args      string `help:"Arguments as a JSON object, for ask rules with conditions." placeholder:"JSON"`
+	Args      string `help:"Arguments as a JSON object, for ask rules with conditions: the call is decided as the pipeline decides it, its arguments normalized and validated and the files it touches worked out in the workspace." placeholder:"JSON"`
 	NotOwner  bool   `help:"Decide for a caller not known to be the owner."`
 	Sandboxed bool   `help:"Decide for a sandboxed caller."`
 	Subagent  bool   `help:"Decide for a sub-agent."`
 	JSON      bool   `name:"json" help:"Print JSON."`
+	workspaceFlags
 }
 
 func (c *policyExplainCmd) Run(e *env) error {
@@ -244,12 +248,19 @@ func (c *policyExplainCmd) Run(e *env) error {
 	meta, _ := reg.Meta(id)
 	req := policy.Request{Meta: meta, Agent: c.Agent, Channel: c.Channel, Owner: !c.NotOwner, Sandboxed: c.Sandboxed, Subagent: c.Subagent}
 	req.Provider, req.Model, _ = strings.Cut(c.Provider, "/")
-	if c.Args != "" {
-		if err := json.Unmarshal([]byte(c.Args), &req.Args); err != nil || req.Args == nil {
+	p := policy.FromConfig(cfg)
+	var res policy.Result
+	if c.Args == "" {
+		res = p.Decide(req)
+	} else {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(c.Args), &args); err != nil || args == nil {
 			return fmt.Errorf("--args must be a JSON object: %v", err)
 		}
+		if req, res, err = c.explainCall(e, p, id); err != nil {
+			return err
+		}
 	}
-	res := policy.FromConfig(cfg).Decide(req)
 	if c.JSON {
 		return writeJSON(e.stdout, res)
 	}
@@ -280,6 +291,9 @@ func (c *policyExplainCmd) Run(e *env) error {
 		fmt.Fprintf(&b, " — %s", res.Reason)
 	}
 	b.WriteByte('\n')
+	if c.Args != "" && p.UsesFiles() {
+		b.WriteString(filesNote(id, req))
+	}
 	if res.Decision != policy.Deny {
 		if why := riskNote(meta.Risk.String(), cfg.Confirm.Medium); why != "" {
 			b.WriteString(why)
@@ -287,6 +301,37 @@ func (c *policyExplainCmd) Run(e *env) error {
 	}
 	_, err = fmt.Fprint(e.stdout, b.String())
 	return err
+}
+
+// explainCall decides about the call --args describe as the pipeline
+// does: its arguments normalized and validated, the files it touches
+// worked out in the workspace by its tool's preview.
+func (c *policyExplainCmd) explainCall(e *env, p *policy.Policy, id string) (policy.Request, policy.Result, error) {
+	tc, err := c.toolContext(e)
+	if err != nil {
+		return policy.Request{}, policy.Result{}, err
+	}
+	tc.AgentID, tc.Channel, tc.Owner, tc.Sandboxed, tc.Subagent = c.Agent, c.Channel, !c.NotOwner, c.Sandboxed, c.Subagent
+	var opts []invoke.CallOption
+	if c.Provider != "" {
+		opts = append(opts, invoke.FromProvider(c.Provider))
+	}
+	r := invoke.New(e.registry(), tc, invoke.WithPolicy(p))
+	return r.Explain(context.Background(), tool.Call{ID: "explain", Name: id, Arguments: json.RawMessage(c.Args)}, opts...)
+}
+
+// filesNote says which files the policy saw the call touch.
+func filesNote(id string, req policy.Request) string {
+	files := strings.Join(req.Files, ", ")
+	switch {
+	case req.FilesListed && files == "":
+		files = "none"
+	case !req.FilesListed && files == "":
+		files = fmt.Sprintf("not known (%s does not list the files it would change, so a condition on files holds for it)", id)
+	case !req.FilesListed:
+		files += fmt.Sprintf(", and others %s does not list (so a condition on files holds for it)", id)
+	}
+	return "Files it touches: " + files + "\n"
 }
 
 // riskNote says whether the tool's risk alone asks a person.

@@ -39,9 +39,14 @@ func main() {
 	hooks := invoke.NewHooks()
 	// Higher priority runs first. A hook that returns an error or panics
 	// blocks the call: hooks fail closed.
+	// c.Files are the files the call touches, whatever the tool: the paths
+	// it names and the files it would change (an apply_patch names them
+	// only inside its patch), with links resolved.
 	hooks.OnBefore("no-env-files", 10, func(_ context.Context, c invoke.BeforeToolCall) (invoke.BeforeDecision, error) {
-		if path, _ := c.Params["path"].(string); strings.HasPrefix(filepath.Base(path), ".env") {
-			return invoke.BeforeDecision{Block: true, Reason: "Environment files hold secrets; ask the user for the value you need."}, nil
+		for _, f := range c.Files {
+			if strings.HasPrefix(filepath.Base(f), ".env") {
+				return invoke.BeforeDecision{Block: true, Reason: "Environment files hold secrets; ask the user for the value you need."}, nil
+			}
 		}
 		return invoke.BeforeDecision{}, nil
 	})
@@ -61,6 +66,7 @@ func main() {
 	for _, call := range []tool.Call{
 		{ID: "call_1", Name: "read", Arguments: json.RawMessage(`{"path":"notes.txt"}`)},
 		{ID: "call_2", Name: "read", Arguments: json.RawMessage(`{"path":".env"}`)},
+		{ID: "call_3", Name: "apply_patch", Arguments: json.RawMessage(`{"patch":"*** Begin Patch\n*** Add File: config/.env\n+TOKEN=x\n*** End Patch"}`)},
 	} {
 		msg := r.Run(context.Background(), call)
 		fmt.Printf("%s (error: %v)\n%s\n\n", msg.ToolCallID, msg.IsError, strings.TrimSpace(msg.Content[0].Text))

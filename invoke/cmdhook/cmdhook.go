@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -35,7 +36,8 @@ type Hook struct {
 	// Name names the hook in events and logs (default: the command).
 	Name string
 	// Tools selects the calls: names, * globs and group: references;
-	// empty selects every call.
+	// empty selects every call. "write" selects every tool that changes
+	// files (write, edit, apply_patch).
 	Tools []string
 	// Command runs with sh -c.
 	Command string
@@ -64,13 +66,18 @@ type Options struct {
 
 // BeforeInput is what a before hook reads.
 type BeforeInput struct {
-	Event   string         `json:"event"` // "before_tool_call"
-	CallID  string         `json:"callId"`
-	Tool    string         `json:"tool"`
-	Params  map[string]any `json:"params"`
-	Risk    string         `json:"risk"`
-	Source  string         `json:"source"`
-	Context InputContext   `json:"context"`
+	Event  string         `json:"event"` // "before_tool_call"
+	CallID string         `json:"callId"`
+	Tool   string         `json:"tool"`
+	Params map[string]any `json:"params"`
+	// Files are the files the call touches, relative to the workspace
+	// with links resolved; FilesListed says they include every file it
+	// would change (see invoke.BeforeToolCall).
+	Files       []string     `json:"files"`
+	FilesListed bool         `json:"filesListed"`
+	Risk        string       `json:"risk"`
+	Source      string       `json:"source"`
+	Context     InputContext `json:"context"`
 }
 
 // InputContext says who and where the call runs for.
@@ -173,13 +180,15 @@ func (h Hook) name() string {
 	return h.Command
 }
 
-// matches reports whether the hook is for the tool m describes.
+// matches reports whether the hook is for the tool m describes; a hook
+// for write is also for every tool that changes files (edit, apply_patch),
+// as a policy rule for write is.
 func (h Hook) matches(m *tool.Meta) bool {
 	if len(h.Tools) == 0 {
 		return true
 	}
 	for _, ref := range h.Tools {
-		if registry.Matches(m, ref) {
+		if registry.Matches(m, ref) || catalog.NamesFileChanges(ref, m.ID) {
 			return true
 		}
 		if ok, _ := path.Match(ref, m.ID); ok {
@@ -199,7 +208,10 @@ func Before(h Hook, opts Options) invoke.BeforeHook {
 		}
 		in := BeforeInput{
 			Event: "before_tool_call", CallID: call.CallID, Tool: call.Tool, Params: call.Params,
-			Risk: call.Meta.Risk.String(), Source: string(call.Meta.Source),
+			Files: call.Files, FilesListed: call.FilesListed, Risk: call.Meta.Risk.String(), Source: string(call.Meta.Source),
+		}
+		if in.Files == nil {
+			in.Files = []string{}
 		}
 		if tc := call.Context; tc != nil {
 			in.Context = InputContext{Workspace: tc.WorkspaceDir, Session: tc.SessionKey, Agent: tc.AgentID, Channel: tc.Channel, Owner: tc.Owner}

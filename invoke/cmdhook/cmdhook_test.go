@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	tbfs "github.com/toolbelt/toolbelt/tools/fs"
 )
 
 // echoTool returns its arguments as JSON text.
@@ -184,5 +187,72 @@ print(json.dumps({"content": [{"type": "text", "text": c["text"].replace("swordf
 	}
 	if len(stored) != 1 || textOf(stored[0]) != `{"password":"[redacted]"}` || stored[0].ToolCallID != "c1" {
 		t.Errorf("stored = %+v", stored)
+	}
+}
+
+// TestHookForWriteRunsForEveryFileTool: a hook for write runs for edit and
+// apply_patch too, and reads the files each call would change, links
+// resolved, both sides of a move; a hook for edit does not run for write.
+func TestHookForWriteRunsForEveryFileTool(t *testing.T) {
+	t.Parallel()
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("main.go", filepath.Join(ws, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New()
+	if err := tbfs.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	b, err := fsbridge.OpenLocal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	log := filepath.Join(t.TempDir(), "inputs")
+	h := invoke.NewHooks()
+	Install(h, []Hook{
+		{Name: "guard-writes", Tools: []string{"write"}, Command: "cat >> " + log + "; echo >> " + log + "; echo 'not today' >&2; exit 2"},
+		{Name: "edits-only", Tools: []string{"edit"}, Command: "echo edits-only >> " + log + ".edit", Priority: 10},
+	}, nil, nil, Options{Registry: reg, Dir: ws})
+	r := invoke.New(reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: b}, invoke.WithHooks(h))
+	for _, c := range []struct{ tool, args string }{
+		{"write", `{"path":"link.txt","content":"x"}`},
+		{"edit", `{"path":"main.go","edits":[{"oldText":"main","newText":"app"}]}`},
+		{"apply_patch", `{"patch":"*** Begin Patch\n*** Update File: main.go\n*** Move to: app.go\n@@\n-package main\n+package app\n*** End Patch"}`},
+	} {
+		if msg := run(r, c.tool, c.args); !strings.Contains(textOf(msg), `"reason":"not today"`) {
+			t.Errorf("%s was not blocked by the hook for write: %s", c.tool, textOf(msg))
+		}
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tools, files []string
+	for line := range strings.Lines(strings.TrimSpace(string(data))) {
+		var in BeforeInput
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if !in.FilesListed {
+			t.Errorf("%s: files not listed", in.Tool)
+		}
+		tools = append(tools, in.Tool)
+		files = append(files, strings.Join(in.Files, "+"))
+	}
+	if want := []string{"write", "edit", "apply_patch"}; !slices.Equal(tools, want) {
+		t.Errorf("the hook ran for %v, want %v", tools, want)
+	}
+	if want := []string{"main.go", "main.go", "app.go+main.go"}; !slices.Equal(files, want) {
+		t.Errorf("the hook read files %v, want %v", files, want)
+	}
+	if edits, _ := os.ReadFile(log + ".edit"); strings.Count(string(edits), "edits-only") != 1 {
+		t.Errorf("the hook for edit ran %d times, want once (for edit only)", strings.Count(string(edits), "edits-only"))
 	}
 }

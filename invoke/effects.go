@@ -1,0 +1,76 @@
+package invoke
+
+import (
+	"context"
+	"slices"
+
+	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/policy"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// previewed is what a call's preview said: the effects, or why it could
+// not say.
+type previewed struct {
+	effects *tool.Effects
+	err     error
+}
+
+// preview returns what the tool's preview says the call would do: nil for
+// a tool without a preview, or a read-only one (it runs unasked, changing
+// nothing, whatever its preview says). It is worked out once for the
+// call's arguments, by the first step that needs it (policy, hooks,
+// confirm), and kept in req.Effects; SetArgs discards it.
+func (req *Request) preview(ctx context.Context) (*tool.Effects, error) {
+	if req.previewed == nil {
+		req.previewed = &previewed{}
+		if req.Tool.Preview != nil && !req.Tool.Meta.ReadOnly {
+			e, err := req.Tool.Preview(ctx, req.Call, req.Context)
+			if err != nil {
+				req.previewed.err = err
+			} else {
+				req.previewed.effects = &e
+			}
+		}
+		req.Effects = req.previewed.effects
+	}
+	return req.previewed.effects, req.previewed.err
+}
+
+// touched are the files a call touches (see policy.Request.Files).
+type touched struct {
+	files  []string
+	listed bool
+}
+
+// files returns the files the call touches: the paths its arguments name
+// (see policy.ArgPaths) as the tool context's file bridge resolves them —
+// relative to the workspace, cleaned, links resolved — and the files its
+// preview says it would change. listed says they include every file it
+// would change: its tool is read-only, or is a core tool whose preview
+// lists its changes (write, edit, apply_patch) and the preview worked.
+// Worked out once for the call's arguments.
+func (req *Request) files(ctx context.Context) (files []string, listed bool) {
+	if req.touched != nil {
+		return req.touched.files, req.touched.listed
+	}
+	t := &touched{listed: req.Tool.Meta.ReadOnly}
+	if args, err := req.Args(); err == nil && req.Context != nil && req.Context.FS != nil {
+		for _, p := range policy.ArgPaths(args) {
+			if canon, err := req.Context.FS.Resolve(ctx, p); err == nil {
+				t.files = append(t.files, canon) // one it cannot resolve is matched as given
+			}
+		}
+	}
+	if !t.listed {
+		e, err := req.preview(ctx)
+		if e != nil {
+			t.files = append(t.files, e.Files...)
+		}
+		t.listed = err == nil && e != nil && req.Tool.Meta.Source == tool.SourceCore && catalog.ChangesFiles(req.Tool.Meta.ID)
+	}
+	slices.Sort(t.files)
+	t.files = slices.Compact(t.files)
+	req.touched = t
+	return t.files, t.listed
+}
