@@ -285,7 +285,7 @@ func resolve(key string, info store.SessionInfo, kept bool, as tool.Identity) (t
 // refusal says that session key is not run for someone without the rights
 // why names.
 func refusal(key, why string) error {
-	return tool.InputErrorf("Session %q has rights that whoever asked for this lacks (%s), so nothing was delivered to it and it did not run: work reaches a session only from someone with at least its rights (a sub-agent's from sub-agents, a sandboxed caller's from sandboxed ones).", key, why)
+	return tool.InputErrorf("Session %q has rights that whoever asked for this lacks (%s), so nothing was delivered to it and it did not run: a session takes work only from someone with every right it has. Send to sessions that run within your limits, or spawn a sub-agent (sessions_spawn).", key, why)
 }
 
 // Agent returns the agent loop of session key, to watch its events; nil
