@@ -379,9 +379,12 @@ func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.Sch
 	return run
 }
 
-// perform does what a schedule's payload says.
+// perform does what a schedule's payload says, as whoever set it.
 func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, error) {
 	p := sch.Payload
+	if sch.Legacy {
+		return "", fmt.Errorf("schedule %s was kept before a schedule recorded the rights and limits of whoever set it, so it does not run: remove it and add it again (toolbelt cron remove %s, then toolbelt cron add …, or the cron tool's remove and add)", sch.ID, sch.ID)
+	}
 	if p.IsMessage() {
 		if s.o.Deliver == nil {
 			return "", errors.New(cmp.Or(s.o.NoDeliver, "messages to agent sessions cannot be delivered here: no agent runner is configured"))
@@ -392,12 +395,13 @@ func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, err
 	if r == nil {
 		return "", errors.New("no tool pipeline to run the call in")
 	}
-	// The call runs as the schedule's owner — their principal, channel and
-	// agent, so the same policy layers apply as to their own calls — in a
-	// session of the schedule's own: the audit record says who and which
-	// schedule.
-	o := sch.Owner
-	ctx = invoke.WithCaller(ctx, invoke.Caller{SessionKey: "cron:" + sch.ID, Channel: cmp.Or(o.Channel, "cron"), Principal: o.Principal, Owner: true, AgentID: o.AgentID})
+	// The call runs as whoever set the schedule — their principal, channel,
+	// agent, owner flag, sandbox and sub-agent limits, so the same policy
+	// layers apply as to their own calls — in a session of the schedule's
+	// own: the audit record says who and which schedule.
+	as := sch.Owner
+	as.SessionKey, as.Channel = "cron:"+sch.ID, cmp.Or(as.Channel, "cron")
+	ctx = invoke.WithCaller(ctx, as)
 	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
 	text := resultText(msg)
 	if msg.IsError {

@@ -86,7 +86,7 @@ func newRig(t *testing.T, st *store.Store, calls *atomic.Int32, o automation.Opt
 }
 
 func echoSchedule(kind string) tool.Schedule {
-	s := tool.Schedule{Kind: kind, Enabled: true, Owner: tool.ScheduleOwner{Principal: "alice", Channel: "mcp"},
+	s := tool.Schedule{Kind: kind, Enabled: true, Owner: tool.Identity{Principal: "alice", Channel: "mcp", Owner: true},
 		Payload: tool.SchedulePayload{Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`)}}
 	switch kind {
 	case tool.ScheduleEvery:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -107,5 +108,97 @@ func TestCronToolRefusesEscapes(t *testing.T) {
 		if m.IsError == allowed || !strings.Contains(text(m), tt.has) {
 			t.Errorf("%s: isError %v, %s; want %q", tt.name, m.IsError, text(m), tt.has)
 		}
+	}
+}
+
+// TestCronToolKeepsSettersApart: a schedule records the whole identity of
+// who set it. A caller sees, changes and runs only schedules set with
+// rights it has: a sub-agent cannot touch the owner's. Changing what a
+// schedule does makes it the changer's; changing only when keeps its
+// setter. A sub-agent's scheduled messages go to its own session only.
+func TestCronToolKeepsSettersApart(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st := storetest.Open(t, t.TempDir()+"/t.db")
+	r := newRig(t, st, new(atomic.Int32), automation.Options{})
+	agents := []tool.AgentInfo{{ID: "lead", Spawns: []string{"checker"}}, {ID: "checker", Spawns: []string{"checker"}}}
+	owner := tool.Context{Owner: true, Channel: "cli"}
+	sub := tool.Context{Owner: true, Channel: "cli", AgentID: "checker", SessionKey: "agent:checker:subagent:1", Subagent: true}
+	call := func(tc tool.Context, args string) (string, bool) {
+		t.Helper()
+		tc.Cron, tc.Agents = r.sched, agents
+		m := invoke.New(r.reg, &tc).Run(ctx, tool.Call{Name: "cron", Arguments: json.RawMessage(args)})
+		return text(m), m.IsError
+	}
+	added := func(tc tool.Context, args string) tool.Schedule {
+		t.Helper()
+		out, isErr := call(tc, args)
+		var got struct {
+			Added tool.Schedule `json:"added"`
+		}
+		if isErr || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("add %s: %s", args, out)
+		}
+		return got.Added
+	}
+	mine := added(owner, `{"action":"add","every":"1h","tool":"echo","arguments":{"text":"owner"}}`)
+	if mine.Owner != owner.Identity() {
+		t.Fatalf("the owner's schedule records %+v", mine.Owner)
+	}
+	theirs := added(sub, `{"action":"add","every":"1h","message":"wake up"}`)
+	if want := sub.Identity(); theirs.Owner != want || theirs.Payload.SessionKey != want.SessionKey || theirs.Payload.AgentID != "checker" {
+		t.Fatalf("the sub-agent's schedule: %+v", theirs)
+	}
+	for _, args := range []string{
+		`{"action":"update","id":"` + mine.ID + `","arguments":{"text":"sub"}}`,
+		`{"action":"run","id":"` + mine.ID + `"}`,
+		`{"action":"runs","id":"` + mine.ID + `"}`,
+		`{"action":"remove","id":"` + mine.ID + `"}`,
+	} {
+		if out, isErr := call(sub, args); !isErr || !strings.Contains(out, "was set with rights you lack (it runs without the sub-agent policy)") {
+			t.Errorf("the sub-agent on the owner's schedule, %s: %s", args, out)
+		}
+	}
+	if out, _ := call(sub, `{"action":"list"}`); strings.Contains(out, mine.ID) || !strings.Contains(out, theirs.ID) {
+		t.Errorf("the sub-agent's list: %s", out)
+	}
+	for _, args := range []string{
+		`{"action":"add","every":"1h","message":"write","sessionKey":"agent:checker:main"}`,
+		`{"action":"add","every":"1h","message":"write","agentId":"lead"}`,
+		`{"action":"update","id":"` + theirs.ID + `","sessionKey":"agent:checker:main"}`,
+	} {
+		if out, isErr := call(sub, args); !isErr || !strings.Contains(out, "A sub-agent may schedule messages only to its own session (agent:checker:subagent:1)") {
+			t.Errorf("the sub-agent messages another session, %s: %s", args, out)
+		}
+	}
+	get := func(id string) tool.Schedule {
+		t.Helper()
+		s, err := r.sched.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	// The owner may change when the sub-agent's reminder runs: it stays
+	// the sub-agent's. Changing what it says makes it the owner's.
+	if out, isErr := call(owner, `{"action":"update","id":"`+theirs.ID+`","every":"2h"}`); isErr || get(theirs.ID).Owner != sub.Identity() {
+		t.Errorf("a change of timing changed who set it: %s %+v", out, get(theirs.ID).Owner)
+	}
+	if out, isErr := call(owner, `{"action":"update","id":"`+theirs.ID+`","message":"tidy up","sessionKey":"agent:checker:subagent:1","agentId":"checker"}`); isErr || get(theirs.ID).Owner != owner.Identity() {
+		t.Errorf("a change of the message did not make it the owner's: %s %+v", out, get(theirs.ID).Owner)
+	}
+	// A schedule kept before setters were recorded: only a caller with
+	// every right touches it, and giving it a payload gives it a setter.
+	if err := st.Write(ctx, func(tx *store.Tx) error {
+		_, err := tx.Exec(ctx, "UPDATE schedules SET owner = ? WHERE id = ?", `{"channel":"cli","agentId":"checker"}`, mine.ID)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if out, isErr := call(sub, `{"action":"run","id":"`+mine.ID+`"}`); !isErr || !strings.Contains(out, "was set with rights you lack") {
+		t.Errorf("the sub-agent ran an old schedule: %s", out)
+	}
+	if out, isErr := call(owner, `{"action":"update","id":"`+mine.ID+`","arguments":{"text":"again"}}`); isErr || get(mine.ID).Legacy || get(mine.ID).Owner != owner.Identity() {
+		t.Errorf("the owner's update of an old schedule: %s %+v", out, get(mine.ID))
 	}
 }

@@ -407,10 +407,7 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 	}
 	if c, ok := CallerFrom(ctx); ok {
 		tc := *r.tc
-		tc.SessionKey, tc.Channel, tc.Principal, tc.Owner = c.SessionKey, c.Channel, c.Principal, c.Owner
-		if c.AgentID != "" {
-			tc.AgentID = c.AgentID
-		}
+		tc.RunAs(c)
 		req.Context = &tc
 	}
 	for _, o := range opts {

@@ -267,6 +267,13 @@ ALTER TABLE schedule_runs ADD COLUMN node TEXT NOT NULL DEFAULT '';
 ALTER TABLE schedule_runs ADD COLUMN lease_ns BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX schedule_runs_status ON schedule_runs (status, lease_ns);
 `},
+	// Who a session runs as (tool.Identity as JSON): its agent, channel,
+	// principal, owner flag, sandbox and sub-agent limits, recorded when it
+	// is created; every later run of it runs as that. '' for sessions kept
+	// before: they take an identity the first time they run again.
+	{name: "session identities", sql: `
+ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -86,17 +86,18 @@ func encodeSchedule(s tool.Schedule) (sp, payload, owner string, err error) {
 	return string(b), string(p), string(o), nil
 }
 
-// Update replaces schedule s.ID's name, timing, payload, enabled state and
-// next run; its owner, creation and last run stay.
+// Update replaces schedule s.ID's name, timing, payload, owner, enabled
+// state and next run; its creation and last run stay, and so does the owner
+// of a legacy schedule (s.Legacy) until it is given one.
 func (ss *Schedules) Update(ctx context.Context, s tool.Schedule) error {
-	sp, payload, _, err := encodeSchedule(s)
+	sp, payload, owner, err := encodeSchedule(s)
 	if err != nil {
 		return err
 	}
 	var n int64
 	err = ss.s.Write(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ?",
-			s.Name, sp, payload, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace)
+		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, owner = CASE WHEN ? THEN owner ELSE ? END, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ?",
+			s.Name, sp, payload, s.Legacy, owner, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace)
 		if err != nil {
 			return err
 		}
@@ -144,7 +145,8 @@ func scanSchedule(row scanner) (tool.Schedule, error) {
 		next, last, c, u   int64
 		decoded            spec
 	)
-	if err := row.Scan(&s.ID, &s.Name, &sp, &payload, &owner, &s.Enabled, &next, &last, &c, &u); err != nil {
+	err := row.Scan(&s.ID, &s.Name, &sp, &payload, &owner, &s.Enabled, &next, &last, &c, &u)
+	if err != nil {
 		return s, err
 	}
 	if err := json.Unmarshal([]byte(sp), &decoded); err != nil {
@@ -153,13 +155,29 @@ func scanSchedule(row scanner) (tool.Schedule, error) {
 	if err := json.Unmarshal([]byte(payload), &s.Payload); err != nil {
 		return s, fmt.Errorf("schedule %s: its payload cannot be read: %w", s.ID, err)
 	}
-	if err := json.Unmarshal([]byte(owner), &s.Owner); err != nil {
-		return s, fmt.Errorf("schedule %s: its owner cannot be read: %w", s.ID, err)
+	if s.Owner, s.Legacy, err = decodeOwner(owner); err != nil {
+		return s, fmt.Errorf("schedule %s: who set it cannot be read: %w", s.ID, err)
 	}
 	s.Kind, s.Expr, s.TZ, s.Every, s.At, s.Anchor = decoded.Kind, decoded.Expr, decoded.TZ, decoded.Every, decoded.At, decoded.Anchor
 	s.NextRun, s.LastRun = timeOf(next), timeOf(last)
 	s.Created, s.Updated = time.Unix(0, c).UTC(), time.Unix(0, u).UTC()
 	return s, nil
+}
+
+// decodeOwner reads the owner column: the identity of who set the schedule.
+// One kept before identities were recorded has no owner flag: legacy is
+// true then, and the identity holds only who set it.
+func decodeOwner(col string) (id tool.Identity, legacy bool, err error) {
+	var flag struct {
+		Owner *bool `json:"owner"`
+	}
+	if err := json.Unmarshal([]byte(col), &flag); err != nil {
+		return id, false, err
+	}
+	if err := json.Unmarshal([]byte(col), &id); err != nil {
+		return id, false, err
+	}
+	return id, flag.Owner == nil, nil
 }
 
 // Get returns a schedule of the workspace; tool.ErrNoSchedule when there is

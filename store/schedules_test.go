@@ -22,7 +22,7 @@ func TestSchedules(t *testing.T) {
 		next := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 		s := tool.Schedule{ID: "cron_1", Name: "standup", Kind: tool.ScheduleCron, Expr: "0 9 * * 1-5", TZ: "Europe/Berlin", Enabled: true,
 			Payload: tool.SchedulePayload{Tool: "exec", Arguments: json.RawMessage(`{"command":"date"}`)},
-			Owner:   tool.ScheduleOwner{Principal: "alice", Channel: "mcp"}, NextRun: &next, Anchor: next}
+			Owner:   tool.Identity{Principal: "alice", Channel: "mcp", Owner: true}, NextRun: &next, Anchor: next}
 		if err := ss.Add(ctx, s); err != nil {
 			t.Fatal(err)
 		}

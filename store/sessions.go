@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // Sessions keeps agents' transcripts: each session's messages in order,
@@ -35,6 +37,9 @@ type SessionInfo struct {
 	Label string `json:"label"`
 	// Usage is the tokens the session's runs used, summed.
 	Usage SessionUsage `json:"usage"`
+	// Identity is who the session runs as, recorded when it was created;
+	// nil for a session kept before identities were recorded.
+	Identity *tool.Identity `json:"identity,omitempty"`
 }
 
 // SessionUsage counts tokens.
@@ -65,26 +70,36 @@ func SessionKey(agentID, channel, peer string) string {
 
 // SessionStart says who a run of a session is for.
 type SessionStart struct {
-	ID, Workspace, Model, AgentID, ParentKey, Label string
+	ID, Workspace, Model, ParentKey, Label string
+	// As is who the session runs as (its agent is the session's).
+	As tool.Identity
 }
 
 // Start marks session s.ID running, creating it when it does not exist (with
-// its agent, parent and label) or updating its model.
+// its identity, agent, parent and label) or updating its model. The
+// identity of a session that has one is never changed; one kept before
+// identities were recorded gets s.As (and its agent, if it had none).
 func (ss *Sessions) Start(ctx context.Context, s SessionStart) error {
 	if s.ID == "" {
 		return errors.New("a session needs a key")
 	}
+	id, err := json.Marshal(s.As)
+	if err != nil {
+		return fmt.Errorf("starting session %s: %w", s.ID, err)
+	}
 	now := ss.s.now().UnixNano()
-	err := ss.s.Write(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE sessions SET model = ?, status = ?, updated_ns = ? WHERE id = ?", s.Model, SessionRunning, now, s.ID)
+	err = ss.s.Write(ctx, func(tx *Tx) error {
+		res, err := tx.Exec(ctx, `UPDATE sessions SET model = ?, status = ?, updated_ns = ?,
+agent_id = CASE WHEN identity = '' AND agent_id = '' THEN ? ELSE agent_id END,
+identity = CASE WHEN identity = '' THEN ? ELSE identity END WHERE id = ?`, s.Model, SessionRunning, now, s.As.AgentID, string(id), s.ID)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n > 0 {
 			return err
 		}
-		_, err = tx.Exec(ctx, "INSERT INTO sessions (id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			s.ID, s.Workspace, s.Model, now, now, s.AgentID, s.ParentKey, SessionRunning, s.Label)
+		_, err = tx.Exec(ctx, "INSERT INTO sessions (id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label, identity) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			s.ID, s.Workspace, s.Model, now, now, s.As.AgentID, s.ParentKey, SessionRunning, s.Label, string(id))
 		return err
 	})
 	if err != nil {
@@ -132,14 +147,25 @@ type SessionFilter struct {
 	Limit int
 }
 
-const sessionColumns = "id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label, input_tokens, output_tokens, (SELECT COUNT(*) FROM session_messages m WHERE m.session_id = sessions.id)"
+const sessionColumns = "id, workspace, model, created_ns, updated_ns, agent_id, parent_key, status, label, input_tokens, output_tokens, identity, (SELECT COUNT(*) FROM session_messages m WHERE m.session_id = sessions.id)"
 
+// scanSession reads a session's row. An identity that cannot be read is an
+// error: who the session runs as is not guessed.
 func scanSession(row scanner) (SessionInfo, error) {
 	var info SessionInfo
 	var c, u int64
-	err := row.Scan(&info.ID, &info.Workspace, &info.Model, &c, &u, &info.AgentID, &info.ParentKey, &info.Status, &info.Label, &info.Usage.Input, &info.Usage.Output, &info.Messages)
+	var id string
+	if err := row.Scan(&info.ID, &info.Workspace, &info.Model, &c, &u, &info.AgentID, &info.ParentKey, &info.Status, &info.Label, &info.Usage.Input, &info.Usage.Output, &id, &info.Messages); err != nil {
+		return info, err
+	}
 	info.Created, info.Updated = time.Unix(0, c), time.Unix(0, u)
-	return info, err
+	if id != "" {
+		info.Identity = new(tool.Identity)
+		if err := json.Unmarshal([]byte(id), info.Identity); err != nil {
+			return info, fmt.Errorf("session %s: who it runs as cannot be read (%v), so it is not run", info.ID, err)
+		}
+	}
+	return info, nil
 }
 
 // List returns the sessions that match f, the most recently updated first.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 func TestSessions(t *testing.T) {
@@ -60,10 +61,10 @@ func TestSessionsOfAgents(t *testing.T) {
 		if main != "agent:planner:main" || child != "agent:researcher:spawn:1" {
 			t.Fatalf("keys %q %q", main, child)
 		}
-		if err := ss.Start(ctx, store.SessionStart{ID: main, Workspace: "/ws", Model: "openai/a", AgentID: "planner"}); err != nil {
+		if err := ss.Start(ctx, store.SessionStart{ID: main, Workspace: "/ws", Model: "openai/a", As: tool.Identity{AgentID: "planner"}}); err != nil {
 			t.Fatal(err)
 		}
-		if err := ss.Start(ctx, store.SessionStart{ID: child, Workspace: "/ws", Model: "openai/b", AgentID: "researcher", ParentKey: main, Label: "look it up"}); err != nil {
+		if err := ss.Start(ctx, store.SessionStart{ID: child, Workspace: "/ws", Model: "openai/b", As: tool.Identity{AgentID: "researcher"}, ParentKey: main, Label: "look it up"}); err != nil {
 			t.Fatal(err)
 		}
 		if err := ss.Append(ctx, child, "/ws", "openai/b", []store.SessionMessage{{Role: "user", Body: json.RawMessage(`{}`)}}); err != nil {
@@ -80,7 +81,7 @@ func TestSessionsOfAgents(t *testing.T) {
 			t.Fatal(err)
 		}
 		// A second run adds to the usage and keeps agent and parent.
-		if err := ss.Start(ctx, store.SessionStart{ID: main, Model: "openai/c", AgentID: "other"}); err != nil {
+		if err := ss.Start(ctx, store.SessionStart{ID: main, Model: "openai/c", As: tool.Identity{AgentID: "other"}}); err != nil {
 			t.Fatal(err)
 		}
 		if err := ss.Finish(ctx, main, store.SessionDone, store.SessionUsage{Input: 5, Output: 1}); err != nil {

@@ -36,8 +36,13 @@ type Schedule struct {
 	Payload SchedulePayload `json:"payload"`
 	// Enabled schedules run when due; disabled ones keep their place.
 	Enabled bool `json:"enabled"`
-	// Owner is who set the schedule; its runs run as them.
-	Owner ScheduleOwner `json:"owner"`
+	// Owner is who set the schedule, with their rights and limits; its
+	// runs run as them, never as more.
+	Owner Identity `json:"owner"`
+	// Legacy schedules were kept before a schedule recorded its setter's
+	// rights and limits (Owner says only who set it): they do not run until
+	// they are made again.
+	Legacy bool `json:"legacy,omitempty"`
 	// NextRun is when the schedule runs next; nil when it never will (a
 	// one-time schedule that ran).
 	NextRun *time.Time `json:"nextRun,omitempty"`
@@ -65,14 +70,6 @@ type SchedulePayload struct {
 
 // IsMessage says the payload is a message to an agent session.
 func (p SchedulePayload) IsMessage() bool { return p.Tool == "" }
-
-// ScheduleOwner is who set a schedule, as the pipeline knew them.
-type ScheduleOwner struct {
-	Principal  string `json:"principal,omitempty"`
-	Channel    string `json:"channel,omitempty"`
-	AgentID    string `json:"agentId,omitempty"`
-	SessionKey string `json:"sessionKey,omitempty"`
-}
 
 // The statuses of a schedule's run.
 const (

@@ -5,6 +5,14 @@
 // session as a follow-up (agent.Agent.FollowUp), to an idle one as a new
 // run. A sub-agent's final answer is delivered to its parent the same way.
 //
+// Every session runs as an identity (tool.Identity) that is kept with it in
+// the store: who it runs for (agent, channel, principal, owner or not) and
+// the limits that bind it (sandbox, sub-agent policy). It is recorded when
+// the session is created — a sub-agent's is its parent's, as a sub-agent of
+// its agent — and every run of the session runs as it, however the work
+// reached it; work asked for by someone with fewer rights than the session
+// is refused (Identity).
+//
 // A Host implements tool.SessionHost; the tool context of every session it
 // runs should carry it, so the session tools reach it.
 package host
@@ -52,8 +60,10 @@ const (
 type Spec struct {
 	// Key is the session's key in the store.
 	Key string
-	// AgentID is the configured agent it runs as ("" for none).
-	AgentID string
+	// As is who the session runs as, its agent included ("" for none). For
+	// Start it is who asks for the run: a kept session runs as the identity
+	// recorded with it instead (see Host.Identity).
+	As tool.Identity
 	// ParentKey is the session that spawned it.
 	ParentKey string
 	// Model is its PROVIDER/MODEL.
@@ -69,8 +79,8 @@ type Spec struct {
 }
 
 // Builder makes the agent loop of a session: its model client (s.Model),
-// system prompt, and a runner whose tool context carries s.Key, s.AgentID,
-// Subagent (s.Depth > 0) and the host.
+// system prompt, and a runner whose tool context runs as s.As
+// (tool.Context.RunAs) and carries the host.
 type Builder func(s Spec) (*agent.Agent, error)
 
 // Options configure a Host.
@@ -85,9 +95,6 @@ type Options struct {
 	// ContextWindow returns a model's context window in tokens, 0 when it
 	// is not known.
 	ContextWindow func(model string) int
-	// Caller is who the sessions' calls run for; each session's own key
-	// replaces its SessionKey.
-	Caller invoke.Caller
 }
 
 // Host runs sessions. Its methods are safe for concurrent use.
@@ -133,6 +140,7 @@ type session struct {
 // and a crash loses no more than the message in progress; and the size of
 // each model call is noted as a's turns end.
 func (h *Host) newSession(s Spec, a *agent.Agent, history []llm.Message) *session {
+	s.As.SessionKey = s.Key
 	ss := &session{Spec: s, a: a, transcript: history}
 	ss.context.Store(int64(contextOf(history)))
 	on := a.OnEvent
@@ -184,18 +192,31 @@ func New(o Options) *Host {
 var _ tool.SessionHost = (*Host)(nil)
 
 // Start runs session s with history and the prompt messages, returning
-// once the run has started. The session must not be running already.
+// once the run has started. The session must not be running already. A
+// kept session runs as the identity recorded with it, which s.As (who asks)
+// must not fall short of (see Identity).
 func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error {
+	ctx := context.Background()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old, ok := h.sessions[s.Key]; ok && old.running {
 		return fmt.Errorf("session %s is already running", s.Key)
 	}
-	if !s.Transient && s.ParentKey == "" {
-		// A kept sub-agent's session resumed on its own keeps its place
-		// below its parent, for the depth limit.
-		if info, err := h.o.Sessions.Info(context.Background(), s.Key); err == nil && info.ParentKey != "" {
-			s.ParentKey, s.Depth = info.ParentKey, h.depthOf(context.Background(), info.ParentKey)
+	if !s.Transient {
+		info, kept, err := h.record(ctx, s.Key)
+		if err != nil {
+			return err
+		}
+		if s.As, err = resolve(s.Key, info, kept, s.As); err != nil {
+			return err
+		}
+		if s.ParentKey == "" && info.ParentKey != "" {
+			// A kept sub-agent's session resumed on its own keeps its place
+			// below its parent, for the depth limit.
+			if s.Depth, err = h.depthOf(ctx, info.ParentKey); err != nil {
+				return err
+			}
+			s.ParentKey = info.ParentKey
 		}
 	}
 	a, err := h.o.Build(s)
@@ -205,6 +226,66 @@ func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error
 	ss := h.newSession(s, a, history)
 	h.sessions[s.Key] = ss
 	return h.run(ss, prompt, 0)
+}
+
+// Identity returns who session key runs as when as asks for work in it (a
+// person resuming it, a schedule's message): as is who asks, with the agent
+// it asks for ("" for the session's own). A kept session runs as the
+// identity recorded with it, which must be of that agent and must not have
+// a right as lacks (tool.Identity.Exceeds); one kept before identities were
+// recorded takes as's, with its own agent, as a sub-agent when it has a
+// parent; a new session takes as's, but a sub-agent cannot start one (it
+// spawns). Otherwise the error says why, and nothing should run.
+func (h *Host) Identity(ctx context.Context, key string, as tool.Identity) (tool.Identity, error) {
+	info, kept, err := h.record(ctx, key)
+	if err != nil {
+		return tool.Identity{}, err
+	}
+	return resolve(key, info, kept, as)
+}
+
+// record reads session key's record; kept is false when the store does not
+// hold it.
+func (h *Host) record(ctx context.Context, key string) (info store.SessionInfo, kept bool, err error) {
+	info, err = h.o.Sessions.Info(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrNoSession):
+		return info, false, nil
+	case err != nil:
+		return info, false, fmt.Errorf("session %s: cannot tell who it runs as, so it is not run: %w", key, err)
+	}
+	return info, true, nil
+}
+
+// resolve is Identity for session key, whose record is info when kept.
+func resolve(key string, info store.SessionInfo, kept bool, as tool.Identity) (tool.Identity, error) {
+	switch {
+	case !kept && as.Subagent:
+		return tool.Identity{}, tool.InputErrorf("There is no session %q, and a sub-agent cannot start one: spawn a sub-agent with sessions_spawn, or send to a session that exists.", key)
+	case !kept:
+		as.SessionKey = key
+		return as, nil
+	case as.AgentID != "" && info.AgentID != "" && as.AgentID != info.AgentID:
+		return tool.Identity{}, tool.InputErrorf("Session %q belongs to agent %q and runs only as it, not as agent %q: run it as %q (toolbelt run --agent %s), or without naming an agent.", key, info.AgentID, as.AgentID, info.AgentID, info.AgentID)
+	case info.Identity == nil:
+		// Kept before identities were recorded: the identity of whoever
+		// asks, limited as the record says (recorded at its start).
+		as.AgentID, as.SessionKey = cmp.Or(info.AgentID, as.AgentID), key
+		as.Subagent = as.Subagent || info.ParentKey != ""
+		return as, nil
+	}
+	id := *info.Identity
+	if why := id.Exceeds(as); why != "" {
+		return tool.Identity{}, refusal(key, why)
+	}
+	id.SessionKey = key
+	return id, nil
+}
+
+// refusal says that session key is not run for someone without the rights
+// why names.
+func refusal(key, why string) error {
+	return tool.InputErrorf("Session %q has rights that whoever asked for this lacks (%s), so nothing was delivered to it and it did not run: a session takes work only from someone with every right it has. Send to sessions that run within your limits, or spawn a sub-agent (sessions_spawn).", key, why)
 }
 
 // Agent returns the agent loop of session key, to watch its events; nil
@@ -263,7 +344,7 @@ func (h *Host) Result(key string) ([]llm.Message, error) {
 // run starts a run loop of s with prompt; h.mu is held.
 func (h *Host) run(s *session, prompt []llm.Message, timeout time.Duration) error {
 	if !s.Transient {
-		if err := h.o.Sessions.Start(context.Background(), store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, AgentID: s.AgentID, ParentKey: s.ParentKey, Label: s.Label}); err != nil {
+		if err := h.o.Sessions.Start(context.Background(), store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, ParentKey: s.ParentKey, Label: s.Label, As: s.As}); err != nil {
 			return err
 		}
 	}
@@ -272,9 +353,9 @@ func (h *Host) run(s *session, prompt []llm.Message, timeout time.Duration) erro
 		ctx, cancel = context.WithTimeout(h.base, timeout)
 	}
 	if s.Key != "" {
-		c := h.o.Caller
-		c.SessionKey = s.Key
-		ctx = invoke.WithCaller(ctx, c)
+		// Every call of the run runs as the session, whatever the runner
+		// was made for.
+		ctx = invoke.WithCaller(ctx, s.As)
 	}
 	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), newID("run-"), store.SessionRunning, nil, timeout
 	h.setActive(+1)
@@ -358,7 +439,7 @@ func (h *Host) report(s *session, answer string) string {
 		name = fmt.Sprintf("%q (%s)", s.Label, s.Key)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "[sub-agent %s, agent %s, run %s: %s", name, cmp.Or(s.AgentID, "-"), s.runID, s.status)
+	fmt.Fprintf(&b, "[sub-agent %s, agent %s, run %s: %s", name, cmp.Or(s.As.AgentID, "-"), s.runID, s.status)
 	if s.err != nil {
 		fmt.Fprintf(&b, ": %v", s.err)
 	}
@@ -432,10 +513,15 @@ func (h *Host) deliver(s *session, m llm.Message) error {
 	return h.run(s, []llm.Message{m}, 0)
 }
 
-// adopt returns the session key the host runs, loading it from the store
-// when it does not run it yet; h.mu is held.
-func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
+// adopt returns the session key the host runs, for work asked for by by,
+// loading it from the store when it does not run it yet; a session that
+// runs with rights by lacks is refused. h.mu is held.
+func (h *Host) adopt(ctx context.Context, key string, by tool.Identity) (*session, error) {
+	by.AgentID = "" // the session's own agent
 	if s, ok := h.sessions[key]; ok {
+		if why := s.As.Exceeds(by); why != "" {
+			return nil, refusal(key, why)
+		}
 		return s, nil
 	}
 	info, err := h.o.Sessions.Info(ctx, key)
@@ -464,7 +550,15 @@ func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
 			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", key, r.Seq, err)
 		}
 	}
-	spec := Spec{Key: key, AgentID: info.AgentID, ParentKey: info.ParentKey, Model: info.Model, Label: info.Label, Depth: h.depthOf(ctx, info.ParentKey)}
+	as, err := resolve(key, info, true, by)
+	if err != nil {
+		return nil, err
+	}
+	depth, err := h.depthOf(ctx, info.ParentKey)
+	if err != nil {
+		return nil, err
+	}
+	spec := Spec{Key: key, As: as, ParentKey: info.ParentKey, Model: info.Model, Label: info.Label, Depth: depth}
 	a, err := h.o.Build(spec)
 	if err != nil {
 		return nil, err
@@ -475,21 +569,22 @@ func (h *Host) adopt(ctx context.Context, key string) (*session, error) {
 	return s, nil
 }
 
-// depthOf is the depth of a child of session parent.
-func (h *Host) depthOf(ctx context.Context, parent string) int {
+// depthOf is the depth of a child of session parent. A session above it
+// that cannot be read is an error: the depth limit is not guessed.
+func (h *Host) depthOf(ctx context.Context, parent string) (int, error) {
 	d := 0
 	for seen := map[string]bool{}; parent != "" && !seen[parent]; d++ {
 		seen[parent] = true
 		if p, ok := h.sessions[parent]; ok {
-			return d + p.Depth + 1
+			return d + p.Depth + 1, nil
 		}
 		info, err := h.o.Sessions.Info(ctx, parent)
 		if err != nil {
-			return d + 1
+			return 0, fmt.Errorf("session %s, above the one to run, cannot be read, so how deep it is (subagents.maxDepth) is not known: %w", parent, err)
 		}
 		parent = info.ParentKey
 	}
-	return d
+	return d, nil
 }
 
 // limits returns agent id's sub-agent policy.
@@ -523,7 +618,7 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	if err != nil {
 		return tool.SpawnResult{}, err
 	}
-	target := cmp.Or(req.AgentID, parent.AgentID)
+	target := cmp.Or(req.AgentID, parent.As.AgentID)
 	if target == "" {
 		return tool.SpawnResult{}, tool.InputErrorf("Name the agent to spawn with agentId: this session runs as no agent, so there is no own agent to default to (agents_list shows them).")
 	}
@@ -531,19 +626,19 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	if !ok {
 		return tool.SpawnResult{}, tool.InputErrorf("No agent %q is configured: agents_list shows the agents you may spawn.", target)
 	}
-	if parent.AgentID != "" {
-		if own := h.limits(parent.AgentID); !slices.Contains(own.Allow, "*") && !slices.Contains(own.Allow, target) {
+	if parent.As.AgentID != "" {
+		if own := h.limits(parent.As.AgentID); !slices.Contains(own.Allow, "*") && !slices.Contains(own.Allow, target) {
 			allowed := "none"
 			if len(own.Allow) > 0 {
 				allowed = strings.Join(own.Allow, ", ")
 			}
-			return tool.SpawnResult{}, tool.InputErrorf("Agent %q may not spawn agent %q: its subagents.allow names %s.", parent.AgentID, target, allowed)
+			return tool.SpawnResult{}, tool.InputErrorf("Agent %q may not spawn agent %q: its subagents.allow names %s.", parent.As.AgentID, target, allowed)
 		}
 	}
 	if err := h.checkDepth(ctx, parent); err != nil {
 		return tool.SpawnResult{}, err
 	}
-	own := h.limits(parent.AgentID)
+	own := h.limits(parent.As.AgentID)
 	running := 0
 	for _, c := range h.sessions {
 		if c.ParentKey == parent.Key && c.running {
@@ -552,10 +647,13 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	}
 	if running >= own.MaxConcurrent {
 		return tool.SpawnResult{}, tool.InputErrorf("Session %q already has %d sub-agents running, the limit of agent %q (subagents.maxConcurrent %d): wait for one to finish (its answer comes to you as a message) or stop one with subagents kill.",
-			parent.Key, running, cmp.Or(parent.AgentID, "-"), own.MaxConcurrent)
+			parent.Key, running, cmp.Or(parent.As.AgentID, "-"), own.MaxConcurrent)
 	}
 	model := cmp.Or(req.Model, ta.Model)
-	spec := Spec{Key: store.SessionKey(target, "subagent", newID("")), AgentID: target, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
+	// The child runs as its parent does, as a sub-agent of its own agent.
+	as := parent.As
+	as.AgentID, as.Subagent = target, true
+	spec := Spec{Key: store.SessionKey(target, "subagent", newID("")), As: as, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
 	a, err := h.o.Build(spec)
 	if err != nil {
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
@@ -570,17 +668,18 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 }
 
 // checkDepth refuses a spawn from parent that would go deeper than the
-// maxDepth of parent's agent or of any agent above it allows.
+// maxDepth of parent's agent or of any agent above it allows, and one whose
+// ancestors cannot be read: the limit is not guessed.
 func (h *Host) checkDepth(ctx context.Context, parent *session) error {
 	depth := parent.Depth + 1
 	for key, d := parent.Key, parent.Depth; key != "" && d >= 0; d-- {
 		agentID, next := "", ""
 		if s, ok := h.sessions[key]; ok {
-			agentID, next = s.AgentID, s.ParentKey
+			agentID, next = s.As.AgentID, s.ParentKey
 		} else if info, err := h.o.Sessions.Info(ctx, key); err == nil {
 			agentID, next = info.AgentID, info.ParentKey
 		} else {
-			break
+			return fmt.Errorf("spawning from session %q: session %s above it cannot be read, so the depth limits (subagents.maxDepth) cannot be checked: %w", parent.Key, key, err)
 		}
 		if l := h.limits(agentID); depth-d > l.MaxDepth {
 			where := "its own session"
@@ -598,7 +697,8 @@ func (h *Host) checkDepth(ctx context.Context, parent *session) error {
 // child returns the sub-agent childKey of parentKey, or a refusal; h.mu is
 // held.
 func (h *Host) child(ctx context.Context, parentKey, childKey, what string) (*session, error) {
-	if _, err := h.caller(parentKey, what); err != nil {
+	parent, err := h.caller(parentKey, what)
+	if err != nil {
 		return nil, err
 	}
 	s, ok := h.sessions[childKey]
@@ -607,7 +707,7 @@ func (h *Host) child(ctx context.Context, parentKey, childKey, what string) (*se
 		if err != nil || info.ParentKey != parentKey {
 			return nil, tool.InputErrorf("%q is not a sub-agent of your session %q: subagents list shows yours.", childKey, parentKey)
 		}
-		return h.adopt(ctx, childKey)
+		return h.adopt(ctx, childKey, parent.As)
 	}
 	if s.ParentKey != parentKey {
 		return nil, tool.InputErrorf("%q is not a sub-agent of your session %q: subagents list shows yours.", childKey, parentKey)
@@ -702,13 +802,17 @@ func (h *Host) Send(ctx context.Context, req tool.SendRequest) (tool.SendResult,
 		h.mu.Unlock()
 		return tool.SendResult{}, tool.InputErrorf("Session %q is your own session: sessions_send delivers to another session.", req.To)
 	}
-	target, err := h.adopt(ctx, req.To)
+	sender, err := h.caller(req.From, "sessions_send")
 	if err != nil {
 		h.mu.Unlock()
 		return tool.SendResult{}, err
 	}
-	from := cmp.Or(req.From, "a session without a key")
-	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", from, req.Message))
+	target, err := h.adopt(ctx, req.To, sender.As)
+	if err != nil {
+		h.mu.Unlock()
+		return tool.SendResult{}, err
+	}
+	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", req.From, req.Message))
 	w := &send{id: newID("send-"), from: req.From, to: req.To, done: make(chan struct{})}
 	if req.Timeout > 0 {
 		target.waiters = append(target.waiters, w)

@@ -45,8 +45,9 @@ func newHost(t *testing.T, s *llmtest.Server, agents ...host.Agent) (*host.Host,
 			if err != nil {
 				return nil, err
 			}
-			tc := &tool.Context{AgentID: spec.AgentID, SessionKey: spec.Key, Subagent: spec.Depth > 0, Agents: infos, Sessions: st.Sessions().ForTools(), Host: h}
-			return &agent.Agent{Client: c, Runner: invoke.New(reg, tc), System: "You are " + spec.AgentID + "."}, nil
+			tc := &tool.Context{Agents: infos, Sessions: st.Sessions().ForTools(), Host: h}
+			tc.RunAs(spec.As)
+			return &agent.Agent{Client: c, Runner: invoke.New(reg, tc), System: "You are " + spec.As.AgentID + "."}, nil
 		},
 	})
 	return h, st
@@ -117,7 +118,7 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxDepth: 1, MaxConcurrent: 1},
 		host.Agent{ID: "worker", Model: "openai/worker"})
 	st = st0
-	if err := h.Start(host.Spec{Key: "agent:lead:main", AgentID: "lead", Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -191,10 +192,10 @@ func TestRefusals(t *testing.T) {
 		host.Agent{ID: "worker", Model: "openai/worker"},
 		host.Agent{ID: "other", Model: "openai/other"})
 	// A session another process runs.
-	if err := st.Sessions().Start(context.Background(), store.SessionStart{ID: "agent:worker:busy", AgentID: "worker", Model: "openai/worker"}); err != nil {
+	if err := st.Sessions().Start(context.Background(), store.SessionStart{ID: "agent:worker:busy", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Start(host.Spec{Key: "agent:lead:main", AgentID: "lead", Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
+	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -247,14 +248,14 @@ func TestResumedSubagentKeepsDepth(t *testing.T) {
 		host.Agent{ID: "worker", Model: "openai/worker", Allow: []string{"worker"}})
 	ctx := context.Background()
 	for _, ss := range []store.SessionStart{
-		{ID: "agent:lead:main", AgentID: "lead", Model: "openai/lead"},
-		{ID: "agent:worker:subagent:000000000001", AgentID: "worker", Model: "openai/worker", ParentKey: "agent:lead:main"},
+		{ID: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"},
+		{ID: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true, Subagent: true}, Model: "openai/worker", ParentKey: "agent:lead:main"},
 	} {
 		if err := st.Sessions().Start(ctx, ss); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := h.Start(host.Spec{Key: "agent:worker:subagent:000000000001", AgentID: "worker", Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+	if err := h.Start(host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(ctx); err != nil {
@@ -281,7 +282,7 @@ func TestRunTimeout(t *testing.T) {
 	h, st := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}},
 		host.Agent{ID: "worker", Model: "openai/worker"})
-	if err := h.Start(host.Spec{Key: "agent:lead:main", AgentID: "lead", Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {

@@ -56,7 +56,7 @@ func (c *chatCmd) Run(e *env) error {
 		key = store.SessionKey(c.Agent, "cli", newRunID())
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
-	spec, history, err := ar.ownSession(context.Background(), e, key, c.Agent, "cli:chat")
+	spec, history, err := ar.ownSession(context.Background(), e, key, "cli:chat")
 	if err != nil {
 		return err
 	}

@@ -47,20 +47,13 @@ func (e *env) useRunner(r *invoke.Runner) {
 
 // deliver runs an agent with a schedule's message, as toolbelt run --agent
 // would, on the message's session (by default the agent's main session, or
-// a session of the schedule's own when it names no agent). Without a model
+// a session of the schedule's own when it names no agent), asked for by
+// whoever set the schedule: a kept session runs as itself, and only when it
+// has no right they lacked; a new one runs as them. Without a model
 // configured the run fails, saying so.
 func (e *env) deliver(workspace string) automation.Deliver {
 	return func(ctx context.Context, s tool.Schedule) (string, error) {
 		p := s.Payload
-		f := agentFlags{Agent: p.AgentID, as: &invoke.Caller{Channel: cmp.Or(s.Owner.Channel, "cron"), Principal: s.Owner.Principal, Owner: true}}
-		if p.AgentID == "" {
-			f.Workspace = workspace
-		}
-		ar, err := f.setup(e)
-		if err != nil {
-			return "", fmt.Errorf("cannot run an agent for the message: %w", err)
-		}
-		defer ar.closer.Close()
 		key := p.SessionKey
 		switch {
 		case key != "":
@@ -69,7 +62,18 @@ func (e *env) deliver(workspace string) automation.Deliver {
 		default:
 			key = "cron:" + s.ID
 		}
-		transcript, err := ar.runSession(ctx, e, key, p.AgentID, p.Text)
+		as := s.Owner
+		as.Channel = cmp.Or(as.Channel, "cron")
+		f := agentFlags{Agent: p.AgentID, Session: key, as: &as}
+		if p.AgentID == "" {
+			f.Workspace = workspace
+		}
+		ar, err := f.setup(e)
+		if err != nil {
+			return "", fmt.Errorf("cannot run an agent for the message: %w", err)
+		}
+		defer ar.closer.Close()
+		transcript, err := ar.runSession(ctx, e, key, p.Text)
 		answer := ""
 		if n := len(transcript); n > 0 && transcript[n-1].Role == "assistant" {
 			answer = transcript[n-1].Text()
@@ -121,6 +125,8 @@ func (c *cronListCmd) Run(e *env) error {
 	for _, s := range list {
 		next := "-"
 		switch {
+		case s.Legacy:
+			next = "never: add it again"
 		case !s.Enabled:
 			next = "paused"
 		case s.NextRun != nil:
@@ -183,7 +189,7 @@ type cronAddCmd struct {
 }
 
 func (c *cronAddCmd) Run(e *env) error {
-	s := tool.Schedule{Name: c.Name, Enabled: !c.Disabled, Owner: tool.ScheduleOwner{Channel: "cli"}}
+	s := tool.Schedule{Name: c.Name, Enabled: !c.Disabled, Owner: tool.Identity{Channel: "cli", Owner: true}}
 	var kinds []string
 	if c.Cron != "" {
 		s.Kind, s.Expr, s.TZ = tool.ScheduleCron, c.Cron, c.TZ

@@ -31,6 +31,7 @@ type runHost struct {
 	mu      sync.Mutex
 	root    *agent.Agent // the run's own agent, handed out once
 	rootKey string
+	rootAs  tool.Identity // who root's runner runs as
 	closers []io.Closer
 }
 
@@ -51,7 +52,6 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 	rh.Host = host.New(host.Options{
 		Sessions: st.Sessions(), Workspace: tc.WorkspaceDir, Build: rh.build, Agents: agents,
 		ContextWindow: llm.ContextWindow,
-		Caller:        invoke.Caller{Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner},
 	})
 	return rh, nil
 }
@@ -68,19 +68,20 @@ func (rh *runHost) Close() error {
 }
 
 // build makes the agent loop of session s: the run's own agent for the
-// run's session, otherwise one set up as toolbelt run --agent would.
+// run's session (when it runs as the session does), otherwise one set up
+// as toolbelt run --agent would, running as the session.
 func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	rh.mu.Lock()
-	if rh.root != nil && s.Key == rh.rootKey {
+	if rh.root != nil && s.Key == rh.rootKey && s.As == rh.rootAs {
 		a := rh.root
 		rh.root = nil
 		rh.mu.Unlock()
 		return a, nil
 	}
 	rh.mu.Unlock()
-	ag, ok := rh.cfg.Agents[s.AgentID]
+	ag, ok := rh.cfg.Agents[s.As.AgentID]
 	if !ok {
-		return nil, fmt.Errorf("agent %q is not configured", s.AgentID)
+		return nil, fmt.Errorf("agent %q is not configured", s.As.AgentID)
 	}
 	model := cmp.Or(s.Model, ag.Model, rh.cfg.Model)
 	baseURL := ""
@@ -99,8 +100,9 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc.AgentID, tc.SessionKey, tc.Subagent, tc.Host = s.AgentID, s.Key, s.Depth > 0, rh
-	system, err := agentSystem(tc.WorkspaceDir, s.AgentID, ag.System)
+	tc.RunAs(s.As)
+	tc.Host = rh
+	system, err := agentSystem(tc.WorkspaceDir, s.As.AgentID, ag.System)
 	if err != nil {
 		return nil, err
 	}

@@ -39,9 +39,9 @@ type agentFlags struct {
 	workspaceFlags
 	runFlags
 
-	// as, when set, is who the run's calls come from instead of the
-	// command line's user (a schedule's owner).
-	as *invoke.Caller
+	// as, when set, is who asks for the run instead of the command line's
+	// user (whoever set a schedule).
+	as *tool.Identity
 }
 
 // agentRun is an agent set up from agentFlags.
@@ -96,9 +96,6 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	// An agent's session writes files as a server does: it starts by
 	// removing what writes interrupted earlier left behind.
 	e.removeStaleTemp(tc, true)
-	if f.as != nil {
-		tc.Channel, tc.Principal, tc.Owner = f.as.Channel, f.as.Principal, f.as.Owner
-	}
 	system := f.System
 	if name, ok := strings.CutPrefix(system, "@"); ok {
 		b, err := readInput(e, name)
@@ -119,6 +116,9 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := f.runAs(tc, rh); err != nil {
+		return nil, err
+	}
 	if len(cfg.Agents) > 0 {
 		tc.Host = rh
 	}
@@ -128,6 +128,26 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
+}
+
+// runAs makes tc run as the run's session: as who asks for the run (the
+// person at the terminal, or f.as) with f.Agent, or, resuming a kept
+// session (f.Session), as the identity recorded with it — refused when it
+// has rights the asker lacks or belongs to another agent.
+func (f *agentFlags) runAs(tc *tool.Context, rh *runHost) error {
+	as := tc.Identity()
+	if f.as != nil {
+		as = *f.as
+	}
+	as.AgentID = f.Agent
+	if f.Session != "" {
+		var err error
+		if as, err = rh.Identity(context.Background(), f.Session, as); err != nil {
+			return err
+		}
+	}
+	tc.RunAs(as)
+	return nil
 }
 
 // agentSystem is an agent's configured system prompt: the text, or the
@@ -204,7 +224,7 @@ func (c *runCmd) Run(e *env) error {
 		key = store.SessionKey(c.Agent, "cli", newRunID())
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
-	transcript, runErr := ar.runSession(ctx, e, key, c.Agent, c.Prompt)
+	transcript, runErr := ar.runSession(ctx, e, key, c.Prompt)
 	if transcript == nil {
 		return runErr
 	}
@@ -237,8 +257,8 @@ func (c *runCmd) Run(e *env) error {
 // pending (a finished job's outcome reaches the session as a follow-up),
 // with the session's transcript. A nil transcript means the session could
 // not be read or started.
-func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt string) ([]llm.Message, error) {
-	spec, history, err := ar.ownSession(ctx, e, key, agentID, "cli:run")
+func (ar *agentRun) runSession(ctx context.Context, e *env, key, prompt string) ([]llm.Message, error) {
+	spec, history, err := ar.ownSession(ctx, e, key, "cli:run")
 	if err != nil {
 		return nil, err
 	}
@@ -260,8 +280,9 @@ func (ar *agentRun) runSession(ctx context.Context, e *env, key, agentID, prompt
 // ownSession readies the session the agent itself runs in its host (run's
 // or chat's): session key with its transcript so far, or, with no key, a
 // session that is not kept — named kind:<random> when a job queue works
-// jobs, so that they have a session to come back to.
-func (ar *agentRun) ownSession(ctx context.Context, e *env, key, agentID, kind string) (host.Spec, []llm.Message, error) {
+// jobs, so that they have a session to come back to. It runs as the
+// agent's tool context does.
+func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (host.Spec, []llm.Message, error) {
 	var history []llm.Message
 	if key != "" {
 		var err error
@@ -269,11 +290,12 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, agentID, kind s
 			return host.Spec{}, nil, err
 		}
 	}
-	spec := host.Spec{Key: key, AgentID: agentID, Model: ar.model, Transient: key == ""}
+	spec := host.Spec{Key: key, As: ar.tc.Identity(), Model: ar.model, Transient: key == ""}
 	if spec.Transient && e.jobq != nil {
 		spec.Key = kind + ":" + newRunID()
 	}
-	ar.host.root, ar.host.rootKey = ar.agent, spec.Key
+	spec.As.SessionKey = spec.Key
+	ar.host.root, ar.host.rootKey, ar.host.rootAs = ar.agent, spec.Key, spec.As
 	return spec, history, nil
 }
 

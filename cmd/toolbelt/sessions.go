@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 type sessionsCmd struct {
@@ -37,11 +38,14 @@ type listedSession struct {
 	Usage     store.SessionUsage `json:"usage"`
 	CreatedAt time.Time          `json:"createdAt"`
 	UpdatedAt time.Time          `json:"updatedAt"`
+	// RunsAs is who every run of the session runs as; absent for a
+	// session kept before that was recorded.
+	RunsAs *tool.Identity `json:"runsAs,omitempty"`
 }
 
 func listedSessionOf(s store.SessionInfo) listedSession {
 	return listedSession{Key: s.ID, AgentID: s.AgentID, ParentKey: s.ParentKey, Status: s.Status, Model: s.Model, Label: s.Label,
-		Workspace: s.Workspace, Messages: s.Messages, Usage: s.Usage, CreatedAt: s.Created.UTC(), UpdatedAt: s.Updated.UTC()}
+		Workspace: s.Workspace, Messages: s.Messages, Usage: s.Usage, CreatedAt: s.Created.UTC(), UpdatedAt: s.Updated.UTC(), RunsAs: s.Identity}
 }
 
 func (c *sessionsListCmd) Run(e *env) error {

@@ -60,8 +60,8 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 	id := strings.TrimSpace(in.ID)
 	switch in.Action {
 	case "add":
-		s := tool.Schedule{Name: in.Name, Enabled: in.Enabled == nil || *in.Enabled,
-			Owner: tool.ScheduleOwner{Principal: tc.Principal, Channel: tc.Channel, AgentID: tc.AgentID, SessionKey: tc.SessionKey}}
+		// The schedule runs as its caller, with the caller's limits.
+		s := tool.Schedule{Name: in.Name, Enabled: in.Enabled == nil || *in.Enabled, Owner: tc.Identity()}
 		if err := timing(&s, in); err != nil {
 			return tool.Result{}, err
 		}
@@ -77,9 +77,9 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		}
 		return tool.JSON(map[string]any{"added": s})
 	case "update":
-		s, err := c.Get(ctx, id)
+		s, err := manageable(ctx, tc, id)
 		if err != nil {
-			return tool.Result{}, inputError(err, id)
+			return tool.Result{}, err
 		}
 		if in.Kind != "" || in.Expr != "" || in.TZ != "" || in.Every != "" || in.At != "" {
 			// A cron schedule keeps its expression when only tz is given,
@@ -110,6 +110,8 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 			if err := payload(&s, tc, in); err != nil {
 				return tool.Result{}, err
 			}
+			// What it does is now the caller's: it runs as the caller.
+			s.Owner, s.Legacy = tc.Identity(), false
 		}
 		if in.Name != "" {
 			s.Name = in.Name
@@ -122,6 +124,9 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		}
 		return tool.JSON(map[string]any{"updated": s})
 	case "remove":
+		if _, err := manageable(ctx, tc, id); err != nil {
+			return tool.Result{}, err
+		}
 		if err := c.Remove(ctx, id); err != nil {
 			return tool.Result{}, inputError(err, id)
 		}
@@ -131,14 +136,26 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		if err != nil {
 			return tool.Result{}, err
 		}
-		return tool.JSON(map[string]any{"schedules": list, "now": time.Now().UTC()})
+		mine := []tool.Schedule{}
+		for _, s := range list {
+			if beyond(s, tc) == "" {
+				mine = append(mine, s)
+			}
+		}
+		return tool.JSON(map[string]any{"schedules": mine, "now": time.Now().UTC()})
 	case "run":
+		if _, err := manageable(ctx, tc, id); err != nil {
+			return tool.Result{}, err
+		}
 		run, err := c.RunNow(ctx, id)
 		if err != nil {
 			return tool.Result{}, inputError(err, id)
 		}
 		return tool.JSON(map[string]any{"run": run})
 	case "runs":
+		if _, err := manageable(ctx, tc, id); err != nil {
+			return tool.Result{}, err
+		}
 		runs, err := c.Runs(ctx, id, in.Limit)
 		if err != nil {
 			return tool.Result{}, inputError(err, id)
@@ -146,6 +163,30 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		return tool.JSON(map[string]any{"scheduleId": id, "runs": runs})
 	}
 	return tool.Result{}, tool.InputErrorf("unknown action %q: use add, update, remove, list, run or runs", in.Action)
+}
+
+// manageable returns schedule id, or why tc's caller may not see, change or
+// run it.
+func manageable(ctx context.Context, tc *tool.Context, id string) (tool.Schedule, error) {
+	s, err := tc.Cron.Get(ctx, id)
+	if err != nil {
+		return s, inputError(err, id)
+	}
+	if why := beyond(s, tc); why != "" {
+		return s, tool.InputErrorf("Schedule %q was set with rights you lack (%s): you can see, change and run only schedules set with rights you have.", id, why)
+	}
+	return s, nil
+}
+
+// beyond says which rights schedule s runs with that tc's caller lacks; ""
+// when none. A legacy schedule may have been set with any: only a caller
+// with every right (the owner, unsandboxed, not a sub-agent) manages it.
+func beyond(s tool.Schedule, tc *tool.Context) string {
+	set := s.Owner
+	if s.Legacy {
+		set = tool.Identity{Owner: true}
+	}
+	return set.Exceeds(tc.Identity())
 }
 
 // inputError turns what the model can fix into an input error.
@@ -219,9 +260,14 @@ func payload(s *tool.Schedule, tc *tool.Context, in args) error {
 			return tool.InputErrorf("arguments go with tool, not with message.")
 		}
 		p := tool.SchedulePayload{Text: in.Message, AgentID: in.AgentID, SessionKey: in.SessionKey}
-		if p.AgentID == "" && p.SessionKey == "" {
+		if p.SessionKey == "" && p.AgentID == "" || p.SessionKey == tc.SessionKey && p.AgentID == "" {
 			// A reminder to oneself: the caller's agent and session.
 			p.AgentID, p.SessionKey = tc.AgentID, tc.SessionKey
+		}
+		if tc.Subagent && (p.SessionKey != tc.SessionKey || p.AgentID != tc.AgentID) {
+			// Any other session would run the message beside the limits
+			// of this sub-agent's place below its parent.
+			return tool.InputErrorf("A sub-agent may schedule messages only to its own session (%s): leave agentId and sessionKey out.", tc.SessionKey)
 		}
 		if p.AgentID != "" && len(tc.Agents) > 0 {
 			if _, ok := agent(tc, p.AgentID); !ok {

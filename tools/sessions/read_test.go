@@ -50,7 +50,7 @@ func sessionStore(t *testing.T) tool.SessionStore {
 		{child2, "checker", writer1, store.SessionDone},
 		{writer1, "writer", "", store.SessionDone},
 	} {
-		if err := ss.Start(ctx, store.SessionStart{ID: s.key, Workspace: "/ws", Model: "openai/m", AgentID: s.agent, ParentKey: s.parent}); err != nil {
+		if err := ss.Start(ctx, store.SessionStart{ID: s.key, Workspace: "/ws", Model: "openai/m", As: tool.Identity{AgentID: s.agent}, ParentKey: s.parent}); err != nil {
 			t.Fatal(err)
 		}
 		if err := ss.Finish(ctx, s.key, s.status, store.SessionUsage{Input: 10, Output: 5}); err != nil {
