@@ -85,13 +85,12 @@ func (l *Loader) Load() []Problem {
 	return problems
 }
 
-// Folder returns the folder of the directory tool name, if this loader
-// registered it.
-func (l *Loader) Folder(name string) (string, bool) {
+// Tool returns the directory tool name, if this loader registered it.
+func (l *Loader) Tool(name string) (*Tool, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t, ok := l.loaded[name]
-	return t.dir, ok
+	return t.tool, ok
 }
 
 // Adopt records that t, registered by someone else (toolbelt tool try),
@@ -114,7 +113,10 @@ func (l *Loader) Close() {
 	}
 }
 
-// fingerprint identifies the content of a tool's files.
+// fingerprint identifies the content of a tool's files: its metadata,
+// schema and handler, and for an untrusted tool everything in its folder
+// (a file its handler sources changes it too), with how it is run and
+// whether it is trusted.
 func fingerprint(t *Tool) string {
 	h := sha256.New()
 	for _, f := range []string{filepath.Join(t.Dir, MetadataFile), filepath.Join(t.Dir, SchemaFile), t.Handler} {
@@ -125,6 +127,14 @@ func fingerprint(t *Tool) string {
 	h.Write([]byte(string(rune(len(t.Argv)))))
 	for _, a := range t.Argv {
 		h.Write([]byte(a + "\x00"))
+	}
+	h.Write([]byte(t.Untrusted + "\x00"))
+	if t.Untrusted != "" {
+		code, err := codeHash(t.Dir, "")
+		if err != nil {
+			code = err.Error()
+		}
+		h.Write([]byte(code))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
