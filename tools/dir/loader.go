@@ -27,6 +27,7 @@ type Loader struct {
 
 	mu     sync.Mutex
 	loaded map[string]loadedTool // by tool name: what this loader registered
+	known  map[string]bool       // the problems the last load found, reported then
 }
 
 type loadedTool struct {
@@ -36,7 +37,8 @@ type loadedTool struct {
 }
 
 // NewLoader returns a loader for the tools of sources. onProblem, when
-// set, hears about each tool that cannot be loaded or registered.
+// set, hears about each tool that cannot be loaded or registered, once for
+// as long as the problem lasts.
 func NewLoader(reg *registry.Registry, sources []Source, opts Options, onProblem func(Problem)) *Loader {
 	if onProblem == nil {
 		onProblem = func(Problem) {}
@@ -79,9 +81,13 @@ func (l *Loader) Load() []Problem {
 		}
 		l.loaded[name] = loadedTool{dir: t.Dir, fingerprint: fp, tool: t}
 	}
+	known := map[string]bool{}
 	for _, p := range problems {
-		l.onProblem(p)
+		if known[p.Error()] = true; !l.known[p.Error()] {
+			l.onProblem(p)
+		}
 	}
+	l.known = known
 	return problems
 }
 
