@@ -247,7 +247,7 @@ func (t *Tool) checkUntrusted() error {
 	case md.Async:
 		return errors.New(`"async" is refused for a tool from a folder the agent can write: an async tool's steps run after the call, outside any sandbox, with no one to approve them`)
 	case len(md.Env) > 0:
-		return fmt.Errorf(`"env" (%s) is refused for a tool from a folder the agent can write: it would hand secrets to code the agent wrote. List the variables in tools.exec.envAllow if every handler may see them`, strings.Join(md.Env, ", "))
+		return fmt.Errorf(`"env" (%s) is refused for a tool from a folder the agent can write: it would hand secrets to code the agent wrote. List the variables in tools.exec.envAllow if every handler may see them (an untrusted one sees them only in calls a person approved)`, strings.Join(md.Env, ", "))
 	}
 	if t.Argv[0] != t.Handler {
 		if real, err := filepath.EvalSymlinks(t.Argv[0]); err == nil && !within(real, t.Dir) {

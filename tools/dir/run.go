@@ -244,9 +244,15 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context, l launch) (_ shell.C
 			cleanup()
 		}
 	}()
-	allow := t.opts.EnvAllow
-	if t.Untrusted == "" {
-		allow = append(append([]string(nil), allow...), t.Metadata.Env...)
+	// Secret-looking variables: those the configuration allows every
+	// handler, and those a trusted tool's metadata lists; none for a
+	// contained handler, which no one approved.
+	var allow []string
+	switch {
+	case t.Untrusted == "":
+		allow = append(append(allow, t.opts.EnvAllow...), t.Metadata.Env...)
+	case l.mode != modeContained:
+		allow = t.opts.EnvAllow
 	}
 	set := map[string]string{"TOOLBELT_TOOL_DIR": dir}
 	c := shell.Child{

@@ -529,3 +529,31 @@ func TestCodeHashCopiesWhatItHashes(t *testing.T) {
 		seen[got] = c.what
 	}
 }
+
+// TestContainedHandlerGetsNoSecrets: the secret-looking variables the
+// configuration allows every handler reach an untrusted one only in a
+// call a person approved, never a contained one.
+func TestContainedHandlerGetsNoSecrets(t *testing.T) {
+	t.Setenv("TOOLBELT_TEST_TOKEN", "sesame")
+	s := newUntrustedSetup(t)
+	canContain(t, s.ws)
+	writeTool(t, s.tools, "env", map[string]string{
+		"metadata.json": meta("env", nil),
+		"handler.sh":    `cat >/dev/null; printf '{"success":true,"result":"token=%s"}' "$TOOLBELT_TEST_TOKEN"`,
+	})
+	reg := s.load(t, Options{EnvAllow: []string{"TOOLBELT_TEST_TOKEN"}})
+	tc := &tool.Context{WorkspaceDir: s.ws}
+	for _, c := range []struct {
+		name string
+		opts []invoke.Option
+		want string
+	}{
+		{"contained", nil, "token=\n"},
+		{"approved", []invoke.Option{invoke.WithConfirmer(invoke.AutoApprove), invoke.WithConfig(invoke.Config{ConfirmMedium: true})}, "token=sesame\n"},
+	} {
+		msg := invoke.New(reg, tc, c.opts...).Run(context.Background(), tool.Call{ID: c.name, Name: "env", Arguments: []byte(`{}`)})
+		if msg.IsError || !strings.Contains(text(msg), c.want) {
+			t.Errorf("%s: result = %q, want %q", c.name, text(msg), c.want)
+		}
+	}
+}
