@@ -43,11 +43,12 @@ func (e *env) toolDirSources(cfg *config.Config) []dir.Source {
 
 // writableDirs are the directories the agent can write, with their
 // symbolic links resolved: the run's workspace and every configured
-// agent's. It is nil when the run's workspace cannot be told.
+// agent's. When the run's workspace cannot be told, it is "/": the agent
+// could write anywhere, and only folders declared trusted are.
 func (e *env) writableDirs(cfg *config.Config) []string {
 	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
 	if err != nil {
-		return nil
+		return []string{string(filepath.Separator)}
 	}
 	out := []string{resolve(ws)}
 	for _, a := range cfg.Agents {

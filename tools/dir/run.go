@@ -151,8 +151,9 @@ type launch struct {
 
 // how decides how the call runs. A trusted tool runs on the host, or in
 // the sandbox when its metadata or the caller asks for it. An untrusted
-// one runs so only when a person approved the call, from a copy of its
-// folder as they approved it; otherwise it runs contained, or not at all.
+// one runs so only when a person approved the call as its preview showed
+// it, from a copy of its folder with the fingerprint they were shown;
+// otherwise it runs contained, or not at all.
 func (t *Tool) how(ctx context.Context, call tool.Call, tc *tool.Context) (launch, error) {
 	mode := modeHost
 	if t.Metadata.Sandbox || tc.Sandboxed {
@@ -161,11 +162,7 @@ func (t *Tool) how(ctx context.Context, call tool.Call, tc *tool.Context) (launc
 	if t.Untrusted == "" {
 		return launch{mode: mode}, nil
 	}
-	if tool.ApprovalOf(ctx) == tool.ApprovalGiven {
-		code, ok := t.approved.take(call.ID)
-		if !ok {
-			return launch{}, &Failure{Info: tool.ErrorInfo{Message: fmt.Sprintf("%s was not run: it comes from a folder the agent can write (%s), and no fingerprint of its folder was shown for this call's approval", t.Meta.ID, t.Untrusted)}}
-		}
+	if code, ok := t.approved.take(call.ID); ok && tool.ApprovalOf(ctx) == tool.ApprovalGiven {
 		return launch{mode: mode, code: code}, nil
 	}
 	if _, _, err := t.container(ctx, tc); err != nil {
@@ -469,7 +466,7 @@ func (t *Tool) preview(ctx context.Context, call tool.Call, tc *tool.Context) (t
 		e.ScriptHash = code
 		t.approved.put(call.ID, code)
 	} else {
-		e.Summary = fmt.Sprintf("run the handler of the directory tool %s (%s), which comes from a folder the agent can write (%s). It cannot be approved to run outside containment: %v", t.Meta.ID, t.Dir, t.Untrusted, codeErr)
+		e.Summary = fmt.Sprintf("run the handler of the directory tool %s (%s), which comes from a folder the agent can write (%s), contained, approved or not: it cannot be approved to run outside containment (%v)", t.Meta.ID, t.Dir, t.Untrusted, codeErr)
 	}
 	if _, _, err := t.container(ctx, tc); err != nil {
 		if codeErr != nil {
@@ -479,7 +476,9 @@ func (t *Tool) preview(ctx context.Context, call tool.Call, tc *tool.Context) (t
 		e.Summary += fmt.Sprintf("; it cannot run contained here (%v), so every call needs a person's approval", err)
 		return e, nil
 	}
-	e.Summary += "; unapproved, it runs contained (the workspace read-only, no network)"
+	if codeErr == nil {
+		e.Summary += "; unapproved, it runs contained (the workspace read-only, no network)"
+	}
 	return e, nil
 }
 

@@ -233,8 +233,9 @@ func TestApprovedCodeIsTheCodeThatRuns(t *testing.T) {
 
 // TestUntrustedFolderThatCannotBeFingerprinted: an untrusted tool whose
 // folder holds a symbolic link, a FIFO or too many files cannot be approved
-// to run outside containment; the call says why, and no read waits on the
-// FIFO.
+// to run outside containment: where it cannot run contained the call says
+// why, and no read waits on the FIFO; where it can, it runs contained,
+// approved or not.
 func TestUntrustedFolderThatCannotBeFingerprinted(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -273,6 +274,18 @@ func TestUntrustedFolderThatCannotBeFingerprinted(t *testing.T) {
 			msg := r.Run(context.Background(), tool.Call{ID: "c1", Name: "evil", Arguments: []byte(`{"text":"x"}`)})
 			if !msg.IsError || !strings.Contains(text(msg), "cannot be approved to run outside containment") || !strings.Contains(text(msg), c.want) {
 				t.Errorf("result = %q, want it to say %q", text(msg), c.want)
+			}
+
+			canContain(t, s.ws)
+			set = LoadDirs([]Source{{Path: s.tools, Trusted: true}}, Options{Writable: []string{s.ws}})
+			reg = registry.New()
+			if p := append(set.Problems, set.Register(reg)...); len(p) > 0 {
+				t.Fatal(p)
+			}
+			r = invoke.New(reg, &tool.Context{WorkspaceDir: s.ws}, invoke.WithConfirmer(invoke.AutoApprove), invoke.WithConfig(invoke.Config{ConfirmMedium: true}))
+			msg = r.Run(context.Background(), tool.Call{ID: "c2", Name: "evil", Arguments: []byte(`{"text":"x"}`)})
+			if d, _ := msg.Details.(map[string]any); msg.IsError || d["mode"] != "contained" {
+				t.Errorf("approved, with bubblewrap: %q, details %v; want it run contained", text(msg), msg.Details)
 			}
 		})
 	}
