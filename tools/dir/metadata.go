@@ -287,10 +287,10 @@ const DefaultSection = "directory"
 
 // meta turns the metadata into the tool's Meta. trusted is false for tools
 // the agent may have written or changed: their claims to be harmless (low
-// risk, read-only), to be owner-only, and to belong to a section or a
-// profile (which policies and agents select tools by) are not taken at
-// their word, and their results are wrapped as external content whatever
-// openWorld says. An openWorld tool's results always are.
+// risk, read-only, closed world), to be owner-only, and to belong to a
+// section or a profile (which policies and agents select tools by) are not
+// taken at their word. An open-world tool's results are wrapped as
+// external content.
 func (m *Metadata) meta(trusted bool) tool.Meta {
 	risk, _ := tool.ParseRisk(m.RiskLevel) // checked
 	meta := tool.Meta{
@@ -304,7 +304,8 @@ func (m *Metadata) meta(trusted bool) tool.Meta {
 		Source:          tool.SourceDirectory,
 	}
 	if !trusted {
-		meta.ReadOnly, meta.OwnerOnly, meta.ExternalContent = false, false, true
+		meta.ReadOnly, meta.OwnerOnly = false, false
+		meta.OpenWorld, meta.ExternalContent = true, true
 		meta.Section, meta.Profiles = "", nil
 		if meta.Risk < tool.RiskMedium {
 			meta.Risk = tool.RiskMedium
