@@ -90,7 +90,7 @@ func (e *env) noteWorkspaceTools() {
 	}
 	for _, en := range entries {
 		if _, err := os.Stat(filepath.Join(folder, en.Name(), dir.MetadataFile)); en.IsDir() && err == nil {
-			e.log.Warn("the workspace's tools folder holds directory tools that were not loaded: the agent can write it, so it is loaded only when toolbelt.yaml lists it (tools: {dirs: [./tools]}; its tools are then never low risk, read-only or owner-only)", "dir", folder)
+			e.log.Warn("the workspace's tools folder holds directory tools that were not loaded: the agent can write it, so it is loaded only when toolbelt.yaml lists it (tools: {dirs: [./tools]}; its tools are then untrusted: they run contained unless a person approves a call)", "dir", folder)
 			return
 		}
 	}
