@@ -15,9 +15,11 @@ type ToolDir struct {
 	// Path is the folder; a relative path is relative to toolbelt.yaml, and
 	// ~ is the home directory.
 	Path string `yaml:"path"`
-	// Trusted says the agent cannot write the folder. A folder inside the
-	// workspace is untrusted unless this says otherwise: its tools are never
-	// low risk, read-only or owner-only, whatever their metadata says.
+	// Trusted vouches for the folder's tools wherever it lies. Without it,
+	// a tool the agent can reach (in a workspace, or linked into one) is
+	// untrusted: its handler runs contained unless a person approves the
+	// call, and its metadata is not taken at its word (never low risk or
+	// read-only; owner-only, async and env are refused).
 	Trusted bool `yaml:"trusted" default:"true outside the workspace"`
 }
 

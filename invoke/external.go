@@ -10,11 +10,13 @@ import (
 
 // externalStep is the "external" step: the text of a tool marked
 // ExternalContent comes back wrapped as untrusted content, so the model
-// reads it as data, never as instructions.
+// reads it as data, never as instructions. An async tool's call answers
+// with Toolbelt's own pending envelope, which is not wrapped: its work's
+// result is what comes from outside.
 func (r *Runner) externalStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		res := next(ctx, req)
-		if !req.Tool.Meta.ExternalContent || res.IsError {
+		if !req.Tool.Meta.ExternalContent || res.IsError || req.Tool.Async != nil {
 			return res
 		}
 		w := content.Wrap{Source: r.source(req), Notice: r.cfg.ExternalNotice, OmitNotice: r.cfg.OmitExternalNotice}

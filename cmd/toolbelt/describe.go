@@ -22,8 +22,10 @@ type described struct {
 	Parameters        *jsonschema.Schema `json:"parameters"`
 	Available         bool               `json:"available"`
 	UnavailableReason string             `json:"unavailableReason"`
-	// Dir is the folder of a directory tool.
-	Dir string `json:"dir,omitempty"`
+	// Dir is the folder of a directory tool; Untrusted says why the agent
+	// could have written it, for an untrusted one.
+	Dir       string `json:"dir,omitempty"`
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 func (c *describeCmd) Run(e *env) error {
@@ -43,7 +45,8 @@ func (c *describeCmd) Run(e *env) error {
 	meta, _ := reg.Meta(id)
 	var reason string
 	t, ok := reg.Resolve(id, tc, func(_ string, err error) { reason = err.Error() })
-	d := described{Meta: meta, Available: ok, UnavailableReason: reason, Dir: e.dirOf(id)}
+	d := described{Meta: meta, Available: ok, UnavailableReason: reason}
+	d.Dir, d.Untrusted = e.dirOf(id)
 	if ok {
 		d.Parameters = t.Params()
 		if d.Parameters == nil {
@@ -88,6 +91,9 @@ func printDescription(e *env, d described) error {
 		row("source", string(m.Source)+" ("+d.Dir+")")
 	} else {
 		row("source", string(m.Source))
+	}
+	if d.Untrusted != "" {
+		row("untrusted", d.Untrusted+": runs contained unless a person approves the call")
 	}
 	row("version", m.Version)
 	if d.Available {

@@ -12,14 +12,16 @@ import (
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/invoke/cmdhook"
+	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
 // toolDirSources returns the folders of directory tools the config lists
-// (default: toolbelt/tools in the user's config directory). A folder inside
-// the default workspace is untrusted unless the config says otherwise.
+// (default: toolbelt/tools in the user's config directory). Their tools are
+// trusted unless the agent can reach them (see dirOptions), except in a
+// folder the config declares trusted: true.
 func (e *env) toolDirSources(cfg *config.Config) []dir.Source {
 	if !cfg.Tools.DirsSet {
 		base, err := os.UserConfigDir()
@@ -28,31 +30,43 @@ func (e *env) toolDirSources(cfg *config.Config) []dir.Source {
 		}
 		return []dir.Source{{Path: filepath.Join(base, "toolbelt", "tools"), Trusted: true, Optional: true}}
 	}
-	ws, _ := workspaceFlags{}.dir(e)
 	var out []dir.Source
 	for _, d := range cfg.Tools.Dirs {
 		p := configPath(cfg, d.Path)
 		if abs, err := filepath.Abs(p); err == nil {
 			p = abs
 		}
-		out = append(out, dir.Source{Path: p, Trusted: d.Trusted || ws == "" || !inside(p, ws)})
+		out = append(out, dir.Source{Path: p, Trusted: true, Vouched: d.Trusted})
 	}
 	return out
 }
 
-// inside reports whether path is dir or lies below it.
-func inside(path, dir string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../")
+// writableDirs are the directories the agent can write, with their
+// symbolic links resolved: the run's workspace and every configured
+// agent's. When the run's workspace cannot be told, it is "/": the agent
+// could write anywhere, and only folders declared trusted are.
+func (e *env) writableDirs(cfg *config.Config) []string {
+	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
+	if err != nil {
+		return []string{string(filepath.Separator)}
+	}
+	out := []string{resolve(ws)}
+	for _, a := range cfg.Agents {
+		if a.Workspace != "" {
+			out = append(out, resolve(configPath(cfg, a.Workspace)))
+		}
+	}
+	return out
 }
 
 // loadDirTools registers the directory tools of the config's folders in
-// reg. A broken tool is reported on stderr, with why, and skipped.
+// reg. A broken or refused tool is reported on stderr, with why, and
+// skipped (config check lists them too).
 func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
-	e.dirs = dir.NewLoader(reg, e.toolDirSources(cfg), dirOptions(cfg), func(p dir.Problem) {
+	e.dirs = dir.NewLoader(reg, e.toolDirSources(cfg), e.dirOptions(cfg), func(p dir.Problem) {
 		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
-	e.dirs.Load()
+	e.dirProblems = e.dirs.Load()
 	if !cfg.Tools.DirsSet {
 		e.noteWorkspaceTools()
 	}
@@ -62,12 +76,12 @@ func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
 // directory tools that is not loaded: the default would include it, but the
 // agent can write it, so it is loaded only when tools.dirs lists it.
 func (e *env) noteWorkspaceTools() {
-	ws, err := workspaceFlags{}.dir(e)
+	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
 	if err != nil || ws == "" {
 		return
 	}
 	folder := filepath.Join(ws, "tools")
-	if e.trying != "" && inside(e.trying, folder) {
+	if e.trying != "" && within(e.trying, folder) {
 		return // the tool tried is loaded on purpose
 	}
 	entries, err := os.ReadDir(folder)
@@ -76,19 +90,23 @@ func (e *env) noteWorkspaceTools() {
 	}
 	for _, en := range entries {
 		if _, err := os.Stat(filepath.Join(folder, en.Name(), dir.MetadataFile)); en.IsDir() && err == nil {
-			e.log.Warn("the workspace's tools folder holds directory tools that were not loaded: the agent can write it, so it is loaded only when toolbelt.yaml lists it (tools: {dirs: [./tools]}; its tools are then never low risk, read-only or owner-only)", "dir", folder)
+			e.log.Warn("the workspace's tools folder holds directory tools that were not loaded: the agent can write it, so it is loaded only when toolbelt.yaml lists it (tools: {dirs: [./tools]}; its tools are then untrusted: they run contained unless a person approves a call)", "dir", folder)
 			return
 		}
 	}
 }
 
-// dirOf returns the folder of the directory tool id, or "".
-func (e *env) dirOf(id string) string {
+// dirOf returns the folder of the directory tool id ("" for another
+// tool) and, for an untrusted one, why the agent could have written it.
+func (e *env) dirOf(id string) (folder, untrusted string) {
 	if e.dirs == nil {
-		return ""
+		return "", ""
 	}
-	d, _ := e.dirs.Folder(id)
-	return d
+	t, ok := e.dirs.Tool(id)
+	if !ok {
+		return "", ""
+	}
+	return t.Dir, t.Untrusted
 }
 
 // watchDirTools keeps the directory tools in step with their folders until
@@ -109,9 +127,11 @@ func (e *env) watchDirTools() {
 	e.stopWatch = func() { cancel(); <-done }
 }
 
-// dirOptions are how directory tools' handlers run: with exec's environment
-// allowlist and bubblewrap.
-func dirOptions(cfg *config.Config) dir.Options {
+// dirOptions are how directory tools' handlers run — with exec's
+// environment allowlist and bubblewrap — and what makes a tool untrusted:
+// the directories the agent can write, and the names kept for the tools of
+// imported MCP servers.
+func (e *env) dirOptions(cfg *config.Config) dir.Options {
 	var exec struct {
 		EnvAllow []string `json:"envAllow"`
 		Sandbox  struct {
@@ -119,7 +139,11 @@ func dirOptions(cfg *config.Config) dir.Options {
 		} `json:"sandbox"`
 	}
 	_ = tool.Config(cfg.Tools.Settings).Decode("exec", &exec) // checked with the exec tool's settings
-	return dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap}
+	var reserved []string
+	for name := range cfg.MCPServers {
+		reserved = append(reserved, client.NamePrefix(name, cfg.MCP.Separator))
+	}
+	return dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: e.writableDirs(cfg), Reserved: reserved}
 }
 
 // hooksOption returns the pipeline option that runs the config's command
@@ -192,15 +216,12 @@ type toolTryCmd struct {
 }
 
 func (c *toolTryCmd) Run(e *env) error {
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
 	abs, err := filepath.Abs(c.Dir)
 	if err != nil {
 		return err
 	}
-	t, err := dir.Load(abs, dir.Options{Trusted: !inside(abs, ws)})
+	// The person who names a folder here runs it as theirs: trusted.
+	t, err := dir.Load(abs, dir.Options{Trusted: true})
 	if err != nil {
 		return err
 	}

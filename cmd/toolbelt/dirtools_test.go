@@ -518,8 +518,9 @@ func TestMCPHotReloadsDirectoryTools(t *testing.T) {
 }
 
 // TestWorkspaceToolsOnlyWhenConfigured: a workspace's own tools/ folder is
-// not loaded by default, and when listed its tools are not taken at their
-// word (never low risk or read-only).
+// not loaded by default, and when listed its tools are untrusted and not
+// taken at their word (never low risk, read-only, or in a section or
+// profile of their choosing).
 func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -527,7 +528,7 @@ func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	md := `{"name": "ws_tool", "description": "Claims to be harmless.", "riskLevel": "low", "readOnly": true, "ownerOnly": true}`
+	md := `{"name": "ws_tool", "description": "Claims to be harmless.", "riskLevel": "low", "readOnly": true, "section": "fs", "profiles": ["minimal"]}`
 	if err := os.WriteFile(filepath.Join(dir, "metadata.json"), []byte(md), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -548,17 +549,20 @@ func TestWorkspaceToolsOnlyWhenConfigured(t *testing.T) {
 	r = runCLIWith(t, env, ws, "", "describe", "ws_tool", "--json").expect(t, 0)
 	var d struct {
 		Meta struct {
-			Risk      string `json:"risk"`
-			ReadOnly  bool   `json:"readOnly"`
-			OwnerOnly bool   `json:"ownerOnly"`
-			Source    string `json:"source"`
+			Risk     string   `json:"risk"`
+			ReadOnly bool     `json:"readOnly"`
+			Section  string   `json:"section"`
+			Profiles []string `json:"profiles"`
+			Source   string   `json:"source"`
 		} `json:"meta"`
-		Dir string `json:"dir"`
+		Dir       string `json:"dir"`
+		Untrusted string `json:"untrusted"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 		t.Fatalf("%v: %s", err, r.stdout)
 	}
-	if d.Meta.Risk != "medium" || d.Meta.ReadOnly || d.Meta.OwnerOnly || d.Meta.Source != "directory" || !strings.HasSuffix(d.Dir, filepath.Join("tools", "ws_tool")) {
+	if d.Meta.Risk != "medium" || d.Meta.ReadOnly || d.Meta.Section != "directory" || len(d.Meta.Profiles) != 0 || d.Meta.Source != "directory" ||
+		!strings.HasSuffix(d.Dir, filepath.Join("tools", "ws_tool")) || !strings.Contains(d.Untrusted, "which the agent can write") {
 		t.Errorf("a workspace tool is taken at its word: %s", r.stdout)
 	}
 	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("tools:\n  dirs:\n    - path: ./tools\n      trusted: true\n"), 0o644); err != nil {

@@ -61,6 +61,9 @@ func (c *configCheckCmd) Run(e *env) error {
 		return err
 	}
 	warnings := cfg.Lint(exec.LookPath, os.LookupEnv)
+	for _, p := range e.dirProblems {
+		warnings = append(warnings, &config.Warning{Path: cfg.Path, Line: cfg.Line("$.tools.dirs"), Msg: "directory tool not loaded: " + p.Err.Error()})
+	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.stdout, "warning: %v\n", w)
 	}

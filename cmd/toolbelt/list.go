@@ -63,8 +63,10 @@ type listedTool struct {
 	Available         bool     `json:"available"`
 	UnavailableReason string   `json:"unavailableReason"`
 	Source            string   `json:"source"`
-	// Dir is the folder of a directory tool.
-	Dir string `json:"dir,omitempty"`
+	// Dir is the folder of a directory tool; Untrusted says why the agent
+	// could have written it, for an untrusted one.
+	Dir       string `json:"dir,omitempty"`
+	Untrusted string `json:"untrusted,omitempty"`
 }
 
 func (c *listCmd) Run(e *env) error {
@@ -83,7 +85,7 @@ func (c *listCmd) Run(e *env) error {
 		out := []listedTool{}
 		for _, m := range reg.List(opts...) {
 			l := listed(m, reasons[m.ID])
-			l.Dir = e.dirOf(m.ID)
+			l.Dir, l.Untrusted = e.dirOf(m.ID)
 			out = append(out, l)
 		}
 		return writeJSON(e.stdout, out)
@@ -138,7 +140,10 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 			} else {
 				available++
 			}
-			if d := e.dirOf(m.ID); d != "" {
+			switch d, untrusted := e.dirOf(m.ID); {
+			case untrusted != "":
+				status += col.dim("  (untrusted directory tool: " + d + ")")
+			case d != "":
 				status += col.dim("  (directory tool: " + d + ")")
 			}
 			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, m.ID, wLabel, m.Label, wRisk, m.Risk, status)

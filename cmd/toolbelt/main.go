@@ -125,9 +125,14 @@ type env struct {
 	closer io.Closer
 
 	imports *client.Manager // the MCP servers whose tools the registry holds
-	// dirs loads the directory tools the registry holds; stopWatch stops
-	// watching their folders.
-	dirs *dir.Loader
+	// dirs loads the directory tools the registry holds, and dirProblems
+	// are the tools its first load skipped; stopWatch stops watching their
+	// folders.
+	dirs        *dir.Loader
+	dirProblems []dir.Problem
+	// workspace is the command's --workspace flag, for what is decided
+	// before the command asks (which directory tools the agent can reach).
+	workspace string
 	// trying is the folder of the directory tool toolbelt tool try runs.
 	trying    string
 	stopWatch func()
@@ -239,6 +244,20 @@ const (
 	exitUsage     = 2
 )
 
+// workspaceFlag returns the --workspace flag of the selected command, or
+// "" when it has none or it was not given.
+func workspaceFlag(kctx *kong.Context) string {
+	if n := kctx.Selected(); n != nil {
+		for _, f := range n.Flags {
+			if f.Name == "workspace" {
+				s, _ := kctx.FlagValue(f).(string)
+				return s
+			}
+		}
+	}
+	return ""
+}
+
 // exitCode ends a command with a code after it has printed what it had to.
 // Any other error a command returns is a usage or configuration error.
 type exitCode int
@@ -295,6 +314,7 @@ func run(args []string, e env) (code int) {
 	}
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	e.configPath, e.dataDir = c.Config, c.Data
+	e.workspace = workspaceFlag(kctx)
 	err = kctx.Run(&e)
 	if e.stopWatch != nil {
 		e.stopWatch()

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"slices"
@@ -45,6 +46,14 @@ func localNames(server, sep string, remote []string) map[string]string {
 		out[r], taken[name] = name, true
 	}
 	return out
+}
+
+// NamePrefix returns how the registered names of every tool of the server
+// begin, with sep joining server and tool names (default "__"): the server
+// and separator as localNames repairs them, cut where a long name would be.
+func NamePrefix(server, sep string) string {
+	p := replaceInvalid(server + cmp.Or(sep, DefaultSeparator))
+	return p[:min(len(p), maxName-hashLen-1)]
 }
 
 // replaceInvalid replaces every byte outside [a-zA-Z0-9_-] with '_'. A

@@ -40,6 +40,8 @@ func TestLocalNames(t *testing.T) {
 			map[string]string{long: ("s__" + long)[:55] + "_" + hash8(long)}},
 		{"another separator", "gh", ".", []string{"issue"},
 			map[string]string{"issue": "gh_issue"}},
+		{"a long server name", long[:60], "__", []string{"x", long},
+			map[string]string{"x": long[:60] + "__x", long: long[:55] + "_" + hash8(long)}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -54,6 +56,9 @@ func TestLocalNames(t *testing.T) {
 					}
 					if err := tool.ValidateName(l); err != nil || seen[l] {
 						t.Errorf("%q → %q: invalid or taken (%v)", r, l, err)
+					}
+					if p := NamePrefix(tc.server, tc.sep); !strings.HasPrefix(l, p) {
+						t.Errorf("%q → %q, which does not begin with NamePrefix %q", r, l, p)
 					}
 					seen[l] = true
 				}

@@ -8,12 +8,20 @@
 // cancellation, bounded output, and bubblewrap when the metadata or the
 // caller asks for the sandbox.
 //
+// A tool the agent may have written or changed — from a folder not
+// trusted, or one that reaches a directory the agent can write — is
+// untrusted: its handler runs contained (bubblewrap: the workspace
+// read-only, no network) unless a person approved the call, and an
+// approved call runs from a private copy of its folder whose fingerprint
+// is what the person approved. It never takes a trusted tool's name.
+//
 //	set := dir.LoadDirs([]dir.Source{{Path: "tools", Trusted: false}}, dir.Options{})
 //	for _, p := range set.Problems { log.Print(p) } // broken tools are skipped
 //	problems := set.Register(reg)
 package dir
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +36,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
@@ -46,9 +55,20 @@ var handlerNames = []string{"handler", "handler.py", "handler.js", "handler.mjs"
 // Options tune how handlers run. Zero fields take defaults.
 type Options struct {
 	// Trusted says the folder is one the agent cannot write. Tools from
-	// other folders are never low risk, read-only or owner-only, whatever
-	// their metadata says.
+	// other folders are untrusted: never low risk, read-only or in a
+	// section or profile of their choosing, whatever their metadata says;
+	// refused when they ask to be owner-only, async or to see secret
+	// variables, or take a name reserved for other tools; run contained
+	// unless a person approves the call.
 	Trusted bool
+	// Writable lists the directories the agent can write (its workspaces).
+	// A tool of a trusted folder is untrusted all the same when it reaches
+	// one of them: its folder lies in one or holds one, a link in it or
+	// its interpreter leads into one.
+	Writable []string
+	// Reserved lists name prefixes kept for other tools (an imported MCP
+	// server's "github__"): an untrusted tool may not take such a name.
+	Reserved []string
 	// MaxOutput bounds a handler's standard output in bytes; default 4 MiB.
 	MaxOutput int
 	// KillGrace is the time between SIGTERM and SIGKILL; default 2 s.
@@ -78,9 +98,14 @@ type Tool struct {
 	// it has one).
 	Handler string
 	Argv    []string
+	// Untrusted says why the agent could have written or changed the tool
+	// ("" for a trusted tool).
+	Untrusted string
 
-	opts Options
-	pers *persistent // set for a persistent handler
+	opts     Options
+	pers     *persistent // set for a persistent handler
+	approved codes       // the fingerprints of folders shown for approval, by call
+	boxes    sync.Map    // workspace root → *sandbox.Bwrap that can contain there
 }
 
 // Close stops the tool's persistent handler, if it has one running.
@@ -119,7 +144,7 @@ func Load(folder string, opts Options) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &Tool{Dir: abs, Metadata: md, Meta: md.meta(opts.Trusted), opts: opts}
+	t := &Tool{Dir: abs, Metadata: md, opts: opts}
 	if md.Persistent {
 		t.pers = newPersistent()
 	}
@@ -129,11 +154,122 @@ func Load(folder string, opts Options) (*Tool, error) {
 	if t.Handler, t.Argv, err = findHandler(abs, md); err != nil {
 		return nil, err
 	}
+	t.Untrusted = "its folder is not one declared trusted"
+	if opts.Trusted {
+		t.Untrusted = t.reach(opts.Writable)
+	}
+	t.Meta = md.meta(t.Untrusted == "")
+	if t.Untrusted != "" {
+		if err := t.checkUntrusted(); err != nil {
+			return nil, fmt.Errorf("%s: not loaded: %s; the agent could have written it (%s). Declare its folder trusted in toolbelt.yaml (tools.dirs: [{path: …, trusted: true}]) if it is yours", abs, err, t.Untrusted)
+		}
+	}
 	tt := t.Tool()
 	if err := tt.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(abs, SchemaFile), err)
 	}
 	return t, nil
+}
+
+// maxReachFiles bounds the files of a trusted tool's folder searched for
+// links into the directories the agent can write.
+const maxReachFiles = 10000
+
+// reach says how the agent could change the tool, given the directories
+// it can write (real paths): its folder lies in one or holds one, a
+// symbolic link in the folder leads into one (or nowhere yet), or its
+// interpreter lies in one. It is "" when none of that holds.
+func (t *Tool) reach(writable []string) string {
+	if len(writable) == 0 {
+		return ""
+	}
+	into := func(p string) string {
+		for _, w := range writable {
+			if within(p, w) || within(w, p) {
+				return w
+			}
+		}
+		return ""
+	}
+	for _, w := range writable {
+		switch {
+		case within(t.Dir, w):
+			return fmt.Sprintf("its folder lies in %s, which the agent can write", w)
+		case within(w, t.Dir):
+			return fmt.Sprintf("its folder holds %s, which the agent can write", w)
+		}
+	}
+	if real, err := filepath.EvalSymlinks(t.Argv[0]); err == nil && t.Argv[0] != t.Handler && into(real) != "" {
+		return fmt.Sprintf("its interpreter %s lies in %s, which the agent can write", real, into(real))
+	}
+	why, n := "", 0
+	err := filepath.WalkDir(t.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if n++; n > maxReachFiles {
+			return fmt.Errorf("its folder holds more than %d files, too many to check for links into the directories the agent can write", maxReachFiles)
+		}
+		if d.Type()&fs.ModeSymlink == 0 {
+			return nil
+		}
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			why = fmt.Sprintf("%s is a symbolic link that leads nowhere yet", p)
+			return fs.SkipAll
+		}
+		if w := into(real); w != "" {
+			why = fmt.Sprintf("%s is a symbolic link into %s, which the agent can write", p, w)
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return err.Error()
+	}
+	return why
+}
+
+// within reports whether the clean absolute path p is root or below it.
+func within(p, root string) bool {
+	return p == root || strings.HasPrefix(p, strings.TrimSuffix(root, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// checkUntrusted refuses what an untrusted tool may not have: the owner's
+// standing, secret variables, steps that run outside any call (async), an
+// interpreter the agent could change outside the folder's fingerprint, a
+// built-in tool's name or one reserved for imported tools.
+func (t *Tool) checkUntrusted() error {
+	md, name := t.Metadata, strings.ToLower(t.Metadata.Name)
+	switch {
+	case md.OwnerOnly:
+		return errors.New(`"ownerOnly" is refused for a tool from a folder the agent can write: owner-only marks Toolbelt's administrative tools, and a tool the agent wrote does not get it`)
+	case md.Async:
+		return errors.New(`"async" is refused for a tool from a folder the agent can write: an async tool's steps run after the call, outside any sandbox, with no one to approve them`)
+	case len(md.Env) > 0:
+		return fmt.Errorf(`"env" (%s) is refused for a tool from a folder the agent can write: it would hand secrets to code the agent wrote. List the variables in tools.exec.envAllow if every handler may see them (an untrusted one sees them only in calls a person approved)`, strings.Join(md.Env, ", "))
+	}
+	if t.Argv[0] != t.Handler {
+		if real, err := filepath.EvalSymlinks(t.Argv[0]); err == nil && !within(real, t.Dir) {
+			for _, w := range t.opts.Writable {
+				if within(real, w) {
+					return fmt.Errorf("its interpreter %s lies in %s, which the agent can write, outside the tool's folder", real, w)
+				}
+			}
+		}
+	}
+	if _, _, ok := catalog.Lookup(name); ok {
+		return fmt.Errorf("%q is the name of a built-in tool", md.Name)
+	}
+	if id, ok := catalog.Alias(name); ok {
+		return fmt.Errorf("%q is a name of the built-in tool %s", md.Name, id)
+	}
+	for _, p := range t.opts.Reserved {
+		if strings.HasPrefix(name, strings.ToLower(p)) {
+			return fmt.Errorf("the name %q starts with %q, which is kept for the tools of an imported MCP server", md.Name, p)
+		}
+	}
+	return nil
 }
 
 // loadSchema reads schema.json and checks that it compiles; a missing file
@@ -276,8 +412,13 @@ func (t *Tool) Tool() tool.Tool {
 type Source struct {
 	// Path is the folder; each sub-folder with a metadata.json is a tool.
 	Path string
-	// Trusted says the agent cannot write the folder (see Options.Trusted).
+	// Trusted says the agent cannot write the folder (see Options.Trusted);
+	// a tool in it that reaches a directory of Options.Writable is
+	// untrusted all the same.
 	Trusted bool
+	// Vouched says a person declared the folder trusted (tools.dirs
+	// "trusted: true"): its tools are trusted wherever they lie.
+	Vouched bool
 	// Optional folders may be missing (the defaults); a configured folder
 	// that is missing is a problem.
 	Optional bool
@@ -298,11 +439,14 @@ type Set struct {
 }
 
 // LoadDirs loads every tool folder of every source. Broken tools are
-// reported in Problems and skipped; a name already taken by an earlier
-// folder is a problem too.
+// reported in Problems and skipped. A name already taken is a problem too:
+// among trusted tools, or among untrusted ones, the earlier folder's tool
+// keeps it; a trusted tool always keeps its name against an untrusted one,
+// whatever the order of the folders, and an untrusted tool may not take a
+// name that differs from another's only in case.
 func LoadDirs(sources []Source, opts Options) Set {
 	var set Set
-	byName := map[string]string{}
+	var loaded []*Tool
 	for _, src := range sources {
 		entries, err := os.ReadDir(src.Path)
 		if err != nil {
@@ -312,7 +456,10 @@ func LoadDirs(sources []Source, opts Options) Set {
 			continue
 		}
 		o := opts
-		o.Trusted = src.Trusted
+		o.Trusted = src.Trusted || src.Vouched
+		if src.Vouched {
+			o.Writable = nil
+		}
 		for _, e := range entries {
 			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 				continue
@@ -326,24 +473,52 @@ func LoadDirs(sources []Source, opts Options) Set {
 				set.Problems = append(set.Problems, Problem{Dir: folder, Err: err})
 				continue
 			}
-			if prev, dup := byName[t.Meta.ID]; dup {
-				set.Problems = append(set.Problems, Problem{Dir: folder, Err: fmt.Errorf("%s: the name %q is already taken by the tool in %s: rename one of them", folder, t.Meta.ID, prev)})
-				continue
-			}
-			byName[t.Meta.ID] = t.Dir
-			set.Tools = append(set.Tools, t)
+			loaded = append(loaded, t)
 		}
+	}
+	// Trusted tools first: they keep their names.
+	slices.SortStableFunc(loaded, func(a, b *Tool) int { return cmp.Compare(untrusted(a), untrusted(b)) })
+	for _, t := range loaded {
+		if err := set.clash(t); err != nil {
+			set.Problems = append(set.Problems, Problem{Dir: t.Dir, Err: err})
+			continue
+		}
+		set.Tools = append(set.Tools, t)
 	}
 	return set
 }
 
+func untrusted(t *Tool) int {
+	if t.Untrusted != "" {
+		return 1
+	}
+	return 0
+}
+
+// clash says why t may not join the set's tools, or nil: its name is
+// taken (ignoring case, for an untrusted tool).
+func (s Set) clash(t *Tool) error {
+	for _, prev := range s.Tools {
+		same := prev.Meta.ID == t.Meta.ID || t.Untrusted != "" && strings.EqualFold(prev.Meta.ID, t.Meta.ID)
+		switch {
+		case !same:
+		case prev.Untrusted == "" && t.Untrusted != "":
+			return fmt.Errorf("%s: the name %q is already taken by the tool in %s, which is trusted: a tool from a folder the agent can write (%s) never replaces a trusted one, whatever the order of the folders; rename it", t.Dir, t.Meta.ID, prev.Dir, t.Untrusted)
+		default:
+			return fmt.Errorf("%s: the name %q is already taken by the tool in %s: rename one of them", t.Dir, t.Meta.ID, prev.Dir)
+		}
+	}
+	return nil
+}
+
 // Register adds the set's tools to reg. A tool whose name is taken by a
-// tool already registered is skipped and reported.
+// tool already registered is skipped and reported; so is an untrusted tool
+// whose name differs from a registered tool's only in case.
 func (s Set) Register(reg *registry.Registry) []Problem {
 	var problems []Problem
 	for _, t := range s.Tools {
-		if reg.Has(t.Meta.ID) {
-			problems = append(problems, Problem{Dir: t.Dir, Err: fmt.Errorf("%s: the name %q is taken by a tool already registered (%s): rename the directory tool", t.Dir, t.Meta.ID, sourceOf(reg, t.Meta.ID))})
+		if id, taken := registered(reg, t); taken {
+			problems = append(problems, Problem{Dir: t.Dir, Err: fmt.Errorf("%s: the name %q is taken by a tool already registered (%s %s): rename the directory tool", t.Dir, t.Meta.ID, sourceOf(reg, id), id)})
 			continue
 		}
 		if err := reg.Register(t.Tool()); err != nil {
@@ -351,6 +526,24 @@ func (s Set) Register(reg *registry.Registry) []Problem {
 		}
 	}
 	return problems
+}
+
+// registered returns the name of the registered tool whose name t would
+// take: its own, or for an untrusted tool one that differs only in case.
+func registered(reg *registry.Registry, t *Tool) (string, bool) {
+	if reg.Has(t.Meta.ID) {
+		return t.Meta.ID, true
+	}
+	found := ""
+	if t.Untrusted != "" {
+		reg.Any(func(m *tool.Meta) bool {
+			if strings.EqualFold(m.ID, t.Meta.ID) {
+				found = m.ID
+			}
+			return found != ""
+		})
+	}
+	return found, found != ""
 }
 
 func sourceOf(reg *registry.Registry, id string) string {

@@ -84,16 +84,16 @@ func TestParseMetadataFull(t *testing.T) {
 
 func TestUntrustedFolderClaimsAreNotTaken(t *testing.T) {
 	t.Parallel()
-	m, err := ParseMetadata("metadata.json", []byte(`{"name":"x","description":"d","riskLevel":"low","readOnly":true,"ownerOnly":true}`))
+	m, err := ParseMetadata("metadata.json", []byte(`{"name":"x","description":"d","riskLevel":"low","readOnly":true,"ownerOnly":true,"section":"fs","profiles":["minimal"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	trusted, untrusted := m.meta(true), m.meta(false)
-	if trusted.Risk != tool.RiskLow || !trusted.ReadOnly || !trusted.OwnerOnly {
-		t.Errorf("trusted meta = %+v, want low risk, read-only, owner-only as written", trusted)
+	if trusted.Risk != tool.RiskLow || !trusted.ReadOnly || !trusted.OwnerOnly || trusted.Section != "fs" || len(trusted.Profiles) != 1 || trusted.OpenWorld || trusted.ExternalContent {
+		t.Errorf("trusted meta = %+v, want low risk, read-only, owner-only, section, profiles, closed world as written", trusted)
 	}
-	if untrusted.Risk != tool.RiskMedium || untrusted.ReadOnly || untrusted.OwnerOnly {
-		t.Errorf("untrusted meta = %+v, want medium risk, not read-only, not owner-only", untrusted)
+	if untrusted.Risk != tool.RiskMedium || untrusted.ReadOnly || untrusted.OwnerOnly || len(untrusted.Profiles) != 0 || !untrusted.OpenWorld || !untrusted.ExternalContent {
+		t.Errorf("untrusted meta = %+v, want medium risk, not read-only, not owner-only, in no profile, open world", untrusted)
 	}
 	if d := m.meta(false); d.Section != DefaultSection {
 		t.Errorf("section = %q, want %q", d.Section, DefaultSection)

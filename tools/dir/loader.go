@@ -27,6 +27,7 @@ type Loader struct {
 
 	mu     sync.Mutex
 	loaded map[string]loadedTool // by tool name: what this loader registered
+	known  map[string]bool       // the problems the last load found, reported then
 }
 
 type loadedTool struct {
@@ -36,7 +37,8 @@ type loadedTool struct {
 }
 
 // NewLoader returns a loader for the tools of sources. onProblem, when
-// set, hears about each tool that cannot be loaded or registered.
+// set, hears about each tool that cannot be loaded or registered, once for
+// as long as the problem lasts.
 func NewLoader(reg *registry.Registry, sources []Source, opts Options, onProblem func(Problem)) *Loader {
 	if onProblem == nil {
 		onProblem = func(Problem) {}
@@ -79,19 +81,22 @@ func (l *Loader) Load() []Problem {
 		}
 		l.loaded[name] = loadedTool{dir: t.Dir, fingerprint: fp, tool: t}
 	}
+	known := map[string]bool{}
 	for _, p := range problems {
-		l.onProblem(p)
+		if known[p.Error()] = true; !l.known[p.Error()] {
+			l.onProblem(p)
+		}
 	}
+	l.known = known
 	return problems
 }
 
-// Folder returns the folder of the directory tool name, if this loader
-// registered it.
-func (l *Loader) Folder(name string) (string, bool) {
+// Tool returns the directory tool name, if this loader registered it.
+func (l *Loader) Tool(name string) (*Tool, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t, ok := l.loaded[name]
-	return t.dir, ok
+	return t.tool, ok
 }
 
 // Adopt records that t, registered by someone else (toolbelt tool try),
@@ -114,7 +119,10 @@ func (l *Loader) Close() {
 	}
 }
 
-// fingerprint identifies the content of a tool's files.
+// fingerprint identifies the content of a tool's files: its metadata,
+// schema and handler, and for an untrusted tool everything in its folder
+// (a file its handler sources changes it too), with how it is run and
+// whether it is trusted.
 func fingerprint(t *Tool) string {
 	h := sha256.New()
 	for _, f := range []string{filepath.Join(t.Dir, MetadataFile), filepath.Join(t.Dir, SchemaFile), t.Handler} {
@@ -125,6 +133,14 @@ func fingerprint(t *Tool) string {
 	h.Write([]byte(string(rune(len(t.Argv)))))
 	for _, a := range t.Argv {
 		h.Write([]byte(a + "\x00"))
+	}
+	h.Write([]byte(t.Untrusted + "\x00"))
+	if t.Untrusted != "" {
+		code, err := codeHash(t.Dir, "")
+		if err != nil {
+			code = err.Error()
+		}
+		h.Write([]byte(code))
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -24,8 +24,8 @@ func TestLoaderReloadsChangedFolders(t *testing.T) {
 	if p := l.Load(); len(p) != 0 || !reg.Has("one") {
 		t.Fatalf("first load: %v, has one %v", p, reg.Has("one"))
 	}
-	if d, ok := l.Folder("one"); !ok || filepath.Base(d) != "one" {
-		t.Errorf("Folder(one) = %q, %v", d, ok)
+	if dt, ok := l.Tool("one"); !ok || filepath.Base(dt.Dir) != "one" {
+		t.Errorf("Tool(one) = %v, %v", dt, ok)
 	}
 	for len(changes) > 0 {
 		<-changes

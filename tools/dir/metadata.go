@@ -286,8 +286,11 @@ var knownProfiles = []string{"minimal", "coding", "messaging", "full"}
 const DefaultSection = "directory"
 
 // meta turns the metadata into the tool's Meta. trusted is false for tools
-// from a directory the agent can write: their claims to be harmless (low
-// risk, read-only) and to be owner-only are not taken at their word.
+// the agent may have written or changed: their claims to be harmless (low
+// risk, read-only, closed world), to be owner-only, and to belong to a
+// section or a profile (which policies and agents select tools by) are not
+// taken at their word. An open-world tool's results are wrapped as
+// external content.
 func (m *Metadata) meta(trusted bool) tool.Meta {
 	risk, _ := tool.ParseRisk(m.RiskLevel) // checked
 	meta := tool.Meta{
@@ -295,18 +298,21 @@ func (m *Metadata) meta(trusted bool) tool.Meta {
 		Section: m.Section, Profiles: m.Profiles, Groups: []string{"directory"},
 		Risk: risk, RequiresConfirmation: m.RequiresConfirmation, ConfirmationMessage: m.ConfirmationMessage,
 		Destructive: m.Destructive, ReadOnly: m.ReadOnly, OpenWorld: m.OpenWorld, OwnerOnly: m.OwnerOnly,
-		Timeout:       seconds(m.Timeout),
-		EstimatedTime: seconds(m.EstimatedTime),
-		Source:        tool.SourceDirectory,
-	}
-	if meta.Section == "" {
-		meta.Section = DefaultSection
+		ExternalContent: m.OpenWorld,
+		Timeout:         seconds(m.Timeout),
+		EstimatedTime:   seconds(m.EstimatedTime),
+		Source:          tool.SourceDirectory,
 	}
 	if !trusted {
 		meta.ReadOnly, meta.OwnerOnly = false, false
+		meta.OpenWorld, meta.ExternalContent = true, true
+		meta.Section, meta.Profiles = "", nil
 		if meta.Risk < tool.RiskMedium {
 			meta.Risk = tool.RiskMedium
 		}
+	}
+	if meta.Section == "" {
+		meta.Section = DefaultSection
 	}
 	return meta.WithDefaults()
 }

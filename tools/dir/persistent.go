@@ -37,7 +37,8 @@ func newPersistent() *persistent {
 
 // proc is one running persistent handler.
 type proc struct {
-	key      string // the workspace and sandbox it runs for
+	key      string // the workspace, mode and approved code it runs for
+	done     func() // removes what was made for it (a copy of the tool's folder)
 	pid      int
 	stdin    *os.File
 	lines    chan []byte // its standard output, a line at a time; closed at its end
@@ -64,10 +65,12 @@ func (p *proc) stop(grace time.Duration) {
 		}
 	}
 	shell.EndGroup(p.pid, grace)
+	p.done()
 }
 
-// start starts the handler as c describes.
-func startProc(c shell.Child, key string, maxLine int) (*proc, error) {
+// startProc starts the handler as c describes; done runs once it is
+// stopped.
+func startProc(c shell.Child, key string, done func(), maxLine int) (*proc, error) {
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -100,7 +103,7 @@ func startProc(c shell.Child, key string, maxLine int) (*proc, error) {
 		}
 		return nil, err
 	}
-	p := &proc{key: key, pid: cmd.Process.Pid, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{})}
+	p := &proc{key: key, done: sync.OnceFunc(done), pid: cmd.Process.Pid, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{})}
 	go func() {
 		defer close(p.lines)
 		defer outR.Close()
@@ -145,10 +148,11 @@ func (ps *persistent) Close(grace time.Duration) {
 	}
 }
 
-// callPersistent runs one call on the tool's persistent handler.
+// callPersistent runs one call on the tool's persistent handler, started
+// as l says (a running one is used when it was started so).
 // Its result is what the handler answered, as a one-shot handler's would
 // be; Stopped is set when ctx ended the call.
-func (t *Tool) callPersistent(ctx context.Context, in []byte, tc *tool.Context, stderr func(string)) (shell.ChildResult, error) {
+func (t *Tool) callPersistent(ctx context.Context, in []byte, tc *tool.Context, l launch, stderr func(string)) (shell.ChildResult, error) {
 	ps := t.pers
 	select {
 	case ps.turn <- struct{}{}:
@@ -160,7 +164,7 @@ func (t *Tool) callPersistent(ctx context.Context, in []byte, tc *tool.Context, 
 	if grace <= 0 {
 		grace = 2 * time.Second
 	}
-	key := tc.WorkspaceDir + "\x00" + fmt.Sprint(tc.Sandboxed)
+	key := tc.WorkspaceDir + "\x00" + l.mode + "\x00" + l.code
 	ps.mu.Lock()
 	if ps.closed {
 		ps.mu.Unlock()
@@ -169,15 +173,16 @@ func (t *Tool) callPersistent(ctx context.Context, in []byte, tc *tool.Context, 
 	p := ps.p
 	ps.mu.Unlock()
 	if p != nil && (p.key != key || exited(p)) {
-		p.stop(grace) // another workspace, or it ended since the last call
+		p.stop(grace) // another workspace, mode or code, or it ended since the last call
 		p = nil
 	}
 	if p == nil {
-		c, err := t.child(ctx, tc)
+		c, done, err := t.child(ctx, tc, l)
 		if err != nil {
 			return shell.ChildResult{}, err
 		}
-		if p, err = startProc(c, key, cmpOr(t.opts.MaxOutput, DefaultMaxOutput)); err != nil {
+		if p, err = startProc(c, key, done, cmpOr(t.opts.MaxOutput, DefaultMaxOutput)); err != nil {
+			done()
 			return shell.ChildResult{}, err
 		}
 		ps.mu.Lock()

@@ -2,6 +2,7 @@ package dir
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -13,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/shell"
@@ -115,7 +117,11 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 		}
 		mu.Unlock()
 	}
-	res, err := t.runHandler(ctx, in, tc, stderr)
+	l, err := t.how(ctx, call, tc)
+	if err != nil {
+		return tool.Result{}, err
+	}
+	res, err := t.runHandler(ctx, in, tc, l, stderr)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -124,19 +130,91 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 	if res.Stopped {
 		return tool.Result{}, cmpErr(context.Cause(ctx), context.Canceled)
 	}
-	return t.answer(res, logs)
+	return t.answer(res, logs, l.mode)
+}
+
+// How a handler runs; results' details say which ("mode").
+const (
+	modeHost      = "host"      // on the host, with the user's rights
+	modeSandbox   = "sandbox"   // in the sandbox the metadata or the caller asks for
+	modeContained = "contained" // an untrusted tool's call that no one approved
+)
+
+// launch is how one call's handler starts.
+type launch struct {
+	mode string
+	// code is, for an approved call of an untrusted tool, the fingerprint
+	// of its folder that the person approved: the handler runs from a
+	// copy of the folder that has it.
+	code string
+}
+
+// how decides how the call runs. A trusted tool runs on the host, or in
+// the sandbox when its metadata or the caller asks for it. An untrusted
+// one runs so only when a person approved the call as its preview showed
+// it, from a copy of its folder with the fingerprint they were shown;
+// otherwise it runs contained, or not at all.
+func (t *Tool) how(ctx context.Context, call tool.Call, tc *tool.Context) (launch, error) {
+	mode := modeHost
+	if t.Metadata.Sandbox || tc.Sandboxed {
+		mode = modeSandbox
+	}
+	if t.Untrusted == "" {
+		return launch{mode: mode}, nil
+	}
+	if code, ok := t.approved.take(call.ID); ok && tool.ApprovalOf(ctx) == tool.ApprovalGiven {
+		return launch{mode: mode, code: code}, nil
+	}
+	if _, _, err := t.container(ctx, tc); err != nil {
+		return launch{}, &Failure{Info: tool.ErrorInfo{
+			Message:    fmt.Sprintf("%s was not run: it comes from a folder the agent can write (%s), so it runs only contained or with a person's approval, and it cannot run contained here: %v", t.Meta.ID, t.Untrusted, err),
+			Suggestion: "Ask the user to approve the call (every call of it needs approval here), or to declare its folder trusted in toolbelt.yaml.",
+		}}
+	}
+	return launch{mode: modeContained}, nil
+}
+
+// container returns bubblewrap, when it can contain the tool's handler in
+// the call's workspace (its real path, also returned), or why it cannot:
+// the call has no workspace, the tool's folder is not in it (a contained
+// handler sees nothing else but the system's programs), or bubblewrap is
+// missing or cannot set up its namespaces here.
+func (t *Tool) container(ctx context.Context, tc *tool.Context) (*sandbox.Bwrap, string, error) {
+	if tc.WorkspaceDir == "" {
+		return nil, "", errors.New("the call has no workspace")
+	}
+	root, err := filepath.EvalSymlinks(tc.WorkspaceDir)
+	if err != nil {
+		return nil, "", err
+	}
+	if !within(t.Dir, root) {
+		return nil, "", fmt.Errorf("its folder %s lies outside the call's workspace %s, and a contained handler sees only the workspace", t.Dir, root)
+	}
+	if b, ok := t.boxes.Load(root); ok {
+		return b.(*sandbox.Bwrap), root, nil
+	}
+	b, err := sandbox.Find(ctx, t.opts.Bwrap)
+	if err == nil {
+		err = b.CheckContain(ctx, root)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	t.boxes.Store(root, b)
+	return b, root, nil
 }
 
 // runHandler runs the handler once (or asks the persistent one) with the
-// request in, passing its standard error lines to stderr.
-func (t *Tool) runHandler(ctx context.Context, in []byte, tc *tool.Context, stderr func(string)) (shell.ChildResult, error) {
+// request in, as l says, passing its standard error lines to stderr.
+func (t *Tool) runHandler(ctx context.Context, in []byte, tc *tool.Context, l launch, stderr func(string)) (shell.ChildResult, error) {
 	if t.pers != nil {
-		return t.callPersistent(ctx, in, tc, stderr)
+		return t.callPersistent(ctx, in, tc, l, stderr)
 	}
-	child, err := t.child(ctx, tc)
+	child, done, err := t.child(ctx, tc, l)
 	if err != nil {
 		return shell.ChildResult{}, err
 	}
+	defer done()
 	child.Stdin, child.Stderr = in, stderr
 	res, err := shell.RunChild(ctx, child)
 	if err != nil {
@@ -148,45 +226,83 @@ func (t *Tool) runHandler(ctx context.Context, in []byte, tc *tool.Context, stde
 	return res, nil
 }
 
-// child works out how to start the handler for a call in tc.
-func (t *Tool) child(ctx context.Context, tc *tool.Context) (shell.Child, error) {
-	allow := append(append([]string(nil), t.opts.EnvAllow...), t.Metadata.Env...)
-	set := map[string]string{"TOOLBELT_TOOL_DIR": t.Dir}
-	dir := t.Dir
-	if tc.WorkspaceDir != "" {
-		dir = tc.WorkspaceDir
+// child works out how to start the handler for a call in tc, as l says;
+// done removes what it made for the run (a copy of the tool's folder).
+func (t *Tool) child(ctx context.Context, tc *tool.Context, l launch) (_ shell.Child, done func(), err error) {
+	dir, argv, cleanup := t.Dir, t.Argv, func() {}
+	if l.code != "" {
+		if dir, err = t.copyCode(l.code); err != nil {
+			return shell.Child{}, nil, err
+		}
+		argv, cleanup = t.argvIn(dir), func() { os.RemoveAll(dir) }
 	}
+	defer func() {
+		if err != nil {
+			cleanup()
+		}
+	}()
+	// Secret-looking variables: those the configuration allows every
+	// handler, and those a trusted tool's metadata lists; none for a
+	// contained handler, which no one approved.
+	var allow []string
+	switch {
+	case t.Untrusted == "":
+		allow = append(append(allow, t.opts.EnvAllow...), t.Metadata.Env...)
+	case l.mode != modeContained:
+		allow = t.opts.EnvAllow
+	}
+	set := map[string]string{"TOOLBELT_TOOL_DIR": dir}
 	c := shell.Child{
-		Path: t.Argv[0], Args: t.Argv, Dir: dir,
+		Path: argv[0], Args: argv, Dir: cmp.Or(tc.WorkspaceDir, dir),
 		MaxStdout: cmpOr(t.opts.MaxOutput, DefaultMaxOutput), KillGrace: t.opts.KillGrace,
 	}
-	if t.Metadata.Sandbox || tc.Sandboxed {
-		if tc.WorkspaceDir == "" {
-			return shell.Child{}, &Failure{Info: tool.ErrorInfo{Message: fmt.Sprintf("%s must run in the sandbox, which needs a workspace, and this call has none", t.Meta.ID)}}
-		}
-		root, err := filepath.EvalSymlinks(tc.WorkspaceDir)
+	var plan sandbox.Plan
+	switch l.mode {
+	case modeContained:
+		b, root, err := t.container(ctx, tc)
 		if err != nil {
-			return shell.Child{}, err
+			return shell.Child{}, nil, &Failure{Info: tool.ErrorInfo{Message: fmt.Sprintf("%s was not run: it cannot run contained here: %v", t.Meta.ID, err)}}
 		}
-		spec := sandbox.Spec{Root: root, Workdir: root, ProcessLimit: 256, ReadOnly: []string{t.Dir}}
-		if home, err := os.UserHomeDir(); err == nil {
-			spec.Hide = []string{home}
+		plan = b.Contain(root, root, shell.ConcealedIn(tc, root), argv)
+	case modeSandbox:
+		if plan, err = t.sandboxPlan(ctx, tc, dir, argv); err != nil {
+			return shell.Child{}, nil, err
 		}
-		b, err := sandbox.Find(ctx, t.opts.Bwrap)
-		if err != nil {
-			return shell.Child{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}
-		}
-		plan, err := b.Wrap(spec, t.Argv)
-		if err != nil {
-			return shell.Child{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}
-		}
+	}
+	if plan.Path != "" {
 		c.Path, c.Args, c.Cred, c.Dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
 		for k, v := range plan.Env {
 			set[k] = v
 		}
 	}
 	c.Env = shell.ScrubbedEnv(allow, set)
-	return c, nil
+	return c, cleanup, nil
+}
+
+// sandboxPlan is the plan that runs argv in the sandbox: the call's
+// workspace writable (but what the file tools conceal), the tool's folder
+// dir read-only, the home directory hidden.
+func (t *Tool) sandboxPlan(ctx context.Context, tc *tool.Context, dir string, argv []string) (sandbox.Plan, error) {
+	if tc.WorkspaceDir == "" {
+		return sandbox.Plan{}, &Failure{Info: tool.ErrorInfo{Message: fmt.Sprintf("%s must run in the sandbox, which needs a workspace, and this call has none", t.Meta.ID)}}
+	}
+	root, err := filepath.EvalSymlinks(tc.WorkspaceDir)
+	if err != nil {
+		return sandbox.Plan{}, err
+	}
+	spec := sandbox.Spec{Root: root, Workdir: root, ProcessLimit: 256, ReadOnly: []string{dir}, Conceal: shell.ConcealedIn(tc, root)}
+	if home, err := os.UserHomeDir(); err == nil {
+		spec.Hide = []string{home}
+	}
+	b, err := sandbox.Find(ctx, t.opts.Bwrap)
+	if err != nil {
+		return sandbox.Plan{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}
+	}
+	plan, err := b.Wrap(spec, argv)
+	if err != nil {
+		return sandbox.Plan{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}
+	}
+	return plan, nil
 }
 
 func cmpOr(v, def int) int {
@@ -196,15 +312,19 @@ func cmpOr(v, def int) int {
 	return def
 }
 
-// answer turns what the handler printed into the call's result.
-func (t *Tool) answer(res shell.ChildResult, logs []string) (tool.Result, error) {
+// answer turns what the handler printed, run as mode says, into the
+// call's result.
+func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.Result, error) {
 	fail := func(msg, suggestion string) (tool.Result, error) {
 		if len(logs) > 0 {
 			msg += ". Its last log lines: " + strings.Join(logs, " | ")
 		}
 		return tool.Result{}, &Failure{Info: tool.ErrorInfo{Message: msg, Suggestion: suggestion}, Stderr: logs}
 	}
-	const broken = "The tool itself is broken, not your call: do not retry it; tell the user."
+	broken := "The tool itself is broken, not your call: do not retry it; tell the user."
+	if mode == modeContained {
+		broken += " It ran contained — the workspace read-only, no network, of the system only its programs — because its folder is one the agent can write: a handler that must write files, reach the network or use programs from elsewhere needs the user's approval for each call, or its folder declared trusted."
+	}
 	if res.StdoutOverflow {
 		return fail(fmt.Sprintf("the handler of %s printed more than %d bytes and was stopped", t.Meta.ID, cmpOr(t.opts.MaxOutput, DefaultMaxOutput)),
 			"Ask for less (a narrower query, a limit), or tell the user the tool's output is too large.")
@@ -245,7 +365,7 @@ func (t *Tool) answer(res shell.ChildResult, logs []string) (tool.Result, error)
 			}
 		}
 	}
-	details := map[string]any{"source": "directory"}
+	details := map[string]any{"source": "directory", "mode": mode}
 	var result any
 	if len(resp.Result) > 0 {
 		_ = json.Unmarshal(resp.Result, &result) // decoded once already
@@ -314,19 +434,97 @@ func shorten(s string, n int) string {
 
 // preview says what a call would run: the handler, its interpreter and
 // the SHA-256 of the handler file, so that an approval "always" does not
-// carry over to a changed handler.
-func (t *Tool) preview(_ context.Context, _ tool.Call, _ *tool.Context) (tool.Effects, error) {
-	b, err := os.ReadFile(t.Handler)
-	if err != nil {
-		return tool.Effects{}, fmt.Errorf("reading the handler of %s: %w", t.Meta.ID, err)
-	}
-	sum := sha256.Sum256(b)
-	return tool.Effects{
+// carry over to a changed handler. For an untrusted tool, the SHA-256 is
+// that of everything in its folder (remembered for the call: an approved
+// call runs only a copy of the folder that has it), and the risk is high
+// where the handler cannot run contained, so that a person is asked.
+func (t *Tool) preview(ctx context.Context, call tool.Call, tc *tool.Context) (tool.Effects, error) {
+	e := tool.Effects{
 		Summary:    fmt.Sprintf("run the handler of the directory tool %s (%s)", t.Meta.ID, t.Dir),
 		Command:    strings.Join(t.Argv, " "),
 		Executable: t.Argv[0],
-		ScriptHash: hex.EncodeToString(sum[:]),
-	}, nil
+	}
+	if t.Untrusted == "" {
+		b, err := os.ReadFile(t.Handler)
+		if err != nil {
+			return tool.Effects{}, fmt.Errorf("reading the handler of %s: %w", t.Meta.ID, err)
+		}
+		sum := sha256.Sum256(b)
+		e.ScriptHash = hex.EncodeToString(sum[:])
+		return e, nil
+	}
+	if tc == nil {
+		tc = &tool.Context{}
+	}
+	where := "on the host, with your rights"
+	if t.Metadata.Sandbox || tc.Sandboxed {
+		where = "in the sandbox (the workspace writable, no network)"
+	}
+	e.Summary = fmt.Sprintf("run CODE THE AGENT COULD HAVE WRITTEN: the handler of the directory tool %s (%s; %s). Approved, it runs %s, from a copy of its folder with the SHA-256 below", t.Meta.ID, t.Dir, t.Untrusted, where)
+	code, codeErr := codeHash(t.Dir, "")
+	if codeErr == nil {
+		e.ScriptHash = code
+		t.approved.put(call.ID, code)
+	} else {
+		e.Summary = fmt.Sprintf("run the handler of the directory tool %s (%s), which comes from a folder the agent can write (%s), contained, approved or not: it cannot be approved to run outside containment (%v)", t.Meta.ID, t.Dir, t.Untrusted, codeErr)
+	}
+	if _, _, err := t.container(ctx, tc); err != nil {
+		if codeErr != nil {
+			return tool.Effects{}, t.cannotCopy(codeErr)
+		}
+		e.Risk = tool.RiskHigh
+		e.Summary += fmt.Sprintf("; it cannot run contained here (%v), so every call needs a person's approval", err)
+		return e, nil
+	}
+	if codeErr == nil {
+		e.Summary += "; unapproved, it runs contained (the workspace read-only, no network)"
+	}
+	return e, nil
+}
+
+// maxCodes bounds the fingerprints a tool keeps for calls that were shown
+// for approval but have not run (denied, dry runs).
+const maxCodes = 1024
+
+// codes are the fingerprints of an untrusted tool's folder that previews
+// showed, by call id, until the call runs.
+type codes struct {
+	mu sync.Mutex
+	m  map[string]code
+}
+
+type code struct {
+	hash string
+	at   time.Time
+}
+
+// put remembers hash for the call id, forgetting the oldest fingerprint
+// when there are too many.
+func (c *codes) put(id, hash string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]code{}
+	}
+	if len(c.m) >= maxCodes {
+		oldest := ""
+		for k, v := range c.m {
+			if oldest == "" || v.at.Before(c.m[oldest].at) {
+				oldest = k
+			}
+		}
+		delete(c.m, oldest)
+	}
+	c.m[id] = code{hash, time.Now()}
+}
+
+// take returns and forgets the fingerprint shown for the call id.
+func (c *codes) take(id string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[id]
+	delete(c.m, id)
+	return v.hash, ok
 }
 
 func cmpErr(err, def error) error {

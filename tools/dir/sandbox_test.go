@@ -15,7 +15,9 @@ import (
 )
 
 // TestSandboxedHandler runs a handler whose metadata asks for the sandbox:
-// it can write the workspace, not its own folder, and has no network.
+// it can write the workspace, not its own folder, and has no network. Its
+// folder is untrusted, so the approved call runs from a copy of it, and its
+// result comes back wrapped as external content.
 func TestSandboxedHandler(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("bwrap"); err != nil {
@@ -63,7 +65,7 @@ printf '{"success":true,"result":"%s host=%s"}' "$out" "$(hostname)"`, map[strin
 	}
 	r := invoke.New(reg, &tool.Context{WorkspaceDir: ws}, invoke.WithConfirmer(invoke.AutoApprove))
 	msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "boxed", Arguments: []byte(`{"text":"x"}`)})
-	if got := text(msg); got != "contained wrote-workspace host=sandbox" {
+	if got := text(msg); !strings.Contains(got, "\ncontained wrote-workspace host=sandbox\n<<<END_EXTERNAL_UNTRUSTED_CONTENT") {
 		t.Errorf("result = %q", got)
 	}
 	if _, err := os.Stat(filepath.Join(folder, "escaped")); err == nil {

@@ -76,7 +76,7 @@ type settings struct {
 	shell          string
 	sandbox        SandboxConfig
 	// conceal are the directories of the workspace hidden from the tools
-	// (real paths; see concealedIn): unasked commands may not read them,
+	// (real paths; see ConcealedIn): unasked commands may not read them,
 	// and bubblewrap covers them.
 	conceal []string
 }

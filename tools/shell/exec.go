@@ -46,7 +46,7 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.conceal = concealedIn(tc, root)
+	cfg.conceal = ConcealedIn(tc, root)
 	sandboxNote := ""
 	if cfg.sandbox.Required || tc.Sandboxed {
 		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, there is no network, /tmp is private and the number of processes is limited."

@@ -43,11 +43,12 @@ func workspaceRoot(tc *tool.Context) (string, error) {
 	return real, nil
 }
 
-// concealedIn returns the directories inside root (a real path) that the
+// ConcealedIn returns the directories inside root (a real path) that the
 // tool context's file bridge conceals (see fsbridge.Conceal), with their
 // symbolic links resolved: Toolbelt's data directory when the workspace
-// holds it. Shell commands must not reach what the file tools cannot.
-func concealedIn(tc *tool.Context, root string) []string {
+// holds it. Commands and directory tools' handlers must not reach what
+// the file tools cannot.
+func ConcealedIn(tc *tool.Context, root string) []string {
 	b, ok := tc.FS.(interface{ Concealed() []string })
 	if !ok {
 		return nil
