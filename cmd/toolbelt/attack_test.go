@@ -14,6 +14,8 @@ import (
 
 	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/internal/testlocale"
 )
 
 // The attack battery of issue 10, run through the real front doors with
@@ -559,7 +561,10 @@ func TestAttackGitOperands(t *testing.T) {
 // TestAttackLocaleGlobs: in the C locale bash's ? matches a byte, so a file
 // whose name is an option reading a list of files (--files0-from=lé, 17
 // bytes) is what ????????????????? (17) expands to, a name of 16
-// characters that a character-wise match does not find.
+// characters that a character-wise match does not find. The command runs
+// the words as checked, so bash never expands them: the 17 ? stay a file
+// name that does not exist, and the patterns that do match the option's
+// name need approval.
 func TestAttackLocaleGlobs(t *testing.T) {
 	t.Parallel()
 	secret, _ := outside(t)
@@ -573,10 +578,39 @@ func TestAttackLocaleGlobs(t *testing.T) {
 	}
 	frontDoorsEnv(t, []string{"LANG=C", "LC_ALL=C"}, setup, func(t *testing.T, ws string, a attacker) {
 		q := strings.Repeat("?", len("--files0-from=lé"))
-		for _, c := range []string{"sort " + q, "sort -- " + q, "wc " + q, "du " + q, "cat l?", "sort [-]*", "sort [!a]*"} {
+		for _, c := range []string{"sort " + q, "sort -- " + q, "wc " + q, "du " + q, "cat l?"} {
+			out, _ := a.call(t, "exec", map[string]any{"command": c})
+			harmless(t, c, out)
+		}
+		for _, c := range []string{"sort " + q[1:], "wc ????????????????", "sort [-]*", "sort [!a]*", "du *=l?"} {
 			out, isErr := a.call(t, "exec", map[string]any{"command": c})
 			blocked(t, c, out, isErr)
 			harmless(t, c, out)
+		}
+	})
+}
+
+// TestAttackGlobCollation: with a collating locale (en_US.UTF-8) and no
+// bubblewrap, bash ordered `grep -v *` as a.txt (the pattern), Z (a file: a
+// link to the secret), while the check had Z as the pattern and a.txt as
+// the one file read. Unasked commands run the words as checked, through
+// every front door: grep reads a.txt.
+func TestAttackGlobCollation(t *testing.T) {
+	t.Parallel()
+	loc := testlocale.Collating(t)
+	secret, _ := outside(t)
+	setup := func(t *testing.T, ws string) {
+		if err := os.Symlink(secret, filepath.Join(ws, "Z")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frontDoorsEnv(t, []string{"LANG=" + loc, "LC_ALL=" + loc}, setup, func(t *testing.T, ws string, a attacker) {
+		for c, want := range map[string]string{"grep -v *": "alpha", "grep -hv -- *": "alpha", "grep -lv *": "a.txt"} {
+			out, isErr := a.call(t, "exec", map[string]any{"command": c})
+			harmless(t, c, out)
+			if isErr || !strings.Contains(out, want) {
+				t.Errorf("%s did not run grep over a.txt:\n%s", c, out)
+			}
 		}
 	})
 }
