@@ -421,6 +421,53 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 	})
 }
 
+// TestAttackHardLinks: a hard link in the workspace to a file outside (the
+// secret) is read by no tool: read and grep of it, and memory_get, refuse
+// it by name; a grep over the workspace and memory_search skip it and say
+// so; exec's unasked check refuses it (TestAttackGlobsRecursionLinks).
+func TestAttackHardLinks(t *testing.T) {
+	t.Parallel()
+	secret, _ := outside(t)
+	setup := func(t *testing.T, ws string) {
+		if err := os.MkdirAll(filepath.Join(ws, "memory"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"hl.txt", "memory/notes.md"} {
+			if err := os.Link(secret, filepath.Join(ws, p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(ws, "memory", "plain.md"), []byte("TOP of the list\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frontDoors(t, setup, func(t *testing.T, ws string, a attacker) {
+		for _, c := range []struct {
+			tool     string
+			args     map[string]any
+			refused  bool   // an error result that names the hard links
+			skipNote string // or a result that says it skipped the file
+			mustShow string // and still shows what it may
+		}{
+			{"read", map[string]any{"path": "hl.txt"}, true, "", ""},
+			{"grep", map[string]any{"pattern": "TOP", "path": "hl.txt"}, true, "", ""},
+			{"memory_get", map[string]any{"path": "memory/notes.md"}, true, "", ""},
+			{"grep", map[string]any{"pattern": "TOP"}, false, "2 files with several hard links skipped", "plain.md"},
+			{"memory_search", map[string]any{"query": "TOPSECRET list"}, false, "Not searched: memory/notes.md", "memory/plain.md"},
+		} {
+			out, isErr := a.call(t, c.tool, c.args)
+			what := fmt.Sprintf("%s %v", c.tool, c.args)
+			harmless(t, what, out)
+			switch {
+			case c.refused && (!isErr || !strings.Contains(out, "hard links")):
+				t.Errorf("%s was not refused for its hard links:\n%s", what, out)
+			case !c.refused && (isErr || !strings.Contains(out, c.skipNote) || !strings.Contains(out, c.mustShow)):
+				t.Errorf("%s did not skip the hard links, saying so:\n%s", what, out)
+			}
+		}
+	})
+}
+
 // TestAttackFIFO: a FIFO in the workspace does not hold an unasked command
 // (nor the call) until its time limit: such commands are not run.
 func TestAttackFIFO(t *testing.T) {
