@@ -424,7 +424,9 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 // TestAttackHardLinks: a hard link in the workspace to a file outside (the
 // secret) is read by no tool: read and grep of it, and memory_get, refuse
 // it by name; a grep over the workspace and memory_search skip it and say
-// so; exec's unasked check refuses it (TestAttackGlobsRecursionLinks).
+// so; exec's unasked check refuses it (TestAttackGlobsRecursionLinks),
+// also where git would read it from its work tree (a tracked file replaced
+// by the link).
 func TestAttackHardLinks(t *testing.T) {
 	t.Parallel()
 	secret, _ := outside(t)
@@ -440,8 +442,29 @@ func TestAttackHardLinks(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(ws, "memory", "plain.md"), []byte("TOP of the list\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
+		git := func(args ...string) {
+			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+			cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		git("init", "-q")
+		git("add", "a.txt")
+		git("commit", "-qm", "a")
+		if err := os.Remove(filepath.Join(ws, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(secret, filepath.Join(ws, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
 	}
 	frontDoors(t, setup, func(t *testing.T, ws string, a attacker) {
+		for _, c := range []string{"git diff", "git status -vv", "git diff --stat -- '*.txt'"} {
+			out, isErr := a.call(t, "exec", map[string]any{"command": c})
+			blocked(t, c, out, isErr)
+			harmless(t, c, out)
+		}
 		for _, c := range []struct {
 			tool     string
 			args     map[string]any
@@ -452,7 +475,7 @@ func TestAttackHardLinks(t *testing.T) {
 			{"read", map[string]any{"path": "hl.txt"}, true, "", ""},
 			{"grep", map[string]any{"pattern": "TOP", "path": "hl.txt"}, true, "", ""},
 			{"memory_get", map[string]any{"path": "memory/notes.md"}, true, "", ""},
-			{"grep", map[string]any{"pattern": "TOP"}, false, "2 files with several hard links skipped", "plain.md"},
+			{"grep", map[string]any{"pattern": "TOP"}, false, "3 files with several hard links skipped", "plain.md"},
 			{"memory_search", map[string]any{"query": "TOPSECRET list"}, false, "Not searched: memory/notes.md", "memory/plain.md"},
 		} {
 			out, isErr := a.call(t, c.tool, c.args)

@@ -381,7 +381,63 @@ func (c *checker) call(call *syntax.CallExpr) ([]string, error) {
 			return nil, err
 		}
 	}
+	if p.worktree {
+		if err := c.worktree(p.gitDir); err != nil {
+			return nil, err
+		}
+	}
 	return append([]string{name}, args...), nil
+}
+
+// worktree checks the work tree of the repository git finds from the
+// directory gitDir (relative to the command's, or ""), whose files git
+// reads and may print whatever its pathspecs (which may be patterns): none
+// may have several hard links or lie in Toolbelt's data directory. Git
+// reads a symbolic link itself, not its target, and its own directory
+// (.git) holds no work-tree file.
+func (c *checker) worktree(gitDir string) error {
+	dir := c.dir
+	if gitDir != "" {
+		dir = filepath.Join(dir, gitDir)
+		if filepath.IsAbs(gitDir) {
+			dir = filepath.Clean(gitDir)
+		}
+	}
+	top := c.root // without a repository of its own: the whole workspace
+	for d := dir; within(d, c.root); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			top = d
+			break
+		}
+		if d == c.root {
+			break
+		}
+	}
+	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+		}
+		if c.entries++; c.entries > maxTreeEntries {
+			return fmt.Errorf("git reads a work tree of more than %d files, too many to check", maxTreeEntries)
+		}
+		if _, ok := c.concealed(p); ok {
+			return fmt.Errorf("git's work tree holds Toolbelt's own data directory %s, which is hidden from the tools", relTo(c.root, p))
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+		}
+		if err := plainFile(st); err != nil {
+			return fmt.Errorf("git reads %s, which %v", relTo(c.root, p), err)
+		}
+		return nil
+	})
 }
 
 // path checks a file a command reads, element by element as the kernel
