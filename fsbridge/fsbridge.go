@@ -91,6 +91,10 @@ var (
 	ErrIsDir = errors.New("is a directory")
 	// ErrNotDir matches errors from using a file as a directory.
 	ErrNotDir = errors.New("not a directory")
+	// ErrHardLinked matches the refusals of a file with more than one hard
+	// link (see [AllowHardLinks]); they also match [ErrRefused]. Tools that
+	// read many files skip such a file and say so.
+	ErrHardLinked = errors.New("several hard links")
 )
 
 // RefusedError is a refusal: the operation was not attempted because the path
@@ -103,14 +107,20 @@ type RefusedError struct {
 	Path string
 	// Reason says why, and what to do instead.
 	Reason string
+	// kind is a more precise error the refusal matches, such as
+	// ErrHardLinked, or nil.
+	kind error
 }
 
 func (e *RefusedError) Error() string {
 	return fmt.Sprintf("refused to %s %q: %s", e.Op, e.Path, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrRefused) true.
-func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+// Is makes errors.Is(err, ErrRefused) true, and errors.Is(err, kind) for
+// the refusals of a kind (such as [ErrHardLinked]).
+func (e *RefusedError) Is(target error) bool {
+	return target == ErrRefused || e.kind != nil && target == e.kind
+}
 
 // rootItself is the reason write operations refuse the root.
 const rootItself = "this is the workspace root itself: name a file inside it"

@@ -28,8 +28,9 @@ const maxLinks = 40
 // a link's target rather than replacing the link.
 //
 // Writes are atomic (a temporary file in the same directory, then a rename)
-// and keep the file's mode. A write to a file with more than one hard link is
-// refused unless [AllowHardLinks] is given.
+// and keep the file's mode. Reading or writing a regular file with more than
+// one hard link is refused unless [AllowHardLinks] is given: another link
+// may be a file outside the root, which no path check can see.
 type Local struct {
 	dir            string // absolute, as given
 	real           string // dir with symbolic links resolved
@@ -345,7 +346,8 @@ func (l *Local) Open(ctx context.Context, name string) (fs.File, error) {
 }
 
 // checkOpened refuses an opened file that is neither a regular file nor a
-// directory, and closes it.
+// directory, or that has several hard links (see [AllowHardLinks]), and
+// closes it.
 func (l *Local) checkOpened(f *os.File, name string) (fs.File, error) {
 	st, err := f.Stat()
 	if err != nil {
@@ -356,7 +358,29 @@ func (l *Local) checkOpened(f *os.File, name string) (fs.File, error) {
 		f.Close()
 		return nil, refuse("read", name, "it is not a regular file (%s): file tools only read regular files and directories", describeType(t))
 	}
+	if err := l.checkLinks("read", name, st); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return f, nil
+}
+
+// checkLinks refuses a regular file with more than one hard link, unless
+// the bridge allows them: the other link may be a file outside the root,
+// which it would read or change through this one.
+func (l *Local) checkLinks(op, name string, fi fs.FileInfo) error {
+	n := linkCount(fi)
+	if l.allowHardLinks || !fi.Mode().IsRegular() || n <= 1 {
+		return nil
+	}
+	e := &RefusedError{Op: op, Path: name, kind: ErrHardLinked,
+		Reason: fmt.Sprintf("the file has %d hard links, and another link may be a file outside the workspace. Hard-linked files are neither read nor written; ", n)}
+	if op == "read" {
+		e.Reason += "read another file, or ask the user to replace this one with a copy (or to allow hard links)"
+	} else {
+		e.Reason += "write a new file instead, or ask the user to allow hard links"
+	}
+	return e
 }
 
 // describeType names a special file type.
@@ -672,10 +696,8 @@ func (l *Local) checkReplace(op, name string, s *slot) error {
 		return refuse(op, name, "it became a symbolic link while being written (something else is changing the workspace): retry")
 	case !fi.Mode().IsRegular():
 		return refuse(op, name, "it is not a regular file (%s): file tools only write regular files", describeType(fi.Mode().Type()))
-	case !l.allowHardLinks && linkCount(fi) > 1:
-		return refuse(op, name, "the file has %d hard links, and another link may be a file outside the workspace. Writes to hard-linked files are refused; write a new file instead, or ask the user to allow hard links", linkCount(fi))
 	}
-	return nil
+	return l.checkLinks(op, name, fi)
 }
 
 // CheckWrite implements [Bridge].

@@ -146,6 +146,11 @@ func TestLocalSiblingPrefix(t *testing.T) {
 	}
 }
 
+// TestLocalHardLinks: a file with several hard links (another may be a
+// file outside the root) is neither written nor read — by path, through a
+// walk's entry, or its directory's entry — unless AllowHardLinks is
+// given; its refusals match ErrHardLinked. Stat and listings still show
+// it.
 func TestLocalHardLinks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -153,19 +158,49 @@ func TestLocalHardLinks(t *testing.T) {
 	if err := os.Link(lay.canary, filepath.Join(lay.root, "hard.txt")); err != nil {
 		t.Skipf("cannot make a hard link here: %v", err)
 	}
-	err := lay.l.WriteFile(ctx, "hard.txt", []byte("pwned"), 0o644)
-	if !errors.Is(err, fsbridge.ErrRefused) || !strings.Contains(err.Error(), "hard links") {
-		t.Fatalf("write to a hard link: %v, want refused", err)
+	refused := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, fsbridge.ErrRefused) || !errors.Is(err, fsbridge.ErrHardLinked) || !strings.Contains(err.Error(), "2 hard links") {
+			t.Errorf("%s: %v, want a hard-link refusal", what, err)
+		}
 	}
-	if err := lay.l.CheckWrite(ctx, "hard.txt"); !errors.Is(err, fsbridge.ErrRefused) {
-		t.Fatalf("CheckWrite: %v", err)
+	refused("write", lay.l.WriteFile(ctx, "hard.txt", []byte("pwned"), 0o644))
+	refused("CheckWrite", lay.l.CheckWrite(ctx, "hard.txt"))
+	_, err := lay.l.ReadFile(ctx, "hard.txt")
+	refused("ReadFile", err)
+	_, err = lay.l.Open(ctx, "./hard.txt")
+	refused("Open", err)
+	walked := 0
+	must(t, lay.l.WalkDir(ctx, ".", func(p string, d fs.DirEntry, err error) error {
+		if p != "hard.txt" {
+			return err
+		}
+		walked++
+		o := d.(fsbridge.Opener)
+		_, err = o.Open()
+		refused("a walk's entry", err)
+		return nil
+	}))
+	must(t, lay.l.WalkDir(ctx, ".", func(p string, d fs.DirEntry, err error) error {
+		if p == "." {
+			_, err := d.(fsbridge.Opener).OpenChild("hard.txt")
+			refused("OpenChild", err)
+		}
+		return err
+	}))
+	if st, err := lay.l.Stat(ctx, "hard.txt"); err != nil || walked != 1 || st.Size() == 0 {
+		t.Errorf("the file is not seen: stat %v, walked %d", err, walked)
 	}
 	lay.intact(t)
 
-	// Allowed, the write replaces the file: the outside link keeps its content.
+	// Allowed, the file is read, and a write replaces it: the outside link
+	// keeps its content.
 	allowed, err := fsbridge.OpenLocal(lay.root, fsbridge.AllowHardLinks())
 	must(t, err)
 	defer allowed.Close()
+	if b, err := allowed.ReadFile(ctx, "hard.txt"); err != nil || len(b) == 0 {
+		t.Fatalf("read with hard links allowed: %q %v", b, err)
+	}
 	must(t, allowed.WriteFile(ctx, "hard.txt", []byte("new"), 0o644))
 	lay.intact(t)
 }

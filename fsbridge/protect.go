@@ -101,10 +101,13 @@ func Conceal(dirs ...string) Option {
 	return func(o *options) { o.concealed = append(o.concealed, dirs...) }
 }
 
-// AllowHardLinks lets [Local] write a file that has more than one hard link.
-// By default such writes are refused, because the other link may be a file
-// outside the root. (The write replaces the file, so the other link keeps its
-// old content either way.)
+// AllowHardLinks lets [Local] read and write a regular file that has more
+// than one hard link. By default both are refused (errors matching
+// [ErrHardLinked]), because the other link may be a file outside the root:
+// reading would show its content. (A write replaces the file, so the other
+// link keeps its old content either way.) It is the one setting for hard
+// links of every tool that reads through the bridge: read, grep, edit,
+// apply_patch, memory_get and memory_search.
 func AllowHardLinks() Option { return func(o *options) { o.allowHardLinks = true } }
 
 // rule is one compiled protected-path pattern.

@@ -14,6 +14,8 @@ import (
 
 	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/internal/testlocale"
 )
 
 // The attack battery of issue 10, run through the real front doors with
@@ -419,6 +421,76 @@ func TestAttackGlobsRecursionLinks(t *testing.T) {
 	})
 }
 
+// TestAttackHardLinks: a hard link in the workspace to a file outside (the
+// secret) is read by no tool: read and grep of it, and memory_get, refuse
+// it by name; a grep over the workspace and memory_search skip it and say
+// so; exec's unasked check refuses it (TestAttackGlobsRecursionLinks),
+// also where git would read it from its work tree (a tracked file replaced
+// by the link).
+func TestAttackHardLinks(t *testing.T) {
+	t.Parallel()
+	secret, _ := outside(t)
+	setup := func(t *testing.T, ws string) {
+		if err := os.MkdirAll(filepath.Join(ws, "memory"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{"hl.txt", "memory/notes.md"} {
+			if err := os.Link(secret, filepath.Join(ws, p)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(ws, "memory", "plain.md"), []byte("TOP of the list\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git := func(args ...string) {
+			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+			cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		git("init", "-q")
+		git("add", "a.txt")
+		git("commit", "-qm", "a")
+		if err := os.Remove(filepath.Join(ws, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(secret, filepath.Join(ws, "a.txt")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frontDoors(t, setup, func(t *testing.T, ws string, a attacker) {
+		for _, c := range []string{"git diff", "git status -vv", "git diff --stat -- '*.txt'"} {
+			out, isErr := a.call(t, "exec", map[string]any{"command": c})
+			blocked(t, c, out, isErr)
+			harmless(t, c, out)
+		}
+		for _, c := range []struct {
+			tool     string
+			args     map[string]any
+			refused  bool   // an error result that names the hard links
+			skipNote string // or a result that says it skipped the file
+			mustShow string // and still shows what it may
+		}{
+			{"read", map[string]any{"path": "hl.txt"}, true, "", ""},
+			{"grep", map[string]any{"pattern": "TOP", "path": "hl.txt"}, true, "", ""},
+			{"memory_get", map[string]any{"path": "memory/notes.md"}, true, "", ""},
+			{"grep", map[string]any{"pattern": "TOP"}, false, "3 files with several hard links skipped", "plain.md"},
+			{"memory_search", map[string]any{"query": "TOPSECRET list"}, false, "Not searched: memory/notes.md", "memory/plain.md"},
+		} {
+			out, isErr := a.call(t, c.tool, c.args)
+			what := fmt.Sprintf("%s %v", c.tool, c.args)
+			harmless(t, what, out)
+			switch {
+			case c.refused && (!isErr || !strings.Contains(out, "hard links")):
+				t.Errorf("%s was not refused for its hard links:\n%s", what, out)
+			case !c.refused && (isErr || !strings.Contains(out, c.skipNote) || !strings.Contains(out, c.mustShow)):
+				t.Errorf("%s did not skip the hard links, saying so:\n%s", what, out)
+			}
+		}
+	})
+}
+
 // TestAttackFIFO: a FIFO in the workspace does not hold an unasked command
 // (nor the call) until its time limit: such commands are not run.
 func TestAttackFIFO(t *testing.T) {
@@ -559,7 +631,10 @@ func TestAttackGitOperands(t *testing.T) {
 // TestAttackLocaleGlobs: in the C locale bash's ? matches a byte, so a file
 // whose name is an option reading a list of files (--files0-from=lé, 17
 // bytes) is what ????????????????? (17) expands to, a name of 16
-// characters that a character-wise match does not find.
+// characters that a character-wise match does not find. The command runs
+// the words as checked, so bash never expands them: the 17 ? stay a file
+// name that does not exist, and the patterns that do match the option's
+// name need approval.
 func TestAttackLocaleGlobs(t *testing.T) {
 	t.Parallel()
 	secret, _ := outside(t)
@@ -573,10 +648,39 @@ func TestAttackLocaleGlobs(t *testing.T) {
 	}
 	frontDoorsEnv(t, []string{"LANG=C", "LC_ALL=C"}, setup, func(t *testing.T, ws string, a attacker) {
 		q := strings.Repeat("?", len("--files0-from=lé"))
-		for _, c := range []string{"sort " + q, "sort -- " + q, "wc " + q, "du " + q, "cat l?", "sort [-]*", "sort [!a]*"} {
+		for _, c := range []string{"sort " + q, "sort -- " + q, "wc " + q, "du " + q, "cat l?"} {
+			out, _ := a.call(t, "exec", map[string]any{"command": c})
+			harmless(t, c, out)
+		}
+		for _, c := range []string{"sort " + q[1:], "wc ????????????????", "sort [-]*", "sort [!a]*", "du *=l?"} {
 			out, isErr := a.call(t, "exec", map[string]any{"command": c})
 			blocked(t, c, out, isErr)
 			harmless(t, c, out)
+		}
+	})
+}
+
+// TestAttackGlobCollation: with a collating locale (en_US.UTF-8) and no
+// bubblewrap, bash ordered `grep -v *` as a.txt (the pattern), Z (a file: a
+// link to the secret), while the check had Z as the pattern and a.txt as
+// the one file read. Unasked commands run the words as checked, through
+// every front door: grep reads a.txt.
+func TestAttackGlobCollation(t *testing.T) {
+	t.Parallel()
+	loc := testlocale.Collating(t)
+	secret, _ := outside(t)
+	setup := func(t *testing.T, ws string) {
+		if err := os.Symlink(secret, filepath.Join(ws, "Z")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frontDoorsEnv(t, []string{"LANG=" + loc, "LC_ALL=" + loc}, setup, func(t *testing.T, ws string, a attacker) {
+		for c, want := range map[string]string{"grep -v *": "alpha", "grep -hv -- *": "alpha", "grep -lv *": "a.txt"} {
+			out, isErr := a.call(t, "exec", map[string]any{"command": c})
+			harmless(t, c, out)
+			if isErr || !strings.Contains(out, want) {
+				t.Errorf("%s did not run grep over a.txt:\n%s", c, out)
+			}
 		}
 	})
 }

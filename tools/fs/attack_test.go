@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -172,25 +173,44 @@ func TestAttackPaths(t *testing.T) {
 	}
 }
 
-// TestAttackHardLink: a hard link to a file outside is not written through,
-// by any write tool.
+// TestAttackHardLink: a hard link to a file outside is neither read nor
+// written through, by any file tool: read, grep, edit and apply_patch
+// refuse it by name; a grep over the tree skips it and says so; a
+// workspace that allows hard links (fsbridge.AllowHardLinks) reads it.
 func TestAttackHardLink(t *testing.T) {
 	t.Parallel()
 	e := localEnv(t)
+	e.put(t, map[string]string{"plain.txt": "CANARY inside"})
 	if err := os.Link(e.canary, filepath.Join(e.root, "hard.txt")); err != nil {
 		t.Skipf("cannot make a hard link here: %v", err)
 	}
 	for _, c := range attackCalls {
-		if c.tool != "write" && c.tool != "edit" && c.tool != "apply_patch" {
-			continue
+		if c.tool == "ls" || c.tool == "find" {
+			continue // they list names, and read nothing
 		}
 		got := e.fails(t, c.tool, c.args("hard.txt"))
+		if leaked(got, c.args("hard.txt")) {
+			t.Errorf("%s leaked the file outside: %s", c.tool, got)
+		}
 		if strings.Contains(got, "already exists") {
 			continue // Add File refuses an existing file before looking further
 		}
 		contains(t, got, "efused", "hard links")
 	}
+	for _, args := range []map[string]any{{"pattern": "CANARY"}, {"pattern": "CANARY", "glob": "*.txt"}, {"pattern": ".", "context": 1}} {
+		got := e.ok(t, "grep", args)
+		if leaked(got, args) || !strings.Contains(got, "plain.txt") {
+			t.Errorf("grep %v: %s", args, got)
+		}
+		contains(t, got, "1 file with several hard links skipped", "hard.txt")
+	}
 	e.outsideIntact(t)
+
+	allowed := localEnv(t, fsbridge.AllowHardLinks())
+	if err := os.Link(allowed.canary, filepath.Join(allowed.root, "hard.txt")); err != nil {
+		t.Fatal(err)
+	}
+	contains(t, allowed.ok(t, "read", map[string]any{"path": "hard.txt"}), canaryMarker)
 }
 
 // TestAttackWalksStayInside: listing and searching the whole workspace never

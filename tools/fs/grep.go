@@ -47,6 +47,9 @@ type grepDetails struct {
 	Limited       bool `json:"limited"`
 	BinarySkipped int  `json:"binarySkipped,omitempty"`
 	Unreadable    int  `json:"unreadable,omitempty"`
+	// HardLinked are the files skipped because they have several hard
+	// links (see fsbridge.ErrHardLinked).
+	HardLinked []string `json:"hardLinked,omitempty"`
 }
 
 func (s *set) grepTool() (tool.Tool, error) {
@@ -161,6 +164,7 @@ type grep struct {
 	outputCut     bool
 	binarySkipped int
 	unreadable    int
+	hardLinked    []string
 }
 
 // hit is a line to print: a match or context.
@@ -300,6 +304,9 @@ func (g *grep) add(r fileResult) {
 	case r.binary:
 		g.binarySkipped++
 		return
+	case errors.Is(r.err, fsbridge.ErrHardLinked):
+		g.hardLinked = append(g.hardLinked, r.path)
+		return
 	case r.err != nil:
 		g.unreadable++
 		return
@@ -355,11 +362,18 @@ func (g *grep) result(pattern, start string) tool.Result {
 	if g.unreadable > 0 {
 		notes = append(notes, plural(g.unreadable, "file")+" could not be read")
 	}
+	if n := len(g.hardLinked); n > 0 {
+		names := strings.Join(g.hardLinked[:min(n, 5)], ", ")
+		if n > 5 {
+			names += ", …"
+		}
+		notes = append(notes, fmt.Sprintf("%s with several hard links skipped, since another link may be a file outside the workspace: %s", plural(n, "file"), names))
+	}
 	if len(notes) > 0 {
 		fmt.Fprintf(&b, "\n(%s)", strings.Join(notes, "; "))
 	}
 	res := tool.Text(b.String())
-	res.Details = grepDetails{Matches: g.matches, Files: g.files, Limited: g.full(), BinarySkipped: g.binarySkipped, Unreadable: g.unreadable}
+	res.Details = grepDetails{Matches: g.matches, Files: g.files, Limited: g.full(), BinarySkipped: g.binarySkipped, Unreadable: g.unreadable, HardLinked: g.hardLinked}
 	return res
 }
 

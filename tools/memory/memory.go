@@ -11,14 +11,17 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -103,7 +106,7 @@ func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
 		if in.MaxResults == 0 {
 			in.MaxResults = 6
 		}
-		found, err := ix.Find(ctx, inv.Context.Memory, inv.Context.WorkspaceDir, in.Query, in.MaxResults, cfg)
+		found, err := ix.find(ctx, inv.Context.Memory, filesOf(inv.Context), inv.Context.WorkspaceDir, in.Query, in.MaxResults, cfg)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -116,6 +119,9 @@ func searchResult(query string, found Found) tool.Result {
 	var b strings.Builder
 	if found.Note != "" {
 		fmt.Fprintf(&b, "[Note: %s]\n\n", found.Note)
+	}
+	if len(found.Skipped) > 0 {
+		fmt.Fprintf(&b, "[Not searched: %s]\n\n", strings.Join(found.Skipped, "; "))
 	}
 	if len(found.Hits) == 0 {
 		found.Hits = []Hit{}
@@ -131,6 +137,9 @@ func searchResult(query string, found Found) tool.Result {
 	details := map[string]any{"results": found.Hits, "mode": found.Mode}
 	if found.Note != "" {
 		details["note"] = found.Note
+	}
+	if len(found.Skipped) > 0 {
+		details["skipped"] = found.Skipped
 	}
 	res.Details = details
 	return res
@@ -183,6 +192,9 @@ type scan struct {
 	// is the watcher's count of events then.
 	watched bool
 	gen     uint64
+	// skipped are the memory files the scan could not index, each with why
+	// (see Found.Skipped).
+	skipped []string
 }
 
 // Close stops the indexer's file watchers.
@@ -205,6 +217,10 @@ type Found struct {
 	Mode string
 	// Note says why a search that was to be hybrid is not.
 	Note string
+	// Skipped are the memory files left out of the index because the
+	// workspace's file bridge refuses to read them (a file with several
+	// hard links, for one), each as "path: why".
+	Skipped []string
 }
 
 // NewIndexer returns an indexer that trusts a full scan for rescan.
@@ -222,14 +238,21 @@ func (ix *Indexer) Search(ctx context.Context, idx tool.MemoryIndex, workspace, 
 // Find brings the index of the workspace's memory in step with its files
 // and returns up to limit hits for query, best first: by keywords and
 // vectors (hybrid) when cfg configures an embedding provider and it works,
-// else by keywords, with a note saying why.
+// else by keywords, with a note saying why. It reads the files through a
+// [fsbridge.Local] of its own over the workspace, with the bridge's default
+// rules.
 func (ix *Indexer) Find(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int, cfg Config) (Found, error) {
-	changed, err := ix.sync(ctx, idx, workspace)
+	return ix.find(ctx, idx, nil, workspace, query, limit, cfg)
+}
+
+// find is Find, reading the files through files (see bridgeFor).
+func (ix *Indexer) find(ctx context.Context, idx tool.MemoryIndex, files fsbridge.Bridge, workspace, query string, limit int, cfg Config) (Found, error) {
+	changed, skipped, err := ix.sync(ctx, idx, files, workspace)
 	if err != nil {
 		return Found{}, err
 	}
 	var found []tool.MemoryHit
-	out := Found{Mode: "keyword"}
+	out := Found{Mode: "keyword", Skipped: skipped}
 	if cfg.Embeddings != (Embeddings{}) {
 		e, err := ix.embedderFor(cfg.Embeddings)
 		if err != nil {
@@ -262,17 +285,45 @@ func snippet(text string) string {
 }
 
 // Sync indexes the memory files of workspace that changed since they were
-// indexed (by size and modification time) and drops the ones that are gone.
+// indexed (by size and modification time) and drops the ones that are gone,
+// reading them as Find does.
 func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
-	_, err := ix.sync(ctx, idx, workspace)
+	_, _, err := ix.sync(ctx, idx, nil, workspace)
 	return err
 }
 
-// sync is Sync, returning the paths it indexed again or dropped.
-func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, workspace string) ([]string, error) {
+// filesOf returns the bridge the memory tools read a tool context's files
+// through: its own file bridge when that is rooted at the workspace, so
+// that the same rules apply to memory files as to every file a tool reads
+// (links, hard links, concealed directories; see fsbridge.Local), else nil
+// (see bridgeFor).
+func filesOf(tc *tool.Context) fsbridge.Bridge {
+	if tc.FS != nil && tc.FSRoot == tc.WorkspaceDir {
+		return tc.FS
+	}
+	return nil
+}
+
+// bridgeFor returns files, or when it is nil a [fsbridge.Local] over the
+// workspace with the default rules, and what to call when done with it.
+func bridgeFor(files fsbridge.Bridge, workspace string) (fsbridge.Bridge, func(), error) {
+	if files != nil {
+		return files, func() {}, nil
+	}
+	l, err := fsbridge.OpenLocal(workspace)
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening the workspace: %w", err)
+	}
+	return l, func() { l.Close() }, nil
+}
+
+// sync is Sync, reading the files through files (see bridgeFor), and
+// returning the paths it indexed again or dropped, and the files left out
+// (see Found.Skipped).
+func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, files fsbridge.Bridge, workspace string) (changed, skipped []string, err error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
-		return nil, fmt.Errorf("opening the workspace: %w", err)
+		return nil, nil, fmt.Errorf("opening the workspace: %w", err)
 	}
 	defer root.Close()
 	ix.mu.Lock()
@@ -284,31 +335,46 @@ func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	}
 	last := ix.scans[workspace]
 	if last != nil && ix.Rescan > 0 && time.Since(last.at) < ix.Rescan && (!watched || last.watched && last.gen == gen) && unchanged(root, last.dirs) {
-		return nil, nil
+		return nil, last.skipped, nil
 	}
 	at := time.Now()
 	onDisk, dirs, racy, err := list(root, at)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var indexed map[string]string
 	if last != nil {
 		indexed = last.stamps
 	} else if indexed, err = idx.Stamps(ctx, workspace); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var changes []tool.MemoryFile
-	for p, stamp := range onDisk {
+	var read fsbridge.Bridge // opened for the first file to read
+	done := func() {}
+	defer func() { done() }()
+	for _, p := range slices.Sorted(maps.Keys(onDisk)) {
+		stamp := onDisk[p]
 		if stamp != racyStamp && indexed[p] == stamp {
 			continue
 		}
-		data, err := root.ReadFile(p)
-		if errors.Is(err, fs.ErrNotExist) {
+		if read == nil {
+			if read, done, err = bridgeFor(files, workspace); err != nil {
+				return nil, nil, err
+			}
+		}
+		data, err := read.ReadFile(ctx, p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			delete(onDisk, p) // removed since it was listed
 			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", p, err)
+		case errors.Is(err, fsbridge.ErrRefused):
+			// Not indexed, and dropped if it was; read again at every
+			// full scan.
+			delete(onDisk, p)
+			skipped = append(skipped, p+": "+err.Error())
+			continue
+		case err != nil:
+			return nil, nil, fmt.Errorf("reading %s: %w", p, err)
 		}
 		changes = append(changes, tool.MemoryFile{Path: p, Stamp: stamp, Chunks: Chunks(p, string(data))})
 	}
@@ -319,7 +385,7 @@ func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	}
 	if err := idx.Update(ctx, workspace, changes); err != nil {
 		delete(ix.scans, workspace)
-		return nil, err
+		return nil, nil, err
 	}
 	if ix.scans == nil {
 		ix.scans = map[string]*scan{}
@@ -327,12 +393,12 @@ func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 	if racy {
 		at = time.Time{} // a directory changed too recently to trust its stamp: scan fully next time
 	}
-	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs, watched: watched, gen: gen}
-	changed := make([]string, len(changes))
+	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs, watched: watched, gen: gen, skipped: skipped}
+	changed = make([]string, len(changes))
 	for i, c := range changes {
 		changed[i] = c.Path
 	}
-	return changed, nil
+	return changed, skipped, nil
 }
 
 // racyWindow is how close to a scan a modification time must be for the
@@ -445,33 +511,29 @@ func getTool(tc *tool.Context) (*tool.Tool, error) {
 		return nil, errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
 	}
 	t, err := tool.New("memory_get", getDescription, func(ctx context.Context, in getArgs, inv tool.Invocation) (tool.Result, error) {
-		return get(inv.Context.WorkspaceDir, in)
+		return get(ctx, filesOf(inv.Context), inv.Context.WorkspaceDir, in)
 	})
 	return &t, err
 }
 
-func get(workspace string, in getArgs) (tool.Result, error) {
+// get reads a memory file through files (see bridgeFor).
+func get(ctx context.Context, files fsbridge.Bridge, workspace string, in getArgs) (tool.Result, error) {
 	p := strings.TrimPrefix(strings.ReplaceAll(strings.TrimSpace(in.Path), "\\", "/"), "./")
 	if !IsMemoryPath(p) {
 		return tool.Result{}, tool.InputErrorf("memory_get reads only memory files — MEMORY.md or memory/<name>.md, relative to the workspace — and %q is not one. Use read for other files.", in.Path)
 	}
-	root, err := os.OpenRoot(workspace)
+	b, done, err := bridgeFor(files, workspace)
 	if err != nil {
-		return tool.Result{}, fmt.Errorf("opening the workspace: %w", err)
+		return tool.Result{}, err
 	}
-	defer root.Close()
-	fi, err := root.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	defer done()
+	data, err := b.ReadFile(ctx, p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
 		return tool.Result{}, tool.InputErrorf("There is no memory file %s. memory_search finds what is kept, with its path.", p)
-	}
-	if err != nil {
-		return tool.Result{}, tool.InputErrorf("Cannot read %s: %v.", p, err)
-	}
-	if !fi.Mode().IsRegular() {
+	case errors.Is(err, fsbridge.ErrIsDir):
 		return tool.Result{}, tool.InputErrorf("%s is not a regular file.", p)
-	}
-	data, err := root.ReadFile(p)
-	if err != nil {
+	case err != nil:
 		return tool.Result{}, tool.InputErrorf("Cannot read %s: %v.", p, err)
 	}
 	lines := splitLines(string(data))

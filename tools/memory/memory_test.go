@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
@@ -363,4 +364,66 @@ func TestMemoryToolsSayWhyTheyAreUnavailable(t *testing.T) {
 	if !strings.Contains(reasons["memory_get"], "no workspace") {
 		t.Errorf("memory_get: %q", reasons["memory_get"])
 	}
+}
+
+// TestMemoryHardLinks: a memory file with several hard links (another may
+// be a file outside the workspace) is neither indexed nor read — with the
+// tool context's file bridge, or without one — and memory_search says it
+// left it out; a bridge that allows hard links (fsbridge.AllowHardLinks)
+// lets the memory tools read it too.
+func TestMemoryHardLinks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		bridge  func(t *testing.T, ws string) fsbridge.Bridge
+		allowed bool
+	}{
+		{"no bridge", func(*testing.T, string) fsbridge.Bridge { return nil }, false},
+		{"bridge", func(t *testing.T, ws string) fsbridge.Bridge { return openBridge(t, ws) }, false},
+		{"bridge allowing hard links", func(t *testing.T, ws string) fsbridge.Bridge { return openBridge(t, ws, fsbridge.AllowHardLinks()) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ws := t.TempDir()
+			write(t, ws, "memory/plain.md", "Miso lives here.\n")
+			secret := filepath.Join(t.TempDir(), "secret.md")
+			if err := os.WriteFile(secret, []byte("Miso TOPSECRET\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Link(secret, filepath.Join(ws, "memory", "hard.md")); err != nil {
+				t.Skipf("cannot make a hard link here: %v", err)
+			}
+			tc := &tool.Context{WorkspaceDir: ws, Memory: openStore(t).Memory()}
+			if b := c.bridge(t, ws); b != nil {
+				tc.FSRoot, tc.FS = ws, b
+			}
+			r := newRunner(t, tc)
+			search := run(r, "memory_search", `{"query":"Miso"}`)
+			get := run(r, "memory_get", `{"path":"memory/hard.md"}`)
+			if c.allowed {
+				if !strings.Contains(search.Content[0].Text, "TOPSECRET") || !strings.Contains(get.Content[0].Text, "TOPSECRET") {
+					t.Errorf("hard links allowed, the file is not read:\n%s\n%s", search.Content[0].Text, get.Content[0].Text)
+				}
+				return
+			}
+			if s := search.Content[0].Text; search.IsError || strings.Contains(s, "TOPSECRET") || !strings.Contains(s, "memory/plain.md") ||
+				!strings.Contains(s, `[Not searched: memory/hard.md: refused to read "memory/hard.md": the file has 2 hard links`) {
+				t.Errorf("memory_search:\n%s", s)
+			}
+			if g := get.Content[0].Text; !get.IsError || strings.Contains(g, "TOPSECRET") || !strings.Contains(g, "2 hard links") {
+				t.Errorf("memory_get: %s", g)
+			}
+		})
+	}
+}
+
+// openBridge opens a file bridge over ws, closed when the test ends.
+func openBridge(t *testing.T, ws string, opts ...fsbridge.Option) fsbridge.Bridge {
+	t.Helper()
+	b, err := fsbridge.OpenLocal(ws, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
 }

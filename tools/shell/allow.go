@@ -84,8 +84,11 @@ type parsedArgs struct {
 	// gitDir is the directory git -C (chained) starts in, relative to the
 	// command's own, or "".
 	gitDir string
-	tree   bool // the paths are read as trees
-	follow bool // and links in those trees are followed
+	// worktree says git reads the files of its work tree and may print
+	// them (git diff, git status -v): all of them are checked.
+	worktree bool
+	tree     bool // the paths are read as trees
+	follow   bool // and links in those trees are followed
 }
 
 func (p *parsedArgs) has(names ...string) bool {
@@ -475,6 +478,7 @@ func parseGit(args []string) (*parsedArgs, error) {
 		p.paths = append(p.paths, dir)
 	}
 	p.gitDir = dir
+	p.worktree = args[0] == "diff" && !p.has("--cached", "--staged") || args[0] == "status" && p.has("-v", "--verbose")
 	// Revisions and pathspecs that spell a path outside the work tree
 	// (/etc/passwd, ../x) are refused although git would refuse them too;
 	// those that name a file are checked as paths (see checker.call).

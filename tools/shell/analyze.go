@@ -35,6 +35,11 @@ type analysis struct {
 	// stays inside the workspace. notLow says why it may not.
 	low    bool
 	notLow string
+	// script is the command line an unasked command runs (set when low):
+	// the same pipelines and lists, each simple command's arguments exactly
+	// as they were checked — globs expanded here, not by the shell — and
+	// every word single-quoted, so bash expands nothing again.
+	script string
 	// gitDirs are the directories git runs in (absolute): where it looks
 	// for a repository, whose configuration must then be vetted.
 	gitDirs []string
@@ -54,10 +59,10 @@ func analyzeCommand(command, root, dir string, path, conceal []string) analysis 
 	c := checker{root: root, dir: dir, conceal: conceal}
 	if d, ok := c.concealed(dir); ok {
 		a.notLow = fmt.Sprintf("it would run in %s, Toolbelt's own data directory, which is hidden from the tools", d)
-	} else if err := c.file(f); err != nil {
+	} else if script, err := c.file(f); err != nil {
 		a.notLow = err.Error()
 	} else {
-		a.low = true
+		a.low, a.script = true, script
 		for _, g := range c.gitDirs {
 			if d, ok := c.concealed(g); ok {
 				a.low, a.notLow = false, fmt.Sprintf("git would run in %s, Toolbelt's own data directory, which is hidden from the tools", d)
@@ -190,93 +195,138 @@ func (c *checker) concealed(p string) (string, bool) {
 	return "", false
 }
 
-// file checks every statement of f.
-func (c *checker) file(f *syntax.File) error {
+// file checks every statement of f and returns the script that runs
+// them as checked (see analysis.script), one statement a line.
+func (c *checker) file(f *syntax.File) (string, error) {
 	if len(f.Stmts) == 0 {
-		return errors.New("it is empty")
+		return "", errors.New("it is empty")
 	}
-	for _, st := range f.Stmts {
-		if err := c.stmt(st); err != nil {
-			return err
+	lines := make([]string, len(f.Stmts))
+	for i, st := range f.Stmts {
+		line, err := c.stmt(st)
+		if err != nil {
+			return "", err
 		}
+		lines[i] = line
 	}
-	return nil
+	return strings.Join(lines, "\n"), nil
 }
 
 // stmt allows a statement that is a simple command or a pipeline or list
-// of them, in the foreground, with only harmless redirections.
-func (c *checker) stmt(st *syntax.Stmt) error {
+// of them, in the foreground, with only harmless redirections, and returns
+// it as it runs: the operators of the command line in its order (so bash
+// groups them as it would have), its words as checked.
+func (c *checker) stmt(st *syntax.Stmt) (string, error) {
 	if st.Background || st.Coprocess || st.Disown {
-		return errors.New("it runs a command in the background")
+		return "", errors.New("it runs a command in the background")
 	}
-	for _, r := range st.Redirs {
-		if err := c.redirect(r); err != nil {
-			return err
-		}
+	var b strings.Builder
+	if st.Negated {
+		b.WriteString("! ")
 	}
 	switch cmd := st.Cmd.(type) {
 	case *syntax.CallExpr:
-		return c.call(cmd)
-	case *syntax.BinaryCmd:
-		if err := c.stmt(cmd.X); err != nil {
-			return err
+		args, err := c.call(cmd)
+		if err != nil {
+			return "", err
 		}
-		return c.stmt(cmd.Y)
+		for i, a := range args {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(singleQuote(a))
+		}
+	case *syntax.BinaryCmd:
+		x, err := c.stmt(cmd.X)
+		if err != nil {
+			return "", err
+		}
+		y, err := c.stmt(cmd.Y)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(x + " " + cmd.Op.String() + " " + y)
 	case nil:
-		return errors.New("it has a redirection without a command")
+		return "", errors.New("it has a redirection without a command")
+	default:
+		return "", fmt.Errorf("it uses a compound command (%T), which is not checked", st.Cmd)
 	}
-	return fmt.Errorf("it uses a compound command (%T), which is not checked", st.Cmd)
+	for _, r := range st.Redirs {
+		text, err := c.redirect(r)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(" " + text)
+	}
+	return b.String(), nil
 }
 
 // redirect allows duplicating descriptors (2>&1), discarding output
-// (>/dev/null) and reading a file that passes the path check.
-func (c *checker) redirect(r *syntax.Redirect) error {
+// (>/dev/null) and reading a file that passes the path check, and returns
+// the redirection as it runs.
+func (c *checker) redirect(r *syntax.Redirect) (string, error) {
 	w, ok := literal(r.Word)
 	if r.Word == nil || !ok || w.glob {
-		return errors.New("it has a redirection whose target is not plain text")
+		return "", errors.New("it has a redirection whose target is not plain text")
+	}
+	op := r.Op.String()
+	if r.N != nil {
+		op = r.N.Value + op
 	}
 	switch r.Op {
 	case syntax.DplOut, syntax.DplIn:
+		// A descriptor's number, or "-": nothing bash could expand.
 		if w.value == "-" || strings.Trim(w.value, "0123456789") == "" {
-			return nil
+			return op + w.value, nil
 		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:
 		if w.value == "/dev/null" {
-			return nil
+			return op + w.value, nil
 		}
-		return fmt.Errorf("it writes to %s", w.value)
+		return "", fmt.Errorf("it writes to %s", w.value)
 	case syntax.RdrIn:
-		return c.path(w.value, false, false)
+		if err := c.path(w.value, false, false); err != nil {
+			return "", err
+		}
+		return op + singleQuote(w.value), nil
 	}
-	return fmt.Errorf("it has a redirection (%s) that is not allowed", r.Op)
+	return "", fmt.Errorf("it has a redirection (%s) that is not allowed", r.Op)
 }
 
-// call checks one simple command: plain words only, an allowlisted
-// program, allowlisted options, paths inside the workspace.
-func (c *checker) call(call *syntax.CallExpr) error {
+// singleQuote quotes a word for bash so that it stands for itself: no
+// expansion of any kind applies inside single quotes.
+func singleQuote(w string) string {
+	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
+}
+
+// call checks one simple command — plain words only, an allowlisted
+// program, allowlisted options, paths inside the workspace — and returns
+// the argument vector it checked (program first), which is the one that
+// runs.
+func (c *checker) call(call *syntax.CallExpr) ([]string, error) {
 	if len(call.Assigns) > 0 {
-		return errors.New("it sets variables")
+		return nil, errors.New("it sets variables")
 	}
 	if len(call.Args) == 0 {
-		return errors.New("it has no command")
+		return nil, errors.New("it has no command")
 	}
 	first, ok := literal(call.Args[0])
 	if !ok || first.glob {
-		return errors.New("its program is named by an expansion")
+		return nil, errors.New("its program is named by an expansion")
 	}
 	var args []string
 	for _, w := range call.Args[1:] {
 		l, ok := literal(w)
 		if !ok {
-			return fmt.Errorf("%s has an argument with an expansion, substitution or brace", first.value)
+			return nil, fmt.Errorf("%s has an argument with an expansion, substitution or brace", first.value)
 		}
 		matches, read, err := expandGlob(l, c.dir)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for _, d := range read {
 			if err := c.path(d, false, false); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		args = append(args, matches...)
@@ -303,16 +353,16 @@ func (c *checker) call(call *syntax.CallExpr) error {
 	default:
 		spec, listed := allowlist()[name]
 		if !listed {
-			return fmt.Errorf("%s is not on the allowlist of commands that run without approval", name)
+			return nil, fmt.Errorf("%s is not on the allowlist of commands that run without approval", name)
 		}
 		p, err = parseArgs(name, spec, args)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, ps := range p.pathspecs {
 		if filepath.IsAbs(ps) || slices.Contains(strings.Split(filepath.ToSlash(ps), "/"), "..") {
-			return fmt.Errorf("%s: %q may name a path outside the workspace", name, ps)
+			return nil, fmt.Errorf("%s: %q may name a path outside the workspace", name, ps)
 		}
 		// A pathspec that names a file (in the directory git runs in) is
 		// a file git may read: outside a repository git diff compares
@@ -323,15 +373,71 @@ func (c *checker) call(call *syntax.CallExpr) error {
 			f = p.gitDir + "/" + ps
 		}
 		if err := c.path(f, false, false); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, f := range p.paths {
 		if err := c.path(f, p.tree, p.follow); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	if p.worktree {
+		if err := c.worktree(p.gitDir); err != nil {
+			return nil, err
+		}
+	}
+	return append([]string{name}, args...), nil
+}
+
+// worktree checks the work tree of the repository git finds from the
+// directory gitDir (relative to the command's, or ""), whose files git
+// reads and may print whatever its pathspecs (which may be patterns): none
+// may have several hard links or lie in Toolbelt's data directory. Git
+// reads a symbolic link itself, not its target, and its own directory
+// (.git) holds no work-tree file.
+func (c *checker) worktree(gitDir string) error {
+	dir := c.dir
+	if gitDir != "" {
+		dir = filepath.Join(dir, gitDir)
+		if filepath.IsAbs(gitDir) {
+			dir = filepath.Clean(gitDir)
+		}
+	}
+	top := c.root // without a repository of its own: the whole workspace
+	for d := dir; within(d, c.root); d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			top = d
+			break
+		}
+		if d == c.root {
+			break
+		}
+	}
+	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+		}
+		if c.entries++; c.entries > maxTreeEntries {
+			return fmt.Errorf("git reads a work tree of more than %d files, too many to check", maxTreeEntries)
+		}
+		if _, ok := c.concealed(p); ok {
+			return fmt.Errorf("git's work tree holds Toolbelt's own data directory %s, which is hidden from the tools", relTo(c.root, p))
+		}
+		if d.IsDir() && d.Name() == ".git" {
+			return fs.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		st, err := os.Lstat(p)
+		if err != nil {
+			return fmt.Errorf("%s cannot be checked: %v", relTo(c.root, p), err)
+		}
+		if err := plainFile(st); err != nil {
+			return fmt.Errorf("git reads %s, which %v", relTo(c.root, p), err)
+		}
+		return nil
+	})
 }
 
 // path checks a file a command reads, element by element as the kernel

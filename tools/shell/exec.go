@@ -63,7 +63,7 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 		return nil, err
 	}
 	t.Preview, err = tool.NewPreview("exec", func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
-		return preview(ctx, root, cfg, sandboxed(in, inv.Context), in)
+		return m.preview(ctx, root, cfg, sandboxed(in, inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
@@ -81,13 +81,13 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 //
 // A call the pipeline ran without asking anyone (its preview said low
 // risk) runs only if its command still may (see lowRiskProblem): checked
-// again now, it runs contained under bubblewrap when that works here, else
-// on the host with the allowlisted environment, with /dev/null as input;
-// if it no longer passes, it is not run. A call a person approved, or one
-// made outside the pipeline, runs as asked. A call with a time limit set by
-// its caller, or whose caller cannot follow background work
-// (tool.Foreground), is never left running in the background: its command
-// is stopped at its limit.
+// again now, it runs as checked (see analysis.script), contained under
+// bubblewrap when that works here, else on the host with the allowlisted
+// environment, with /dev/null as input; if it no longer passes, it is not
+// run. A call a person approved, or one made outside the pipeline, runs as
+// asked. A call with a time limit set by its caller, or whose caller cannot
+// follow background work (tool.Foreground), is never left running in the
+// background: its command is stopped at its limit.
 func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, owner string, in execInput) (tool.Result, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
@@ -102,14 +102,15 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if foreground && in.Background {
 		return tool.Result{}, tool.InputErrorf("the command was not run: this caller cannot follow a command in the background (toolbelt call stops what is still running when it exits). Run it without \"background\": the call then waits for it, up to its timeout (%s by default), or start it from toolbelt mcp, serve, run or chat, where the process tool can follow it", roundDuration(cfg.defaultTimeout))
 	}
-	unasked := tool.ApprovalOf(ctx) == tool.ApprovalUnasked
-	if unasked {
+	script := ""
+	if tool.ApprovalOf(ctx) == tool.ApprovalUnasked {
 		a := analyzeCommand(in.Command, root, p.workdir, nil, cfg.conceal)
-		if problem := lowRiskProblem(ctx, root, p.workdir, in, a); problem != "" {
+		if problem := m.lowRiskProblem(ctx, root, p.workdir, cfg, sandboxed, in, a); problem != "" {
 			return tool.Result{}, tool.InputErrorf("the command was not run: it was let through without approval, but it now needs a person's approval (%s). The workspace changed since it was checked; run it again to have it checked anew", problem)
 		}
+		script = a.script
 	}
-	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, unasked, in)
+	sp, err := m.spawnSpec(ctx, root, p.workdir, cfg, sandboxed, script, in)
 	if err != nil {
 		return tool.Result{}, &tool.InputError{Message: err.Error()}
 	}
@@ -175,9 +176,11 @@ func ownerOf(tc *tool.Context) string {
 // spawnSpec works out how to start the command: the shell, the
 // environment, and the sandbox — bubblewrap with the workspace writable
 // when one is asked for; contained, or else on the host with only the
-// allowlisted environment, for a command that may run without approval
-// (low).
-func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed, low bool, in execInput) (spawnSpec, error) {
+// allowlisted environment, for a command that runs without approval. Such
+// a command runs script, its checked form (see analysis.script); script is
+// "" for a command a person approved, which runs as it was written.
+func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg settings, sandboxed bool, script string, in execInput) (spawnSpec, error) {
+	low := script != ""
 	shell := cfg.shell
 	if shell == "" || low {
 		shell = "/bin/sh"
@@ -188,6 +191,9 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		}
 	}
 	argv := []string{shell, "-c", in.Command}
+	if low {
+		argv[2] = script
+	}
 	set := callEnv(in)
 	sp := spawnSpec{
 		command: in.Command, path: argv[0], args: argv, dir: workdir, workdir: workdir,
@@ -239,6 +245,21 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 	}
 	sp.env = commandEnv(os.Environ(), cfg.envAllow, set)
 	return sp, nil
+}
+
+// exposedData says why a command may not run unasked here because
+// Toolbelt's own data directory lies in the workspace: nothing but
+// bubblewrap hides it from a command, and without it (no sandbox, and
+// containment not working here) the command would run on the host, where
+// only path checks would stand between it and the audit log and the undo
+// journal. Such commands need approval instead: a wrong check cannot
+// reach the data. It is "" when nothing is concealed or the command is
+// hidden from it.
+func (m *Manager) exposedData(ctx context.Context, root string, cfg settings, sandboxed bool) string {
+	if len(cfg.conceal) == 0 || sandboxed || m.container(ctx, cfg.sandbox.Bwrap, root) != nil {
+		return ""
+	}
+	return fmt.Sprintf("Toolbelt's own data directory %s is inside the workspace, and without bubblewrap (which does not work here) nothing hides it from a command run on the host", relTo(root, cfg.conceal[0]))
 }
 
 // How a command runs (the "mode" of its result's details).

@@ -10,18 +10,25 @@ import (
 	"strings"
 )
 
-// errGlob is returned for a pattern whose expansion cannot be worked out
-// exactly as bash would do it.
-var errGlob = errors.New("a glob pattern bash may expand differently (character classes such as [[:alpha:]])")
+// errGlob is returned for a pattern with a character class ([[:alpha:]],
+// [=a=], [.a.]), which this expansion does not implement.
+var errGlob = errors.New("a glob pattern with a character class such as [[:alpha:]], which is not expanded without approval (list the names, or use * and ?)")
 
-// expandGlob expands the word w as bash does by default (no dotglob,
-// nullglob, failglob, globstar or extglob): each slash-separated element
-// with an unquoted pattern character is matched against the names in its
-// directory; a name starting with "." only by a pattern starting with "."
-// ("." and ".." included, which bash 5.2 skips: counting them is the safe
-// side); no match leaves the word as it is. dir is where relative patterns
-// start. It also returns the directories it read, which the caller checks
-// like the results.
+// expandGlob expands the word w for a command that runs unasked, the way
+// bash does by default (no dotglob, nullglob, failglob, globstar or
+// extglob): each slash-separated element with an unquoted pattern
+// character is matched against the names in its directory (? matching one
+// character of UTF-8, bracket ranges by code point); a name starting with
+// "." only by a pattern starting with "." ("." and ".." included, as bash
+// before 5.2 does); the matches are sorted byte by byte; no match leaves
+// the word as it is. dir is where relative patterns start. It also
+// returns the directories it read, which the caller checks like the
+// results.
+//
+// This expansion is the one that counts: the command then runs with its
+// results as quoted words (see analysis.script), so where bash would
+// expand differently (the locale's collation and character set, shell
+// options) it does not get the chance.
 func expandGlob(w word, dir string) (matches, read []string, err error) {
 	if !w.glob {
 		return []string{w.value}, nil, nil
@@ -32,7 +39,7 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 	}
 	abs := strings.HasPrefix(pat, "/")
 	elems := strings.Split(pat, "/")
-	// partial matches: the expanded text so far, as bash prints it.
+	// partial matches: the expanded text so far.
 	partial := []string{""}
 	if abs {
 		partial, elems = []string{"/"}, elems[1:]
@@ -46,9 +53,11 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 			}
 			continue
 		}
-		if _, err := path.Match(bashToGo(e), ""); err != nil {
-			return nil, nil, errGlob
+		goPat := bashToGo(e)
+		if _, err := path.Match(goPat, ""); err != nil {
+			return nil, nil, fmt.Errorf("the glob pattern %q is not one that can be expanded without approval (%v)", e, err)
 		}
+		dotted := strings.HasPrefix(unescape(e), ".")
 		var next []string
 		for _, p := range partial {
 			d := p
@@ -64,37 +73,11 @@ func expandGlob(w word, dir string) (matches, read []string, err error) {
 			if err != nil {
 				continue
 			}
-			if strings.ContainsAny(e, "?[") {
-				// What ? and a bracket expression match depends on the
-				// locale for names that are not ASCII (a byte, or a
-				// character of several bytes), and a bracket range on the
-				// locale's collation in bash before 5.0: with such a name
-				// in the directory, or a range, the expansion is not known.
-				if hasRange(e) {
-					return nil, nil, fmt.Errorf("a bracket range (%s) matches by the locale's collation in some versions of bash", e)
-				}
-				for _, n := range names {
-					if !isASCII(n) {
-						return nil, nil, fmt.Errorf("a ? or [...] pattern scans %s, which holds a name that is not ASCII (%q): bash matches such names by the locale", d, n)
-					}
-				}
-			}
-			if strings.Contains(e, "[") {
-				// Bracket expressions are where bash's matching and this
-				// one could differ: nothing in a directory they scan may be
-				// a link or a special file, matched here or not.
-				for _, n := range names {
-					if st, err := os.Lstat(filepath.Join(real, n)); err == nil && n != "." && n != ".." &&
-						!st.Mode().IsRegular() && !st.IsDir() {
-						return nil, nil, fmt.Errorf("a bracket pattern scans %s, which holds a link or a special file (%s)", d, n)
-					}
-				}
-			}
 			for _, n := range names {
-				if strings.HasPrefix(n, ".") && !strings.HasPrefix(unescape(e), ".") {
+				if strings.HasPrefix(n, ".") && !dotted {
 					continue
 				}
-				if ok, _ := path.Match(bashToGo(e), n); ok {
+				if ok, _ := path.Match(goPat, n); ok {
 					if !last {
 						if st, err := os.Stat(filepath.Join(real, n)); err != nil || !st.IsDir() {
 							continue // a/*/b: only directories lead on
@@ -164,42 +147,68 @@ func unescape(e string) string {
 	return b.String()
 }
 
-// isASCII reports whether s has only ASCII bytes.
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// hasRange reports whether a pattern element has a bracket expression with
-// a range (a-z).
-func hasRange(e string) bool {
-	in, first := false, false
+// bashToGo turns a pattern element as bash writes it into one for
+// path.Match, which reads bracket expressions more strictly: [!…] is a
+// negation ([^…]); a "]" first in a bracket expression and a "-" first or
+// last are members, not syntax; a "[" that no "]" closes is itself.
+// Escaped characters stay escaped.
+func bashToGo(e string) string {
+	var b strings.Builder
 	for i := 0; i < len(e); i++ {
 		switch c := e[i]; {
-		case c == '\\':
+		case c == '\\' && i+1 < len(e):
+			b.WriteString(e[i : i+2])
 			i++
-			first = false
-		case !in && c == '[':
-			in, first = true, true
-			if i+1 < len(e) && (e[i+1] == '!' || e[i+1] == '^') {
-				i++
+		case c == '[':
+			end := bracketEnd(e, i)
+			if end < 0 {
+				b.WriteString(`\[`)
+				continue
 			}
-		case in && c == ']' && !first:
-			in = false
-		case in && c == '-' && !first && i+1 < len(e) && e[i+1] != ']':
-			return true
+			b.WriteByte('[')
+			j := i + 1
+			if e[j] == '!' || e[j] == '^' {
+				b.WriteByte('^')
+				j++
+			}
+			for first := j; j < end; j++ {
+				switch m := e[j]; {
+				case m == '\\':
+					b.WriteString(e[j : j+2])
+					j++
+				case m == ']' || m == '-' && (j == first || j == end-1):
+					b.WriteString(`\` + string(m))
+				default:
+					b.WriteByte(m)
+				}
+			}
+			b.WriteByte(']')
+			i = end
 		default:
-			first = false
+			b.WriteByte(c)
 		}
 	}
-	return false
+	return b.String()
 }
 
-// bashToGo turns bash's bracket negation [!…] into path.Match's [^…].
-func bashToGo(e string) string {
-	return strings.ReplaceAll(e, "[!", "[^")
+// bracketEnd returns the index of the "]" that closes the bracket
+// expression opened at e[open], as bash reads it (a "]" right after "[" or
+// "[!" is a member), or -1 when none does.
+func bracketEnd(e string, open int) int {
+	j := open + 1
+	if j < len(e) && (e[j] == '!' || e[j] == '^') {
+		j++
+	}
+	if j < len(e) && e[j] == ']' {
+		j++
+	}
+	for ; j < len(e); j++ {
+		switch e[j] {
+		case '\\':
+			j++
+		case ']':
+			return j
+		}
+	}
+	return -1
 }

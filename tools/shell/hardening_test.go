@@ -323,3 +323,59 @@ func TestUnaskedGit(t *testing.T) {
 	}
 	mustNotExist(t, marker)
 }
+
+// TestUnaskedGitHardLinks: git diff (and git status -v) read and print the
+// files of the work tree, whatever the pathspecs: with a hard link in it —
+// a tracked file replaced by a link to a file outside — they need
+// approval, from the repository's top or a directory below it; git
+// commands that print no work-tree file still run.
+func TestUnaskedGitHardLinks(t *testing.T) {
+	t.Parallel()
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git is not installed")
+	}
+	e := unattended(t, noBwrap)
+	run := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(git, args...)
+		cmd.Dir = e.root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	run("init", "-q")
+	if err := os.Mkdir(filepath.Join(e.root, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(e.root, "sub", "f.txt"), "x\n", 0o644)
+	writeFile(t, filepath.Join(e.root, "tracked.txt"), "x\n", 0o644)
+	run("add", ".")
+	run("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "f")
+	if out, _ := e.exec(map[string]any{"command": "git diff"}, false); out != "(no output)" {
+		t.Fatalf("a control: git diff of a clean tree printed %q", out)
+	}
+	secret := filepath.Join(t.TempDir(), "secret")
+	writeFile(t, secret, "TOPSECRET\n", 0o644)
+	if err := os.Remove(filepath.Join(e.root, "tracked.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(secret, filepath.Join(e.root, "tracked.txt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []map[string]any{
+		{"command": "git diff"}, {"command": "git diff HEAD"}, {"command": "git diff -- '*.txt'"}, {"command": "git diff --stat"},
+		{"command": "git status -vv"}, {"command": "git diff", "workdir": "sub"}, {"command": "git -C sub diff ."},
+	} {
+		msg := e.call("exec", c)
+		if !msg.IsError || !strings.Contains(text(msg), "approv") || strings.Contains(text(msg), "TOPSECRET") {
+			t.Errorf("%v ran without approval: %s", c, text(msg))
+		}
+	}
+	for _, c := range []string{"git status --short", "git diff --cached", "git log --oneline"} {
+		if out, _ := e.exec(map[string]any{"command": c}, false); strings.Contains(out, "TOPSECRET") {
+			t.Errorf("%s printed the file outside: %s", c, out)
+		}
+	}
+}

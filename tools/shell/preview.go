@@ -19,7 +19,7 @@ import (
 // command may run without approval (see lowRiskProblem). It fails as the
 // call would on a refused variable, a timeout above the maximum or a
 // working directory outside the workspace.
-func preview(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Effects, error) {
+func (m *Manager) preview(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Effects, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
 		return tool.Effects{}, err
@@ -31,7 +31,7 @@ func preview(ctx context.Context, root string, cfg settings, sandboxed bool, in 
 	hostPath := filepath.SplitList(pathOf(commandEnv(os.Environ(), cfg.envAllow, callEnv(in))))
 	a := analyzeCommand(in.Command, root, p.workdir, hostPath, cfg.conceal)
 	e.Programs, e.Unsummarized = a.programs, a.unsummarized
-	if lowRiskProblem(ctx, root, p.workdir, in, a) == "" {
+	if m.lowRiskProblem(ctx, root, p.workdir, cfg, sandboxed, in, a) == "" {
 		// It will run with the system PATH: name the programs it finds.
 		e.Risk = tool.RiskLow
 		if f, err := parseCommand(in.Command); err == nil {
@@ -51,9 +51,11 @@ func preview(ctx context.Context, root string, cfg settings, sandboxed bool, in 
 // approval, or "" when it may: its command passes the allowlist and path
 // checks (see analyzeCommand), it sets no variables and asks for no
 // pseudo-terminal (variables change what programs do; git in a terminal
-// starts a pager that later input could drive), and, when it runs git,
-// the repository git would find configures nothing that runs a program.
-func lowRiskProblem(ctx context.Context, root, workdir string, in execInput, a analysis) string {
+// starts a pager that later input could drive), it would not run on the
+// host in a workspace that holds Toolbelt's data directory (see
+// exposedData), and, when it runs git, the repository git would find
+// configures nothing that runs a program.
+func (m *Manager) lowRiskProblem(ctx context.Context, root, workdir string, cfg settings, sandboxed bool, in execInput, a analysis) string {
 	switch {
 	case !a.low:
 		return a.notLow
@@ -61,7 +63,11 @@ func lowRiskProblem(ctx context.Context, root, workdir string, in execInput, a a
 		return "it sets environment variables"
 	case in.Pty:
 		return "it asks for a pseudo-terminal"
-	case len(a.gitDirs) > 0:
+	}
+	if problem := m.exposedData(ctx, root, cfg, sandboxed); problem != "" {
+		return problem
+	}
+	if len(a.gitDirs) > 0 {
 		gitPath, err := lookSystem("git")
 		if err != nil {
 			return "git is not installed in a system directory"
