@@ -112,6 +112,15 @@ func TestScheduleIdentity(t *testing.T) {
 		if got, err := ss.Get(ctx, "cron_1"); err != nil || got.Legacy || got.Owner != old.Owner {
 			t.Fatalf("an old schedule given an owner: %v %+v", err, got)
 		}
+		// As toolbelt cron add kept a person's schedule before: the owner
+		// at the command line then as now.
+		exec(t, st, "UPDATE schedules SET owner = ? WHERE id = ?", `{"channel":"cli"}`, "cron_1")
+		if got, err := ss.Get(ctx, "cron_1"); err != nil || got.Legacy || got.Owner != (tool.Identity{Channel: "cli", Owner: true}) {
+			t.Fatalf("a person's old schedule: %v %+v", err, got)
+		}
+		if err := ss.Update(ctx, old); err != nil {
+			t.Fatal(err)
+		}
 		var raw string
 		if err := st.Read(ctx, func(tx *store.Tx) error {
 			return tx.QueryRow(ctx, "SELECT owner FROM schedules WHERE id = ?", "cron_1").Scan(&raw)

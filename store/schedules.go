@@ -166,7 +166,10 @@ func scanSchedule(row scanner) (tool.Schedule, error) {
 
 // decodeOwner reads the owner column: the identity of who set the schedule.
 // One kept before identities were recorded has no owner flag: legacy is
-// true then, and the identity holds only who set it.
+// true then, and the identity holds only who set it — except for a
+// schedule a person set at the command line (toolbelt cron add, or the cron
+// tool through toolbelt call: channel cli, no agent, session or principal),
+// which was the owner then as now.
 func decodeOwner(col string) (id tool.Identity, legacy bool, err error) {
 	var flag struct {
 		Owner *bool `json:"owner"`
@@ -176,6 +179,9 @@ func decodeOwner(col string) (id tool.Identity, legacy bool, err error) {
 	}
 	if err := json.Unmarshal([]byte(col), &id); err != nil {
 		return id, false, err
+	}
+	if flag.Owner == nil && id == (tool.Identity{Channel: "cli"}) {
+		return tool.Identity{Channel: "cli", Owner: true}, false, nil
 	}
 	return id, flag.Owner == nil, nil
 }
