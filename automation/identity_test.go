@@ -19,7 +19,8 @@ import (
 // rights and limits of whoever set it — not as the owner when they were
 // not, and under the sub-agent and sandbox policies when they were bound by
 // them — through a pipeline that itself runs as the owner. A schedule kept
-// before that was recorded does not run, and says how to make it again.
+// before that was recorded does not run, and says how to make it again,
+// unless a person set it at the command line (the owner then as now).
 func TestScheduledCallsRunAsTheirSetter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -38,7 +39,8 @@ func TestScheduledCallsRunAsTheirSetter(t *testing.T) {
 		{"a caller not the owner", tool.Identity{Channel: "mcp", Principal: "bob"}, false, "Tool restricted to owner senders."},
 		{"a sub-agent", tool.Identity{AgentID: "checker", SessionKey: "agent:checker:subagent:1", Owner: true, Subagent: true}, false, "(subagent: "},
 		{"a sandboxed caller", tool.Identity{Owner: true, Sandboxed: true}, false, "(sandbox: "},
-		{"unknown: kept before", tool.Identity{Channel: "cli"}, true, "does not run: remove it and add it again"},
+		{"a person at the command line, kept before", tool.Identity{Channel: "cli"}, true, ""},
+		{"an agent's session, kept before", tool.Identity{Channel: "cli", AgentID: "checker", SessionKey: "agent:checker:subagent:1"}, true, "does not run: remove it and add it again"},
 	} {
 		s := echoSchedule(tool.ScheduleEvery)
 		s.Owner = tt.by
@@ -48,7 +50,16 @@ func TestScheduledCallsRunAsTheirSetter(t *testing.T) {
 		}
 		if tt.legacy {
 			if err := st.Write(ctx, func(tx *store.Tx) error {
-				_, err := tx.Exec(ctx, "UPDATE schedules SET owner = ? WHERE id = ?", `{"channel":"cli"}`, s.ID)
+				// As schedules named their setter before: no owner flag.
+				old, err := json.Marshal(struct {
+					Channel    string `json:"channel,omitempty"`
+					AgentID    string `json:"agentId,omitempty"`
+					SessionKey string `json:"sessionKey,omitempty"`
+				}{tt.by.Channel, tt.by.AgentID, tt.by.SessionKey})
+				if err != nil {
+					return err
+				}
+				_, err = tx.Exec(ctx, "UPDATE schedules SET owner = ? WHERE id = ?", string(old), s.ID)
 				return err
 			}); err != nil {
 				t.Fatal(err)
