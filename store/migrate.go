@@ -267,6 +267,13 @@ ALTER TABLE schedule_runs ADD COLUMN node TEXT NOT NULL DEFAULT '';
 ALTER TABLE schedule_runs ADD COLUMN lease_ns BIGINT NOT NULL DEFAULT 0;
 CREATE INDEX schedule_runs_status ON schedule_runs (status, lease_ns);
 `},
+	// Where a kept output came from: result_read wraps every page of text
+	// from outside as untrusted content, naming its source. Outputs kept
+	// before this step are taken as from outside: their origin is unknown.
+	{name: "origin of outputs", sql: `
+ALTER TABLE outputs ADD COLUMN external BOOLEAN NOT NULL DEFAULT TRUE;
+ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -278,7 +278,7 @@ func TestCallKeepsHandlesOfCutResults(t *testing.T) {
 	}
 	rest := s.run(t, "call_8", CallName, fmt.Sprintf(`{"name":"result_read","arguments":%s}`, notice[1]))
 	body, _, _ := strings.Cut(text(rest), "\n[Characters ")
-	if want := string([]rune(full)[args.Offset : args.Offset+args.Limit]); rest.IsError || body != want {
+	if want := string([]rune(full.Text)[args.Offset : args.Offset+args.Limit]); rest.IsError || body != want {
 		t.Errorf("result_read through tool_call gave %d characters, want the %d the notice names", len([]rune(body)), args.Limit)
 	}
 }
