@@ -22,7 +22,7 @@ func TestAuthority(t *testing.T) {
 		{"LOCALHOST:7420", on(7420), true},
 		{"[::1]:7420", on(7420), true},
 		{"localhost:8080", on(7420), false},
-		{"localhost", on(7420), false}, // port 80
+		{"localhost", on(7420), false},     // port 80
 		{"localhost:5555", on(5555), true}, // the port it listens on, whatever Addr said
 		{"localhost:7420", nil, true},      // no connection to ask: Addr's port
 		{"tools.example.com:1234", on(7420), true},
