@@ -543,5 +543,5 @@ func batchRefused(per string) string {
 func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	_, _ = w.Write(rpcError(nil, code, msg))
+	_, _ = w.Write(append(rpcError(nil, code, msg), '\n'))
 }
