@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,9 +149,11 @@ func wrappedAll(t *testing.T, a attacker, first, source string) int {
 // result_read page, through every front door.
 func TestUntrustedWebContentStaysWrapped(t *testing.T) {
 	t.Parallel()
+	var fetched atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/page":
+			fetched.Add(1)
 			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 			fmt.Fprint(w, untrustedPage(12000))
 		case "/search":
@@ -165,6 +168,12 @@ func TestUntrustedWebContentStaysWrapped(t *testing.T) {
 		}
 	}))
 	t.Cleanup(srv.Close) // after the parallel subtests
+	const doors = 4
+	t.Cleanup(func() {
+		if n := fetched.Load(); n != doors {
+			t.Errorf("the page was fetched %d times by %d front doors: the second fetch of each should come from the cache", n, doors)
+		}
+	})
 	cfg := writeConfig(t, fmt.Sprintf("tools:\n  profile: full\n  web_fetch:\n    allowHosts: [%q]\n  web_search:\n    searxng:\n      baseUrl: %s\nlimits:\n  maxResultChars: 3000\n",
 		strings.TrimPrefix(srv.URL, "http://"), srv.URL))
 	page := srv.URL + "/page"
