@@ -26,8 +26,10 @@ import (
 
 // HTTPOptions secure and bound the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Addr is the address the server listens on; its host is allowed in the
-	// Host and Origin headers.
+	// Addr is the address the server listens on; its host is one of the
+	// server's own names in the Host and Origin headers. Their port must be
+	// the one a request came in on (Addr's, when the connection does not
+	// say).
 	Addr string
 	// Token, when set, is a bearer token clients may send; its principal is
 	// "token", and it is the owner as Options.Owner says.
