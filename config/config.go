@@ -259,11 +259,13 @@ type MCP struct {
 	// Token is the bearer token HTTP clients must send; required on a
 	// non-loopback address (TOOLBELT_MCP_TOKEN overrides).
 	Token string `yaml:"token"`
-	// AllowedHosts extends the Host headers HTTP requests may carry
-	// (loopback names are always allowed).
+	// AllowedHosts extends the Host headers HTTP requests may carry: a name
+	// on any port, or name:port (the server's own names are allowed on its
+	// own port).
 	AllowedHosts []string `yaml:"allowedHosts"`
-	// AllowedOrigins extends the Origin headers HTTP requests may carry
-	// (loopback origins are always allowed).
+	// AllowedOrigins extends the Origin headers HTTP requests may carry,
+	// as scheme://host[:port] (the server's own origin is always allowed;
+	// another port of this machine is another origin).
 	AllowedOrigins []string `yaml:"allowedOrigins"`
 	// Dialect is the schema dialect of tools/list (default anthropic).
 	Dialect string `yaml:"dialect" default:"anthropic"`

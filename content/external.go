@@ -50,7 +50,7 @@ func WrapExternal(text string, w Wrap) string {
 	}
 	b.WriteString(markerStart + ` id="` + id + `">>>` + "\n")
 	if w.Source != "" {
-		b.WriteString("Source: " + Neutralize(oneLine(w.Source)) + "\n---\n")
+		b.WriteString("Source: " + Neutralize(Head(oneLine(w.Source), MaxSourceChars, "…")) + "\n---\n")
 	}
 	body := Neutralize(text)
 	b.WriteString(body)
@@ -59,6 +59,16 @@ func WrapExternal(text string, w Wrap) string {
 	}
 	b.WriteString(markerEnd + ` id="` + id + `">>>`)
 	return b.String()
+}
+
+// MaxSourceChars bounds the source line of a wrapper: a source is a tool
+// and its address or query, and an address may be long.
+const MaxSourceChars = 300
+
+// Overhead is how many characters wrapping adds to a text: the notice, the
+// markers and the source line (the id is always as long).
+func (w Wrap) Overhead() int {
+	return utf8.RuneCountInString(WrapExternal("", w))
 }
 
 func newID() string {
@@ -84,11 +94,12 @@ const Neutralized = "[marker-like text removed]"
 
 // Neutralize replaces marker-like text in s (see WrapExternal).
 func Neutralize(s string) string {
-	folded, offsets := fold(s)
-	matches := markerLike().FindAllStringIndex(folded, -1)
-	if matches == nil {
-		return s
+	folded, _ := fold(s, false)
+	if !markerLike().MatchString(folded) {
+		return s // the usual case: no offsets to keep
 	}
+	folded, offsets := fold(s, true)
+	matches := markerLike().FindAllStringIndex(folded, -1)
 	var b strings.Builder
 	prev := 0
 	for _, m := range matches {
@@ -104,12 +115,16 @@ func Neutralize(s string) string {
 // fold maps s to plain ASCII where lookalikes are concerned: full-width and
 // other compatibility forms to their ASCII letters, lookalike angle brackets
 // to < and >, Cyrillic and Greek capitals that look like Latin ones to those,
-// and zero-width characters to nothing. offsets[i] is the byte offset in s
-// of the character that produced folded byte i; offsets[len(folded)] is len(s).
-func fold(s string) (string, []int) {
+// and zero-width characters to nothing. With withOffsets, offsets[i] is the
+// byte offset in s of the character that produced folded byte i, and
+// offsets[len(folded)] is len(s); without, offsets is nil.
+func fold(s string, withOffsets bool) (string, []int) {
 	var b strings.Builder
 	b.Grow(len(s))
-	offsets := make([]int, 0, len(s)+1)
+	var offsets []int
+	if withOffsets {
+		offsets = make([]int, 0, len(s)+1)
+	}
 	for i, r := range s {
 		var out string
 		switch {
@@ -124,12 +139,16 @@ func fold(s string) (string, []int) {
 				out = norm.NFKC.String(string(r))
 			}
 		}
-		for range len(out) {
-			offsets = append(offsets, i)
+		if withOffsets {
+			for range len(out) {
+				offsets = append(offsets, i)
+			}
 		}
 		b.WriteString(out)
 	}
-	offsets = append(offsets, len(s))
+	if withOffsets {
+		offsets = append(offsets, len(s))
+	}
 	return b.String(), offsets
 }
 

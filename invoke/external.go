@@ -8,22 +8,26 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// externalStep is the "external" step: the text of a tool marked
-// ExternalContent comes back wrapped as untrusted content, so the model
-// reads it as data, never as instructions. An async tool's call answers
-// with Toolbelt's own pending envelope, which is not wrapped: its work's
-// result is what comes from outside.
+// externalStep is the "external" step: it labels what a tool marked
+// ExternalContent returns as from outside, with its source (the tool and
+// the address or query it was called with). The text blocks the tool did
+// not label itself get that origin, error text included (an imported
+// server's error is its words too); envelopes and other own words the tool
+// or Execute labelled stay as they are. What the tool keeps while it runs
+// (a page for result_read) is labelled the same way, through ctx. The shape
+// step wraps labelled text as untrusted content, on every path back to a
+// model.
 func (r *Runner) externalStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
-		res := next(ctx, req)
-		if !req.Tool.Meta.ExternalContent || res.IsError || req.Tool.Async != nil {
-			return res
+		if !req.Tool.Meta.ExternalContent {
+			return next(ctx, req)
 		}
-		w := content.Wrap{Source: r.source(req), Notice: r.cfg.ExternalNotice, OmitNotice: r.cfg.OmitExternalNotice}
+		origin := tool.Origin{External: true, Source: r.source(req)}
+		res := next(tool.WithOrigin(ctx, origin), req)
 		blocks := make([]tool.Content, len(res.Content))
 		for i, c := range res.Content {
-			if c.Type == tool.TextContent {
-				c.Text = content.WrapExternal(c.Text, w)
+			if c.Type == tool.TextContent && c.Origin == nil {
+				c.Origin = &origin
 			}
 			blocks[i] = c
 		}
@@ -45,4 +49,28 @@ func (r *Runner) source(req *Request) string {
 		}
 	}
 	return req.Tool.Name
+}
+
+// wrapping is how text of origin o is wrapped: with its source and the
+// configured notice.
+func (r *Runner) wrapping(o *tool.Origin) content.Wrap {
+	return content.Wrap{Source: o.Source, Notice: r.cfg.ExternalNotice, OmitNotice: r.cfg.OmitExternalNotice}
+}
+
+// wrapExternal wraps the text blocks from outside that are not wrapped
+// yet, each with its own source, copying blocks before the first change.
+func (r *Runner) wrapExternal(blocks []tool.Content) []tool.Content {
+	copied := false
+	for i, c := range blocks {
+		if c.Type != tool.TextContent || !c.Origin.IsExternal() || c.Origin.Wrapped {
+			continue
+		}
+		if !copied {
+			blocks = append([]tool.Content(nil), blocks...)
+			copied = true
+		}
+		blocks[i].Text = content.WrapExternal(c.Text, r.wrapping(c.Origin))
+		blocks[i].Origin = &tool.Origin{External: true, Source: c.Origin.Source, Wrapped: true}
+	}
+	return blocks
 }

@@ -647,7 +647,7 @@ func TestTruncationAtMultibyteBoundaryKeepsEverything(t *testing.T) {
 	}
 	// Kept for the runner's scope (its workspace), and read back in it.
 	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), tool.ScopeOf(r.Context())), "call_1")
-	if err != nil || !ok || kept != full {
+	if err != nil || !ok || kept.Text != full || kept.Origin != nil {
 		t.Error("full output not kept")
 	}
 	if d := msg.Details.(map[string]any)["truncated"].(map[string]any); d["totalChars"] != 60000 || d["omittedChars"] != 60000-headChars {
@@ -843,7 +843,7 @@ func TestResultReadContext(t *testing.T) {
 			t.Errorf("scope %+v read the output of session s1", other)
 		}
 	}
-	if got, ok, _ := outputs.Get(mine, "d"); !ok || got != "mine" {
+	if got, ok, _ := outputs.Get(mine, "d"); !ok || got.Text != "mine" {
 		t.Error("the session cannot read its own output")
 	}
 }

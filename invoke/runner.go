@@ -6,7 +6,7 @@
 // an end event reports the result:
 //
 //	persist    tool_result_persist hooks rewrite what is stored
-//	shape      truncation (full output kept), images, UTF-8, error envelopes
+//	shape      truncation (full output kept), text from outside wrapped, images, UTF-8, error envelopes
 //	access     a tool the policy denies the caller is blocked before its arguments are read
 //	arguments  an object, a JSON string holding one, or nothing
 //	normalize  case styles, aliases, flattened text, HTML entities, coercion
@@ -17,7 +17,7 @@
 //	after      after_tool_call hooks observe the outcome
 //	loop       repeated identical calls warned, then blocked (off by default)
 //	timeout    deadline and cancellation, even for tools that ignore them
-//	external   text from outside wrapped as untrusted content
+//	external   text from outside labelled with its source (shape wraps it)
 //	execute    the tool itself; panics and Go errors become results
 //
 //	r := invoke.New(reg, &tool.Context{WorkspaceDir: dir})
@@ -560,7 +560,7 @@ func dryRun(ctx context.Context, req *Request) tool.Result {
 		req.Outcome = OutcomeToolError
 		return ErrorResult(req.Tool, err)
 	}
-	res := tool.Text(DescribeEffects(req.Tool.Name, *e))
+	res := tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: DescribeEffects(req.Tool.Name, *e), Origin: tool.OwnWords()}}}
 	res.Details = map[string]any{"dryRun": true, "effects": *e}
 	return res
 }

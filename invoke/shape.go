@@ -22,9 +22,11 @@ func (r *Runner) shapeStep(next Handler) Handler {
 
 // Shape makes a result fit for a model: text is valid UTF-8 and cut to the
 // configured limit (keeping head and tail when the end matters), with the
-// full text kept under the call id for result_read; images are checked and
-// made to fit; there is at least one block; the pipeline's notes join the
-// details.
+// full text kept under the call id for result_read; text from outside is
+// wrapped as untrusted content, each kept part of a cut in a wrapper of its
+// own, and the whole fits the limit wrappers included; images are checked
+// and made to fit; there is at least one block; the pipeline's notes join
+// the details.
 func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.Result {
 	blocks := res.Content
 	copied := false
@@ -43,6 +45,9 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 			if !utf8.ValidString(c.Text) {
 				own()
 				blocks[i].Text = content.ValidUTF8(c.Text)
+			}
+			if c.Origin.IsExternal() && !c.Origin.Wrapped {
+				textBytes += r.wrapping(c.Origin).Overhead()
 			}
 		case tool.ImageContent:
 			f := content.FitImage(c.Data, c.MIMEType, r.cfg.Images)
@@ -67,7 +72,7 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 	if limit := r.cfg.MaxResultChars; textBytes > limit {
 		blocks = r.cut(ctx, req, blocks, texts, res.IsError)
 	}
-	res.Content = blocks
+	res.Content = r.wrapExternal(blocks)
 	res = Envelop(req.Tool.Name, complete(res))
 	res.Details = withNotes(res.Details, req.notes)
 	return res
@@ -77,7 +82,8 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 // invalid arguments, a failed validation, an unknown tool, a tool's own
 // error text — into {"status":"error","tool":NAME,"error":TEXT}, so every
 // error reaches a model, through every front door, in the same shape. The
-// human-readable text is kept whole inside "error"; blocks after the first
+// human-readable text is kept whole inside "error" (text from outside
+// wrapped as untrusted content before it goes in); blocks after the first
 // (an image) stay as they are.
 func Envelop(name string, res tool.Result) tool.Result {
 	if !res.IsError || len(res.Content) == 0 || res.Content[0].Type != tool.TextContent {
@@ -87,36 +93,56 @@ func Envelop(name string, res tool.Result) tool.Result {
 		return res
 	}
 	wrapped := tool.Envelope{Status: "error", Tool: name, Error: res.Content[0].Text}.Result()
+	if o := res.Content[0].Origin; o.IsExternal() {
+		wrapped.Content[0].Origin = o
+	}
 	res.Content = append(wrapped.Content, res.Content[1:]...)
 	return res
 }
 
 // cut joins the text blocks, keeps the full text under the call id, and puts
-// a cut version in place of the first text block.
+// a cut version in place of the first text block. When any of the text is
+// from outside, all of it is taken as such: it is kept with that origin
+// (marker-like text neutralized first, so that offsets into it hold), and
+// the kept head and tail are wrapped each on its own, with the notice
+// between them, outside the wrappers.
 func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, texts int, isError bool) []tool.Content {
-	var full string
-	if texts == 1 {
-		for _, c := range blocks {
-			if c.Type == tool.TextContent {
-				full = c.Text
+	var (
+		parts  []string
+		origin *tool.Origin
+	)
+	for _, c := range blocks {
+		if c.Type == tool.TextContent {
+			parts = append(parts, c.Text)
+			if origin == nil && c.Origin.IsExternal() {
+				origin = &tool.Origin{External: true, Source: c.Origin.Source}
 			}
 		}
-	} else {
-		var parts []string
-		for _, c := range blocks {
-			if c.Type == tool.TextContent {
-				parts = append(parts, c.Text)
-			}
-		}
-		full = strings.Join(parts, "\n")
+	}
+	full := strings.Join(parts, "\n")
+	overhead := 0
+	var head, tail content.Wrap
+	if origin != nil {
+		full = content.Neutralize(full)
+		head = r.wrapping(origin)
+		tail = head
+		tail.OmitNotice = true
+		overhead = head.Overhead()
 	}
 	keepTail := isError || content.EndMatters(full)
+	if keepTail && origin != nil {
+		overhead += tail.Overhead() + 1
+	}
 	limit := r.tokenLimit()
-	if c := content.Truncate(full, r.cfg.MaxResultChars, keepTail); !c.Truncated() && (limit == 0 || countTokens(full) <= limit) {
+	if c := content.Truncate(full, r.cfg.MaxResultChars-overhead, keepTail); !c.Truncated() && (limit == 0 || countTokens(full) <= limit) {
 		return blocks
 	}
 	id := req.Call.ID
-	kept := r.outputs.Put(ctx, id, full)
+	keep := ctx
+	if origin != nil {
+		keep = tool.WithOrigin(ctx, *origin)
+	}
+	kept := r.outputs.Put(keep, id, full)
 	if kept != nil {
 		req.logger().Warn("keeping the full output failed", "call", id, "err", kept)
 	}
@@ -128,18 +154,27 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		}
 		return content.Omission(omitted)
 	}
-	// The cut text, notice included, fits the cap: shaping it again changes
-	// nothing. The notice is measured with the largest numbers it can hold.
+	// The cut text, notice and wrappers included, fits the cap: shaping it
+	// again changes nothing. The notice is measured with the largest
+	// numbers it can hold.
 	total := len(full)
-	budget := max(r.cfg.MaxResultChars-utf8.RuneCountInString(notice(total, total))-2, r.cfg.MaxResultChars/2)
+	budget := max(r.cfg.MaxResultChars-overhead-utf8.RuneCountInString(notice(total, total))-2, r.cfg.MaxResultChars/2)
 	c := content.Truncate(full, budget, keepTail)
 	if limit > 0 {
 		c = r.fitTokens(full, c, limit, keepTail)
 	}
-	notice1 := notice(c.Omitted, c.HeadEnd)
-	text := c.Head + "\n" + notice1
-	if c.Tail != "" {
-		text += "\n" + c.Tail
+	block := tool.Content{Type: tool.TextContent}
+	headText, tailText := c.Head, c.Tail
+	if origin != nil {
+		headText = content.WrapExternal(headText, head)
+		if tailText != "" {
+			tailText = content.WrapExternal(tailText, tail)
+		}
+		block.Origin = &tool.Origin{External: true, Source: origin.Source, Wrapped: true}
+	}
+	block.Text = headText + "\n" + notice(c.Omitted, c.HeadEnd)
+	if tailText != "" {
+		block.Text += "\n" + tailText
 	}
 	req.Note("truncated", map[string]any{"callId": id, "totalChars": c.HeadEnd + c.Omitted + utf8.RuneCountInString(c.Tail), "omittedChars": c.Omitted})
 	out := make([]tool.Content, 0, len(blocks)-texts+1)
@@ -148,7 +183,7 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		if b.Type != tool.TextContent {
 			out = append(out, b)
 		} else if !placed {
-			out = append(out, tool.Content{Type: tool.TextContent, Text: text})
+			out = append(out, block)
 			placed = true
 		}
 	}
@@ -270,51 +305,55 @@ type MemoryOutputs struct {
 	max   int
 	size  int
 	order []string
-	texts map[string]string
-	// scopes are the scopes the texts were kept in.
-	scopes map[string]tool.Scope
+	kept  map[string]memoryOutput
+}
+
+// memoryOutput is an output with the scope it was kept in.
+type memoryOutput struct {
+	tool.Output
+	scope tool.Scope
 }
 
 // NewMemoryOutputs returns an output store that holds at most maxBytes.
 func NewMemoryOutputs(maxBytes int) *MemoryOutputs {
-	return &MemoryOutputs{max: maxBytes, texts: map[string]string{}, scopes: map[string]tool.Scope{}}
+	return &MemoryOutputs{max: maxBytes, kept: map[string]memoryOutput{}}
 }
 
-// Put keeps text under callID, replacing what was there.
+// Put keeps text under callID, replacing what was there, with the scope and
+// origin ctx carries.
 func (m *MemoryOutputs) Put(ctx context.Context, callID, text string) error {
 	if len(text) > m.max {
 		return fmt.Errorf("output of %d bytes is larger than the store (%d bytes)", len(text), m.max)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if old, ok := m.texts[callID]; ok {
-		m.size -= len(old)
+	if old, ok := m.kept[callID]; ok {
+		m.size -= len(old.Text)
 		m.order = removeString(m.order, callID)
 	}
-	m.texts[callID] = text
-	m.scopes[callID], _ = tool.ScopeFrom(ctx)
+	scope, _ := tool.ScopeFrom(ctx)
+	m.kept[callID] = memoryOutput{tool.Output{Text: text, Origin: tool.OriginFrom(ctx)}, scope}
 	m.order = append(m.order, callID)
 	m.size += len(text)
 	for m.size > m.max && len(m.order) > 0 {
 		oldest := m.order[0]
 		m.order = m.order[1:]
-		m.size -= len(m.texts[oldest])
-		delete(m.texts, oldest)
-		delete(m.scopes, oldest)
+		m.size -= len(m.kept[oldest].Text)
+		delete(m.kept, oldest)
 	}
 	return nil
 }
 
-// Get returns the text kept under callID, when the scope ctx carries may
+// Get returns the output kept under callID, when the scope ctx carries may
 // see it (see tool.Scope.Sees).
-func (m *MemoryOutputs) Get(ctx context.Context, callID string) (string, bool, error) {
+func (m *MemoryOutputs) Get(ctx context.Context, callID string) (tool.Output, bool, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	t, ok := m.texts[callID]
-	if asked, _ := tool.ScopeFrom(ctx); ok && !asked.Sees(m.scopes[callID]) {
-		return "", false, nil
+	o, ok := m.kept[callID]
+	if asked, _ := tool.ScopeFrom(ctx); !ok || !asked.Sees(o.scope) {
+		return tool.Output{}, false, nil
 	}
-	return t, ok, nil
+	return o.Output, true, nil
 }
 
 func removeString(list []string, s string) []string {

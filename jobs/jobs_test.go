@@ -312,7 +312,7 @@ func TestWebhookVerifiedAndIdempotent(t *testing.T) {
 			{"progress", "msg_p", now, fmt.Sprintf(`{"taskId":%q,"status":"processing","progress":40,"message":"rendering"}`, j.TaskID), secret, 200, "applied"},
 			{"ok", "msg_1", now, done, secret, 200, "applied"},
 			{"duplicate", "msg_1", now, done, secret, 200, "duplicate"},
-			{"second delivery, new id", "msg_2", now, done, secret, 200, "applied"},
+			{"second delivery, new id", "msg_2", now, done, secret, 409, `"applied":false,"taskId":"` + j.TaskID + `","status":"completed"`},
 		}
 		for _, c := range cases {
 			code, msg := post(t, url, c.id, c.ts, c.body, c.sec)
@@ -354,6 +354,69 @@ func TestWebhookVerifiedAndIdempotent(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusMethodNotAllowed {
 			t.Errorf("GET: %d", resp.StatusCode)
+		}
+	})
+}
+
+// TestWebhookForAFinishedJob: a verified delivery for a job that has
+// finished — cancelled, or completed by an earlier delivery — is answered
+// 409 with a body that says it was not applied and why, and changes
+// nothing: not the job, not its events, not the deliveries recorded (the
+// same delivery sent again is still refused, not a duplicate).
+func TestWebhookForAFinishedJob(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		vt := asyncTool("render", tool.AsyncSpec{Type: tool.AsyncWebhook, WebhookPath: "/webhooks/render"}, newFakeAPI(1))
+		q := open(t, dsn, vt)
+		srv := httptest.NewServer(q.WebhookHandler())
+		defer srv.Close()
+		url := srv.URL + "/webhooks/render"
+		ctx := context.Background()
+		cancelled, err := q.Submit(ctx, &vt, tool.Call{ID: "c1", Name: "render"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := q.CancelAny(ctx, cancelled.TaskID); err != nil {
+			t.Fatal(err)
+		}
+		completed, err := q.Submit(ctx, &vt, tool.Call{ID: "c2", Name: "render"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := func(j tool.JobInfo, result string) string {
+			return fmt.Sprintf(`{"taskId":%q,"status":"completed","result":%q}`, j.TaskID, result)
+		}
+		if code, body := post(t, url, "msg_first", time.Now(), done(completed, "first.mp4"), secret); code != http.StatusOK {
+			t.Fatalf("the first completion: %d %s", code, body)
+		}
+		events, stop := q.Subscribe(0)
+		defer stop()
+		for _, tc := range []struct {
+			name, id, body string
+			job            tool.JobInfo
+			status, result string
+		}{
+			{"completion of a cancelled job", "msg_c", done(cancelled, "late.mp4"), cancelled, jobs.StatusCancelled, ""},
+			{"the same again", "msg_c", done(cancelled, "late.mp4"), cancelled, jobs.StatusCancelled, ""},
+			{"progress of a cancelled job", "msg_p", fmt.Sprintf(`{"taskId":%q,"status":"processing","progress":50}`, cancelled.TaskID), cancelled, jobs.StatusCancelled, ""},
+			{"a second completion", "msg_second", done(completed, "second.mp4"), completed, jobs.StatusCompleted, `"first.mp4"`},
+		} {
+			code, body := post(t, url, tc.id, time.Now(), tc.body, secret)
+			var d struct {
+				Applied                 bool
+				TaskID, Status, Message string
+			}
+			if err := json.Unmarshal([]byte(body), &d); err != nil || code != http.StatusConflict || d.Applied || d.TaskID != tc.job.TaskID || d.Status != tc.status ||
+				!strings.Contains(d.Message, "was not applied") {
+				t.Errorf("%s: %d %s, want 409 and a body saying it was not applied to a %s job", tc.name, code, body, tc.status)
+			}
+			if got, _ := q.Get(ctx, tc.job.TaskID); got.Status != tc.status || string(got.Result) != tc.result {
+				t.Errorf("%s: the job became %s with result %s", tc.name, got.Status, got.Result)
+			}
+		}
+		select {
+		case e := <-events:
+			t.Errorf("a refused delivery reported %s for %s", e.Type, e.Job.TaskID)
+		default:
 		}
 	})
 }

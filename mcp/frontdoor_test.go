@@ -416,7 +416,7 @@ func TestHTTPSlowBodyIsCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	head := "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
+	head := "POST / HTTP/1.1\r\nHost: " + ts.Listener.Addr().String() + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n"
 	if _, err := io.WriteString(conn, head+`{"jsonrpc":"2.0",`); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,20 +12,24 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/internal/jsonscan"
 )
 
 // HTTPOptions secure and bound the streamable HTTP endpoint.
 type HTTPOptions struct {
-	// Addr is the address the server listens on; its host is allowed in the
-	// Host and Origin headers.
+	// Addr is the address the server listens on; its host is one of the
+	// server's own names in the Host and Origin headers. Their port must be
+	// the one a request came in on (Addr's, when the connection does not
+	// say).
 	Addr string
 	// Token, when set, is a bearer token clients may send; its principal is
 	// "token", and it is the owner as Options.Owner says.
@@ -35,9 +38,15 @@ type HTTPOptions struct {
 	// flag. When Token or Tokens are set, every request must carry one of
 	// them; a session stays bound to the principal that opened it.
 	Tokens []Token
-	// AllowedHosts and AllowedOrigins add to the names requests may use in
-	// their Host and Origin headers; loopback names are always allowed.
-	AllowedHosts   []string
+	// AllowedHosts adds to the names requests may use in their Host header
+	// ("tools.example.com", any port; "tools.example.com:8443", that port
+	// only). The server's own names — loopback names, the listen address's
+	// host — are allowed on its own port only.
+	AllowedHosts []string
+	// AllowedOrigins adds to the origins a browser's request may come from
+	// ("http://localhost:3000"). Without it only the server's own origin
+	// (a name the Host header may use, on the server's own port) is
+	// allowed.
 	AllowedOrigins []string
 	// MaxBodyBytes bounds a request body (default 4 MiB); MaxJSONDepth its
 	// nesting (default 64).
@@ -153,11 +162,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		PropagateRequestCancellation: true,
 		SessionTimeout:               o.SessionIdleTimeout,
 	})
-	allowed := allowedHosts(o)
-	origins := map[string]bool{}
-	for _, origin := range o.AllowedOrigins {
-		origins[strings.TrimSuffix(strings.ToLower(origin), "/")] = true
-	}
+	own := newAuthority(o)
 	tokens := o.Tokens
 	if o.Token != "" {
 		tokens = append([]Token{{Token: o.Token, Principal: "token", Owner: s.opts.Owner}}, tokens...)
@@ -168,6 +173,10 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		if r.Body != nil && r.Method == http.MethodPost {
 			body, ok := readBody(w, r, o)
 			if !ok {
+				return
+			}
+			if isBatch(body) {
+				writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, batchRefused("request"))
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -184,16 +193,18 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		next = auth.RequireBearerToken(keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !allowed[hostOnly(r.Host)] {
-			http.Error(w, "forbidden: the Host header does not name this server", http.StatusForbidden)
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		def := "80"
+		if r.TLS != nil {
+			def = "443"
+		}
+		if !own.host(r.Host, def, local) {
+			http.Error(w, "forbidden: the Host header does not name this server (its name and port; mcp.allowedHosts adds names)", http.StatusForbidden)
 			return
 		}
-		if origin := r.Header.Get("Origin"); origin != "" {
-			u, err := url.Parse(origin)
-			if err != nil || !(allowed[hostOnly(u.Host)] || origins[strings.TrimSuffix(strings.ToLower(origin), "/")]) {
-				http.Error(w, "forbidden: requests from this origin are not allowed", http.StatusForbidden)
-				return
-			}
+		if origin := r.Header.Get("Origin"); origin != "" && !own.origin(origin, local) {
+			http.Error(w, "forbidden: requests from this origin are not allowed: only the server's own origin and those in mcp.allowedOrigins are", http.StatusForbidden)
+			return
 		}
 		if len(tokens) > 0 {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -305,12 +316,9 @@ func (g *sessionGate) serveNew(w http.ResponseWriter, r *http.Request, inner htt
 	if open+g.opening >= g.max {
 		g.mu.Unlock()
 		g.srv.opts.Logger.Warn("refused a new MCP session: the session cap is reached", "sessions", open, "max", g.max)
-		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Retry-After", "60")
-		w.WriteHeader(http.StatusServiceUnavailable)
 		msg := fmt.Sprintf("too many MCP sessions: %d are open, the limit is %d (mcp.maxSessions). Close sessions you do not use (HTTP DELETE); idle ones close after %s (mcp.sessionIdleTimeout).", open, g.max, g.idle)
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": nil, "error": map[string]any{"code": -32000, "message": msg}})
-		_, _ = w.Write(body)
+		writeRPCError(w, http.StatusServiceUnavailable, -32000, msg)
 		return
 	}
 	g.opening++
@@ -409,37 +417,133 @@ func (c *limitedConn) Close() error {
 	return err
 }
 
-// allowedHosts returns the host names requests may use: loopback names, the
-// listen address, the machine's own names and addresses when listening on
-// every interface, and the configured ones.
-func allowedHosts(o HTTPOptions) map[string]bool {
-	allowed := map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}
-	host, _, err := net.SplitHostPort(o.Addr)
-	if err == nil && host != "" {
-		allowed[strings.ToLower(strings.Trim(host, "[]"))] = true
+// authority says which Host and Origin headers name this server.
+type authority struct {
+	// names are the server's own names: loopback names, the listen
+	// address's host, and on a wildcard address the machine's names and
+	// addresses. They count on the server's own port only.
+	names map[string]bool
+	// hosts are the configured names, with their port or "" for any.
+	hosts map[hostPort]bool
+	// origins are the configured origins, normalized.
+	origins map[string]bool
+	// port is the listen address's port, for a request whose connection
+	// does not say which port it came in on.
+	port string
+}
+
+type hostPort struct{ name, port string }
+
+func newAuthority(o HTTPOptions) *authority {
+	a := &authority{names: map[string]bool{"localhost": true, "127.0.0.1": true, "::1": true}, hosts: map[hostPort]bool{}, origins: map[string]bool{}}
+	host, port, err := net.SplitHostPort(o.Addr)
+	if err == nil {
+		a.port = port
+		if host != "" {
+			a.names[strings.ToLower(host)] = true
+		}
 	}
 	if err == nil && (host == "" || host == "0.0.0.0" || host == "::") {
 		if name, err := os.Hostname(); err == nil {
-			allowed[strings.ToLower(name)] = true
+			a.names[strings.ToLower(name)] = true
 		}
 		if addrs, err := net.InterfaceAddrs(); err == nil {
-			for _, a := range addrs {
-				if ipnet, ok := a.(*net.IPNet); ok {
-					allowed[ipnet.IP.String()] = true
+			for _, addr := range addrs {
+				if ipnet, ok := addr.(*net.IPNet); ok {
+					a.names[ipnet.IP.String()] = true
 				}
 			}
 		}
 	}
 	for _, h := range o.AllowedHosts {
-		allowed[strings.ToLower(h)] = true
+		name, port := splitHost(h, "")
+		a.hosts[hostPort{name, port}] = true
 	}
-	return allowed
+	for _, origin := range o.AllowedOrigins {
+		if n, ok := normalOrigin(origin); ok {
+			a.origins[n] = true
+		}
+	}
+	return a
 }
 
-// hostOnly returns the host of a Host header, without port or brackets.
-func hostOnly(hostport string) string {
-	if host, _, err := net.SplitHostPort(hostport); err == nil {
-		hostport = host
+// host reports whether hostport — a Host header, or an origin's host —
+// names this server: one of its own names on the port the request came in
+// on (local), or a configured name. def is the port hostport means when it
+// names none.
+func (a *authority) host(hostport, def string, local net.Addr) bool {
+	name, port := splitHost(hostport, def)
+	if a.hosts[hostPort{name, ""}] || a.hosts[hostPort{name, port}] {
+		return true
 	}
-	return strings.ToLower(strings.Trim(hostport, "[]"))
+	own := a.port
+	if tcp, ok := local.(*net.TCPAddr); ok {
+		own = strconv.Itoa(tcp.Port)
+	}
+	return a.names[name] && own != "" && port == own
+}
+
+// origin reports whether a browser's Origin header is this server's own
+// origin or a configured one. Another port of the same machine is another
+// origin: a page a local dev server (or any local program) serves must not
+// drive the tools.
+func (a *authority) origin(origin string, local net.Addr) bool {
+	n, ok := normalOrigin(origin)
+	if !ok {
+		return false
+	}
+	if a.origins[n] {
+		return true
+	}
+	scheme, host, _ := strings.Cut(n, "://")
+	def := "80"
+	if scheme == "https" {
+		def = "443"
+	}
+	return a.host(host, def, local)
+}
+
+// normalOrigin returns an origin as scheme://host[:port], lowercased,
+// without a default port or a trailing slash; false when it is not an
+// http or https origin.
+func normalOrigin(origin string) (string, bool) {
+	u, err := url.Parse(strings.TrimSpace(origin))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || strings.Trim(u.Path, "/") != "" || u.RawQuery != "" {
+		return "", false
+	}
+	scheme, host := strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	if p := u.Port(); (scheme == "http" && p == "80") || (scheme == "https" && p == "443") {
+		host = strings.TrimSuffix(host, ":"+p)
+	}
+	return scheme + "://" + host, true
+}
+
+// splitHost returns the lowercased name of a host[:port] (without
+// brackets) and its port, or def when it names none.
+func splitHost(hostport, def string) (name, port string) {
+	if h, p, err := net.SplitHostPort(hostport); err == nil {
+		return strings.ToLower(h), p
+	}
+	return strings.ToLower(strings.Trim(hostport, "[]")), def
+}
+
+// isBatch reports whether a body is a JSON-RPC batch: a JSON array.
+func isBatch(body []byte) bool {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	return len(body) > 0 && body[0] == '['
+}
+
+// batchRefused is what a JSON-RPC batch is answered with (-32600), on
+// stdio and HTTP alike: the MCP revisions this server speaks (2025-06-18
+// and later) have no batches.
+func batchRefused(per string) string {
+	return "JSON-RPC batches are not supported (MCP removed them in its 2025-06-18 revision): send one message per " + per
+}
+
+// writeRPCError answers an HTTP request with status and a JSON-RPC error
+// without an id.
+func writeRPCError(w http.ResponseWriter, status int, code int64, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(rpcError(nil, code, msg), '\n'))
 }

@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -475,11 +476,22 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 }
 
+// TestHTTPRefusals: what the HTTP front door refuses before a message
+// reaches the protocol: a Host or Origin that does not name this server —
+// its own names on the port it listens on, or configured ones (another
+// local port is another origin, as a browser sees it) — bodies past the
+// limits, and JSON-RPC batches, refused as on stdio.
 func TestHTTPRefusals(t *testing.T) {
 	t.Parallel()
-	ts := serveHTTP(t, newFixture(t), mcp.HTTPOptions{Addr: "127.0.0.1:7420", MaxBodyBytes: 4096, MaxJSONDepth: 16})
+	ts := serveHTTP(t, newFixture(t), mcp.HTTPOptions{Addr: "127.0.0.1:7420", MaxBodyBytes: 4096, MaxJSONDepth: 16,
+		AllowedHosts: []string{"tools.example.com", "proxy.example:8443"}, AllowedOrigins: []string{"http://localhost:3000/"}})
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(ts.URL, "http://"))
+	other := "7421"
+	if port == other {
+		other = "7422"
+	}
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	post := func(host, origin, body string) *http.Response {
+	post := func(host, origin, body string) (*http.Response, string) {
 		req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "application/json, text/event-stream")
@@ -493,26 +505,38 @@ func TestHTTPRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, _ = io.Copy(io.Discard, resp.Body)
+		b, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		return resp
+		return resp, string(b)
 	}
+	batchError := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"JSON-RPC batches are not supported (MCP removed them in its 2025-06-18 revision): send one message per request"}}`
 	for _, tc := range []struct {
 		name, host, origin, body string
 		status                   int
+		answer                   string // the body, when it matters
 	}{
-		{"loopback", "", "", initialize, http.StatusOK},
-		{"localhost name", "localhost:7420", "http://localhost:7420", initialize, http.StatusOK},
-		{"dns rebinding", "evil.example", "", initialize, http.StatusForbidden},
-		{"dns rebinding with port", "evil.example:7420", "", initialize, http.StatusForbidden},
-		{"foreign origin", "", "https://evil.example", initialize, http.StatusForbidden},
-		{"null origin", "", "null", initialize, http.StatusForbidden},
-		{"too deep", "", "", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, http.StatusBadRequest},
-		{"too big", "", "", `{"pad":"` + strings.Repeat("x", 5000) + `"}`, http.StatusRequestEntityTooLarge},
-		{"not UTF-8", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + "\xff\xfe" + `"}}`, http.StatusBadRequest},
+		{"loopback", "", "", initialize, http.StatusOK, ""},
+		{"localhost name", "localhost:" + port, "http://localhost:" + port, initialize, http.StatusOK, ""},
+		{"its own origin", "", "http://127.0.0.1:" + port, initialize, http.StatusOK, ""},
+		{"another local port as origin", "", "http://localhost:" + other, initialize, http.StatusForbidden, ""},
+		{"another local address's port as origin", "", "http://127.0.0.1:" + other, initialize, http.StatusForbidden, ""},
+		{"a local origin without a port", "", "http://localhost", initialize, http.StatusForbidden, ""},
+		{"a configured origin", "", "http://localhost:3000", initialize, http.StatusOK, ""},
+		{"a configured host as origin", "", "https://tools.example.com", initialize, http.StatusOK, ""},
+		{"another local port as host", "localhost:" + other, "", initialize, http.StatusForbidden, ""},
+		{"dns rebinding", "evil.example", "", initialize, http.StatusForbidden, ""},
+		{"dns rebinding with port", "evil.example:" + port, "", initialize, http.StatusForbidden, ""},
+		{"foreign origin", "", "https://evil.example", initialize, http.StatusForbidden, ""},
+		{"null origin", "", "null", initialize, http.StatusForbidden, ""},
+		{"batch", "", "", "[" + initialize + "]", http.StatusBadRequest, batchError},
+		{"batch after white space", "", "", " \n[" + initialize + "," + `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "]", http.StatusBadRequest, batchError},
+		{"too deep", "", "", `{"a":` + strings.Repeat("[", 40) + strings.Repeat("]", 40) + `}`, http.StatusBadRequest, ""},
+		{"too big", "", "", `{"pad":"` + strings.Repeat("x", 5000) + `"}`, http.StatusRequestEntityTooLarge, ""},
+		{"not UTF-8", "", "", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + "\xff\xfe" + `"}}`, http.StatusBadRequest, ""},
 	} {
-		if resp := post(tc.host, tc.origin, tc.body); resp.StatusCode != tc.status {
-			t.Errorf("%s: status %d, want %d", tc.name, resp.StatusCode, tc.status)
+		resp, body := post(tc.host, tc.origin, tc.body)
+		if resp.StatusCode != tc.status || (tc.answer != "" && strings.TrimSpace(body) != tc.answer) {
+			t.Errorf("%s: %d %s, want %d %s", tc.name, resp.StatusCode, body, tc.status, tc.answer)
 		}
 	}
 }

@@ -206,7 +206,7 @@ func (c *lineConn) check(line []byte) jsonrpc.Message {
 		return nil
 	}
 	if line[0] == '[' {
-		c.reject(nil, jsonrpc.CodeInvalidRequest, "JSON-RPC batches are not supported: send one message per line")
+		c.reject(nil, jsonrpc.CodeInvalidRequest, batchRefused("line"))
 		return nil
 	}
 	var msg jsonrpc.Message
@@ -291,6 +291,15 @@ func jsonError(b []byte) string {
 // request's id, or nil for null.
 func (c *lineConn) reject(id json.RawMessage, code int64, msg string) {
 	c.log.Warn("rejected a message from the MCP client", "code", code, "reason", msg)
+	out := rpcError(id, code, msg)
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, _ = c.out.Write(append(out, '\n'))
+}
+
+// rpcError is a JSON-RPC error response to the request id (encoded JSON;
+// nil means null).
+func rpcError(id json.RawMessage, code int64, msg string) []byte {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
@@ -299,12 +308,10 @@ func (c *lineConn) reject(id json.RawMessage, code int64, msg string) {
 		ID      json.RawMessage `json:"id"`
 		Error   jsonrpc.Error   `json:"error"`
 	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
-	if err != nil {
-		return
+	if err != nil { // an id that is not JSON: answer as to none
+		return rpcError(nil, code, msg)
 	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, _ = c.out.Write(append(out, '\n'))
+	return out
 }
 
 // Read returns the next message. Once the input has ended it returns

@@ -274,6 +274,13 @@ CREATE INDEX schedule_runs_status ON schedule_runs (status, lease_ns);
 	{name: "session identities", sql: `
 ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT '';
 `},
+	// Where a kept output came from: result_read wraps every page of text
+	// from outside as untrusted content, naming its source. Outputs kept
+	// before this step are taken as from outside: their origin is unknown.
+	{name: "origin of outputs", sql: `
+ALTER TABLE outputs ADD COLUMN external BOOLEAN NOT NULL DEFAULT TRUE;
+ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // clock is a settable time for retention tests.
@@ -60,8 +62,8 @@ func TestOutputsPutGet(t *testing.T) {
 			{"call-never", "", false},
 		} {
 			got, ok, err := o.Get(ctx, tc.id)
-			if err != nil || ok != tc.ok || got != tc.want {
-				t.Errorf("Get(%s) = %d bytes, %v, %v; want %d bytes, %v", tc.id, len(got), ok, err, len(tc.want), tc.ok)
+			if err != nil || ok != tc.ok || got.Text != tc.want || got.Origin != nil {
+				t.Errorf("Get(%s) = %d bytes from %+v, %v, %v; want %d bytes of its own, %v", tc.id, len(got.Text), got.Origin, ok, err, len(tc.want), tc.ok)
 			}
 		}
 		if n := storetest.Count(t, st, "outputs"); n != 4 {
@@ -148,6 +150,36 @@ func TestOutputsKeepDays(t *testing.T) {
 		}
 		if n := storetest.Count(t, st, "outputs"); n != 1 {
 			t.Fatalf("%d rows after the next Put, want 1 (the expired one removed)", n)
+		}
+	})
+}
+
+// TestOutputsKeepTheirOrigin: an output kept from outside comes back so
+// labelled, with its source; one kept without an origin comes back as a
+// tool's own words.
+func TestOutputsKeepTheirOrigin(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		o := st.Outputs(store.OutputOptions{})
+		outside := tool.WithOrigin(ctx, tool.Origin{External: true, Source: "web_fetch https://evil.example/"})
+		if err := o.Put(outside, "call-web", "a page"); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Put(ctx, "call-read", "a file"); err != nil {
+			t.Fatal(err)
+		}
+		for _, tc := range []struct {
+			id     string
+			origin *tool.Origin
+		}{
+			{"call-web", tool.FromOutside("web_fetch https://evil.example/")},
+			{"call-read", nil},
+		} {
+			out, ok, err := o.Get(ctx, tc.id)
+			if err != nil || !ok || !reflect.DeepEqual(out.Origin, tc.origin) {
+				t.Errorf("Get(%s): origin %+v, %v, %v; want %+v", tc.id, out.Origin, ok, err, tc.origin)
+			}
 		}
 	})
 }

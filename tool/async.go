@@ -203,7 +203,5 @@ func Pending(j JobInfo) Result {
 		Message: fmt.Sprintf("The work runs in the background as job %s. Its result is delivered to this session when it finishes; to follow it, call job_status with taskId %q (job_cancel stops it).", j.TaskID, j.TaskID),
 	}
 	b, _ := json.Marshal(env)
-	r := Text(string(b))
-	r.Details = env
-	return r
+	return Result{Content: []Content{{Type: TextContent, Text: string(b), Origin: OwnWords()}}, Details: env}
 }

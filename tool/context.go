@@ -105,11 +105,20 @@ type FileChange struct {
 
 // Outputs keeps the full text of results by call id.
 type Outputs interface {
-	// Put keeps text as the full output of the call.
+	// Put keeps text as the full output of the call, labelled with the
+	// scope and the origin ctx carries ([WithScope], [WithOrigin]).
 	Put(ctx context.Context, callID, text string) error
 	// Get returns the full output of the call, and false when none is kept
 	// (never kept, or expired).
-	Get(ctx context.Context, callID string) (string, bool, error)
+	Get(ctx context.Context, callID string) (Output, bool, error)
+}
+
+// Output is a full output as [Outputs] keep it.
+type Output struct {
+	// Text is the full text.
+	Text string
+	// Origin is where it came from: nil for a tool's own words.
+	Origin *Origin
 }
 
 // Config holds tool settings by key. Values are JSON-compatible

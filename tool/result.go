@@ -27,6 +27,11 @@ type Content struct {
 	Data string
 	// MIMEType is the media type of an image block ("image/png").
 	MIMEType string
+	// Origin says where a text block came from. Nil, in what a tool
+	// returns, means as its metadata says: from outside for a tool marked
+	// [Meta.ExternalContent], else the tool's own words. It never goes on
+	// the wire.
+	Origin *Origin
 }
 
 type textJSON struct {
@@ -169,8 +174,9 @@ func (e Envelope) Result() Result {
 	if enc.Encode(e) == nil { // it cannot fail: every field is a string or bool
 		text = strings.TrimSuffix(b.String(), "\n")
 	}
-	r := Text(text)
-	r.IsError = true
+	// The envelope is the pipeline's or the tool's own words; text from
+	// outside that it quotes must be wrapped before it goes in.
+	r := Result{Content: []Content{{Type: TextContent, Text: text, Origin: OwnWords()}}, IsError: true}
 	return r
 }
 

@@ -219,12 +219,13 @@ func TestServeLimitsAndPrincipals(t *testing.T) {
 		t.Errorf("a second session over the cap of 1: %d %s", code, body)
 	}
 	// A body that stalls is cut off.
-	conn, err := net.Dial("tcp", strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp"))
+	hostPort := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	conn, err := net.Dial("tcp", hostPort)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer alice-secret\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":")
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer alice-secret\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 500\r\n\r\n{\"jsonrpc\":", hostPort)
 	_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil || resp.StatusCode != http.StatusRequestTimeout {

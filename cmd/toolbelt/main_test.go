@@ -74,7 +74,17 @@ func testTools() (*registry.Registry, io.Closer) {
 		_ = json.Unmarshal(call.Arguments, &in)
 		return tool.Effects{Summary: "delete " + in.Target, Command: "rm -rf " + in.Target, Workdir: tc.WorkspaceDir}, nil
 	}
-	for _, t := range []tool.Tool{greet, sleep, fail, danger} {
+	type pageArgs struct {
+		Chars int  `json:"chars" minimum:"1" maximum:"100000"`
+		Fail  bool `json:"fail,omitempty"`
+	}
+	// test_page stands for a tool of another server that reaches the
+	// world: imported, its text is from outside.
+	page := tool.Must(tool.New("test_page", "Returns a page of text from the world (for the tests: made up, with an injection in it).", func(_ context.Context, in pageArgs, _ tool.Invocation) (tool.Result, error) {
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: untrustedPage(in.Chars)}}, IsError: in.Fail}, nil
+	}))
+	page.Meta = tool.Meta{ReadOnly: true, OpenWorld: true}
+	for _, t := range []tool.Tool{greet, sleep, fail, danger, page} {
 		if err := reg.Register(t); err != nil {
 			panic(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/tool"
@@ -83,14 +84,13 @@ func watchJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, s
 	}
 }
 
-// followUp is the message that tells the agent how a job ended.
+// followUp is the message that tells the agent how a job ended: what the
+// job's handler reported is text from outside, wrapped as untrusted
+// content with its source.
 func followUp(j tool.JobInfo) string {
 	head := fmt.Sprintf("[Background job %s of %s %s.]", j.TaskID, j.Tool, j.Status)
-	switch j.Status {
-	case jobs.StatusCompleted:
-		return head + "\nResult:\n" + jobtools.ResultText(j.Result)
-	case jobs.StatusFailed:
-		return head + "\nError: " + j.Error
+	if out := jobtools.Outcome(j); out != "" {
+		return head + "\n" + content.WrapExternal(out, content.Wrap{Source: jobtools.Source(j)})
 	}
 	return head
 }

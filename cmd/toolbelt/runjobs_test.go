@@ -21,6 +21,13 @@ import (
 // first poll, in a tools folder under dir, and a config that loads it.
 func asyncToolDir(t *testing.T, dir string) (config string) {
 	t.Helper()
+	return asyncToolDirAnswering(t, dir, `{"status": "completed", "result": "rendered clip.mp4"}`)
+}
+
+// asyncToolDirAnswering is asyncToolDir with poll, the answer to the first
+// poll (one line of JSON without a single quote).
+func asyncToolDirAnswering(t *testing.T, dir, poll string) (config string) {
+	t.Helper()
 	tdir := filepath.Join(dir, "tools", "render")
 	if err := os.MkdirAll(tdir, 0o755); err != nil {
 		t.Fatal(err)
@@ -32,7 +39,7 @@ func asyncToolDir(t *testing.T, dir string) (config string) {
 req=$(cat)
 case "$req" in
 *'"operation":"submit"'*) echo '{"success": true, "taskId": "ext-1"}' ;;
-*'"operation":"poll"'*) echo '{"status": "completed", "result": "rendered clip.mp4"}' ;;
+*'"operation":"poll"'*) printf '%s\n' '` + poll + `' ;;
 *) echo '{"success": false, "error": "unexpected"}' ;;
 esac
 `,

@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/internal/parallel"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
@@ -648,7 +649,9 @@ func (s *server) execute(remote string) tool.ExecuteFunc {
 			return tool.Result{}, ctx.Err()
 		}
 		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
-			return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s rejected the call of %s: %s (JSON-RPC error %d)", s.name, remote, rpc.Message, rpc.Code),
+			// The server's message is its words, from outside: wrapped.
+			why := content.WrapExternal(rpc.Message, content.Wrap{Source: "mcp server " + s.name})
+			return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s rejected the call of %s (JSON-RPC error %d):\n%s", s.name, remote, rpc.Code, why),
 				suggestion: "Check the arguments against the tool's description and parameters."}
 		}
 		select {

@@ -28,9 +28,15 @@ func (c *Compact) summarize(ctx context.Context, fn Summarizer, id string, res t
 	if !ok {
 		return res
 	}
+	origin := externalOrigin(res)
 	if !keptByPipeline(res.Details, id) {
-		// Kept for the scope the inner pipeline runs result_read in.
-		if err := outputs.Put(tool.WithScope(ctx, tool.ScopeOf(c.runner.Context())), id, fullText(res)); err != nil {
+		// Kept for the scope the inner pipeline runs result_read in, and
+		// with the result's origin, so each page of it is wrapped too.
+		keep := tool.WithScope(ctx, tool.ScopeOf(c.runner.Context()))
+		if origin != nil {
+			keep = tool.WithOrigin(keep, *origin)
+		}
+		if err := outputs.Put(keep, id, fullText(res)); err != nil {
 			c.opts.Logger.Warn("keeping a summarized result failed; returning it whole", "call", id, "err", err)
 			return res
 		}
@@ -39,8 +45,25 @@ func (c *Compact) summarize(ctx context.Context, fn Summarizer, id string, res t
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments"`
 	}{resultReadName, map[string]string{"callId": id}})
-	text := strings.TrimRight(summary, "\n") + fmt.Sprintf("\n[This is a summary. The full result is kept: call tool_call with %s to read it.]", args)
-	return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: text}}, Details: res.Details}
+	notice := fmt.Sprintf("[This is a summary. The full result is kept: call tool_call with %s to read it.]", args)
+	summary = strings.TrimRight(summary, "\n")
+	if origin != nil {
+		// A summary of text from outside may quote it: it goes back
+		// wrapped, with the source, and the notice stays outside.
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: summary, Origin: origin}, {Type: tool.TextContent, Text: notice}}, Details: res.Details}
+	}
+	return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: summary + "\n" + notice}}, Details: res.Details}
+}
+
+// externalOrigin is where the first text of res from outside came from, or
+// nil when none is: text made from it (a summary) is from there too.
+func externalOrigin(res tool.Result) *tool.Origin {
+	for _, c := range res.Content {
+		if c.Type == tool.TextContent && c.Origin.IsExternal() {
+			return tool.FromOutside(c.Origin.Source)
+		}
+	}
+	return nil
 }
 
 // safeSummary runs a summarizer; a panic counts as declining.

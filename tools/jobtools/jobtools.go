@@ -82,29 +82,47 @@ func notFound(id string, err error) tool.Result {
 	return tool.Errorf("No job %q in this session (%v). Use the taskId of a pending result this session received.", id, err)
 }
 
-// describe renders a job for a model: a line of status, the result or the
-// error, and the job as details.
+// describe renders a job for a model: a line of status, then what the
+// job's handler reported (see Outcome) as text from outside, and the job as
+// details.
 func describe(j tool.JobInfo) tool.Result {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Job %s (%s): %s", j.TaskID, j.Tool, j.Status)
 	if !j.Final() {
-		fmt.Fprintf(&b, ", %d%%", j.Progress)
-		if j.Message != "" {
-			fmt.Fprintf(&b, " — %s", j.Message)
-		}
-		b.WriteString(". It runs in the background; its result is delivered to this session when it finishes.")
-	}
-	switch j.Status {
-	case "completed":
-		b.WriteString("\nResult: ")
-		b.WriteString(ResultText(j.Result))
-	case "failed":
-		b.WriteString("\nError: ")
-		b.WriteString(j.Error)
+		fmt.Fprintf(&b, ", %d%%. It runs in the background; its result is delivered to this session when it finishes.", j.Progress)
 	}
 	res := tool.Text(b.String())
+	if out := Outcome(j); out != "" {
+		res.Content = append(res.Content, tool.Content{Type: tool.TextContent, Text: out, Origin: tool.FromOutside(Source(j))})
+	}
 	res.Details = j
 	return res
+}
+
+// Outcome renders what a job's handler reported: its message while it
+// runs, its result or its error when it has finished; "" when there is
+// none. It is text from outside — a webhook's body, a remote service's
+// answer to a poll — and reaches a model only wrapped as untrusted content.
+func Outcome(j tool.JobInfo) string {
+	switch {
+	case j.Status == "completed":
+		return "Result: " + ResultText(j.Result)
+	case j.Status == "failed":
+		return "Error: " + j.Error
+	case !j.Final() && j.Message != "":
+		return "Message: " + j.Message
+	}
+	return ""
+}
+
+// Source names where a job's outcome came from: "job task_1 of render
+// (webhook)".
+func Source(j tool.JobInfo) string {
+	s := fmt.Sprintf("job %s of %s", j.TaskID, j.Tool)
+	if j.AsyncType != "" {
+		s += fmt.Sprintf(" (%s)", j.AsyncType)
+	}
+	return s
 }
 
 // ResultText renders a job's result: a JSON string as its text, any other

@@ -4,6 +4,7 @@
 package sessions
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -47,12 +48,18 @@ func resultRead(tc *tool.Context) (*tool.Tool, error) {
 }
 
 func read(ctx context.Context, outputs tool.Outputs, in resultReadArgs) (tool.Result, error) {
-	full, ok, err := outputs.Get(ctx, in.CallID)
+	out, ok, err := outputs.Get(ctx, in.CallID)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("reading the kept result: %w", err)
 	}
 	if !ok {
 		return tool.Result{}, tool.InputErrorf("No full result is kept for call %q. Use the call id from the truncation notice exactly; results are kept only for a while.", in.CallID)
+	}
+	full := out.Text
+	if out.Origin.IsExternal() {
+		// The whole text, not each page: a page boundary must not split
+		// marker-like text so that neither half is recognized.
+		full = content.Neutralize(full)
 	}
 	total := utf8.RuneCountInString(full)
 	if in.Offset >= total {
@@ -67,6 +74,14 @@ func read(ctx context.Context, outputs tool.Outputs, in resultReadArgs) (tool.Re
 		footer += " This is the end.]"
 	}
 	res := tool.Text(page + "\n" + footer)
+	if out.Origin.IsExternal() {
+		// The page goes back as it came: from outside, with its source,
+		// so the pipeline wraps it; the footer is this tool's own.
+		res.Content = []tool.Content{
+			{Type: tool.TextContent, Text: page, Origin: tool.FromOutside(cmp.Or(out.Origin.Source, "the kept output of call "+in.CallID))},
+			{Type: tool.TextContent, Text: footer},
+		}
+	}
 	res.Details = map[string]any{"callId": in.CallID, "offset": in.Offset, "end": last, "total": total}
 	return res, nil
 }

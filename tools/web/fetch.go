@@ -290,12 +290,13 @@ func (f *fetcher) result(ctx context.Context, p page, maxChars int, cached bool,
 		fmt.Fprintf(&head, " (the response was longer: only the first %d bytes were read)", p.Length)
 	}
 	head.WriteString("\n\n")
-	full := head.String() + p.Text
-	text := full
+	// Marker-like text is neutralized before the cut, as the pipeline
+	// would when it wraps the page, so the offsets in the notice are
+	// those of the text result_read pages through.
+	full := content.Neutralize(head.String() + p.Text)
 	total := utf8.RuneCountInString(full)
-	truncated := false
+	res := tool.Text(full)
 	if total > maxChars {
-		truncated = true
 		c := content.Truncate(full, maxChars, false)
 		notice := content.Omission(c.Omitted)
 		if inv.Context != nil && inv.Context.Outputs != nil {
@@ -303,19 +304,21 @@ func (f *fetcher) result(ctx context.Context, p page, maxChars int, cached bool,
 			if id == "" {
 				id = newID()
 			}
+			// The pipeline labels what this call keeps as from outside.
 			if err := inv.Context.Outputs.Put(ctx, id, full); err == nil {
 				notice = content.ReadOnNotice(c.Omitted, id, c.HeadEnd, min(c.Omitted, maxChars, readPage))
 			}
 		}
-		text = c.Head + "\n" + notice
+		// The notice is this tool's own words: it goes after the page's
+		// wrapper, not inside it.
+		res.Content = []tool.Content{{Type: tool.TextContent, Text: c.Head}, {Type: tool.TextContent, Text: notice, Origin: tool.OwnWords()}}
 	}
-	res := tool.Text(text)
 	if p.ImageData != "" {
 		res.Content = append(res.Content, tool.Content{Type: tool.ImageContent, Data: p.ImageData, MIMEType: p.ImageMIME})
 	}
 	details := map[string]any{
 		"url": p.URL, "finalUrl": p.FinalURL, "status": p.Status, "contentType": p.ContentType,
-		"length": p.Length, "chars": total, "truncated": truncated, "cached": cached,
+		"length": p.Length, "chars": total, "truncated": total > maxChars, "cached": cached,
 		"fetchedAt": time.Unix(p.FetchedAt, 0).UTC().Format(time.RFC3339),
 	}
 	for k, v := range map[string]string{"title": p.Title, "charset": p.Charset, "extractor": p.Extractor} {
