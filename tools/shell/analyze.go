@@ -237,7 +237,7 @@ func (c *checker) redirect(r *syntax.Redirect) error {
 	}
 	switch r.Op {
 	case syntax.DplOut, syntax.DplIn:
-		if w.value == "-" || strings.Trim(w.value, "0123456789") == "" {
+		if descriptor(w.value) {
 			return nil
 		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:

@@ -63,7 +63,7 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 		return nil, err
 	}
 	t.Preview, err = tool.NewPreview("exec", func(ctx context.Context, in execInput, inv tool.Invocation) (tool.Effects, error) {
-		return preview(ctx, root, cfg, sandboxed(in, inv.Context), in)
+		return m.preview(ctx, root, cfg, sandboxed(in, inv.Context), in)
 	})
 	if err != nil {
 		return nil, err
@@ -83,8 +83,10 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 // risk) runs only if its command still may (see lowRiskProblem): checked
 // again now, it runs contained under bubblewrap when that works here, else
 // on the host with the allowlisted environment, with /dev/null as input;
-// if it no longer passes, it is not run. A call a person approved, or one
-// made outside the pipeline, runs as asked. A call with a time limit set by
+// if it no longer passes, it is not run. A call a person approved runs as
+// asked — unless it was approved for the workspace's files as they were and
+// one has changed since (see checkApproved); one made outside the pipeline
+// runs as asked. A call with a time limit set by
 // its caller, or whose caller cannot follow background work
 // (tool.Foreground), is never left running in the background: its command
 // is stopped at its limit.
@@ -123,6 +125,9 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 		sp.timeout, sp.capped = limit, true
 	}
 	sp.foreground = foreground
+	if err := m.checkApproved(ctx, root, cfg.conceal); err != nil {
+		return tool.Result{}, err
+	}
 	s, err := m.start(sp)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
