@@ -7,11 +7,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -21,8 +21,11 @@ import (
 // "allow always" is not offered for the commands that would be bound to it.
 const (
 	maxHashEntries = 200_000
-	maxHashBytes   = 4 << 30
+	maxHashBytes   = 2 << 30
 )
+
+// maxCachedTrees bounds the workspaces whose file hashes are remembered.
+const maxCachedTrees = 16
 
 // racyAge is how old a file's last change must be before its hash is
 // cached by its metadata: a file changed twice within one tick of the
@@ -66,9 +69,10 @@ type knownFile struct {
 // of the walk — everything but the concealed directories (Toolbelt's data,
 // which the tools can neither read nor write). Git's directory is hashed
 // like any other: its configuration and hooks are code. Special files are
-// never opened. It fails when the workspace has more than maxHashEntries
-// entries or maxHashBytes of file content, or a file cannot be read; the
-// error says so for people.
+// never opened. The tree is listed first, and not read at all when it has
+// more than maxHashEntries entries or maxHashBytes of file content; it
+// fails then, or when a file cannot be read, with an error that says so
+// for people.
 func (h *treeHashes) hash(ctx context.Context, root string, conceal []string) (string, error) {
 	h.mu.Lock()
 	if h.trees == nil {
@@ -76,95 +80,112 @@ func (h *treeHashes) hash(ctx context.Context, root string, conceal []string) (s
 	}
 	c := h.trees[root]
 	if c == nil {
+		if len(h.trees) == maxCachedTrees {
+			for other := range h.trees { // any one: it is only a cache
+				delete(h.trees, other)
+				break
+			}
+		}
 		c = &treeCache{}
 		h.trees[root] = c
 	}
 	h.mu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	w := treeWalk{ctx: ctx, root: root, conceal: conceal, old: c.files, seen: map[string]knownFile{},
-		sum: sha256.New(), stable: time.Now().Add(-cmp.Or(h.racyAge, racyAge)).UnixNano(),
+	l := treeList{ctx: ctx, root: root, conceal: conceal,
 		maxEntries: cmp.Or(h.maxEntries, maxHashEntries), maxBytes: cmp.Or(h.maxBytes, maxHashBytes)}
-	if err := filepath.WalkDir(root, w.entry); err != nil {
+	if err := filepath.WalkDir(root, l.add); err != nil {
 		return "", err
 	}
-	c.files = w.seen
-	return hex.EncodeToString(w.sum.Sum(nil)), nil
+	r := fileReader{old: c.files, seen: make(map[string]knownFile, len(c.files)),
+		stable: time.Now().Add(-cmp.Or(h.racyAge, racyAge)).UnixNano()}
+	sum := sha256.New()
+	var line []byte
+	for _, e := range l.entries {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		body := e.link
+		if e.info.Mode().IsRegular() {
+			s, err := r.sum(e.path, e.info)
+			if err != nil {
+				return "", fmt.Errorf("%s cannot be read to fingerprint the workspace: %v", e.rel, err)
+			}
+			body = hex.EncodeToString(s[:])
+		}
+		line = fmt.Appendf(line[:0], "%x %o %d:%s %d:%s\n", uint32(e.info.Mode().Type()), uint32(e.info.Mode().Perm()), len(e.rel), e.rel, len(body), body)
+		sum.Write(line)
+	}
+	c.files = r.seen
+	return hex.EncodeToString(sum.Sum(nil)), nil
 }
 
-// treeWalk is one walk of a workspace for its hash.
-type treeWalk struct {
-	ctx       context.Context
-	root      string
-	conceal   []string
-	old, seen map[string]knownFile
-	sum       hash.Hash
-	entries   int
-	bytes     int64
-	// maxEntries and maxBytes bound the walk.
-	maxEntries int
-	maxBytes   int64
-	stable     int64 // files last changed before it may be remembered
-	buf        [32 << 10]byte
+// treeList lists a workspace for its hash, within bounds.
+type treeList struct {
+	ctx             context.Context
+	root            string
+	conceal         []string
+	maxEntries      int
+	maxBytes, bytes int64
+	entries         []treeEntry
 }
 
-// entry adds one entry of the walk to the hash.
-func (w *treeWalk) entry(p string, d fs.DirEntry, err error) error {
-	rel := relTo(w.root, p)
+// treeEntry is one entry of a workspace: its path (absolute and relative
+// to the workspace), its lstat and, for a symbolic link, its target.
+type treeEntry struct {
+	path, rel, link string
+	info            fs.FileInfo
+}
+
+// add lists one entry of the walk.
+func (l *treeList) add(p string, d fs.DirEntry, err error) error {
+	rel := relTo(l.root, p)
 	if err != nil {
 		return fmt.Errorf("%s cannot be read to fingerprint the workspace: %v", rel, err)
 	}
-	if err := w.ctx.Err(); err != nil {
+	if err := l.ctx.Err(); err != nil {
 		return err
 	}
-	if d.IsDir() && p != w.root && w.concealed(p) {
+	if d.IsDir() && p != l.root && slices.Contains(l.conceal, p) {
 		return filepath.SkipDir
 	}
-	if w.entries++; w.entries > w.maxEntries {
-		return fmt.Errorf("the workspace has more than %d files, too many to fingerprint", w.maxEntries)
+	if len(l.entries) == l.maxEntries {
+		return fmt.Errorf("the workspace has more than %d files, too many to fingerprint", l.maxEntries)
 	}
-	st, err := d.Info()
-	if err != nil {
+	e := treeEntry{path: p, rel: rel}
+	if e.info, err = d.Info(); err != nil {
 		return fmt.Errorf("%s cannot be read to fingerprint the workspace: %v", rel, err)
 	}
-	var body string
-	switch t := st.Mode().Type(); {
-	case t == 0:
-		sum, err := w.file(p, st)
-		if err != nil {
-			return fmt.Errorf("%s cannot be read to fingerprint the workspace: %v", rel, err)
+	switch {
+	case e.info.Mode().IsRegular():
+		if l.bytes += e.info.Size(); l.bytes > l.maxBytes {
+			return fmt.Errorf("the workspace's files hold more than %d MiB, too much to fingerprint", l.maxBytes>>20)
 		}
-		body = hex.EncodeToString(sum[:])
-	case t == fs.ModeSymlink:
-		if body, err = os.Readlink(p); err != nil {
+	case e.info.Mode().Type() == fs.ModeSymlink:
+		if e.link, err = os.Readlink(p); err != nil {
 			return fmt.Errorf("%s cannot be read to fingerprint the workspace: %v", rel, err)
 		}
 	}
-	fmt.Fprintf(w.sum, "%x %o %d:%s %d:%s\n", uint32(st.Mode().Type()), uint32(st.Mode().Perm()), len(rel), rel, len(body), body)
+	l.entries = append(l.entries, e)
 	return nil
 }
 
-// concealed reports whether the directory p is one the tools cannot see.
-func (w *treeWalk) concealed(p string) bool {
-	for _, d := range w.conceal {
-		if p == d {
-			return true
-		}
-	}
-	return false
+// fileReader hashes files, taking a remembered hash when a file's metadata
+// has not changed since it was read.
+type fileReader struct {
+	old, seen map[string]knownFile
+	stable    int64 // files last changed before it may be remembered
+	buf       [32 << 10]byte
 }
 
-// file returns the content hash of the regular file p (lstat st): the
+// sum returns the content hash of the regular file p (lstat st): the
 // remembered one when its metadata is unchanged, else read. It is opened
 // without following a link and without blocking, and read only if it is
 // still a regular file.
-func (w *treeWalk) file(p string, st fs.FileInfo) ([sha256.Size]byte, error) {
-	if w.bytes += st.Size(); w.bytes > w.maxBytes {
-		return [sha256.Size]byte{}, fmt.Errorf("the workspace's files hold more than %d MiB, too much to fingerprint", w.maxBytes>>20)
-	}
+func (r *fileReader) sum(p string, st fs.FileInfo) ([sha256.Size]byte, error) {
 	if m, ok := metaOf(st); ok {
-		if old, ok := w.old[p]; ok && old.sameFile(m) {
-			w.seen[p] = old
+		if old, ok := r.old[p]; ok && old.sameFile(m) {
+			r.seen[p] = old
 			return old.sum, nil
 		}
 	}
@@ -182,14 +203,14 @@ func (w *treeWalk) file(p string, st fs.FileInfo) ([sha256.Size]byte, error) {
 	}
 	h := sha256.New()
 	// The buffer is used only if f's own WriteTo (which makes one) is not.
-	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, w.buf[:]); err != nil {
+	if _, err := io.CopyBuffer(h, struct{ io.Reader }{f}, r.buf[:]); err != nil {
 		return [sha256.Size]byte{}, err
 	}
 	var sum [sha256.Size]byte
 	h.Sum(sum[:0])
-	if m, ok := metaOf(fst); ok && m.ctime < w.stable && m.mtime < w.stable {
+	if m, ok := metaOf(fst); ok && m.ctime < r.stable && m.mtime < r.stable {
 		m.sum = sum
-		w.seen[p] = m
+		r.seen[p] = m
 	}
 	return sum, nil
 }
