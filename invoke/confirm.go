@@ -51,7 +51,12 @@ type Confirmation struct {
 	// Fingerprint identifies the exact action; an "allow always" answer
 	// holds for this fingerprint only.
 	Fingerprint string
-	Context     *tool.Context
+	// Always says what an "allow always" answer would cover, for the
+	// person asked ("this exact action, in this workspace", or what the
+	// tool's preview says); it is "" when "always" is not offered, and
+	// NoAlways then says why.
+	Always, NoAlways string
+	Context          *tool.Context
 }
 
 // Answer is a person's decision.
@@ -153,7 +158,10 @@ func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
 // they allow it: no confirmer, an error, or no answer in time blocks it (fail
 // closed, unless ConfirmOnTimeout is "allow"). "Allow always" holds for the
 // exact action — the same fingerprint — for the rest of the session, and
-// for good with an [ApprovalStore]. Dry runs are never asked about: nothing
+// for good with an [ApprovalStore]; a preview may say what that covers, or
+// that "always" is not offered (then no earlier "always" holds and an
+// "always" answer counts once). An approved call's context carries the
+// effects it was approved for. Dry runs are never asked about: nothing
 // runs.
 func (r *Runner) confirmStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
@@ -173,10 +181,11 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return next(tool.WithApproval(ctx, tool.ApprovalUnasked), req)
 		}
 		fp := Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
+		always, noAlways := alwaysOf(req.Effects)
 		now := time.Now()
-		if r.approved(ctx, req, fp) {
+		if always != "" && r.approved(ctx, req, fp) {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
-			return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
+			return next(approvedFor(ctx, req), req)
 		}
 		if r.confirmer == nil {
 			req.Confirmation = &ConfirmRecord{Answer: "none", At: now}
@@ -185,7 +194,8 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		}
 		c := Confirmation{
 			CallID: req.Call.ID, Tool: req.Tool.Name, Args: req.Call.Arguments, Risk: req.Risk, Reason: why,
-			Message: req.Tool.Meta.ConfirmationMessage, Effects: req.Effects, Fingerprint: fp, Context: req.Context,
+			Message: req.Tool.Meta.ConfirmationMessage, Effects: req.Effects, Fingerprint: fp,
+			Always: always, NoAlways: noAlways, Context: req.Context,
 		}
 		if req.Approval != nil && req.Approval.Message != "" {
 			c.Message = req.Approval.Message
@@ -203,7 +213,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		case cctx.Err() != nil:
 			req.Confirmation.Answer = "timeout"
 			if r.cfg.ConfirmOnTimeout == "allow" {
-				return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
+				return next(approvedFor(ctx, req), req)
 			}
 			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
@@ -230,7 +240,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return block(req, reason)
 		}
 		req.Confirmation.Answer = "allow-once"
-		if a.Always {
+		if a.Always && always != "" {
 			req.Confirmation.Answer = "allow-always"
 			r.approvals.add(fp)
 			if r.approvalStore != nil {
@@ -239,8 +249,31 @@ func (r *Runner) confirmStep(next Handler) Handler {
 				}
 			}
 		}
-		return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
+		return next(approvedFor(ctx, req), req)
 	}
+}
+
+// approvedFor marks ctx as the context of a call a person approved, for the
+// effects its preview described: the tool checks that they still hold
+// when it starts (see [tool.ApprovedEffects]).
+func approvedFor(ctx context.Context, req *Request) context.Context {
+	ctx = tool.WithApproval(ctx, tool.ApprovalGiven)
+	if req.Effects != nil {
+		ctx = tool.WithApprovedEffects(ctx, req.Effects)
+	}
+	return ctx
+}
+
+// alwaysOf says what an "allow always" answer to a call with effects e
+// covers, or, when the preview offers none, why not.
+func alwaysOf(e *tool.Effects) (always, noAlways string) {
+	switch {
+	case e != nil && e.NoAlways != "":
+		return "", e.NoAlways
+	case e != nil && e.AlwaysCovers != "":
+		return e.AlwaysCovers, ""
+	}
+	return "this exact action, in this workspace", ""
 }
 
 // needsConfirmation says why a person must be asked, or "" when not.
@@ -263,9 +296,11 @@ func (r *Runner) needsConfirmation(req *Request) string {
 // Fingerprint identifies an exact action: the tool, its arguments in
 // canonical form (keys sorted), the workspace, and what the preview says the
 // call would do — the diff it would make, the working directory,
-// environment, resolved executable and script hash it would run with. Any
-// change gives another fingerprint, so "allow always" for an edit does not
-// carry over once the file has changed.
+// environment, resolved executable, script hash and hash of the workspace's
+// files it would run with, and what "allow always" covers. Any change gives
+// another fingerprint, so "allow always" for an edit does not carry over
+// once the file has changed, nor for a build once a file of the workspace
+// has.
 func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Effects) string {
 	h := sha256.New()
 	field := func(k, v string) { fmt.Fprintf(h, "%s=%d:%s\n", k, len(v), v) }
@@ -286,6 +321,8 @@ func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Ef
 		}
 		field("unsummarized", e.Unsummarized)
 		field("script", e.ScriptHash)
+		field("workspace files", e.WorkspaceHash)
+		field("always", e.AlwaysCovers)
 		field("diff", e.Diff)
 	}
 	return hex.EncodeToString(h.Sum(nil))

@@ -24,6 +24,11 @@ type shellLike struct {
 	runs    atomic.Int32
 	env     string // what the preview reports as the environment
 	program string // what it reports as the executable
+	// files, covers and noAlways are what it reports as the workspace
+	// hash, what "allow always" covers and why it is not offered.
+	files, covers, noAlways string
+	// approved is the effects the last call that ran was approved for.
+	approved atomic.Pointer[tool.Effects]
 }
 
 func (s *shellLike) tool() tool.Tool {
@@ -32,14 +37,16 @@ func (s *shellLike) tool() tool.Tool {
 		Parameters: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
 			"command": {Type: "string"}, "workdir": {Type: "string"},
 		}, Required: []string{"command"}},
-		Execute: func(_ context.Context, call tool.Call, _ *tool.Context, _ tool.UpdateFunc) (tool.Result, error) {
+		Execute: func(ctx context.Context, call tool.Call, _ *tool.Context, _ tool.UpdateFunc) (tool.Result, error) {
 			s.runs.Add(1)
+			s.approved.Store(tool.ApprovedEffects(ctx))
 			return tool.Text("ran " + string(call.Arguments)), nil
 		},
 		Preview: func(_ context.Context, call tool.Call, _ *tool.Context) (tool.Effects, error) {
 			var in struct{ Command, Workdir string }
 			_ = json.Unmarshal(call.Arguments, &in)
-			e := tool.Effects{Summary: "run " + in.Command, Command: in.Command, Workdir: "/w/" + in.Workdir, Executable: s.program, Env: map[string]string{"MODE": s.env}}
+			e := tool.Effects{Summary: "run " + in.Command, Command: in.Command, Workdir: "/w/" + in.Workdir, Executable: s.program, Env: map[string]string{"MODE": s.env},
+				WorkspaceHash: s.files, AlwaysCovers: s.covers, NoAlways: s.noAlways}
 			if strings.HasPrefix(in.Command, "ls") {
 				e.Risk = tool.RiskLow
 			}
@@ -258,6 +265,8 @@ func TestFingerprintIsCanonical(t *testing.T) {
 		"workspace": invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), &tool.Context{WorkspaceDir: "/v"}, nil),
 		"script":    invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{ScriptHash: "abc"}),
 		"diff":      invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{Diff: "-a\n+b\n"}),
+		"files":     invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{WorkspaceHash: "abc"}),
+		"always":    invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{AlwaysCovers: "abc"}),
 	} {
 		if other == a {
 			t.Errorf("a change of %s kept the fingerprint", name)
@@ -439,6 +448,52 @@ func (m *memApprovals) Approve(_ context.Context, fp, tool, _ string) error {
 	defer m.mu.Unlock()
 	m.set[fp] = tool
 	return nil
+}
+
+// TestAlwaysCoversWhatThePreviewSays: the person is told what "allow
+// always" covers — by default the exact action, else what the preview
+// says; a preview's workspace hash binds it; when the preview says "always"
+// is not offered, an "always" answer counts once and no earlier one
+// holds. The call's context carries the effects it was approved for.
+func TestAlwaysCoversWhatThePreviewSays(t *testing.T) {
+	t.Parallel()
+	s := &shellLike{program: "/usr/bin/make"}
+	store := &memApprovals{set: map[string]string{}}
+	a := &asker{answer: invoke.Answer{Allow: true, Always: true, By: "alice"}}
+	reg := registry.New()
+	if err := reg.Register(s.tool()); err != nil {
+		t.Fatal(err)
+	}
+	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithConfirmer(a), invoke.WithApprovalStore(store))
+	call(r, `{"command":"rm -rf build"}`)
+	if c := a.asked[0]; c.Always != "this exact action, in this workspace" || c.NoAlways != "" {
+		t.Errorf("default: always %q, not offered %q", c.Always, c.NoAlways)
+	}
+	s.files, s.covers = "h1", "this command, while the workspace's files stay as they are now"
+	call(r, `{"command":"make"}`)
+	call(r, `{"command":"make"}`)
+	if len(a.asked) != 2 || a.asked[1].Always != s.covers {
+		t.Fatalf("asked %d times: %+v", len(a.asked), a.asked[len(a.asked)-1])
+	}
+	if e := s.approved.Load(); e == nil || e.WorkspaceHash != "h1" {
+		t.Errorf("the call's context carries the effects %+v", e)
+	}
+	s.files = "h2" // a file of the workspace changed
+	call(r, `{"command":"make"}`)
+	if len(a.asked) != 3 {
+		t.Errorf("a changed workspace was not asked about: asked %d", len(a.asked))
+	}
+	// Not offered: an earlier "always" for the same action does not hold,
+	// and this one counts once.
+	s.files, s.covers = "", ""
+	call(r, `{"command":"make"}`) // allowed always
+	s.noAlways = "the workspace has too many files"
+	remembered := len(store.set)
+	call(r, `{"command":"make"}`)
+	call(r, `{"command":"make"}`)
+	if len(a.asked) != 6 || a.asked[5].Always != "" || a.asked[5].NoAlways != s.noAlways || len(store.set) != remembered {
+		t.Errorf("asked %d times, %d remembered (was %d): %+v", len(a.asked), len(store.set), remembered, a.asked[len(a.asked)-1])
+	}
 }
 
 // TestAllowAlwaysPersists: with an approval store, "allow always" holds for

@@ -585,6 +585,11 @@ func DescribeEffects(name string, e tool.Effects) string {
 	row("programs", e.ProgramList())
 	row("executable", e.Executable)
 	row("script", e.ScriptHash)
+	row("workspace", e.WorkspaceHash)
+	row("always", e.AlwaysCovers)
+	if e.NoAlways != "" {
+		row("always", "not offered: "+e.NoAlways)
+	}
 	if e.Risk != tool.RiskUnset {
 		row("risk", e.Risk.String())
 	}

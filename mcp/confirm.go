@@ -30,21 +30,30 @@ const (
 	approvalInput = "approval"
 )
 
-// approvalForm is the schema of the elicitation form.
-var approvalForm = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"decision": map[string]any{
-			"type": "string", "title": "Decision",
-			"enum":        []string{answerOnce, answerAlways, answerDeny},
-			"description": "Allow this call once, allow this exact action for the rest of the session, or deny it.",
+// approvalForm is the schema of the elicitation form for c: "allow
+// always" is a choice only when it is offered, and says what it covers.
+func approvalForm(c invoke.Confirmation) map[string]any {
+	decisions := []string{answerOnce, answerAlways, answerDeny}
+	about := "Allow this call once, allow it always (" + c.Always + "), or deny it."
+	if c.Always == "" {
+		decisions = []string{answerOnce, answerDeny}
+		about = "Allow this call once, or deny it. Allow always is not offered: " + c.NoAlways + "."
+	}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"decision": map[string]any{
+				"type": "string", "title": "Decision",
+				"enum":        decisions,
+				"description": about,
+			},
+			"reason": map[string]any{
+				"type": "string", "title": "Reason",
+				"description": "Why you deny it; the model is told.",
+			},
 		},
-		"reason": map[string]any{
-			"type": "string", "title": "Reason",
-			"description": "Why you deny it; the model is told.",
-		},
-	},
-	"required": []string{"decision"},
+		"required": []string{"decision"},
+	}
 }
 
 // round is what one round of a tools/call knows about approval: the answer
@@ -119,7 +128,7 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		}
 		return invoke.Answer{Reason: reason, By: by}, nil
 	}
-	r.asked = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm}
+	r.asked = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm(c)}
 	r.state = s.sign(c.Fingerprint)
 	return invoke.Answer{}, fmt.Errorf("asked %s: %w", by, invoke.ErrPending)
 }
@@ -149,6 +158,11 @@ func approvalMessage(c invoke.Confirmation) string {
 		if e.Diff != "" {
 			b.WriteString(content.Head(e.Diff, 4000, "\n… (diff cut)") + "\n")
 		}
+	}
+	if c.Always != "" {
+		fmt.Fprintf(&b, "Allow always covers %s.\n", c.Always)
+	} else {
+		fmt.Fprintf(&b, "Allow always is not offered: %s.\n", c.NoAlways)
 	}
 	fmt.Fprintf(&b, "Arguments: %s", content.Head(string(c.Args), 1000, "…"))
 	return b.String()

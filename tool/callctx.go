@@ -69,3 +69,21 @@ func ApprovalOf(ctx context.Context) Approval {
 	a, _ := ctx.Value(approvalKey{}).(Approval)
 	return a
 }
+
+type approvedKey struct{}
+
+// WithApprovedEffects returns ctx carrying the effects a call was approved
+// for, as its preview described them to the person (or to the earlier
+// "always" that held). A tool whose effects rest on state that can change
+// between the approval and the work (the workspace files a command runs)
+// checks when it starts that they still hold.
+func WithApprovedEffects(ctx context.Context, e *Effects) context.Context {
+	return context.WithValue(ctx, approvedKey{}, e)
+}
+
+// ApprovedEffects returns the effects the call whose context ctx is was
+// approved for, or nil.
+func ApprovedEffects(ctx context.Context) *Effects {
+	e, _ := ctx.Value(approvedKey{}).(*Effects)
+	return e
+}

@@ -82,6 +82,18 @@ type Effects struct {
 	// carry over to a changed program.
 	Executable string `json:"executable,omitempty"`
 	ScriptHash string `json:"scriptHash,omitempty"`
+	// WorkspaceHash, for a command that may run code from the workspace
+	// (a build, tests, a script, any program not known to run none), is
+	// the SHA-256 of every file in the workspace — path, mode and content
+	// — so that an approval does not carry over to code written since.
+	WorkspaceHash string `json:"workspaceHash,omitempty"`
+	// AlwaysCovers says, for the person asked, what an "allow always"
+	// answer to the call would cover ("this exact command line, in this
+	// workspace"); "" leaves it to the pipeline ("this exact action").
+	// NoAlways, when set, says why "allow always" is not offered: the call
+	// may be allowed once only, and no earlier "always" applies to it.
+	AlwaysCovers string `json:"alwaysCovers,omitempty"`
+	NoAlways     string `json:"noAlways,omitempty"`
 	// Programs lists every program a command would start, in the order
 	// they appear (each stage of a pipeline, each command of a list,
 	// subshells and substitutions included), so that a person approving

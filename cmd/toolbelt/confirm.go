@@ -46,9 +46,9 @@ func openTerminal() (*terminal, bool) {
 // Close closes the terminal.
 func (t *terminal) Close() error { return t.tty.Close() }
 
-// Confirm shows the call and asks: once, always (this exact action in this
-// workspace, remembered in the store), or no, with an optional reason passed
-// to the model.
+// Confirm shows the call and asks: once, always (remembered in the store,
+// for what the confirmation says it covers; not offered when it says so),
+// or no, with an optional reason passed to the model.
 func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -63,8 +63,12 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 	defer func() { _ = t.tty.SetReadDeadline(time.Time{}) }()
 
 	fmt.Fprint(t.tty, t.describe(c))
+	question, choices := "Allow? [y] once, [a] always ("+c.Always+"), [n] no: ", "y, a or n"
+	if c.Always == "" {
+		question, choices = "Allow? [y] once, [n] no: ", "y or n"
+	}
 	for range 3 {
-		fmt.Fprint(t.tty, t.col.bold("Allow? [y] once, [a] always (this exact action, in this workspace), [n] no: "))
+		fmt.Fprint(t.tty, t.col.bold(question))
 		line, err := t.readLine(ctx)
 		if err != nil {
 			return invoke.Answer{}, err
@@ -73,7 +77,9 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 		case "y", "yes":
 			return invoke.Answer{Allow: true, By: t.who}, nil
 		case "a", "always":
-			return invoke.Answer{Allow: true, Always: true, By: t.who}, nil
+			if c.Always != "" {
+				return invoke.Answer{Allow: true, Always: true, By: t.who}, nil
+			}
 		case "n", "no", "":
 			fmt.Fprint(t.tty, "Reason, passed on to the model (optional): ")
 			reason, err := t.readLine(ctx)
@@ -82,7 +88,7 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 			}
 			return invoke.Answer{Reason: reason, By: t.who}, nil
 		}
-		fmt.Fprintf(t.tty, "Please answer y, a or n.\n")
+		fmt.Fprintf(t.tty, "Please answer %s.\n", choices)
 	}
 	return invoke.Answer{Reason: "no clear answer", By: t.who}, nil
 }
@@ -122,6 +128,9 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 		row("programs", e.ProgramList())
 		row("executable", e.Executable)
 		row("script", e.ScriptHash)
+	}
+	if c.NoAlways != "" {
+		row("always", "not offered: "+c.NoAlways)
 	}
 	row("arguments", string(c.Args))
 	if c.Effects != nil && c.Effects.Diff != "" {

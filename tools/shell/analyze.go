@@ -275,8 +275,7 @@ func (c *checker) redirect(r *syntax.Redirect) (string, error) {
 	}
 	switch r.Op {
 	case syntax.DplOut, syntax.DplIn:
-		// A descriptor's number, or "-": nothing bash could expand.
-		if w.value == "-" || strings.Trim(w.value, "0123456789") == "" {
+		if descriptor(w.value) { // a number or "-": nothing bash could expand
 			return op + w.value, nil
 		}
 	case syntax.RdrOut, syntax.AppOut, syntax.RdrAll, syntax.AppAll, syntax.RdrClob:

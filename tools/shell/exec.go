@@ -84,10 +84,12 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 // again now, it runs as checked (see analysis.script), contained under
 // bubblewrap when that works here, else on the host with the allowlisted
 // environment, with /dev/null as input; if it no longer passes, it is not
-// run. A call a person approved, or one made outside the pipeline, runs as
-// asked. A call with a time limit set by its caller, or whose caller cannot
-// follow background work (tool.Foreground), is never left running in the
-// background: its command is stopped at its limit.
+// run. A call a person approved runs as asked — unless it was approved for
+// the workspace's files as they were and one has changed since (see
+// checkApproved); one made outside the pipeline runs as asked. A call with
+// a time limit set by its caller, or whose caller cannot follow background
+// work (tool.Foreground), is never left running in the background: its
+// command is stopped at its limit.
 func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed bool, owner string, in execInput) (tool.Result, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
@@ -124,6 +126,9 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 		sp.timeout, sp.capped = limit, true
 	}
 	sp.foreground = foreground
+	if err := m.checkApproved(ctx, root, cfg.conceal); err != nil {
+		return tool.Result{}, err
+	}
 	s, err := m.start(sp)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)

@@ -32,6 +32,9 @@ type Manager struct {
 	// installing bubblewrap needs no restart.
 	sandboxes map[string]*sandbox.Bwrap
 	checked   map[string]bool
+
+	// trees hashes workspaces for the approvals bound to their files.
+	trees treeHashes
 }
 
 // NewManager returns an empty manager.

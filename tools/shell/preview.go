@@ -16,9 +16,11 @@ import (
 // program it would start (or why that cannot be known), the program it
 // starts first and the hash of the script files in the workspace it would
 // run — what an approval is bound to — and its risk: low only when the
-// command may run without approval (see lowRiskProblem). It fails as the
-// call would on a refused variable, a timeout above the maximum or a
-// working directory outside the workspace.
+// command may run without approval (see lowRiskProblem). For a command
+// that needs approval it also says what "allow always" covers, with the
+// hash of the workspace's files when that binds it (see bindAlways). It
+// fails as the call would on a refused variable, a timeout above the
+// maximum or a working directory outside the workspace.
 func (m *Manager) preview(ctx context.Context, root string, cfg settings, sandboxed bool, in execInput) (tool.Effects, error) {
 	p, err := prepare(root, cfg, in)
 	if err != nil {
@@ -43,6 +45,11 @@ func (m *Manager) preview(ctx context.Context, root string, cfg settings, sandbo
 		r := resolver{root: root, dir: p.workdir, path: hostPath}
 		l := r.launched(f)
 		e.Executable, e.ScriptHash = l.executable, scriptHash(root, l.scripts)
+	}
+	if e.Risk != tool.RiskLow {
+		if err := m.bindAlways(ctx, &e, root, p.workdir, hostPath, cfg.conceal, in); err != nil {
+			return tool.Effects{}, err
+		}
 	}
 	return e, nil
 }

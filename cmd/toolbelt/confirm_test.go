@@ -1,0 +1,69 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// TestTerminalSaysWhatAlwaysCovers: the terminal's question says what
+// "always" covers; when it is not offered, the question has no such
+// choice, says why, and an "a" is not taken for it.
+func TestTerminalSaysWhatAlwaysCovers(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name             string
+		always, noAlways string
+		// steps are what to wait for on the screen, and then type.
+		steps [][2]string
+		want  invoke.Answer
+		shows string
+	}{
+		{name: "offered", always: "this command, while the workspace's files stay as they are now",
+			steps: [][2]string{{"Allow? [y] once, [a] always (this command, while the workspace's files stay as they are now), [n] no: ", "a"}},
+			want:  invoke.Answer{Allow: true, Always: true, By: "tester"}},
+		{name: "not offered", noAlways: "the workspace has more than 200000 files, too many to fingerprint",
+			steps: [][2]string{{"Allow? [y] once, [n] no: ", "a"}, {"Please answer y or n.\nAllow? [y] once, [n] no: ", "y"}},
+			want:  invoke.Answer{Allow: true, By: "tester"},
+			shows: "  always:     not offered: the workspace has more than 200000 files, too many to fingerprint\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ptmx, tty, err := pty.Open()
+			if err != nil {
+				t.Skipf("no pseudo-terminal here: %v", err)
+			}
+			defer ptmx.Close()
+			defer tty.Close()
+			term := &terminal{tty: tty, in: bufio.NewReader(tty), who: "tester"}
+			s := newScreen(ptmx)
+			done := make(chan invoke.Answer, 1)
+			go func() {
+				a, err := term.Confirm(context.Background(), invoke.Confirmation{Tool: "exec", Risk: tool.RiskHigh, Reason: "high-risk call",
+					Effects: &tool.Effects{Command: "make"}, Always: tc.always, NoAlways: tc.noAlways})
+				if err != nil {
+					t.Error(err)
+				}
+				done <- a
+			}()
+			for _, step := range tc.steps {
+				s.waitFor(t, step[0])
+				if _, err := ptmx.Write([]byte(step[1] + "\n")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := <-done; got != tc.want {
+				t.Errorf("answer %+v, want %+v", got, tc.want)
+			}
+			if !strings.Contains(s.text(), tc.shows) {
+				t.Errorf("the terminal does not show %q:\n%s", tc.shows, s.text())
+			}
+		})
+	}
+}
