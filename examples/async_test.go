@@ -308,7 +308,15 @@ func TestAsyncVideoOverMCP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := st.Content[0].(*mcp.TextContent).Text; !strings.Contains(s, "completed") || !strings.Contains(s, "videos.example.com") {
+	// The status line is Toolbelt's; what the handler reported comes after
+	// it, wrapped as text from outside.
+	var s string
+	for _, c := range st.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			s += tc.Text + "\n"
+		}
+	}
+	if !strings.Contains(s, "completed") || !strings.Contains(s, "videos.example.com") || !strings.Contains(s, "EXTERNAL_UNTRUSTED_CONTENT") {
 		t.Errorf("job_status: %q", s)
 	}
 	list := d.jobs(t, ws)
