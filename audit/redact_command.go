@@ -260,7 +260,7 @@ func (sh *shaper) command(words []*syntax.Word, depth int) {
 func (sh *shaper) input(r *syntax.Redirect, depth int) {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc:
-		if s, err := expand.Document(nil, r.Hdoc); err == nil {
+		if s, err := expand.Document(noEnv(), r.Hdoc); err == nil {
 			sh.script(s, depth+1)
 		}
 	case syntax.WordHdoc:
@@ -290,12 +290,27 @@ func (sh *shaper) piped(x *syntax.Stmt, depth int) {
 // value is a word's value when it is known without running anything
 // (variables count as empty), else "".
 func value(w *syntax.Word) string {
-	s, err := expand.Literal(nil, w)
+	s, err := expand.Literal(noEnv(), w)
 	if err != nil {
 		return ""
 	}
 	return s
 }
+
+// noEnv is a fresh expansion configuration (the package's shared default
+// is modified as it is used) in which every variable is set and empty, so
+// that "~name" looks up no user.
+func noEnv() *expand.Config {
+	return &expand.Config{Env: emptyEnviron{}}
+}
+
+type emptyEnviron struct{}
+
+func (emptyEnviron) Get(string) expand.Variable {
+	return expand.Variable{Set: true, Kind: expand.String}
+}
+
+func (emptyEnviron) Each(func(string, expand.Variable) bool) {}
 
 // shells are the programs that run a script: given with -c, as a file, or
 // on their standard input.
