@@ -130,7 +130,7 @@ func TestSecretsNeverStored(t *testing.T) {
 			}
 		}
 		got := list(t, l, audit.Filter{})[0].Arguments
-		want := `{"blob":{"bytes":1200,"sha256":"` + sha(strings.Repeat("big", 400)) + `"},"command":"git push https://[redacted]@github.com/o/r","content":"-----BEGIN OPENSSH PRIVATE KEY-----[redacted]-----END OPENSSH PRIVATE KEY-----\n","key":"[redacted]","password":"[redacted]","url":"postgres://u:[redacted]@h/db"}`
+		want := `{"blob":{"bytes":1200,"sha256":"` + sha(strings.Repeat("big", 400)) + `"},"command":"git push https://[redacted]@github.com/o/r","content":"-----BEGIN OPENSSH PRIVATE KEY-----\n[redacted]\n-----END OPENSSH PRIVATE KEY-----\n","key":"[redacted]","password":"[redacted]","url":"postgres://u:[redacted]@h/db"}`
 		if string(got) != want {
 			t.Errorf("arguments\n got %s\nwant %s", got, want)
 		}

@@ -50,7 +50,7 @@ func TestRedact(t *testing.T) {
 		{"nested in arrays", `{"env":[{"name":"A","token":"x"}]}`, `{"env":[{"name":"A","token":"[redacted]"}]}`},
 		// Content that looks secret, under any key: the secret goes, the
 		// rest stays (TestRedactText has a row per rule).
-		{"pem", `{"content":` + q(pemKey) + `}`, `{"content":"-----BEGIN OPENSSH PRIVATE KEY-----[redacted]-----END OPENSSH PRIVATE KEY-----\n"}`},
+		{"pem", `{"content":` + q(pemKey) + `}`, `{"content":"-----BEGIN OPENSSH PRIVATE KEY-----\n[redacted]\n-----END OPENSSH PRIVATE KEY-----\n"}`},
 		{"url password", `{"env":{"DATABASE_URL":"postgres://app:s3cret@db:5432/app"}}`, `{"env":{"DATABASE_URL":"postgres://app:[redacted]@db:5432/app"}}`},
 		{"in an array", `["ls", ` + q(ghToken) + `]`, `["ls","[redacted]"]`},
 		// Large values: size and hash.

@@ -17,13 +17,13 @@ func TestRedactText(t *testing.T) {
 	for _, tc := range []struct {
 		rule, in, want string
 	}{
-		{"private key block", "cat > id <<EOF\n" + rsaKey + "\nEOF", "cat > id <<EOF\n-----BEGIN RSA PRIVATE KEY-----[redacted]-----END RSA PRIVATE KEY-----\nEOF"},
-		{"private key block, unterminated", "x " + pgpKey, "x -----BEGIN PGP PRIVATE KEY BLOCK-----[redacted]"},
+		{"private key block", "cat > id <<EOF\n" + rsaKey + "\nEOF", "cat > id <<EOF\n-----BEGIN RSA PRIVATE KEY-----\n[redacted]\n-----END RSA PRIVATE KEY-----\nEOF"},
+		{"private key block, unterminated", "x " + pgpKey, "x -----BEGIN PGP PRIVATE KEY BLOCK-----\n[redacted]\n"},
 		{"authorization header", `curl -H 'Authorization: Bearer abcdef123456' https://api.example.com`, `curl -H 'Authorization: Bearer [redacted]' https://api.example.com`},
 		{"authorization header, basic", `curl -H "Authorization: Basic dXNlcjpwYXNz" https://x`, `curl -H "Authorization: Basic [redacted]" https://x`},
 		{"authorization header, bare", `authorization: token123`, `authorization: [redacted]`},
 		{"x-api-key header", `curl -H 'X-Api-Key: 12345abcde' https://x`, `curl -H 'X-Api-Key: [redacted]' https://x`},
-		{"cookie header", `curl -H "Cookie: sid=abc; theme=dark" https://x`, `curl -H "Cookie: [redacted]" https://x`},
+		{"cookie header", `curl -H "Cookie: sid=abc; theme=dark" https://x`, `curl -H "Cookie: [redacted]; [redacted]" https://x`},
 		{"cookie header, unquoted", `echo Cookie: sid=abc; ls`, `echo Cookie: [redacted]; ls`},
 		{"bearer token", `token is bearer abc.def-ghi_123`, `token is bearer [redacted]`},
 		{"URL user:password", `psql postgres://app:s3cret@db:5432/app -c 'select 1'`, `psql postgres://app:[redacted]@db:5432/app -c 'select 1'`},
@@ -78,8 +78,24 @@ func TestRedactText(t *testing.T) {
 			if got := audit.RedactText(tc.in); got != tc.want {
 				t.Errorf("RedactText(%q)\n got %q\nwant %q", tc.in, got, tc.want)
 			}
+			// As a command, it is redacted the same way, but for a line
+			// bash would run as a program.
+			want := tc.want
+			if w, ok := asCommand[tc.rule]; ok {
+				want = w
+			}
+			if got := redactedCommand(t, tc.in); got != want {
+				t.Errorf("Redact(command %q)\n got %q\nwant %q", tc.in, got, want)
+			}
 		})
 	}
+}
+
+// asCommand holds what the rows of TestRedactText whose text bash reads
+// differently record as a command: in "x -----BEGIN … BLOCK-----\nlQOYBF",
+// the second line is a program bash runs, so it stays.
+var asCommand = map[string]string{
+	"private key block, unterminated": "x -----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF\n",
 }
 
 // TestRedactCannotHideACommand: a secret-shaped string in a command takes
@@ -147,4 +163,21 @@ func TestRedactCannotHideACommand(t *testing.T) {
 	if got := string(audit.Redact(args)); !strings.Contains(got, danger) || strings.Contains(got, ghToken) {
 		t.Errorf("input: %s", got)
 	}
+}
+
+// redactedCommand returns what Redact records for a call whose command is
+// cmd.
+func redactedCommand(t *testing.T, cmd string) string {
+	t.Helper()
+	args, err := json.Marshal(map[string]string{"command": cmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Command string `json:"command"`
+	}
+	if err := json.Unmarshal(audit.Redact(args), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v.Command
 }

@@ -53,7 +53,7 @@ func (c *agentsCmd) Run(e *env) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tMODEL\tWORKSPACE\tSPAWNS\tDESCRIPTION")
 	for _, a := range out {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", a.ID, a.Name, cmp.Or(a.Model, "-"), cmp.Or(a.Workspace, "-"), cmp.Or(strings.Join(a.Spawns, ","), "-"), clipLine(a.Description, 60))
+		tableRow(tw, a.ID, a.Name, cmp.Or(a.Model, "-"), cmp.Or(a.Workspace, "-"), cmp.Or(strings.Join(a.Spawns, ","), "-"), clipLine(a.Description, 60))
 	}
 	return tw.Flush()
 }

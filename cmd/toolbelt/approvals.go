@@ -40,7 +40,7 @@ func (c *approvalsListCmd) Run(e *env) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tBY\tAT\tFINGERPRINT")
 	for _, a := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", a.Tool, a.By, a.At.Local().Format(time.DateTime), a.Fingerprint[:min(12, len(a.Fingerprint))])
+		tableRow(tw, a.Tool, a.By, a.At.Local().Format(time.DateTime), a.Fingerprint[:min(12, len(a.Fingerprint))])
 	}
 	return tw.Flush()
 }

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 )
 
 type auditCmd struct {
@@ -126,8 +127,10 @@ func printAudit(e *env, rs []audit.Record) error {
 				errText = "error"
 			}
 		}
+		// The call id and the tool name are the caller's: a cell shows
+		// them on one line, escapes visible.
 		rows = append(rows, []string{
-			r.Time.Local().Format("2006-01-02 15:04:05"), r.CallID, r.Tool, decision, errText, roundDuration(r.Duration).String(),
+			r.Time.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.CallID), termsafe.Line(r.Tool), termsafe.Line(decision), termsafe.Line(errText), roundDuration(r.Duration).String(),
 		})
 	}
 	widths := make([]int, len(rows[0]))

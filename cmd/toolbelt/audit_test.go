@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -272,5 +273,68 @@ func TestStoreInsideWorkspace(t *testing.T) {
 				t.Errorf("error %q", err)
 			}
 		})
+	}
+}
+
+// TestAuditNamesEveryProgramThatRan: commands that put a secret's name
+// (password=, --password, Authorization:, mysql -p, export API_TOKEN=, a
+// private key block) before a line break run the next line's program, and
+// the audit names it; the secrets themselves are not recorded (issue 25,
+// class 4).
+func TestAuditNamesEveryProgramThatRan(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	commands := []string{
+		"echo password=\ntouch ran0",
+		"echo --password\ntouch ran1",
+		"echo Authorization: Bearer\ntouch ran2",
+		"echo mysql -u root -p\ntouch ran3",
+		"export API_TOKEN=\ntouch ran4",
+		"echo -----BEGIN RSA PRIVATE KEY-----\ntouch ran5",
+		"echo '-----BEGIN RSA PRIVATE KEY-----' && touch ran6",
+		"PASSWORD= touch ran7",
+		"bash -c 'echo --token\ntouch ran8'",
+		"echo password=hunter2; touch ran9",
+	}
+	var calls []map[string]any
+	for i, c := range commands {
+		calls = append(calls, map[string]any{"id": fmt.Sprintf("c%d", i), "name": "exec", "arguments": map[string]string{"command": c}})
+	}
+	batch, err := json.Marshal(calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := cliEnvironment(t)
+	runCLIWith(t, env, "", string(batch), "call", "--batch", "-", "--yes", "--workspace", ws).expect(t, 0)
+	r := runCLIWith(t, env, "", "", "audit", "--json", "--tool", "exec").expect(t, 0)
+	var records []struct {
+		CallID    string `json:"callId"`
+		Arguments struct {
+			Command string `json:"command"`
+		} `json:"arguments"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &records); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	recorded := map[string]string{}
+	for _, rec := range records {
+		recorded[rec.CallID] = rec.Arguments.Command
+	}
+	for i, c := range commands {
+		ran := fmt.Sprintf("ran%d", i)
+		if _, err := os.Stat(filepath.Join(ws, ran)); err != nil {
+			t.Errorf("%q did not run: %v", c, err)
+		}
+		got, ok := recorded[fmt.Sprintf("c%d", i)]
+		if !ok {
+			t.Errorf("%q is not in the audit:\n%s", c, r.stdout)
+			continue
+		}
+		if !strings.Contains(got, "touch "+ran) || strings.Count(got, "\n") != strings.Count(c, "\n") {
+			t.Errorf("the audit hides what ran:\n ran      %q\n recorded %q", c, got)
+		}
+		if strings.Contains(got, "hunter2") {
+			t.Errorf("the audit records a secret: %q", got)
+		}
 	}
 }

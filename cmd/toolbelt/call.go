@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -213,7 +214,7 @@ func printContent(e *env, msg tool.ResultMessage) error {
 		var err error
 		switch c.Type {
 		case tool.ImageContent:
-			_, err = fmt.Fprintf(w, "[image %s, %d bytes base64]\n", c.MIMEType, len(c.Data))
+			_, err = fmt.Fprintf(w, "[image %s, %d bytes base64]\n", termsafe.Line(c.MIMEType), len(c.Data))
 		default:
 			text := c.Text
 			if env, ok := tool.ParseEnvelope(text); ok {
@@ -222,7 +223,8 @@ func printContent(e *env, msg tool.ResultMessage) error {
 			if !strings.HasSuffix(text, "\n") {
 				text += "\n"
 			}
-			_, err = io.WriteString(w, text)
+			// What a tool returns comes from outside: its escapes are shown.
+			_, err = io.WriteString(w, termsafe.Text(text))
 		}
 		if err != nil {
 			return err

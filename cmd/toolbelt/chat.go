@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -94,7 +95,8 @@ func (c *chatCmd) Run(e *env) error {
 		switch ev.Type {
 		case agent.EventMessageUpdate:
 			if ev.Delta.Type == llm.EventTextDelta {
-				fmt.Fprint(e.stdout, ev.Delta.Delta)
+				// The model's text, its escapes visible.
+				fmt.Fprint(e.stdout, termsafe.Text(ev.Delta.Delta))
 			}
 		case agent.EventMessageEnd:
 			if ev.Message.Role == llm.RoleAssistant && ev.Message.Text() != "" {
@@ -104,13 +106,13 @@ func (c *chatCmd) Run(e *env) error {
 			mu.Lock()
 			lastCalls = append(lastCalls, ev.CallID)
 			mu.Unlock()
-			fmt.Fprintf(e.stderr, "→ %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
+			fmt.Fprintf(e.stderr, "→ %s %s\n", termsafe.Line(ev.ToolName), clipLine(string(ev.Args), 200))
 		case agent.EventToolEnd:
 			mark := "✓"
 			if ev.IsError {
 				mark = "✗"
 			}
-			fmt.Fprintf(e.stderr, "%s %s %s\n", mark, ev.ToolName, clipLine(ev.Result.Text(), 120))
+			fmt.Fprintf(e.stderr, "%s %s %s\n", mark, termsafe.Line(ev.ToolName), clipLine(ev.Result.Text(), 120))
 		}
 	}
 	fmt.Fprintf(e.stderr, "toolbelt chat with %s — /help for commands.\n", ar.model)
@@ -133,13 +135,13 @@ func (c *chatCmd) Run(e *env) error {
 			continue
 		case cmd == "/tools":
 			for _, t := range a.Runner.Tools(nil) {
-				fmt.Fprintf(e.stdout, "%-16s %s\n", t.Name, firstSentence(t.Description))
+				fmt.Fprintf(e.stdout, "%-16s %s\n", termsafe.Line(t.Name), firstSentence(t.Description))
 			}
 			continue
 		case cmd == "/model":
 			client, err := modelClient(ar.cfg, strings.TrimSpace(arg), c.BaseURL)
 			if err != nil {
-				fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+				printError(e.stderr, err)
 				continue
 			}
 			a.Client, ar.model = client, strings.TrimSpace(arg)
@@ -183,7 +185,7 @@ func (c *chatCmd) Run(e *env) error {
 		case errors.Is(err, context.Canceled):
 			fmt.Fprintln(e.stderr, "\n(stopped)")
 		default:
-			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			printError(e.stderr, err)
 		}
 	}
 }
@@ -195,7 +197,7 @@ func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
 	ctx := context.Background()
 	st, err := e.state(ar.tc.WorkspaceDir)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		printError(e.stderr, err)
 		return
 	}
 	ws := tool.ResolveDir(ar.tc.WorkspaceDir)
@@ -211,20 +213,20 @@ func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
 			continue // a call of the turn that changed no files
 		case errors.As(err, &conflict):
 			outcome = "conflict"
-			fmt.Fprintln(e.stderr, err)
+			fmt.Fprintln(e.stderr, termsafe.Text(err.Error()))
 		case err != nil:
 			outcome = "tool"
-			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			printError(e.stderr, err)
 		default:
 			undone++
 			text := report.String()
 			size = len(text) + 1
-			fmt.Fprintln(e.stdout, text)
+			fmt.Fprintln(e.stdout, termsafe.Text(text))
 		}
 		rec := undoRecord{callID: calls[i], started: started, workspace: ws, channel: ar.tc.Channel, session: ar.tc.SessionKey,
 			owner: ar.tc.Owner, resultBytes: size, outcome: outcome}
 		if err := recordUndo(ctx, e, st, rec); err != nil {
-			fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+			printError(e.stderr, err)
 		}
 	}
 	if undone == 0 {

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 )
 
@@ -107,13 +108,15 @@ func (t *terminal) readLine(ctx context.Context) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// describe renders what the person needs to decide.
+// describe renders what the person needs to decide. Every field is
+// shown on its own line with its escapes visible (termsafe.Line): a tool
+// name, a command or a diff cannot redraw the question.
 func (t *terminal) describe(c invoke.Confirmation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%s %s (%s risk)\n", t.col.bold("Approval needed:"), t.col.bold(c.Tool), c.Risk)
+	fmt.Fprintf(&b, "\n%s %s (%s risk)\n", t.col.bold("Approval needed:"), t.col.bold(termsafe.Line(c.Tool)), c.Risk)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(&b, "  %-11s %s\n", k+":", v)
+			fmt.Fprintf(&b, "  %-11s %s\n", k+":", termsafe.Line(v))
 		}
 	}
 	row("why", c.Reason)
@@ -136,16 +139,14 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 	if c.Effects != nil && c.Effects.Diff != "" {
 		b.WriteByte('\n')
 		for line := range strings.Lines(c.Effects.Diff) {
+			line = termsafe.Line(strings.TrimSuffix(line, "\n"))
 			switch {
 			case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
-				line = t.col.green(strings.TrimSuffix(line, "\n")) + "\n"
+				line = t.col.green(line)
 			case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
-				line = t.col.paint("31", strings.TrimSuffix(line, "\n")) + "\n"
+				line = t.col.paint("31", line)
 			}
-			b.WriteString("  " + line)
-		}
-		if !strings.HasSuffix(b.String(), "\n") {
-			b.WriteByte('\n')
+			b.WriteString("  " + line + "\n")
 		}
 	}
 	return b.String()

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -136,7 +138,7 @@ func (c *cronListCmd) Run(e *env) error {
 		if s.LastRun != nil {
 			last = s.LastRun.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(s.Name), when(s), next, last, does(s.Payload))
+		tableRow(tw, s.ID, orDash(s.Name), when(s), next, last, does(s.Payload))
 	}
 	return tw.Flush()
 }
@@ -340,7 +342,7 @@ func printRun(e *env, r tool.ScheduleRun) {
 	}
 	fmt.Fprintf(e.stdout, "run %d of %s: %s\n", r.ID, r.ScheduleID, r.Status)
 	if text != "" {
-		fmt.Fprintln(e.stdout, strings.TrimRight(text, "\n"))
+		fmt.Fprintln(e.stdout, termsafe.Text(strings.TrimRight(text, "\n")))
 	}
 }
 
@@ -380,7 +382,7 @@ func (c *cronRunsCmd) Run(e *env) error {
 		if r.Error != "" {
 			text = r.Error
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Started.Local().Format(time.DateTime), r.Trigger, r.Status, took, clipLine(text, 80))
+		tableRow(tw, strconv.FormatInt(r.ID, 10), r.Started.Local().Format(time.DateTime), r.Trigger, r.Status, took, clipLine(text, 80))
 	}
 	return tw.Flush()
 }

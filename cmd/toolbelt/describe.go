@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -62,15 +63,16 @@ func (c *describeCmd) Run(e *env) error {
 func printDescription(e *env, d described) error {
 	col := colorsFor(e.stdout)
 	m := d.Meta
-	fmt.Fprintf(e.stdout, "%s — %s\n", col.bold(m.ID), m.Label)
+	// An imported tool's name, title and description are its server's.
+	fmt.Fprintf(e.stdout, "%s — %s\n", col.bold(termsafe.Line(m.ID)), termsafe.Line(m.Label))
 	if m.Description != "" {
-		fmt.Fprintf(e.stdout, "\n%s\n", m.Description)
+		fmt.Fprintf(e.stdout, "\n%s\n", termsafe.Text(m.Description))
 	}
 	fmt.Fprintln(e.stdout)
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "  %s\t%s\n", k, v)
+			tableRow(tw, "  "+k, v)
 		}
 	}
 	if m.Section != "" {
@@ -96,11 +98,11 @@ func printDescription(e *env, d described) error {
 		row("untrusted", d.Untrusted+": runs contained unless a person approves the call")
 	}
 	row("version", m.Version)
-	if d.Available {
-		row("status", col.green("available"))
-	} else {
-		row("status", col.yellow("unavailable: "+d.UnavailableReason))
+	status := col.green("available")
+	if !d.Available {
+		status = col.yellow("unavailable: " + termsafe.Line(d.UnavailableReason))
 	}
+	fmt.Fprintf(tw, "  status\t%s\n", status)
 	if err := tw.Flush(); err != nil {
 		return err
 	}

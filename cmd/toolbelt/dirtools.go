@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/invoke/cmdhook"
 	"github.com/toolbelt/toolbelt/mcp/client"
@@ -186,7 +187,8 @@ func (c *toolCheckCmd) Run(e *env) error {
 	}
 	m := t.Meta
 	fmt.Fprintf(e.stdout, "%s is a valid directory tool.\n", t.Dir)
-	fmt.Fprintf(e.stdout, "  name     %s\n  handler  %s\n  risk     %s\n  section  %s\n", m.ID, strings.Join(t.Argv, " "), m.Risk, m.Section)
+	// The metadata may be a model's: its text is shown with escapes visible.
+	fmt.Fprintf(e.stdout, "  name     %s\n  handler  %s\n  risk     %s\n  section  %s\n", termsafe.Line(m.ID), termsafe.Line(strings.Join(t.Argv, " ")), m.Risk, termsafe.Line(m.Section))
 	if m.Timeout > 0 {
 		fmt.Fprintf(e.stdout, "  timeout  %s\n", m.Timeout)
 	}
@@ -194,7 +196,7 @@ func (c *toolCheckCmd) Run(e *env) error {
 		fmt.Fprintf(e.stdout, "  async    %s\n", asyncLine(md))
 	}
 	if m.RequiresConfirmation || m.Risk.String() == "high" {
-		fmt.Fprintf(e.stdout, "  confirm  %s\n", cmp.Or(m.ConfirmationMessage, "(asks before every call)"))
+		fmt.Fprintf(e.stdout, "  confirm  %s\n", termsafe.Line(cmp.Or(m.ConfirmationMessage, "(asks before every call)")))
 	}
 	return nil
 }

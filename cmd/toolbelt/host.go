@@ -12,6 +12,7 @@ import (
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
@@ -120,7 +121,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	stderr := rh.e.stderr
 	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, OnEvent: func(ev agent.Event) {
 		if ev.Type == agent.EventToolStart {
-			fmt.Fprintf(stderr, "toolbelt: [%s] %s %s\n", s.Key, ev.ToolName, clipLine(string(ev.Args), 200))
+			fmt.Fprintf(stderr, "toolbelt: [%s] %s %s\n", termsafe.Line(s.Key), termsafe.Line(ev.ToolName), clipLine(string(ev.Args), 200))
 		}
 	}}, nil
 }

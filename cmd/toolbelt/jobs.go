@@ -163,7 +163,7 @@ func (c *jobsListCmd) Run(e *env) error {
 		if j.CompletedAt != nil {
 			done = j.CompletedAt.Local().Format(time.DateTime)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d%%\t%s\t%s\t%s\n", j.TaskID, j.Tool, j.Status, j.Progress, j.CreatedAt.Local().Format(time.DateTime), done, orDash(j.Session))
+		tableRow(tw, j.TaskID, j.Tool, j.Status, fmt.Sprintf("%d%%", j.Progress), j.CreatedAt.Local().Format(time.DateTime), done, orDash(j.Session))
 	}
 	return tw.Flush()
 }
@@ -185,7 +185,7 @@ func (e *env) printJob(j tool.JobInfo, asJSON bool) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	row := func(k, v string) {
 		if v != "" {
-			fmt.Fprintf(tw, "%s\t%s\n", k, v)
+			tableRow(tw, k, v)
 		}
 	}
 	row("task", j.TaskID)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -112,10 +113,12 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 		return err
 	}
 	// One set of column widths for every section, so the table reads as one.
+	// An imported tool's name and title are its server's: each is shown on
+	// one line, escapes visible.
 	var wID, wLabel, wRisk int
 	for _, s := range sections {
 		for _, m := range s.Tools {
-			wID, wLabel, wRisk = max(wID, len(m.ID)), max(wLabel, len(m.Label)), max(wRisk, len(m.Risk.String()))
+			wID, wLabel, wRisk = max(wID, len(termsafe.Line(m.ID))), max(wLabel, len(termsafe.Line(m.Label))), max(wRisk, len(m.Risk.String()))
 		}
 	}
 	var b strings.Builder
@@ -124,29 +127,29 @@ func printList(e *env, sections []registry.SectionList, reasons map[string]strin
 		if i > 0 {
 			b.WriteByte('\n')
 		}
-		switch title := s.Section.Title; {
-		case s.Section.ID == "":
+		switch title, id := termsafe.Line(s.Section.Title), termsafe.Line(s.Section.ID); {
+		case id == "":
 			fmt.Fprintf(&b, "%s %s\n", col.bold("Other"), col.dim("()"))
-		case title == s.Section.ID: // a section the catalog does not know: "mcp"
+		case title == id: // a section the catalog does not know: "mcp"
 			fmt.Fprintf(&b, "%s\n", col.bold(title))
 		default:
-			fmt.Fprintf(&b, "%s %s\n", col.bold(title), col.dim("("+s.Section.ID+")"))
+			fmt.Fprintf(&b, "%s %s\n", col.bold(title), col.dim("("+id+")"))
 		}
 		for _, m := range s.Tools {
 			total++
 			status := col.green("available")
 			if r, ok := reasons[m.ID]; ok {
-				status = col.yellow("unavailable: " + r)
+				status = col.yellow("unavailable: " + termsafe.Line(r))
 			} else {
 				available++
 			}
 			switch d, untrusted := e.dirOf(m.ID); {
 			case untrusted != "":
-				status += col.dim("  (untrusted directory tool: " + d + ")")
+				status += col.dim("  (untrusted directory tool: " + termsafe.Line(d) + ")")
 			case d != "":
-				status += col.dim("  (directory tool: " + d + ")")
+				status += col.dim("  (directory tool: " + termsafe.Line(d) + ")")
 			}
-			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, m.ID, wLabel, m.Label, wRisk, m.Risk, status)
+			fmt.Fprintf(&b, "  %-*s  %-*s  %-*s  %s\n", wID, termsafe.Line(m.ID), wLabel, termsafe.Line(m.Label), wRisk, m.Risk, status)
 		}
 	}
 	noun := "tools"

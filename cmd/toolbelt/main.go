@@ -288,7 +288,7 @@ func run(args []string, e env) (code int) {
 		kong.Vars{"version": "toolbelt " + buildVersion()},
 	)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		printError(e.stderr, err)
 		return exitUsage
 	}
 	if code, done := preParse(parser, args, e); done {
@@ -297,7 +297,7 @@ func run(args []string, e env) (code int) {
 	args = helpArgs(args)
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		printError(e.stderr, err)
 		var perr *kong.ParseError
 		if errors.As(err, &perr) && perr.Context != nil && perr.Context.Selected() != nil {
 			fmt.Fprintf(e.stderr, "Run 'toolbelt %s --help' for its usage.\n", perr.Context.Selected().Path())
@@ -348,7 +348,7 @@ func run(args []string, e env) (code int) {
 	case errors.As(err, &ec):
 		return int(ec)
 	default:
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		printError(e.stderr, err)
 		return exitUsage
 	}
 }

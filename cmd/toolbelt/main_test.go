@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
 		os.Exit(run(os.Args[1:], processEnv(testTools)))
 	}
+	if os.Getenv(hostileServerEnv) == "1" {
+		os.Exit(serveHostile())
+	}
 	os.Exit(m.Run())
 }
 

@@ -3,12 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
+
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 )
 
 // writeJSON prints v as indented JSON, with &, < and > as themselves even
-// where a value's own MarshalJSON escaped them (a JSON Schema does).
+// where a value's own MarshalJSON escaped them (a JSON Schema does), and
+// every character a terminal would act on or hide as an escape
+// (termsafe.JSON).
 func writeJSON(w io.Writer, v any) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -17,7 +22,7 @@ func writeJSON(w io.Writer, v any) error {
 	if err := enc.Encode(v); err != nil {
 		return err
 	}
-	_, err := w.Write(unescapeHTML(buf.Bytes()))
+	_, err := w.Write(termsafe.JSON(unescapeHTML(buf.Bytes())))
 	return err
 }
 
@@ -72,3 +77,22 @@ func (c colors) bold(s string) string   { return c.paint("1", s) }
 func (c colors) dim(s string) string    { return c.paint("2", s) }
 func (c colors) green(s string) string  { return c.paint("32", s) }
 func (c colors) yellow(s string) string { return c.paint("33", s) }
+
+// tableRow writes a row of a tabwriter table: each cell shown on one line,
+// escapes visible (termsafe.Line), so that text from outside can neither
+// add a row or a column nor drive the terminal.
+func tableRow(w io.Writer, cells ...string) {
+	for i, c := range cells {
+		if i > 0 {
+			io.WriteString(w, "\t")
+		}
+		io.WriteString(w, termsafe.Line(c))
+	}
+	io.WriteString(w, "\n")
+}
+
+// printError prints err on w (stderr) after "toolbelt: ", escapes visible:
+// an error may echo what a caller, a model or a server sent.
+func printError(w io.Writer, err error) {
+	fmt.Fprintf(w, "toolbelt: %s\n", termsafe.Text(err.Error()))
+}

@@ -20,6 +20,8 @@ import (
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
@@ -208,13 +210,13 @@ func (c *runCmd) Run(e *env) error {
 			enc := json.NewEncoder(&buf)
 			enc.SetEscapeHTML(false)
 			if enc.Encode(ev) == nil {
-				_, _ = e.stdout.Write(buf.Bytes())
+				_, _ = e.stdout.Write(termsafe.JSON(buf.Bytes()))
 			}
 		}
 	default:
 		a.OnEvent = func(ev agent.Event) {
 			if ev.Type == agent.EventToolStart {
-				fmt.Fprintf(e.stderr, "toolbelt: %s %s\n", ev.ToolName, clipLine(string(ev.Args), 200))
+				fmt.Fprintf(e.stderr, "toolbelt: %s %s\n", termsafe.Line(ev.ToolName), clipLine(string(ev.Args), 200))
 			}
 		}
 	}
@@ -229,7 +231,7 @@ func (c *runCmd) Run(e *env) error {
 		return runErr
 	}
 	if runErr != nil {
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", runErr)
+		printError(e.stderr, runErr)
 		if errors.Is(runErr, llm.ErrContextOverflow) {
 			fmt.Fprintln(e.stderr, "toolbelt: the conversation no longer fits the model's context window; start again with less, or use a model with a larger window.")
 		}
@@ -241,7 +243,7 @@ func (c *runCmd) Run(e *env) error {
 		}
 	case !c.Events:
 		if last := transcript[len(transcript)-1]; last.Role == llm.RoleAssistant && last.Text() != "" {
-			fmt.Fprintln(e.stdout, strings.TrimRight(last.Text(), "\n"))
+			fmt.Fprintln(e.stdout, termsafe.Text(strings.TrimRight(last.Text(), "\n")))
 		}
 	}
 	if runErr != nil {
@@ -299,12 +301,14 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 	return spec, history, nil
 }
 
+// clipLine shows s on one line of at most about n bytes, line breaks as
+// spaces and escapes visible.
 func clipLine(s string, n int) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	if len(s) > n {
-		return s[:n] + "…"
+		s = content.HeadBytes(s, n) + "…"
 	}
-	return s
+	return termsafe.Line(s)
 }
 
 // loadSession returns the transcript of session id, empty for a new one.

@@ -188,7 +188,7 @@ func (c *mcpServersCmd) Run(e *env) error {
 		case n > 1:
 			note = strings.TrimSpace(note + fmt.Sprintf(" %d tools skipped", n))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\n", s.Name, s.Transport, s.State, s.Tools, s.Restarts, note)
+		tableRow(tw, s.Name, s.Transport, string(s.State), strconv.Itoa(s.Tools), strconv.Itoa(s.Restarts), note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -74,8 +76,8 @@ func (c *sessionsListCmd) Run(e *env) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "KEY\tAGENT\tSTATUS\tMODEL\tMESSAGES\tTOKENS\tUPDATED\tPARENT")
 	for _, s := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\t%s\n", s.ID, orDash(s.AgentID), s.Status, orDash(s.Model), s.Messages,
-			s.Usage.Input, s.Usage.Output, s.Updated.Local().Format(time.DateTime), orDash(s.ParentKey))
+		tableRow(tw, s.ID, orDash(s.AgentID), s.Status, orDash(s.Model), strconv.Itoa(s.Messages),
+			fmt.Sprintf("%d/%d", s.Usage.Input, s.Usage.Output), s.Updated.Local().Format(time.DateTime), orDash(s.ParentKey))
 	}
 	return tw.Flush()
 }
@@ -119,7 +121,7 @@ func (c *sessionsShowCmd) Run(e *env) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "session  %s\nagent    %s\nstatus   %s\nmodel    %s\nparent   %s\ntokens   %d in, %d out\ncreated  %s\nupdated  %s\n",
-		info.ID, orDash(info.AgentID), info.Status, orDash(info.Model), orDash(info.ParentKey), info.Usage.Input, info.Usage.Output,
+		termsafe.Line(info.ID), termsafe.Line(orDash(info.AgentID)), termsafe.Line(info.Status), termsafe.Line(orDash(info.Model)), termsafe.Line(orDash(info.ParentKey)), info.Usage.Input, info.Usage.Output,
 		info.Created.Local().Format(time.DateTime), info.Updated.Local().Format(time.DateTime))
 	for _, r := range rows {
 		var m llm.Message
@@ -129,15 +131,15 @@ func (c *sessionsShowCmd) Run(e *env) error {
 		}
 		fmt.Fprintf(&b, "\n[%d] %s", r.Seq, m.Role)
 		if m.Role == llm.RoleToolResult {
-			fmt.Fprintf(&b, " (%s)", m.ToolName)
+			fmt.Fprintf(&b, " (%s)", termsafe.Line(m.ToolName))
 		}
 		b.WriteString(":\n")
 		if t := strings.TrimSpace(m.Text()); t != "" {
-			b.WriteString(t + "\n")
+			b.WriteString(termsafe.Text(t) + "\n")
 		}
 		for _, bl := range m.Content {
 			if bl.Type == llm.BlockToolCall {
-				fmt.Fprintf(&b, "→ %s %s\n", bl.Name, clipLine(string(bl.Arguments), 200))
+				fmt.Fprintf(&b, "→ %s %s\n", termsafe.Line(bl.Name), clipLine(string(bl.Arguments), 200))
 			}
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 )
 
 // spinnerDelay is how long work runs before a spinner shows: quick work
@@ -37,7 +39,7 @@ func (e *env) startSpinner(msg string) *spinner {
 	if !isTerminalWriter(e.stderr) || os.Getenv("TERM") == "dumb" {
 		return nil
 	}
-	s := &spinner{w: e.stderr, start: time.Now(), msg: msg, stop: make(chan struct{}), ended: make(chan struct{})}
+	s := &spinner{w: e.stderr, start: time.Now(), msg: termsafe.Line(msg), stop: make(chan struct{}), ended: make(chan struct{})}
 	go s.run()
 	return s
 }
@@ -91,7 +93,7 @@ func (s *spinner) Set(msg string) {
 		msg = string([]rune(msg)[:59]) + "…"
 	}
 	s.mu.Lock()
-	s.msg = msg
+	s.msg = termsafe.Line(msg)
 	s.mu.Unlock()
 }
 

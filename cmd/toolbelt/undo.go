@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/undo"
@@ -42,7 +43,7 @@ func (c *undoCmd) Run(e *env) error {
 	var refused *refusal
 	switch {
 	case errors.As(err, &refused):
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		printError(e.stderr, err)
 		return c.audit(ctx, e, st, started, refused.workspace, 0, cmp.Or(refused.class, "refused"))
 	case err != nil:
 		return err
@@ -62,10 +63,10 @@ func (c *undoCmd) Run(e *env) error {
 	var conflict *undo.ConflictError
 	switch {
 	case errors.As(err, &conflict):
-		fmt.Fprintln(e.stderr, err)
+		fmt.Fprintln(e.stderr, termsafe.Text(err.Error()))
 		return c.audit(ctx, e, st, started, ws, 0, "conflict")
 	case errors.Is(err, undo.ErrNothingToUndo):
-		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+		printError(e.stderr, err)
 		return c.audit(ctx, e, st, started, ws, 0, "nothing-to-undo")
 	case err != nil:
 		if aerr := c.audit(ctx, e, st, started, ws, 0, "tool"); !isExit(aerr) {
@@ -76,9 +77,10 @@ func (c *undoCmd) Run(e *env) error {
 	var out []byte
 	if c.JSON {
 		out, _ = json.MarshalIndent(report, "", "  ")
-		out = append(out, '\n')
+		out = append(termsafe.JSON(out), '\n')
 	} else {
-		out = []byte(report.String() + "\n")
+		// The paths are the workspace's: escapes in file names are shown.
+		out = []byte(termsafe.Text(report.String()) + "\n")
 	}
 	// The record is written before the result is shown; when it cannot be,
 	// the result is still shown (the files are back) and the error said.
