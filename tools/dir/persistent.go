@@ -98,6 +98,9 @@ func startProc(c shell.Child, key string, maxLine int) (*proc, error) {
 		for _, f := range []*os.File{outR, errR, inW} {
 			_ = f.Close()
 		}
+		if c.Done != nil {
+			c.Done()
+		}
 		return nil, err
 	}
 	p := &proc{key: key, pid: cmd.Process.Pid, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{})}
@@ -129,6 +132,9 @@ func startProc(c shell.Child, key string, maxLine int) (*proc, error) {
 	go func() {
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
+		if c.Done != nil {
+			c.Done()
+		}
 		close(p.exited)
 	}()
 	return p, nil

@@ -168,10 +168,8 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context) (shell.Child, error)
 		if err != nil {
 			return shell.Child{}, err
 		}
-		spec := sandbox.Spec{Root: root, Workdir: root, ProcessLimit: 256, ReadOnly: []string{t.Dir}}
-		if home, err := os.UserHomeDir(); err == nil {
-			spec.Hide = []string{home}
-		}
+		spec := shell.SandboxSpec(tc, root, 256)
+		spec.ReadOnly = []string{t.Dir}
 		b, err := sandbox.Find(ctx, t.opts.Bwrap)
 		if err != nil {
 			return shell.Child{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}
@@ -180,7 +178,7 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context) (shell.Child, error)
 		if err != nil {
 			return shell.Child{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}
 		}
-		c.Path, c.Args, c.Cred, c.Dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
+		c.Path, c.Args, c.Cred, c.Dir, c.Done = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/", plan.Release
 		for k, v := range plan.Env {
 			set[k] = v
 		}
