@@ -180,19 +180,25 @@ type coverage struct {
 	sockets []string
 }
 
-// survey walks root for what the sandbox must cover (see coverage), and
-// leaves out the directories of conceal, which are covered as a whole.
-// Directories it may not read are skipped: the sandbox, with the same
-// rights or fewer, cannot list them either.
-func survey(root string, p Protection, conceal []string) (coverage, error) {
+// socketArgs covers the sockets with /dev/null: connecting fails.
+func (c coverage) socketArgs() []string {
+	var args []string
+	for _, p := range c.sockets {
+		args = append(args, "--ro-bind", os.DevNull, p)
+	}
+	return args
+}
+
+// survey walks root for what a sandbox must cover (see coverage), and
+// leaves out the directories of conceal, which are covered as a whole. A
+// directory it cannot read is skipped: the sandbox, with the same rights
+// or fewer, cannot list it either.
+func survey(root string, p Protection, conceal []string) coverage {
 	var c coverage
 	under := "" // the protected directory being walked, if any
-	err := filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
+	_ = filepath.WalkDir(root, func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-				return nil
-			}
-			return err
+			return nil // unreadable (or gone): skipped
 		}
 		if d.IsDir() && name != root && slices.Contains(conceal, name) {
 			return filepath.SkipDir
@@ -219,10 +225,7 @@ func survey(root string, p Protection, conceal []string) (coverage, error) {
 		}
 		return nil
 	})
-	if err != nil {
-		return coverage{}, fmt.Errorf("this command must run in the sandbox, but the workspace %s could not be searched for its protected paths (%v), so the command was not run", root, err)
-	}
-	return c, nil
+	return c
 }
 
 // inside reports whether the clean absolute path p is root or lies in it.

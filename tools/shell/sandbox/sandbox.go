@@ -153,11 +153,7 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	cover, err := survey(s.Root, s.Protect, s.Conceal)
-	if err != nil {
-		h.release()
-		return Plan{}, err
-	}
+	cover := survey(s.Root, s.Protect, s.Conceal)
 	args := []string{
 		"--die-with-parent",
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -181,9 +177,7 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	for _, p := range cover.protected {
 		args = append(args, "--ro-bind", p, p)
 	}
-	for _, p := range cover.sockets {
-		args = append(args, "--ro-bind", os.DevNull, p)
-	}
+	args = append(args, cover.socketArgs()...)
 	args = append(args,
 		"--chdir", s.Workdir,
 		"--",
@@ -292,8 +286,10 @@ func systemArgs(paths []string) []string {
 // (systemDirs, nothing of the rest of /etc, no home, no /run), an empty
 // /tmp, its own /dev and /proc, and as root without capabilities. Nothing
 // it does can change a file or reach the network; all it can read is the
-// workspace and the system's programs. The directories of conceal inside
-// root (see Spec.Conceal) are covered with an empty file system.
+// workspace and the system's programs; nor can it reach a process on the
+// host through a Unix socket (those in the workspace are covered). The
+// directories of conceal inside root (see Spec.Conceal) are covered with
+// an empty file system.
 func (b *Bwrap) Contain(root, workdir string, conceal, argv []string) Plan {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
 	if b.disableUserns {
@@ -307,6 +303,7 @@ func (b *Bwrap) Contain(root, workdir string, conceal, argv []string) Plan {
 		"--ro-bind", root, root,
 	)
 	args = append(args, concealArgs(root, conceal)...)
+	args = append(args, survey(root, nil, conceal).socketArgs()...)
 	args = append(args, "--chdir", workdir, "--")
 	return Plan{Path: b.path, Args: append(args, argv...), Env: map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"}}
 }
