@@ -179,6 +179,7 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	}
 	args = append(args, cover.socketArgs()...)
 	args = append(args,
+		"--remount-ro", "/", // the empty root the view is built on
 		"--chdir", s.Workdir,
 		"--",
 		b.prlimit, fmt.Sprintf("--nproc=%d:%d", s.ProcessLimit, s.ProcessLimit), "--",
@@ -304,7 +305,7 @@ func (b *Bwrap) Contain(root, workdir string, conceal, argv []string) Plan {
 	)
 	args = append(args, concealArgs(root, conceal)...)
 	args = append(args, survey(root, nil, conceal).socketArgs()...)
-	args = append(args, "--chdir", workdir, "--")
+	args = append(args, "--remount-ro", "/", "--chdir", workdir, "--")
 	return Plan{Path: b.path, Args: append(args, argv...), Env: map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"}}
 }
 
