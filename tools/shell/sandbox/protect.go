@@ -18,10 +18,9 @@ import (
 // sandbox can write the directory the name would go in. So while a sandbox
 // runs, Toolbelt creates that entry — a placeholder, an empty directory
 // that the sandbox sees read-only — and removes it when no sandbox in the
-// workspace needs it any more. An empty directory is what the tools that
-// read these names take as nothing there: git, Toolbelt's own
-// configuration search and agent clients pass over it (a file read from it
-// fails), and nothing can be written under it in the sandbox.
+// workspace needs it any more. Git and Toolbelt's own configuration search
+// pass over an empty directory (reading a file from it fails), and nothing
+// can be written under it in the sandbox.
 //
 // Sandboxes of one workspace, in this process or another, share the
 // placeholders. Each holds a shared lock (flock) on the workspace directory
