@@ -224,3 +224,34 @@ func sandboxMust(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestSandboxCannotPlantState: working in the home directory, which holds
+// the default data directory, a sandboxed command can neither create that
+// directory nor put files in it for Toolbelt to take as its state (an
+// approvals database, an audit log).
+func TestSandboxCannotPlantState(t *testing.T) {
+	t.Parallel()
+	s := newSandboxSite(t, false)
+	share := filepath.Join(s.ws, ".local", "share")
+	sandboxMust(t, os.MkdirAll(share, 0o755))
+	if os.Geteuid() == 0 {
+		for _, d := range []string{filepath.Dir(share), share} {
+			sandboxMust(t, os.Chown(d, sandbox.SandboxUID, sandbox.SandboxUID))
+		}
+	}
+	env := append(cliEnvironment(t), "HOME="+s.ws, "TOOLBELT_DATA=", "XDG_DATA_HOME=")
+	plant := "mkdir -p .local/share/toolbelt && echo planted > .local/share/toolbelt/toolbelt.db; echo x > fine.txt; echo done"
+	r := runCLIWith(t, env, "", "", "--config", s.config, "call", "exec", "--yes", "--workspace", s.ws,
+		"--args", fmt.Sprintf(`{"command":%q,"sandbox":true}`, plant))
+	if !strings.Contains(r.stdout+r.stderr, "done") {
+		t.Fatalf("the sandboxed command did not run:\n%s%s", r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.ws, "fine.txt")); err != nil || string(b) != "x\n" {
+		t.Fatalf("the sandbox could not write the workspace (%q, %v), so the refusal proves nothing", b, err)
+	}
+	// (Toolbelt's own database there records the command, so only the start
+	// of the file tells them apart.)
+	if b, _ := os.ReadFile(filepath.Join(s.ws, ".local", "share", "toolbelt", "toolbelt.db")); strings.HasPrefix(string(b), "planted") {
+		t.Error("a sandboxed command planted Toolbelt's database")
+	}
+}

@@ -116,6 +116,9 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	}
 	opts := []fsbridge.Option{fsbridge.Protect(append(fsbridge.DefaultProtected(), e.protectedFiles(cfg, dir)...)...)}
 	if data := e.concealedData(dir); data != nil {
+		// Made now if missing, so that the sandbox covers it and no command
+		// can create it, with files Toolbelt would then take as its state.
+		_ = os.MkdirAll(data[0], 0o700)
 		opts = append(opts, fsbridge.Conceal(data...))
 	}
 	b, err := fsbridge.OpenLocal(dir, opts...)
