@@ -173,10 +173,12 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	for _, dir := range s.ReadOnly {
 		args = append(args, "--ro-bind", dir, dir)
 	}
-	args = append(args, concealArgs(s.Root, s.Conceal)...)
 	for _, p := range cover.protected {
 		args = append(args, "--ro-bind", p, p)
 	}
+	// After the protected paths, which may hold a concealed directory (a
+	// bind shows the host's tree, without what covers it here).
+	args = append(args, concealArgs(s.Root, s.Conceal)...)
 	args = append(args, cover.socketArgs()...)
 	args = append(args,
 		"--remount-ro", "/", // the empty root the view is built on
