@@ -234,11 +234,56 @@ func TestBridgeProtectedPaths(t *testing.T) {
 		".claude/settings.json",
 		".codex/config.toml",
 		"pkg/.claude/settings.json",
+		// Agent clients' and editors' project files that start programs,
+		// and the instructions agents load, by every spelling.
+		".cursor/mcp.json",
+		".Cursor/MCP.json",
+		".cursor/rules/x.mdc",
+		".vscode/mcp.json",
+		".vscode/tasks.json",
+		".vscode\u200d/settings.json",
+		"a/../.vscode/mcp.json",
+		"app/.vscode/mcp.json",
+		".gemini/settings.json",
+		".continue/config.yaml",
+		".windsurf/rules/r.md",
+		".roo/mcp.json",
+		".kiro/hooks/h.json",
+		".zed/settings.json",
+		".idea/workspace.xml",
+		".junie/guidelines.md",
+		".amazonq/mcp.json",
+		".opencode/plugin/p.js",
+		"opencode.json",
+		"opencode.jsonc",
+		".aider.conf.yml",
+		".devcontainer/devcontainer.json",
+		".devcontainer.json",
+		".envrc",
+		"sub/.envrc",
+		"AGENTS.md",
+		"agents.md",
+		"AGENTS.md.",
+		"pkg/AGENTS.md",
+		"AGENTS.override.md",
+		"CLAUDE.md",
+		"CLAUDE.local.md",
+		"GEMINI.md",
+		".cursorrules",
+		".windsurfrules",
+		".clinerules",
+		".clinerules/style.md",
+		".roorules",
+		".roomodes",
+		".goosehints",
+		".rules",
+		".github/copilot-instructions.md",
+		".github/instructions/go.instructions.md",
 	}
 	for name, b := range bridges(t) {
 		// Some of the protected files exist already; the rest do not.
 		if l, ok := b.(*fsbridge.Local); ok {
-			for _, p := range []string{".git/hooks", ".claude", "a", "vendor/x/.git", "pkg"} {
+			for _, p := range []string{".git/hooks", ".claude", "a", "vendor/x/.git", "pkg", ".vscode", ".github"} {
 				must(t, os.MkdirAll(filepath.Join(l.Root(), p), 0o755))
 			}
 			must(t, os.WriteFile(filepath.Join(l.Root(), ".git/config"), []byte("[core]\n"), 0o644))
@@ -247,6 +292,7 @@ func TestBridgeProtectedPaths(t *testing.T) {
 			must(t, b.MkdirAll(ctx, "a"))
 			must(t, b.MkdirAll(ctx, "vendor/x"))
 			must(t, b.MkdirAll(ctx, "pkg"))
+			must(t, b.MkdirAll(ctx, ".github"))
 		}
 		for _, p := range paths {
 			t.Run(name+"/"+p, func(t *testing.T) {
@@ -394,5 +440,32 @@ func TestWalkOpener(t *testing.T) {
 				t.Fatalf("opened: %v", got)
 			}
 		})
+	}
+}
+
+// TestProtection: the list a bridge applies, as tools that reach files
+// without it (the sandbox) get it: the same matching, and the names that
+// can be created, as written, once each, with what the list names by an
+// absolute path inside the root.
+func TestProtection(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	l, err := fsbridge.OpenLocal(dir, fsbridge.Protect(".git/", "*.git/", "AGENTS.md", ".github/instructions/", "toolbelt.yaml",
+		filepath.Join(dir, "tools"), filepath.Join(dir, "prompts", "System.md"), "/outside/elsewhere", "AGENTS.md"))
+	must(t, err)
+	defer l.Close()
+	p := l.Protection()
+	for rel, want := range map[string]bool{
+		".git": true, "a/b/.GIT/config": true, "x.git/HEAD": true, "agents.md": true, "pkg/AGENTS.md": true,
+		".github/instructions/a.md": true, "tools/greet/run.sh": true, "prompts/system.md": true,
+		".": false, "src/main.go": false, ".github/workflows/ci.yml": false, "tool/x": false, "prompts/other.md": false,
+	} {
+		if got := p.Match(rel); got != want {
+			t.Errorf("Match(%q) = %v, want %v", rel, got, want)
+		}
+	}
+	want := []string{".git", "AGENTS.md", ".github/instructions", "toolbelt.yaml", "tools", "prompts/System.md"}
+	if got := p.Names(); !slices.Equal(got, want) {
+		t.Errorf("Names() = %q, want %q", got, want)
 	}
 }

@@ -93,6 +93,10 @@ func OpenLocal(dir string, opts ...Option) (*Local, error) {
 // them too.
 func (l *Local) Concealed() []string { return slices.Clone(l.concealedDirs) }
 
+// Protection returns the bridge's protected-path list (see [Protect]),
+// compiled for its root with symbolic links resolved.
+func (l *Local) Protection() Protection { return Protection{l.prot} }
+
 // concealed reports whether the canonical path p lies in a concealed
 // directory.
 func (l *Local) concealed(p string) bool {

@@ -5,15 +5,16 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode"
 )
 
 // DefaultProtected returns the protected-path list bridges use unless told
 // otherwise (see [Protect]): all git metadata, which can make git run
-// programs or read other repositories, Toolbelt's own configuration and
-// data, and the configuration files of agents, which decide what agents
-// may run:
+// programs or read other repositories; Toolbelt's own configuration and
+// data; and the project files of agent clients and editors that start
+// programs or that agents load as instructions:
 //
 //	.git/           every .git entry at any depth, file or directory, and
 //	                all below it (config, hooks, commondir, worktrees, …)
@@ -25,26 +26,39 @@ import (
 //	.gitmodules     submodule definitions (URLs and paths git follows)
 //	.toolbelt/      Toolbelt's per-workspace directory
 //	toolbelt.yaml   Toolbelt's configuration file
-//	.mcp.json       MCP server configuration
-//	.claude/        Claude Code configuration
-//	.codex/         Codex configuration
 //
-// plus Toolbelt's configuration and data directories for this user (under
+// then what agent clients and editors read from a project to start
+// programs (MCP servers, hooks, tasks, interpreters, commands run on open):
+// .mcp.json, .claude/, .codex/, .cursor/, .vscode/, .gemini/,
+// .continue/, .windsurf/, .roo/, .kiro/, .zed/, .idea/, .junie/,
+// .amazonq/, .opencode/, opencode.json, opencode.jsonc, .aider.conf.yml,
+// .devcontainer/, .devcontainer.json and .envrc; and the instructions
+// agents load on their own: AGENTS.md, AGENTS.override.md, CLAUDE.md,
+// CLAUDE.local.md, GEMINI.md, .cursorrules, .windsurfrules, .clinerules,
+// .roorules, .roomodes, .goosehints, .rules,
+// .github/copilot-instructions.md and .github/instructions/. Each is
+// protected at any depth (clients look for them in the folder they open
+// and, for instructions, in its subfolders), as a directory when the
+// client also accepts a directory of that name.
+//
+// Plus Toolbelt's configuration and data directories for this user (under
 // the user's config directory and $XDG_DATA_HOME, or ~/.local/share), which
 // matter when the workspace contains them.
 func DefaultProtected() []string {
 	list := []string{
-		".git/",
-		"commondir",
-		"gitdir",
-		"HEAD",
-		"*.git/",
-		".gitmodules",
-		".toolbelt/",
-		"toolbelt.yaml",
-		".mcp.json",
-		".claude/",
-		".codex/",
+		// git
+		".git/", "commondir", "gitdir", "HEAD", "*.git/", ".gitmodules",
+		// Toolbelt
+		".toolbelt/", "toolbelt.yaml",
+		// agent clients and editors: what starts programs
+		".mcp.json", ".claude/", ".codex/", ".cursor/", ".vscode/", ".gemini/",
+		".continue/", ".windsurf/", ".roo/", ".kiro/", ".zed/", ".idea/", ".junie/",
+		".amazonq/", ".opencode/", "opencode.json", "opencode.jsonc", ".aider.conf.yml",
+		".devcontainer/", ".devcontainer.json", ".envrc",
+		// instructions agents load on their own
+		"AGENTS.md", "AGENTS.override.md", "CLAUDE.md", "CLAUDE.local.md", "GEMINI.md",
+		".cursorrules", ".windsurfrules", ".clinerules/", ".roorules", ".roomodes",
+		".goosehints", ".rules", ".github/copilot-instructions.md", ".github/instructions/",
 	}
 	if dir, err := os.UserConfigDir(); err == nil {
 		list = append(list, filepath.Join(dir, "toolbelt"))
@@ -114,6 +128,7 @@ func AllowHardLinks() Option { return func(o *options) { o.allowHardLinks = true
 type rule struct {
 	pattern  string
 	elems    []string // folded
+	literal  string   // the path as written, relative to the root, when it has no wildcard
 	anchored bool
 	dir      bool
 }
@@ -147,7 +162,8 @@ func newProtector(patterns []string, roots ...string) (protector, error) {
 			r.anchored = strings.HasPrefix(body, "/")
 			r.dir = strings.HasSuffix(body, "/")
 		}
-		for _, e := range splitPath(body) {
+		elems := splitPath(body)
+		for _, e := range elems {
 			if e == "." || e == ".." {
 				return protector{}, fmt.Errorf("protected path %q: use a plain path without \".\" or \"..\"", pat)
 			}
@@ -158,6 +174,9 @@ func newProtector(patterns []string, roots ...string) (protector, error) {
 		}
 		if len(r.elems) == 0 {
 			return protector{}, fmt.Errorf("protected path %q names no file: give a path such as \".git/config\"", pat)
+		}
+		if !strings.ContainsAny(body, `*?[\`) {
+			r.literal = joinPath(elems)
 		}
 		p.rules = append(p.rules, r)
 	}
@@ -203,6 +222,35 @@ func (pr *protector) match(p string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// Protection is a bridge's protected-path list compiled for its root, for
+// tools that reach the root's files by other ways than the bridge — a
+// sandbox that must keep the same paths read-only.
+type Protection struct{ pr protector }
+
+// Match reports whether rel, a slash-separated path relative to the root
+// with its symbolic links resolved, is protected: it matches the list, or
+// lies in a directory that does.
+func (p Protection) Match(rel string) bool {
+	_, ok := p.pr.match(path.Clean(rel))
+	return ok
+}
+
+// Names returns the paths, relative to the root, that the list names
+// without wildcards, as written — for a pattern that matches at any depth,
+// its place at the root (".git", "toolbelt.yaml",
+// ".github/copilot-instructions.md") — in the list's order, each once.
+// These are the protected paths one can think of creating: a tool that
+// cannot refuse to create them must make that impossible otherwise.
+func (p Protection) Names() []string {
+	var names []string
+	for _, r := range p.pr.rules {
+		if r.literal != "" && !slices.Contains(names, r.literal) {
+			names = append(names, r.literal)
+		}
+	}
+	return names
 }
 
 func (r *rule) matchAt(elems []string, i int) bool {

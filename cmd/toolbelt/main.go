@@ -151,6 +151,9 @@ type env struct {
 	// workJobs makes the pipeline give its tools a job queue that works
 	// jobs (serve, mcp, run).
 	workJobs bool
+	// systemFile is the file toolbelt run --system @FILE reads (absolute):
+	// protected from the tools, as the agents' system prompts are.
+	systemFile string
 
 	parser *kong.Kong // the grammar, for help and completion
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -89,6 +90,11 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	client, err := modelClient(cfg, model, f.BaseURL)
 	if err != nil {
 		return nil, err
+	}
+	if name, ok := strings.CutPrefix(f.System, "@"); ok && name != "-" {
+		if e.systemFile, err = filepath.Abs(name); err != nil {
+			return nil, fmt.Errorf("--system %s: %w", f.System, err)
+		}
 	}
 	tc, err := f.runContext(e)
 	if err != nil {

@@ -114,8 +114,11 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	if len(cfg.Agents) > 0 {
 		tc.Agents, tc.Sessions = toolAgents(cfg), lazySessions{e: e, workspace: dir}
 	}
-	var opts []fsbridge.Option
+	opts := []fsbridge.Option{fsbridge.Protect(append(fsbridge.DefaultProtected(), e.protectedFiles(cfg, dir)...)...)}
 	if data := e.concealedData(dir); data != nil {
+		// Made now if missing, so that the sandbox covers it and no command
+		// can create it, with files Toolbelt would then take as its state.
+		_ = os.MkdirAll(data[0], 0o700)
 		opts = append(opts, fsbridge.Conceal(data...))
 	}
 	b, err := fsbridge.OpenLocal(dir, opts...)
@@ -124,6 +127,38 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	}
 	tc.FSRoot, tc.FS = dir, b
 	return tc, nil, nil
+}
+
+// protectedFiles are what the configuration adds to the protected paths
+// of the workspace dir: the folders of directory tools it lists, and the
+// files agents take their system prompt from (system: "@FILE" of every
+// configured agent, in its workspace or else in dir, and toolbelt run
+// --system @FILE) — no agent may rewrite the instructions or the tools it
+// and its sub-agents are given. The paths are absolute; a bridge ignores
+// those outside its root.
+func (e *env) protectedFiles(cfg *config.Config, dir string) []string {
+	var out []string
+	for _, src := range e.toolDirSources(cfg) {
+		out = append(out, src.Path)
+	}
+	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
+		a := cfg.Agents[id]
+		name, ok := strings.CutPrefix(a.System, "@")
+		if !ok || name == "" {
+			continue
+		}
+		ws := dir
+		if a.Workspace != "" {
+			ws = configPath(cfg, a.Workspace)
+		}
+		if abs, err := filepath.Abs(filepath.Join(ws, name)); err == nil {
+			out = append(out, abs)
+		}
+	}
+	if e.systemFile != "" {
+		out = append(out, e.systemFile)
+	}
+	return out
 }
 
 // toolAgents are the configured agents as the session tools see them, in

@@ -101,6 +101,9 @@ func startProc(c shell.Child, key string, done func(), maxLine int) (*proc, erro
 		for _, f := range []*os.File{outR, errR, inW} {
 			_ = f.Close()
 		}
+		if c.Done != nil {
+			c.Done()
+		}
 		return nil, err
 	}
 	p := &proc{key: key, done: sync.OnceFunc(done), pid: cmd.Process.Pid, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{})}
@@ -132,6 +135,9 @@ func startProc(c shell.Child, key string, done func(), maxLine int) (*proc, erro
 	go func() {
 		_ = cmd.Wait()
 		p.state = cmd.ProcessState
+		if c.Done != nil {
+			c.Done()
+		}
 		close(p.exited)
 	}()
 	return p, nil

@@ -270,7 +270,7 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context, l launch) (_ shell.C
 		}
 	}
 	if plan.Path != "" {
-		c.Path, c.Args, c.Cred, c.Dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
+		c.Path, c.Args, c.Cred, c.Dir, c.Done = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/", plan.Release
 		for k, v := range plan.Env {
 			set[k] = v
 		}
@@ -290,10 +290,8 @@ func (t *Tool) sandboxPlan(ctx context.Context, tc *tool.Context, dir string, ar
 	if err != nil {
 		return sandbox.Plan{}, err
 	}
-	spec := sandbox.Spec{Root: root, Workdir: root, ProcessLimit: 256, ReadOnly: []string{dir}, Conceal: shell.ConcealedIn(tc, root)}
-	if home, err := os.UserHomeDir(); err == nil {
-		spec.Hide = []string{home}
-	}
+	spec := shell.SandboxSpec(tc, root, 256)
+	spec.ReadOnly = []string{dir}
 	b, err := sandbox.Find(ctx, t.opts.Bwrap)
 	if err != nil {
 		return sandbox.Plan{}, &Failure{Info: tool.ErrorInfo{Message: err.Error()}}

@@ -37,6 +37,9 @@ type Child struct {
 	Stderr func(line string)
 	// KillGrace is the time between SIGTERM and SIGKILL; zero means 2 s.
 	KillGrace time.Duration
+	// Done, when set, is called once the program has exited, or failed to
+	// start (see sandbox.Plan.Release).
+	Done func()
 }
 
 // ChildResult is how a [Child] ended.
@@ -68,6 +71,9 @@ const maxStderrLine = 64 << 10
 // ends whatever it left running in its process group. The error is set
 // only when the program could not be started.
 func RunChild(ctx context.Context, c Child) (ChildResult, error) {
+	if c.Done != nil {
+		defer c.Done()
+	}
 	maxOut := c.MaxStdout
 	if maxOut <= 0 {
 		maxOut = 1 << 20

@@ -88,4 +88,25 @@ func TestBubblewrapConceals(t *testing.T) {
 		}
 		check(t, data, out)
 	})
+	// A data directory inside a protected one (.toolbelt/data) stays
+	// concealed: mounting the protected directory read-only does not show
+	// it again.
+	t.Run("sandbox, in a protected directory", func(t *testing.T) {
+		t.Parallel()
+		root, _ := sandboxWorkspace(t)
+		if err := os.Mkdir(filepath.Join(root, ".toolbelt"), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		data := dataDir(t, filepath.Join(root, ".toolbelt"))
+		e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}}, func(tc *tool.Context) {
+			b, err := fsbridge.OpenLocal(root, fsbridge.Conceal(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = b.Close() })
+			tc.FS = b
+		})
+		out, _ := e.exec(map[string]any{"command": "cd .toolbelt && " + concealScript}, false)
+		check(t, data, out)
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
 // ConfigKey is the key of the shell tools' settings in [tool.Config].
@@ -79,6 +80,9 @@ type settings struct {
 	// (real paths; see ConcealedIn): unasked commands may not read them,
 	// and bubblewrap covers them.
 	conceal []string
+	// protect is the protected-path list of the workspace's file bridge
+	// (see protectionOf): read-only in the sandbox.
+	protect sandbox.Protection
 }
 
 // The defaults.

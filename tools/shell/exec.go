@@ -47,6 +47,7 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 		return nil, err
 	}
 	cfg.conceal = ConcealedIn(tc, root)
+	cfg.protect = protectionOf(tc)
 	sandboxNote := ""
 	if cfg.sandbox.Required || tc.Sandboxed {
 		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, there is no network, /tmp is private and the number of processes is limited."
@@ -116,6 +117,11 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if err != nil {
 		return tool.Result{}, &tool.InputError{Message: err.Error()}
 	}
+	defer func() {
+		if sp.release != nil { // not handed to a session
+			sp.release()
+		}
+	}()
 	sp.owner = owner
 	sp.timeout = p.timeout
 	// The caller's limit bounds the call, and the command with it: the
@@ -133,6 +139,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
 	}
+	sp.release = nil // the session releases it when the command has exited
 	if in.Background {
 		return runningResult(s, "Command started in the background"), nil
 	}
@@ -223,10 +230,7 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		}
 	}
 	if sandboxed {
-		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit, Conceal: cfg.conceal}
-		if home, err := os.UserHomeDir(); err == nil {
-			spec.Hide = []string{home}
-		}
+		spec := sandbox.Spec{Root: root, Workdir: workdir, ProcessLimit: cfg.sandbox.ProcessLimit, Conceal: cfg.conceal, Protect: cfg.protect}
 		b, err := m.bwrap(ctx, cfg.sandbox.Bwrap, spec)
 		if err != nil {
 			return spawnSpec{}, err
@@ -236,6 +240,7 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 			return spawnSpec{}, err
 		}
 		sp.path, sp.args, sp.cred, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
+		sp.release = plan.Release
 		for k, v := range plan.Env {
 			set[k] = v
 		}

@@ -153,7 +153,7 @@ func TestSandboxHidesRunAndHome(t *testing.T) {
 			continue // nothing to show hidden
 		}
 		e := sandboxed(t, root, nil)
-		got, _ := e.exec(map[string]any{"command": "ls -A " + dir + " | wc -l"}, false)
+		got, _ := e.exec(map[string]any{"command": "ls -A " + dir + " 2>/dev/null | wc -l"}, false)
 		if got != "0" {
 			t.Errorf("%s shows %s entries in the sandbox, want none (it has %d)", dir, got, len(entries))
 		}

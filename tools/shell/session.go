@@ -60,6 +60,9 @@ type spawnSpec struct {
 	killGrace  time.Duration
 	ttl        time.Duration
 	maxOutput  int
+	// release, when set, is called once the command has exited (see
+	// sandbox.Plan.Release).
+	release func()
 }
 
 // session is one command started by exec, running or finished.
@@ -80,9 +83,10 @@ type session struct {
 	killGrace  time.Duration
 	ttl        time.Duration
 
-	cmd    *exec.Cmd
-	out    *output
-	reader *os.File // the output's read end (or the terminal's master side)
+	cmd     *exec.Cmd
+	release func() // see spawnSpec.release; called by supervise
+	out     *output
+	reader  *os.File // the output's read end (or the terminal's master side)
 
 	stdinMu sync.Mutex
 	stdin   *os.File // nil once closed
@@ -117,7 +121,7 @@ func start(id string, sp spawnSpec, wg *sync.WaitGroup) (*session, error) {
 		id: id, command: sp.command, workdir: sp.workdir, sandboxed: sp.sandboxed, pty: sp.pty,
 		mode: sp.mode, owner: sp.owner, capped: sp.capped, foreground: sp.foreground,
 		timeout: sp.timeout, killGrace: sp.killGrace, ttl: sp.ttl,
-		cmd: cmd, out: newOutput(sp.maxOutput),
+		cmd: cmd, release: sp.release, out: newOutput(sp.maxOutput),
 		stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	if sp.pty {
@@ -227,6 +231,9 @@ func (s *session) supervise(wg *sync.WaitGroup) {
 		grace.Stop()
 	}
 	lingering := !endGroup(s.pid, s.killGrace)
+	if s.release != nil {
+		s.release()
+	}
 
 	select {
 	case <-readerDone:

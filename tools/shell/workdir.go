@@ -9,7 +9,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
 // workspaceRoot returns the real path (symbolic links resolved) of the
@@ -118,4 +120,24 @@ func within(p, root string) bool {
 		return true
 	}
 	return p == root || strings.HasPrefix(p, root+string(filepath.Separator))
+}
+
+// SandboxSpec returns the sandbox for a program run for tc in root (its
+// real path), with at most limit processes: the workspace writable, what
+// the tool context's file bridge conceals covered and what it protects
+// read-only, as for exec. Other packages that run programs in the sandbox
+// (directory tools) start from it, so that their programs see what exec's
+// sandbox shows.
+func SandboxSpec(tc *tool.Context, root string, limit int) sandbox.Spec {
+	return sandbox.Spec{Root: root, Workdir: root, ProcessLimit: limit, Conceal: ConcealedIn(tc, root), Protect: protectionOf(tc)}
+}
+
+// protectionOf returns the protected-path list of the tool context's file
+// bridge (see fsbridge.Protect), or nil when it has none: what it
+// protects, the sandbox keeps read-only.
+func protectionOf(tc *tool.Context) sandbox.Protection {
+	if b, ok := tc.FS.(interface{ Protection() fsbridge.Protection }); ok {
+		return b.Protection()
+	}
+	return nil
 }

@@ -1,10 +1,19 @@
 // Package sandbox runs commands under bubblewrap (bwrap), two ways.
 // Contain is for commands that run without approval: nothing writable, no
 // network, only the workspace and the system's programs visible. Wrap is
-// the sandbox a call or the configuration asks for: as an
-// unprivileged user, with the workspace the only writable directory, the
-// rest of the file system read-only, no network, a private /tmp, /run and
-// the server user's home hidden, and a limit on the number of processes.
+// the sandbox a call or the configuration asks for: as an unprivileged
+// user, with the workspace the only writable directory, no network, a
+// private /tmp, and a limit on the number of processes.
+//
+// Both build the command's view of the file system from nothing: an empty
+// root, then read-only the system's programs and libraries and a few files
+// of /etc, then the workspace. Nothing else of the host is there — no home
+// directory (when the workspace lies in one, only the workspace's own path
+// is), no /run, /var or other users' files, and so none of the host's
+// Unix sockets; abstract sockets belong to the network namespace, which is
+// new and empty. In the sandbox, the paths the workspace's file bridge
+// protects stay read-only (see Spec.Protect), and sockets inside the
+// workspace are covered.
 //
 // The limits apply inside the sandbox only, never to the calling process:
 // the process limit is set by prlimit(1) as the last step before the
@@ -74,30 +83,56 @@ type Spec struct {
 	// ProcessLimit bounds the processes the command may run at once; it
 	// must be positive.
 	ProcessLimit int
-	// Hide lists directories to cover with an empty file system (the
-	// server user's home, with its credentials), besides /run, which is
-	// always covered: its sockets (Docker, D-Bus) would let a command act
-	// outside the sandbox, read-only mount or not. Directories that do not
-	// exist, or that contain or lie inside Root, are left alone.
-	Hide []string
-	// ReadOnly lists directories to show read-only even when they lie in
-	// /tmp or a hidden directory (the folder of a directory tool).
+	// ReadOnly lists directories outside the system's to show read-only
+	// (the folder of a directory tool).
 	ReadOnly []string
 	// Conceal lists directories inside Root to cover with an empty file
 	// system (Toolbelt's data directory, when the workspace holds it), so
 	// that the command can neither read nor change them. Directories that
 	// do not exist or lie outside Root are left alone.
 	Conceal []string
+	// Protect is the protected-path list of the workspace's file bridge
+	// (fsbridge.Local.Protection), so that the command cannot change what
+	// the file tools may not: every path in Root it matches, at any depth,
+	// is mounted read-only, and each of its Names that does not exist is
+	// held while the command runs (see Plan.Release) by an empty,
+	// read-only directory, so that it cannot be created either. Nil
+	// protects nothing.
+	Protect Protection
+}
+
+// Protection is a protected-path list (fsbridge.Protection).
+type Protection interface {
+	// Match reports whether a path relative to the root (slash-separated,
+	// symbolic links resolved) is protected.
+	Match(rel string) bool
+	// Names returns the protected paths, relative to the root, that can
+	// be created: those the list names without wildcards.
+	Names() []string
 }
 
 // Plan is how to start a sandboxed command: run Path with Args, as
 // Credential when it is not nil, with Env added to the environment. The
-// process must be started in a directory every user can enter ("/").
+// process must be started in a directory every user can enter ("/"), and
+// Release called once it has exited (or if it is never started).
 type Plan struct {
 	Path       string
 	Args       []string
 	Credential *syscall.Credential
 	Env        map[string]string
+	release    func()
+}
+
+// Release gives up what the plan holds in the workspace: the directories
+// that keep protected names from being created (see Spec.Protect) are
+// removed when no other sandbox in the workspace still needs them. Call it
+// once the sandbox's process has exited — every process of a sandbox ends
+// with it — and not before, or a command still running could create what
+// they held. Calling it again does nothing.
+func (p Plan) Release() {
+	if p.release != nil {
+		p.release()
+	}
 }
 
 // Wrap returns the plan that runs argv in the sandbox s describes. Its
@@ -114,6 +149,11 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	h, err := hold(s.Root, s.Protect)
+	if err != nil {
+		return Plan{}, err
+	}
+	cover := survey(s.Root, s.Protect, s.Conceal)
 	args := []string{
 		"--die-with-parent",
 		"--unshare-user", "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
@@ -123,23 +163,25 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	if b.disableUserns {
 		args = append(args, "--disable-userns")
 	}
+	args = append(args, systemArgs(sandboxSystem())...)
 	args = append(args,
-		"--ro-bind", "/", "/",
 		"--dev", "/dev",
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
+		"--bind", s.Root, s.Root,
 	)
-	for _, dir := range append([]string{"/run"}, s.Hide...) {
-		if real, ok := hideable(dir, s.Root); ok {
-			args = append(args, "--tmpfs", real)
-		}
-	}
 	for _, dir := range s.ReadOnly {
 		args = append(args, "--ro-bind", dir, dir)
 	}
-	args = append(args, "--bind", s.Root, s.Root)
+	for _, p := range cover.protected {
+		args = append(args, "--ro-bind", p, p)
+	}
+	// After the protected paths, which may hold a concealed directory (a
+	// bind shows the host's tree, without what covers it here).
 	args = append(args, concealArgs(s.Root, s.Conceal)...)
+	args = append(args, cover.socketArgs()...)
 	args = append(args,
+		"--remount-ro", "/", // the empty root the view is built on
 		"--chdir", s.Workdir,
 		"--",
 		b.prlimit, fmt.Sprintf("--nproc=%d:%d", s.ProcessLimit, s.ProcessLimit), "--",
@@ -150,22 +192,8 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 		Args:       args,
 		Credential: cred,
 		Env:        map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"},
+		release:    h.release,
 	}, nil
-}
-
-// hideable returns the real path of dir when it should be covered: it is
-// an existing directory other than "/" that neither contains root nor lies
-// inside it.
-func hideable(dir, root string) (string, bool) {
-	real, err := filepath.EvalSymlinks(dir)
-	if err != nil || !filepath.IsAbs(real) || real == "/" || real == root {
-		return "", false
-	}
-	if strings.HasPrefix(root, real+"/") || strings.HasPrefix(real, root+"/") {
-		return "", false
-	}
-	st, err := os.Stat(real)
-	return real, err == nil && st.IsDir()
 }
 
 // identity returns the credentials bubblewrap must run with: none (the
@@ -197,6 +225,7 @@ func (b *Bwrap) Check(ctx context.Context, s Spec) error {
 	if err != nil {
 		return err
 	}
+	defer p.Release()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, p.Path, p.Args...)
@@ -223,22 +252,53 @@ var systemDirs = []string{
 	"/etc/magic", "/etc/magic.mime",
 }
 
+// sandboxEtc is what builds and tests in the sandbox also read of /etc:
+// users and groups, how to resolve localhost, certificates, MIME types,
+// the system's name, the time zone, fonts, terminal descriptions, and the
+// parts of Java, Python and Perl installed there (patterns).
+var sandboxEtc = []string{
+	"/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/host.conf", "/etc/gai.conf",
+	"/etc/services", "/etc/protocols", "/etc/ssl", "/etc/ca-certificates", "/etc/mime.types",
+	"/etc/os-release", "/etc/timezone", "/etc/fonts", "/etc/terminfo", "/etc/java-*", "/etc/python3*", "/etc/perl",
+}
+
+// sandboxSystem is what a command in the sandbox sees of the system:
+// systemDirs and sandboxEtc, its patterns expanded.
+func sandboxSystem() []string {
+	paths := append([]string(nil), systemDirs...)
+	for _, p := range sandboxEtc {
+		matches, _ := filepath.Glob(p) // the patterns are well-formed
+		paths = append(paths, matches...)
+	}
+	return paths
+}
+
+// systemArgs mounts paths read-only where they are, skipping those this
+// system does not have.
+func systemArgs(paths []string) []string {
+	var args []string
+	for _, p := range paths {
+		args = append(args, "--ro-bind-try", p, p)
+	}
+	return args
+}
+
 // Contain returns the plan that runs argv contained: in new namespaces of
 // every kind (no network), in a new session, dying with its parent, with
 // the workspace root read-only, a read-only minimal view of the system
 // (systemDirs, nothing of the rest of /etc, no home, no /run), an empty
 // /tmp, its own /dev and /proc, and as root without capabilities. Nothing
 // it does can change a file or reach the network; all it can read is the
-// workspace and the system's programs. The directories of conceal inside
-// root (see Spec.Conceal) are covered with an empty file system.
+// workspace and the system's programs; nor can it reach a process on the
+// host through a Unix socket (those in the workspace are covered). The
+// directories of conceal inside root (see Spec.Conceal) are covered with
+// an empty file system.
 func (b *Bwrap) Contain(root, workdir string, conceal, argv []string) Plan {
 	args := []string{"--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"}
 	if b.disableUserns {
 		args = append(args, "--unshare-user", "--disable-userns")
 	}
-	for _, d := range systemDirs {
-		args = append(args, "--ro-bind-try", d, d)
-	}
+	args = append(args, systemArgs(systemDirs)...)
 	args = append(args,
 		"--dev", "/dev",
 		"--proc", "/proc",
@@ -246,7 +306,8 @@ func (b *Bwrap) Contain(root, workdir string, conceal, argv []string) Plan {
 		"--ro-bind", root, root,
 	)
 	args = append(args, concealArgs(root, conceal)...)
-	args = append(args, "--chdir", workdir, "--")
+	args = append(args, survey(root, nil, conceal).socketArgs()...)
+	args = append(args, "--remount-ro", "/", "--chdir", workdir, "--")
 	return Plan{Path: b.path, Args: append(args, argv...), Env: map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"}}
 }
 
@@ -276,7 +337,7 @@ func concealArgs(root string, dirs []string) []string {
 		if err != nil {
 			continue // not there: nothing to hide
 		}
-		if real == root || !strings.HasPrefix(real, strings.TrimSuffix(root, "/")+"/") {
+		if real == root || !inside(real, root) {
 			continue
 		}
 		if st, err := os.Stat(real); err != nil || !st.IsDir() {
