@@ -96,8 +96,9 @@ func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
 				return true
 			}
 			l.command(words, 0)
-			if len(words) < len(n.Args) && slices.Contains(wrappers, words[0]) {
-				// env $X, exec "$@": the program run may be in the expansion.
+			if _, runs := runsOptions[words[0]]; len(words) < len(n.Args) && (runs || words[0] == "find") {
+				// env $X, exec "$@", find $D -exec …: the program run may be
+				// in the expansion or after it.
 				l.note("a program is named by an expansion whose value is known only when it runs")
 			}
 		}
@@ -153,24 +154,25 @@ func (l *programLister) command(words []string, depth int) {
 				l.command(words[i+1:end], depth+1)
 			}
 		}
-	case name == "xargs":
-		rest := skipOptions(words[1:], "-a -d -E -e -I -i -L -l -n -P -s")
-		if len(rest) == 0 {
-			rest = []string{"echo"}
-		}
-		l.command(rest, depth+1)
 	case slices.Contains(launchers, name):
 		l.note(name + " starts programs named by its arguments or input")
 	}
-	if next, wrapped := unwrapOnce(words); wrapped {
+	switch next, wrapped, known := unwrapOnce(words); {
+	case wrapped && !known:
+		l.note(unknownOption(name))
+	case wrapped:
 		l.command(next, depth+1)
 	}
 }
 
-// wrappers are the programs unwrap sees through; launchers run programs
+// unknownOption says why the programs name runs cannot be listed.
+func unknownOption(name string) string {
+	return name + " is given an option that is not known to leave its operands the program it runs"
+}
+
+// findExecs are find's options that run a program; launchers run programs
 // named elsewhere (their arguments, their input, a file).
 var (
-	wrappers  = strings.Fields("exec command env nohup nice timeout")
 	findExecs = strings.Fields("-exec -execdir -ok -okdir")
 	launchers = strings.Fields(`sudo doas su runuser setsid stdbuf watch parallel ionice chrt taskset
 		flock chroot unshare nsenter strace ltrace gdb busybox script ssh make`)

@@ -68,6 +68,12 @@ func literal(w *syntax.Word) (word, bool) {
 						b = append(b, v[j])
 						pat = addQuoted(pat, v[j:j+1])
 					}
+				case c == '{' && j+1 < len(v) && v[j+1] == '}':
+					// {} holds nothing to expand: bash keeps it (find
+					// -exec rm {} +).
+					b = append(b, "{}"...)
+					pat = append(pat, "{}"...)
+					j++
 				case c == '{' || c == '}':
 					return word{}, false
 				case c == '~' && (len(b) == 0 || b[len(b)-1] == '=' || b[len(b)-1] == ':'):
@@ -158,13 +164,16 @@ func isInterpreter(name string) bool {
 }
 
 // unwrap skips the programs that only run another one (exec, command,
-// env, nohup, nice, timeout) and their options, and returns the command
-// they run.
+// env, nohup, nice, timeout, xargs) and their options, and returns the command
+// they run; nil when it cannot be told (an option it does not know).
 func unwrap(words []string) []string {
 	for len(words) > 0 {
-		next, wrapped := unwrapOnce(words)
+		next, wrapped, known := unwrapOnce(words)
 		if !wrapped {
 			return words
+		}
+		if !known {
+			return nil
 		}
 		words = next
 	}
@@ -172,49 +181,111 @@ func unwrap(words []string) []string {
 }
 
 // unwrapOnce returns the command the first word runs when it is a program
-// that only runs another one, and false when it is not.
-func unwrapOnce(words []string) ([]string, bool) {
-	rest := words[1:]
+// that only runs another one, and wrapped false when it is not. known is
+// false when an option of it is not one it is known to read (env -S, which
+// splits a string into a command, is one): then which command it runs
+// cannot be told.
+func unwrapOnce(words []string) (rest []string, wrapped, known bool) {
+	spec, ok := runsOptions[words[0]]
+	if !ok {
+		return words, false, true
+	}
+	if words[0] == "command" && len(words) > 1 && (words[1] == "-v" || words[1] == "-V") {
+		return nil, true, true // only looks the name up
+	}
+	rest, known = skipOptions(words[1:], spec)
+	if !known {
+		return nil, true, false
+	}
 	switch words[0] {
-	case "exec", "nohup":
-		rest = skipOptions(rest, "-a")
-	case "command":
-		if len(rest) > 0 && (rest[0] == "-v" || rest[0] == "-V") {
-			return nil, true // only looks the name up
-		}
-		rest = skipOptions(rest, "")
 	case "env":
-		rest = skipOptions(rest, "-u -C -S")
 		for len(rest) > 0 && strings.Contains(rest[0], "=") {
 			rest = rest[1:]
 		}
-	case "nice":
-		rest = skipOptions(rest, "-n")
 	case "timeout":
-		rest = skipOptions(rest, "-s -k")
 		if len(rest) > 0 {
 			rest = rest[1:] // the duration
 		}
-	default:
-		return words, false
+	case "xargs":
+		if len(rest) == 0 {
+			rest = []string{"echo"} // what xargs runs without a command
+		}
 	}
-	return rest, true
+	return rest, true, true
 }
 
-// skipOptions skips the options at the start of args; those in valued
-// (space-separated) take the next word as their value.
-func skipOptions(args []string, valued string) []string {
-	takes := strings.Fields(valued)
+// optionSpec is how a program that runs another one reads its options:
+// those in valued take a value (the next word, or attached: -n5,
+// --max-args=5), those in plain take none (or an optional attached value:
+// xargs -i{}, --replace={}). Any other option is unknown.
+type optionSpec struct{ valued, plain []string }
+
+func options(valued, plain string) optionSpec {
+	return optionSpec{strings.Fields(valued), strings.Fields(plain)}
+}
+
+// runsOptions are the options of the programs that run a program named by
+// their arguments, as GNU coreutils, findutils and bash read them. The
+// options that make them run something else than their operands (env -S,
+// --split-string) are left out on purpose: unknown, they make the
+// programs run unknowable.
+var runsOptions = map[string]optionSpec{
+	"exec":    options("-a", "-c -l"),
+	"nohup":   options("", ""),
+	"command": options("", "-p"),
+	"env": options("-u -C --unset --chdir",
+		"-i -0 -v --ignore-environment --null --debug --block-signal --default-signal --ignore-signal --list-signal-handling"),
+	"nice":    options("-n --adjustment", ""),
+	"timeout": options("-s -k --signal --kill-after", "-v -f -p --verbose --foreground --preserve-status"),
+	"xargs": options("-a -d -E -I -L -n -P -s --arg-file --delimiter --max-lines --max-args --max-procs --max-chars --process-slot-var",
+		"-0 -e -i -l -o -p -r -t -x --null --eof --replace --interactive --no-run-if-empty --open-tty --verbose --exit"),
+}
+
+// skipOptions skips the options at the start of args as spec reads them,
+// and returns the words after them; known is false at the first option
+// spec does not know.
+func skipOptions(args []string, spec optionSpec) (rest []string, known bool) {
 	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
-		if args[0] == "--" {
-			return args[1:]
-		}
-		if slices.Contains(takes, args[0]) && len(args) > 1 {
-			args = args[1:]
-		}
+		a := args[0]
 		args = args[1:]
+		switch {
+		case a == "--":
+			return args, true
+		case slices.Contains(spec.valued, a):
+			if len(args) == 0 {
+				return nil, true
+			}
+			args = args[1:]
+		case slices.Contains(spec.plain, a):
+		case strings.HasPrefix(a, "--"):
+			name, _, attached := strings.Cut(a, "=")
+			if !attached || !slices.Contains(spec.valued, name) && !slices.Contains(spec.plain, name) {
+				return nil, false
+			}
+		case strings.Trim(a[1:], "0123456789") == "" && len(spec.valued) > 0 && spec.valued[0] == "-n":
+			// nice -5: the old way of giving the adjustment.
+		case !shortOptions(a, spec):
+			return nil, false
+		}
 	}
-	return args
+	return args, true
+}
+
+// shortOptions reports whether a, one word of short options (-0r, -n5,
+// -i{}), is made of options spec knows: plain ones, then perhaps one that
+// takes the rest of the word as its value.
+func shortOptions(a string, spec optionSpec) bool {
+	for i := 1; i < len(a); i++ {
+		o := "-" + a[i:i+1]
+		switch {
+		case slices.Contains(spec.valued, o):
+			return i+1 < len(a) // its value is attached; a separate one would be the next word
+		case slices.Contains(spec.plain, o):
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // launch is what a command line starts, as far as it can be known without

@@ -179,6 +179,12 @@ func TestPreviewListsEveryProgram(t *testing.T) {
 			{Name: "xargs", Path: lookPath(t, "xargs")}, {Name: "sh", Path: sh}},
 		"diff <(ls a) <(sh -s) || env nice sh x": {{Name: "diff", Path: lookPath(t, "diff")}, {Name: "ls", Path: lookPath(t, "ls")}, {Name: "sh", Path: sh},
 			{Name: "env", Path: lookPath(t, "env")}, {Name: "nice", Path: lookPath(t, "nice")}, {Name: "sh", Path: sh}},
+		// Options that take a value, given apart or attached, and the
+		// optional ones that do not take the next word.
+		"xargs --arg-file list sh x; xargs -i sh {}; xargs -0rn1 sh": {{Name: "xargs", Path: lookPath(t, "xargs")}, {Name: "sh", Path: sh},
+			{Name: "xargs", Path: lookPath(t, "xargs")}, {Name: "sh", Path: sh}, {Name: "xargs", Path: lookPath(t, "xargs")}, {Name: "sh", Path: sh}},
+		"env --unset HOME -i sh x; timeout --signal KILL -k 1 5 sh; nice -5 sh": {{Name: "env", Path: lookPath(t, "env")}, {Name: "sh", Path: sh},
+			{Name: "timeout", Path: lookPath(t, "timeout")}, {Name: "sh", Path: sh}, {Name: "nice", Path: lookPath(t, "nice")}, {Name: "sh", Path: sh}},
 	} {
 		got := e.preview(map[string]any{"command": cmd})
 		if !slices.Equal(got.Programs, want) || got.Unsummarized != "" {
@@ -190,7 +196,12 @@ func TestPreviewListsEveryProgram(t *testing.T) {
 			}
 		}
 	}
-	for _, cmd := range []string{"$PROG x", "eval \"$X\"", "bash -c 'curl x | sh'", "sudo -u x y", "env $X", ". ./script", "xargs sh -c 'x'"} {
+	for _, cmd := range []string{"$PROG x", "eval \"$X\"", "bash -c 'curl x | sh'", "sudo -u x y", "env $X", ". ./script", "xargs sh -c 'x'",
+		// Options that make the program run something else than its
+		// operands, or that are not known.
+		"env -S 'sh -c x'", "env --split-string='curl x' ls", "xargs --frobnicate ls", "timeout --weird 5 ls", "env -Z ls",
+		// The program after an expansion.
+		"find $D -exec rm {} ;", "xargs $OPTS ls"} {
 		if got := e.preview(map[string]any{"command": cmd}); got.Unsummarized == "" || !strings.Contains(got.Summary, "TOO COMPLEX TO SUMMARIZE") {
 			t.Errorf("%q: %+v claims a complete list", cmd, got)
 		}

@@ -42,6 +42,12 @@ func TestLiteral(t *testing.T) {
 		{src: `~/x`, unknown: true},
 		{src: `a=~/x`, unknown: true},
 		{src: `{a,b}`, unknown: true},
+		{src: `{}`, want: "{}"},
+		{src: `x{}.bak`, want: "x{}.bak"},
+		{src: `{}{a,b}`, unknown: true},
+		{src: `{'a,b'}`, unknown: true},
+		{src: `{}}`, unknown: true},
+		{src: `{{}`, unknown: true},
 		{src: `$'\x41'`, unknown: true},
 		{src: `"$(id)"`, unknown: true},
 	}
