@@ -9,6 +9,8 @@ import (
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolbelt/toolbelt/internal/wrapper"
 )
 
 // redactCommand is RedactText for a shell command, which must stay the
@@ -238,20 +240,21 @@ func (sh *shaper) command(words []*syntax.Word, depth int) {
 			}
 			return
 		}
-		w, ok := wrappers[prog]
+		w, ok := wrapper.Lookup(prog)
 		if !ok {
 			return
 		}
-		words = operands(args, w.valued)
-		if w.assigns {
-			for len(words) > 0 && strings.Contains(value(words[0]), "=") {
-				words = words[1:]
-			}
+		vals := make([]string, len(args))
+		for i, a := range args {
+			vals[i] = value(a)
 		}
-		for i := 0; i < w.operands && len(words) > 0; i++ {
-			sh.name(words[0])
-			words = words[1:]
+		// An option the wrapper is not known to read is taken as one
+		// without a value: a guess either way.
+		own, start, _ := w.Split(vals)
+		for _, a := range args[own:start] {
+			sh.name(a)
 		}
+		words = args[start:]
 	}
 }
 
@@ -376,37 +379,6 @@ func operands(args []*syntax.Word, valued string) []*syntax.Word {
 		args = args[1:]
 	}
 	return args
-}
-
-// A wrapper is a program that starts the program its operands name: the
-// options that take a separate value, whether NAME=VALUE words come before
-// the program (env), and how many operands do (timeout's duration).
-type wrapper struct {
-	valued   string
-	assigns  bool
-	operands int
-}
-
-// wrappers are the wrappers whose programs shape records.
-var wrappers = map[string]wrapper{
-	"exec": {valued: "-a"}, "command": {}, "builtin": {}, "nohup": {}, "setsid": {}, "busybox": {},
-	"source": {}, ".": {},
-	"env":     {valued: "-u -C -S --unset --chdir --split-string", assigns: true},
-	"nice":    {valued: "-n --adjustment"},
-	"ionice":  {valued: "-c -n -p -P -u --class --classdata"},
-	"timeout": {valued: "-s -k --signal --kill-after", operands: 1},
-	"sudo":    {valued: "-u -g -h -p -C -D -R -T -U -r -t --user --group --host --prompt --close-from --chdir --chroot --command-timeout --other-user --role --type"},
-	"doas":    {valued: "-u -C"},
-	"xargs":   {valued: "-a -d -E -e -I -i -L -l -n -P -s --arg-file --delimiter --max-lines --max-args --max-procs --max-chars --process-slot-var"},
-	"stdbuf":  {valued: "-i -o -e --input --output --error"},
-	"chroot":  {valued: "--userspec --groups", operands: 1},
-	"taskset": {operands: 1},
-	"flock":   {valued: "-w -E --timeout --conflict-exit-code", operands: 1},
-	"time":    {valued: "-f -o --format --output"},
-	"strace":  {valued: "-o -e -p -s -u -E -P -a -b -I -O -S -X"},
-	"nsenter": {valued: "-t -S -G --target --setuid --setgid --wd"},
-	"runuser": {valued: "-u -g -G --user --group --supp-group"},
-	"sshpass": {valued: "-p -f -d -P"},
 }
 
 // findExecs are find's options followed by a program it runs.

@@ -18,9 +18,11 @@ import (
 
 // The attacks of issue 25's class 2: the model writes a directory tool into
 // a folder tools.dirs lists (the workspace's ./tools, as in
-// docs/directory-tools.md), with the write tool, then calls it. Its code
-// must never run on the host unasked, never replace a trusted or built-in
-// tool, and never get the owner's standing.
+// docs/directory-tools.md), then calls it. The write tool refuses (the
+// folder is a protected path), but a command a person approved, or a build,
+// may write there: the tool's code must never run on the host unasked,
+// never replace a trusted or built-in tool, and never get the owner's
+// standing.
 
 // modelTools is a workspace whose tools folder toolbelt.yaml lists, the
 // configuration (outside the workspace), a folder outside it holding
@@ -98,6 +100,8 @@ printf '{"success":true,"result":"ran:%s"}' "$out"
 
 // door is one front door the model calls through, unasked.
 type door struct {
+	// ws is the workspace.
+	ws   string
 	call func(t *testing.T, name string, args map[string]any) (string, bool)
 	// offers reports whether the tool is listed (a server's watcher
 	// registers tools a moment after their files are written).
@@ -107,12 +111,21 @@ type door struct {
 	log func() string
 }
 
-// write writes a file of the workspace as the model does: with the write
-// tool.
+// write writes a file of a tool folder in the workspace as the model can:
+// the write tool refuses it (a folder tools.dirs lists is a protected path,
+// the first line of defence), so it is written as a shell command a person
+// approved could write it — the code is still the model's.
 func (d door) write(t *testing.T, path, content string) {
 	t.Helper()
-	if out, isErr := d.call(t, "write", map[string]any{"path": path, "content": content}); isErr {
-		t.Fatalf("write %s: %s", path, out)
+	if out, isErr := d.call(t, "write", map[string]any{"path": path, "content": content}); !isErr || !strings.Contains(out, "protected path") {
+		t.Fatalf("the write tool wrote %s into a folder tools.dirs lists: %s", path, out)
+	}
+	full := filepath.Join(d.ws, filepath.FromSlash(path))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(full, []byte(content), 0o755); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -131,6 +144,7 @@ func (d door) waitFor(t *testing.T, name string) {
 func cliDoor(m modelTools) door {
 	var last cliResult
 	return door{
+		ws: m.ws,
 		call: func(t *testing.T, name string, args map[string]any) (string, bool) {
 			t.Helper()
 			raw, err := json.Marshal(args)
@@ -174,6 +188,7 @@ func mcpDoor(t *testing.T, m modelTools, http bool, client *sdk.Client) door {
 	}
 	t.Cleanup(func() { cs.Close() })
 	return door{
+		ws: m.ws,
 		call: func(t *testing.T, name string, args map[string]any) (string, bool) {
 			t.Helper()
 			res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})

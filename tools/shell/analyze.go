@@ -96,7 +96,7 @@ func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
 				return true
 			}
 			l.command(words, 0)
-			if _, runs := runsOptions[words[0]]; len(words) < len(n.Args) && (runs || words[0] == "find") {
+			if len(words) < len(n.Args) && (slices.Contains(runs, words[0]) || words[0] == "find") {
 				// env $X, exec "$@", find $D -exec …: the program run may be
 				// in the expansion or after it.
 				l.note("a program is named by an expansion whose value is known only when it runs")

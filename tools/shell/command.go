@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/toolbelt/toolbelt/internal/wrapper"
 )
 
 // parseCommand parses a command line as bash reads it.
@@ -181,112 +183,33 @@ func unwrap(words []string) []string {
 }
 
 // unwrapOnce returns the command the first word runs when it is a program
-// that only runs another one, and wrapped false when it is not. known is
-// false when an option of it is not one it is known to read (env -S, which
-// splits a string into a command, is one): then which command it runs
-// cannot be told.
+// that only runs another one (see runs), and wrapped false when it is not.
+// known is false when an option of it is not one it is known to read (env
+// -S, which splits a string into a command, is one): then which command it
+// runs cannot be told.
 func unwrapOnce(words []string) (rest []string, wrapped, known bool) {
-	spec, ok := runsOptions[words[0]]
-	if !ok {
+	if !slices.Contains(runs, words[0]) {
 		return words, false, true
 	}
 	if words[0] == "command" && len(words) > 1 && (words[1] == "-v" || words[1] == "-V") {
 		return nil, true, true // only looks the name up
 	}
-	rest, known = skipOptions(words[1:], spec)
+	spec, _ := wrapper.Lookup(words[0])
+	_, start, known := spec.Split(words[1:])
 	if !known {
 		return nil, true, false
 	}
-	switch words[0] {
-	case "env":
-		for len(rest) > 0 && strings.Contains(rest[0], "=") {
-			rest = rest[1:]
-		}
-	case "timeout":
-		if len(rest) > 0 {
-			rest = rest[1:] // the duration
-		}
-	case "xargs":
-		if len(rest) == 0 {
-			rest = []string{"echo"} // what xargs runs without a command
-		}
+	rest = words[1+start:]
+	if words[0] == "xargs" && len(rest) == 0 {
+		rest = []string{"echo"} // what xargs runs without a command
 	}
 	return rest, true, true
 }
 
-// optionSpec is how a program that runs another one reads its options:
-// those in valued take a value (the next word, or attached: -n5,
-// --max-args=5), those in plain take none (or an optional attached value:
-// xargs -i{}, --replace={}). Any other option is unknown.
-type optionSpec struct{ valued, plain []string }
-
-func options(valued, plain string) optionSpec {
-	return optionSpec{strings.Fields(valued), strings.Fields(plain)}
-}
-
-// runsOptions are the options of the programs that run a program named by
-// their arguments, as GNU coreutils, findutils and bash read them. The
-// options that make them run something else than their operands (env -S,
-// --split-string) are left out on purpose: unknown, they make the
-// programs run unknowable.
-var runsOptions = map[string]optionSpec{
-	"exec":    options("-a", "-c -l"),
-	"nohup":   options("", ""),
-	"command": options("", "-p"),
-	"env": options("-u -C --unset --chdir",
-		"-i -0 -v --ignore-environment --null --debug --block-signal --default-signal --ignore-signal --list-signal-handling"),
-	"nice":    options("-n --adjustment", ""),
-	"timeout": options("-s -k --signal --kill-after", "-v -f -p --verbose --foreground --preserve-status"),
-	"xargs": options("-a -d -E -I -L -n -P -s --arg-file --delimiter --max-lines --max-args --max-procs --max-chars --process-slot-var",
-		"-0 -e -i -l -o -p -r -t -x --null --eof --replace --interactive --no-run-if-empty --open-tty --verbose --exit"),
-}
-
-// skipOptions skips the options at the start of args as spec reads them,
-// and returns the words after them; known is false at the first option
-// spec does not know.
-func skipOptions(args []string, spec optionSpec) (rest []string, known bool) {
-	for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-" {
-		a := args[0]
-		args = args[1:]
-		switch {
-		case a == "--":
-			return args, true
-		case slices.Contains(spec.valued, a):
-			if len(args) == 0 {
-				return nil, true
-			}
-			args = args[1:]
-		case slices.Contains(spec.plain, a):
-		case strings.HasPrefix(a, "--"):
-			name, _, attached := strings.Cut(a, "=")
-			if !attached || !slices.Contains(spec.valued, name) && !slices.Contains(spec.plain, name) {
-				return nil, false
-			}
-		case strings.Trim(a[1:], "0123456789") == "" && len(spec.valued) > 0 && spec.valued[0] == "-n":
-			// nice -5: the old way of giving the adjustment.
-		case !shortOptions(a, spec):
-			return nil, false
-		}
-	}
-	return args, true
-}
-
-// shortOptions reports whether a, one word of short options (-0r, -n5,
-// -i{}), is made of options spec knows: plain ones, then perhaps one that
-// takes the rest of the word as its value.
-func shortOptions(a string, spec optionSpec) bool {
-	for i := 1; i < len(a); i++ {
-		o := "-" + a[i:i+1]
-		switch {
-		case slices.Contains(spec.valued, o):
-			return i+1 < len(a) // its value is attached; a separate one would be the next word
-		case slices.Contains(spec.plain, o):
-		default:
-			return false
-		}
-	}
-	return true
-}
+// runs are the programs unwrap sees through: they run the command their
+// operands name as it is, as the same user, in the same place. (Others —
+// sudo, chroot, nsenter — are launchers: see programLister.command.)
+var runs = strings.Fields("exec command env nohup nice timeout xargs")
 
 // launch is what a command line starts, as far as it can be known without
 // running it.

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
 // Bounds of the workspace hash: a bigger workspace is not hashed, and
@@ -157,6 +159,12 @@ func (l *treeList) add(p string, d fs.DirEntry, err error) error {
 		return fmt.Errorf("%s cannot be read to fingerprint the workspace: %v", rel, err)
 	}
 	switch {
+	case sandbox.IsPlaceholder(e.info.Mode()):
+		// The sandbox's placeholder for a protected name comes and goes
+		// with the sandboxes running in the workspace; an empty directory
+		// holds no code, and what one may hold is listed (the walk goes on
+		// into it).
+		return nil
 	case e.info.Mode().IsRegular():
 		if l.bytes += e.info.Size(); l.bytes > l.maxBytes {
 			return fmt.Errorf("the workspace's files hold more than %d MiB, too much to fingerprint", l.maxBytes>>20)

@@ -35,6 +35,10 @@ import (
 // can write.
 const placeholderMode = 0o555 | os.ModeSticky | os.ModeDir
 
+// IsPlaceholder reports whether an entry of mode m is a placeholder (or
+// looks like one): what it holds matters, its own entry does not.
+func IsPlaceholder(m fs.FileMode) bool { return m == placeholderMode }
+
 // lockWait bounds the wait for another process's removal of placeholders
 // (which takes the workspace's lock exclusively for a moment).
 const lockWait = 10 * time.Second
