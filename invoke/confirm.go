@@ -286,6 +286,9 @@ func (r *Runner) needsConfirmation(req *Request) string {
 	case req.Tool.Meta.RequiresConfirmation:
 		return "the tool always asks"
 	case req.Risk == tool.RiskHigh:
+		if req.Effects != nil && req.Effects.RiskReason != "" {
+			return "high-risk call: " + req.Effects.RiskReason
+		}
 		return "high-risk call"
 	case req.Risk == tool.RiskMedium && r.cfg.ConfirmMedium:
 		return "medium-risk call"

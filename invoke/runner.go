@@ -591,7 +591,7 @@ func DescribeEffects(name string, e tool.Effects) string {
 		row("always", "not offered: "+e.NoAlways)
 	}
 	if e.Risk != tool.RiskUnset {
-		row("risk", e.Risk.String())
+		row("risk", strings.TrimSuffix(e.Risk.String()+" ("+e.RiskReason+")", " ()"))
 	}
 	row("files", strings.Join(e.Files, ", "))
 	if e.Diff != "" {

@@ -103,8 +103,11 @@ type Effects struct {
 	Programs     []Program `json:"programs,omitempty"`
 	Unsummarized string    `json:"unsummarized,omitempty"`
 	// Risk, when set, is the risk of this call, which may be lower or higher
-	// than the tool's (a read-only shell command is low risk).
-	Risk Risk `json:"risk,omitzero"`
+	// than the tool's (a read-only shell command is low risk); RiskReason
+	// says why it is not low, in words a model can act on ("curl is not a
+	// program that may run without approval").
+	Risk       Risk   `json:"risk,omitzero"`
+	RiskReason string `json:"riskReason,omitempty"`
 }
 
 // ProgramList renders the programs a command would start for people, one

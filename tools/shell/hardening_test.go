@@ -157,6 +157,10 @@ func TestUnaskedRefusals(t *testing.T) {
 		if !msg.IsError || !strings.Contains(text(msg), "no one is available to approve it") {
 			t.Errorf("%q ran without approval: %s", c, text(msg))
 		}
+		// The model is told why it needs approval, so it can do otherwise.
+		if !strings.Contains(text(msg), "(high-risk call: ") {
+			t.Errorf("%q: the refusal does not say why: %s", c, text(msg))
+		}
 	}
 }
 

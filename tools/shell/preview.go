@@ -33,7 +33,7 @@ func (m *Manager) preview(ctx context.Context, root string, cfg settings, sandbo
 	hostPath := filepath.SplitList(pathOf(commandEnv(os.Environ(), cfg.envAllow, callEnv(in))))
 	a := analyzeCommand(in.Command, root, p.workdir, hostPath, cfg.conceal)
 	e.Programs, e.Unsummarized = a.programs, a.unsummarized
-	if m.lowRiskProblem(ctx, root, p.workdir, cfg, sandboxed, in, a) == "" {
+	if e.RiskReason = m.lowRiskProblem(ctx, root, p.workdir, cfg, sandboxed, in, a); e.RiskReason == "" {
 		// It will run with the system PATH: name the programs it finds.
 		e.Risk = tool.RiskLow
 		if f, err := parseCommand(in.Command); err == nil {
