@@ -662,6 +662,35 @@ func TestTruncationAtMultibyteBoundaryKeepsEverything(t *testing.T) {
 	}
 }
 
+// TestTruncationKeepsWhatTheToolKept: a tool that keeps a longer text for
+// result_read than it returns (web_fetch past its maxChars), cut again by
+// the pipeline's smaller cap, keeps that text: the pipeline's notice reads
+// on in it, and does not replace it with the shorter result.
+func TestTruncationKeepsWhatTheToolKept(t *testing.T) {
+	t.Parallel()
+	page := strings.Repeat("0123456789", 10000) // 100,000 characters, kept
+	outputs := invoke.NewMemoryOutputs(1 << 20)
+	r := newRunner(t, []tool.Tool{fn("fetch", func(ctx context.Context, call tool.Call, tc *tool.Context, _ tool.UpdateFunc) (tool.Result, error) {
+		if err := tc.Outputs.Put(ctx, call.ID, page); err != nil {
+			return tool.Result{}, err
+		}
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: page[:60000]}, {Type: tool.TextContent, Text: "[... 40000 more characters truncated. Read on with result_read.]"}}}, nil
+	})}, invoke.WithOutputs(outputs))
+	got := text(run(t, r, "fetch", `{"path":"a"}`))
+	head, notice, ok := strings.Cut(got, "\n[... ")
+	if !ok || !strings.HasPrefix(page, head) {
+		t.Fatalf("not cut as a head of the page: %.200s", got)
+	}
+	want := fmt.Sprintf(`%d more characters truncated. The full output is kept: call result_read with {"callId":"call_1","limit":%d,"offset":%d} to read them.]`, 100000-len(head), 40000-200, len(head))
+	if !strings.HasPrefix(notice, want+"\n") || !strings.HasSuffix(got, "Read on with result_read.]") {
+		t.Errorf("notice %.300q\nwant   %q, then the tool's own notice", notice, want)
+	}
+	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), tool.ScopeOf(r.Context())), "call_1")
+	if err != nil || !ok || kept.Text != page {
+		t.Errorf("the tool's page was replaced: %d characters kept, want %d", len(kept.Text), len(page))
+	}
+}
+
 func TestTruncationKeepsTheEndOfAnError(t *testing.T) {
 	t.Parallel()
 	output := strings.Repeat("compiling module...\n", 5000) + "Traceback (most recent call last):\n  File \"main.py\", line 3\nValueError: bad input"

@@ -138,30 +138,36 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		return blocks
 	}
 	id := req.Call.ID
-	keep := ctx
-	if origin != nil {
-		keep = tool.WithOrigin(ctx, *origin)
-	}
-	kept := r.outputs.Put(keep, id, full)
-	if kept != nil {
-		req.logger().Warn("keeping the full output failed", "call", id, "err", kept)
-	}
 	// A page of the rest fits in one result, with room for its footer.
 	page := max(r.cfg.MaxResultChars-200, r.cfg.MaxResultChars/2)
+	// The cut text, notice and wrappers included, fits the cap: shaping it
+	// again changes nothing. The notice is measured with the largest
+	// numbers it can hold.
+	total := len(full)
+	budget := max(r.cfg.MaxResultChars-overhead-utf8.RuneCountInString(content.ReadOnNotice(total, id, total, total))-2, r.cfg.MaxResultChars/2)
+	c := content.Truncate(full, budget, keepTail)
+	if limit > 0 {
+		c = r.fitTokens(full, c, limit, keepTail)
+	}
+	omitted, kept := c.Omitted, error(nil)
+	if more, ok := r.keptAlready(ctx, id, c); ok {
+		// The tool kept a longer text of which this is the head (web_fetch
+		// past its maxChars): the notice reads on in it, and it stays.
+		omitted = more
+	} else {
+		keep := ctx
+		if origin != nil {
+			keep = tool.WithOrigin(ctx, *origin)
+		}
+		if kept = r.outputs.Put(keep, id, full); kept != nil {
+			req.logger().Warn("keeping the full output failed", "call", id, "err", kept)
+		}
+	}
 	notice := func(omitted, offset int) string {
 		if kept == nil {
 			return content.ReadOnNotice(omitted, id, offset, min(omitted, page))
 		}
 		return content.Omission(omitted)
-	}
-	// The cut text, notice and wrappers included, fits the cap: shaping it
-	// again changes nothing. The notice is measured with the largest
-	// numbers it can hold.
-	total := len(full)
-	budget := max(r.cfg.MaxResultChars-overhead-utf8.RuneCountInString(notice(total, total))-2, r.cfg.MaxResultChars/2)
-	c := content.Truncate(full, budget, keepTail)
-	if limit > 0 {
-		c = r.fitTokens(full, c, limit, keepTail)
 	}
 	block := tool.Content{Type: tool.TextContent}
 	headText, tailText := c.Head, c.Tail
@@ -172,7 +178,7 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		}
 		block.Origin = &tool.Origin{External: true, Source: origin.Source, Wrapped: true}
 	}
-	block.Text = headText + "\n" + notice(c.Omitted, c.HeadEnd)
+	block.Text = headText + "\n" + notice(omitted, c.HeadEnd)
 	if tailText != "" {
 		block.Text += "\n" + tailText
 	}
@@ -188,6 +194,20 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		}
 	}
 	return out
+}
+
+// keptAlready reports whether the call's tool kept a text of its own for
+// result_read of which the cut c's head is the head — web_fetch keeps a
+// page longer than its maxChars and returns its head, then its notice —
+// and how many characters of that text follow the head. The pipeline then
+// keeps nothing of its own under the call's id: it would replace the
+// longer text.
+func (r *Runner) keptAlready(ctx context.Context, id string, c content.Cut) (more int, ok bool) {
+	prior, found, err := r.outputs.Get(ctx, id)
+	if err != nil || !found || !strings.HasPrefix(prior.Text, c.Head) {
+		return 0, false
+	}
+	return utf8.RuneCountInString(prior.Text) - c.HeadEnd, true
 }
 
 // tokenLimit is the result cap in tokens, or 0 when there is none.
