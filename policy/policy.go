@@ -7,6 +7,7 @@
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path"
@@ -302,11 +303,19 @@ func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decis
 		add(name, Deny, "deny "+ref)
 		return
 	}
+	unmet := "" // an ask rule that names the tool, whose conditions do not hold
 	for _, a := range r.Ask {
 		if ref, ok := p.first(m, a.Tools); ok {
 			if cond, ok := p.conditionsMatch(a.When, req); ok {
 				add(name, Ask, "ask "+ref+cond)
 				return
+			}
+			switch {
+			case unmet != "":
+			case req.Args == nil:
+				unmet = "ask " + ref + " when " + conditionsText(a.When) + ": depends on the call's arguments"
+			default:
+				unmet = "ask " + ref + " only when " + conditionsText(a.When) + ", which does not hold"
 			}
 		}
 	}
@@ -328,7 +337,7 @@ func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decis
 		add(name, Allow, "in profile "+r.Profile)
 		return
 	}
-	add(name, None, "no rule names it")
+	add(name, None, cmp.Or(unmet, "no rule names it"))
 }
 
 // profile decides the profile layer: in the profile, or in alsoAllow.
@@ -397,6 +406,20 @@ func (p *Policy) conditionsMatch(when map[string][]string, req Request) (string,
 		parts = append(parts, fmt.Sprintf("%s matches %q", key, pattern))
 	}
 	return " when " + strings.Join(parts, " and "), true
+}
+
+// conditionsText renders an ask rule's conditions for people:
+// `path matches "*.go" and command matches "make *" or "npm *"`.
+func conditionsText(when map[string][]string) string {
+	var parts []string
+	for _, key := range slices.Sorted(maps.Keys(when)) {
+		quoted := make([]string, len(when[key]))
+		for i, pat := range when[key] {
+			quoted[i] = strconv.Quote(pat)
+		}
+		parts = append(parts, key+" matches "+strings.Join(quoted, " or "))
+	}
+	return strings.Join(parts, " and ")
 }
 
 // filesMatch decides a condition on files: it holds when a path the call

@@ -122,6 +122,16 @@ func TestAskConditions(t *testing.T) {
 			t.Errorf("%s %v: %v %q, want %v %q", tc.tool, tc.args, got.Decision, got.Reason, tc.want, tc.rule)
 		}
 	}
+	// A layer whose ask rule names the tool, with conditions that do not
+	// hold, says so rather than that no rule names it.
+	got := p.Decide(Request{Meta: meta("exec"), Args: map[string]any{"command": "ls -la"}, FilesListed: true})
+	if want := `ask exec only when command matches "rm -rf *" or "git push*", which does not hold`; len(got.Verdicts) == 0 || got.Verdicts[len(got.Verdicts)-1].Rule != want {
+		t.Errorf("verdicts %+v, want the global layer's rule %q", got.Verdicts, want)
+	}
+	got = p.Decide(Request{Meta: meta("exec")})
+	if want := `ask exec when command matches "rm -rf *" or "git push*": depends on the call's arguments`; len(got.Verdicts) == 0 || got.Verdicts[len(got.Verdicts)-1].Rule != want {
+		t.Errorf("verdicts without arguments %+v, want %q", got.Verdicts, want)
+	}
 	// Offering ignores argument conditions: exec is still offered.
 	if !p.Offers(Request{Meta: meta("exec")}) {
 		t.Error("exec not offered")
