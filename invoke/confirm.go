@@ -30,7 +30,7 @@ func (f ConfirmFunc) Confirm(ctx context.Context, c Confirmation) (Answer, error
 // AutoApprove allows every call once, answering as "auto"; the CLI's --yes
 // uses it, so the audit log shows that nobody was asked.
 var AutoApprove Confirmer = ConfirmFunc(func(context.Context, Confirmation) (Answer, error) {
-	return Answer{Allow: true, By: "auto (--yes)"}, nil
+	return Answer{Allow: true, Blanket: true, By: "auto (--yes)"}, nil
 })
 
 // Confirmation is what a person is shown to decide about a call.
@@ -65,6 +65,11 @@ type Answer struct {
 	// same fingerprint run without asking: in this session, and for good
 	// when the runner has an [ApprovalStore].
 	Allow, Always bool
+	// Blanket says the answer allows calls without anyone seeing them
+	// (--yes, a fallback that allows): it is not bound to what the call's
+	// preview said, so the call does not check, as it starts, that its
+	// effects still hold (see [tool.ApprovedEffects]).
+	Blanket bool
 	// Reason, for a denial, is passed on to the model.
 	Reason string
 	// By says who or what answered ("terminal", "--yes", a user name).
@@ -213,7 +218,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		case cctx.Err() != nil:
 			req.Confirmation.Answer = "timeout"
 			if r.cfg.ConfirmOnTimeout == "allow" {
-				return next(approvedFor(ctx, req), req)
+				return next(tool.WithApproval(ctx, tool.ApprovalGiven), req) // nobody saw it
 			}
 			req.Outcome = OutcomeDenied
 			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
@@ -248,6 +253,9 @@ func (r *Runner) confirmStep(next Handler) Handler {
 					req.logger().Warn("remembering an approval", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
 				}
 			}
+		}
+		if a.Blanket {
+			return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)
 		}
 		return next(approvedFor(ctx, req), req)
 	}

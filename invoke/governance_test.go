@@ -496,6 +496,34 @@ func TestAlwaysCoversWhatThePreviewSays(t *testing.T) {
 	}
 }
 
+// TestBlanketApprovalIsNotBound: an answer that allows calls nobody saw
+// (--yes) does not bind the call to its preview's effects, so a workspace
+// changed by another call of the same turn does not stop it; a person's
+// answer does.
+func TestBlanketApprovalIsNotBound(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		confirmer invoke.Confirmer
+		bound     bool
+	}{
+		{invoke.AutoApprove, false},
+		{&asker{answer: invoke.Answer{Allow: true, By: "alice"}}, true},
+	} {
+		s := &shellLike{program: "/usr/bin/make", files: "h1", covers: "this command, while the workspace's files stay as they are now"}
+		reg := registry.New()
+		if err := reg.Register(s.tool()); err != nil {
+			t.Fatal(err)
+		}
+		r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithConfirmer(tt.confirmer))
+		if msg := call(r, `{"command":"make"}`); msg.IsError {
+			t.Fatal(text(msg))
+		}
+		if e := s.approved.Load(); (e != nil) != tt.bound {
+			t.Errorf("%T: the call's context carries the effects %+v, want bound %v", tt.confirmer, e, tt.bound)
+		}
+	}
+}
+
 // TestAllowAlwaysPersists: with an approval store, "allow always" holds for
 // the next runner too (the next process), for the exact action only.
 func TestAllowAlwaysPersists(t *testing.T) {

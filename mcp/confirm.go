@@ -106,7 +106,7 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 	r, _ := ctx.Value(roundKey{}).(*round)
 	if r == nil || !canElicit(r.req) {
 		if s.opts.ConfirmFallback == "allow" {
-			return invoke.Answer{Allow: true, By: "mcp fallback (allow)"}, nil
+			return invoke.Answer{Allow: true, Blanket: true, By: "mcp fallback (allow)"}, nil
 		}
 		return invoke.Answer{By: "mcp fallback (deny)"}, &invoke.NoOneToAsk{Why: "the MCP client cannot ask its user: it does not support elicitation"}
 	}
