@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -167,26 +166,18 @@ func cliDoor(m modelTools) door {
 // `toolbelt serve --workspace` over HTTP; client may answer approvals.
 func mcpDoor(t *testing.T, m modelTools, http bool, client *sdk.Client) door {
 	t.Helper()
-	if client == nil {
-		client = sdk.NewClient(&sdk.Implementation{Name: "model", Version: "1"}, nil)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
 	stderr := &lockedBuffer{}
 	var transport sdk.Transport
 	if http {
-		url, _, _ := startServe(t, m.env, "--workspace", m.ws)
-		transport = &sdk.StreamableClientTransport{Endpoint: url}
+		transport = overHTTP(t, m.env, "--workspace", m.ws)
 	} else {
-		cmd := exec.Command(os.Args[0], "mcp", "--workspace", m.ws)
-		cmd.Env, cmd.Dir, cmd.Stderr = m.env, m.cwd, stderr
-		transport = &sdk.CommandTransport{Command: cmd}
+		tr := overStdio(m.env, "mcp", "--workspace", m.ws)
+		tr.Command.Dir, tr.Command.Stderr = m.cwd, stderr
+		transport = tr
 	}
-	cs, err := client.Connect(ctx, transport, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close() })
+	cs := connectMCP(t, client, transport)
 	return door{
 		ws: m.ws,
 		call: func(t *testing.T, name string, args map[string]any) (string, bool) {
@@ -197,19 +188,8 @@ func mcpDoor(t *testing.T, m modelTools, http bool, client *sdk.Client) door {
 			}
 			return textOf(res), res.IsError
 		},
-		offers: func(t *testing.T, name string) bool {
-			list, err := cs.ListTools(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tt := range list.Tools {
-				if tt.Name == name {
-					return true
-				}
-			}
-			return false
-		},
-		log: stderr.String,
+		offers: func(t *testing.T, name string) bool { return listsTool(ctx, t, cs, name) },
+		log:    stderr.String,
 	}
 }
 

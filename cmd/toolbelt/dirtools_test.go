@@ -474,18 +474,7 @@ func TestMCPHotReloadsDirectoryTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	has := func(name string) bool {
-		list, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tt := range list.Tools {
-			if tt.Name == name {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(name string) bool { return listsTool(ctx, t, cs, name) }
 	if has("fresh") {
 		t.Fatal("fresh is listed before it exists")
 	}

@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 	"github.com/toolbelt/toolbelt/policy"
 )
@@ -104,33 +100,7 @@ func configuredDoors(t *testing.T, config string, setup func(t *testing.T, ws st
 		ws := attackWorkspace(t, setup)
 		f(t, ws, cliAttacker{ws: ws, config: cfg})
 	})
-	t.Run("mcp", func(t *testing.T) {
-		t.Parallel()
-		ws := attackWorkspace(t, setup)
-		cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
-		cmd.Env = append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "attacker", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		f(t, ws, mcpAttacker{cs})
-	})
-	t.Run("mcp-http", func(t *testing.T) {
-		t.Parallel()
-		ws := attackWorkspace(t, setup)
-		url, _, _ := startServe(t, append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg), "--workspace", ws)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "attacker", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		f(t, ws, mcpAttacker{cs})
-	})
+	mcpDoors(t, []string{"TOOLBELT_CONFIG=" + cfg}, setup, f)
 }
 
 // TestAttackFileRuleCoversEveryFileTool: through the CLI and MCP, every

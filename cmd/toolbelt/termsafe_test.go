@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -105,14 +104,7 @@ func TestTerminalSafeOutput(t *testing.T) {
 
 	// An MCP caller calls a tool by a hostile name and has a schedule
 	// added with a hostile name and message.
-	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "--workspace", ws)
-	cmd.Env = env
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "caller", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := connectMCP(t, nil, overStdio(env, "--config", cfg, "mcp", "--workspace", ws))
 	caller := mcpAttacker{cs}
 	if out, isErr := caller.call(t, "evil"+hostile, map[string]any{}); !isErr {
 		t.Fatalf("a tool of a hostile name ran: %s", out)

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -64,20 +63,9 @@ func (a compactAttacker) call(t *testing.T, name string, args map[string]any) (s
 // compact mode) and toolbelt serve, each in a workspace and data directory
 // of its own, with env added to the environment of the toolbelt processes.
 func untrustedDoors(t *testing.T, env []string, f func(t *testing.T, a attacker)) {
-	connect := func(t *testing.T, tr sdk.Transport) mcpAttacker {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "untrusted", Version: "1"}, nil).Connect(ctx, tr, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return mcpAttacker{cs}
-	}
 	stdio := func(t *testing.T, args ...string) mcpAttacker {
-		cmd := exec.Command(os.Args[0], append([]string{"mcp", "--workspace", t.TempDir()}, args...)...)
-		cmd.Env = append(cliEnvironment(t), env...)
-		return connect(t, &sdk.CommandTransport{Command: cmd})
+		tr := overStdio(append(cliEnvironment(t), env...), append([]string{"mcp", "--workspace", t.TempDir()}, args...)...)
+		return mcpAttacker{connectMCP(t, nil, tr)}
 	}
 	t.Run("cli", func(t *testing.T) {
 		t.Parallel()
@@ -93,8 +81,7 @@ func untrustedDoors(t *testing.T, env []string, f func(t *testing.T, a attacker)
 	})
 	t.Run("mcp-http", func(t *testing.T) {
 		t.Parallel()
-		url, _, _ := startServe(t, append(cliEnvironment(t), env...), "--workspace", t.TempDir())
-		f(t, connect(t, &sdk.StreamableClientTransport{Endpoint: url}))
+		f(t, mcpAttacker{connectMCP(t, nil, overHTTP(t, append(cliEnvironment(t), env...), "--workspace", t.TempDir()))})
 	})
 }
 
@@ -307,12 +294,7 @@ func TestWebhookJobOutcomeStaysWrapped(t *testing.T) {
 	hook := strings.TrimSuffix(url, "/mcp") + "/webhooks/render"
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "untrusted", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	a := mcpAttacker{cs}
+	a := mcpAttacker{connectMCP(t, nil, &sdk.StreamableClientTransport{Endpoint: url})}
 	// start calls render and returns the job's task id, once the render
 	// farm has taken the work (the job is processing).
 	start := func() string {
