@@ -10,7 +10,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -153,20 +152,11 @@ func approveAlwaysAtTerminal(t *testing.T, env []string, ws, args string) string
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "call", "exec", "--workspace", ws, "--args", args)
 	cmd.Env = env
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
+	code, screen := atTerminal(t, cmd, [2]string{"[n] no: ", "a"})
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, screen)
 	}
-	defer tty.Close()
-	s := newScreen(tty)
-	s.waitFor(t, "[n] no: ")
-	if _, err := tty.Write([]byte("a\n")); err != nil {
-		t.Fatal(err)
-	}
-	if code := wait(t, cmd); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, s.text())
-	}
-	return s.all(t)
+	return screen
 }
 
 func mustJSON(t *testing.T, v any) string {

@@ -12,7 +12,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
@@ -139,22 +138,7 @@ func TestApprovalPromptShowsEscapes(t *testing.T) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer tty.Close()
-	s := newScreen(tty)
-	s.waitFor(t, "[n] no: \x1b[0m")
-	if _, err := tty.Write([]byte("n\n")); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, "(optional): ")
-	if _, err := tty.Write([]byte("\n")); err != nil {
-		t.Fatal(err)
-	}
-	wait(t, cmd)
-	screen := s.all(t)
+	_, screen := atTerminal(t, cmd, [2]string{"[n] no: \x1b[0m", "n"}, [2]string{"(optional): ", ""})
 	if !ownColors.MatchString(screen) {
 		t.Errorf("the prompt lost its colours:\n%q", screen)
 	}
