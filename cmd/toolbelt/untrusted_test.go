@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -268,17 +267,7 @@ func sendWebhook(t *testing.T, url, secret, id, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return post(t, url, body, "webhook-id", id, "webhook-timestamp", strconv.FormatInt(now.Unix(), 10), "webhook-signature", sig)
 }
 
 // TestWebhookJobOutcomeStaysWrapped: through toolbelt serve, a webhook
@@ -409,24 +398,6 @@ func TestServeProtocolHygiene(t *testing.T) {
 	port := url[strings.LastIndex(url, ":")+1 : strings.LastIndex(url, "/")]
 	other := "1"
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	post := func(host, origin, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if host != "" {
-			req.Host = host
-		}
-		if origin != "" {
-			req.Header.Set("Origin", origin)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	for _, tc := range []struct {
 		name, host, origin string
 		status             int
@@ -437,13 +408,13 @@ func TestServeProtocolHygiene(t *testing.T) {
 		{"another port of its address", "", "http://127.0.0.1:" + other, http.StatusForbidden},
 		{"a Host of another port", "localhost:" + other, "", http.StatusForbidden},
 	} {
-		if code, body := post(tc.host, tc.origin, initialize); code != tc.status {
+		if code, body := postMCP(t, url, initialize, "Host", tc.host, "Origin", tc.origin); code != tc.status {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.status)
 		}
 	}
 	// A batch: refused over HTTP as over stdio.
 	batch := "[" + initialize + "]"
-	code, body := post("", "", batch)
+	code, body := postMCP(t, url, batch)
 	stdio := runCLI(t, batch+"\n", "mcp", "--workspace", t.TempDir()).expect(t, 0)
 	type rpcError struct {
 		ID    any
