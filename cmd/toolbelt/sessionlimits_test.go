@@ -18,13 +18,8 @@ import (
 // ws, and their models served by the replay server s; extra is added to it.
 func limitsConfig(t *testing.T, s *llmtest.Server, extra string) (cfg, ws string) {
 	t.Helper()
-	dir := t.TempDir()
-	ws = filepath.Join(dir, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg = filepath.Join(dir, "toolbelt.yaml")
-	yaml := fmt.Sprintf(`model: replay/top-model
+	return configBeside(t, func(ws string) string {
+		return fmt.Sprintf(`model: replay/top-model
 workspace: %[1]s
 providers:
   replay:
@@ -42,10 +37,7 @@ agents:
     workspace: %[1]s
     subagents: {allow: [checker]}
 %[3]s`, ws, s.URL, extra)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, ws
+	})
 }
 
 // absent fails the test when the workspace holds a file the sub-agent's
