@@ -189,6 +189,18 @@ func outside(t *testing.T) (secret, pwned string) {
 	return secret, filepath.Join(dir, "pwned")
 }
 
+// gitIn runs git with args in dir, without the user's or the system's
+// configuration, and fails the test when it fails.
+func gitIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
 // mustBeRefusedOrHarmless checks a result: either the call was blocked for
 // want of approval, or it ran without showing the secret.
 func harmless(t *testing.T, what, out string) {
@@ -225,7 +237,7 @@ func TestAttackControl(t *testing.T) {
 // then runs git status, log and diff unasked. No program it named runs.
 func TestAttackGitConfiguration(t *testing.T) {
 	t.Parallel()
-	git, err := exec.LookPath("git")
+	_, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
@@ -233,14 +245,7 @@ func TestAttackGitConfiguration(t *testing.T) {
 	evil := "[core]\n\tfsmonitor = touch " + pwned + "\n\tpager = touch " + pwned + "\n\thooksPath = hooks\n" +
 		"[alias]\n\tst = !touch " + pwned + "\n[include]\n\tpath = " + secret + "\n" +
 		"[diff \"x\"]\n\ttextconv = touch " + pwned + "\n[core]\n\tbare = false\n"
-	setup := func(t *testing.T, ws string) {
-		cmd := exec.Command(git, "init", "-q", "repo")
-		cmd.Dir = ws
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git init: %v\n%s", err, out)
-		}
-	}
+	setup := func(t *testing.T, ws string) { gitIn(t, ws, "init", "-q", "repo") }
 	frontDoors(t, setup, func(t *testing.T, ws string, a attacker) {
 		for path, content := range map[string]string{
 			".git/commondir":             "../../evil",
@@ -322,7 +327,7 @@ var gitMetadata = map[string]bool{
 // names programs (however it got there) is not used by unasked git.
 func TestAttackGitConfigurationPlanted(t *testing.T) {
 	t.Parallel()
-	git, err := exec.LookPath("git")
+	_, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
@@ -340,12 +345,7 @@ func TestAttackGitConfigurationPlanted(t *testing.T) {
 	} {
 		setup := func(t *testing.T, ws string) {
 			for _, args := range [][]string{{"init", "-q"}, {"init", "-q", "--bare", "bare"}, {"config", kv[0], kv[1]}, {"-C", "bare", "config", kv[0], kv[1]}} {
-				cmd := exec.Command(git, args...)
-				cmd.Dir = ws
-				cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("git %v: %v\n%s", args, err, out)
-				}
+				gitIn(t, ws, args...)
 			}
 		}
 		t.Run(kv[0], func(t *testing.T) {
@@ -481,16 +481,9 @@ func TestAttackHardLinks(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(ws, "memory", "plain.md"), []byte("TOP of the list\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		git := func(args ...string) {
-			cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
-			cmd.Dir, cmd.Env = ws, append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-		}
-		git("init", "-q")
-		git("add", "a.txt")
-		git("commit", "-qm", "a")
+		gitIn(t, ws, "init", "-q")
+		gitIn(t, ws, "add", "a.txt")
+		gitIn(t, ws, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "a")
 		if err := os.Remove(filepath.Join(ws, "a.txt")); err != nil {
 			t.Fatal(err)
 		}
