@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,15 +156,6 @@ func approveAlwaysAtTerminal(t *testing.T, env []string, ws, args string) string
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	return screen
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
 
 // mcpAsker answers approval questions over MCP: "allow always" first, then

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -40,11 +39,7 @@ type cliAttacker struct {
 
 func (a cliAttacker) call(t *testing.T, name string, args map[string]any) (string, bool) {
 	t.Helper()
-	raw, err := json.Marshal(args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	argv := []string{"call", name, "--workspace", a.ws, "--args", string(raw)}
+	argv := []string{"call", name, "--workspace", a.ws, "--args", mustJSON(t, args)}
 	if a.config != "" {
 		argv = append([]string{"--config", a.config}, argv...)
 	}

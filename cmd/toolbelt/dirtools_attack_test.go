@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -146,11 +145,7 @@ func cliDoor(m modelTools) door {
 		ws: m.ws,
 		call: func(t *testing.T, name string, args map[string]any) (string, bool) {
 			t.Helper()
-			raw, err := json.Marshal(args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			last = runCLIWith(t, m.env, m.cwd, "", "call", name, "--workspace", m.ws, "--args", string(raw))
+			last = runCLIWith(t, m.env, m.cwd, "", "call", name, "--workspace", m.ws, "--args", mustJSON(t, args))
 			return last.stdout + last.stderr, last.code != 0
 		},
 		offers: func(t *testing.T, name string) bool {

@@ -138,11 +138,7 @@ func TestAttackFileRuleInTheAgentLoop(t *testing.T) {
 		if c.name == "edit in Claude Code's shape" {
 			name = "Edit"
 		}
-		b, err := json.Marshal(c.args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls = append(calls, llmtest.Call{ID: fmt.Sprintf("toolu_%02d", i), Name: name, Args: string(b)})
+		calls = append(calls, llmtest.Call{ID: fmt.Sprintf("toolu_%02d", i), Name: name, Args: mustJSON(t, c.args)})
 	}
 	s := llmtest.New(t,
 		llmtest.Response{Body: llmtest.Anthropic("", "Changing the Go files.", calls...)},
@@ -207,13 +203,10 @@ func TestPolicyExplainFileRule(t *testing.T) {
 	before := workspaceFiles(t, ws)
 	cfg := writeConfig(t, goRuleConfig)
 	explain := func(tool string, args map[string]any) (policy.Result, string) {
-		b, err := json.Marshal(args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", string(b)).expect(t, 0).stdout
+		raw := mustJSON(t, args)
+		text := runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", raw).expect(t, 0).stdout
 		var res policy.Result
-		if err := json.Unmarshal([]byte(runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", string(b), "--json").expect(t, 0).stdout), &res); err != nil {
+		if err := json.Unmarshal([]byte(runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", raw, "--json").expect(t, 0).stdout), &res); err != nil {
 			t.Fatal(err)
 		}
 		return res, text
