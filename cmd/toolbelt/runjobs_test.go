@@ -92,10 +92,7 @@ func TestJobsCommand(t *testing.T) {
 	dir, ws := t.TempDir(), t.TempDir()
 	config := asyncToolDir(t, dir)
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", config}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, config)
 	var msg struct {
 		Details struct{ Status, TaskID string }
 	}

@@ -131,10 +131,7 @@ func TestAttackSubagentScheduleKeepsLimits(t *testing.T) {
 	)
 	cfg, ws := limitsConfig(t, s, "")
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, cfg)
 	r := cli(0, "run", "--agent", "lead", "--session", "agent:lead:main", "delegate a reminder")
 	if r.stdout != "Done.\n" {
 		t.Fatalf("stdout %q\nstderr %s", r.stdout, r.stderr)
@@ -250,10 +247,7 @@ func TestAttackSubagentReachesOtherSessions(t *testing.T) {
 	)
 	cfg, ws := limitsConfig(t, s, "")
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, cfg)
 	cli(0, "run", "--agent", "checker", "--session", "agent:checker:main", "hello there")
 	cli(0, "run", "--agent", "lead", "--session", "agent:lead:main", "delegate")
 	if got := resultOf(t, s, "r1"); !strings.Contains(got, "rights that whoever asked for this lacks (it runs without the sub-agent policy)") {
@@ -293,10 +287,7 @@ func TestResumedSubagentKeepsLimits(t *testing.T) {
 	)
 	cfg, ws := limitsConfig(t, s, "tools:\n  dirs:\n    - path: "+filepath.Join(dir, "tools")+"\n      trusted: true\n")
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, cfg)
 	cli(0, "run", "--agent", "lead", "--session", "agent:lead:main", "delegate")
 	var child string
 	for key := range sessionsOf(t, env, cfg) {

@@ -95,9 +95,10 @@ func TestTerminalSafeOutput(t *testing.T) {
 	// The MCP caller is the owner, as a model's own client is: it may add
 	// schedules.
 	cfg := writeConfig(t, fmt.Sprintf("mcp:\n  owner: true\nmcpServers:\n  hostile:\n    command: %q\n    env: {%s: \"1\"}\n", os.Args[0], hostileServerEnv))
+	run := configuredCLI(t, env, cfg)
 	cli := func(code int, args ...string) string {
 		t.Helper()
-		r := runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
+		r := run(code, args...)
 		return r.stdout + r.stderr
 	}
 
