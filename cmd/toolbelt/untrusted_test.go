@@ -233,11 +233,7 @@ func errorText(t *testing.T, text string) string {
 func webhookToolDir(t *testing.T) string {
 	t.Helper()
 	tools := t.TempDir()
-	tdir := filepath.Join(tools, "render")
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{
+	writeToolFolder(t, filepath.Join(tools, "render"), 0o755, map[string]string{
 		"metadata.json": `{"name": "render", "description": "Renders a clip; the render farm reports back by webhook.", "async": true, "asyncType": "webhook", "webhookPath": "/webhooks/render", "estimatedTime": 5}`,
 		"schema.json":   `{"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}`,
 		// The webhook request is {"operation":"webhook","payload":P}: P
@@ -250,11 +246,7 @@ case "$req" in
 *) echo '{"success": false, "error": "unexpected"}' ;;
 esac
 `,
-	} {
-		if err := os.WriteFile(filepath.Join(tdir, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	return tools
 }
 
