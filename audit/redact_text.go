@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"iter"
 	"regexp"
 	"strings"
 	"sync"
@@ -183,23 +184,36 @@ func (r rule) edits(s, lower string, ascii bool) []edit {
 		return r.find(s)
 	}
 	var out []edit
-	for start := 0; start < len(s); {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
-		}
+	for start, line := range lines(s) {
 		lowerLine := ""
 		if ascii {
-			lowerLine = lower[start:end]
+			lowerLine = lower[start : start+len(line)]
 		}
-		if r.mayMatch(s[start:end], lowerLine, ascii) {
-			out = r.lineEdits(out, s[start:end], start)
+		if r.mayMatch(line, lowerLine, ascii) {
+			out = r.lineEdits(out, line, start)
 		}
-		start = end + 1
 	}
 	return out
+}
+
+// lines yields each line of s, without its "\n", and the offset in s it
+// starts at. An empty s has no line, and a final "\n" ends the last line
+// rather than starting another.
+func lines(s string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		for start := 0; start < len(s); {
+			end := strings.IndexByte(s[start:], '\n')
+			if end < 0 {
+				end = len(s)
+			} else {
+				end += start
+			}
+			if !yield(start, s[start:end]) {
+				return
+			}
+			start = end + 1
+		}
+	}
 }
 
 // lineEdits appends the replacements r makes in line, which starts at
@@ -310,14 +324,7 @@ var (
 func keyBlockEdits(s string) []edit {
 	var out []edit
 	in := false
-	for start := 0; start < len(s); {
-		end := strings.IndexByte(s[start:], '\n')
-		if end < 0 {
-			end = len(s)
-		} else {
-			end += start
-		}
-		line := s[start:end]
+	for start, line := range lines(s) {
 		if in {
 			body := line
 			if loc := keyEnd.FindStringIndex(line); loc != nil {
@@ -342,7 +349,6 @@ func keyBlockEdits(s string) []edit {
 			out = appendWords(out, words, start+loc[1])
 			in = !closed && n == len(rest)
 		}
-		start = end + 1
 	}
 	return out
 }

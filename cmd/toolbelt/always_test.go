@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -154,29 +151,11 @@ func approveAlwaysAtTerminal(t *testing.T, env []string, ws, args string) string
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "call", "exec", "--workspace", ws, "--args", args)
 	cmd.Env = env
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
+	code, screen := atTerminal(t, cmd, [2]string{"[n] no: ", "a"})
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, screen)
 	}
-	defer tty.Close()
-	s := newScreen(tty)
-	s.waitFor(t, "[n] no: ")
-	if _, err := tty.Write([]byte("a\n")); err != nil {
-		t.Fatal(err)
-	}
-	if code := wait(t, cmd); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, s.text())
-	}
-	return s.all(t)
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
+	return screen
 }
 
 // mcpAsker answers approval questions over MCP: "allow always" first, then
@@ -218,9 +197,7 @@ func TestAttackAlwaysOverMCP(t *testing.T) {
 			t.Parallel()
 			ws := r.workspace(t)
 			a := &mcpAsker{}
-			cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
-			cmd.Env = alwaysEnvironment(t)
-			alwaysOverMCP(t, r, ws, a, &sdk.CommandTransport{Command: cmd})
+			alwaysOverMCP(t, r, ws, a, overStdio(alwaysEnvironment(t), "mcp", "--workspace", ws))
 		})
 	}
 	for _, r := range []codeRoute{codeRoutes[0], codeRoutes[5]} {
@@ -228,23 +205,15 @@ func TestAttackAlwaysOverMCP(t *testing.T) {
 			t.Parallel()
 			ws := r.workspace(t)
 			a := &mcpAsker{}
-			url, _, _ := startServe(t, alwaysEnvironment(t), "--workspace", ws)
-			alwaysOverMCP(t, r, ws, a, &sdk.StreamableClientTransport{Endpoint: url})
+			alwaysOverMCP(t, r, ws, a, overHTTP(t, alwaysEnvironment(t), "--workspace", ws))
 		})
 	}
 }
 
 func alwaysOverMCP(t *testing.T, r codeRoute, ws string, a *mcpAsker, transport sdk.Transport) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "approver", Version: "1"}, &sdk.ClientOptions{ElicitationHandler: a.handle})
-	cs, err := client.Connect(ctx, transport, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	m := mcpAttacker{cs}
+	m := mcpAttacker{connectMCP(t, client, transport)}
 	for i := range 2 {
 		if out, isErr := m.call(t, "exec", map[string]any{"command": r.command}); isErr || !strings.Contains(out, "ran-1") {
 			t.Fatalf("run %d: %s", i, out)

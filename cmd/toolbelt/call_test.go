@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-
-	"github.com/creack/pty"
 )
 
 func TestCallArgumentsNotJSON(t *testing.T) {
@@ -85,18 +83,8 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	args := []string{"call", "test_danger", "--args", `{"target":"build"}`}
 	cmd := exec.Command(os.Args[0], append(args, "--workspace", ws)...)
 	cmd.Env = env
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer tty.Close()
-	s := newScreen(tty)
-	s.waitFor(t, "[a] always (this exact action, in this workspace), [n] no: ")
-	if _, err := tty.Write([]byte("a\n")); err != nil {
-		t.Fatal(err)
-	}
-	if code := wait(t, cmd); code != 0 || !strings.Contains(s.all(t), "deleted build") {
-		t.Fatalf("exit %d:\n%s", code, s.text())
+	if code, screen := atTerminal(t, cmd, [2]string{"[a] always (this exact action, in this workspace), [n] no: ", "a"}); code != 0 || !strings.Contains(screen, "deleted build") {
+		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	detached := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }
 	r := detached(append(args, "--workspace", ws)...).expect(t, 0)

@@ -52,12 +52,7 @@ func TestTerminalSaysWhatAlwaysCovers(t *testing.T) {
 				}
 				done <- a
 			}()
-			for _, step := range tc.steps {
-				s.waitFor(t, step[0])
-				if _, err := ptmx.Write([]byte(step[1] + "\n")); err != nil {
-					t.Fatal(err)
-				}
-			}
+			s.answer(t, ptmx, tc.steps...)
 			if got := <-done; got != tc.want {
 				t.Errorf("answer %+v, want %+v", got, tc.want)
 			}

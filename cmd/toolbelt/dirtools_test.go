@@ -18,6 +18,20 @@ import (
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
+// writeToolFolder makes the folder of a directory tool, dir, holding files
+// (name to content) written with perm.
+func writeToolFolder(t *testing.T, dir string, perm os.FileMode, files map[string]string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), perm); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // dirToolsEnv is a CLI environment whose toolbelt.yaml loads the example
 // tools and a folder of misbehaving tools, plus extra YAML; it returns the
 // environment, the workspace and the folder where handlers leave their
@@ -474,18 +488,7 @@ func TestMCPHotReloadsDirectoryTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
-	has := func(name string) bool {
-		list, err := cs.ListTools(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tt := range list.Tools {
-			if tt.Name == name {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(name string) bool { return listsTool(ctx, t, cs, name) }
 	if has("fresh") {
 		t.Fatal("fresh is listed before it exists")
 	}

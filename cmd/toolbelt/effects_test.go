@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 	"github.com/toolbelt/toolbelt/policy"
 )
@@ -104,33 +100,7 @@ func configuredDoors(t *testing.T, config string, setup func(t *testing.T, ws st
 		ws := attackWorkspace(t, setup)
 		f(t, ws, cliAttacker{ws: ws, config: cfg})
 	})
-	t.Run("mcp", func(t *testing.T) {
-		t.Parallel()
-		ws := attackWorkspace(t, setup)
-		cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
-		cmd.Env = append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "attacker", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		f(t, ws, mcpAttacker{cs})
-	})
-	t.Run("mcp-http", func(t *testing.T) {
-		t.Parallel()
-		ws := attackWorkspace(t, setup)
-		url, _, _ := startServe(t, append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg), "--workspace", ws)
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "attacker", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cs.Close()
-		f(t, ws, mcpAttacker{cs})
-	})
+	mcpDoors(t, []string{"TOOLBELT_CONFIG=" + cfg}, setup, f)
 }
 
 // TestAttackFileRuleCoversEveryFileTool: through the CLI and MCP, every
@@ -168,11 +138,7 @@ func TestAttackFileRuleInTheAgentLoop(t *testing.T) {
 		if c.name == "edit in Claude Code's shape" {
 			name = "Edit"
 		}
-		b, err := json.Marshal(c.args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		calls = append(calls, llmtest.Call{ID: fmt.Sprintf("toolu_%02d", i), Name: name, Args: string(b)})
+		calls = append(calls, llmtest.Call{ID: fmt.Sprintf("toolu_%02d", i), Name: name, Args: mustJSON(t, c.args)})
 	}
 	s := llmtest.New(t,
 		llmtest.Response{Body: llmtest.Anthropic("", "Changing the Go files.", calls...)},
@@ -237,13 +203,10 @@ func TestPolicyExplainFileRule(t *testing.T) {
 	before := workspaceFiles(t, ws)
 	cfg := writeConfig(t, goRuleConfig)
 	explain := func(tool string, args map[string]any) (policy.Result, string) {
-		b, err := json.Marshal(args)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text := runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", string(b)).expect(t, 0).stdout
+		raw := mustJSON(t, args)
+		text := runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", raw).expect(t, 0).stdout
 		var res policy.Result
-		if err := json.Unmarshal([]byte(runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", string(b), "--json").expect(t, 0).stdout), &res); err != nil {
+		if err := json.Unmarshal([]byte(runCLI(t, "", "--config", cfg, "policy", "explain", tool, "--workspace", ws, "--args", raw, "--json").expect(t, 0).stdout), &res); err != nil {
 			t.Fatal(err)
 		}
 		return res, text

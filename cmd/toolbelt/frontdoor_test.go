@@ -170,6 +170,40 @@ func startServe(t *testing.T, env []string, args ...string) (string, *exec.Cmd, 
 	return url, cmd, stderr
 }
 
+// post sends body to url with the headers kv (name, value, name, value…;
+// an empty value is left out, and "Host" sets the request's host), and
+// returns the answer's status and body.
+func post(t *testing.T, url, body string, kv ...string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch name, value := kv[i], kv[i+1]; {
+		case value == "":
+		case name == "Host":
+			req.Host = value
+		default:
+			req.Header.Set(name, value)
+		}
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// postMCP posts a JSON-RPC message to url as an MCP client does over
+// streamable HTTP, with the headers kv added (as post takes them).
+func postMCP(t *testing.T, url, body string, kv ...string) (int, string) {
+	t.Helper()
+	return post(t, url, body, append([]string{"Content-Type", "application/json", "Accept", "application/json, text/event-stream"}, kv...)...)
+}
+
 type withToken struct{ token string }
 
 func (b withToken) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -202,20 +236,7 @@ func TestServeLimitsAndPrincipals(t *testing.T) {
 	if err != nil || textOf(res) != "Hello, Alice." {
 		t.Fatalf("%v %q", err, textOf(res))
 	}
-	post := func(body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Authorization", "Bearer alice-secret")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
-	if code, body := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"second","version":"1"}}}`); code != http.StatusServiceUnavailable || !strings.Contains(body, "mcp.maxSessions") {
+	if code, body := postMCP(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"second","version":"1"}}}`, "Authorization", "Bearer alice-secret"); code != http.StatusServiceUnavailable || !strings.Contains(body, "mcp.maxSessions") {
 		t.Errorf("a second session over the cap of 1: %d %s", code, body)
 	}
 	// A body that stalls is cut off.

@@ -136,20 +136,7 @@ func TestInteractiveConfirmation(t *testing.T) {
 			t.Parallel()
 			cmd := exec.Command(os.Args[0], "call", "test_danger", "--args", `{"target":"build"}`)
 			cmd.Env = cliEnvironment(t)
-			tty, err := pty.Start(cmd)
-			if err != nil {
-				t.Skipf("no pseudo-terminal here: %v", err)
-			}
-			defer tty.Close()
-			s := newScreen(tty)
-			for _, a := range tc.answers {
-				s.waitFor(t, a[0])
-				if _, err := tty.Write([]byte(a[1] + "\n")); err != nil {
-					t.Fatal(err)
-				}
-			}
-			code := wait(t, cmd)
-			screen := s.all(t)
+			code, screen := atTerminal(t, cmd, tc.answers...)
 			if code != tc.code || !strings.Contains(screen, tc.want) {
 				t.Errorf("exit %d, screen:\n%s", code, screen)
 			}
@@ -160,6 +147,22 @@ func TestInteractiveConfirmation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// atTerminal runs cmd at a pseudo-terminal (skipping the test where there
+// is none) and answers its prompts by steps (see screen.answer); it returns
+// cmd's exit code and all it wrote.
+func atTerminal(t *testing.T, cmd *exec.Cmd, steps ...[2]string) (int, string) {
+	t.Helper()
+	tty, err := pty.Start(cmd)
+	if err != nil {
+		t.Skipf("no pseudo-terminal here: %v", err)
+	}
+	defer tty.Close()
+	s := newScreen(tty)
+	s.answer(t, tty, steps...)
+	code := wait(t, cmd)
+	return code, s.all(t)
 }
 
 // screen collects what a program writes to its terminal.
@@ -208,6 +211,18 @@ func (s *screen) text() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return strings.ReplaceAll(s.buf.String(), "\r\n", "\n")
+}
+
+// answer waits, for each step, until the screen shows the prompt step[0],
+// then types the line step[1] into tty.
+func (s *screen) answer(t *testing.T, tty io.Writer, steps ...[2]string) {
+	t.Helper()
+	for _, step := range steps {
+		s.waitFor(t, step[0])
+		if _, err := tty.Write([]byte(step[1] + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // waitFor returns once the screen shows want, after everything shown before.

@@ -136,6 +136,26 @@ func runCLIWith(t *testing.T, env []string, dir, stdin string, args ...string) c
 	return cliResult{out.String(), errOut.String(), code}
 }
 
+// configuredCLI returns a function that runs the CLI with the environment
+// env and the configuration file cfg, and fails the test unless it exits
+// with code.
+func configuredCLI(t *testing.T, env []string, cfg string) func(code int, args ...string) cliResult {
+	return func(code int, args ...string) cliResult {
+		t.Helper()
+		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
+	}
+}
+
+// mustJSON returns v as JSON text, failing the test when it cannot.
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // backdate sets a file's times an hour back, as a file left by an earlier
 // run has them.
 func backdate(t *testing.T, path string) {

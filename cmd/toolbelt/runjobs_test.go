@@ -28,11 +28,7 @@ func asyncToolDir(t *testing.T, dir string) (config string) {
 // poll (one line of JSON without a single quote).
 func asyncToolDirAnswering(t *testing.T, dir, poll string) (config string) {
 	t.Helper()
-	tdir := filepath.Join(dir, "tools", "render")
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	files := map[string]string{
+	writeToolFolder(t, filepath.Join(dir, "tools", "render"), 0o755, map[string]string{
 		"metadata.json": `{"name": "render", "description": "Renders a clip in the background.", "async": true, "asyncType": "polling", "pollingInterval": 0.1, "estimatedTime": 5}`,
 		"schema.json":   `{"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}`,
 		"handler.sh": `#!/bin/sh
@@ -43,12 +39,7 @@ case "$req" in
 *) echo '{"success": false, "error": "unexpected"}' ;;
 esac
 `,
-	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(tdir, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	config = filepath.Join(dir, "toolbelt.yaml")
 	if err := os.WriteFile(config, []byte("tools:\n  dirs:\n    - path: "+filepath.Join(dir, "tools")+"\n      trusted: true\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -92,10 +83,7 @@ func TestJobsCommand(t *testing.T) {
 	dir, ws := t.TempDir(), t.TempDir()
 	config := asyncToolDir(t, dir)
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", config}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, config)
 	var msg struct {
 		Details struct{ Status, TaskID string }
 	}

@@ -5,15 +5,12 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
@@ -204,13 +201,7 @@ func TestSandboxBattery(t *testing.T) {
 		t.Run(name+"/mcp", func(t *testing.T) {
 			t.Parallel()
 			s := newSandboxSite(t, withConfig)
-			cmd := exec.Command(os.Args[0], "--config", s.config, "mcp", "--workspace", s.ws)
-			cmd.Env = cliEnvironment(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-			defer cancel()
-			cs, err := sdk.NewClient(&sdk.Implementation{Name: "battery", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-			sandboxMust(t, err)
-			defer cs.Close()
+			cs := connectMCP(t, nil, overStdio(cliEnvironment(t), "--config", s.config, "mcp", "--workspace", s.ws))
 			out, _ := mcpAttacker{cs}.call(t, "exec", map[string]any{"command": s.attack(), "sandbox": true})
 			s.check(t, out)
 		})

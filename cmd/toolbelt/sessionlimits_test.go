@@ -18,13 +18,8 @@ import (
 // ws, and their models served by the replay server s; extra is added to it.
 func limitsConfig(t *testing.T, s *llmtest.Server, extra string) (cfg, ws string) {
 	t.Helper()
-	dir := t.TempDir()
-	ws = filepath.Join(dir, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg = filepath.Join(dir, "toolbelt.yaml")
-	yaml := fmt.Sprintf(`model: replay/top-model
+	return configBeside(t, func(ws string) string {
+		return fmt.Sprintf(`model: replay/top-model
 workspace: %[1]s
 providers:
   replay:
@@ -42,10 +37,7 @@ agents:
     workspace: %[1]s
     subagents: {allow: [checker]}
 %[3]s`, ws, s.URL, extra)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return cfg, ws
+	})
 }
 
 // absent fails the test when the workspace holds a file the sub-agent's
@@ -139,10 +131,7 @@ func TestAttackSubagentScheduleKeepsLimits(t *testing.T) {
 	)
 	cfg, ws := limitsConfig(t, s, "")
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, cfg)
 	r := cli(0, "run", "--agent", "lead", "--session", "agent:lead:main", "delegate a reminder")
 	if r.stdout != "Done.\n" {
 		t.Fatalf("stdout %q\nstderr %s", r.stdout, r.stderr)
@@ -258,10 +247,7 @@ func TestAttackSubagentReachesOtherSessions(t *testing.T) {
 	)
 	cfg, ws := limitsConfig(t, s, "")
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, cfg)
 	cli(0, "run", "--agent", "checker", "--session", "agent:checker:main", "hello there")
 	cli(0, "run", "--agent", "lead", "--session", "agent:lead:main", "delegate")
 	if got := resultOf(t, s, "r1"); !strings.Contains(got, "rights that whoever asked for this lacks (it runs without the sub-agent policy)") {
@@ -301,10 +287,7 @@ func TestResumedSubagentKeepsLimits(t *testing.T) {
 	)
 	cfg, ws := limitsConfig(t, s, "tools:\n  dirs:\n    - path: "+filepath.Join(dir, "tools")+"\n      trusted: true\n")
 	env := cliEnvironment(t)
-	cli := func(code int, args ...string) cliResult {
-		t.Helper()
-		return runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
-	}
+	cli := configuredCLI(t, env, cfg)
 	cli(0, "run", "--agent", "lead", "--session", "agent:lead:main", "delegate")
 	var child string
 	for key := range sessionsOf(t, env, cfg) {

@@ -16,13 +16,8 @@ import (
 // level deep, two at once) and checkers that may spawn checkers.
 func subagentsConfig(t *testing.T) (cfg, ws string) {
 	t.Helper()
-	dir := t.TempDir()
-	ws = filepath.Join(dir, "ws")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg = filepath.Join(dir, "toolbelt.yaml")
-	yaml := `model: openai/top-model
+	return configBeside(t, func(string) string {
+		return `model: openai/top-model
 agents:
   lead:
     description: Leads.
@@ -35,7 +30,20 @@ agents:
     system: You are a checker.
     subagents: {allow: [checker]}
 `
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+	})
+}
+
+// configBeside makes an empty workspace ws and, beside it, a toolbelt.yaml
+// cfg whose text is yaml(ws).
+func configBeside(t *testing.T, yaml func(ws string) string) (cfg, ws string) {
+	t.Helper()
+	dir := t.TempDir()
+	ws = filepath.Join(dir, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg = filepath.Join(dir, "toolbelt.yaml")
+	if err := os.WriteFile(cfg, []byte(yaml(ws)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return cfg, ws

@@ -9,11 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
@@ -97,22 +95,16 @@ func TestTerminalSafeOutput(t *testing.T) {
 	// The MCP caller is the owner, as a model's own client is: it may add
 	// schedules.
 	cfg := writeConfig(t, fmt.Sprintf("mcp:\n  owner: true\nmcpServers:\n  hostile:\n    command: %q\n    env: {%s: \"1\"}\n", os.Args[0], hostileServerEnv))
+	run := configuredCLI(t, env, cfg)
 	cli := func(code int, args ...string) string {
 		t.Helper()
-		r := runCLIWith(t, env, "", "", append([]string{"--config", cfg}, args...)...).expect(t, code)
+		r := run(code, args...)
 		return r.stdout + r.stderr
 	}
 
 	// An MCP caller calls a tool by a hostile name and has a schedule
 	// added with a hostile name and message.
-	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "--workspace", ws)
-	cmd.Env = env
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "caller", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := connectMCP(t, nil, overStdio(env, "--config", cfg, "mcp", "--workspace", ws))
 	caller := mcpAttacker{cs}
 	if out, isErr := caller.call(t, "evil"+hostile, map[string]any{}); !isErr {
 		t.Fatalf("a tool of a hostile name ran: %s", out)
@@ -147,22 +139,7 @@ func TestApprovalPromptShowsEscapes(t *testing.T) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	tty, err := pty.Start(cmd)
-	if err != nil {
-		t.Skipf("no pseudo-terminal here: %v", err)
-	}
-	defer tty.Close()
-	s := newScreen(tty)
-	s.waitFor(t, "[n] no: \x1b[0m")
-	if _, err := tty.Write([]byte("n\n")); err != nil {
-		t.Fatal(err)
-	}
-	s.waitFor(t, "(optional): ")
-	if _, err := tty.Write([]byte("\n")); err != nil {
-		t.Fatal(err)
-	}
-	wait(t, cmd)
-	screen := s.all(t)
+	_, screen := atTerminal(t, cmd, [2]string{"[n] no: \x1b[0m", "n"}, [2]string{"(optional): ", ""})
 	if !ownColors.MatchString(screen) {
 		t.Errorf("the prompt lost its colours:\n%q", screen)
 	}

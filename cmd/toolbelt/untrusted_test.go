@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -64,20 +62,9 @@ func (a compactAttacker) call(t *testing.T, name string, args map[string]any) (s
 // compact mode) and toolbelt serve, each in a workspace and data directory
 // of its own, with env added to the environment of the toolbelt processes.
 func untrustedDoors(t *testing.T, env []string, f func(t *testing.T, a attacker)) {
-	connect := func(t *testing.T, tr sdk.Transport) mcpAttacker {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cs, err := sdk.NewClient(&sdk.Implementation{Name: "untrusted", Version: "1"}, nil).Connect(ctx, tr, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return mcpAttacker{cs}
-	}
 	stdio := func(t *testing.T, args ...string) mcpAttacker {
-		cmd := exec.Command(os.Args[0], append([]string{"mcp", "--workspace", t.TempDir()}, args...)...)
-		cmd.Env = append(cliEnvironment(t), env...)
-		return connect(t, &sdk.CommandTransport{Command: cmd})
+		tr := overStdio(append(cliEnvironment(t), env...), append([]string{"mcp", "--workspace", t.TempDir()}, args...)...)
+		return mcpAttacker{connectMCP(t, nil, tr)}
 	}
 	t.Run("cli", func(t *testing.T) {
 		t.Parallel()
@@ -93,8 +80,7 @@ func untrustedDoors(t *testing.T, env []string, f func(t *testing.T, a attacker)
 	})
 	t.Run("mcp-http", func(t *testing.T) {
 		t.Parallel()
-		url, _, _ := startServe(t, append(cliEnvironment(t), env...), "--workspace", t.TempDir())
-		f(t, connect(t, &sdk.StreamableClientTransport{Endpoint: url}))
+		f(t, mcpAttacker{connectMCP(t, nil, overHTTP(t, append(cliEnvironment(t), env...), "--workspace", t.TempDir()))})
 	})
 }
 
@@ -247,11 +233,7 @@ func errorText(t *testing.T, text string) string {
 func webhookToolDir(t *testing.T) string {
 	t.Helper()
 	tools := t.TempDir()
-	tdir := filepath.Join(tools, "render")
-	if err := os.MkdirAll(tdir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range map[string]string{
+	writeToolFolder(t, filepath.Join(tools, "render"), 0o755, map[string]string{
 		"metadata.json": `{"name": "render", "description": "Renders a clip; the render farm reports back by webhook.", "async": true, "asyncType": "webhook", "webhookPath": "/webhooks/render", "estimatedTime": 5}`,
 		"schema.json":   `{"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}`,
 		// The webhook request is {"operation":"webhook","payload":P}: P
@@ -264,11 +246,7 @@ case "$req" in
 *) echo '{"success": false, "error": "unexpected"}' ;;
 esac
 `,
-	} {
-		if err := os.WriteFile(filepath.Join(tdir, name), []byte(body), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	return tools
 }
 
@@ -281,17 +259,7 @@ func sendWebhook(t *testing.T, url, secret, id, body string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	req.Header.Set("webhook-id", id)
-	req.Header.Set("webhook-timestamp", strconv.FormatInt(now.Unix(), 10))
-	req.Header.Set("webhook-signature", sig)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	return post(t, url, body, "webhook-id", id, "webhook-timestamp", strconv.FormatInt(now.Unix(), 10), "webhook-signature", sig)
 }
 
 // TestWebhookJobOutcomeStaysWrapped: through toolbelt serve, a webhook
@@ -307,12 +275,7 @@ func TestWebhookJobOutcomeStaysWrapped(t *testing.T) {
 	hook := strings.TrimSuffix(url, "/mcp") + "/webhooks/render"
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cs, err := sdk.NewClient(&sdk.Implementation{Name: "untrusted", Version: "1"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	a := mcpAttacker{cs}
+	a := mcpAttacker{connectMCP(t, nil, &sdk.StreamableClientTransport{Endpoint: url})}
 	// start calls render and returns the job's task id, once the render
 	// farm has taken the work (the job is processing).
 	start := func() string {
@@ -427,24 +390,6 @@ func TestServeProtocolHygiene(t *testing.T) {
 	port := url[strings.LastIndex(url, ":")+1 : strings.LastIndex(url, "/")]
 	other := "1"
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
-	post := func(host, origin, body string) (int, string) {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if host != "" {
-			req.Host = host
-		}
-		if origin != "" {
-			req.Header.Set("Origin", origin)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
-	}
 	for _, tc := range []struct {
 		name, host, origin string
 		status             int
@@ -455,13 +400,13 @@ func TestServeProtocolHygiene(t *testing.T) {
 		{"another port of its address", "", "http://127.0.0.1:" + other, http.StatusForbidden},
 		{"a Host of another port", "localhost:" + other, "", http.StatusForbidden},
 	} {
-		if code, body := post(tc.host, tc.origin, initialize); code != tc.status {
+		if code, body := postMCP(t, url, initialize, "Host", tc.host, "Origin", tc.origin); code != tc.status {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.status)
 		}
 	}
 	// A batch: refused over HTTP as over stdio.
 	batch := "[" + initialize + "]"
-	code, body := post("", "", batch)
+	code, body := postMCP(t, url, batch)
 	stdio := runCLI(t, batch+"\n", "mcp", "--workspace", t.TempDir()).expect(t, 0)
 	type rpcError struct {
 		ID    any

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -262,18 +261,8 @@ func (a *answers) count() int {
 // alwaysEnv is a workspace and a runner whose person answers a.
 func alwaysEnv(t *testing.T, a *answers) (string, *invoke.Runner, *Manager) {
 	t.Helper()
-	root, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registry.New()
-	m, err := Register(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Close() })
-	tc := &tool.Context{WorkspaceDir: root, FSRoot: root, Config: tool.Config{}}
-	return root, invoke.New(reg, tc, invoke.WithConfirmer(a)), m
+	e := newEnv(t, nil, invoke.WithConfirmer(a))
+	return e.root, e.runner, e.m
 }
 
 func runExec(t *testing.T, r *invoke.Runner, command string) tool.ResultMessage {

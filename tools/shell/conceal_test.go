@@ -36,6 +36,20 @@ func dataDir(t *testing.T, root string) string {
 	return data
 }
 
+// concealing returns a runner whose commands must all run in the sandbox,
+// in root through a file bridge that conceals the directory data.
+func concealing(t *testing.T, root, data string) *env {
+	t.Helper()
+	return newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}}, func(tc *tool.Context) {
+		b, err := fsbridge.OpenLocal(root, fsbridge.Conceal(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Close() })
+		tc.FS = b
+	})
+}
+
 // TestBubblewrapConceals: bubblewrap covers the directories the file
 // bridge conceals (Toolbelt's data directory inside the workspace) with an
 // empty, read-only file system, both for a command contained unasked and
@@ -74,14 +88,7 @@ func TestBubblewrapConceals(t *testing.T) {
 		if !strings.Contains(control, "SECRET") {
 			t.Fatalf("without concealment the sandbox cannot read the secret either, so the test proves nothing:\n%s", control)
 		}
-		e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}}, func(tc *tool.Context) {
-			b, err := fsbridge.OpenLocal(root, fsbridge.Conceal(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = b.Close() })
-			tc.FS = b
-		})
+		e := concealing(t, root, data)
 		out, info := e.exec(map[string]any{"command": concealScript}, false)
 		if info.Mode != modeSandbox {
 			t.Errorf("mode %q, want %q", info.Mode, modeSandbox)
@@ -98,14 +105,7 @@ func TestBubblewrapConceals(t *testing.T) {
 			t.Fatal(err)
 		}
 		data := dataDir(t, filepath.Join(root, ".toolbelt"))
-		e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}}, func(tc *tool.Context) {
-			b, err := fsbridge.OpenLocal(root, fsbridge.Conceal(data))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = b.Close() })
-			tc.FS = b
-		})
+		e := concealing(t, root, data)
 		out, _ := e.exec(map[string]any{"command": "cd .toolbelt && " + concealScript}, false)
 		check(t, data, out)
 	})

@@ -288,24 +288,32 @@ func TestProcessSessionsBelongToTheirSession(t *testing.T) {
 	a.process(map[string]any{"action": "kill", "sessionId": info.SessionID})
 }
 
-// TestUnaskedGit: git runs without approval only in a repository whose
-// configuration names no program, and then cannot pick up any.
-func TestUnaskedGit(t *testing.T) {
-	t.Parallel()
+// gitIn returns a function that runs git with args in dir, without the
+// user's or the system's configuration, and fails the test when it fails.
+// It skips the test where git is not installed.
+func gitIn(t *testing.T, dir string) func(args ...string) {
+	t.Helper()
 	git, err := exec.LookPath("git")
 	if err != nil {
 		t.Skip("git is not installed")
 	}
-	e := unattended(t, noBwrap)
-	run := func(args ...string) {
+	return func(args ...string) {
 		t.Helper()
 		cmd := exec.Command(git, args...)
-		cmd.Dir = e.root
+		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("git %v: %v\n%s", args, err, out)
 		}
 	}
+}
+
+// TestUnaskedGit: git runs without approval only in a repository whose
+// configuration names no program, and then cannot pick up any.
+func TestUnaskedGit(t *testing.T) {
+	t.Parallel()
+	e := unattended(t, noBwrap)
+	run := gitIn(t, e.root)
 	run("init", "-q")
 	writeFile(t, filepath.Join(e.root, "f.txt"), "x\n", 0o644)
 	out, info := e.exec(map[string]any{"command": "git status --short"}, false)
@@ -346,20 +354,8 @@ func TestUnaskedGit(t *testing.T) {
 // commands that print no work-tree file still run.
 func TestUnaskedGitHardLinks(t *testing.T) {
 	t.Parallel()
-	git, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git is not installed")
-	}
 	e := unattended(t, noBwrap)
-	run := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(git, args...)
-		cmd.Dir = e.root
-		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	run := gitIn(t, e.root)
 	run("init", "-q")
 	if err := os.Mkdir(filepath.Join(e.root, "sub"), 0o755); err != nil {
 		t.Fatal(err)

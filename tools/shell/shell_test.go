@@ -31,20 +31,21 @@ type env struct {
 }
 
 // newEnv returns a fresh workspace and a runner for the shell tools,
-// configured with cfg (the "exec" settings). The manager is closed when the
-// test ends.
-func newEnv(t testing.TB, cfg map[string]any) *env {
+// configured with cfg (the "exec" settings), with opts after the runner's
+// own (invoke.WithConfirmer replaces the person who approves everything).
+// The manager is closed when the test ends.
+func newEnv(t testing.TB, cfg map[string]any, opts ...invoke.Option) *env {
 	t.Helper()
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return newEnvAt(t, root, cfg, nil)
+	return newEnvAt(t, root, cfg, nil, opts...)
 }
 
 // newEnvAt is newEnv with a given workspace, and edit applied to the tool
 // context.
-func newEnvAt(t testing.TB, root string, cfg map[string]any, edit func(*tool.Context)) *env {
+func newEnvAt(t testing.TB, root string, cfg map[string]any, edit func(*tool.Context), opts ...invoke.Option) *env {
 	t.Helper()
 	reg := registry.New()
 	m, err := Register(reg)
@@ -60,7 +61,8 @@ func newEnvAt(t testing.TB, root string, cfg map[string]any, edit func(*tool.Con
 		edit(tc)
 	}
 	// The tests are the person who approves high-risk calls.
-	return &env{t: t, root: root, runner: invoke.New(reg, tc, invoke.WithConfirmer(invoke.AutoApprove)), m: m}
+	opts = append([]invoke.Option{invoke.WithConfirmer(invoke.AutoApprove)}, opts...)
+	return &env{t: t, root: root, runner: invoke.New(reg, tc, opts...), m: m}
 }
 
 // call runs a tool through the pipeline with args (marshalled to JSON).
