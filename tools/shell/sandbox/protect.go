@@ -67,6 +67,11 @@ func hold(root string, p Protection) (*holding, error) {
 		return nil, err
 	}
 	h.lock = lock
+	// One holder at a time makes placeholders in this process: another's
+	// half-made one (created, its mode not set yet) would look like a
+	// directory of the workspace, and a placeholder be made inside it.
+	creating.Lock()
+	defer creating.Unlock()
 	for _, name := range h.names {
 		if err := placeholder(root, name); err != nil {
 			h.release()
@@ -75,6 +80,9 @@ func hold(root string, p Protection) (*holding, error) {
 	}
 	return h, nil
 }
+
+// creating serializes the making of placeholders in the process.
+var creating sync.Mutex
 
 // lockShared opens root and takes a shared lock on it, waiting (up to
 // lockWait) while another process holds it exclusively.
@@ -123,7 +131,7 @@ func placeholder(root, name string) error {
 // needs no placeholder: the sandbox, with the same rights or fewer, cannot
 // create it either.
 func makePlaceholder(p string) error {
-	err := os.Mkdir(p, 0o555)
+	err := os.Mkdir(p, placeholderMode.Perm()|os.ModeSticky) // as it will be, unless the umask says otherwise
 	switch {
 	case errors.Is(err, fs.ErrExist), errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EROFS):
 		return nil
@@ -165,11 +173,25 @@ func tidy(root string, names []string) {
 				break
 			}
 			if fi.Mode() == placeholderMode {
-				_ = syscall.Rmdir(cur) // fails if something was put in it: then it stays
+				removePlaceholder(cur)
 				break
 			}
 		}
 	}
+}
+
+// removePlaceholder removes the placeholder p, and the placeholders in it
+// first: another process may have made one in p while p was being made. It
+// stays if anything else was put in it.
+func removePlaceholder(p string) {
+	if entries, err := os.ReadDir(p); err == nil {
+		for _, e := range entries {
+			if fi, err := e.Info(); err == nil && fi.Mode() == placeholderMode {
+				removePlaceholder(filepath.Join(p, e.Name()))
+			}
+		}
+	}
+	_ = syscall.Rmdir(p)
 }
 
 // coverage is what a sandbox must cover in the workspace.

@@ -99,12 +99,16 @@ func TestHold(t *testing.T) {
 func TestHoldTidiesLeftovers(t *testing.T) {
 	t.Parallel()
 	root := t.TempDir()
-	for _, name := range []string{".cursor", ".vscode"} {
+	// .github holds a placeholder another process made in it while it
+	// was being made.
+	for _, name := range []string{".cursor", ".vscode", ".github", ".github/instructions"} {
 		p := filepath.Join(root, name)
 		if err := os.Mkdir(p, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Chmod(p, placeholderMode); err != nil {
+	}
+	for _, name := range []string{".cursor", ".vscode", ".github/instructions", ".github"} {
+		if err := os.Chmod(filepath.Join(root, name), placeholderMode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -117,13 +121,15 @@ func TestHoldTidiesLeftovers(t *testing.T) {
 	if err := os.Chmod(filepath.Join(root, ".vscode"), placeholderMode); err != nil {
 		t.Fatal(err)
 	}
-	h, err := hold(root, protection{".cursor", ".vscode"})
+	h, err := hold(root, protection{".cursor", ".vscode", ".github/instructions"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.release()
-	if _, err := os.Lstat(filepath.Join(root, ".cursor")); err == nil {
-		t.Error("a leftover placeholder was not removed")
+	for _, name := range []string{".cursor", ".github"} {
+		if _, err := os.Lstat(filepath.Join(root, name)); err == nil {
+			t.Errorf("the leftover placeholder %s was not removed", name)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(root, ".vscode", "settings.json")); err != nil {
 		t.Errorf("a placeholder with a file in it was removed: %v", err)
