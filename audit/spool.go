@@ -447,10 +447,12 @@ func (s *Spool) write(batch []pending) (low, err error) {
 	}
 	if err != nil {
 		// The records are written again: what was written of them must
-		// not stay, or the next line would follow a torn one.
+		// not stay, or the next line would follow a torn one. (Cutting
+		// the file frees the space kept ahead too.)
 		if s.f.Truncate(s.size) != nil {
 			s.torn = true
 		}
+		s.reserved = s.size
 		return nil, fmt.Errorf("writing the audit spool %s: %w", s.f.Name(), err)
 	}
 	s.size += int64(s.buf.Len())
