@@ -49,7 +49,9 @@ func (l *Log) Recover(ctx context.Context, dir string) (int, error) {
 			moved += n
 			errs = append(errs, err)
 		case strings.HasSuffix(name, tempSuffix):
-			errs = append(errs, removeAbandoned(filepath.Join(dir, name)))
+			if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > abandonedAfter {
+				errs = append(errs, l.removeAbandoned(filepath.Join(dir, name)))
+			}
 		}
 	}
 	errs = append(errs, l.forgetRemoved(ctx, dir))
@@ -61,7 +63,7 @@ func (l *Log) Recover(ctx context.Context, dir string) (int, error) {
 // (or another recovery does), or it was removed between the open and the
 // lock (its process drained it and let go of it: reading it again would
 // add its records twice).
-func lockAt(path string, flag int) (f *os.File, ok bool, err error) {
+func (l *Log) lockAt(path string, flag int) (f *os.File, ok bool, err error) {
 	f, err = os.OpenFile(path, flag, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
@@ -69,6 +71,7 @@ func lockAt(path string, flag int) (f *os.File, ok bool, err error) {
 	if err != nil {
 		return nil, false, err
 	}
+	l.at("recover-opened")
 	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		f.Close()
@@ -87,10 +90,16 @@ func lockAt(path string, flag int) (f *os.File, ok bool, err error) {
 	return f, true, nil
 }
 
+// abandonedAfter is how old a spool file being made (tempSuffix) must be
+// for recovery to take it for a dead process's: its process locks it a
+// moment after making it, and a recovery that locked it first would make
+// it start over.
+const abandonedAfter = time.Minute
+
 // removeAbandoned removes a spool file its process was still making when
 // it died (before naming it): it holds no record.
-func removeAbandoned(path string) error {
-	f, ok, err := lockAt(path, os.O_RDONLY)
+func (l *Log) removeAbandoned(path string) error {
+	f, ok, err := l.lockAt(path, os.O_RDONLY)
 	if !ok {
 		return err
 	}
@@ -103,8 +112,7 @@ func removeAbandoned(path string) error {
 
 func (l *Log) recoverFile(ctx context.Context, dir, name string) (int, error) {
 	path := filepath.Join(dir, name)
-	l.at("recover-open")
-	f, ok, err := lockAt(path, os.O_RDWR)
+	f, ok, err := l.lockAt(path, os.O_RDWR)
 	if !ok {
 		if err != nil {
 			return 0, fmt.Errorf("recovering the audit spool %s: %w", path, err)
