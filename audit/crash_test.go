@@ -24,8 +24,7 @@ import (
 // test binary, told so by childEnv — stop it at a named point of its life
 // (audit.WithHook) and kill it there with SIGKILL, as a crash or kill -9
 // would. The child writes "ok CALLID" for every Append that returned (an
-// answered call) and "at POINT" when it stops; "go" on its standard input
-// lets it go on instead.
+// answered call) and "at POINT" when it stops.
 const childEnv = "TOOLBELT_TEST_SPOOL_CHILD"
 
 // spoolChild is the child's program; its settings come from the
@@ -165,12 +164,6 @@ func (c *child) await(want string) {
 		case <-deadline:
 			c.t.Fatalf("no %q from the child in a minute: %s", want, c.stderr.String())
 		}
-	}
-}
-
-func (c *child) resume() {
-	if _, err := io.WriteString(c.stdin, "go\n"); err != nil {
-		c.t.Fatal(err)
 	}
 }
 
