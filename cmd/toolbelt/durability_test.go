@@ -258,6 +258,29 @@ func TestFullDataDiskRefusesChanges(t *testing.T) {
 	}
 }
 
+// TestFullDataDiskAtStart: a command started on a data disk with no room
+// left says so, and what to do, instead of only the database's error.
+func TestFullDataDiskAtStart(t *testing.T) {
+	t.Parallel()
+	mnt := t.TempDir()
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=4m"); err != nil {
+		t.Skipf("mounting a small tmpfs to fill up needs root (CAP_SYS_ADMIN): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	data := filepath.Join(mnt, "data")
+	environ := sharedEnvironment(t, data)
+	runCLIWith(t, environ, "", "", "audit", "verify").expect(t, 0)
+	fillFile(t, filepath.Join(mnt, "filler"))
+	ws := t.TempDir()
+	r := runCLIWith(t, environ, "", "", "call", "write", "--args", `{"path":"f.txt","content":"x"}`, "--workspace", ws).expect(t, 2)
+	if want := "(the file system of the data directory " + data + " has 0 KiB free: free some space there, then try again)"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "f.txt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the write ran: %v", err)
+	}
+}
+
 // fillFile writes the file at path until its file system is full.
 func fillFile(t *testing.T, path string) {
 	t.Helper()

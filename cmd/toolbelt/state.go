@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/toolbelt/toolbelt/store"
 )
@@ -112,7 +113,23 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 	if e.openLater {
 		return store.OpenInBackground(dsn, append(opts, store.OpenAfter(e.started))...)
 	}
-	return store.Open(ctx, dsn, opts...)
+	st, err := store.Open(ctx, dsn, opts...)
+	if err != nil && dir != "" {
+		if free, ok := freeSpace(dir); ok && free < 1<<20 {
+			return nil, fmt.Errorf("%w (the file system of the data directory %s has %d KiB free: free some space there, then try again)", err, dir, free>>10)
+		}
+	}
+	return st, err
+}
+
+// freeSpace returns the bytes free for this user on the file system of
+// dir, when it can tell.
+func freeSpace(dir string) (uint64, bool) {
+	var fs syscall.Statfs_t
+	if syscall.Statfs(dir, &fs) != nil {
+		return 0, false
+	}
+	return uint64(fs.Bavail) * uint64(fs.Bsize), true
 }
 
 // checkOutside refuses a data directory that is the workspace itself: one
