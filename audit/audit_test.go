@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -19,7 +20,12 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		os.Exit(spoolChild())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
@@ -82,7 +88,10 @@ func TestRoundTrip(t *testing.T) {
 			t.Fatalf("%d records, want 2", len(got))
 		}
 		want := full()
-		want.Seq, want.Hash = 1, got[0].Hash
+		want.ID, want.Seq, want.Hash = got[0].ID, 1, got[0].Hash
+		if len(got[0].ID) != 26 || got[1].ID == got[0].ID {
+			t.Errorf("record ids %q, %q: want 26 characters each, unique", got[0].ID, got[1].ID)
+		}
 		want.Time = want.Time.UTC()
 		want.Confirmation.At = want.Confirmation.At.UTC()
 		if !reflect.DeepEqual(got[0], want) {
@@ -95,12 +104,12 @@ func TestRoundTrip(t *testing.T) {
 		if in.Confirmation.At.Location().String() != "CEST" || in.Seq != 0 {
 			t.Errorf("Append changed its argument: %+v", in)
 		}
-		// A zero time is filled; nothing else is made up.
+		// A zero time is filled, an id made; nothing else is made up.
 		min := got[1]
 		if min.Time.Before(before.Add(-time.Second)) || min.Time.After(time.Now()) {
 			t.Errorf("filled time %v, want about %v", min.Time, before)
 		}
-		min.Time, min.Hash = time.Time{}, ""
+		min.ID, min.Time, min.Hash = "", time.Time{}, ""
 		if !reflect.DeepEqual(min, audit.Record{Seq: 2, CallID: "call-2", Tool: "read"}) {
 			t.Errorf("minimal record: %+v", min)
 		}
@@ -178,7 +187,7 @@ func TestVerifyIntact(t *testing.T) {
 		ctx := context.Background()
 		l := audit.New(st)
 		sum, err := l.Verify(ctx)
-		if err != nil || sum != (audit.Summary{}) {
+		if err != nil || !reflect.DeepEqual(sum, audit.Summary{}) {
 			t.Fatalf("empty log: %+v, %v", sum, err)
 		}
 		for range 5 {
@@ -259,7 +268,7 @@ func TestVerifyFindsTampering(t *testing.T) {
 		{"edited last record and hash", []tamper{rewrite(n, "ls -la", "rm -rf", true)},
 			n, "edited: it is not the record last appended"},
 		{"edited column", []tamper{sqlTamper("UPDATE audit_log SET tool = 'read' WHERE seq = 2")},
-			2, "edited: its time, call id, tool or session columns do not match its content"},
+			2, "edited: its time, call id, tool, session or record id columns do not match its content"},
 		{"edited time column", []tamper{sqlTamper("UPDATE audit_log SET time_ns = time_ns - 3600000000000 WHERE seq = 5")},
 			5, "columns do not match"},
 		{"not a record", []tamper{sqlTamper("UPDATE audit_log SET body = 'gone' WHERE seq = 2")},

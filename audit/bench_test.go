@@ -73,7 +73,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 				}
 				a = sp
 			} else {
-				a = l.Writer(nil)
+				a = l.Writer(audit.WriterOptions{})
 			}
 			defer a.Close()
 			r := full()

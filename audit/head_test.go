@@ -196,7 +196,7 @@ func TestWriterAppendWaitsForTheCommit(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		st := storetest.Open(t, dsn)
-		w := audit.New(st).Writer(nil)
+		w := audit.New(st).Writer(audit.WriterOptions{})
 		defer w.Close()
 		other := audit.New(storetest.Open(t, dsn))
 		for i := range 20 {

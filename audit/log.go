@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -22,6 +24,27 @@ type Log struct {
 	st  *store.Store
 	key []byte // the HMAC key; nil for a plain SHA-256 chain
 	kid string // the key's id, written into keyed records
+
+	// For tests: hook is called at the named points of a spool's life
+	// and of recovery (see at), write writes spool files (f.Write when
+	// nil).
+	hook  func(point string)
+	write func(f *os.File, b []byte) (int, error)
+}
+
+// at calls the test hook at a named point.
+func (l *Log) at(point string) {
+	if l.hook != nil {
+		l.hook(point)
+	}
+}
+
+// writeFile writes b to a spool file.
+func (l *Log) writeFile(f *os.File, b []byte) (int, error) {
+	if l.write != nil {
+		return l.write(f, b)
+	}
+	return f.Write(b)
 }
 
 // Option configures a Log.
@@ -138,11 +161,11 @@ func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) erro
 	for start := 0; start < len(records); start += rowsPerInsert {
 		chunk := records[start:min(start+rowsPerInsert, len(records))]
 		var q strings.Builder
-		q.WriteString("INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES ")
-		args := make([]any, 0, 7*len(chunk))
+		q.WriteString("INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash, record_id) VALUES ")
+		args := make([]any, 0, 8*len(chunk))
 		for i := range chunk {
 			r := &chunk[i]
-			r.Seq = first + int64(start+i)
+			r.Seq, r.Hash = first+int64(start+i), ""
 			b, err := json.Marshal(body{V: encodingVersion, Key: l.kid, Prev: prev, Record: *r})
 			if err != nil {
 				return err
@@ -152,8 +175,8 @@ func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) erro
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString("(?, ?, ?, ?, ?, ?, ?)")
-			args = append(args, r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), r.Hash)
+			q.WriteString("(?, ?, ?, ?, ?, ?, ?, ?)")
+			args = append(args, r.Seq, r.Time.UnixNano(), r.CallID, r.Tool, r.SessionKey, string(b), r.Hash, nullIfEmpty(r.ID))
 		}
 		if _, err := tx.Exec(ctx, q.String(), args...); err != nil {
 			return err
@@ -163,10 +186,81 @@ func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) erro
 	return err
 }
 
-// prepare readies a record for the log: UTC times, a time when there is
-// none, redacted arguments, no sequence or hash yet.
+// appendNew appends, in order, those of records whose ids the log does
+// not hold yet (see unlogged) and returns them.
+func (l *Log) appendNew(ctx context.Context, tx *store.Tx, records []Record) ([]Record, error) {
+	fresh, err := unlogged(ctx, tx, records)
+	if err != nil {
+		return nil, err
+	}
+	return fresh, l.appendTx(ctx, tx, fresh)
+}
+
+// unlogged returns, in order, the records whose ids the log does not hold
+// yet: a record moved in again (a spool replayed after a crash, a commit
+// retried whose outcome was unknown) is added once. The slice is new, so
+// appending it leaves records as they were.
+func unlogged(ctx context.Context, tx *store.Tx, records []Record) ([]Record, error) {
+	logged := map[string]bool{}
+	const idsPerQuery = 256
+	for start := 0; start < len(records); start += idsPerQuery {
+		chunk := records[start:min(start+idsPerQuery, len(records))]
+		args := make([]any, len(chunk))
+		for i, r := range chunk {
+			args[i] = r.ID
+		}
+		if err := loggedIDs(ctx, tx, args, logged); err != nil {
+			return nil, err
+		}
+	}
+	fresh := make([]Record, 0, len(records))
+	for _, r := range records {
+		if !logged[r.ID] {
+			fresh = append(fresh, r)
+			logged[r.ID] = true // twice in records: once
+		}
+	}
+	return fresh, nil
+}
+
+// loggedIDs adds to logged those of ids the log holds.
+func loggedIDs(ctx context.Context, tx *store.Tx, ids []any, logged map[string]bool) error {
+	rows, err := tx.Query(ctx, "SELECT record_id FROM audit_log WHERE record_id IN (?"+strings.Repeat(", ?", len(ids)-1)+")", ids...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
+		logged[id] = true
+	}
+	return rows.Err()
+}
+
+// nullIfEmpty is s, or NULL for "" (a record from before ids: the
+// column's unique index holds any number of NULLs).
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// newRecordID returns a record id: 128 random bits as 26 characters of
+// base32.
+func newRecordID() string { return rand.Text() }
+
+// prepare readies a record for the log: its id (kept when it has one), UTC
+// times, a time when there is none, redacted arguments, no sequence or hash
+// yet.
 func prepare(r Record) Record {
 	r.Seq, r.Hash = 0, ""
+	if r.ID == "" {
+		r.ID = newRecordID()
+	}
 	if r.Time.IsZero() {
 		r.Time = time.Now()
 	}
@@ -190,16 +284,41 @@ func prepare(r Record) Record {
 // they also survive a power loss is the store's sync setting
 // (store.SyncCommits). On PostgreSQL a commit is durable as the server is
 // configured.
+//
+// A failed commit is a state the writer comes out of by itself: its
+// records are kept in memory, in order, and committed with those appended
+// after them once a retry (with backoff) succeeds; meanwhile Append keeps
+// each record without waiting and returns an error matching ErrNotDurable,
+// and so does Durable. A retried record is committed once, even when the
+// commit before it failed after all but taking it.
 type Writer struct {
 	log     *Log
 	queue   chan pending
 	done    chan struct{}
 	onError func(error)
+	onState func(error)
 	mu      sync.RWMutex // Append holds it to send; Close to close the queue
 	closed  bool
+
+	fmu   sync.Mutex
+	fault error    // why the last commit failed; nil after one succeeded
+	kept  []Record // records of failed commits, committed before the next ones
 }
 
-// pending is a record waiting for its commit, and where to say how it went.
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// OnError receives the errors of commits: the first of each run of
+	// failures (the writer retries meanwhile), and of the last try at
+	// Close, when records are lost.
+	OnError func(error)
+	// OnState, when set, is told when records stop being durable (with
+	// why, as Durable returns it) and when they are again (nil): once
+	// each, not per record.
+	OnState func(error)
+}
+
+// pending is a record waiting for its commit, and where to say how it went
+// (nil once it was told).
 type pending struct {
 	r    Record
 	done chan error
@@ -211,24 +330,33 @@ const (
 	writerBatch = 256
 )
 
-// Writer starts a group-commit writer for the log. onError, when not nil,
-// also receives the errors of commits (Append returns them too).
-func (l *Log) Writer(onError func(error)) *Writer {
-	w := &Writer{log: l, queue: make(chan pending, writerQueue), done: make(chan struct{}), onError: onError}
+// Writer starts a group-commit writer for the log.
+func (l *Log) Writer(o WriterOptions) *Writer {
+	w := &Writer{log: l, queue: make(chan pending, writerQueue), done: make(chan struct{}), onError: o.OnError, onState: o.OnState}
 	go w.run()
 	return w
 }
 
 // Append writes r (see Log.Append for what is recorded) and returns once it
-// is committed, or with the commit's error. Cancelling ctx stops the wait,
-// not the write.
+// is committed, or with the commit's error. While commits fail, r is kept
+// in memory for the retry, and the error matches ErrNotDurable. Cancelling
+// ctx stops the wait, not the write.
 func (w *Writer) Append(ctx context.Context, r Record) error {
-	p := pending{r: r, done: make(chan error, 1)}
+	p := pending{r: prepare(r), done: make(chan error, 1)}
 	w.mu.RLock()
 	if w.closed {
 		w.mu.RUnlock()
 		return fmt.Errorf("appending the audit record of call %s: the writer is closed", r.CallID)
 	}
+	w.fmu.Lock()
+	if w.fault != nil {
+		w.kept = append(w.kept, p.r)
+		err := w.notDurable(p.r)
+		w.fmu.Unlock()
+		w.mu.RUnlock()
+		return err
+	}
+	w.fmu.Unlock()
 	select {
 	case w.queue <- p:
 	case <-ctx.Done():
@@ -244,38 +372,134 @@ func (w *Writer) Append(ctx context.Context, r Record) error {
 	}
 }
 
+// Durable returns nil when a record appended now is committed before
+// Append returns, and otherwise why not (matching ErrNotDurable).
+func (w *Writer) Durable() error {
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	return w.durable()
+}
+
+func (w *Writer) durable() error {
+	if w.fault == nil {
+		return nil
+	}
+	return fmt.Errorf("%w: committing to the database failed: %v", ErrNotDurable, w.fault)
+}
+
+// notDurable is the error of an Append whose record is kept in memory; the
+// caller holds w.fmu.
+func (w *Writer) notDurable(r Record) error {
+	return fmt.Errorf("the audit record of call %s is kept in memory until the database can be written: %w", r.CallID, w.durable())
+}
+
 func (w *Writer) run() {
 	defer close(w.done)
-	for p := range w.queue {
-		batch := []pending{p}
-	more:
-		for len(batch) < writerBatch {
-			select {
-			case next, ok := <-w.queue:
-				if !ok {
+	wait := retryFirst
+	retry := time.NewTimer(wait)
+	retry.Stop()
+	for {
+		var batch []pending
+		select {
+		case p, ok := <-w.queue:
+			if !ok {
+				w.closing()
+				return
+			}
+			batch = append(batch, p)
+		more:
+			for len(batch) < writerBatch {
+				select {
+				case next, ok := <-w.queue:
+					if !ok {
+						break more
+					}
+					batch = append(batch, next)
+				default:
 					break more
 				}
-				batch = append(batch, next)
-			default:
-				break more
 			}
+		case <-retry.C:
 		}
-		records := make([]Record, len(batch))
-		for i, p := range batch {
-			records[i] = p.r
-		}
-		err := w.log.appendAll(context.Background(), records)
-		if err != nil && w.onError != nil {
-			w.onError(err)
-		}
-		for _, p := range batch {
-			p.done <- err
+		if err := w.commit(batch); err != nil {
+			retry.Reset(wait)
+			wait = min(2*wait, retryMax)
+		} else {
+			wait = retryFirst
 		}
 	}
 }
 
+// commit commits the kept records and then batch's, and answers batch's
+// callers. On failure every record is kept, in order, for the retry.
+func (w *Writer) commit(batch []pending) error {
+	w.fmu.Lock()
+	records, retried := w.kept, len(w.kept) > 0
+	w.kept = nil
+	w.fmu.Unlock()
+	for _, p := range batch {
+		records = append(records, p.r)
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	ctx := context.Background()
+	err := w.log.st.Write(ctx, func(tx *store.Tx) error {
+		if retried {
+			_, err := w.log.appendNew(ctx, tx, records)
+			return err
+		}
+		return w.log.appendTx(ctx, tx, records)
+	})
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	if err != nil {
+		err = appendError(records, err)
+		first := w.fault == nil
+		w.fault = err
+		w.kept = append(records, w.kept...)
+		if first {
+			if w.onError != nil {
+				w.onError(fmt.Errorf("%w (retrying; the records are kept in memory meanwhile)", err))
+			}
+			if w.onState != nil {
+				w.onState(w.durable())
+			}
+		}
+		for _, p := range batch {
+			p.done <- w.notDurable(p.r)
+		}
+		return err
+	}
+	if w.fault != nil {
+		w.fault = nil
+		if w.onState != nil {
+			w.onState(nil)
+		}
+	}
+	for _, p := range batch {
+		p.done <- nil
+	}
+	return nil
+}
+
+// closing gives the records kept after failed commits a last try as the
+// writer closes; those that still fail are lost, and OnError says so.
+func (w *Writer) closing() {
+	w.fmu.Lock()
+	n := len(w.kept)
+	w.fmu.Unlock()
+	if n == 0 {
+		return
+	}
+	if err := w.commit(nil); err != nil && w.onError != nil {
+		w.onError(fmt.Errorf("%d audit records could not be committed, and are lost: %w", n, err))
+	}
+}
+
 // Close waits for the records already handed to Append and stops the
-// writer.
+// writer. Records kept after failed commits get a last try; Close returns
+// the error when they are lost.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	if !w.closed {
@@ -284,6 +508,11 @@ func (w *Writer) Close() error {
 	}
 	w.mu.Unlock()
 	<-w.done
+	w.fmu.Lock()
+	defer w.fmu.Unlock()
+	if n := len(w.kept); n > 0 {
+		return fmt.Errorf("%d audit records could not be committed, and are lost: %w", n, w.fault)
+	}
 	return nil
 }
 

@@ -23,8 +23,19 @@ import (
 // Record is one call as the audit log keeps it. The pipeline sets every
 // field; Append fills Time when it is zero and sets Seq and Hash.
 type Record struct {
+	// ID is the record's own id, unique across processes and time, made
+	// when the record is prepared for the log (a spool line carries it), so
+	// a record moved into the log again after a crash is found and added
+	// once. Records written before ids were kept have none.
+	ID string `json:"id,omitempty"`
 	// Seq is the record's place in the log, from 1.
 	Seq int64 `json:"seq"`
+	// Kind is "" for a call; KindRecovery for what recovering a spool
+	// found (a torn record dropped, a garbled line set aside), told in
+	// Note.
+	Kind string `json:"kind,omitempty"`
+	// Note says what happened, for records that are not calls.
+	Note string `json:"note,omitempty"`
 	// Time is when the call was made.
 	Time time.Time `json:"time"`
 	// CallID is the call's id: unique across processes and time when
@@ -74,6 +85,11 @@ type Record struct {
 	// Hash is the record's hash in the chain (hex SHA-256).
 	Hash string `json:"hash,omitempty"`
 }
+
+// KindRecovery is the Kind of a record that says what recovering a spool
+// found besides records: bytes of a torn record dropped from its end, a
+// garbled line set aside.
+const KindRecovery = "recovery"
 
 // Verdict is one policy layer's decision on a call.
 type Verdict struct {

@@ -119,7 +119,8 @@ func TestSpoolDrainsAStreamWithoutClose(t *testing.T) {
 }
 
 // TestRecoverMovesWhatACrashLeft: a spool file left by a process that died
-// (some of it drained, a last line cut short) is moved into the log once.
+// (some of it drained, a last line cut short) is moved into the log once;
+// the torn end is cut off and recorded as such.
 func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
@@ -134,9 +135,9 @@ func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 			b, _ := json.Marshal(r)
 			return string(b) + "\n"
 		}
-		drained, rest := line("drained-before-the-crash"), line("left-1")+line("left-2")
+		drained, rest, torn := line("drained-before-the-crash"), line("left-1")+line("left-2"), `{"seq":0,"callId":"cut-sho`
 		name := "4242-deadbeef.spool"
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(drained+rest+`{"seq":0,"callId":"cut-sho`), 0o600); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(drained+rest+torn), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		err := st.Write(ctx, func(tx *store.Tx) error {
@@ -151,11 +152,16 @@ func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 			t.Fatalf("Recover = %d, %v; want 2", n, err)
 		}
 		var ids []string
-		for _, r := range list(t, l, audit.Filter{}) {
-			ids = append(ids, r.CallID)
+		rs := list(t, l, audit.Filter{})
+		for _, r := range rs {
+			ids = append(ids, r.CallID+r.Kind)
 		}
-		if fmt.Sprint(ids) != fmt.Sprint([]string{full().CallID, "left-1", "left-2"}) {
-			t.Errorf("records %v", ids)
+		if fmt.Sprint(ids) != fmt.Sprint([]string{full().CallID, "left-1", "left-2", audit.KindRecovery}) {
+			t.Fatalf("records %v", ids)
+		}
+		want := fmt.Sprintf("dropped the last %d bytes of the audit spool %s: a record torn as it was written", len(torn), name)
+		if note := rs[3].Note; !strings.HasPrefix(note, want) {
+			t.Errorf("recovery record %q, want it to start %q", note, want)
 		}
 		if _, err := l.Verify(ctx); err != nil {
 			t.Error(err)
@@ -247,20 +253,46 @@ func TestRecoverLeavesLiveSpools(t *testing.T) {
 	})
 }
 
-func TestRecoverRefusesAGarbledSpool(t *testing.T) {
+// TestRecoverSetsAsideAGarbledLine: a line that is not a record, with
+// records after it, neither stops the recovery of the file nor is lost: it
+// is set aside beside the spool, recorded in its place, and the records
+// around it are recovered.
+func TestRecoverSetsAsideAGarbledLine(t *testing.T) {
 	t.Parallel()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
+	ctx := context.Background()
 	dir := t.TempDir()
-	path := filepath.Join(dir, "1-ab.spool")
-	if err := os.WriteFile(path, []byte("not json\n"), 0o600); err != nil {
+	l := audit.New(st)
+	line := func(id string) string {
+		r := full()
+		r.CallID = id
+		b, _ := json.Marshal(r)
+		return string(b) + "\n"
+	}
+	garbled := "not json\n"
+	if err := os.WriteFile(filepath.Join(dir, "1-ab.spool"), []byte(line("before")+garbled+line("after")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n, err := audit.New(st).Recover(context.Background(), dir)
-	if n != 0 || err == nil || !strings.Contains(err.Error(), "is not an audit record") || !strings.Contains(err.Error(), "move it out of "+dir) {
-		t.Errorf("Recover = %d, %v", n, err)
+	n, err := l.Recover(ctx, dir)
+	if n != 2 || err != nil {
+		t.Fatalf("Recover = %d, %v; want 2 records", n, err)
 	}
-	if _, err := os.Stat(path); err != nil {
-		t.Error("the garbled file was removed")
+	rs := list(t, l, audit.Filter{})
+	if len(rs) != 3 || rs[0].CallID != "before" || rs[1].Kind != audit.KindRecovery || rs[2].CallID != "after" {
+		t.Fatalf("records %+v", rs)
+	}
+	aside := filepath.Join(dir, fmt.Sprintf("1-ab-at-%d.garbled", len(line("before"))))
+	if b, err := os.ReadFile(aside); err != nil || string(b) != garbled {
+		t.Errorf("set aside: %q, %v", b, err)
+	}
+	if !strings.Contains(rs[1].Note, "set aside in "+aside) {
+		t.Errorf("recovery record %q does not say where the line went", rs[1].Note)
+	}
+	if f := spoolFiles(t, dir); len(f) != 0 {
+		t.Errorf("spool files left: %v", f)
+	}
+	if _, err := l.Verify(ctx); err != nil {
+		t.Error(err)
 	}
 }
 

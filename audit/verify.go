@@ -1,10 +1,12 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,25 @@ type Summary struct {
 	// elsewhere, it lets a later Verify prove nothing before it changed,
 	// even by someone able to rewrite the whole database.
 	Head string
+	// Duplicates are records that repeat an earlier one, oldest first: a
+	// record added twice, with its chain intact.
+	Duplicates []Duplicate
+}
+
+// Duplicate is a record that repeats an earlier one: the same record id,
+// or the same call id and the same content (all but its id, place and
+// hash) — one call recorded twice, as a spool replayed twice did.
+type Duplicate struct {
+	// Seq is the repeating record's place, Of the earlier record's.
+	Seq, Of int64
+	// CallID is the call they record.
+	CallID string
+	// Same says what they share: "record id" or "call and content".
+	Same string
+}
+
+func (d Duplicate) String() string {
+	return fmt.Sprintf("record %d repeats record %d (call %s, the same %s)", d.Seq, d.Of, d.CallID, d.Same)
 }
 
 // ChainError says where the chain breaks: the first record, in order, that
@@ -40,6 +61,7 @@ func (e *ChainError) Error() string {
 type chained struct {
 	Key        string    `json:"key"`
 	Prev       string    `json:"prev"`
+	ID         string    `json:"id"`
 	Seq        int64     `json:"seq"`
 	Time       time.Time `json:"time"`
 	CallID     string    `json:"callId"`
@@ -78,7 +100,7 @@ func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 		if err := tx.QueryRow(ctx, "SELECT seq, hash FROM audit_head WHERE id = 1").Scan(&headSeq, &headHash); err != nil {
 			return fmt.Errorf("reading the chain's head: %w", err)
 		}
-		rows, err := tx.Query(ctx, "SELECT seq, time_ns, call_id, tool, session_key, body, hash FROM audit_log ORDER BY seq")
+		rows, err := tx.Query(ctx, "SELECT seq, time_ns, call_id, tool, session_key, body, hash, COALESCE(record_id, '') FROM audit_log ORDER BY seq")
 		if err != nil {
 			return err
 		}
@@ -86,11 +108,11 @@ func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 		var prev string
 		for rows.Next() {
 			var (
-				seq, timeNS                 int64
-				callID, tool, session, hash string
-				raw                         []byte
+				seq, timeNS                     int64
+				callID, tool, session, hash, id string
+				raw                             []byte
 			)
-			if err := rows.Scan(&seq, &timeNS, &callID, &tool, &session, &raw, &hash); err != nil {
+			if err := rows.Scan(&seq, &timeNS, &callID, &tool, &session, &raw, &hash, &id); err != nil {
 				return err
 			}
 			next := sum.Records + 1
@@ -123,8 +145,8 @@ func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 				// Each is consistent with itself, so the record before was
 				// rewritten along with its hash.
 				return &ChainError{seq - 1, fmt.Sprintf("edited: record %d was chained to another hash (this record was rewritten with a new one)", seq)}
-			case b.Time.UnixNano() != timeNS || b.CallID != callID || b.Tool != tool || b.SessionKey != session:
-				return &ChainError{seq, "edited: its time, call id, tool or session columns do not match its content"}
+			case b.Time.UnixNano() != timeNS || b.CallID != callID || b.Tool != tool || b.SessionKey != session || b.ID != id:
+				return &ChainError{seq, "edited: its time, call id, tool, session or record id columns do not match its content"}
 			}
 			if saved != nil && seq == saved.Seq && hash != saved.Hash {
 				return &ChainError{seq, "rewritten: it is not the record the saved head names (the log was rewritten from this record or before it)"}
@@ -151,7 +173,8 @@ func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 			return &ChainError{sum.Records, "edited: it is not the record last appended (the chain's head names another hash)"}
 		}
 		sum.Head = prev
-		return nil
+		sum.Duplicates, err = duplicates(ctx, tx)
+		return err
 	})
 	var ce *ChainError
 	switch {
@@ -161,6 +184,96 @@ func (l *Log) verify(ctx context.Context, saved *Head) (Summary, error) {
 		return Summary{}, fmt.Errorf("verifying the audit log: %w", err)
 	}
 	return sum, nil
+}
+
+// duplicates finds the records that repeat an earlier one (see
+// Duplicate). Only calls with more than one record are read whole.
+func duplicates(ctx context.Context, tx *store.Tx) ([]Duplicate, error) {
+	var found []Duplicate
+	rows, err := tx.Query(ctx, "SELECT a.seq, b.seq, b.call_id FROM audit_log a JOIN audit_log b ON a.record_id = b.record_id AND a.seq < b.seq")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		d := Duplicate{Same: "record id"}
+		if err := rows.Scan(&d.Of, &d.Seq, &d.CallID); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		found = append(found, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	calls, err := repeatedCalls(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, call := range calls {
+		ds, err := sameContent(ctx, tx, call)
+		if err != nil {
+			return nil, err
+		}
+		found = append(found, ds...)
+	}
+	slices.SortFunc(found, func(a, b Duplicate) int { return cmp.Compare(a.Seq, b.Seq) })
+	return slices.CompactFunc(found, func(a, b Duplicate) bool { return a.Seq == b.Seq }), nil
+}
+
+// repeatedCalls returns the call ids that more than one record names.
+func repeatedCalls(ctx context.Context, tx *store.Tx) ([]string, error) {
+	rows, err := tx.Query(ctx, "SELECT call_id FROM audit_log WHERE call_id <> '' GROUP BY call_id HAVING COUNT(*) > 1")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var calls []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		calls = append(calls, c)
+	}
+	return calls, rows.Err()
+}
+
+// sameContent returns the records of call that repeat an earlier one's
+// content: everything but the id, place and hash.
+func sameContent(ctx context.Context, tx *store.Tx, call string) ([]Duplicate, error) {
+	rows, err := tx.Query(ctx, "SELECT seq, body FROM audit_log WHERE call_id = ? ORDER BY seq", call)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	first := map[string]int64{} // content → the first record holding it
+	var found []Duplicate
+	for rows.Next() {
+		var (
+			seq int64
+			raw []byte
+			b   body
+		)
+		if err := rows.Scan(&seq, &raw); err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return nil, &ChainError{seq, fmt.Sprintf("edited: its content is not a record (%v)", err)}
+		}
+		r := b.Record
+		r.ID, r.Seq, r.Hash = "", 0, ""
+		content, err := json.Marshal(r)
+		if err != nil {
+			return nil, err
+		}
+		if of, ok := first[string(content)]; ok {
+			found = append(found, Duplicate{Seq: seq, Of: of, CallID: call, Same: "call and content"})
+		} else {
+			first[string(content)] = seq
+		}
+	}
+	return found, rows.Err()
 }
 
 // Head names the newest record of the log: its sequence number and hash.

@@ -18,7 +18,7 @@ func TestWriterKeepsOrderAndChain(t *testing.T) {
 		l := audit.New(st)
 		var errs []error
 		var mu sync.Mutex
-		w := l.Writer(func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() })
+		w := l.Writer(audit.WriterOptions{OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
 		// Concurrent writers; each one's records keep their order.
 		var wg sync.WaitGroup
 		for g := range 4 {

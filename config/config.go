@@ -141,7 +141,19 @@ type Audit struct {
 	// TOOLBELT_AUDIT_KEY (the key itself) or TOOLBELT_AUDIT_KEY_FILE win
 	// over it.
 	KeyFile string `yaml:"keyFile"`
+	// FailClosed refuses calls of tools that change things (any tool not
+	// read-only) while their audit records cannot be made durable — the
+	// disk of the data directory is full, the database cannot be written —
+	// before they run, with a message saying why; read-only calls go on,
+	// their records kept in memory until they can be written. false runs
+	// them anyway. Toolbelt says in one line when that starts and ends.
+	FailClosed *bool `yaml:"failClosed" default:"true"`
 }
+
+// FailsClosed says whether calls that change things are refused while
+// audit records cannot be made durable (audit.failClosed, true unless set
+// false).
+func (a Audit) FailsClosed() bool { return a.FailClosed == nil || *a.FailClosed }
 
 // Jobs configures the durable jobs async tools run (package jobs, on River
 // in the store's database).

@@ -49,6 +49,12 @@ func effective(v reflect.Value) yaml.MapSlice {
 }
 
 func effectiveValue(v reflect.Value, def string) any {
+	if v.Kind() == reflect.Pointer { // an optional scalar: set, or the default
+		if !v.IsNil() {
+			return v.Elem().Interface()
+		}
+		v = reflect.Zero(v.Type().Elem())
+	}
 	switch v.Kind() {
 	case reflect.Struct:
 		return effective(v)

@@ -66,7 +66,7 @@ func benchAuditedCall(b *testing.B, path string, syncAlways bool, callers int) {
 		}
 		auditor = sp
 	default:
-		auditor = l.Writer(func(err error) { b.Error(err) })
+		auditor = l.Writer(audit.WriterOptions{OnError: func(err error) { b.Error(err) }})
 	}
 	defer auditor.Close()
 	reg := registry.New()

@@ -3,6 +3,7 @@ package invoke_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -552,5 +553,76 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	third := invoke.New(reg, tc, invoke.WithConfirmer(b))
 	if msg := call(third, `{"command":"make deploy"}`); !msg.IsError || len(b.asked) != 2 {
 		t.Errorf("without a store: %q, asked %d", text(msg), len(b.asked))
+	}
+}
+
+// undurable is an auditor whose records cannot be made durable: it keeps
+// them, and says why.
+type undurable struct{ records }
+
+func (*undurable) Durable() error {
+	return fmt.Errorf("%w: no space left on device", audit.ErrNotDurable)
+}
+
+// TestAuditStepFailsClosed: while the auditor says records cannot be made
+// durable, a call that would change things is refused before it runs,
+// with a message that says why and what still works; read-only calls and
+// dry runs go on; AuditFailOpen runs them all. Every call is audited,
+// refused ones as audit-unavailable.
+func TestAuditStepFailsClosed(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		tool     string
+		dryRun   bool
+		failOpen bool
+		ran      bool
+	}{
+		{name: "a change is refused", tool: "change"},
+		{name: "a read runs", tool: "look", ran: true},
+		{name: "a dry run describes the change", tool: "change", dryRun: true},
+		{name: "fail open runs a change", tool: "change", failOpen: true, ran: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var ran atomic.Bool
+			run := func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+				ran.Store(true)
+				return tool.Text("done"), nil
+			}
+			change := fn("change", run)
+			change.Preview = func(context.Context, tool.Call, *tool.Context) (tool.Effects, error) {
+				return tool.Effects{Summary: "change a file"}, nil
+			}
+			look := fn("look", run)
+			look.Meta.ReadOnly = true
+			log := &undurable{}
+			r := newRunner(t, []tool.Tool{change, look}, invoke.WithAudit(log), invoke.WithConfig(invoke.Config{AuditFailOpen: tc.failOpen}))
+			var opts []invoke.CallOption
+			if tc.dryRun {
+				opts = append(opts, invoke.DryRun())
+			}
+			msg := r.Run(context.Background(), tool.Call{ID: "c1", Name: tc.tool, Arguments: []byte(`{"path":"notes.txt"}`)}, opts...)
+			if ran.Load() != tc.ran {
+				t.Fatalf("the tool ran: %v; result %s", ran.Load(), text(msg))
+			}
+			if len(log.list) != 1 || log.list[0].CallID != "c1" {
+				t.Fatalf("audit records %+v", log.list)
+			}
+			if tc.ran || tc.dryRun {
+				if msg.IsError {
+					t.Errorf("result %s", text(msg))
+				}
+				return
+			}
+			env, ok := tool.ParseEnvelope(text(msg))
+			want := "change was not run: it changes things, and audit records cannot be made durable: no space left on device — no change is made without its audit record. Read-only tools still work"
+			if !msg.IsError || !ok || env.Status != "blocked" || !strings.HasPrefix(env.Reason, want) {
+				t.Errorf("result %s, want blocked: %s…", text(msg), want)
+			}
+			if c := log.list[0].ErrorClass; c != "audit-unavailable" {
+				t.Errorf("recorded as %q, want audit-unavailable", c)
+			}
+		})
 	}
 }

@@ -83,6 +83,9 @@ const (
 	OutcomeCancelled   Outcome = "cancelled"
 	OutcomeToolError   Outcome = "tool"
 	OutcomePanic       Outcome = "panic"
+	// OutcomeAuditDown is a call that changes things, refused because its
+	// audit record could not be made durable (see DurableAuditor).
+	OutcomeAuditDown Outcome = "audit-unavailable"
 )
 
 // Approval is a request for a person's approval of a call.

@@ -12,6 +12,7 @@
 //	normalize  case styles, aliases, flattened text, HTML entities, coercion
 //	validate   every violation of the tool's full schema at once
 //	policy     allow, deny or ask, with the call's arguments
+//	audit      a call that changes things refused while its record cannot be made durable
 //	hooks      before_tool_call: block, change parameters, require approval
 //	confirm    ask a person when approval is required (fail closed)
 //	after      after_tool_call hooks observe the outcome
@@ -97,6 +98,11 @@ type Config struct {
 
 	// Loop configures loop detection; off unless set.
 	Loop LoopConfig
+
+	// AuditFailOpen runs calls that change things even while the auditor
+	// says their records cannot be made durable (see DurableAuditor); by
+	// default such calls are refused then, before they run.
+	AuditFailOpen bool
 }
 
 // The defaults of Config.
@@ -228,6 +234,7 @@ func (r *Runner) DefaultSteps() []Step {
 		{"normalize", r.normalizeStep},
 		{"validate", Validate},
 		{"policy", r.policyStep},
+		{"audit", r.auditStep},
 		{"hooks", r.hooksStep},
 		{"confirm", r.confirmStep},
 		{"after", r.afterStep},

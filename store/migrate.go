@@ -281,6 +281,14 @@ ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT '';
 ALTER TABLE outputs ADD COLUMN external BOOLEAN NOT NULL DEFAULT TRUE;
 ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 `},
+	// Each audit record's own id (package audit), made when the record is
+	// prepared and carried by its spool line, unique: a spool moved into
+	// the log again after a crash finds its records there by id and adds
+	// none twice. Records from before have none (NULL).
+	{name: "audit record ids", sql: `
+ALTER TABLE audit_log ADD COLUMN record_id TEXT;
+CREATE UNIQUE INDEX audit_log_record ON audit_log (record_id);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

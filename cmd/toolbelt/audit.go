@@ -129,9 +129,13 @@ func printAudit(e *env, rs []audit.Record) error {
 		}
 		// The call id and the tool name are the caller's: a cell shows
 		// them on one line, escapes visible.
-		rows = append(rows, []string{
+		row := []string{
 			r.Time.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.CallID), termsafe.Line(r.Tool), termsafe.Line(decision), termsafe.Line(errText), roundDuration(r.Duration).String(),
-		})
+		}
+		if r.Kind != "" { // not a call: what recovery found, its note last (not padded)
+			row = []string{row[0], "(" + r.Kind + ")", "-", "-", "-", termsafe.Line(r.Note)}
+		}
+		rows = append(rows, row)
 	}
 	widths := make([]int, len(rows[0]))
 	for _, row := range rows {
@@ -216,9 +220,28 @@ func (c *auditVerifyCmd) Run(e *env) error {
 		if saved != nil {
 			against = fmt.Sprintf(", and it holds the saved head's record %d unchanged", saved.Seq)
 		}
-		_, err = fmt.Fprintf(e.stdout, "%d %s, chain intact (head %d:%s)%s\n", sum.Records, noun, sum.Records, sum.Head, against)
-		return err
+		if _, err = fmt.Fprintf(e.stdout, "%d %s, chain intact (head %d:%s)%s\n", sum.Records, noun, sum.Records, sum.Head, against); err != nil {
+			return err
+		}
+		return printDuplicates(e, sum.Duplicates)
 	})
+}
+
+// printDuplicates reports records that repeat an earlier one — a call
+// recorded twice — and fails the check when there are any.
+func printDuplicates(e *env, ds []audit.Duplicate) error {
+	if len(ds) == 0 {
+		return nil
+	}
+	noun := "records repeat"
+	if len(ds) == 1 {
+		noun = "record repeats"
+	}
+	fmt.Fprintf(e.stdout, "But %d %s an earlier one (a call recorded twice):\n", len(ds), noun)
+	for _, d := range ds {
+		fmt.Fprintf(e.stdout, "  %s\n", termsafe.Line(d.String()))
+	}
+	return exitCode(exitToolError)
 }
 
 type auditHeadCmd struct {

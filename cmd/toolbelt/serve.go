@@ -56,6 +56,12 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	// configuration says so; each call then runs for its client's session
 	// (and, over HTTP, its token's principal).
 	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
+	// stderr: stdout is the stdio transport's.
+	where, err := e.describeStore()
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "toolbelt: state in %s\n", where)
 	started := make(chan struct{})
 	e.openLater, e.started = true, started
 	opts, err := e.pipeline(tc, invoke.Config{})

@@ -58,6 +58,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, EventMaxChars: l.EventMaxChars,
 		UpdateInterval: l.UpdateInterval.D(),
 		ConfirmTimeout: cfg.Confirm.Timeout.D(), ConfirmMedium: cfg.Confirm.Medium, ConfirmOnTimeout: cfg.Confirm.OnTimeout,
+		AuditFailOpen: !cfg.Audit.FailsClosed(),
 	}
 	ic.Images.MaxSide, ic.Images.MaxBytes = l.ImageMaxSide, l.ImageMaxBytes
 	if override.MaxResultChars > 0 {
@@ -103,7 +104,8 @@ func spoolDir(dataDir string) string { return filepath.Join(dataDir, "audit-spoo
 // is durable before its result is returned: with a SQLite store it is
 // written to this process's spool file (group commit, fsync with
 // audit.sync: always) and drained into the database in the background;
-// with PostgreSQL it is committed (group commit).
+// with PostgreSQL it is committed (group commit). While records cannot be
+// made durable, the log says so once when it starts and once when it ends.
 func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	if e.audit != nil {
 		return e.audit, nil
@@ -116,26 +118,41 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dir == "" {
-		e.audit = l.Writer(func(err error) { e.log.Error("writing the audit log", "err", err) })
-		return e.audit, nil
-	}
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
 	}
+	state := func(err error) { e.auditState(err, cfg.Audit.FailsClosed()) }
+	if dir == "" {
+		e.audit = l.Writer(audit.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
+		return e.audit, nil
+	}
 	sp, err := l.Spool(spoolDir(dir), audit.SpoolOptions{
-		Sync: cfg.Audit.Sync == "always",
-		OnError: func(err error) {
-			e.log.Error("moving audit records into the database; they stay in the spool", "err", err)
-		},
+		Sync:      cfg.Audit.Sync == "always",
+		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
 		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
+		OnState:   state,
 	})
 	if err != nil {
 		return nil, err
 	}
 	e.audit = sp
 	return sp, nil
+}
+
+// auditState says, in one line each, when audit records stop being
+// durable (err, why) and when they are again (nil).
+func (e *env) auditState(err error, failClosed bool) {
+	switch {
+	case err == nil && failClosed:
+		e.log.Warn("audit records are durable again: calls that change things run again")
+	case err == nil:
+		e.log.Warn("audit records are durable again")
+	case failClosed:
+		e.log.Warn("calls that change things are refused until audit records can be made durable again; read-only calls go on, their records kept in memory meanwhile (audit.failClosed)", "err", err)
+	default:
+		e.log.Warn("calls that change things run although their audit records cannot be made durable (audit.failClosed: false); records are kept in memory until they can be written", "err", err)
+	}
 }
 
 // recoveredRecords is what the log says when records of killed processes

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/toolbelt/toolbelt/store"
 )
@@ -49,6 +50,42 @@ func (e *env) storeDSN(getenv func(string) string) (dsn, dir string, err error) 
 	return filepath.Join(dir, store.DefaultFile), dir, nil
 }
 
+// overridden returns, when a data directory given with --data or
+// TOOLBELT_DATA puts state in SQLite although a PostgreSQL database is
+// configured too, that database (its password hidden) and who named each.
+func (e *env) overridden(getenv func(string) string) (database, from, by string) {
+	cfg, err := e.config()
+	if err != nil {
+		return "", "", ""
+	}
+	inFile := "database: in " + cfg.Path
+	if cfg.Path == "" {
+		inFile = "the configured database:"
+	}
+	switch {
+	case e.dataDir != "" && getenv(envDatabaseURL) != "":
+		return redacted(getenv(envDatabaseURL)), envDatabaseURL, "--data"
+	case e.dataDir != "" && cfg.Database != "":
+		return redacted(cfg.Database), inFile, "--data"
+	case e.dataDir == "" && getenv(envDatabaseURL) == "" && getenv(envData) != "" && cfg.Database != "":
+		return redacted(cfg.Database), inFile, envData
+	}
+	return "", "", ""
+}
+
+// describeStore says where the run keeps its state, for people: the SQLite
+// database's path, or the PostgreSQL URL without its password.
+func (e *env) describeStore() (string, error) {
+	dsn, dir, err := e.storeDSN(os.Getenv)
+	if err != nil {
+		return "", err
+	}
+	if dir == "" {
+		return redacted(dsn) + " (PostgreSQL)", nil
+	}
+	return dsn + " (SQLite)", nil
+}
+
 // openStore opens the store that holds state. workspace, when not "", is
 // the directory the run's tools work in. A data directory inside it (the
 // default one when the workspace is the home directory) is fine: the file
@@ -62,6 +99,9 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 	if err := checkOutside(dir, workspace); err != nil {
 		return nil, err
 	}
+	if database, from, by := e.overridden(os.Getenv); database != "" {
+		e.log.Warn(fmt.Sprintf("%s overrides %s: state is kept in SQLite in %s, not in %s", by, from, dsn, database))
+	}
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -73,7 +113,23 @@ func (e *env) openStore(ctx context.Context, workspace string) (*store.Store, er
 	if e.openLater {
 		return store.OpenInBackground(dsn, append(opts, store.OpenAfter(e.started))...)
 	}
-	return store.Open(ctx, dsn, opts...)
+	st, err := store.Open(ctx, dsn, opts...)
+	if err != nil && dir != "" {
+		if free, ok := freeSpace(dir); ok && free < 1<<20 {
+			return nil, fmt.Errorf("%w (the file system of the data directory %s has %d KiB free: free some space there, then try again)", err, dir, free>>10)
+		}
+	}
+	return st, err
+}
+
+// freeSpace returns the bytes free for this user on the file system of
+// dir, when it can tell.
+func freeSpace(dir string) (uint64, bool) {
+	var fs syscall.Statfs_t
+	if syscall.Statfs(dir, &fs) != nil {
+		return 0, false
+	}
+	return uint64(fs.Bavail) * uint64(fs.Bsize), true
 }
 
 // checkOutside refuses a data directory that is the workspace itself: one

@@ -223,6 +223,8 @@ func typeName(e ast.Expr) string {
 			return "string"
 		}
 		return t.Name
+	case *ast.StarExpr: // optional, so that unset can mean the default
+		return typeName(t.X)
 	case *ast.ArrayType:
 		if id, ok := t.Elt.(*ast.Ident); ok && id.Name == "AskRule" {
 			return "list of ask rules"
