@@ -58,12 +58,18 @@ func TestSchedules(t *testing.T) {
 		if err != nil || len(due) != 1 || due[0].Name != "renamed" {
 			t.Fatalf("%v %+v", err, due)
 		}
-		after := next.Add(24 * time.Hour)
-		run, ok, err := ss.Claim(ctx, "cron_1", next, &after, tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &next, Started: next, Status: tool.RunRunning})
-		if err != nil || !ok || run.ID == 0 {
-			t.Fatalf("claim: %v %v %+v", ok, err, run)
+		// A claim records what became of every occurrence it moves past:
+		// here one runs and the two after it are skipped, in one record.
+		second, after := next.Add(24*time.Hour), next.Add(72*time.Hour)
+		claimed, ok, err := ss.Claim(ctx, "cron_1", next, &after, []tool.ScheduleRun{
+			{Trigger: tool.TriggerSchedule, Scheduled: &next, Started: next, Status: tool.RunRunning},
+			{Trigger: tool.TriggerSchedule, Scheduled: &second, Until: &after, Started: next, Finished: &next, Status: tool.RunSkipped, Error: "missed"},
+		})
+		if err != nil || !ok || len(claimed) != 2 || claimed[0].ID == 0 || claimed[1].ID <= claimed[0].ID || claimed[1].ScheduleID != "cron_1" {
+			t.Fatalf("claim: %v %v %+v", ok, err, claimed)
 		}
-		if _, ok, err := ss.Claim(ctx, "cron_1", next, &after, tool.ScheduleRun{Started: next, Status: tool.RunRunning}); err != nil || ok {
+		run := claimed[0]
+		if _, ok, err := ss.Claim(ctx, "cron_1", next, &after, []tool.ScheduleRun{{Started: next, Status: tool.RunRunning}}); err != nil || ok {
 			t.Fatalf("an occurrence was claimed twice: %v %v", ok, err)
 		}
 		fin := next.Add(time.Second)
@@ -76,7 +82,8 @@ func TestSchedules(t *testing.T) {
 			t.Fatalf("%v %+v", err, manual)
 		}
 		runs, err := ss.Runs(ctx, "cron_1", 0)
-		if err != nil || len(runs) != 2 || runs[0].ID != manual.ID || runs[1].Status != tool.RunOK || runs[1].Summary != "done" || runs[1].Finished == nil || !runs[1].Scheduled.Equal(next) {
+		if err != nil || len(runs) != 3 || runs[0].ID != manual.ID || runs[2].Status != tool.RunOK || runs[2].Summary != "done" || runs[2].Finished == nil || !runs[2].Scheduled.Equal(next) || runs[2].Until != nil ||
+			runs[1].Status != tool.RunSkipped || !runs[1].Scheduled.Equal(second) || runs[1].Until == nil || !runs[1].Until.Equal(after) {
 			t.Fatalf("%v %+v", err, runs)
 		}
 		if _, err := other.Runs(ctx, "cron_1", 0); !errors.Is(err, tool.ErrNoSchedule) {
@@ -120,7 +127,7 @@ func TestScheduleClaimOnce(t *testing.T) {
 			}
 			wg.Go(func() {
 				later := next.Add(time.Minute)
-				_, ok, err := st.Schedules("/ws").Claim(ctx, "x", next, &later, tool.ScheduleRun{Trigger: tool.TriggerSchedule, Started: next, Status: tool.RunRunning})
+				_, ok, err := st.Schedules("/ws").Claim(ctx, "x", next, &later, []tool.ScheduleRun{{Trigger: tool.TriggerSchedule, Started: next, Status: tool.RunRunning}})
 				if err != nil {
 					t.Error(err)
 				}
