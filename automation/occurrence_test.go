@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,10 +23,11 @@ import (
 // as two processes would, over hundreds of occurrences of several
 // schedules, with clocks a little apart that move on by less than an
 // interval, by several intervals (a late tick: a slow database, a loaded
-// machine) and by more than the grace window (an outage). Every occurrence
-// from a schedule's first to its next run must end up with exactly one
-// record: a run (ok or error) or a skipped record that covers it. The
-// clock's steps are random; TOOLBELT_TEST_SEED repeats a run's.
+// machine) and by more than the grace window (an outage), while schedules
+// are renamed beside the ticks. Every occurrence from a schedule's first to
+// its next run must end up with exactly one record: a run (ok or error) or
+// a skipped record that covers it. The clock's steps are random;
+// TOOLBELT_TEST_SEED repeats a run's.
 func TestEveryOccurrenceRunsOrIsSkipped(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, dsn string) {
@@ -66,6 +68,19 @@ func TestEveryOccurrenceRunsOrIsSkipped(t *testing.T) {
 			for _, r := range []*rig{a, b} {
 				wg.Go(func() {
 					if _, err := r.sched.Tick(ctx); err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			if rng.IntN(4) == 0 {
+				id := scheds[rng.IntN(len(scheds))].ID
+				wg.Go(func() {
+					s, err := a.sched.Get(ctx, id)
+					if err == nil {
+						s.Name = "renamed at " + now.Format(time.TimeOnly)
+						_, err = a.sched.Update(ctx, s)
+					}
+					if err != nil {
 						t.Error(err)
 					}
 				})
@@ -137,3 +152,52 @@ func checkOccurrences(t *testing.T, r *rig, s tool.Schedule, seed uint64) (ok in
 }
 
 func head(s []string) []string { return s[:min(len(s), 5)] }
+
+// TestUpdateOfADueSchedule: an update that keeps the timing of an enabled
+// schedule keeps its next run, so an occurrence that came due before a
+// scheduler claimed it still runs; one that changes the timing or disables
+// the schedule records that occurrence skipped, saying why.
+func TestUpdateOfADueSchedule(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		change func(*tool.Schedule)
+		ran    bool // the due occurrence runs at the next tick
+	}{
+		{"renamed", func(s *tool.Schedule) { s.Name = "renamed" }, true},
+		{"another payload", func(s *tool.Schedule) { s.Payload.Arguments = json.RawMessage(`{"text":"y"}`) }, true},
+		{"another interval", func(s *tool.Schedule) { s.Every, s.Anchor = "5m", time.Time{} }, false},
+		{"disabled", func(s *tool.Schedule) { s.Enabled = false }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			calls := new(atomic.Int32)
+			r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), calls, automation.Options{})
+			s, err := r.sched.Add(ctx, echoSchedule(tool.ScheduleEvery))
+			if err != nil {
+				t.Fatal(err)
+			}
+			due := *s.NextRun
+			r.clock.set(due.Add(10 * time.Second))
+			tt.change(&s)
+			if _, err := r.sched.Update(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			ticked, err := r.sched.Tick(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs, err := r.sched.Runs(ctx, s.ID, 0)
+			if err != nil || len(runs) != 1 || !runs[0].Scheduled.Equal(due) {
+				t.Fatalf("the due occurrence has no record, or more than one: %v %+v", err, runs)
+			}
+			if ran := runs[0].Status == tool.RunOK; ran != tt.ran || len(ticked) != int(calls.Load()) {
+				t.Fatalf("ran %v, want %v; ticked %+v", ran, tt.ran, ticked)
+			}
+			if !tt.ran && (runs[0].Status != tool.RunSkipped || !strings.Contains(runs[0].Error, "changed at")) {
+				t.Fatalf("the occurrence the update moved past: %+v", runs[0])
+			}
+		})
+	}
+}

@@ -150,16 +150,46 @@ func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, 
 	return s.st.Get(ctx, sch.ID)
 }
 
-// Update replaces a schedule's name, timing, payload and enabled state and
-// recomputes its next run; a zero Anchor restarts an interval from now.
+// Update replaces a schedule's name, timing, payload and enabled state. A
+// schedule that stays enabled with the same timing keeps its next run, due
+// or not; otherwise its next run is computed again from now (a zero Anchor
+// restarts an interval from now), and the occurrences of the old timing
+// that came due before the update and that no scheduler claimed are
+// recorded skipped.
 func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
-	if err := s.plan(&sch, s.now()); err != nil {
-		return sch, err
+	for {
+		cur, err := s.st.Get(ctx, sch.ID)
+		if err != nil {
+			return sch, err
+		}
+		now := s.now()
+		if err := s.plan(&sch, now); err != nil {
+			return sch, err
+		}
+		var missed []tool.ScheduleRun
+		switch due := cur.NextRun; {
+		case cur.Enabled && sch.Enabled && sameTiming(cur, sch):
+			sch.NextRun = due
+		case cur.Enabled && due != nil && !due.After(now):
+			if run, err := s.skippedUntilNow(cur, now, "the schedule was changed at "+now.Format(time.RFC3339)+" before a scheduler ran it"); err == nil {
+				missed = []tool.ScheduleRun{run}
+			}
+		}
+		ok, err := s.st.Update(ctx, sch, cur.NextRun, missed)
+		if err != nil {
+			return sch, err
+		}
+		if ok {
+			return s.st.Get(ctx, sch.ID)
+		}
+		// A scheduler claimed the schedule's occurrence meanwhile: look again.
 	}
-	if err := s.st.Update(ctx, sch); err != nil {
-		return sch, err
-	}
-	return s.st.Get(ctx, sch.ID)
+}
+
+// sameTiming says a and b run at the same times.
+func sameTiming(a, b tool.Schedule) bool {
+	sameAt := a.At == b.At || a.At != nil && b.At != nil && a.At.Equal(*b.At)
+	return a.Kind == b.Kind && a.Expr == b.Expr && a.TZ == b.TZ && a.Every == b.Every && sameAt && a.Anchor.Equal(b.Anchor)
 }
 
 // Get returns a schedule.
@@ -390,6 +420,19 @@ func (s *Scheduler) decide(sch tool.Schedule, now time.Time) ([]tool.ScheduleRun
 		out = append(out, skip)
 	}
 	return out, next, nil
+}
+
+// skippedUntilNow is the record of the occurrences of sch from its next
+// run up to now, skipped for the reason why.
+func (s *Scheduler) skippedUntilNow(sch tool.Schedule, now time.Time, why string) (tool.ScheduleRun, error) {
+	end, ok, err := cron.Next(sch, now)
+	if err != nil {
+		return tool.ScheduleRun{}, err
+	}
+	if !ok {
+		return s.skipped(sch, *sch.NextRun, nil, now, why)
+	}
+	return s.skipped(sch, *sch.NextRun, &end, now, why)
 }
 
 // skipped is the record of the occurrences of sch from first up to, not

@@ -88,29 +88,48 @@ func encodeSchedule(s tool.Schedule) (sp, payload, owner string, err error) {
 
 // Update replaces schedule s.ID's name, timing, payload, owner, enabled
 // state and next run; its creation and last run stay, and so does the owner
-// of a legacy schedule (s.Legacy) until it is given one.
-func (ss *Schedules) Update(ctx context.Context, s tool.Schedule) error {
+// of a legacy schedule (s.Legacy) until it is given one. As Claim, it
+// expects the next run the caller read (was, nil: none) and records runs
+// (the occurrences it moves the schedule past) in the same transaction; ok
+// is false, and nothing changes, when a claim moved the next run meanwhile.
+func (ss *Schedules) Update(ctx context.Context, s tool.Schedule, was *time.Time, runs []tool.ScheduleRun) (ok bool, err error) {
 	sp, payload, owner, err := encodeSchedule(s)
 	if err != nil {
-		return err
+		return false, err
 	}
-	var n int64
+	var found bool
 	err = ss.s.Write(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, owner = CASE WHEN ? THEN owner ELSE ? END, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ?",
-			s.Name, sp, payload, s.Legacy, owner, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace)
+		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, owner = CASE WHEN ? THEN owner ELSE ? END, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ? AND next_run_ns = ?",
+			s.Name, sp, payload, s.Legacy, owner, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace, ns(was))
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			var count int
+			err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM schedules WHERE id = ? AND workspace = ?", s.ID, ss.workspace).Scan(&count)
+			found = count > 0
+			return err
+		}
+		found, ok = true, true
+		for _, run := range runs {
+			run.ScheduleID = s.ID
+			if err := insertRun(ctx, tx, &run); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("updating schedule %s: %w", s.ID, err)
+		return false, fmt.Errorf("updating schedule %s: %w", s.ID, err)
 	}
-	if n == 0 {
-		return fmt.Errorf("schedule %s: %w", s.ID, tool.ErrNoSchedule)
+	if !found {
+		return false, fmt.Errorf("schedule %s: %w", s.ID, tool.ErrNoSchedule)
 	}
-	return nil
+	return ok, nil
 }
 
 // Remove forgets a schedule and its runs.

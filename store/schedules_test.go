@@ -41,15 +41,22 @@ func TestSchedules(t *testing.T) {
 			t.Fatalf("another workspace lists %+v", list)
 		}
 		got.Name, got.Enabled = "renamed", false
-		if err := ss.Update(ctx, got); err != nil {
-			t.Fatal(err)
+		stale := next.Add(-time.Minute)
+		if ok, err := ss.Update(ctx, got, &stale, nil); err != nil || ok {
+			t.Fatalf("an update that expects another next run: %v %v", ok, err)
+		}
+		if unchanged, _ := ss.Get(ctx, "cron_1"); unchanged.Name != "standup" || !unchanged.Enabled {
+			t.Fatalf("an update that expected another next run changed the schedule: %+v", unchanged)
+		}
+		if ok, err := ss.Update(ctx, got, &next, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		if due, err := ss.Due(ctx, next.Add(time.Hour)); err != nil || len(due) != 0 {
 			t.Fatalf("a disabled schedule is due: %v %+v", err, due)
 		}
 		got.Enabled = true
-		if err := ss.Update(ctx, got); err != nil {
-			t.Fatal(err)
+		if ok, err := ss.Update(ctx, got, &next, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		if due, err := ss.Due(ctx, next.Add(-time.Second)); err != nil || len(due) != 0 {
 			t.Fatalf("due before its time: %v %+v", err, due)
@@ -101,7 +108,7 @@ func TestSchedules(t *testing.T) {
 		if n := storetest.Count(t, st, "schedule_runs"); n != 0 {
 			t.Fatalf("%d runs of a removed schedule are kept", n)
 		}
-		if err := ss.Update(ctx, got); !errors.Is(err, tool.ErrNoSchedule) {
+		if _, err := ss.Update(ctx, got, &next, nil); !errors.Is(err, tool.ErrNoSchedule) {
 			t.Fatalf("update of a removed schedule: %v", err)
 		}
 	})
