@@ -119,6 +119,7 @@ func newHarness(t *testing.T, bin string, seed uint64, state string) *harness {
 	if err := os.Mkdir(h.ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { h.procs.crash() }) // a test ended early leaves no process behind
 	h.env = append(os.Environ(), "NO_COLOR=1", "HOME="+dir,
 		"XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "XDG_DATA_HOME="+filepath.Join(dir, "xdg"),
 		"TOOLBELT_CONFIG=", "TOOLBELT_DATA=", "TOOLBELT_DATABASE_URL=", "TOOLBELT_WORKSPACE=", state)
