@@ -35,8 +35,8 @@ const (
 
 // Rounds: TOOLBELT_CRASH_ROUNDS, else defaultRounds (shortRounds with
 // -short or the race detector, which slows the test's side, not the
-// processes it kills). CI's run takes about two minutes for the default
-// on two cores. On PostgreSQL the test runs a third as many rounds.
+// processes it kills). On PostgreSQL the test runs a third as many rounds.
+// The default takes about three minutes on two cores, PostgreSQL included.
 const (
 	defaultRounds = 30
 	shortRounds   = 3
