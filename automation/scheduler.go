@@ -12,7 +12,11 @@
 // the grace window (Options.Grace, default DefaultGrace) before now, and
 // records the run as skipped otherwise. Either way the schedule then moves
 // to its first occurrence after now: a schedule never runs more than once
-// to catch up.
+// to catch up. The claim that moves it records, in the same transaction,
+// what became of every occurrence it moves past — the one run, and the
+// others skipped, a span of them in one record — so every occurrence has
+// exactly one record however late a scheduler looks (a slow database, a
+// loaded machine, a tick that straddles two occurrences, an outage).
 package automation
 
 import (
@@ -24,6 +28,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -145,16 +150,46 @@ func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, 
 	return s.st.Get(ctx, sch.ID)
 }
 
-// Update replaces a schedule's name, timing, payload and enabled state and
-// recomputes its next run; a zero Anchor restarts an interval from now.
+// Update replaces a schedule's name, timing, payload and enabled state. A
+// schedule that stays enabled with the same timing keeps its next run, due
+// or not; otherwise its next run is computed again from now (a zero Anchor
+// restarts an interval from now), and the occurrences of the old timing
+// that came due before the update and that no scheduler claimed are
+// recorded skipped.
 func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
-	if err := s.plan(&sch, s.now()); err != nil {
-		return sch, err
+	for {
+		cur, err := s.st.Get(ctx, sch.ID)
+		if err != nil {
+			return sch, err
+		}
+		now := s.now()
+		if err := s.plan(&sch, now); err != nil {
+			return sch, err
+		}
+		var missed []tool.ScheduleRun
+		switch due := cur.NextRun; {
+		case cur.Enabled && sch.Enabled && sameTiming(cur, sch):
+			sch.NextRun = due
+		case cur.Enabled && due != nil && !due.After(now):
+			if run, err := s.skippedUntilNow(cur, now, "the schedule was changed at "+now.Format(time.RFC3339)+" before a scheduler ran it"); err == nil {
+				missed = []tool.ScheduleRun{run}
+			}
+		}
+		ok, err := s.st.Update(ctx, sch, cur.NextRun, missed)
+		if err != nil {
+			return sch, err
+		}
+		if ok {
+			return s.st.Get(ctx, sch.ID)
+		}
+		// A scheduler claimed the schedule's occurrence meanwhile: look again.
 	}
-	if err := s.st.Update(ctx, sch); err != nil {
-		return sch, err
-	}
-	return s.st.Get(ctx, sch.ID)
+}
+
+// sameTiming says a and b run at the same times.
+func sameTiming(a, b tool.Schedule) bool {
+	sameAt := a.At == b.At || a.At != nil && b.At != nil && a.At.Equal(*b.At)
+	return a.Kind == b.Kind && a.Expr == b.Expr && a.TZ == b.TZ && a.Every == b.Every && sameAt && a.Anchor.Equal(b.Anchor)
 }
 
 // Get returns a schedule.
@@ -192,22 +227,16 @@ func (s *Scheduler) RunNow(ctx context.Context, id string) (tool.ScheduleRun, er
 // tests call it with their own clock.
 func (s *Scheduler) Tick(ctx context.Context) ([]tool.ScheduleRun, error) {
 	claimed, err := s.claimDue(ctx)
-	var (
-		mu   sync.Mutex
-		out  []tool.ScheduleRun
-		runs sync.WaitGroup
-	)
-	for _, c := range claimed {
-		if c.run.Status == tool.RunSkipped {
-			out = append(out, c.run)
+	out := make([]tool.ScheduleRun, len(claimed))
+	var runs sync.WaitGroup
+	for i, c := range claimed {
+		out[i] = c.run
+		if !running(c.run) {
 			continue
 		}
 		runs.Go(func() {
 			defer s.inFlight.Delete(c.sch.ID)
-			r := s.execute(ctx, c.sch, c.run)
-			mu.Lock()
-			out = append(out, r)
-			mu.Unlock()
+			out[i] = s.execute(ctx, c.sch, c.run)
 		})
 	}
 	runs.Wait()
@@ -233,8 +262,8 @@ func (s *Scheduler) Serve(ctx context.Context, poll time.Duration) {
 			s.o.Log.Warn("cron: looking for due schedules", "err", err)
 		}
 		for _, c := range claimed {
-			if c.run.Status == tool.RunSkipped {
-				s.o.Log.Info("cron: skipped a missed run", "schedule", c.sch.ID, "reason", c.run.Error)
+			if !running(c.run) {
+				s.o.Log.Info("cron: recorded an occurrence that did not run", "schedule", c.sch.ID, "status", c.run.Status, "reason", c.run.Error)
 				continue
 			}
 			s.wg.Go(func() {
@@ -297,8 +326,9 @@ type claimed struct {
 	run tool.ScheduleRun
 }
 
-// claimDue claims the occurrences due now. A claimed run that is not
-// skipped has its schedule marked in flight; the caller runs it.
+// claimDue claims the occurrences due now, and returns the records of what
+// became of each (runs to make and skipped ones). A run that is not skipped
+// has its schedule marked in flight; the caller runs it.
 func (s *Scheduler) claimDue(ctx context.Context) ([]claimed, error) {
 	now := s.now()
 	due, err := s.st.Due(ctx, now)
@@ -311,56 +341,115 @@ func (s *Scheduler) claimDue(ctx context.Context) ([]claimed, error) {
 		if _, busy := s.inFlight.LoadOrStore(sch.ID, true); busy {
 			continue
 		}
-		run, next, err := s.decide(sch, now)
+		runs, next, err := s.decide(sch, now)
 		if err != nil {
 			// A schedule kept by an older or broken writer: stop it rather
 			// than fail on it every tick.
-			run = tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: sch.NextRun, Started: now, Finished: &now, Status: tool.RunError,
-				Error: "the schedule cannot be computed: " + err.Error() + "; fix it with update"}
+			runs = []tool.ScheduleRun{{Trigger: tool.TriggerSchedule, Scheduled: sch.NextRun, Started: now, Finished: &now, Status: tool.RunError,
+				Error: "the schedule cannot be computed: " + err.Error() + "; fix it with update"}}
 			next = nil
 		}
-		run, ok, err := s.st.Claim(ctx, sch.ID, *sch.NextRun, next, run)
-		if err != nil || !ok || run.Status != tool.RunRunning {
+		runs, ok, err := s.st.Claim(ctx, sch.ID, *sch.NextRun, next, runs)
+		if err != nil || !ok || !slices.ContainsFunc(runs, running) {
 			s.inFlight.Delete(sch.ID)
 		}
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		if ok {
+		for _, run := range runs {
 			out = append(out, claimed{sch, run})
 		}
 	}
 	return out, errors.Join(errs...)
 }
 
-// decide applies the missed-run policy to a due schedule: the run to
-// record for its due occurrence, and its next run after now.
-func (s *Scheduler) decide(sch tool.Schedule, now time.Time) (tool.ScheduleRun, *time.Time, error) {
+func running(r tool.ScheduleRun) bool { return r.Status == tool.RunRunning }
+
+// decide applies the missed-run policy to a due schedule: the records of
+// what becomes of each of its occurrences from the one it is due at up to
+// the first after now — at most one runs, every other one is recorded
+// skipped (a run of several occurrences in one record) — and that next
+// occurrence. The records stand for every occurrence in that span exactly
+// once, so that a claim, which moves the schedule past them, leaves none
+// of them unaccounted for however late the scheduler looks.
+func (s *Scheduler) decide(sch tool.Schedule, now time.Time) ([]tool.ScheduleRun, *time.Time, error) {
 	var next *time.Time
 	n, ok, err := cron.Next(sch, now)
 	if err != nil {
-		return tool.ScheduleRun{}, nil, err
+		return nil, nil, err
 	}
 	if ok {
 		next = &n
 	}
 	due := *sch.NextRun
-	run := tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &due, Started: now, Status: tool.RunRunning, Node: s.node}
 	earliest := now.Add(-s.o.Grace)
-	if !due.Before(earliest) {
-		return run, next, nil
-	}
-	// Missed by more than the grace window: if later occurrences fell within
-	// it, the schedule runs once for them (for the first of them).
-	if o, ok, err := cron.Next(sch, earliest.Add(-time.Nanosecond)); err == nil && ok && !o.After(now) {
+	run := tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &due, Started: now, Status: tool.RunRunning, Node: s.node}
+	var out []tool.ScheduleRun
+	if due.Before(earliest) {
+		// Missed by more than the grace window: if later occurrences fell
+		// within it, the schedule runs once for them (for the first of them).
+		o, ok, err := cron.Next(sch, earliest.Add(-time.Nanosecond))
+		if err != nil {
+			return nil, nil, err
+		}
+		late := fmt.Sprintf("no scheduler looked until %s, past the grace window of %s", now.Format(time.RFC3339), s.o.Grace)
+		if !ok || o.After(now) {
+			skip, err := s.skipped(sch, due, next, now, late)
+			return []tool.ScheduleRun{skip}, next, err
+		}
+		skip, err := s.skipped(sch, due, &o, now, late)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, skip)
 		run.Trigger, run.Scheduled = tool.TriggerCatchUp, &o
-		return run, next, nil
 	}
-	run.Status, run.Finished = tool.RunSkipped, &now
-	run.Error = fmt.Sprintf("missed: due at %s, %s before any scheduler ran, more than the grace window of %s",
-		due.Format(time.RFC3339), now.Sub(due).Round(time.Second), s.o.Grace)
-	return run, next, nil
+	out = append(out, run)
+	// The occurrences after the one that runs, up to now: the run stands for
+	// them.
+	after, ok, err := cron.Next(sch, *run.Scheduled)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ok && next != nil && after.Before(*next) {
+		skip, err := s.skipped(sch, after, next, now, fmt.Sprintf("the run for %s, started %s, stood in: a schedule runs once to catch up", run.Scheduled.Format(time.RFC3339), now.Format(time.RFC3339)))
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, skip)
+	}
+	return out, next, nil
+}
+
+// skippedUntilNow is the record of the occurrences of sch from its next
+// run up to now, skipped for the reason why.
+func (s *Scheduler) skippedUntilNow(sch tool.Schedule, now time.Time, why string) (tool.ScheduleRun, error) {
+	end, ok, err := cron.Next(sch, now)
+	if err != nil {
+		return tool.ScheduleRun{}, err
+	}
+	if !ok {
+		return s.skipped(sch, *sch.NextRun, nil, now, why)
+	}
+	return s.skipped(sch, *sch.NextRun, &end, now, why)
+}
+
+// skipped is the record of the occurrences of sch from first up to, not
+// including, end (nil: first alone), skipped for the reason why.
+func (s *Scheduler) skipped(sch tool.Schedule, first time.Time, end *time.Time, now time.Time, why string) (tool.ScheduleRun, error) {
+	run := tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &first, Started: now, Finished: &now, Status: tool.RunSkipped, Node: s.node,
+		Error: fmt.Sprintf("missed: due at %s; %s", first.Format(time.RFC3339), why)}
+	if end == nil {
+		return run, nil
+	}
+	second, ok, err := cron.Next(sch, first)
+	if err != nil || !ok || !second.Before(*end) {
+		return run, err
+	}
+	run.Until = end
+	run.Error = fmt.Sprintf("missed: every occurrence from %s to before %s; %s", first.Format(time.RFC3339), end.Format(time.RFC3339), why)
+	return run, nil
 }
 
 // execute runs a claimed or manual run and records how it ended.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -214,7 +215,9 @@ func TestMessagesAreDelivered(t *testing.T) {
 // TestMissedRuns is the policy for occurrences that fell while no
 // scheduler ran: within the grace window (1h) the schedule runs once;
 // beyond it, the schedule runs once (catch-up) if it had an occurrence within the window, or
-// the run is recorded skipped; either way the schedule moves past now.
+// the run is recorded skipped; either way the schedule moves past now, and
+// every occurrence it moves past that did not run is recorded skipped — in
+// one record for those before the run and one for those after it.
 func TestMissedRuns(t *testing.T) {
 	t.Parallel()
 	at := start.Add(time.Hour)
@@ -222,16 +225,25 @@ func TestMissedRuns(t *testing.T) {
 		name    string
 		s       tool.Schedule
 		down    time.Duration // how long after the first occurrence the scheduler looks
-		status  string
+		status  string        // of the record that is not skipped, if any, else of the one skipped
 		trigger string
-		next    string // "" for none
+		records []string // every record of the tick, in order: "run", or "skip FIRST" or "skip FIRST..UNTIL"
+		next    string   // "" for none
 	}{
-		{"daily, 30m late: runs", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 30 * time.Minute, tool.RunOK, tool.TriggerSchedule, "2026-11-26T13:00:00Z"},
-		{"daily, 3h late: skipped", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 3 * time.Hour, tool.RunSkipped, tool.TriggerSchedule, "2026-11-26T13:00:00Z"},
-		{"daily, 3 days late: skipped once", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 72*time.Hour + time.Hour + time.Minute, tool.RunSkipped, tool.TriggerSchedule, "2026-11-29T13:00:00Z"},
-		{"every 5m, 3h late: one catch-up run", tool.Schedule{Kind: "every", Every: "5m"}, 3 * time.Hour, tool.RunOK, tool.TriggerCatchUp, "2026-11-25T15:10:00Z"},
-		{"at, 10m late: runs", tool.Schedule{Kind: "at", At: &at}, 10 * time.Minute, tool.RunOK, tool.TriggerSchedule, ""},
-		{"at, 2h late: skipped", tool.Schedule{Kind: "at", At: &at}, 2 * time.Hour, tool.RunSkipped, tool.TriggerSchedule, ""},
+		{"daily, 30m late: runs", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 30 * time.Minute, tool.RunOK, tool.TriggerSchedule,
+			[]string{"run"}, "2026-11-26T13:00:00Z"},
+		{"daily, 3h late: skipped", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 3 * time.Hour, tool.RunSkipped, tool.TriggerSchedule,
+			[]string{"skip 2026-11-25T13:00:00Z"}, "2026-11-26T13:00:00Z"},
+		{"daily, 3 days late: skipped once", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 72*time.Hour + time.Hour + time.Minute, tool.RunSkipped, tool.TriggerSchedule,
+			[]string{"skip 2026-11-25T13:00:00Z..2026-11-29T13:00:00Z"}, "2026-11-29T13:00:00Z"},
+		{"daily, 1 day late: runs the one in the window, skips the one before", tool.Schedule{Kind: "cron", Expr: "0 13 * * *"}, 24*time.Hour + 30*time.Minute, tool.RunOK, tool.TriggerCatchUp,
+			[]string{"skip 2026-11-25T13:00:00Z", "run"}, "2026-11-27T13:00:00Z"},
+		{"every 5m, 3h late: one catch-up run", tool.Schedule{Kind: "every", Every: "5m"}, 3 * time.Hour, tool.RunOK, tool.TriggerCatchUp,
+			[]string{"skip 2026-11-25T12:05:00Z..2026-11-25T14:05:00Z", "run", "skip 2026-11-25T14:10:00Z..2026-11-25T15:10:00Z"}, "2026-11-25T15:10:00Z"},
+		{"every 5m, 7m late: runs once", tool.Schedule{Kind: "every", Every: "5m"}, 7 * time.Minute, tool.RunOK, tool.TriggerSchedule,
+			[]string{"run", "skip 2026-11-25T12:10:00Z"}, "2026-11-25T12:15:00Z"},
+		{"at, 10m late: runs", tool.Schedule{Kind: "at", At: &at}, 10 * time.Minute, tool.RunOK, tool.TriggerSchedule, []string{"run"}, ""},
+		{"at, 2h late: skipped", tool.Schedule{Kind: "at", At: &at}, 2 * time.Hour, tool.RunSkipped, tool.TriggerSchedule, []string{"skip 2026-11-25T13:00:00Z"}, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -245,23 +257,42 @@ func TestMissedRuns(t *testing.T) {
 			}
 			r.clock.set(s.NextRun.Add(tt.down))
 			runs, err := r.sched.Tick(ctx)
-			if err != nil || len(runs) != 1 || runs[0].Status != tt.status || runs[0].Trigger != tt.trigger {
-				t.Fatalf("%v %+v", err, runs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.SortFunc(runs, func(a, b tool.ScheduleRun) int { return a.Scheduled.Compare(*b.Scheduled) })
+			var got []string
+			primary := runs[0]
+			for _, run := range runs {
+				switch {
+				case run.Status != tool.RunSkipped:
+					got, primary = append(got, "run"), run
+				case run.Until != nil:
+					got = append(got, "skip "+run.Scheduled.Format(time.RFC3339)+".."+run.Until.Format(time.RFC3339))
+				default:
+					got = append(got, "skip "+run.Scheduled.Format(time.RFC3339))
+				}
+				if run.Status == tool.RunSkipped && !strings.HasPrefix(run.Error, "missed: ") {
+					t.Errorf("a skipped record does not say why: %+v", run)
+				}
+			}
+			if !slices.Equal(got, tt.records) || primary.Status != tt.status || primary.Trigger != tt.trigger {
+				t.Fatalf("records %q, want %q; the main one: %+v", got, tt.records, primary)
 			}
 			if want := int32(0); tt.status == tool.RunOK {
 				want = 1
 				if calls.Load() != want {
 					t.Fatalf("%d calls", calls.Load())
 				}
-			} else if calls.Load() != 0 || !strings.Contains(runs[0].Error, "grace window") {
-				t.Fatalf("a skipped run called the tool (%d) or does not say why: %q", calls.Load(), runs[0].Error)
+			} else if calls.Load() != 0 || !strings.Contains(primary.Error, "grace window") {
+				t.Fatalf("a skipped run called the tool (%d) or does not say why: %q", calls.Load(), primary.Error)
 			}
 			if runs, _ := r.sched.Tick(ctx); len(runs) != 0 {
 				t.Fatalf("caught up more than once: %+v", runs)
 			}
-			got, _ := r.sched.Get(ctx, s.ID)
-			if (got.NextRun == nil) != (tt.next == "") || got.NextRun != nil && got.NextRun.Format(time.RFC3339) != tt.next {
-				t.Fatalf("next run %v, want %q", got.NextRun, tt.next)
+			got2, _ := r.sched.Get(ctx, s.ID)
+			if (got2.NextRun == nil) != (tt.next == "") || got2.NextRun != nil && got2.NextRun.Format(time.RFC3339) != tt.next {
+				t.Fatalf("next run %v, want %q", got2.NextRun, tt.next)
 			}
 		})
 	}

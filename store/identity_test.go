@@ -99,15 +99,15 @@ func TestScheduleIdentity(t *testing.T) {
 			t.Fatalf("an old schedule: %v %+v", err, old)
 		}
 		old.Name = "renamed"
-		if err := ss.Update(ctx, old); err != nil {
-			t.Fatal(err)
+		if ok, err := ss.Update(ctx, old, old.NextRun, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		if got, err := ss.Get(ctx, "cron_1"); err != nil || !got.Legacy || got.Name != "renamed" {
 			t.Fatalf("an update made an old schedule's owner up: %v %+v", err, got)
 		}
 		old.Owner, old.Legacy = tool.Identity{Channel: "cli", Owner: true}, false
-		if err := ss.Update(ctx, old); err != nil {
-			t.Fatal(err)
+		if ok, err := ss.Update(ctx, old, old.NextRun, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		if got, err := ss.Get(ctx, "cron_1"); err != nil || got.Legacy || got.Owner != old.Owner {
 			t.Fatalf("an old schedule given an owner: %v %+v", err, got)
@@ -118,8 +118,8 @@ func TestScheduleIdentity(t *testing.T) {
 		if got, err := ss.Get(ctx, "cron_1"); err != nil || got.Legacy || got.Owner != (tool.Identity{Channel: "cli", Owner: true}) {
 			t.Fatalf("a person's old schedule: %v %+v", err, got)
 		}
-		if err := ss.Update(ctx, old); err != nil {
-			t.Fatal(err)
+		if ok, err := ss.Update(ctx, old, old.NextRun, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		var raw string
 		if err := st.Read(ctx, func(tx *store.Tx) error {

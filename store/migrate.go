@@ -289,6 +289,12 @@ ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 ALTER TABLE audit_log ADD COLUMN record_id TEXT;
 CREATE UNIQUE INDEX audit_log_record ON audit_log (record_id);
 `},
+	// A skipped run may stand for several occurrences of its schedule: every
+	// one from scheduled_ns up to, not including, until_ns (0: scheduled_ns
+	// alone). A claim records every occurrence it moves the schedule past.
+	{name: "skipped runs of several occurrences", sql: `
+ALTER TABLE schedule_runs ADD COLUMN until_ns BIGINT NOT NULL DEFAULT 0;
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

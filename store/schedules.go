@@ -88,29 +88,48 @@ func encodeSchedule(s tool.Schedule) (sp, payload, owner string, err error) {
 
 // Update replaces schedule s.ID's name, timing, payload, owner, enabled
 // state and next run; its creation and last run stay, and so does the owner
-// of a legacy schedule (s.Legacy) until it is given one.
-func (ss *Schedules) Update(ctx context.Context, s tool.Schedule) error {
+// of a legacy schedule (s.Legacy) until it is given one. As Claim, it
+// expects the next run the caller read (was, nil: none) and records runs
+// (the occurrences it moves the schedule past) in the same transaction; ok
+// is false, and nothing changes, when a claim moved the next run meanwhile.
+func (ss *Schedules) Update(ctx context.Context, s tool.Schedule, was *time.Time, runs []tool.ScheduleRun) (ok bool, err error) {
 	sp, payload, owner, err := encodeSchedule(s)
 	if err != nil {
-		return err
+		return false, err
 	}
-	var n int64
+	var found bool
 	err = ss.s.Write(ctx, func(tx *Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, owner = CASE WHEN ? THEN owner ELSE ? END, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ?",
-			s.Name, sp, payload, s.Legacy, owner, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace)
+		res, err := tx.Exec(ctx, "UPDATE schedules SET name = ?, spec = ?, payload = ?, owner = CASE WHEN ? THEN owner ELSE ? END, enabled = ?, next_run_ns = ?, updated_ns = ? WHERE id = ? AND workspace = ? AND next_run_ns = ?",
+			s.Name, sp, payload, s.Legacy, owner, s.Enabled, ns(s.NextRun), ss.s.now().UnixNano(), s.ID, ss.workspace, ns(was))
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
-		return err
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			var count int
+			err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM schedules WHERE id = ? AND workspace = ?", s.ID, ss.workspace).Scan(&count)
+			found = count > 0
+			return err
+		}
+		found, ok = true, true
+		for _, run := range runs {
+			run.ScheduleID = s.ID
+			if err := insertRun(ctx, tx, &run); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("updating schedule %s: %w", s.ID, err)
+		return false, fmt.Errorf("updating schedule %s: %w", s.ID, err)
 	}
-	if n == 0 {
-		return fmt.Errorf("schedule %s: %w", s.ID, tool.ErrNoSchedule)
+	if !found {
+		return false, fmt.Errorf("schedule %s: %w", s.ID, tool.ErrNoSchedule)
 	}
-	return nil
+	return ok, nil
 }
 
 // Remove forgets a schedule and its runs.
@@ -225,15 +244,21 @@ func (ss *Schedules) query(ctx context.Context, q string, args ...any) ([]tool.S
 	return out, nil
 }
 
-// Claim takes the occurrence of schedule id that is due at was: in one
-// transaction it moves the schedule's next run from was to next (nil: never
-// again) and records run as started. Only one claim of an occurrence
-// succeeds, across processes sharing the database: the others find the
-// next run moved and get ok false. A skipped run is recorded finished.
-func (ss *Schedules) Claim(ctx context.Context, id string, was time.Time, next *time.Time, run tool.ScheduleRun) (_ tool.ScheduleRun, ok bool, err error) {
+// Claim takes the occurrences of schedule id from was, the one it is due
+// at, up to next: in one transaction it moves the schedule's next run from
+// was to next (nil: never again) and records runs — what became of each of
+// those occurrences, the one started and those skipped (finished) — and
+// returns them with their ids. Only one claim of an occurrence succeeds,
+// across processes sharing the database: the others find the next run
+// moved and get ok false.
+func (ss *Schedules) Claim(ctx context.Context, id string, was time.Time, next *time.Time, runs []tool.ScheduleRun) (_ []tool.ScheduleRun, ok bool, err error) {
+	if len(runs) == 0 {
+		return nil, false, fmt.Errorf("claiming a run of schedule %s: nothing to record", id)
+	}
+	out := make([]tool.ScheduleRun, len(runs))
 	err = ss.s.Write(ctx, func(tx *Tx) error {
 		res, err := tx.Exec(ctx, "UPDATE schedules SET next_run_ns = ?, last_run_ns = ? WHERE id = ? AND workspace = ? AND enabled = ? AND next_run_ns = ?",
-			ns(next), run.Started.UnixNano(), id, ss.workspace, true, was.UnixNano())
+			ns(next), runs[0].Started.UnixNano(), id, ss.workspace, true, was.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -241,14 +266,23 @@ func (ss *Schedules) Claim(ctx context.Context, id string, was time.Time, next *
 		if err != nil || n == 0 {
 			return err
 		}
+		for i, run := range runs {
+			run.ScheduleID = id
+			if err := insertRun(ctx, tx, &run); err != nil {
+				return err
+			}
+			out[i] = run
+		}
 		ok = true
-		run.ScheduleID = id
-		return insertRun(ctx, tx, &run)
+		return nil
 	})
 	if err != nil {
-		return run, false, fmt.Errorf("claiming a run of schedule %s: %w", id, err)
+		return nil, false, fmt.Errorf("claiming a run of schedule %s: %w", id, err)
 	}
-	return run, ok, nil
+	if !ok {
+		return nil, false, nil
+	}
+	return out, true, nil
 }
 
 // Start records a run of schedule id that is not claimed from the
@@ -284,8 +318,8 @@ func insertRun(ctx context.Context, tx *Tx, run *tool.ScheduleRun) error {
 	if run.Status == tool.RunRunning {
 		lease = run.Started.Add(RunLease).UnixNano()
 	}
-	return tx.QueryRow(ctx, `INSERT INTO schedule_runs (schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error, node, lease_ns)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, run.ScheduleID, run.Trigger, ns(run.Scheduled), run.Started.UnixNano(), ns(run.Finished), run.Status, run.Summary, run.Error, run.Node, lease).Scan(&run.ID)
+	return tx.QueryRow(ctx, `INSERT INTO schedule_runs (schedule_id, trigger_kind, scheduled_ns, until_ns, started_ns, finished_ns, status, summary, error, node, lease_ns)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, run.ScheduleID, run.Trigger, ns(run.Scheduled), ns(run.Until), run.Started.UnixNano(), ns(run.Finished), run.Status, run.Summary, run.Error, run.Node, lease).Scan(&run.ID)
 }
 
 // Renew extends the lease of run id (of a schedule of this workspace) to
@@ -346,7 +380,7 @@ func (ss *Schedules) Runs(ctx context.Context, id string, limit int) ([]tool.Sch
 	if _, err := ss.Get(ctx, id); err != nil {
 		return nil, err
 	}
-	out, err := readAll(ctx, ss.s, scanRun, "SELECT id, schedule_id, trigger_kind, scheduled_ns, started_ns, finished_ns, status, summary, error, node FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
+	out, err := readAll(ctx, ss.s, scanRun, "SELECT id, schedule_id, trigger_kind, scheduled_ns, until_ns, started_ns, finished_ns, status, summary, error, node FROM schedule_runs WHERE schedule_id = ? ORDER BY id DESC LIMIT ?", id, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing the runs of schedule %s: %w", id, err)
 	}
@@ -355,11 +389,11 @@ func (ss *Schedules) Runs(ctx context.Context, id string, limit int) ([]tool.Sch
 
 func scanRun(row scanner) (tool.ScheduleRun, error) {
 	var r tool.ScheduleRun
-	var sched, started, finished int64
-	if err := row.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &started, &finished, &r.Status, &r.Summary, &r.Error, &r.Node); err != nil {
+	var sched, until, started, finished int64
+	if err := row.Scan(&r.ID, &r.ScheduleID, &r.Trigger, &sched, &until, &started, &finished, &r.Status, &r.Summary, &r.Error, &r.Node); err != nil {
 		return r, err
 	}
-	r.Scheduled, r.Finished = timeOf(sched), timeOf(finished)
+	r.Scheduled, r.Until, r.Finished = timeOf(sched), timeOf(until), timeOf(finished)
 	r.Started = time.Unix(0, started).UTC()
 	return r, nil
 }

@@ -41,15 +41,22 @@ func TestSchedules(t *testing.T) {
 			t.Fatalf("another workspace lists %+v", list)
 		}
 		got.Name, got.Enabled = "renamed", false
-		if err := ss.Update(ctx, got); err != nil {
-			t.Fatal(err)
+		stale := next.Add(-time.Minute)
+		if ok, err := ss.Update(ctx, got, &stale, nil); err != nil || ok {
+			t.Fatalf("an update that expects another next run: %v %v", ok, err)
+		}
+		if unchanged, _ := ss.Get(ctx, "cron_1"); unchanged.Name != "standup" || !unchanged.Enabled {
+			t.Fatalf("an update that expected another next run changed the schedule: %+v", unchanged)
+		}
+		if ok, err := ss.Update(ctx, got, &next, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		if due, err := ss.Due(ctx, next.Add(time.Hour)); err != nil || len(due) != 0 {
 			t.Fatalf("a disabled schedule is due: %v %+v", err, due)
 		}
 		got.Enabled = true
-		if err := ss.Update(ctx, got); err != nil {
-			t.Fatal(err)
+		if ok, err := ss.Update(ctx, got, &next, nil); err != nil || !ok {
+			t.Fatal(ok, err)
 		}
 		if due, err := ss.Due(ctx, next.Add(-time.Second)); err != nil || len(due) != 0 {
 			t.Fatalf("due before its time: %v %+v", err, due)
@@ -58,12 +65,18 @@ func TestSchedules(t *testing.T) {
 		if err != nil || len(due) != 1 || due[0].Name != "renamed" {
 			t.Fatalf("%v %+v", err, due)
 		}
-		after := next.Add(24 * time.Hour)
-		run, ok, err := ss.Claim(ctx, "cron_1", next, &after, tool.ScheduleRun{Trigger: tool.TriggerSchedule, Scheduled: &next, Started: next, Status: tool.RunRunning})
-		if err != nil || !ok || run.ID == 0 {
-			t.Fatalf("claim: %v %v %+v", ok, err, run)
+		// A claim records what became of every occurrence it moves past:
+		// here one runs and the two after it are skipped, in one record.
+		second, after := next.Add(24*time.Hour), next.Add(72*time.Hour)
+		claimed, ok, err := ss.Claim(ctx, "cron_1", next, &after, []tool.ScheduleRun{
+			{Trigger: tool.TriggerSchedule, Scheduled: &next, Started: next, Status: tool.RunRunning},
+			{Trigger: tool.TriggerSchedule, Scheduled: &second, Until: &after, Started: next, Finished: &next, Status: tool.RunSkipped, Error: "missed"},
+		})
+		if err != nil || !ok || len(claimed) != 2 || claimed[0].ID == 0 || claimed[1].ID <= claimed[0].ID || claimed[1].ScheduleID != "cron_1" {
+			t.Fatalf("claim: %v %v %+v", ok, err, claimed)
 		}
-		if _, ok, err := ss.Claim(ctx, "cron_1", next, &after, tool.ScheduleRun{Started: next, Status: tool.RunRunning}); err != nil || ok {
+		run := claimed[0]
+		if _, ok, err := ss.Claim(ctx, "cron_1", next, &after, []tool.ScheduleRun{{Started: next, Status: tool.RunRunning}}); err != nil || ok {
 			t.Fatalf("an occurrence was claimed twice: %v %v", ok, err)
 		}
 		fin := next.Add(time.Second)
@@ -76,7 +89,8 @@ func TestSchedules(t *testing.T) {
 			t.Fatalf("%v %+v", err, manual)
 		}
 		runs, err := ss.Runs(ctx, "cron_1", 0)
-		if err != nil || len(runs) != 2 || runs[0].ID != manual.ID || runs[1].Status != tool.RunOK || runs[1].Summary != "done" || runs[1].Finished == nil || !runs[1].Scheduled.Equal(next) {
+		if err != nil || len(runs) != 3 || runs[0].ID != manual.ID || runs[2].Status != tool.RunOK || runs[2].Summary != "done" || runs[2].Finished == nil || !runs[2].Scheduled.Equal(next) || runs[2].Until != nil ||
+			runs[1].Status != tool.RunSkipped || !runs[1].Scheduled.Equal(second) || runs[1].Until == nil || !runs[1].Until.Equal(after) {
 			t.Fatalf("%v %+v", err, runs)
 		}
 		if _, err := other.Runs(ctx, "cron_1", 0); !errors.Is(err, tool.ErrNoSchedule) {
@@ -94,7 +108,7 @@ func TestSchedules(t *testing.T) {
 		if n := storetest.Count(t, st, "schedule_runs"); n != 0 {
 			t.Fatalf("%d runs of a removed schedule are kept", n)
 		}
-		if err := ss.Update(ctx, got); !errors.Is(err, tool.ErrNoSchedule) {
+		if _, err := ss.Update(ctx, got, &next, nil); !errors.Is(err, tool.ErrNoSchedule) {
 			t.Fatalf("update of a removed schedule: %v", err)
 		}
 	})
@@ -120,7 +134,7 @@ func TestScheduleClaimOnce(t *testing.T) {
 			}
 			wg.Go(func() {
 				later := next.Add(time.Minute)
-				_, ok, err := st.Schedules("/ws").Claim(ctx, "x", next, &later, tool.ScheduleRun{Trigger: tool.TriggerSchedule, Started: next, Status: tool.RunRunning})
+				_, ok, err := st.Schedules("/ws").Claim(ctx, "x", next, &later, []tool.ScheduleRun{{Trigger: tool.TriggerSchedule, Started: next, Status: tool.RunRunning}})
 				if err != nil {
 					t.Error(err)
 				}

@@ -95,8 +95,12 @@ type ScheduleRun struct {
 	// Scheduled is the occurrence the run is for (when it was due); zero
 	// for a manual run.
 	Scheduled *time.Time `json:"scheduled,omitempty"`
-	Started   time.Time  `json:"started"`
-	Finished  *time.Time `json:"finished,omitempty"`
+	// Until, on a skipped run that stands for several occurrences, is the
+	// end of them: it stands for every occurrence from Scheduled up to,
+	// not including, Until. Nil when it stands for Scheduled alone.
+	Until    *time.Time `json:"until,omitempty"`
+	Started  time.Time  `json:"started"`
+	Finished *time.Time `json:"finished,omitempty"`
 	// Status is one of the Run… statuses.
 	Status string `json:"status"`
 	// Summary is the start of the run's result; Error why it failed or was

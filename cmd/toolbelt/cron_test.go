@@ -136,7 +136,9 @@ func TestCronMessages(t *testing.T) {
 
 // TestCronTwoServers: two toolbelt serve processes on one database (a
 // SQLite file; PostgreSQL when TOOLBELT_TEST_POSTGRES_URL is set) run an
-// every-second schedule; each occurrence runs once.
+// every-second schedule; each occurrence runs once, and every occurrence
+// from the first recorded to the last has exactly one record (a run, or a
+// skipped record that covers it).
 func TestCronTwoServers(t *testing.T) {
 	t.Parallel()
 	t.Run("sqlite", func(t *testing.T) {
@@ -171,14 +173,32 @@ func twoServers(t *testing.T, env []string) {
 	if len(runs) < 5 {
 		t.Fatalf("%d runs; stderr:\n%s\n%s", len(runs), errA.String(), errB.String())
 	}
-	seen := map[time.Time]bool{}
+	records := map[time.Time]int{}
+	var first, last time.Time
 	for _, run := range runs {
 		if run.Scheduled == nil {
 			t.Fatalf("a run without its occurrence: %+v", run)
 		}
-		if seen[*run.Scheduled] {
-			t.Fatalf("the occurrence %v ran twice: %+v", run.Scheduled, runs)
+		end := run.Scheduled.Add(time.Second)
+		if run.Until != nil {
+			end = *run.Until
 		}
-		seen[*run.Scheduled] = true
+		for o := *run.Scheduled; o.Before(end); o = o.Add(time.Second) {
+			records[o]++
+			if first.IsZero() || o.Before(first) {
+				first = o
+			}
+			if o.After(last) {
+				last = o
+			}
+		}
+	}
+	for o := first; !o.After(last); o = o.Add(time.Second) {
+		if records[o] != 1 {
+			t.Errorf("the occurrence %s has %d records", o.Format(time.RFC3339), records[o])
+		}
+	}
+	if t.Failed() {
+		t.Fatalf("the runs: %+v", runs)
 	}
 }
