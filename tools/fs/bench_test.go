@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -179,6 +180,54 @@ func BenchmarkRead10MB(b *testing.B) {
 			b.SetBytes(int64(sb.Len()))
 			for b.Loop() {
 				runTool(b, r, "read", map[string]any{"path": "big.log", "offset": c.offset})
+			}
+		})
+	}
+}
+
+// BenchmarkJournaledWrite measures the write path with the store's undo
+// journal (SQLite in a temp dir), as toolbelt runs it: a write of a small
+// file, and a patch that changes three. Each call alternates the content,
+// so every call changes its files.
+func BenchmarkJournaledWrite(b *testing.B) {
+	for _, c := range []struct {
+		name, tool string
+		args       func(i int) map[string]any
+	}{
+		{"write", "write", func(i int) map[string]any {
+			return map[string]any{"path": "notes.txt", "content": fmt.Sprintf("version %d\n", i%2)}
+		}},
+		{"patch-3-files", "apply_patch", func(i int) map[string]any {
+			from, to := i%2, (i+1)%2 // the files hold "line 0" first
+			var p strings.Builder
+			p.WriteString("*** Begin Patch\n")
+			for f := range 3 {
+				fmt.Fprintf(&p, "*** Update File: f%d.txt\n@@\n-line %d\n+line %d\n", f, from, to)
+			}
+			p.WriteString("*** End Patch")
+			return map[string]any{"patch": p.String()}
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			dir := b.TempDir()
+			for f := range 3 {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%d.txt", f)), []byte("line 0\n"), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			l, err := fsbridge.OpenLocal(dir)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { l.Close() })
+			st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), store.DefaultFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Cleanup(func() { st.Close() })
+			r := newRunner(b, &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: l, Journal: st.Journal(store.JournalOptions{})})
+			for i := 0; b.Loop(); i++ {
+				runTool(b, r, c.tool, c.args(i))
 			}
 		})
 	}
