@@ -281,6 +281,28 @@ ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT '';
 ALTER TABLE outputs ADD COLUMN external BOOLEAN NOT NULL DEFAULT TRUE;
 ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 `},
+	// What a call is about to change, kept before the first file changes
+	// (Journal.Intend): who made the call, where, and which process is
+	// making the change (site: the lock directory's id; owner: the
+	// process's lock file there). The files' states before and after are
+	// the call's file_changes rows, hidden from undo while intent_id names
+	// the intent; closing it sets intent_id to 0.
+	{name: "intents of file changes", sql: `
+CREATE TABLE file_intents (
+	id {{id}},
+	call_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	caller TEXT NOT NULL,
+	workspace TEXT NOT NULL,
+	site TEXT NOT NULL,
+	owner TEXT NOT NULL,
+	created_ns BIGINT NOT NULL
+);
+CREATE INDEX file_intents_workspace ON file_intents (site, workspace);
+CREATE INDEX file_intents_call ON file_intents (call_id);
+ALTER TABLE file_changes ADD COLUMN intent_id BIGINT NOT NULL DEFAULT 0;
+CREATE INDEX file_changes_intent ON file_changes (intent_id);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own
