@@ -184,11 +184,12 @@ func Diff(cs []Change) string {
 	return textdiff.Unified(files...)
 }
 
-// Outcomes of [Settle].
+// Outcomes of [Assess].
 const (
 	// Kept: every file the change reached is as the change left it.
 	Kept = "kept"
-	// RolledBack: the files the change had changed are back as they were.
+	// RolledBack: the files the change had changed are put back as they
+	// were.
 	RolledBack = "rolled back"
 	// NotMade: every file is as it was before: the change never began.
 	NotMade = "not made"
@@ -196,7 +197,8 @@ const (
 	LeftAlone = "left alone"
 )
 
-// Settlement is what [Settle] found and did.
+// Settlement is how a change that [Apply] may have left half made is made
+// whole: what [Assess] found, and what [Settle] does.
 type Settlement struct {
 	// Outcome is Kept, RolledBack, NotMade or LeftAlone.
 	Outcome string `json:"outcome"`
@@ -207,24 +209,21 @@ type Settlement struct {
 // Settled is one file of a settled change.
 type Settled struct {
 	Path string `json:"path"`
-	// Found is the state Settle found the file in: "before", "after", or
+	// Found is the state the file was found in: "before", "after", or
 	// "neither" (changed since by something else: left as it is).
 	Found string `json:"found"`
-	// Restored says Settle put the file back as it was before.
+	// Restored says the file is put back as it was before.
 	Restored bool `json:"restored,omitempty"`
 }
 
-// Settle makes whole a change that [Apply] may have left half made — the
-// process killed between two files — when each file is found before or
-// after it: when no file is in its Before state, the change stands (Kept);
-// otherwise every file in its After state is put back to its Before state
-// (RolledBack), each with one write or removal through b (a write is
-// atomic with a local bridge), files written back before files removed, so
-// that a move never loses its file. A file in neither state was changed
-// since by something else and is left as it is. Settle is idempotent: cut
-// short itself, it is run again and finishes the job. Directories the
-// change made stay. Existence and content are compared, not modes.
-func Settle(ctx context.Context, b fsbridge.Bridge, cs []Change) (Settlement, error) {
+// Assess finds the state of a change that [Apply] may have left half made
+// — the process killed between two files — and decides how to make it
+// whole, without changing anything: when no file is in its Before state,
+// the change stands (Kept); otherwise every file in its After state is to
+// be put back (RolledBack). A file in neither state was changed since by
+// something else and is left as it is. Existence and content are
+// compared, not modes.
+func Assess(ctx context.Context, b fsbridge.Bridge, cs []Change) (Settlement, error) {
 	s := Settlement{Files: make([]Settled, len(cs))}
 	before, after := 0, 0
 	for i, c := range cs {
@@ -245,27 +244,46 @@ func Settle(ctx context.Context, b fsbridge.Bridge, cs []Change) (Settlement, er
 	switch {
 	case before == 0 && after > 0:
 		s.Outcome = Kept
-		return s, nil
 	case after == 0 && before > 0:
 		s.Outcome = NotMade
-		return s, nil
 	case after == 0:
 		s.Outcome = LeftAlone
-		return s, nil
-	}
-	s.Outcome = RolledBack
-	for _, removing := range []bool{false, true} {
-		for i, c := range cs {
-			if s.Files[i].Found != "after" || c.Before.Exists == removing {
-				continue
-			}
-			if err := restore(ctx, b, c); err != nil {
-				return Settlement{}, fmt.Errorf("putting back %s: %w", c.Path, err)
-			}
-			s.Files[i].Restored = true
+	default:
+		s.Outcome = RolledBack
+		for i := range s.Files {
+			s.Files[i].Restored = s.Files[i].Found == "after"
 		}
 	}
 	return s, nil
+}
+
+// Settle carries out s, which [Assess] made of cs: it puts back the files
+// s says to restore, each with one write or removal through b (a write is
+// atomic with a local bridge), files written back before files removed,
+// so that a move never loses its file. Each file is read again just
+// before: one that is no longer as the change left it (already put back,
+// or changed since by something else) is left as it is. Settle is
+// idempotent: cut short itself, it is run again and finishes the job.
+// Directories the change made stay.
+func Settle(ctx context.Context, b fsbridge.Bridge, cs []Change, s Settlement) error {
+	for _, removing := range []bool{false, true} {
+		for i, c := range cs {
+			if i >= len(s.Files) || !s.Files[i].Restored || c.Before.Exists == removing {
+				continue
+			}
+			now, err := stateOf(ctx, b, c.Path)
+			if err != nil {
+				return fmt.Errorf("reading %s: %w", c.Path, err)
+			}
+			if !same(now, c.After) {
+				continue
+			}
+			if err := restore(ctx, b, c); err != nil {
+				return fmt.Errorf("putting back %s: %w", c.Path, err)
+			}
+		}
+	}
+	return nil
 }
 
 // restore brings the file c changed back to its Before state.

@@ -173,11 +173,7 @@ func TestSettle(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			m := memory(t, c.files)
-			ctx := context.Background()
-			s, err := changeset.Settle(ctx, m, move)
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := settle(t, m)
 			if s.Outcome != c.outcome || len(s.Files) != len(move) {
 				t.Fatalf("settled %+v, want %s", s, c.outcome)
 			}
@@ -199,12 +195,25 @@ func TestSettle(t *testing.T) {
 			if got := files(); !maps.Equal(got, c.want) {
 				t.Errorf("files %v, want %v", got, c.want)
 			}
-			again, err := changeset.Settle(ctx, m, move)
-			if err != nil || again.Outcome == changeset.RolledBack || !maps.Equal(files(), c.want) {
-				t.Errorf("settling again: %+v, %v; files %v", again, err, files())
+			if again := settle(t, m); again.Outcome == changeset.RolledBack || !maps.Equal(files(), c.want) {
+				t.Errorf("settling again: %+v; files %v", again, files())
 			}
 		})
 	}
+}
+
+// settle assesses the change move in m and settles it.
+func settle(t *testing.T, m fsbridge.Bridge) changeset.Settlement {
+	t.Helper()
+	ctx := context.Background()
+	s, err := changeset.Assess(ctx, m, move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := changeset.Settle(ctx, m, move, s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // TestSettleCutShort: a rollback that fails midway leaves the files for a
@@ -213,12 +222,15 @@ func TestSettleCutShort(t *testing.T) {
 	t.Parallel()
 	m := memory(t, map[string]string{"a.txt": "A\n", "new/dir/c.txt": "b\nc\n", "d.txt": "d\n"})
 	ctx := context.Background()
-	if _, err := changeset.Settle(ctx, failing{m, "b.txt"}, move); !errors.Is(err, errDisk) {
+	s, err := changeset.Assess(ctx, m, move)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := changeset.Settle(ctx, failing{m, "b.txt"}, move, s); !errors.Is(err, errDisk) {
 		t.Fatalf("Settle = %v, want the disk's error", err)
 	}
-	s, err := changeset.Settle(ctx, m, move)
-	if err != nil || s.Outcome != changeset.RolledBack {
-		t.Fatalf("Settle again = %+v, %v", s, err)
+	if s := settle(t, m); s.Outcome != changeset.RolledBack {
+		t.Fatalf("settling again: %+v", s)
 	}
 	want := map[string]string{"a.txt": "a\n", "b.txt": "b\n", "d.txt": "d\n"}
 	for p, v := range want {
@@ -227,6 +239,32 @@ func TestSettleCutShort(t *testing.T) {
 		}
 	}
 	if _, ok := tree(t, m)["new/dir/c.txt"]; ok {
+		t.Error("the moved file is still there")
+	}
+}
+
+// TestSettleLeavesWhatChangedSince: a file written by something else
+// between Assess and Settle keeps what was written; the others are put
+// back.
+func TestSettleLeavesWhatChangedSince(t *testing.T) {
+	t.Parallel()
+	m := memory(t, map[string]string{"a.txt": "A\n", "b.txt": "b\n", "new/dir/c.txt": "b\nc\n", "d.txt": "d\n"})
+	ctx := context.Background()
+	s, err := changeset.Assess(ctx, m, move)
+	if err != nil || s.Outcome != changeset.RolledBack {
+		t.Fatalf("Assess = %+v, %v", s, err)
+	}
+	if err := m.WriteFile(ctx, "a.txt", []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := changeset.Settle(ctx, m, move, s); err != nil {
+		t.Fatal(err)
+	}
+	got := tree(t, m)
+	if got["a.txt"] != "mine\n" || got["b.txt"] != "b\n" || got["d.txt"] != "d\n" {
+		t.Errorf("files %v", got)
+	}
+	if _, ok := got["new/dir/c.txt"]; ok {
 		t.Error("the moved file is still there")
 	}
 }
