@@ -20,9 +20,11 @@ import (
 // Made (every file changed) or Dropped (none left changed) end it; with
 // JournalOptions.AwaitAnswers the intent lasts until Answered says the
 // call's answer is in the audit log too. Closing it makes the rows the
-// call's journal entry. An intent that outlives its process — killed
-// between two files, or before the answer — is found by Recover at the
-// next start, which has it completed or rolled back, and recorded.
+// call's journal entry. An intent that is not closed — its process killed
+// between two files or before the answer, its answer not recorded, a
+// change that could not be put back — stays its process's until the
+// process ends; then Recover, at the next start, has it completed or
+// rolled back, and recorded.
 //
 // Which process an intent belongs to is a lock file that process holds
 // (package liveness) in the store's lock directory (LockDir), named in the
@@ -105,8 +107,8 @@ type openIntents struct {
 type openIntent struct {
 	id       int64 // 0 until kept
 	made     bool  // every change is made
-	answered bool  // Answered was called; recorded as it said
-	recorded bool
+	answered bool  // Answered was called
+	recorded bool  // the answer is in the audit log, Answered said
 }
 
 // add registers the call's intent before it is kept. A call cancelled
@@ -199,10 +201,10 @@ func (j *Journal) Made(ctx context.Context, callID string) error {
 	switch {
 	case oi == nil:
 		return fmt.Errorf("closing the intent of call %s: it has none under way", callID)
-	case !done:
+	case !done || j.o.AwaitAnswers && !oi.recorded:
 		return nil
 	}
-	return j.close(ctx, oi.id, !j.o.AwaitAnswers || oi.recorded)
+	return j.keep(ctx, oi.id)
 }
 
 // Answered says the call was answered, and whether its answer is
@@ -210,30 +212,24 @@ func (j *Journal) Made(ctx context.Context, callID string) error {
 // once the call's audit record is written, when the journal has
 // AwaitAnswers. A call that changed files then has its intent closed: its
 // changes become its journal entry. When its answer could not be recorded
-// the intent is left for Recover, which any process may run now, to
-// record. A call with no intent under way is no concern of the journal.
+// the intent stays this process's, for Recover to record once the process
+// has ended (whether the record was made after all is known then). A call
+// with no intent under way is no concern of the journal.
 func (j *Journal) Answered(ctx context.Context, callID string, recorded bool) error {
 	oi, done := j.open.update(callID, func(oi *openIntent) bool {
 		oi.answered, oi.recorded = true, recorded
 		return oi.made
 	})
-	if oi == nil || !done {
+	if oi == nil || !done || !recorded {
 		return nil
 	}
-	return j.close(ctx, oi.id, recorded)
+	return j.keep(ctx, oi.id)
 }
 
-// close closes a made intent: its rows become the call's journal entry.
-// An intent whose answer is not recorded stays, for Recover, with no
-// owner.
-func (j *Journal) close(ctx context.Context, id int64, recorded bool) error {
+// keep closes a made intent: its rows become the call's journal entry.
+func (j *Journal) keep(ctx context.Context, id int64) error {
 	ctx = context.WithoutCancel(ctx) // the files changed: close it even if the call was cancelled since
-	err := j.s.Write(ctx, func(tx *Tx) error {
-		if !recorded {
-			return leave(ctx, tx, id)
-		}
-		return closeIntent(ctx, tx, id, true, j.s.now().Add(-j.o.MaxAge))
-	})
+	err := j.s.Write(ctx, func(tx *Tx) error { return closeIntent(ctx, tx, id, true, j.s.now().Add(-j.o.MaxAge)) })
 	if err != nil {
 		return fmt.Errorf("closing intent %d: %w", id, err)
 	}
@@ -241,17 +237,22 @@ func (j *Journal) close(ctx context.Context, id int64, recorded bool) error {
 }
 
 // Dropped implements [tool.IntentJournal]: the intent and its rows go.
-// When not every file was put back, the intent stays, with no owner, for
-// Recover — which any process may run now — to roll the change back.
+// When not every file was put back, the intent stays for Recover to roll
+// the change back: with AwaitAnswers it stays this process's until the
+// process ends (the call's answer is recorded by then, and Recover finds
+// it); otherwise it belongs to no process, and any Recover may take it now.
 func (j *Journal) Dropped(ctx context.Context, callID string, restored bool) error {
 	oi, _ := j.open.update(callID, func(*openIntent) bool { return true })
-	if oi == nil {
+	switch {
+	case oi == nil:
 		return fmt.Errorf("dropping the intent of call %s: it has none under way", callID)
+	case !restored && j.o.AwaitAnswers:
+		return nil
 	}
 	ctx = context.WithoutCancel(ctx)
 	err := j.s.Write(ctx, func(tx *Tx) error {
 		if !restored {
-			return leave(ctx, tx, oi.id)
+			return leave(ctx, tx, oi.id, "")
 		}
 		return closeIntent(ctx, tx, oi.id, false, time.Time{})
 	})
@@ -261,9 +262,14 @@ func (j *Journal) Dropped(ctx context.Context, callID string, restored bool) err
 	return nil
 }
 
-// leave leaves intent id to Recover: it belongs to no process.
-func leave(ctx context.Context, tx *Tx, id int64) error {
-	_, err := tx.Exec(ctx, "UPDATE file_intents SET owner = '' WHERE id = ?", id)
+// leave leaves intent id to any Recover: it belongs to no process. With
+// owner set, only while it is owner's.
+func leave(ctx context.Context, tx *Tx, id int64, owner string) error {
+	q, args := "UPDATE file_intents SET owner = '' WHERE id = ?", []any{id}
+	if owner != "" {
+		q, args = q+" AND owner = ?", append(args, owner)
+	}
+	_, err := tx.Exec(ctx, q, args...)
 	return err
 }
 
@@ -272,7 +278,7 @@ func leave(ctx context.Context, tx *Tx, id int64) error {
 func closeIntent(ctx context.Context, tx *Tx, id int64, keep bool, expired time.Time) error {
 	rows := "DELETE FROM file_changes WHERE intent_id = ?"
 	if keep {
-		rows = "UPDATE file_changes SET intent_id = 0 WHERE intent_id = ?"
+		rows = "UPDATE file_changes SET intent_id = NULL WHERE intent_id = ?"
 	}
 	if _, err := tx.Exec(ctx, rows, id); err != nil {
 		return err
@@ -281,7 +287,7 @@ func closeIntent(ctx context.Context, tx *Tx, id int64, keep bool, expired time.
 		return err
 	}
 	if keep {
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND intent_id = 0", expired.UnixNano())
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND intent_id IS NULL", expired.UnixNano())
 		return err
 	}
 	return nil
@@ -388,10 +394,7 @@ func (j *Journal) recoverOne(ctx context.Context, id int64, owner, me string, in
 	if err != nil {
 		// Left for the next Recover, of any process.
 		bg := context.WithoutCancel(ctx)
-		_ = j.s.Write(bg, func(tx *Tx) error {
-			_, err := tx.Exec(bg, "UPDATE file_intents SET owner = '' WHERE id = ? AND owner = ?", id, me)
-			return err
-		})
+		_ = j.s.Write(bg, func(tx *Tx) error { return leave(bg, tx, id, me) })
 	}
 	return err
 }
@@ -418,8 +421,8 @@ func (j *Journal) InterruptedIn(ctx context.Context, callID string) ([]string, e
 }
 
 // insertChange adds one change of the call to file_changes: part of the
-// call's journal entry, or of intent when not 0.
-func insertChange(ctx context.Context, tx *Tx, callID string, ns int64, c tool.FileChange, scope tool.Scope, intent int64) error {
+// call's journal entry, or of the intent whose id intent holds (an int64).
+func insertChange(ctx context.Context, tx *Tx, callID string, ns int64, c tool.FileChange, scope tool.Scope, intent any) error {
 	_, err := tx.Exec(ctx, `INSERT INTO file_changes
 	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256, after, workspace, session_key, intent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		callID, ns, c.Path, c.Existed, c.Before, int64(c.Mode), c.Exists, c.AfterSHA256, c.After, scope.Workspace, scope.Session, intent)

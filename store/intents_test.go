@@ -328,14 +328,18 @@ func TestRecoverLeavesOtherSites(t *testing.T) {
 	})
 }
 
-// TestAnsweredWithoutRecordLeavesTheChange: a call whose answer could not
-// be recorded leaves its intent to recovery at once, even while its
-// process runs; a change stopped half made does too.
-func TestAnsweredWithoutRecordLeavesTheChange(t *testing.T) {
+// TestUnfinishedChangesWaitForTheirProcess: with AwaitAnswers, a call
+// whose answer could not be recorded, and a change stopped half made, keep
+// their intents their process's: its answer's record may still reach the
+// log, so no other process records the call as interrupted while it runs;
+// once it has ended, Recover settles both. Without AwaitAnswers nothing
+// waits for an answer: a change stopped half made is any Recover's at once.
+func TestUnfinishedChangesWaitForTheirProcess(t *testing.T) {
 	t.Parallel()
-	storetest.Each(t, func(t *testing.T, st *store.Store) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
 		ctx := intentCtx()
-		j := st.Journal(store.JournalOptions{AwaitAnswers: true})
+		first := storetest.Open(t, dsn)
+		j := first.Journal(store.JournalOptions{AwaitAnswers: true})
 		for _, call := range []string{"call-1", "call-2"} {
 			if err := j.Intend(ctx, anIntent(call)); err != nil {
 				t.Fatal(err)
@@ -353,9 +357,26 @@ func TestAnsweredWithoutRecordLeavesTheChange(t *testing.T) {
 		if err := j.Answered(ctx, "call-never-changed", true); err != nil {
 			t.Errorf("Answered of a call without intent: %v", err)
 		}
+		plain := first.Journal(store.JournalOptions{})
+		if err := plain.Intend(ctx, anIntent("call-3")); err != nil {
+			t.Fatal(err)
+		}
+		if err := plain.Dropped(ctx, "call-3", false); err != nil {
+			t.Fatal(err)
+		}
+		second := storetest.Open(t, dsn).Journal(store.JournalOptions{})
 		var s settled
-		if n, err := j.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 2 || err != nil {
-			t.Fatalf("Recover = %d, %v; want both", n, err)
+		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 1 || err != nil || s.calls["call-3"] != 1 {
+			t.Fatalf("Recover while the process runs = %d, %v (settled %v); want call-3 only", n, err, s.calls)
+		}
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 2 || err != nil {
+			t.Fatalf("Recover once the process has ended = %d, %v; want both", n, err)
+		}
+		if cs := visible(t, second, "call-1"); len(cs) != 2 {
+			t.Errorf("the kept change of call-1 is %+v", cs)
 		}
 	})
 }

@@ -65,10 +65,10 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 	now := j.s.now()
 	scope, _ := tool.ScopeFrom(ctx)
 	err := j.s.Write(ctx, func(tx *Tx) error {
-		if err := insertChange(ctx, tx, callID, now.UnixNano(), c, scope, 0); err != nil {
+		if err := insertChange(ctx, tx, callID, now.UnixNano(), c, scope, nil); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND intent_id = 0", now.Add(-j.o.MaxAge).UnixNano())
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND intent_id IS NULL", now.Add(-j.o.MaxAge).UnixNano())
 		return err
 	})
 	if err != nil {
@@ -84,7 +84,7 @@ func (j *Journal) Workspaces(ctx context.Context, callID string) ([]string, erro
 	out, err := readAll(ctx, j.s, func(row scanner) (ws string, err error) {
 		err = row.Scan(&ws)
 		return ws, err
-	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND intent_id = 0 ORDER BY workspace",
+	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND intent_id IS NULL ORDER BY workspace",
 		callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspaces of call %s: %w", callID, err)
@@ -106,7 +106,7 @@ func (j *Journal) where(args []any) (string, []any) {
 func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange, error) {
 	cond, args := j.where([]any{callID, j.s.now().Add(-j.o.MaxAge).UnixNano()})
 	out, err := readAll(ctx, j.s, scanChange, `SELECT path, existed, before, mode, exists_after, after_sha256, after
-	FROM file_changes WHERE call_id = ? AND created_ns >= ? AND intent_id = 0`+cond+` ORDER BY id`, args...)
+	FROM file_changes WHERE call_id = ? AND created_ns >= ? AND intent_id IS NULL`+cond+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the changes of call %s: %w", callID, err)
 	}
@@ -123,7 +123,7 @@ func (j *Journal) DeleteChanges(ctx context.Context, callID string) error {
 	}
 	cond, args := j.where([]any{callID})
 	err := j.s.Write(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ? AND intent_id = 0"+cond, args...)
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ? AND intent_id IS NULL"+cond, args...)
 		return err
 	})
 	if err != nil {

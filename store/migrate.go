@@ -286,7 +286,9 @@ ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 	// making the change (site: the lock directory's id; owner: the
 	// process's lock file there). The files' states before and after are
 	// the call's file_changes rows, hidden from undo while intent_id names
-	// the intent; closing it sets intent_id to 0.
+	// the intent; closing it sets intent_id to NULL. Only those rows are in
+	// the index on intent_id. file_intents holds only the changes under way
+	// and those left unfinished: it needs no index.
 	{name: "intents of file changes", sql: `
 CREATE TABLE file_intents (
 	id {{id}},
@@ -298,10 +300,8 @@ CREATE TABLE file_intents (
 	owner TEXT NOT NULL,
 	created_ns BIGINT NOT NULL
 );
-CREATE INDEX file_intents_workspace ON file_intents (site, workspace);
-CREATE INDEX file_intents_call ON file_intents (call_id);
-ALTER TABLE file_changes ADD COLUMN intent_id BIGINT NOT NULL DEFAULT 0;
-CREATE INDEX file_changes_intent ON file_changes (intent_id);
+ALTER TABLE file_changes ADD COLUMN intent_id BIGINT;
+CREATE INDEX file_changes_intent ON file_changes (intent_id) WHERE intent_id IS NOT NULL;
 `},
 }
 
