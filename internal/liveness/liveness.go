@@ -44,7 +44,8 @@ func Hold(dir string) (*Holder, error) {
 		return nil, fmt.Errorf("the process lock in %s: %w", dir, err)
 	}
 	name := fmt.Sprintf("%d-%s%s", os.Getpid(), id, suffix)
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	if err == nil {
 		err = os.Rename(tmp, filepath.Join(dir, name))
 	}
 	if err != nil {
