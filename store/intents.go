@@ -204,7 +204,7 @@ func (j *Journal) Made(ctx context.Context, callID string) error {
 	case !done || j.o.AwaitAnswers && !oi.recorded:
 		return nil
 	}
-	return j.keep(ctx, oi.id)
+	return j.keep(ctx, callID, oi.id)
 }
 
 // Answered says the call was answered, and whether its answer is
@@ -223,13 +223,13 @@ func (j *Journal) Answered(ctx context.Context, callID string, recorded bool) er
 	if oi == nil || !done || !recorded {
 		return nil
 	}
-	return j.keep(ctx, oi.id)
+	return j.keep(ctx, callID, oi.id)
 }
 
 // keep closes a made intent: its rows become the call's journal entry.
-func (j *Journal) keep(ctx context.Context, id int64) error {
+func (j *Journal) keep(ctx context.Context, callID string, id int64) error {
 	ctx = context.WithoutCancel(ctx) // the files changed: close it even if the call was cancelled since
-	err := j.s.Write(ctx, func(tx *Tx) error { return closeIntent(ctx, tx, id, true, j.s.now().Add(-j.o.MaxAge)) })
+	err := j.s.Write(ctx, func(tx *Tx) error { return closeIntent(ctx, tx, callID, id, true, j.s.now().Add(-j.o.MaxAge)) })
 	if err != nil {
 		return fmt.Errorf("closing intent %d: %w", id, err)
 	}
@@ -254,7 +254,7 @@ func (j *Journal) Dropped(ctx context.Context, callID string, restored bool) err
 		if !restored {
 			return leave(ctx, tx, oi.id, "")
 		}
-		return closeIntent(ctx, tx, oi.id, false, time.Time{})
+		return closeIntent(ctx, tx, callID, oi.id, false, time.Time{})
 	})
 	if err != nil {
 		return fmt.Errorf("dropping the intent of call %s: %w", callID, err)
@@ -273,24 +273,29 @@ func leave(ctx context.Context, tx *Tx, id int64, owner string) error {
 	return err
 }
 
-// closeIntent removes intent id; its rows become its call's journal entry
-// when keep is set (and the entries older than expired go), or go with it.
-func closeIntent(ctx context.Context, tx *Tx, id int64, keep bool, expired time.Time) error {
-	rows := "DELETE FROM file_changes WHERE intent_id = ?"
-	if keep {
-		rows = "UPDATE file_changes SET intent_id = NULL WHERE intent_id = ?"
-	}
-	if _, err := tx.Exec(ctx, rows, id); err != nil {
-		return err
-	}
+// closeIntent removes the intent id of call callID: its rows become the
+// call's journal entry when keep is set (and the entries older than
+// expired go), or go with it.
+func closeIntent(ctx context.Context, tx *Tx, callID string, id int64, keep bool, expired time.Time) error {
 	if _, err := tx.Exec(ctx, "DELETE FROM file_intents WHERE id = ?", id); err != nil {
 		return err
 	}
-	if keep {
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND intent_id IS NULL", expired.UnixNano())
+	if !keep {
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ? AND intent_id = ?", callID, id)
 		return err
 	}
-	return nil
+	return expire(ctx, tx, expired)
+}
+
+// made is the condition on a file_changes row that is part of its call's
+// journal entry: recorded once made (intent_id NULL), or of an intent that
+// is closed.
+const made = "NOT EXISTS (SELECT 1 FROM file_intents WHERE file_intents.id = file_changes.intent_id)"
+
+// expire deletes the journal entries made before t.
+func expire(ctx context.Context, tx *Tx, t time.Time) error {
+	_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND "+made, t.UnixNano())
+	return err
 }
 
 // Interrupted is a change Recover found unfinished: the intent of a call
@@ -384,12 +389,12 @@ func (j *Journal) recoverOne(ctx context.Context, id int64, owner, me string, in
 	if !claimed {
 		return errNotClaimed
 	}
-	if in.Changes, err = j.intentChanges(ctx, id); err != nil {
+	if in.Changes, err = j.intentChanges(ctx, in.CallID, id); err != nil {
 		return err
 	}
 	kept, err := settle(ctx, in)
 	if err == nil {
-		err = j.s.Write(ctx, func(tx *Tx) error { return closeIntent(ctx, tx, id, kept, j.s.now().Add(-j.o.MaxAge)) })
+		err = j.s.Write(ctx, func(tx *Tx) error { return closeIntent(ctx, tx, in.CallID, id, kept, j.s.now().Add(-j.o.MaxAge)) })
 	}
 	if err != nil {
 		// Left for the next Recover, of any process.
@@ -399,10 +404,11 @@ func (j *Journal) recoverOne(ctx context.Context, id int64, owner, me string, in
 	return err
 }
 
-// intentChanges returns the changes of intent id, in order.
-func (j *Journal) intentChanges(ctx context.Context, id int64) ([]tool.FileChange, error) {
+// intentChanges returns the changes of intent id of call callID, in
+// order.
+func (j *Journal) intentChanges(ctx context.Context, callID string, id int64) ([]tool.FileChange, error) {
 	return readAll(ctx, j.s, scanChange, `SELECT path, existed, before, mode, exists_after, after_sha256, after
-	FROM file_changes WHERE intent_id = ? ORDER BY id`, id)
+	FROM file_changes WHERE call_id = ? AND intent_id = ? ORDER BY id`, callID, id)
 }
 
 // InterruptedIn returns the workspaces where the call has a change under

@@ -101,6 +101,34 @@ func TestIntentLifecycle(t *testing.T) {
 	}
 }
 
+// TestClosedChangeStaysVisible: a call's journal entry stays the call's
+// while later intents come and go; the ids of closed intents are never
+// given again.
+func TestClosedChangeStaysVisible(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := intentCtx()
+		j := st.Journal(store.JournalOptions{})
+		if err := j.Intend(ctx, anIntent("call-1")); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.Made(ctx, "call-1"); err != nil {
+			t.Fatal(err)
+		}
+		for _, call := range []string{"call-2", "call-3"} {
+			if err := j.Intend(ctx, anIntent(call)); err != nil {
+				t.Fatal(err)
+			}
+			if cs := visible(t, j, "call-1"); len(cs) != 2 {
+				t.Fatalf("while %s changes files, call-1's entry is %+v", call, cs)
+			}
+			if err := j.Dropped(ctx, call, true); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
 // TestIntendRefuses: what cannot be an intent is refused, and nothing is
 // kept.
 func TestIntendRefuses(t *testing.T) {

@@ -68,8 +68,7 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 		if err := insertChange(ctx, tx, callID, now.UnixNano(), c, scope, nil); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ? AND intent_id IS NULL", now.Add(-j.o.MaxAge).UnixNano())
-		return err
+		return expire(ctx, tx, now.Add(-j.o.MaxAge))
 	})
 	if err != nil {
 		return fmt.Errorf("recording a change of %s by call %s: %w", c.Path, callID, err)
@@ -84,7 +83,7 @@ func (j *Journal) Workspaces(ctx context.Context, callID string) ([]string, erro
 	out, err := readAll(ctx, j.s, func(row scanner) (ws string, err error) {
 		err = row.Scan(&ws)
 		return ws, err
-	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND intent_id IS NULL ORDER BY workspace",
+	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND "+made+" ORDER BY workspace",
 		callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspaces of call %s: %w", callID, err)
@@ -106,7 +105,7 @@ func (j *Journal) where(args []any) (string, []any) {
 func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange, error) {
 	cond, args := j.where([]any{callID, j.s.now().Add(-j.o.MaxAge).UnixNano()})
 	out, err := readAll(ctx, j.s, scanChange, `SELECT path, existed, before, mode, exists_after, after_sha256, after
-	FROM file_changes WHERE call_id = ? AND created_ns >= ? AND intent_id IS NULL`+cond+` ORDER BY id`, args...)
+	FROM file_changes WHERE call_id = ? AND created_ns >= ? AND `+made+cond+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the changes of call %s: %w", callID, err)
 	}
@@ -123,7 +122,7 @@ func (j *Journal) DeleteChanges(ctx context.Context, callID string) error {
 	}
 	cond, args := j.where([]any{callID})
 	err := j.s.Write(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ? AND intent_id IS NULL"+cond, args...)
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ? AND "+made+cond, args...)
 		return err
 	})
 	if err != nil {

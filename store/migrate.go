@@ -285,13 +285,14 @@ ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 	// (Journal.Intend): who made the call, where, and which process is
 	// making the change (site: the lock directory's id; owner: the
 	// process's lock file there). The files' states before and after are
-	// the call's file_changes rows, hidden from undo while intent_id names
-	// the intent; closing it sets intent_id to NULL. Only those rows are in
-	// the index on intent_id. file_intents holds only the changes under way
-	// and those left unfinished: it needs no index.
+	// the call's file_changes rows, which name the intent (intent_id; NULL
+	// for rows recorded once made) and are hidden from undo while it is
+	// here: closing it deletes it, so its ids must never come again.
+	// file_intents holds only the changes under way and those left
+	// unfinished: it needs no index.
 	{name: "intents of file changes", sql: `
 CREATE TABLE file_intents (
-	id {{id}},
+	id {{serial}},
 	call_id TEXT NOT NULL,
 	tool TEXT NOT NULL,
 	caller TEXT NOT NULL,
@@ -301,7 +302,6 @@ CREATE TABLE file_intents (
 	created_ns BIGINT NOT NULL
 );
 ALTER TABLE file_changes ADD COLUMN intent_id BIGINT;
-CREATE INDEX file_changes_intent ON file_changes (intent_id) WHERE intent_id IS NOT NULL;
 `},
 }
 
