@@ -144,8 +144,9 @@ func (o *openIntents) update(callID string, f func(*openIntent) (done bool)) (*o
 	return &c, done
 }
 
-// Intend implements [tool.IntentJournal]: it keeps in — the call, its
-// caller, the scope ctx carries and every change — as an intent of this
+// Intend implements [tool.IntentJournal]: it keeps in — the call and its
+// arguments, its caller, the scope ctx carries and every change — as an
+// intent of this
 // process, in one transaction, and returns once it is committed. The
 // changes are the call's file_changes rows, hidden from Changes until the
 // intent is closed. It fails when ctx is done, when the call already has
@@ -171,8 +172,8 @@ func (j *Journal) Intend(ctx context.Context, in tool.Intent) error {
 	now := j.s.now().UnixNano()
 	var id int64
 	err = j.s.Write(ctx, func(tx *Tx) error {
-		if err := tx.QueryRow(ctx, `INSERT INTO file_intents (call_id, tool, caller, workspace, site, owner, created_ns)
-	VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`, in.CallID, in.Tool, string(caller), scope.Workspace, site, owner, now).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO file_intents (call_id, tool, arguments, caller, workspace, site, owner, created_ns)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`, in.CallID, in.Tool, string(in.Arguments), string(caller), scope.Workspace, site, owner, now).Scan(&id); err != nil {
 			return err
 		}
 		for _, c := range in.Changes {
@@ -331,14 +332,17 @@ func (j *Journal) Recover(ctx context.Context, workspace string, settle func(con
 		in    Interrupted
 	}
 	intents, err := readAll(ctx, j.s, func(row scanner) (f found, err error) {
-		var caller string
+		var args, caller string
 		var ns int64
-		if err := row.Scan(&f.id, &f.in.CallID, &f.in.Tool, &caller, &f.owner, &ns); err != nil {
+		if err := row.Scan(&f.id, &f.in.CallID, &f.in.Tool, &args, &caller, &f.owner, &ns); err != nil {
 			return f, err
+		}
+		if args != "" {
+			f.in.Arguments = json.RawMessage(args)
 		}
 		f.in.Workspace, f.in.Time = workspace, time.Unix(0, ns)
 		return f, json.Unmarshal([]byte(caller), &f.in.Caller)
-	}, "SELECT id, call_id, tool, caller, owner, created_ns FROM file_intents WHERE site = ? AND workspace = ? ORDER BY id", site, workspace)
+	}, "SELECT id, call_id, tool, arguments, caller, owner, created_ns FROM file_intents WHERE site = ? AND workspace = ? ORDER BY id", site, workspace)
 	if err != nil {
 		return 0, fmt.Errorf("recovering interrupted changes: %w", err)
 	}

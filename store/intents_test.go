@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"strings"
@@ -24,7 +25,7 @@ func intentCtx() context.Context {
 
 // anIntent is call's intent to change two files.
 func anIntent(call string) tool.Intent {
-	return tool.Intent{CallID: call, Tool: "apply_patch", Caller: tool.Identity{AgentID: "main", SessionKey: "s1", Channel: "mcp", Owner: true},
+	return tool.Intent{CallID: call, Tool: "apply_patch", Arguments: json.RawMessage(`{"patch":"…"}`), Caller: tool.Identity{AgentID: "main", SessionKey: "s1", Channel: "mcp", Owner: true},
 		Changes: []tool.FileChange{
 			{Path: "a.txt", Existed: true, Before: []byte("a0"), Mode: 0o644, Exists: true, After: []byte("a1"), AfterSHA256: "00"},
 			{Path: "b.txt", Exists: true, After: []byte("b1"), AfterSHA256: "01"},

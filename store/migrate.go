@@ -282,7 +282,7 @@ ALTER TABLE outputs ADD COLUMN external BOOLEAN NOT NULL DEFAULT TRUE;
 ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 `},
 	// What a call is about to change, kept before the first file changes
-	// (Journal.Intend): who made the call, where, and which process is
+	// (Journal.Intend): the call, who made it, where, and which process is
 	// making the change (site: the lock directory's id; owner: the
 	// process's lock file there). The files' states before and after are
 	// the call's file_changes rows, which name the intent (intent_id; NULL
@@ -295,6 +295,7 @@ CREATE TABLE file_intents (
 	id {{serial}},
 	call_id TEXT NOT NULL,
 	tool TEXT NOT NULL,
+	arguments TEXT NOT NULL,
 	caller TEXT NOT NULL,
 	workspace TEXT NOT NULL,
 	site TEXT NOT NULL,

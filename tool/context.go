@@ -111,8 +111,10 @@ type IntentJournal interface {
 // carries (see [WithScope]).
 type Intent struct {
 	CallID string
-	// Tool is the tool called.
-	Tool string
+	// Tool is the tool called, and Arguments its arguments (for the record
+	// of a call cut short).
+	Tool      string
+	Arguments json.RawMessage
 	// Caller is who made the call.
 	Caller Identity
 	// Changes are the changes, in the order they are made.

@@ -173,9 +173,13 @@ func (r *recovery) recorded(ctx context.Context, callID string) (bool, error) {
 
 // interruptedRecord is the audit record of a call whose change recovery
 // settled as s: error class "interrupted", the call's own id, tool, caller
-// and workspace, and what recovery found and did as its arguments.
+// and workspace, and as its arguments the call's ("arguments") beside what
+// recovery found and did ("recovery").
 func interruptedRecord(in store.Interrupted, s changeset.Settlement) audit.Record {
-	args, _ := json.Marshal(map[string]changeset.Settlement{"recovery": s})
+	args, _ := json.Marshal(struct {
+		Arguments json.RawMessage      `json:"arguments,omitempty"`
+		Recovery  changeset.Settlement `json:"recovery"`
+	}{in.Arguments, s})
 	return audit.Record{
 		Time: in.Time, CallID: in.CallID, Tool: in.Tool,
 		AgentID: in.Caller.AgentID, SessionKey: in.Caller.SessionKey, Channel: in.Caller.Channel, Principal: in.Caller.Principal, Owner: in.Caller.Owner,

@@ -163,13 +163,14 @@ func interrupted(t *testing.T, environ []string, id, tool, outcome string) audit
 	}
 	r := rs[0]
 	var args struct {
-		Recovery changeset.Settlement `json:"recovery"`
+		Arguments json.RawMessage      `json:"arguments"`
+		Recovery  changeset.Settlement `json:"recovery"`
 	}
 	if err := json.Unmarshal(r.Arguments, &args); err != nil {
 		t.Fatalf("the record's arguments %s: %v", r.Arguments, err)
 	}
-	if r.ErrorClass != "interrupted" || !r.IsError || r.Tool != tool || args.Recovery.Outcome != outcome {
-		t.Errorf("record %+v (recovery %+v), want an interrupted %s call %s", r, args.Recovery, tool, outcome)
+	if r.ErrorClass != "interrupted" || !r.IsError || r.Tool != tool || args.Recovery.Outcome != outcome || len(args.Arguments) == 0 {
+		t.Errorf("record %+v (recovery %+v), want an interrupted %s call %s, with its arguments", r, args.Recovery, tool, outcome)
 	}
 	return r
 }
@@ -228,6 +229,9 @@ func TestInterruptedChangeIsWholeAndRecorded(t *testing.T) {
 			r := interrupted(t, environ, id, c.tool, c.outcome)
 			if real, _ := filepath.EvalSymlinks(ws); r.Workspace != real || r.Channel != "cli" || !r.Owner {
 				t.Errorf("record's workspace %q, channel %q, owner %v; want %q, cli, the owner", r.Workspace, r.Channel, r.Owner, real)
+			}
+			if want := compactJSON(t, []byte(c.args)); !strings.Contains(string(r.Arguments), `"arguments":`+want) {
+				t.Errorf("record's arguments %s lack the call's %s", r.Arguments, want)
 			}
 			if c.undo == nil {
 				if u := runCLIWith(t, environ, "", "", "undo", id).expect(t, 1); !strings.Contains(u.stderr, "nothing to undo for call "+id) {
