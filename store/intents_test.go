@@ -16,7 +16,7 @@ import (
 )
 
 // The workspace the intents of these tests are kept in.
-const intentWorkspace = "/work/space"
+const intentWorkspace = "/home/you/project"
 
 // intentCtx carries the scope of a call in intentWorkspace.
 func intentCtx() context.Context {
