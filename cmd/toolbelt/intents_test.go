@@ -159,7 +159,11 @@ func interrupted(t *testing.T, environ []string, id, tool, outcome string) audit
 	t.Helper()
 	rs := auditRecords(t, environ, "--call", id)
 	if len(rs) != 1 {
-		t.Fatalf("call %s has %d audit records, want 1: %+v", id, len(rs), rs)
+		var got []string
+		for _, r := range rs {
+			got = append(got, fmt.Sprintf("record %d (%q) %s", r.Seq, r.ErrorClass, r.Arguments))
+		}
+		t.Fatalf("call %s has %d audit records, want 1: %s", id, len(rs), strings.Join(got, "; "))
 	}
 	r := rs[0]
 	var args struct {
@@ -336,7 +340,7 @@ func TestInterruptedCallRecordedOnce(t *testing.T) {
 	restart(t, environ, ws)
 	rs := auditRecords(t, environ, "--call", id)
 	if len(rs) != 1 || rs[0].ErrorClass != "" {
-		t.Fatalf("call %s has records %+v, want its own only", id, rs)
+		t.Fatalf("call %s has %d records %v, want its own only", id, len(rs), rs)
 	}
 	runCLIWith(t, environ, "", "", "undo", id).expect(t, 0)
 	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "old\n" {
