@@ -22,9 +22,9 @@ import (
 // call's answer is in the audit log too. Closing it makes the rows the
 // call's journal entry. An intent that is not closed — its process killed
 // between two files or before the answer, its answer not recorded, a
-// change that could not be put back — stays its process's until the
-// process ends; then Recover, at the next start, has it completed or
-// rolled back, and recorded.
+// change that could not be put back (with AwaitAnswers; see Dropped) —
+// stays its process's until the process ends; then Recover, at the next
+// start, has it completed or rolled back, and recorded.
 //
 // Which process an intent belongs to is a lock file that process holds
 // (package liveness) in the store's lock directory (LockDir), named in the
