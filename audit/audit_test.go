@@ -167,6 +167,7 @@ func TestListFilters(t *testing.T) {
 			{"since", audit.Filter{Since: t0.Add(3 * time.Hour)}, "c4 c5 c6"},
 			{"since, to the nanosecond", audit.Filter{Since: t0.Add(3*time.Hour + 1)}, "c5 c6"},
 			{"limit keeps the newest", audit.Filter{Limit: 2}, "c5 c6"},
+			{"call", audit.Filter{CallID: "c4"}, "c4"},
 			{"all together", audit.Filter{Tool: "exec", Session: "s2", Since: t0.Add(time.Hour), Limit: 5}, "c5"},
 			{"none", audit.Filter{Tool: "browser"}, ""},
 		} {

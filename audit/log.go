@@ -524,6 +524,8 @@ type Filter struct {
 	Since time.Time
 	// Session keeps the records of this session key.
 	Session string
+	// CallID keeps the records of this call.
+	CallID string
 	// Limit keeps only the newest Limit records (0: all).
 	Limit int
 }
@@ -540,6 +542,9 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Record, error) {
 	}
 	if f.Session != "" {
 		where, args = append(where, "session_key = ?"), append(args, f.Session)
+	}
+	if f.CallID != "" {
+		where, args = append(where, "call_id = ?"), append(args, f.CallID)
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "time_ns >= ?"), append(args, f.Since.UnixNano())

@@ -2,6 +2,8 @@ package schema
 
 import (
 	"testing"
+
+	"github.com/toolbelt/toolbelt/internal/cputime"
 )
 
 // BenchmarkCompileCorpus compiles every tool schema of the corpus
@@ -16,14 +18,14 @@ func BenchmarkCompileCorpus(b *testing.B) {
 	for _, d := range testDialects() {
 		b.Run(d.Name(), func(b *testing.B) {
 			b.ReportAllocs()
-			start := cpuTime()
+			start := cputime.Used()
 			for b.Loop() {
 				for _, doc := range docs {
 					d.Compile(doc)
 				}
 			}
 			b.ReportMetric(float64(len(docs)), "tools/op")
-			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }

@@ -11,7 +11,9 @@ import (
 type dialect struct {
 	name string
 	// types turns the portable type words of the migrations into this
-	// database's: {{id}} an auto-increment primary key, {{blob}} bytes.
+	// database's: {{id}} an auto-increment primary key, {{serial}} one
+	// that never gives an id again (SQLite reuses the largest id after its
+	// row is deleted), {{blob}} bytes.
 	types *strings.Replacer
 	// numbered says parameters are $1, $2, … rather than ?.
 	numbered bool
@@ -27,6 +29,7 @@ var sqliteDialect = dialect{
 	name: "sqlite",
 	types: strings.NewReplacer(
 		"{{id}}", "INTEGER PRIMARY KEY",
+		"{{serial}}", "INTEGER PRIMARY KEY AUTOINCREMENT",
 		"{{blob}}", "BLOB",
 		"{{memory_search}}", "CREATE VIRTUAL TABLE memory_fts USING fts5(title, body, tokenize = 'porter unicode61');",
 	),
@@ -37,6 +40,7 @@ var postgresDialect = dialect{
 	name: "postgres",
 	types: strings.NewReplacer(
 		"{{id}}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+		"{{serial}}", "BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
 		"{{blob}}", "BYTEA",
 		"{{memory_search}}", `ALTER TABLE memory_chunks ADD COLUMN tsv tsvector GENERATED ALWAYS AS
 	(setweight(to_tsvector('english', title), 'A') || setweight(to_tsvector('english', body), 'B')) STORED;

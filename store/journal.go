@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"time"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -15,6 +14,12 @@ import (
 type JournalOptions struct {
 	// MaxAge is how long changes are kept for undo. Default 30 days.
 	MaxAge time.Duration
+	// AwaitAnswers keeps each call's intent (see Intend) after its changes
+	// are made until Answered says the call's answer is recorded, so that
+	// a call whose process ends in between is recorded by Recover. Whoever
+	// sets it must call Answered for every call once its audit record is
+	// written (or fails to be): the composition root does.
+	AwaitAnswers bool
 }
 
 // Journal records the file changes calls make, in order, so that they can be
@@ -26,16 +31,19 @@ type Journal struct {
 	// changes made in it (see In).
 	workspace string
 	in        bool
+	// open are the intents this journal keeps for calls under way; copies
+	// made by In share them.
+	open *openIntents
 }
 
-var _ tool.Journal = (*Journal)(nil)
+var _ tool.IntentJournal = (*Journal)(nil)
 
 // Journal returns the store's journal of file changes, bounded by o.
 func (s *Store) Journal(o JournalOptions) *Journal {
 	if o.MaxAge <= 0 {
 		o.MaxAge = 30 * 24 * time.Hour
 	}
-	return &Journal{s: s, o: o}
+	return &Journal{s: s, o: o, open: &openIntents{calls: map[string]*openIntent{}}}
 }
 
 // In returns the journal limited to the changes made in workspace (as
@@ -57,13 +65,10 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 	now := j.s.now()
 	scope, _ := tool.ScopeFrom(ctx)
 	err := j.s.Write(ctx, func(tx *Tx) error {
-		if _, err := tx.Exec(ctx, `INSERT INTO file_changes
-	(call_id, created_ns, path, existed, before, mode, exists_after, after_sha256, after, workspace, session_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			callID, now.UnixNano(), c.Path, c.Existed, c.Before, int64(c.Mode), c.Exists, c.AfterSHA256, c.After, scope.Workspace, scope.Session); err != nil {
+		if err := insertChange(ctx, tx, callID, now.UnixNano(), c, scope, nil); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE created_ns < ?", now.Add(-j.o.MaxAge).UnixNano())
-		return err
+		return expire(ctx, tx, now.Add(-j.o.MaxAge))
 	})
 	if err != nil {
 		return fmt.Errorf("recording a change of %s by call %s: %w", c.Path, callID, err)
@@ -78,7 +83,7 @@ func (j *Journal) Workspaces(ctx context.Context, callID string) ([]string, erro
 	out, err := readAll(ctx, j.s, func(row scanner) (ws string, err error) {
 		err = row.Scan(&ws)
 		return ws, err
-	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? ORDER BY workspace",
+	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND "+made+" ORDER BY workspace",
 		callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspaces of call %s: %w", callID, err)
@@ -95,38 +100,17 @@ func (j *Journal) where(args []any) (string, []any) {
 }
 
 // Changes returns the changes the call made, in the order it made them;
-// none when there are none or they are past their age.
+// none when there are none or they are past their age. Changes of an
+// intent that is not closed are not the call's yet.
 func (j *Journal) Changes(ctx context.Context, callID string) ([]tool.FileChange, error) {
-	var out []tool.FileChange
 	cond, args := j.where([]any{callID, j.s.now().Add(-j.o.MaxAge).UnixNano()})
-	err := j.s.Read(ctx, func(tx *Tx) error {
-		rows, err := tx.Query(ctx, `SELECT path, existed, before, mode, exists_after, after_sha256, after
-	FROM file_changes WHERE call_id = ? AND created_ns >= ?`+cond+` ORDER BY id`, args...)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				c    tool.FileChange
-				mode int64
-			)
-			if err := rows.Scan(&c.Path, &c.Existed, &c.Before, &mode, &c.Exists, &c.AfterSHA256, &c.After); err != nil {
-				return err
-			}
-			c.Mode = fs.FileMode(mode)
-			if len(c.Before) == 0 {
-				c.Before = nil
-			}
-			if len(c.After) == 0 {
-				c.After = nil
-			}
-			out = append(out, c)
-		}
-		return rows.Err()
-	})
+	out, err := readAll(ctx, j.s, scanChange, `SELECT path, existed, before, mode, exists_after, after_sha256, after
+	FROM file_changes WHERE call_id = ? AND created_ns >= ? AND `+made+cond+` ORDER BY id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading the changes of call %s: %w", callID, err)
+	}
+	if len(out) == 0 {
+		return nil, nil
 	}
 	return out, nil
 }
@@ -138,7 +122,7 @@ func (j *Journal) DeleteChanges(ctx context.Context, callID string) error {
 	}
 	cond, args := j.where([]any{callID})
 	err := j.s.Write(ctx, func(tx *Tx) error {
-		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ?"+cond, args...)
+		_, err := tx.Exec(ctx, "DELETE FROM file_changes WHERE call_id = ? AND "+made+cond, args...)
 		return err
 	})
 	if err != nil {

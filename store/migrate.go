@@ -295,6 +295,29 @@ CREATE UNIQUE INDEX audit_log_record ON audit_log (record_id);
 	{name: "skipped runs of several occurrences", sql: `
 ALTER TABLE schedule_runs ADD COLUMN until_ns BIGINT NOT NULL DEFAULT 0;
 `},
+	// What a call is about to change, kept before the first file changes
+	// (Journal.Intend): the call, who made it, where, and which process is
+	// making the change (site: the lock directory's id; owner: the
+	// process's lock file there). The files' states before and after are
+	// the call's file_changes rows, which name the intent (intent_id; NULL
+	// for rows recorded once made) and are hidden from undo while it is
+	// here: closing it deletes it, so its ids must never come again.
+	// file_intents holds only the changes under way and those left
+	// unfinished: it needs no index.
+	{name: "intents of file changes", sql: `
+CREATE TABLE file_intents (
+	id {{serial}},
+	call_id TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	arguments TEXT NOT NULL,
+	caller TEXT NOT NULL,
+	workspace TEXT NOT NULL,
+	site TEXT NOT NULL,
+	owner TEXT NOT NULL,
+	created_ns BIGINT NOT NULL
+);
+ALTER TABLE file_changes ADD COLUMN intent_id BIGINT;
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

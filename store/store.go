@@ -64,6 +64,10 @@ type Store struct {
 	// (OpenAfter), closing by Close; each once.
 	wanted, closing     chan struct{}
 	wantOnce, closeOnce sync.Once
+	// process is this process's lock and site, which intents name (see
+	// Journal.Intend); made at the first intent, in the directory locks.
+	locks   string
+	process process
 }
 
 // Option adjusts how Open opens a database.
@@ -72,6 +76,7 @@ type Option func(*options)
 type options struct {
 	sync  bool
 	after <-chan struct{}
+	locks string
 }
 
 func optionsOf(opts []Option) options {
@@ -97,6 +102,14 @@ func SyncCommits() Option { return func(o *options) { o.sync = true } }
 // database. Open ignores it.
 func OpenAfter(start <-chan struct{}) Option { return func(o *options) { o.after = start } }
 
+// LockDir is where the processes that use the store keep the lock files
+// that tell each other they still run (see [Journal.Intend]). Processes
+// recover each other's interrupted changes only when they share it. The
+// default is the directory "locks" beside a SQLite database and, for
+// PostgreSQL, in the user's data directory ([DefaultDir]): processes on
+// other machines, or of other users, leave each other's changes alone.
+func LockDir(dir string) Option { return func(o *options) { o.locks = dir } }
+
 // Open opens the database dsn names and brings its schema up to date:
 // "postgres://…" or "postgresql://…" is PostgreSQL; anything else is the path
 // of a SQLite file, optionally written "sqlite:PATH", which is created (with
@@ -113,11 +126,11 @@ func Open(ctx context.Context, dsn string, opts ...Option) (*Store, error) {
 // error. A server opens its store this way to answer its first requests
 // (the list of its tools needs no state) while the database opens.
 func OpenInBackground(dsn string, opts ...Option) (*Store, error) {
-	d, connect, err := prepare(dsn, opts)
+	d, locks, connect, err := prepare(dsn, opts)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{d: d, ready: make(chan struct{}), wanted: make(chan struct{}), closing: make(chan struct{}), now: time.Now}
+	s := &Store{d: d, ready: make(chan struct{}), wanted: make(chan struct{}), closing: make(chan struct{}), now: time.Now, locks: locks}
 	after := optionsOf(opts).after
 	go func() {
 		defer close(s.ready)
@@ -141,35 +154,48 @@ func OpenInBackground(dsn string, opts ...Option) (*Store, error) {
 }
 
 func open(ctx context.Context, dsn string, ms []migration, opts ...Option) (*Store, error) {
-	_, connect, err := prepare(dsn, opts)
+	_, locks, connect, err := prepare(dsn, opts)
 	if err != nil {
 		return nil, err
 	}
-	return connect(ctx, ms)
+	s, err := connect(ctx, ms)
+	if err != nil {
+		return nil, err
+	}
+	s.locks = locks
+	return s, nil
 }
 
 // prepare checks dsn and, for SQLite, makes the file; it returns the
-// database's dialect, and connect, which opens the database and brings its
+// database's dialect, its lock directory (see LockDir; "" when there is no
+// default one), and connect, which opens the database and brings its
 // schema up to date.
-func prepare(dsn string, opts []Option) (d dialect, connect func(context.Context, []migration) (*Store, error), err error) {
+func prepare(dsn string, opts []Option) (d dialect, locks string, connect func(context.Context, []migration) (*Store, error), err error) {
 	o := optionsOf(opts)
 	lower := strings.ToLower(dsn)
 	var open func(context.Context) (*Store, error)
 	switch {
 	case strings.TrimSpace(dsn) == "":
-		return d, nil, errors.New("no database given: use a file path or a postgres:// URL")
+		return d, "", nil, errors.New("no database given: use a file path or a postgres:// URL")
 	case strings.HasPrefix(lower, "postgres://") || strings.HasPrefix(lower, "postgresql://"):
 		d = postgresDialect
 		open = func(ctx context.Context) (*Store, error) { return openPostgres(ctx, dsn) }
+		if dir, err := DefaultDir(); err == nil {
+			locks = filepath.Join(dir, "locks")
+		}
 	default:
 		path, err := prepareSQLite(strings.TrimPrefix(dsn, "sqlite:"))
 		if err != nil {
-			return d, nil, err
+			return d, "", nil, err
 		}
 		d = sqliteDialect
 		open = func(ctx context.Context) (*Store, error) { return openSQLite(ctx, path, o) }
+		locks = filepath.Join(filepath.Dir(path), "locks")
 	}
-	return d, func(ctx context.Context, ms []migration) (*Store, error) {
+	if o.locks != "" {
+		locks = o.locks
+	}
+	return d, locks, func(ctx context.Context, ms []migration) (*Store, error) {
 		s, err := open(ctx)
 		if err != nil {
 			return nil, err
@@ -347,7 +373,8 @@ func (s *Store) wait(ctx context.Context) error {
 	}
 }
 
-// Close closes the database (waiting for an open in the background to end).
+// Close closes the database (waiting for an open in the background to end)
+// and lets go of this process's lock (see Journal.Intend).
 func (s *Store) Close() error {
 	if s.ready != nil {
 		s.closeOnce.Do(func() { close(s.closing) })
@@ -356,10 +383,11 @@ func (s *Store) Close() error {
 			return nil
 		}
 	}
+	lerr := s.releaseProcess()
 	if s.r == s.w {
-		return s.w.Close()
+		return errors.Join(lerr, s.w.Close())
 	}
-	return errors.Join(s.r.Close(), s.w.Close())
+	return errors.Join(lerr, s.r.Close(), s.w.Close())
 }
 
 // Tx is a transaction of Write or Read. Queries use ? for their

@@ -85,6 +85,42 @@ type Journal interface {
 	Record(ctx context.Context, callID string, c FileChange) error
 }
 
+// IntentJournal is a Journal that keeps what a call is about to change
+// before any file changes, so that a change cut short — the process killed
+// between two files, or before the call's answer — is completed or rolled
+// back, and recorded, when Toolbelt next starts (the store's journal is
+// one). The file tools use it when the journal of their context is one:
+// Intend before the first file changes (when it fails, no file changes),
+// then Made once every file is changed, or Dropped when a failure stopped
+// the change. The changes become the call's journal entry, as Record keeps
+// them.
+type IntentJournal interface {
+	Journal
+	// Intend keeps in, durably, before any of its files changes.
+	Intend(ctx context.Context, in Intent) error
+	// Made says every change of the call's intent is made.
+	Made(ctx context.Context, callID string) error
+	// Dropped says the change stopped at a failure. restored says every
+	// file already changed was put back; when one could not be, the change
+	// is left half made, for recovery to settle.
+	Dropped(ctx context.Context, callID string, restored bool) error
+}
+
+// Intent is what one call is about to change in files, and who made the
+// call. The workspace and session are those of the scope the context
+// carries (see [WithScope]).
+type Intent struct {
+	CallID string
+	// Tool is the tool called, and Arguments its arguments (for the record
+	// of a call cut short).
+	Tool      string
+	Arguments json.RawMessage
+	// Caller is who made the call.
+	Caller Identity
+	// Changes are the changes, in the order they are made.
+	Changes []FileChange
+}
+
 // FileChange is one change a call made to a file, with what it takes to
 // reverse it.
 type FileChange struct {

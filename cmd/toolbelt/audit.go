@@ -26,6 +26,7 @@ type auditListCmd struct {
 	Tool    string   `help:"Only calls of this tool." placeholder:"TOOL"`
 	Since   duration `help:"Only calls made in the last DURATION: 90s, 30m, 2h, 7d." placeholder:"DURATION"`
 	Session string   `help:"Only calls of this session key." placeholder:"KEY"`
+	Call    string   `help:"Only the records of this call id." placeholder:"ID"`
 	Limit   int      `help:"Only the newest N records (default: all)." placeholder:"N"`
 	JSON    bool     `name:"json" help:"Print a JSON array of the records."`
 }
@@ -85,7 +86,7 @@ func (c *auditListCmd) Run(e *env) error {
 	if c.Limit < 0 {
 		return errors.New("--limit must not be negative")
 	}
-	f := audit.Filter{Tool: c.Tool, Session: c.Session, Limit: c.Limit}
+	f := audit.Filter{Tool: c.Tool, Session: c.Session, CallID: c.Call, Limit: c.Limit}
 	if c.Since > 0 {
 		f.Since = time.Now().Add(-time.Duration(c.Since))
 	}

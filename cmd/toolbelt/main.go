@@ -22,6 +22,7 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/gcpace"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
@@ -143,6 +144,12 @@ type env struct {
 	openLater bool
 	started   chan struct{}
 	audit     auditAppender // started with the first pipeline that audits
+	// recovered are the workspaces whose interrupted changes this run
+	// settles (recoverChanges).
+	recovered *recoveries
+	// wrapBridge, when set (by tests), wraps the file bridge of every
+	// workspace, to stop a change between two files.
+	wrapBridge func(fsbridge.Bridge) fsbridge.Bridge
 	// sched keeps and runs the workspace's schedules (the cron tool);
 	// schedRunner says it has its pipeline.
 	sched       *automation.Scheduler

@@ -28,7 +28,9 @@ const cliEnv = "TOOLBELT_TEST_RUN_CLI"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
-		os.Exit(run(os.Args[1:], processEnv(testTools)))
+		e := processEnv(testTools)
+		e.wrapBridge = stopAfter(os.Getenv(stopEnv))
+		os.Exit(run(os.Args[1:], e))
 	}
 	if os.Getenv(hostileServerEnv) == "1" {
 		os.Exit(serveHostile())

@@ -28,6 +28,7 @@ import (
 	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -101,9 +102,11 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 // second after the start), what a start can leave for later: opening the
 // store (closing started; unless a call needed it sooner), the server's pace of garbage
 // collection (gcHeadroom), giving the memory of the start's garbage back
-// to the system, and the search for what interrupted writes left in the
-// workspace, which took up to a second in a large one. None of them
-// competes with the first answers for the CPU.
+// to the system, the search for what interrupted writes left in the
+// workspace, which took up to a second in a large one, and the recovery of
+// the changes killed processes left unfinished there (recoverChanges; a
+// call that comes first waits for it). None of them competes with the
+// first answers for the CPU.
 func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan struct{}) {
 	t := time.NewTimer(startGCFor)
 	defer t.Stop()
@@ -117,6 +120,9 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan s
 		debug.FreeOSMemory()
 	}
 	e.removeStaleTemp(tc, false)
+	if j, ok := tc.Journal.(*store.Journal); ok && tc.FS != nil {
+		e.recoverChanges(e.st, j, tool.ScopeOf(tc).Workspace, tc.FS)
+	}
 }
 
 // staleTempScan bounds the search for temporary files of interrupted

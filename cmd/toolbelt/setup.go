@@ -36,7 +36,8 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		return nil, err
 	}
 	r := cfg.Retention
-	tc.Journal = st.Journal(store.JournalOptions{MaxAge: r.Undo.D()})
+	journal := st.Journal(store.JournalOptions{MaxAge: r.Undo.D(), AwaitAnswers: true})
+	tc.Journal = journal
 	tc.Cache = st.Cache(store.CacheOptions{})
 	tc.Memory = st.Memory()
 	if tc.Sessions != nil {
@@ -68,8 +69,9 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	opts := []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(aw),
+		invoke.WithAudit(answering{aw, journal, e.log}),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
+		invoke.Use(e.recoverFirst(st, journal)),
 	}
 	if h := e.hooksOption(cfg); h != nil {
 		opts = append(opts, h)

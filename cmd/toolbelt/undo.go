@@ -39,6 +39,20 @@ func (c *undoCmd) Run(e *env) error {
 		return err
 	}
 	journal := st.Journal(store.JournalOptions{MaxAge: cfg.Retention.Undo.D()})
+	// A change of the call that a killed process left unfinished is
+	// settled first: kept, it is undone below.
+	interrupted, err := journal.InterruptedIn(ctx, c.CallID)
+	if err != nil {
+		return err
+	}
+	for _, ws := range interrupted {
+		b, err := e.undoBridge(ws)
+		if err != nil {
+			e.log.Error("recovering interrupted changes: the workspace cannot be opened; they are left for the next start", "workspace", ws, "err", err)
+			continue
+		}
+		e.recoverChanges(st, journal, ws, b)
+	}
 	ws, err := c.workspace(ctx, journal)
 	var refused *refusal
 	switch {
@@ -55,10 +69,11 @@ func (c *undoCmd) Run(e *env) error {
 	if err := checkOutside(dataDir, ws); err != nil {
 		return err
 	}
-	bridge, err := fsbridge.OpenLocal(ws)
+	bridge, err := e.undoBridge(ws)
 	if err != nil {
 		return fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", c.CallID, ws, err)
 	}
+	e.recoverChanges(st, journal, ws, bridge)
 	report, err := undo.Undo(ctx, journal.In(ws), bridge, c.CallID)
 	var conflict *undo.ConflictError
 	switch {
@@ -89,6 +104,15 @@ func (c *undoCmd) Run(e *env) error {
 		return err
 	}
 	return aerr
+}
+
+// undoBridge opens the workspace ws for undo and recovery.
+func (e *env) undoBridge(ws string) (fsbridge.Bridge, error) {
+	b, err := fsbridge.OpenLocal(ws)
+	if err != nil {
+		return nil, err
+	}
+	return e.wrapped(b), nil
 }
 
 // refusal is an undo refused before anything was read: the call is not

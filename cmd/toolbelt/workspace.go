@@ -125,8 +125,16 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	if err != nil {
 		return tc, err, nil
 	}
-	tc.FSRoot, tc.FS = dir, b
+	tc.FSRoot, tc.FS = dir, e.wrapped(b)
 	return tc, nil, nil
+}
+
+// wrapped is b as the run's tools and recovery use it (see env.wrapBridge).
+func (e *env) wrapped(b fsbridge.Bridge) fsbridge.Bridge {
+	if e.wrapBridge == nil {
+		return b
+	}
+	return e.wrapBridge(b)
 }
 
 // protectedFiles are what the configuration adds to the protected paths

@@ -7,11 +7,14 @@ package storetest
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" database/sql driver
@@ -42,10 +45,13 @@ func Each(t *testing.T, f func(t *testing.T, st *store.Store)) {
 	Run(t, func(t *testing.T, dsn string) { f(t, Open(t, dsn)) })
 }
 
-// Open opens the database, closing it when the test ends.
+// Open opens the database, closing it when the test ends. Stores opened on
+// one DSN share a lock directory (store.LockDir), as processes on one
+// machine do: beside a SQLite database, in a temporary directory of the
+// test's for a PostgreSQL one.
 func Open(t testing.TB, dsn string) *store.Store {
 	t.Helper()
-	st, err := store.Open(context.Background(), dsn)
+	st, err := store.Open(context.Background(), dsn, store.LockDir(lockDir(t, dsn)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,6 +62,24 @@ func Open(t testing.TB, dsn string) *store.Store {
 	})
 	return st
 }
+
+// lockDir is the lock directory of the stores opened on dsn.
+func lockDir(t testing.TB, dsn string) string {
+	if !strings.HasPrefix(dsn, "postgres") {
+		return filepath.Join(filepath.Dir(dsn), "locks")
+	}
+	sum := sha256.Sum256([]byte(dsn))
+	dir := filepath.Join(os.TempDir(), "toolbelt-storetest-locks", hex.EncodeToString(sum[:8]))
+	if _, loaded := lockDirs.LoadOrStore(dir, true); !loaded {
+		// Removed after the stores opened on dsn close: cleanups run
+		// last registered first, and this is the first store's.
+		t.Cleanup(func() { os.RemoveAll(dir) })
+	}
+	return dir
+}
+
+// lockDirs are the lock directories lockDir made.
+var lockDirs sync.Map
 
 // Postgres makes a PostgreSQL schema for the test or benchmark and returns a
 // DSN that uses it; the schema is dropped when the test ends. It skips the

@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/cputime"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -181,5 +183,79 @@ func BenchmarkRead10MB(b *testing.B) {
 				runTool(b, r, "read", map[string]any{"path": "big.log", "offset": c.offset})
 			}
 		})
+	}
+}
+
+// BenchmarkJournaledWrite measures the write path with the store's undo
+// journal (SQLite in a temp dir): a write of a small file, and a patch that
+// changes three, in a local workspace (each file written is synced to
+// disk) and in memory (which leaves the journal's part); with the journal
+// as toolbelt uses it ("intent": every change kept before the first file
+// changes, then closed) and as a journal that only records each change
+// once made ("record", what the file tools did before intents). Each call
+// alternates the content, so every call changes its files. cpu-ns/op is
+// the process's CPU time per call, steadier than ns/op on a busy machine.
+func BenchmarkJournaledWrite(b *testing.B) {
+	for _, c := range []struct {
+		name, tool string
+		args       func(i int) map[string]any
+	}{
+		{"write", "write", func(i int) map[string]any {
+			return map[string]any{"path": "f0.txt", "content": fmt.Sprintf("line %d\n", (i+1)%2)}
+		}},
+		{"patch-3-files", "apply_patch", func(i int) map[string]any {
+			from, to := i%2, (i+1)%2 // the files hold "line 0" first
+			var p strings.Builder
+			p.WriteString("*** Begin Patch\n")
+			for f := range 3 {
+				fmt.Fprintf(&p, "*** Update File: f%d.txt\n@@\n-line %d\n+line %d\n", f, from, to)
+			}
+			p.WriteString("*** End Patch")
+			return map[string]any{"patch": p.String()}
+		}},
+	} {
+		for _, run := range []struct{ where, journal string }{
+			{"local", "record"}, {"local", "intent"}, {"memory", "record"}, {"memory", "intent"},
+		} {
+			where := run.where
+			b.Run(c.name+"/"+run.where+"/"+run.journal, func(b *testing.B) {
+				dir := b.TempDir()
+				var bridge fsbridge.Bridge
+				if where == "local" {
+					l, err := fsbridge.OpenLocal(dir)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.Cleanup(func() { l.Close() })
+					bridge = l
+				} else {
+					m, err := fsbridge.NewMemory()
+					if err != nil {
+						b.Fatal(err)
+					}
+					bridge = m
+				}
+				for f := range 3 {
+					if err := bridge.WriteFile(context.Background(), fmt.Sprintf("f%d.txt", f), []byte("line 0\n"), 0o644); err != nil {
+						b.Fatal(err)
+					}
+				}
+				st, err := store.Open(context.Background(), filepath.Join(b.TempDir(), store.DefaultFile))
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.Cleanup(func() { st.Close() })
+				var j tool.Journal = st.Journal(store.JournalOptions{})
+				if run.journal == "record" {
+					j = recordOnly{j}
+				}
+				r := newRunner(b, &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: bridge, Journal: j})
+				start := cputime.Used()
+				for i := 0; b.Loop(); i++ {
+					runTool(b, r, c.tool, c.args(i))
+				}
+				b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
+			})
+		}
 	}
 }

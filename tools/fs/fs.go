@@ -11,7 +11,12 @@
 // file's state after the call. The call then makes the changes, all or
 // nothing, and records each one (state before and after) in the tool
 // context's journal ([tool.Context].Journal), so package undo can take it
-// back; if recording fails, the change stays, the error is logged and the
+// back. A journal that keeps intents ([tool.IntentJournal], the store's)
+// keeps them all before the first file changes, so that a change cut
+// short by a killed process is completed or rolled back, and recorded,
+// when Toolbelt next starts; when it cannot keep them, no file changes and
+// the result says why. With another journal each change is recorded once
+// made; if recording fails, the change stays, the error is logged and the
 // result says it cannot be undone. Their Preview describes the same plan
 // without writing anything: a summary, a git-style unified diff and the
 // files changed, or the error the call would fail with.

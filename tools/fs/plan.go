@@ -151,17 +151,37 @@ func (pl *plan) effects(summary string) tool.Effects {
 }
 
 // commit makes the plan's changes, all or nothing, and records them in the
-// call's journal. It returns a note for the result when they could not be
-// recorded (see record).
+// call's journal. With a journal that keeps intents, the call's intent is
+// kept first — when it cannot be, no file changes — and closed after;
+// otherwise each change is recorded once made. It returns a note for the
+// result when the changes could not be recorded (see record).
 func (pl *plan) commit(ctx context.Context, inv tool.Invocation) (string, error) {
 	cs := pl.changes()
+	ij, intends := intentJournal(inv, cs)
+	if intends {
+		if err := ij.Intend(ctx, intentOf(inv, cs)); err != nil {
+			if ctx.Err() != nil {
+				return "", err
+			}
+			slog.ErrorContext(ctx, "keeping the intent of a file change failed; the change is refused",
+				"call", inv.Call.ID, "tool", inv.Call.Name, "err", err)
+			return "", &notKept{err}
+		}
+	}
 	err := changeset.Apply(ctx, pl.b, cs)
 	var step *changeset.StepError
-	if errors.As(err, &step) {
+	stepped := errors.As(err, &step)
+	note := ""
+	if intends {
+		note = closeIntent(ctx, ij, inv, err == nil, !stepped || step.Unrestored == nil)
+	}
+	if stepped {
 		name := pl.files[step.Path].name
 		perr := problem(name, step.Err)
 		var ie *tool.InputError
 		switch {
+		case step.Unrestored != nil:
+			return "", fmt.Errorf("writing %s: %w; then a file already changed could not be put back (%v), so the change is left half made%s", name, step.Err, step.Unrestored, recoveredLater(intends))
 		case len(cs) == 1:
 			return "", perr
 		case errors.As(perr, &ie):
@@ -172,7 +192,77 @@ func (pl *plan) commit(ctx context.Context, inv tool.Invocation) (string, error)
 	if err != nil {
 		return "", err
 	}
+	if intends {
+		return note, nil
+	}
 	return record(ctx, inv, cs), nil
+}
+
+// intentJournal returns the call's journal when it keeps intents and the
+// plan changes files.
+func intentJournal(inv tool.Invocation, cs []changeset.Change) (tool.IntentJournal, bool) {
+	if inv.Context == nil || len(cs) == 0 {
+		return nil, false
+	}
+	ij, ok := inv.Context.Journal.(tool.IntentJournal)
+	return ij, ok
+}
+
+// intentOf is the intent of the call to make the changes cs.
+func intentOf(inv tool.Invocation, cs []changeset.Change) tool.Intent {
+	in := tool.Intent{CallID: inv.Call.ID, Tool: inv.Call.Name, Arguments: inv.Call.Arguments, Caller: inv.Context.Identity()}
+	for _, c := range cs {
+		in.Changes = append(in.Changes, fileChange(c))
+	}
+	return in
+}
+
+// closeIntent closes the call's intent once Apply is done: made when it
+// succeeded, else dropped (restored: every file changed was put back).
+// When the journal fails the intent stays, and recovery at the next start
+// settles and records the change; the note returned says so.
+func closeIntent(ctx context.Context, ij tool.IntentJournal, inv tool.Invocation, made, restored bool) string {
+	ctx = context.WithoutCancel(ctx) // the files changed: settle it even if the call was cancelled since
+	var err error
+	if made {
+		err = ij.Made(ctx, inv.Call.ID)
+	} else {
+		err = ij.Dropped(ctx, inv.Call.ID, restored)
+	}
+	if err == nil {
+		return ""
+	}
+	slog.ErrorContext(ctx, "closing the intent of a file change failed; recovery at the next start settles it",
+		"call", inv.Call.ID, "tool", inv.Call.Name, "err", err)
+	return " Note: this change cannot be undone for now (recording it for undo failed); it is recorded when Toolbelt next starts."
+}
+
+// recoveredLater says, for a change left half made, whether recovery
+// settles it.
+func recoveredLater(intends bool) string {
+	if intends {
+		return ": it is rolled back when Toolbelt next starts"
+	}
+	return ""
+}
+
+// notKept is the refusal of a change whose intent could not be kept: no
+// file was changed.
+type notKept struct{ err error }
+
+func (e *notKept) Error() string {
+	return fmt.Sprintf("no file was changed: the change could not be recorded for undo and crash recovery first (%v)", e.err)
+}
+
+func (e *notKept) Unwrap() error { return e.err }
+
+// ErrorInfo implements [tool.InfoError]: what the model is told.
+func (e *notKept) ErrorInfo() tool.ErrorInfo {
+	return tool.ErrorInfo{
+		Message:    "No file was changed: Toolbelt records every change for undo and crash recovery before making it, and its store could not record this one (the error is in Toolbelt's log).",
+		CanRetry:   true,
+		Suggestion: "Retry later. If it keeps failing, the person running Toolbelt must make room in its data directory (or fix its database).",
+	}
 }
 
 // record keeps the changes a call made in the journal of its context, so
