@@ -128,7 +128,7 @@ func newDemo(t *testing.T, render string, dbEnv string) *demo {
 	}
 	dir := t.TempDir()
 	d.config = filepath.Join(dir, "toolbelt.yaml")
-	cfg := fmt.Sprintf("tools:\n  dirs:\n    - path: %s\n      trusted: true\njobs:\n  stepTimeout: 3s\n", tools)
+	cfg := fmt.Sprintf("tools:\n  dirs:\n    - path: %s\n      trusted: true\njobs:\n  stepTimeout: 10s\n", tools)
 	if err := os.WriteFile(d.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -813,6 +813,7 @@ func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, taskID st
 		}
 		return nil
 	}
+	q.log.Warn("job step failed; it is retried", "taskId", taskID, "attempt", job.Attempt, "of", job.MaxAttempts, "err", err)
 	return err
 }
 

@@ -552,3 +552,28 @@ func TestStdioQuestionAfterEndOfInput(t *testing.T) {
 		t.Errorf("danger ran %d times", f.dangerRuns)
 	}
 }
+
+// TestStdioEndsWithASubscriptionOpen: a subscriptions/listen stream lasts
+// until the session ends, so the end of input does not wait for its answer
+// (it waited forever: an imported `toolbelt mcp` whose client had gone
+// never exited); the requests before the end are still answered.
+func TestStdioEndsWithASubscriptionOpen(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	srv := newServer(t, f, mcp.Options{}, &auditLog{})
+	input := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}` + "\n" +
+		callLine(3, "greet", `{"name":"listener"}`)
+	done := make(chan []rpcReply, 1)
+	go func() { done <- serveLines(t, srv, input, mcp.StdioOptions{}) }()
+	select {
+	case replies := <-done:
+		got := byID(replies)
+		if text, _ := resultText(t, got["3"]); text != "Hello, listener!" {
+			t.Errorf("the call before the end: %q", text)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("ServeStdio did not return a minute after its input ended with a subscriptions/listen stream open")
+	}
+}

@@ -113,7 +113,7 @@ type lineConn struct {
 	closeOne sync.Once
 
 	mu       sync.Mutex
-	pending  map[jsonrpc.ID]bool // the client's requests not yet answered
+	pending  map[jsonrpc.ID]bool // the client's requests not yet answered: true when the end of input waits for the answer (see awaited)
 	outgoing map[jsonrpc.ID]bool // our requests the client has not answered
 	ended    bool                // no more input will be taken
 	madeUp   []jsonrpc.Message   // responses to our requests, made up once the input ended
@@ -225,8 +225,10 @@ func (c *lineConn) check(line []byte) jsonrpc.Message {
 			break
 		}
 		c.mu.Lock()
-		dup := c.pending[m.ID]
-		c.pending[m.ID] = true
+		_, dup := c.pending[m.ID]
+		if !dup {
+			c.pending[m.ID] = awaited(m.Method)
+		}
 		c.mu.Unlock()
 		if dup {
 			c.reject(lineID(line), jsonrpc.CodeInvalidRequest, fmt.Sprintf("request id %v is already in use by a request in flight", m.ID.Raw()))
@@ -315,8 +317,9 @@ func rpcError(id json.RawMessage, code int64, msg string) []byte {
 }
 
 // Read returns the next message. Once the input has ended it returns
-// io.EOF — but only when every request read has been answered, so that
-// the SDK does not cancel calls in flight.
+// io.EOF — but only when every request read has been answered (but
+// subscription streams: see awaited), so that the SDK does not cancel
+// calls in flight.
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		c.mu.Lock()
@@ -326,7 +329,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.mu.Unlock()
 			return msg, nil
 		}
-		if c.ended && len(c.pending) == 0 {
+		if c.ended && !c.awaiting() {
 			c.mu.Unlock()
 			return nil, io.EOF
 		}
@@ -350,6 +353,22 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			return nil, io.EOF
 		}
 	}
+}
+
+// awaited says whether the end of input waits for the answer to a request
+// of method: every request's but a subscriptions/listen stream's, which
+// lasts until the session ends and so is ended with it.
+func awaited(method string) bool { return method != "subscriptions/listen" }
+
+// awaiting says whether a request the end of input waits for is still
+// unanswered; c.mu is held.
+func (c *lineConn) awaiting() bool {
+	for _, a := range c.pending {
+		if a {
+			return true
+		}
+	}
+	return false
 }
 
 // end marks the input as ended: requests we sent the client can no longer
