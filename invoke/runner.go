@@ -42,7 +42,6 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
-	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -157,7 +156,7 @@ type Runner struct {
 	late      atomic.Int64 // results of abandoned calls, dropped
 
 	// jobs is the job queue of async tools; nil when there is none.
-	jobs *jobs.Queue
+	jobs JobQueue
 
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.
