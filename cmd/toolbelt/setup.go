@@ -10,7 +10,6 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -45,7 +44,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if tc.Cron, err = e.scheduler(st, tc.WorkspaceDir); err != nil {
 		return nil, err
 	}
-	if err := policy.Check(cfg, e.registry()); err != nil {
+	if err := cfg.CheckTools(e.registry()); err != nil {
 		return nil, err
 	}
 	aw, err := e.auditWriter(st)
@@ -66,7 +65,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	}
 	ic.Loop = override.Loop
 	opts := []invoke.Option{
-		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
+		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(cfg.Policy()),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(aw),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
