@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -123,10 +124,10 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	}
 	state := func(err error) { e.auditState(err, cfg.Audit.FailsClosed()) }
 	if dir == "" {
-		e.audit = l.Writer(audit.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
+		e.audit = l.Writer(auditlog.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
 		return e.audit, nil
 	}
-	sp, err := l.Spool(spoolDir(dir), audit.SpoolOptions{
+	sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
 		Sync:      cfg.Audit.Sync == "always",
 		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
 		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
@@ -160,7 +161,7 @@ const recoveredRecords = "moved audit records left in the spool into the log"
 
 // recoverSpool moves into the log what processes that were killed left in
 // the spool of the data directory dir ("" for PostgreSQL: nothing to do).
-func recoverSpool(e *env, l *audit.Log, dir string) error {
+func recoverSpool(e *env, l *auditlog.Log, dir string) error {
 	if dir == "" {
 		return nil
 	}
@@ -182,15 +183,15 @@ const (
 )
 
 // auditLog returns the audit log of st, keyed when a key is configured.
-func (e *env) auditLog(st *store.Store) (*audit.Log, error) {
+func (e *env) auditLog(st *store.Store) (*auditlog.Log, error) {
 	key, err := e.auditKey(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	if key == nil {
-		return audit.New(st), nil
+		return auditlog.New(st), nil
 	}
-	return audit.New(st, audit.WithKey(key)), nil
+	return auditlog.New(st, auditlog.WithKey(key)), nil
 }
 
 // auditKey returns the configured HMAC key of the audit chain, nil when
@@ -220,8 +221,8 @@ func (e *env) auditKey(getenv func(string) string) ([]byte, error) {
 		key, from = b, from+" "+file
 	}
 	key = bytes.TrimSpace(key)
-	if len(key) < audit.MinKeyBytes {
-		return nil, fmt.Errorf("the audit key from %s has %d bytes: it needs at least %d (e.g. the output of openssl rand -hex 32)", from, len(key), audit.MinKeyBytes)
+	if len(key) < auditlog.MinKeyBytes {
+		return nil, fmt.Errorf("the audit key from %s has %d bytes: it needs at least %d (e.g. the output of openssl rand -hex 32)", from, len(key), auditlog.MinKeyBytes)
 	}
 	return key, nil
 }
