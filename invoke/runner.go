@@ -59,12 +59,19 @@ type Config struct {
 
 	// MaxResultChars caps the text of a result (40,000 characters).
 	MaxResultChars int
-	// MaxResultTokens, when set, also caps it in tokens (o200k encoding).
+	// MaxResultTokens, when set, also caps it in tokens.
 	MaxResultTokens int
 	// ContextWindow and ContextShare, when both set, cap a result at that
 	// share of the model's context window, in tokens.
 	ContextWindow int
 	ContextShare  float64
+	// CountTokens counts the tokens of a text for those two caps, -1 when
+	// it cannot (the text is then not cut for its tokens): tokens.O200k
+	// (package content/tokens) counts them as the o200k encoding does.
+	// When nil, a token is reckoned at three bytes, more tokens than the
+	// usual encodings count for most text, so a cap cuts early rather than
+	// late.
+	CountTokens func(string) int
 	// EventMaxChars caps text in event payloads (8,000 characters).
 	EventMaxChars int
 	// Images bound images sent to a model (1200 px, 5 MiB).
@@ -130,6 +137,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.EventMaxChars <= 0 {
 		c.EventMaxChars = DefaultEventMaxChars
+	}
+	if c.CountTokens == nil {
+		c.CountTokens = estimateTokens
 	}
 	return c
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/content/tokens"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -55,7 +56,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	l := cfg.Limits
 	ic := invoke.Config{
 		DefaultTimeout: l.Timeout.D(), MaxTimeout: l.MaxTimeout.D(),
-		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, EventMaxChars: l.EventMaxChars,
+		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, CountTokens: tokens.O200k, EventMaxChars: l.EventMaxChars,
 		UpdateInterval: l.UpdateInterval.D(),
 		ConfirmTimeout: cfg.Confirm.Timeout.D(), ConfirmMedium: cfg.Confirm.Medium, ConfirmOnTimeout: cfg.Confirm.OnTimeout,
 		AuditFailOpen: !cfg.Audit.FailsClosed(),
