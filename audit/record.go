@@ -1,24 +1,25 @@
-// Package audit keeps an append-only record of every call: who asked for
-// what, what policy and the person said, and how it ended. Records form a
-// hash chain — each carries the hash of the one before — so Verify finds any
-// record edited, removed, inserted or reordered behind the log's back.
-// Arguments are stored redacted: each secret is replaced by "[redacted]"
-// where it stands, the rest of the value kept, and large values by their size
-// and hash.
+// Package audit defines what the audit log keeps of every call: the
+// Record of who asked for what, what each policy layer decided (Verdict),
+// what a person said (Confirmation) and how the call ended. Arguments are
+// kept redacted (Redact): each secret is replaced by "[redacted]" where it
+// stands, the rest of the value kept, and large values by their size and
+// hash.
 //
-// Append (and a Writer's) returns once the record is committed to the
-// database; a Spool's Append once it is written to the process's spool file,
-// moved into the database in the background and by Recover after a crash.
-// Either way a caller that waits for it (the pipeline does, before it returns
-// a result) knows the record survives the process being killed. With a key
-// (WithKey) the chain is an HMAC chain that nobody without the key can
-// recompute.
+// The package links no database, so the pipeline fills records without one;
+// the log itself — a hash chain in the store, with its spool and verifier —
+// is package auditlog.
 package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"time"
 )
+
+// ErrNotDurable matches the error of an audit log's Durable, and of an
+// Append whose record could not be made durable now: the record is kept in
+// memory and written once it can be.
+var ErrNotDurable = errors.New("audit records cannot be made durable")
 
 // Record is one call as the audit log keeps it. The pipeline sets every
 // field; Append fills Time when it is zero and sets Seq and Hash.

@@ -1,6 +1,8 @@
 package audit_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -24,6 +26,11 @@ var (
 	googleKey = "AIza" + "SyA-1234567890abcdefghijklmnopqrstu"
 	jwt       = "eyJhbGciOiJIUzI1NiJ9" + ".eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
 )
+
+func sha(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
 
 func TestRedact(t *testing.T) {
 	t.Parallel()

@@ -1,6 +1,8 @@
 // Package config reads toolbelt.yaml: the workspace, where state lives, the
 // pipeline's limits, the tool policy and the confirmation settings. Unknown
-// keys and wrong types are errors that name the line.
+// keys and wrong types are errors that name the line. Config.Policy builds
+// the policy the file describes, and Config.CheckTools checks the tools it
+// names against a registry.
 //
 // The file is found in the working directory, then in the user's config
 // directory; a path given with --config (or TOOLBELT_CONFIG) wins. Every

@@ -16,8 +16,8 @@ type Auditor interface {
 }
 
 // DurableAuditor is an Auditor that can tell whether the record of a call
-// made now would be durable before Append returns (audit.Spool and
-// audit.Writer can: not while the disk is full or the database cannot be
+// made now would be durable before Append returns (auditlog.Spool and
+// auditlog.Writer can: not while the disk is full or the database cannot be
 // written).
 type DurableAuditor interface {
 	Auditor

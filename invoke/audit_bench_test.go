@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
@@ -53,20 +53,20 @@ func benchAuditedCall(b *testing.B, path string, syncAlways bool, callers int) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	l := audit.New(st)
+	l := auditlog.New(st)
 	var auditor interface {
 		invoke.Auditor
 		Close() error
 	}
 	switch path {
 	case "spool":
-		sp, err := l.Spool(filepath.Join(dir, "spool"), audit.SpoolOptions{Sync: syncAlways, OnError: func(err error) { b.Error(err) }})
+		sp, err := l.Spool(filepath.Join(dir, "spool"), auditlog.SpoolOptions{Sync: syncAlways, OnError: func(err error) { b.Error(err) }})
 		if err != nil {
 			b.Fatal(err)
 		}
 		auditor = sp
 	default:
-		auditor = l.Writer(audit.WriterOptions{OnError: func(err error) { b.Error(err) }})
+		auditor = l.Writer(auditlog.WriterOptions{OnError: func(err error) { b.Error(err) }})
 	}
 	defer auditor.Close()
 	reg := registry.New()

@@ -1,14 +1,23 @@
 package invoke
 
-import (
-	"github.com/toolbelt/toolbelt/jobs"
-)
+import "github.com/toolbelt/toolbelt/tool"
+
+// JobQueue is a durable job queue as the runner uses it (a jobs.Queue is
+// one): async tools submit their calls to it, and the runner publishes the
+// events of its jobs.
+type JobQueue interface {
+	tool.Jobs
+	// Subscribe returns a channel of the events of the queue's jobs, with a
+	// buffer of buffer events (a default when <= 0), and a function that
+	// ends the subscription.
+	Subscribe(buffer int) (<-chan tool.JobEvent, func())
+}
 
 // WithJobs gives the runner a durable job queue: async tools submit their
 // calls to it (through the tool context's Jobs), and the events of the
 // queue's jobs — submitted, progress, completed, failed — are published on
 // the runner's bus as tool:async:* events until the queue is closed.
-func WithJobs(q *jobs.Queue) Option {
+func WithJobs(q JobQueue) Option {
 	return func(r *Runner) {
 		r.jobs = q
 	}

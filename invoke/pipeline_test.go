@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/content/tokens"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -706,17 +707,34 @@ func TestTruncationKeepsTheEndOfAnError(t *testing.T) {
 	}
 }
 
+// TestTokenCap: a result is cut to its share of the context window in
+// tokens, as the configured counter counts them, or as estimated without
+// one.
 func TestTokenCap(t *testing.T) {
 	t.Parallel()
 	words := strings.Repeat("tokens are counted with the o200k encoding ", 2000)
-	r := newRunner(t, []tool.Tool{fn("words", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
-		return tool.Text(words), nil
-	})}, invoke.WithConfig(invoke.Config{ContextWindow: 10000, ContextShare: 0.05}))
-	got := text(run(t, r, "words", `{"path":"a"}`))
-	head, _, _ := strings.Cut(got, "\n[... ")
-	// 500 tokens of ~7 per 43 characters: well under the 40,000-character cap.
-	if n := utf8.RuneCountInString(head); n > 3500 || n < 2000 {
-		t.Errorf("kept %d characters for a 500-token cap", n)
+	for _, tc := range []struct {
+		name     string
+		count    func(string) int
+		min, max int // characters kept
+	}{
+		// 500 tokens of 10 per 43 characters: well under the
+		// 40,000-character cap.
+		{"o200k", tokens.O200k, 2000, 3500},
+		// 500 tokens of three bytes each.
+		{"estimate", nil, 1300, 1500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			r := newRunner(t, []tool.Tool{fn("words", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+				return tool.Text(words), nil
+			})}, invoke.WithConfig(invoke.Config{ContextWindow: 10000, ContextShare: 0.05, CountTokens: tc.count}))
+			got := text(run(t, r, "words", `{"path":"a"}`))
+			head, _, _ := strings.Cut(got, "\n[... ")
+			if n := utf8.RuneCountInString(head); n > tc.max || n < tc.min {
+				t.Errorf("kept %d characters for a 500-token cap, want %d to %d", n, tc.min, tc.max)
+			}
+		})
 	}
 }
 

@@ -42,7 +42,6 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
-	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -60,12 +59,19 @@ type Config struct {
 
 	// MaxResultChars caps the text of a result (40,000 characters).
 	MaxResultChars int
-	// MaxResultTokens, when set, also caps it in tokens (o200k encoding).
+	// MaxResultTokens, when set, also caps it in tokens.
 	MaxResultTokens int
 	// ContextWindow and ContextShare, when both set, cap a result at that
 	// share of the model's context window, in tokens.
 	ContextWindow int
 	ContextShare  float64
+	// CountTokens counts the tokens of a text for those two caps, -1 when
+	// it cannot (the text is then not cut for its tokens): tokens.O200k
+	// (package content/tokens) counts them as the o200k encoding does.
+	// When nil, a token is reckoned at three bytes, more tokens than the
+	// usual encodings count for most text, so a cap cuts early rather than
+	// late.
+	CountTokens func(string) int
 	// EventMaxChars caps text in event payloads (8,000 characters).
 	EventMaxChars int
 	// Images bound images sent to a model (1200 px, 5 MiB).
@@ -132,6 +138,9 @@ func (c Config) withDefaults() Config {
 	if c.EventMaxChars <= 0 {
 		c.EventMaxChars = DefaultEventMaxChars
 	}
+	if c.CountTokens == nil {
+		c.CountTokens = estimateTokens
+	}
 	return c
 }
 
@@ -157,7 +166,7 @@ type Runner struct {
 	late      atomic.Int64 // results of abandoned calls, dropped
 
 	// jobs is the job queue of async tools; nil when there is none.
-	jobs *jobs.Queue
+	jobs JobQueue
 
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"unicode/utf8"
 
-	"github.com/tiktoken-go/tokenizer"
 	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -134,7 +133,7 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		overhead += tail.Overhead() + 1
 	}
 	limit := r.tokenLimit()
-	if c := content.Truncate(full, r.cfg.MaxResultChars-overhead, keepTail); !c.Truncated() && (limit == 0 || countTokens(full) <= limit) {
+	if c := content.Truncate(full, r.cfg.MaxResultChars-overhead, keepTail); !c.Truncated() && (limit == 0 || r.cfg.CountTokens(full) <= limit) {
 		return blocks
 	}
 	id := req.Call.ID
@@ -222,29 +221,14 @@ func (r *Runner) tokenLimit() int {
 	return limit
 }
 
-var (
-	codecOnce sync.Once
-	codec     tokenizer.Codec
-)
-
-// countTokens counts tokens with the o200k encoding; -1 when it cannot.
-func countTokens(s string) int {
-	codecOnce.Do(func() { codec, _ = tokenizer.Get(tokenizer.O200kBase) })
-	if codec == nil {
-		return -1
-	}
-	n, err := codec.Count(s)
-	if err != nil {
-		return -1
-	}
-	return n
-}
+// estimateTokens reckons a token at three bytes (Config.CountTokens).
+func estimateTokens(s string) int { return (len(s) + 2) / 3 }
 
 // fitTokens shrinks a cut until its kept text is within limit tokens.
 func (r *Runner) fitTokens(full string, c content.Cut, limit int, keepTail bool) content.Cut {
 	chars := c.HeadEnd + utf8.RuneCountInString(c.Tail)
 	for range 8 {
-		n := countTokens(c.Head + c.Tail)
+		n := r.cfg.CountTokens(c.Head + c.Tail)
 		if n < 0 || n <= limit || chars == 0 {
 			return c
 		}

@@ -81,15 +81,7 @@ const (
 	DefaultRetention   = 30 * 24 * time.Hour
 )
 
-// Event is something that happened to a job.
-type Event struct {
-	// Type is tool:async:submitted, tool:async:progress,
-	// tool:async:completed or tool:async:failed.
-	Type string       `json:"type"`
-	Job  tool.JobInfo `json:"job"`
-}
-
-// The event types.
+// The types of a job's events (tool.JobEvent).
 const (
 	EventSubmitted = "tool:async:submitted"
 	EventProgress  = "tool:async:progress"
@@ -376,7 +368,7 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 	if err != nil {
 		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
 	}
-	q.publish(Event{Type: EventSubmitted, Job: j})
+	q.publish(tool.JobEvent{Type: EventSubmitted, Job: j})
 	return j, nil
 }
 
@@ -582,7 +574,7 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 	if err != nil {
 		return tool.JobInfo{}, err
 	}
-	q.publish(Event{Type: EventSubmitted, Job: j.JobInfo})
+	q.publish(tool.JobEvent{Type: EventSubmitted, Job: j.JobInfo})
 	return j.JobInfo, nil
 }
 
@@ -593,7 +585,7 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 func (q *Queue) finish(ctx context.Context, taskID string, round int64, status string, st tool.AsyncStatus) (tool.JobInfo, bool, error) {
 	var (
 		j  row
-		ev *Event
+		ev *tool.JobEvent
 	)
 	err := q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
 		j, ev, err = q.finishTx(ctx, qr, taskID, round, status, st)
@@ -609,7 +601,7 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 // finishTx is finish in a transaction; it returns the event to report once
 // the transaction commits (nil when the job had finished already). A
 // cancellation reports no event of its own.
-func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *Event, error) {
+func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
 	now := q.now().UnixNano()
 	var result any
 	if len(st.Result) > 0 {
@@ -634,7 +626,7 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 	if err != nil || n != 1 {
 		return j, nil, err
 	}
-	ev := &Event{Type: EventCompleted, Job: j.JobInfo}
+	ev := &tool.JobEvent{Type: EventCompleted, Job: j.JobInfo}
 	switch status {
 	case StatusFailed:
 		ev.Type = EventFailed
@@ -648,7 +640,7 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 const eventCancelled = "tool:async:cancelled"
 
 // emit reports an event after its transaction committed.
-func (q *Queue) emit(ev *Event) {
+func (q *Queue) emit(ev *tool.JobEvent) {
 	if ev == nil {
 		return
 	}
@@ -662,7 +654,7 @@ func (q *Queue) emit(ev *Event) {
 
 // progressTx records how a job goes; it returns the event to report when
 // anything changed.
-func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*Event, error) {
+func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, error) {
 	n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
 		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?)`,
 		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
@@ -674,12 +666,12 @@ func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round
 	if err != nil {
 		return nil, err
 	}
-	return &Event{Type: EventProgress, Job: j.JobInfo}, nil
+	return &tool.JobEvent{Type: EventProgress, Job: j.JobInfo}, nil
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
 // returns the event to report, and whether the job is now final.
-func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*Event, bool, error) {
+func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
 	switch st.Status {
 	case tool.AsyncCompleted:
 		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusCompleted, st)
@@ -698,7 +690,7 @@ func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round in
 
 // apply is applyTx in a transaction of its own.
 func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.AsyncStatus) (final bool, err error) {
-	var ev *Event
+	var ev *tool.JobEvent
 	err = q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
 		ev, final, err = q.applyTx(ctx, qr, taskID, round, st)
 		return err
@@ -768,7 +760,7 @@ func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) erro
 	}
 	if changed {
 		j.Status = StatusProcessing
-		q.publish(Event{Type: EventProgress, Job: j})
+		q.publish(tool.JobEvent{Type: EventProgress, Job: j})
 	}
 	return nil
 }
@@ -829,7 +821,7 @@ func callSafely[T any](f func() (T, error)) (v T, err error) {
 
 // subscriber receives events.
 type subscriber struct {
-	ch     chan Event
+	ch     chan tool.JobEvent
 	mu     sync.Mutex
 	closed bool
 }
@@ -848,11 +840,11 @@ func (s *subscriber) close() {
 // <= 0; events that do not fit are dropped), and a function that ends the
 // subscription. Other processes' events are not seen: ask the database
 // (Get, Pending) for those.
-func (q *Queue) Subscribe(buffer int) (<-chan Event, func()) {
+func (q *Queue) Subscribe(buffer int) (<-chan tool.JobEvent, func()) {
 	if buffer <= 0 {
 		buffer = 256
 	}
-	s := &subscriber{ch: make(chan Event, buffer)}
+	s := &subscriber{ch: make(chan tool.JobEvent, buffer)}
 	q.mu.Lock()
 	q.subs[s] = struct{}{}
 	q.mu.Unlock()
@@ -864,7 +856,7 @@ func (q *Queue) Subscribe(buffer int) (<-chan Event, func()) {
 	}
 }
 
-func (q *Queue) publish(e Event) {
+func (q *Queue) publish(e tool.JobEvent) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	for s := range q.subs {

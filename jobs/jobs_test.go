@@ -98,9 +98,9 @@ func open(t *testing.T, dsn string, tools ...tool.Tool) *jobs.Queue {
 }
 
 // waitFinal waits for the job's final event and returns the events seen.
-func waitFinal(t *testing.T, events <-chan jobs.Event, taskID string) []jobs.Event {
+func waitFinal(t *testing.T, events <-chan tool.JobEvent, taskID string) []tool.JobEvent {
 	t.Helper()
-	var seen []jobs.Event
+	var seen []tool.JobEvent
 	timeout := time.After(60 * time.Second)
 	for {
 		select {

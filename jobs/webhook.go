@@ -170,7 +170,7 @@ func (f finished) Error() string {
 // deliveries recorded — and is answered 409.
 func (q *Queue) deliver(ctx context.Context, toolName, id string, st tool.AsyncStatus) (int, Delivery) {
 	var (
-		ev  *Event
+		ev  *tool.JobEvent
 		dup bool
 		j   row
 	)

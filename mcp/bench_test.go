@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
@@ -41,7 +41,7 @@ func BenchmarkReadRoundTrip(b *testing.B) {
 				}
 				defer st.Close()
 				tc.Journal = st.Journal(store.JournalOptions{})
-				opts = append(opts, invoke.WithAudit(audit.New(st)), invoke.WithOutputs(st.Outputs(store.OutputOptions{})))
+				opts = append(opts, invoke.WithAudit(auditlog.New(st)), invoke.WithOutputs(st.Outputs(store.OutputOptions{})))
 			}
 			srv := mcp.New(reg, tc, mcp.Options{Logger: quietLog}, opts...)
 			defer srv.Close()

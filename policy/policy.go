@@ -152,7 +152,7 @@ func (p *Policy) Decide(req Request) Result {
 	add := func(layer string, d Decision, rule string) {
 		res.Verdicts = append(res.Verdicts, Verdict{Layer: layer, Decision: d, Rule: rule})
 	}
-	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.matches(&req.Meta, ref) })
+	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.Matches(&req.Meta, ref) })
 	if ownerOnly {
 		if req.Owner {
 			add("owner", Allow, "owner-only tool, caller is the owner")
@@ -354,17 +354,17 @@ func (p *Policy) profile(m *tool.Meta, profile string, also []string) (Decision,
 // first returns the first of refs that names the tool.
 func (p *Policy) first(m *tool.Meta, refs []string) (string, bool) {
 	for _, ref := range refs {
-		if p.matches(m, ref) {
+		if p.Matches(m, ref) {
 			return ref, true
 		}
 	}
 	return "", false
 }
 
-// matches reports whether ref names the tool: its id, an alias ("bash" is
+// Matches reports whether ref names the tool: its id, an alias ("bash" is
 // exec), a group ("group:fs"), a * glob over ids ("mcp__github__*"); "write"
 // also names edit and apply_patch (see [catalog.NamesFileChanges]).
-func (p *Policy) matches(m *tool.Meta, ref string) bool {
+func (p *Policy) Matches(m *tool.Meta, ref string) bool {
 	ref = strings.TrimSpace(ref)
 	if registry.Matches(m, ref) || catalog.NamesFileChanges(ref, m.ID) {
 		return true

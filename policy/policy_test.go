@@ -1,14 +1,10 @@
 package policy
 
 import (
-	"context"
-	"errors"
 	"strings"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/catalog"
-	"github.com/toolbelt/toolbelt/config"
-	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -224,143 +220,6 @@ func TestVerdictsPerLayer(t *testing.T) {
 	if strings.Join(layers, " ") != want || got.Decision != Ask {
 		t.Errorf("verdicts %s\nwant     %s", strings.Join(layers, " "), want)
 	}
-}
-
-const sampleConfig = `# policy
-tools:
-  profile: coding
-  alsoAllow: [web_fetch]
-  deny: [exec]
-  ask:
-    - tool: write
-      when: {path: ["**/.env*"]}
-  byProvider:
-    xai: {deny: [group:web]}
-  exec:
-    defaultTimeout: 60
-agents:
-  reviewer:
-    tools:
-      allow: [read, grep, find, ls]
-channels:
-  discord:
-    tools: {deny: [group:fs]}
-sandbox:
-  tools: {deny: [process]}
-`
-
-func TestFromConfig(t *testing.T) {
-	t.Parallel()
-	c, err := config.Parse("toolbelt.yaml", []byte(sampleConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := FromConfig(c)
-	for _, tc := range []struct {
-		req  Request
-		want Decision
-	}{
-		{Request{Meta: meta("exec")}, Deny},
-		{Request{Meta: meta("read")}, Allow},
-		{Request{Meta: meta("web_fetch")}, Allow},
-		{Request{Meta: meta("web_fetch"), Provider: "xai"}, Deny},
-		{Request{Meta: meta("write"), Agent: "reviewer"}, Deny},
-		{Request{Meta: meta("grep"), Agent: "reviewer"}, Allow},
-		{Request{Meta: meta("write"), Args: map[string]any{"path": ".env"}}, Ask},
-		{Request{Meta: meta("read"), Channel: "discord"}, Deny},
-		{Request{Meta: meta("process"), Sandboxed: true}, Deny},
-	} {
-		if got := p.Decide(tc.req); got.Decision != tc.want {
-			t.Errorf("%+v: %v (%s)", tc.req, got.Decision, got.Reason)
-		}
-	}
-	if c.Tools.Settings["exec"].(map[string]any)["defaultTimeout"] != uint64(60) {
-		t.Errorf("settings %#v", c.Tools.Settings)
-	}
-}
-
-func TestCheck(t *testing.T) {
-	t.Parallel()
-	reg := registry.New()
-	for _, id := range []string{"read", "write", "exec", "web_fetch"} {
-		if err := reg.Register(tool.Tool{Name: id, Execute: func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
-			return tool.Text("ok"), nil
-		}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	good, err := config.Parse("toolbelt.yaml", []byte(sampleConfig))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Check(good, reg); err != nil {
-		t.Errorf("good config: %v", err)
-	}
-	bad, err := config.Parse("toolbelt.yaml", []byte(`tools:
-  profile: everything
-  deny: [exce, "group:nope", "web_*"]
-  ask:
-    - tool: [wirte]
-  execc: {defaultTimeout: 5}
-  Deny: {x: 1}
-agents:
-  a:
-    tools: {allow: [nope]}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = Check(bad, reg)
-	var msgs []string
-	for _, e := range unwrap(err) {
-		msgs = append(msgs, e.Error())
-	}
-	want := []string{
-		`toolbelt.yaml:2: unknown profile "everything": use one of minimal, coding, messaging, full`,
-		`toolbelt.yaml:3: no tool, alias or group matches "exce"; did you mean "exec"?`,
-		`toolbelt.yaml:3: no tool, alias or group matches "group:nope"`,
-		`toolbelt.yaml:5: no tool, alias or group matches "wirte"; did you mean "write"?`,
-		`toolbelt.yaml:10: no tool, alias or group matches "nope"`,
-		`toolbelt.yaml:7: tools.Deny: no tool or section is named "Deny", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "deny"?`,
-		`toolbelt.yaml:6: tools.execc: no tool or section is named "execc", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "exec"?`,
-	}
-	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
-		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
-	}
-
-	// The tools of a configured MCP server are known by their prefix even
-	// while the server is not running; another prefix is not.
-	mcp, err := config.Parse("toolbelt.yaml", []byte(`mcpServers:
-  github: {command: github-mcp}
-mcp: {separator: "."}
-tools:
-  deny: [github.delete_repository, gitlab.delete_project, github__x, "group:mcp:github", "group:mcp:githb"]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	msgs = msgs[:0]
-	for _, e := range unwrap(Check(mcp, reg)) {
-		msgs = append(msgs, e.Error())
-	}
-	want = []string{
-		`toolbelt.yaml:5: no tool, alias or group matches "gitlab.delete_project"`,
-		`toolbelt.yaml:5: no tool, alias or group matches "github__x"`,
-		`toolbelt.yaml:5: no tool, alias or group matches "group:mcp:githb"`,
-	}
-	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
-		t.Errorf("mcp prefixes, got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
-	}
-}
-
-func unwrap(err error) []error {
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		return j.Unwrap()
-	}
-	if err == nil {
-		return nil
-	}
-	return []error{errors.Unwrap(err)}
 }
 
 // TestUsesArgs: a policy says it looks at arguments when an ask rule of any

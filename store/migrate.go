@@ -39,7 +39,7 @@ CREATE TABLE file_changes (
 CREATE INDEX file_changes_call ON file_changes (call_id, id);
 CREATE INDEX file_changes_created ON file_changes (created_ns);
 `},
-	// The audit log (package audit): each record's canonical JSON (body),
+	// The audit log (package audit/auditlog): each record's canonical JSON (body),
 	// its hash, and copies of the fields it is filtered by. audit_head
 	// holds the last sequence number and hash; appends update it first,
 	// which serializes them, and Verify checks it so that removing the
@@ -103,7 +103,7 @@ ALTER TABLE outputs ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
 ALTER TABLE file_changes ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
 ALTER TABLE file_changes ADD COLUMN session_key TEXT NOT NULL DEFAULT '';
 `},
-	// How far each audit spool file (package audit) has been moved into
+	// How far each audit spool file (package audit/auditlog) has been moved into
 	// audit_log, by file name; updated in the transaction that appends its
 	// records, so a spool replayed after a crash adds each record once.
 	{name: "audit spool progress", sql: `
@@ -281,7 +281,7 @@ ALTER TABLE sessions ADD COLUMN identity TEXT NOT NULL DEFAULT '';
 ALTER TABLE outputs ADD COLUMN external BOOLEAN NOT NULL DEFAULT TRUE;
 ALTER TABLE outputs ADD COLUMN source TEXT NOT NULL DEFAULT '';
 `},
-	// Each audit record's own id (package audit), made when the record is
+	// Each audit record's own id (package audit/auditlog), made when the record is
 	// prepared and carried by its spool line, unique: a spool moved into
 	// the log again after a crash finds its records there by id and adds
 	// none twice. Records from before have none (NULL).

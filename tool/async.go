@@ -160,6 +160,15 @@ type Jobs interface {
 	Cancel(ctx context.Context, scope Scope, taskID string) (JobInfo, error)
 }
 
+// JobEvent is something that happened to a job, as the job queue reports
+// it and the pipeline forwards it.
+type JobEvent struct {
+	// Type is tool:async:submitted, tool:async:progress,
+	// tool:async:completed or tool:async:failed.
+	Type string  `json:"type"`
+	Job  JobInfo `json:"job"`
+}
+
 // JobInfo is a job as callers see it.
 type JobInfo struct {
 	TaskID      string          `json:"taskId"`

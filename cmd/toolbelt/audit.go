@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 )
 
@@ -58,7 +59,7 @@ func (d *duration) UnmarshalText(b []byte) error {
 }
 
 // withLog runs fn on the audit log of the run's store.
-func withLog(e *env, fn func(ctx context.Context, l *audit.Log) error) error {
+func withLog(e *env, fn func(ctx context.Context, l *auditlog.Log) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// Reading the log runs no tools: there is no workspace to keep state out of.
@@ -86,11 +87,11 @@ func (c *auditListCmd) Run(e *env) error {
 	if c.Limit < 0 {
 		return errors.New("--limit must not be negative")
 	}
-	f := audit.Filter{Tool: c.Tool, Session: c.Session, CallID: c.Call, Limit: c.Limit}
+	f := auditlog.Filter{Tool: c.Tool, Session: c.Session, CallID: c.Call, Limit: c.Limit}
 	if c.Since > 0 {
 		f.Since = time.Now().Add(-time.Duration(c.Since))
 	}
-	return withLog(e, func(ctx context.Context, l *audit.Log) error {
+	return withLog(e, func(ctx context.Context, l *auditlog.Log) error {
 		rs, err := l.List(ctx, f)
 		if err != nil {
 			return err
@@ -181,17 +182,17 @@ type auditVerifyCmd struct {
 }
 
 func (c *auditVerifyCmd) Run(e *env) error {
-	var saved *audit.Head
+	var saved *auditlog.Head
 	if c.Head != "" {
-		h, err := audit.ParseHead(c.Head)
+		h, err := auditlog.ParseHead(c.Head)
 		if err != nil {
 			return fmt.Errorf("--head: %w", err)
 		}
 		saved = &h
 	}
-	return withLog(e, func(ctx context.Context, l *audit.Log) error {
+	return withLog(e, func(ctx context.Context, l *auditlog.Log) error {
 		var (
-			sum audit.Summary
+			sum auditlog.Summary
 			err error
 		)
 		if saved != nil {
@@ -199,12 +200,12 @@ func (c *auditVerifyCmd) Run(e *env) error {
 		} else {
 			sum, err = l.Verify(ctx)
 		}
-		var ce *audit.ChainError
+		var ce *auditlog.ChainError
 		switch {
 		case errors.As(err, &ce):
 			fmt.Fprintf(e.stdout, "Chain broken at record %d: %s.\n", ce.Seq, ce.Problem)
 			return exitCode(exitToolError)
-		case errors.Is(err, audit.ErrKeyNeeded):
+		case errors.Is(err, auditlog.ErrKeyNeeded):
 			fmt.Fprintf(e.stdout, "Cannot verify: %v.\n", err)
 			return exitCode(exitToolError)
 		case err != nil:
@@ -230,7 +231,7 @@ func (c *auditVerifyCmd) Run(e *env) error {
 
 // printDuplicates reports records that repeat an earlier one — a call
 // recorded twice — and fails the check when there are any.
-func printDuplicates(e *env, ds []audit.Duplicate) error {
+func printDuplicates(e *env, ds []auditlog.Duplicate) error {
 	if len(ds) == 0 {
 		return nil
 	}
@@ -250,7 +251,7 @@ type auditHeadCmd struct {
 }
 
 func (c *auditHeadCmd) Run(e *env) error {
-	return withLog(e, func(ctx context.Context, l *audit.Log) error {
+	return withLog(e, func(ctx context.Context, l *auditlog.Log) error {
 		h, err := l.Head(ctx)
 		if err != nil {
 			return err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -25,7 +26,7 @@ func auditData(t *testing.T, rs ...audit.Record) string {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	l := audit.New(st)
+	l := auditlog.New(st)
 	for _, r := range rs {
 		if err := l.Append(context.Background(), r); err != nil {
 			t.Fatal(err)

@@ -48,7 +48,7 @@ func (c *configCheckCmd) Run(e *env) error {
 		return err
 	}
 	reg := e.registry()
-	errs := append([]error{policy.Check(cfg, reg)}, checkModels(cfg)...)
+	errs := append([]error{cfg.CheckTools(reg)}, checkModels(cfg)...)
 	// Settings a tool cannot use make it unavailable; say so at their line.
 	if tc, err := c.toolContext(e); err == nil {
 		reg.ResolveAll(tc, func(id string, err error) {
@@ -251,7 +251,7 @@ func (c *policyExplainCmd) Run(e *env) error {
 	meta, _ := reg.Meta(id)
 	req := policy.Request{Meta: meta, Agent: c.Agent, Channel: c.Channel, Owner: !c.NotOwner, Sandboxed: c.Sandboxed, Subagent: c.Subagent}
 	req.Provider, req.Model, _ = strings.Cut(c.Provider, "/")
-	p := policy.FromConfig(cfg)
+	p := cfg.Policy()
 	var res policy.Result
 	if c.Args == "" {
 		res = p.Decide(req)

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -119,7 +120,7 @@ func (e *env) recoverChanges(st *store.Store, journal *store.Journal, ws string,
 // and records them in log.
 type recovery struct {
 	e       *env
-	log     *audit.Log
+	log     *auditlog.Log
 	b       fsbridge.Bridge
 	drained bool // the spool records of ended processes are in the log
 }
@@ -167,7 +168,7 @@ func (r *recovery) recorded(ctx context.Context, callID string) (bool, error) {
 		}
 		r.drained = true
 	}
-	rs, err := r.log.List(ctx, audit.Filter{CallID: callID, Limit: 1})
+	rs, err := r.log.List(ctx, auditlog.Filter{CallID: callID, Limit: 1})
 	return len(rs) > 0, err
 }
 

@@ -21,6 +21,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/store"
@@ -332,7 +333,7 @@ func TestInterruptedCallRecordedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = audit.New(st).Append(ctx, audit.Record{CallID: id, Tool: "write", Channel: "cli", Owner: true, Arguments: json.RawMessage(`{"path":"a.txt"}`)})
+	err = auditlog.New(st).Append(ctx, audit.Record{CallID: id, Tool: "write", Channel: "cli", Owner: true, Arguments: json.RawMessage(`{"path":"a.txt"}`)})
 	st.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -9,8 +9,9 @@ import (
 	"path/filepath"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/content/tokens"
 	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -46,7 +47,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if tc.Cron, err = e.scheduler(st, tc.WorkspaceDir); err != nil {
 		return nil, err
 	}
-	if err := policy.Check(cfg, e.registry()); err != nil {
+	if err := cfg.CheckTools(e.registry()); err != nil {
 		return nil, err
 	}
 	aw, err := e.auditWriter(st)
@@ -56,7 +57,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	l := cfg.Limits
 	ic := invoke.Config{
 		DefaultTimeout: l.Timeout.D(), MaxTimeout: l.MaxTimeout.D(),
-		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, EventMaxChars: l.EventMaxChars,
+		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, CountTokens: tokens.O200k, EventMaxChars: l.EventMaxChars,
 		UpdateInterval: l.UpdateInterval.D(),
 		ConfirmTimeout: cfg.Confirm.Timeout.D(), ConfirmMedium: cfg.Confirm.Medium, ConfirmOnTimeout: cfg.Confirm.OnTimeout,
 		AuditFailOpen: !cfg.Audit.FailsClosed(),
@@ -67,7 +68,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	}
 	ic.Loop = override.Loop
 	opts := []invoke.Option{
-		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(policy.FromConfig(cfg)),
+		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(cfg.Policy()),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(answering{aw, journal, e.log}),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
@@ -126,10 +127,10 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	}
 	state := func(err error) { e.auditState(err, cfg.Audit.FailsClosed()) }
 	if dir == "" {
-		e.audit = l.Writer(audit.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
+		e.audit = l.Writer(auditlog.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
 		return e.audit, nil
 	}
-	sp, err := l.Spool(spoolDir(dir), audit.SpoolOptions{
+	sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
 		Sync:      cfg.Audit.Sync == "always",
 		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
 		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
@@ -163,7 +164,7 @@ const recoveredRecords = "moved audit records left in the spool into the log"
 
 // recoverSpool moves into the log what processes that were killed left in
 // the spool of the data directory dir ("" for PostgreSQL: nothing to do).
-func recoverSpool(e *env, l *audit.Log, dir string) error {
+func recoverSpool(e *env, l *auditlog.Log, dir string) error {
 	if dir == "" {
 		return nil
 	}
@@ -185,15 +186,15 @@ const (
 )
 
 // auditLog returns the audit log of st, keyed when a key is configured.
-func (e *env) auditLog(st *store.Store) (*audit.Log, error) {
+func (e *env) auditLog(st *store.Store) (*auditlog.Log, error) {
 	key, err := e.auditKey(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
 	if key == nil {
-		return audit.New(st), nil
+		return auditlog.New(st), nil
 	}
-	return audit.New(st, audit.WithKey(key)), nil
+	return auditlog.New(st, auditlog.WithKey(key)), nil
 }
 
 // auditKey returns the configured HMAC key of the audit chain, nil when
@@ -223,8 +224,8 @@ func (e *env) auditKey(getenv func(string) string) ([]byte, error) {
 		key, from = b, from+" "+file
 	}
 	key = bytes.TrimSpace(key)
-	if len(key) < audit.MinKeyBytes {
-		return nil, fmt.Errorf("the audit key from %s has %d bytes: it needs at least %d (e.g. the output of openssl rand -hex 32)", from, len(key), audit.MinKeyBytes)
+	if len(key) < auditlog.MinKeyBytes {
+		return nil, fmt.Errorf("the audit key from %s has %d bytes: it needs at least %d (e.g. the output of openssl rand -hex 32)", from, len(key), auditlog.MinKeyBytes)
 	}
 	return key, nil
 }

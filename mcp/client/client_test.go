@@ -26,7 +26,6 @@ import (
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp/client"
-	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
@@ -732,7 +731,7 @@ func TestPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := policy.Check(cfg, reg); err != nil {
+			if err := cfg.CheckTools(reg); err != nil {
 				t.Fatal(err)
 			}
 			var asked []string
@@ -740,7 +739,7 @@ func TestPolicy(t *testing.T) {
 				asked = append(asked, c.Tool)
 				return invoke.Answer{Reason: "not now", By: "test"}, nil
 			})
-			r := invoke.New(reg, &tool.Context{}, invoke.WithPolicy(policy.FromConfig(cfg)), invoke.WithConfirmer(deny))
+			r := invoke.New(reg, &tool.Context{}, invoke.WithPolicy(cfg.Policy()), invoke.WithConfirmer(deny))
 			args := `{"text":"x"}`
 			if tc.tool == "t__add" {
 				args = `{"a":1,"b":2}`

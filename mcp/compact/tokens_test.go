@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/tiktoken-go/tokenizer"
+	"github.com/toolbelt/toolbelt/content/tokens"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -45,19 +45,6 @@ func toolsList(tb testing.TB, tools []tool.Tool) string {
 	return string(b)
 }
 
-func countTokens(tb testing.TB, s string) int {
-	tb.Helper()
-	codec, err := tokenizer.Get(tokenizer.O200kBase)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	n, err := codec.Count(s)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return n
-}
-
 // listings measures tools/list for the core tools and every corpus tool,
 // in full and in compact mode.
 type listings struct {
@@ -73,8 +60,8 @@ func measureListings(tb testing.TB) listings {
 	full, comp := toolsList(tb, all), toolsList(tb, New(r, Options{}).Tools())
 	return listings{
 		tools:     len(all),
-		fullBytes: len(full), fullTk: countTokens(tb, full),
-		compBytes: len(comp), compTk: countTokens(tb, comp),
+		fullBytes: len(full), fullTk: tokens.O200k(full),
+		compBytes: len(comp), compTk: tokens.O200k(comp),
 	}
 }
 

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"bufio"
@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
@@ -52,10 +53,10 @@ func eventually(t *testing.T, what string, ok func() bool) {
 }
 
 // callIDs lists the call ids of the log's records, oldest first.
-func callIDs(t *testing.T, l *audit.Log) []string {
+func callIDs(t *testing.T, l *auditlog.Log) []string {
 	t.Helper()
 	var ids []string
-	for _, r := range list(t, l, audit.Filter{}) {
+	for _, r := range list(t, l, auditlog.Filter{}) {
 		ids = append(ids, r.CallID+r.Kind)
 	}
 	return ids
@@ -93,7 +94,7 @@ func TestSpoolFullDiskIsAState(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "spool")
 	var full atomic.Bool
 	var cut atomic.Int32
-	l := audit.New(st, audit.WithWrite(func(f *os.File, b []byte) (int, error) {
+	l := auditlog.New(st, auditlog.WithWrite(func(f *os.File, b []byte) (int, error) {
 		if !full.Load() {
 			return f.Write(b)
 		}
@@ -102,7 +103,7 @@ func TestSpoolFullDiskIsAState(t *testing.T) {
 		return n, syscall.ENOSPC
 	}))
 	var told states
-	s, err := l.Spool(dir, audit.SpoolOptions{OnState: told.add, OnError: func(err error) { t.Error(err) }})
+	s, err := l.Spool(dir, auditlog.SpoolOptions{OnState: told.add, OnError: func(err error) { t.Error(err) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,10 +177,10 @@ func TestDrainResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
-	l := audit.New(st)
+	l := auditlog.New(st)
 	heal := failWrites(t, st)
 	failed := make(chan error, 16)
-	s, err := l.Spool(filepath.Join(t.TempDir(), "spool"), audit.SpoolOptions{OnError: func(err error) {
+	s, err := l.Spool(filepath.Join(t.TempDir(), "spool"), auditlog.SpoolOptions{OnError: func(err error) {
 		select {
 		case failed <- err:
 		default:
@@ -221,9 +222,9 @@ func TestWriterResumes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
-	l := audit.New(st)
+	l := auditlog.New(st)
 	var told states
-	w := l.Writer(audit.WriterOptions{OnState: told.add})
+	w := l.Writer(auditlog.WriterOptions{OnState: told.add})
 	defer w.Close()
 	if err := w.Append(ctx, audit.Record{CallID: "c0", Tool: "read"}); err != nil {
 		t.Fatal(err)
@@ -260,7 +261,7 @@ func TestVerifyFindsDuplicates(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
-	l := audit.New(st)
+	l := auditlog.New(st)
 	once := full()
 	other := full()
 	other.CallID, other.Duration = "another-call", time.Second
@@ -279,7 +280,7 @@ func TestVerifyFindsDuplicates(t *testing.T) {
 	if err != nil || sum.Records != 5 {
 		t.Fatalf("Verify = %+v, %v", sum, err)
 	}
-	want := []audit.Duplicate{
+	want := []auditlog.Duplicate{
 		{Seq: 3, Of: 1, CallID: full().CallID, Same: "call and content"},
 		{Seq: 5, Of: 4, CallID: "c-b", Same: "record id"},
 	}
@@ -298,9 +299,9 @@ func TestSpoolOnAFullFileSystem(t *testing.T) {
 	dir := mountTmpfs(t, "4m")
 	ctx := context.Background()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
-	l := audit.New(st)
+	l := auditlog.New(st)
 	var told states
-	s, err := l.Spool(filepath.Join(dir, "spool"), audit.SpoolOptions{OnState: told.add, OnError: func(err error) { t.Error(err) }})
+	s, err := l.Spool(filepath.Join(dir, "spool"), auditlog.SpoolOptions{OnState: told.add, OnError: func(err error) { t.Error(err) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -25,7 +26,7 @@ func Example() {
 	}
 	defer st.Close()
 
-	l := audit.New(st)
+	l := auditlog.New(st)
 	err = l.Append(ctx, audit.Record{
 		CallID:    "call-1",
 		Tool:      "exec",
@@ -38,7 +39,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	records, err := l.List(ctx, audit.Filter{Tool: "exec"})
+	records, err := l.List(ctx, auditlog.Filter{Tool: "exec"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
@@ -15,10 +16,10 @@ func TestWriterKeepsOrderAndChain(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		l := audit.New(st)
+		l := auditlog.New(st)
 		var errs []error
 		var mu sync.Mutex
-		w := l.Writer(audit.WriterOptions{OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
+		w := l.Writer(auditlog.WriterOptions{OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
 		// Concurrent writers; each one's records keep their order.
 		var wg sync.WaitGroup
 		for g := range 4 {
@@ -37,7 +38,7 @@ func TestWriterKeepsOrderAndChain(t *testing.T) {
 		if len(errs) > 0 {
 			t.Fatal(errs)
 		}
-		recs := list(t, l, audit.Filter{})
+		recs := list(t, l, auditlog.Filter{})
 		if len(recs) != 600 {
 			t.Fatalf("%d records after Close, want 600", len(recs))
 		}

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package audit
+package auditlog
 
 import "os"
 

@@ -1,4 +1,4 @@
-package policy
+package config
 
 import (
 	"cmp"
@@ -9,17 +9,17 @@ import (
 	"strings"
 
 	"github.com/toolbelt/toolbelt/catalog"
-	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/closest"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 )
 
-// FromConfig builds the policy of a configuration.
-func FromConfig(c *config.Config) *Policy {
-	p := &Policy{
+// Policy returns the tool policy the configuration describes.
+func (c *Config) Policy() *policy.Policy {
+	p := &policy.Policy{
 		Tools:     rules(c.Tools.Rules),
-		Agents:    map[string]Rules{},
-		Channels:  map[string]Rules{},
+		Agents:    map[string]policy.Rules{},
+		Channels:  map[string]policy.Rules{},
 		Sandbox:   rules(c.Sandbox.Tools),
 		Subagents: rules(c.Subagents.Tools),
 	}
@@ -32,8 +32,9 @@ func FromConfig(c *config.Config) *Policy {
 	return p
 }
 
-func rules(r config.Rules) Rules {
-	out := Rules{Profile: r.Profile, Allow: r.Allow, AlsoAllow: r.AlsoAllow, Deny: r.Deny}
+// rules returns the policy rules of r.
+func rules(r Rules) policy.Rules {
+	out := policy.Rules{Profile: r.Profile, Allow: r.Allow, AlsoAllow: r.AlsoAllow, Deny: r.Deny}
 
 	for _, a := range r.Ask {
 		var when map[string][]string
@@ -43,10 +44,10 @@ func rules(r config.Rules) Rules {
 			}
 			when[k] = v
 		}
-		out.Ask = append(out.Ask, AskRule{Tools: a.Tool, When: when})
+		out.Ask = append(out.Ask, policy.AskRule{Tools: a.Tool, When: when})
 	}
 	if len(r.ByProvider) > 0 {
-		out.ByProvider = map[string]Rules{}
+		out.ByProvider = map[string]policy.Rules{}
 		for k, v := range r.ByProvider {
 			out.ByProvider[k] = rules(v)
 		}
@@ -54,15 +55,15 @@ func rules(r config.Rules) Rules {
 	return out
 }
 
-// Check cross-checks a configuration against the tools of reg: every tool
-// reference names a registered tool, an alias, a group or a glob that matches
-// something; every profile exists; every tool settings key names a tool or a
-// section. Each problem names its line.
-func Check(c *config.Config, reg *registry.Registry) error {
+// CheckTools cross-checks the configuration against the tools of reg: every
+// tool reference names a registered tool, an alias, a group or a glob that
+// matches something; every profile exists; every tool settings key names a
+// tool or a section. Each problem names its line.
+func (c *Config) CheckTools(reg *registry.Registry) error {
 	var errs []error
-	p := &Policy{}
+	p := &policy.Policy{}
 	metas := reg.List()
-	sep := cmp.Or(c.MCP.Separator, config.DefaultMCPSeparator)
+	sep := cmp.Or(c.MCP.Separator, DefaultMCPSeparator)
 	known := func(ref string) bool {
 		ref = strings.TrimSpace(ref)
 		if g, ok := strings.CutPrefix(ref, registry.GroupPrefix); ok {
@@ -87,16 +88,16 @@ func Check(c *config.Config, reg *registry.Registry) error {
 			}
 		}
 		for i := range metas {
-			if p.matches(&metas[i], ref) {
+			if p.Matches(&metas[i], ref) {
 				return true
 			}
 		}
 		return false
 	}
-	var walk func(path string, r config.Rules)
-	walk = func(path string, r config.Rules) {
+	var walk func(path string, r Rules)
+	walk = func(path string, r Rules) {
 		if r.Profile != "" && !catalog.IsProfile(r.Profile) {
-			errs = append(errs, lineErr(c, path+".profile", fmt.Sprintf("unknown profile %q: use one of %s", r.Profile, strings.Join(catalog.Profiles(), ", "))))
+			errs = append(errs, c.errorAt(path+".profile", fmt.Sprintf("unknown profile %q: use one of %s", r.Profile, strings.Join(catalog.Profiles(), ", "))))
 		}
 		for _, list := range []struct {
 			key  string
@@ -104,14 +105,14 @@ func Check(c *config.Config, reg *registry.Registry) error {
 		}{{"allow", r.Allow}, {"alsoAllow", r.AlsoAllow}, {"deny", r.Deny}} {
 			for i, ref := range list.refs {
 				if !known(ref) {
-					errs = append(errs, lineErr(c, fmt.Sprintf("%s.%s[%d]", path, list.key, i), unknownRef(reg, ref)))
+					errs = append(errs, c.errorAt(fmt.Sprintf("%s.%s[%d]", path, list.key, i), unknownRef(reg, ref)))
 				}
 			}
 		}
 		for i, a := range r.Ask {
 			for j, ref := range a.Tool {
 				if !known(ref) {
-					errs = append(errs, lineErr(c, fmt.Sprintf("%s.ask[%d].tool[%d]", path, i, j), unknownRef(reg, ref)))
+					errs = append(errs, c.errorAt(fmt.Sprintf("%s.ask[%d].tool[%d]", path, i, j), unknownRef(reg, ref)))
 				}
 			}
 		}
@@ -132,19 +133,21 @@ func Check(c *config.Config, reg *registry.Registry) error {
 		if _, section := catalog.SectionOrder(key); section || reg.Has(key) {
 			continue
 		}
-		msg := fmt.Sprintf("tools.%s: no tool or section is named %q, and it is not a policy key (%s)", key, key, strings.Join(config.PolicyKeys, ", "))
+		msg := fmt.Sprintf("tools.%s: no tool or section is named %q, and it is not a policy key (%s)", key, key, strings.Join(PolicyKeys, ", "))
 		close := reg.Suggest(key, 1)
 		if len(close) == 0 {
-			close = closest.Names(key, config.PolicyKeys, 1)
+			close = closest.Names(key, PolicyKeys, 1)
 		}
 		if len(close) > 0 {
 			msg += fmt.Sprintf("; did you mean %q?", close[0])
 		}
-		errs = append(errs, &config.LineError{Path: c.Path, Line: c.SettingLine(key), Msg: msg})
+		errs = append(errs, &LineError{Path: c.Path, Line: c.SettingLine(key), Msg: msg})
 	}
 	return errors.Join(errs...)
 }
 
+// unknownRef says that no tool, alias or group matches ref, and which
+// registered tool is closest.
 func unknownRef(reg *registry.Registry, ref string) string {
 	msg := fmt.Sprintf("no tool, alias or group matches %q", ref)
 	if close := reg.Suggest(strings.TrimPrefix(ref, registry.GroupPrefix), 1); len(close) > 0 {
@@ -155,7 +158,3 @@ func unknownRef(reg *registry.Registry, ref string) string {
 
 // pathKey writes a mapping key for a YAML path.
 func pathKey(k string) string { return "'" + k + "'" }
-
-func lineErr(c *config.Config, path, msg string) error {
-	return &config.LineError{Path: c.Path, Line: c.Line(path), Msg: msg}
-}

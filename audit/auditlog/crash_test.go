@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"bufio"
@@ -16,13 +16,14 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 // The crash tests run a spool (or a recovery) in a child process — this
 // test binary, told so by childEnv — stop it at a named point of its life
-// (audit.WithHook) and kill it there with SIGKILL, as a crash or kill -9
+// (auditlog.WithHook) and kill it there with SIGKILL, as a crash or kill -9
 // would. The child writes "ok CALLID" for every Append that returned (an
 // answered call) and "at POINT" when it stops.
 const childEnv = "TOOLBELT_TEST_SPOOL_CHILD"
@@ -51,10 +52,10 @@ func spoolChild() int {
 			once.Do(func() { pause(point) })
 		}
 	}
-	opts := []audit.Option{audit.WithHook(hook)}
+	opts := []auditlog.Option{auditlog.WithHook(hook)}
 	if torn, err := strconv.Atoi(os.Getenv("TORN")); err == nil {
 		writes := 0
-		opts = append(opts, audit.WithWrite(func(f *os.File, b []byte) (int, error) {
+		opts = append(opts, auditlog.WithWrite(func(f *os.File, b []byte) (int, error) {
 			if writes++; writes <= torn {
 				return f.Write(b)
 			}
@@ -72,7 +73,7 @@ func spoolChild() int {
 		return 2
 	}
 	defer st.Close()
-	l := audit.New(st, opts...)
+	l := auditlog.New(st, opts...)
 	if os.Getenv("DO") == "recover" {
 		if _, err := l.Recover(ctx, os.Getenv("DIR")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -81,7 +82,7 @@ func spoolChild() int {
 		say("done")
 		return 0
 	}
-	s, err := l.Spool(os.Getenv("DIR"), audit.SpoolOptions{OnError: func(err error) { fmt.Fprintln(os.Stderr, err) }})
+	s, err := l.Spool(os.Getenv("DIR"), auditlog.SpoolOptions{OnError: func(err error) { fmt.Fprintln(os.Stderr, err) }})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -179,11 +180,11 @@ func (c *child) kill() {
 func checkOnce(t *testing.T, st *store.Store, dir string, answered []string) []audit.Record {
 	t.Helper()
 	ctx := context.Background()
-	l := audit.New(st)
+	l := auditlog.New(st)
 	if _, err := l.Recover(ctx, dir); err != nil {
 		t.Fatalf("Recover: %v", err)
 	}
-	rs := list(t, l, audit.Filter{})
+	rs := list(t, l, auditlog.Filter{})
 	count := map[string]int{}
 	for _, r := range rs {
 		count[r.CallID]++
@@ -291,15 +292,15 @@ func TestRecoverDoesNotTakeASpoolBeingMade(t *testing.T) {
 			ctx := context.Background()
 			st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 			dir := filepath.Join(t.TempDir(), "spool")
-			other := audit.New(st)
-			l := audit.New(st, audit.WithHook(func(p string) {
+			other := auditlog.New(st)
+			l := auditlog.New(st, auditlog.WithHook(func(p string) {
 				if p == point {
 					if _, err := other.Recover(ctx, dir); err != nil {
 						t.Error(err)
 					}
 				}
 			}))
-			s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+			s, err := l.Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }})
 			if err != nil {
 				t.Fatalf("the spool did not start beside a recovery: %v", err)
 			}
@@ -341,7 +342,7 @@ func TestRecoverOnce(t *testing.T) {
 		c.await("appended")
 		c.kill()
 		locked, release := make(chan struct{}), make(chan struct{})
-		first := audit.New(st, audit.WithHook(func(p string) {
+		first := auditlog.New(st, auditlog.WithHook(func(p string) {
 			if p == "recover-locked" {
 				close(locked)
 				<-release
@@ -355,10 +356,10 @@ func TestRecoverOnce(t *testing.T) {
 		<-locked
 		// The first holds the file: the second recovery and a new
 		// spool's leave it alone.
-		if n, err := audit.New(st).Recover(ctx, dir); n != 0 || err != nil {
+		if n, err := auditlog.New(st).Recover(ctx, dir); n != 0 || err != nil {
 			t.Errorf("second recovery = %d, %v; want 0, nil", n, err)
 		}
-		s, err := audit.New(st).Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+		s, err := auditlog.New(st).Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -378,7 +379,7 @@ func TestRecoverOnce(t *testing.T) {
 		t.Parallel()
 		st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 		dir := filepath.Join(t.TempDir(), "spool")
-		owner, err := audit.New(st).Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+		owner, err := auditlog.New(st).Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,7 +393,7 @@ func TestRecoverOnce(t *testing.T) {
 		}
 		opened, release := make(chan struct{}), make(chan struct{})
 		var once sync.Once
-		recoverer := audit.New(st, audit.WithHook(func(p string) {
+		recoverer := auditlog.New(st, auditlog.WithHook(func(p string) {
 			if p == "recover-opened" {
 				once.Do(func() {
 					close(opened)

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
@@ -67,7 +67,7 @@ func tamperWith(t *testing.T, st *store.Store, tms ...tamper) {
 
 func wantBroken(t *testing.T, err error, seq int64, problem string) {
 	t.Helper()
-	var ce *audit.ChainError
+	var ce *auditlog.ChainError
 	if !errors.As(err, &ce) {
 		t.Fatalf("verify = %v, want a broken chain at record %d (%s)", err, seq, problem)
 	}
@@ -80,7 +80,7 @@ func TestHeadRoundTrip(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		l := audit.New(st)
+		l := auditlog.New(st)
 		if h, err := l.Head(ctx); err != nil || h.Seq != 0 {
 			t.Fatalf("empty log's head: %+v %v", h, err)
 		}
@@ -88,11 +88,11 @@ func TestHeadRoundTrip(t *testing.T) {
 			appendAll(t, l, full())
 		}
 		h, err := l.Head(ctx)
-		rs := list(t, l, audit.Filter{})
+		rs := list(t, l, auditlog.Filter{})
 		if err != nil || h.Seq != 3 || h.Hash != rs[2].Hash {
 			t.Fatalf("head %+v %v, want 3:%s", h, err, rs[2].Hash)
 		}
-		parsed, err := audit.ParseHead(h.String())
+		parsed, err := auditlog.ParseHead(h.String())
 		if err != nil || parsed != h {
 			t.Fatalf("ParseHead(%q) = %+v %v", h.String(), parsed, err)
 		}
@@ -102,7 +102,7 @@ func TestHeadRoundTrip(t *testing.T) {
 			t.Errorf("VerifyHead with an older head: %+v %v", sum, err)
 		}
 		for _, bad := range []string{"", "3", "x:" + h.Hash, "0:" + h.Hash, "3:abc", "3:" + strings.Repeat("g", 64)} {
-			if _, err := audit.ParseHead(bad); err == nil || !strings.Contains(err.Error(), "SEQ:HASH") {
+			if _, err := auditlog.ParseHead(bad); err == nil || !strings.Contains(err.Error(), "SEQ:HASH") {
 				t.Errorf("ParseHead(%q) = %v", bad, err)
 			}
 		}
@@ -131,7 +131,7 @@ func TestVerifyHeadFindsTruncationAndRewrites(t *testing.T) {
 			t.Parallel()
 			storetest.Each(t, func(t *testing.T, st *store.Store) {
 				ctx := context.Background()
-				l := audit.New(st)
+				l := auditlog.New(st)
 				for range 6 {
 					appendAll(t, l, full())
 				}
@@ -156,7 +156,7 @@ func TestKeyedChain(t *testing.T) {
 	key := []byte("0123456789abcdef-a key outside the database")
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		l := audit.New(st, audit.WithKey(key))
+		l := auditlog.New(st, auditlog.WithKey(key))
 		for range 5 {
 			appendAll(t, l, full())
 		}
@@ -164,11 +164,11 @@ func TestKeyedChain(t *testing.T) {
 			t.Fatalf("keyed log: %+v %v", sum, err)
 		}
 		// Without the key, the log cannot be verified, and says why.
-		if _, err := audit.New(st).Verify(ctx); !errors.Is(err, audit.ErrKeyNeeded) || !strings.Contains(err.Error(), "TOOLBELT_AUDIT_KEY") || !strings.Contains(err.Error(), "audit.keyFile") {
+		if _, err := auditlog.New(st).Verify(ctx); !errors.Is(err, auditlog.ErrKeyNeeded) || !strings.Contains(err.Error(), "TOOLBELT_AUDIT_KEY") || !strings.Contains(err.Error(), "audit.keyFile") {
 			t.Errorf("verify without the key: %v", err)
 		}
 		// Another key is named as such.
-		_, err := audit.New(st, audit.WithKey([]byte("another key, 16 bytes or more"))).Verify(ctx)
+		_, err := auditlog.New(st, auditlog.WithKey([]byte("another key, 16 bytes or more"))).Verify(ctx)
 		wantBroken(t, err, 1, "keyed with another key")
 		// Someone who can write the database but lacks the key rewrites a
 		// record and recomputes the chain the only way they can.
@@ -182,9 +182,9 @@ func TestKeyedChainRefusesUnkeyedRecords(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		appendAll(t, audit.New(st), full())
+		appendAll(t, auditlog.New(st), full())
 		// Rewritten as a whole by someone without the key: plain records.
-		_, err := audit.New(st, audit.WithKey([]byte("0123456789abcdef"))).Verify(ctx)
+		_, err := auditlog.New(st, auditlog.WithKey([]byte("0123456789abcdef"))).Verify(ctx)
 		wantBroken(t, err, 1, "not keyed")
 	})
 }
@@ -196,16 +196,16 @@ func TestWriterAppendWaitsForTheCommit(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		st := storetest.Open(t, dsn)
-		w := audit.New(st).Writer(audit.WriterOptions{})
+		w := auditlog.New(st).Writer(auditlog.WriterOptions{})
 		defer w.Close()
-		other := audit.New(storetest.Open(t, dsn))
+		other := auditlog.New(storetest.Open(t, dsn))
 		for i := range 20 {
 			r := full()
 			r.CallID = "c" + string(rune('a'+i))
 			if err := w.Append(ctx, r); err != nil {
 				t.Fatal(err)
 			}
-			rs := list(t, other, audit.Filter{Limit: 1})
+			rs := list(t, other, auditlog.Filter{Limit: 1})
 			if len(rs) != 1 || rs[0].CallID != r.CallID {
 				t.Fatalf("after Append of %s returned, the newest record is %+v", r.CallID, rs)
 			}

@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
@@ -27,9 +28,9 @@ func TestSpoolAppendsAndDrains(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		dir := filepath.Join(t.TempDir(), "spool")
-		l := audit.New(st)
+		l := auditlog.New(st)
 		var errs []error
-		s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { errs = append(errs, err) }})
+		s, err := l.Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { errs = append(errs, err) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,7 +53,7 @@ func TestSpoolAppendsAndDrains(t *testing.T) {
 		if err := s.Close(); err != nil || len(errs) > 0 {
 			t.Fatal(err, errs)
 		}
-		rs := list(t, l, audit.Filter{})
+		rs := list(t, l, auditlog.Filter{})
 		if len(rs) != 200 {
 			t.Fatalf("%d records after Close, want 200", len(rs))
 		}
@@ -81,8 +82,8 @@ func TestSpoolDrainsAStreamWithoutClose(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
-		l := audit.New(st)
-		s, err := l.Spool(filepath.Join(t.TempDir(), "spool"), audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+		l := auditlog.New(st)
+		s, err := l.Spool(filepath.Join(t.TempDir(), "spool"), auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +99,7 @@ func TestSpoolDrainsAStreamWithoutClose(t *testing.T) {
 		deadline := time.Now().Add(30 * time.Second)
 		var rs []audit.Record
 		for {
-			rs = list(t, l, audit.Filter{})
+			rs = list(t, l, auditlog.Filter{})
 			if len(rs) == n || time.Now().After(deadline) {
 				break
 			}
@@ -126,7 +127,7 @@ func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		dir := t.TempDir()
-		l := audit.New(st)
+		l := auditlog.New(st)
 		appendAll(t, l, full())
 		line := func(id string) string {
 			r := full()
@@ -152,7 +153,7 @@ func TestRecoverMovesWhatACrashLeft(t *testing.T) {
 			t.Fatalf("Recover = %d, %v; want 2", n, err)
 		}
 		var ids []string
-		rs := list(t, l, audit.Filter{})
+		rs := list(t, l, auditlog.Filter{})
 		for _, r := range rs {
 			ids = append(ids, r.CallID+r.Kind)
 		}
@@ -183,7 +184,7 @@ func TestSpoolRecoversWhatEarlierProcessesLeft(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		dir := t.TempDir()
-		l := audit.New(st)
+		l := auditlog.New(st)
 		var b strings.Builder
 		for _, id := range []string{"left-1", "left-2"} {
 			r := full()
@@ -196,7 +197,7 @@ func TestSpoolRecoversWhatEarlierProcessesLeft(t *testing.T) {
 			t.Fatal(err)
 		}
 		recovered := make(chan int, 1)
-		s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }, OnRecover: func(n int) { recovered <- n }})
+		s, err := l.Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }, OnRecover: func(n int) { recovered <- n }})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +213,7 @@ func TestSpoolRecoversWhatEarlierProcessesLeft(t *testing.T) {
 			t.Errorf("OnRecover told %d records, want 2", n)
 		}
 		var ids []string
-		for _, r := range list(t, l, audit.Filter{}) {
+		for _, r := range list(t, l, auditlog.Filter{}) {
 			ids = append(ids, r.CallID)
 		}
 		if fmt.Sprint(ids) != "[left-1 left-2 own]" {
@@ -231,8 +232,8 @@ func TestRecoverLeavesLiveSpools(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		dir := t.TempDir()
-		l := audit.New(st)
-		s, err := l.Spool(dir, audit.SpoolOptions{})
+		l := auditlog.New(st)
+		s, err := l.Spool(dir, auditlog.SpoolOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,14 +241,14 @@ func TestRecoverLeavesLiveSpools(t *testing.T) {
 			if err := s.Append(ctx, full()); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := audit.New(st).Recover(ctx, dir); err != nil {
+			if _, err := auditlog.New(st).Recover(ctx, dir); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if rs := list(t, l, audit.Filter{}); len(rs) != 30 {
+		if rs := list(t, l, auditlog.Filter{}); len(rs) != 30 {
 			t.Errorf("%d records, want 30", len(rs))
 		}
 	})
@@ -262,7 +263,7 @@ func TestRecoverSetsAsideAGarbledLine(t *testing.T) {
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 	ctx := context.Background()
 	dir := t.TempDir()
-	l := audit.New(st)
+	l := auditlog.New(st)
 	line := func(id string) string {
 		r := full()
 		r.CallID = id
@@ -277,7 +278,7 @@ func TestRecoverSetsAsideAGarbledLine(t *testing.T) {
 	if n != 2 || err != nil {
 		t.Fatalf("Recover = %d, %v; want 2 records", n, err)
 	}
-	rs := list(t, l, audit.Filter{})
+	rs := list(t, l, auditlog.Filter{})
 	if len(rs) != 3 || rs[0].CallID != "before" || rs[1].Kind != audit.KindRecovery || rs[2].CallID != "after" {
 		t.Fatalf("records %+v", rs)
 	}
@@ -306,8 +307,8 @@ func TestSpoolRecordIsWrittenWhenAppendReturns(t *testing.T) {
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "spool")
-	l := audit.New(st)
-	s, err := l.Spool(dir, audit.SpoolOptions{OnError: func(err error) { t.Error(err) }})
+	l := auditlog.New(st)
+	s, err := l.Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,7 +352,7 @@ func TestSpoolRecordIsWrittenWhenAppendReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	wg.Wait()
-	rs := list(t, l, audit.Filter{})
+	rs := list(t, l, auditlog.Filter{})
 	if len(rs) != len(accepted) {
 		t.Fatalf("%d records in the log, %d appends succeeded", len(rs), len(accepted))
 	}

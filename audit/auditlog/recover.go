@@ -1,4 +1,4 @@
-package audit
+package auditlog
 
 import (
 	"bufio"
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolbelt/toolbelt/audit"
 	"io"
 	"os"
 	"path/filepath"
@@ -139,7 +140,7 @@ func (l *Log) recoverFile(ctx context.Context, dir, name string) (int, error) {
 	moved := 0
 	for start := 0; start < len(items); start += writerBatch {
 		batch := items[start:min(start+writerBatch, len(items))]
-		records := make([]Record, len(batch))
+		records := make([]audit.Record, len(batch))
 		for i, it := range batch {
 			if it.garbled != nil {
 				if err := setAside(it.garbled); err != nil {
@@ -168,7 +169,7 @@ func (l *Log) recoverFile(ctx context.Context, dir, name string) (int, error) {
 // spoolItem is a record to move into the log, ending at offset end of its
 // spool file; garbled, when set, is a line to set aside before it is.
 type spoolItem struct {
-	r       Record
+	r       audit.Record
 	end     int64
 	garbled *garbledLine
 }
@@ -206,7 +207,7 @@ func scanSpool(f *os.File, dir, name string, from int64) (items []spoolItem, tor
 		}
 		start := end
 		end += int64(len(line))
-		var r Record
+		var r audit.Record
 		if line[0] != '{' || json.Unmarshal(line, &r) != nil {
 			path := filepath.Join(dir, fmt.Sprintf("%s-at-%d%s", strings.TrimSuffix(name, spoolSuffix), start, garbledSuffix))
 			note := fmt.Sprintf("the %d bytes at byte %d of the audit spool %s are not an audit record: they were set aside in %s, and the records after them recovered", len(line), start, name, path)
@@ -223,8 +224,8 @@ func scanSpool(f *os.File, dir, name string, from int64) (items []spoolItem, tor
 // recoveryRecord is the record of what recovering the spool file name
 // found at offset off: its id is the same at every recovery of it, so it
 // is logged once.
-func recoveryRecord(name string, off int64, what, note string) Record {
-	return prepare(Record{ID: fmt.Sprintf("recovery:%s@%d:%s", name, off, what), Kind: KindRecovery, Note: note, Time: time.Now()})
+func recoveryRecord(name string, off int64, what, note string) audit.Record {
+	return prepare(audit.Record{ID: fmt.Sprintf("recovery:%s@%d:%s", name, off, what), Kind: audit.KindRecovery, Note: note, Time: time.Now()})
 }
 
 // setAside writes a garbled line to its file beside the spool.
@@ -240,7 +241,7 @@ func setAside(g *garbledLine) error {
 // that the file is drained up to end, in one transaction: what is moved in
 // and how far are never apart. It returns how many records of calls it
 // appended.
-func (l *Log) moveIn(ctx context.Context, name string, records []Record, end int64) (int, error) {
+func (l *Log) moveIn(ctx context.Context, name string, records []audit.Record, end int64) (int, error) {
 	var n int
 	err := l.st.Write(ctx, func(tx *store.Tx) error {
 		fresh, err := l.appendNew(ctx, tx, records)

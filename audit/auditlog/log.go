@@ -1,4 +1,17 @@
-package audit
+// Package auditlog keeps the audit log: an append-only record of every call
+// (an audit.Record) in the store. Records form a hash chain — each carries
+// the hash of the one before — so Verify finds any record edited, removed,
+// inserted or reordered behind the log's back. Arguments are stored
+// redacted (audit.Redact).
+//
+// Append (and a Writer's) returns once the record is committed to the
+// database; a Spool's Append once it is written to the process's spool file,
+// moved into the database in the background and by Recover after a crash.
+// Either way a caller that waits for it (the pipeline does, before it returns
+// a result) knows the record survives the process being killed. With a key
+// (WithKey) the chain is an HMAC chain that nobody without the key can
+// recompute.
+package auditlog
 
 import (
 	"bytes"
@@ -9,6 +22,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/toolbelt/toolbelt/audit"
 	"os"
 	"slices"
 	"strings"
@@ -86,7 +100,7 @@ type body struct {
 	V    int    `json:"v"`
 	Key  string `json:"key,omitempty"`
 	Prev string `json:"prev"`
-	Record
+	audit.Record
 }
 
 func hashOf(b []byte) string {
@@ -119,12 +133,12 @@ func (l *Log) hash(b []byte) string {
 // when it is zero, and chains the record to the one before. Appends are
 // serialized by the update of the chain's head, so concurrent appends, from
 // any number of processes, never fork the chain.
-func (l *Log) Append(ctx context.Context, r Record) error {
-	return l.appendAll(ctx, []Record{r})
+func (l *Log) Append(ctx context.Context, r audit.Record) error {
+	return l.appendAll(ctx, []audit.Record{r})
 }
 
 // appendAll appends records in order, in one transaction.
-func (l *Log) appendAll(ctx context.Context, records []Record) error {
+func (l *Log) appendAll(ctx context.Context, records []audit.Record) error {
 	for i := range records {
 		records[i] = prepare(records[i])
 	}
@@ -135,7 +149,7 @@ func (l *Log) appendAll(ctx context.Context, records []Record) error {
 	return nil
 }
 
-func appendError(records []Record, err error) error {
+func appendError(records []audit.Record, err error) error {
 	ids := make([]string, len(records))
 	for i, r := range records {
 		ids[i] = r.CallID
@@ -147,7 +161,7 @@ func appendError(records []Record, err error) error {
 // one before and setting their Seq and Hash. The head is moved first, by
 // the number of records, which serializes appends across processes; the
 // records go in with multi-row inserts.
-func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) error {
+func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []audit.Record) error {
 	if len(records) == 0 {
 		return nil
 	}
@@ -188,7 +202,7 @@ func (l *Log) appendTx(ctx context.Context, tx *store.Tx, records []Record) erro
 
 // appendNew appends, in order, those of records whose ids the log does
 // not hold yet (see unlogged) and returns them.
-func (l *Log) appendNew(ctx context.Context, tx *store.Tx, records []Record) ([]Record, error) {
+func (l *Log) appendNew(ctx context.Context, tx *store.Tx, records []audit.Record) ([]audit.Record, error) {
 	fresh, err := unlogged(ctx, tx, records)
 	if err != nil {
 		return nil, err
@@ -200,7 +214,7 @@ func (l *Log) appendNew(ctx context.Context, tx *store.Tx, records []Record) ([]
 // yet: a record moved in again (a spool replayed after a crash, a commit
 // retried whose outcome was unknown) is added once. The slice is new, so
 // appending it leaves records as they were.
-func unlogged(ctx context.Context, tx *store.Tx, records []Record) ([]Record, error) {
+func unlogged(ctx context.Context, tx *store.Tx, records []audit.Record) ([]audit.Record, error) {
 	logged := map[string]bool{}
 	const idsPerQuery = 256
 	for start := 0; start < len(records); start += idsPerQuery {
@@ -213,7 +227,7 @@ func unlogged(ctx context.Context, tx *store.Tx, records []Record) ([]Record, er
 			return nil, err
 		}
 	}
-	fresh := make([]Record, 0, len(records))
+	fresh := make([]audit.Record, 0, len(records))
 	for _, r := range records {
 		if !logged[r.ID] {
 			fresh = append(fresh, r)
@@ -256,7 +270,7 @@ func newRecordID() string { return rand.Text() }
 // prepare readies a record for the log: its id (kept when it has one), UTC
 // times, a time when there is none, redacted arguments, no sequence or hash
 // yet.
-func prepare(r Record) Record {
+func prepare(r audit.Record) audit.Record {
 	r.Seq, r.Hash = 0, ""
 	if r.ID == "" {
 		r.ID = newRecordID()
@@ -270,7 +284,7 @@ func prepare(r Record) Record {
 		c.At = c.At.UTC()
 		r.Confirmation = &c
 	}
-	r.Arguments = Redact(r.Arguments)
+	r.Arguments = audit.Redact(r.Arguments)
 	return r
 }
 
@@ -288,7 +302,7 @@ func prepare(r Record) Record {
 // A failed commit is a state the writer comes out of by itself: its
 // records are kept in memory, in order, and committed with those appended
 // after them once a retry (with backoff) succeeds; meanwhile Append keeps
-// each record without waiting and returns an error matching ErrNotDurable,
+// each record without waiting and returns an error matching audit.ErrNotDurable,
 // and so does Durable. A retried record is committed once, even when the
 // commit before it failed after all but taking it.
 type Writer struct {
@@ -301,8 +315,8 @@ type Writer struct {
 	closed  bool
 
 	fmu   sync.Mutex
-	fault error    // why the last commit failed; nil after one succeeded
-	kept  []Record // records of failed commits, committed before the next ones
+	fault error          // why the last commit failed; nil after one succeeded
+	kept  []audit.Record // records of failed commits, committed before the next ones
 }
 
 // WriterOptions configure a Writer.
@@ -320,7 +334,7 @@ type WriterOptions struct {
 // pending is a record waiting for its commit, and where to say how it went
 // (nil once it was told).
 type pending struct {
-	r    Record
+	r    audit.Record
 	done chan error
 }
 
@@ -339,9 +353,9 @@ func (l *Log) Writer(o WriterOptions) *Writer {
 
 // Append writes r (see Log.Append for what is recorded) and returns once it
 // is committed, or with the commit's error. While commits fail, r is kept
-// in memory for the retry, and the error matches ErrNotDurable. Cancelling
+// in memory for the retry, and the error matches audit.ErrNotDurable. Cancelling
 // ctx stops the wait, not the write.
-func (w *Writer) Append(ctx context.Context, r Record) error {
+func (w *Writer) Append(ctx context.Context, r audit.Record) error {
 	p := pending{r: prepare(r), done: make(chan error, 1)}
 	w.mu.RLock()
 	if w.closed {
@@ -373,7 +387,7 @@ func (w *Writer) Append(ctx context.Context, r Record) error {
 }
 
 // Durable returns nil when a record appended now is committed before
-// Append returns, and otherwise why not (matching ErrNotDurable).
+// Append returns, and otherwise why not (matching audit.ErrNotDurable).
 func (w *Writer) Durable() error {
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
@@ -384,12 +398,12 @@ func (w *Writer) durable() error {
 	if w.fault == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: committing to the database failed: %v", ErrNotDurable, w.fault)
+	return fmt.Errorf("%w: committing to the database failed: %v", audit.ErrNotDurable, w.fault)
 }
 
 // notDurable is the error of an Append whose record is kept in memory; the
 // caller holds w.fmu.
-func (w *Writer) notDurable(r Record) error {
+func (w *Writer) notDurable(r audit.Record) error {
 	return fmt.Errorf("the audit record of call %s is kept in memory until the database can be written: %w", r.CallID, w.durable())
 }
 
@@ -532,7 +546,7 @@ type Filter struct {
 
 // List returns the records f selects, oldest first. It reads records as
 // stored, without checking the chain (Verify does).
-func (l *Log) List(ctx context.Context, f Filter) ([]Record, error) {
+func (l *Log) List(ctx context.Context, f Filter) ([]audit.Record, error) {
 	var (
 		where []string
 		args  []any
@@ -557,7 +571,7 @@ func (l *Log) List(ctx context.Context, f Filter) ([]Record, error) {
 	if f.Limit > 0 {
 		q, args = q+" LIMIT ?", append(args, f.Limit)
 	}
-	var out []Record
+	var out []audit.Record
 	err := l.st.Read(ctx, func(tx *store.Tx) error {
 		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {

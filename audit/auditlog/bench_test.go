@@ -1,4 +1,4 @@
-package audit_test
+package auditlog_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
@@ -26,7 +27,7 @@ func benchDatabases(b *testing.B, f func(b *testing.B, st *store.Store)) {
 // confirmation: redaction, encoding, hashing and the write transaction.
 func BenchmarkAppend(b *testing.B) {
 	benchDatabases(b, func(b *testing.B, st *store.Store) {
-		l := audit.New(st)
+		l := auditlog.New(st)
 		r := full()
 		b.ReportAllocs()
 		for b.Loop() {
@@ -40,7 +41,7 @@ func BenchmarkAppend(b *testing.B) {
 // BenchmarkVerify10k verifies a log of 10,000 records.
 func BenchmarkVerify10k(b *testing.B) {
 	benchDatabases(b, func(b *testing.B, st *store.Store) {
-		l := audit.New(st)
+		l := auditlog.New(st)
 		for range 10_000 {
 			appendAll(b, l, full())
 		}
@@ -61,19 +62,19 @@ func BenchmarkDurableAppend(b *testing.B) {
 		b.Run(path, func(b *testing.B) {
 			dir := b.TempDir()
 			st := storetest.Open(b, filepath.Join(dir, store.DefaultFile))
-			l := audit.New(st)
+			l := auditlog.New(st)
 			var a interface {
 				Append(context.Context, audit.Record) error
 				Close() error
 			}
 			if path == "spool" {
-				sp, err := l.Spool(filepath.Join(dir, "spool"), audit.SpoolOptions{})
+				sp, err := l.Spool(filepath.Join(dir, "spool"), auditlog.SpoolOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				a = sp
 			} else {
-				a = l.Writer(audit.WriterOptions{})
+				a = l.Writer(auditlog.WriterOptions{})
 			}
 			defer a.Close()
 			r := full()

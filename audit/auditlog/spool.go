@@ -1,4 +1,4 @@
-package audit
+package auditlog
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/toolbelt/toolbelt/audit"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,7 +91,7 @@ type Spool struct {
 type drainBatch struct {
 	f       *os.File
 	name    string
-	records []Record
+	records []audit.Record
 	end     int64
 	retire  bool
 	torn    bool
@@ -114,11 +115,6 @@ type SpoolOptions struct {
 	// must not call the spool.
 	OnState func(err error)
 }
-
-// ErrNotDurable matches the error of Durable, and of an Append whose
-// record could not be made durable: the record is kept in memory and
-// written once the spool can be written again.
-var ErrNotDurable = errors.New("audit records cannot be made durable")
 
 // Names in the spool directory: a spool file ends in spoolSuffix; one being
 // made, before its owner holds its lock, in tempSuffix (recovery leaves
@@ -256,7 +252,7 @@ func (s *Spool) extend() error {
 }
 
 // Durable returns nil when a record appended now is made durable before
-// Append returns, and otherwise why not (matching ErrNotDurable): the disk
+// Append returns, and otherwise why not (matching audit.ErrNotDurable): the disk
 // is full or the spool cannot be written.
 func (s *Spool) Durable() error {
 	s.mu.Lock()
@@ -268,7 +264,7 @@ func (s *Spool) durable() error {
 	if s.fault == nil {
 		return nil
 	}
-	return fmt.Errorf("%w: %v", ErrNotDurable, cause(s.fault))
+	return fmt.Errorf("%w: %v", audit.ErrNotDurable, cause(s.fault))
 }
 
 // cause is the system's reason under err ("no space left on device"),
@@ -283,8 +279,8 @@ func cause(err error) error {
 
 // Append writes r to the spool (redacted, see Log.Append) and returns once
 // the write is done. When the spool cannot be written, r is kept in memory,
-// to be written once it can, and the error matches ErrNotDurable.
-func (s *Spool) Append(ctx context.Context, r Record) error {
+// to be written once it can, and the error matches audit.ErrNotDurable.
+func (s *Spool) Append(ctx context.Context, r audit.Record) error {
 	p := pending{r: prepare(r), done: make(chan error, 1)}
 	s.mu.Lock()
 	if s.closed {
@@ -318,7 +314,7 @@ func (s *Spool) Append(ctx context.Context, r Record) error {
 }
 
 // notDurable is the error of an Append whose record is kept in memory.
-func (s *Spool) notDurable(r Record) error {
+func (s *Spool) notDurable(r audit.Record) error {
 	return fmt.Errorf("the audit record of call %s is kept in memory until the spool can be written: %w", r.CallID, s.durable())
 }
 
@@ -431,7 +427,7 @@ func (s *Spool) write(batch []pending) (low, err error) {
 		}
 	}
 	s.buf.Reset()
-	records := make([]Record, len(batch))
+	records := make([]audit.Record, len(batch))
 	for i, p := range batch {
 		records[i] = p.r
 		line, err := json.Marshal(p.r)
@@ -639,7 +635,7 @@ func (s *Spool) apply(group []drainBatch) error {
 		}
 		return b.f.Close()
 	}
-	var records []Record
+	var records []audit.Record
 	for _, b := range group {
 		records = append(records, b.records...)
 	}
@@ -703,7 +699,7 @@ func (s *Spool) keepInLog() error {
 	if len(s.waiting) == 0 {
 		return nil
 	}
-	records := make([]Record, len(s.waiting))
+	records := make([]audit.Record, len(s.waiting))
 	for i, p := range s.waiting {
 		records[i] = p.r
 	}

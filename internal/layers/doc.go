@@ -1,0 +1,6 @@
+// Package layers holds the tests that keep Toolbelt's packages in their
+// layers, from what `go list` reports: the core (tool, registry, schema,
+// invoke) links no database driver, no River and no YAML; invoke stays
+// within its budget of dependencies; and no package imports one on a higher
+// floor of the map in docs/development.md, which names every package.
+package layers
