@@ -32,10 +32,29 @@ import (
 // dropped, and a line that is not a record is set aside in a file beside
 // the spool (NAME-at-OFFSET.garbled), the records after it recovered.
 func (l *Log) Recover(ctx context.Context, dir string) (int, error) {
-	entries, err := os.ReadDir(dir)
+	return l.recover(ctx, dir, syscall.LOCK_SH)
+}
+
+// RecoverAll is Recover, run once no recovery of dir in another process
+// is under way: when it returns, every record that ended processes left
+// in dir is in the log — also those of files another recovery held when
+// it was called, which a caller that looks for a call's record next
+// (crash recovery of a file change) must not miss. Recoveries share a
+// lock on recoverLock in dir; RecoverAll takes it alone.
+func (l *Log) RecoverAll(ctx context.Context, dir string) (int, error) {
+	return l.recover(ctx, dir, syscall.LOCK_EX)
+}
+
+func (l *Log) recover(ctx context.Context, dir string, how int) (int, error) {
+	unlock, err := lockRecoveries(dir, how)
 	if errors.Is(err, os.ErrNotExist) {
 		return 0, nil
 	}
+	if err != nil {
+		return 0, fmt.Errorf("recovering the audit spool: %w", err)
+	}
+	defer unlock()
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, fmt.Errorf("recovering the audit spool: %w", err)
 	}
@@ -57,6 +76,24 @@ func (l *Log) Recover(ctx context.Context, dir string) (int, error) {
 	}
 	errs = append(errs, l.forgetRemoved(ctx, dir))
 	return moved, errors.Join(errs...)
+}
+
+// recoverLock is the file in a spool directory whose lock a recovery
+// holds while it runs.
+const recoverLock = "recover.lock"
+
+// lockRecoveries takes the lock of recoveries of dir, shared or alone
+// (how: syscall.LOCK_SH or LOCK_EX), until unlock is called.
+func lockRecoveries(dir string, how int) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(dir, recoverLock), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // lockAt opens the file at path and locks it, for a recovery: ok is false

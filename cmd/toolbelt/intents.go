@@ -163,8 +163,16 @@ func (r *recovery) recorded(ctx context.Context, callID string) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		if err := recoverSpool(r.e, r.log, dir); err != nil {
-			return false, err
+		// All of them: also the spools another process is recovering
+		// now, which hold this call's own record maybe.
+		if dir != "" {
+			n, err := r.log.RecoverAll(ctx, spoolDir(dir))
+			if n > 0 {
+				r.e.log.Info(recoveredRecords, "records", n)
+			}
+			if err != nil {
+				return false, fmt.Errorf("recovering the audit spool: %w", err)
+			}
 		}
 		r.drained = true
 	}

@@ -61,9 +61,13 @@ func (ps *procs) start(slot string, cmd *exec.Cmd) (*proc, error) {
 }
 
 // kill sends SIGKILL to p; ps.mu is held. p counts as killed from before
-// the signal, so whoever sees it die sees it killed.
+// the signal, so whoever sees it die sees it killed. A process killed
+// already (a random kill just before the round's end) stays killed: the
+// second signal fails because it is dead.
 func (p *proc) kill() {
-	p.killed.Store(true)
+	if p.killed.Swap(true) {
+		return
+	}
 	if p.cmd.Process.Signal(syscall.SIGKILL) != nil {
 		p.killed.Store(false) // it had ended
 	}
