@@ -83,19 +83,11 @@ const (
 
 // Event is something that happened to a job.
 type Event struct {
-	// Type is tool:async:submitted, tool:async:progress,
-	// tool:async:completed or tool:async:failed.
+	// Type is tool.JobSubmitted, tool.JobProgress, tool.JobCompleted or
+	// tool.JobFailed.
 	Type string       `json:"type"`
 	Job  tool.JobInfo `json:"job"`
 }
-
-// The event types.
-const (
-	EventSubmitted = "tool:async:submitted"
-	EventProgress  = "tool:async:progress"
-	EventCompleted = "tool:async:completed"
-	EventFailed    = "tool:async:failed"
-)
 
 // Queue is a handle on the jobs of one database. It is safe for
 // concurrent use.
@@ -376,7 +368,7 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 	if err != nil {
 		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
 	}
-	q.publish(Event{Type: EventSubmitted, Job: j})
+	q.publish(Event{Type: tool.JobSubmitted, Job: j})
 	return j, nil
 }
 
@@ -582,7 +574,7 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 	if err != nil {
 		return tool.JobInfo{}, err
 	}
-	q.publish(Event{Type: EventSubmitted, Job: j.JobInfo})
+	q.publish(Event{Type: tool.JobSubmitted, Job: j.JobInfo})
 	return j.JobInfo, nil
 }
 
@@ -634,10 +626,10 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 	if err != nil || n != 1 {
 		return j, nil, err
 	}
-	ev := &Event{Type: EventCompleted, Job: j.JobInfo}
+	ev := &Event{Type: tool.JobCompleted, Job: j.JobInfo}
 	switch status {
 	case StatusFailed:
-		ev.Type = EventFailed
+		ev.Type = tool.JobFailed
 	case StatusCancelled:
 		ev.Type = eventCancelled
 	}
@@ -652,7 +644,7 @@ func (q *Queue) emit(ev *Event) {
 	if ev == nil {
 		return
 	}
-	if ev.Type == EventCompleted || ev.Type == EventFailed || ev.Type == eventCancelled {
+	if ev.Type == tool.JobCompleted || ev.Type == tool.JobFailed || ev.Type == eventCancelled {
 		q.log.Info("job finished", "taskId", ev.Job.TaskID, "tool", ev.Job.Tool, "status", ev.Job.Status, "node", q.cfg.NodeID)
 	}
 	if ev.Type != eventCancelled {
@@ -674,7 +666,7 @@ func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round
 	if err != nil {
 		return nil, err
 	}
-	return &Event{Type: EventProgress, Job: j.JobInfo}, nil
+	return &Event{Type: tool.JobProgress, Job: j.JobInfo}, nil
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
@@ -768,7 +760,7 @@ func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) erro
 	}
 	if changed {
 		j.Status = StatusProcessing
-		q.publish(Event{Type: EventProgress, Job: j})
+		q.publish(Event{Type: tool.JobProgress, Job: j})
 	}
 	return nil
 }
