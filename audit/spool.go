@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -117,9 +116,7 @@ func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 
 // open starts a new spool file, locked for as long as this process runs.
 func (s *Spool) open() error {
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	name := fmt.Sprintf("%d-%s%s", os.Getpid(), hex.EncodeToString(r[:]), spoolSuffix)
+	name := fmt.Sprintf("%d-%s%s", os.Getpid(), randid.New("", 6), spoolSuffix)
 	f, err := os.OpenFile(filepath.Join(s.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("audit spool: %w", err)

@@ -18,8 +18,6 @@ package automation
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -29,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -92,7 +91,7 @@ func New(st *store.Schedules, o Options) *Scheduler {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
-	return &Scheduler{st: st, o: o, node: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), strings.TrimPrefix(newID(), "cron_"))}
+	return &Scheduler{st: st, o: o, node: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randid.New("", 6))}
 }
 
 // SetRunner sets the pipeline tool-call runs go through. The runner's tool
@@ -101,12 +100,6 @@ func New(st *store.Schedules, o Options) *Scheduler {
 func (s *Scheduler) SetRunner(r *invoke.Runner) { s.runner.Store(r) }
 
 func (s *Scheduler) now() time.Time { return s.o.Now().UTC() }
-
-func newID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "cron_" + hex.EncodeToString(b[:])
-}
 
 // plan checks sch and sets its next run from now. What is wrong with sch
 // is a *tool.InputError.
@@ -135,7 +128,7 @@ func (s *Scheduler) plan(sch *tool.Schedule, now time.Time) error {
 // Add keeps a new schedule, with a new id, and returns it as kept.
 func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
 	now := s.now()
-	sch.ID, sch.Anchor, sch.LastRun = newID(), time.Time{}, nil
+	sch.ID, sch.Anchor, sch.LastRun = randid.New("cron_", 6), time.Time{}, nil
 	if err := s.plan(&sch, now); err != nil {
 		return sch, err
 	}

@@ -20,7 +20,6 @@ package jobs
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -114,7 +114,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	cfg.StepTimeout = cmp.Or(cfg.StepTimeout, DefaultStepTimeout)
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	if cfg.NodeID == "" {
-		cfg.NodeID = "toolbelt_" + strings.ToLower(rand.Text()[:12])
+		cfg.NodeID = randid.New("toolbelt_", 6)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -20,8 +20,6 @@ package host
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +30,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
@@ -357,7 +356,7 @@ func (h *Host) run(s *session, prompt []llm.Message, timeout time.Duration) erro
 		// was made for.
 		ctx = invoke.WithCaller(ctx, s.As)
 	}
-	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), newID("run-"), store.SessionRunning, nil, timeout
+	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), randid.New("run-", 6), store.SessionRunning, nil, timeout
 	h.setActive(+1)
 	go h.loop(ctx, s, prompt)
 	return nil
@@ -653,7 +652,7 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	// The child runs as its parent does, as a sub-agent of its own agent.
 	as := parent.As
 	as.AgentID, as.Subagent = target, true
-	spec := Spec{Key: store.SessionKey(target, "subagent", newID("")), As: as, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
+	spec := Spec{Key: store.SessionKey(target, "subagent", randid.New("", 6)), As: as, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
 	a, err := h.o.Build(spec)
 	if err != nil {
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
@@ -813,7 +812,7 @@ func (h *Host) Send(ctx context.Context, req tool.SendRequest) (tool.SendResult,
 		return tool.SendResult{}, err
 	}
 	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", req.From, req.Message))
-	w := &send{id: newID("send-"), from: req.From, to: req.To, done: make(chan struct{})}
+	w := &send{id: randid.New("send-", 6), from: req.From, to: req.To, done: make(chan struct{})}
 	if req.Timeout > 0 {
 		target.waiters = append(target.waiters, w)
 		h.sends[w.id] = w
@@ -888,12 +887,6 @@ func (h *Host) Queue(key string) tool.SessionQueue {
 		q.ContextWindow = h.o.ContextWindow(s.Model)
 	}
 	return q
-}
-
-func newID(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
 }
 
 func clip(s string, n int) string {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +20,7 @@ import (
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
@@ -229,7 +228,7 @@ func (c *runCmd) Run(e *env) error {
 	key := c.Session
 	if key == "" && c.Agent != "" {
 		// An agent's run is kept as a session of its own, to list and resume.
-		key = store.SessionKey(c.Agent, "cli", newRunID())
+		key = store.SessionKey(c.Agent, "cli", randid.New("", 6))
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
 	transcript, runErr := ar.runSession(ctx, e, key, c.Prompt)
@@ -300,7 +299,7 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 	}
 	spec := host.Spec{Key: key, As: ar.tc.Identity(), Model: ar.model, Transient: key == ""}
 	if spec.Transient && e.jobq != nil {
-		spec.Key = kind + ":" + newRunID()
+		spec.Key = randid.New(kind+":", 6)
 	}
 	spec.As.SessionKey = spec.Key
 	ar.host.root, ar.host.rootKey, ar.host.rootAs = ar.agent, spec.Key, spec.As
@@ -334,11 +333,4 @@ func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Messa
 		}
 	}
 	return out, nil
-}
-
-// newRunID is a short random id for a run's session key.
-func newRunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
