@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/randid"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -362,7 +363,7 @@ func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.Sch
 	summary, err := s.perform(ctx, sch)
 	stop()
 	end := s.now()
-	run.Finished, run.Summary, run.Status = &end, clip(summary), tool.RunOK
+	run.Finished, run.Summary, run.Status = &end, textclip.Clip(strings.TrimSpace(summary), SummaryChars), tool.RunOK
 	if err != nil {
 		run.Status, run.Error = tool.RunError, err.Error()
 	}
@@ -398,7 +399,7 @@ func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, err
 	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
 	text := resultText(msg)
 	if msg.IsError {
-		return text, fmt.Errorf("%s returned an error: %s", p.Tool, clip(text))
+		return text, fmt.Errorf("%s returned an error: %s", p.Tool, textclip.Clip(strings.TrimSpace(text), SummaryChars))
 	}
 	return text, nil
 }
@@ -413,13 +414,4 @@ func resultText(msg tool.ResultMessage) string {
 		}
 	}
 	return b.String()
-}
-
-// clip keeps the first SummaryChars characters of s.
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if r := []rune(s); len(r) > SummaryChars {
-		return string(r[:SummaryChars]) + "…"
-	}
-	return s
 }

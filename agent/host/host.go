@@ -31,6 +31,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/internal/randid"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
@@ -728,7 +729,7 @@ func (h *Host) Children(ctx context.Context, parentKey string) ([]tool.ChildInfo
 		if s, ok := h.sessions[c.ID]; ok {
 			ci.Status, ci.RunID = s.status, s.runID
 			if !s.running {
-				ci.Answer = clip(lastAnswer(s.transcript), 500)
+				ci.Answer = textclip.Clip(lastAnswer(s.transcript), 500)
 			}
 			if s.err != nil {
 				ci.Error = s.err.Error()
@@ -887,12 +888,4 @@ func (h *Host) Queue(key string) tool.SessionQueue {
 		q.ContextWindow = h.o.ContextWindow(s.Model)
 	}
 	return q
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -19,9 +19,9 @@ import (
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
-	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
@@ -306,14 +306,10 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 	return spec, history, nil
 }
 
-// clipLine shows s on one line of at most about n bytes, line breaks as
-// spaces and escapes visible.
+// clipLine shows s on one line, cut to n characters (textclip.Clip), line
+// breaks as spaces and escapes visible.
 func clipLine(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > n {
-		s = content.HeadBytes(s, n) + "…"
-	}
-	return termsafe.Line(s)
+	return termsafe.Line(textclip.Clip(strings.ReplaceAll(s, "\n", " "), n))
 }
 
 // loadSession returns the transcript of session id, empty for a new one.
