@@ -83,10 +83,23 @@ type Spec struct {
 // (tool.Context.RunAs) and carries the host.
 type Builder func(s Spec) (*agent.Agent, error)
 
+// Sessions is where a host keeps sessions: their records and transcripts
+// (a *store.Sessions).
+type Sessions interface {
+	Info(ctx context.Context, key string) (store.SessionInfo, error)
+	Messages(ctx context.Context, key string) ([]store.SessionMessage, error)
+	List(ctx context.Context, f store.SessionFilter) ([]store.SessionInfo, error)
+	Start(ctx context.Context, s store.SessionStart) error
+	Append(ctx context.Context, key, workspace, model string, msgs []store.SessionMessage) error
+	Finish(ctx context.Context, key, status string, usage store.SessionUsage) error
+}
+
+var _ Sessions = (*store.Sessions)(nil)
+
 // Options configure a Host.
 type Options struct {
 	// Sessions keeps the sessions; Workspace is recorded with new ones.
-	Sessions  *store.Sessions
+	Sessions  Sessions
 	Workspace string
 	// Build makes a session's agent loop.
 	Build Builder

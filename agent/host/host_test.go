@@ -24,6 +24,13 @@ import (
 // replay server s; each agent's system prompt is "You are <id>.".
 func newHost(t *testing.T, s *llmtest.Server, agents ...host.Agent) (*host.Host, *store.Store) {
 	t.Helper()
+	return newHostOver(t, s, func(ss host.Sessions) host.Sessions { return ss }, agents...)
+}
+
+// newHostOver is newHost with the host keeping its sessions in what wrap
+// makes of the store's.
+func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.Sessions, agents ...host.Agent) (*host.Host, *store.Store) {
+	t.Helper()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 	reg := registry.New()
 	if err := sessions.RegisterReaders(reg); err != nil {
@@ -38,7 +45,7 @@ func newHost(t *testing.T, s *llmtest.Server, agents ...host.Agent) (*host.Host,
 	}
 	var h *host.Host
 	h = host.New(host.Options{
-		Sessions: st.Sessions(), Workspace: t.TempDir(), Agents: agents,
+		Sessions: wrap(st.Sessions()), Workspace: t.TempDir(), Agents: agents,
 		ContextWindow: func(string) int { return 1000 },
 		Build: func(spec host.Spec) (*agent.Agent, error) {
 			c, err := llm.New(spec.Model, llm.Options{BaseURL: s.URL + "/v1", APIKey: "k"})
