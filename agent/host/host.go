@@ -141,10 +141,12 @@ type session struct {
 	// context is the token count of its last model call.
 	context atomic.Int64
 	// saved counts the messages of the current agent run already in the
-	// store, saveErr is the first error saving them; only the run's
-	// goroutine uses them.
+	// store, saveErr is the first error saving them, and record is the
+	// context of the run's writes to the store; only the run's goroutine
+	// uses them.
 	saved   int
 	saveErr error
+	record  context.Context
 }
 
 // newSession makes the record of a session the host runs with a. Each
@@ -208,8 +210,7 @@ var _ tool.SessionHost = (*Host)(nil)
 // once the run has started. The session must not be running already. A
 // kept session runs as the identity recorded with it, which s.As (who asks)
 // must not fall short of (see Identity).
-func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error {
-	ctx := context.Background()
+func (h *Host) Start(ctx context.Context, s Spec, history []llm.Message, prompt ...llm.Message) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if old, ok := h.sessions[s.Key]; ok && old.running {
@@ -238,7 +239,7 @@ func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error
 	}
 	ss := h.newSession(s, a, history)
 	h.sessions[s.Key] = ss
-	return h.run(ss, prompt, 0)
+	return h.run(ctx, ss, prompt, 0)
 }
 
 // Identity returns who session key runs as when as asks for work in it (a
@@ -355,24 +356,24 @@ func (h *Host) Result(key string) ([]llm.Message, error) {
 }
 
 // run starts a run loop of s with prompt; h.mu is held.
-func (h *Host) run(s *session, prompt []llm.Message, timeout time.Duration) error {
+func (h *Host) run(ctx context.Context, s *session, prompt []llm.Message, timeout time.Duration) error {
 	if !s.Transient {
-		if err := h.o.Sessions.Start(context.Background(), store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, ParentKey: s.ParentKey, Label: s.Label, As: s.As}); err != nil {
+		if err := h.o.Sessions.Start(ctx, store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, ParentKey: s.ParentKey, Label: s.Label, As: s.As}); err != nil {
 			return err
 		}
 	}
-	ctx, cancel := context.WithCancel(h.base)
+	runCtx, cancel := context.WithCancel(h.base)
 	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(h.base, timeout)
+		runCtx, cancel = context.WithTimeout(h.base, timeout)
 	}
 	if s.Key != "" {
 		// Every call of the run runs as the session, whatever the runner
 		// was made for.
-		ctx = invoke.WithCaller(ctx, s.As)
+		runCtx = invoke.WithCaller(runCtx, s.As)
 	}
 	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), randid.New("run-", 6), store.SessionRunning, nil, timeout
 	h.setActive(+1)
-	go h.loop(ctx, s, prompt)
+	go h.loop(runCtx, s, prompt)
 	return nil
 }
 
@@ -388,6 +389,8 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 	history, a, ended, cancel := s.transcript, s.a, s.ended, s.cancel
 	h.mu.Unlock()
 	defer cancel()
+	// The run's messages and end are recorded even when it was cancelled.
+	s.record = context.WithoutCancel(ctx)
 	for {
 		s.saved, s.saveErr = 0, nil
 		transcript, err := a.Run(ctx, history, prompt...)
@@ -421,7 +424,7 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 			s.status = store.SessionFailed
 		}
 		if !s.Transient {
-			if ferr := h.o.Sessions.Finish(context.Background(), s.Key, s.status, usage(transcript[len(history):])); ferr != nil && s.err == nil {
+			if ferr := h.o.Sessions.Finish(s.record, s.Key, s.status, usage(transcript[len(history):])); ferr != nil && s.err == nil {
 				s.err = ferr
 			}
 		}
@@ -435,7 +438,7 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 		}
 		s.waiters = nil
 		if p, ok := h.sessions[s.ParentKey]; ok && s.ParentKey != "" && !s.killed {
-			_ = h.deliver(p, llm.UserText(h.report(s, answer)))
+			_ = h.deliver(s.record, p, llm.UserText(h.report(s, answer)))
 		}
 		close(ended)
 		h.setActive(-1)
@@ -480,7 +483,7 @@ func (h *Host) save(s *session, msgs []llm.Message) error {
 			rows[i].Time = time.UnixMilli(m.Timestamp)
 		}
 	}
-	return h.o.Sessions.Append(context.Background(), s.Key, h.o.Workspace, s.Model, rows)
+	return h.o.Sessions.Append(s.record, s.Key, h.o.Workspace, s.Model, rows)
 }
 
 func usage(msgs []llm.Message) store.SessionUsage {
@@ -506,24 +509,24 @@ func lastAnswer(msgs []llm.Message) string {
 
 // Deliver hands m to session key: a follow-up when it runs, a new run
 // when it is idle.
-func (h *Host) Deliver(key string, m llm.Message) error {
+func (h *Host) Deliver(ctx context.Context, key string, m llm.Message) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, ok := h.sessions[key]
 	if !ok {
 		return fmt.Errorf("session %s: %w", key, store.ErrNoSession)
 	}
-	return h.deliver(s, m)
+	return h.deliver(ctx, s, m)
 }
 
 // deliver hands m to s: a follow-up when it runs, a new run when it is
 // idle; h.mu is held.
-func (h *Host) deliver(s *session, m llm.Message) error {
+func (h *Host) deliver(ctx context.Context, s *session, m llm.Message) error {
 	if s.running {
 		s.a.FollowUp(m)
 		return nil
 	}
-	return h.run(s, []llm.Message{m}, 0)
+	return h.run(ctx, s, []llm.Message{m}, 0)
 }
 
 // adopt returns the session key the host runs, for work asked for by by,
@@ -673,7 +676,7 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	}
 	s := h.newSession(spec, a, nil)
 	h.sessions[spec.Key] = s
-	if err := h.run(s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
+	if err := h.run(ctx, s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
 		delete(h.sessions, spec.Key)
 		return tool.SpawnResult{}, err
 	}
@@ -767,7 +770,7 @@ func (h *Host) Steer(ctx context.Context, parentKey, childKey, message string) e
 		s.a.Steer(m)
 		return nil
 	}
-	return h.run(s, []llm.Message{m}, 0)
+	return h.run(ctx, s, []llm.Message{m}, 0)
 }
 
 // Kill implements tool.SessionHost. It returns once the run has ended.
@@ -831,7 +834,7 @@ func (h *Host) Send(ctx context.Context, req tool.SendRequest) (tool.SendResult,
 		target.waiters = append(target.waiters, w)
 		h.sends[w.id] = w
 	}
-	if err := h.deliver(target, m); err != nil {
+	if err := h.deliver(ctx, target, m); err != nil {
 		delete(h.sends, w.id)
 		target.waiters = slices.DeleteFunc(target.waiters, func(x *send) bool { return x == w })
 		h.mu.Unlock()

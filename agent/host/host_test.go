@@ -125,7 +125,7 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxDepth: 1, MaxConcurrent: 1},
 		host.Agent{ID: "worker", Model: "openai/worker"})
 	st = st0
-	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -202,7 +202,7 @@ func TestRefusals(t *testing.T) {
 	if err := st.Sessions().Start(context.Background(), store.SessionStart{ID: "agent:worker:busy", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -262,7 +262,7 @@ func TestResumedSubagentKeepsDepth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := h.Start(host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(ctx); err != nil {
@@ -289,7 +289,7 @@ func TestRunTimeout(t *testing.T) {
 	h, st := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}},
 		host.Agent{ID: "worker", Model: "openai/worker"})
-	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {

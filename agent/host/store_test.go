@@ -46,7 +46,7 @@ func TestSpawnFailsClosedWhenTheStoreFails(t *testing.T) {
 		store.SessionStart{ID: lead, As: tool.Identity{AgentID: "lead", Owner: true}},
 		store.SessionStart{ID: child, ParentKey: lead, As: tool.Identity{AgentID: "worker", Owner: true, Subagent: true}})
 	ctx := context.Background()
-	if err := h.Start(host.Spec{Key: child, As: tool.Identity{Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: child, As: tool.Identity{Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(ctx); err != nil {

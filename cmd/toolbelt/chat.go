@@ -164,10 +164,10 @@ func (c *chatCmd) Run(e *env) error {
 		mu.Unlock()
 		msg := llm.UserText(line)
 		if started {
-			err = h.Deliver(key, msg)
+			err = h.Deliver(ctx, key, msg)
 		} else {
 			spec.Model = ar.model // as /model left it
-			err = h.Start(spec, history, msg)
+			err = h.Start(ctx, spec, history, msg)
 			started = err == nil
 		}
 		if err == nil && h.Wait(ctx) != nil {
