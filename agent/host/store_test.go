@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -59,5 +60,95 @@ func TestSpawnFailsClosedWhenTheStoreFails(t *testing.T) {
 	}
 	if below, err := st.Sessions().List(ctx, store.SessionFilter{ParentKey: child}); err != nil || len(below) != 0 {
 		t.Errorf("a sub-agent was spawned below a session whose depth limits are not known: %v %+v", err, below)
+	}
+}
+
+// stalled is a store of sessions whose reads of session key wait, once
+// blocked, until released or until the caller's context is done.
+type stalled struct {
+	host.Sessions
+	key      string
+	blocked  chan struct{} // closed when a read of key waits
+	once     sync.Once
+	released chan struct{}
+}
+
+func newStalled(key string) *stalled {
+	return &stalled{key: key, blocked: make(chan struct{}), released: make(chan struct{})}
+}
+
+func (s *stalled) Info(ctx context.Context, key string) (store.SessionInfo, error) {
+	if key == s.key {
+		s.once.Do(func() { close(s.blocked) })
+		select {
+		case <-s.released:
+		case <-ctx.Done():
+			return store.SessionInfo{}, ctx.Err()
+		}
+	}
+	return s.Sessions.Info(ctx, key)
+}
+
+// TestStalledStoreHoldsUpOnlyItsSession: while the store does not answer a
+// read of one session, the host starts another session, which runs to its
+// end; then the stalled start ends with its caller's context.
+func TestStalledStoreHoldsUpOnlyItsSession(t *testing.T) {
+	t.Parallel()
+	s := llmtest.NewRouted(t, llmtest.Route{Match: "You are lead.", Responses: []llmtest.Response{chat("Done.")}})
+	const slow, quick = "agent:lead:slow", "agent:lead:quick"
+	st := newStalled(slow)
+	h, _ := newHostOver(t, s, func(ss host.Sessions) host.Sessions { st.Sessions = ss; return st },
+		host.Agent{ID: "lead", Model: "openai/lead"})
+	as := tool.Identity{AgentID: "lead", Owner: true}
+	ctx, cancel := context.WithCancel(context.Background())
+	stalledErr := make(chan error, 1)
+	go func() {
+		stalledErr <- h.Start(ctx, host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("slow"))
+	}()
+	<-st.blocked
+	if err := h.Start(context.Background(), host.Spec{Key: quick, As: as, Model: "openai/lead"}, nil, llm.UserText("quick")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if tr, err := h.Result(quick); err != nil || len(tr) != 2 || tr[1].Text() != "Done." {
+		t.Errorf("the other session's run: %v, %v", tr, err)
+	}
+	cancel()
+	if err := <-stalledErr; !errors.Is(err, context.Canceled) {
+		t.Errorf("the stalled Start returned %v once its context was cancelled, want context.Canceled", err)
+	}
+}
+
+// TestCancelledCallReturnsWhileItsSessionWaits: while the store does not
+// answer a read of a session, other work for that session waits for it,
+// but returns as soon as its own context is done.
+func TestCancelledCallReturnsWhileItsSessionWaits(t *testing.T) {
+	t.Parallel()
+	const slow = "agent:lead:slow"
+	st := newStalled(slow)
+	h, _ := newHostOver(t, llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "Done.")}), func(ss host.Sessions) host.Sessions { st.Sessions = ss; return st },
+		host.Agent{ID: "lead", Model: "openai/lead"})
+	as := tool.Identity{AgentID: "lead", Owner: true}
+	first := make(chan error, 1)
+	go func() {
+		first <- h.Start(context.Background(), host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("first"))
+	}()
+	<-st.blocked
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.Start(ctx, host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("second")); !errors.Is(err, context.Canceled) {
+		t.Errorf("a second Start of the stalled session returned %v, want context.Canceled", err)
+	}
+	if err := h.Deliver(ctx, slow, llm.UserText("more")); !errors.Is(err, context.Canceled) {
+		t.Errorf("Deliver to the stalled session returned %v, want context.Canceled", err)
+	}
+	close(st.released)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Wait(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
