@@ -608,6 +608,23 @@ func (h *Host) deliver(ctx context.Context, s *session, m llm.Message, pass func
 	return h.run(ctx, s, []llm.Message{m}, 0)
 }
 
+// Transcript returns the messages the store keeps of session key, in
+// order; none for a session it does not hold. A message that cannot be read
+// is an error: a session is not resumed without part of its history.
+func (h *Host) Transcript(ctx context.Context, key string) ([]llm.Message, error) {
+	rows, err := h.o.Sessions.Messages(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Message, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
+			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", key, r.Seq, err)
+		}
+	}
+	return out, nil
+}
+
 // adopt returns the session key the host runs, for work asked for by by,
 // loading it from the store when it does not run it yet; a session that
 // runs with rights by lacks is refused. The lock of key is held.
@@ -635,15 +652,9 @@ func (h *Host) adopt(ctx context.Context, key string, by tool.Identity) (*sessio
 	if info.Status == store.SessionRunning {
 		return nil, tool.InputErrorf("Session %q is running in another process (or one that stopped without finishing its record), so this one cannot deliver to it.", key)
 	}
-	rows, err := h.o.Sessions.Messages(ctx, key)
+	history, err := h.Transcript(ctx, key)
 	if err != nil {
 		return nil, err
-	}
-	history := make([]llm.Message, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Body, &history[i]); err != nil {
-			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", key, r.Seq, err)
-		}
 	}
 	as, err := resolve(key, info, true, by)
 	if err != nil {

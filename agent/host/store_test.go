@@ -152,3 +152,34 @@ func TestCancelledCallReturnsWhileItsSessionWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestTranscript: a session's messages come back in order; one that cannot
+// be read is an error naming it; a session the store does not hold has
+// none.
+func TestTranscript(t *testing.T) {
+	t.Parallel()
+	h, st := newHost(t, llmtest.New(t))
+	ctx := context.Background()
+	const good, bad = "agent:lead:good", "agent:lead:bad"
+	for key, bodies := range map[string][]string{
+		good: {`{"role":"user","content":[{"type":"text","text":"hi"}]}`, `{"role":"assistant","content":[{"type":"text","text":"hello"}]}`},
+		bad:  {`{"role":"user","content":[{"type":"text","text":"hi"}]}`, `{"role":7}`},
+	} {
+		rows := make([]store.SessionMessage, len(bodies))
+		for i, b := range bodies {
+			rows[i] = store.SessionMessage{Role: "user", Body: []byte(b)}
+		}
+		if err := st.Sessions().Append(ctx, key, "/ws", "openai/lead", rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if tr, err := h.Transcript(ctx, good); err != nil || len(tr) != 2 || tr[0].Text() != "hi" || tr[1].Role != llm.RoleAssistant || tr[1].Text() != "hello" {
+		t.Errorf("Transcript(good) = %+v, %v", tr, err)
+	}
+	if _, err := h.Transcript(ctx, bad); err == nil || !strings.Contains(err.Error(), "session agent:lead:bad: message 2 cannot be read") {
+		t.Errorf("Transcript(bad) = %v, want an error for message 2", err)
+	}
+	if tr, err := h.Transcript(ctx, "agent:lead:none"); err != nil || len(tr) != 0 {
+		t.Errorf("Transcript(none) = %+v, %v", tr, err)
+	}
+}

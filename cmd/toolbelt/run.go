@@ -293,7 +293,7 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 	var history []llm.Message
 	if key != "" {
 		var err error
-		if history, err = loadSession(ctx, e, ar.tc.WorkspaceDir, key); err != nil {
+		if history, err = ar.host.Transcript(ctx, key); err != nil {
 			return host.Spec{}, nil, err
 		}
 	}
@@ -310,23 +310,4 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 // breaks as spaces and escapes visible.
 func clipLine(s string, n int) string {
 	return termsafe.Line(textclip.Clip(strings.ReplaceAll(s, "\n", " "), n))
-}
-
-// loadSession returns the transcript of session id, empty for a new one.
-func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Message, error) {
-	st, err := e.state(workspace)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.Sessions().Messages(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]llm.Message, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
-			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", id, r.Seq, err)
-		}
-	}
-	return out, nil
 }
