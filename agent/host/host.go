@@ -439,7 +439,8 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 	h.mu.Unlock()
 	defer cancel()
 	// The run's messages and end are recorded even when it was cancelled.
-	s.record = context.WithoutCancel(ctx)
+	record := context.WithoutCancel(ctx)
+	s.record = record
 	for {
 		s.saved, s.saveErr = 0, nil
 		transcript, err := a.Run(ctx, history, prompt...)
@@ -450,7 +451,7 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 				s.saveErr = err
 			}
 		}
-		unlock, _ := h.lock(s.record, s.Key) // never cancelled
+		unlock, _ := h.lock(record, s.Key) // never cancelled
 		h.mu.Lock()
 		s.transcript = transcript
 		// Messages that came while the run was ending (or failing: a
@@ -465,9 +466,9 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 		status := settle(ctx, s, err)
 		h.mu.Unlock()
 		report, toParent := h.finish(s, status, transcript[len(history):])
-		unlock()
+		unlock() // from here on, a new run of s may start
 		if toParent {
-			_ = h.Deliver(s.record, s.ParentKey, llm.UserText(report))
+			_ = h.Deliver(record, s.ParentKey, llm.UserText(report))
 		}
 		h.mu.Lock()
 		close(ended)
