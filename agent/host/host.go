@@ -247,7 +247,9 @@ func (h *Host) find(key string) (*session, bool) {
 // Start runs session s with history and the prompt messages, returning
 // once the run has started. The session must not be running already. A
 // kept session runs as the identity recorded with it, which s.As (who asks)
-// must not fall short of (see Identity).
+// must not fall short of (see Identity). ctx bounds the start — waiting for
+// earlier work on the session, reading and recording it — not the run,
+// which ends with the model, Abort or its timeout.
 func (h *Host) Start(ctx context.Context, s Spec, history []llm.Message, prompt ...llm.Message) error {
 	unlock, err := h.lock(ctx, s.Key)
 	if err != nil {
@@ -580,7 +582,7 @@ func lastAnswer(msgs []llm.Message) string {
 }
 
 // Deliver hands m to session key: a follow-up when it runs, a new run
-// when it is idle.
+// when it is idle. ctx bounds the delivery, as it does Start.
 func (h *Host) Deliver(ctx context.Context, key string, m llm.Message) error {
 	unlock, err := h.lock(ctx, key)
 	if err != nil {
