@@ -19,6 +19,7 @@ import (
 	"maps"
 	"sync"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/provider"
@@ -321,7 +322,7 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, id string, f
 	if c.InvalidArguments != "" {
 		res := tool.Envelope{Status: "error", Tool: c.Name, Error: fmt.Sprintf(
 			"the arguments are not valid JSON (%v) and could not be repaired; received: %s. Send the arguments as one JSON object.",
-			invoke.SyntaxError([]byte(c.InvalidArguments)), clip(c.InvalidArguments, 300))}.Result()
+			invoke.SyntaxError([]byte(c.InvalidArguments)), textclip.Clip(c.InvalidArguments, 300))}.Result()
 		return llm.ToolResult(tool.ResultMessage{Role: tool.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, Content: res.Content, IsError: true,
 			Details: map[string]any{"invalidArguments": c.InvalidArguments}})
 	}
@@ -352,11 +353,4 @@ func withDetail(details any, key string, v any) any {
 	}
 	out[key] = v
 	return out
-}
-
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

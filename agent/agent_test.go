@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -628,5 +629,24 @@ func TestGeminiThoughtSignature(t *testing.T) {
 	}
 	if _, has := obj(parts[1])["thoughtSignature"]; has {
 		t.Errorf("a signature was added to the part that had none: %v", parts[1])
+	}
+}
+
+// TestUnreadableArgumentsExcerpt: arguments that are not JSON and cannot be
+// repaired are answered with an error quoting their start, cut after 300
+// characters and never inside one (a cut inside "é" reaches the model as
+// U+FFFD).
+func TestUnreadableArgumentsExcerpt(t *testing.T) {
+	t.Parallel()
+	runner, _ := tools(t)
+	args := `{"p":` + strings.Repeat("é", 400) + `}`
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "c1", Name: "read", Args: args, Piece: len(args)})}, llmtest.Response{Body: llmtest.Chat("", "ok")})
+	tr, err := newAgent(t, "openai/x", s, runner).Run(context.Background(), nil, llm.UserText("read"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := tr[2].Text()
+	if want := `received: {\"p\":` + strings.Repeat("é", 295) + "…. Send"; !strings.Contains(got, want) || strings.ContainsRune(got, utf8.RuneError) {
+		t.Errorf("the result is %q, want it to quote %q", got, want)
 	}
 }

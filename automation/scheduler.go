@@ -22,8 +22,6 @@ package automation
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +32,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/randid"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -97,7 +97,7 @@ func New(st *store.Schedules, o Options) *Scheduler {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
 	host, _ := os.Hostname()
-	return &Scheduler{st: st, o: o, node: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), strings.TrimPrefix(newID(), "cron_"))}
+	return &Scheduler{st: st, o: o, node: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randid.New("", 6))}
 }
 
 // SetRunner sets the pipeline tool-call runs go through. The runner's tool
@@ -106,12 +106,6 @@ func New(st *store.Schedules, o Options) *Scheduler {
 func (s *Scheduler) SetRunner(r *invoke.Runner) { s.runner.Store(r) }
 
 func (s *Scheduler) now() time.Time { return s.o.Now().UTC() }
-
-func newID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return "cron_" + hex.EncodeToString(b[:])
-}
 
 // plan checks sch and sets its next run from now. What is wrong with sch
 // is a *tool.InputError.
@@ -140,7 +134,7 @@ func (s *Scheduler) plan(sch *tool.Schedule, now time.Time) error {
 // Add keeps a new schedule, with a new id, and returns it as kept.
 func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
 	now := s.now()
-	sch.ID, sch.Anchor, sch.LastRun = newID(), time.Time{}, nil
+	sch.ID, sch.Anchor, sch.LastRun = randid.New("cron_", 6), time.Time{}, nil
 	if err := s.plan(&sch, now); err != nil {
 		return sch, err
 	}
@@ -458,7 +452,7 @@ func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.Sch
 	summary, err := s.perform(ctx, sch)
 	stop()
 	end := s.now()
-	run.Finished, run.Summary, run.Status = &end, clip(summary), tool.RunOK
+	run.Finished, run.Summary, run.Status = &end, textclip.Clip(strings.TrimSpace(summary), SummaryChars), tool.RunOK
 	if err != nil {
 		run.Status, run.Error = tool.RunError, err.Error()
 	}
@@ -494,7 +488,7 @@ func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, err
 	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
 	text := resultText(msg)
 	if msg.IsError {
-		return text, fmt.Errorf("%s returned an error: %s", p.Tool, clip(text))
+		return text, fmt.Errorf("%s returned an error: %s", p.Tool, textclip.Clip(strings.TrimSpace(text), SummaryChars))
 	}
 	return text, nil
 }
@@ -509,13 +503,4 @@ func resultText(msg tool.ResultMessage) string {
 		}
 	}
 	return b.String()
-}
-
-// clip keeps the first SummaryChars characters of s.
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if r := []rune(s); len(r) > SummaryChars {
-		return string(r[:SummaryChars]) + "…"
-	}
-	return s
 }

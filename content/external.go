@@ -1,14 +1,14 @@
 package content
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/toolbelt/toolbelt/internal/randid"
 )
 
 // The markers around external content. The id is random per wrapping, so
@@ -38,7 +38,7 @@ type Wrap struct {
 // lookalike letters, other angle brackets or zero-width characters — is
 // neutralized first, so the content cannot close its own wrapper.
 func WrapExternal(text string, w Wrap) string {
-	id := newID()
+	id := randid.New("", 8)
 	var b strings.Builder
 	if !w.OmitNotice {
 		notice := w.Notice
@@ -69,12 +69,6 @@ const MaxSourceChars = 300
 // markers and the source line (the id is always as long).
 func (w Wrap) Overhead() int {
 	return utf8.RuneCountInString(WrapExternal("", w))
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 func oneLine(s string) string {

@@ -2,8 +2,6 @@ package fsbridge
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/toolbelt/toolbelt/internal/randid"
 )
 
 // maxLinks bounds the symbolic links followed while resolving one path.
@@ -791,12 +791,10 @@ func writeAtomic(ctx context.Context, s *slot, data []byte, perm fs.FileMode) (e
 
 // tempName returns a fresh name for a temporary file beside base.
 func tempName(base string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
 	if len(base) > 200 {
 		base = base[:200]
 	}
-	return "." + base + ".toolbelt-" + hex.EncodeToString(b[:]) + ".tmp"
+	return "." + base + randid.New(".toolbelt-", 6) + ".tmp"
 }
 
 // MkdirAll implements [Bridge]. Every directory it would create is checked

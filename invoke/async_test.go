@@ -85,12 +85,12 @@ func TestAsyncToolReturnsPendingAndPublishesJobEvents(t *testing.T) {
 			if e.Job.TaskID != env.TaskID || e.ToolCallID != "c1" || e.ToolName != "video" {
 				t.Errorf("event %+v", e)
 			}
-			done = e.Type == invoke.EventAsyncCompleted
+			done = e.Type == tool.JobCompleted
 		case <-timeout:
 			t.Fatalf("no completion; events %v", types)
 		}
 	}
-	if types[0] != invoke.EventAsyncSubmitted {
+	if types[0] != tool.JobSubmitted {
 		t.Errorf("events = %v", types)
 	}
 	// Policy applies to the submission: nothing is submitted.

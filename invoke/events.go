@@ -20,16 +20,12 @@ const (
 	EventHook EventType = "hook_decision"
 	// EventBlocked reports that the call was blocked, and why.
 	EventBlocked EventType = "tool_blocked"
-
-	// The events of async tools' jobs (see package jobs): a job was
-	// submitted, moved on (progress 0–100 and a message), completed or
-	// failed. Job carries the job; ToolName its tool and ToolCallID the call
-	// that submitted it.
-	EventAsyncSubmitted EventType = "tool:async:submitted"
-	EventAsyncProgress  EventType = "tool:async:progress"
-	EventAsyncCompleted EventType = "tool:async:completed"
-	EventAsyncFailed    EventType = "tool:async:failed"
 )
+
+// The events of async tools' jobs are published with the job queue's own
+// names, tool.JobSubmitted, tool.JobProgress, tool.JobCompleted and
+// tool.JobFailed (tool:async:*): Job carries the job, ToolName its tool and
+// ToolCallID the call that submitted it.
 
 // Event is something that happened to a call.
 type Event struct {

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -210,8 +211,8 @@ func TestValidationCutsReceivedArguments(t *testing.T) {
 	msg := run(t, r, "read", `{"path":[5],"mode":"`+big+`"}`)
 	got := errorText(t, msg)
 	received := got[strings.Index(got, "Received arguments:\n")+len("Received arguments:\n"):]
-	if !strings.Contains(received, "more bytes)") || len(received) > invoke.MaxReceivedBytes+40 {
-		t.Errorf("received arguments not cut at 2 KB: %d bytes", len(received))
+	if !strings.HasSuffix(received, "é…") || utf8.RuneCountInString(received) > invoke.MaxReceivedChars+1 {
+		t.Errorf("received arguments not cut at %d characters: %d characters, ending %q", invoke.MaxReceivedChars, utf8.RuneCountInString(received), received[max(len(received)-20, 0):])
 	}
 	if !strings.Contains(got, "path: got array, want string") {
 		t.Error(got)

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -45,22 +45,22 @@ func objectText(raw json.RawMessage) (json.RawMessage, error) {
 	if trimmed[0] == '"' {
 		var inner string
 		if err := json.Unmarshal(trimmed, &inner); err != nil {
-			return nil, fmt.Errorf("they are not valid JSON (%v); received: %s", err, clip(string(trimmed), 200))
+			return nil, fmt.Errorf("they are not valid JSON (%v); received: %s", err, textclip.Clip(string(trimmed), 200))
 		}
 		inner = strings.TrimSpace(inner)
 		if inner == "" {
 			return emptyObject, nil
 		}
 		if inner[0] != '{' {
-			return nil, fmt.Errorf("they arrived as a JSON string that does not hold an object; received: %s", clip(inner, 200))
+			return nil, fmt.Errorf("they arrived as a JSON string that does not hold an object; received: %s", textclip.Clip(inner, 200))
 		}
 		return json.RawMessage(inner), nil
 	}
 	if trimmed[0] != '{' {
 		if !json.Valid(trimmed) {
-			return nil, fmt.Errorf("they are not valid JSON (%v); received: %s", SyntaxError(trimmed), clip(string(trimmed), 200))
+			return nil, fmt.Errorf("they are not valid JSON (%v); received: %s", SyntaxError(trimmed), textclip.Clip(string(trimmed), 200))
 		}
-		return nil, fmt.Errorf("they must be a JSON object, but %s was received: %s", jsonKind(trimmed), clip(string(trimmed), 200))
+		return nil, fmt.Errorf("they must be a JSON object, but %s was received: %s", jsonKind(trimmed), textclip.Clip(string(trimmed), 200))
 	}
 	return trimmed, nil
 }
@@ -151,7 +151,7 @@ func validate(req *Request) *tool.Result {
 	}
 	args, err := req.Args()
 	if err != nil {
-		res := invalidArguments(req.Tool.Name, fmt.Errorf("they are not valid JSON (%v); received: %s", err, clip(string(req.Call.Arguments), 200)))
+		res := invalidArguments(req.Tool.Name, fmt.Errorf("they are not valid JSON (%v); received: %s", err, textclip.Clip(string(req.Call.Arguments), 200)))
 		return &res
 	}
 	errs := v.Validate(args)
@@ -162,8 +162,8 @@ func validate(req *Request) *tool.Result {
 	return &res
 }
 
-// MaxReceivedBytes bounds the arguments echoed in a validation error.
-const MaxReceivedBytes = 2048
+// MaxReceivedChars bounds the arguments echoed in a validation error.
+const MaxReceivedChars = 2048
 
 // ValidationResult is the error result for arguments that violate a schema.
 // Required parameters missing at the top level come first, in the words
@@ -213,7 +213,7 @@ func ValidationResult(name string, errs []schema.Error, args map[string]any, raw
 		if err != nil {
 			received = []byte(fmt.Sprintf("%v", args))
 		}
-		b.WriteString(clip(string(received), MaxReceivedBytes))
+		b.WriteString(textclip.Clip(string(received), MaxReceivedChars))
 	}
 	res := tool.Text(b.String())
 	res.IsError = true
@@ -276,16 +276,6 @@ func keysInOrder(raw []byte) []string {
 		}
 	}
 	return keys
-}
-
-// clip cuts s to at most n bytes without splitting a UTF-8 sequence, saying
-// how much was cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	head := content.HeadBytes(s, n)
-	return fmt.Sprintf("%s…(%d more bytes)", head, len(s)-len(head))
 }
 
 // rawArgs returns arguments for an event as received: the JSON when it is

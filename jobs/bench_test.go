@@ -95,7 +95,7 @@ func BenchmarkDrain(b *testing.B) {
 			}
 			for finished := 0; finished < n; {
 				e := <-events
-				if e.Type == jobs.EventCompleted {
+				if e.Type == tool.JobCompleted {
 					finished++
 				}
 			}

@@ -20,7 +20,6 @@ package jobs
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -32,6 +31,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -81,14 +81,6 @@ const (
 	DefaultRetention   = 30 * 24 * time.Hour
 )
 
-// The types of a job's events (tool.JobEvent).
-const (
-	EventSubmitted = "tool:async:submitted"
-	EventProgress  = "tool:async:progress"
-	EventCompleted = "tool:async:completed"
-	EventFailed    = "tool:async:failed"
-)
-
 // Queue is a handle on the jobs of one database. It is safe for
 // concurrent use.
 type Queue struct {
@@ -114,7 +106,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	cfg.StepTimeout = cmp.Or(cfg.StepTimeout, DefaultStepTimeout)
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
 	if cfg.NodeID == "" {
-		cfg.NodeID = "toolbelt_" + strings.ToLower(rand.Text()[:12])
+		cfg.NodeID = randid.New("toolbelt_", 6)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -368,7 +360,7 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 	if err != nil {
 		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
 	}
-	q.publish(tool.JobEvent{Type: EventSubmitted, Job: j})
+	q.publish(tool.JobEvent{Type: tool.JobSubmitted, Job: j})
 	return j, nil
 }
 
@@ -574,7 +566,7 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 	if err != nil {
 		return tool.JobInfo{}, err
 	}
-	q.publish(tool.JobEvent{Type: EventSubmitted, Job: j.JobInfo})
+	q.publish(tool.JobEvent{Type: tool.JobSubmitted, Job: j.JobInfo})
 	return j.JobInfo, nil
 }
 
@@ -626,10 +618,10 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 	if err != nil || n != 1 {
 		return j, nil, err
 	}
-	ev := &tool.JobEvent{Type: EventCompleted, Job: j.JobInfo}
+	ev := &tool.JobEvent{Type: tool.JobCompleted, Job: j.JobInfo}
 	switch status {
 	case StatusFailed:
-		ev.Type = EventFailed
+		ev.Type = tool.JobFailed
 	case StatusCancelled:
 		ev.Type = eventCancelled
 	}
@@ -644,7 +636,7 @@ func (q *Queue) emit(ev *tool.JobEvent) {
 	if ev == nil {
 		return
 	}
-	if ev.Type == EventCompleted || ev.Type == EventFailed || ev.Type == eventCancelled {
+	if ev.Type == tool.JobCompleted || ev.Type == tool.JobFailed || ev.Type == eventCancelled {
 		q.log.Info("job finished", "taskId", ev.Job.TaskID, "tool", ev.Job.Tool, "status", ev.Job.Status, "node", q.cfg.NodeID)
 	}
 	if ev.Type != eventCancelled {
@@ -666,7 +658,7 @@ func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round
 	if err != nil {
 		return nil, err
 	}
-	return &tool.JobEvent{Type: EventProgress, Job: j.JobInfo}, nil
+	return &tool.JobEvent{Type: tool.JobProgress, Job: j.JobInfo}, nil
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
@@ -760,7 +752,7 @@ func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) erro
 	}
 	if changed {
 		j.Status = StatusProcessing
-		q.publish(tool.JobEvent{Type: EventProgress, Job: j})
+		q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
 	}
 	return nil
 }

@@ -109,7 +109,7 @@ func waitFinal(t *testing.T, events <-chan tool.JobEvent, taskID string) []tool.
 				continue
 			}
 			seen = append(seen, e)
-			if e.Type == jobs.EventCompleted || e.Type == jobs.EventFailed {
+			if e.Type == tool.JobCompleted || e.Type == tool.JobFailed {
 				return seen
 			}
 		case <-timeout:
@@ -137,12 +137,12 @@ func TestPollingJobCompletesOnce(t *testing.T) {
 			t.Fatalf("submitted job = %+v", j)
 		}
 		seen := waitFinal(t, events, j.TaskID)
-		if seen[0].Type != jobs.EventSubmitted || seen[len(seen)-1].Type != jobs.EventCompleted {
+		if seen[0].Type != tool.JobSubmitted || seen[len(seen)-1].Type != tool.JobCompleted {
 			t.Fatalf("events = %+v", seen)
 		}
 		var progress []int
 		for _, e := range seen {
-			if e.Type == jobs.EventProgress {
+			if e.Type == tool.JobProgress {
 				progress = append(progress, e.Job.Progress)
 			}
 		}
@@ -190,7 +190,7 @@ func TestJobFailsAfterRetryBudgetAndRetries(t *testing.T) {
 		}
 		seen := waitFinal(t, events, j.TaskID)
 		last := seen[len(seen)-1]
-		if last.Type != jobs.EventFailed || !strings.Contains(last.Job.Error, "service unavailable") || !strings.Contains(last.Job.Error, "after 2 attempts") {
+		if last.Type != tool.JobFailed || !strings.Contains(last.Job.Error, "service unavailable") || !strings.Contains(last.Job.Error, "after 2 attempts") {
 			t.Fatalf("last event = %+v", last)
 		}
 		api.mu.Lock()
@@ -200,7 +200,7 @@ func TestJobFailsAfterRetryBudgetAndRetries(t *testing.T) {
 			t.Fatal(err)
 		}
 		seen = waitFinal(t, events, j.TaskID)
-		if last := seen[len(seen)-1]; last.Type != jobs.EventCompleted {
+		if last := seen[len(seen)-1]; last.Type != tool.JobCompleted {
 			t.Fatalf("after retry: %+v", seen)
 		}
 		if api.submits[j.TaskID+".r1"] != 1 {
@@ -225,7 +225,7 @@ func TestCancelStopsPolling(t *testing.T) {
 			t.Fatal(err)
 		}
 		for e := range events { // wait until it is polled
-			if e.Type == jobs.EventProgress && e.Job.Progress >= 0 && e.Job.Message != "" {
+			if e.Type == tool.JobProgress && e.Job.Progress >= 0 && e.Job.Message != "" {
 				break
 			}
 		}
@@ -288,7 +288,7 @@ func TestWebhookVerifiedAndIdempotent(t *testing.T) {
 			t.Fatal(err)
 		}
 		for e := range events { // submitted, then processing once Submit ran
-			if e.Type == jobs.EventProgress {
+			if e.Type == tool.JobProgress {
 				break
 			}
 		}
@@ -327,9 +327,9 @@ func TestWebhookVerifiedAndIdempotent(t *testing.T) {
 			select {
 			case e := <-events:
 				switch e.Type {
-				case jobs.EventCompleted:
+				case tool.JobCompleted:
 					completed++
-				case jobs.EventProgress:
+				case tool.JobProgress:
 					progress++
 					if e.Job.Progress != 40 || e.Job.Message != "rendering" {
 						t.Errorf("progress event = %+v", e.Job)

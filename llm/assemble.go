@@ -3,12 +3,13 @@ package llm
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/toolbelt/toolbelt/internal/randid"
 )
 
 // assembler builds an assistant message from a stream's pieces. Blocks are
@@ -138,7 +139,7 @@ func (a *assembler) finish(stop string, err error) Message {
 			continue
 		case b.Type == BlockToolCall:
 			if b.ID == "" { // some local servers issue no ids
-				b.ID = "call_" + randomID()
+				b.ID = randid.New("call_", 8)
 			}
 			raw := b.args.Bytes()
 			args, repair, ok := RepairArguments(raw)
@@ -168,11 +169,6 @@ func (a *assembler) finish(stop string, err error) Message {
 		m.StopReason = "stop"
 	}
 	return m
-}
-
-// randomID returns 16 random letters and digits.
-func randomID() string {
-	return rand.Text()[:16]
 }
 
 // ErrIncomplete is the error of a stream that ended before the provider

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/retry"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/provider"
 )
 
@@ -374,10 +375,7 @@ func (c *client) post(ctx context.Context, url string, hdr http.Header, body []b
 func (c *client) apiError(status int, raw []byte) *APIError {
 	code, msg := c.wire.apiError(raw)
 	if msg == "" {
-		msg = strings.TrimSpace(string(raw))
-		if len(msg) > 500 {
-			msg = msg[:500] + "…"
-		}
+		msg = textclip.Clip(strings.TrimSpace(string(raw)), 500)
 	}
 	e := &APIError{Provider: c.p.Name, Status: status, Code: code, Message: msg}
 	e.Overflow = c.p.overflow(status, code, msg)

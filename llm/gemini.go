@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/toolbelt/toolbelt/internal/randid"
 )
 
 // geminiWire is the Gemini API: POST
@@ -187,7 +189,7 @@ func (geminiWire) read(s *sseReader, a *assembler) (string, error) {
 				case p.FunctionCall != nil:
 					id := p.FunctionCall.ID
 					if id == "" {
-						id = geminiIDPrefix + strconv.Itoa(len(a.msg.Content)) + "_" + randomID()
+						id = geminiIDPrefix + strconv.Itoa(len(a.msg.Content)) + "_" + randid.New("", 8)
 					}
 					a.call(id, p.FunctionCall.Name, p.FunctionCall.Args, p.ThoughtSignature)
 					n++

@@ -59,7 +59,7 @@ func (f *jobFollower) watch(msg tool.ResultMessage, ss *sdk.ServerSession, token
 func (f *jobFollower) notify(e invoke.Event, s *Server) {
 	f.mu.Lock()
 	fl, ok := f.follows[e.Job.TaskID]
-	final := e.Type == invoke.EventAsyncCompleted || e.Type == invoke.EventAsyncFailed
+	final := e.Type == tool.JobCompleted || e.Type == tool.JobFailed
 	if ok && final {
 		delete(f.follows, e.Job.TaskID)
 	}

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/internal/randid"
 )
 
 // StdioOptions configure ServeStdio.
@@ -121,10 +121,8 @@ type lineConn struct {
 }
 
 func newLineConn(in io.Reader, out io.Writer, maxLine int, log *slog.Logger) *lineConn {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
 	c := &lineConn{
-		id: "stdio-" + hex.EncodeToString(b[:]), log: log, in: in, out: out,
+		id: randid.New("stdio-", 8), log: log, in: in, out: out,
 		incoming: make(chan jsonrpc.Message), drainReq: make(chan struct{}), closed: make(chan struct{}),
 		pending: map[jsonrpc.ID]bool{}, outgoing: map[jsonrpc.ID]bool{}, wake: make(chan struct{}, 1),
 	}

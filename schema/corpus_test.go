@@ -3,6 +3,8 @@ package schema
 import (
 	"strings"
 	"testing"
+
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // testDialects are the dialects every schema is compiled to in the tests.
@@ -23,7 +25,7 @@ func checkCompiled(t *testing.T, d Dialect, doc any) {
 	}
 	if problems := checkProvider(d.Name(), out); len(problems) > 0 {
 		if !d.Strict() || rep.Strict() {
-			t.Errorf("%s would reject the compiled schema:\n  %s\ncompiled: %s", d.Name(), strings.Join(problems, "\n  "), cut(encode(t, out), 600))
+			t.Errorf("%s would reject the compiled schema:\n  %s\ncompiled: %s", d.Name(), strings.Join(problems, "\n  "), textclip.Clip(encode(t, out), 600))
 		} else {
 			for _, p := range problems {
 				if !underNotStrict(p, rep) {
@@ -33,14 +35,14 @@ func checkCompiled(t *testing.T, d Dialect, doc any) {
 		}
 	}
 	if lost := lostProperties(doc, out, rep); len(lost) > 0 {
-		t.Errorf("%s lost properties without saying why:\n  %s\nreport:\n%s", d.Name(), strings.Join(lost, "\n  "), cut(rep.String(), 2000))
+		t.Errorf("%s lost properties without saying why:\n  %s\nreport:\n%s", d.Name(), strings.Join(lost, "\n  "), textclip.Clip(rep.String(), 2000))
 	}
 	again, rep2 := d.Compile(out)
 	if a, b := encode(t, again), encode(t, out); a != b {
-		t.Errorf("%s: compiling the compiled schema changed it:\nfirst  %s\nsecond %s", d.Name(), cut(b, 600), cut(a, 600))
+		t.Errorf("%s: compiling the compiled schema changed it:\nfirst  %s\nsecond %s", d.Name(), textclip.Clip(b, 600), textclip.Clip(a, 600))
 	}
 	if len(rep2.Changes) > 0 {
-		t.Errorf("%s: compiling the compiled schema reported changes:\n%s", d.Name(), cut(rep2.String(), 1000))
+		t.Errorf("%s: compiling the compiled schema reported changes:\n%s", d.Name(), textclip.Clip(rep2.String(), 1000))
 	}
 }
 

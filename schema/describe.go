@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // Constraints a dialect cannot express are written into descriptions in a
@@ -256,7 +258,7 @@ func isConstraint(k string) bool {
 // plain renders a string as it is and anything else as JSON.
 func plain(v any) string {
 	if s, ok := v.(string); ok {
-		return cut(s, 200)
+		return textclip.Clip(s, 200)
 	}
 	return literal(v)
 }
@@ -355,9 +357,9 @@ func (c *compiler) others(v any, hasProps bool, depth int) string {
 
 // compact renders a schema in a few words for a description: "string
 // (1–64 chars)", "object {a, b?}", "array of integer", "one of "a", "b"".
-// References are followed a few levels; the text is cut at 160 bytes.
+// References are followed a few levels; the text is cut at 160 characters.
 func (c *compiler) compact(v any, depth int) string {
-	return cut(c.compactN(v, depth), 160)
+	return textclip.Clip(c.compactN(v, depth), 160)
 }
 
 func (c *compiler) compactN(v any, depth int) string {
@@ -438,7 +440,7 @@ func (c *compiler) compactN(v any, depth int) string {
 	switch {
 	case len(hints) == 0 && head == "":
 		if d, ok := m["description"].(string); ok {
-			return cut(d, 60)
+			return textclip.Clip(d, 60)
 		}
 		return "any value"
 	case len(hints) == 0:

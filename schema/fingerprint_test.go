@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // TestCorpusFingerprints compiles every tool of the corpus for every
@@ -113,7 +115,7 @@ func TestLiteralMatchesEncode(t *testing.T) {
 	for _, v := range values {
 		var want string
 		if b, err := Encode(v); err == nil {
-			want = cut(string(b), 80)
+			want = textclip.Clip(string(b), 80)
 		} else {
 			want = fmt.Sprint(v)
 		}

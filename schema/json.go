@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	gschema "github.com/google/jsonschema-go/jsonschema"
-	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // The compiler works on the generic JSON form of a schema — objects as
@@ -166,18 +166,18 @@ func literal(v any) string {
 		return strconv.FormatBool(x)
 	case string:
 		if plainASCII(x) {
-			return cut(`"`+x+`"`, 80)
+			return textclip.Clip(`"`+x+`"`, 80)
 		}
 	case json.Number:
 		if simpleNumber(string(x)) {
-			return cut(string(x), 80)
+			return textclip.Clip(string(x), 80)
 		}
 	}
 	b, err := Encode(v)
 	if err != nil {
 		return fmt.Sprint(v)
 	}
-	return cut(string(b), 80)
+	return textclip.Clip(string(b), 80)
 }
 
 // plainASCII reports whether JSON writes s as it is between quotes:
@@ -209,14 +209,6 @@ func allDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// cut shortens s to at most n bytes on a rune boundary, ending in "…".
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return content.HeadBytes(s, n) + "…"
 }
 
 // sortedKeys returns a map's keys in sorted order, so that everything the

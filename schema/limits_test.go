@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"unsafe"
+
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // fullLimitCounts is strict mode's walk of a compiled schema as it was
@@ -100,7 +102,7 @@ func TestLimitCountsSkipOnlyLeaves(t *testing.T) {
 		p, e, d := c.limitCounts(out)
 		wp, we, wd := fullLimitCounts(out)
 		if p != wp || e != we || d != wd {
-			t.Errorf("counts with recorded leaves: %d properties, %d enum values, depth %d; a full walk: %d, %d, %d\nschema %s", p, e, d, wp, we, wd, cut(encode(t, out), 600))
+			t.Errorf("counts with recorded leaves: %d properties, %d enum values, depth %d; a full walk: %d, %d, %d\nschema %s", p, e, d, wp, we, wd, textclip.Clip(encode(t, out), 600))
 		}
 	}
 	if recorded < 500 {

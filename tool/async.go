@@ -188,6 +188,18 @@ type JobInfo struct {
 	EstimatedTime float64 `json:"estimatedTime,omitempty"`
 }
 
+// The events of an async tool's jobs: a job was submitted, moved on
+// (progress 0–100 and a message), completed or failed. The job queue
+// publishes them (jobs.Event) and the pipeline forwards them on its bus
+// (invoke.Event) under these names; they are untyped so that both compare
+// and assign them directly.
+const (
+	JobSubmitted = "tool:async:submitted"
+	JobProgress  = "tool:async:progress"
+	JobCompleted = "tool:async:completed"
+	JobFailed    = "tool:async:failed"
+)
+
 // Final reports whether the job has finished (completed, failed or
 // cancelled).
 func (j JobInfo) Final() bool {

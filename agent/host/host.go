@@ -20,8 +20,6 @@ package host
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +30,8 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/internal/randid"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
@@ -83,10 +83,23 @@ type Spec struct {
 // (tool.Context.RunAs) and carries the host.
 type Builder func(s Spec) (*agent.Agent, error)
 
+// Sessions is where a host keeps sessions: their records and transcripts
+// (a *store.Sessions).
+type Sessions interface {
+	Info(ctx context.Context, key string) (store.SessionInfo, error)
+	Messages(ctx context.Context, key string) ([]store.SessionMessage, error)
+	List(ctx context.Context, f store.SessionFilter) ([]store.SessionInfo, error)
+	Start(ctx context.Context, s store.SessionStart) error
+	Append(ctx context.Context, key, workspace, model string, msgs []store.SessionMessage) error
+	Finish(ctx context.Context, key, status string, usage store.SessionUsage) error
+}
+
+var _ Sessions = (*store.Sessions)(nil)
+
 // Options configure a Host.
 type Options struct {
 	// Sessions keeps the sessions; Workspace is recorded with new ones.
-	Sessions  *store.Sessions
+	Sessions  Sessions
 	Workspace string
 	// Build makes a session's agent loop.
 	Build Builder
@@ -98,20 +111,29 @@ type Options struct {
 }
 
 // Host runs sessions. Its methods are safe for concurrent use.
+//
+// Work for one session — starting or ending a run of it, loading it from
+// the store — holds that session's lock (see lock) across its store I/O and
+// the Builder; the host's own mutex guards only what it keeps in memory.
+// So a store slow to answer for one session holds up no other, and whoever
+// waits gives up when its context is done.
 type Host struct {
 	o      Options
 	agents map[string]Agent
 	base   context.Context
 	stop   context.CancelFunc
 
-	mu       sync.Mutex
+	mu       sync.Mutex // guards the fields below and the sessions' run state
 	sessions map[string]*session
+	locks    map[string]chan struct{} // by session key, see lock
 	active   int
 	changed  chan struct{} // closed and replaced when active changes
 	sends    map[string]*send
 }
 
-// session is a session the host has run.
+// session is a session the host has run. Its Spec does not change once it
+// is made; the rest is guarded by Host.mu, but for what only the run's
+// goroutine uses.
 type session struct {
 	Spec
 	a          *agent.Agent
@@ -128,10 +150,12 @@ type session struct {
 	// context is the token count of its last model call.
 	context atomic.Int64
 	// saved counts the messages of the current agent run already in the
-	// store, saveErr is the first error saving them; only the run's
-	// goroutine uses them.
+	// store, saveErr is the first error saving them, and record is the
+	// context of the run's writes to the store; only the run's goroutine
+	// uses them.
 	saved   int
 	saveErr error
+	record  context.Context
 }
 
 // newSession makes the record of a session the host runs with a. Each
@@ -181,7 +205,7 @@ type send struct {
 
 // New returns a host.
 func New(o Options) *Host {
-	h := &Host{o: o, agents: map[string]Agent{}, sessions: map[string]*session{}, changed: make(chan struct{}), sends: map[string]*send{}}
+	h := &Host{o: o, agents: map[string]Agent{}, sessions: map[string]*session{}, locks: map[string]chan struct{}{}, changed: make(chan struct{}), sends: map[string]*send{}}
 	for _, a := range o.Agents {
 		h.agents[a.ID] = a
 	}
@@ -191,15 +215,52 @@ func New(o Options) *Host {
 
 var _ tool.SessionHost = (*Host)(nil)
 
+// lock takes the lock of session key, which orders the work for it that
+// reaches the store or the Builder: starting a run (Start, Deliver, Steer,
+// Send, Spawn for the parent), ending one (its run loop) and loading the
+// session. It waits until ctx is done. No one holds two session locks at
+// once, so they cannot deadlock.
+func (h *Host) lock(ctx context.Context, key string) (unlock func(), err error) {
+	h.mu.Lock()
+	l, ok := h.locks[key]
+	if !ok {
+		l = make(chan struct{}, 1)
+		h.locks[key] = l
+	}
+	h.mu.Unlock()
+	select {
+	case l <- struct{}{}:
+		return func() { <-l }, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("session %s: waiting for earlier work on it: %w", key, ctx.Err())
+	}
+}
+
+// find returns the session key the host runs, if it does.
+func (h *Host) find(key string) (*session, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[key]
+	return s, ok
+}
+
 // Start runs session s with history and the prompt messages, returning
 // once the run has started. The session must not be running already. A
 // kept session runs as the identity recorded with it, which s.As (who asks)
-// must not fall short of (see Identity).
-func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error {
-	ctx := context.Background()
+// must not fall short of (see Identity). ctx bounds the start — waiting for
+// earlier work on the session, reading and recording it — not the run,
+// which ends with the model, Abort or its timeout.
+func (h *Host) Start(ctx context.Context, s Spec, history []llm.Message, prompt ...llm.Message) error {
+	unlock, err := h.lock(ctx, s.Key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if old, ok := h.sessions[s.Key]; ok && old.running {
+	old, ok := h.sessions[s.Key]
+	busy := ok && old.running
+	h.mu.Unlock()
+	if busy {
 		return fmt.Errorf("session %s is already running", s.Key)
 	}
 	if !s.Transient {
@@ -223,9 +284,7 @@ func (h *Host) Start(s Spec, history []llm.Message, prompt ...llm.Message) error
 	if err != nil {
 		return err
 	}
-	ss := h.newSession(s, a, history)
-	h.sessions[s.Key] = ss
-	return h.run(ss, prompt, 0)
+	return h.run(ctx, h.newSession(s, a, history), prompt, 0)
 }
 
 // Identity returns who session key runs as when as asks for work in it (a
@@ -341,28 +400,34 @@ func (h *Host) Result(key string) ([]llm.Message, error) {
 	return append([]llm.Message(nil), s.transcript...), s.err
 }
 
-// run starts a run loop of s with prompt; h.mu is held.
-func (h *Host) run(s *session, prompt []llm.Message, timeout time.Duration) error {
+// run records that s runs, makes it the session of its key the host runs
+// and starts its run loop with prompt. The caller holds the lock of s.Key,
+// or s is a new sub-agent no one else knows of yet; not h.mu.
+func (h *Host) run(ctx context.Context, s *session, prompt []llm.Message, timeout time.Duration) error {
 	if !s.Transient {
-		if err := h.o.Sessions.Start(context.Background(), store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, ParentKey: s.ParentKey, Label: s.Label, As: s.As}); err != nil {
+		if err := h.o.Sessions.Start(ctx, store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, ParentKey: s.ParentKey, Label: s.Label, As: s.As}); err != nil {
 			return err
 		}
 	}
-	ctx, cancel := context.WithCancel(h.base)
+	runCtx, cancel := context.WithCancel(h.base)
 	if timeout > 0 {
-		ctx, cancel = context.WithTimeout(h.base, timeout)
+		runCtx, cancel = context.WithTimeout(h.base, timeout)
 	}
 	if s.Key != "" {
 		// Every call of the run runs as the session, whatever the runner
 		// was made for.
-		ctx = invoke.WithCaller(ctx, s.As)
+		runCtx = invoke.WithCaller(runCtx, s.As)
 	}
-	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), newID("run-"), store.SessionRunning, nil, timeout
+	h.mu.Lock()
+	h.sessions[s.Key] = s
+	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), randid.New("run-", 6), store.SessionRunning, nil, timeout
 	h.setActive(+1)
-	go h.loop(ctx, s, prompt)
+	h.mu.Unlock()
+	go h.loop(runCtx, s, prompt)
 	return nil
 }
 
+// setActive counts d more active sessions; h.mu is held.
 func (h *Host) setActive(d int) {
 	h.active += d
 	close(h.changed)
@@ -375,6 +440,9 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 	history, a, ended, cancel := s.transcript, s.a, s.ended, s.cancel
 	h.mu.Unlock()
 	defer cancel()
+	// The run's messages and end are recorded even when it was cancelled.
+	record := context.WithoutCancel(ctx)
+	s.record = record
 	for {
 		s.saved, s.saveErr = 0, nil
 		transcript, err := a.Run(ctx, history, prompt...)
@@ -385,7 +453,7 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 				s.saveErr = err
 			}
 		}
-		saveErr := s.saveErr
+		unlock, _ := h.lock(record, s.Key) // never cancelled
 		h.mu.Lock()
 		s.transcript = transcript
 		// Messages that came while the run was ending (or failing: a
@@ -393,42 +461,64 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 		// another run; a cancelled session takes none.
 		if more := a.Drain(); len(more) > 0 && ctx.Err() == nil {
 			h.mu.Unlock()
+			unlock()
 			history, prompt = transcript, more
 			continue
 		}
-		s.running = false
-		s.err = cmp.Or(err, saveErr)
-		s.status = store.SessionDone
-		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			s.status, s.err = store.SessionFailed, fmt.Errorf("the run timed out after %s (runTimeoutSeconds)", s.timeout)
-		case ctx.Err() != nil:
-			s.status = store.SessionAborted
-		case s.err != nil:
-			s.status = store.SessionFailed
+		status := settle(ctx, s, err)
+		h.mu.Unlock()
+		report, toParent := h.finish(s, status, transcript[len(history):])
+		unlock() // from here on, a new run of s may start
+		if toParent {
+			_ = h.Deliver(record, s.ParentKey, llm.UserText(report))
 		}
-		if !s.Transient {
-			if ferr := h.o.Sessions.Finish(context.Background(), s.Key, s.status, usage(transcript[len(history):])); ferr != nil && s.err == nil {
-				s.err = ferr
-			}
-		}
-		answer := lastAnswer(transcript)
-		for _, w := range s.waiters {
-			w.result = tool.SendResult{Status: "ok", SessionKey: s.Key, Reply: answer, ReplyStatus: s.status}
-			if s.err != nil {
-				w.result.Error = s.err.Error()
-			}
-			close(w.done)
-		}
-		s.waiters = nil
-		if p, ok := h.sessions[s.ParentKey]; ok && s.ParentKey != "" && !s.killed {
-			_ = h.deliver(p, llm.UserText(h.report(s, answer)))
-		}
+		h.mu.Lock()
 		close(ended)
 		h.setActive(-1)
 		h.mu.Unlock()
 		return
 	}
+}
+
+// settle marks s as no longer running after its loop ended with err, with
+// the status of how it ended, and returns that status; h.mu is held.
+func settle(ctx context.Context, s *session, err error) string {
+	s.running = false
+	s.err = cmp.Or(err, s.saveErr)
+	s.status = store.SessionDone
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		s.status, s.err = store.SessionFailed, fmt.Errorf("the run timed out after %s (runTimeoutSeconds)", s.timeout)
+	case ctx.Err() != nil:
+		s.status = store.SessionAborted
+	case s.err != nil:
+		s.status = store.SessionFailed
+	}
+	return s.status
+}
+
+// finish records that the run of s, which added the messages fresh, ended
+// with status, answers whoever waits for its reply and returns the report
+// for its parent, when it is to have one. The lock of s.Key is held.
+func (h *Host) finish(s *session, status string, fresh []llm.Message) (report string, toParent bool) {
+	var err error
+	if !s.Transient {
+		err = h.o.Sessions.Finish(s.record, s.Key, status, usage(fresh))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s.err = cmp.Or(s.err, err)
+	answer := lastAnswer(s.transcript)
+	for _, w := range s.waiters {
+		w.result = tool.SendResult{Status: "ok", SessionKey: s.Key, Reply: answer, ReplyStatus: status}
+		if s.err != nil {
+			w.result.Error = s.err.Error()
+		}
+		close(w.done)
+	}
+	s.waiters = nil
+	_, parent := h.sessions[s.ParentKey]
+	return h.report(s, answer), parent && s.ParentKey != "" && !s.killed
 }
 
 // report is the follow-up that tells a parent how its sub-agent's run
@@ -467,7 +557,7 @@ func (h *Host) save(s *session, msgs []llm.Message) error {
 			rows[i].Time = time.UnixMilli(m.Timestamp)
 		}
 	}
-	return h.o.Sessions.Append(context.Background(), s.Key, h.o.Workspace, s.Model, rows)
+	return h.o.Sessions.Append(s.record, s.Key, h.o.Workspace, s.Model, rows)
 }
 
 func usage(msgs []llm.Message) store.SessionUsage {
@@ -492,33 +582,58 @@ func lastAnswer(msgs []llm.Message) string {
 }
 
 // Deliver hands m to session key: a follow-up when it runs, a new run
-// when it is idle.
-func (h *Host) Deliver(key string, m llm.Message) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s, ok := h.sessions[key]
+// when it is idle. ctx bounds the delivery, as it does Start.
+func (h *Host) Deliver(ctx context.Context, key string, m llm.Message) error {
+	unlock, err := h.lock(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	s, ok := h.find(key)
 	if !ok {
 		return fmt.Errorf("session %s: %w", key, store.ErrNoSession)
 	}
-	return h.deliver(s, m)
+	return h.deliver(ctx, s, m, (*agent.Agent).FollowUp)
 }
 
-// deliver hands m to s: a follow-up when it runs, a new run when it is
-// idle; h.mu is held.
-func (h *Host) deliver(s *session, m llm.Message) error {
-	if s.running {
-		s.a.FollowUp(m)
+// deliver hands m to s: to its run by pass (as a follow-up or to steer it)
+// when it runs, in a new run when it is idle. The lock of s.Key is held.
+func (h *Host) deliver(ctx context.Context, s *session, m llm.Message, pass func(*agent.Agent, llm.Message)) error {
+	h.mu.Lock()
+	running := s.running
+	if running {
+		pass(s.a, m)
+	}
+	h.mu.Unlock()
+	if running {
 		return nil
 	}
-	return h.run(s, []llm.Message{m}, 0)
+	return h.run(ctx, s, []llm.Message{m}, 0)
+}
+
+// Transcript returns the messages the store keeps of session key, in
+// order; none for a session it does not hold. A message that cannot be read
+// is an error: a session is not resumed without part of its history.
+func (h *Host) Transcript(ctx context.Context, key string) ([]llm.Message, error) {
+	rows, err := h.o.Sessions.Messages(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]llm.Message, len(rows))
+	for i, r := range rows {
+		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
+			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", key, r.Seq, err)
+		}
+	}
+	return out, nil
 }
 
 // adopt returns the session key the host runs, for work asked for by by,
 // loading it from the store when it does not run it yet; a session that
-// runs with rights by lacks is refused. h.mu is held.
+// runs with rights by lacks is refused. The lock of key is held.
 func (h *Host) adopt(ctx context.Context, key string, by tool.Identity) (*session, error) {
 	by.AgentID = "" // the session's own agent
-	if s, ok := h.sessions[key]; ok {
+	if s, ok := h.find(key); ok {
 		if why := s.As.Exceeds(by); why != "" {
 			return nil, refusal(key, why)
 		}
@@ -540,15 +655,9 @@ func (h *Host) adopt(ctx context.Context, key string, by tool.Identity) (*sessio
 	if info.Status == store.SessionRunning {
 		return nil, tool.InputErrorf("Session %q is running in another process (or one that stopped without finishing its record), so this one cannot deliver to it.", key)
 	}
-	rows, err := h.o.Sessions.Messages(ctx, key)
+	history, err := h.Transcript(ctx, key)
 	if err != nil {
 		return nil, err
-	}
-	history := make([]llm.Message, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Body, &history[i]); err != nil {
-			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", key, r.Seq, err)
-		}
 	}
 	as, err := resolve(key, info, true, by)
 	if err != nil {
@@ -565,7 +674,9 @@ func (h *Host) adopt(ctx context.Context, key string, by tool.Identity) (*sessio
 	}
 	s := h.newSession(spec, a, history)
 	s.status = info.Status
+	h.mu.Lock()
 	h.sessions[key] = s
+	h.mu.Unlock()
 	return s, nil
 }
 
@@ -575,7 +686,7 @@ func (h *Host) depthOf(ctx context.Context, parent string) (int, error) {
 	d := 0
 	for seen := map[string]bool{}; parent != "" && !seen[parent]; d++ {
 		seen[parent] = true
-		if p, ok := h.sessions[parent]; ok {
+		if p, ok := h.find(parent); ok {
 			return d + p.Depth + 1, nil
 		}
 		info, err := h.o.Sessions.Info(ctx, parent)
@@ -603,7 +714,7 @@ func (h *Host) caller(key, what string) (*session, error) {
 	if key == "" {
 		return nil, tool.InputErrorf("%s needs a session: this run keeps none (run it with --agent ID or --session KEY).", what)
 	}
-	s, ok := h.sessions[key]
+	s, ok := h.find(key)
 	if !ok {
 		return nil, tool.InputErrorf("%s: session %q is not run by this process, so it cannot reach its sub-agents.", what, key)
 	}
@@ -612,8 +723,6 @@ func (h *Host) caller(key, what string) (*session, error) {
 
 // Spawn implements tool.SessionHost.
 func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResult, error) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	parent, err := h.caller(req.ParentKey, "sessions_spawn")
 	if err != nil {
 		return tool.SpawnResult{}, err
@@ -635,17 +744,17 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 			return tool.SpawnResult{}, tool.InputErrorf("Agent %q may not spawn agent %q: its subagents.allow names %s.", parent.As.AgentID, target, allowed)
 		}
 	}
+	// Spawns from one session are made one at a time, for its limits.
+	unlock, err := h.lock(ctx, parent.Key)
+	if err != nil {
+		return tool.SpawnResult{}, err
+	}
+	defer unlock()
 	if err := h.checkDepth(ctx, parent); err != nil {
 		return tool.SpawnResult{}, err
 	}
 	own := h.limits(parent.As.AgentID)
-	running := 0
-	for _, c := range h.sessions {
-		if c.ParentKey == parent.Key && c.running {
-			running++
-		}
-	}
-	if running >= own.MaxConcurrent {
+	if running := h.runningChildren(parent.Key); running >= own.MaxConcurrent {
 		return tool.SpawnResult{}, tool.InputErrorf("Session %q already has %d sub-agents running, the limit of agent %q (subagents.maxConcurrent %d): wait for one to finish (its answer comes to you as a message) or stop one with subagents kill.",
 			parent.Key, running, cmp.Or(parent.As.AgentID, "-"), own.MaxConcurrent)
 	}
@@ -653,18 +762,31 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	// The child runs as its parent does, as a sub-agent of its own agent.
 	as := parent.As
 	as.AgentID, as.Subagent = target, true
-	spec := Spec{Key: store.SessionKey(target, "subagent", newID("")), As: as, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
+	spec := Spec{Key: store.SessionKey(target, "subagent", randid.New("", 6)), As: as, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
 	a, err := h.o.Build(spec)
 	if err != nil {
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
 	}
 	s := h.newSession(spec, a, nil)
-	h.sessions[spec.Key] = s
-	if err := h.run(s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
-		delete(h.sessions, spec.Key)
+	if err := h.run(ctx, s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
 		return tool.SpawnResult{}, err
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	return tool.SpawnResult{Status: "accepted", ChildSessionKey: spec.Key, RunID: s.runID, AgentID: target, Model: model}, nil
+}
+
+// runningChildren counts the sub-agents of session key that run.
+func (h *Host) runningChildren(key string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, c := range h.sessions {
+		if c.ParentKey == key && c.running {
+			n++
+		}
+	}
+	return n
 }
 
 // checkDepth refuses a spawn from parent that would go deeper than the
@@ -674,7 +796,7 @@ func (h *Host) checkDepth(ctx context.Context, parent *session) error {
 	depth := parent.Depth + 1
 	for key, d := parent.Key, parent.Depth; key != "" && d >= 0; d-- {
 		agentID, next := "", ""
-		if s, ok := h.sessions[key]; ok {
+		if s, ok := h.find(key); ok {
 			agentID, next = s.As.AgentID, s.ParentKey
 		} else if info, err := h.o.Sessions.Info(ctx, key); err == nil {
 			agentID, next = info.AgentID, info.ParentKey
@@ -694,16 +816,19 @@ func (h *Host) checkDepth(ctx context.Context, parent *session) error {
 	return nil
 }
 
-// child returns the sub-agent childKey of parentKey, or a refusal; h.mu is
-// held.
+// child returns the sub-agent childKey of parentKey, or a refusal; the
+// lock of childKey is held.
 func (h *Host) child(ctx context.Context, parentKey, childKey, what string) (*session, error) {
 	parent, err := h.caller(parentKey, what)
 	if err != nil {
 		return nil, err
 	}
-	s, ok := h.sessions[childKey]
+	s, ok := h.find(childKey)
 	if !ok {
 		info, err := h.o.Sessions.Info(ctx, childKey)
+		if err != nil && !errors.Is(err, store.ErrNoSession) {
+			return nil, err
+		}
 		if err != nil || info.ParentKey != parentKey {
 			return nil, tool.InputErrorf("%q is not a sub-agent of your session %q: subagents list shows yours.", childKey, parentKey)
 		}
@@ -729,7 +854,7 @@ func (h *Host) Children(ctx context.Context, parentKey string) ([]tool.ChildInfo
 		if s, ok := h.sessions[c.ID]; ok {
 			ci.Status, ci.RunID = s.status, s.runID
 			if !s.running {
-				ci.Answer = clip(lastAnswer(s.transcript), 500)
+				ci.Answer = textclip.Clip(lastAnswer(s.transcript), 500)
 			}
 			if s.err != nil {
 				ci.Error = s.err.Error()
@@ -743,28 +868,30 @@ func (h *Host) Children(ctx context.Context, parentKey string) ([]tool.ChildInfo
 
 // Steer implements tool.SessionHost.
 func (h *Host) Steer(ctx context.Context, parentKey, childKey, message string) error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+	unlock, err := h.lock(ctx, childKey)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	s, err := h.child(ctx, parentKey, childKey, "subagents steer")
 	if err != nil {
 		return err
 	}
-	m := llm.UserText(message)
-	if s.running {
-		s.a.Steer(m)
-		return nil
-	}
-	return h.run(s, []llm.Message{m}, 0)
+	return h.deliver(ctx, s, llm.UserText(message), (*agent.Agent).Steer)
 }
 
 // Kill implements tool.SessionHost. It returns once the run has ended.
 func (h *Host) Kill(ctx context.Context, parentKey, childKey string) error {
-	h.mu.Lock()
-	s, err := h.child(ctx, parentKey, childKey, "subagents kill")
+	unlock, err := h.lock(ctx, childKey)
 	if err != nil {
-		h.mu.Unlock()
 		return err
 	}
+	s, err := h.child(ctx, parentKey, childKey, "subagents kill")
+	unlock()
+	if err != nil {
+		return err
+	}
+	h.mu.Lock()
 	if !s.running {
 		h.mu.Unlock()
 		return tool.InputErrorf("Sub-agent %q is not running (status %s): there is nothing to stop.", childKey, s.status)
@@ -797,38 +924,51 @@ func (h *Host) Kill(ctx context.Context, parentKey, childKey string) error {
 
 // Send implements tool.SessionHost.
 func (h *Host) Send(ctx context.Context, req tool.SendRequest) (tool.SendResult, error) {
-	h.mu.Lock()
 	if req.From == req.To {
-		h.mu.Unlock()
 		return tool.SendResult{}, tool.InputErrorf("Session %q is your own session: sessions_send delivers to another session.", req.To)
 	}
 	sender, err := h.caller(req.From, "sessions_send")
 	if err != nil {
-		h.mu.Unlock()
 		return tool.SendResult{}, err
 	}
-	target, err := h.adopt(ctx, req.To, sender.As)
+	w, err := h.sendTo(ctx, sender, req)
 	if err != nil {
-		h.mu.Unlock()
 		return tool.SendResult{}, err
 	}
-	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", req.From, req.Message))
-	w := &send{id: newID("send-"), from: req.From, to: req.To, done: make(chan struct{})}
-	if req.Timeout > 0 {
-		target.waiters = append(target.waiters, w)
-		h.sends[w.id] = w
-	}
-	if err := h.deliver(target, m); err != nil {
-		delete(h.sends, w.id)
-		target.waiters = slices.DeleteFunc(target.waiters, func(x *send) bool { return x == w })
-		h.mu.Unlock()
-		return tool.SendResult{}, err
-	}
-	h.mu.Unlock()
 	if req.Timeout <= 0 {
 		return tool.SendResult{Status: "accepted", SessionKey: req.To, Message: "Delivered; not waiting for the reply (give timeoutSeconds to wait for it)."}, nil
 	}
 	return h.await(ctx, w, req.Timeout)
+}
+
+// sendTo delivers req's message from sender to session req.To, with a
+// waiter for its reply when req.Timeout is set.
+func (h *Host) sendTo(ctx context.Context, sender *session, req tool.SendRequest) (*send, error) {
+	unlock, err := h.lock(ctx, req.To)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	target, err := h.adopt(ctx, req.To, sender.As)
+	if err != nil {
+		return nil, err
+	}
+	w := &send{id: randid.New("send-", 6), from: req.From, to: req.To, done: make(chan struct{})}
+	if req.Timeout > 0 {
+		h.mu.Lock()
+		target.waiters = append(target.waiters, w)
+		h.sends[w.id] = w
+		h.mu.Unlock()
+	}
+	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", req.From, req.Message))
+	if err := h.deliver(ctx, target, m, (*agent.Agent).FollowUp); err != nil {
+		h.mu.Lock()
+		delete(h.sends, w.id)
+		target.waiters = slices.DeleteFunc(target.waiters, func(x *send) bool { return x == w })
+		h.mu.Unlock()
+		return nil, err
+	}
+	return w, nil
 }
 
 // Await implements tool.SessionHost.
@@ -888,18 +1028,4 @@ func (h *Host) Queue(key string) tool.SessionQueue {
 		q.ContextWindow = h.o.ContextWindow(s.Model)
 	}
 	return q
-}
-
-func newID(prefix string) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return prefix + hex.EncodeToString(b[:])
-}
-
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
 }

@@ -24,6 +24,13 @@ import (
 // replay server s; each agent's system prompt is "You are <id>.".
 func newHost(t *testing.T, s *llmtest.Server, agents ...host.Agent) (*host.Host, *store.Store) {
 	t.Helper()
+	return newHostOver(t, s, func(ss host.Sessions) host.Sessions { return ss }, agents...)
+}
+
+// newHostOver is newHost with the host keeping its sessions in what wrap
+// makes of the store's.
+func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.Sessions, agents ...host.Agent) (*host.Host, *store.Store) {
+	t.Helper()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 	reg := registry.New()
 	if err := sessions.RegisterReaders(reg); err != nil {
@@ -38,7 +45,7 @@ func newHost(t *testing.T, s *llmtest.Server, agents ...host.Agent) (*host.Host,
 	}
 	var h *host.Host
 	h = host.New(host.Options{
-		Sessions: st.Sessions(), Workspace: t.TempDir(), Agents: agents,
+		Sessions: wrap(st.Sessions()), Workspace: t.TempDir(), Agents: agents,
 		ContextWindow: func(string) int { return 1000 },
 		Build: func(spec host.Spec) (*agent.Agent, error) {
 			c, err := llm.New(spec.Model, llm.Options{BaseURL: s.URL + "/v1", APIKey: "k"})
@@ -118,7 +125,7 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxDepth: 1, MaxConcurrent: 1},
 		host.Agent{ID: "worker", Model: "openai/worker"})
 	st = st0
-	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -195,7 +202,7 @@ func TestRefusals(t *testing.T) {
 	if err := st.Sessions().Start(context.Background(), store.SessionStart{ID: "agent:worker:busy", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -255,7 +262,7 @@ func TestResumedSubagentKeepsDepth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := h.Start(host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(ctx); err != nil {
@@ -282,7 +289,7 @@ func TestRunTimeout(t *testing.T) {
 	h, st := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}},
 		host.Agent{ID: "worker", Model: "openai/worker"})
-	if err := h.Start(host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {

@@ -3,12 +3,11 @@ package auditlog
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"os"
 	"path/filepath"
 	"slices"
@@ -179,9 +178,7 @@ func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 // file is made.
 func (s *Spool) open() error {
 	for attempt := 1; ; attempt++ {
-		var r [6]byte
-		_, _ = rand.Read(r[:])
-		base := fmt.Sprintf("%d-%s", os.Getpid(), hex.EncodeToString(r[:]))
+		base := fmt.Sprintf("%d-%s", os.Getpid(), randid.New("", 6))
 		temp, name := filepath.Join(s.dir, base+tempSuffix), base+spoolSuffix
 		f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
@@ -54,7 +55,7 @@ func (c *chatCmd) Run(e *env) error {
 	key := c.Session
 	if key == "" && c.Agent != "" {
 		// An agent's chat is kept as a session of its own, to list and resume.
-		key = store.SessionKey(c.Agent, "cli", newRunID())
+		key = store.SessionKey(c.Agent, "cli", randid.New("", 6))
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
 	spec, history, err := ar.ownSession(context.Background(), e, key, "cli:chat")
@@ -163,10 +164,10 @@ func (c *chatCmd) Run(e *env) error {
 		mu.Unlock()
 		msg := llm.UserText(line)
 		if started {
-			err = h.Deliver(key, msg)
+			err = h.Deliver(ctx, key, msg)
 		} else {
 			spec.Model = ar.model // as /model left it
-			err = h.Start(spec, history, msg)
+			err = h.Start(ctx, spec, history, msg)
 			started = err == nil
 		}
 		if err == nil && h.Wait(ctx) != nil {

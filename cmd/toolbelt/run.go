@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,8 +19,9 @@ import (
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/config"
-	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
@@ -229,7 +228,7 @@ func (c *runCmd) Run(e *env) error {
 	key := c.Session
 	if key == "" && c.Agent != "" {
 		// An agent's run is kept as a session of its own, to list and resume.
-		key = store.SessionKey(c.Agent, "cli", newRunID())
+		key = store.SessionKey(c.Agent, "cli", randid.New("", 6))
 		fmt.Fprintf(e.stderr, "toolbelt: session %s (resume it with --session %s)\n", key, key)
 	}
 	transcript, runErr := ar.runSession(ctx, e, key, c.Prompt)
@@ -273,7 +272,7 @@ func (ar *agentRun) runSession(ctx context.Context, e *env, key, prompt string) 
 	h := ar.host
 	defer h.Close()
 	started := time.Now()
-	if err := h.Start(spec, history, llm.UserText(prompt)); err != nil {
+	if err := h.Start(ctx, spec, history, llm.UserText(prompt)); err != nil {
 		return nil, err
 	}
 	waitErr := waitIdle(ctx, h, e.jobq, spec.Key, started)
@@ -294,51 +293,21 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 	var history []llm.Message
 	if key != "" {
 		var err error
-		if history, err = loadSession(ctx, e, ar.tc.WorkspaceDir, key); err != nil {
+		if history, err = ar.host.Transcript(ctx, key); err != nil {
 			return host.Spec{}, nil, err
 		}
 	}
 	spec := host.Spec{Key: key, As: ar.tc.Identity(), Model: ar.model, Transient: key == ""}
 	if spec.Transient && e.jobq != nil {
-		spec.Key = kind + ":" + newRunID()
+		spec.Key = randid.New(kind+":", 6)
 	}
 	spec.As.SessionKey = spec.Key
 	ar.host.root, ar.host.rootKey, ar.host.rootAs = ar.agent, spec.Key, spec.As
 	return spec, history, nil
 }
 
-// clipLine shows s on one line of at most about n bytes, line breaks as
-// spaces and escapes visible.
+// clipLine shows s on one line, cut to n characters (textclip.Clip), line
+// breaks as spaces and escapes visible.
 func clipLine(s string, n int) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	if len(s) > n {
-		s = content.HeadBytes(s, n) + "…"
-	}
-	return termsafe.Line(s)
-}
-
-// loadSession returns the transcript of session id, empty for a new one.
-func loadSession(ctx context.Context, e *env, workspace, id string) ([]llm.Message, error) {
-	st, err := e.state(workspace)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := st.Sessions().Messages(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]llm.Message, len(rows))
-	for i, r := range rows {
-		if err := json.Unmarshal(r.Body, &out[i]); err != nil {
-			return nil, fmt.Errorf("session %s: message %d cannot be read: %v", id, r.Seq, err)
-		}
-	}
-	return out, nil
-}
-
-// newRunID is a short random id for a run's session key.
-func newRunID() string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return termsafe.Line(textclip.Clip(strings.ReplaceAll(s, "\n", " "), n))
 }

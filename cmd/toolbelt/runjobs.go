@@ -65,7 +65,7 @@ func watchJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, s
 			}
 			delivered[j.TaskID] = true
 			progressed = true
-			if err := h.Deliver(session, llm.UserText(followUp(j))); err != nil {
+			if err := h.Deliver(ctx, session, llm.UserText(followUp(j))); err != nil {
 				return err
 			}
 		}

@@ -134,7 +134,8 @@ func TestScrub(t *testing.T) {
 		{"Error: ENOENT: no such file or directory, open 'config.json'", "Error: ENOENT: no such file or directory, open 'config.json'"},
 		{"connecting to postgres://app:hunter2@db:5432/app failed", "connecting to postgres://app:[redacted]@db:5432/app failed"},
 		{"Authorization: Bearer abcdefghijklmnop", "Authorization: Bearer [redacted]"},
-		{strings.Repeat("é", 200), strings.Repeat("é", 150) + "…"}, // cut at 300 bytes, on a character boundary
+		{strings.Repeat("é", 300), strings.Repeat("é", 300)}, // 600 bytes, 300 characters
+		{strings.Repeat("é", 400), strings.Repeat("é", 300) + "…"},
 		{strings.Repeat("x", 301), strings.Repeat("x", 300) + "…"},
 	} {
 		if got := scrub(tc.line); got != tc.want {

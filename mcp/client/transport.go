@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // inheritedEnv are the variables a stdio server gets from Toolbelt's own
@@ -203,14 +204,12 @@ const stderrDrain = time.Second
 const maxReasonLine = 300
 
 // scrub makes a line a server wrote to standard error fit to show a model,
-// which is told why the server is down: it is cut to maxReasonLine bytes,
+// which is told why the server is down: it is cut to maxReasonLine
+// characters (textclip.Clip),
 // and each secret in it (a token, a password in a URL, a private key — what
 // the audit log redacts) is replaced.
 func scrub(line string) string {
-	if len(line) > maxReasonLine {
-		line = strings.ToValidUTF8(line[:maxReasonLine], "") + "…"
-	}
-	return audit.RedactText(line)
+	return audit.RedactText(textclip.Clip(line, maxReasonLine))
 }
 
 // stop ends the process as the MCP specification asks: its input is

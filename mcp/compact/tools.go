@@ -3,13 +3,12 @@ package compact
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -270,9 +269,7 @@ func (c *Compact) call(ctx context.Context, call tool.Call, _ *tool.Context, upd
 // the full outputs the pipeline keeps for it have a stable handle.
 func innerCallID(outer, name string) string {
 	if outer == "" {
-		var b [8]byte
-		_, _ = rand.Read(b[:])
-		outer = "compact_" + hex.EncodeToString(b[:])
+		outer = randid.New("compact_", 8)
 	}
 	return outer + "/" + name
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -152,7 +153,7 @@ func (h asyncHandler) step(ctx context.Context, op string, req, out any) error {
 	}
 	b := bytes.TrimSpace(res.Stdout)
 	if err := json.Unmarshal(b, out); err != nil {
-		msg := fmt.Sprintf("the handler of %s did not answer %s with one JSON object (exit code %d): %s", t.Meta.ID, op, res.ExitCode, shorten(string(b), 200))
+		msg := fmt.Sprintf("the handler of %s did not answer %s with one JSON object (exit code %d): %s", t.Meta.ID, op, res.ExitCode, textclip.Clip(string(b), 200))
 		if len(logs) > 0 {
 			msg += ". Its log lines: " + strings.Join(logs, " | ")
 		}

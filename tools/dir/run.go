@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/shell"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
@@ -343,9 +344,9 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 	case res.ExitCode != 0 && jsonErr != nil:
 		return fail(fmt.Sprintf("the handler of %s exited with code %d without an answer", t.Meta.ID, res.ExitCode), broken)
 	case jsonErr != nil:
-		return fail(fmt.Sprintf("the handler of %s did not answer with one JSON object on standard output (%v); it printed: %s", t.Meta.ID, jsonErr, shorten(string(out), 200)), broken)
+		return fail(fmt.Sprintf("the handler of %s did not answer with one JSON object on standard output (%v); it printed: %s", t.Meta.ID, jsonErr, textclip.Clip(string(out), 200)), broken)
 	case resp.Success == nil:
-		return fail(fmt.Sprintf(`the handler of %s answered without "success": true or false; it printed: %s`, t.Meta.ID, shorten(string(out), 200)), broken)
+		return fail(fmt.Sprintf(`the handler of %s answered without "success": true or false; it printed: %s`, t.Meta.ID, textclip.Clip(string(out), 200)), broken)
 	case !*resp.Success:
 		msg := resp.Error
 		if msg == "" {
@@ -420,14 +421,6 @@ func progressResult(p Progress) tool.Result {
 	r := tool.Text(text)
 	r.Details = details
 	return r
-}
-
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }
 
 // preview says what a call would run: the handler, its interpreter and

@@ -11,9 +11,9 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -487,11 +487,11 @@ func (s *scanner) block(data []byte) {
 				}
 			}
 			s.before = s.before[:0]
-			s.hits = append(s.hits, hit{s.line, clipLine(line), true})
+			s.hits = append(s.hits, hit{s.line, textclip.Clip(string(line), grepLineChars), true})
 			s.printed, s.after = s.line, s.context
 			s.matches++
 		case s.after > 0:
-			s.hits = append(s.hits, hit{s.line, clipLine(line), false})
+			s.hits = append(s.hits, hit{s.line, textclip.Clip(string(line), grepLineChars), false})
 			s.printed = s.line
 			s.after--
 		default:
@@ -547,19 +547,5 @@ func (s *scanner) remember(line []byte) {
 	if len(s.before) == s.context {
 		s.before = append(s.before[:0], s.before[1:]...)
 	}
-	s.before = append(s.before, hit{s.line, clipLine(line), false})
-}
-
-// clipLine returns a line for output, cut at grepLineChars characters.
-func clipLine(line []byte) string {
-	if utf8.RuneCount(line) <= grepLineChars {
-		return string(line)
-	}
-	n, i := 0, 0
-	for i < len(line) && n < grepLineChars {
-		_, size := utf8.DecodeRune(line[i:])
-		i += size
-		n++
-	}
-	return string(line[:i]) + fmt.Sprintf(" … [line cut at %d characters]", grepLineChars)
+	s.before = append(s.before, hit{s.line, textclip.Clip(string(line), grepLineChars), false})
 }

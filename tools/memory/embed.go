@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/internal/retry"
+	"github.com/toolbelt/toolbelt/internal/textclip"
 )
 
 // EmbedKind says what a text is embedded for; providers that tell the two
@@ -361,10 +362,7 @@ func (c *client) try(ctx context.Context, url string, h http.Header, payload []b
 		return true, -1, fmt.Errorf("%s embeddings: reading the answer: %w", c.cfg.Provider, err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		msg := strings.TrimSpace(string(data))
-		if len(msg) > 300 {
-			msg = msg[:300] + "…"
-		}
+		msg := textclip.Clip(strings.TrimSpace(string(data)), 300)
 		serr := &StatusError{Provider: c.cfg.Provider, Status: resp.StatusCode, Body: msg}
 		if resp.StatusCode != http.StatusTooManyRequests && resp.StatusCode < 500 {
 			return false, 0, serr

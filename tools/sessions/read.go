@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -272,17 +272,9 @@ func historyRowOf(m tool.SessionMessage, withTools bool) (historyRow, bool) {
 	r.Text = strings.Join(text, "\n")
 	if sm.ToolName != "" {
 		r.ToolName, r.IsError = sm.ToolName, sm.IsError
-		r.Text = shorten(r.Text, ToolResultChars)
+		r.Text = textclip.Clip(r.Text, ToolResultChars)
 	}
 	return r, r.Text != "" || len(r.ToolCalls) > 0
-}
-
-func shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return fmt.Sprintf("%s… [%d more characters]", string(r[:n]), len(r)-n)
 }
 
 type statusArgs struct{}

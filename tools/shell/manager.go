@@ -3,8 +3,6 @@ package shell
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
@@ -69,9 +68,7 @@ func (m *Manager) start(sp spawnSpec) (*session, error) {
 // newIDLocked returns a short session id not in use.
 func (m *Manager) newIDLocked() string {
 	for {
-		var b [3]byte
-		_, _ = rand.Read(b[:])
-		id := hex.EncodeToString(b[:])
+		id := randid.New("", 3)
 		if _, taken := m.sessions[id]; !taken {
 			return id
 		}

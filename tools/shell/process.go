@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -233,7 +234,7 @@ func (m *Manager) listResult(owner string) tool.Result {
 		case in.Signal != "":
 			state = fmt.Sprintf("%s %s", in.Status, in.Signal)
 		}
-		cmd := shorten(strings.ReplaceAll(in.Command, "\n", " "), 80)
+		cmd := textclip.Clip(strings.ReplaceAll(in.Command, "\n", " "), 80)
 		sandbox := ""
 		if in.Sandboxed {
 			sandbox = " sandbox"
@@ -247,13 +248,4 @@ func (m *Manager) listResult(owner string) tool.Result {
 	res := tool.Text(strings.TrimRight(b.String(), "\n"))
 	res.Details = map[string]any{"sessions": infos}
 	return res
-}
-
-// shorten cuts s to at most n characters, marking the cut with "…".
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
@@ -222,7 +223,7 @@ func TestSandboxProcessLimit(t *testing.T) {
 	}
 	poll, fin := e.process(map[string]any{"action": "poll", "sessionId": bomb.SessionID, "timeout": 120_000})
 	if fin.Status != "timeout" || !strings.Contains(poll, "Resource temporarily unavailable") {
-		t.Errorf("fork bomb: status %q, output %q", fin.Status, shorten(poll, 300))
+		t.Errorf("fork bomb: status %q, output %q", fin.Status, textclip.Clip(poll, 300))
 	}
 	if !groupGone(bomb.PID) {
 		t.Errorf("the fork bomb's process group %d survived", bomb.PID)

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
@@ -23,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -302,7 +302,7 @@ func (f *fetcher) result(ctx context.Context, p page, maxChars int, cached bool,
 		if inv.Context != nil && inv.Context.Outputs != nil {
 			id := inv.Call.ID
 			if id == "" {
-				id = newID()
+				id = randid.New("web_", 8)
 			}
 			// The pipeline labels what this call keeps as from outside.
 			if err := inv.Context.Outputs.Put(ctx, id, full); err == nil {
@@ -434,10 +434,4 @@ func cacheKey(tc *tool.Context, toolName string, parts ...string) string {
 		fmt.Fprintf(h, "%d:%s;", len(p), p)
 	}
 	return toolName + ":" + hex.EncodeToString(h.Sum(nil))
-}
-
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return "web_" + hex.EncodeToString(b[:])
 }
