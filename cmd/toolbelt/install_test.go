@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"golang.org/x/mod/module"
+	"golang.org/x/mod/sumdb/dirhash"
 	"golang.org/x/mod/zip"
 )
 
@@ -25,11 +27,18 @@ import (
 // on disk, the only version it lists (so @latest is v0.99.0), runs
 // installCommand with a fresh GOPATH, GOBIN and module cache and GOPROXY
 // naming that proxy first, then the module cache's downloads and the usual
-// proxy for the dependencies, and runs the installed `toolbelt --version`.
-// A replace in go.mod fails it (go install refuses a module that has one),
-// as does a package that does not build from the module's zip alone.
-// -trimpath keys the build cache by module version, not by the fresh
-// module cache's directory, so later runs reuse what earlier ones compiled.
+// proxy for the dependencies, checks what it downloaded against go.sum, and
+// runs the installed `toolbelt --version`. A replace in go.mod fails it (go
+// install refuses a module that has one), as does a package that does not
+// build from the module's zip alone.
+//
+// When the module cache holds the dependencies, nothing comes from the
+// network: GOSUMDB=off, as the checksum database would be asked about each
+// of them (go install outside a module reads no go.sum); sumsMatch checks
+// them against the checkout's go.sum instead, before anything installed
+// runs. The build cache is the usual one, and -trimpath keys it by module
+// version, not by the fresh module cache's directory, so later runs reuse
+// what earlier ones compiled.
 func TestGoInstall(t *testing.T) {
 	t.Parallel()
 	if testing.Short() {
@@ -44,9 +53,9 @@ func TestGoInstall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const version = "v0.99.0"
+	published := module.Version{Path: "github.com/toolbelt/toolbelt", Version: "v0.99.0"}
 	proxy := t.TempDir()
-	publishModule(t, proxy, root, module.Version{Path: "github.com/toolbelt/toolbelt", Version: version})
+	publishModule(t, proxy, root, published)
 
 	goEnv, err := exec.Command("go", "env", "GOMODCACHE", "GOPROXY").Output()
 	if err != nil {
@@ -54,24 +63,25 @@ func TestGoInstall(t *testing.T) {
 	}
 	modCache, goProxy, _ := strings.Cut(strings.TrimSpace(string(goEnv)), "\n")
 	work := t.TempDir()
-	bin := filepath.Join(work, "bin")
+	bin, freshCache := filepath.Join(work, "bin"), filepath.Join(work, "mod")
 	args := strings.Fields(installCommand)
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = work
 	cmd.Env = append(os.Environ(),
 		"GOPROXY="+fileURL(proxy)+","+fileURL(filepath.Join(modCache, "cache", "download"))+","+goProxy,
-		"GONOSUMDB=github.com/toolbelt/toolbelt", "GOPRIVATE=", "GONOPROXY=",
+		"GOSUMDB=off", "GOPRIVATE=", "GONOPROXY=", "GONOSUMDB=",
 		"GOFLAGS=-mod=mod -modcacherw -trimpath", "GOWORK=off", "GOTOOLCHAIN=local",
-		"GOPATH="+filepath.Join(work, "gopath"), "GOMODCACHE="+filepath.Join(work, "mod"), "GOBIN="+bin,
+		"GOPATH="+filepath.Join(work, "gopath"), "GOMODCACHE="+freshCache, "GOBIN="+bin,
 	)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", installCommand, err, out)
 	}
+	sumsMatch(t, freshCache, filepath.Join(root, "go.sum"), published.Path)
 	out, err := exec.Command(filepath.Join(bin, "toolbelt"), "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("the installed toolbelt --version: %v\n%s", err, out)
 	}
-	if got, want := strings.TrimSpace(string(out)), "toolbelt "+version; got != want {
+	if got, want := strings.TrimSpace(string(out)), "toolbelt "+published.Version; got != want {
 		t.Errorf("the installed toolbelt --version printed %q, want %q", got, want)
 	}
 }
@@ -170,4 +180,75 @@ func (f checkoutFile) abs() string                  { return filepath.Join(f.roo
 // fileURL is the file:// URL of a local directory, as GOPROXY takes it.
 func fileURL(dir string) string {
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(dir)}).String()
+}
+
+// sumsMatch checks every module downloaded into the module cache at
+// modCache, but module self, against the go.sum file goSum, as the checksum
+// database would: the hash of its zip (the .ziphash the go command wrote as
+// it extracted the zip) and that of its go.mod must be lines of goSum. A
+// module that does not match ends the test.
+func sumsMatch(t *testing.T, modCache, goSum, self string) {
+	t.Helper()
+	data, err := os.ReadFile(goSum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := map[string]bool{}
+	for line := range strings.Lines(string(data)) {
+		pinned[strings.TrimSpace(line)] = true
+	}
+	download := filepath.Join(modCache, "cache", "download")
+	checked, unpinned := 0, []string(nil)
+	err = filepath.WalkDir(download, func(file string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		line, err := downloadSum(download, file, self)
+		if err != nil || line == "" {
+			return err
+		}
+		checked++
+		if !pinned[line] {
+			unpinned = append(unpinned, line)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading %s: %v", download, err)
+	}
+	if checked == 0 {
+		t.Fatalf("no module downloaded into %s to check", download)
+	}
+	if len(unpinned) > 0 {
+		t.Fatalf("the install downloaded what go.sum does not pin:\n%s", strings.Join(unpinned, "\n"))
+	}
+}
+
+// downloadSum returns the go.sum line of a file of the module cache's
+// download directory: "PATH VERSION HASH" for a zip's .ziphash, "PATH
+// VERSION/go.mod HASH" for a .mod file, "" for other files and module self.
+func downloadSum(download, file, self string) (string, error) {
+	rel, err := filepath.Rel(download, file)
+	if err != nil {
+		return "", err
+	}
+	escaped, name, ok := strings.Cut(filepath.ToSlash(rel), "/@v/")
+	ext := path.Ext(name)
+	if !ok || (ext != ".ziphash" && ext != ".mod") {
+		return "", nil
+	}
+	modPath, err := module.UnescapePath(escaped)
+	if err != nil || modPath == self {
+		return "", err
+	}
+	version, err := module.UnescapeVersion(strings.TrimSuffix(name, ext))
+	if err != nil {
+		return "", err
+	}
+	if ext == ".mod" {
+		h, err := dirhash.Hash1([]string{"go.mod"}, func(string) (io.ReadCloser, error) { return os.Open(file) })
+		return modPath + " " + version + "/go.mod " + h, err
+	}
+	h, err := os.ReadFile(file)
+	return modPath + " " + version + " " + strings.TrimSpace(string(h)), err
 }
