@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/toolbelt/toolbelt/internal/jsonschema"
 )
 
 // Coercion is one argument value [Validator.Coerce] changed.

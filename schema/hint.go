@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/toolbelt/toolbelt/internal/closest"
+	"github.com/toolbelt/toolbelt/internal/jsonschema"
 )
 
 // maxListed is how many allowed properties an unknown-property error lists

@@ -8,7 +8,7 @@ import (
 
 // TestEachDraftsMetaSchema: the validator library compiles a draft's
 // meta-schemas the first time a schema of that draft is checked
-// (third_party/jsonschema, Draft.load); schemas of every draft, compiled
+// (internal/jsonschema, Draft.load); schemas of every draft, compiled
 // together, are each checked against their own draft's.
 func TestEachDraftsMetaSchema(t *testing.T) {
 	t.Parallel()

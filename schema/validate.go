@@ -14,8 +14,8 @@ import (
 	"strings"
 
 	gschema "github.com/google/jsonschema-go/jsonschema"
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"github.com/toolbelt/toolbelt/internal/jsonschema"
+	"github.com/toolbelt/toolbelt/internal/jsonschema/kind"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
 )

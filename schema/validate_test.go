@@ -235,7 +235,7 @@ func compact(t testing.TB, src string) []byte {
 }
 
 // TestCompileConcurrently: the validator library compiles its meta-schemas
-// on the first compile (third_party/jsonschema, not at init); compiles that
+// on the first compile (internal/jsonschema, not at init); compiles that
 // start together all wait for them and still check schemas against them.
 func TestCompileConcurrently(t *testing.T) {
 	t.Parallel()

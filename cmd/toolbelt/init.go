@@ -96,6 +96,10 @@ func (c *initCmd) mcpJSON(dir string) ([]byte, string, error) {
 	return append(b, '\n'), note, nil
 }
 
+// installCommand installs the toolbelt command from the module proxy.
+// TestGoInstall runs it against a proxy that holds this checkout.
+const installCommand = "go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest"
+
 // stdioCommand returns the command line (a program and its first
 // arguments) a client should run to start this toolbelt: the absolute path
 // of the running executable. Under `go run` (a temporary binary, gone after
@@ -113,7 +117,7 @@ func stdioCommand() (argv []string, note string) {
 			return []string{abs}, ""
 		}
 	}
-	install := "'go install github.com/toolbelt/toolbelt/cmd/toolbelt@latest' (or 'go install ./cmd/toolbelt' in the repository)"
+	install := "'" + installCommand + "' (or 'go install ./cmd/toolbelt' in the repository)"
 	if root := moduleRoot(); root != "" {
 		if goBin, err := exec.LookPath("go"); err == nil {
 			if abs, err := filepath.Abs(goBin); err == nil {

@@ -7,7 +7,7 @@ import (
 )
 
 // TestReadabilityRegexps runs the parts of readability that its regular
-// expressions decide (third_party/readability compiles them on first use
+// expressions decide (internal/readability compiles them on first use
 // instead of at init; a wrong one would panic there, which readArticle
 // turns into "no article"): the title's separator and hidden elements.
 func TestReadabilityRegexps(t *testing.T) {

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"codeberg.org/readeck/go-readability/v2/render"
 	"github.com/itlightning/dateparse"
+	"github.com/toolbelt/toolbelt/internal/readability/render"
 	"golang.org/x/net/html"
 )
 

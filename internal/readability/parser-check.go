@@ -4,8 +4,8 @@ import (
 	"math"
 	"strings"
 
-	"codeberg.org/readeck/go-readability/v2/internal/re2go"
 	"github.com/go-shiori/dom"
+	"github.com/toolbelt/toolbelt/internal/readability/internal/re2go"
 	"golang.org/x/net/html"
 )
 

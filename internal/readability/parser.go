@@ -14,8 +14,8 @@ import (
 	"strconv"
 	"strings"
 
-	"codeberg.org/readeck/go-readability/v2/internal/re2go"
 	"github.com/go-shiori/dom"
+	"github.com/toolbelt/toolbelt/internal/readability/internal/re2go"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
