@@ -8,6 +8,7 @@ import (
 	"fmt"
 	iofs "io/fs"
 	"log/slog"
+	"sync/atomic"
 
 	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
@@ -163,9 +164,14 @@ func (pl *plan) commit(ctx context.Context, inv tool.Invocation) (string, error)
 			if ctx.Err() != nil {
 				return "", err
 			}
-			slog.ErrorContext(ctx, "keeping the intent of a file change failed; the change is refused",
-				"call", inv.Call.ID, "tool", inv.Call.Name, "err", err)
+			if !refusing.Swap(true) {
+				slog.ErrorContext(ctx, "keeping the intent of a file change failed; changes are refused until one can be kept (later refusals are not logged)",
+					"call", inv.Call.ID, "tool", inv.Call.Name, "err", err)
+			}
 			return "", &notKept{err}
+		}
+		if refusing.Swap(false) {
+			slog.InfoContext(ctx, "the intents of file changes can be kept again: changes run again")
 		}
 	}
 	err := changeset.Apply(ctx, pl.b, cs)
@@ -245,6 +251,11 @@ func recoveredLater(intends bool) string {
 	}
 	return ""
 }
+
+// refusing is set while the changes of this process are refused because
+// their intents cannot be kept, so that a full disk is logged once, not
+// once per call.
+var refusing atomic.Bool
 
 // notKept is the refusal of a change whose intent could not be kept: no
 // file was changed.
