@@ -46,25 +46,33 @@ var fiveArgs = json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"m
 
 // BenchmarkNoopCall runs one no-op call with a 5-field schema: through the
 // skeleton (resolve, decode, validate, execute, result message: the
-// arguments and validate steps only) and through the complete pipeline
-// with every default step.
+// arguments and validate steps only), through the complete pipeline with
+// every default step, and through it for a caller (as the MCP server and
+// the session host run calls: invoke.WithCaller) in a workspace.
 func BenchmarkNoopCall(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		opts []invoke.Option
+		name   string
+		opts   []invoke.Option
+		caller bool
 	}{
 		{"skeleton", []invoke.Option{invoke.WithSteps(func(steps []invoke.Step) []invoke.Step {
 			return slices.DeleteFunc(steps, func(s invoke.Step) bool { return s.Name != "arguments" && s.Name != "validate" })
-		})}},
-		{"complete", nil},
+		})}, false},
+		{"complete", nil, false},
+		{"caller", nil, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			reg := registry.New()
 			if err := reg.Register(noopTool("noop")); err != nil {
 				b.Fatal(err)
 			}
-			r := invoke.New(reg, nil, bc.opts...)
+			var tc *tool.Context
 			ctx := context.Background()
+			if bc.caller {
+				tc = benchContext(b.TempDir())
+				ctx = invoke.WithCaller(ctx, tool.Identity{SessionKey: "s1", Channel: "mcp", Principal: "bob"})
+			}
+			r := invoke.New(reg, tc, bc.opts...)
 			call := tool.Call{ID: "call_1", Name: "noop", Arguments: fiveArgs}
 			if msg := r.Run(ctx, call); msg.IsError {
 				b.Fatal(msg.Content[0].Text)
@@ -93,4 +101,10 @@ func BenchmarkBatch64(b *testing.B) {
 	for b.Loop() {
 		r.RunBatch(ctx, calls)
 	}
+}
+
+// benchContext is the tool context of the caller benchmark: a workspace,
+// run for the owner at the terminal.
+func benchContext(dir string) *tool.Context {
+	return &tool.Context{WorkspaceDir: dir, Channel: "cli", Owner: true}
 }
