@@ -14,6 +14,8 @@ import (
 	"encoding/json"
 	"errors"
 	"time"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // ErrNotDurable matches the error of an audit log's Durable, and of an
@@ -50,7 +52,9 @@ type Record struct {
 	Tool string `json:"tool"`
 	// AgentID, SessionKey and Channel say who called, in which
 	// conversation, from where; Owner that the caller was known to be the
-	// owner.
+	// owner. SetCaller sets them, Principal and Workspace from the call's
+	// identity; they are kept apart, not as a tool.Identity, so records
+	// hash as they always have.
 	AgentID    string `json:"agentId"`
 	SessionKey string `json:"sessionKey"`
 	Channel    string `json:"channel"`
@@ -85,6 +89,13 @@ type Record struct {
 	DryRun bool `json:"dryRun"`
 	// Hash is the record's hash in the chain (hex SHA-256).
 	Hash string `json:"hash,omitempty"`
+}
+
+// SetCaller records id as who made the call, and where: its agent,
+// session, channel, owner flag and principal, and the workspace, which
+// should be resolved (tool.Identity.Scope).
+func (r *Record) SetCaller(id tool.Identity) {
+	r.AgentID, r.SessionKey, r.Channel, r.Owner, r.Principal, r.Workspace = id.AgentID, id.SessionKey, id.Channel, id.Owner, id.Principal, id.Workspace
 }
 
 // KindRecovery is the Kind of a record that says what recovering a spool

@@ -28,7 +28,7 @@ func TestScheduledCallsRunAsTheirSetter(t *testing.T) {
 	calls := new(atomic.Int32)
 	r := newRig(t, st, calls, automation.Options{})
 	strict := &policy.Policy{OwnerOnly: []string{"echo"}, Subagents: policy.Rules{Deny: []string{"echo"}}, Sandbox: policy.Rules{Deny: []string{"echo"}}}
-	r.sched.SetRunner(invoke.New(r.reg, &tool.Context{WorkspaceDir: t.TempDir(), Owner: true, Channel: "cli", Cron: r.sched}, invoke.WithPolicy(strict), invoke.WithAudit(r.audit)))
+	r.sched.SetRunner(invoke.New(r.reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), Owner: true, Channel: "cli"}, Cron: r.sched}, invoke.WithPolicy(strict), invoke.WithAudit(r.audit)))
 	for _, tt := range []struct {
 		name   string
 		by     tool.Identity

@@ -94,12 +94,12 @@ func TestCronToolRefusesEscapes(t *testing.T) {
 		args string
 		has  string
 	}{
-		{"sandboxed tool call", tool.Context{Sandboxed: true}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
-		{"sub-agent tool call", tool.Context{Subagent: true, AgentID: "checker"}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
-		{"message to an agent not allowed", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"hi","agentId":"admin"}`, "may not send messages to agent"},
-		{"unknown agent", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"hi","agentId":"ghost"}`, "is configured. Configured: writer, checker, admin"},
-		{"message to an allowed agent", tool.Context{AgentID: "writer"}, `{"action":"add","every":"1h","message":"check","agentId":"checker"}`, `"agentId":"checker"`},
-		{"reminder to oneself", tool.Context{AgentID: "writer", SessionKey: "agent:writer:main"}, `{"action":"add","every":"1h","message":"stretch"}`, `"sessionKey":"agent:writer:main"`},
+		{"sandboxed tool call", tool.Context{Identity: tool.Identity{Sandboxed: true}}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
+		{"sub-agent tool call", tool.Context{Identity: tool.Identity{Subagent: true, AgentID: "checker"}}, `{"action":"add","every":"1h","tool":"echo"}`, "cannot schedule tool calls"},
+		{"message to an agent not allowed", tool.Context{Identity: tool.Identity{AgentID: "writer"}}, `{"action":"add","every":"1h","message":"hi","agentId":"admin"}`, "may not send messages to agent"},
+		{"unknown agent", tool.Context{Identity: tool.Identity{AgentID: "writer"}}, `{"action":"add","every":"1h","message":"hi","agentId":"ghost"}`, "is configured. Configured: writer, checker, admin"},
+		{"message to an allowed agent", tool.Context{Identity: tool.Identity{AgentID: "writer"}}, `{"action":"add","every":"1h","message":"check","agentId":"checker"}`, `"agentId":"checker"`},
+		{"reminder to oneself", tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: "agent:writer:main"}}, `{"action":"add","every":"1h","message":"stretch"}`, `"sessionKey":"agent:writer:main"`},
 	} {
 		tc := tt.tc
 		tc.Owner, tc.Cron, tc.Agents = true, r.sched, agents
@@ -122,8 +122,8 @@ func TestCronToolKeepsSettersApart(t *testing.T) {
 	st := storetest.Open(t, t.TempDir()+"/t.db")
 	r := newRig(t, st, new(atomic.Int32), automation.Options{})
 	agents := []tool.AgentInfo{{ID: "lead", Spawns: []string{"checker"}}, {ID: "checker", Spawns: []string{"checker"}}}
-	owner := tool.Context{Owner: true, Channel: "cli"}
-	sub := tool.Context{Owner: true, Channel: "cli", AgentID: "checker", SessionKey: "agent:checker:subagent:1", Subagent: true}
+	owner := tool.Context{Identity: tool.Identity{Owner: true, Channel: "cli"}}
+	sub := tool.Context{Identity: tool.Identity{Owner: true, Channel: "cli", AgentID: "checker", SessionKey: "agent:checker:subagent:1", Subagent: true}}
 	call := func(tc tool.Context, args string) (string, bool) {
 		t.Helper()
 		tc.Cron, tc.Agents = r.sched, agents
@@ -142,11 +142,11 @@ func TestCronToolKeepsSettersApart(t *testing.T) {
 		return got.Added
 	}
 	mine := added(owner, `{"action":"add","every":"1h","tool":"echo","arguments":{"text":"owner"}}`)
-	if mine.Owner != owner.Identity() {
+	if mine.Owner != owner.Identity {
 		t.Fatalf("the owner's schedule records %+v", mine.Owner)
 	}
 	theirs := added(sub, `{"action":"add","every":"1h","message":"wake up"}`)
-	if want := sub.Identity(); theirs.Owner != want || theirs.Payload.SessionKey != want.SessionKey || theirs.Payload.AgentID != "checker" {
+	if want := sub.Identity; theirs.Owner != want || theirs.Payload.SessionKey != want.SessionKey || theirs.Payload.AgentID != "checker" {
 		t.Fatalf("the sub-agent's schedule: %+v", theirs)
 	}
 	for _, args := range []string{
@@ -181,10 +181,10 @@ func TestCronToolKeepsSettersApart(t *testing.T) {
 	}
 	// The owner may change when the sub-agent's reminder runs: it stays
 	// the sub-agent's. Changing what it says makes it the owner's.
-	if out, isErr := call(owner, `{"action":"update","id":"`+theirs.ID+`","every":"2h"}`); isErr || get(theirs.ID).Owner != sub.Identity() {
+	if out, isErr := call(owner, `{"action":"update","id":"`+theirs.ID+`","every":"2h"}`); isErr || get(theirs.ID).Owner != sub.Identity {
 		t.Errorf("a change of timing changed who set it: %s %+v", out, get(theirs.ID).Owner)
 	}
-	if out, isErr := call(owner, `{"action":"update","id":"`+theirs.ID+`","message":"tidy up","sessionKey":"agent:checker:subagent:1","agentId":"checker"}`); isErr || get(theirs.ID).Owner != owner.Identity() {
+	if out, isErr := call(owner, `{"action":"update","id":"`+theirs.ID+`","message":"tidy up","sessionKey":"agent:checker:subagent:1","agentId":"checker"}`); isErr || get(theirs.ID).Owner != owner.Identity {
 		t.Errorf("a change of the message did not make it the owner's: %s %+v", out, get(theirs.ID).Owner)
 	}
 	// A schedule kept before setters were recorded: only a caller with
@@ -198,7 +198,7 @@ func TestCronToolKeepsSettersApart(t *testing.T) {
 	if out, isErr := call(sub, `{"action":"run","id":"`+mine.ID+`"}`); !isErr || !strings.Contains(out, "was set with rights you lack") {
 		t.Errorf("the sub-agent ran an old schedule: %s", out)
 	}
-	if out, isErr := call(owner, `{"action":"update","id":"`+mine.ID+`","arguments":{"text":"again"}}`); isErr || get(mine.ID).Legacy || get(mine.ID).Owner != owner.Identity() {
+	if out, isErr := call(owner, `{"action":"update","id":"`+mine.ID+`","arguments":{"text":"again"}}`); isErr || get(mine.ID).Legacy || get(mine.ID).Owner != owner.Identity {
 		t.Errorf("the owner's update of an old schedule: %s %+v", out, get(mine.ID))
 	}
 }

@@ -59,13 +59,14 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	if r.auditor == nil {
 		return
 	}
-	tc := req.Context
 	rec := audit.Record{
 		Time: req.Started, CallID: req.Call.ID, ProviderCallID: req.Call.ProviderID, Tool: req.Tool.Name,
-		AgentID: tc.AgentID, SessionKey: tc.SessionKey, Channel: tc.Channel, Principal: tc.Principal, Owner: tc.Owner, Workspace: req.Scope.Workspace,
 		Provider: req.Provider, Arguments: req.Call.Arguments,
 		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun,
 	}
+	caller := req.Context.Identity
+	caller.Workspace = req.Scope.Workspace
+	rec.SetCaller(caller)
 	if req.Model != "" {
 		rec.Provider += "/" + req.Model
 	}

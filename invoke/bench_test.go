@@ -106,5 +106,5 @@ func BenchmarkBatch64(b *testing.B) {
 // benchContext is the tool context of the caller benchmark: a workspace,
 // run for the owner at the terminal.
 func benchContext(dir string) *tool.Context {
-	return &tool.Context{WorkspaceDir: dir, Channel: "cli", Owner: true}
+	return &tool.Context{Identity: tool.Identity{Workspace: dir, Channel: "cli", Owner: true}}
 }

@@ -56,7 +56,9 @@ type Confirmation struct {
 	// tool's preview says); it is "" when "always" is not offered, and
 	// NoAlways then says why.
 	Always, NoAlways string
-	Context          *tool.Context
+	// Caller is who asks for the call, and in which workspace: the call's
+	// identity, as policy and the audit log see it.
+	Caller tool.Identity
 }
 
 // Answer is a person's decision.
@@ -200,7 +202,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		c := Confirmation{
 			CallID: req.Call.ID, Tool: req.Tool.Name, Args: req.Call.Arguments, Risk: req.Risk, Reason: why,
 			Message: req.Tool.Meta.ConfirmationMessage, Effects: req.Effects, Fingerprint: fp,
-			Always: always, NoAlways: noAlways, Context: req.Context,
+			Always: always, NoAlways: noAlways, Caller: req.Context.Identity,
 		}
 		if req.Approval != nil && req.Approval.Message != "" {
 			c.Message = req.Approval.Message
@@ -318,7 +320,7 @@ func Fingerprint(name string, args json.RawMessage, tc *tool.Context, e *tool.Ef
 	field("tool", name)
 	field("args", canonicalJSON(args))
 	if tc != nil {
-		field("workspace", tc.WorkspaceDir)
+		field("workspace", tc.Workspace)
 	}
 	if e != nil {
 		field("workdir", e.Workdir)

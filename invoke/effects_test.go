@@ -56,7 +56,7 @@ func fileWorkspace(t *testing.T, tools ...tool.Tool) (string, *registry.Registry
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
-	return ws, reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: b}
+	return ws, reg, &tool.Context{Identity: tool.Identity{Workspace: ws}, FSRoot: ws, FS: b}
 }
 
 // snapshot returns every regular file of the workspace and its content.

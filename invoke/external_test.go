@@ -104,7 +104,7 @@ func TestExternalContentStaysWrapped(t *testing.T) {
 	if err := sessions.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithConfig(invoke.Config{MaxResultChars: limit}))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, invoke.WithConfig(invoke.Config{MaxResultChars: limit}))
 	args := `{"url":"` + source + `"}`
 
 	for _, tc := range []struct {

@@ -196,7 +196,7 @@ func TestPolicyInThePipeline(t *testing.T) {
 		ByProvider: map[string]policy.Rules{"xai": {Deny: []string{"group:web"}}},
 	}}
 	a := &asker{answer: invoke.Answer{Allow: true, By: "bob"}}
-	guest := invoke.New(reg, &tool.Context{Channel: "discord"}, invoke.WithPolicy(p), invoke.WithConfirmer(a))
+	guest := invoke.New(reg, &tool.Context{Identity: tool.Identity{Channel: "discord"}}, invoke.WithPolicy(p), invoke.WithConfirmer(a))
 	var offered []string
 	for _, tt := range guest.Tools(nil) {
 		offered = append(offered, tt.Name)
@@ -223,7 +223,7 @@ func TestPolicyInThePipeline(t *testing.T) {
 	if len(a.asked) != 1 || a.asked[0].Tool != "read" || !strings.Contains(a.asked[0].Reason, `ask read when path matches "**/.env*"`) {
 		t.Errorf("ask rule: %+v", a.asked)
 	}
-	owner := invoke.New(reg, &tool.Context{Owner: true}, invoke.WithPolicy(p))
+	owner := invoke.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, invoke.WithPolicy(p))
 	if msg := owner.Run(context.Background(), tool.Call{ID: "c", Name: "cron", Arguments: json.RawMessage(`{"path":"a"}`)}); msg.IsError {
 		t.Errorf("owner: %q", text(msg))
 	}
@@ -254,7 +254,7 @@ func TestDryRun(t *testing.T) {
 
 func TestFingerprintIsCanonical(t *testing.T) {
 	t.Parallel()
-	tc := &tool.Context{WorkspaceDir: "/w"}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: "/w"}}
 	a := invoke.Fingerprint("exec", json.RawMessage(`{"b":1,"a":"x"}`), tc, nil)
 	b := invoke.Fingerprint("exec", json.RawMessage(` { "a" : "x" , "b" : 1 } `), tc, nil)
 	if a != b {
@@ -263,7 +263,7 @@ func TestFingerprintIsCanonical(t *testing.T) {
 	for name, other := range map[string]string{
 		"tool":      invoke.Fingerprint("read", json.RawMessage(`{"a":"x","b":1}`), tc, nil),
 		"args":      invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":2}`), tc, nil),
-		"workspace": invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), &tool.Context{WorkspaceDir: "/v"}, nil),
+		"workspace": invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), &tool.Context{Identity: tool.Identity{Workspace: "/v"}}, nil),
 		"script":    invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{ScriptHash: "abc"}),
 		"diff":      invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{Diff: "-a\n+b\n"}),
 		"files":     invoke.Fingerprint("exec", json.RawMessage(`{"a":"x","b":1}`), tc, &tool.Effects{WorkspaceHash: "abc"}),
@@ -404,13 +404,13 @@ func TestCallerOverridesTheContext(t *testing.T) {
 	if err := reg.Register(who); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke.New(reg, &tool.Context{Owner: true, Channel: "cli", SessionKey: "s0"}, invoke.WithPolicy(p), invoke.WithAudit(log))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Owner: true, Channel: "cli", SessionKey: "s0"}}, invoke.WithPolicy(p), invoke.WithAudit(log))
 	// Not the owner: refused, though the runner's context says owner.
-	ctx := invoke.WithCaller(context.Background(), invoke.Caller{SessionKey: "s1", Channel: "mcp", Principal: "bob"})
+	ctx := invoke.WithCaller(context.Background(), tool.Identity{SessionKey: "s1", Channel: "mcp", Principal: "bob"})
 	if msg := r.Run(ctx, tool.Call{ID: "1", Name: "who"}); !msg.IsError || !strings.Contains(text(msg), policy.OwnerOnlyReason) {
 		t.Errorf("non-owner caller: %q", text(msg))
 	}
-	ctx = invoke.WithCaller(context.Background(), invoke.Caller{SessionKey: "s2", Channel: "mcp", Principal: "alice", Owner: true})
+	ctx = invoke.WithCaller(context.Background(), tool.Identity{SessionKey: "s2", Channel: "mcp", Principal: "alice", Owner: true})
 	if msg := r.Run(ctx, tool.Call{ID: "2", Name: "who"}); msg.IsError {
 		t.Errorf("owner caller: %q", text(msg))
 	}
@@ -465,7 +465,7 @@ func TestAlwaysCoversWhatThePreviewSays(t *testing.T) {
 	if err := reg.Register(s.tool()); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithConfirmer(a), invoke.WithApprovalStore(store))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, invoke.WithConfirmer(a), invoke.WithApprovalStore(store))
 	call(r, `{"command":"rm -rf build"}`)
 	if c := a.asked[0]; c.Always != "this exact action, in this workspace" || c.NoAlways != "" {
 		t.Errorf("default: always %q, not offered %q", c.Always, c.NoAlways)
@@ -515,7 +515,7 @@ func TestBlanketApprovalIsNotBound(t *testing.T) {
 		if err := reg.Register(s.tool()); err != nil {
 			t.Fatal(err)
 		}
-		r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithConfirmer(tt.confirmer))
+		r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, invoke.WithConfirmer(tt.confirmer))
 		if msg := call(r, `{"command":"make"}`); msg.IsError {
 			t.Fatal(text(msg))
 		}
@@ -536,7 +536,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	if err := reg.Register(s.tool()); err != nil {
 		t.Fatal(err)
 	}
-	tc := &tool.Context{WorkspaceDir: t.TempDir()}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}
 	first := invoke.New(reg, tc, invoke.WithConfirmer(a), invoke.WithApprovalStore(store))
 	if msg := call(first, `{"command":"make deploy"}`); msg.IsError || len(store.set) != 1 {
 		t.Fatalf("%q, %d stored", text(msg), len(store.set))

@@ -35,7 +35,7 @@ func TestCallIdentity(t *testing.T) {
 	if err := reg.Register(probe); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: link, SessionKey: "s1"}, invoke.WithAudit(rec))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: link, SessionKey: "s1"}}, invoke.WithAudit(rec))
 	ctx := context.Background()
 	m1 := r.Run(ctx, tool.Call{Name: "probe", Arguments: []byte(`{"path":"a"}`)})
 	m2 := r.Run(ctx, tool.Call{Name: "probe", Arguments: []byte(`{"path":"a"}`)})

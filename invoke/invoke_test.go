@@ -41,7 +41,7 @@ func newRunner(t *testing.T, tools []tool.Tool, opts ...invoke.Option) *invoke.R
 			t.Fatal(err)
 		}
 	}
-	return invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, opts...)
+	return invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, opts...)
 }
 
 func text(m tool.ResultMessage) string {
@@ -298,7 +298,7 @@ func TestTypedToolThroughPipeline(t *testing.T) {
 		Limit int    `json:"limit,omitempty" minimum:"1" default:"20"`
 	}
 	typed := tool.Must(tool.New("lines", "Count.", func(_ context.Context, in args, inv tool.Invocation) (tool.Result, error) {
-		return tool.Textf("%s:%d:%s", in.Path, in.Limit, inv.Context.WorkspaceDir), nil
+		return tool.Textf("%s:%d:%s", in.Path, in.Limit, inv.Context.Workspace), nil
 	}))
 	r := newRunner(t, []tool.Tool{typed})
 	if msg := run(t, r, "lines", `"{\"path\":\"a.go\"}"`); msg.IsError || !strings.HasPrefix(text(msg), "a.go:20:/") {

@@ -647,7 +647,7 @@ func TestTruncationAtMultibyteBoundaryKeepsEverything(t *testing.T) {
 		t.Errorf("shaping twice cut again: %d characters, then %d", utf8.RuneCountInString(got), utf8.RuneCountInString(twice))
 	}
 	// Kept for the runner's scope (its workspace), and read back in it.
-	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), tool.ScopeOf(r.Context())), "call_1")
+	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), r.Context().Scope()), "call_1")
 	if err != nil || !ok || kept.Text != full || kept.Origin != nil {
 		t.Error("full output not kept")
 	}
@@ -686,7 +686,7 @@ func TestTruncationKeepsWhatTheToolKept(t *testing.T) {
 	if !strings.HasPrefix(notice, want+"\n") || !strings.HasSuffix(got, "Read on with result_read.]") {
 		t.Errorf("notice %.300q\nwant   %q, then the tool's own notice", notice, want)
 	}
-	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), tool.ScopeOf(r.Context())), "call_1")
+	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), r.Context().Scope()), "call_1")
 	if err != nil || !ok || kept.Text != page {
 		t.Errorf("the tool's page was replaced: %d characters kept, want %d", len(kept.Text), len(page))
 	}
@@ -865,8 +865,8 @@ func TestResultReadContext(t *testing.T) {
 	t.Parallel()
 	outputs := invoke.NewMemoryOutputs(1 << 10)
 	reg := registry.New()
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: "/w"}, invoke.WithOutputs(outputs))
-	if r.Context().Outputs != outputs || r.Context().WorkspaceDir != "/w" {
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: "/w"}}, invoke.WithOutputs(outputs))
+	if r.Context().Outputs != outputs || r.Context().Workspace != "/w" {
 		t.Error("the tool context does not carry the runner's output store")
 	}
 	// The bound drops the oldest.

@@ -13,16 +13,13 @@ import (
 func WithPolicy(p *policy.Policy) Option { return func(r *Runner) { r.policy = p } }
 
 // policyRequest describes a call, or a tool to offer, to the policy.
-func policyRequest(tc *tool.Context, m tool.Meta, args map[string]any, provider, model string) policy.Request {
-	return policy.Request{
-		Meta: m, Args: args, Agent: tc.AgentID, Provider: provider, Model: model, Channel: tc.Channel,
-		Sandboxed: tc.Sandboxed, Subagent: tc.Subagent, Owner: tc.Owner,
-	}
+func policyRequest(caller tool.Identity, m tool.Meta, args map[string]any, provider, model string) policy.Request {
+	return policy.Request{Meta: m, Args: args, Caller: caller, Provider: provider, Model: model}
 }
 
 // offered reports whether the policy lets the runner offer the tool at all.
 func (r *Runner) offered(m tool.Meta) bool {
-	return r.policy == nil || r.policy.Offers(policyRequest(r.tc, m, nil, "", ""))
+	return r.policy == nil || r.policy.Offers(policyRequest(r.tc.Identity, m, nil, "", ""))
 }
 
 // accessStep is the "access" step, which runs before the arguments are
@@ -35,7 +32,7 @@ func (r *Runner) accessStep(next Handler) Handler {
 		if r.policy == nil {
 			return next(ctx, req)
 		}
-		res := r.policy.Decide(policyRequest(req.Context, req.Tool.Meta, nil, req.Provider, req.Model))
+		res := r.policy.Decide(policyRequest(req.Context.Identity, req.Tool.Meta, nil, req.Provider, req.Model))
 		if res.Decision == policy.Deny {
 			req.Verdicts = res.Verdicts
 			req.Outcome = OutcomeDenied
@@ -91,7 +88,7 @@ func callRequest(ctx context.Context, p *policy.Policy, req *Request) policy.Req
 			args = map[string]any{}
 		}
 	}
-	pr := policyRequest(req.Context, req.Tool.Meta, args, req.Provider, req.Model)
+	pr := policyRequest(req.Context.Identity, req.Tool.Meta, args, req.Provider, req.Model)
 	if args != nil && p.UsesFiles() {
 		pr.Files, pr.FilesListed = req.files(ctx)
 	}

@@ -21,7 +21,7 @@
 //	external   text from outside labelled with its source (shape wraps it)
 //	execute    the tool itself; panics and Go errors become results
 //
-//	r := invoke.New(reg, &tool.Context{WorkspaceDir: dir})
+//	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: dir}})
 //	msg := r.Run(ctx, tool.Call{ID: "call_1", Name: "read", Arguments: []byte(`{"path":"go.mod"}`)})
 //
 // Errors a model should see are results, never Go errors or panics.
@@ -347,19 +347,31 @@ func OnUpdate(fn func(tool.Result)) CallOption {
 	return func(req *Request) { req.onUpdate = fn }
 }
 
-// scopeOf returns the scope of calls run for tc, its workspace resolved
-// once per directory.
-func (r *Runner) scopeOf(tc *tool.Context) tool.Scope {
-	if tc == nil {
-		return tool.Scope{}
+// contextFor returns the tool context of a call for caller: the runner's,
+// its identity made to run as caller (tool.Identity.RunAs). Only the
+// identity is merged; the context is copied only when the merged identity
+// differs from the runner's (a session host's calls run as its runner's).
+func (r *Runner) contextFor(caller tool.Identity) *tool.Context {
+	id := r.tc.Identity
+	id.RunAs(caller)
+	if id == r.tc.Identity {
+		return r.tc
 	}
-	s := tool.Scope{Session: tc.SessionKey}
-	if tc.WorkspaceDir != "" {
-		if ws, ok := r.workspaces.Load(tc.WorkspaceDir); ok {
+	tc := *r.tc
+	tc.Identity = id
+	return &tc
+}
+
+// scopeOf returns the scope of calls run as id, its workspace resolved
+// once per directory.
+func (r *Runner) scopeOf(id tool.Identity) tool.Scope {
+	s := tool.Scope{Session: id.SessionKey}
+	if id.Workspace != "" {
+		if ws, ok := r.workspaces.Load(id.Workspace); ok {
 			s.Workspace = ws.(string)
 		} else {
-			s.Workspace = tool.ResolveDir(tc.WorkspaceDir)
-			r.workspaces.Store(tc.WorkspaceDir, s.Workspace)
+			s.Workspace = tool.ResolveDir(id.Workspace)
+			r.workspaces.Store(id.Workspace, s.Workspace)
 		}
 	}
 	return s
@@ -422,14 +434,12 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 		req.Note("argumentsShape", shape)
 	}
 	if c, ok := CallerFrom(ctx); ok {
-		tc := *r.tc
-		tc.RunAs(c)
-		req.Context = &tc
+		req.Context = r.contextFor(c)
 	}
 	for _, o := range opts {
 		o(req)
 	}
-	req.Scope = r.scopeOf(req.Context)
+	req.Scope = r.scopeOf(req.Context.Identity)
 	ctx = tool.WithScope(ctx, req.Scope)
 	rt, res := r.resolve(name)
 	if rt != nil {

@@ -403,7 +403,7 @@ func cloneArgs(args map[string]any) map[string]any {
 // relative returns an absolute path inside the workspace relative to it;
 // any other path as it is (the tools refuse what lies outside).
 func (r *Runner) relative(p string) string {
-	ws := r.tc.WorkspaceDir
+	ws := r.tc.Workspace
 	if ws == "" || !filepath.IsAbs(p) {
 		return p
 	}

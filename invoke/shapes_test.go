@@ -62,7 +62,7 @@ func newShapeEnv(t *testing.T) *shapeEnv {
 		e.mu.Unlock()
 		return invoke.BeforeDecision{}, nil
 	})
-	e.r = invoke.New(reg, &tool.Context{WorkspaceDir: root, FSRoot: root, FS: l}, invoke.WithHooks(hooks), invoke.WithConfirmer(invoke.AutoApprove))
+	e.r = invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: root}, FSRoot: root, FS: l}, invoke.WithHooks(hooks), invoke.WithConfirmer(invoke.AutoApprove))
 	return e
 }
 

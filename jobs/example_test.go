@@ -52,7 +52,7 @@ func Example() {
 	if err := reg.Register(video); err != nil {
 		panic(err)
 	}
-	tc := &tool.Context{WorkspaceDir: "."}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: "."}}
 
 	q, err := jobs.Open(ctx, dsn, jobs.Config{Run: true, WebhookSecret: secret})
 	if err != nil {

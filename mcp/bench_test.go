@@ -81,7 +81,7 @@ func benchWorkspace(b *testing.B) (*registry.Registry, *tool.Context) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	return reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: bridge, Owner: true}
+	return reg, &tool.Context{Identity: tool.Identity{Workspace: ws, Owner: true}, FSRoot: ws, FS: bridge}
 }
 
 // BenchmarkHTTPSessionMemory measures the memory an open streamable HTTP
@@ -92,7 +92,7 @@ func benchWorkspace(b *testing.B) (*registry.Registry, *tool.Context) {
 // in the same process and keeps only the session ids.
 func BenchmarkHTTPSessionMemory(b *testing.B) {
 	reg, tc := benchWorkspace(b)
-	ws := tc.WorkspaceDir
+	ws := tc.Workspace
 	tb := mcp.New(reg, tc, mcp.Options{Logger: quietLog})
 	defer tb.Close()
 	bare := sdk.NewServer(&sdk.Implementation{Name: "floor", Version: "1"}, nil)

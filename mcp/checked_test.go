@@ -59,7 +59,7 @@ func TestStandInsListAsTheTools(t *testing.T) {
 	versions := map[string]string{"2025-06-18": "", "2025-11-25": "", "2026-07-28": `"_meta":` + newProtocol}
 	for _, d := range schema.Dialects() {
 		serve := func(sdkChecks bool) *Server {
-			srv := newServer(reg, &tool.Context{Owner: true}, Options{Logger: slog.New(slog.DiscardHandler), Dialect: d}, sdkChecks)
+			srv := newServer(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, Options{Logger: slog.New(slog.DiscardHandler), Dialect: d}, sdkChecks)
 			t.Cleanup(srv.Close)
 			return srv
 		}

@@ -39,7 +39,7 @@ func TestApprovalFormSaysWhatAlwaysCovers(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var questions []*sdk.ElicitParams
-	srv := mcp.New(reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog})
+	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog})
 	t.Cleanup(srv.Close)
 	cs := connectTo(t, srv, &sdk.ClientOptions{ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 		mu.Lock()

@@ -25,7 +25,7 @@ func TestFirstAnswer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			srv := mcp.New(newFixture(t).reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog})
+			srv := mcp.New(newFixture(t).reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog})
 			t.Cleanup(srv.Close)
 			cs := connectTo(t, srv, nil, nil)
 			answered := func() bool {

@@ -50,7 +50,7 @@ var fixturePolicy = &policy.Policy{Tools: policy.Rules{
 func newServer(t *testing.T, f *fixture, opts mcp.Options, log *auditLog) *mcp.Server {
 	t.Helper()
 	opts.Logger = quietLog
-	srv := mcp.New(f.reg, &tool.Context{Owner: true, Channel: "cli"}, opts, invoke.WithPolicy(fixturePolicy), invoke.WithAudit(log))
+	srv := mcp.New(f.reg, &tool.Context{Identity: tool.Identity{Owner: true, Channel: "cli"}}, opts, invoke.WithPolicy(fixturePolicy), invoke.WithAudit(log))
 	t.Cleanup(srv.Close)
 	return srv
 }

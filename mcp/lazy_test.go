@@ -68,7 +68,7 @@ func TestLazyParametersListAsConverted(t *testing.T) {
 	}
 	for _, d := range schema.Dialects() {
 		serve := func(reg *registry.Registry) *Server {
-			srv := New(reg, &tool.Context{Owner: true}, Options{Logger: slog.New(slog.DiscardHandler), Dialect: d})
+			srv := New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, Options{Logger: slog.New(slog.DiscardHandler), Dialect: d})
 			t.Cleanup(srv.Close)
 			return srv
 		}

@@ -61,7 +61,7 @@ func TestListedSchemaIsTheCompiledJSON(t *testing.T) {
 // writes it, read from the wire with a raw JSON-RPC connection.
 func rawList(t *testing.T, reg *registry.Registry, dialect schema.Dialect) map[string]json.RawMessage {
 	t.Helper()
-	srv := mcp.New(reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog, Dialect: dialect}, invoke.WithPolicy(nil))
+	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Dialect: dialect}, invoke.WithPolicy(nil))
 	defer srv.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -511,8 +511,8 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 // caller says who makes a call: channel mcp, the client's session, and over
 // HTTP the principal of its bearer token, with the owner flag the
 // configuration gives that principal (or, without one, Options.Owner).
-func (s *Server) caller(req *sdk.CallToolRequest) invoke.Caller {
-	c := invoke.Caller{Channel: "mcp", Owner: s.opts.Owner}
+func (s *Server) caller(req *sdk.CallToolRequest) tool.Identity {
+	c := tool.Identity{Channel: "mcp", Owner: s.opts.Owner}
 	if req.Session != nil {
 		c.SessionKey = req.Session.ID()
 	}

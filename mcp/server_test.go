@@ -112,7 +112,7 @@ func connectVersion(t *testing.T, f *fixture, opts mcp.Options, client *sdk.Clie
 		Deny: []string{"secret"},
 		Ask:  []policy.AskRule{{Tools: []string{"greet"}, When: map[string][]string{"name": {"root*"}}}},
 	}}
-	srv := mcp.New(f.reg, &tool.Context{Owner: true}, opts, invoke.WithPolicy(p))
+	srv := mcp.New(f.reg, &tool.Context{Identity: tool.Identity{Owner: true}}, opts, invoke.WithPolicy(p))
 	t.Cleanup(srv.Close)
 	var sessOpts *sdk.ClientSessionOptions
 	if version != "" {
@@ -433,7 +433,7 @@ func TestResponseLimit(t *testing.T) {
 // serveHTTP starts the streamable HTTP endpoint on 127.0.0.1.
 func serveHTTP(t *testing.T, f *fixture, o mcp.HTTPOptions) *httptest.Server {
 	t.Helper()
-	srv := mcp.New(f.reg, &tool.Context{Owner: true}, mcp.Options{Logger: quietLog})
+	srv := mcp.New(f.reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog})
 	ts := httptest.NewServer(srv.Handler(o))
 	t.Cleanup(func() {
 		ts.CloseClientConnections()

@@ -236,7 +236,7 @@ func TestCallResultWireIsTheSDKs(t *testing.T) {
 		t.Fatal(err)
 	}
 	serve := func(sdkEncoding bool, input string) map[string]string {
-		srv := New(reg, &tool.Context{Owner: true}, Options{Logger: slog.New(slog.DiscardHandler), ExposeDetails: true})
+		srv := New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, Options{Logger: slog.New(slog.DiscardHandler), ExposeDetails: true})
 		defer srv.Close()
 		srv.sdkEncoding = sdkEncoding
 		var out lockedBuffer

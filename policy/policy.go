@@ -119,13 +119,14 @@ type Request struct {
 	// condition on files holds whatever the paths.
 	Files       []string
 	FilesListed bool
-	Agent       string
-	Provider    string
-	Model       string
-	Channel     string
-	// Sandboxed and Subagent select those layers; Owner is true only when the
-	// caller is known to be the owner.
-	Sandboxed, Subagent, Owner bool
+	// Caller is who calls: its agent, channel, sandbox and sub-agent flags
+	// select those layers, and its owner flag (true only when the caller is
+	// known to be the owner) the owner-only tools.
+	Caller tool.Identity
+	// Provider and Model are the model provider and model that made the
+	// call, for the provider layers.
+	Provider string
+	Model    string
 }
 
 // Verdict is one layer's decision and the rule behind it.
@@ -154,7 +155,7 @@ func (p *Policy) Decide(req Request) Result {
 	}
 	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.Matches(&req.Meta, ref) })
 	if ownerOnly {
-		if req.Owner {
+		if req.Caller.Owner {
 			add("owner", Allow, "owner-only tool, caller is the owner")
 		} else {
 			add("owner", Deny, "owner-only tool, caller not known to be the owner")
@@ -170,21 +171,21 @@ func (p *Policy) Decide(req Request) Result {
 	provider := strings.ToLower(req.Provider)
 	model := strings.ToLower(req.Model)
 	p.providers(req, "provider", p.Tools.ByProvider, provider, model, add)
-	if req.Agent != "" {
-		if r, ok := p.Agents[req.Agent]; ok {
-			p.layer(req, "agent "+req.Agent, r, add)
-			p.providers(req, "agent "+req.Agent+" provider", r.ByProvider, provider, model, add)
+	if agent := req.Caller.AgentID; agent != "" {
+		if r, ok := p.Agents[agent]; ok {
+			p.layer(req, "agent "+agent, r, add)
+			p.providers(req, "agent "+agent+" provider", r.ByProvider, provider, model, add)
 		}
 	}
-	if req.Channel != "" {
-		if r, ok := p.Channels[req.Channel]; ok {
-			p.layer(req, "channel "+req.Channel, r, add)
+	if channel := req.Caller.Channel; channel != "" {
+		if r, ok := p.Channels[channel]; ok {
+			p.layer(req, "channel "+channel, r, add)
 		}
 	}
-	if req.Sandboxed {
+	if req.Caller.Sandboxed {
 		p.layer(req, "sandbox", p.Sandbox, add)
 	}
-	if req.Subagent {
+	if req.Caller.Subagent {
 		p.layer(req, "subagent", p.Subagents, add)
 	}
 	for _, v := range res.Verdicts {
@@ -203,7 +204,7 @@ func (p *Policy) Decide(req Request) Result {
 func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
 	switch res.Decision {
 	case Deny:
-		if ownerOnly && !req.Owner {
+		if ownerOnly && !req.Caller.Owner {
 			return OwnerOnlyReason
 		}
 		for _, v := range res.Verdicts {

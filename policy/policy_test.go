@@ -35,7 +35,7 @@ func TestDecisionMatrix(t *testing.T) {
 		want   Decision
 		reason string // part of Result.Reason
 	}{
-		{"no rules allow", &Policy{}, Request{Meta: meta("exec"), Owner: true}, Allow, ""},
+		{"no rules allow", &Policy{}, Request{Meta: meta("exec"), Caller: tool.Identity{Owner: true}}, Allow, ""},
 		{"deny by name", &Policy{Tools: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec")}, Deny, "global: deny exec"},
 		{"bash means exec", &Policy{Tools: Rules{Deny: []string{"bash"}}}, Request{Meta: meta("exec")}, Deny, "deny bash"},
 		{"deny wins within a layer", &Policy{Tools: Rules{Allow: []string{"exec"}, Deny: []string{"exec"}}}, Request{Meta: meta("exec")}, Deny, ""},
@@ -61,22 +61,22 @@ func TestDecisionMatrix(t *testing.T) {
 		{"profile full", &Policy{Tools: Rules{Profile: "full"}}, Request{Meta: meta("browser")}, Allow, ""},
 		{"ask", &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"write"}}}}}, Request{Meta: meta("write"), Args: map[string]any{"path": "a"}}, Ask, "global: ask write"},
 		{"deny beats ask across layers", &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"exec"}}}}, Agents: map[string]Rules{"bot": {Deny: []string{"exec"}}}},
-			Request{Meta: meta("exec"), Agent: "bot", Args: map[string]any{}}, Deny, "agent bot: deny exec"},
+			Request{Meta: meta("exec"), Caller: tool.Identity{AgentID: "bot"}, Args: map[string]any{}}, Deny, "agent bot: deny exec"},
 		{"ask beats allow across layers", &Policy{Tools: Rules{Allow: []string{"exec"}}, Channels: map[string]Rules{"slack": {Ask: []AskRule{{Tools: []string{"exec"}}}}}},
-			Request{Meta: meta("exec"), Channel: "slack", Args: map[string]any{}}, Ask, "channel slack: ask exec"},
+			Request{Meta: meta("exec"), Caller: tool.Identity{Channel: "slack"}, Args: map[string]any{}}, Ask, "channel slack: ask exec"},
 		{"every layer must pass", &Policy{Tools: Rules{Allow: []string{"exec", "read"}}, Agents: map[string]Rules{"bot": {Allow: []string{"read"}}}},
-			Request{Meta: meta("exec"), Agent: "bot"}, Deny, "agent bot: not in the allow list"},
-		{"other agent unaffected", &Policy{Agents: map[string]Rules{"bot": {Deny: []string{"exec"}}}}, Request{Meta: meta("exec"), Agent: "other"}, Allow, ""},
+			Request{Meta: meta("exec"), Caller: tool.Identity{AgentID: "bot"}}, Deny, "agent bot: not in the allow list"},
+		{"other agent unaffected", &Policy{Agents: map[string]Rules{"bot": {Deny: []string{"exec"}}}}, Request{Meta: meta("exec"), Caller: tool.Identity{AgentID: "other"}}, Allow, ""},
 		{"provider", &Policy{Tools: Rules{ByProvider: map[string]Rules{"openai": {Deny: []string{"exec"}}}}}, Request{Meta: meta("exec"), Provider: "OpenAI"}, Deny, "provider openai"},
 		{"provider/model", &Policy{Tools: Rules{ByProvider: map[string]Rules{"openai/gpt-5": {Deny: []string{"exec"}}}}}, Request{Meta: meta("exec"), Provider: "openai", Model: "gpt-5"}, Deny, "provider openai/gpt-5"},
 		{"provider/model other model", &Policy{Tools: Rules{ByProvider: map[string]Rules{"openai/gpt-5": {Deny: []string{"exec"}}}}}, Request{Meta: meta("exec"), Provider: "openai", Model: "gpt-4o"}, Allow, ""},
 		{"agent and provider", &Policy{Agents: map[string]Rules{"bot": {ByProvider: map[string]Rules{"xai": {Deny: []string{"group:web"}}}}}},
-			Request{Meta: meta("web_fetch"), Agent: "bot", Provider: "xai"}, Deny, "agent bot provider xai"},
-		{"sandbox layer", &Policy{Sandbox: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec"), Sandboxed: true}, Deny, "sandbox"},
+			Request{Meta: meta("web_fetch"), Caller: tool.Identity{AgentID: "bot"}, Provider: "xai"}, Deny, "agent bot provider xai"},
+		{"sandbox layer", &Policy{Sandbox: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec"), Caller: tool.Identity{Sandboxed: true}}, Deny, "sandbox"},
 		{"sandbox layer only when sandboxed", &Policy{Sandbox: Rules{Deny: []string{"exec"}}}, Request{Meta: meta("exec")}, Allow, ""},
-		{"subagent layer", &Policy{Subagents: Rules{Allow: []string{"read"}}}, Request{Meta: meta("exec"), Subagent: true}, Deny, "subagent"},
+		{"subagent layer", &Policy{Subagents: Rules{Allow: []string{"read"}}}, Request{Meta: meta("exec"), Caller: tool.Identity{Subagent: true}}, Deny, "subagent"},
 		{"owner-only for non-owner", &Policy{}, Request{Meta: meta("cron")}, Deny, OwnerOnlyReason},
-		{"owner-only for owner", &Policy{}, Request{Meta: meta("cron"), Owner: true}, Allow, ""},
+		{"owner-only for owner", &Policy{}, Request{Meta: meta("cron"), Caller: tool.Identity{Owner: true}}, Allow, ""},
 		{"owner-only by policy", &Policy{OwnerOnly: []string{"group:runtime"}}, Request{Meta: meta("exec")}, Deny, OwnerOnlyReason},
 		{"owner-only by metadata", &Policy{}, Request{Meta: meta("mine", func(m *tool.Meta) { m.OwnerOnly = true })}, Deny, OwnerOnlyReason},
 	} {
@@ -211,7 +211,7 @@ func TestVerdictsPerLayer(t *testing.T) {
 		Agents:   map[string]Rules{"main": {Allow: []string{"*"}}},
 		Channels: map[string]Rules{"discord": {Deny: []string{"exec"}}},
 	}
-	got := p.Decide(Request{Meta: meta("web_fetch"), Args: map[string]any{}, Agent: "main", Provider: "openai", Channel: "discord"})
+	got := p.Decide(Request{Meta: meta("web_fetch"), Args: map[string]any{}, Caller: tool.Identity{AgentID: "main", Channel: "discord"}, Provider: "openai"})
 	var layers []string
 	for _, v := range got.Verdicts {
 		layers = append(layers, v.Layer+"="+v.Decision.String()+"("+v.Rule+")")
@@ -255,8 +255,8 @@ func TestUsesArgs(t *testing.T) {
 		}
 		for _, id := range []string{"exec", "write", "read", "process"} {
 			for _, req := range []Request{
-				{Meta: meta(id), Agent: "main", Channel: "mcp", Provider: "openai", Sandboxed: true, Subagent: true},
-				{Meta: meta(id), Provider: "xai", Model: "grok", Owner: true},
+				{Meta: meta(id), Caller: tool.Identity{AgentID: "main", Channel: "mcp", Sandboxed: true, Subagent: true}, Provider: "openai"},
+				{Meta: meta(id), Caller: tool.Identity{Owner: true}, Provider: "xai", Model: "grok"},
 			} {
 				without := p.Decide(req)
 				req.Args = map[string]any{"command": "rm -rf /", "path": ".env"}

@@ -146,7 +146,7 @@ func TestFactoriesThatFail(t *testing.T) {
 	factory("e_wrong", func(*tool.Context) (*tool.Tool, error) { t := mk("other"); return &t, nil })
 	factory("f_invalid", func(*tool.Context) (*tool.Tool, error) { return &tool.Tool{Name: "f_invalid"}, nil })
 	factory("g_ctx", func(tc *tool.Context) (*tool.Tool, error) {
-		if tc == nil || tc.WorkspaceDir == "" {
+		if tc == nil || tc.Workspace == "" {
 			return nil, errors.New("needs a workspace")
 		}
 		t := mk("g_ctx")
@@ -158,7 +158,7 @@ func TestFactoriesThatFail(t *testing.T) {
 		t.Fatalf("List called factories (%d calls) or lost tools: %v", calls.Load(), got)
 	}
 	reasons := map[string]string{}
-	got := r.ResolveAll(&tool.Context{WorkspaceDir: "/w"}, func(id string, err error) { reasons[id] = err.Error() })
+	got := r.ResolveAll(&tool.Context{Identity: tool.Identity{Workspace: "/w"}}, func(id string, err error) { reasons[id] = err.Error() })
 	if want := []string{"a_ok", "g_ctx", "z_static"}; !slices.Equal(ids(got), want) {
 		t.Errorf("resolved %v, want %v", ids(got), want)
 	}
@@ -504,7 +504,7 @@ func BenchmarkResolveAll100(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	tc := &tool.Context{WorkspaceDir: "/w"}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: "/w"}}
 	b.ReportAllocs()
 	for b.Loop() {
 		if got := r.ResolveAll(tc, nil); len(got) != 100 {

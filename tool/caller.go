@@ -2,11 +2,16 @@ package tool
 
 import "strings"
 
-// Identity is who work runs as: its agent and session, where it came from,
-// whether it is the owner's, and the limits that bind it (the sandbox, the
-// sub-agent policy). A session keeps the identity it was created with, and
-// a schedule the identity of whoever set it; work that later reaches either
-// — a follow-up, a message from another session, a schedule's run, a job's
+// Identity is who work runs as — its agent and session, where it came
+// from, whether it is the owner's, and the limits that bind it (the
+// sandbox, the sub-agent policy) — and the workspace it runs in. A tool
+// context carries one ([Context.Identity]), and so does every call: policy,
+// the audit log, the labels of what a call keeps ([Identity.Scope]) and
+// the person asked to confirm it all read that one value.
+//
+// A session keeps the identity it was created with, and a schedule the
+// identity of whoever set it; work that later reaches either — a
+// follow-up, a message from another session, a schedule's run, a job's
 // outcome — runs as that identity, never as more (see [Identity.Exceeds]).
 type Identity struct {
 	// AgentID is the configured agent (its policy layer applies); "" for
@@ -16,8 +21,8 @@ type Identity struct {
 	SessionKey string `json:"sessionKey,omitempty"`
 	// Channel is where the work came from ("cli", "mcp", …).
 	Channel string `json:"channel,omitempty"`
-	// Principal is who the caller authenticated as; "" when the channel
-	// does not say.
+	// Principal is who the caller authenticated as (the principal an MCP
+	// bearer token maps to); "" when the channel does not say.
 	Principal string `json:"principal,omitempty"`
 	// Owner is true only when configuration says the caller is the owner.
 	Owner bool `json:"owner"`
@@ -27,6 +32,11 @@ type Identity struct {
 	// Subagent: a sub-agent of another agent; the sub-agent policy layer
 	// applies.
 	Subagent bool `json:"subagent,omitempty"`
+	// Workspace is the directory the work runs in; "" for none. It is not
+	// kept with an identity (a session, a schedule, an intent keeps its
+	// workspace apart, resolved), and running as another identity does not
+	// change it ([Identity.RunAs]).
+	Workspace string `json:"-"`
 }
 
 // Exceeds says which rights id has that limit lacks — the owner's, work
@@ -46,20 +56,21 @@ func (id Identity) Exceeds(limit Identity) string {
 	return strings.Join(more, ", ")
 }
 
-// Identity returns who tc's calls run as.
-func (c *Context) Identity() Identity {
-	return Identity{AgentID: c.AgentID, SessionKey: c.SessionKey, Channel: c.Channel, Principal: c.Principal,
-		Owner: c.Owner, Sandboxed: c.Sandboxed, Subagent: c.Subagent}
+// RunAs makes id run as caller: caller's session, channel, principal and
+// owner flag replace id's, and its agent when it names one; its sandbox and
+// sub-agent limits add to id's, never lift them. The workspace stays id's:
+// a caller does not move work to another workspace.
+func (id *Identity) RunAs(caller Identity) {
+	id.SessionKey, id.Channel, id.Principal, id.Owner = caller.SessionKey, caller.Channel, caller.Principal, caller.Owner
+	if caller.AgentID != "" {
+		id.AgentID = caller.AgentID
+	}
+	id.Sandboxed = id.Sandboxed || caller.Sandboxed
+	id.Subagent = id.Subagent || caller.Subagent
 }
 
-// RunAs makes c's calls run as id: id's session, channel, principal and
-// owner flag replace c's, and its agent when it names one; its sandbox and
-// sub-agent limits add to c's, never lift them.
-func (c *Context) RunAs(id Identity) {
-	c.SessionKey, c.Channel, c.Principal, c.Owner = id.SessionKey, id.Channel, id.Principal, id.Owner
-	if id.AgentID != "" {
-		c.AgentID = id.AgentID
-	}
-	c.Sandboxed = c.Sandboxed || id.Sandboxed
-	c.Subagent = c.Subagent || id.Subagent
+// Scope returns the scope of work run as id: its workspace made absolute
+// with its symbolic links resolved (as far as it exists), and its session.
+func (id Identity) Scope() Scope {
+	return Scope{Workspace: ResolveDir(id.Workspace), Session: id.SessionKey}
 }

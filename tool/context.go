@@ -10,31 +10,17 @@ import (
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
 
-// Context says who and where a call runs for. Factories receive it when tools
-// are resolved and Execute receives it on every call. Tools must treat it as
-// read-only.
+// Context says who and where a call runs for, and what it runs with.
+// Factories receive it when tools are resolved and Execute receives it on
+// every call. Tools must treat it as read-only.
 type Context struct {
-	// WorkspaceDir is the directory the agent works in.
-	WorkspaceDir string
+	// Identity is who the call runs as and in which workspace; its fields
+	// read as the context's own (tc.SessionKey, tc.Workspace). The pipeline
+	// hands a call for a caller (invoke.WithCaller) a context whose
+	// identity says so.
+	Identity
 	// AgentDir holds the agent's own files (configuration, memory).
 	AgentDir string
-	// AgentID identifies the agent.
-	AgentID string
-	// SessionKey identifies the conversation.
-	SessionKey string
-	// Channel is the message channel the request came from ("cli", "slack", …).
-	Channel string
-	// AccountID is the agent's account on that channel.
-	AccountID string
-	// Principal is who the caller authenticated as (the principal an MCP
-	// bearer token maps to); "" when the channel does not say.
-	Principal string
-	// Owner is true only when the caller is known to be the owner.
-	Owner bool
-	// Sandboxed is true when commands must run in the sandbox.
-	Sandboxed bool
-	// Subagent is true when the caller is a sub-agent of another agent.
-	Subagent bool
 	// FSRoot is the root the file bridge is confined to.
 	FSRoot string
 	// FS is the file bridge file tools use; nil when there is none.

@@ -36,25 +36,16 @@ func NewCallID(prefix string) string {
 	return string(b)
 }
 
-// Scope is where a call ran: the workspace (absolute, symbolic links
-// resolved) and the session. Every record of a call carries it, and what
-// one scope kept is not handed to another (see [WithScope]).
+// Scope is where a call ran, as the records of the call are labelled: the
+// workspace (absolute, symbolic links resolved) and the session of its
+// identity ([Identity.Scope]). What one scope kept is not handed to
+// another (see [WithScope]).
 type Scope struct {
 	// Workspace is the workspace directory, absolute and resolved; "" when
 	// the call had none.
 	Workspace string `json:"workspace,omitempty"`
 	// Session is the session key; "" when the call had none.
 	Session string `json:"session,omitempty"`
-}
-
-// ScopeOf returns the scope of calls run for tc: its workspace directory
-// made absolute with its symbolic links resolved (as far as it exists), and
-// its session key.
-func ScopeOf(tc *Context) Scope {
-	if tc == nil {
-		return Scope{}
-	}
-	return Scope{Workspace: ResolveDir(tc.WorkspaceDir), Session: tc.SessionKey}
 }
 
 // ResolveDir returns dir absolute and cleaned, with its symbolic links

@@ -42,10 +42,10 @@ func TestScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	resolved, _ := filepath.EvalSymlinks(real)
-	if got := tool.ScopeOf(&tool.Context{WorkspaceDir: link, SessionKey: "s"}); got != (tool.Scope{Workspace: resolved, Session: "s"}) {
-		t.Errorf("ScopeOf = %+v", got)
+	if got := (tool.Identity{Workspace: link, SessionKey: "s"}).Scope(); got != (tool.Scope{Workspace: resolved, Session: "s"}) {
+		t.Errorf("Scope = %+v", got)
 	}
-	if tool.ResolveDir("") != "" || tool.ScopeOf(nil) != (tool.Scope{}) {
+	if tool.ResolveDir("") != "" || (tool.Identity{}).Scope() != (tool.Scope{}) {
 		t.Error("no workspace must stay no workspace")
 	}
 	a := tool.Scope{Workspace: "/a"}

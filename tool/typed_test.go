@@ -166,7 +166,7 @@ func TestNewDecodesArgumentsAndDefaults(t *testing.T) {
 		seen, inv = in, i
 		return tool.Text("ok"), nil
 	}))
-	tc := &tool.Context{WorkspaceDir: "/w"}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: "/w"}}
 	call := tool.Call{ID: "c1", Name: "read", Arguments: json.RawMessage(`{"path":"a.go","offset":3,"nested":{"deep":"xy"}}`)}
 	if _, err := rt.Execute(context.Background(), call, tc, func(tool.Result) {}); err != nil {
 		t.Fatal(err)
@@ -256,12 +256,12 @@ func TestMustPanics(t *testing.T) {
 func TestNewPreviewDecodesLikeTheTool(t *testing.T) {
 	t.Parallel()
 	preview, err := tool.NewPreview("read", func(_ context.Context, in readArgs, inv tool.Invocation) (tool.Effects, error) {
-		return tool.Effects{Summary: fmt.Sprintf("read %s from line %d, %d lines", in.Path, in.Offset, in.Limit), Workdir: inv.Context.WorkspaceDir}, nil
+		return tool.Effects{Summary: fmt.Sprintf("read %s from line %d, %d lines", in.Path, in.Offset, in.Limit), Workdir: inv.Context.Workspace}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tc := &tool.Context{WorkspaceDir: "/w"}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: "/w"}}
 	e, err := preview(context.Background(), tool.Call{Name: "read", Arguments: json.RawMessage(`{"path":"a.go","offset":3}`)}, tc)
 	if err != nil || e.Summary != "read a.go from line 3, 2000 lines" || e.Workdir != "/w" {
 		t.Errorf("%+v %v", e, err)

@@ -58,7 +58,7 @@ func newWS(t *testing.T, kind string) *ws {
 	if err := tbfs.Register(reg); err != nil {
 		t.Fatal(err)
 	}
-	w.r = invoke.New(reg, &tool.Context{WorkspaceDir: w.root, FSRoot: w.root, FS: w.b, Journal: w.j})
+	w.r = invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: w.root}, FSRoot: w.root, FS: w.b, Journal: w.j})
 	return w
 }
 

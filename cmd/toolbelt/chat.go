@@ -196,12 +196,12 @@ func (c *chatCmd) Run(e *env) error {
 // the audit log, as toolbelt undo records its own.
 func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
 	ctx := context.Background()
-	st, err := e.state(ar.tc.WorkspaceDir)
+	st, err := e.state(ar.tc.Workspace)
 	if err != nil {
 		printError(e.stderr, err)
 		return
 	}
-	ws := tool.ResolveDir(ar.tc.WorkspaceDir)
+	ws := tool.ResolveDir(ar.tc.Workspace)
 	journal := st.Journal(store.JournalOptions{MaxAge: ar.cfg.Retention.Undo.D()}).In(ws)
 	undone := 0
 	for i := len(calls) - 1; i >= 0; i-- {

@@ -249,7 +249,7 @@ func (c *policyExplainCmd) Run(e *env) error {
 		return fmt.Errorf("no tool is named %q", c.Tool)
 	}
 	meta, _ := reg.Meta(id)
-	req := policy.Request{Meta: meta, Agent: c.Agent, Channel: c.Channel, Owner: !c.NotOwner, Sandboxed: c.Sandboxed, Subagent: c.Subagent}
+	req := policy.Request{Meta: meta, Caller: c.caller()}
 	req.Provider, req.Model, _ = strings.Cut(c.Provider, "/")
 	p := cfg.Policy()
 	var res policy.Result
@@ -314,13 +314,20 @@ func (c *policyExplainCmd) explainCall(e *env, p *policy.Policy, id string) (pol
 	if err != nil {
 		return policy.Request{}, policy.Result{}, err
 	}
-	tc.AgentID, tc.Channel, tc.Owner, tc.Sandboxed, tc.Subagent = c.Agent, c.Channel, !c.NotOwner, c.Sandboxed, c.Subagent
+	as := c.caller()
+	as.Workspace = tc.Workspace
+	tc.Identity = as
 	var opts []invoke.CallOption
 	if c.Provider != "" {
 		opts = append(opts, invoke.FromProvider(c.Provider))
 	}
 	r := invoke.New(e.registry(), tc, invoke.WithPolicy(p))
 	return r.Explain(context.Background(), tool.Call{ID: "explain", Name: id, Arguments: json.RawMessage(c.Args)}, opts...)
+}
+
+// caller is who the flags decide for.
+func (c *policyExplainCmd) caller() tool.Identity {
+	return tool.Identity{AgentID: c.Agent, Channel: c.Channel, Owner: !c.NotOwner, Sandboxed: c.Sandboxed, Subagent: c.Subagent}
 }
 
 // filesNote says which files the policy saw the call touch.
@@ -347,7 +354,7 @@ func riskNote(risk string, medium bool) string {
 
 func describeCaller(r policy.Request) string {
 	parts := []string{"owner"}
-	if !r.Owner {
+	if !r.Caller.Owner {
 		parts[0] = "not the owner"
 	}
 	add := func(k, v string) {
@@ -355,13 +362,13 @@ func describeCaller(r policy.Request) string {
 			parts = append(parts, k+" "+v)
 		}
 	}
-	add("agent", r.Agent)
+	add("agent", r.Caller.AgentID)
 	add("provider", strings.Trim(r.Provider+"/"+r.Model, "/"))
-	add("channel", r.Channel)
-	if r.Sandboxed {
+	add("channel", r.Caller.Channel)
+	if r.Caller.Sandboxed {
 		parts = append(parts, "sandboxed")
 	}
-	if r.Subagent {
+	if r.Caller.Subagent {
 		parts = append(parts, "sub-agent")
 	}
 	return strings.Join(parts, ", ")

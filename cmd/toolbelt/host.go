@@ -39,7 +39,7 @@ type runHost struct {
 // newRunHost makes the host of a run whose own agent root runs session
 // rootKey in tc.
 func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *tool.Context) (*runHost, error) {
-	st, err := e.state(tc.WorkspaceDir)
+	st, err := e.state(tc.Workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +51,7 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 			MaxDepth: a.Subagents.Depth(), MaxConcurrent: a.Subagents.Concurrent()})
 	}
 	rh.Host = host.New(host.Options{
-		Sessions: st.Sessions(), Workspace: tc.WorkspaceDir, Build: rh.build, Agents: agents,
+		Sessions: st.Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
 		ContextWindow: llm.ContextWindow,
 	})
 	return rh, nil
@@ -103,7 +103,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	}
 	tc.RunAs(s.As)
 	tc.Host = rh
-	system, err := agentSystem(tc.WorkspaceDir, s.As.AgentID, ag.System)
+	system, err := agentSystem(tc.Workspace, s.As.AgentID, ag.System)
 	if err != nil {
 		return nil, err
 	}

@@ -189,11 +189,11 @@ func interruptedRecord(in store.Interrupted, s changeset.Settlement) audit.Recor
 		Arguments json.RawMessage      `json:"arguments,omitempty"`
 		Recovery  changeset.Settlement `json:"recovery"`
 	}{in.Arguments, s})
-	return audit.Record{
-		Time: in.Time, CallID: in.CallID, Tool: in.Tool,
-		AgentID: in.Caller.AgentID, SessionKey: in.Caller.SessionKey, Channel: in.Caller.Channel, Principal: in.Caller.Principal, Owner: in.Caller.Owner,
-		Workspace: in.Workspace, Arguments: args, IsError: true, ErrorClass: errorInterrupted,
-	}
+	rec := audit.Record{Time: in.Time, CallID: in.CallID, Tool: in.Tool, Arguments: args, IsError: true, ErrorClass: errorInterrupted}
+	caller := in.Caller
+	caller.Workspace = in.Workspace
+	rec.SetCaller(caller)
+	return rec
 }
 
 // errorInterrupted is the error class of a call recovery recorded: its

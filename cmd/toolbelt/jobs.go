@@ -30,7 +30,7 @@ func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := e.state(tc.WorkspaceDir); err != nil { // the store's checks and migrations
+	if _, err := e.state(tc.Workspace); err != nil { // the store's checks and migrations
 		return nil, err
 	}
 	dsn, _, err := e.storeDSN(os.Getenv)

@@ -77,7 +77,7 @@ func testTools() (*registry.Registry, io.Closer) {
 	danger.Preview = func(_ context.Context, call tool.Call, tc *tool.Context) (tool.Effects, error) {
 		var in dangerArgs
 		_ = json.Unmarshal(call.Arguments, &in)
-		return tool.Effects{Summary: "delete " + in.Target, Command: "rm -rf " + in.Target, Workdir: tc.WorkspaceDir}, nil
+		return tool.Effects{Summary: "delete " + in.Target, Command: "rm -rf " + in.Target, Workdir: tc.Workspace}, nil
 	}
 	type pageArgs struct {
 		Chars int  `json:"chars" minimum:"1" maximum:"100000"`

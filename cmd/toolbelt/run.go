@@ -111,7 +111,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 		}
 		system = string(b)
 	} else if system == "" && ag.System != "" {
-		if system, err = agentSystem(tc.WorkspaceDir, f.Agent, ag.System); err != nil {
+		if system, err = agentSystem(tc.Workspace, f.Agent, ag.System); err != nil {
 			return nil, err
 		}
 	}
@@ -142,7 +142,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 // session (f.Session), as the identity recorded with it — refused when it
 // has rights the asker lacks or belongs to another agent.
 func (f *agentFlags) runAs(tc *tool.Context, rh *runHost) error {
-	as := tc.Identity()
+	as := tc.Identity
 	if f.as != nil {
 		as = *f.as
 	}
@@ -297,7 +297,7 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 			return host.Spec{}, nil, err
 		}
 	}
-	spec := host.Spec{Key: key, As: ar.tc.Identity(), Model: ar.model, Transient: key == ""}
+	spec := host.Spec{Key: key, As: ar.tc.Identity, Model: ar.model, Transient: key == ""}
 	if spec.Transient && e.jobq != nil {
 		spec.Key = randid.New(kind+":", 6)
 	}

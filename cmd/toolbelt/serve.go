@@ -121,7 +121,7 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan s
 	}
 	e.removeStaleTemp(tc, false)
 	if j, ok := tc.Journal.(*store.Journal); ok && tc.FS != nil {
-		e.recoverChanges(e.st, j, tool.ScopeOf(tc).Workspace, tc.FS)
+		e.recoverChanges(e.st, j, tc.Scope().Workspace, tc.FS)
 	}
 }
 
@@ -251,7 +251,7 @@ func (e *env) explainStdio(srv *mcp.Server) {
 		words[i] = shellWord(a)
 	}
 	exe := strings.Join(words, " ")
-	ws := shellWord(srv.Runner().Context().WorkspaceDir)
+	ws := shellWord(srv.Runner().Context().Workspace)
 	fmt.Fprintf(e.stderr, `toolbelt mcp speaks MCP (JSON-RPC) on stdin and stdout, for an MCP client that starts it;
 it is not meant to be typed at. It serves %d tools for the workspace %s.
   Try it:            npx @modelcontextprotocol/inspector %s mcp --workspace %s
@@ -444,10 +444,10 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	}
 	data, _, _ := e.storeDSN(os.Getenv)
 	state := redacted(data)
-	if e.concealedData(tc.WorkspaceDir) != nil {
+	if e.concealedData(tc.Workspace) != nil {
 		state += " (inside the workspace, hidden from the tools)"
 	}
-	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.WorkspaceDir, state, len(tools), reach)
+	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.Workspace, state, len(tools), reach)
 	remote := map[string]any{"type": "http", "url": endpoint}
 	if withToken {
 		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
@@ -456,7 +456,7 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	stdio := struct {
 		Command string   `json:"command"`
 		Args    []string `json:"args"`
-	}{argv[0], append(argv[1:], "mcp", "--workspace", tc.WorkspaceDir)}
+	}{argv[0], append(argv[1:], "mcp", "--workspace", tc.Workspace)}
 	snippet := func(v any) string {
 		b, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"toolbelt": v}}, "  ", "  ")
 		return "  " + string(b)

@@ -32,7 +32,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if err != nil {
 		return nil, err
 	}
-	st, err := e.state(tc.WorkspaceDir)
+	st, err := e.state(tc.Workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -44,7 +44,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if tc.Sessions != nil {
 		tc.Sessions = st.Sessions().ForTools()
 	}
-	if tc.Cron, err = e.scheduler(st, tc.WorkspaceDir); err != nil {
+	if tc.Cron, err = e.scheduler(st, tc.Workspace); err != nil {
 		return nil, err
 	}
 	if err := cfg.CheckTools(e.registry()); err != nil {
@@ -71,7 +71,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(cfg.Policy()),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(answering{aw, journal, e.log}),
-		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
+		invoke.WithApprovalStore(st.Approvals(tc.Workspace)),
 		invoke.Use(e.recoverFirst(st, journal)),
 	}
 	if h := e.hooksOption(cfg); h != nil {

@@ -61,7 +61,7 @@ func main() {
 		return nil
 	})
 
-	tc := &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: bridge}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: dir}, FSRoot: dir, FS: bridge}
 	r := invoke.New(reg, tc, invoke.WithHooks(hooks))
 	for _, call := range []tool.Call{
 		{ID: "call_1", Name: "read", Arguments: json.RawMessage(`{"path":"notes.txt"}`)},

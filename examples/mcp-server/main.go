@@ -58,7 +58,7 @@ func run() error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	tc := &tool.Context{WorkspaceDir: bridge.Root(), FSRoot: bridge.Root(), FS: bridge}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: bridge.Root()}, FSRoot: bridge.Root(), FS: bridge}
 	srv := mcp.New(reg, tc, mcp.Options{
 		Name:    "word-tools",
 		Version: "1",

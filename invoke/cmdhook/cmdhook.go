@@ -214,7 +214,7 @@ func Before(h Hook, opts Options) invoke.BeforeHook {
 			in.Files = []string{}
 		}
 		if tc := call.Context; tc != nil {
-			in.Context = InputContext{Workspace: tc.WorkspaceDir, Session: tc.SessionKey, Agent: tc.AgentID, Channel: tc.Channel, Owner: tc.Owner}
+			in.Context = InputContext{Workspace: tc.Workspace, Session: tc.SessionKey, Agent: tc.AgentID, Channel: tc.Channel, Owner: tc.Owner}
 		}
 		if in.Params == nil {
 			in.Params = map[string]any{}

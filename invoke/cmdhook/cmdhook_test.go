@@ -39,7 +39,7 @@ func setup(t *testing.T, before, after []Hook) (*invoke.Runner, string) {
 	ws := t.TempDir()
 	h := invoke.NewHooks()
 	Install(h, before, after, nil, Options{Registry: reg, Dir: ws})
-	return invoke.New(reg, &tool.Context{WorkspaceDir: ws, SessionKey: "s"}, invoke.WithHooks(h)), ws
+	return invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: ws, SessionKey: "s"}}, invoke.WithHooks(h)), ws
 }
 
 func textOf(m tool.ResultMessage) string {
@@ -147,7 +147,7 @@ func TestAskDecisionAsksAPerson(t *testing.T) {
 	h := invoke.NewHooks()
 	Install(h, []Hook{{Name: "guard", Command: `echo '{"decision":"ask","reason":"touches production"}'`}}, nil, nil, Options{})
 	var asked []invoke.Confirmation
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithHooks(h), invoke.WithConfirmer(invoke.ConfirmFunc(
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, invoke.WithHooks(h), invoke.WithConfirmer(invoke.ConfirmFunc(
 		func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 			asked = append(asked, c)
 			return invoke.Answer{Allow: false, Reason: "no"}, nil
@@ -220,7 +220,7 @@ func TestHookForWriteRunsForEveryFileTool(t *testing.T) {
 		{Name: "guard-writes", Tools: []string{"write"}, Command: "cat >> " + log + "; echo >> " + log + "; echo 'not today' >&2; exit 2"},
 		{Name: "edits-only", Tools: []string{"edit"}, Command: "echo edits-only >> " + log + ".edit", Priority: 10},
 	}, nil, nil, Options{Registry: reg, Dir: ws})
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: ws, FSRoot: ws, FS: b}, invoke.WithHooks(h))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: ws}, FSRoot: ws, FS: b}, invoke.WithHooks(h))
 	for _, c := range []struct{ tool, args string }{
 		{"write", `{"path":"link.txt","content":"x"}`},
 		{"edit", `{"path":"main.go","edits":[{"oldText":"main","newText":"app"}]}`},

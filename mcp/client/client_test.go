@@ -116,7 +116,7 @@ func ids(metas []tool.Meta) []string {
 
 // runner runs calls through the whole pipeline, approving what needs it.
 func runner(reg *registry.Registry) *invoke.Runner {
-	return invoke.New(reg, &tool.Context{WorkspaceDir: os.TempDir()}, invoke.WithConfirmer(invoke.AutoApprove))
+	return invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: os.TempDir()}}, invoke.WithConfirmer(invoke.AutoApprove))
 }
 
 func run(t *testing.T, r *invoke.Runner, name, args string, opts ...invoke.CallOption) tool.ResultMessage {

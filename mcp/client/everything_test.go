@@ -141,7 +141,7 @@ func TestEverything(t *testing.T) {
 		}
 	})
 
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir()}, invoke.WithConfirmer(invoke.AutoApprove))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, invoke.WithConfirmer(invoke.AutoApprove))
 	for _, tc := range []struct {
 		name, args string
 		isError    bool

@@ -209,7 +209,7 @@ func TestCallRunsThroughThePipeline(t *testing.T) {
 	if write.IsError {
 		t.Fatalf("write: %s", text(write))
 	}
-	b, err := os.ReadFile(filepath.Join(s.inner.Context().WorkspaceDir, "notes", "a.txt"))
+	b, err := os.ReadFile(filepath.Join(s.inner.Context().Workspace, "notes", "a.txt"))
 	if err != nil || string(b) != "hello from tool_call\n" {
 		t.Fatalf("file after write: %q, %v", b, err)
 	}
@@ -260,7 +260,7 @@ func TestCallKeepsHandlesOfCutResults(t *testing.T) {
 	for i := range 2000 {
 		fmt.Fprintf(&big, "line %04d of a long file, long enough that 2000 lines pass the pipeline's limit\n", i)
 	}
-	if err := os.WriteFile(filepath.Join(tc.WorkspaceDir, "big.txt"), []byte(big.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(tc.Workspace, "big.txt"), []byte(big.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := serve(t, invoke.New(coreRegistry(t), tc))
@@ -274,7 +274,7 @@ func TestCallKeepsHandlesOfCutResults(t *testing.T) {
 	if err := json.Unmarshal([]byte(notice[1]), &args); err != nil {
 		t.Fatal(err)
 	}
-	full, ok, err := s.inner.Context().Outputs.Get(tool.WithScope(t.Context(), tool.ScopeOf(s.inner.Context())), "call_7/read")
+	full, ok, err := s.inner.Context().Outputs.Get(tool.WithScope(t.Context(), s.inner.Context().Scope()), "call_7/read")
 	if !ok || err != nil {
 		t.Fatalf("no full output kept under call_7/read: %v", err)
 	}

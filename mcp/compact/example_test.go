@@ -24,7 +24,7 @@ func Example() {
 	defer closer.Close()
 	bridge, _ := fsbridge.OpenLocal(dir)
 	defer bridge.Close()
-	inner := invoke.New(core, &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: bridge})
+	inner := invoke.New(core, &tool.Context{Identity: tool.Identity{Workspace: dir}, FSRoot: dir, FS: bridge})
 
 	c := compact.New(inner, compact.Options{})
 	small := registry.New()

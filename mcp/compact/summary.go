@@ -32,7 +32,7 @@ func (c *Compact) summarize(ctx context.Context, fn Summarizer, id string, res t
 	if !keptByPipeline(res.Details, id) {
 		// Kept for the scope the inner pipeline runs result_read in, and
 		// with the result's origin, so each page of it is wrapped too.
-		keep := tool.WithScope(ctx, tool.ScopeOf(c.runner.Context()))
+		keep := tool.WithScope(ctx, c.runner.Context().Scope())
 		if origin != nil {
 			keep = tool.WithOrigin(keep, *origin)
 		}

@@ -61,7 +61,7 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 	switch in.Action {
 	case "add":
 		// The schedule runs as its caller, with the caller's limits.
-		s := tool.Schedule{Name: in.Name, Enabled: in.Enabled == nil || *in.Enabled, Owner: tc.Identity()}
+		s := tool.Schedule{Name: in.Name, Enabled: in.Enabled == nil || *in.Enabled, Owner: tc.Identity}
 		if err := timing(&s, in); err != nil {
 			return tool.Result{}, err
 		}
@@ -111,7 +111,7 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 				return tool.Result{}, err
 			}
 			// What it does is now the caller's: it runs as the caller.
-			s.Owner, s.Legacy = tc.Identity(), false
+			s.Owner, s.Legacy = tc.Identity, false
 		}
 		if in.Name != "" {
 			s.Name = in.Name
@@ -186,7 +186,7 @@ func beyond(s tool.Schedule, tc *tool.Context) string {
 	if s.Legacy {
 		set = tool.Identity{Owner: true}
 	}
-	return set.Exceeds(tc.Identity())
+	return set.Exceeds(tc.Identity)
 }
 
 // inputError turns what the model can fix into an input error.

@@ -78,7 +78,7 @@ func newHarness(t testing.TB, folders []string, opts Options, ropts ...invoke.Op
 		loaded = append(loaded, dt)
 	}
 	ws := t.TempDir()
-	tc := &tool.Context{WorkspaceDir: ws, SessionKey: "s1", AgentID: "a1"}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: ws, SessionKey: "s1", AgentID: "a1"}}
 	return &harness{dirTools: loaded, reg: reg, runner: invoke.New(reg, tc, ropts...), workspace: ws}
 }
 

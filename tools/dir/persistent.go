@@ -170,7 +170,7 @@ func (t *Tool) callPersistent(ctx context.Context, in []byte, tc *tool.Context, 
 	if grace <= 0 {
 		grace = 2 * time.Second
 	}
-	key := tc.WorkspaceDir + "\x00" + l.mode + "\x00" + l.code
+	key := tc.Workspace + "\x00" + l.mode + "\x00" + l.code
 	ps.mu.Lock()
 	if ps.closed {
 		ps.mu.Unlock()

@@ -99,7 +99,7 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 	}
 	in, err := json.Marshal(Request{
 		Operation: "call", Arguments: args, CallID: call.ID,
-		Context: RequestContext{Workspace: tc.WorkspaceDir, Session: tc.SessionKey, Agent: tc.AgentID},
+		Context: RequestContext{Workspace: tc.Workspace, Session: tc.SessionKey, Agent: tc.AgentID},
 	})
 	if err != nil {
 		return tool.Result{}, tool.InputErrorf("the arguments are not valid JSON: %v", err)
@@ -181,10 +181,10 @@ func (t *Tool) how(ctx context.Context, call tool.Call, tc *tool.Context) (launc
 // handler sees nothing else but the system's programs), or bubblewrap is
 // missing or cannot set up its namespaces here.
 func (t *Tool) container(ctx context.Context, tc *tool.Context) (*sandbox.Bwrap, string, error) {
-	if tc.WorkspaceDir == "" {
+	if tc.Workspace == "" {
 		return nil, "", errors.New("the call has no workspace")
 	}
-	root, err := filepath.EvalSymlinks(tc.WorkspaceDir)
+	root, err := filepath.EvalSymlinks(tc.Workspace)
 	if err != nil {
 		return nil, "", err
 	}
@@ -254,7 +254,7 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context, l launch) (_ shell.C
 	}
 	set := map[string]string{"TOOLBELT_TOOL_DIR": dir}
 	c := shell.Child{
-		Path: argv[0], Args: argv, Dir: cmp.Or(tc.WorkspaceDir, dir),
+		Path: argv[0], Args: argv, Dir: cmp.Or(tc.Workspace, dir),
 		MaxStdout: cmpOr(t.opts.MaxOutput, DefaultMaxOutput), KillGrace: t.opts.KillGrace,
 	}
 	var plan sandbox.Plan
@@ -284,10 +284,10 @@ func (t *Tool) child(ctx context.Context, tc *tool.Context, l launch) (_ shell.C
 // workspace writable (but what the file tools conceal), the tool's folder
 // dir read-only, the home directory hidden.
 func (t *Tool) sandboxPlan(ctx context.Context, tc *tool.Context, dir string, argv []string) (sandbox.Plan, error) {
-	if tc.WorkspaceDir == "" {
+	if tc.Workspace == "" {
 		return sandbox.Plan{}, &Failure{Info: tool.ErrorInfo{Message: fmt.Sprintf("%s must run in the sandbox, which needs a workspace, and this call has none", t.Meta.ID)}}
 	}
-	root, err := filepath.EvalSymlinks(tc.WorkspaceDir)
+	root, err := filepath.EvalSymlinks(tc.Workspace)
 	if err != nil {
 		return sandbox.Plan{}, err
 	}

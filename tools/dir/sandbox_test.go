@@ -63,7 +63,7 @@ printf '{"success":true,"result":"%s host=%s"}' "$out" "$(hostname)"`, map[strin
 	if err := reg.Register(dt.Tool()); err != nil {
 		t.Fatal(err)
 	}
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: ws}, invoke.WithConfirmer(invoke.AutoApprove))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: ws}}, invoke.WithConfirmer(invoke.AutoApprove))
 	msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "boxed", Arguments: []byte(`{"text":"x"}`)})
 	if got := text(msg); !strings.Contains(got, "\ncontained wrote-workspace host=sandbox\n<<<END_EXTERNAL_UNTRUSTED_CONTENT") {
 		t.Errorf("result = %q", got)
@@ -97,7 +97,7 @@ func TestSandboxRequiredFailsClosed(t *testing.T) {
 		if err := reg.Register(dt.Tool()); err != nil {
 			t.Fatal(err)
 		}
-		r := invoke.New(reg, &tool.Context{WorkspaceDir: c.ws}, invoke.WithConfirmer(invoke.AutoApprove))
+		r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: c.ws}}, invoke.WithConfirmer(invoke.AutoApprove))
 		msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "boxed", Arguments: []byte(`{"text":"x"}`)})
 		if !msg.IsError || !strings.Contains(text(msg), c.want) {
 			t.Errorf("%s: result = %q, want an error about %q", c.name, text(msg), c.want)

@@ -395,9 +395,9 @@ func TestUnavailableWithoutBridge(t *testing.T) {
 		want string
 	}{
 		{&tool.Context{}, "no workspace directory is set"},
-		{&tool.Context{WorkspaceDir: missing}, "no such file or directory"},
-		{&tool.Context{WorkspaceDir: file}, "is not a directory"},
-		{&tool.Context{WorkspaceDir: t.TempDir()}, "no file bridge is open"},
+		{&tool.Context{Identity: tool.Identity{Workspace: missing}}, "no such file or directory"},
+		{&tool.Context{Identity: tool.Identity{Workspace: file}}, "is not a directory"},
+		{&tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, "no file bridge is open"},
 	} {
 		r := newRunner(t, c.tc)
 		reasons := map[string]string{}

@@ -30,7 +30,7 @@ func benchRunner(b *testing.B, dir string) *invoke.Runner {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { l.Close() })
-	return newRunner(b, &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: l})
+	return newRunner(b, &tool.Context{Identity: tool.Identity{Workspace: dir}, FSRoot: dir, FS: l})
 }
 
 // runTool runs one call and fails the benchmark on an error result.
@@ -249,7 +249,7 @@ func BenchmarkJournaledWrite(b *testing.B) {
 				if run.journal == "record" {
 					j = recordOnly{j}
 				}
-				r := newRunner(b, &tool.Context{WorkspaceDir: dir, FSRoot: dir, FS: bridge, Journal: j})
+				r := newRunner(b, &tool.Context{Identity: tool.Identity{Workspace: dir}, FSRoot: dir, FS: bridge, Journal: j})
 				start := cputime.Used()
 				for i := 0; b.Loop(); i++ {
 					runTool(b, r, c.tool, c.args(i))

@@ -98,17 +98,17 @@ func needBridge(tc *tool.Context) error {
 	switch {
 	case tc != nil && tc.FS != nil:
 		return nil
-	case tc == nil || tc.WorkspaceDir == "":
+	case tc == nil || tc.Workspace == "":
 		return errors.New("fs tools need a workspace: no workspace directory is set")
 	}
-	st, err := os.Stat(tc.WorkspaceDir)
+	st, err := os.Stat(tc.Workspace)
 	switch {
 	case err != nil:
 		return fmt.Errorf("fs tools need a workspace: %w", err)
 	case !st.IsDir():
-		return fmt.Errorf("fs tools need a workspace: %s is not a directory", tc.WorkspaceDir)
+		return fmt.Errorf("fs tools need a workspace: %s is not a directory", tc.Workspace)
 	}
-	return fmt.Errorf("fs tools need a workspace: no file bridge is open on %s", tc.WorkspaceDir)
+	return fmt.Errorf("fs tools need a workspace: no file bridge is open on %s", tc.Workspace)
 }
 
 // bridge returns the call's file bridge.

@@ -76,7 +76,7 @@ func localEnv(t testing.TB, opts ...fsbridge.Option) *env {
 	}
 	t.Cleanup(func() { l.Close() })
 	e.b = l
-	e.r = newRunner(t, &tool.Context{WorkspaceDir: e.root, FSRoot: e.root, FS: l})
+	e.r = newRunner(t, &tool.Context{Identity: tool.Identity{Workspace: e.root}, FSRoot: e.root, FS: l})
 	return e
 }
 

@@ -216,7 +216,7 @@ func intentJournal(inv tool.Invocation, cs []changeset.Change) (tool.IntentJourn
 
 // intentOf is the intent of the call to make the changes cs.
 func intentOf(inv tool.Invocation, cs []changeset.Change) tool.Intent {
-	in := tool.Intent{CallID: inv.Call.ID, Tool: inv.Call.Name, Arguments: inv.Call.Arguments, Caller: inv.Context.Identity()}
+	in := tool.Intent{CallID: inv.Call.ID, Tool: inv.Call.Name, Arguments: inv.Call.Arguments, Caller: inv.Context.Identity}
 	for _, c := range cs {
 		in.Changes = append(in.Changes, fileChange(c))
 	}

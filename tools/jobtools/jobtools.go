@@ -75,7 +75,10 @@ func scope(ctx context.Context, tc *tool.Context) tool.Scope {
 	if s, ok := tool.ScopeFrom(ctx); ok {
 		return s
 	}
-	return tool.ScopeOf(tc)
+	if tc == nil {
+		return tool.Scope{}
+	}
+	return tc.Scope()
 }
 
 func notFound(id string, err error) tool.Result {

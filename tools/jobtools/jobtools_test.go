@@ -44,8 +44,8 @@ func TestStatusAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	mine := invoke.New(reg, &tool.Context{WorkspaceDir: ws, SessionKey: "s1"}, invoke.WithJobs(q))
-	other := invoke.New(reg, &tool.Context{WorkspaceDir: ws, SessionKey: "s2"}, invoke.WithJobs(q))
+	mine := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: ws, SessionKey: "s1"}}, invoke.WithJobs(q))
+	other := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: ws, SessionKey: "s2"}}, invoke.WithJobs(q))
 
 	msg := mine.Run(ctx, tool.Call{Name: "slow"})
 	var env tool.PendingEnvelope
@@ -76,7 +76,7 @@ func TestStatusAndCancel(t *testing.T) {
 		t.Errorf("second job_cancel = %q", text(again))
 	}
 	// Without a queue the tools are not offered.
-	bare := invoke.New(reg, &tool.Context{WorkspaceDir: ws})
+	bare := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: ws}})
 	for _, tt := range bare.Tools(nil) {
 		if strings.HasPrefix(tt.Name, "job_") {
 			t.Errorf("%s offered without a job queue", tt.Name)
@@ -133,7 +133,7 @@ func TestStatusWrapsWhatTheHandlerReported(t *testing.T) {
 			if err := q.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
-			r := invoke.New(reg, &tool.Context{WorkspaceDir: t.TempDir(), SessionKey: "s1"}, invoke.WithJobs(q))
+			r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), SessionKey: "s1"}}, invoke.WithJobs(q))
 			var env tool.PendingEnvelope
 			if err := json.Unmarshal([]byte(r.Run(ctx, tool.Call{Name: "render"}).Content[0].Text), &env); err != nil {
 				t.Fatal(err)

@@ -80,7 +80,7 @@ type Hit struct {
 }
 
 func usable(tc *tool.Context) error {
-	if tc == nil || tc.WorkspaceDir == "" {
+	if tc == nil || tc.Workspace == "" {
 		return errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
 	}
 	if tc.Memory == nil {
@@ -106,7 +106,7 @@ func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
 		if in.MaxResults == 0 {
 			in.MaxResults = 6
 		}
-		found, err := ix.find(ctx, inv.Context.Memory, filesOf(inv.Context), inv.Context.WorkspaceDir, in.Query, in.MaxResults, cfg)
+		found, err := ix.find(ctx, inv.Context.Memory, filesOf(inv.Context), inv.Context.Workspace, in.Query, in.MaxResults, cfg)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -298,7 +298,7 @@ func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace str
 // (links, hard links, concealed directories; see fsbridge.Local), else nil
 // (see bridgeFor).
 func filesOf(tc *tool.Context) fsbridge.Bridge {
-	if tc.FS != nil && tc.FSRoot == tc.WorkspaceDir {
+	if tc.FS != nil && tc.FSRoot == tc.Workspace {
 		return tc.FS
 	}
 	return nil
@@ -507,11 +507,11 @@ func IsMemoryPath(p string) bool {
 }
 
 func getTool(tc *tool.Context) (*tool.Tool, error) {
-	if tc == nil || tc.WorkspaceDir == "" {
+	if tc == nil || tc.Workspace == "" {
 		return nil, errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
 	}
 	t, err := tool.New("memory_get", getDescription, func(ctx context.Context, in getArgs, inv tool.Invocation) (tool.Result, error) {
-		return get(ctx, filesOf(inv.Context), inv.Context.WorkspaceDir, in)
+		return get(ctx, filesOf(inv.Context), inv.Context.Workspace, in)
 	})
 	return &t, err
 }

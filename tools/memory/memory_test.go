@@ -305,7 +305,7 @@ func TestMemoryToolsThroughThePipeline(t *testing.T) {
 	t.Parallel()
 	ws := copyCorpus(t)
 	write(t, ws, "src/secret.md", "not memory\n")
-	r := newRunner(t, &tool.Context{WorkspaceDir: ws, Memory: openStore(t).Memory()})
+	r := newRunner(t, &tool.Context{Identity: tool.Identity{Workspace: ws}, Memory: openStore(t).Memory()})
 
 	msg := run(r, "memory_search", `{"query":"dentist appointment","maxResults":2}`)
 	if msg.IsError || !strings.HasPrefix(msg.Content[0].Text, "memory/dentist.md:1-") {
@@ -352,7 +352,7 @@ func TestMemoryToolsSayWhyTheyAreUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	reasons := map[string]string{}
-	reg.ResolveAll(&tool.Context{WorkspaceDir: t.TempDir()}, func(id string, err error) { reasons[id] = err.Error() })
+	reg.ResolveAll(&tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, func(id string, err error) { reasons[id] = err.Error() })
 	if !strings.Contains(reasons["memory_search"], "no memory index") {
 		t.Errorf("memory_search: %q", reasons["memory_search"])
 	}
@@ -393,7 +393,7 @@ func TestMemoryHardLinks(t *testing.T) {
 			if err := os.Link(secret, filepath.Join(ws, "memory", "hard.md")); err != nil {
 				t.Skipf("cannot make a hard link here: %v", err)
 			}
-			tc := &tool.Context{WorkspaceDir: ws, Memory: openStore(t).Memory()}
+			tc := &tool.Context{Identity: tool.Identity{Workspace: ws}, Memory: openStore(t).Memory()}
 			if b := c.bridge(t, ws); b != nil {
 				tc.FSRoot, tc.FS = ws, b
 			}

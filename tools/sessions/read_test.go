@@ -152,7 +152,7 @@ func TestReadersUnavailableWithoutAgents(t *testing.T) {
 func TestSessionsListVisibilityAndFilters(t *testing.T) {
 	t.Parallel()
 	ss := sessionStore(t)
-	w := runner(t, &tool.Context{Agents: testAgents, Sessions: ss, AgentID: "writer", SessionKey: writer1})
+	w := runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss})
 	// Writer sees its own session, its child, and checker's sessions; not
 	// other's, nor its own agent's other session.
 	if got := keysOf(t, call(t, w, "sessions_list", `{}`)); !slices.Equal(got, []string{writer1, child2, checker4}) {
@@ -181,13 +181,13 @@ func TestSessionsListVisibilityAndFilters(t *testing.T) {
 	}
 	// Called as no agent by the owner (a person at the terminal), every
 	// session shows.
-	all := runner(t, &tool.Context{Agents: testAgents, Sessions: ss, Owner: true})
+	all := runner(t, &tool.Context{Identity: tool.Identity{Owner: true}, Agents: testAgents, Sessions: ss})
 	if got := keysOf(t, call(t, all, "sessions_list", `{}`)); !slices.Equal(got, []string{writer1, child2, checker4, other3, writer5}) {
 		t.Errorf("all: %v", got)
 	}
 	// As no agent but not the owner (an MCP client), only its own session
 	// and its children: here none of them.
-	client := runner(t, &tool.Context{Agents: testAgents, Sessions: ss, SessionKey: "stdio-abc"})
+	client := runner(t, &tool.Context{Identity: tool.Identity{SessionKey: "stdio-abc"}, Agents: testAgents, Sessions: ss})
 	if got := keysOf(t, call(t, client, "sessions_list", `{}`)); len(got) != 0 {
 		t.Errorf("a client that is not the owner sees %v", got)
 	}
@@ -216,7 +216,7 @@ type history struct {
 func TestSessionsHistory(t *testing.T) {
 	t.Parallel()
 	ss := sessionStore(t)
-	w := runner(t, &tool.Context{Agents: testAgents, Sessions: ss, AgentID: "writer", SessionKey: writer1})
+	w := runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss})
 
 	var h history
 	decode(t, call(t, w, "sessions_history", `{"sessionKey":"`+writer1+`"}`), &h)
@@ -273,14 +273,14 @@ func TestSessionStatus(t *testing.T) {
 		Messages                                          int
 		Usage                                             struct{ Input, Output int64 }
 	}
-	decode(t, call(t, runner(t, &tool.Context{Agents: testAgents, Sessions: ss, AgentID: "writer", SessionKey: writer1}), "session_status", `{}`), &st)
+	decode(t, call(t, runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss}), "session_status", `{}`), &st)
 	if st.Key != writer1 || st.AgentID != "writer" || st.Status != "done" || st.Model != "openai/m" || st.Messages != 4 || st.Usage.Input != 10 || st.Usage.Output != 5 || st.CreatedAt == "" || st.UpdatedAt == "" {
 		t.Errorf("%+v", st)
 	}
 	if text := errorText(t, call(t, runner(t, &tool.Context{Agents: testAgents, Sessions: ss}), "session_status", `{}`)); !strings.Contains(text, "outside a session") {
 		t.Errorf("%s", text)
 	}
-	if text := errorText(t, call(t, runner(t, &tool.Context{Agents: testAgents, Sessions: ss, SessionKey: "agent:writer:cli:new"}), "session_status", `{}`)); !strings.Contains(text, "not in the store yet") {
+	if text := errorText(t, call(t, runner(t, &tool.Context{Identity: tool.Identity{SessionKey: "agent:writer:cli:new"}, Agents: testAgents, Sessions: ss}), "session_status", `{}`)); !strings.Contains(text, "not in the store yet") {
 		t.Errorf("%s", text)
 	}
 }
@@ -298,23 +298,23 @@ func TestAgentsList(t *testing.T) {
 		}
 		return ids, d.Note
 	}
-	ids, _ := list(&tool.Context{Agents: testAgents, AgentID: "writer"})
+	ids, _ := list(&tool.Context{Identity: tool.Identity{AgentID: "writer"}, Agents: testAgents})
 	if !slices.Equal(ids, []string{"checker"}) {
 		t.Errorf("writer may target: %v", ids)
 	}
 	if ids, _ := list(&tool.Context{Agents: testAgents}); !slices.Equal(ids, []string{"checker", "other", "writer"}) {
 		t.Errorf("without an agent: %v", ids)
 	}
-	if ids, note := list(&tool.Context{Agents: testAgents, AgentID: "checker"}); len(ids) != 0 || !strings.Contains(note, "subagents.allow names none") {
+	if ids, note := list(&tool.Context{Identity: tool.Identity{AgentID: "checker"}, Agents: testAgents}); len(ids) != 0 || !strings.Contains(note, "subagents.allow names none") {
 		t.Errorf("checker: %v %q", ids, note)
 	}
 	star := append([]tool.AgentInfo{}, testAgents...)
 	star[1].Spawns = []string{"*"}
-	if ids, _ := list(&tool.Context{Agents: star, AgentID: "checker"}); len(ids) != 3 {
+	if ids, _ := list(&tool.Context{Identity: tool.Identity{AgentID: "checker"}, Agents: star}); len(ids) != 3 {
 		t.Errorf("allow *: %v", ids)
 	}
 	var d struct{ Agents []agents.Row }
-	decode(t, call(t, runner(t, &tool.Context{Agents: testAgents, AgentID: "writer"}), "agents_list", `{}`), &d)
+	decode(t, call(t, runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer"}, Agents: testAgents}), "agents_list", `{}`), &d)
 	if a := d.Agents[0]; a.Name != "checker" || a.Description != "Checks." || a.Model != "openai/c" {
 		t.Errorf("%+v", a)
 	}

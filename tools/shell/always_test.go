@@ -370,7 +370,7 @@ func TestExecRefusesCodeChangedAfterApproval(t *testing.T) {
 	a := &answers{list: []invoke.Answer{allowOnce}}
 	root, _, m := alwaysEnv(t, a)
 	writeFile(t, filepath.Join(root, "t.sh"), "echo ran-1\n", 0o644)
-	tc := &tool.Context{WorkspaceDir: root, FSRoot: root}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: root}, FSRoot: root}
 	exe, err := m.execFactory(tc)
 	if err != nil {
 		t.Fatal(err)

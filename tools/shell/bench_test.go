@@ -67,7 +67,7 @@ func BenchmarkUnaskedLs(b *testing.B) {
 	})
 	b.Run("host", func(b *testing.B) {
 		e := newEnv(b, nil)
-		tc := &tool.Context{WorkspaceDir: e.root, FSRoot: e.root}
+		tc := &tool.Context{Identity: tool.Identity{Workspace: e.root}, FSRoot: e.root}
 		t, err := e.m.execFactory(tc)
 		if err != nil {
 			b.Fatal(err)

@@ -31,7 +31,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 	// exec is high risk, so every call needs a person's approval; this
 	// example has nobody to ask and approves every call itself.
-	r := invoke.New(reg, &tool.Context{WorkspaceDir: dir, FSRoot: dir}, invoke.WithConfirmer(invoke.AutoApprove))
+	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: dir}, FSRoot: dir}, invoke.WithConfirmer(invoke.AutoApprove))
 
 	var id string
 	call := func(name string, args map[string]any) {

@@ -370,8 +370,8 @@ func TestFactoriesNeedWorkspace(t *testing.T) {
 		want string
 	}{
 		{"no root", &tool.Context{}, "no file-system root"},
-		{"missing workspace", &tool.Context{WorkspaceDir: filepath.Join(dir, "gone")}, "need a workspace: stat " + filepath.Join(dir, "gone") + ": no such file"},
-		{"workspace without root", &tool.Context{WorkspaceDir: dir}, dir + " is not open as the file-system root"},
+		{"missing workspace", &tool.Context{Identity: tool.Identity{Workspace: filepath.Join(dir, "gone")}}, "need a workspace: stat " + filepath.Join(dir, "gone") + ": no such file"},
+		{"workspace without root", &tool.Context{Identity: tool.Identity{Workspace: dir}}, dir + " is not open as the file-system root"},
 		{"missing root", &tool.Context{FSRoot: filepath.Join(dir, "nope")}, "unusable"},
 		{"root is a file", &tool.Context{FSRoot: file}, "not a directory"},
 		{"bad config", &tool.Context{FSRoot: dir, Config: tool.Config{ConfigKey: map[string]any{"maxTimeout": -1}}}, "must not be negative"},

@@ -31,7 +31,7 @@ func unattended(t *testing.T, cfg map[string]any) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	tc := &tool.Context{WorkspaceDir: e.root, FSRoot: e.root, Config: tool.Config{}}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: e.root}, FSRoot: e.root, Config: tool.Config{}}
 	if cfg != nil {
 		tc.Config[ConfigKey] = cfg
 	}
@@ -262,7 +262,7 @@ func TestProcessSessionsBelongToTheirSession(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = m.Close() })
 	runner := func(session string) *env {
-		tc := &tool.Context{WorkspaceDir: root, FSRoot: root, SessionKey: session, Config: tool.Config{}}
+		tc := &tool.Context{Identity: tool.Identity{Workspace: root, SessionKey: session}, FSRoot: root, Config: tool.Config{}}
 		return &env{t: t, root: root, m: m, runner: invoke.New(reg, tc, invoke.WithConfirmer(invoke.AutoApprove))}
 	}
 	a, b := runner("mcp-session-a"), runner("mcp-session-b")

@@ -162,7 +162,7 @@ func TestExecPreviewFailsAsTheCall(t *testing.T) {
 	e := newEnv(t, nil)
 	root := e.root
 	writeFile(t, filepath.Join(root, "file"), "", 0o644)
-	tc := &tool.Context{WorkspaceDir: root, FSRoot: root}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: root}, FSRoot: root}
 	exe, err := e.m.execFactory(tc)
 	if err != nil {
 		t.Fatal(err)

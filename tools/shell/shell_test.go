@@ -53,7 +53,7 @@ func newEnvAt(t testing.TB, root string, cfg map[string]any, edit func(*tool.Con
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	tc := &tool.Context{WorkspaceDir: root, FSRoot: root, Config: tool.Config{}}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: root}, FSRoot: root, Config: tool.Config{}}
 	if cfg != nil {
 		tc.Config[ConfigKey] = cfg
 	}

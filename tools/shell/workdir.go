@@ -18,11 +18,11 @@ import (
 // directory commands are confined to: the tool context's file-system root.
 // Its error says why the shell tools are unavailable.
 func workspaceRoot(tc *tool.Context) (string, error) {
-	if tc != nil && tc.FSRoot == "" && tc.WorkspaceDir != "" {
-		if _, err := os.Stat(tc.WorkspaceDir); err != nil {
+	if tc != nil && tc.FSRoot == "" && tc.Workspace != "" {
+		if _, err := os.Stat(tc.Workspace); err != nil {
 			return "", fmt.Errorf("the shell tools need a workspace: %w", err)
 		}
-		return "", fmt.Errorf("the shell tools need a workspace: %s is not open as the file-system root", tc.WorkspaceDir)
+		return "", fmt.Errorf("the shell tools need a workspace: %s is not open as the file-system root", tc.Workspace)
 	}
 	if tc == nil || tc.FSRoot == "" {
 		return "", errors.New("the shell tools need a workspace: the tool context has no file-system root (give toolbelt a workspace directory, e.g. --workspace DIR)")

@@ -428,7 +428,7 @@ func statusError(resp *http.Response, final *url.URL) error {
 func cacheKey(tc *tool.Context, toolName string, parts ...string) string {
 	h := sha256.New()
 	if tc != nil {
-		parts = append([]string{tc.WorkspaceDir, tc.AgentID, tc.SessionKey}, parts...)
+		parts = append([]string{tc.Workspace, tc.AgentID, tc.SessionKey}, parts...)
 	}
 	for _, p := range parts {
 		fmt.Fprintf(h, "%d:%s;", len(p), p)

@@ -60,7 +60,7 @@ func newHarness(t *testing.T, s setup) *harness {
 	if s.search != nil {
 		cfg[web.SearchConfigKey] = s.search
 	}
-	tc := &tool.Context{WorkspaceDir: t.TempDir(), Owner: true, Config: cfg}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), Owner: true}, Config: cfg}
 	if s.cache {
 		st, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "state.db"))
 		if err != nil {
