@@ -110,11 +110,11 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 		return nil, nil, err
 	}
 	tc = &tool.Context{
-Identity: tool.Identity{Workspace: dir, Owner: true, Channel: "cli"},
-Config: tool.Config(cfg.Tools.Settings),
-Memory: lazyMemory{e: e, workspace: dir},
-Cron: lazyCron{e: e, workspace: dir},
-}
+		Identity: tool.Identity{Workspace: dir, Owner: true, Channel: "cli"},
+		Config:   tool.Config(cfg.Tools.Settings),
+		Memory:   lazyMemory{e: e, workspace: dir},
+		Cron:     lazyCron{e: e, workspace: dir},
+	}
 	if len(cfg.Agents) > 0 {
 		tc.Agents, tc.Sessions = toolAgents(cfg), lazySessions{e: e, workspace: dir}
 	}

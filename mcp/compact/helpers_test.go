@@ -130,16 +130,16 @@ func workspace(tb testing.TB) *tool.Context {
 	// The store keeps schedules: cron is unavailable without them; the job
 	// tools need a job queue.
 	return &tool.Context{
-Identity: tool.Identity{Workspace: dir},
-FSRoot: dir,
-FS: b,
-Config: cfg,
-Memory: st.Memory(),
-Agents: agents,
-Sessions: st.Sessions().ForTools(),
-Cron: automation.New(st.Schedules(dir), automation.Options{}),
-Jobs: q,
-}
+		Identity: tool.Identity{Workspace: dir},
+		FSRoot:   dir,
+		FS:       b,
+		Config:   cfg,
+		Memory:   st.Memory(),
+		Agents:   agents,
+		Sessions: st.Sessions().ForTools(),
+		Cron:     automation.New(st.Schedules(dir), automation.Options{}),
+		Jobs:     q,
+	}
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.
