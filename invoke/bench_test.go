@@ -47,19 +47,24 @@ var fiveArgs = json.RawMessage(`{"path":"src/main.go","offset":10,"limit":200,"m
 // BenchmarkNoopCall runs one no-op call with a 5-field schema: through the
 // skeleton (resolve, decode, validate, execute, result message: the
 // arguments and validate steps only), through the complete pipeline with
-// every default step, and through it for a caller (as the MCP server and
-// the session host run calls: invoke.WithCaller) in a workspace.
+// every default step, and through it for a caller (invoke.WithCaller) in
+// a workspace: "caller" as the MCP server runs a client's calls (another
+// session than the runner's), "session" as the session host runs a
+// session's (the session its runner was made for).
 func BenchmarkNoopCall(b *testing.B) {
+	mcp := &tool.Identity{SessionKey: "s1", Channel: "mcp", Principal: "bob"}
+	session := &tool.Identity{SessionKey: "s1", Channel: "cli", Owner: true}
 	for _, bc := range []struct {
 		name   string
 		opts   []invoke.Option
-		caller bool
+		caller *tool.Identity
 	}{
 		{"skeleton", []invoke.Option{invoke.WithSteps(func(steps []invoke.Step) []invoke.Step {
 			return slices.DeleteFunc(steps, func(s invoke.Step) bool { return s.Name != "arguments" && s.Name != "validate" })
-		})}, false},
-		{"complete", nil, false},
-		{"caller", nil, true},
+		})}, nil},
+		{"complete", nil, nil},
+		{"caller", nil, mcp},
+		{"session", nil, session},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			reg := registry.New()
@@ -68,9 +73,9 @@ func BenchmarkNoopCall(b *testing.B) {
 			}
 			var tc *tool.Context
 			ctx := context.Background()
-			if bc.caller {
+			if bc.caller != nil {
 				tc = benchContext(b.TempDir())
-				ctx = invoke.WithCaller(ctx, tool.Identity{SessionKey: "s1", Channel: "mcp", Principal: "bob"})
+				ctx = invoke.WithCaller(ctx, *bc.caller)
 			}
 			r := invoke.New(reg, tc, bc.opts...)
 			call := tool.Call{ID: "call_1", Name: "noop", Arguments: fiveArgs}
@@ -103,8 +108,8 @@ func BenchmarkBatch64(b *testing.B) {
 	}
 }
 
-// benchContext is the tool context of the caller benchmark: a workspace,
-// run for the owner at the terminal.
+// benchContext is the tool context of the caller benchmarks: a workspace,
+// session s1 run for the owner at the terminal.
 func benchContext(dir string) *tool.Context {
-	return &tool.Context{Identity: tool.Identity{Workspace: dir, Channel: "cli", Owner: true}}
+	return &tool.Context{Identity: tool.Identity{Workspace: dir, SessionKey: "s1", Channel: "cli", Owner: true}}
 }
