@@ -337,7 +337,9 @@ func resolve(key string, info store.SessionInfo, kept bool, as tool.Identity) (t
 	if why := id.Exceeds(as); why != "" {
 		return tool.Identity{}, refusal(key, why)
 	}
-	id.SessionKey = key
+	// The record keeps who, not where: the session runs where it is asked
+	// to.
+	id.SessionKey, id.Workspace = key, as.Workspace
 	return id, nil
 }
 

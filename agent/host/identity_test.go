@@ -58,6 +58,10 @@ VALUES ('agent:worker:subagent:old', '/ws', 'm', 1, 1, 'worker', 'agent:lead:mai
 		id.AgentID, id.SessionKey = agent, key
 		return id
 	}
+	in := func(id tool.Identity, workspace string) tool.Identity {
+		id.Workspace = workspace
+		return id
+	}
 	for _, tt := range []struct {
 		name, key string
 		as        tool.Identity
@@ -65,6 +69,7 @@ VALUES ('agent:worker:subagent:old', '/ws', 'm', 1, 1, 'worker', 'agent:lead:mai
 		err       string
 	}{
 		{"a person resumes a sub-agent's session", sub.SessionKey, person, sub, ""},
+		{"in the workspace of whoever asks", sub.SessionKey, tool.Identity{Channel: "cli", Owner: true, Workspace: "/w"}, in(sub, "/w"), ""},
 		{"its own agent named", sub.SessionKey, with(person, "worker", ""), sub, ""},
 		{"a sub-agent asks for its own session", sub.SessionKey, sub, sub, ""},
 		{"as another agent", sub.SessionKey, with(person, "lead", ""), tool.Identity{}, `belongs to agent "worker" and runs only as it, not as agent "lead"`},
