@@ -388,8 +388,9 @@ func TestUnknownToolSuggestsOnlyOfferedTools(t *testing.T) {
 	}
 }
 
-// A call made for a Caller runs, for policy, the audit log and the tool, as
-// that caller: its session, channel, principal and owner flag.
+// A call made for a caller (invoke.WithCaller) runs, for policy, the audit
+// log and the tool, as that caller: its session, channel, principal and
+// owner flag.
 func TestCallerOverridesTheContext(t *testing.T) {
 	t.Parallel()
 	log := &records{}

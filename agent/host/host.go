@@ -80,7 +80,7 @@ type Spec struct {
 
 // Builder makes the agent loop of a session: its model client (s.Model),
 // system prompt, and a runner whose tool context runs as s.As
-// (tool.Context.RunAs) and carries the host.
+// (tool.Identity.RunAs) and carries the host.
 type Builder func(s Spec) (*agent.Agent, error)
 
 // Sessions is where a host keeps sessions: their records and transcripts
