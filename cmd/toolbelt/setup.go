@@ -11,6 +11,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/content/tokens"
+	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -70,9 +71,9 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	opts := []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(cfg.Policy()),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(answering{aw, journal, e.log}),
+		invoke.WithAudit(intents.Answering{Auditor: aw, Journal: journal, Log: e.log}),
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
-		invoke.Use(e.recoverFirst(st, journal)),
+		invoke.Use(e.recoveries().First(journal)),
 	}
 	if h := e.hooksOption(cfg); h != nil {
 		opts = append(opts, h)
@@ -133,7 +134,7 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
 		Sync:      cfg.Audit.Sync == "always",
 		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
-		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
+		OnRecover: func(n int) { e.log.Info(intents.RecoveredRecords, "records", n) },
 		OnState:   state,
 	})
 	if err != nil {
@@ -158,10 +159,6 @@ func (e *env) auditState(err error, failClosed bool) {
 	}
 }
 
-// recoveredRecords is what the log says when records of killed processes
-// were moved from the spool into the audit log.
-const recoveredRecords = "moved audit records left in the spool into the log"
-
 // recoverSpool moves into the log what processes that were killed left in
 // the spool of the data directory dir ("" for PostgreSQL: nothing to do).
 func recoverSpool(e *env, l *auditlog.Log, dir string) error {
@@ -170,7 +167,7 @@ func recoverSpool(e *env, l *auditlog.Log, dir string) error {
 	}
 	n, err := l.Recover(context.Background(), spoolDir(dir))
 	if n > 0 {
-		e.log.Info(recoveredRecords, "records", n)
+		e.log.Info(intents.RecoveredRecords, "records", n)
 	}
 	if err != nil {
 		return fmt.Errorf("recovering the audit spool: %w", err)
