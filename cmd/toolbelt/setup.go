@@ -8,9 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
-	"github.com/toolbelt/toolbelt/content/tokens"
 	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
@@ -55,15 +55,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if err != nil {
 		return nil, err
 	}
-	l := cfg.Limits
-	ic := invoke.Config{
-		DefaultTimeout: l.Timeout.D(), MaxTimeout: l.MaxTimeout.D(),
-		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, CountTokens: tokens.O200k, EventMaxChars: l.EventMaxChars,
-		UpdateInterval: l.UpdateInterval.D(),
-		ConfirmTimeout: cfg.Confirm.Timeout.D(), ConfirmMedium: cfg.Confirm.Medium, ConfirmOnTimeout: cfg.Confirm.OnTimeout,
-		AuditFailOpen: !cfg.Audit.FailsClosed(),
-	}
-	ic.Images.MaxSide, ic.Images.MaxBytes = l.ImageMaxSide, l.ImageMaxBytes
+	ic := toolbelt.PipelineConfig(cfg)
 	if override.MaxResultChars > 0 {
 		ic.MaxResultChars = override.MaxResultChars
 	}
@@ -75,8 +67,8 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		invoke.WithApprovalStore(st.Approvals(tc.WorkspaceDir)),
 		invoke.Use(e.recoveries().First(journal)),
 	}
-	if h := e.hooksOption(cfg); h != nil {
-		opts = append(opts, h)
+	if h := toolbelt.Hooks(cfg, e.registry()); h != nil {
+		opts = append(opts, invoke.WithHooks(h))
 	}
 	// Serve, mcp and run work jobs; another command that may call an async
 	// tool records its job for a server on the same store to work.
