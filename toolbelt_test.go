@@ -198,3 +198,21 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+func TestStoreAfterOpensTheStoreWhenACallNeedsIt(t *testing.T) {
+	ws, data := t.TempDir(), t.TempDir()
+	never := make(chan struct{})
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Workspace: ws, DataDir: data, StoreAfter: never})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := call(tb, "r1", "ls", `{}`); msg.IsError {
+		t.Fatalf("ls before the store's signal: %+v", msg.Content)
+	}
+	if err := tb.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := records(t, data); len(got) != 1 || got[0] != "r1" {
+		t.Fatalf("audit log = %v, want the call", got)
+	}
+}
