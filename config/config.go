@@ -889,3 +889,20 @@ func (c *Config) validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// Resolve resolves a path written in the configuration: ~ is the home
+// directory, and a relative path is relative to the configuration file.
+func (c *Config) Resolve(p string) string {
+	if p == "" {
+		return ""
+	}
+	if rest, ok := strings.CutPrefix(p, "~"); ok && (rest == "" || rest[0] == '/') {
+		if home, err := os.UserHomeDir(); err == nil {
+			p = home + rest
+		}
+	}
+	if !filepath.IsAbs(p) && c.Path != "" {
+		p = filepath.Join(filepath.Dir(c.Path), p)
+	}
+	return p
+}

@@ -605,6 +605,7 @@ func TestEverySubjectHasItsPage(t *testing.T) {
 		"benchmarks":             "benchmarks.md",
 		"development":            "development.md",
 		"serving over MCP":       "serving.md",
+		"embedding in Go":        "embedding.md",
 	} {
 		if _, err := os.Stat(page); err != nil {
 			t.Errorf("%s: docs/%s is missing: %v", subject, page, err)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
-	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/invoke/cmdhook"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -145,28 +143,6 @@ func (e *env) dirOptions(cfg *config.Config) dir.Options {
 		reserved = append(reserved, client.NamePrefix(name, cfg.MCP.Separator))
 	}
 	return dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: e.writableDirs(cfg), Reserved: reserved}
-}
-
-// hooksOption returns the pipeline option that runs the config's command
-// hooks, or nil when there are none.
-func (e *env) hooksOption(cfg *config.Config) invoke.Option {
-	if len(cfg.Hooks.Before) == 0 && len(cfg.Hooks.After) == 0 && len(cfg.Hooks.Persist) == 0 {
-		return nil
-	}
-	conv := func(hs []config.Hook) []cmdhook.Hook {
-		out := make([]cmdhook.Hook, len(hs))
-		for i, h := range hs {
-			out[i] = cmdhook.Hook{Name: h.Name, Tools: h.Tools, Command: h.Command, Timeout: h.Timeout.D(), Priority: h.Priority}
-		}
-		return out
-	}
-	h := invoke.NewHooks()
-	d := ""
-	if cfg.Path != "" {
-		d = filepath.Dir(cfg.Path)
-	}
-	cmdhook.Install(h, conv(cfg.Hooks.Before), conv(cfg.Hooks.After), conv(cfg.Hooks.Persist), cmdhook.Options{Dir: d, Registry: e.registry()})
-	return invoke.WithHooks(h)
 }
 
 // toolCmd groups the commands that make and check directory tools.

@@ -24,6 +24,7 @@ import (
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/gcpace"
+	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -145,8 +146,8 @@ type env struct {
 	started   chan struct{}
 	audit     auditAppender // started with the first pipeline that audits
 	// recovered are the workspaces whose interrupted changes this run
-	// settles (recoverChanges).
-	recovered *recoveries
+	// settles (package intents).
+	recovered *intents.Recovery
 	// wrapBridge, when set (by tests), wraps the file bridge of every
 	// workspace, to stop a change between two files.
 	wrapBridge func(fsbridge.Bridge) fsbridge.Bridge

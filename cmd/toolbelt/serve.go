@@ -104,7 +104,7 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 // collection (gcHeadroom), giving the memory of the start's garbage back
 // to the system, the search for what interrupted writes left in the
 // workspace, which took up to a second in a large one, and the recovery of
-// the changes killed processes left unfinished there (recoverChanges; a
+// the changes killed processes left unfinished there (intents.Recovery; a
 // call that comes first waits for it). None of them competes with the
 // first answers for the CPU.
 func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan struct{}) {
@@ -121,7 +121,7 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan s
 	}
 	e.removeStaleTemp(tc, false)
 	if j, ok := tc.Journal.(*store.Journal); ok && tc.FS != nil {
-		e.recoverChanges(e.st, j, tc.Scope().Workspace, tc.FS)
+		e.recoveries().Settle(j, tc.Scope().Workspace, tc.FS)
 	}
 }
 

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
-	"github.com/toolbelt/toolbelt/content/tokens"
+	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -54,15 +55,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	if err != nil {
 		return nil, err
 	}
-	l := cfg.Limits
-	ic := invoke.Config{
-		DefaultTimeout: l.Timeout.D(), MaxTimeout: l.MaxTimeout.D(),
-		MaxResultChars: l.MaxResultChars, MaxResultTokens: l.MaxResultTokens, CountTokens: tokens.O200k, EventMaxChars: l.EventMaxChars,
-		UpdateInterval: l.UpdateInterval.D(),
-		ConfirmTimeout: cfg.Confirm.Timeout.D(), ConfirmMedium: cfg.Confirm.Medium, ConfirmOnTimeout: cfg.Confirm.OnTimeout,
-		AuditFailOpen: !cfg.Audit.FailsClosed(),
-	}
-	ic.Images.MaxSide, ic.Images.MaxBytes = l.ImageMaxSide, l.ImageMaxBytes
+	ic := toolbelt.PipelineConfig(cfg)
 	if override.MaxResultChars > 0 {
 		ic.MaxResultChars = override.MaxResultChars
 	}
@@ -70,12 +63,12 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	opts := []invoke.Option{
 		invoke.WithLogger(e.log), invoke.WithConfig(ic), invoke.WithPolicy(cfg.Policy()),
 		invoke.WithOutputs(st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(answering{aw, journal, e.log}),
+		invoke.WithAudit(intents.Answering{Auditor: aw, Journal: journal, Log: e.log}),
 		invoke.WithApprovalStore(st.Approvals(tc.Workspace)),
-		invoke.Use(e.recoverFirst(st, journal)),
+		invoke.Use(e.recoveries().First(journal)),
 	}
-	if h := e.hooksOption(cfg); h != nil {
-		opts = append(opts, h)
+	if h := toolbelt.Hooks(cfg, e.registry()); h != nil {
+		opts = append(opts, invoke.WithHooks(h))
 	}
 	// Serve, mcp and run work jobs; another command that may call an async
 	// tool records its job for a server on the same store to work.
@@ -133,7 +126,7 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 	sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
 		Sync:      cfg.Audit.Sync == "always",
 		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
-		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
+		OnRecover: func(n int) { e.log.Info(intents.RecoveredRecords, "records", n) },
 		OnState:   state,
 	})
 	if err != nil {
@@ -158,10 +151,6 @@ func (e *env) auditState(err error, failClosed bool) {
 	}
 }
 
-// recoveredRecords is what the log says when records of killed processes
-// were moved from the spool into the audit log.
-const recoveredRecords = "moved audit records left in the spool into the log"
-
 // recoverSpool moves into the log what processes that were killed left in
 // the spool of the data directory dir ("" for PostgreSQL: nothing to do).
 func recoverSpool(e *env, l *auditlog.Log, dir string) error {
@@ -170,7 +159,7 @@ func recoverSpool(e *env, l *auditlog.Log, dir string) error {
 	}
 	n, err := l.Recover(context.Background(), spoolDir(dir))
 	if n > 0 {
-		e.log.Info(recoveredRecords, "records", n)
+		e.log.Info(intents.RecoveredRecords, "records", n)
 	}
 	if err != nil {
 		return fmt.Errorf("recovering the audit spool: %w", err)

@@ -51,7 +51,7 @@ func (c *undoCmd) Run(e *env) error {
 			e.log.Error("recovering interrupted changes: the workspace cannot be opened; they are left for the next start", "workspace", ws, "err", err)
 			continue
 		}
-		e.recoverChanges(st, journal, ws, b)
+		e.recoveries().Settle(journal, ws, b)
 	}
 	ws, err := c.workspace(ctx, journal)
 	var refused *refusal
@@ -73,7 +73,7 @@ func (c *undoCmd) Run(e *env) error {
 	if err != nil {
 		return fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", c.CallID, ws, err)
 	}
-	e.recoverChanges(st, journal, ws, bridge)
+	e.recoveries().Settle(journal, ws, bridge)
 	report, err := undo.Undo(ctx, journal.In(ws), bridge, c.CallID)
 	var conflict *undo.ConflictError
 	switch {

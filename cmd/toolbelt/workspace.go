@@ -51,28 +51,8 @@ func (w workspaceFlags) dir(e *env) (string, error) {
 	return abs, nil
 }
 
-// configPath resolves a path written in the config: ~ is the home
-// directory, and a relative path is relative to the config file.
-func configPath(cfg *config.Config, p string) string {
-	if p == "" {
-		return ""
-	}
-	p = expandHome(p)
-	if !filepath.IsAbs(p) && cfg.Path != "" {
-		p = filepath.Join(filepath.Dir(cfg.Path), p)
-	}
-	return p
-}
-
-// expandHome replaces a leading ~ with the home directory.
-func expandHome(p string) string {
-	if rest, ok := strings.CutPrefix(p, "~"); ok && (rest == "" || rest[0] == '/') {
-		if home, err := os.UserHomeDir(); err == nil {
-			return home + rest
-		}
-	}
-	return p
-}
+// configPath resolves a path written in the config (config.Config.Resolve).
+func configPath(cfg *config.Config, p string) string { return cfg.Resolve(p) }
 
 // toolContext returns the tool context for a person at this terminal, as a
 // pipeline hands it to tools: the owner, on the "cli" channel, in the

@@ -1,0 +1,265 @@
+package toolbelt
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/internal/intents"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/jobs"
+	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/dir"
+)
+
+// The steps of Open, in its order. Each registers what closes what it
+// opened.
+
+// openTools makes the registry: the built-in tools and Options.Tools.
+func (tb *Toolbelt) openTools(context.Context) error {
+	reg, closer := tb.opts.Builtins()
+	tb.onClose(func(context.Context) error { return closer.Close() })
+	tb.reg = reg
+	for _, t := range tb.opts.Tools {
+		if err := reg.Register(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dsn returns the database that holds state, first found of: SQLite in
+// Options.DataDir, Options.DatabaseURL, the configuration's database, then
+// SQLite in its data directory or the user's data directory. dir is the
+// SQLite database's directory, "" for PostgreSQL.
+func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
+	if url := cmp.Or(tb.opts.DatabaseURL, tb.cfg.Database); tb.opts.DataDir == "" && url != "" {
+		if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
+			return "", "", errors.New("the database must be a postgres:// URL; for SQLite give a data directory")
+		}
+		return url, "", nil
+	}
+	dir = cmp.Or(tb.opts.DataDir, tb.cfg.Resolve(tb.cfg.Data))
+	if dir == "" {
+		if dir, err = store.DefaultDir(); err != nil {
+			return "", "", err
+		}
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return "", "", fmt.Errorf("data directory: %w", err)
+	}
+	if dir == tb.ws {
+		return "", "", fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere", dir)
+	}
+	return filepath.Join(dir, store.DefaultFile), dir, nil
+}
+
+// openStore opens the store, in the background when Options.StoreAfter is
+// set.
+func (tb *Toolbelt) openStore(ctx context.Context) error {
+	dsn, dir, err := tb.dsn()
+	if err != nil {
+		return err
+	}
+	if dir != "" {
+		tb.spool = filepath.Join(dir, "audit-spool")
+	}
+	var opts []store.Option
+	if tb.cfg.Audit.Sync == "always" {
+		opts = append(opts, store.SyncCommits())
+	}
+	if tb.opts.StoreAfter != nil {
+		tb.st, err = store.OpenInBackground(dsn, append(opts, store.OpenAfter(tb.opts.StoreAfter))...)
+	} else {
+		tb.st, err = store.Open(ctx, dsn, opts...)
+	}
+	if err != nil {
+		return err
+	}
+	tb.onClose(func(context.Context) error { return tb.st.Close() })
+	return nil
+}
+
+// openAudit opens the audit log's writer: with SQLite a spool, whose
+// drain first moves into the log what killed processes left in it; with
+// PostgreSQL a group-commit writer. Each call's record is durable before
+// its result is returned. It makes the undo journal too, whose intents
+// close as records are written, and the recovery of the changes killed
+// processes left unfinished.
+func (tb *Toolbelt) openAudit(context.Context) error {
+	var opts []auditlog.Option
+	if tb.opts.AuditKey != nil {
+		opts = append(opts, auditlog.WithKey(tb.opts.AuditKey))
+	}
+	tb.auditLog = auditlog.New(tb.st, opts...)
+	failClosed := tb.cfg.Audit.FailsClosed()
+	state := func(err error) {
+		if err != nil {
+			tb.log.Warn("audit records cannot be made durable", "failClosed", failClosed, "err", err)
+		} else {
+			tb.log.Warn("audit records are durable again")
+		}
+	}
+	var w interface {
+		invoke.Auditor
+		Close() error
+	}
+	if tb.spool == "" {
+		w = tb.auditLog.Writer(auditlog.WriterOptions{OnError: func(err error) { tb.log.Error("writing the audit log", "err", err) }, OnState: state})
+	} else {
+		sp, err := tb.auditLog.Spool(tb.spool, auditlog.SpoolOptions{
+			Sync:      tb.cfg.Audit.Sync == "always",
+			OnError:   func(err error) { tb.log.Error("the audit spool", "err", err) },
+			OnRecover: func(n int) { tb.log.Info(intents.RecoveredRecords, "records", n) },
+			OnState:   state,
+		})
+		if err != nil {
+			return err
+		}
+		w = sp
+	}
+	tb.onClose(func(context.Context) error { return w.Close() })
+	tb.journal = tb.st.Journal(store.JournalOptions{MaxAge: tb.cfg.Retention.Undo.D(), AwaitAnswers: true})
+	tb.auditor = intents.Answering{Auditor: w, Journal: tb.journal, Log: tb.log}
+	tb.recovery = &intents.Recovery{AuditLog: func() (*auditlog.Log, error) { return tb.auditLog, nil }, SpoolDir: tb.spool, Log: tb.log}
+	return nil
+}
+
+// openPolicy builds the configuration's policy.
+func (tb *Toolbelt) openPolicy(context.Context) error {
+	tb.policy = tb.cfg.Policy()
+	return nil
+}
+
+// openApprovals opens the actions a person allowed always in the
+// workspace.
+func (tb *Toolbelt) openApprovals(context.Context) error {
+	tb.approvals = tb.st.Approvals(tb.ws)
+	return nil
+}
+
+// openImports starts the MCP servers the configuration imports and
+// registers their tools. A server that fails to start is logged, and its
+// tools are missing, as they are when it stops later.
+func (tb *Toolbelt) openImports(ctx context.Context) error {
+	if len(tb.cfg.MCPServers) == 0 {
+		return nil
+	}
+	tb.imports = client.New(tb.cfg.MCPServers, client.Options{Separator: tb.cfg.MCP.Separator, Logger: tb.log, Version: tb.opts.Version})
+	tb.onClose(func(context.Context) error { return tb.imports.Close() })
+	if err := tb.imports.Start(ctx, tb.reg); err != nil {
+		tb.log.Warn("importing MCP servers", "err", err)
+	}
+	return nil
+}
+
+// openDirTools loads the directory tools of the folders the configuration
+// lists (tools.dirs); a broken or refused tool is logged and skipped.
+func (tb *Toolbelt) openDirTools(context.Context) error {
+	if len(tb.cfg.Tools.Dirs) == 0 {
+		return nil
+	}
+	var sources []dir.Source
+	for _, d := range tb.cfg.Tools.Dirs {
+		p, err := filepath.Abs(tb.cfg.Resolve(d.Path))
+		if err != nil {
+			return err
+		}
+		sources = append(sources, dir.Source{Path: p, Trusted: true, Vouched: d.Trusted})
+	}
+	var reserved []string
+	for name := range tb.cfg.MCPServers {
+		reserved = append(reserved, client.NamePrefix(name, tb.cfg.MCP.Separator))
+	}
+	opts := dir.Options{Writable: []string{tool.ResolveDir(tb.ws)}, Reserved: reserved}
+	tb.dirs = dir.NewLoader(tb.reg, sources, opts, func(p dir.Problem) {
+		tb.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
+	})
+	tb.onClose(func(context.Context) error { tb.dirs.Close(); return nil })
+	tb.dirs.Load()
+	return nil
+}
+
+// openRegistry checks the tools against the policy and makes the
+// workspace's tool context, with its file bridge and the state its tools
+// keep in the store.
+func (tb *Toolbelt) openRegistry(context.Context) error {
+	if err := tb.cfg.CheckTools(tb.reg); err != nil {
+		return err
+	}
+	b, err := tb.bridge()
+	if err != nil {
+		return fmt.Errorf("workspace %s: %w", tb.ws, err)
+	}
+	tb.onClose(func(context.Context) error { return b.Close() })
+	tb.base = &tool.Context{
+		Identity: tool.Identity{Workspace: tb.ws}, FSRoot: tb.ws, FS: b, Config: tool.Config(tb.cfg.Tools.Settings),
+		Journal: tb.journal, Cache: tb.st.Cache(store.CacheOptions{}), Memory: tb.st.Memory(),
+	}
+	return nil
+}
+
+// openJobs opens the job queue when a tool is async (or the root serves),
+// registers the async tools, and with Options.WorkJobs works jobs until
+// Close.
+func (tb *Toolbelt) openJobs(ctx context.Context) error {
+	if !tb.opts.WorkJobs && !tb.reg.Any(func(m *tool.Meta) bool { return m.Async }) {
+		return nil
+	}
+	dsn, _, err := tb.dsn()
+	if err != nil {
+		return err
+	}
+	j := tb.cfg.Jobs
+	q, err := jobs.Open(ctx, dsn, jobs.Config{
+		Workers: j.Workers, StepTimeout: j.StepTimeout.D(), WebhookSecret: j.WebhookSecret, PublicURL: j.PublicURL,
+		Logger: tb.log, Run: tb.opts.WorkJobs, Retention: tb.cfg.Retention.Jobs.D(),
+	})
+	if err != nil {
+		return err
+	}
+	tb.onClose(q.Close)
+	var async []tool.Tool
+	for _, t := range tb.reg.ResolveAll(tb.base, nil) {
+		if t.Async != nil {
+			async = append(async, t)
+		}
+	}
+	if err := q.Register(async...); err != nil {
+		return err
+	}
+	tb.jobs, tb.base.Jobs = q, q
+	if tb.opts.WorkJobs {
+		return q.Start(ctx)
+	}
+	return nil
+}
+
+// openScheduler makes the scheduler of the workspace's schedules (the
+// cron tool's), whose tool calls run through a runner of the root on the
+// "cron" channel; with Options.WorkJobs it runs due schedules until Close,
+// unless cron.disabled.
+func (tb *Toolbelt) openScheduler(context.Context) error {
+	c := tb.cfg.Cron
+	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log})
+	tb.base.Cron = tb.sched
+	tb.sched.SetRunner(tb.Runner(tool.Identity{Channel: "cron"}))
+	if !tb.opts.WorkJobs || c.Disabled {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tb.sched.Serve(ctx, c.Poll.D())
+	}()
+	tb.onClose(func(context.Context) error { cancel(); <-done; return nil })
+	return nil
+}

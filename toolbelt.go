@@ -1,0 +1,224 @@
+// Package toolbelt is Toolbelt's composition root: it opens everything a
+// configuration describes, in one visible order, and hands the front doors
+// what they need — a runner for a caller, an MCP server (stdio and HTTP) —
+// then shuts it all down in reverse order with one Close. The CLI
+// (cmd/toolbelt) is built on it, and so can a Go program be:
+//
+//	tb, err := toolbelt.Open(ctx, toolbelt.Options{Config: cfg, Workspace: ws, DataDir: data, Tools: mine})
+//	if err != nil { … }
+//	defer tb.Close(ctx)
+//	return tb.ServeStdio(ctx)
+//
+// Open opens, each resource registering its own cleanup as it opens: the
+// store, the audit log (its writer or spool, and the recovery of what
+// killed processes left), the policy, the approvals, the imported MCP
+// servers, the directory tools, the registry (its tools checked against
+// the policy), the job queue and the scheduler. The job queue comes after
+// the tools because it registers the async tools among them.
+//
+// Toolbelt is at v0: this API may change between minor versions.
+package toolbelt
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/intents"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/jobs"
+	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/policy"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/dir"
+)
+
+// Options say what Open opens.
+type Options struct {
+	// Config is the configuration (as toolbelt.yaml holds it); nil for the
+	// defaults.
+	Config *config.Config
+	// Workspace is the directory the tools work in; required.
+	Workspace string
+	// DataDir is the directory of the SQLite store and the audit spool.
+	// Without it, DatabaseURL (a postgres:// URL) or the configuration's
+	// database or data directory says where state is kept.
+	DataDir     string
+	DatabaseURL string
+	// Tools are registered beside the built-in tools.
+	Tools []tool.Tool
+	// Builtins makes the registry Tools join, and what stops the tools'
+	// background work (default tools.Core).
+	Builtins func() (*registry.Registry, io.Closer)
+	// Confirm answers the calls of runners that need a person's approval;
+	// nil: nobody can, so such calls are blocked. An MCP server asks its
+	// clients instead.
+	Confirm invoke.Confirmer
+	// Logger receives what the services log (default: warnings to stderr).
+	Logger *slog.Logger
+	// AuditKey keys the audit chain's HMAC; nil for an unkeyed chain.
+	AuditKey []byte
+	// StoreAfter, when set, opens the store in the background once it is
+	// closed, or as soon as something uses the store: a server's first
+	// answers need no state.
+	StoreAfter <-chan struct{}
+	// WorkJobs makes the job queue work jobs, as a server does; otherwise a
+	// call of an async tool records its job for a server on the same store
+	// to work.
+	WorkJobs bool
+	// Deliver runs an agent for a schedule's message; nil: such schedules
+	// fail, saying so.
+	Deliver automation.Deliver
+	// Version names this program to imported servers and MCP clients.
+	Version string
+}
+
+// Toolbelt is an open composition root. Its methods are safe for
+// concurrent use.
+type Toolbelt struct {
+	opts Options
+	cfg  *config.Config
+	log  *slog.Logger
+	ws   string // the workspace, absolute
+
+	reg       *registry.Registry
+	st        *store.Store
+	spool     string // the audit spool's directory; "" for PostgreSQL
+	auditLog  *auditlog.Log
+	auditor   invoke.Auditor
+	journal   *store.Journal
+	recovery  *intents.Recovery
+	policy    *policy.Policy
+	approvals invoke.ApprovalStore
+	imports   *client.Manager
+	dirs      *dir.Loader
+	jobs      *jobs.Queue
+	sched     *automation.Scheduler
+	base      *tool.Context // the workspace's context; runners copy it
+
+	calls   sync.WaitGroup // calls in flight
+	mu      sync.Mutex
+	closing bool
+	cleanup []func(context.Context) error // run last first by Close
+}
+
+// Open opens what o describes, in order; when one fails, what was opened
+// is closed again and the error names what failed.
+func Open(ctx context.Context, o Options) (*Toolbelt, error) {
+	tb, err := newToolbelt(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, step := range []struct {
+		what string
+		open func(context.Context) error
+	}{
+		{"the tools", tb.openTools},
+		{"the store", tb.openStore},
+		{"the audit log", tb.openAudit},
+		{"the policy", tb.openPolicy},
+		{"the approvals", tb.openApprovals},
+		{"the imported MCP servers", tb.openImports},
+		{"the directory tools", tb.openDirTools},
+		{"the registry", tb.openRegistry},
+		{"the job queue", tb.openJobs},
+		{"the scheduler", tb.openScheduler},
+	} {
+		if err := step.open(ctx); err != nil {
+			return nil, errors.Join(fmt.Errorf("opening %s: %w", step.what, err), tb.Close(ctx))
+		}
+	}
+	return tb, nil
+}
+
+// newToolbelt checks o and fills in its defaults.
+func newToolbelt(o Options) (*Toolbelt, error) {
+	if o.Workspace == "" {
+		return nil, errors.New("toolbelt: Options.Workspace is required")
+	}
+	ws, err := filepath.Abs(o.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	cfg := o.Config
+	if cfg == nil {
+		if cfg, err = config.Parse("", nil); err != nil {
+			return nil, err
+		}
+	}
+	log := cmp.Or(o.Logger, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if o.Builtins == nil {
+		o.Builtins = tools.Core
+	}
+	return &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws}, nil
+}
+
+// onClose registers what closes a resource just opened.
+func (tb *Toolbelt) onClose(fn func(context.Context) error) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.cleanup = append(tb.cleanup, fn)
+}
+
+// Close waits for the calls in flight to finish (until ctx ends), then
+// closes what Open opened, the last opened first, and returns every error
+// it met. Calls made after Close began are refused. Close may be called
+// more than once; later calls close nothing.
+func (tb *Toolbelt) Close(ctx context.Context) error {
+	tb.mu.Lock()
+	tb.closing = true
+	cleanup := tb.cleanup
+	tb.cleanup = nil
+	tb.mu.Unlock()
+	done := make(chan struct{})
+	go func() { tb.calls.Wait(); close(done) }()
+	var errs []error
+	select {
+	case <-done:
+	case <-ctx.Done():
+		errs = append(errs, fmt.Errorf("calls still in flight: %w", ctx.Err()))
+	}
+	for i := len(cleanup) - 1; i >= 0; i-- {
+		errs = append(errs, cleanup[i](ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Registry returns the registry of every tool the root serves.
+func (tb *Toolbelt) Registry() *registry.Registry { return tb.reg }
+
+// Store returns the store that keeps state.
+func (tb *Toolbelt) Store() *store.Store { return tb.st }
+
+// Config returns the configuration the root was opened with.
+func (tb *Toolbelt) Config() *config.Config { return tb.cfg }
+
+// Workspace returns the workspace directory, absolute.
+func (tb *Toolbelt) Workspace() string { return tb.ws }
+
+// bridge opens the workspace's file bridge, protected as the pipeline's
+// file tools need: the data directory, when inside the workspace, is
+// hidden from the tools.
+func (tb *Toolbelt) bridge() (*fsbridge.Local, error) {
+	opts := []fsbridge.Option{fsbridge.Protect(fsbridge.DefaultProtected()...)}
+	if tb.spool != "" {
+		data := filepath.Dir(tb.spool)
+		if rel, err := filepath.Rel(tb.ws, data); err == nil && filepath.IsLocal(rel) {
+			opts = append(opts, fsbridge.Conceal(data))
+		}
+	}
+	return fsbridge.OpenLocal(tb.ws, opts...)
+}
