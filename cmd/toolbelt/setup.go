@@ -246,28 +246,38 @@ func (e *env) state(workspace string) (*store.Store, error) {
 // runner returns the pipeline for calls in tc, as the config sets it up. Who
 // approves calls: --yes approves all; otherwise the person at the terminal
 // is asked, if there is one; otherwise nobody, so calls that need approval
-// are blocked. The returned closer releases the terminal.
+// are blocked. The returned closer releases the runner and the terminal.
 func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, extra ...invoke.Option) (*invoke.Runner, io.Closer, error) {
 	opts, err := e.pipeline(tc, override)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts = append(opts, extra...)
-	var closer io.Closer = nopCloser{}
+	var term io.Closer
 	switch {
 	case flags.Yes:
 		opts = append(opts, invoke.WithConfirmer(invoke.AutoApprove))
 	default:
 		if t, ok := openTerminal(); ok {
 			opts = append(opts, invoke.WithConfirmer(t))
-			closer = t
+			term = t
 		}
 	}
 	r := invoke.New(e.registry(), tc, opts...)
 	e.useRunner(r)
-	return r, closer, nil
+	return r, releaser{r, term}, nil
 }
 
-type nopCloser struct{}
+// releaser releases a runner and the terminal it asks at (nil when none).
+type releaser struct {
+	r    *invoke.Runner
+	term io.Closer
+}
 
-func (nopCloser) Close() error { return nil }
+func (x releaser) Close() error {
+	x.r.Close()
+	if x.term == nil {
+		return nil
+	}
+	return x.term.Close()
+}
