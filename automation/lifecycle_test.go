@@ -3,7 +3,6 @@ package automation_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/lifecycle"
+	"github.com/toolbelt/toolbelt/lifecycle/lifecycletest"
 	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -28,19 +28,6 @@ type blockedDelivery struct {
 	entered  chan struct{}
 	release  chan struct{}
 	returned chan error // the run context's error when the run ended
-}
-
-// waiting is a context that tells when its Done is first asked for: Stop
-// asks once it waits for the runs in progress.
-type waiting struct {
-	context.Context
-	asked chan struct{}
-	once  sync.Once
-}
-
-func (w *waiting) Done() <-chan struct{} {
-	w.once.Do(func() { close(w.asked) })
-	return w.Context.Done()
 }
 
 func (b *blockedDelivery) deliver(ctx context.Context, _ tool.Schedule) (string, error) {
@@ -78,10 +65,10 @@ func startedWithRun(t *testing.T) (*automation.Scheduler, *blockedDelivery) {
 func TestStopWaitsForRunInProgress(t *testing.T) {
 	t.Parallel()
 	s, b := startedWithRun(t)
-	ctx := &waiting{Context: context.Background(), asked: make(chan struct{})}
+	ctx, waiting := lifecycletest.Watched(context.Background())
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.Stop(ctx) }()
-	<-ctx.asked
+	<-waiting
 	close(b.release)
 	if err := <-stopped; err != nil {
 		t.Fatalf("Stop = %v", err)

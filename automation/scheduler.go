@@ -35,6 +35,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/cron"
@@ -287,19 +288,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.stopped = true
 	s.stopClaims()
 	s.loop.Wait()
-	ended := make(chan struct{})
-	go func() {
-		s.wg.Wait()
-		close(ended)
-	}()
-	var err error
-	select {
-	case <-ended:
-	case <-ctx.Done():
-		err = ctx.Err()
-		s.cancelRuns()
-		<-ended
-	}
+	err := lifecycle.Drain(ctx, &s.wg, s.cancelRuns)
 	s.cancelRuns()
 	return err
 }

@@ -21,7 +21,10 @@
 // core included, may depend on it.
 package lifecycle
 
-import "context"
+import (
+	"context"
+	"sync"
+)
 
 // Service is a long-lived service: see the package documentation for the
 // rules its two methods follow.
@@ -33,4 +36,23 @@ type Service interface {
 	// and is then cancelled. It returns once everything the service
 	// started has ended.
 	Stop(ctx context.Context) error
+}
+
+// Drain is the usual end of a Stop: it waits for the work wg counts until
+// ctx ends; then it calls cancel, which must make that work end, and waits
+// for it again. It returns ctx's error when the work had to be cancelled.
+func Drain(ctx context.Context, wg *sync.WaitGroup, cancel func()) error {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		cancel()
+		<-done
+		return ctx.Err()
+	}
 }
