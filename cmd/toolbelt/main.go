@@ -331,7 +331,7 @@ func run(args []string, e env) (code int) {
 	}
 	e.closeJobs()
 	if e.audit != nil {
-		_ = e.audit.Close()
+		_ = e.audit.Stop(context.Background())
 	}
 	if e.st != nil {
 		if cerr := e.st.Close(); cerr != nil {

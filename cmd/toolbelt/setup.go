@@ -12,6 +12,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/content/tokens"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -94,7 +95,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 // store, or the group-commit writer of a PostgreSQL one.
 type auditAppender interface {
 	Append(ctx context.Context, r audit.Record) error
-	Close() error
+	lifecycle.Service
 }
 
 // spoolDir is where the audit spool of a SQLite store lives, in its data
@@ -126,21 +127,23 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 		return nil, err
 	}
 	state := func(err error) { e.auditState(err, cfg.Audit.FailsClosed()) }
+	var a auditAppender
 	if dir == "" {
-		e.audit = l.Writer(auditlog.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
-		return e.audit, nil
+		a = l.Writer(auditlog.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
+	} else {
+		sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
+			Sync:      cfg.Audit.Sync == "always",
+			OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
+			OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
+			OnState:   state,
+		})
+		if err != nil {
+			return nil, err
+		}
+		a = sp
 	}
-	sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
-		Sync:      cfg.Audit.Sync == "always",
-		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
-		OnRecover: func(n int) { e.log.Info(recoveredRecords, "records", n) },
-		OnState:   state,
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.audit = sp
-	return sp, nil
+	e.audit = a
+	return a, a.Start(context.Background())
 }
 
 // auditState says, in one line each, when audit records stop being
