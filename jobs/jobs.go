@@ -82,8 +82,9 @@ const (
 )
 
 // Queue is a handle on the jobs of one database. It is safe for
-// concurrent use. A queue opened with Run is a [lifecycle.Service]: Start
-// starts working jobs, Stop stops (any queue's Stop closes its database).
+// concurrent use. A queue opened with Run is a
+// [github.com/toolbelt/toolbelt/lifecycle.Service]: Start starts working
+// jobs, Stop stops (any queue's Stop closes its database).
 type Queue struct {
 	b   backend
 	cfg Config
@@ -187,8 +188,7 @@ func (q *Queue) Register(tools ...tool.Tool) error {
 }
 
 // Start starts working jobs (a queue opened with Run) and returns; ctx
-// bounds starting only, as [lifecycle.Service] says: the queue works jobs
-// until Stop.
+// bounds starting only: the queue works jobs until Stop.
 func (q *Queue) Start(ctx context.Context) error {
 	if !q.cfg.Run {
 		return errors.New("jobs: this queue was opened without Run: it records jobs but works none")
@@ -255,7 +255,7 @@ func (q *Queue) Prune(ctx context.Context, before time.Time) (int64, error) {
 // Stop stops working jobs — steps running are given until ctx ends to
 // finish, then cancelled (a step cut short runs again later) — ends the
 // subscriptions and closes the database. It is idempotent and safe on a
-// queue that never started ([lifecycle.Service]).
+// queue that never started ([github.com/toolbelt/toolbelt/lifecycle.Service]).
 func (q *Queue) Stop(ctx context.Context) error {
 	q.life.Lock()
 	defer q.life.Unlock()

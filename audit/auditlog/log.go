@@ -307,8 +307,8 @@ func prepare(r audit.Record) audit.Record {
 // and so does Durable. A retried record is committed once, even when the
 // commit before it failed after all but taking it.
 //
-// It is a [lifecycle.Service]: records are committed once it is started;
-// Stop commits those already handed to Append.
+// It is a [github.com/toolbelt/toolbelt/lifecycle.Service]: records are
+// committed once it is started; Stop commits those already handed to Append.
 type Writer struct {
 	log     *Log
 	queue   chan pending
@@ -357,7 +357,7 @@ func (l *Log) Writer(o WriterOptions) *Writer {
 }
 
 // Start starts committing the records handed to Append; ctx bounds
-// starting only ([lifecycle.Service]).
+// starting only ([github.com/toolbelt/toolbelt/lifecycle.Service]).
 func (w *Writer) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -534,7 +534,7 @@ func (w *Writer) closing() {
 // writer. Records kept after failed commits get a last try. When ctx ends
 // first, the commit under way is cancelled: the records not committed are
 // lost, and Stop returns the error, as it does when the last try fails
-// ([lifecycle.Service]).
+// ([github.com/toolbelt/toolbelt/lifecycle.Service]).
 func (w *Writer) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	started := w.started

@@ -50,8 +50,9 @@ import (
 // it once a retry (with backoff) succeeds; the drain likewise retries the
 // database with backoff, the records safe in the file meanwhile.
 //
-// It is a [lifecycle.Service]: Append writes to the file from the start;
-// the drain (and recovery) runs between Start and Stop.
+// It is a [github.com/toolbelt/toolbelt/lifecycle.Service]: Append writes to
+// the file from the start; the drain (and recovery) runs between Start and
+// Stop.
 type Spool struct {
 	log       *Log
 	dir       string
@@ -177,7 +178,7 @@ func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 }
 
 // Start starts the drain, and the retry when records are not durable;
-// ctx bounds starting only ([lifecycle.Service]).
+// ctx bounds starting only ([github.com/toolbelt/toolbelt/lifecycle.Service]).
 func (s *Spool) Start(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -691,7 +692,7 @@ func (s *Spool) report(err error) {
 // When the database cannot be written, or ctx ends before the drain is
 // done (the drain is then cancelled), what is in the spool file stays
 // there for the next start; so it does when the spool was never started
-// ([lifecycle.Service]).
+// ([github.com/toolbelt/toolbelt/lifecycle.Service]).
 func (s *Spool) Stop(ctx context.Context) error {
 	var lost error
 	s.mu.Lock()

@@ -1,5 +1,5 @@
 // Package lifecycletest helps test services that follow the
-// [lifecycle.Service] rules.
+// [github.com/toolbelt/toolbelt/lifecycle.Service] rules.
 package lifecycletest
 
 import (

@@ -21,9 +21,9 @@ import (
 // added, changed or removed is registered, replaced or unregistered (which
 // an MCP server announces to its clients as tools/list_changed).
 //
-// It is a [lifecycle.Service]: Start loads the folders and watches them;
-// Stop stops watching and stops the persistent handlers of the tools it
-// loaded (Stop is needed after Load alone too).
+// It is a [github.com/toolbelt/toolbelt/lifecycle.Service]: Start loads the
+// folders and watches them; Stop stops watching and stops the persistent
+// handlers of the tools it loaded (Stop is needed after Load alone too).
 type Loader struct {
 	reg       *registry.Registry
 	sources   []Source
@@ -121,9 +121,10 @@ func (l *Loader) Adopt(t *Tool) {
 	l.loaded[t.Meta.ID] = loadedTool{dir: t.Dir, fingerprint: fingerprint(t), tool: t}
 }
 
-// Stop stops watching the folders and the persistent handlers of the
-// tools it loaded: a call under way on one has until ctx ends to finish
-// ([lifecycle.Service]). The tools stay registered, and fail once called.
+// Stop stops watching the folders and the persistent handlers of the tools it
+// loaded: a call under way on one has until ctx ends to finish
+// ([github.com/toolbelt/toolbelt/lifecycle.Service]). The tools stay
+// registered, and fail once called.
 func (l *Loader) Stop(ctx context.Context) error {
 	l.life.Lock()
 	defer l.life.Unlock()
