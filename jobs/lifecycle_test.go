@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/lifecycle"
+	"github.com/toolbelt/toolbelt/lifecycle/lifecycletest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -79,8 +80,10 @@ func TestStopWaitsForStepInFlight(t *testing.T) {
 	t.Parallel()
 	api := newBlockingAPI()
 	q := startBlocked(t, api)
+	ctx, waiting := lifecycletest.Watched(context.Background())
 	stopped := make(chan error, 1)
-	go func() { stopped <- q.Stop(context.Background()) }()
+	go func() { stopped <- q.Stop(ctx) }()
+	<-waiting
 	close(api.release)
 	if err := <-stopped; err != nil {
 		t.Fatalf("Stop = %v", err)
