@@ -127,3 +127,37 @@ func TestLoaderStopTwiceAndWithoutStart(t *testing.T) {
 		}
 	}
 }
+
+// chattyPy is a persistent handler that answers each request, then says
+// more than anyone reads.
+const chattyPy = `import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    print(json.dumps({"callId": req["callId"], "success": True, "result": "ok"}), flush=True)
+    for i in range(3):
+        print(json.dumps({"note": i}), flush=True)
+`
+
+// TestStoppedHandlerLeavesNoReader: a persistent handler stopped with
+// lines of output no call reads leaves no goroutine reading them. It does
+// not run in parallel, so that goleak sees only its own goroutines.
+func TestStoppedHandlerLeavesNoReader(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	folder := writeTool(t, t.TempDir(), "chatty", map[string]string{
+		"metadata.json": meta("chatty", map[string]any{"persistent": true}),
+		"schema.json":   objectSchema,
+		"handler.py":    chattyPy,
+	})
+	dt, err := Load(folder, Options{Trusted: true, KillGrace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, nil, Options{})
+	if err := h.reg.Register(dt.Tool()); err != nil {
+		t.Fatal(err)
+	}
+	if msg := h.call(context.Background(), "chatty", `{"text":"hi"}`); msg.IsError {
+		t.Fatalf("the call: %s", text(msg))
+	}
+	dt.Close()
+}
