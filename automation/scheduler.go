@@ -281,11 +281,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.life.Lock()
 	defer s.life.Unlock()
-	if s.stopped || !s.started {
-		s.stopped = true
+	running := s.started && !s.stopped
+	s.stopped = true
+	if !running {
 		return nil
 	}
-	s.stopped = true
 	s.stopClaims()
 	s.loop.Wait()
 	err := lifecycle.Drain(ctx, &s.wg, s.cancelRuns)
