@@ -299,11 +299,12 @@ func (h *Host) find(key string) (*session, bool) {
 }
 
 // StartSession runs session s with history and the prompt messages,
-// returning once the run has started. The session must not be running already. A
-// kept session runs as the identity recorded with it, which s.As (who asks)
-// must not fall short of (see Identity). ctx bounds the start — waiting for
-// earlier work on the session, reading and recording it — not the run,
-// which ends with the model, Abort or its timeout.
+// returning once the run has started. The session must not be running
+// already, and the host must be started. A kept session runs as the
+// identity recorded with it, which s.As (who asks) must not fall short of
+// (see Identity). ctx bounds the start — waiting for earlier work on the
+// session, reading and recording it — not the run, which ends with the
+// model, Abort, its timeout or Stop.
 func (h *Host) StartSession(ctx context.Context, s Spec, history []llm.Message, prompt ...llm.Message) error {
 	if err := h.accepting(); err != nil {
 		return err
