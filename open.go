@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/jobs"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -93,7 +94,7 @@ func (tb *Toolbelt) openStore(ctx context.Context) error {
 // its result is returned. It makes the undo journal too, whose intents
 // close as records are written, and the recovery of the changes killed
 // processes left unfinished.
-func (tb *Toolbelt) openAudit(context.Context) error {
+func (tb *Toolbelt) openAudit(ctx context.Context) error {
 	var opts []auditlog.Option
 	if tb.opts.AuditKey != nil {
 		opts = append(opts, auditlog.WithKey(tb.opts.AuditKey))
@@ -109,7 +110,7 @@ func (tb *Toolbelt) openAudit(context.Context) error {
 	}
 	var w interface {
 		invoke.Auditor
-		Close() error
+		lifecycle.Service
 	}
 	if tb.spool == "" {
 		w = tb.auditLog.Writer(auditlog.WriterOptions{OnError: func(err error) { tb.log.Error("writing the audit log", "err", err) }, OnState: state})
@@ -125,7 +126,10 @@ func (tb *Toolbelt) openAudit(context.Context) error {
 		}
 		w = sp
 	}
-	tb.onClose(func(context.Context) error { return w.Close() })
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	tb.onClose(w.Stop)
 	tb.journal = tb.st.Journal(store.JournalOptions{MaxAge: tb.cfg.Retention.Undo.D(), AwaitAnswers: true})
 	tb.auditor = intents.Answering{Auditor: w, Journal: tb.journal, Log: tb.log}
 	tb.recovery = &intents.Recovery{AuditLog: func() (*auditlog.Log, error) { return tb.auditLog, nil }, SpoolDir: tb.spool, Log: tb.log}
@@ -152,9 +156,9 @@ func (tb *Toolbelt) openImports(ctx context.Context) error {
 	if len(tb.cfg.MCPServers) == 0 {
 		return nil
 	}
-	tb.imports = client.New(tb.cfg.MCPServers, client.Options{Separator: tb.cfg.MCP.Separator, Logger: tb.log, Version: tb.opts.Version})
-	tb.onClose(func(context.Context) error { return tb.imports.Close() })
-	if err := tb.imports.Start(ctx, tb.reg); err != nil {
+	tb.imports = client.New(tb.reg, tb.cfg.MCPServers, client.Options{Separator: tb.cfg.MCP.Separator, Logger: tb.log, Version: tb.opts.Version})
+	tb.onClose(tb.imports.Stop)
+	if err := tb.imports.Start(ctx); err != nil {
 		tb.log.Warn("importing MCP servers", "err", err)
 	}
 	return nil
@@ -182,7 +186,7 @@ func (tb *Toolbelt) openDirTools(context.Context) error {
 	tb.dirs = dir.NewLoader(tb.reg, sources, opts, func(p dir.Problem) {
 		tb.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
-	tb.onClose(func(context.Context) error { tb.dirs.Close(); return nil })
+	tb.onClose(tb.dirs.Stop)
 	tb.dirs.Load()
 	return nil
 }
@@ -225,7 +229,7 @@ func (tb *Toolbelt) openJobs(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tb.onClose(q.Close)
+	tb.onClose(q.Stop)
 	var async []tool.Tool
 	for _, t := range tb.reg.ResolveAll(tb.base, nil) {
 		if t.Async != nil {
@@ -246,20 +250,14 @@ func (tb *Toolbelt) openJobs(ctx context.Context) error {
 // cron tool's), whose tool calls run through a runner of the root on the
 // "cron" channel; with Options.WorkJobs it runs due schedules until Close,
 // unless cron.disabled.
-func (tb *Toolbelt) openScheduler(context.Context) error {
+func (tb *Toolbelt) openScheduler(ctx context.Context) error {
 	c := tb.cfg.Cron
-	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log})
+	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
 	tb.base.Cron = tb.sched
 	tb.sched.SetRunner(tb.Runner(tool.Identity{Channel: "cron"}))
 	if !tb.opts.WorkJobs || c.Disabled {
 		return nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		tb.sched.Serve(ctx, c.Poll.D())
-	}()
-	tb.onClose(func(context.Context) error { cancel(); <-done; return nil })
-	return nil
+	tb.onClose(tb.sched.Stop)
+	return tb.sched.Start(ctx)
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/cron"
@@ -43,7 +44,7 @@ import (
 // DefaultGrace is how late a missed occurrence may still run.
 const DefaultGrace = time.Hour
 
-// DefaultPoll is how often Serve looks for due schedules.
+// DefaultPoll is how often a started Scheduler looks for due schedules.
 const DefaultPoll = time.Second
 
 // SummaryChars bounds the start of a result a run keeps.
@@ -68,10 +69,18 @@ type Options struct {
 	NoDeliver string
 	// Log receives what goes wrong outside a run (default: discarded).
 	Log *slog.Logger
+	// Poll is how often a started scheduler looks for due schedules
+	// (default DefaultPoll).
+	Poll time.Duration
 }
 
 // Scheduler keeps the schedules of one workspace and runs them. It is the
 // tool.Cron of the cron tool. Its zero value is not usable: use New.
+//
+// It is a [lifecycle.Service]: between Start and Stop it runs due
+// schedules on its own, and records the runs of stopped processes as
+// failed (Expire). Stop lets the runs in progress finish until its context
+// ends, then cancels them.
 type Scheduler struct {
 	st     *store.Schedules
 	o      Options
@@ -80,7 +89,14 @@ type Scheduler struct {
 	// inFlight holds the ids of the schedules this process is running, so
 	// a run that outlasts its interval is not started again beside itself.
 	inFlight sync.Map
-	wg       sync.WaitGroup
+	wg       sync.WaitGroup // the runs a started scheduler makes
+
+	life       sync.Mutex // guards what follows, held by Start and Stop
+	started    bool
+	stopped    bool
+	stopClaims context.CancelFunc // ends the loop that claims due schedules
+	cancelRuns context.CancelFunc // cancels the runs in progress
+	loop       sync.WaitGroup
 }
 
 var _ tool.Cron = (*Scheduler)(nil)
@@ -95,6 +111,9 @@ func New(st *store.Schedules, o Options) *Scheduler {
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
+	}
+	if o.Poll <= 0 {
+		o.Poll = DefaultPoll
 	}
 	host, _ := os.Hostname()
 	return &Scheduler{st: st, o: o, node: fmt.Sprintf("%s/%d/%s", host, os.Getpid(), randid.New("", 6))}
@@ -217,8 +236,8 @@ func (s *Scheduler) RunNow(ctx context.Context, id string) (tool.ScheduleRun, er
 }
 
 // Tick claims the schedules due now and runs them, and returns their runs
-// when all have ended (skipped ones included). Serve calls it on a timer;
-// tests call it with their own clock.
+// when all have ended (skipped ones included). A started scheduler does
+// the same on a timer; tests call it with their own clock.
 func (s *Scheduler) Tick(ctx context.Context) ([]tool.ScheduleRun, error) {
 	claimed, err := s.claimDue(ctx)
 	out := make([]tool.ScheduleRun, len(claimed))
@@ -237,22 +256,54 @@ func (s *Scheduler) Tick(ctx context.Context) ([]tool.ScheduleRun, error) {
 	return out, err
 }
 
-// Serve runs due schedules, looking every poll (DefaultPoll when 0), until
-// ctx ends; then it waits for the runs in progress, which ctx cancels.
-// While it serves, it records the runs of stopped processes as failed
-// (Expire).
-func (s *Scheduler) Serve(ctx context.Context, poll time.Duration) {
-	if poll <= 0 {
-		poll = DefaultPoll
+// Start starts running due schedules, looking every Options.Poll; ctx
+// bounds starting only ([lifecycle.Service]).
+func (s *Scheduler) Start(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	switch {
+	case s.stopped:
+		return errors.New("cron: the scheduler is stopped")
+	case s.started:
+		return errors.New("cron: the scheduler is started already")
 	}
-	t := time.NewTicker(poll)
+	s.started = true
+	runs, cancelRuns := context.WithCancel(context.WithoutCancel(ctx))
+	claims, stopClaims := context.WithCancel(runs)
+	s.stopClaims, s.cancelRuns = stopClaims, cancelRuns
+	s.loop.Go(func() { s.serve(claims, runs) })
+	return nil
+}
+
+// Stop stops claiming due schedules, lets the runs in progress finish
+// until ctx ends, then cancels them (with ctx's error) and returns once
+// they have ended ([lifecycle.Service]).
+func (s *Scheduler) Stop(ctx context.Context) error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	running := s.started && !s.stopped
+	s.stopped = true
+	if !running {
+		return nil
+	}
+	s.stopClaims()
+	s.loop.Wait()
+	err := lifecycle.Drain(ctx, &s.wg, s.cancelRuns)
+	s.cancelRuns()
+	return err
+}
+
+// serve claims due schedules every poll until claims ends, and runs them
+// with runs, the context of the runs.
+func (s *Scheduler) serve(claims, runs context.Context) {
+	t := time.NewTicker(s.o.Poll)
 	defer t.Stop()
 	expiry := time.NewTicker(store.RunLease / 2)
 	defer expiry.Stop()
-	s.expire(ctx)
+	s.expire(claims)
 	for {
-		claimed, err := s.claimDue(ctx)
-		if err != nil && ctx.Err() == nil {
+		claimed, err := s.claimDue(claims)
+		if err != nil && claims.Err() == nil {
 			s.o.Log.Warn("cron: looking for due schedules", "err", err)
 		}
 		for _, c := range claimed {
@@ -262,15 +313,14 @@ func (s *Scheduler) Serve(ctx context.Context, poll time.Duration) {
 			}
 			s.wg.Go(func() {
 				defer s.inFlight.Delete(c.sch.ID)
-				s.execute(ctx, c.sch, c.run)
+				s.execute(runs, c.sch, c.run)
 			})
 		}
 		select {
-		case <-ctx.Done():
-			s.wg.Wait()
+		case <-claims.Done():
 			return
 		case <-expiry.C:
-			s.expire(ctx)
+			s.expire(claims)
 		case <-t.C:
 		}
 	}

@@ -37,7 +37,7 @@ func TestAsyncToolReturnsPendingAndPublishesJobEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close(ctx)
+	defer q.Stop(ctx)
 	h := instant{submits: make(chan tool.AsyncSubmit, 4)}
 	video := tool.Tool{Name: "video", Description: "makes a video", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, EstimatedTime: 90 * time.Second, PollingInterval: 10 * time.Millisecond}, Handler: h}
 	// Its work reaches the world; the envelope is Toolbelt's, never wrapped.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -56,7 +57,7 @@ func benchAuditedCall(b *testing.B, path string, syncAlways bool, callers int) {
 	l := auditlog.New(st)
 	var auditor interface {
 		invoke.Auditor
-		Close() error
+		lifecycle.Service
 	}
 	switch path {
 	case "spool":
@@ -68,13 +69,16 @@ func benchAuditedCall(b *testing.B, path string, syncAlways bool, callers int) {
 	default:
 		auditor = l.Writer(auditlog.WriterOptions{OnError: func(err error) { b.Error(err) }})
 	}
-	defer auditor.Close()
+	ctx := context.Background()
+	if err := auditor.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer auditor.Stop(ctx)
 	reg := registry.New()
 	if err := reg.Register(noopTool("noop")); err != nil {
 		b.Fatal(err)
 	}
 	r := invoke.New(reg, nil, invoke.WithAudit(auditor))
-	ctx := context.Background()
 	var (
 		mu    sync.Mutex
 		times []time.Duration

@@ -167,6 +167,9 @@ type Runner struct {
 
 	// jobs is the job queue of async tools; nil when there is none.
 	jobs JobQueue
+	// release ends the subscription to jobs' events (see Close); nil
+	// without jobs.
+	release func()
 
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.

@@ -35,6 +35,17 @@ type backend interface {
 	name() string
 }
 
+// stopRiver stops c: the steps running have until ctx ends to finish, are
+// then cancelled, and it returns once they have returned (with ctx's error
+// when they had to be cancelled).
+func stopRiver[TTx any](ctx context.Context, c *river.Client[TTx]) error {
+	err := c.Stop(ctx)
+	if ctx.Err() == nil {
+		return err
+	}
+	return errors.Join(err, c.StopAndCancel(context.Background()))
+}
+
 type enqueueFunc func(args river.JobArgs, opts *river.InsertOpts) error
 
 // querier runs our queries; they are written with ? parameters.
@@ -126,7 +137,7 @@ func (b *sqliteBackend) read(ctx context.Context, fn func(querier) error) error 
 }
 
 func (b *sqliteBackend) start(ctx context.Context) error { return b.client.Start(ctx) }
-func (b *sqliteBackend) stop(ctx context.Context) error  { return b.client.Stop(ctx) }
+func (b *sqliteBackend) stop(ctx context.Context) error  { return stopRiver(ctx, b.client) }
 func (b *sqliteBackend) close()                          { b.db.Close() }
 
 type sqlRunner interface {
@@ -247,7 +258,7 @@ func (b *pgBackend) read(ctx context.Context, fn func(querier) error) error {
 }
 
 func (b *pgBackend) start(ctx context.Context) error { return b.client.Start(ctx) }
-func (b *pgBackend) stop(ctx context.Context) error  { return b.client.Stop(ctx) }
+func (b *pgBackend) stop(ctx context.Context) error  { return stopRiver(ctx, b.client) }
 func (b *pgBackend) close()                          { b.pool.Close() }
 
 // pgxDB is what pgxpool.Pool and pgx.Tx share.

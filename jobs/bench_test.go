@@ -45,7 +45,7 @@ func BenchmarkSubmit(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer q.Close(ctx)
+		defer q.Stop(ctx)
 		vt := tool.Tool{Name: "video", Async: &tool.AsyncSpec{Type: tool.AsyncPolling}, Handler: &done{}}
 		call := tool.Call{ID: "c", Name: "video", Arguments: json.RawMessage(`{"prompt":"x"}`)}
 		lat := make([]time.Duration, 0, b.N)
@@ -103,7 +103,7 @@ func BenchmarkDrain(b *testing.B) {
 			b.StopTimer()
 			b.ReportMetric(n/elapsed.Seconds(), "jobs/s")
 			stop()
-			q.Close(ctx)
+			q.Stop(ctx)
 			b.StartTimer()
 		}
 	})

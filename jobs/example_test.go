@@ -60,7 +60,7 @@ func Example() {
 	}
 	q.Register(video)
 	q.Start(ctx)
-	defer q.Close(ctx)
+	defer q.Stop(ctx)
 	r := invoke.New(reg, tc, invoke.WithJobs(q))
 	http.Handle("POST /webhooks/video", q.WebhookHandler()) // for each q.WebhookPaths()
 

@@ -82,7 +82,9 @@ const (
 )
 
 // Queue is a handle on the jobs of one database. It is safe for
-// concurrent use.
+// concurrent use. A queue opened with Run is a
+// [github.com/toolbelt/toolbelt/lifecycle.Service]: Start starts working
+// jobs, Stop stops (any queue's Stop closes its database).
 type Queue struct {
 	b   backend
 	cfg Config
@@ -94,7 +96,9 @@ type Queue struct {
 	hooks map[string]string    // webhook path → tool name
 	subs  map[*subscriber]struct{}
 
+	life       sync.Mutex // guards started and stopped, held by Start and Stop
 	started    bool
+	stopped    bool
 	stopPrunes context.CancelFunc
 	prunes     sync.WaitGroup
 }
@@ -183,17 +187,27 @@ func (q *Queue) Register(tools ...tool.Tool) error {
 	return nil
 }
 
-// Start starts working jobs (a queue opened with Run). It returns at once.
+// Start starts working jobs (a queue opened with Run) and returns; ctx
+// bounds starting only: the queue works jobs until Stop.
 func (q *Queue) Start(ctx context.Context) error {
 	if !q.cfg.Run {
 		return errors.New("jobs: this queue was opened without Run: it records jobs but works none")
 	}
-	if err := q.b.start(ctx); err != nil {
+	q.life.Lock()
+	defer q.life.Unlock()
+	switch {
+	case q.stopped:
+		return errors.New("jobs: the queue is stopped")
+	case q.started:
+		return errors.New("jobs: the queue is started already")
+	}
+	life := context.WithoutCancel(ctx)
+	if err := q.b.start(life); err != nil {
 		return fmt.Errorf("jobs: starting River: %w", err)
 	}
 	q.started = true
-	ctx, q.stopPrunes = context.WithCancel(context.WithoutCancel(ctx))
-	q.prunes.Go(func() { q.pruneEvery(ctx, time.Hour) })
+	life, q.stopPrunes = context.WithCancel(life)
+	q.prunes.Go(func() { q.pruneEvery(life, time.Hour) })
 	return nil
 }
 
@@ -238,15 +252,21 @@ func (q *Queue) Prune(ctx context.Context, before time.Time) (int64, error) {
 	return n, nil
 }
 
-// Close stops working jobs (steps running are given until ctx ends to
-// finish; a step cut short runs again later) and closes the database.
-func (q *Queue) Close(ctx context.Context) error {
-	if q.stopPrunes != nil {
-		q.stopPrunes()
-		q.prunes.Wait()
+// Stop stops working jobs — steps running are given until ctx ends to
+// finish, then cancelled (a step cut short runs again later) — ends the
+// subscriptions and closes the database. It is idempotent and safe on a
+// queue that never started ([github.com/toolbelt/toolbelt/lifecycle.Service]).
+func (q *Queue) Stop(ctx context.Context) error {
+	q.life.Lock()
+	defer q.life.Unlock()
+	if q.stopped {
+		return nil
 	}
+	q.stopped = true
 	var err error
 	if q.started {
+		q.stopPrunes()
+		q.prunes.Wait()
 		err = q.b.stop(ctx)
 	}
 	q.b.close()

@@ -90,7 +90,7 @@ func open(t *testing.T, dsn string, tools ...tool.Tool) *jobs.Queue {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := q.Close(ctx); err != nil {
+		if err := q.Stop(ctx); err != nil {
 			t.Errorf("closing the queue: %v", err)
 		}
 	})
@@ -431,7 +431,7 @@ func TestConfigErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close(context.Background())
+	defer q.Stop(context.Background())
 	h := newFakeAPI(1)
 	a := asyncTool("a", tool.AsyncSpec{Type: tool.AsyncWebhook, WebhookPath: "/hook"}, h)
 	b := asyncTool("b", tool.AsyncSpec{Type: tool.AsyncWebhook, WebhookPath: "/hook"}, h)

@@ -238,9 +238,12 @@ func (s *Server) FirstAnswer() <-chan struct{} { return s.firstAnswer }
 // SDK returns the underlying MCP server, to connect transports to.
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
-// Close stops following the registry and ends every client session.
+// Close stops following the registry, ends every client session and
+// releases the server's runners (see invoke.Runner.Close).
 func (s *Server) Close() {
 	s.stop()
+	defer s.runner.Close()
+	defer s.front.Close()
 	var sessions []*sdk.ServerSession
 	for ss := range s.sdk.Sessions() {
 		sessions = append(sessions, ss)

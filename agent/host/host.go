@@ -33,6 +33,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -117,11 +118,12 @@ type Options struct {
 // the Builder; the host's own mutex guards only what it keeps in memory.
 // So a store slow to answer for one session holds up no other, and whoever
 // waits gives up when its context is done.
+//
+// It is a [lifecycle.Service]: sessions run between Start and Stop.
 type Host struct {
 	o      Options
 	agents map[string]Agent
-	base   context.Context
-	stop   context.CancelFunc
+	loops  sync.WaitGroup // the sessions' run loops
 
 	mu       sync.Mutex // guards the fields below and the sessions' run state
 	sessions map[string]*session
@@ -129,6 +131,10 @@ type Host struct {
 	active   int
 	changed  chan struct{} // closed and replaced when active changes
 	sends    map[string]*send
+	started  bool
+	stopped  bool
+	base     context.Context    // the runs' life, from Start
+	stop     context.CancelFunc // cancels base
 }
 
 // session is a session the host has run. Its Spec does not change once it
@@ -209,8 +215,56 @@ func New(o Options) *Host {
 	for _, a := range o.Agents {
 		h.agents[a.ID] = a
 	}
-	h.base, h.stop = context.WithCancel(context.Background())
 	return h
+}
+
+// errNotRunning refuses a run outside Start and Stop.
+var errNotRunning = errors.New("the session host is not running: no session can start")
+
+// Start lets sessions run; ctx bounds starting only ([lifecycle.Service]).
+func (h *Host) Start(ctx context.Context) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started || h.stopped {
+		return errors.New("session host: Start called twice, or after Stop")
+	}
+	h.started = true
+	h.base, h.stop = context.WithCancel(context.WithoutCancel(ctx))
+	return nil
+}
+
+// Stop refuses new runs — a session started, a message or a sub-agent's
+// answer that would start one, a spawn — lets the runs under way finish
+// until ctx ends, then cancels them, and returns once their loops have
+// ended ([lifecycle.Service]).
+func (h *Host) Stop(ctx context.Context) error {
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return nil
+	}
+	h.stopped = true
+	started := h.started
+	h.mu.Unlock()
+	if !started {
+		return nil
+	}
+	err := lifecycle.Drain(ctx, &h.loops, h.stop)
+	h.stop()
+	return err
+}
+
+// running says whether runs may start; h.mu is held.
+func (h *Host) running() bool { return h.started && !h.stopped }
+
+// accepting returns errNotRunning when no run may start.
+func (h *Host) accepting() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.running() {
+		return errNotRunning
+	}
+	return nil
 }
 
 var _ tool.SessionHost = (*Host)(nil)
@@ -244,13 +298,17 @@ func (h *Host) find(key string) (*session, bool) {
 	return s, ok
 }
 
-// Start runs session s with history and the prompt messages, returning
-// once the run has started. The session must not be running already. A
-// kept session runs as the identity recorded with it, which s.As (who asks)
-// must not fall short of (see Identity). ctx bounds the start — waiting for
-// earlier work on the session, reading and recording it — not the run,
-// which ends with the model, Abort or its timeout.
-func (h *Host) Start(ctx context.Context, s Spec, history []llm.Message, prompt ...llm.Message) error {
+// StartSession runs session s with history and the prompt messages,
+// returning once the run has started. The session must not be running
+// already, and the host must be started. A kept session runs as the
+// identity recorded with it, which s.As (who asks) must not fall short of
+// (see Identity). ctx bounds the start — waiting for earlier work on the
+// session, reading and recording it — not the run, which ends with the
+// model, Abort, its timeout or Stop.
+func (h *Host) StartSession(ctx context.Context, s Spec, history []llm.Message, prompt ...llm.Message) error {
+	if err := h.accepting(); err != nil {
+		return err
+	}
 	unlock, err := h.lock(ctx, s.Key)
 	if err != nil {
 		return err
@@ -406,14 +464,20 @@ func (h *Host) Result(key string) ([]llm.Message, error) {
 // and starts its run loop with prompt. The caller holds the lock of s.Key,
 // or s is a new sub-agent no one else knows of yet; not h.mu.
 func (h *Host) run(ctx context.Context, s *session, prompt []llm.Message, timeout time.Duration) error {
+	if err := h.accepting(); err != nil {
+		return err
+	}
 	if !s.Transient {
 		if err := h.o.Sessions.Start(ctx, store.SessionStart{ID: s.Key, Workspace: h.o.Workspace, Model: s.Model, ParentKey: s.ParentKey, Label: s.Label, As: s.As}); err != nil {
 			return err
 		}
 	}
-	runCtx, cancel := context.WithCancel(h.base)
+	h.mu.Lock()
+	base := h.base
+	h.mu.Unlock()
+	runCtx, cancel := context.WithCancel(base)
 	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(h.base, timeout)
+		runCtx, cancel = context.WithTimeout(base, timeout)
 	}
 	if s.Key != "" {
 		// Every call of the run runs as the session, whatever the runner
@@ -421,11 +485,20 @@ func (h *Host) run(ctx context.Context, s *session, prompt []llm.Message, timeou
 		runCtx = invoke.WithCaller(runCtx, s.As)
 	}
 	h.mu.Lock()
+	if !h.running() {
+		// Stop came while the run was being recorded.
+		h.mu.Unlock()
+		cancel()
+		if !s.Transient {
+			_ = h.o.Sessions.Finish(context.WithoutCancel(ctx), s.Key, store.SessionAborted, store.SessionUsage{})
+		}
+		return errNotRunning
+	}
 	h.sessions[s.Key] = s
 	s.running, s.killed, s.cancel, s.ended, s.runID, s.status, s.err, s.timeout = true, false, cancel, make(chan struct{}), randid.New("run-", 6), store.SessionRunning, nil, timeout
 	h.setActive(+1)
+	h.loops.Go(func() { h.loop(runCtx, s, prompt) })
 	h.mu.Unlock()
-	go h.loop(runCtx, s, prompt)
 	return nil
 }
 

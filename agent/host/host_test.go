@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -57,7 +58,20 @@ func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.
 			return &agent.Agent{Client: c, Runner: invoke.New(reg, tc), System: "You are " + spec.As.AgentID + "."}, nil
 		},
 	})
+	if err := h.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stopNow(t, h) })
 	return h, st
+}
+
+// stopNow stops h, cancelling what still runs.
+func stopNow(t *testing.T, h *host.Host) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.Stop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		t.Errorf("Stop = %v", err)
+	}
 }
 
 func chat(text string, calls ...llmtest.Call) llmtest.Response {
@@ -125,7 +139,7 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxDepth: 1, MaxConcurrent: 1},
 		host.Agent{ID: "worker", Model: "openai/worker"})
 	st = st0
-	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -202,7 +216,7 @@ func TestRefusals(t *testing.T) {
 	if err := st.Sessions().Start(context.Background(), store.SessionStart{ID: "agent:worker:busy", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("hi")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -262,7 +276,7 @@ func TestResumedSubagentKeepsDepth(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := h.Start(context.Background(), host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: "agent:worker:subagent:000000000001", As: tool.Identity{AgentID: "worker", Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(ctx); err != nil {
@@ -289,7 +303,7 @@ func TestRunTimeout(t *testing.T) {
 	h, st := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}},
 		host.Agent{ID: "worker", Model: "openai/worker"})
-	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {

@@ -126,7 +126,7 @@ func TestSubagentSendsWithinItsLimits(t *testing.T) {
 	h, st := newHost(t, s,
 		host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}, MaxConcurrent: 4},
 		host.Agent{ID: "worker", Model: "openai/worker", Allow: []string{"worker", "lead"}})
-	if err := h.Start(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Channel: "cli", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Channel: "cli", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -172,7 +172,7 @@ func TestDepthUnknownFailsClosed(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	err := h.Start(context.Background(), host.Spec{Key: child, As: tool.Identity{Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on"))
+	err := h.StartSession(context.Background(), host.Spec{Key: child, As: tool.Identity{Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on"))
 	if err == nil {
 		if err := h.Wait(context.Background()); err != nil {
 			t.Fatal(err)

@@ -47,7 +47,7 @@ func TestSpawnFailsClosedWhenTheStoreFails(t *testing.T) {
 		store.SessionStart{ID: lead, As: tool.Identity{AgentID: "lead", Owner: true}},
 		store.SessionStart{ID: child, ParentKey: lead, As: tool.Identity{AgentID: "worker", Owner: true, Subagent: true}})
 	ctx := context.Background()
-	if err := h.Start(context.Background(), host.Spec{Key: child, As: tool.Identity{Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: child, As: tool.Identity{Owner: true}, Model: "openai/worker"}, nil, llm.UserText("go on")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(ctx); err != nil {
@@ -103,10 +103,10 @@ func TestStalledStoreHoldsUpOnlyItsSession(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	stalledErr := make(chan error, 1)
 	go func() {
-		stalledErr <- h.Start(ctx, host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("slow"))
+		stalledErr <- h.StartSession(ctx, host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("slow"))
 	}()
 	<-st.blocked
-	if err := h.Start(context.Background(), host.Spec{Key: quick, As: as, Model: "openai/lead"}, nil, llm.UserText("quick")); err != nil {
+	if err := h.StartSession(context.Background(), host.Spec{Key: quick, As: as, Model: "openai/lead"}, nil, llm.UserText("quick")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.Wait(context.Background()); err != nil {
@@ -133,12 +133,12 @@ func TestCancelledCallReturnsWhileItsSessionWaits(t *testing.T) {
 	as := tool.Identity{AgentID: "lead", Owner: true}
 	first := make(chan error, 1)
 	go func() {
-		first <- h.Start(context.Background(), host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("first"))
+		first <- h.StartSession(context.Background(), host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("first"))
 	}()
 	<-st.blocked
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := h.Start(ctx, host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("second")); !errors.Is(err, context.Canceled) {
+	if err := h.StartSession(ctx, host.Spec{Key: slow, As: as, Model: "openai/lead"}, nil, llm.UserText("second")); !errors.Is(err, context.Canceled) {
 		t.Errorf("a second Start of the stalled session returned %v, want context.Canceled", err)
 	}
 	if err := h.Deliver(ctx, slow, llm.UserText("more")); !errors.Is(err, context.Canceled) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 )
@@ -65,7 +66,7 @@ func BenchmarkDurableAppend(b *testing.B) {
 			l := auditlog.New(st)
 			var a interface {
 				Append(context.Context, audit.Record) error
-				Close() error
+				lifecycle.Service
 			}
 			if path == "spool" {
 				sp, err := l.Spool(filepath.Join(dir, "spool"), auditlog.SpoolOptions{})
@@ -76,7 +77,11 @@ func BenchmarkDurableAppend(b *testing.B) {
 			} else {
 				a = l.Writer(auditlog.WriterOptions{})
 			}
-			defer a.Close()
+			ctx := context.Background()
+			if err := a.Start(ctx); err != nil {
+				b.Fatal(err)
+			}
+			defer a.Stop(ctx)
 			r := full()
 			b.SetParallelism(4)
 			b.ReportAllocs()

@@ -87,6 +87,10 @@ func spoolChild() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	if err := s.Start(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	n, _ := strconv.Atoi(os.Getenv("RECORDS"))
 	for i := range n {
 		r := audit.Record{CallID: fmt.Sprintf("call-%03d", i), Tool: "write"}
@@ -98,7 +102,7 @@ func spoolChild() int {
 	if os.Getenv("WAIT") != "" {
 		in.Scan()
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Stop(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 	}
 	say("done")
@@ -307,6 +311,9 @@ func TestRecoverDoesNotTakeASpoolBeingMade(t *testing.T) {
 			if err != nil {
 				t.Fatalf("the spool did not start beside a recovery: %v", err)
 			}
+			if err := s.Start(ctx); err != nil {
+				t.Fatalf("the spool did not start beside a recovery: %v", err)
+			}
 			for i := range 3 {
 				if err := s.Append(ctx, audit.Record{CallID: fmt.Sprintf("c%d", i), Tool: "write"}); err != nil {
 					t.Fatal(err)
@@ -320,7 +327,7 @@ func TestRecoverDoesNotTakeASpoolBeingMade(t *testing.T) {
 			if err != nil || strings.Count(string(b), "\n") != 3 {
 				t.Errorf("the spool file holds %q, %v: want the 3 records", b, err)
 			}
-			if err := s.Close(); err != nil {
+			if err := s.Stop(ctx); err != nil {
 				t.Fatal(err)
 			}
 			checkOnce(t, st, dir, []string{"c0", "c1", "c2"})
@@ -366,6 +373,9 @@ func TestRecoverOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if err := s.Append(ctx, audit.Record{CallID: "new", Tool: "read"}); err != nil {
 			t.Fatal(err)
 		}
@@ -373,7 +383,7 @@ func TestRecoverOnce(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Close(); err != nil {
+		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		checkOnce(t, st, dir, append(c.answered, "new"))
@@ -384,6 +394,9 @@ func TestRecoverOnce(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "spool")
 		owner, err := auditlog.New(st).Spool(dir, auditlog.SpoolOptions{OnError: func(err error) { t.Error(err) }})
 		if err != nil {
+			t.Fatal(err)
+		}
+		if err := owner.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 		var answered []string
@@ -412,7 +425,7 @@ func TestRecoverOnce(t *testing.T) {
 		<-opened
 		// The owner drains its file, removes it and lets go of its lock
 		// while the recovery holds it open.
-		if err := owner.Close(); err != nil {
+		if err := owner.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		close(release)

@@ -107,7 +107,10 @@ func TestSpoolFullDiskIsAState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
 	appendID := func(id string) error { return s.Append(ctx, audit.Record{CallID: id, Tool: "write"}) }
 	for i := range 3 {
 		if err := appendID(fmt.Sprintf("c%d", i)); err != nil {
@@ -143,7 +146,7 @@ func TestSpoolFullDiskIsAState(t *testing.T) {
 		t.Errorf("OnState told %v, want once more, nil, when records were durable again", got)
 	}
 	wholeLines(t, spoolFiles(t, dir)[0])
-	if err := s.Close(); err != nil {
+	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if ids := fmt.Sprint(callIDs(t, l)); ids != "[c0 c1 c2 c3 c4 c5 c6 c7 c8]" {
@@ -189,7 +192,10 @@ func TestDrainResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
 	for i := range 10 {
 		if err := s.Append(ctx, audit.Record{CallID: fmt.Sprintf("c%d", i), Tool: "read"}); err != nil {
 			t.Fatal(err)
@@ -206,7 +212,7 @@ func TestDrainResumes(t *testing.T) {
 	if err := s.Append(ctx, audit.Record{CallID: "c10", Tool: "read"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Close(); err != nil {
+	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if ids := fmt.Sprint(callIDs(t, l)); ids != "[c0 c1 c2 c3 c4 c5 c6 c7 c8 c9 c10]" {
@@ -225,7 +231,10 @@ func TestWriterResumes(t *testing.T) {
 	l := auditlog.New(st)
 	var told states
 	w := l.Writer(auditlog.WriterOptions{OnState: told.add})
-	defer w.Close()
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(ctx)
 	if err := w.Append(ctx, audit.Record{CallID: "c0", Tool: "read"}); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +252,7 @@ func TestWriterResumes(t *testing.T) {
 	if err := w.Append(ctx, audit.Record{CallID: "c5", Tool: "read"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
+	if err := w.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := told.get(); len(got) != 2 || got[0] == nil || got[1] != nil {
@@ -305,7 +314,10 @@ func TestSpoolOnAFullFileSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop(ctx)
 	filler := fill(t, dir)
 	var answered []string
 	n := 0
@@ -340,7 +352,7 @@ func TestSpoolOnAFullFileSystem(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, "records durable again once the file system has room", func() bool { return s.Durable() == nil })
-	if err := s.Close(); err != nil {
+	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got := told.get(); len(got) != 2 || got[1] != nil {

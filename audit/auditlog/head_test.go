@@ -197,7 +197,10 @@ func TestWriterAppendWaitsForTheCommit(t *testing.T) {
 		ctx := context.Background()
 		st := storetest.Open(t, dsn)
 		w := auditlog.New(st).Writer(auditlog.WriterOptions{})
-		defer w.Close()
+		if err := w.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer w.Stop(ctx)
 		other := auditlog.New(storetest.Open(t, dsn))
 		for i := range 20 {
 			r := full()

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"github.com/toolbelt/toolbelt/audit"
 	"os"
@@ -305,13 +306,19 @@ func prepare(r audit.Record) audit.Record {
 // each record without waiting and returns an error matching audit.ErrNotDurable,
 // and so does Durable. A retried record is committed once, even when the
 // commit before it failed after all but taking it.
+//
+// It is a [github.com/toolbelt/toolbelt/lifecycle.Service]: records are
+// committed once it is started; Stop commits those already handed to Append.
 type Writer struct {
 	log     *Log
 	queue   chan pending
 	done    chan struct{}
+	ctx     context.Context    // the commits' context: cancelled when Stop's ends
+	cancel  context.CancelFunc // cancels ctx
+	started bool               // guarded by mu
 	onError func(error)
 	onState func(error)
-	mu      sync.RWMutex // Append holds it to send; Close to close the queue
+	mu      sync.RWMutex // Append holds it to send; Start and Stop to change the state
 	closed  bool
 
 	fmu   sync.Mutex
@@ -323,7 +330,7 @@ type Writer struct {
 type WriterOptions struct {
 	// OnError receives the errors of commits: the first of each run of
 	// failures (the writer retries meanwhile), and of the last try at
-	// Close, when records are lost.
+	// Stop, when records are lost.
 	OnError func(error)
 	// OnState, when set, is told when records stop being durable (with
 	// why, as Durable returns it) and when they are again (nil): once
@@ -344,11 +351,23 @@ const (
 	writerBatch = 256
 )
 
-// Writer starts a group-commit writer for the log.
+// Writer returns a group-commit writer for the log; Start starts it.
 func (l *Log) Writer(o WriterOptions) *Writer {
-	w := &Writer{log: l, queue: make(chan pending, writerQueue), done: make(chan struct{}), onError: o.OnError, onState: o.OnState}
+	return &Writer{log: l, queue: make(chan pending, writerQueue), done: make(chan struct{}), onError: o.OnError, onState: o.OnState}
+}
+
+// Start starts committing the records handed to Append; ctx bounds
+// starting only ([github.com/toolbelt/toolbelt/lifecycle.Service]).
+func (w *Writer) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.started || w.closed {
+		return errors.New("audit writer: Start called twice, or after Stop")
+	}
+	w.started = true
+	w.ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	go w.run()
-	return w
+	return nil
 }
 
 // Append writes r (see Log.Append for what is recorded) and returns once it
@@ -457,7 +476,7 @@ func (w *Writer) commit(batch []pending) error {
 	if len(records) == 0 {
 		return nil
 	}
-	ctx := context.Background()
+	ctx := w.ctx
 	err := w.log.st.Write(ctx, func(tx *store.Tx) error {
 		if retried {
 			_, err := w.log.appendNew(ctx, tx, records)
@@ -511,17 +530,29 @@ func (w *Writer) closing() {
 	}
 }
 
-// Close waits for the records already handed to Append and stops the
-// writer. Records kept after failed commits get a last try; Close returns
-// the error when they are lost.
-func (w *Writer) Close() error {
+// Stop commits the records already handed to Append and stops the
+// writer. Records kept after failed commits get a last try. When ctx ends
+// first, the commit under way is cancelled: the records not committed are
+// lost, and Stop returns the error, as it does when the last try fails
+// ([github.com/toolbelt/toolbelt/lifecycle.Service]).
+func (w *Writer) Stop(ctx context.Context) error {
 	w.mu.Lock()
+	started := w.started
 	if !w.closed {
 		w.closed = true
 		close(w.queue)
 	}
 	w.mu.Unlock()
-	<-w.done
+	if !started {
+		return nil
+	}
+	select {
+	case <-w.done:
+	case <-ctx.Done():
+		w.cancel()
+		<-w.done
+	}
+	w.cancel()
 	w.fmu.Lock()
 	defer w.fmu.Unlock()
 	if n := len(w.kept); n > 0 {

@@ -38,7 +38,7 @@ import (
 // at once after a quiet moment, within drainLinger (100 ms) under a stream
 // of calls, whose records the drain gathers into one transaction. Each
 // process has its own spool file, locked before it is given its name (so
-// that recovery never sees it unlocked while its process lives); Close
+// that recovery never sees it unlocked while its process lives); Stop
 // drains it and removes it.
 //
 // A full disk is a state the spool comes out of by itself. Each file keeps
@@ -49,6 +49,10 @@ import (
 // write failed is kept in memory, in order, and written with those after
 // it once a retry (with backoff) succeeds; the drain likewise retries the
 // database with backoff, the records safe in the file meanwhile.
+//
+// It is a [github.com/toolbelt/toolbelt/lifecycle.Service]: Append writes to
+// the file from the start; the drain (and recovery) runs between Start and
+// Stop.
 type Spool struct {
 	log       *Log
 	dir       string
@@ -70,8 +74,13 @@ type Spool struct {
 	queue []drainBatch // written, not yet drained, in order
 
 	kick chan struct{} // (1) the queue grew
-	quit chan struct{} // closed by Close once the queue is complete
+	quit chan struct{} // closed by Stop once the queue is complete
 	done chan struct{} // closed when the drain stops
+
+	started bool               // guarded by mu
+	ctx     context.Context    // the drain's context: cancelled when Stop's ends
+	cancel  context.CancelFunc // cancels ctx
+	retries sync.WaitGroup     // the retry (see setFault)
 
 	// Owned by the writing caller.
 	f        *os.File
@@ -144,10 +153,10 @@ const (
 // errNoReserve says the file system cannot allocate space ahead.
 var errNoReserve = errors.New("the file system cannot allocate space ahead")
 
-// Spool starts a spool in dir (created 0700 if missing) that drains into
-// the log. Before the first of its own records, the drain moves in what
-// earlier processes left in dir (see Recover), in the background: a server
-// answers while it does.
+// Spool opens a spool in dir (created 0700 if missing) that drains into
+// the log once started. Before the first of its own records, the drain
+// moves in what earlier processes left in dir (see Recover), in the
+// background: a server answers while it does.
 func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("audit spool: %w", err)
@@ -165,8 +174,25 @@ func (l *Log) Spool(dir string, o SpoolOptions) (*Spool, error) {
 		s.setFault(err, false)
 		s.mu.Unlock()
 	}
-	go s.drain()
 	return s, nil
+}
+
+// Start starts the drain, and the retry when records are not durable;
+// ctx bounds starting only ([github.com/toolbelt/toolbelt/lifecycle.Service]).
+func (s *Spool) Start(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.started || s.closed {
+		return errors.New("audit spool: Start called twice, or after Stop")
+	}
+	s.started = true
+	s.ctx, s.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	if s.fault != nil {
+		s.retrying = true
+		s.retries.Go(s.retry)
+	}
+	go s.drain()
+	return nil
 }
 
 // open starts a new spool file, locked for as long as this process runs.
@@ -356,9 +382,9 @@ func (s *Spool) setFault(err error, stalled bool) {
 	if first && s.onState != nil {
 		s.onState(s.durable())
 	}
-	if !s.retrying && !s.closed {
+	if s.started && !s.retrying && !s.closed {
 		s.retrying = true
-		go s.retry()
+		s.retries.Go(s.retry)
 	}
 }
 
@@ -491,7 +517,7 @@ const drainLinger = 100 * time.Millisecond
 
 // drain moves written records into the log, in order. A failure is
 // retried with backoff (the records are safe in the spool file meanwhile);
-// once Close was called, a failure ends the drain, the records left in the
+// once Stop was called, a failure ends the drain, the records left in the
 // spool for the next start's recovery.
 func (s *Spool) drain() {
 	defer close(s.done)
@@ -521,7 +547,7 @@ func (s *Spool) drain() {
 		failing = err
 		select {
 		case <-s.quit:
-			// Close was called before this try: what is left stays in
+			// Stop was called before this try: what is left stays in
 			// the spool for the next start.
 			s.abandon()
 			return
@@ -538,7 +564,7 @@ func (s *Spool) drain() {
 // recoverOthers moves in what earlier processes left in the spool
 // directory and says whether it could.
 func (s *Spool) recoverOthers() bool {
-	n, err := s.log.Recover(context.Background(), s.dir)
+	n, err := s.log.Recover(s.ctx, s.dir)
 	if n > 0 && s.onRecover != nil {
 		s.onRecover(n)
 	}
@@ -552,7 +578,7 @@ func (s *Spool) recoverOthers() bool {
 // next returns the next group of batches to drain in one transaction:
 // batches of one file (at most writerBatch records but for the last batch)
 // or a file's retirement. When the transaction before was recent, it
-// waits up to drainLinger for records to gather. ok is false once Close
+// waits up to drainLinger for records to gather. ok is false once Stop
 // was called and everything is drained.
 func (s *Spool) next(last time.Time) (group []drainBatch, ok bool) {
 	for s.queued() == 0 {
@@ -619,7 +645,7 @@ func (s *Spool) pop(n int) {
 // progress, or removes a retired file once drained (recovering first what
 // a torn file holds past its progress).
 func (s *Spool) apply(group []drainBatch) error {
-	ctx := context.Background()
+	ctx := s.ctx
 	b := group[0]
 	switch {
 	case b.retire && b.torn:
@@ -659,15 +685,18 @@ func (s *Spool) report(err error) {
 	}
 }
 
-// Close waits for the records already handed to Append, drains them into
+// Stop waits for the records already handed to Append, drains them into
 // the log and removes the spool file. Records kept in memory because the
 // spool could not be written get a last try, into the spool or straight
-// into the log; those that still fail are lost, and Close says how many.
-// When the database cannot be written, what is in the spool file stays
-// there for the next start.
-func (s *Spool) Close() error {
+// into the log; those that still fail are lost, and Stop says how many.
+// When the database cannot be written, or ctx ends before the drain is
+// done (the drain is then cancelled), what is in the spool file stays
+// there for the next start; so it does when the spool was never started
+// ([github.com/toolbelt/toolbelt/lifecycle.Service]).
+func (s *Spool) Stop(ctx context.Context) error {
 	var lost error
 	s.mu.Lock()
+	started := s.started
 	if !s.closed {
 		s.closed = true
 		for s.writing {
@@ -677,13 +706,26 @@ func (s *Spool) Close() error {
 			s.writing = true
 			s.writeWaiting()
 			s.writing = false
-			lost = s.keepInLog()
+			lost = s.keepInLog(ctx)
 		}
-		s.enqueue(drainBatch{f: s.f, name: s.name, retire: true, torn: s.torn})
+		if started {
+			s.enqueue(drainBatch{f: s.f, name: s.name, retire: true, torn: s.torn})
+		} else {
+			s.f.Close()
+		}
 		close(s.quit)
 	}
 	s.mu.Unlock()
-	<-s.done
+	if started {
+		select {
+		case <-s.done:
+		case <-ctx.Done():
+			s.cancel()
+			<-s.done
+		}
+		s.retries.Wait()
+		s.cancel()
+	}
 	if lost != nil {
 		s.report(lost)
 	}
@@ -692,7 +734,7 @@ func (s *Spool) Close() error {
 
 // keepInLog appends to the log the records the spool could not take, as a
 // last resort when it closes; the caller holds s.mu.
-func (s *Spool) keepInLog() error {
+func (s *Spool) keepInLog(ctx context.Context) error {
 	if len(s.waiting) == 0 {
 		return nil
 	}
@@ -701,7 +743,6 @@ func (s *Spool) keepInLog() error {
 		records[i] = p.r
 	}
 	s.waiting = nil
-	ctx := context.Background()
 	err := s.log.st.Write(ctx, func(tx *store.Tx) error {
 		_, err := s.log.appendNew(ctx, tx, records)
 		return err

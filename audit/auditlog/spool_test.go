@@ -34,6 +34,9 @@ func TestSpoolAppendsAndDrains(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		if len(spoolFiles(t, dir)) != 1 {
 			t.Fatal("no spool file while the spool runs")
 		}
@@ -50,7 +53,7 @@ func TestSpoolAppendsAndDrains(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if err := s.Close(); err != nil || len(errs) > 0 {
+		if err := s.Stop(ctx); err != nil || len(errs) > 0 {
 			t.Fatal(err, errs)
 		}
 		rs := list(t, l, auditlog.Filter{})
@@ -87,7 +90,10 @@ func TestSpoolDrainsAStreamWithoutClose(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer s.Close()
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		defer s.Stop(ctx)
 		const n = 120
 		for i := range n {
 			r := full()
@@ -201,12 +207,15 @@ func TestSpoolRecoversWhatEarlierProcessesLeft(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		own := full()
 		own.CallID = "own"
 		if err := s.Append(ctx, own); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Close(); err != nil {
+		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if n := <-recovered; n != 2 {
@@ -237,6 +246,9 @@ func TestRecoverLeavesLiveSpools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := s.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		for range 30 {
 			if err := s.Append(ctx, full()); err != nil {
 				t.Fatal(err)
@@ -245,7 +257,7 @@ func TestRecoverLeavesLiveSpools(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := s.Close(); err != nil {
+		if err := s.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if rs := list(t, l, auditlog.Filter{}); len(rs) != 30 {
@@ -312,6 +324,9 @@ func TestSpoolRecordIsWrittenWhenAppendReturns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
 	files := spoolFiles(t, dir)
 	if len(files) != 1 {
 		t.Fatalf("spool files %v", files)
@@ -348,7 +363,7 @@ func TestSpoolRecordIsWrittenWhenAppendReturns(t *testing.T) {
 		})
 	}
 	time.Sleep(5 * time.Millisecond)
-	if err := s.Close(); err != nil {
+	if err := s.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	wg.Wait()

@@ -20,6 +20,9 @@ func TestWriterKeepsOrderAndChain(t *testing.T) {
 		var errs []error
 		var mu sync.Mutex
 		w := l.Writer(auditlog.WriterOptions{OnError: func(err error) { mu.Lock(); errs = append(errs, err); mu.Unlock() }})
+		if err := w.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
 		// Concurrent writers; each one's records keep their order.
 		var wg sync.WaitGroup
 		for g := range 4 {
@@ -32,7 +35,7 @@ func TestWriterKeepsOrderAndChain(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		if err := w.Close(); err != nil {
+		if err := w.Stop(ctx); err != nil {
 			t.Fatal(err)
 		}
 		if len(errs) > 0 {
@@ -56,7 +59,7 @@ func TestWriterKeepsOrderAndChain(t *testing.T) {
 		if err := w.Append(ctx, audit.Record{CallID: "late"}); err == nil {
 			t.Error("append after Close accepted")
 		}
-		if err := w.Close(); err != nil {
+		if err := w.Stop(ctx); err != nil {
 			t.Error("second Close:", err)
 		}
 	})

@@ -167,7 +167,7 @@ func (c *chatCmd) Run(e *env) error {
 			err = h.Deliver(ctx, key, msg)
 		} else {
 			spec.Model = ar.model // as /model left it
-			err = h.Start(ctx, spec, history, msg)
+			err = h.StartSession(ctx, spec, history, msg)
 			started = err == nil
 		}
 		if err == nil && h.Wait(ctx) != nil {

@@ -33,7 +33,7 @@ func (e *env) scheduler(st *store.Store, workspace string) (*automation.Schedule
 		return nil, err
 	}
 	e.sched = automation.New(st.Schedules(workspace), automation.Options{
-		Grace: cfg.Cron.Grace.D(), Deliver: e.deliver(workspace), Log: e.log,
+		Grace: cfg.Cron.Grace.D(), Deliver: e.deliver(workspace), Log: e.log, Poll: cfg.Cron.Poll.D(),
 	})
 	return e.sched, nil
 }

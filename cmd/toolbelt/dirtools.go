@@ -112,18 +112,13 @@ func (e *env) dirOf(id string) (folder, untrusted string) {
 // the run ends: a server picks up added, changed and removed tools, and
 // tells its MCP clients.
 func (e *env) watchDirTools() {
-	if e.registry(); e.dirs == nil || e.stopWatch != nil {
+	if e.registry(); e.dirs == nil || e.watchingDirs {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := e.dirs.Watch(ctx); err != nil {
-			e.log.Warn("watching the directory tools' folders", "err", err)
-		}
-	}()
-	e.stopWatch = func() { cancel(); <-done }
+	e.watchingDirs = true
+	if err := e.dirs.Start(context.Background()); err != nil {
+		e.log.Warn("watching the directory tools' folders", "err", err)
+	}
 }
 
 // dirOptions are how directory tools' handlers run — with exec's

@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"maps"
@@ -54,11 +55,15 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 		Sessions: st.Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
 		ContextWindow: llm.ContextWindow,
 	})
-	return rh, nil
+	return rh, rh.Host.Start(context.Background())
 }
 
-// Close releases what the sessions' runners hold (terminals).
+// Close stops the host — runs still under way get the shutdown grace —
+// and releases what the sessions' runners hold (the runners, terminals).
 func (rh *runHost) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	_ = rh.Host.Stop(ctx)
 	rh.mu.Lock()
 	defer rh.mu.Unlock()
 	for _, c := range rh.closers {

@@ -52,7 +52,7 @@ func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 		}
 	}
 	if err := q.Register(async...); err != nil {
-		q.Close(context.Background())
+		q.Stop(context.Background())
 		return nil, err
 	}
 	e.jobq = q
@@ -82,7 +82,7 @@ func (e *env) closeJobs() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := e.jobq.Close(ctx); err != nil {
+	if err := e.jobq.Stop(ctx); err != nil {
 		e.log.Debug("stopping the job queue", "err", err)
 	}
 }

@@ -128,17 +128,17 @@ type env struct {
 
 	imports *client.Manager // the MCP servers whose tools the registry holds
 	// dirs loads the directory tools the registry holds, and dirProblems
-	// are the tools its first load skipped; stopWatch stops watching their
-	// folders.
+	// are the tools its first load skipped; watchingDirs says it was
+	// started, to watch their folders.
 	dirs        *dir.Loader
 	dirProblems []dir.Problem
 	// workspace is the command's --workspace flag, for what is decided
 	// before the command asks (which directory tools the agent can reach).
 	workspace string
 	// trying is the folder of the directory tool toolbelt tool try runs.
-	trying    string
-	stopWatch func()
-	st        *store.Store // opened once per run, when a command needs state
+	trying       string
+	watchingDirs bool
+	st           *store.Store // opened once per run, when a command needs state
 	// openLater opens the store in the background once the server has
 	// given its first answers (initialize, the tool list need no state) or
 	// something uses it: started is closed then (afterFirstAnswer).
@@ -190,11 +190,11 @@ func (e *env) registry() *registry.Registry {
 			e.loadDirTools(e.reg, cfg)
 		}
 		if cfg, err := e.config(); err == nil && len(cfg.MCPServers) > 0 {
-			e.imports = client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
+			e.imports = client.New(e.reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
 			// Starting a server may mean downloading it first (npx, uvx):
 			// on a terminal, a spinner says what is being waited for.
 			spin := e.startSpinner("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(cfg.MCPServers)), ", ") + ")…")
-			err := e.imports.Start(context.Background(), e.reg)
+			err := e.imports.Start(context.Background())
 			spin.Stop()
 			if err != nil {
 				e.log.Warn("importing MCP servers", "err", err)
@@ -327,15 +327,12 @@ func run(args []string, e env) (code int) {
 	e.configPath, e.dataDir = c.Config, c.Data
 	e.workspace = workspaceFlag(kctx)
 	err = kctx.Run(&e)
-	if e.stopWatch != nil {
-		e.stopWatch()
-	}
 	if e.dirs != nil {
-		e.dirs.Close() // persistent handlers
+		_ = e.dirs.Stop(context.Background()) // the watcher, persistent handlers
 	}
 	e.closeJobs()
 	if e.audit != nil {
-		_ = e.audit.Close()
+		_ = e.audit.Stop(context.Background())
 	}
 	if e.st != nil {
 		if cerr := e.st.Close(); cerr != nil {
@@ -343,7 +340,7 @@ func run(args []string, e env) (code int) {
 		}
 	}
 	if e.imports != nil {
-		if cerr := e.imports.Close(); cerr != nil {
+		if cerr := e.imports.Stop(context.Background()); cerr != nil {
 			e.log.Warn("stopping the imported MCP servers", "err", cerr)
 		}
 	}

@@ -272,7 +272,7 @@ func (ar *agentRun) runSession(ctx context.Context, e *env, key, prompt string) 
 	h := ar.host
 	defer h.Close()
 	started := time.Now()
-	if err := h.Start(ctx, spec, history, llm.UserText(prompt)); err != nil {
+	if err := h.StartSession(ctx, spec, history, llm.UserText(prompt)); err != nil {
 		return nil, err
 	}
 	waitErr := waitIdle(ctx, h, e.jobq, spec.Key, started)

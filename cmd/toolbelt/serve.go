@@ -344,14 +344,16 @@ func (c *serveCmd) Run(e *env) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Due schedules run beside the server; stopping waits for the runs in
-	// progress, which the cancelled context stops.
+	// Due schedules run beside the server; stopping gives the runs in
+	// progress the shutdown grace, then cancels them.
 	if !cfg.Cron.Disabled && e.sched != nil {
-		scheduled := make(chan struct{})
-		defer func() { <-scheduled }()
-		go func() {
-			defer close(scheduled)
-			e.sched.Serve(ctx, cfg.Cron.Poll.D())
+		if err := e.sched.Start(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+			defer cancel()
+			_ = e.sched.Stop(sctx)
 		}()
 	}
 	served := make(chan error, 1)

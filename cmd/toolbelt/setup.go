@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -87,7 +88,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 // store, or the group-commit writer of a PostgreSQL one.
 type auditAppender interface {
 	Append(ctx context.Context, r audit.Record) error
-	Close() error
+	lifecycle.Service
 }
 
 // spoolDir is where the audit spool of a SQLite store lives, in its data
@@ -119,21 +120,23 @@ func (e *env) auditWriter(st *store.Store) (auditAppender, error) {
 		return nil, err
 	}
 	state := func(err error) { e.auditState(err, cfg.Audit.FailsClosed()) }
+	var a auditAppender
 	if dir == "" {
-		e.audit = l.Writer(auditlog.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
-		return e.audit, nil
+		a = l.Writer(auditlog.WriterOptions{OnError: func(err error) { e.log.Error("writing the audit log", "err", err) }, OnState: state})
+	} else {
+		sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
+			Sync:      cfg.Audit.Sync == "always",
+			OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
+			OnRecover: func(n int) { e.log.Info(intents.RecoveredRecords, "records", n) },
+			OnState:   state,
+		})
+		if err != nil {
+			return nil, err
+		}
+		a = sp
 	}
-	sp, err := l.Spool(spoolDir(dir), auditlog.SpoolOptions{
-		Sync:      cfg.Audit.Sync == "always",
-		OnError:   func(err error) { e.log.Error("the audit spool", "err", err) },
-		OnRecover: func(n int) { e.log.Info(intents.RecoveredRecords, "records", n) },
-		OnState:   state,
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.audit = sp
-	return sp, nil
+	e.audit = a
+	return a, a.Start(context.Background())
 }
 
 // auditState says, in one line each, when audit records stop being
@@ -235,28 +238,38 @@ func (e *env) state(workspace string) (*store.Store, error) {
 // runner returns the pipeline for calls in tc, as the config sets it up. Who
 // approves calls: --yes approves all; otherwise the person at the terminal
 // is asked, if there is one; otherwise nobody, so calls that need approval
-// are blocked. The returned closer releases the terminal.
+// are blocked. The returned closer releases the runner and the terminal.
 func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, extra ...invoke.Option) (*invoke.Runner, io.Closer, error) {
 	opts, err := e.pipeline(tc, override)
 	if err != nil {
 		return nil, nil, err
 	}
 	opts = append(opts, extra...)
-	var closer io.Closer = nopCloser{}
+	var term io.Closer
 	switch {
 	case flags.Yes:
 		opts = append(opts, invoke.WithConfirmer(invoke.AutoApprove))
 	default:
 		if t, ok := openTerminal(); ok {
 			opts = append(opts, invoke.WithConfirmer(t))
-			closer = t
+			term = t
 		}
 	}
 	r := invoke.New(e.registry(), tc, opts...)
 	e.useRunner(r)
-	return r, closer, nil
+	return r, releaser{r, term}, nil
 }
 
-type nopCloser struct{}
+// releaser releases a runner and the terminal it asks at (nil when none).
+type releaser struct {
+	r    *invoke.Runner
+	term io.Closer
+}
 
-func (nopCloser) Close() error { return nil }
+func (x releaser) Close() error {
+	x.r.Close()
+	if x.term == nil {
+		return nil
+	}
+	return x.term.Close()
+}

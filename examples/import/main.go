@@ -37,13 +37,13 @@ func run() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
-	m := client.New(map[string]config.MCPServer{"words": server}, client.Options{
+	reg := registry.New()
+	m := client.New(reg, map[string]config.MCPServer{"words": server}, client.Options{
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ConnectTimeout: time.Minute, // `go run` may compile the server first
 	})
-	defer m.Close()
-	reg := registry.New()
-	if err := m.Start(ctx, reg); err != nil {
+	defer m.Stop(ctx)
+	if err := m.Start(ctx); err != nil {
 		return err
 	}
 	if st := m.Status()[0]; st.State != client.StateReady {

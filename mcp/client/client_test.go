@@ -89,18 +89,18 @@ func start(t *testing.T, servers map[string]config.MCPServer, opts client.Option
 		opts.Logger = testLogger(t)
 	}
 	reg := registry.New()
-	m := client.New(servers, opts)
+	m := client.New(reg, servers, opts)
 	t.Cleanup(func() {
-		if err := m.Close(); err != nil {
-			t.Errorf("Close: %v", err)
+		if err := m.Stop(context.Background()); err != nil {
+			t.Errorf("Stop: %v", err)
 		}
 		if n := reg.Size(); n != 0 {
-			t.Errorf("Close left %d tools in the registry: %v", n, ids(reg.List()))
+			t.Errorf("Stop left %d tools in the registry: %v", n, ids(reg.List()))
 		}
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := m.Start(ctx, reg); err != nil {
+	if err := m.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return m, reg
@@ -480,9 +480,9 @@ func TestCrash(t *testing.T) {
 			states <- s
 		},
 	}
-	m = client.New(map[string]config.MCPServer{"crashy": stdioServer(t, nil)}, opts)
-	t.Cleanup(func() { _ = m.Close() })
-	if err := m.Start(context.Background(), reg); err != nil {
+	m = client.New(reg, map[string]config.MCPServer{"crashy": stdioServer(t, nil)}, opts)
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	ready := <-states
@@ -614,31 +614,35 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
-// TestLifecycle: Start twice, Close twice, Status before Start.
+// TestLifecycle: Start without a registry, Start twice, Stop twice,
+// Status before Start.
 func TestLifecycle(t *testing.T) {
 	t.Parallel()
-	m := client.New(map[string]config.MCPServer{"s": stdioServer(t, nil)}, client.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx := context.Background()
+	servers := map[string]config.MCPServer{"s": stdioServer(t, nil)}
+	opts := client.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if err := client.New(nil, servers, opts).Start(ctx); err == nil {
+		t.Error("Start without a registry")
+	}
+	reg := registry.New()
+	m := client.New(reg, servers, opts)
 	if st := m.Status(); len(st) != 1 || st[0].State != client.StateStarting || st[0].Transport != "stdio" {
 		t.Errorf("status before Start: %+v", st)
 	}
-	reg := registry.New()
-	if err := m.Start(context.Background(), nil); err == nil {
-		t.Error("Start without a registry")
-	}
-	if err := m.Start(context.Background(), reg); err != nil {
+	if err := m.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Start(context.Background(), reg); err == nil {
+	if err := m.Start(ctx); err == nil {
 		t.Error("second Start accepted")
 	}
-	if err := m.Close(); err != nil {
+	if err := m.Stop(ctx); err != nil {
 		t.Error(err)
 	}
-	if err := m.Close(); err != nil {
+	if err := m.Stop(ctx); err != nil {
 		t.Error(err)
 	}
 	if reg.Size() != 0 || m.Status()[0].State != client.StateStopped {
-		t.Errorf("after Close: %d tools, %+v", reg.Size(), m.Status())
+		t.Errorf("after Stop: %d tools, %+v", reg.Size(), m.Status())
 	}
 }
 

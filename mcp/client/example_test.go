@@ -30,7 +30,8 @@ func ExampleManager() {
 	})
 
 	ctx := context.Background()
-	m := client.New(map[string]config.MCPServer{"weather": {}}, client.Options{
+	reg := registry.New()
+	m := client.New(reg, map[string]config.MCPServer{"weather": {}}, client.Options{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Transport: func(ctx context.Context, _ string) (mcp.Transport, error) {
 			c, s := mcp.NewInMemoryTransports()
@@ -38,11 +39,10 @@ func ExampleManager() {
 			return c, err
 		},
 	})
-	reg := registry.New()
-	if err := m.Start(ctx, reg); err != nil {
+	if err := m.Start(ctx); err != nil {
 		panic(err)
 	}
-	defer m.Close()
+	defer m.Stop(ctx)
 
 	for _, meta := range reg.List() {
 		fmt.Println(meta.ID, meta.Section, meta.Groups, meta.Risk)

@@ -11,9 +11,9 @@
 // backoff; when its tools change (after a restart, or when it sends
 // notifications/tools/list_changed) the registry follows.
 //
-//	m := client.New(cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator})
-//	if err := m.Start(ctx, reg); err != nil { … }
-//	defer m.Close()
+//	m := client.New(reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator})
+//	defer m.Stop(ctx)
+//	if err := m.Start(ctx); err != nil { … }
 package client
 
 import (
@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/lifecycle"
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/registry"
@@ -138,22 +139,26 @@ type ServerStatus struct {
 }
 
 // Manager imports the tools of MCP servers and keeps them up to date. It is
-// safe for concurrent use.
+// safe for concurrent use, and a [lifecycle.Service].
 type Manager struct {
 	opts    Options
+	reg     *registry.Registry
 	servers []*server // by name
 
 	mu      sync.Mutex
 	started bool
-	closed  bool
+	closed  bool            // Stop was called: calls are refused
+	run     context.Context // the servers' life, cancelled by Stop
 	cancel  context.CancelFunc
-	wg      sync.WaitGroup
+	wg      sync.WaitGroup // the servers' supervisors
+	calls   sync.WaitGroup // the calls under way
 }
 
-// New returns a manager for the servers, by name (the names of
-// toolbelt.yaml's mcpServers). Nothing is started until Start.
-func New(servers map[string]config.MCPServer, opts Options) *Manager {
-	m := &Manager{opts: opts.withDefaults()}
+// New returns a manager that imports the tools of the servers, by name (the
+// names of toolbelt.yaml's mcpServers), into reg. Nothing is started until
+// Start.
+func New(reg *registry.Registry, servers map[string]config.MCPServer, opts Options) *Manager {
+	m := &Manager{opts: opts.withDefaults(), reg: reg}
 	for name, srv := range servers {
 		m.servers = append(m.servers, newServer(m, name, srv))
 	}
@@ -162,22 +167,21 @@ func New(servers map[string]config.MCPServer, opts Options) *Manager {
 }
 
 // Start connects to every server that is not disabled and registers its
-// tools in reg. It returns once each server is ready or has failed its
-// first start (those keep being restarted in the background), or with
-// ctx's error when ctx ends first. ctx bounds only the wait: the servers
-// run until Close.
-func (m *Manager) Start(ctx context.Context, reg *registry.Registry) error {
-	if reg == nil {
-		return errors.New("mcp client: Start needs a registry")
+// tools. It returns once each server is ready or has failed its first start
+// (those keep being restarted in the background), or with ctx's error when
+// ctx ends first. ctx bounds only the wait: the servers run until Stop.
+func (m *Manager) Start(ctx context.Context) error {
+	if m.reg == nil {
+		return errors.New("mcp client: the manager has no registry")
 	}
 	m.mu.Lock()
 	if m.started || m.closed {
 		m.mu.Unlock()
-		return errors.New("mcp client: Start called twice, or after Close")
+		return errors.New("mcp client: Start called twice, or after Stop")
 	}
 	m.started = true
-	run, cancel := context.WithCancel(context.Background())
-	m.cancel = cancel
+	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	m.run, m.cancel = run, cancel
 	var firsts []chan struct{}
 	for _, s := range m.servers {
 		if s.cfg.Disabled {
@@ -185,7 +189,7 @@ func (m *Manager) Start(ctx context.Context, reg *registry.Registry) error {
 		}
 		first := make(chan struct{})
 		firsts = append(firsts, first)
-		m.wg.Go(func() { s.run(run, reg, first) })
+		m.wg.Go(func() { s.run(run, m.reg, first) })
 	}
 	m.mu.Unlock()
 	for _, first := range firsts {
@@ -198,10 +202,32 @@ func (m *Manager) Start(ctx context.Context, reg *registry.Registry) error {
 	return nil
 }
 
-// Close stops every server, ends their processes and connections, and
-// removes their tools from the registry. It waits for all of it, and
-// reports the stdio servers that had to be terminated or killed.
-func (m *Manager) Close() error {
+// enter counts a call under way, unless Stop was called, and returns the
+// call's context: ctx, also cancelled when Stop cuts the calls short. The
+// caller calls leave when the call ends.
+func (m *Manager) enter(ctx context.Context) (_ context.Context, leave func(), ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed || m.run == nil {
+		return nil, nil, false
+	}
+	m.calls.Add(1)
+	ctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(m.run, cancel)
+	return ctx, func() {
+		unhook()
+		cancel()
+		m.calls.Done()
+	}, true
+}
+
+// Stop refuses new calls, lets the calls under way finish until ctx ends,
+// then cancels those still running and stops every server — ending their
+// processes and connections — and removes their tools from the
+// registry. It waits for all of it ([lifecycle.Service]), and reports the
+// stdio servers that had to be terminated or killed, and ctx's error when
+// calls were cut.
+func (m *Manager) Stop(ctx context.Context) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
@@ -210,11 +236,17 @@ func (m *Manager) Close() error {
 	m.closed = true
 	cancel := m.cancel
 	m.mu.Unlock()
-	if cancel != nil {
-		cancel()
-	}
-	m.wg.Wait()
 	var errs []error
+	stop := func() {
+		if cancel != nil {
+			cancel()
+		}
+	}
+	if err := lifecycle.Drain(ctx, &m.calls, stop); err != nil {
+		errs = append(errs, fmt.Errorf("mcp client: calls cut short: %w", err))
+	}
+	stop()
+	m.wg.Wait()
 	for _, s := range m.servers {
 		s.mu.Lock()
 		if s.stopErr != nil {

@@ -39,7 +39,7 @@ func TestResyncComparesDefinitions(t *testing.T) {
 	addTool("bad", "Does not compile.", `{"type":"object","properties":{"n":{"type":"integral"}}}`)
 
 	reg := registry.New()
-	m := client.New(map[string]config.MCPServer{"d": {}}, client.Options{
+	m := client.New(reg, map[string]config.MCPServer{"d": {}}, client.Options{
 		Logger:           testLogger(t),
 		SchemaCheckDelay: -1,
 		Transport: func(ctx context.Context, _ string) (mcp.Transport, error) {
@@ -48,8 +48,8 @@ func TestResyncComparesDefinitions(t *testing.T) {
 			return c, err
 		},
 	})
-	t.Cleanup(func() { _ = m.Close() })
-	if err := m.Start(context.Background(), reg); err != nil {
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	resolve := func(name string) (tool.Tool, bool) { return reg.Resolve(name, nil, nil) }

@@ -629,7 +629,12 @@ func (s *server) await(ctx context.Context) (*mcp.ClientSession, error) {
 // execute forwards calls of a tool to the server.
 func (s *server) execute(remote string) tool.ExecuteFunc {
 	return func(ctx context.Context, call tool.Call, _ *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
-		sess, err := s.await(ctx)
+		cctx, leave, ok := s.m.enter(ctx)
+		if !ok {
+			return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s is not running", s.name)}
+		}
+		defer leave()
+		sess, err := s.await(cctx)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -641,12 +646,15 @@ func (s *server) execute(remote string) tool.ExecuteFunc {
 		token := s.watch(update)
 		defer s.unwatch(token)
 		params.SetProgressToken(token)
-		res, err := sess.CallTool(ctx, params)
+		res, err := sess.CallTool(cctx, params)
 		if err == nil {
 			return result(res), nil
 		}
 		if ctx.Err() != nil {
 			return tool.Result{}, ctx.Err()
+		}
+		if cctx.Err() != nil {
+			return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s was stopped during the call of %s; whether the call took effect is unknown", s.name, remote)}
 		}
 		if rpc := (*jsonrpc.Error)(nil); errors.As(err, &rpc) {
 			// The server's message is its words, from outside: wrapped.

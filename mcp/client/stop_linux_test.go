@@ -30,9 +30,9 @@ func TestStubbornServer(t *testing.T) {
 	t.Parallel()
 	srv := binaryServer(t, "stubborn", nil)
 	reg := registry.New()
-	m := client.New(map[string]config.MCPServer{"s": srv}, client.Options{Logger: testLogger(t), StopGrace: 100 * time.Millisecond})
-	t.Cleanup(func() { _ = m.Close() })
-	if err := m.Start(context.Background(), reg); err != nil {
+	m := client.New(reg, map[string]config.MCPServer{"s": srv}, client.Options{Logger: testLogger(t), StopGrace: 100 * time.Millisecond})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	if err := m.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	msg := run(t, runner(reg), "s__grandchild", `{}`)
@@ -40,7 +40,7 @@ func TestStubbornServer(t *testing.T) {
 	if _, err := fmt.Sscan(text(msg.Content), &pid); err != nil || !alive(pid) {
 		t.Fatalf("grandchild: %+v (%v)", msg, err)
 	}
-	err := m.Close()
+	err := m.Stop(context.Background())
 	if want := "mcp server s did not exit within 100ms of its input closing, nor of SIGTERM, so it was killed"; err == nil || err.Error() != want {
 		t.Errorf("Close: %v, want %s", err, want)
 	}

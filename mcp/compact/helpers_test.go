@@ -123,7 +123,7 @@ func workspace(tb testing.TB) *tool.Context {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { _ = q.Close(context.Background()) })
+	tb.Cleanup(func() { _ = q.Stop(context.Background()) })
 	// An agent is configured and the store holds the sessions: the session
 	// tools and agents_list are unavailable without them.
 	agents := []tool.AgentInfo{{ID: "main", Name: "Main", Description: "The agent of these tests."}}

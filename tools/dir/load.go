@@ -108,10 +108,19 @@ type Tool struct {
 	boxes    sync.Map    // workspace root → *sandbox.Bwrap that can contain there
 }
 
-// Close stops the tool's persistent handler, if it has one running.
+// Close stops the tool's persistent handler, if it has one running, at
+// once: a call under way on it is cut.
 func (t *Tool) Close() {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	t.stop(ctx)
+}
+
+// stop stops the tool's persistent handler, if it has one running: a call
+// under way on it has until ctx ends to finish.
+func (t *Tool) stop(ctx context.Context) {
 	if t.pers != nil {
-		t.pers.Close(cmpDur(t.opts.KillGrace, 2*time.Second))
+		t.pers.Close(ctx, cmpDur(t.opts.KillGrace, 2*time.Second))
 	}
 }
 

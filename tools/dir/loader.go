@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,6 +20,10 @@ import (
 // registry, and, while it watches, in step with the folders: a tool folder
 // added, changed or removed is registered, replaced or unregistered (which
 // an MCP server announces to its clients as tools/list_changed).
+//
+// It is a [github.com/toolbelt/toolbelt/lifecycle.Service]: Start loads the
+// folders and watches them; Stop stops watching and stops the persistent
+// handlers of the tools it loaded (Stop is needed after Load alone too).
 type Loader struct {
 	reg       *registry.Registry
 	sources   []Source
@@ -28,6 +33,12 @@ type Loader struct {
 	mu     sync.Mutex
 	loaded map[string]loadedTool // by tool name: what this loader registered
 	known  map[string]bool       // the problems the last load found, reported then
+
+	life      sync.Mutex // guards what follows, held by Start and Stop
+	started   bool
+	stopped   bool
+	stopWatch context.CancelFunc
+	watching  sync.WaitGroup
 }
 
 type loadedTool struct {
@@ -110,13 +121,27 @@ func (l *Loader) Adopt(t *Tool) {
 	l.loaded[t.Meta.ID] = loadedTool{dir: t.Dir, fingerprint: fingerprint(t), tool: t}
 }
 
-// Close stops the persistent handlers of the tools it loaded.
-func (l *Loader) Close() {
+// Stop stops watching the folders and the persistent handlers of the tools it
+// loaded: a call under way on one has until ctx ends to finish
+// ([github.com/toolbelt/toolbelt/lifecycle.Service]). The tools stay
+// registered, and fail once called.
+func (l *Loader) Stop(ctx context.Context) error {
+	l.life.Lock()
+	defer l.life.Unlock()
+	if l.stopped {
+		return nil
+	}
+	l.stopped = true
+	if l.started {
+		l.stopWatch()
+		l.watching.Wait()
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, t := range l.loaded {
-		t.tool.Close()
+		t.tool.stop(ctx)
 	}
+	return ctx.Err()
 }
 
 // fingerprint identifies the content of a tool's files: its metadata,
@@ -149,25 +174,48 @@ func fingerprint(t *Tool) string {
 // are loaded again (an editor saves in several steps).
 const settle = 200 * time.Millisecond
 
-// Watch reloads the tools whenever a file in the folders changes, until
-// ctx is done. Folders that do not exist yet are not watched.
-func (l *Loader) Watch(ctx context.Context) error {
+// Start loads the tools, then reloads them whenever a file in the folders
+// changes, until Stop; ctx bounds starting only. Folders that do not
+// exist yet are not watched.
+func (l *Loader) Start(ctx context.Context) error {
+	l.life.Lock()
+	defer l.life.Unlock()
+	switch {
+	case l.stopped:
+		return errors.New("directory tools: the loader is stopped")
+	case l.started:
+		return errors.New("directory tools: the loader is started already")
+	}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return err
+		return fmt.Errorf("directory tools: watching the folders: %w", err)
 	}
-	defer w.Close()
+	l.started = true
 	l.watchAll(w)
 	l.Load() // what changed before the watch began
+	watch, stop := context.WithCancel(context.WithoutCancel(ctx))
+	l.stopWatch = stop
+	l.watching.Go(func() {
+		defer w.Close()
+		l.watch(watch, w)
+	})
+	return nil
+}
+
+// watch reloads the tools after the folders change, until ctx ends.
+func (l *Loader) watch(ctx context.Context, w *fsnotify.Watcher) {
 	var timer *time.Timer
 	var fire <-chan time.Time
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			if timer != nil {
+				timer.Stop()
+			}
+			return
 		case ev, ok := <-w.Events:
 			if !ok {
-				return nil
+				return
 			}
 			if ev.Op == fsnotify.Chmod {
 				continue
@@ -180,7 +228,7 @@ func (l *Loader) Watch(ctx context.Context) error {
 			fire = timer.C
 		case err, ok := <-w.Errors:
 			if !ok {
-				return nil
+				return
 			}
 			l.onProblem(Problem{Err: err})
 		case <-fire:

@@ -36,10 +36,11 @@ func TestLoaderReloadsChangedFolders(t *testing.T) {
 		t.Errorf("an unchanged folder was registered again")
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	watching := make(chan error, 1)
-	go func() { watching <- l.Watch(ctx) }()
+	ctx := context.Background()
+	if err := l.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer l.Stop(ctx)
 
 	// wait waits until cond holds after registry changes.
 	wait := func(what string, cond func() bool) {
@@ -74,8 +75,7 @@ func TestLoaderReloadsChangedFolders(t *testing.T) {
 		t.Fatal(err)
 	}
 	wait("removing two", func() bool { return !reg.Has("two") })
-	cancel()
-	if err := <-watching; err != nil {
+	if err := l.Stop(ctx); err != nil {
 		t.Fatal(err)
 	}
 	var msgs []string

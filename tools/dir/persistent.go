@@ -45,6 +45,8 @@ type proc struct {
 	overflow bool        // a line was longer than the limit (set before lines is closed)
 	exited   chan struct{}
 	state    *os.ProcessState
+	out, err *os.File      // the read ends of its standard output and error
+	readErr  chan struct{} // closed when its standard error has been read to the end
 
 	mu     sync.Mutex
 	stderr func(string) // the current call's
@@ -65,6 +67,13 @@ func (p *proc) stop(grace time.Duration) {
 		}
 	}
 	shell.EndGroup(p.pid, grace)
+	// Its output readers end now, even if something outside the group
+	// still holds the pipes; lines no call will read are dropped.
+	_ = p.out.Close()
+	_ = p.err.Close()
+	for range p.lines {
+	}
+	<-p.readErr
 	p.done()
 }
 
@@ -106,7 +115,7 @@ func startProc(c shell.Child, key string, done func(), maxLine int) (*proc, erro
 		}
 		return nil, err
 	}
-	p := &proc{key: key, done: sync.OnceFunc(done), pid: cmd.Process.Pid, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{})}
+	p := &proc{key: key, done: sync.OnceFunc(done), pid: cmd.Process.Pid, stdin: inW, lines: make(chan []byte, 1), exited: make(chan struct{}), out: outR, err: errR, readErr: make(chan struct{})}
 	go func() {
 		defer close(p.lines)
 		defer outR.Close()
@@ -120,6 +129,7 @@ func startProc(c shell.Child, key string, done func(), maxLine int) (*proc, erro
 		p.overflow = errors.Is(sc.Err(), bufio.ErrTooLong)
 	}()
 	go func() {
+		defer close(p.readErr)
 		defer errR.Close()
 		sc := bufio.NewScanner(errR)
 		sc.Buffer(make([]byte, 4096), 64<<10)
@@ -143,11 +153,20 @@ func startProc(c shell.Child, key string, done func(), maxLine int) (*proc, erro
 	return p, nil
 }
 
-// Close stops the running handler, if any; later calls fail.
-func (ps *persistent) Close(grace time.Duration) {
+// Close refuses later calls, lets a call under way finish until ctx ends,
+// then stops the running handler, if any.
+func (ps *persistent) Close(ctx context.Context, grace time.Duration) {
+	ps.mu.Lock()
+	ps.closed = true
+	ps.mu.Unlock()
+	select {
+	case ps.turn <- struct{}{}:
+		defer func() { <-ps.turn }()
+	case <-ctx.Done():
+	}
 	ps.mu.Lock()
 	p := ps.p
-	ps.p, ps.closed = nil, true
+	ps.p = nil
 	ps.mu.Unlock()
 	if p != nil {
 		p.stop(grace)

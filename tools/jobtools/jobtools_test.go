@@ -34,7 +34,7 @@ func TestStatusAndCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer q.Close(ctx)
+	defer q.Stop(ctx)
 	slow := tool.Tool{Name: "slow", Description: "slow work", Async: &tool.AsyncSpec{Type: tool.AsyncPolling}, Handler: never{}}
 	reg := registry.New()
 	if err := jobtools.Register(reg); err != nil {
@@ -116,7 +116,7 @@ func TestStatusWrapsWhatTheHandlerReported(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer q.Close(ctx)
+			defer q.Stop(ctx)
 			render := tool.Tool{Name: "render", Description: "renders", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 50 * time.Millisecond}, Handler: reports{tc.st}}
 			reg := registry.New()
 			if err := jobtools.Register(reg); err != nil {

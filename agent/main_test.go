@@ -1,0 +1,11 @@
+package agent_test
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package when a goroutine its code started outlives
+// the tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
