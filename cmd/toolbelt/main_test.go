@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"go.uber.org/goleak"
 	"io"
 	"os"
 	"os/exec"
@@ -35,7 +36,8 @@ func TestMain(m *testing.M) {
 	if os.Getenv(hostileServerEnv) == "1" {
 		os.Exit(serveHostile())
 	}
-	os.Exit(m.Run())
+	// No goroutine of a command run in-process outlives the tests.
+	goleak.VerifyTestMain(m)
 }
 
 // testTools is the core registry plus tools only the tests use.

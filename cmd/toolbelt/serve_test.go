@@ -268,6 +268,8 @@ func TestServeBannerAndFrontPage(t *testing.T) {
 	}
 	if res, err := http.Get("http://" + m[1] + "/nothing"); err != nil || res.StatusCode != 404 {
 		t.Errorf("GET /nothing: %v %v", err, res)
+	} else {
+		res.Body.Close()
 	}
 
 	env := append(cliEnvironment(t), "TOOLBELT_MCP_TOKEN=test-token")
@@ -281,6 +283,8 @@ func TestServeBannerAndFrontPage(t *testing.T) {
 	req, _ := http.NewRequest("GET", "http://"+m[1]+"/", nil)
 	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
 		t.Errorf("GET / at the named address %s: %v %v", m[1], err, res)
+	} else {
+		res.Body.Close()
 	}
 }
 
