@@ -17,7 +17,7 @@ import (
 // TestWireMatchesTheSDK holds it to the SDK's output. Messages are decoded
 // by the SDK (jsonrpc.DecodeMessage): a decoder of our own for the plain
 // requests moved no aim (stdio read p50 0.84–0.98× the bare go-sdk server
-// with it, 0.91–1.01× without; docs/benchmarks.md), so it went.
+// with it, 0.91–1.04× without; docs/benchmarks.md), so it went.
 
 // encodeResponse returns the line of a successful response — the bytes
 // jsonrpc.EncodeMessage writes, and a newline — for an id that is an
