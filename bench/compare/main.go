@@ -16,7 +16,8 @@
 //
 // Several Toolbelt builds can be measured side by side in one run
 // (-toolbelt A,B,…: each named by its file name), each interleaved with
-// the others and the floor, so that their ratios compare.
+// the others and the floor, in an order that rotates from round to
+// round, so that their ratios compare.
 //
 // Run it from the repository root; it builds what it runs:
 //
@@ -103,21 +104,27 @@ func main() {
 	coldImport, cpuImport := make([][]time.Duration, n), make([][]time.Duration, n)
 	var coldFloor, coldMany, cpuFloor, cpuMany []time.Duration
 	var memFloor []memory
-	for range *starts {
-		for i, b := range builds {
-			d, mem, cpu := coldStart(tbCmd(b, plain))
+	for r := range *starts {
+		for _, i := range rotation(n+1, r) {
+			if i == n {
+				d, mem, cpu := coldStart(floorCmd())
+				coldFloor, memFloor, cpuFloor = append(coldFloor, d), append(memFloor, mem), append(cpuFloor, cpu)
+				continue
+			}
+			d, mem, cpu := coldStart(tbCmd(builds[i], plain))
 			coldTB[i], memTB[i], cpuTB[i] = append(coldTB[i], d), append(memTB[i], mem), append(cpuTB[i], cpu)
 		}
-		d, mem, cpu := coldStart(floorCmd())
-		coldFloor, memFloor, cpuFloor = append(coldFloor, d), append(memFloor, mem), append(cpuFloor, cpu)
 	}
-	for range max(*starts/4, 3) {
-		for i, b := range builds {
-			d, _, cpu := coldStart(tbCmd(b, importing))
+	for r := range max(*starts/4, 3) {
+		for _, i := range rotation(n+1, r) {
+			if i == n {
+				d, _, cpu := coldStart(manyCmd())
+				coldMany, cpuMany = append(coldMany, d), append(cpuMany, cpu)
+				continue
+			}
+			d, _, cpu := coldStart(tbCmd(builds[i], importing))
 			coldImport[i], cpuImport[i] = append(coldImport[i], d), append(cpuImport[i], cpu)
 		}
-		d, _, cpu := coldStart(manyCmd())
-		coldMany, cpuMany = append(coldMany, d), append(cpuMany, cpu)
 	}
 	t.times("cold start → first tools/list (raw client)", coldTB, coldFloor, .5, "floor")
 	t.times("CPU time of that start (to 0.5 s after; 10 ms ticks)", cpuTB, cpuFloor, .5, "floor")
@@ -136,10 +143,13 @@ func main() {
 	latTB := make([][]time.Duration, n)
 	var latFloor []time.Duration
 	for j := 0; j < *calls; j += 200 {
-		for i, s := range tbS {
-			latTB[i] = append(latTB[i], reads(s, 200)...)
+		for _, i := range rotation(n+1, j/200) {
+			if i == n {
+				latFloor = append(latFloor, reads(flS, 200)...)
+				continue
+			}
+			latTB[i] = append(latTB[i], reads(tbS[i], 200)...)
 		}
-		latFloor = append(latFloor, reads(flS, 200)...)
 	}
 	time.Sleep(restFor)
 	restTB := make([][]memory, n)
@@ -172,11 +182,14 @@ func main() {
 	defer flProc.Process.Kill()
 	rateTB := make([][]float64, n)
 	var rateFloor []float64
-	for range 3 {
-		for i, url := range urls {
-			rateTB[i] = append(rateTB[i], callRate(url))
+	for r := range 3 {
+		for _, i := range rotation(n+1, r) {
+			if i == n {
+				rateFloor = append(rateFloor, callRate(flURL))
+				continue
+			}
+			rateTB[i] = append(rateTB[i], callRate(urls[i]))
 		}
-		rateFloor = append(rateFloor, callRate(flURL))
 	}
 	t.values("HTTP calls/s, 1 client (Go SDK)", rateTB, rateFloor, func(x float64) string { return fmt.Sprintf("%.0f", x) }, "floor")
 	sessTB := make([][]float64, n)
@@ -184,6 +197,18 @@ func main() {
 		sessTB[i] = []float64{perSession(url, pids[i])}
 	}
 	t.values("anonymous memory per open HTTP session", sessTB, []float64{perSession(flURL, flProc.Process.Pid)}, kb, "floor")
+}
+
+// rotation is the order of n sides in round r: each round starts one
+// further along, so that no side always follows the same other (a start
+// right after another process's exit runs slower: its exit's work is
+// still going on).
+func rotation(n, r int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (r + k) % n
+	}
+	return order
 }
 
 // reads makes n sequential read calls of file.txt and returns their
