@@ -207,15 +207,10 @@ func (c *lineConn) check(line []byte) jsonrpc.Message {
 		c.reject(nil, jsonrpc.CodeInvalidRequest, batchRefused("line"))
 		return nil
 	}
-	var msg jsonrpc.Message
-	if req, ok := decodeRequest(line); ok {
-		msg = req
-	} else {
-		var err error
-		if msg, err = jsonrpc.DecodeMessage(line); err != nil {
-			c.reject(lineID(line), jsonrpc.CodeInvalidRequest, "not a JSON-RPC 2.0 message: "+err.Error())
-			return nil
-		}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		c.reject(lineID(line), jsonrpc.CodeInvalidRequest, "not a JSON-RPC 2.0 message: "+err.Error())
+		return nil
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:

@@ -398,10 +398,9 @@ func TestCompiledSchemaSharesOnlySettledLeaves(t *testing.T) {
 // stable sort by path of the changes in the order they were made (what
 // byPath must give, whether the list was in order or not), on lists of
 // every length up to 300 with many equal paths, in order, in reverse
-// order (a run per path) and at random, by one compiler (its room reused).
+// order (a run per path) and at random.
 func TestReportOrderIsAStableSortByPath(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	c := newCompiler()
 	for n := range 300 {
 		for _, kind := range []string{"random", "sorted", "reversed"} {
 			src := make([]Change, n)
@@ -418,7 +417,7 @@ func TestReportOrderIsAStableSortByPath(t *testing.T) {
 			slices.SortStableFunc(want, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 			before := slices.Clone(src)
 			got := make([]Change, n)
-			c.byPath(got, src)
+			byPath(got, src)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%s list of %d: byPath gave\n%v\nwant\n%v", kind, n, got, want)
 			}

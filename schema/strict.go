@@ -3,9 +3,9 @@ package schema
 import (
 	"fmt"
 	"maps"
+	"reflect"
 	"slices"
 	"strings"
-	"unsafe"
 )
 
 // OpenAI's documented limits on a strict schema.
@@ -50,7 +50,7 @@ func (c *compiler) strictNode(n *nodeState) {
 	// while props is the map it made (and then with what it compiled of
 	// each, and what it removed), else sorted here.
 	start, end := n.namesAt, n.namesEnd
-	held := n.ownProps && n.propNames && mapPointer(props) == mapPointer(n.outProps)
+	held := n.ownProps && n.propNames && mapAddr(props) == mapAddr(n.outProps)
 	if !held {
 		start, end = c.pushNames(props)
 	}
@@ -160,7 +160,7 @@ func (c *compiler) strictProblem(i int) string {
 func sameMap(a, b any) bool {
 	x, ok := a.(map[string]any)
 	y, ok2 := b.(map[string]any)
-	return ok && ok2 && mapPointer(x) == mapPointer(y)
+	return ok && ok2 && mapAddr(x) == mapAddr(y)
 }
 
 // nullableSchema returns a compiled schema that also accepts null. It
@@ -405,84 +405,23 @@ func (c *compiler) limitCounts(root map[string]any) (props, enums, deepest int) 
 // string, number, integer or boolean (or it or null) with no subschema,
 // property, or anything but annotations, bounds, a pattern, a format and
 // an enum. Only strict mode records them, for limitCounts. The set holds
-// the maps themselves (not addresses as numbers), so that none is freed
-// and its address reused by another map while the compilation runs.
+// the maps themselves beside their addresses, so that none is freed and
+// its address reused by another map while the compilation runs.
 func (c *compiler) addLeaf(m map[string]any) {
-	if 2*(c.leafCount+1) > len(c.leaves) {
-		c.growLeaves()
+	if c.leaves == nil {
+		c.leaves = map[uintptr]map[string]any{}
 	}
-	p := mapPointer(m)
-	mask := len(c.leaves) - 1
-	for i := leafHash(p) & mask; ; i = (i + 1) & mask {
-		switch c.leaves[i] {
-		case p:
-			return
-		case nil:
-			c.leaves[i] = p
-			c.leafCount++
-			c.leafSlots = append(c.leafSlots, int32(i))
-			return
-		}
-	}
+	c.leaves[mapAddr(m)] = m
 }
 
 // isLeaf reports whether addLeaf recorded m.
 func (c *compiler) isLeaf(m map[string]any) bool {
-	if c.leafCount == 0 {
-		return false
-	}
-	p := mapPointer(m)
-	mask := len(c.leaves) - 1
-	for i := leafHash(p) & mask; ; i = (i + 1) & mask {
-		switch c.leaves[i] {
-		case p:
-			return true
-		case nil:
-			return false
-		}
-	}
+	_, ok := c.leaves[mapAddr(m)]
+	return ok
 }
 
-// clearLeaves empties the leaf set, slot by slot (the table may have
-// grown far beyond what the next compilation needs), keeping its table
-// unless it grew beyond 4,096 slots.
-func (c *compiler) clearLeaves() {
-	for _, i := range c.leafSlots {
-		c.leaves[i] = nil
-	}
-	c.leafCount, c.leafSlots = 0, c.leafSlots[:0]
-	if len(c.leaves) > 4*maxKept {
-		c.leaves, c.leafSlots = nil, nil
-	}
-}
-
-// growLeaves doubles the leaf set's table (at least 64 slots), keeping
-// what it holds.
-func (c *compiler) growLeaves() {
-	old := c.leaves
-	c.leaves = make([]unsafe.Pointer, max(64, 2*len(old)))
-	c.leafCount, c.leafSlots = 0, c.leafSlots[:0]
-	for _, p := range old {
-		if p != nil {
-			mask := len(c.leaves) - 1
-			i := leafHash(p) & mask
-			for c.leaves[i] != nil {
-				i = (i + 1) & mask
-			}
-			c.leaves[i] = p
-			c.leafCount++
-			c.leafSlots = append(c.leafSlots, int32(i))
-		}
-	}
-}
-
-// leafHash spreads a map's address over the leaf set's slots: maps are
-// allocated at least 16 bytes apart.
-func leafHash(p unsafe.Pointer) int {
-	return int((uint64(uintptr(p)) >> 4) * 0x9e3779b97f4a7c15 >> 32)
-}
-
-// mapPointer returns the map m refers to (a map value is a pointer).
-func mapPointer(m map[string]any) unsafe.Pointer {
-	return *(*unsafe.Pointer)(unsafe.Pointer(&m))
+// mapAddr returns the address of the map m refers to, which tells one map
+// from another equal map.
+func mapAddr(m map[string]any) uintptr {
+	return reflect.ValueOf(m).Pointer()
 }

@@ -8,13 +8,20 @@
 //     server started alone;
 //   - read of a 4 KB file over stdio, raw client: p50 and p99;
 //   - calls per second over streamable HTTP with one Go SDK client;
-//   - RSS of an idle server (and its anonymous part: what the binary's
-//     shared pages are not) after its first tools/list, and after the
-//     stdio reads and five seconds' rest; RSS per open HTTP session.
+//   - the idle server's own memory — its anonymous pages (RssAnon), what
+//     the binary's shared, file-backed pages are not — with its PSS beside
+//     it, after its first tools/list and after the stdio reads and five
+//     seconds' rest; the anonymous memory per open HTTP session; and the
+//     binary's size, which is what the mapped code costs.
+//
+// Several Toolbelt builds can be measured side by side in one run
+// (-toolbelt A,B,…: each named by its file name), each interleaved with
+// the others and the floor, in an order that rotates from round to
+// round, so that their ratios compare.
 //
 // Run it from the repository root; it builds what it runs:
 //
-//	go run ./bench/compare [-starts 20] [-calls 2000] [-seconds 2] [-sessions 100] [-toolbelt BIN] [-cold]
+//	go run ./bench/compare [-starts 20] [-calls 2000] [-seconds 2] [-sessions 100] [-toolbelt BIN[,BIN…]] [-cold]
 package main
 
 import (
@@ -40,10 +47,13 @@ var (
 	calls    = flag.Int("calls", 2000, "stdio reads per server")
 	seconds  = flag.Float64("seconds", 2, "seconds of HTTP calls per round (3 rounds each)")
 	sessions = flag.Int("sessions", 100, "HTTP sessions opened to measure memory per session")
-	tbBin    = flag.String("toolbelt", "", "a toolbelt binary to measure instead of building ./cmd/toolbelt")
+	tbBins   = flag.String("toolbelt", "", "toolbelt binaries to measure side by side, comma-separated, instead of building ./cmd/toolbelt")
 	imported = flag.Int("imported", 1000, "tools of the imported server")
 	coldOnly = flag.Bool("cold", false, "measure only the cold starts")
 )
+
+// build is one Toolbelt binary measured.
+type build struct{ name, bin string }
 
 func main() {
 	flag.Parse()
@@ -54,9 +64,14 @@ func main() {
 	bin := func(name, pkg string) string { return harness.Build(tmp, name, pkg) }
 	floor := bin("floor", "./bench/floor")
 	many := bin("manytools", "./bench/manytools")
-	tb := *tbBin
-	if tb == "" {
-		tb = bin("toolbelt", "./cmd/toolbelt")
+	builds := []build{{"Toolbelt", ""}}
+	if *tbBins == "" {
+		builds[0].bin = bin("toolbelt", "./cmd/toolbelt")
+	} else {
+		builds = nil
+		for b := range strings.SplitSeq(*tbBins, ",") {
+			builds = append(builds, build{filepath.Base(b), b})
+		}
 	}
 	var dirs []string
 	for _, d := range []string{"testdata/mcp-tools", "schema/testdata/corpus"} {
@@ -72,79 +87,128 @@ func main() {
 		return append(os.Environ(), "TOOLBELT_CONFIG="+config, "TOOLBELT_DATA="+filepath.Join(tmp, "data"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
 	}
 	floorCmd := func() *exec.Cmd { return exec.Command(floor, "-dir", ws) }
-	tbCmd := func() *exec.Cmd {
-		c := exec.Command(tb, "mcp", "--workspace", ws)
-		c.Env = env(plain)
+	tbCmd := func(b build, config string) *exec.Cmd {
+		c := exec.Command(b.bin, "mcp", "--workspace", ws)
+		c.Env = env(config)
 		return c
 	}
 	manyCmd := func() *exec.Cmd { return exec.Command(many, "-corpus", corpus, "-n", strconv.Itoa(*imported)) }
-	tbImportCmd := func() *exec.Cmd {
-		c := exec.Command(tb, "mcp", "--workspace", ws)
-		c.Env = env(importing)
-		return c
-	}
 
-	fmt.Printf("%s, %d CPUs, %s; medians of interleaved runs\n\n", cpuModel(), runtime.NumCPU(), runtime.Version())
-	fmt.Println("| figure | Toolbelt | peer | Toolbelt ÷ peer |")
-	fmt.Println("| --- | --- | --- | --- |")
+	fmt.Printf("%s, %d CPUs, %s; medians of interleaved runs; load average %s\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAverage())
+	t := &table{builds: builds}
+	t.header()
 
 	// Cold starts, interleaved.
-	var coldTB, coldFloor, coldImport, coldMany []time.Duration
-	var cpuTB, cpuFloor, cpuImport, cpuMany []time.Duration
-	var memTB, memFloor []memory
-	for range *starts {
-		d, mem, cpu := coldStart(tbCmd())
-		coldTB, memTB, cpuTB = append(coldTB, d), append(memTB, mem), append(cpuTB, cpu)
-		d, mem, cpu = coldStart(floorCmd())
-		coldFloor, memFloor, cpuFloor = append(coldFloor, d), append(memFloor, mem), append(cpuFloor, cpu)
+	n := len(builds)
+	coldTB, cpuTB, memTB := make([][]time.Duration, n), make([][]time.Duration, n), make([][]memory, n)
+	coldImport, cpuImport := make([][]time.Duration, n), make([][]time.Duration, n)
+	var coldFloor, coldMany, cpuFloor, cpuMany []time.Duration
+	var memFloor []memory
+	for r := range *starts {
+		for _, i := range rotation(n+1, r) {
+			if i == n {
+				d, mem, cpu := coldStart(floorCmd())
+				coldFloor, memFloor, cpuFloor = append(coldFloor, d), append(memFloor, mem), append(cpuFloor, cpu)
+				continue
+			}
+			d, mem, cpu := coldStart(tbCmd(builds[i], plain))
+			coldTB[i], memTB[i], cpuTB[i] = append(coldTB[i], d), append(memTB[i], mem), append(cpuTB[i], cpu)
+		}
 	}
-	for range max(*starts/4, 3) {
-		d, _, cpu := coldStart(tbImportCmd())
-		coldImport, cpuImport = append(coldImport, d), append(cpuImport, cpu)
-		d, _, cpu = coldStart(manyCmd())
-		coldMany, cpuMany = append(coldMany, d), append(cpuMany, cpu)
+	for r := range max(*starts/4, 3) {
+		for _, i := range rotation(n+1, r) {
+			if i == n {
+				d, _, cpu := coldStart(manyCmd())
+				coldMany, cpuMany = append(coldMany, d), append(cpuMany, cpu)
+				continue
+			}
+			d, _, cpu := coldStart(tbCmd(builds[i], importing))
+			coldImport[i], cpuImport[i] = append(coldImport[i], d), append(cpuImport[i], cpu)
+		}
 	}
-	ratio("cold start → first tools/list (raw client)", ms(q(coldTB, .5)), ms(q(coldFloor, .5))+" floor", sec(q(coldTB, .5))/sec(q(coldFloor, .5)))
-	cpuRatio("CPU time of that start (to 0.5 s after)", q(cpuTB, .5), q(cpuFloor, .5), " floor")
-	ratio(fmt.Sprintf("cold start with %d imported tools", *imported), ms(q(coldImport, .5)), ms(q(coldMany, .5))+" the imported server alone", sec(q(coldImport, .5))/sec(q(coldMany, .5)))
-	cpuRatio("CPU time of that start (to 0.5 s after; Toolbelt's own)", q(cpuImport, .5), q(cpuMany, .5), " the imported server alone")
+	t.times("cold start → first tools/list (raw client)", coldTB, coldFloor, .5, "floor")
+	t.times("CPU time of that start (to 0.5 s after; 10 ms ticks)", cpuTB, cpuFloor, .5, "floor")
+	t.times(fmt.Sprintf("cold start with %d imported tools", *imported), coldImport, coldMany, .5, "the imported server alone")
+	t.times("CPU time of that start (Toolbelt's own)", cpuImport, cpuMany, .5, "the imported server alone")
 	if *coldOnly {
 		return
 	}
 
-	// stdio reads, raw client, both servers up, alternating blocks.
-	tbS, flS := harness.Start(tbCmd(), "compare"), harness.Start(floorCmd(), "compare")
-	var latTB, latFloor []time.Duration
-	for i := 0; i < *calls; i += 200 {
-		latTB = append(latTB, reads(tbS, 200)...)
-		latFloor = append(latFloor, reads(flS, 200)...)
+	// stdio reads, raw client, every server up, alternating blocks.
+	tbS := make([]*harness.Stdio, n)
+	for i, b := range builds {
+		tbS[i] = harness.Start(tbCmd(b, plain), "compare")
+	}
+	flS := harness.Start(floorCmd(), "compare")
+	latTB := make([][]time.Duration, n)
+	var latFloor []time.Duration
+	for j := 0; j < *calls; j += 200 {
+		for _, i := range rotation(n+1, j/200) {
+			if i == n {
+				latFloor = append(latFloor, reads(flS, 200)...)
+				continue
+			}
+			latTB[i] = append(latTB[i], reads(tbS[i], 200)...)
+		}
 	}
 	time.Sleep(restFor)
-	restTB, restFloor := memoryOf(tbS.Cmd.Process.Pid), memoryOf(flS.Cmd.Process.Pid)
-	tbS.Close()
+	restTB := make([][]memory, n)
+	for i, s := range tbS {
+		restTB[i] = []memory{memoryOf(s.Cmd.Process.Pid)}
+		s.Close()
+	}
+	restFloor := []memory{memoryOf(flS.Cmd.Process.Pid)}
 	flS.Close()
-	ratio("stdio read 4 KB p50 (raw client)", ms(q(latTB, .5)), ms(q(latFloor, .5))+" floor", sec(q(latTB, .5))/sec(q(latFloor, .5)))
-	ratio("stdio read 4 KB p99 (raw client)", ms(q(latTB, .99)), ms(q(latFloor, .99))+" floor", sec(q(latTB, .99))/sec(q(latFloor, .99)))
-	rssTB, rssFloor := median(rssOf(memTB)), median(rssOf(memFloor))
-	anonTB, anonFloor := median(anonOf(memTB)), median(anonOf(memFloor))
-	ratio("idle RSS after the first tools/list", mb(rssTB), mb(rssFloor)+" floor", rssTB/rssFloor)
-	ratio("its anonymous part", mb(anonTB), mb(anonFloor)+" floor", anonTB/anonFloor)
-	ratio(fmt.Sprintf("idle RSS after the %d reads and %s' rest", *calls, restFor), mb(restTB.rss), mb(restFloor.rss)+" floor", restTB.rss/restFloor.rss)
-	ratio("its anonymous part", mb(restTB.anon), mb(restFloor.anon)+" floor", restTB.anon/restFloor.anon)
+	t.times("stdio read 4 KB p50 (raw client)", latTB, latFloor, .5, "floor")
+	t.times("stdio read 4 KB p99 (raw client)", latTB, latFloor, .99, "floor")
+	t.memory("idle anonymous memory after the first tools/list (RssAnon)", memTB, memFloor, memory.anonymous)
+	t.memory("its PSS", memTB, memFloor, memory.proportional)
+	t.memory(fmt.Sprintf("idle anonymous memory after the %d reads and %s' rest", *calls, restFor), restTB, restFloor, memory.anonymous)
+	t.memory("its PSS", restTB, restFloor, memory.proportional)
+	sizes := make([][]float64, n)
+	for i, b := range builds {
+		sizes[i] = []float64{fileSize(b.bin)}
+	}
+	t.values("binary size (mapped, shared by every process of it)", sizes, []float64{fileSize(floor)}, mb, "floor")
 
 	// HTTP.
-	tbURL, tbProc := serveHTTP(exec.Command(tb, "serve", "--addr", "127.0.0.1:0", "--workspace", ws), env(plain))
-	defer tbProc.Process.Kill()
+	urls, pids := make([]string, n), make([]int, n)
+	for i, b := range builds {
+		url, proc := serveHTTP(exec.Command(b.bin, "serve", "--addr", "127.0.0.1:0", "--workspace", ws), env(plain))
+		defer proc.Process.Kill()
+		urls[i], pids[i] = url, proc.Process.Pid
+	}
 	flURL, flProc := serveHTTP(exec.Command(floor, "-dir", ws, "-http", "127.0.0.1:0"), nil)
 	defer flProc.Process.Kill()
-	var rateTB, rateFloor []float64
-	for range 3 {
-		rateTB = append(rateTB, callRate(tbURL))
-		rateFloor = append(rateFloor, callRate(flURL))
+	rateTB := make([][]float64, n)
+	var rateFloor []float64
+	for r := range 3 {
+		for _, i := range rotation(n+1, r) {
+			if i == n {
+				rateFloor = append(rateFloor, callRate(flURL))
+				continue
+			}
+			rateTB[i] = append(rateTB[i], callRate(urls[i]))
+		}
 	}
-	ratio("HTTP calls/s, 1 client (Go SDK)", fmt.Sprintf("%.0f", median(rateTB)), fmt.Sprintf("%.0f floor", median(rateFloor)), median(rateTB)/median(rateFloor))
-	sessTB, sessFloor := perSession(tbURL, tbProc.Process.Pid), perSession(flURL, flProc.Process.Pid)
-	ratio("RSS per open HTTP session", kb(sessTB), kb(sessFloor)+" floor", sessTB/sessFloor)
+	t.values("HTTP calls/s, 1 client (Go SDK)", rateTB, rateFloor, func(x float64) string { return fmt.Sprintf("%.0f", x) }, "floor")
+	sessTB := make([][]float64, n)
+	for i, url := range urls {
+		sessTB[i] = []float64{perSession(url, pids[i])}
+	}
+	t.values("anonymous memory per open HTTP session", sessTB, []float64{perSession(flURL, flProc.Process.Pid)}, kb, "floor")
+}
+
+// rotation is the order of n sides in round r: each round starts one
+// further along, so that no side always follows the same other (a start
+// right after another process's exit runs slower: its exit's work is
+// still going on).
+func rotation(n, r int) []int {
+	order := make([]int, n)
+	for k := range order {
+		order[k] = (r + k) % n
+	}
+	return order
 }
 
 // reads makes n sequential read calls of file.txt and returns their
@@ -215,11 +279,11 @@ func callRate(url string) float64 {
 }
 
 // perSession opens sessions, each initialized and with one call made, and
-// returns the server's RSS growth per session.
+// returns the growth of the server's anonymous memory per session.
 func perSession(url string, pid int) float64 {
 	ctx := context.Background()
 	c := sdk.NewClient(&sdk.Implementation{Name: "compare", Version: "1"}, nil)
-	before := memoryOf(pid).rss
+	before := memoryOf(pid).anon
 	var open []*sdk.ClientSession
 	for range *sessions {
 		cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
@@ -229,50 +293,61 @@ func perSession(url string, pid int) float64 {
 		open = append(open, cs)
 	}
 	time.Sleep(300 * time.Millisecond)
-	after := memoryOf(pid).rss
+	after := memoryOf(pid).anon
 	for _, cs := range open {
 		cs.Close()
 	}
 	return (after - before) / float64(*sessions)
 }
 
-// memory is a process's resident set and its anonymous part, in bytes.
-type memory struct{ rss, anon float64 }
+// memory is a process's own memory, in bytes: its anonymous resident
+// pages (RssAnon), and its proportional set size (PSS: its resident pages,
+// each shared one divided among the processes that map it).
+type memory struct{ anon, pss float64 }
 
-// memoryOf reads a process's memory from /proc.
+func (m memory) anonymous() float64    { return m.anon }
+func (m memory) proportional() float64 { return m.pss }
+
+// memoryOf reads a process's memory from /proc: RssAnon from status, Pss
+// from smaps_rollup.
 func memoryOf(pid int) memory {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return memory{}
+	return memory{
+		anon: procField(fmt.Sprintf("/proc/%d/status", pid), "RssAnon"),
+		pss:  procField(fmt.Sprintf("/proc/%d/smaps_rollup", pid), "Pss"),
 	}
-	var m memory
+}
+
+// procField returns the field key of a /proc file of "key: N kB" lines, in
+// bytes; 0 when the file or the field is missing.
+func procField(path, key string) float64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
 	for l := range strings.SplitSeq(string(b), "\n") {
 		k, v, _ := strings.Cut(l, ":")
-		kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-		switch k {
-		case "VmRSS":
-			m.rss = kb * 1024
-		case "RssAnon":
-			m.anon = kb * 1024
+		if k == key {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb * 1024
 		}
 	}
-	return m
+	return 0
 }
 
-func rssOf(ms []memory) []float64 {
-	out := make([]float64, len(ms))
-	for i, m := range ms {
-		out[i] = m.rss
-	}
-	return out
+func fileSize(path string) float64 {
+	fi, err := os.Stat(path)
+	harness.Check(err)
+	return float64(fi.Size())
 }
 
-func anonOf(ms []memory) []float64 {
-	out := make([]float64, len(ms))
-	for i, m := range ms {
-		out[i] = m.anon
+// loadAverage is the system's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
 	}
-	return out
+	f := strings.Fields(string(b))
+	return strings.Join(f[:min(3, len(f))], " ")
 }
 
 func cpuModel() string {
@@ -297,21 +372,63 @@ func median(xs []float64) float64 {
 	return s[len(s)/2]
 }
 
-func sec(d time.Duration) float64 { return d.Seconds() }
-func ms(d time.Duration) string   { return fmt.Sprintf("%.3f ms", float64(d)/1e6) }
-func mb(b float64) string         { return fmt.Sprintf("%.1f MB", b/1e6) }
-func kb(b float64) string         { return fmt.Sprintf("%.0f KB", b/1e3) }
+func mb(b float64) string { return fmt.Sprintf("%.1f MB", b/1e6) }
+func kb(b float64) string { return fmt.Sprintf("%.0f KB", b/1e3) }
 
-func ratio(name, a, b string, r float64) {
-	fmt.Printf("| %s | %s | %s | %.2f× |\n", name, a, b, r)
+// table prints one row per figure: the peer's value, then each build's
+// with its ratio to the peer.
+type table struct{ builds []build }
+
+func (t *table) header() {
+	fmt.Print("| figure | peer |")
+	for _, b := range t.builds {
+		fmt.Printf(" %s |", b.name)
+	}
+	fmt.Print("\n| --- | --- |")
+	for range t.builds {
+		fmt.Print(" --- |")
+	}
+	fmt.Println()
 }
 
-// cpuRatio prints a row of CPU times, which /proc counts in 10 ms ticks:
-// a peer below one tick has no ratio.
-func cpuRatio(name string, a, b time.Duration, peer string) {
-	if b == 0 {
-		fmt.Printf("| %s | %s | under 10 ms%s | — |\n", name, ms(a), peer)
-		return
+// values prints a row of each build's median of xs beside the peer's
+// median, shown by format.
+func (t *table) values(name string, xs [][]float64, peer []float64, format func(float64) string, peerName string) {
+	p := median(peer)
+	fmt.Printf("| %s | %s %s |", name, format(p), peerName)
+	for _, x := range xs {
+		v := median(x)
+		if p == 0 {
+			fmt.Printf(" %s |", format(v))
+			continue
+		}
+		fmt.Printf(" %s (%.2f×) |", format(v), v/p)
 	}
-	ratio(name, ms(a), ms(b)+peer, sec(a)/sec(b))
+	fmt.Println()
+}
+
+// times prints a row of each build's quantile p of ds beside the peer's.
+func (t *table) times(name string, ds [][]time.Duration, peer []time.Duration, p float64, peerName string) {
+	ms := func(d float64) string { return fmt.Sprintf("%.3f ms", d/1e6) }
+	xs := make([][]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = []float64{float64(q(d, p))}
+	}
+	t.values(name, xs, []float64{float64(q(peer, p))}, ms, peerName)
+}
+
+// memory prints a row of each build's median of one figure of ms.
+func (t *table) memory(name string, ms [][]memory, peer []memory, figure func(memory) float64) {
+	of := func(l []memory) []float64 {
+		out := make([]float64, len(l))
+		for i, m := range l {
+			out[i] = figure(m)
+		}
+		return out
+	}
+	xs := make([][]float64, len(ms))
+	for i, l := range ms {
+		xs[i] = of(l)
+	}
+	t.values(name, xs, of(peer), mb, "floor")
 }

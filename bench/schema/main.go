@@ -24,6 +24,7 @@ import (
 func main() {
 	dir := flag.String("corpus", "testdata/mcp-tools,schema/testdata/corpus", "directories of tools/list answers, comma-separated")
 	rounds := flag.Int("rounds", 200, "rounds per dialect")
+	impl := flag.String("name", "toolbelt", "what the lines call this build")
 	flag.Parse()
 	docs, err := load(*dir)
 	if err != nil {
@@ -50,7 +51,7 @@ func main() {
 		}
 		cpuMS := float64((cpuTime() - cpu).Nanoseconds()) / 1e6 / float64(*rounds)
 		line, _ := json.Marshal(map[string]any{
-			"impl": "toolbelt", "dialect": name, "tools": len(docs),
+			"impl": *impl, "dialect": name, "tools": len(docs),
 			"wall_ms": median(walls), "cpu_ms": cpuMS,
 		})
 		fmt.Println(string(line))
