@@ -77,11 +77,11 @@ func TestPolicy(t *testing.T) {
 		{policy.Request{Meta: meta["read"]}, policy.Allow},
 		{policy.Request{Meta: meta["web_fetch"]}, policy.Allow},
 		{policy.Request{Meta: meta["web_fetch"], Provider: "xai"}, policy.Deny},
-		{policy.Request{Meta: meta["write"], Agent: "reviewer"}, policy.Deny},
-		{policy.Request{Meta: meta["grep"], Agent: "reviewer"}, policy.Allow},
+		{policy.Request{Meta: meta["write"], Caller: tool.Identity{AgentID: "reviewer"}}, policy.Deny},
+		{policy.Request{Meta: meta["grep"], Caller: tool.Identity{AgentID: "reviewer"}}, policy.Allow},
 		{policy.Request{Meta: meta["write"], Args: map[string]any{"path": ".env"}}, policy.Ask},
-		{policy.Request{Meta: meta["read"], Channel: "discord"}, policy.Deny},
-		{policy.Request{Meta: meta["process"], Sandboxed: true}, policy.Deny},
+		{policy.Request{Meta: meta["read"], Caller: tool.Identity{Channel: "discord"}}, policy.Deny},
+		{policy.Request{Meta: meta["process"], Caller: tool.Identity{Sandboxed: true}}, policy.Deny},
 	} {
 		if got := p.Decide(tc.req); got.Decision != tc.want {
 			t.Errorf("%+v: %v (%s)", tc.req, got.Decision, got.Reason)
