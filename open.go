@@ -36,18 +36,26 @@ func (tb *Toolbelt) openTools(context.Context) error {
 	return nil
 }
 
-// dsn returns the database that holds state, first found of: SQLite in
-// Options.DataDir, Options.DatabaseURL, the configuration's database, then
-// SQLite in its data directory or the user's data directory. dir is the
-// SQLite database's directory, "" for PostgreSQL.
-func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
-	if url := cmp.Or(tb.opts.DatabaseURL, tb.cfg.Database); tb.opts.DataDir == "" && url != "" {
+// ErrNotPostgres is the error of a database URL that is not a PostgreSQL
+// one: SQLite is given as a data directory.
+var ErrNotPostgres = errors.New("the database must be a postgres:// URL; for SQLite give a data directory")
+
+// Location returns where o keeps state, first found of: SQLite in DataDir,
+// DatabaseURL, the configuration's database, then SQLite in its data
+// directory or the user's data directory. dir is the SQLite database's
+// directory, absolute; "" for PostgreSQL.
+func (o Options) Location() (dsn, dir string, err error) {
+	var database, data string
+	if o.Config != nil {
+		database, data = o.Config.Database, o.Config.Resolve(o.Config.Data)
+	}
+	if url := cmp.Or(o.DatabaseURL, database); o.DataDir == "" && url != "" {
 		if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-			return "", "", errors.New("the database must be a postgres:// URL; for SQLite give a data directory")
+			return "", "", ErrNotPostgres
 		}
 		return url, "", nil
 	}
-	dir = cmp.Or(tb.opts.DataDir, tb.cfg.Resolve(tb.cfg.Data))
+	dir = cmp.Or(o.DataDir, data)
 	if dir == "" {
 		if dir, err = store.DefaultDir(); err != nil {
 			return "", "", err
@@ -56,10 +64,19 @@ func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return "", "", fmt.Errorf("data directory: %w", err)
 	}
+	return filepath.Join(dir, store.DefaultFile), dir, nil
+}
+
+// dsn returns the store's Location, refusing the workspace itself as the
+// data directory.
+func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
+	if dsn, dir, err = tb.opts.Location(); err != nil {
+		return "", "", err
+	}
 	if dir == tb.ws {
 		return "", "", fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere", dir)
 	}
-	return filepath.Join(dir, store.DefaultFile), dir, nil
+	return dsn, dir, nil
 }
 
 // openStore opens the store, in the background when Options.StoreAfter is

@@ -1,14 +1,15 @@
 package main
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -18,36 +19,40 @@ const (
 	envDatabaseURL = "TOOLBELT_DATABASE_URL" // a postgres:// URL instead
 )
 
-// storeDSN returns the database that holds state, first found of: SQLite
-// in the --data directory; the PostgreSQL database of
-// $TOOLBELT_DATABASE_URL; SQLite in $TOOLBELT_DATA; the config's database,
-// then its data directory; SQLite in the user's data directory. dir is the
-// SQLite database's directory, "" for PostgreSQL.
+// storeDSN returns the database that holds state (toolbelt.Options.Location)
+// as the flags and the environment say: SQLite in the --data directory; the
+// PostgreSQL database of $TOOLBELT_DATABASE_URL; SQLite in $TOOLBELT_DATA;
+// then the config's database or data directory, or the user's data
+// directory. dir is the SQLite database's directory, "" for PostgreSQL.
 func (e *env) storeDSN(getenv func(string) string) (dsn, dir string, err error) {
-	cfg, err := e.config()
+	o, err := e.stateOptions(getenv)
 	if err != nil {
 		return "", "", err
 	}
-	url := getenv(envDatabaseURL)
-	if url == "" && getenv(envData) == "" {
-		url = cfg.Database
+	dsn, dir, err = o.Location()
+	if errors.Is(err, toolbelt.ErrNotPostgres) {
+		return "", "", fmt.Errorf("%s must be a postgres:// URL; for SQLite give the directory with --data or %s", envDatabaseURL, envData)
 	}
-	if e.dataDir == "" && url != "" {
-		if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-			return "", "", fmt.Errorf("%s must be a postgres:// URL; for SQLite give the directory with --data or %s", envDatabaseURL, envData)
-		}
-		return url, "", nil
+	return dsn, dir, err
+}
+
+// stateOptions returns the root's options that say where state lives:
+// the config, and the data directory or database URL the flags and the
+// environment give.
+func (e *env) stateOptions(getenv func(string) string) (toolbelt.Options, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return toolbelt.Options{}, err
 	}
-	dir = cmp.Or(e.dataDir, getenv(envData), configPath(cfg, cfg.Data))
-	if dir == "" {
-		if dir, err = store.DefaultDir(); err != nil {
-			return "", "", err
-		}
+	o := toolbelt.Options{Config: cfg, DataDir: e.dataDir}
+	switch {
+	case o.DataDir != "":
+	case getenv(envDatabaseURL) != "":
+		o.DatabaseURL = getenv(envDatabaseURL)
+	default:
+		o.DataDir = getenv(envData)
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return "", "", fmt.Errorf("data directory: %w", err)
-	}
-	return filepath.Join(dir, store.DefaultFile), dir, nil
+	return o, nil
 }
 
 // overridden returns, when a data directory given with --data or
