@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -141,7 +140,7 @@ func freeSpace(dir string) (uint64, bool) {
 // inside the workspace is hidden from the tools (see concealedData), but the
 // workspace as a whole cannot be.
 func checkOutside(dir, workspace string) error {
-	if dir != "" && workspace != "" && within(dir, workspace) && within(workspace, dir) {
+	if dir != "" && workspace != "" && realpath.Within(dir, workspace) && realpath.Within(workspace, dir) {
 		return fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere (--data DIR or %s), or work in another directory", dir, envData)
 	}
 	return nil
@@ -153,51 +152,11 @@ func checkOutside(dir, workspace string) error {
 // approvals kept there.
 func (e *env) concealedData(workspace string) []string {
 	_, dir, err := e.storeDSN(os.Getenv)
-	if err != nil || dir == "" || !within(dir, workspace) {
+	if err != nil || dir == "" || !realpath.Within(dir, workspace) {
 		return nil
 	}
-	if real := resolve(dir); real != dir {
+	if real := realpath.Resolve(dir); real != dir {
 		return []string{dir, real}
 	}
 	return []string{dir}
-}
-
-// within says whether path is root or below it, after following the
-// symbolic links of both.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(resolve(root), resolve(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolve follows the symbolic links of path as far as it exists, dangling
-// ones included: a link to a directory not made yet still leads there.
-func resolve(path string) string {
-	path = filepath.Clean(path)
-	for range 40 {
-		existing, rest := path, ""
-		for {
-			if _, err := os.Lstat(existing); err == nil {
-				break
-			}
-			parent := filepath.Dir(existing)
-			if parent == existing {
-				return path
-			}
-			rest = filepath.Join(filepath.Base(existing), rest)
-			existing = parent
-		}
-		if real, err := filepath.EvalSymlinks(existing); err == nil {
-			return filepath.Join(real, rest)
-		}
-		// existing is a link to something that does not exist (yet).
-		target, err := os.Readlink(existing)
-		if err != nil {
-			return path
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(existing), target)
-		}
-		path = filepath.Join(target, rest)
-	}
-	return path
 }
