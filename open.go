@@ -5,12 +5,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/intents"
+	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/lifecycle"
@@ -36,18 +39,26 @@ func (tb *Toolbelt) openTools(context.Context) error {
 	return nil
 }
 
-// dsn returns the database that holds state, first found of: SQLite in
-// Options.DataDir, Options.DatabaseURL, the configuration's database, then
-// SQLite in its data directory or the user's data directory. dir is the
-// SQLite database's directory, "" for PostgreSQL.
-func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
-	if url := cmp.Or(tb.opts.DatabaseURL, tb.cfg.Database); tb.opts.DataDir == "" && url != "" {
+// ErrNotPostgres is the error of a database URL that is not a PostgreSQL
+// one: SQLite is given as a data directory.
+var ErrNotPostgres = errors.New("the database must be a postgres:// URL; for SQLite give a data directory")
+
+// Location returns where o keeps state, first found of: SQLite in DataDir,
+// DatabaseURL, the configuration's database, then SQLite in its data
+// directory or the user's data directory. dir is the SQLite database's
+// directory, absolute; "" for PostgreSQL.
+func (o Options) Location() (dsn, dir string, err error) {
+	var database, data string
+	if o.Config != nil {
+		database, data = o.Config.Database, o.Config.Resolve(o.Config.Data)
+	}
+	if url := cmp.Or(o.DatabaseURL, database); o.DataDir == "" && url != "" {
 		if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-			return "", "", errors.New("the database must be a postgres:// URL; for SQLite give a data directory")
+			return "", "", ErrNotPostgres
 		}
 		return url, "", nil
 	}
-	dir = cmp.Or(tb.opts.DataDir, tb.cfg.Resolve(tb.cfg.Data))
+	dir = cmp.Or(o.DataDir, data)
 	if dir == "" {
 		if dir, err = store.DefaultDir(); err != nil {
 			return "", "", err
@@ -56,10 +67,19 @@ func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return "", "", fmt.Errorf("data directory: %w", err)
 	}
-	if dir == tb.ws {
+	return filepath.Join(dir, store.DefaultFile), dir, nil
+}
+
+// dsn returns the store's Location, refusing the workspace itself as the
+// data directory.
+func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
+	if dsn, dir, err = tb.opts.Location(); err != nil {
+		return "", "", err
+	}
+	if dir != "" && realpath.Within(dir, tb.ws) && realpath.Within(tb.ws, dir) {
 		return "", "", fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere", dir)
 	}
-	return filepath.Join(dir, store.DefaultFile), dir, nil
+	return dsn, dir, nil
 }
 
 // openStore opens the store, in the background when Options.StoreAfter is
@@ -164,31 +184,60 @@ func (tb *Toolbelt) openImports(ctx context.Context) error {
 	return nil
 }
 
-// openDirTools loads the directory tools of the folders the configuration
-// lists (tools.dirs); a broken or refused tool is logged and skipped.
+// openDirTools loads the directory tools of the configuration's folders
+// (DirTools); a broken or refused tool is logged and skipped.
 func (tb *Toolbelt) openDirTools(context.Context) error {
-	if len(tb.cfg.Tools.Dirs) == 0 {
+	sources, opts := DirTools(tb.cfg, tb.ws)
+	if len(sources) == 0 {
 		return nil
 	}
-	var sources []dir.Source
-	for _, d := range tb.cfg.Tools.Dirs {
-		p, err := filepath.Abs(tb.cfg.Resolve(d.Path))
-		if err != nil {
-			return err
-		}
-		sources = append(sources, dir.Source{Path: p, Trusted: true, Vouched: d.Trusted})
-	}
-	var reserved []string
-	for name := range tb.cfg.MCPServers {
-		reserved = append(reserved, client.NamePrefix(name, tb.cfg.MCP.Separator))
-	}
-	opts := dir.Options{Writable: []string{tool.ResolveDir(tb.ws)}, Reserved: reserved}
 	tb.dirs = dir.NewLoader(tb.reg, sources, opts, func(p dir.Problem) {
 		tb.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
 	tb.onClose(tb.dirs.Stop)
 	tb.dirs.Load()
 	return nil
+}
+
+// DirTools returns the folders of directory tools cfg lists (tools.dirs;
+// by default toolbelt/tools in the user's config directory, if it exists)
+// and how their tools are loaded for the workspace ws: their handlers run
+// with the exec tool's environment allowlist and bubblewrap settings; a
+// tool is untrusted when an agent can write its folder — below ws or a
+// configured agent's workspace — unless its folder is declared trusted;
+// and the names of imported MCP servers' tools are kept for them.
+func DirTools(cfg *config.Config, ws string) ([]dir.Source, dir.Options) {
+	var sources []dir.Source
+	if !cfg.Tools.DirsSet {
+		if base, err := os.UserConfigDir(); err == nil {
+			sources = append(sources, dir.Source{Path: filepath.Join(base, "toolbelt", "tools"), Trusted: true, Optional: true})
+		}
+	}
+	for _, d := range cfg.Tools.Dirs {
+		p := cfg.Resolve(d.Path)
+		if abs, err := filepath.Abs(p); err == nil {
+			p = abs
+		}
+		sources = append(sources, dir.Source{Path: p, Trusted: true, Vouched: d.Trusted})
+	}
+	var exec struct {
+		EnvAllow []string `json:"envAllow"`
+		Sandbox  struct {
+			Bwrap string `json:"bwrap"`
+		} `json:"sandbox"`
+	}
+	_ = tool.Config(cfg.Tools.Settings).Decode("exec", &exec) // checked with the exec tool's settings
+	writable := []string{realpath.Resolve(ws)}
+	for _, a := range cfg.Agents {
+		if a.Workspace != "" {
+			writable = append(writable, realpath.Resolve(cfg.Resolve(a.Workspace)))
+		}
+	}
+	var reserved []string
+	for name := range cfg.MCPServers {
+		reserved = append(reserved, client.NamePrefix(name, cfg.MCP.Separator))
+	}
+	return sources, dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: writable, Reserved: reserved}
 }
 
 // openRegistry checks the tools against the policy and makes the

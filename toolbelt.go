@@ -158,6 +158,7 @@ func newToolbelt(o Options) (*Toolbelt, error) {
 		if cfg, err = config.Parse("", nil); err != nil {
 			return nil, err
 		}
+		o.Config = cfg
 	}
 	log := cmp.Or(o.Logger, slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if o.Builtins == nil {

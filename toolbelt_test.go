@@ -216,3 +216,37 @@ func TestStoreAfterOpensTheStoreWhenACallNeedsIt(t *testing.T) {
 		t.Fatalf("audit log = %v, want the call", got)
 	}
 }
+
+// TestDirToolsRunWithTheExecSettings: the root loads directory tools as
+// the CLI does: their handlers get the secret-looking variables exec's
+// envAllow lets through, and no others.
+func TestDirToolsRunWithTheExecSettings(t *testing.T) {
+	t.Setenv("TB_ALLOWED_TOKEN", "let-through")
+	t.Setenv("TB_HIDDEN_TOKEN", "kept-back")
+	tools := t.TempDir()
+	folder := filepath.Join(tools, "show_env")
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	md := `{"name": "show_env", "description": "Says two variables.", "readOnly": true}`
+	sh := "cat >/dev/null\nprintf '{\"success\": true, \"summary\": \"[%s][%s]\"}\\n' \"${TB_ALLOWED_TOKEN:-}\" \"${TB_HIDDEN_TOKEN:-}\"\n"
+	for name, text := range map[string]string{"metadata.json": md, "handler.sh": sh} {
+		if err := os.WriteFile(filepath.Join(folder, name), []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yaml := "tools:\n  dirs: [{path: " + tools + "}]\n  exec:\n    envAllow: [TB_ALLOWED_TOKEN]\n"
+	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: t.TempDir(), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close(context.Background())
+	msg := call(tb, "c1", "show_env", `{}`)
+	if text := msg.Content[0].Text; msg.IsError || !strings.Contains(text, "[let-through][]") {
+		t.Fatalf("show_env = %s, want the allowed variable only", text)
+	}
+}

@@ -9,60 +9,21 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
-	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
-// toolDirSources returns the folders of directory tools the config lists
-// (default: toolbelt/tools in the user's config directory). Their tools are
-// trusted unless the agent can reach them (see dirOptions), except in a
-// folder the config declares trusted: true.
-func (e *env) toolDirSources(cfg *config.Config) []dir.Source {
-	if !cfg.Tools.DirsSet {
-		base, err := os.UserConfigDir()
-		if err != nil {
-			return nil
-		}
-		return []dir.Source{{Path: filepath.Join(base, "toolbelt", "tools"), Trusted: true, Optional: true}}
-	}
-	var out []dir.Source
-	for _, d := range cfg.Tools.Dirs {
-		p := configPath(cfg, d.Path)
-		if abs, err := filepath.Abs(p); err == nil {
-			p = abs
-		}
-		out = append(out, dir.Source{Path: p, Trusted: true, Vouched: d.Trusted})
-	}
-	return out
-}
-
-// writableDirs are the directories the agent can write, with their
-// symbolic links resolved: the run's workspace and every configured
-// agent's. When the run's workspace cannot be told, it is "/": the agent
-// could write anywhere, and only folders declared trusted are.
-func (e *env) writableDirs(cfg *config.Config) []string {
-	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
-	if err != nil {
-		return []string{string(filepath.Separator)}
-	}
-	out := []string{resolve(ws)}
-	for _, a := range cfg.Agents {
-		if a.Workspace != "" {
-			out = append(out, resolve(configPath(cfg, a.Workspace)))
-		}
-	}
-	return out
-}
-
 // loadDirTools registers the directory tools of the config's folders in
 // reg. A broken or refused tool is reported on stderr, with why, and
 // skipped (config check lists them too).
 func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
-	e.dirs = dir.NewLoader(reg, e.toolDirSources(cfg), e.dirOptions(cfg), func(p dir.Problem) {
+	sources, opts := e.dirTools(cfg)
+	e.dirs = dir.NewLoader(reg, sources, opts, func(p dir.Problem) {
 		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
 	e.dirProblems = e.dirs.Load()
@@ -80,7 +41,7 @@ func (e *env) noteWorkspaceTools() {
 		return
 	}
 	folder := filepath.Join(ws, "tools")
-	if e.trying != "" && within(e.trying, folder) {
+	if e.trying != "" && realpath.Within(e.trying, folder) {
 		return // the tool tried is loaded on purpose
 	}
 	entries, err := os.ReadDir(folder)
@@ -121,23 +82,16 @@ func (e *env) watchDirTools() {
 	}
 }
 
-// dirOptions are how directory tools' handlers run — with exec's
-// environment allowlist and bubblewrap — and what makes a tool untrusted:
-// the directories the agent can write, and the names kept for the tools of
-// imported MCP servers.
-func (e *env) dirOptions(cfg *config.Config) dir.Options {
-	var exec struct {
-		EnvAllow []string `json:"envAllow"`
-		Sandbox  struct {
-			Bwrap string `json:"bwrap"`
-		} `json:"sandbox"`
+// dirTools returns the folders of directory tools and how their tools
+// are loaded (toolbelt.DirTools) for the run's workspace; when it cannot
+// be told, the agent could write anywhere ("/"), and only folders
+// declared trusted are.
+func (e *env) dirTools(cfg *config.Config) ([]dir.Source, dir.Options) {
+	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
+	if err != nil {
+		ws = string(filepath.Separator)
 	}
-	_ = tool.Config(cfg.Tools.Settings).Decode("exec", &exec) // checked with the exec tool's settings
-	var reserved []string
-	for name := range cfg.MCPServers {
-		reserved = append(reserved, client.NamePrefix(name, cfg.MCP.Separator))
-	}
-	return dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: e.writableDirs(cfg), Reserved: reserved}
+	return toolbelt.DirTools(cfg, ws)
 }
 
 // toolCmd groups the commands that make and check directory tools.

@@ -1,14 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
+	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -18,36 +18,40 @@ const (
 	envDatabaseURL = "TOOLBELT_DATABASE_URL" // a postgres:// URL instead
 )
 
-// storeDSN returns the database that holds state, first found of: SQLite
-// in the --data directory; the PostgreSQL database of
-// $TOOLBELT_DATABASE_URL; SQLite in $TOOLBELT_DATA; the config's database,
-// then its data directory; SQLite in the user's data directory. dir is the
-// SQLite database's directory, "" for PostgreSQL.
+// storeDSN returns the database that holds state (toolbelt.Options.Location)
+// as the flags and the environment say: SQLite in the --data directory; the
+// PostgreSQL database of $TOOLBELT_DATABASE_URL; SQLite in $TOOLBELT_DATA;
+// then the config's database or data directory, or the user's data
+// directory. dir is the SQLite database's directory, "" for PostgreSQL.
 func (e *env) storeDSN(getenv func(string) string) (dsn, dir string, err error) {
-	cfg, err := e.config()
+	o, err := e.stateOptions(getenv)
 	if err != nil {
 		return "", "", err
 	}
-	url := getenv(envDatabaseURL)
-	if url == "" && getenv(envData) == "" {
-		url = cfg.Database
+	dsn, dir, err = o.Location()
+	if errors.Is(err, toolbelt.ErrNotPostgres) {
+		return "", "", fmt.Errorf("%s must be a postgres:// URL; for SQLite give the directory with --data or %s", envDatabaseURL, envData)
 	}
-	if e.dataDir == "" && url != "" {
-		if !strings.HasPrefix(url, "postgres://") && !strings.HasPrefix(url, "postgresql://") {
-			return "", "", fmt.Errorf("%s must be a postgres:// URL; for SQLite give the directory with --data or %s", envDatabaseURL, envData)
-		}
-		return url, "", nil
+	return dsn, dir, err
+}
+
+// stateOptions returns the root's options that say where state lives:
+// the config, and the data directory or database URL the flags and the
+// environment give.
+func (e *env) stateOptions(getenv func(string) string) (toolbelt.Options, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return toolbelt.Options{}, err
 	}
-	dir = cmp.Or(e.dataDir, getenv(envData), configPath(cfg, cfg.Data))
-	if dir == "" {
-		if dir, err = store.DefaultDir(); err != nil {
-			return "", "", err
-		}
+	o := toolbelt.Options{Config: cfg, DataDir: e.dataDir}
+	switch {
+	case o.DataDir != "":
+	case getenv(envDatabaseURL) != "":
+		o.DatabaseURL = getenv(envDatabaseURL)
+	default:
+		o.DataDir = getenv(envData)
 	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return "", "", fmt.Errorf("data directory: %w", err)
-	}
-	return filepath.Join(dir, store.DefaultFile), dir, nil
+	return o, nil
 }
 
 // overridden returns, when a data directory given with --data or
@@ -136,7 +140,7 @@ func freeSpace(dir string) (uint64, bool) {
 // inside the workspace is hidden from the tools (see concealedData), but the
 // workspace as a whole cannot be.
 func checkOutside(dir, workspace string) error {
-	if dir != "" && workspace != "" && within(dir, workspace) && within(workspace, dir) {
+	if dir != "" && workspace != "" && realpath.Within(dir, workspace) && realpath.Within(workspace, dir) {
 		return fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere (--data DIR or %s), or work in another directory", dir, envData)
 	}
 	return nil
@@ -148,51 +152,11 @@ func checkOutside(dir, workspace string) error {
 // approvals kept there.
 func (e *env) concealedData(workspace string) []string {
 	_, dir, err := e.storeDSN(os.Getenv)
-	if err != nil || dir == "" || !within(dir, workspace) {
+	if err != nil || dir == "" || !realpath.Within(dir, workspace) {
 		return nil
 	}
-	if real := resolve(dir); real != dir {
+	if real := realpath.Resolve(dir); real != dir {
 		return []string{dir, real}
 	}
 	return []string{dir}
-}
-
-// within says whether path is root or below it, after following the
-// symbolic links of both.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(resolve(root), resolve(path))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// resolve follows the symbolic links of path as far as it exists, dangling
-// ones included: a link to a directory not made yet still leads there.
-func resolve(path string) string {
-	path = filepath.Clean(path)
-	for range 40 {
-		existing, rest := path, ""
-		for {
-			if _, err := os.Lstat(existing); err == nil {
-				break
-			}
-			parent := filepath.Dir(existing)
-			if parent == existing {
-				return path
-			}
-			rest = filepath.Join(filepath.Base(existing), rest)
-			existing = parent
-		}
-		if real, err := filepath.EvalSymlinks(existing); err == nil {
-			return filepath.Join(real, rest)
-		}
-		// existing is a link to something that does not exist (yet).
-		target, err := os.Readlink(existing)
-		if err != nil {
-			return path
-		}
-		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(existing), target)
-		}
-		path = filepath.Join(target, rest)
-	}
-	return path
 }

@@ -130,7 +130,8 @@ func (e *env) wrapped(b fsbridge.Bridge) fsbridge.Bridge {
 // those outside its root.
 func (e *env) protectedFiles(cfg *config.Config, dir string) []string {
 	var out []string
-	for _, src := range e.toolDirSources(cfg) {
+	sources, _ := e.dirTools(cfg)
+	for _, src := range sources {
 		out = append(out, src.Path)
 	}
 	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
