@@ -16,7 +16,18 @@
 // the policy), the job queue and the scheduler. The job queue comes after
 // the tools because it registers the async tools among them.
 //
-// Toolbelt is at v0: this API may change between minor versions.
+// # The public API
+//
+// Toolbelt is at v0: its API may change between minor versions. The API is
+// this package and the packages it is built from — tool, registry, schema,
+// invoke, provider, content, fsbridge, catalog, policy, audit, store,
+// config, jobs, automation, undo, lifecycle, mcp, llm, agent and the
+// built-in tools under tools/, with their sub-packages (llm/llmtest is a
+// replay server for the tests of programs that talk to models). What is
+// under internal/ is not API: the file change sets and diffs, the command
+// hooks toolbelt.yaml configures, this module's own test helpers. The list,
+// and the rule that no exported name exists only for a test, are in
+// docs/development.md ("The public API").
 package toolbelt
 
 import (
