@@ -54,6 +54,9 @@ type Context struct {
 	// Host runs sessions in this process (sub-agents, messages between
 	// sessions); nil outside an agent run.
 	Host SessionHost
+
+	// services are the services of tool packages, by key (see [Service]).
+	services map[any]any
 }
 
 // Cache keeps values by key until they expire.
