@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"time"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
@@ -33,9 +32,6 @@ type Context struct {
 	// Journal records the file changes calls make, so they can be undone;
 	// nil when changes are not recorded.
 	Journal Journal
-	// Cache keeps short-lived values by key (fetched pages, search
-	// results); nil when there is none.
-	Cache Cache
 	// Memory indexes the agent's memory files for memory_search; nil when
 	// there is none.
 	Memory MemoryIndex
@@ -57,15 +53,6 @@ type Context struct {
 
 	// services are the services of tool packages, by key (see [Service]).
 	services map[any]any
-}
-
-// Cache keeps values by key until they expire.
-type Cache interface {
-	// Get returns the value kept under key, and false when there is none or
-	// it expired.
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-	// Put keeps value under key for ttl, replacing what was kept.
-	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
 }
 
 // Journal records what is needed to reverse the file changes of calls.

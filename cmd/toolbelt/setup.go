@@ -16,6 +16,7 @@ import (
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/web"
 )
 
 // runFlags are the flags of commands that run calls.
@@ -41,7 +42,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	r := cfg.Retention
 	journal := st.Journal(store.JournalOptions{MaxAge: r.Undo.D(), AwaitAnswers: true})
 	tc.Journal = journal
-	tc.Cache = st.Cache(store.CacheOptions{})
+	web.CacheService.Set(tc, st.Cache(store.CacheOptions{}))
 	tc.Memory = st.Memory()
 	if tc.Sessions != nil {
 		tc.Sessions = st.Sessions().ForTools()
