@@ -18,6 +18,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/dir"
+	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -206,8 +207,9 @@ func (tb *Toolbelt) openRegistry(context.Context) error {
 	tb.onClose(func(context.Context) error { return b.Close() })
 	tb.base = &tool.Context{
 		Identity: tool.Identity{Workspace: tb.ws}, FSRoot: tb.ws, FS: b, Config: tool.Config(tb.cfg.Tools.Settings),
-		Journal: tb.journal, Memory: tb.st.Memory(),
+		Journal: tb.journal,
 	}
+	memory.IndexService.Set(tb.base, tb.st.Memory())
 	web.CacheService.Set(tb.base, tb.st.Cache(store.CacheOptions{}))
 	return nil
 }

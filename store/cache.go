@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
 )
 
 // CacheOptions bound what Cache keeps; the zero value keeps the defaults.

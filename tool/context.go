@@ -32,9 +32,6 @@ type Context struct {
 	// Journal records the file changes calls make, so they can be undone;
 	// nil when changes are not recorded.
 	Journal Journal
-	// Memory indexes the agent's memory files for memory_search; nil when
-	// there is none.
-	Memory MemoryIndex
 	// Agents are the configured agents; the session tools and agents_list
 	// are unavailable when there are none.
 	Agents []AgentInfo

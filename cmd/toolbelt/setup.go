@@ -16,6 +16,7 @@ import (
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -43,7 +44,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	journal := st.Journal(store.JournalOptions{MaxAge: r.Undo.D(), AwaitAnswers: true})
 	tc.Journal = journal
 	web.CacheService.Set(tc, st.Cache(store.CacheOptions{}))
-	tc.Memory = st.Memory()
+	memory.IndexService.Set(tc, st.Memory())
 	if tc.Sessions != nil {
 		tc.Sessions = st.Sessions().ForTools()
 	}

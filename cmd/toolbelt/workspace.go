@@ -15,6 +15,7 @@ import (
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/memory"
 )
 
 // workspaceFlags are the flags of commands that run or resolve tools.
@@ -92,9 +93,9 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	tc = &tool.Context{
 		Identity: tool.Identity{Workspace: dir, Owner: true, Channel: "cli"},
 		Config:   tool.Config(cfg.Tools.Settings),
-		Memory:   lazyMemory{e: e, workspace: dir},
 		Cron:     lazyCron{e: e, workspace: dir},
 	}
+	memory.IndexService.Set(tc, lazyMemory{e: e, workspace: dir})
 	if len(cfg.Agents) > 0 {
 		tc.Agents, tc.Sessions = toolAgents(cfg), lazySessions{e: e, workspace: dir}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/memory"
 )
 
 // corpusDir holds real MCP servers' tools/list answers, kept in the
@@ -129,17 +130,18 @@ func workspace(tb testing.TB) *tool.Context {
 	agents := []tool.AgentInfo{{ID: "main", Name: "Main", Description: "The agent of these tests."}}
 	// The store keeps schedules: cron is unavailable without them; the job
 	// tools need a job queue.
-	return &tool.Context{
+	tc := &tool.Context{
 		Identity: tool.Identity{Workspace: dir},
 		FSRoot:   dir,
 		FS:       b,
 		Config:   cfg,
-		Memory:   st.Memory(),
 		Agents:   agents,
 		Sessions: st.Sessions().ForTools(),
 		Cron:     automation.New(st.Schedules(dir), automation.Options{}),
 		Jobs:     q,
 	}
+	memory.IndexService.Set(tc, st.Memory())
+	return tc
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.
