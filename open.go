@@ -17,6 +17,7 @@ import (
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/dir"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -257,7 +258,7 @@ func (tb *Toolbelt) openJobs(ctx context.Context) error {
 func (tb *Toolbelt) openScheduler(ctx context.Context) error {
 	c := tb.cfg.Cron
 	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
-	tb.base.Cron = tb.sched
+	cron.SchedulerService.Set(tb.base, tb.sched)
 	tb.sched.SetRunner(tb.Runner(tool.Identity{Channel: "cron"}))
 	if !tb.opts.WorkJobs || c.Disabled {
 		return nil

@@ -32,21 +32,9 @@ type Context struct {
 	// Journal records the file changes calls make, so they can be undone;
 	// nil when changes are not recorded.
 	Journal Journal
-	// Agents are the configured agents; the session tools and agents_list
-	// are unavailable when there are none.
-	Agents []AgentInfo
-	// Sessions reads the store's sessions for the session tools; nil when
-	// there is none.
-	Sessions SessionStore
-	// Cron keeps and runs the schedules of the cron tool; nil when there is
-	// none.
-	Cron Cron
 	// Jobs is the durable job queue async tools submit to and the job
 	// tools read; nil when there is none (async tools then cannot run).
 	Jobs Jobs
-	// Host runs sessions in this process (sub-agents, messages between
-	// sessions); nil outside an agent run.
-	Host SessionHost
 
 	// services are the services of tool packages, by key (see [Service]).
 	services map[any]any

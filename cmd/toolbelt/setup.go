@@ -16,7 +16,9 @@ import (
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -45,12 +47,14 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	tc.Journal = journal
 	web.CacheService.Set(tc, st.Cache(store.CacheOptions{}))
 	memory.IndexService.Set(tc, st.Memory())
-	if tc.Sessions != nil {
-		tc.Sessions = st.Sessions().ForTools()
+	if _, ok := sessions.StoreService.Get(tc); ok {
+		sessions.StoreService.Set(tc, st.Sessions().ForTools())
 	}
-	if tc.Cron, err = e.scheduler(st, tc.Workspace); err != nil {
+	sched, err := e.scheduler(st, tc.Workspace)
+	if err != nil {
 		return nil, err
 	}
+	cron.SchedulerService.Set(tc, sched)
 	if err := cfg.CheckTools(e.registry()); err != nil {
 		return nil, err
 	}

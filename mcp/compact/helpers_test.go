@@ -19,7 +19,10 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
+	agentlist "github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
 // corpusDir holds real MCP servers' tools/list answers, kept in the
@@ -135,12 +138,12 @@ func workspace(tb testing.TB) *tool.Context {
 		FSRoot:   dir,
 		FS:       b,
 		Config:   cfg,
-		Agents:   agents,
-		Sessions: st.Sessions().ForTools(),
-		Cron:     automation.New(st.Schedules(dir), automation.Options{}),
 		Jobs:     q,
 	}
 	memory.IndexService.Set(tc, st.Memory())
+	agentlist.ListService.Set(tc, agents)
+	sessions.StoreService.Set(tc, st.Sessions().ForTools())
+	cron.SchedulerService.Set(tc, automation.New(st.Schedules(dir), automation.Options{}))
 	return tc
 }
 
