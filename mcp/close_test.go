@@ -37,7 +37,7 @@ func TestCloseReleasesRunners(t *testing.T) {
 	t.Parallel()
 	for _, compact := range []bool{false, true} {
 		q := &subscriptions{}
-		srv := mcp.New(registry.New(), &tool.Context{Owner: true}, mcp.Options{Logger: quietLog, Compact: compact}, invoke.WithJobs(q))
+		srv := mcp.New(registry.New(), &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Compact: compact}, invoke.WithJobs(q))
 		srv.Close()
 		q.mu.Lock()
 		if q.open != 0 {
