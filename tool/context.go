@@ -12,6 +12,11 @@ import (
 // Context says who and where a call runs for, and what it runs with.
 // Factories receive it when tools are resolved and Execute receives it on
 // every call. Tools must treat it as read-only.
+//
+// Its fields hold what the pipeline itself uses: Outputs (invoke keeps cut
+// text there), Journal (undo reverses what it records) and Jobs (invoke
+// submits async calls to it). A service only some tools use is declared in
+// their package and carried under its key (see [Service]).
 type Context struct {
 	// Identity is who the call runs as and in which workspace; its fields
 	// read as the context's own (tc.SessionKey, tc.Workspace). The pipeline
