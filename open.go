@@ -20,7 +20,10 @@ import (
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/dir"
+	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/web"
 )
 
 // The steps of Open, in its order. Each registers what closes what it
@@ -254,8 +257,10 @@ func (tb *Toolbelt) openRegistry(context.Context) error {
 	tb.onClose(func(context.Context) error { return b.Close() })
 	tb.base = &tool.Context{
 		Identity: tool.Identity{Workspace: tb.ws}, FSRoot: tb.ws, FS: b, Config: tool.Config(tb.cfg.Tools.Settings),
-		Journal: tb.journal, Cache: tb.st.Cache(store.CacheOptions{}), Memory: tb.st.Memory(),
+		Journal: tb.journal,
 	}
+	memory.IndexService.Set(tb.base, tb.st.Memory())
+	web.CacheService.Set(tb.base, tb.st.Cache(store.CacheOptions{}))
 	return nil
 }
 
@@ -302,7 +307,7 @@ func (tb *Toolbelt) openJobs(ctx context.Context) error {
 func (tb *Toolbelt) openScheduler(ctx context.Context) error {
 	c := tb.cfg.Cron
 	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
-	tb.base.Cron = tb.sched
+	cron.SchedulerService.Set(tb.base, tb.sched)
 	tb.sched.SetRunner(tb.Runner(tool.Identity{Channel: "cron"}))
 	if !tb.opts.WorkJobs || c.Disabled {
 		return nil

@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/cron"
 )
 
 // TestScheduledCallsRunAsTheirSetter: a scheduled tool call runs with the
@@ -28,7 +29,9 @@ func TestScheduledCallsRunAsTheirSetter(t *testing.T) {
 	calls := new(atomic.Int32)
 	r := newRig(t, st, calls, automation.Options{})
 	strict := &policy.Policy{OwnerOnly: []string{"echo"}, Subagents: policy.Rules{Deny: []string{"echo"}}, Sandbox: policy.Rules{Deny: []string{"echo"}}}
-	r.sched.SetRunner(invoke.New(r.reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), Owner: true, Channel: "cli"}, Cron: r.sched}, invoke.WithPolicy(strict), invoke.WithAudit(r.audit)))
+	tc := &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), Owner: true, Channel: "cli"}}
+	cron.SchedulerService.Set(tc, r.sched)
+	r.sched.SetRunner(invoke.New(r.reg, tc, invoke.WithPolicy(strict), invoke.WithAudit(r.audit)))
 	for _, tt := range []struct {
 		name   string
 		by     tool.Identity

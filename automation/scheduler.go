@@ -75,7 +75,7 @@ type Options struct {
 }
 
 // Scheduler keeps the schedules of one workspace and runs them. It is the
-// tool.Cron of the cron tool. Its zero value is not usable: use New.
+// cron.Scheduler of the cron tool. Its zero value is not usable: use New.
 //
 // It is a [lifecycle.Service]: between Start and Stop it runs due
 // schedules on its own, and records the runs of stopped processes as
@@ -99,7 +99,7 @@ type Scheduler struct {
 	loop       sync.WaitGroup
 }
 
-var _ tool.Cron = (*Scheduler)(nil)
+var _ cron.Scheduler = (*Scheduler)(nil)
 
 // New returns a scheduler over the schedules st keeps.
 func New(st *store.Schedules, o Options) *Scheduler {

@@ -81,7 +81,9 @@ func newRig(t *testing.T, st *store.Store, calls *atomic.Int32, o automation.Opt
 		t.Fatal(err)
 	}
 	au := &audits{}
-	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), Owner: true, Channel: "mcp", Principal: "alice"}, Cron: s}, invoke.WithAudit(au))
+	tc := &tool.Context{Identity: tool.Identity{Workspace: t.TempDir(), Owner: true, Channel: "mcp", Principal: "alice"}}
+	cron.SchedulerService.Set(tc, s)
+	r := invoke.New(reg, tc, invoke.WithAudit(au))
 	s.SetRunner(r)
 	return &rig{sched: s, clock: c, calls: calls, audit: au, run: r, reg: reg}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
+	agentlist "github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/cron"
 )
 
 func text(m tool.ResultMessage) string {
@@ -102,7 +104,9 @@ func TestCronToolRefusesEscapes(t *testing.T) {
 		{"reminder to oneself", tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: "agent:writer:main"}}, `{"action":"add","every":"1h","message":"stretch"}`, `"sessionKey":"agent:writer:main"`},
 	} {
 		tc := tt.tc
-		tc.Owner, tc.Cron, tc.Agents = true, r.sched, agents
+		tc.Owner = true
+		cron.SchedulerService.Set(&tc, r.sched)
+		agentlist.ListService.Set(&tc, agents)
 		m := invoke.New(r.reg, &tc).Run(ctx, tool.Call{Name: "cron", Arguments: json.RawMessage(tt.args)})
 		allowed := strings.HasPrefix(tt.name, "message to an allowed") || strings.HasPrefix(tt.name, "reminder")
 		if m.IsError == allowed || !strings.Contains(text(m), tt.has) {
@@ -126,7 +130,8 @@ func TestCronToolKeepsSettersApart(t *testing.T) {
 	sub := tool.Context{Identity: tool.Identity{Owner: true, Channel: "cli", AgentID: "checker", SessionKey: "agent:checker:subagent:1", Subagent: true}}
 	call := func(tc tool.Context, args string) (string, bool) {
 		t.Helper()
-		tc.Cron, tc.Agents = r.sched, agents
+		cron.SchedulerService.Set(&tc, r.sched)
+		agentlist.ListService.Set(&tc, agents)
 		m := invoke.New(r.reg, &tc).Run(ctx, tool.Call{Name: "cron", Arguments: json.RawMessage(args)})
 		return text(m), m.IsError
 	}

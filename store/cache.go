@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/toolbelt/toolbelt/tool"
 )
 
 // CacheOptions bound what Cache keeps; the zero value keeps the defaults.
@@ -17,13 +15,12 @@ type CacheOptions struct {
 	MaxBytes int64
 }
 
-// Cache keeps short-lived values by key until they expire (a tool.Cache).
+// Cache keeps short-lived values by key until they expire (the web tools'
+// cache, a web.Cache).
 type Cache struct {
 	s *Store
 	o CacheOptions
 }
-
-var _ tool.Cache = (*Cache)(nil)
 
 // Cache returns the store's cache, bounded by o.
 func (s *Store) Cache(o CacheOptions) *Cache {

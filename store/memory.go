@@ -17,8 +17,6 @@ type Memory struct{ s *Store }
 // Memory returns the store's memory index.
 func (s *Store) Memory() *Memory { return &Memory{s: s} }
 
-var _ tool.MemoryIndex = (*Memory)(nil)
-
 // Stamps returns the stamp of each file indexed for scope, by path.
 func (m *Memory) Stamps(ctx context.Context, scope string) (map[string]string, error) {
 	out := map[string]string{}

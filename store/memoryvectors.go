@@ -12,8 +12,6 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-var _ tool.MemoryVectors = (*Memory)(nil)
-
 // ChunkHash identifies a chunk's text (its title and body) for the
 // vectors kept of it: a chunk whose text did not change keeps its vector
 // when its file is indexed again.

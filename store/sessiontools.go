@@ -8,16 +8,18 @@ import (
 )
 
 // ForTools returns the sessions as the session tools read them.
-func (ss *Sessions) ForTools() tool.SessionStore { return toolSessions{ss} }
+func (ss *Sessions) ForTools() ToolSessions { return ToolSessions{ss} }
 
-type toolSessions struct{ ss *Sessions }
+// ToolSessions are the sessions as the session tools read them (a
+// sessions.Store of package tools/sessions).
+type ToolSessions struct{ ss *Sessions }
 
 func toolSession(s SessionInfo) tool.SessionInfo {
 	return tool.SessionInfo{Key: s.ID, AgentID: s.AgentID, ParentKey: s.ParentKey, Status: s.Status, Model: s.Model, Label: s.Label,
 		Created: s.Created, Updated: s.Updated, Messages: s.Messages, InputTokens: s.Usage.Input, OutputTokens: s.Usage.Output}
 }
 
-func (t toolSessions) List(ctx context.Context, f tool.SessionFilter) ([]tool.SessionInfo, error) {
+func (t ToolSessions) List(ctx context.Context, f tool.SessionFilter) ([]tool.SessionInfo, error) {
 	list, err := t.ss.List(ctx, SessionFilter{AgentID: f.AgentID, Status: f.Status, Since: f.Since, Limit: f.Limit})
 	if err != nil {
 		return nil, err
@@ -29,7 +31,7 @@ func (t toolSessions) List(ctx context.Context, f tool.SessionFilter) ([]tool.Se
 	return out, nil
 }
 
-func (t toolSessions) Info(ctx context.Context, key string) (tool.SessionInfo, bool, error) {
+func (t ToolSessions) Info(ctx context.Context, key string) (tool.SessionInfo, bool, error) {
 	s, err := t.ss.Info(ctx, key)
 	if errors.Is(err, ErrNoSession) {
 		return tool.SessionInfo{}, false, nil
@@ -40,7 +42,7 @@ func (t toolSessions) Info(ctx context.Context, key string) (tool.SessionInfo, b
 	return toolSession(s), true, nil
 }
 
-func (t toolSessions) Messages(ctx context.Context, key string) ([]tool.SessionMessage, error) {
+func (t ToolSessions) Messages(ctx context.Context, key string) ([]tool.SessionMessage, error) {
 	msgs, err := t.ss.Messages(ctx, key)
 	if err != nil {
 		return nil, err

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"time"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
 )
@@ -13,6 +12,11 @@ import (
 // Context says who and where a call runs for, and what it runs with.
 // Factories receive it when tools are resolved and Execute receives it on
 // every call. Tools must treat it as read-only.
+//
+// Its fields hold what the pipeline itself uses: Outputs (invoke keeps cut
+// text there), Journal (undo reverses what it records) and Jobs (invoke
+// submits async calls to it). A service only some tools use is declared in
+// their package and carried under its key (see [Service]).
 type Context struct {
 	// Identity is who the call runs as and in which workspace; its fields
 	// read as the context's own (tc.SessionKey, tc.Workspace). The pipeline
@@ -33,36 +37,12 @@ type Context struct {
 	// Journal records the file changes calls make, so they can be undone;
 	// nil when changes are not recorded.
 	Journal Journal
-	// Cache keeps short-lived values by key (fetched pages, search
-	// results); nil when there is none.
-	Cache Cache
-	// Memory indexes the agent's memory files for memory_search; nil when
-	// there is none.
-	Memory MemoryIndex
-	// Agents are the configured agents; the session tools and agents_list
-	// are unavailable when there are none.
-	Agents []AgentInfo
-	// Sessions reads the store's sessions for the session tools; nil when
-	// there is none.
-	Sessions SessionStore
-	// Cron keeps and runs the schedules of the cron tool; nil when there is
-	// none.
-	Cron Cron
 	// Jobs is the durable job queue async tools submit to and the job
 	// tools read; nil when there is none (async tools then cannot run).
 	Jobs Jobs
-	// Host runs sessions in this process (sub-agents, messages between
-	// sessions); nil outside an agent run.
-	Host SessionHost
-}
 
-// Cache keeps values by key until they expire.
-type Cache interface {
-	// Get returns the value kept under key, and false when there is none or
-	// it expired.
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-	// Put keeps value under key for ttl, replacing what was kept.
-	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
+	// services are the services of tool packages, by key (see [Service]).
+	services map[any]any
 }
 
 // Journal records what is needed to reverse the file changes of calls.

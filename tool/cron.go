@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"time"
@@ -114,24 +113,3 @@ type ScheduleRun struct {
 
 // ErrNoSchedule is returned for a schedule id that is not kept.
 var ErrNoSchedule = errors.New("no such schedule")
-
-// Cron keeps and runs the schedules of the cron tool.
-type Cron interface {
-	// Add keeps a new schedule (its ID, Created and NextRun are set) and
-	// returns it as kept.
-	Add(ctx context.Context, s Schedule) (Schedule, error)
-	// Update replaces schedule s.ID's timing, payload, name and enabled
-	// state, recomputing its next run.
-	Update(ctx context.Context, s Schedule) (Schedule, error)
-	// Get returns a schedule; ErrNoSchedule when there is none.
-	Get(ctx context.Context, id string) (Schedule, error)
-	// Remove forgets a schedule and its runs.
-	Remove(ctx context.Context, id string) error
-	// List returns the schedules by next run.
-	List(ctx context.Context) ([]Schedule, error)
-	// RunNow runs a schedule at once, whether due or not, and returns the
-	// run when it ends.
-	RunNow(ctx context.Context, id string) (ScheduleRun, error)
-	// Runs returns a schedule's latest runs, the newest first.
-	Runs(ctx context.Context, id string, limit int) ([]ScheduleRun, error)
-}

@@ -1,22 +1,7 @@
 package tool
 
-import "context"
-
-// MemoryIndex is a full-text index of agents' memory files (MEMORY.md and
-// memory/*.md in a workspace), kept per scope (a workspace). The memory
-// tools keep it in step with the files and search it.
-type MemoryIndex interface {
-	// Stamps returns the stamp each indexed file of scope was indexed at,
-	// by slash-separated path relative to the workspace.
-	Stamps(ctx context.Context, scope string) (map[string]string, error)
-	// Update applies files to scope's index at once: each file's chunks
-	// replace what was indexed for its path, or the path is dropped when
-	// Deleted is set.
-	Update(ctx context.Context, scope string, files []MemoryFile) error
-	// Search returns up to limit chunks of scope that match query's words,
-	// best first.
-	Search(ctx context.Context, scope, query string, limit int) ([]MemoryHit, error)
-}
+// The data the memory tools keep in an index (memory.Index, which the
+// store implements).
 
 // MemoryFile is one memory file as the index keeps it.
 type MemoryFile struct {
@@ -51,25 +36,6 @@ type MemoryHit struct {
 	Text               string
 	// Score is higher for better matches; it compares hits of one search.
 	Score float64
-}
-
-// MemoryVectors keeps embedding vectors of the chunks of a MemoryIndex, for
-// hybrid search: per scope and model, by the hash of a chunk's text, so
-// that unchanged text is embedded once.
-type MemoryVectors interface {
-	// Unembedded returns up to limit distinct chunk texts of scope that
-	// have no vector of model.
-	Unembedded(ctx context.Context, scope, model string, limit int) ([]MemoryText, error)
-	// PutVectors keeps vectors of model for chunk texts of scope.
-	PutVectors(ctx context.Context, scope, model string, vs []MemoryVector) error
-	// DropVectors removes scope's vectors of every model but keep.
-	DropVectors(ctx context.Context, scope, keep string) error
-	// Vectors returns the chunks of scope that have a vector of model: all
-	// of them when paths and hashes are nil, else those of the files named
-	// and those whose text has one of the hashes.
-	Vectors(ctx context.Context, scope, model string, paths, hashes []string) ([]MemoryChunkVector, error)
-	// Hits returns the chunks of scope with these ids that still exist.
-	Hits(ctx context.Context, scope string, ids []int64) ([]MemoryHit, error)
 }
 
 // MemoryText is a chunk text to embed.

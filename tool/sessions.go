@@ -1,7 +1,6 @@
 package tool
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"time"
@@ -20,18 +19,7 @@ func (a AgentInfo) MayTarget(id string) bool {
 	return slices.Contains(a.Spawns, "*") || slices.Contains(a.Spawns, id)
 }
 
-// SessionStore reads the sessions kept in the store, for the session tools.
-type SessionStore interface {
-	// List returns the sessions that match f, the most recently updated
-	// first.
-	List(ctx context.Context, f SessionFilter) ([]SessionInfo, error)
-	// Info returns a session's record, and false when there is none.
-	Info(ctx context.Context, key string) (SessionInfo, bool, error)
-	// Messages returns a session's messages in order.
-	Messages(ctx context.Context, key string) ([]SessionMessage, error)
-}
-
-// SessionFilter narrows SessionStore.List; zero fields do not filter.
+// SessionFilter narrows the sessions a session store lists (sessions.Store); zero fields do not filter.
 type SessionFilter struct {
 	AgentID, Status string
 	// Since keeps sessions updated at or after it.
@@ -55,48 +43,6 @@ type SessionMessage struct {
 	Time time.Time
 	Role string
 	Body json.RawMessage
-}
-
-// Agent returns the configured agent the call runs as, and false when it
-// runs as none (or as an agent the configuration does not hold).
-func (c *Context) Agent() (AgentInfo, bool) {
-	if c == nil || c.AgentID == "" {
-		return AgentInfo{}, false
-	}
-	for _, a := range c.Agents {
-		if a.ID == c.AgentID {
-			return a, true
-		}
-	}
-	return AgentInfo{}, false
-}
-
-// SessionHost runs agent sessions in the process — sub-agents spawned by
-// sessions_spawn, sessions that sessions_send wakes — and delivers messages
-// to them. It is set in the tool context of an agent run (toolbelt run);
-// sessions_spawn, subagents and sessions_send need it. Methods return a
-// tool.InputError for a refusal the model can act on; it says why.
-type SessionHost interface {
-	// Spawn starts a sub-agent of the session req.ParentKey and returns at
-	// once.
-	Spawn(ctx context.Context, req SpawnRequest) (SpawnResult, error)
-	// Children lists the sub-agents of session parentKey.
-	Children(ctx context.Context, parentKey string) ([]ChildInfo, error)
-	// Steer delivers message to the sub-agent childKey of parentKey: before
-	// its next model call when it runs, as a new run when it is idle.
-	Steer(ctx context.Context, parentKey, childKey, message string) error
-	// Kill cancels the run of the sub-agent childKey of parentKey (and its
-	// own sub-agents); its status becomes aborted.
-	Kill(ctx context.Context, parentKey, childKey string) error
-	// Send delivers a message from session req.From to session req.To and
-	// waits up to req.Timeout for the reply (the answer of the run that
-	// takes the message); a zero Timeout does not wait.
-	Send(ctx context.Context, req SendRequest) (SendResult, error)
-	// Await waits up to timeout for the reply of an earlier Send that was
-	// still pending, by its handle; from must be the session that sent it.
-	Await(ctx context.Context, from, handle string, timeout time.Duration) (SendResult, error)
-	// Queue reports what waits in session key.
-	Queue(key string) SessionQueue
 }
 
 // SpawnRequest asks for a sub-agent.

@@ -13,7 +13,7 @@
 // reached it; work asked for by someone with fewer rights than the session
 // is refused (Identity).
 //
-// A Host implements tool.SessionHost; the tool context of every session it
+// A Host implements sessions.Host; the tool context of every session it
 // runs should carry it, so the session tools reach it.
 package host
 
@@ -37,6 +37,7 @@ import (
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
 // Agent is a configured agent as the host applies its sub-agent policy.
@@ -267,7 +268,7 @@ func (h *Host) accepting() error {
 	return nil
 }
 
-var _ tool.SessionHost = (*Host)(nil)
+var _ sessions.Host = (*Host)(nil)
 
 // lock takes the lock of session key, which orders the work for it that
 // reaches the store or the Builder: starting a run (Start, Deliver, Steer,
@@ -796,7 +797,7 @@ func (h *Host) caller(key, what string) (*session, error) {
 	return s, nil
 }
 
-// Spawn implements tool.SessionHost.
+// Spawn implements sessions.Host.
 func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResult, error) {
 	parent, err := h.caller(req.ParentKey, "sessions_spawn")
 	if err != nil {
@@ -915,7 +916,7 @@ func (h *Host) child(ctx context.Context, parentKey, childKey, what string) (*se
 	return s, nil
 }
 
-// Children implements tool.SessionHost.
+// Children implements sessions.Host.
 func (h *Host) Children(ctx context.Context, parentKey string) ([]tool.ChildInfo, error) {
 	list, err := h.o.Sessions.List(ctx, store.SessionFilter{ParentKey: parentKey, Limit: 1000})
 	if err != nil {
@@ -941,7 +942,7 @@ func (h *Host) Children(ctx context.Context, parentKey string) ([]tool.ChildInfo
 	return out, nil
 }
 
-// Steer implements tool.SessionHost.
+// Steer implements sessions.Host.
 func (h *Host) Steer(ctx context.Context, parentKey, childKey, message string) error {
 	unlock, err := h.lock(ctx, childKey)
 	if err != nil {
@@ -955,7 +956,7 @@ func (h *Host) Steer(ctx context.Context, parentKey, childKey, message string) e
 	return h.deliver(ctx, s, llm.UserText(message), (*agent.Agent).Steer)
 }
 
-// Kill implements tool.SessionHost. It returns once the run has ended.
+// Kill implements sessions.Host. It returns once the run has ended.
 func (h *Host) Kill(ctx context.Context, parentKey, childKey string) error {
 	unlock, err := h.lock(ctx, childKey)
 	if err != nil {
@@ -997,7 +998,7 @@ func (h *Host) Kill(ctx context.Context, parentKey, childKey string) error {
 	return nil
 }
 
-// Send implements tool.SessionHost.
+// Send implements sessions.Host.
 func (h *Host) Send(ctx context.Context, req tool.SendRequest) (tool.SendResult, error) {
 	if req.From == req.To {
 		return tool.SendResult{}, tool.InputErrorf("Session %q is your own session: sessions_send delivers to another session.", req.To)
@@ -1046,7 +1047,7 @@ func (h *Host) sendTo(ctx context.Context, sender *session, req tool.SendRequest
 	return w, nil
 }
 
-// Await implements tool.SessionHost.
+// Await implements sessions.Host.
 func (h *Host) Await(ctx context.Context, from, handle string, timeout time.Duration) (tool.SendResult, error) {
 	h.mu.Lock()
 	w, ok := h.sends[handle]
@@ -1082,7 +1083,7 @@ func (h *Host) await(ctx context.Context, w *send, timeout time.Duration) (tool.
 	}
 }
 
-// Queue implements tool.SessionHost.
+// Queue implements sessions.Host.
 func (h *Host) Queue(key string) tool.SessionQueue {
 	h.mu.Lock()
 	defer h.mu.Unlock()

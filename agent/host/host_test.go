@@ -18,6 +18,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
+	agentlist "github.com/toolbelt/toolbelt/tools/agents"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
@@ -53,7 +54,10 @@ func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.
 			if err != nil {
 				return nil, err
 			}
-			tc := &tool.Context{Agents: infos, Sessions: st.Sessions().ForTools(), Host: h}
+			tc := &tool.Context{}
+			agentlist.ListService.Set(tc, infos)
+			sessions.StoreService.Set(tc, st.Sessions().ForTools())
+			sessions.HostService.Set(tc, h)
 			tc.RunAs(spec.As)
 			return &agent.Agent{Client: c, Runner: invoke.New(reg, tc), System: "You are " + spec.As.AgentID + "."}, nil
 		},

@@ -18,6 +18,7 @@ import (
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
 // runHost is the session host of a toolbelt run: it runs the run's own
@@ -107,7 +108,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 		return nil, err
 	}
 	tc.RunAs(s.As)
-	tc.Host = rh
+	sessions.HostService.Set(tc, rh)
 	system, err := agentSystem(tc.Workspace, s.As.AgentID, ag.System)
 	if err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
 // agentFlags are the flags of the commands that run an agent.
@@ -127,7 +128,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 		return nil, err
 	}
 	if len(cfg.Agents) > 0 {
-		tc.Host = rh
+		sessions.HostService.Set(tc, rh)
 	}
 	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
 	if err != nil {

@@ -16,6 +16,10 @@ import (
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/cron"
+	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/sessions"
+	"github.com/toolbelt/toolbelt/tools/web"
 )
 
 // runFlags are the flags of commands that run calls.
@@ -41,14 +45,16 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 	r := cfg.Retention
 	journal := st.Journal(store.JournalOptions{MaxAge: r.Undo.D(), AwaitAnswers: true})
 	tc.Journal = journal
-	tc.Cache = st.Cache(store.CacheOptions{})
-	tc.Memory = st.Memory()
-	if tc.Sessions != nil {
-		tc.Sessions = st.Sessions().ForTools()
+	web.CacheService.Set(tc, st.Cache(store.CacheOptions{}))
+	memory.IndexService.Set(tc, st.Memory())
+	if _, ok := sessions.StoreService.Get(tc); ok {
+		sessions.StoreService.Set(tc, st.Sessions().ForTools())
 	}
-	if tc.Cron, err = e.scheduler(st, tc.Workspace); err != nil {
+	sched, err := e.scheduler(st, tc.Workspace)
+	if err != nil {
 		return nil, err
 	}
+	cron.SchedulerService.Set(tc, sched)
 	if err := cfg.CheckTools(e.registry()); err != nil {
 		return nil, err
 	}

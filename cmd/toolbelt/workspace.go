@@ -15,6 +15,10 @@ import (
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/cron"
+	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
 // workspaceFlags are the flags of commands that run or resolve tools.
@@ -92,11 +96,12 @@ func (w workspaceFlags) open(e *env) (tc *tool.Context, unusable, err error) {
 	tc = &tool.Context{
 		Identity: tool.Identity{Workspace: dir, Owner: true, Channel: "cli"},
 		Config:   tool.Config(cfg.Tools.Settings),
-		Memory:   lazyMemory{e: e, workspace: dir},
-		Cron:     lazyCron{e: e, workspace: dir},
 	}
+	memory.IndexService.Set(tc, lazyMemory{e: e, workspace: dir})
+	cron.SchedulerService.Set(tc, lazyCron{e: e, workspace: dir})
 	if len(cfg.Agents) > 0 {
-		tc.Agents, tc.Sessions = toolAgents(cfg), lazySessions{e: e, workspace: dir}
+		agents.ListService.Set(tc, toolAgents(cfg))
+		sessions.StoreService.Set(tc, lazySessions{e: e, workspace: dir})
 	}
 	opts := []fsbridge.Option{fsbridge.Protect(append(fsbridge.DefaultProtected(), e.protectedFiles(cfg, dir)...)...)}
 	if data := e.concealedData(dir); data != nil {
@@ -173,7 +178,7 @@ type lazySessions struct {
 	workspace string
 }
 
-func (l lazySessions) sessions() (tool.SessionStore, error) {
+func (l lazySessions) sessions() (sessions.Store, error) {
 	st, err := l.e.state(l.workspace)
 	if err != nil {
 		return nil, err
@@ -212,7 +217,7 @@ type lazyCron struct {
 	workspace string
 }
 
-func (l lazyCron) cron() (tool.Cron, error) {
+func (l lazyCron) cron() (cron.Scheduler, error) {
 	st, err := l.e.state(l.workspace)
 	if err != nil {
 		return nil, err

@@ -46,6 +46,9 @@ type pkg struct {
 	Standard   bool
 	DepOnly    bool
 	Module     *struct{ Path string }
+	// Dir and GoFiles are where its source is, test files left out.
+	Dir     string
+	GoFiles []string
 }
 
 // graph is every package of the module and every package they import.
@@ -68,7 +71,7 @@ func load(t *testing.T) graph {
 // listed runs `go list` once for all the tests.
 var listed = sync.OnceValues(func() (graph, error) {
 	var stderr bytes.Buffer
-	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard,DepOnly,Module", module+"/...")
+	cmd := exec.Command("go", "list", "-deps", "-json=ImportPath,Imports,Standard,DepOnly,Module,Dir,GoFiles", module+"/...")
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {

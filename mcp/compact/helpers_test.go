@@ -19,6 +19,10 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
+	agentlist "github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/cron"
+	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
 // corpusDir holds real MCP servers' tools/list answers, kept in the
@@ -129,17 +133,18 @@ func workspace(tb testing.TB) *tool.Context {
 	agents := []tool.AgentInfo{{ID: "main", Name: "Main", Description: "The agent of these tests."}}
 	// The store keeps schedules: cron is unavailable without them; the job
 	// tools need a job queue.
-	return &tool.Context{
+	tc := &tool.Context{
 		Identity: tool.Identity{Workspace: dir},
 		FSRoot:   dir,
 		FS:       b,
 		Config:   cfg,
-		Memory:   st.Memory(),
-		Agents:   agents,
-		Sessions: st.Sessions().ForTools(),
-		Cron:     automation.New(st.Schedules(dir), automation.Options{}),
 		Jobs:     q,
 	}
+	memory.IndexService.Set(tc, st.Memory())
+	agentlist.ListService.Set(tc, agents)
+	sessions.StoreService.Set(tc, st.Sessions().ForTools())
+	cron.SchedulerService.Set(tc, automation.New(st.Schedules(dir), automation.Options{}))
+	return tc
 }
 
 // coreRegistry returns the built-in tools' registry, with extra tools added.

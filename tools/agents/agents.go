@@ -32,13 +32,13 @@ type Row struct {
 }
 
 func listTool(tc *tool.Context) (*tool.Tool, error) {
-	if tc == nil || len(tc.Agents) == 0 {
+	if len(Configured(tc)) == 0 {
 		return nil, errors.New("no agents configured: add agents: to toolbelt.yaml (docs/agents.md)")
 	}
 	t, err := tool.New("agents_list", description, func(_ context.Context, _ args, inv tool.Invocation) (tool.Result, error) {
-		caller, ok := inv.Context.Agent()
+		caller, ok := Caller(inv.Context)
 		rows := []Row{}
-		for _, a := range inv.Context.Agents {
+		for _, a := range Configured(inv.Context) {
 			if inv.Context.AgentID == "" || ok && caller.MayTarget(a.ID) {
 				rows = append(rows, Row{ID: a.ID, Name: a.Name, Description: a.Description, Model: a.Model})
 			}

@@ -2,7 +2,7 @@
 // schedules — cron expressions in a time zone, fixed intervals, one-time
 // runs — that deliver a message to an agent session or call a tool. This
 // package checks schedules and computes when they run; keeping them and
-// running them is the tool context's tool.Cron (package automation).
+// running them is the tool context's Scheduler (package automation's).
 package cron
 
 import (

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/agents"
 )
 
 // Register adds the cron tool to reg; it is available where the tool
@@ -43,17 +44,17 @@ type args struct {
 }
 
 func cronTool(tc *tool.Context) (*tool.Tool, error) {
-	if tc == nil || tc.Cron == nil {
+	c, ok := SchedulerService.Get(tc)
+	if !ok {
 		return nil, errors.New("no schedule store: this context does not keep schedules")
 	}
 	t, err := tool.New("cron", description, func(ctx context.Context, in args, inv tool.Invocation) (tool.Result, error) {
-		return do(ctx, inv.Context, in)
+		return do(ctx, c, inv.Context, in)
 	})
 	return &t, err
 }
 
-func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
-	c := tc.Cron
+func do(ctx context.Context, c Scheduler, tc *tool.Context, in args) (tool.Result, error) {
 	if in.Action != "add" && in.Action != "list" && strings.TrimSpace(in.ID) == "" {
 		return tool.Result{}, tool.InputErrorf("%s needs id: the schedule's id, as add returned it or list shows it.", in.Action)
 	}
@@ -77,7 +78,7 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		}
 		return tool.JSON(map[string]any{"added": s})
 	case "update":
-		s, err := manageable(ctx, tc, id)
+		s, err := manageable(ctx, c, tc, id)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -124,7 +125,7 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		}
 		return tool.JSON(map[string]any{"updated": s})
 	case "remove":
-		if _, err := manageable(ctx, tc, id); err != nil {
+		if _, err := manageable(ctx, c, tc, id); err != nil {
 			return tool.Result{}, err
 		}
 		if err := c.Remove(ctx, id); err != nil {
@@ -144,7 +145,7 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		}
 		return tool.JSON(map[string]any{"schedules": mine, "now": time.Now().UTC()})
 	case "run":
-		if _, err := manageable(ctx, tc, id); err != nil {
+		if _, err := manageable(ctx, c, tc, id); err != nil {
 			return tool.Result{}, err
 		}
 		run, err := c.RunNow(ctx, id)
@@ -153,7 +154,7 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 		}
 		return tool.JSON(map[string]any{"run": run})
 	case "runs":
-		if _, err := manageable(ctx, tc, id); err != nil {
+		if _, err := manageable(ctx, c, tc, id); err != nil {
 			return tool.Result{}, err
 		}
 		runs, err := c.Runs(ctx, id, in.Limit)
@@ -167,8 +168,8 @@ func do(ctx context.Context, tc *tool.Context, in args) (tool.Result, error) {
 
 // manageable returns schedule id, or why tc's caller may not see, change or
 // run it.
-func manageable(ctx context.Context, tc *tool.Context, id string) (tool.Schedule, error) {
-	s, err := tc.Cron.Get(ctx, id)
+func manageable(ctx context.Context, c Scheduler, tc *tool.Context, id string) (tool.Schedule, error) {
+	s, err := c.Get(ctx, id)
 	if err != nil {
 		return s, inputError(err, id)
 	}
@@ -269,14 +270,14 @@ func payload(s *tool.Schedule, tc *tool.Context, in args) error {
 			// of this sub-agent's place below its parent.
 			return tool.InputErrorf("A sub-agent may schedule messages only to its own session (%s): leave agentId and sessionKey out.", tc.SessionKey)
 		}
-		if p.AgentID != "" && len(tc.Agents) > 0 {
+		if p.AgentID != "" && len(agents.Configured(tc)) > 0 {
 			if _, ok := agent(tc, p.AgentID); !ok {
 				return tool.InputErrorf("No agent %q is configured. Configured: %s.", p.AgentID, agentIDs(tc))
 			}
 		}
 		// An agent may send scheduled messages to itself and to the agents
 		// it may spawn, no others.
-		if caller, ok := tc.Agent(); ok && p.AgentID != caller.ID && !caller.MayTarget(p.AgentID) {
+		if caller, ok := agents.Caller(tc); ok && p.AgentID != caller.ID && !caller.MayTarget(p.AgentID) {
 			return tool.InputErrorf("Agent %s may not send messages to agent %q: its subagents.allow does not name it.", caller.ID, p.AgentID)
 		}
 		s.Payload = p
@@ -285,7 +286,7 @@ func payload(s *tool.Schedule, tc *tool.Context, in args) error {
 }
 
 func agent(tc *tool.Context, id string) (tool.AgentInfo, bool) {
-	for _, a := range tc.Agents {
+	for _, a := range agents.Configured(tc) {
 		if a.ID == id {
 			return a, true
 		}
@@ -294,8 +295,8 @@ func agent(tc *tool.Context, id string) (tool.AgentInfo, bool) {
 }
 
 func agentIDs(tc *tool.Context) string {
-	ids := make([]string, len(tc.Agents))
-	for i, a := range tc.Agents {
+	ids := make([]string, len(agents.Configured(tc)))
+	for i, a := range agents.Configured(tc) {
 		ids[i] = a.ID
 	}
 	return strings.Join(ids, ", ")

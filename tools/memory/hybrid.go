@@ -228,7 +228,7 @@ const embedBatches = 4
 // files changed again, embedding the chunk texts that have no vector yet.
 // It returns the error of the provider, if any; vs stays usable for the
 // chunks it has.
-func (ix *Indexer) refresh(ctx context.Context, mv tool.MemoryVectors, e *embedding, vs *vectors, workspace string, changed []string) (embedErr, err error) {
+func (ix *Indexer) refresh(ctx context.Context, mv Vectors, e *embedding, vs *vectors, workspace string, changed []string) (embedErr, err error) {
 	model := e.emb.Model()
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
@@ -424,13 +424,13 @@ func fuse(keyword []tool.MemoryHit, vector []int64, limit int) ([]int64, map[int
 
 // hybrid searches by keywords and by vectors and merges the two. It
 // returns a note instead of vector results when the provider cannot help.
-func (ix *Indexer) hybrid(ctx context.Context, idx tool.MemoryIndex, e *embedding, workspace, query string, limit int, changed []string) ([]tool.MemoryHit, string, error) {
+func (ix *Indexer) hybrid(ctx context.Context, idx Index, e *embedding, workspace, query string, limit int, changed []string) ([]tool.MemoryHit, string, error) {
 	n := max(limit*3, candidates)
 	keyword, err := idx.Search(ctx, workspace, query, n)
 	if err != nil {
 		return nil, "", err
 	}
-	mv, ok := idx.(tool.MemoryVectors)
+	mv, ok := idx.(Vectors)
 	if !ok {
 		return trim(keyword, limit), "this memory index keeps no vectors: keyword search only", nil
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/registry"
-	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/memory/embedtest"
 )
@@ -152,7 +151,7 @@ func TestHybridFallsBackToKeywordsWhenTheProviderFails(t *testing.T) {
 	// Through the pipeline, the result says so in its text and details.
 	srv.Fail.Store(http.StatusServiceUnavailable)
 	settings := map[string]any{"embeddings": map[string]any{"provider": "openai", "baseUrl": srv.URL + "/v1", "apiKeyEnv": "-", "maxRetries": -1}}
-	r := newRunner(t, &tool.Context{Identity: tool.Identity{Workspace: ws}, Memory: st.Memory(), Config: tool.Config{"memory": settings}})
+	r := newRunner(t, memoryContext(ws, st.Memory(), settings))
 	msg := run(r, "memory_search", `{"query":"dentist appointment","maxResults":2}`)
 	if msg.IsError || !strings.HasPrefix(msg.Content[0].Text, "[Note: the embedding provider failed, so this is keyword search only: openai embeddings: HTTP 503") ||
 		!strings.Contains(msg.Content[0].Text, "memory/dentist.md:1-") {
@@ -182,7 +181,7 @@ func TestMemorySettingsAreChecked(t *testing.T) {
 	} {
 		reasons := map[string]string{}
 		r := registryWithMemory(t)
-		r.ResolveAll(&tool.Context{Identity: tool.Identity{Workspace: ws}, Memory: openStore(t).Memory(), Config: tool.Config{"memory": c.settings}}, func(id string, err error) { reasons[id] = err.Error() })
+		r.ResolveAll(memoryContext(ws, openStore(t).Memory(), c.settings), func(id string, err error) { reasons[id] = err.Error() })
 		if !strings.Contains(reasons["memory_search"], c.want) {
 			t.Errorf("%v: %q, want %q", c.settings, reasons["memory_search"], c.want)
 		}

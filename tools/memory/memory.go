@@ -1,7 +1,7 @@
 // Package memory holds the tools of the memory section: memory_search and
 // memory_get. An agent's memory is Markdown in its workspace — MEMORY.md and
 // the .md files under memory/ — indexed for full-text search in the store
-// (tool.MemoryIndex). Each search first brings the index in step with the
+// (Index). Each search first brings the index in step with the
 // files (see Indexer): files whose size or modification time changed are
 // indexed again, removed files are dropped.
 package memory
@@ -79,18 +79,22 @@ type Hit struct {
 	Snippet   string  `json:"snippet"`
 }
 
-func usable(tc *tool.Context) error {
+// usable returns the memory index of tc, or why memory cannot be used in
+// tc.
+func usable(tc *tool.Context) (Index, error) {
 	if tc == nil || tc.Workspace == "" {
-		return errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
+		return nil, errors.New("no workspace: memory lives in the workspace's MEMORY.md and memory/")
 	}
-	if tc.Memory == nil {
-		return errors.New("no memory index: this context has no store to index memory in")
+	idx, ok := IndexService.Get(tc)
+	if !ok {
+		return nil, errors.New("no memory index: this context has no store to index memory in")
 	}
-	return nil
+	return idx, nil
 }
 
 func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
-	if err := usable(tc); err != nil {
+	idx, err := usable(tc)
+	if err != nil {
 		return nil, err
 	}
 	cfg, err := loadConfig(tc.Config)
@@ -106,7 +110,7 @@ func (ix *Indexer) searchTool(tc *tool.Context) (*tool.Tool, error) {
 		if in.MaxResults == 0 {
 			in.MaxResults = 6
 		}
-		found, err := ix.find(ctx, inv.Context.Memory, filesOf(inv.Context), inv.Context.Workspace, in.Query, in.MaxResults, cfg)
+		found, err := ix.find(ctx, idx, filesOf(inv.Context), inv.Context.Workspace, in.Query, in.MaxResults, cfg)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -230,7 +234,7 @@ func NewIndexer(rescan time.Duration) *Indexer {
 
 // Search brings the index of the workspace's memory in step with its files
 // and returns up to limit hits for query by keywords, best first.
-func (ix *Indexer) Search(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int) ([]Hit, error) {
+func (ix *Indexer) Search(ctx context.Context, idx Index, workspace, query string, limit int) ([]Hit, error) {
 	found, err := ix.Find(ctx, idx, workspace, query, limit, Config{})
 	return found.Hits, err
 }
@@ -241,12 +245,12 @@ func (ix *Indexer) Search(ctx context.Context, idx tool.MemoryIndex, workspace, 
 // else by keywords, with a note saying why. It reads the files through a
 // [fsbridge.Local] of its own over the workspace, with the bridge's default
 // rules.
-func (ix *Indexer) Find(ctx context.Context, idx tool.MemoryIndex, workspace, query string, limit int, cfg Config) (Found, error) {
+func (ix *Indexer) Find(ctx context.Context, idx Index, workspace, query string, limit int, cfg Config) (Found, error) {
 	return ix.find(ctx, idx, nil, workspace, query, limit, cfg)
 }
 
 // find is Find, reading the files through files (see bridgeFor).
-func (ix *Indexer) find(ctx context.Context, idx tool.MemoryIndex, files fsbridge.Bridge, workspace, query string, limit int, cfg Config) (Found, error) {
+func (ix *Indexer) find(ctx context.Context, idx Index, files fsbridge.Bridge, workspace, query string, limit int, cfg Config) (Found, error) {
 	changed, skipped, err := ix.sync(ctx, idx, files, workspace)
 	if err != nil {
 		return Found{}, err
@@ -287,7 +291,7 @@ func snippet(text string) string {
 // Sync indexes the memory files of workspace that changed since they were
 // indexed (by size and modification time) and drops the ones that are gone,
 // reading them as Find does.
-func (ix *Indexer) Sync(ctx context.Context, idx tool.MemoryIndex, workspace string) error {
+func (ix *Indexer) Sync(ctx context.Context, idx Index, workspace string) error {
 	_, _, err := ix.sync(ctx, idx, nil, workspace)
 	return err
 }
@@ -320,7 +324,7 @@ func bridgeFor(files fsbridge.Bridge, workspace string) (fsbridge.Bridge, func()
 // sync is Sync, reading the files through files (see bridgeFor), and
 // returning the paths it indexed again or dropped, and the files left out
 // (see Found.Skipped).
-func (ix *Indexer) sync(ctx context.Context, idx tool.MemoryIndex, files fsbridge.Bridge, workspace string) (changed, skipped []string, err error) {
+func (ix *Indexer) sync(ctx context.Context, idx Index, files fsbridge.Bridge, workspace string) (changed, skipped []string, err error) {
 	root, err := os.OpenRoot(workspace)
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening the workspace: %w", err)

@@ -30,6 +30,23 @@ func openStore(t testing.TB) *store.Store {
 	return st
 }
 
+// The store's memory index is the one the tools use, with hybrid search.
+var (
+	_ memory.Index   = (*store.Memory)(nil)
+	_ memory.Vectors = (*store.Memory)(nil)
+)
+
+// memoryContext returns a context in the workspace ws whose memory index
+// is idx, with the memory settings settings (none when nil).
+func memoryContext(ws string, idx memory.Index, settings any) *tool.Context {
+	tc := &tool.Context{Identity: tool.Identity{Workspace: ws}}
+	if settings != nil {
+		tc.Config = tool.Config{"memory": settings}
+	}
+	memory.IndexService.Set(tc, idx)
+	return tc
+}
+
 // copyCorpus copies testdata/corpus into a new workspace.
 func copyCorpus(t *testing.T) string {
 	t.Helper()
@@ -305,7 +322,7 @@ func TestMemoryToolsThroughThePipeline(t *testing.T) {
 	t.Parallel()
 	ws := copyCorpus(t)
 	write(t, ws, "src/secret.md", "not memory\n")
-	r := newRunner(t, &tool.Context{Identity: tool.Identity{Workspace: ws}, Memory: openStore(t).Memory()})
+	r := newRunner(t, memoryContext(ws, openStore(t).Memory(), nil))
 
 	msg := run(r, "memory_search", `{"query":"dentist appointment","maxResults":2}`)
 	if msg.IsError || !strings.HasPrefix(msg.Content[0].Text, "memory/dentist.md:1-") {
@@ -393,7 +410,7 @@ func TestMemoryHardLinks(t *testing.T) {
 			if err := os.Link(secret, filepath.Join(ws, "memory", "hard.md")); err != nil {
 				t.Skipf("cannot make a hard link here: %v", err)
 			}
-			tc := &tool.Context{Identity: tool.Identity{Workspace: ws}, Memory: openStore(t).Memory()}
+			tc := memoryContext(ws, openStore(t).Memory(), nil)
 			if b := c.bridge(t, ws); b != nil {
 				tc.FSRoot, tc.FS = ws, b
 			}

@@ -43,14 +43,15 @@ const sendDescription = "Send a message to another session (sessions_list shows 
 
 // hostOf returns the context's session host and the caller's session key,
 // or why it cannot be used.
-func hostOf(tc *tool.Context, name string) (tool.SessionHost, error) {
-	if tc.Host == nil {
+func hostOf(tc *tool.Context, name string) (Host, error) {
+	h, ok := HostService.Get(tc)
+	if !ok {
 		return nil, tool.InputErrorf("%s needs a session host, which runs only inside an agent run (toolbelt run or toolbelt chat, with --agent ID): this caller (channel %q) has none.", name, tc.Channel)
 	}
 	if tc.SessionKey == "" {
 		return nil, tool.InputErrorf("%s needs a session: this call runs outside one (run the agent with --agent ID or --session KEY).", name)
 	}
-	return tc.Host, nil
+	return h, nil
 }
 
 type spawnArgs struct {
@@ -154,7 +155,7 @@ func sendTool(tc *tool.Context) (*tool.Tool, error) {
 		if in.SessionKey == "" || in.Message == "" {
 			return tool.Result{}, tool.InputErrorf("sessions_send needs sessionKey and message (or a handle from a pending send).")
 		}
-		info, ok, err := inv.Context.Sessions.Info(ctx, in.SessionKey)
+		info, ok, err := storeOf(inv.Context).Info(ctx, in.SessionKey)
 		if err != nil {
 			return tool.Result{}, err
 		}

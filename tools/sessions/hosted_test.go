@@ -61,9 +61,9 @@ func TestHostedToolsRefuse(t *testing.T) {
 	t.Parallel()
 	ss := sessionStore(t)
 	h := &recordingHost{}
-	noHost := hostedRunner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1, Channel: "mcp"}, Agents: testAgents, Sessions: ss})
-	noKey := hostedRunner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer"}, Agents: testAgents, Sessions: ss, Host: h})
-	r := hostedRunner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss, Host: h})
+	noHost := hostedRunner(t, withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1, Channel: "mcp"}}, testAgents, ss))
+	noKey := hostedRunner(t, withHost(withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer"}}, testAgents, ss), h))
+	r := hostedRunner(t, withHost(withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}}, testAgents, ss), h))
 	for _, c := range []struct {
 		r          *invoke.Runner
 		name, args string
@@ -94,7 +94,7 @@ func TestHostedToolsRefuse(t *testing.T) {
 func TestHostedToolsAsk(t *testing.T) {
 	t.Parallel()
 	h := &recordingHost{}
-	r := hostedRunner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: sessionStore(t), Host: h})
+	r := hostedRunner(t, withHost(withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}}, testAgents, sessionStore(t)), h))
 	var spawned tool.SpawnResult
 	decode(t, call(t, r, "sessions_spawn", `{"task": "check it", "agentId": "checker", "label": "c", "runTimeoutSeconds": 30}`), &spawned)
 	if spawned.Status != "accepted" || len(h.spawned) != 1 || h.spawned[0] != (tool.SpawnRequest{ParentKey: writer1, Task: "check it", AgentID: "checker", Label: "c", Timeout: 30 * time.Second}) {

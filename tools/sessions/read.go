@@ -12,6 +12,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/agents"
 )
 
 // RegisterReaders adds the read-only tools over the store's sessions:
@@ -45,10 +46,10 @@ const statusDescription = "Your own session's record: key, agent, model, status,
 
 // Usable says why the session tools cannot be used in tc, or nil.
 func Usable(tc *tool.Context) error {
-	if tc == nil || len(tc.Agents) == 0 {
+	if len(agents.Configured(tc)) == 0 {
 		return errors.New("no agents configured: add agents: to toolbelt.yaml (docs/agents.md)")
 	}
-	if tc.Sessions == nil {
+	if storeOf(tc) == nil {
 		return errors.New("no session store: this context does not reach the store's sessions")
 	}
 	return nil
@@ -68,7 +69,7 @@ func visibilityOf(tc *tool.Context) visibility {
 	if tc.AgentID == "" {
 		return visibility{all: tc.Owner, self: tc.SessionKey}
 	}
-	a, _ := tc.Agent()
+	a, _ := agents.Caller(tc)
 	a.ID = tc.AgentID
 	return visibility{self: tc.SessionKey, agent: a}
 }
@@ -132,7 +133,7 @@ func listTool(tc *tool.Context) (*tool.Tool, error) {
 		if !v.all && !(f.AgentID != "" && v.agent.MayTarget(f.AgentID)) {
 			f.Limit = scanLimit
 		}
-		list, err := inv.Context.Sessions.List(ctx, f)
+		list, err := storeOf(inv.Context).List(ctx, f)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -211,7 +212,7 @@ func historyTool(tc *tool.Context) (*tool.Tool, error) {
 		if in.Limit == 0 {
 			in.Limit = 20
 		}
-		ss := inv.Context.Sessions
+		ss := storeOf(inv.Context)
 		info, ok, err := ss.Info(ctx, in.SessionKey)
 		if err != nil {
 			return tool.Result{}, err
@@ -288,7 +289,7 @@ func statusTool(tc *tool.Context) (*tool.Tool, error) {
 		if key == "" {
 			return tool.Result{}, tool.InputErrorf("This call runs outside a session (no session key), so there is no session to report on.")
 		}
-		s, ok, err := inv.Context.Sessions.Info(ctx, key)
+		s, ok, err := storeOf(inv.Context).Info(ctx, key)
 		if err != nil {
 			return tool.Result{}, err
 		}
@@ -301,12 +302,12 @@ func statusTool(tc *tool.Context) (*tool.Tool, error) {
 			"createdAt": stamp(s.Created), "updatedAt": stamp(s.Updated),
 		}
 		var q tool.SessionQueue
-		if h := inv.Context.Host; h != nil {
+		if h, ok := HostService.Get(inv.Context); ok {
 			q = h.Queue(key)
 			out["queue"] = map[string]any{"pendingMessages": q.PendingMessages, "runningChildren": q.RunningChildren}
 		}
 		if q.ContextTokens == 0 {
-			msgs, err := inv.Context.Sessions.Messages(ctx, key)
+			msgs, err := storeOf(inv.Context).Messages(ctx, key)
 			if err != nil {
 				return tool.Result{}, err
 			}

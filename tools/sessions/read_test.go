@@ -30,11 +30,27 @@ const (
 	writer5  = "agent:writer:cli:5"
 )
 
+// withServices makes tc carry the configured agents list and the session
+// store ss (none when nil).
+func withServices(tc *tool.Context, list []tool.AgentInfo, ss sessions.Store) *tool.Context {
+	agents.ListService.Set(tc, list)
+	if ss != nil {
+		sessions.StoreService.Set(tc, ss)
+	}
+	return tc
+}
+
 // sessionStore opens a real SQLite store holding five sessions: writer's
 // session 1 (a transcript with a tool call and a long result), its
 // sub-agent's session 2, a session of an agent writer may not target (3), a
 // failed session of checker (4) and another session of writer (5).
-func sessionStore(t *testing.T) tool.SessionStore {
+// withHost makes tc carry the session host h.
+func withHost(tc *tool.Context, h sessions.Host) *tool.Context {
+	sessions.HostService.Set(tc, h)
+	return tc
+}
+
+func sessionStore(t *testing.T) sessions.Store {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(ctx, filepath.Join(t.TempDir(), store.DefaultFile))
@@ -137,13 +153,13 @@ func errorText(t *testing.T, msg tool.ResultMessage) string {
 
 func TestReadersUnavailableWithoutAgents(t *testing.T) {
 	t.Parallel()
-	r := runner(t, &tool.Context{Sessions: sessionStore(t)})
+	r := runner(t, withServices(&tool.Context{}, nil, sessionStore(t)))
 	for _, name := range []string{"sessions_list", "sessions_history", "session_status", "agents_list"} {
 		if text := errorText(t, call(t, r, name, `{"sessionKey":"x"}`)); !strings.Contains(text, "no agents configured") {
 			t.Errorf("%s: %s", name, text)
 		}
 	}
-	r = runner(t, &tool.Context{Agents: testAgents})
+	r = runner(t, withServices(&tool.Context{}, testAgents, nil))
 	if text := errorText(t, call(t, r, "sessions_list", `{}`)); !strings.Contains(text, "no session store") {
 		t.Errorf("%s", text)
 	}
@@ -152,7 +168,7 @@ func TestReadersUnavailableWithoutAgents(t *testing.T) {
 func TestSessionsListVisibilityAndFilters(t *testing.T) {
 	t.Parallel()
 	ss := sessionStore(t)
-	w := runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss})
+	w := runner(t, withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}}, testAgents, ss))
 	// Writer sees its own session, its child, and checker's sessions; not
 	// other's, nor its own agent's other session.
 	if got := keysOf(t, call(t, w, "sessions_list", `{}`)); !slices.Equal(got, []string{writer1, child2, checker4}) {
@@ -181,13 +197,13 @@ func TestSessionsListVisibilityAndFilters(t *testing.T) {
 	}
 	// Called as no agent by the owner (a person at the terminal), every
 	// session shows.
-	all := runner(t, &tool.Context{Identity: tool.Identity{Owner: true}, Agents: testAgents, Sessions: ss})
+	all := runner(t, withServices(&tool.Context{Identity: tool.Identity{Owner: true}}, testAgents, ss))
 	if got := keysOf(t, call(t, all, "sessions_list", `{}`)); !slices.Equal(got, []string{writer1, child2, checker4, other3, writer5}) {
 		t.Errorf("all: %v", got)
 	}
 	// As no agent but not the owner (an MCP client), only its own session
 	// and its children: here none of them.
-	client := runner(t, &tool.Context{Identity: tool.Identity{SessionKey: "stdio-abc"}, Agents: testAgents, Sessions: ss})
+	client := runner(t, withServices(&tool.Context{Identity: tool.Identity{SessionKey: "stdio-abc"}}, testAgents, ss))
 	if got := keysOf(t, call(t, client, "sessions_list", `{}`)); len(got) != 0 {
 		t.Errorf("a client that is not the owner sees %v", got)
 	}
@@ -216,7 +232,7 @@ type history struct {
 func TestSessionsHistory(t *testing.T) {
 	t.Parallel()
 	ss := sessionStore(t)
-	w := runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss})
+	w := runner(t, withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}}, testAgents, ss))
 
 	var h history
 	decode(t, call(t, w, "sessions_history", `{"sessionKey":"`+writer1+`"}`), &h)
@@ -273,14 +289,14 @@ func TestSessionStatus(t *testing.T) {
 		Messages                                          int
 		Usage                                             struct{ Input, Output int64 }
 	}
-	decode(t, call(t, runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}, Agents: testAgents, Sessions: ss}), "session_status", `{}`), &st)
+	decode(t, call(t, runner(t, withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer", SessionKey: writer1}}, testAgents, ss)), "session_status", `{}`), &st)
 	if st.Key != writer1 || st.AgentID != "writer" || st.Status != "done" || st.Model != "openai/m" || st.Messages != 4 || st.Usage.Input != 10 || st.Usage.Output != 5 || st.CreatedAt == "" || st.UpdatedAt == "" {
 		t.Errorf("%+v", st)
 	}
-	if text := errorText(t, call(t, runner(t, &tool.Context{Agents: testAgents, Sessions: ss}), "session_status", `{}`)); !strings.Contains(text, "outside a session") {
+	if text := errorText(t, call(t, runner(t, withServices(&tool.Context{}, testAgents, ss)), "session_status", `{}`)); !strings.Contains(text, "outside a session") {
 		t.Errorf("%s", text)
 	}
-	if text := errorText(t, call(t, runner(t, &tool.Context{Identity: tool.Identity{SessionKey: "agent:writer:cli:new"}, Agents: testAgents, Sessions: ss}), "session_status", `{}`)); !strings.Contains(text, "not in the store yet") {
+	if text := errorText(t, call(t, runner(t, withServices(&tool.Context{Identity: tool.Identity{SessionKey: "agent:writer:cli:new"}}, testAgents, ss)), "session_status", `{}`)); !strings.Contains(text, "not in the store yet") {
 		t.Errorf("%s", text)
 	}
 }
@@ -298,23 +314,23 @@ func TestAgentsList(t *testing.T) {
 		}
 		return ids, d.Note
 	}
-	ids, _ := list(&tool.Context{Identity: tool.Identity{AgentID: "writer"}, Agents: testAgents})
+	ids, _ := list(withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer"}}, testAgents, nil))
 	if !slices.Equal(ids, []string{"checker"}) {
 		t.Errorf("writer may target: %v", ids)
 	}
-	if ids, _ := list(&tool.Context{Agents: testAgents}); !slices.Equal(ids, []string{"checker", "other", "writer"}) {
+	if ids, _ := list(withServices(&tool.Context{}, testAgents, nil)); !slices.Equal(ids, []string{"checker", "other", "writer"}) {
 		t.Errorf("without an agent: %v", ids)
 	}
-	if ids, note := list(&tool.Context{Identity: tool.Identity{AgentID: "checker"}, Agents: testAgents}); len(ids) != 0 || !strings.Contains(note, "subagents.allow names none") {
+	if ids, note := list(withServices(&tool.Context{Identity: tool.Identity{AgentID: "checker"}}, testAgents, nil)); len(ids) != 0 || !strings.Contains(note, "subagents.allow names none") {
 		t.Errorf("checker: %v %q", ids, note)
 	}
 	star := append([]tool.AgentInfo{}, testAgents...)
 	star[1].Spawns = []string{"*"}
-	if ids, _ := list(&tool.Context{Identity: tool.Identity{AgentID: "checker"}, Agents: star}); len(ids) != 3 {
+	if ids, _ := list(withServices(&tool.Context{Identity: tool.Identity{AgentID: "checker"}}, star, nil)); len(ids) != 3 {
 		t.Errorf("allow *: %v", ids)
 	}
 	var d struct{ Agents []agents.Row }
-	decode(t, call(t, runner(t, &tool.Context{Identity: tool.Identity{AgentID: "writer"}, Agents: testAgents}), "agents_list", `{}`), &d)
+	decode(t, call(t, runner(t, withServices(&tool.Context{Identity: tool.Identity{AgentID: "writer"}}, testAgents, nil)), "agents_list", `{}`), &d)
 	if a := d.Agents[0]; a.Name != "checker" || a.Description != "Checks." || a.Model != "openai/c" {
 		t.Errorf("%+v", a)
 	}

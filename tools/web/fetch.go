@@ -102,10 +102,7 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (t
 	if maxChars <= 0 {
 		maxChars = f.s.maxChars
 	}
-	var cache tool.Cache
-	if inv.Context != nil && f.s.cacheTTL > 0 {
-		cache = inv.Context.Cache
-	}
+	cache := cacheOf(inv.Context, f.s.cacheTTL)
 	key := cacheKey(inv.Context, "web_fetch", mode, u.String())
 	var p page
 	cached := false

@@ -36,9 +36,9 @@ type harness struct {
 type setup struct {
 	fetch, search map[string]any // tools.web_fetch / tools.web_search
 	opts          web.Options
-	cache         bool       // a real SQLite cache
-	cacheImpl     tool.Cache // or this one
-	maxResult     int        // the pipeline's MaxResultChars
+	cache         bool      // a real SQLite cache
+	cacheImpl     web.Cache // or this one
+	maxResult     int       // the pipeline's MaxResultChars
 }
 
 func newHarness(t *testing.T, s setup) *harness {
@@ -67,10 +67,10 @@ func newHarness(t *testing.T, s setup) *harness {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { st.Close() })
-		tc.Cache = st.Cache(store.CacheOptions{})
+		web.CacheService.Set(tc, st.Cache(store.CacheOptions{}))
 	}
 	if s.cacheImpl != nil {
-		tc.Cache = s.cacheImpl
+		web.CacheService.Set(tc, s.cacheImpl)
 	}
 	ic := invoke.Config{}
 	if s.maxResult > 0 {

@@ -213,10 +213,7 @@ func (s searchSettings) run(ctx context.Context, in searchArgs, inv tool.Invocat
 	}
 	in.Country, in.Language = strings.ToUpper(in.Country), strings.ToLower(in.Language)
 	in.IncludeDomains, in.ExcludeDomains = cleanDomains(in.IncludeDomains), cleanDomains(in.ExcludeDomains)
-	var cache tool.Cache
-	if inv.Context != nil && s.cacheTTL > 0 {
-		cache = inv.Context.Cache
-	}
+	cache := cacheOf(inv.Context, s.cacheTTL)
 	keyJSON, _ := json.Marshal(in)
 	key := cacheKey(inv.Context, "web_search", s.spec.name, string(keyJSON))
 	var a answer
