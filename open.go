@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/cron"
@@ -172,19 +174,32 @@ func (tb *Toolbelt) openApprovals(context.Context) error {
 	return nil
 }
 
-// openImports starts the MCP servers the configuration imports and
-// registers their tools. A server that fails to start is logged, and its
-// tools are missing, as they are when it stops later.
-func (tb *Toolbelt) openImports(ctx context.Context) error {
-	if len(tb.cfg.MCPServers) == 0 {
-		return nil
-	}
-	tb.imports = client.New(tb.reg, tb.cfg.MCPServers, client.Options{Separator: tb.cfg.MCP.Separator, Logger: tb.log, Version: tb.opts.Version})
-	tb.onClose(tb.imports.Stop)
-	if err := tb.imports.Start(ctx); err != nil {
-		tb.log.Warn("importing MCP servers", "err", err)
+// openImports starts the MCP servers the configuration imports
+// (StartImports), without waiting for them: their tools join the registry
+// as each answers, while the rest opens. A server that fails to start is
+// logged, and its tools are missing, as they are when it stops later.
+func (tb *Toolbelt) openImports(context.Context) error {
+	if tb.imports = StartImports(tb.reg, tb.cfg, tb.log, tb.opts.Version); tb.imports != nil {
+		tb.onClose(tb.imports.Stop)
 	}
 	return nil
+}
+
+// StartImports begins importing into reg the tools of the MCP servers cfg
+// imports and returns their manager at once (nil when cfg imports none):
+// each server's tools join reg as it answers, and the manager's Started
+// says when all have answered or failed. Starting them first, before the
+// store and the audit log open, lets a slow server's start (a thousand
+// tools, or npx downloading it) overlap the rest of a start.
+func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, version string) *client.Manager {
+	if len(cfg.MCPServers) == 0 {
+		return nil
+	}
+	m := client.New(reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: log, Version: version})
+	if err := m.Begin(); err != nil {
+		log.Warn("importing MCP servers", "err", err)
+	}
+	return m
 }
 
 // openDirTools loads the directory tools of the configuration's folders

@@ -24,8 +24,36 @@ var ErrClosed = errors.New("toolbelt is closing: the call was not run")
 // workspace: the configuration's limits, policy and hooks, approvals kept
 // in the store (asked of Options.Confirm), full outputs, the undo journal,
 // durable audit, the job queue. opts are added after the root's own.
+// The tools of imported MCP servers join as each server answers: Imported
+// waits for them.
 func (tb *Toolbelt) Runner(caller tool.Identity, opts ...invoke.Option) *invoke.Runner {
 	return invoke.New(tb.reg, tb.contextFor(caller), append(tb.pipeline(), opts...)...)
+}
+
+// Imported waits until each imported MCP server has answered with its
+// tools or failed its first start (the failure is logged, its tools
+// missing), or until ctx ends. An MCP server of the root waits for it
+// before it lists tools, not before it answers initialize.
+func (tb *Toolbelt) Imported(ctx context.Context) error {
+	started := tb.importsStarted()
+	if started == nil {
+		return nil
+	}
+	select {
+	case <-started:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// importsStarted is closed once the imported MCP servers have all
+// answered or failed; nil when none is imported.
+func (tb *Toolbelt) importsStarted() <-chan struct{} {
+	if tb.imports == nil {
+		return nil
+	}
+	return tb.imports.Started()
 }
 
 // contextFor returns the workspace's tool context as caller's.
@@ -130,6 +158,7 @@ func (tb *Toolbelt) MCPServer() (*mcp.Server, error) {
 	return mcp.New(tb.reg, tc, mcp.Options{
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
 		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: m.Compact,
+		ToolsAfter: tb.importsStarted(),
 	}, tb.pipeline()...), nil
 }
 

@@ -10,9 +10,10 @@
 //	return tb.ServeStdio(ctx)
 //
 // Open opens, each resource registering its own cleanup as it opens: the
+// imported MCP servers (started first, their tools joining the registry
+// as each answers while the rest opens; Imported waits for them), the
 // store, the audit log (its writer or spool, and the recovery of what
-// killed processes left), the policy, the approvals, the imported MCP
-// servers, the directory tools, the registry (its tools checked against
+// killed processes left), the policy, the approvals, the directory tools, the registry (its tools checked against
 // the policy), the job queue and the scheduler. The job queue comes after
 // the tools because it registers the async tools among them.
 //
@@ -138,11 +139,11 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 		open func(context.Context) error
 	}{
 		{"the tools", tb.openTools},
+		{"the imported MCP servers", tb.openImports},
 		{"the store", tb.openStore},
 		{"the audit log", tb.openAudit},
 		{"the policy", tb.openPolicy},
 		{"the approvals", tb.openApprovals},
-		{"the imported MCP servers", tb.openImports},
 		{"the directory tools", tb.openDirTools},
 		{"the registry", tb.openRegistry},
 		{"the job queue", tb.openJobs},

@@ -60,6 +60,12 @@ type Options struct {
 	// Summarizers, in compact mode, let tool_call return a summary and a
 	// handle to the full result of the tools they name.
 	Summarizers map[string]compact.Summarizer
+	// ToolsAfter, when set, is closed once the registry holds the tools
+	// clients are first offered: tools/list and tools/call wait for it
+	// (until their request ends), initialize and the rest do not. A root
+	// whose imported MCP servers are still starting answers initialize at
+	// once, and lists their tools once they have answered (or failed).
+	ToolsAfter <-chan struct{}
 }
 
 // DefaultMaxResponseBytes bounds a tool result sent to a client.
@@ -149,7 +155,7 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.repairNames, s.noteFirstAnswer, listTheSchemas)
+	s.sdk.AddReceivingMiddleware(s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -178,6 +184,20 @@ func (s *Server) repairNames(next sdk.MethodHandler) sdk.MethodHandler {
 			return s.wrap(next(ctx, method, req))
 		}
 		return s.wrap(s.handle(ctx, call))
+	}
+}
+
+// awaitTools makes tools/list and tools/call wait for Options.ToolsAfter.
+func (s *Server) awaitTools(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if s.opts.ToolsAfter != nil && (method == "tools/list" || method == "tools/call") {
+			select {
+			case <-s.opts.ToolsAfter:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return next(ctx, method, req)
 	}
 }
 

@@ -40,6 +40,8 @@ type Registry struct {
 	watchMu  sync.Mutex
 	watchers map[int]func()
 	nextID   int
+	batches  int  // Batch calls under way
+	held     bool // a change was made during them
 }
 
 // Watch calls fn after every change to the registry (a tool registered or
@@ -61,9 +63,38 @@ func (r *Registry) Watch(fn func()) (stop func()) {
 	}
 }
 
-// notify calls the watchers; callers do not hold r.mu.
+// Batch holds back the watchers' calls for the changes made from now on
+// (on any goroutine) until end is called; then they are called once, on
+// end's goroutine. Batches may overlap: the watchers are called when the
+// last ends. An import of a thousand tools registers them in one batch, so
+// an MCP server following the registry lists them once, not once per tool.
+func (r *Registry) Batch() (end func()) {
+	r.watchMu.Lock()
+	r.batches++
+	r.watchMu.Unlock()
+	return sync.OnceFunc(func() {
+		r.watchMu.Lock()
+		r.batches--
+		fire := r.batches == 0 && r.held
+		if fire {
+			r.held = false
+		}
+		r.watchMu.Unlock()
+		if fire {
+			r.notify()
+		}
+	})
+}
+
+// notify calls the watchers, or during a Batch notes that it must; callers
+// do not hold r.mu.
 func (r *Registry) notify() {
 	r.watchMu.Lock()
+	if r.batches > 0 {
+		r.held = true
+		r.watchMu.Unlock()
+		return
+	}
 	fns := make([]func(), 0, len(r.watchers))
 	for _, fn := range r.watchers {
 		fns = append(fns, fn)

@@ -537,6 +537,35 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+// TestBatch: the changes made during overlapping batches reach the
+// watchers once, when it ends; a Batch that changes nothing calls no one.
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	r := registry.New()
+	var calls atomic.Int32
+	var seen int
+	defer r.Watch(func() { calls.Add(1); seen = r.Size() })()
+	end := r.Batch()
+	mustRegister(t, r, mk("a"), mk("b"))
+	inner := r.Batch()
+	mustRegister(t, r, mk("c"))
+	inner()
+	r.Unregister("a")
+	if calls.Load() != 0 {
+		t.Errorf("a watcher was called during the batch (%d calls)", calls.Load())
+	}
+	end()
+	end() // once
+	if calls.Load() != 1 || seen != 2 {
+		t.Errorf("%d calls after the batch, want 1, seeing %d tools, want 2", calls.Load(), seen)
+	}
+	r.Batch()()
+	mustRegister(t, r, mk("d"))
+	if calls.Load() != 2 {
+		t.Errorf("%d calls, want 2: an empty batch calls no one, a change outside one calls at once", calls.Load())
+	}
+}
+
 // TestAny: Any finds a tool whose metadata matches among the tools the
 // options select, as List would, and asks about the others no more once
 // one matches.

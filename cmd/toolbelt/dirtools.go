@@ -73,7 +73,7 @@ func (e *env) dirOf(id string) (folder, untrusted string) {
 // the run ends: a server picks up added, changed and removed tools, and
 // tells its MCP clients.
 func (e *env) watchDirTools() {
-	if e.registry(); e.dirs == nil || e.watchingDirs {
+	if e.toolsNow(); e.dirs == nil || e.watchingDirs {
 		return
 	}
 	e.watchingDirs = true

@@ -46,7 +46,7 @@ func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
 		return nil, err
 	}
 	var async []tool.Tool
-	for _, t := range e.registry().ResolveAll(tc, nil) {
+	for _, t := range e.toolsNow().ResolveAll(tc, nil) {
 		if t.Async != nil {
 			async = append(async, t)
 		}
@@ -69,9 +69,10 @@ func (e *env) startJobs() error {
 	return e.jobq.Start(context.Background())
 }
 
-// hasAsyncTools says whether the registry holds an async tool.
+// hasAsyncTools says whether the registry holds an async tool. It does not
+// wait for the imported MCP servers: their tools are never async.
 func (e *env) hasAsyncTools() bool {
-	return e.registry().Any(func(m *tool.Meta) bool { return m.Async })
+	return e.toolsNow().Any(func(m *tool.Meta) bool { return m.Async })
 }
 
 // closeJobs stops working jobs: steps in flight get a few seconds, and a

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
@@ -192,27 +193,44 @@ func (e *env) config() (*config.Config, error) {
 	return e.cfg, nil
 }
 
-// registry returns the run's registry, making it on first use: the
-// built-in tools, and the tools of the MCP servers the config imports.
+// registry returns the run's registry, made on first use (toolsNow), once
+// the imported MCP servers have answered with their tools or failed.
 func (e *env) registry() *registry.Registry {
+	reg := e.toolsNow()
+	e.awaitImports()
+	return reg
+}
+
+// toolsNow returns the run's registry, making it on first use: the
+// built-in tools, the directory tools, and the tools of the MCP servers the
+// config imports, which are started first and join it as each answers
+// (toolbelt.StartImports) while the run opens the rest.
+func (e *env) toolsNow() *registry.Registry {
 	if e.reg == nil {
 		e.reg, e.closer = e.tools()
 		if cfg, err := e.config(); err == nil {
+			e.imports = toolbelt.StartImports(e.reg, cfg, e.log, buildVersion())
 			e.loadDirTools(e.reg, cfg)
-		}
-		if cfg, err := e.config(); err == nil && len(cfg.MCPServers) > 0 {
-			e.imports = client.New(e.reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: e.log, Version: buildVersion()})
-			// Starting a server may mean downloading it first (npx, uvx):
-			// on a terminal, a spinner says what is being waited for.
-			spin := e.startSpinner("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(cfg.MCPServers)), ", ") + ")…")
-			err := e.imports.Start(context.Background())
-			spin.Stop()
-			if err != nil {
-				e.log.Warn("importing MCP servers", "err", err)
-			}
 		}
 	}
 	return e.reg
+}
+
+// awaitImports waits for the imported MCP servers' first start. Starting
+// one may mean downloading it first (npx, uvx): on a terminal, a spinner
+// says what is being waited for.
+func (e *env) awaitImports() {
+	if e.imports == nil {
+		return
+	}
+	select {
+	case <-e.imports.Started():
+		return
+	default:
+	}
+	spin := e.startSpinner("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(e.cfg.MCPServers)), ", ") + ")…")
+	<-e.imports.Started()
+	spin.Stop()
 }
 
 // cli is the command line grammar.

@@ -88,10 +88,16 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 		// CPU: only when the count decides.
 		compactOn = compact.Enabled(len(e.registry().ResolveAll(tc, nil)), false, cfg.MCP.CompactAbove)
 	}
-	srv := mcp.New(e.registry(), tc, mcp.Options{
+	// The server answers initialize while the imported servers start; it
+	// lists tools once they have answered.
+	var importsStarted <-chan struct{}
+	if e.imports != nil {
+		importsStarted = e.imports.Started()
+	}
+	srv := mcp.New(e.toolsNow(), tc, mcp.Options{
 		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
 		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log, Owner: cfg.MCP.Owner,
-		Compact: compactOn,
+		Compact: compactOn, ToolsAfter: importsStarted,
 	}, opts...)
 	e.useRunner(srv.Runner())
 	go e.afterFirstAnswer(srv, tc, started)
@@ -235,6 +241,7 @@ func (c *mcpStdioCmd) Run(e *env) error {
 		return err
 	}
 	if isTerminal(e.stdin) {
+		e.awaitImports() // to count their tools
 		e.explainStdio(srv)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -340,6 +347,7 @@ func (c *serveCmd) Run(e *env) error {
 		fmt.Fprint(w, frontPage(r.Host, withToken, len(srv.Listed())))
 	})
 	hs := o.HTTPServer(mux)
+	e.awaitImports() // to count their tools
 	e.printServing(ln.Addr().String(), withToken, srv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -55,7 +55,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		return nil, err
 	}
 	cron.SchedulerService.Set(tc, sched)
-	if err := cfg.CheckTools(e.registry()); err != nil {
+	if err := cfg.CheckTools(e.toolsNow()); err != nil {
 		return nil, err
 	}
 	aw, err := e.auditWriter(st)
@@ -74,7 +74,7 @@ func (e *env) pipeline(tc *tool.Context, override invoke.Config) ([]invoke.Optio
 		invoke.WithApprovalStore(st.Approvals(tc.Workspace)),
 		invoke.Use(e.recoveries().First(journal)),
 	}
-	if h := toolbelt.Hooks(cfg, e.registry()); h != nil {
+	if h := toolbelt.Hooks(cfg, e.toolsNow()); h != nil {
 		opts = append(opts, invoke.WithHooks(h))
 	}
 	// Serve, mcp and run work jobs; another command that may call an async

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/store"
 )
 
@@ -188,5 +189,51 @@ func TestCopiedLibrariesStartLight(t *testing.T) {
 		case allocated > most:
 			t.Errorf("%s's initialiser allocated %d bytes, more than %d: does it compile at init again?", pkg, allocated, most)
 		}
+	}
+}
+
+// TestMCPStartsWhileImportsStart: toolbelt mcp starts the servers it
+// imports first and opens the rest while they start. The imported server
+// here starts only once the importing one has made its audit spool (the
+// rest is open) and answered initialize (the test says so by creating a
+// file): waiting for the import before either would leave it stuck until
+// its connect timeout, and its tools missing. tools/list waits for the
+// import and lists its tools.
+func TestMCPStartsWhileImportsStart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	data, answered := filepath.Join(dir, "data"), filepath.Join(dir, "initialize-answered")
+	gate := filepath.Join(dir, "gate")
+	if err := os.WriteFile(gate, []byte("#!/bin/sh\nwhile [ ! -e \"$1\" ] || [ ! -e \"$2\" ]; do sleep 0.02; done\nshift 2\nexec \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := writeConfig(t, fmt.Sprintf(`mcpServers:
+  self:
+    command: %q
+    args: [%q, %q, %q, mcp, --workspace, %q]
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+`, gate, spoolDir(data), answered, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "inner-data"), filepath.Join(dir, "config")))
+	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "--workspace", workspaceWith(t))
+	cmd.Env = append(cliEnvironment(t), "TOOLBELT_DATA="+data)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "start-test", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if err := os.WriteFile(answered, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if !slices.Contains(names, "self__read") || !slices.Contains(names, "read") {
+		t.Errorf("tools/list lacks the imported self__read or the built-in read: %v", names)
 	}
 }

@@ -69,7 +69,7 @@ func (w workspaceFlags) toolContext(e *env) (*tool.Context, error) {
 	if err != nil {
 		return nil, err
 	}
-	return invoke.New(e.registry(), tc).Context(), nil
+	return invoke.New(e.toolsNow(), tc).Context(), nil
 }
 
 // runContext is toolContext for commands that run tools: a workspace that

@@ -152,13 +152,14 @@ type Manager struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup // the servers' supervisors
 	calls   sync.WaitGroup // the calls under way
+	begun   chan struct{}  // closed when each server's first start is done (Started)
 }
 
 // New returns a manager that imports the tools of the servers, by name (the
 // names of toolbelt.yaml's mcpServers), into reg. Nothing is started until
 // Start.
 func New(reg *registry.Registry, servers map[string]config.MCPServer, opts Options) *Manager {
-	m := &Manager{opts: opts.withDefaults(), reg: reg}
+	m := &Manager{opts: opts.withDefaults(), reg: reg, begun: make(chan struct{})}
 	for name, srv := range servers {
 		m.servers = append(m.servers, newServer(m, name, srv))
 	}
@@ -171,17 +172,32 @@ func New(reg *registry.Registry, servers map[string]config.MCPServer, opts Optio
 // (those keep being restarted in the background), or with ctx's error when
 // ctx ends first. ctx bounds only the wait: the servers run until Stop.
 func (m *Manager) Start(ctx context.Context) error {
+	if err := m.Begin(); err != nil {
+		return err
+	}
+	select {
+	case <-m.begun:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("mcp client: waiting for servers to start: %w", ctx.Err())
+	}
+}
+
+// Begin starts every server that is not disabled, as Start does, but
+// returns at once: each server's tools join the registry as it answers, and
+// Started says when all have answered or failed. A program that has more
+// to open than its imports opens it meanwhile.
+func (m *Manager) Begin() error {
 	if m.reg == nil {
 		return errors.New("mcp client: the manager has no registry")
 	}
 	m.mu.Lock()
+	defer m.mu.Unlock()
 	if m.started || m.closed {
-		m.mu.Unlock()
 		return errors.New("mcp client: Start called twice, or after Stop")
 	}
 	m.started = true
-	run, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	m.run, m.cancel = run, cancel
+	m.run, m.cancel = context.WithCancel(context.Background())
 	var firsts []chan struct{}
 	for _, s := range m.servers {
 		if s.cfg.Disabled {
@@ -189,18 +205,20 @@ func (m *Manager) Start(ctx context.Context) error {
 		}
 		first := make(chan struct{})
 		firsts = append(firsts, first)
-		m.wg.Go(func() { s.run(run, m.reg, first) })
+		m.wg.Go(func() { s.run(m.run, m.reg, first) })
 	}
-	m.mu.Unlock()
-	for _, first := range firsts {
-		select {
-		case <-first:
-		case <-ctx.Done():
-			return fmt.Errorf("mcp client: waiting for servers to start: %w", ctx.Err())
+	m.wg.Go(func() {
+		for _, first := range firsts {
+			<-first
 		}
-	}
+		close(m.begun)
+	})
 	return nil
 }
+
+// Started is closed once Begin (or Start) has been called and each server
+// is ready or has failed its first start, or Stop has stopped them.
+func (m *Manager) Started() <-chan struct{} { return m.begun }
 
 // enter counts a call under way, unless Stop was called, and returns the
 // call's context: ctx, also cancelled when Stop cuts the calls short. The

@@ -409,6 +409,9 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) erro
 		}
 	}
 	parallel.For(len(compare), func(i int) { compare[i].encoded() })
+	// The registry's watchers (an MCP server listing the tools) hear of
+	// the whole import once, not of each tool.
+	defer reg.Batch()()
 	next := map[string]*definition{}
 	for name, def := range have {
 		if w := want[name]; w != nil && w.encoded() == def.encoded() {
