@@ -24,17 +24,14 @@ var ErrClosed = errors.New("toolbelt is closing: the call was not run")
 // workspace: the configuration's limits, policy and hooks, approvals kept
 // in the store (asked of Options.Confirm), full outputs, the undo journal,
 // durable audit, the job queue. opts are added after the root's own.
-// The tools of imported MCP servers join as each server answers: Imported
-// waits for them.
 func (tb *Toolbelt) Runner(caller tool.Identity, opts ...invoke.Option) *invoke.Runner {
 	return invoke.New(tb.reg, tb.contextFor(caller), append(tb.pipeline(), opts...)...)
 }
 
-// Imported waits until each imported MCP server has answered with its
+// awaitImports waits until each imported MCP server has answered with its
 // tools or failed its first start (the failure is logged, its tools
-// missing), or until ctx ends. An MCP server of the root waits for it
-// before it lists tools, not before it answers initialize.
-func (tb *Toolbelt) Imported(ctx context.Context) error {
+// missing), or until ctx ends: the last step of Open.
+func (tb *Toolbelt) awaitImports(ctx context.Context) error {
 	started := tb.importsStarted()
 	if started == nil {
 		return nil

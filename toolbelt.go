@@ -10,12 +10,13 @@
 //	return tb.ServeStdio(ctx)
 //
 // Open opens, each resource registering its own cleanup as it opens: the
-// imported MCP servers (started first, their tools joining the registry
-// as each answers while the rest opens; Imported waits for them), the
-// store, the audit log (its writer or spool, and the recovery of what
+// imported MCP servers (started first, so that they start while the rest
+// opens), the store, the audit log (its writer or spool, and the recovery of what
 // killed processes left), the policy, the approvals, the directory tools, the registry (its tools checked against
-// the policy), the job queue and the scheduler. The job queue comes after
-// the tools because it registers the async tools among them.
+// the policy), the job queue and the scheduler; then it waits for the
+// imported servers to answer with their tools (or fail, which is logged), so
+// a runner made after Open finds them. The job queue comes after the tools
+// because it registers the async tools among them.
 //
 // # The public API
 //
@@ -148,6 +149,7 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 		{"the registry", tb.openRegistry},
 		{"the job queue", tb.openJobs},
 		{"the scheduler", tb.openScheduler},
+		{"the imported MCP servers' tools", tb.awaitImports},
 	} {
 		if err := step.open(ctx); err != nil {
 			return nil, errors.Join(fmt.Errorf("opening %s: %w", step.what, err), tb.Close(ctx))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -248,5 +249,34 @@ func TestDirToolsRunWithTheExecSettings(t *testing.T) {
 	msg := call(tb, "c1", "show_env", `{}`)
 	if text := msg.Content[0].Text; msg.IsError || !strings.Contains(text, "[let-through][]") {
 		t.Fatalf("show_env = %s, want the allowed variable only", text)
+	}
+}
+
+// TestImportedToolsAreThereWhenOpenReturns imports a real MCP server (the
+// mcp-server example, built for the test) that is slow to start: Open
+// starts it first and ends once it answered, so the first call finds its
+// tool. (Were Open not to wait, the call would come before the server's
+// two seconds are up; a slow machine could hide that, never the reverse.)
+func TestImportedToolsAreThereWhenOpenReturns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds an MCP server")
+	}
+	bin := filepath.Join(t.TempDir(), "words")
+	if out, err := exec.Command("go", "build", "-o", bin, "./examples/mcp-server").CombinedOutput(); err != nil {
+		t.Fatalf("building the example server: %v\n%s", err, out)
+	}
+	yaml := "mcpServers:\n  words: {command: sh, args: [-c, 'sleep 2; exec \"$0\"', " + bin + "]}\n"
+	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: t.TempDir(), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tb.Close(context.Background())
+	msg := call(tb, "c1", "words__word_count", `{"text":"one two three"}`)
+	if msg.IsError || !strings.Contains(msg.Content[0].Text, "3") {
+		t.Fatalf("words__word_count = %+v, want the imported tool's count", msg.Content)
 	}
 }
