@@ -7,8 +7,8 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/content/tokens"
+	"github.com/toolbelt/toolbelt/internal/cmdhook"
 	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/invoke/cmdhook"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"

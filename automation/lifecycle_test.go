@@ -10,9 +10,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/lifecycle/lifecycletest"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/automation"
-	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/cron"
 )

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 	agentlist "github.com/toolbelt/toolbelt/tools/agents"
 	"github.com/toolbelt/toolbelt/tools/cron"

@@ -22,7 +22,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/doctest"
-	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected output of console blocks that do not match")

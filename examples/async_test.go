@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
-	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 // The async video demo: a fake video API (examples/async-video/api) and

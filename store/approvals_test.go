@@ -4,8 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 func TestApprovals(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 func TestCachePutGetExpire(t *testing.T) {

@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"go.uber.org/goleak"
 )
 

@@ -24,9 +24,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
-	"github.com/toolbelt/toolbelt/textdiff"
+	"github.com/toolbelt/toolbelt/internal/changeset"
+	"github.com/toolbelt/toolbelt/internal/textdiff"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

@@ -11,12 +11,12 @@ import (
 
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/agent/host"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 	agentlist "github.com/toolbelt/toolbelt/tools/agents"
 	"github.com/toolbelt/toolbelt/tools/sessions"

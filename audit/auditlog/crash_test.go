@@ -17,8 +17,8 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 // The crash tests run a spool (or a recovery) in a child process — this

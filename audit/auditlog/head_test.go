@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 // rehashAll rewrites every record's chain from seq on as someone with the

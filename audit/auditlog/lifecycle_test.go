@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 )
 
 var (

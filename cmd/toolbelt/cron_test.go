@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

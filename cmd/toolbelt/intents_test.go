@@ -22,8 +22,8 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
-	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/changeset"
 	"github.com/toolbelt/toolbelt/store"
 )
 

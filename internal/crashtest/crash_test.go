@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolbelt/toolbelt/store/storetest"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 )
 
 // The shape of a round: the processes making calls at once, and the random

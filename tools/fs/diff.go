@@ -3,7 +3,7 @@ package fs
 import (
 	"strings"
 
-	"github.com/toolbelt/toolbelt/textdiff"
+	"github.com/toolbelt/toolbelt/internal/textdiff"
 )
 
 // changes returns the changed blocks of lines that the replacements

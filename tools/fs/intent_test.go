@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
-	"github.com/toolbelt/toolbelt/store/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

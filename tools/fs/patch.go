@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/toolbelt/toolbelt/changeset"
-	"github.com/toolbelt/toolbelt/textdiff"
+	"github.com/toolbelt/toolbelt/internal/changeset"
+	"github.com/toolbelt/toolbelt/internal/textdiff"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"sync/atomic"
 
-	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/changeset"
 	"github.com/toolbelt/toolbelt/tool"
 )
 

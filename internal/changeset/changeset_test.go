@@ -9,8 +9,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/toolbelt/toolbelt/changeset"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/changeset"
 )
 
 // failing is a bridge whose writes to one path fail.

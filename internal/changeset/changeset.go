@@ -22,7 +22,7 @@ import (
 	"slices"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
-	"github.com/toolbelt/toolbelt/textdiff"
+	"github.com/toolbelt/toolbelt/internal/textdiff"
 )
 
 // State is a file's state at one time.
