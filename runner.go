@@ -68,7 +68,7 @@ func (tb *Toolbelt) pipeline() []invoke.Option {
 		invoke.WithLogger(tb.log), invoke.WithConfig(PipelineConfig(tb.cfg)), invoke.WithPolicy(tb.policy),
 		invoke.WithOutputs(tb.st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(tb.auditor), invoke.WithApprovalStore(tb.approvals),
-		invoke.Use(tb.track, tb.recovery.First(tb.journal)),
+		invoke.WithGate(gate{tb}), invoke.Use(tb.recovery.First(tb.journal)),
 	}
 	if h := Hooks(tb.cfg, tb.reg); h != nil {
 		opts = append(opts, invoke.WithHooks(h))
@@ -82,21 +82,21 @@ func (tb *Toolbelt) pipeline() []invoke.Option {
 	return opts
 }
 
-// track counts the calls in flight, for Close to wait for, and refuses
-// calls once Close has begun.
-func (tb *Toolbelt) track(next invoke.Handler) invoke.Handler {
-	return func(ctx context.Context, req *invoke.Request) tool.Result {
-		tb.mu.Lock()
-		if tb.closing {
-			tb.mu.Unlock()
-			return invoke.ErrorResult(req.Tool, ErrClosed)
-		}
-		tb.calls.Add(1)
-		tb.mu.Unlock()
-		defer tb.calls.Done()
-		return next(ctx, req)
+// gate counts the calls in flight, until their records are made, for
+// Close to wait for, and refuses calls once Close has begun.
+type gate struct{ tb *Toolbelt }
+
+func (g gate) Enter() error {
+	g.tb.mu.Lock()
+	defer g.tb.mu.Unlock()
+	if g.tb.closing {
+		return ErrClosed
 	}
+	g.tb.calls.Add(1)
+	return nil
 }
+
+func (g gate) Leave() { g.tb.calls.Done() }
 
 // PipelineConfig returns the pipeline settings cfg describes: its limits
 // and confirmation settings, and whether audit fails closed.

@@ -2,6 +2,9 @@ package invoke_test
 
 import (
 	"context"
+	"errors"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -54,5 +57,61 @@ func TestCloseReleasesJobSubscription(t *testing.T) {
 	// Calls still run after Close.
 	if msg := r.Run(context.Background(), tool.Call{ID: "c1", Name: "none", Arguments: []byte(`{}`)}); !msg.IsError {
 		t.Errorf("a call of an unknown tool after Close: %+v", msg)
+	}
+}
+
+// gateLog is a Gate that refuses calls once closed and notes, for each call
+// it admitted, how many records the audit log held when the call left.
+type gateLog struct {
+	mu     sync.Mutex
+	closed bool
+	log    *records
+	left   []int
+}
+
+func (g *gateLog) Enter() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return errors.New("closing: the call was not run")
+	}
+	return nil
+}
+
+func (g *gateLog) Leave() {
+	g.log.mu.Lock()
+	n := len(g.log.list)
+	g.log.mu.Unlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.left = append(g.left, n)
+}
+
+// TestGateSeesCallsEndAfterTheirRecord: a call leaves the gate only once
+// its audit record is made (so an owner that waits for the gate can close
+// the audit log), and a call the gate refuses is neither run nor audited.
+func TestGateSeesCallsEndAfterTheirRecord(t *testing.T) {
+	t.Parallel()
+	log := &records{}
+	g := &gateLog{log: log}
+	ran := 0
+	echo := tool.Must(tool.New("echo", "Echo.", func(context.Context, struct{}, tool.Invocation) (tool.Result, error) {
+		ran++
+		return tool.Text("ok"), nil
+	}))
+	echo.Meta = tool.Meta{ReadOnly: true}
+	r := newRunner(t, []tool.Tool{echo}, invoke.WithAudit(log), invoke.WithGate(g))
+	r.Run(context.Background(), tool.Call{ID: "c1", Name: "echo", Arguments: []byte(`{}`)})
+	r.Run(context.Background(), tool.Call{ID: "c2", Name: "nope", Arguments: []byte(`{}`)})
+	if want := []int{1, 2}; !slices.Equal(g.left, want) {
+		t.Errorf("records when each call left the gate = %v, want %v", g.left, want)
+	}
+	g.closed = true
+	msg := r.Run(context.Background(), tool.Call{ID: "c3", Name: "echo", Arguments: []byte(`{}`)})
+	if !msg.IsError || !strings.Contains(text(msg), "closing: the call was not run") {
+		t.Errorf("a call the gate refuses = %+v, want its reason", msg)
+	}
+	if ran != 1 || len(log.list) != 2 {
+		t.Errorf("after a refused call: the tool ran %d times and %d records were made, want 1 and 2", ran, len(log.list))
 	}
 }

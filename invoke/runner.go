@@ -159,6 +159,7 @@ type Runner struct {
 	persist   []func(context.Context, tool.ResultMessage)
 	outputs   tool.Outputs
 	auditor   Auditor
+	gate      Gate
 	loops     *loopMemory
 	steps     []Step
 	chain     Handler
@@ -224,6 +225,22 @@ func WithPersist(fn func(context.Context, tool.ResultMessage)) Option {
 func WithSteps(edit func([]Step) []Step) Option {
 	return func(r *Runner) { r.steps = edit(r.steps) }
 }
+
+// Gate admits calls into a runner and learns when each has ended — run,
+// shaped, audited and published — so that what owns the runner can refuse
+// new calls and wait for those in flight before it closes what they use
+// (the composition root's Close does).
+type Gate interface {
+	// Enter admits a call, or refuses it with an error the call's result
+	// then says (the call is neither run nor audited).
+	Enter() error
+	// Leave says a call Enter admitted has ended.
+	Leave()
+}
+
+// WithGate makes every call of the runner pass g: Enter before anything
+// else, Leave once its message is made.
+func WithGate(g Gate) Option { return func(r *Runner) { r.gate = g } }
 
 // Use adds middlewares after the default steps, just before the tool
 // executes.
@@ -393,6 +410,12 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 	}()
 	if call.ID == "" {
 		call.ID = tool.NewCallID("call")
+	}
+	if r.gate != nil {
+		if err := r.gate.Enter(); err != nil {
+			return message(call, name, tool.Envelope{Status: "error", Tool: name, Error: err.Error()}.Result())
+		}
+		defer r.gate.Leave()
 	}
 	ctx, req, rt, res := r.request(ctx, call, opts)
 	name = req.Tool.Name
