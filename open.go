@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
@@ -22,10 +23,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
-	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/dir"
-	"github.com/toolbelt/toolbelt/tools/memory"
-	"github.com/toolbelt/toolbelt/tools/web"
 )
 
 // The steps of Open, in its order. Each registers what closes what it
@@ -77,40 +75,69 @@ func (o Options) Location() (dsn, dir string, err error) {
 
 // dsn returns the store's Location, refusing the workspace itself as the
 // data directory.
-func (tb *Toolbelt) dsn() (dsn, dir string, err error) {
+func (tb *Toolbelt) dsn() (dsn, dir string, err error) { return tb.dsnFor(tb.ws) }
+
+// dsnFor is dsn for the workspace ws.
+func (tb *Toolbelt) dsnFor(ws string) (dsn, dir string, err error) {
 	if dsn, dir, err = tb.opts.Location(); err != nil {
 		return "", "", err
 	}
-	if dir != "" && realpath.Within(dir, tb.ws) && realpath.Within(tb.ws, dir) {
-		return "", "", fmt.Errorf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them: keep state elsewhere", dir)
+	if dir != "" && ws != "" && realpath.Within(dir, ws) && realpath.Within(ws, dir) {
+		return "", "", &DataDirError{Dir: dir}
 	}
 	return dsn, dir, nil
 }
 
-// openStore opens the store, in the background when Options.StoreAfter is
-// set.
+// DataDirError is the error of a data directory that is the workspace
+// itself: one inside the workspace is hidden from the tools, but the
+// workspace as a whole cannot be.
+type DataDirError struct{ Dir string }
+
+func (e *DataDirError) Error() string {
+	return fmt.Sprintf("the data directory %s is the workspace itself, where tools work, so it cannot be hidden from them", e.Dir)
+}
+
+// openStore opens the store: in the background when Options.StoreAfter
+// is set, and with ToolsOnly only once a tool's service uses it.
 func (tb *Toolbelt) openStore(ctx context.Context) error {
 	dsn, dir, err := tb.dsn()
 	if err != nil {
 		return err
 	}
 	if dir != "" {
-		tb.spool = filepath.Join(dir, "audit-spool")
+		tb.data, tb.spool = dir, filepath.Join(dir, "audit-spool")
 	}
 	var opts []store.Option
 	if tb.cfg.Audit.Sync == "always" {
 		opts = append(opts, store.SyncCommits())
 	}
-	if tb.opts.StoreAfter != nil {
-		tb.st, err = store.OpenInBackground(dsn, append(opts, store.OpenAfter(tb.opts.StoreAfter))...)
+	after := tb.opts.StoreAfter
+	if tb.opts.ToolsOnly {
+		after = make(chan struct{}) // never: only when used
+	}
+	if after != nil {
+		tb.st, err = store.OpenInBackground(dsn, append(opts, store.OpenAfter(after))...)
 	} else {
 		tb.st, err = store.Open(ctx, dsn, opts...)
 	}
 	if err != nil {
-		return err
+		return withFreeSpace(err, dir)
 	}
 	tb.onClose(func(context.Context) error { return tb.st.Close() })
 	return nil
+}
+
+// withFreeSpace adds to err, when the file system of the data directory
+// dir is all but full, how much is left and what to do.
+func withFreeSpace(err error, dir string) error {
+	var fs syscall.Statfs_t
+	if dir == "" || syscall.Statfs(dir, &fs) != nil {
+		return err
+	}
+	if free := uint64(fs.Bavail) * uint64(fs.Bsize); free < 1<<20 {
+		return fmt.Errorf("%w (the file system of the data directory %s has %d KiB free: free some space there, then try again)", err, dir, free>>10)
+	}
+	return err
 }
 
 // openAudit opens the audit log's writer: with SQLite a spool, whose
@@ -125,14 +152,7 @@ func (tb *Toolbelt) openAudit(ctx context.Context) error {
 		opts = append(opts, auditlog.WithKey(tb.opts.AuditKey))
 	}
 	tb.auditLog = auditlog.New(tb.st, opts...)
-	failClosed := tb.cfg.Audit.FailsClosed()
-	state := func(err error) {
-		if err != nil {
-			tb.log.Warn("audit records cannot be made durable", "failClosed", failClosed, "err", err)
-		} else {
-			tb.log.Warn("audit records are durable again")
-		}
-	}
+	state := func(err error) { tb.auditState(err) }
 	var w interface {
 		invoke.Auditor
 		lifecycle.Service
@@ -151,26 +171,55 @@ func (tb *Toolbelt) openAudit(ctx context.Context) error {
 		}
 		w = sp
 	}
+	if tb.opts.StateOnly && tb.spool != "" {
+		// What killed processes left in the spool belongs in the log
+		// before a program reads it.
+		n, err := tb.auditLog.Recover(ctx, tb.spool)
+		if n > 0 {
+			tb.log.Info(intents.RecoveredRecords, "records", n)
+		}
+		if err != nil {
+			return fmt.Errorf("recovering the audit spool: %w", err)
+		}
+	}
 	if err := w.Start(ctx); err != nil {
 		return err
 	}
 	tb.onClose(w.Stop)
+	tb.writer = w
 	tb.journal = tb.st.Journal(store.JournalOptions{MaxAge: tb.cfg.Retention.Undo.D(), AwaitAnswers: true})
 	tb.auditor = intents.Answering{Auditor: w, Journal: tb.journal, Log: tb.log}
 	tb.recovery = &intents.Recovery{AuditLog: func() (*auditlog.Log, error) { return tb.auditLog, nil }, SpoolDir: tb.spool, Log: tb.log}
 	return nil
 }
 
-// openPolicy builds the configuration's policy.
-func (tb *Toolbelt) openPolicy(context.Context) error {
-	tb.policy = tb.cfg.Policy()
+// auditState says, in one line each, when audit records stop being
+// durable (err, why) and when they are again (nil).
+func (tb *Toolbelt) auditState(err error) {
+	failClosed := tb.cfg.Audit.FailsClosed()
+	switch {
+	case err == nil && failClosed:
+		tb.log.Warn("audit records are durable again: calls that change things run again")
+	case err == nil:
+		tb.log.Warn("audit records are durable again")
+	case failClosed:
+		tb.log.Warn("calls that change things are refused until audit records can be made durable again; read-only calls go on, their records kept in memory meanwhile (audit.failClosed)", "err", err)
+	default:
+		tb.log.Warn("calls that change things run although their audit records cannot be made durable (audit.failClosed: false); records are kept in memory until they can be written", "err", err)
+	}
+}
+
+// openSchedules makes the scheduler of the workspace's schedules (the
+// cron tool's); openScheduler runs it.
+func (tb *Toolbelt) openSchedules(context.Context) error {
+	c := tb.cfg.Cron
+	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
 	return nil
 }
 
-// openApprovals opens the actions a person allowed always in the
-// workspace.
-func (tb *Toolbelt) openApprovals(context.Context) error {
-	tb.approvals = tb.st.Approvals(tb.ws)
+// openPolicy builds the configuration's policy.
+func (tb *Toolbelt) openPolicy(context.Context) error {
+	tb.policy = tb.cfg.Policy()
 	return nil
 }
 
@@ -203,8 +252,9 @@ func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, 
 }
 
 // openDirTools loads the directory tools of the configuration's folders
-// (DirTools); a broken or refused tool is logged and skipped.
-func (tb *Toolbelt) openDirTools(context.Context) error {
+// (DirTools); a broken or refused tool is logged and skipped (DirProblems).
+// With Options.WatchTools their folders are watched until Close.
+func (tb *Toolbelt) openDirTools(ctx context.Context) error {
 	sources, opts := DirTools(tb.cfg, tb.ws)
 	if len(sources) == 0 {
 		return nil
@@ -213,7 +263,12 @@ func (tb *Toolbelt) openDirTools(context.Context) error {
 		tb.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
 	})
 	tb.onClose(tb.dirs.Stop)
-	tb.dirs.Load()
+	tb.dirProblems = tb.dirs.Load()
+	if tb.opts.WatchTools {
+		if err := tb.dirs.Start(ctx); err != nil {
+			tb.log.Warn("watching the directory tools' folders", "err", err)
+		}
+	}
 	return nil
 }
 
@@ -259,46 +314,31 @@ func DirTools(cfg *config.Config, ws string) ([]dir.Source, dir.Options) {
 }
 
 // openRegistry checks the tools against the policy and makes the
-// workspace's tool context, with its file bridge and the state its tools
-// keep in the store.
+// workspace's tool context (workspaceContext).
 func (tb *Toolbelt) openRegistry(context.Context) error {
-	if err := tb.cfg.CheckTools(tb.reg); err != nil {
+	if !tb.opts.ToolsOnly {
+		if err := tb.cfg.CheckTools(tb.reg); err != nil {
+			return err
+		}
+	}
+	tc, err := tb.workspaceContext(tb.ws)
+	if err != nil && !tb.opts.ToolsOnly {
 		return err
 	}
-	b, err := tb.bridge()
-	if err != nil {
-		return fmt.Errorf("workspace %s: %w", tb.ws, err)
-	}
-	tb.onClose(func(context.Context) error { return b.Close() })
-	tb.base = &tool.Context{
-		Identity: tool.Identity{Workspace: tb.ws}, FSRoot: tb.ws, FS: b, Config: tool.Config(tb.cfg.Tools.Settings),
-		Journal: tb.journal,
-	}
-	memory.IndexService.Set(tb.base, tb.st.Memory())
-	web.CacheService.Set(tb.base, tb.st.Cache(store.CacheOptions{}))
+	tb.base = tc
 	return nil
 }
 
-// openJobs opens the job queue when a tool is async (or the root serves),
-// registers the async tools, and with Options.WorkJobs works jobs until
-// Close.
+// openJobs opens the job queue when a tool is async and registers the
+// async tools; with Options.WorkJobs it works their jobs until Close.
 func (tb *Toolbelt) openJobs(ctx context.Context) error {
-	if !tb.opts.WorkJobs && !tb.reg.Any(func(m *tool.Meta) bool { return m.Async }) {
+	if !tb.reg.Any(func(m *tool.Meta) bool { return m.Async }) {
 		return nil
 	}
-	dsn, _, err := tb.dsn()
+	q, err := tb.openQueue(ctx, tb.opts.WorkJobs)
 	if err != nil {
 		return err
 	}
-	j := tb.cfg.Jobs
-	q, err := jobs.Open(ctx, dsn, jobs.Config{
-		Workers: j.Workers, StepTimeout: j.StepTimeout.D(), WebhookSecret: j.WebhookSecret, PublicURL: j.PublicURL,
-		Logger: tb.log, Run: tb.opts.WorkJobs, Retention: tb.cfg.Retention.Jobs.D(),
-	})
-	if err != nil {
-		return err
-	}
-	tb.onClose(q.Stop)
 	var async []tool.Tool
 	for _, t := range tb.reg.ResolveAll(tb.base, nil) {
 		if t.Async != nil {
@@ -308,23 +348,66 @@ func (tb *Toolbelt) openJobs(ctx context.Context) error {
 	if err := q.Register(async...); err != nil {
 		return err
 	}
+	tb.jobsMu.Lock()
 	tb.jobs, tb.base.Jobs = q, q
+	tb.jobsMu.Unlock()
 	if tb.opts.WorkJobs {
 		return q.Start(ctx)
 	}
 	return nil
 }
 
-// openScheduler makes the scheduler of the workspace's schedules (the
-// cron tool's), whose tool calls run through a runner of the root on the
-// "cron" channel; with Options.WorkJobs it runs due schedules until Close,
-// unless cron.disabled.
+// openQueue opens a job queue on the store's database, working jobs when
+// work is set; Close stops it.
+func (tb *Toolbelt) openQueue(ctx context.Context, work bool) (*jobs.Queue, error) {
+	dsn, _, err := tb.dsn()
+	if err != nil {
+		return nil, err
+	}
+	j := tb.cfg.Jobs
+	q, err := jobs.Open(ctx, dsn, jobs.Config{
+		Workers: j.Workers, StepTimeout: j.StepTimeout.D(), WebhookSecret: j.WebhookSecret, PublicURL: j.PublicURL,
+		Logger: tb.log, Run: work, Retention: tb.cfg.Retention.Jobs.D(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	tb.onClose(q.Stop)
+	return q, nil
+}
+
+// Jobs returns the job queue of the async tools, nil when no tool is.
+func (tb *Toolbelt) Jobs() *jobs.Queue {
+	tb.jobsMu.Lock()
+	defer tb.jobsMu.Unlock()
+	return tb.jobs
+}
+
+// JobRecords returns a job queue to read and change the jobs the store
+// keeps: the root's, or, when no tool is async, one opened now.
+func (tb *Toolbelt) JobRecords(ctx context.Context) (*jobs.Queue, error) {
+	tb.jobsMu.Lock()
+	defer tb.jobsMu.Unlock()
+	if tb.jobs == nil {
+		q, err := tb.openQueue(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		tb.jobs = q
+	}
+	return tb.jobs, nil
+}
+
+// openScheduler gives the scheduler of the workspace's schedules the
+// root's runner on the
+// "cron" channel for its tool calls; with Options.RunSchedules it runs due schedules until
+// Close, unless cron.disabled.
 func (tb *Toolbelt) openScheduler(ctx context.Context) error {
-	c := tb.cfg.Cron
-	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
-	cron.SchedulerService.Set(tb.base, tb.sched)
-	tb.sched.SetRunner(tb.Runner(tool.Identity{Channel: "cron"}))
-	if !tb.opts.WorkJobs || c.Disabled {
+	if tb.opts.ToolsOnly {
+		return nil
+	}
+	tb.sched.SetRunner(tb.RunnerFor(tb.contextFor(tool.Identity{Channel: "cron"})))
+	if !tb.opts.RunSchedules || tb.cfg.Cron.Disabled {
 		return nil
 	}
 	tb.onClose(tb.sched.Stop)

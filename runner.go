@@ -1,9 +1,19 @@
 package toolbelt
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
+	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/mcp/compact"
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/content/tokens"
@@ -20,21 +30,46 @@ import (
 // ErrClosed is the error of a call made once Close has begun.
 var ErrClosed = errors.New("toolbelt is closing: the call was not run")
 
-// Runner returns the governed pipeline for calls made by caller in the
-// workspace: the configuration's limits, policy and hooks, approvals kept
-// in the store (asked of Options.Confirm), full outputs, the undo journal,
-// durable audit, the job queue. opts are added after the root's own.
-func (tb *Toolbelt) Runner(caller tool.Identity, opts ...invoke.Option) *invoke.Runner {
-	return invoke.New(tb.reg, tb.contextFor(caller), append(tb.pipeline(), opts...)...)
+// ErrToolsOnly is the error of asking a root opened with
+// Options.ToolsOnly or StateOnly for what it did not open.
+var ErrToolsOnly = errors.New("toolbelt: opened without the pipeline (Options.ToolsOnly or StateOnly)")
+
+// Runner returns the governed pipeline for calls made by caller, in
+// caller's workspace (Context): the configuration's limits, policy and
+// hooks, the workspace's approvals kept in the store (asked of
+// Options.Confirm), full outputs, the undo journal, durable audit, the job
+// queue. opts are added after the root's own, and win.
+func (tb *Toolbelt) Runner(caller tool.Identity, opts ...invoke.Option) (*invoke.Runner, error) {
+	tc, err := tb.Context(caller)
+	if err != nil {
+		return nil, err
+	}
+	return tb.RunnerFor(tc, opts...), nil
 }
 
-// awaitImports waits until each imported MCP server has answered with its
+// RunnerFor is Runner for a context Context made and the caller changed:
+// a service set, the identity a session runs as.
+func (tb *Toolbelt) RunnerFor(tc *tool.Context, opts ...invoke.Option) *invoke.Runner {
+	return invoke.New(tb.reg, tc, append(tb.pipeline(tc.Workspace), opts...)...)
+}
+
+// AwaitImports waits until each imported MCP server has answered with its
 // tools or failed its first start (the failure is logged, its tools
-// missing), or until ctx ends: the last step of Open.
-func (tb *Toolbelt) awaitImports(ctx context.Context) error {
+// missing), or until ctx ends: the last step of Open, unless
+// Options.ServeEarly.
+func (tb *Toolbelt) AwaitImports(ctx context.Context) error {
 	started := tb.importsStarted()
 	if started == nil {
 		return nil
+	}
+	select {
+	case <-started:
+		return nil
+	default:
+	}
+	if tb.opts.Waiting != nil {
+		done := tb.opts.Waiting("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(tb.cfg.MCPServers)), ", ") + ")")
+		defer done()
 	}
 	select {
 	case <-started:
@@ -53,21 +88,14 @@ func (tb *Toolbelt) importsStarted() <-chan struct{} {
 	return tb.imports.Started()
 }
 
-// contextFor returns the workspace's tool context as caller's.
-func (tb *Toolbelt) contextFor(c tool.Identity) *tool.Context {
-	tc := *tb.base
-	c.Workspace = tb.base.Workspace
-	tc.Identity = c
-	return &tc
-}
-
-// pipeline returns the options of every runner of the root.
-func (tb *Toolbelt) pipeline() []invoke.Option {
+// pipeline returns the options of every runner of the root for calls in
+// the workspace ws.
+func (tb *Toolbelt) pipeline(ws string) []invoke.Option {
 	r := tb.cfg.Retention
 	opts := []invoke.Option{
 		invoke.WithLogger(tb.log), invoke.WithConfig(PipelineConfig(tb.cfg)), invoke.WithPolicy(tb.policy),
 		invoke.WithOutputs(tb.st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(tb.auditor), invoke.WithApprovalStore(tb.approvals),
+		invoke.WithAudit(tb.auditor), invoke.WithApprovalStore(tb.st.Approvals(ws)),
 		invoke.WithGate(gate{tb}), invoke.Use(tb.recovery.First(tb.journal)),
 	}
 	if h := Hooks(tb.cfg, tb.reg); h != nil {
@@ -139,24 +167,43 @@ func Hooks(cfg *config.Config, reg *registry.Registry) *invoke.Hooks {
 // MCPServer returns an MCP server of the root's tools as the
 // configuration's mcp: section describes it. Its clients are on channel
 // "mcp", the owner only when mcp.owner says so; calls that need approval
-// are asked of the client (elicitation). Serve it with ServeStdio or
-// Handler; close it before the root.
-func (tb *Toolbelt) MCPServer() (*mcp.Server, error) {
+// are asked of the client (elicitation). opts are added to its pipeline
+// after the root's (a selection of tools, say). Serve it with ServeStdio
+// or Handler; close it before the root.
+func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 	m := tb.cfg.MCP
 	dialect := schema.Anthropic
 	if m.Dialect != "" {
 		d, err := schema.ParseDialect(m.Dialect)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("mcp.dialect: %w", err)
 		}
 		dialect = d
 	}
+	if tb.base == nil || tb.auditor == nil {
+		return nil, ErrToolsOnly
+	}
 	tc := tb.contextFor(tool.Identity{Channel: "mcp", Owner: m.Owner})
+	on := m.Compact
+	if !on && m.CompactAbove > 0 {
+		// Resolving the tools only to count them was a tenth of a start's
+		// CPU: only when the count decides.
+		on = compact.Enabled(len(tb.reg.ResolveAll(tc, nil)), false, m.CompactAbove)
+	}
 	return mcp.New(tb.reg, tc, mcp.Options{
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
-		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: m.Compact,
+		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
 		ToolsAfter: tb.importsStarted(),
-	}, tb.pipeline()...), nil
+	}, append(tb.pipeline(tc.Workspace), opts...)...), nil
+}
+
+// ImportStatus returns the state of each imported MCP server, nil when
+// none is imported.
+func (tb *Toolbelt) ImportStatus() []client.ServerStatus {
+	if tb.imports == nil {
+		return nil
+	}
+	return tb.imports.Status()
 }
 
 // ServeStdio serves MCPServer on stdin and stdout until ctx ends or the
@@ -171,11 +218,62 @@ func (tb *Toolbelt) ServeStdio(ctx context.Context) error {
 	return srv.ServeStdio(ctx, mcp.StdioOptions{MaxLineBytes: tb.cfg.MCP.MaxMessageBytes})
 }
 
-// Undo takes back the file changes of a call in the workspace, if the
-// files are still as it left them (see package undo). A change a killed
-// process left unfinished is settled first.
-func (tb *Toolbelt) Undo(ctx context.Context, callID string) (undo.Report, error) {
-	ws := tool.ResolveDir(tb.ws)
-	tb.recovery.Settle(tb.journal, ws, tb.base.FS)
-	return undo.Undo(ctx, tb.journal.In(ws), tb.base.FS, callID)
+// Undo takes back the file changes of a call in the workspace ws ("" for
+// the root's), if the files are still as it left them (see package undo).
+// The call's changes that killed processes left unfinished, in any
+// workspace, are settled first: a change kept is then undone.
+func (tb *Toolbelt) Undo(ctx context.Context, ws, callID string) (undo.Report, error) {
+	ws = tool.ResolveDir(cmp.Or(ws, tb.ws))
+	interrupted, err := tb.journal.InterruptedIn(ctx, callID)
+	if err != nil {
+		return undo.Report{}, err
+	}
+	for _, w := range interrupted {
+		if w == ws {
+			continue
+		}
+		b, closeBridge, err := tb.bridge(w)
+		if err != nil {
+			tb.log.Error("recovering interrupted changes: the workspace cannot be opened; they are left for the next start", "workspace", w, "err", err)
+			continue
+		}
+		tb.recovery.Settle(tb.journal, w, b)
+		_ = closeBridge()
+	}
+	if _, _, err := tb.dsnFor(ws); err != nil {
+		return undo.Report{}, err
+	}
+	b, closeBridge, err := tb.bridge(ws)
+	if err != nil {
+		return undo.Report{}, fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", callID, ws, err)
+	}
+	defer closeBridge()
+	tb.recovery.Settle(tb.journal, ws, b)
+	return undo.Undo(ctx, tb.journal.In(ws), b, callID)
+}
+
+// SettleInterrupted settles the changes killed processes left unfinished
+// in the root's workspace (see package intents): a server does it once it
+// has given its first answers; otherwise the first call waits for it.
+func (tb *Toolbelt) SettleInterrupted() {
+	if tb.base != nil && tb.base.FS != nil && tb.recovery != nil {
+		tb.recovery.Settle(tb.journal, tool.ResolveDir(tb.ws), tb.base.FS)
+	}
+}
+
+// Journal returns the undo journal: the file changes of calls, by
+// workspace.
+func (tb *Toolbelt) Journal() *store.Journal { return tb.journal }
+
+// AuditLog returns the audit log, to read or verify.
+func (tb *Toolbelt) AuditLog() *auditlog.Log { return tb.auditLog }
+
+// Record appends r to the audit log and returns once it is durable: for
+// what a program does outside the pipeline that the log must show, such
+// as an undo.
+func (tb *Toolbelt) Record(ctx context.Context, r audit.Record) error {
+	if tb.writer == nil {
+		return ErrToolsOnly
+	}
+	return tb.writer.Append(ctx, r)
 }

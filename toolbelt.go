@@ -11,12 +11,15 @@
 //
 // Open opens, each resource registering its own cleanup as it opens: the
 // imported MCP servers (started first, so that they start while the rest
-// opens), the store, the audit log (its writer or spool, and the recovery of what
-// killed processes left), the policy, the approvals, the directory tools, the registry (its tools checked against
-// the policy), the job queue and the scheduler; then it waits for the
-// imported servers to answer with their tools (or fail, which is logged), so
-// a runner made after Open finds them. The job queue comes after the tools
-// because it registers the async tools among them.
+// opens), the store, the audit log (its writer or spool, and the recovery
+// of what killed processes left), the schedules, the policy, the directory
+// tools, the registry (its tools checked against the policy, and the
+// workspace's context), the job queue and the scheduler; then it waits for
+// the imported servers to answer with their tools (or fail, which is
+// logged), so a runner made after Open finds them. The job queue comes
+// after the tools because it registers the async tools among them.
+// Options.ToolsOnly and StateOnly open less, for programs that list tools
+// or read state.
 //
 // # The public API
 //
@@ -97,6 +100,41 @@ type Options struct {
 	Deliver automation.Deliver
 	// Version names this program to imported servers and MCP clients.
 	Version string
+
+	// ToolsOnly opens the tools alone — the built-in ones, Tools, the
+	// directory tools and the imported servers' — with a context to list
+	// and describe them in: nothing is written, and the store opens only
+	// when a tool's service uses it. A workspace that cannot be opened
+	// leaves the tools that need it unavailable. Runners are not available
+	// (ErrToolsOnly).
+	ToolsOnly bool
+	// StateOnly opens the store, the audit log and the undo journal alone,
+	// for programs that read state, record in the audit log or undo calls:
+	// no tool is loaded, no imported server started. Workspace may be
+	// empty then.
+	StateOnly bool
+	// RunSchedules runs due schedules until Close, unless cron.disabled.
+	RunSchedules bool
+	// WatchTools keeps the directory tools in step with their folders
+	// until Close: added, changed and removed tools join, change or leave
+	// the registry.
+	WatchTools bool
+	// Protect names more files and folders (absolute) the tools may
+	// neither change nor remove, beside those the configuration implies:
+	// the folders of directory tools and the agents' system prompt files.
+	Protect []string
+	// WrapBridge, when set, wraps the file bridge of every workspace: to
+	// trace, meter or fail the tools' file operations.
+	WrapBridge func(fsbridge.Bridge) fsbridge.Bridge
+	// ServeEarly returns from Open before the imported MCP servers have
+	// answered with their tools: a server, whose MCPServer lists its tools
+	// once they have, answers its first requests sooner. AwaitImports
+	// waits for them.
+	ServeEarly bool
+	// Waiting, when set, is told when Open waits for something slow (the
+	// imported MCP servers' first start), with what, and returns what Open
+	// calls when the wait is over: a program can show that it waits.
+	Waiting func(what string) (done func())
 }
 
 // Toolbelt is an open composition root. Its methods are safe for
@@ -107,20 +145,26 @@ type Toolbelt struct {
 	log  *slog.Logger
 	ws   string // the workspace, absolute
 
-	reg       *registry.Registry
-	st        *store.Store
-	spool     string // the audit spool's directory; "" for PostgreSQL
-	auditLog  *auditlog.Log
-	auditor   invoke.Auditor
-	journal   *store.Journal
-	recovery  *intents.Recovery
-	policy    *policy.Policy
-	approvals invoke.ApprovalStore
-	imports   *client.Manager
-	dirs      *dir.Loader
-	jobs      *jobs.Queue
-	sched     *automation.Scheduler
-	base      *tool.Context // the workspace's context; runners copy it
+	reg         *registry.Registry
+	st          *store.Store
+	data        string // the SQLite store's directory; "" for PostgreSQL
+	spool       string // the audit spool's directory; "" for PostgreSQL
+	auditLog    *auditlog.Log
+	auditor     invoke.Auditor // the pipeline's: its records close the journal's intents
+	writer      invoke.Auditor // the audit log's writer or spool
+	journal     *store.Journal
+	recovery    *intents.Recovery
+	policy      *policy.Policy
+	imports     *client.Manager
+	dirs        *dir.Loader
+	jobs        *jobs.Queue
+	jobsMu      sync.Mutex // Jobs opening a queue
+	sched       *automation.Scheduler
+	dirProblems []dir.Problem // the directory tools the first load skipped
+	base        *tool.Context // the workspace's context; runners copy it
+	// workspaces are the contexts of the workspaces other than the
+	// root's that callers work in, opened on first use.
+	workspaces map[string]*tool.Context
 
 	calls   sync.WaitGroup // calls in flight
 	mu      sync.Mutex
@@ -135,22 +179,27 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 	if err != nil {
 		return nil, err
 	}
+	tools, state := !o.StateOnly, !o.ToolsOnly // what o opens
 	for _, step := range []struct {
 		what string
 		open func(context.Context) error
+		when bool
 	}{
-		{"the tools", tb.openTools},
-		{"the imported MCP servers", tb.openImports},
-		{"the store", tb.openStore},
-		{"the audit log", tb.openAudit},
-		{"the policy", tb.openPolicy},
-		{"the approvals", tb.openApprovals},
-		{"the directory tools", tb.openDirTools},
-		{"the registry", tb.openRegistry},
-		{"the job queue", tb.openJobs},
-		{"the scheduler", tb.openScheduler},
-		{"the imported MCP servers' tools", tb.awaitImports},
+		{"the tools", tb.openTools, tools},
+		{"the imported MCP servers", tb.openImports, tools},
+		{"the store", tb.openStore, true},
+		{"the audit log", tb.openAudit, state},
+		{"the schedules", tb.openSchedules, true},
+		{"the policy", tb.openPolicy, true},
+		{"the directory tools", tb.openDirTools, tools},
+		{"the registry", tb.openRegistry, tools},
+		{"the job queue", tb.openJobs, tools && state},
+		{"the scheduler", tb.openScheduler, tools},
+		{"the imported MCP servers' tools", tb.AwaitImports, tools && !o.ServeEarly},
 	} {
+		if !step.when {
+			continue
+		}
 		if err := step.open(ctx); err != nil {
 			return nil, errors.Join(fmt.Errorf("opening %s: %w", step.what, err), tb.Close(ctx))
 		}
@@ -160,13 +209,21 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 
 // newToolbelt checks o and fills in its defaults.
 func newToolbelt(o Options) (*Toolbelt, error) {
-	if o.Workspace == "" {
+	if o.ToolsOnly && o.StateOnly {
+		return nil, errors.New("toolbelt: Options.ToolsOnly and StateOnly exclude each other")
+	}
+	var ws string
+	switch {
+	case o.Workspace != "":
+		abs, err := filepath.Abs(o.Workspace)
+		if err != nil {
+			return nil, fmt.Errorf("workspace: %w", err)
+		}
+		ws = abs
+	case !o.StateOnly:
 		return nil, errors.New("toolbelt: Options.Workspace is required")
 	}
-	ws, err := filepath.Abs(o.Workspace)
-	if err != nil {
-		return nil, fmt.Errorf("workspace: %w", err)
-	}
+	var err error
 	cfg := o.Config
 	if cfg == nil {
 		if cfg, err = config.Parse("", nil); err != nil {
@@ -212,6 +269,11 @@ func (tb *Toolbelt) Close(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// Scheduler returns the scheduler of the workspace's schedules. Its tool
+// calls run through a runner of the root on the "cron" channel; a
+// program that runs one on a person's behalf may set another.
+func (tb *Toolbelt) Scheduler() *automation.Scheduler { return tb.sched }
+
 // Registry returns the registry of every tool the root serves.
 func (tb *Toolbelt) Registry() *registry.Registry { return tb.reg }
 
@@ -224,16 +286,33 @@ func (tb *Toolbelt) Config() *config.Config { return tb.cfg }
 // Workspace returns the workspace directory, absolute.
 func (tb *Toolbelt) Workspace() string { return tb.ws }
 
-// bridge opens the workspace's file bridge, protected as the pipeline's
-// file tools need: the data directory, when inside the workspace, is
-// hidden from the tools.
-func (tb *Toolbelt) bridge() (*fsbridge.Local, error) {
-	opts := []fsbridge.Option{fsbridge.Protect(fsbridge.DefaultProtected()...)}
-	if tb.spool != "" {
-		data := filepath.Dir(tb.spool)
-		if rel, err := filepath.Rel(tb.ws, data); err == nil && filepath.IsLocal(rel) {
-			opts = append(opts, fsbridge.Conceal(data))
-		}
+// DirProblems returns the directory tools Open skipped, with why.
+func (tb *Toolbelt) DirProblems() []dir.Problem { return tb.dirProblems }
+
+// DirTool returns the directory tool named name, when the registry holds
+// one.
+func (tb *Toolbelt) DirTool(name string) (*dir.Tool, bool) {
+	if tb.dirs == nil {
+		return nil, false
 	}
-	return fsbridge.OpenLocal(tb.ws, opts...)
+	return tb.dirs.Tool(name)
+}
+
+// Adopt registers t, a directory tool the program loaded itself (one a
+// person names to try), in place of a loaded copy of it; the name of
+// another kind of tool is refused.
+func (tb *Toolbelt) Adopt(t *dir.Tool) error {
+	if m, ok := tb.reg.Meta(t.Meta.ID); ok {
+		if m.Source != "directory" {
+			return fmt.Errorf("%s: the name %q is taken by a %s tool: rename the directory tool", t.Dir, t.Meta.ID, m.Source)
+		}
+		tb.reg.Unregister(t.Meta.ID)
+	}
+	if err := tb.reg.Register(t.Tool()); err != nil {
+		return err
+	}
+	if tb.dirs != nil {
+		tb.dirs.Adopt(t)
+	}
+	return nil
 }

@@ -48,8 +48,12 @@ func open(t *testing.T, confirm invoke.Confirmer, tools ...tool.Tool) (*toolbelt
 	return tb, ws, data
 }
 
-func call(tb *toolbelt.Toolbelt, id, name, args string) tool.ResultMessage {
-	r := tb.Runner(tool.Identity{Channel: "test", Owner: true})
+func call(t *testing.T, tb *toolbelt.Toolbelt, id, name, args string) tool.ResultMessage {
+	t.Helper()
+	r, err := tb.Runner(tool.Identity{Channel: "test", Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
 	return r.Run(context.Background(), tool.Call{ID: id, Name: name, Arguments: json.RawMessage(args)})
 }
 
@@ -75,7 +79,7 @@ func records(t *testing.T, data string) []string {
 
 func TestDeniedCallIsBlockedWithItsReasonAndAudited(t *testing.T) {
 	tb, _, data := open(t, nil)
-	msg := call(tb, "c1", "exec", `{"command":"echo hi"}`)
+	msg := call(t, tb, "c1", "exec", `{"command":"echo hi"}`)
 	if !msg.IsError || !strings.Contains(msg.Content[0].Text, `"blocked"`) || !strings.Contains(msg.Content[0].Text, "deny exec") {
 		t.Fatalf("exec ran or was refused without its reason: %+v", msg.Content)
 	}
@@ -98,7 +102,7 @@ func TestApprovedChangeIsAskedRecordedAndUndone(t *testing.T) {
 	if err := os.WriteFile(file, []byte("before\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if msg := call(tb, "w1", "write", `{"path":"notes.txt","content":"after\n"}`); msg.IsError {
+	if msg := call(t, tb, "w1", "write", `{"path":"notes.txt","content":"after\n"}`); msg.IsError {
 		t.Fatalf("approved write failed: %+v", msg.Content)
 	}
 	if asked.Load() != 1 {
@@ -107,7 +111,7 @@ func TestApprovedChangeIsAskedRecordedAndUndone(t *testing.T) {
 	if b, _ := os.ReadFile(file); string(b) != "after\n" {
 		t.Fatalf("file after write = %q", b)
 	}
-	if _, err := tb.Undo(context.Background(), "w1"); err != nil {
+	if _, err := tb.Undo(context.Background(), "", "w1"); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(file); string(b) != "before\n" {
@@ -117,7 +121,7 @@ func TestApprovedChangeIsAskedRecordedAndUndone(t *testing.T) {
 
 func TestWriteNobodyApprovesIsBlocked(t *testing.T) {
 	tb, ws, _ := open(t, nil)
-	msg := call(tb, "w1", "write", `{"path":"x.txt","content":"x"}`)
+	msg := call(t, tb, "w1", "write", `{"path":"x.txt","content":"x"}`)
 	if !msg.IsError {
 		t.Fatalf("a write that needs approval ran without it: %+v", msg.Content)
 	}
@@ -140,13 +144,13 @@ func TestCloseLetsCallsInFlightFinishAndRefusesNewOnes(t *testing.T) {
 	tb, _, data := open(t, nil, wait)
 
 	first := make(chan tool.ResultMessage)
-	go func() { first <- call(tb, "first", "wait", `{"label":"first"}`) }()
+	go func() { first <- call(t, tb, "first", "wait", `{"label":"first"}`) }()
 	<-started
 	closed := make(chan error)
 	go func() { closed <- tb.Close(context.Background()) }()
 	// Once Close has begun, calls are refused; the first is still running.
 	for {
-		msg := call(tb, "late", "wait", `{"label":"late"}`)
+		msg := call(t, tb, "late", "wait", `{"label":"late"}`)
 		if msg.IsError && strings.Contains(msg.Content[0].Text, toolbelt.ErrClosed.Error()) {
 			break
 		}
@@ -174,7 +178,11 @@ func TestCloseWithCallsInFlightPastItsContextSaysSo(t *testing.T) {
 		}))
 	block.Meta = tool.Meta{ReadOnly: true}
 	tb, _, _ := open(t, nil, block)
-	go call(tb, "b1", "block", `{"label":"b"}`)
+	r, err := tb.Runner(tool.Identity{Channel: "test", Owner: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Run(context.Background(), tool.Call{ID: "b1", Name: "block", Arguments: json.RawMessage(`{"label":"b"}`)})
 	<-started
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -207,7 +215,7 @@ func TestStoreAfterOpensTheStoreWhenACallNeedsIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if msg := call(tb, "r1", "ls", `{}`); msg.IsError {
+	if msg := call(t, tb, "r1", "ls", `{}`); msg.IsError {
 		t.Fatalf("ls before the store's signal: %+v", msg.Content)
 	}
 	if err := tb.Close(context.Background()); err != nil {
@@ -246,7 +254,7 @@ func TestDirToolsRunWithTheExecSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close(context.Background())
-	msg := call(tb, "c1", "show_env", `{}`)
+	msg := call(t, tb, "c1", "show_env", `{}`)
 	if text := msg.Content[0].Text; msg.IsError || !strings.Contains(text, "[let-through][]") {
 		t.Fatalf("show_env = %s, want the allowed variable only", text)
 	}
@@ -275,7 +283,7 @@ func TestImportedToolsAreThereWhenOpenReturns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tb.Close(context.Background())
-	msg := call(tb, "c1", "words__word_count", `{"text":"one two three"}`)
+	msg := call(t, tb, "c1", "words__word_count", `{"text":"one two three"}`)
 	if msg.IsError || !strings.Contains(msg.Content[0].Text, "3") {
 		t.Fatalf("words__word_count = %+v, want the imported tool's count", msg.Content)
 	}

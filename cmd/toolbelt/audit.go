@@ -62,24 +62,14 @@ func (d *duration) UnmarshalText(b []byte) error {
 func withLog(e *env, fn func(ctx context.Context, l *auditlog.Log) error) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Reading the log runs no tools: there is no workspace to keep state out of.
-	st, err := e.openStore(ctx, "")
+	// Reading the log runs no tools: there is no workspace to keep state
+	// out of. Records killed processes left in the spool are moved into the
+	// log as it opens.
+	tb, err := e.root(stateRoot, "")
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	l, err := e.auditLog(st)
-	if err != nil {
-		return err
-	}
-	// Records that killed processes left in the spool belong in the log.
-	_, dir, err := e.storeDSN(os.Getenv)
-	if err != nil {
-		return err
-	}
-	if err := recoverSpool(e, l, dir); err != nil {
-		return err
-	}
+	l := tb.AuditLog()
 	return fn(ctx, l)
 }
 

@@ -263,12 +263,12 @@ func TestStoreInsideWorkspace(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := &env{dataDir: tc.data}
-			st, err := e.openStore(context.Background(), ws)
-			if st != nil {
-				st.Close()
+			_, err := e.root(stateRoot, ws)
+			if e.tb != nil {
+				e.tb.Close(context.Background())
 			}
 			if tc.refused != (err != nil) {
-				t.Fatalf("openStore: %v, want refused: %v", err, tc.refused)
+				t.Fatalf("opening the state: %v, want refused: %v", err, tc.refused)
 			}
 			if tc.refused && !strings.Contains(err.Error(), "is the workspace itself, where tools work, so it cannot be hidden from them") {
 				t.Errorf("error %q", err)

@@ -41,15 +41,12 @@ Ctrl-C stops the current turn, not the chat.`
 func (c *chatCmd) Run(e *env) error {
 	// With async tools the chat works their jobs; each outcome reaches the
 	// conversation as it finishes.
-	e.workJobs = e.hasAsyncTools()
+	e.serving.workJobs = true
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
 	defer ar.closer.Close()
-	if err := e.startJobs(); err != nil {
-		return err
-	}
 	a, h := ar.agent, ar.host
 	defer h.Close()
 	key := c.Session
@@ -64,12 +61,12 @@ func (c *chatCmd) Run(e *env) error {
 	}
 	key = spec.Key
 	started := false
-	if e.jobq != nil {
+	if q := e.tb.Jobs(); q != nil {
 		jobsCtx, stopJobs := context.WithCancel(context.Background())
 		followed := make(chan struct{})
 		go func() {
 			defer close(followed)
-			followJobs(jobsCtx, h, e.jobq, key, time.Now())
+			followJobs(jobsCtx, h, q, key, time.Now())
 		}()
 		// Before the host closes: no outcome is delivered to a closed one.
 		defer func() { stopJobs(); <-followed }()
@@ -196,17 +193,11 @@ func (c *chatCmd) Run(e *env) error {
 // the audit log, as toolbelt undo records its own.
 func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
 	ctx := context.Background()
-	st, err := e.state(ar.tc.Workspace)
-	if err != nil {
-		printError(e.stderr, err)
-		return
-	}
 	ws := tool.ResolveDir(ar.tc.Workspace)
-	journal := st.Journal(store.JournalOptions{MaxAge: ar.cfg.Retention.Undo.D()}).In(ws)
 	undone := 0
 	for i := len(calls) - 1; i >= 0; i-- {
 		started := time.Now()
-		report, err := undo.Undo(ctx, journal, ar.tc.FS, calls[i])
+		report, err := e.tb.Undo(ctx, ws, calls[i])
 		var conflict *undo.ConflictError
 		outcome, size := "", 0
 		switch {
@@ -226,7 +217,7 @@ func (c *chatCmd) undoCalls(e *env, ar *agentRun, calls []string) {
 		}
 		rec := undoRecord{callID: calls[i], started: started, workspace: ws, channel: ar.tc.Channel, session: ar.tc.SessionKey,
 			owner: ar.tc.Owner, resultBytes: size, outcome: outcome}
-		if err := recordUndo(ctx, e, st, rec); err != nil {
+		if err := recordUndo(ctx, e, rec); err != nil {
 			printError(e.stderr, err)
 		}
 	}

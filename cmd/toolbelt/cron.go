@@ -21,32 +21,6 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// scheduler returns the scheduler of the workspace's schedules, made once
-// per run: the cron tool's store in every pipeline, and what toolbelt serve
-// runs due schedules with.
-func (e *env) scheduler(st *store.Store, workspace string) (*automation.Scheduler, error) {
-	if e.sched != nil {
-		return e.sched, nil
-	}
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
-	}
-	e.sched = automation.New(st.Schedules(workspace), automation.Options{
-		Grace: cfg.Cron.Grace.D(), Deliver: e.deliver(workspace), Log: e.log, Poll: cfg.Cron.Poll.D(),
-	})
-	return e.sched, nil
-}
-
-// useRunner makes r the pipeline scheduled tool calls go through, unless
-// one is set: the first pipeline a command makes is the one it serves.
-func (e *env) useRunner(r *invoke.Runner) {
-	if e.sched != nil && !e.schedRunner {
-		e.sched.SetRunner(r)
-		e.schedRunner = true
-	}
-}
-
 // deliver runs an agent with a schedule's message, as toolbelt run --agent
 // would, on the message's session (by default the agent's main session, or
 // a session of the schedule's own when it names no agent), asked for by
@@ -92,13 +66,17 @@ type cronCmd struct {
 	Runs   cronRunsCmd   `cmd:"" help:"Show a schedule's latest runs, the newest first."`
 }
 
-// schedules opens the workspace's schedules.
-func (w workspaceFlags) schedules(e *env) (*automation.Scheduler, error) {
-	ws, st, err := w.stateOf(e)
+// schedules opens the workspace's schedules, with a root of kind.
+func (w workspaceFlags) schedules(e *env, kind rootKind) (*automation.Scheduler, error) {
+	ws, err := w.dir(e)
 	if err != nil {
 		return nil, err
 	}
-	return e.scheduler(st, ws)
+	tb, err := e.root(kind, ws)
+	if err != nil {
+		return nil, err
+	}
+	return tb.Scheduler(), nil
 }
 
 type cronListCmd struct {
@@ -107,7 +85,7 @@ type cronListCmd struct {
 }
 
 func (c *cronListCmd) Run(e *env) error {
-	s, err := c.schedules(e)
+	s, err := c.schedules(e, stateRoot)
 	if err != nil {
 		return err
 	}
@@ -234,8 +212,12 @@ func (c *cronAddCmd) Run(e *env) error {
 	} else {
 		s.Payload = tool.SchedulePayload{Text: c.Message, AgentID: c.Agent, SessionKey: c.Session}
 	}
+	sched, err := c.schedules(e, pipelineRoot)
+	if err != nil {
+		return err
+	}
 	if c.Tool != "" {
-		if _, ok := e.registry().Lookup(c.Tool); !ok {
+		if _, ok := e.tb.Registry().Lookup(c.Tool); !ok {
 			return fmt.Errorf("no tool %q: toolbelt list shows the tools", c.Tool)
 		}
 	}
@@ -247,10 +229,6 @@ func (c *cronAddCmd) Run(e *env) error {
 		if _, err := configuredAgent(cfg, c.Agent); err != nil {
 			return err
 		}
-	}
-	sched, err := c.schedules(e)
-	if err != nil {
-		return err
 	}
 	s, err = sched.Add(context.Background(), s)
 	if err != nil {
@@ -277,7 +255,7 @@ type cronRemoveCmd struct {
 }
 
 func (c *cronRemoveCmd) Run(e *env) error {
-	s, err := c.schedules(e)
+	s, err := c.schedules(e, stateRoot)
 	if err != nil {
 		return err
 	}
@@ -311,14 +289,17 @@ func (c *cronRunCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	_, closer, err := e.runner(tc, c.runFlags, invoke.Config{})
+	r, closer, err := e.runner(tc, c.runFlags, invoke.Config{})
 	if err != nil {
 		return err
 	}
 	defer closer.Close()
+	// The calls run as the person who asks, approved as they say.
+	sched := e.tb.Scheduler()
+	sched.SetRunner(r)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	run, err := e.sched.RunNow(ctx, c.ID)
+	run, err := sched.RunNow(ctx, c.ID)
 	if err != nil {
 		return noSchedule(err)
 	}
@@ -357,7 +338,7 @@ func (c *cronRunsCmd) Run(e *env) error {
 	if c.Limit < 0 {
 		return errors.New("--limit must not be negative")
 	}
-	s, err := c.schedules(e)
+	s, err := c.schedules(e, stateRoot)
 	if err != nil {
 		return err
 	}

@@ -30,7 +30,10 @@ type described struct {
 }
 
 func (c *describeCmd) Run(e *env) error {
-	reg := e.registry()
+	reg, err := e.registry()
+	if err != nil {
+		return err
+	}
 	id, ok := reg.Lookup(c.Tool)
 	if !ok {
 		msg := fmt.Sprintf("no tool is named %q", c.Tool)

@@ -2,44 +2,22 @@ package main
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/toolbelt/toolbelt"
-	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
-	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
-// loadDirTools registers the directory tools of the config's folders in
-// reg. A broken or refused tool is reported on stderr, with why, and
-// skipped (config check lists them too).
-func (e *env) loadDirTools(reg *registry.Registry, cfg *config.Config) {
-	sources, opts := e.dirTools(cfg)
-	e.dirs = dir.NewLoader(reg, sources, opts, func(p dir.Problem) {
-		e.log.Warn("skipped a directory tool", "dir", p.Dir, "err", p.Err)
-	})
-	e.dirProblems = e.dirs.Load()
-	if !cfg.Tools.DirsSet {
-		e.noteWorkspaceTools()
-	}
-}
-
 // noteWorkspaceTools says so when the workspace has a tools folder of
 // directory tools that is not loaded: the default would include it, but the
 // agent can write it, so it is loaded only when tools.dirs lists it.
-func (e *env) noteWorkspaceTools() {
-	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
-	if err != nil || ws == "" {
-		return
-	}
+func (e *env) noteWorkspaceTools(ws string) {
 	folder := filepath.Join(ws, "tools")
 	if e.trying != "" && realpath.Within(e.trying, folder) {
 		return // the tool tried is loaded on purpose
@@ -59,39 +37,14 @@ func (e *env) noteWorkspaceTools() {
 // dirOf returns the folder of the directory tool id ("" for another
 // tool) and, for an untrusted one, why the agent could have written it.
 func (e *env) dirOf(id string) (folder, untrusted string) {
-	if e.dirs == nil {
+	if e.tb == nil {
 		return "", ""
 	}
-	t, ok := e.dirs.Tool(id)
+	t, ok := e.tb.DirTool(id)
 	if !ok {
 		return "", ""
 	}
 	return t.Dir, t.Untrusted
-}
-
-// watchDirTools keeps the directory tools in step with their folders until
-// the run ends: a server picks up added, changed and removed tools, and
-// tells its MCP clients.
-func (e *env) watchDirTools() {
-	if e.toolsNow(); e.dirs == nil || e.watchingDirs {
-		return
-	}
-	e.watchingDirs = true
-	if err := e.dirs.Start(context.Background()); err != nil {
-		e.log.Warn("watching the directory tools' folders", "err", err)
-	}
-}
-
-// dirTools returns the folders of directory tools and how their tools
-// are loaded (toolbelt.DirTools) for the run's workspace; when it cannot
-// be told, the agent could write anywhere ("/"), and only folders
-// declared trusted are.
-func (e *env) dirTools(cfg *config.Config) ([]dir.Source, dir.Options) {
-	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
-	if err != nil {
-		ws = string(filepath.Separator)
-	}
-	return toolbelt.DirTools(cfg, ws)
 }
 
 // toolCmd groups the commands that make and check directory tools.
@@ -153,18 +106,17 @@ func (c *toolTryCmd) Run(e *env) error {
 		return err
 	}
 	e.trying = abs
-	reg := e.registry()
-	if m, ok := reg.Meta(t.Meta.ID); ok {
-		if m.Source != "directory" {
-			return fmt.Errorf("%s: the name %q is taken by a %s tool: rename the directory tool", t.Dir, t.Meta.ID, m.Source)
-		}
-		reg.Unregister(t.Meta.ID) // the folder being tried replaces a loaded copy
-	}
-	if err := reg.Register(t.Tool()); err != nil {
+	ws, err := c.dir(e)
+	if err != nil {
 		return err
 	}
-	if e.dirs != nil {
-		e.dirs.Adopt(t)
+	tb, err := e.root(pipelineRoot, ws)
+	if err != nil {
+		return err
+	}
+	// The folder being tried replaces a loaded copy.
+	if err := tb.Adopt(t); err != nil {
+		return err
 	}
 	call := callCmd{Tool: t.Meta.ID, Args: cmp.Or(c.Args, "{}"), JSON: c.JSON, workspaceFlags: c.workspaceFlags, runFlags: c.runFlags}
 	return call.Run(e)

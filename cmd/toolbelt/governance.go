@@ -47,7 +47,10 @@ func (c *configCheckCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	reg := e.registry()
+	reg, err := e.registry()
+	if err != nil {
+		return err
+	}
 	errs := append([]error{cfg.CheckTools(reg)}, checkModels(cfg)...)
 	// Settings a tool cannot use make it unavailable; say so at their line.
 	if tc, err := c.toolContext(e); err == nil {
@@ -61,7 +64,7 @@ func (c *configCheckCmd) Run(e *env) error {
 		return err
 	}
 	warnings := cfg.Lint(exec.LookPath, os.LookupEnv)
-	for _, p := range e.dirProblems {
+	for _, p := range e.tb.DirProblems() {
 		warnings = append(warnings, &config.Warning{Path: cfg.Path, Line: cfg.Line("$.tools.dirs"), Msg: "directory tool not loaded: " + p.Err.Error()})
 	}
 	for _, w := range warnings {
@@ -243,7 +246,10 @@ func (c *policyExplainCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	reg := e.registry()
+	reg, err := e.registry()
+	if err != nil {
+		return err
+	}
 	id, ok := reg.Lookup(c.Tool)
 	if !ok {
 		return fmt.Errorf("no tool is named %q", c.Tool)
@@ -321,7 +327,7 @@ func (c *policyExplainCmd) explainCall(e *env, p *policy.Policy, id string) (pol
 	if c.Provider != "" {
 		opts = append(opts, invoke.FromProvider(c.Provider))
 	}
-	r := invoke.New(e.registry(), tc, invoke.WithPolicy(p))
+	r := invoke.New(e.tb.Registry(), tc, invoke.WithPolicy(p))
 	return r.Explain(context.Background(), tool.Call{ID: "explain", Name: id, Arguments: json.RawMessage(c.Args)}, opts...)
 }
 

@@ -41,10 +41,6 @@ type runHost struct {
 // newRunHost makes the host of a run whose own agent root runs session
 // rootKey in tc.
 func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *tool.Context) (*runHost, error) {
-	st, err := e.state(tc.Workspace)
-	if err != nil {
-		return nil, err
-	}
 	rh := &runHost{e: e, f: f, cfg: cfg, model: model}
 	var agents []host.Agent
 	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
@@ -53,7 +49,7 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 			MaxDepth: a.Subagents.Depth(), MaxConcurrent: a.Subagents.Concurrent()})
 	}
 	rh.Host = host.New(host.Options{
-		Sessions: st.Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
+		Sessions: e.tb.Store().Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
 		ContextWindow: llm.ContextWindow,
 	})
 	return rh, rh.Host.Start(context.Background())

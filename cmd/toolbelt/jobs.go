@@ -1,10 +1,8 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,77 +14,6 @@ import (
 
 // envWebhookSecret holds the webhook secret; it wins over jobs.webhookSecret.
 const envWebhookSecret = "TOOLBELT_WEBHOOK_SECRET"
-
-// jobQueue returns the run's job queue, opening it on first use on the
-// store's database, with the async tools the registry resolves for tc. A
-// queue opened with work (serve, mcp, run) works jobs until the command
-// ends (once startJobs is called); the jobs command's only reads and
-// changes records.
-func (e *env) jobQueue(tc *tool.Context, work bool) (*jobs.Queue, error) {
-	if e.jobq != nil {
-		return e.jobq, nil
-	}
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := e.state(tc.Workspace); err != nil { // the store's checks and migrations
-		return nil, err
-	}
-	dsn, _, err := e.storeDSN(os.Getenv)
-	if err != nil {
-		return nil, err
-	}
-	q, err := jobs.Open(context.Background(), dsn, jobs.Config{
-		Workers: cfg.Jobs.Workers, StepTimeout: cfg.Jobs.StepTimeout.D(),
-		WebhookSecret: cmp.Or(os.Getenv(envWebhookSecret), cfg.Jobs.WebhookSecret), PublicURL: cfg.Jobs.PublicURL,
-		Logger: e.log, Run: work, Retention: cfg.Retention.Jobs.D(),
-	})
-	if err != nil {
-		return nil, err
-	}
-	var async []tool.Tool
-	for _, t := range e.toolsNow().ResolveAll(tc, nil) {
-		if t.Async != nil {
-			async = append(async, t)
-		}
-	}
-	if err := q.Register(async...); err != nil {
-		q.Stop(context.Background())
-		return nil, err
-	}
-	e.jobq = q
-	return q, nil
-}
-
-// startJobs starts working the jobs of a queue opened to work them, once
-// the command is ready (serve: once it knows its address, which webhook
-// URLs are made from).
-func (e *env) startJobs() error {
-	if e.jobq == nil || !e.workJobs {
-		return nil
-	}
-	return e.jobq.Start(context.Background())
-}
-
-// hasAsyncTools says whether the registry holds an async tool. It does not
-// wait for the imported MCP servers: their tools are never async.
-func (e *env) hasAsyncTools() bool {
-	return e.toolsNow().Any(func(m *tool.Meta) bool { return m.Async })
-}
-
-// closeJobs stops working jobs: steps in flight get a few seconds, and a
-// step cut short runs again later.
-func (e *env) closeJobs() {
-	if e.jobq == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := e.jobq.Stop(ctx); err != nil {
-		e.log.Debug("stopping the job queue", "err", err)
-	}
-}
 
 type jobsCmd struct {
 	List   jobsListCmd   `cmd:"" default:"withargs" help:"List the jobs of async tools, the newest first."`
@@ -123,11 +50,15 @@ type jobsRetryCmd struct {
 
 // readQueue opens the jobs of the workspace's store without working them.
 func (e *env) readQueue(f workspaceFlags) (*jobs.Queue, error) {
-	tc, err := f.runContext(e)
+	ws, err := f.dir(e)
 	if err != nil {
 		return nil, err
 	}
-	return e.jobQueue(tc, false)
+	tb, err := e.root(pipelineRoot, ws)
+	if err != nil {
+		return nil, err
+	}
+	return tb.JobRecords(context.Background())
 }
 
 var jobStatuses = []string{jobs.StatusPending, jobs.StatusProcessing, jobs.StatusCompleted, jobs.StatusFailed, jobs.StatusCancelled}

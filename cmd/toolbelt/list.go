@@ -71,7 +71,10 @@ type listedTool struct {
 }
 
 func (c *listCmd) Run(e *env) error {
-	reg := e.registry()
+	reg, err := e.registry()
+	if err != nil {
+		return err
+	}
 	opts, err := c.options(reg)
 	if err != nil {
 		return err

@@ -6,32 +6,22 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"maps"
 	"os"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt"
-	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/gcpace"
-	"github.com/toolbelt/toolbelt/internal/intents"
-	"github.com/toolbelt/toolbelt/jobs"
-	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
-	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tools"
-	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
 func main() {
@@ -135,42 +125,20 @@ type env struct {
 	// (collectLessAtStart).
 	startDone func()
 
-	reg    *registry.Registry // made once per run, when a command needs it
-	closer io.Closer
-
-	imports *client.Manager // the MCP servers whose tools the registry holds
-	// dirs loads the directory tools the registry holds, and dirProblems
-	// are the tools its first load skipped; watchingDirs says it was
-	// started, to watch their folders.
-	dirs        *dir.Loader
-	dirProblems []dir.Problem
+	// tb is the run's composition root, opened by the first command that
+	// needs it (root), of kind tbKind; serving is what it is asked to do
+	// beside opening.
+	tb      *toolbelt.Toolbelt
+	tbKind  rootKind
+	serving serving
 	// workspace is the command's --workspace flag, for what is decided
 	// before the command asks (which directory tools the agent can reach).
 	workspace string
 	// trying is the folder of the directory tool toolbelt tool try runs.
-	trying       string
-	watchingDirs bool
-	st           *store.Store // opened once per run, when a command needs state
-	// openLater opens the store in the background once the server has
-	// given its first answers (initialize, the tool list need no state) or
-	// something uses it: started is closed then (afterFirstAnswer).
-	openLater bool
-	started   chan struct{}
-	audit     auditAppender // started with the first pipeline that audits
-	// recovered are the workspaces whose interrupted changes this run
-	// settles (package intents).
-	recovered *intents.Recovery
+	trying string
 	// wrapBridge, when set (by tests), wraps the file bridge of every
 	// workspace, to stop a change between two files.
 	wrapBridge func(fsbridge.Bridge) fsbridge.Bridge
-	// sched keeps and runs the workspace's schedules (the cron tool);
-	// schedRunner says it has its pipeline.
-	sched       *automation.Scheduler
-	schedRunner bool
-	jobq        *jobs.Queue // the async tools' jobs, opened when a command needs them
-	// workJobs makes the pipeline give its tools a job queue that works
-	// jobs (serve, mcp, run).
-	workJobs bool
 	// systemFile is the file toolbelt run --system @FILE reads (absolute):
 	// protected from the tools, as the agents' system prompts are.
 	systemFile string
@@ -191,46 +159,6 @@ func (e *env) config() (*config.Config, error) {
 		e.cfg = cfg
 	}
 	return e.cfg, nil
-}
-
-// registry returns the run's registry, made on first use (toolsNow), once
-// the imported MCP servers have answered with their tools or failed.
-func (e *env) registry() *registry.Registry {
-	reg := e.toolsNow()
-	e.awaitImports()
-	return reg
-}
-
-// toolsNow returns the run's registry, making it on first use: the
-// built-in tools, the directory tools, and the tools of the MCP servers the
-// config imports, which are started first and join it as each answers
-// (toolbelt.StartImports) while the run opens the rest.
-func (e *env) toolsNow() *registry.Registry {
-	if e.reg == nil {
-		e.reg, e.closer = e.tools()
-		if cfg, err := e.config(); err == nil {
-			e.imports = toolbelt.StartImports(e.reg, cfg, e.log, buildVersion())
-			e.loadDirTools(e.reg, cfg)
-		}
-	}
-	return e.reg
-}
-
-// awaitImports waits for the imported MCP servers' first start. Starting
-// one may mean downloading it first (npx, uvx): on a terminal, a spinner
-// says what is being waited for.
-func (e *env) awaitImports() {
-	if e.imports == nil {
-		return
-	}
-	select {
-	case <-e.imports.Started():
-		return
-	default:
-	}
-	spin := e.startSpinner("Starting the imported MCP servers (" + strings.Join(slices.Sorted(maps.Keys(e.cfg.MCPServers)), ", ") + ")…")
-	<-e.imports.Started()
-	spin.Stop()
 }
 
 // cli is the command line grammar.
@@ -356,28 +284,7 @@ func run(args []string, e env) (code int) {
 	e.configPath, e.dataDir = c.Config, c.Data
 	e.workspace = workspaceFlag(kctx)
 	err = kctx.Run(&e)
-	if e.dirs != nil {
-		_ = e.dirs.Stop(context.Background()) // the watcher, persistent handlers
-	}
-	e.closeJobs()
-	if e.audit != nil {
-		_ = e.audit.Stop(context.Background())
-	}
-	if e.st != nil {
-		if cerr := e.st.Close(); cerr != nil {
-			e.log.Warn("closing the store", "err", cerr)
-		}
-	}
-	if e.imports != nil {
-		if cerr := e.imports.Stop(context.Background()); cerr != nil {
-			e.log.Warn("stopping the imported MCP servers", "err", cerr)
-		}
-	}
-	if e.closer != nil {
-		if cerr := e.closer.Close(); cerr != nil {
-			e.log.Warn("stopping the tools' background work", "err", cerr)
-		}
-	}
+	e.closeRoot()
 	var ec exitCode
 	switch {
 	case err == nil:

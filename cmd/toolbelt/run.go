@@ -197,15 +197,12 @@ func (c *runCmd) Run(e *env) error {
 		return fmt.Errorf("the prompt is empty: say what to ask the model")
 	}
 	// With async tools the run works their jobs, and waits for them.
-	e.workJobs = e.hasAsyncTools()
+	e.serving.workJobs = true
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
 	}
 	defer ar.closer.Close()
-	if err := e.startJobs(); err != nil {
-		return err
-	}
 	a := ar.agent
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -276,7 +273,7 @@ func (ar *agentRun) runSession(ctx context.Context, e *env, key, prompt string) 
 	if err := h.StartSession(ctx, spec, history, llm.UserText(prompt)); err != nil {
 		return nil, err
 	}
-	waitErr := waitIdle(ctx, h, e.jobq, spec.Key, started)
+	waitErr := waitIdle(ctx, h, e.tb.Jobs(), spec.Key, started)
 	if waitErr != nil {
 		h.Abort()
 		_ = h.Wait(context.Background())
@@ -299,7 +296,7 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 		}
 	}
 	spec := host.Spec{Key: key, As: ar.tc.Identity, Model: ar.model, Transient: key == ""}
-	if spec.Transient && e.jobq != nil {
+	if spec.Transient && e.tb.Jobs() != nil {
 		spec.Key = randid.New(kind+":", 6)
 	}
 	spec.As.SessionKey = spec.Key

@@ -187,7 +187,10 @@ func (c *schemaExportCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	reg := e.registry()
+	reg, err := e.registry()
+	if err != nil {
+		return err
+	}
 	opts, err := c.options(reg)
 	if err != nil {
 		return err

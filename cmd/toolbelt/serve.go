@@ -22,13 +22,11 @@ import (
 
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/mcp/client"
-	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
-	"github.com/toolbelt/toolbelt/schema"
-	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -43,20 +41,22 @@ type serveFlags struct {
 // is asked to stop; then they are cancelled.
 const shutdownGrace = 10 * time.Second
 
-// mcpServer makes the MCP server the config describes, for the workspace.
-func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
+// mcpServer makes the MCP server the config describes, for the workspace,
+// in the run's pipeline root: it opens the store once the server has given
+// its first answers, works the async tools' jobs, runs due schedules when
+// schedules is set (but with cron.disabled) and keeps the directory tools in step with their
+// folders. MCP clients are on channel mcp, and the owner only when the
+// configuration says so; each call then runs for its client's session
+// (and, over HTTP, its token's principal).
+func (e *env) mcpServer(f serveFlags, schedules bool) (*mcp.Server, error) {
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
 	}
-	tc, err := f.runContext(e)
-	if err != nil {
-		return nil, err
+	if f.Profile != "" && !catalog.IsProfile(f.Profile) {
+		return nil, fmt.Errorf("unknown profile %q", f.Profile)
 	}
-	// MCP clients are on channel mcp, and the owner only when the
-	// configuration says so; each call then runs for its client's session
-	// (and, over HTTP, its token's principal).
-	tc.Channel, tc.Owner = "mcp", cfg.MCP.Owner
+	cfg.MCP.Compact = cfg.MCP.Compact || f.Compact
 	// stderr: stdout is the stdio transport's.
 	where, err := e.describeStore()
 	if err != nil {
@@ -64,43 +64,24 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 	}
 	fmt.Fprintf(e.stderr, "toolbelt: state in %s\n", where)
 	started := make(chan struct{})
-	e.openLater, e.started = true, started
-	opts, err := e.pipeline(tc, invoke.Config{})
+	e.serving = serving{workJobs: true, schedules: schedules, tools: true, early: true, storeAfter: started}
+	ws, err := f.dir(e)
 	if err != nil {
 		return nil, err
 	}
+	tb, err := e.root(pipelineRoot, ws)
+	if err != nil {
+		return nil, err
+	}
+	var opts []invoke.Option
 	if f.Profile != "" {
-		if !catalog.IsProfile(f.Profile) {
-			return nil, fmt.Errorf("unknown profile %q", f.Profile)
-		}
 		opts = append(opts, invoke.WithSelection(registry.Profile(f.Profile)))
 	}
-	dialect := schema.Anthropic
-	if cfg.MCP.Dialect != "" {
-		if dialect, err = schema.ParseDialect(cfg.MCP.Dialect); err != nil {
-			return nil, fmt.Errorf("mcp.dialect: %w", err)
-		}
+	srv, err := tb.MCPServer(opts...)
+	if err != nil {
+		return nil, err
 	}
-	e.watchDirTools()
-	compactOn := f.Compact || cfg.MCP.Compact
-	if !compactOn && cfg.MCP.CompactAbove > 0 {
-		// Resolving the tools only to count them was a tenth of a start's
-		// CPU: only when the count decides.
-		compactOn = compact.Enabled(len(e.registry().ResolveAll(tc, nil)), false, cfg.MCP.CompactAbove)
-	}
-	// The server answers initialize while the imported servers start; it
-	// lists tools once they have answered.
-	var importsStarted <-chan struct{}
-	if e.imports != nil {
-		importsStarted = e.imports.Started()
-	}
-	srv := mcp.New(e.toolsNow(), tc, mcp.Options{
-		Version: buildVersion(), Dialect: dialect, ExposeDetails: cfg.MCP.ExposeDetails,
-		MaxResponseBytes: cfg.MCP.MaxResponseBytes, ConfirmFallback: cfg.MCP.ConfirmFallback, Logger: e.log, Owner: cfg.MCP.Owner,
-		Compact: compactOn, ToolsAfter: importsStarted,
-	}, opts...)
-	e.useRunner(srv.Runner())
-	go e.afterFirstAnswer(srv, tc, started)
+	go e.afterFirstAnswer(srv, started)
 	return srv, nil
 }
 
@@ -113,7 +94,7 @@ func (e *env) mcpServer(f serveFlags) (*mcp.Server, error) {
 // the changes killed processes left unfinished there (intents.Recovery; a
 // call that comes first waits for it). None of them competes with the
 // first answers for the CPU.
-func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan struct{}) {
+func (e *env) afterFirstAnswer(srv *mcp.Server, started chan struct{}) {
 	t := time.NewTimer(startGCFor)
 	defer t.Stop()
 	select {
@@ -125,10 +106,8 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, tc *tool.Context, started chan s
 		e.startDone()
 		debug.FreeOSMemory()
 	}
-	e.removeStaleTemp(tc, false)
-	if j, ok := tc.Journal.(*store.Journal); ok && tc.FS != nil {
-		e.recoveries().Settle(j, tc.Scope().Workspace, tc.FS)
-	}
+	e.removeStaleTemp(srv.Runner().Context(), false)
+	e.tb.SettleInterrupted()
 }
 
 // staleTempScan bounds the search for temporary files of interrupted
@@ -180,11 +159,10 @@ type mcpServersCmd struct {
 }
 
 func (c *mcpServersCmd) Run(e *env) error {
-	e.registry() // starts the imports
-	var status []client.ServerStatus
-	if e.imports != nil {
-		status = e.imports.Status()
+	if _, err := e.registry(); err != nil { // starts the imports
+		return err
 	}
+	status := e.tb.ImportStatus()
 	if c.JSON {
 		if status == nil {
 			status = []client.ServerStatus{}
@@ -224,24 +202,17 @@ type mcpStdioCmd struct {
 }
 
 func (c *mcpStdioCmd) Run(e *env) error {
-	// Jobs are worked where async tools are loaded: a server without them
-	// could not run their steps, and the job engine costs start time and
-	// memory.
-	e.workJobs = e.hasAsyncTools()
 	cfg, err := e.config()
 	if err != nil {
 		return err
 	}
-	srv, err := e.mcpServer(c.serveFlags)
+	srv, err := e.mcpServer(c.serveFlags, false)
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	if err := e.startJobs(); err != nil {
-		return err
-	}
 	if isTerminal(e.stdin) {
-		e.awaitImports() // to count their tools
+		_ = e.tb.AwaitImports(context.Background()) // to count their tools
 		e.explainStdio(srv)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -288,10 +259,6 @@ type serveCmd struct {
 }
 
 func (c *serveCmd) Run(e *env) error {
-	// Jobs are worked where async tools are loaded: a server without them
-	// could not run their steps, and the job engine costs start time and
-	// memory.
-	e.workJobs = e.hasAsyncTools()
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -313,11 +280,8 @@ func (c *serveCmd) Run(e *env) error {
 	if err := mcp.CheckListen(addr, cmp.Or(o.Token, firstToken(o.Tokens))); err != nil {
 		return err
 	}
-	srv, err := e.mcpServer(c.serveFlags)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
+	// It listens first: the async tools' webhook URLs are made from its
+	// address, unless jobs.publicURL says otherwise.
 	ln, err := net.Listen("tcp", addr)
 	if errors.Is(err, syscall.EADDRINUSE) {
 		return fmt.Errorf("%s is already in use (another toolbelt serve?): listen elsewhere with --addr %s, or set mcp.addr in toolbelt.yaml", addr, nextPort(addr))
@@ -325,13 +289,19 @@ func (c *serveCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	defer ln.Close()
 	o.Addr = ln.Addr().String()
+	cfg.Jobs.PublicURL = cmp.Or(cfg.Jobs.PublicURL, "http://"+reachable(o.Addr))
+	srv, err := e.mcpServer(c.serveFlags, true)
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
 	mux := http.NewServeMux()
 	withToken := o.Token != "" || len(o.Tokens) > 0
 	mux.Handle("/mcp", srv.Handler(o))
-	if q := e.jobq; q != nil {
+	if q := e.tb.Jobs(); q != nil {
 		// Async tools' webhooks, verified by the queue (Standard Webhooks).
-		q.SetPublicURL("http://" + reachable(o.Addr))
 		for _, p := range q.WebhookPaths() {
 			if p == "/mcp" || p == "/" {
 				return fmt.Errorf("an async tool's webhookPath %s is the server's own path: choose another, such as /webhooks/NAME", p)
@@ -339,31 +309,16 @@ func (c *serveCmd) Run(e *env) error {
 			mux.Handle("POST "+p, q.WebhookHandler())
 		}
 	}
-	if err := e.startJobs(); err != nil {
-		return err
-	}
 	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		fmt.Fprint(w, frontPage(r.Host, withToken, len(srv.Listed())))
 	})
 	hs := o.HTTPServer(mux)
-	e.awaitImports() // to count their tools
+	_ = e.tb.AwaitImports(context.Background()) // to count their tools
 	e.printServing(ln.Addr().String(), withToken, srv)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// Due schedules run beside the server; stopping gives the runs in
-	// progress the shutdown grace, then cancels them.
-	if !cfg.Cron.Disabled && e.sched != nil {
-		if err := e.sched.Start(ctx); err != nil {
-			return err
-		}
-		defer func() {
-			sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-			defer cancel()
-			_ = e.sched.Stop(sctx)
-		}()
-	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
 	select {
@@ -452,9 +407,9 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 		_, port, _ := net.SplitHostPort(addr)
 		fmt.Fprintf(e.stdout, "  (on every interface, %s; on this machine also http://127.0.0.1:%s/mcp)\n", addr, port)
 	}
-	data, _, _ := e.storeDSN(os.Getenv)
+	data, dir, _ := e.storeDSN(os.Getenv)
 	state := redacted(data)
-	if e.concealedData(tc.Workspace) != nil {
+	if dir != "" && realpath.Within(dir, tc.Workspace) {
 		state += " (inside the workspace, hidden from the tools)"
 	}
 	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.Workspace, state, len(tools), reach)

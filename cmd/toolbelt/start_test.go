@@ -212,7 +212,7 @@ func TestMCPStartsWhileImportsStart(t *testing.T) {
     command: %q
     args: [%q, %q, %q, mcp, --workspace, %q]
     env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
-`, gate, spoolDir(data), answered, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "inner-data"), filepath.Join(dir, "config")))
+`, gate, filepath.Join(data, "audit-spool"), answered, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "inner-data"), filepath.Join(dir, "config")))
 	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "--workspace", workspaceWith(t))
 	cmd.Env = append(cliEnvironment(t), "TOOLBELT_DATA="+data)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

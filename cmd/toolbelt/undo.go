@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/audit"
-	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -30,61 +30,34 @@ type undoCmd struct {
 func (c *undoCmd) Run(e *env) error {
 	started := time.Now()
 	ctx := context.Background()
-	st, err := e.state("")
+	// Undo runs no tools: the root's workspace is the call's own.
+	tb, err := e.root(stateRoot, "")
 	if err != nil {
 		return err
 	}
-	cfg, err := e.config()
-	if err != nil {
-		return err
-	}
-	journal := st.Journal(store.JournalOptions{MaxAge: cfg.Retention.Undo.D()})
-	// A change of the call that a killed process left unfinished is
-	// settled first: kept, it is undone below.
-	interrupted, err := journal.InterruptedIn(ctx, c.CallID)
-	if err != nil {
-		return err
-	}
-	for _, ws := range interrupted {
-		b, err := e.undoBridge(ws)
-		if err != nil {
-			e.log.Error("recovering interrupted changes: the workspace cannot be opened; they are left for the next start", "workspace", ws, "err", err)
-			continue
-		}
-		e.recoveries().Settle(journal, ws, b)
-	}
-	ws, err := c.workspace(ctx, journal)
+	ws, err := c.workspace(ctx, tb.Journal())
 	var refused *refusal
 	switch {
 	case errors.As(err, &refused):
 		printError(e.stderr, err)
-		return c.audit(ctx, e, st, started, refused.workspace, 0, cmp.Or(refused.class, "refused"))
+		return c.audit(ctx, e, started, refused.workspace, 0, cmp.Or(refused.class, "refused"))
 	case err != nil:
 		return err
 	}
-	_, dataDir, err := e.storeDSN(os.Getenv)
-	if err != nil {
-		return err
-	}
-	if err := checkOutside(dataDir, ws); err != nil {
-		return err
-	}
-	bridge, err := e.undoBridge(ws)
-	if err != nil {
-		return fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", c.CallID, ws, err)
-	}
-	e.recoveries().Settle(journal, ws, bridge)
-	report, err := undo.Undo(ctx, journal.In(ws), bridge, c.CallID)
+	report, err := tb.Undo(ctx, ws, c.CallID)
 	var conflict *undo.ConflictError
+	var ddir *toolbelt.DataDirError
 	switch {
+	case errors.As(err, &ddir):
+		return fmt.Errorf("%w: keep state elsewhere (--data DIR or %s), or work in another directory", ddir, envData)
 	case errors.As(err, &conflict):
 		fmt.Fprintln(e.stderr, termsafe.Text(err.Error()))
-		return c.audit(ctx, e, st, started, ws, 0, "conflict")
+		return c.audit(ctx, e, started, ws, 0, "conflict")
 	case errors.Is(err, undo.ErrNothingToUndo):
 		printError(e.stderr, err)
-		return c.audit(ctx, e, st, started, ws, 0, "nothing-to-undo")
+		return c.audit(ctx, e, started, ws, 0, "nothing-to-undo")
 	case err != nil:
-		if aerr := c.audit(ctx, e, st, started, ws, 0, "tool"); !isExit(aerr) {
+		if aerr := c.audit(ctx, e, started, ws, 0, "tool"); !isExit(aerr) {
 			e.log.Error("recording the undo in the audit log", "err", aerr)
 		}
 		return err
@@ -99,20 +72,11 @@ func (c *undoCmd) Run(e *env) error {
 	}
 	// The record is written before the result is shown; when it cannot be,
 	// the result is still shown (the files are back) and the error said.
-	aerr := c.audit(ctx, e, st, started, ws, len(out), "")
+	aerr := c.audit(ctx, e, started, ws, len(out), "")
 	if _, err := e.stdout.Write(out); err != nil {
 		return err
 	}
 	return aerr
-}
-
-// undoBridge opens the workspace ws for undo and recovery.
-func (e *env) undoBridge(ws string) (fsbridge.Bridge, error) {
-	b, err := fsbridge.OpenLocal(ws)
-	if err != nil {
-		return nil, err
-	}
-	return e.wrapped(b), nil
 }
 
 // refusal is an undo refused before anything was read: the call is not
@@ -160,8 +124,8 @@ func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, erro
 // audit records the undo in the audit log, and waits until it is written.
 // outcome is "" when the undo succeeded; otherwise the command ends with
 // exit code 1 after the record is written.
-func (c *undoCmd) audit(ctx context.Context, e *env, st *store.Store, started time.Time, ws string, resultBytes int, outcome string) error {
-	if err := recordUndo(ctx, e, st, undoRecord{callID: c.CallID, started: started, workspace: ws, channel: "cli", owner: true, resultBytes: resultBytes, outcome: outcome}); err != nil {
+func (c *undoCmd) audit(ctx context.Context, e *env, started time.Time, ws string, resultBytes int, outcome string) error {
+	if err := recordUndo(ctx, e, undoRecord{callID: c.CallID, started: started, workspace: ws, channel: "cli", owner: true, resultBytes: resultBytes, outcome: outcome}); err != nil {
 		return err
 	}
 	if outcome != "" {
@@ -184,18 +148,14 @@ type undoRecord struct {
 // recordUndo appends an undo to the audit log as a call of its own (tool
 // undo, its own id, the call undone in its arguments), and waits until it is
 // written. toolbelt undo and chat's /undo both record theirs through it.
-func recordUndo(ctx context.Context, e *env, st *store.Store, u undoRecord) error {
-	w, err := e.auditWriter(st)
-	if err != nil {
-		return err
-	}
+func recordUndo(ctx context.Context, e *env, u undoRecord) error {
 	args, _ := json.Marshal(map[string]string{"callId": u.callID})
 	rec := audit.Record{
 		Time: u.started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: u.channel, SessionKey: u.session,
 		Owner: u.owner, Workspace: u.workspace, Arguments: args, Duration: time.Since(u.started),
 		ResultBytes: u.resultBytes, IsError: u.outcome != "", ErrorClass: u.outcome,
 	}
-	if err := w.Append(ctx, rec); err != nil {
+	if err := e.tb.Record(ctx, rec); err != nil {
 		return fmt.Errorf("recording the undo of call %s in the audit log: %w", u.callID, err)
 	}
 	return nil
