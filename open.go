@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
@@ -111,10 +112,19 @@ func (tb *Toolbelt) openStore(ctx context.Context) error {
 	if tb.cfg.Audit.Sync == "always" {
 		opts = append(opts, store.SyncCommits())
 	}
-	after := tb.opts.StoreAfter
 	if tb.opts.ToolsOnly {
-		after = make(chan struct{}) // never: only when used
+		tb.lazyStore = sync.OnceValues(func() (*store.Store, error) {
+			st, err := store.Open(context.Background(), dsn, opts...)
+			if err != nil {
+				return nil, withFreeSpace(err, dir)
+			}
+			tb.onClose(func(context.Context) error { return st.Close() })
+			tb.sched = tb.newScheduler(st)
+			return st, nil
+		})
+		return nil
 	}
+	after := tb.opts.StoreAfter
 	if after != nil {
 		tb.st, err = store.OpenInBackground(dsn, append(opts, store.OpenAfter(after))...)
 	} else {
@@ -212,9 +222,14 @@ func (tb *Toolbelt) auditState(err error) {
 // openSchedules makes the scheduler of the workspace's schedules (the
 // cron tool's); openScheduler runs it.
 func (tb *Toolbelt) openSchedules(context.Context) error {
-	c := tb.cfg.Cron
-	tb.sched = automation.New(tb.st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
+	tb.sched = tb.newScheduler(tb.st)
 	return nil
+}
+
+// newScheduler makes the scheduler of the workspace's schedules in st.
+func (tb *Toolbelt) newScheduler(st *store.Store) *automation.Scheduler {
+	c := tb.cfg.Cron
+	return automation.New(st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
 }
 
 // openPolicy builds the configuration's policy.
@@ -406,7 +421,11 @@ func (tb *Toolbelt) openScheduler(ctx context.Context) error {
 	if tb.opts.ToolsOnly {
 		return nil
 	}
-	tb.sched.SetRunner(tb.RunnerFor(tb.contextFor(tool.Identity{Channel: "cron"})))
+	r, err := tb.RunnerFor(tb.contextFor(tool.Identity{Channel: "cron"}))
+	if err != nil {
+		return err
+	}
+	tb.sched.SetRunner(r)
 	if !tb.opts.RunSchedules || tb.cfg.Cron.Disabled {
 		return nil
 	}

@@ -44,13 +44,16 @@ func (tb *Toolbelt) Runner(caller tool.Identity, opts ...invoke.Option) (*invoke
 	if err != nil {
 		return nil, err
 	}
-	return tb.RunnerFor(tc, opts...), nil
+	return tb.RunnerFor(tc, opts...)
 }
 
 // RunnerFor is Runner for a context Context made and the caller changed:
 // a service set, the identity a session runs as.
-func (tb *Toolbelt) RunnerFor(tc *tool.Context, opts ...invoke.Option) *invoke.Runner {
-	return invoke.New(tb.reg, tc, append(tb.pipeline(tc.Workspace), opts...)...)
+func (tb *Toolbelt) RunnerFor(tc *tool.Context, opts ...invoke.Option) (*invoke.Runner, error) {
+	if tb.auditor == nil || tb.reg == nil {
+		return nil, ErrToolsOnly
+	}
+	return invoke.New(tb.reg, tc, append(tb.pipeline(tc.Workspace), opts...)...), nil
 }
 
 // AwaitImports waits until each imported MCP server has answered with its
@@ -180,7 +183,7 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		}
 		dialect = d
 	}
-	if tb.base == nil || tb.auditor == nil {
+	if tb.auditor == nil || tb.reg == nil {
 		return nil, ErrToolsOnly
 	}
 	tc := tb.contextFor(tool.Identity{Channel: "mcp", Owner: m.Owner})

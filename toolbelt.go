@@ -145,8 +145,11 @@ type Toolbelt struct {
 	log  *slog.Logger
 	ws   string // the workspace, absolute
 
-	reg         *registry.Registry
-	st          *store.Store
+	reg *registry.Registry
+	st  *store.Store
+	// lazyStore opens the store of a ToolsOnly root on first use, and the
+	// scheduler of the workspace's schedules with it (see lazy.go).
+	lazyStore   func() (*store.Store, error)
 	data        string // the SQLite store's directory; "" for PostgreSQL
 	spool       string // the audit spool's directory; "" for PostgreSQL
 	auditLog    *auditlog.Log
@@ -165,6 +168,7 @@ type Toolbelt struct {
 	// workspaces are the contexts of the workspaces other than the
 	// root's that callers work in, opened on first use.
 	workspaces map[string]*tool.Context
+	wsMu       sync.Mutex // guards workspaces
 
 	calls   sync.WaitGroup // calls in flight
 	mu      sync.Mutex
@@ -189,7 +193,7 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 		{"the imported MCP servers", tb.openImports, tools},
 		{"the store", tb.openStore, true},
 		{"the audit log", tb.openAudit, state},
-		{"the schedules", tb.openSchedules, true},
+		{"the schedules", tb.openSchedules, state},
 		{"the policy", tb.openPolicy, true},
 		{"the directory tools", tb.openDirTools, tools},
 		{"the registry", tb.openRegistry, tools},

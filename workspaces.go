@@ -43,8 +43,8 @@ func (tb *Toolbelt) Context(caller tool.Identity) (*tool.Context, error) {
 	if ws == tb.ws {
 		return tb.contextFor(caller), nil
 	}
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
+	tb.wsMu.Lock()
+	defer tb.wsMu.Unlock()
 	base, ok := tb.workspaces[ws]
 	if !ok {
 		var err error
@@ -84,12 +84,22 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	if tb.jobs == nil {
 		tc.Jobs = nil
 	}
-	memory.IndexService.Set(tc, tb.st.Memory())
-	web.CacheService.Set(tc, tb.st.Cache(store.CacheOptions{}))
-	cron.SchedulerService.Set(tc, tb.sched)
 	if len(tb.cfg.Agents) > 0 {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
-		sessions.StoreService.Set(tc, tb.st.Sessions().ForTools())
+	}
+	if tb.st == nil { // ToolsOnly: the store opens when a tool uses it
+		memory.IndexService.Set(tc, lazyMemory{tb})
+		cron.SchedulerService.Set(tc, lazyCron{tb})
+		if len(tb.cfg.Agents) > 0 {
+			sessions.StoreService.Set(tc, lazySessions{tb})
+		}
+	} else {
+		memory.IndexService.Set(tc, tb.st.Memory())
+		web.CacheService.Set(tc, tb.st.Cache(store.CacheOptions{}))
+		cron.SchedulerService.Set(tc, tb.sched)
+		if len(tb.cfg.Agents) > 0 {
+			sessions.StoreService.Set(tc, tb.st.Sessions().ForTools())
+		}
 	}
 	b, closeBridge, err := tb.bridge(ws)
 	if err != nil {

@@ -149,7 +149,13 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 			term = t
 		}
 	}
-	r := tb.RunnerFor(tc, append(opts, extra...)...)
+	r, err := tb.RunnerFor(tc, append(opts, extra...)...)
+	if err != nil {
+		if term != nil {
+			term.Close()
+		}
+		return nil, nil, err
+	}
 	return r, releaser{r, term}, nil
 }
 
