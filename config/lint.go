@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,9 +19,6 @@ var Template []byte
 // as meant: a ${VAR} that is not set, a command that is not installed.
 type Warning = LineError
 
-// envRef is "${NAME}" in a configured value.
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // Lint returns warnings about what the configuration names in the world
 // outside it: ${VAR} references to unset environment variables (in the
 // settings of imported MCP servers, where Toolbelt expands them) and
@@ -33,13 +29,12 @@ var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(string) (string, bool)) []*Warning {
 	var out []*Warning
 	warn := func(path, msg string) {
-		out = append(out, &Warning{Path: c.Path, Line: c.Line(path), Msg: msg})
+		out = append(out, c.ErrorAt(path, msg))
 	}
 	refs := func(path, what, v string) {
-		for _, m := range envRef.FindAllStringSubmatch(v, -1) {
-			if _, ok := lookupEnv(m[1]); !ok {
-				warn(path, fmt.Sprintf("%s refers to ${%s}, which is not set in this environment", what, m[1]))
-			}
+		_, missing := ExpandEnv(v, lookupEnv)
+		for _, name := range missing {
+			warn(path, fmt.Sprintf("%s refers to ${%s}, which is not set in this environment", what, name))
 		}
 	}
 	for i, t := range c.MCP.Tokens {

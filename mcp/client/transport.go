@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -33,38 +33,35 @@ func inherited(key string) bool {
 	return slices.Contains(inheritedEnv, key) || strings.HasPrefix(key, "LC_")
 }
 
-// reference is "${NAME}" in a configured value.
-var reference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // expand replaces each ${NAME} in a configured value with the variable from
-// Toolbelt's environment, so a secret need not be written in the
-// configuration. A variable that is not set is an error.
+// Toolbelt's environment (config.ExpandEnv), so a secret need not be
+// written in the configuration. A variable that is not set, and has no
+// default, is an error.
 func expand(what, v string) (string, error) {
-	var missing []string
-	out := reference.ReplaceAllStringFunc(v, func(ref string) string {
-		name := ref[2 : len(ref)-1]
-		val, ok := os.LookupEnv(name)
-		if !ok {
-			missing = append(missing, name)
-		}
-		return val
-	})
+	out, missing := config.ExpandEnv(v, os.LookupEnv)
 	if len(missing) > 0 {
 		return "", fmt.Errorf("%s refers to ${%s}, which is not set in Toolbelt's environment", what, strings.Join(missing, "}, ${"))
 	}
 	return out, nil
 }
 
-// environment is the environment of a stdio server: the inherited variables
-// and the configured ones (which win).
-func environment(configured map[string]string) ([]string, error) {
+// environment is the environment of a stdio server: the inherited
+// variables, those of its envFile, and the configured ones (which win).
+func environment(srv config.MCPServer) ([]string, error) {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok && inherited(k) {
 			env[k] = v
 		}
 	}
-	for k, v := range configured {
+	if srv.EnvFile != "" {
+		file, err := config.ReadEnvFile(srv.EnvFile)
+		if err != nil {
+			return nil, fmt.Errorf("envFile: %w", err)
+		}
+		maps.Copy(env, file)
+	}
+	for k, v := range srv.Env {
 		val, err := expand("env."+k, v)
 		if err != nil {
 			return nil, err
@@ -101,7 +98,7 @@ type process struct {
 // by line; grace is how long it has to exit after its input is closed
 // before it is terminated, and as long again before it is killed.
 func startProcess(name string, srv config.MCPServer, log *slog.Logger, grace time.Duration) (*process, error) {
-	env, err := environment(srv.Env)
+	env, err := environment(srv)
 	if err != nil {
 		return nil, err
 	}
