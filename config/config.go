@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,6 +25,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/toolbelt/toolbelt/registry"
 )
 
 // FileName is the name of the configuration file.
@@ -517,7 +519,7 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 	rules := &ast.MappingNode{BaseNode: m.BaseNode, Start: m.Start, End: m.End, IsFlowStyle: m.IsFlowStyle}
 	t.Settings, t.nodes = map[string]any{}, nil
 	for _, kv := range m.Values {
-		key := kv.Key.String()
+		key := keyOf(kv)
 		if key == "dirs" {
 			if err := yaml.NodeToValue(kv.Value, &t.Dirs); err != nil {
 				return err
@@ -642,10 +644,32 @@ func (e *LineError) Error() string {
 // and column: unknown keys (with the closest key), values of the wrong type,
 // values out of range and paths that do not exist.
 func Parse(name string, data []byte) (*Config, error) {
+	c, errs := parse(name, data)
+	if err := Join(errs...); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Check reports every problem of the configuration in data (from the file
+// name), in file order: those Parse reports, and those CheckTools reports
+// against the tools of reg of what in it could be read.
+func Check(name string, data []byte, reg *registry.Registry) error {
+	c, errs := parse(name, data)
+	if c != nil {
+		errs = append(errs, c.CheckTools(reg))
+	}
+	return Join(errs...)
+}
+
+// parse reads what it can of a configuration, leaving out the keys with
+// problems, and returns it (nil when the file is not YAML) with every
+// problem.
+func parse(name string, data []byte) (*Config, []error) {
 	c := &Config{Path: name}
 	file, err := parser.ParseBytes(data, 0)
 	if err != nil {
-		return nil, syntaxError(name, err)
+		return nil, []error{syntaxError(name, err)}
 	}
 	c.file = file
 	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
@@ -655,18 +679,16 @@ func Parse(name string, data []byte) (*Config, error) {
 	k := &checker{file: name, tag: "yaml"}
 	k.check(body, reflect.TypeFor[Config](), "")
 	if err := yaml.NodeToValue(body, c); err != nil {
-		return nil, Join(append(k.errs, fmt.Errorf("%s: %w", name, err))...)
+		return nil, append(k.errs, fmt.Errorf("%s: %w", name, err))
 	}
-	if err := Join(append(k.errs, c.validate()...)...); err != nil {
-		return nil, err
-	}
+	errs := append(k.errs, c.validate()...)
 	for name, srv := range c.MCPServers {
 		if srv.EnvFile != "" {
 			srv.EnvFile = c.Resolve(srv.EnvFile)
 			c.MCPServers[name] = srv
 		}
 	}
-	return c, nil
+	return c, errs
 }
 
 // syntaxError renders the parser's error as "FILE:LINE:COLUMN: message".
@@ -781,7 +803,7 @@ func (c *Config) errorAt(path, msg string) error {
 // SettingLine returns the line of the tool settings under tools.<key>.
 func (c *Config) SettingLine(key string) int {
 	for _, kv := range c.Tools.nodes {
-		if kv.Key.String() == key {
+		if keyOf(kv) == key {
 			return kv.Key.GetToken().Position.Line
 		}
 	}
@@ -815,7 +837,7 @@ func (c *Config) validate() []error {
 		{"$.limits.imageMaxBytes", c.Limits.ImageMaxBytes},
 	} {
 		if f.v < 0 {
-			errs = append(errs, c.errorAt(f.path, fmt.Sprintf("%s must not be negative", strings.TrimPrefix(f.path, "$."))))
+			errs = append(errs, c.errorAt(f.path, fmt.Sprintf("%s is %d: it must not be negative", strings.TrimPrefix(f.path, "$."), f.v)))
 		}
 	}
 	for name, srv := range c.MCPServers {
@@ -863,7 +885,7 @@ func (c *Config) validate() []error {
 		v   int
 	}{{"maxMessageBytes", c.MCP.MaxMessageBytes}, {"maxSessions", c.MCP.MaxSessions}, {"maxConnections", c.MCP.MaxConnections}} {
 		if f.v < 0 {
-			errs = append(errs, c.errorAt("$.mcp."+f.key, fmt.Sprintf("mcp.%s must not be negative (0 means the default)", f.key)))
+			errs = append(errs, c.errorAt("$.mcp."+f.key, fmt.Sprintf("mcp.%s is %d: it must not be negative (0 means the default)", f.key, f.v)))
 		}
 	}
 	seen := map[string]bool{}
@@ -886,7 +908,7 @@ func (c *Config) validate() []error {
 	}
 	for name, p := range c.Providers {
 		if p.URL != "" && !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
-			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url must be an http:// or https:// URL", name)))
+			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url is %q: it must be an http:// or https:// URL", name, p.URL)))
 		}
 		for model, pr := range p.Prices {
 			if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
@@ -895,7 +917,7 @@ func (c *Config) validate() []error {
 		}
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
-		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))
+		errs = append(errs, c.errorAt("$.database", fmt.Sprintf("database is %q: it must be a postgres:// URL (SQLite lives in the data directory)", redactURL(c.Database))))
 	}
 	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
@@ -943,4 +965,12 @@ func (c *Config) Resolve(p string) string {
 		p = filepath.Join(filepath.Dir(c.Path), p)
 	}
 	return p
+}
+
+// redactURL hides a URL's password, for messages.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
 }

@@ -27,7 +27,7 @@ func (c *Config) checkSettings(reg *registry.Registry, metas []tool.Meta) []erro
 	}
 	var errs []error
 	for _, kv := range c.Tools.nodes {
-		key := kv.Key.String()
+		key := keyOf(kv)
 		settings, ok := types[key]
 		if !ok {
 			errs = append(errs, errorAt(c.Path, kv.Key, noSettings(reg, metas, key)))

@@ -69,7 +69,7 @@ func (k *checker) check(node ast.Node, t reflect.Type, key string) bool {
 			return false
 		}
 		m.Values = slices.DeleteFunc(m.Values, func(kv *ast.MappingValueNode) bool {
-			return !k.check(kv.Value, t.Elem(), join(key, kv.Key.String()))
+			return !k.check(kv.Value, t.Elem(), join(key, keyOf(kv)))
 		})
 		return true
 	case reflect.Slice:
@@ -130,7 +130,7 @@ func (k *checker) mapping(node ast.Node, key string, fields map[string]reflect.T
 		return false
 	}
 	m.Values = slices.DeleteFunc(m.Values, func(kv *ast.MappingValueNode) bool {
-		name := kv.Key.String()
+		name := keyOf(kv)
 		t, ok := fields[name]
 		if !ok {
 			k.fail(kv.Key, unknownKey(key, name, fields))
@@ -199,7 +199,7 @@ func (k *checker) tools(node ast.Node, key string) bool {
 		return false
 	}
 	m.Values = slices.DeleteFunc(m.Values, func(kv *ast.MappingValueNode) bool {
-		name := kv.Key.String()
+		name := keyOf(kv)
 		if t, ok := fields[name]; ok {
 			return !k.check(kv.Value, t, join(key, name))
 		}
@@ -309,4 +309,13 @@ func position(err error) [2]int {
 		return [2]int{le.Line, le.Column}
 	}
 	return [2]int{1 << 30, 0}
+}
+
+// keyOf returns the key of a mapping entry as it reads, without the quotes
+// of "key" (JSON pasted as YAML).
+func keyOf(kv *ast.MappingValueNode) string {
+	if s, ok := kv.Key.(*ast.StringNode); ok {
+		return s.Value
+	}
+	return kv.Key.String()
 }

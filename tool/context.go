@@ -135,11 +135,12 @@ type SettingsChecker interface {
 type SettingError struct {
 	// Key is the setting's path below tools: ("exec.sandbox.required").
 	Key string
-	// Msg says what is wrong and what is allowed.
+	// Msg says what was given and what is allowed, following the key:
+	// "is -5: it must not be negative".
 	Msg string
 }
 
-func (e *SettingError) Error() string { return e.Key + ": " + e.Msg }
+func (e *SettingError) Error() string { return e.Key + " " + e.Msg }
 
 // Config holds tool settings by key. Values are JSON-compatible
 // (maps, slices, strings, numbers, booleans), as read from configuration.

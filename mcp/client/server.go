@@ -286,7 +286,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	case config.TransportSSE:
 		var client *http.Client
 		client, c.pool, err = httpClient(s.cfg)
-		t = &mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+		t = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
 	}
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package client
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -294,4 +295,39 @@ func httpClient(srv config.MCPServer) (*http.Client, *http.Transport, error) {
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	return &http.Client{Transport: &headerTransport{base: base, headers: h}}, base, nil
+}
+
+// sseTransport reaches a server over HTTP with server-sent events. The
+// SDK's transport keeps its event stream on the context Connect is given,
+// and connecting is bounded by a timeout; so the stream gets a context of
+// its own, ended when the timeout ends Connect before the stream is open,
+// or when the connection is closed.
+type sseTransport struct{ mcp.SSEClientTransport }
+
+// Connect opens the event stream.
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.SSEClientTransport.Connect(streamCtx)
+	if !stop() && err == nil {
+		conn.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &streamConn{Connection: conn, cancel: cancel}, nil
+}
+
+// streamConn ends its stream's context when it is closed.
+type streamConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+// Close closes the connection and ends its stream.
+func (c *streamConn) Close() error {
+	defer c.cancel()
+	return c.Connection.Close()
 }
