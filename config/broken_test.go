@@ -53,8 +53,9 @@ toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
 	{"providers:\n  local: {url: localhost:8080}\n", `toolbelt.yaml:2:16: providers.local.url is "localhost:8080": it must be an http:// or https:// URL`},
 	{"limits:\n  maxResultChars: -1\n", `toolbelt.yaml:2:19: limits.maxResultChars is -1: it must not be negative`},
 	// Paths that must exist.
-	{"workspace: /nonexistent/project\n", `toolbelt.yaml:1:12: workspace is /nonexistent/project, which does not exist: create it or give another directory`},
-	{"workspace: {{dir}}/file\n", `toolbelt.yaml:1:12: workspace is {{dir}}/file, which is a file, not a directory`},
+	{"workspace: /nonexistent/project\n", `toolbelt.yaml:1:12: workspace is "/nonexistent/project", which does not exist: create it or give another directory`},
+	{"workspace: nowhere\n", `toolbelt.yaml:1:12: workspace is "nowhere" ({{cwd}}/nowhere), which does not exist: create it or give another directory`},
+	{"workspace: {{dir}}/file\n", `toolbelt.yaml:1:12: workspace is "{{dir}}/file", which is a file, not a directory`},
 	{"audit:\n  keyFile: {{dir}}/missing.key\n", `toolbelt.yaml:2:12: audit.keyFile is "{{dir}}/missing.key", which cannot be read (does not exist)`},
 	{"mcpServers:\n  gh:\n    command: gh\n    envFile: missing.env\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "missing.env", which does not exist`},
 	{"mcpServers:\n  gh:\n    command: gh\n    envFile: " + filepath.Join("testdata", "bad.env") + "\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "testdata/bad.env", whose line 3 is not NAME=value`},
@@ -92,6 +93,8 @@ func TestBrokenConfigurations(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	must(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
+	cwd, err := os.Getwd()
+	must(t, err)
 	reg, closer := tools.Core()
 	defer closer.Close()
 	if len(brokenConfigs) < 40 {
@@ -102,7 +105,7 @@ func TestBrokenConfigurations(t *testing.T) {
 		err := Check("toolbelt.yaml", []byte(src), reg)
 		got := "(no error)"
 		if err != nil {
-			got = strings.ReplaceAll(err.Error(), dir, "{{dir}}")
+			got = strings.NewReplacer(dir, "{{dir}}", cwd, "{{cwd}}").Replace(err.Error())
 		}
 		if got != c.want {
 			t.Errorf("%s\ngot:\n%s\nwant:\n%s", c.yaml, got, c.want)

@@ -848,8 +848,8 @@ func (c *Config) validate() []error {
 			errs = append(errs, c.errorAt(fmt.Sprintf("$.tools.dirs[%d]", i), fmt.Sprintf("tools.dirs[%d] has no path: give the folder of the tools", i)))
 		}
 	}
-	if ws := c.Resolve(c.Workspace); ws != "" {
-		errs = append(errs, c.mustBeDir("$.workspace", "workspace", ws))
+	if c.Workspace != "" {
+		errs = append(errs, c.mustBeDir("$.workspace", "workspace", c.Workspace))
 	}
 	if f := c.Resolve(c.Audit.KeyFile); f != "" {
 		if _, err := os.Stat(f); err != nil {
@@ -922,15 +922,23 @@ func (c *Config) validate() []error {
 	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
 }
 
-// mustBeDir returns an error at path unless dir (the value of key,
-// resolved) is a directory, nil when it is.
+// mustBeDir returns an error at path unless dir, the value of key, is a
+// directory (resolved as Resolve does); nil when it is.
 func (c *Config) mustBeDir(path, key, dir string) error {
-	st, err := os.Stat(dir)
+	abs := c.Resolve(dir)
+	if a, err := filepath.Abs(abs); err == nil {
+		abs = a
+	}
+	given := fmt.Sprintf("%q", dir)
+	if abs != dir {
+		given += " (" + abs + ")"
+	}
+	st, err := os.Stat(abs)
 	switch {
 	case err != nil:
-		return c.errorAt(path, fmt.Sprintf("%s is %s, which %s: create it or give another directory", key, dir, reason(err)))
+		return c.errorAt(path, fmt.Sprintf("%s is %s, which %s: create it or give another directory", key, given, reason(err)))
 	case !st.IsDir():
-		return c.errorAt(path, fmt.Sprintf("%s is %s, which is a file, not a directory", key, dir))
+		return c.errorAt(path, fmt.Sprintf("%s is %s, which is a file, not a directory", key, given))
 	}
 	return nil
 }

@@ -23,7 +23,8 @@ type Warning = LineError
 // outside it: ${VAR} references to unset environment variables (in the
 // settings of imported MCP servers, where Toolbelt expands them) and
 // executables that cannot be found — the commands of imported MCP servers
-// that are not disabled, and the shell and bubblewrap of tools.exec — and
+// that are not disabled, and the shell and bubblewrap of tools.exec (when
+// the sandbox is not required: then it is an error) — and
 // the unset API key variable of tools.memory.embeddings.
 // lookPath and lookupEnv are exec.LookPath and os.LookupEnv, or stand-ins.
 func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(string) (string, bool)) []*Warning {
@@ -63,15 +64,12 @@ func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(stri
 				warn("$.tools.exec.shell", fmt.Sprintf("tools.exec.shell %q is not found (%v)", sh, unwrapExec(err)))
 			}
 		}
+		// A required sandbox without bubblewrap is an error (CheckTools).
 		if sb, ok := exec["sandbox"].(map[string]any); ok {
 			bwrap, _ := sb["bwrap"].(string)
-			required, _ := sb["required"].(bool)
-			if bwrap != "" || required {
-				if bwrap == "" {
-					bwrap = "bwrap"
-				}
+			if required, _ := sb["required"].(bool); bwrap != "" && !required {
 				if _, err := lookPath(bwrap); err != nil {
-					warn("$.tools.exec.sandbox", fmt.Sprintf("the sandbox needs bubblewrap, but %q is not found (%v): install the bubblewrap package or set tools.exec.sandbox.bwrap", bwrap, unwrapExec(err)))
+					warn("$.tools.exec.sandbox.bwrap", fmt.Sprintf("the sandbox needs bubblewrap, but %q is not found (%v): install the bubblewrap package or set tools.exec.sandbox.bwrap", bwrap, unwrapExec(err)))
 				}
 			}
 		}
