@@ -56,7 +56,6 @@ toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
 	{"workspace: /nonexistent/project\n", `toolbelt.yaml:1:12: workspace is "/nonexistent/project", which does not exist: create it or give another directory`},
 	{"workspace: nowhere\n", `toolbelt.yaml:1:12: workspace is "nowhere" ({{cwd}}/nowhere), which does not exist: create it or give another directory`},
 	{"workspace: {{dir}}/file\n", `toolbelt.yaml:1:12: workspace is "{{dir}}/file", which is a file, not a directory`},
-	{"audit:\n  keyFile: {{dir}}/missing.key\n", `toolbelt.yaml:2:12: audit.keyFile is "{{dir}}/missing.key", which cannot be read (does not exist)`},
 	{"mcpServers:\n  gh:\n    command: gh\n    envFile: missing.env\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "missing.env", which does not exist`},
 	{"mcpServers:\n  gh:\n    command: gh\n    envFile: " + filepath.Join("testdata", "bad.env") + "\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "testdata/bad.env", whose line 3 is not NAME=value`},
 	// Imported servers as clients write them, wrongly.

@@ -851,11 +851,6 @@ func (c *Config) validate() []error {
 	if c.Workspace != "" {
 		errs = append(errs, c.mustBeDir("$.workspace", "workspace", c.Workspace))
 	}
-	if f := c.Resolve(c.Audit.KeyFile); f != "" {
-		if _, err := os.Stat(f); err != nil {
-			errs = append(errs, c.errorAt("$.audit.keyFile", fmt.Sprintf("audit.keyFile is %q, which cannot be read (%s)", c.Audit.KeyFile, reason(err))))
-		}
-	}
 	for _, id := range slices.Sorted(maps.Keys(c.Agents)) {
 		a, path := c.Agents[id], "$.agents.'"+id+"'"
 		if !ValidAgentID(id) {
