@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -598,16 +599,23 @@ type Duration time.Duration
 
 // UnmarshalYAML parses a Go duration.
 func (d *Duration) UnmarshalYAML(node ast.Node) error {
-	s, _ := node.(*ast.StringNode)
-	if s == nil {
+	v, ok := durationOf(node)
+	if !ok {
 		return fmt.Errorf("want a duration such as 30s, 5m or 1h, not %s", given(node))
+	}
+	*d = v
+	return nil
+}
+
+// durationOf reads a duration: a string such as 30s, 5m or 1h, not
+// negative.
+func durationOf(node ast.Node) (Duration, bool) {
+	s, ok := node.(*ast.StringNode)
+	if !ok {
+		return 0, false
 	}
 	v, err := time.ParseDuration(s.Value)
-	if err != nil || v < 0 {
-		return fmt.Errorf("want a duration such as 30s, 5m or 1h, not %s", given(node))
-	}
-	*d = Duration(v)
-	return nil
+	return Duration(v), err == nil && v >= 0
 }
 
 // D returns the duration as a time.Duration.
@@ -622,21 +630,22 @@ type LineError struct {
 }
 
 func (e *LineError) Error() string {
-	at := e.Path
-	if e.Line > 0 {
-		at = fmt.Sprintf("%s:%d", at, e.Line)
-		if e.Column > 0 {
-			at = fmt.Sprintf("%s:%d", at, e.Column)
-		}
-		at = strings.TrimPrefix(at, ":")
+	var at string
+	switch {
+	case e.Line > 0 && e.Column > 0:
+		at = fmt.Sprintf("%d:%d", e.Line, e.Column)
+	case e.Line > 0:
+		at = strconv.Itoa(e.Line)
 	}
-	if at == "" {
+	switch {
+	case at == "" && e.Path == "":
 		return e.Msg
+	case at == "":
+		return e.Path + ": " + e.Msg
+	case e.Path == "":
+		return "line " + at + ": " + e.Msg
 	}
-	if e.Path == "" {
-		at = "line " + at
-	}
-	return at + ": " + e.Msg
+	return e.Path + ":" + at + ": " + e.Msg
 }
 
 // Parse reads a configuration from data; name is the file it came from, for

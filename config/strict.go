@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/toolbelt/toolbelt/internal/closest"
@@ -159,10 +158,8 @@ func unknownKey(key, name string, fields map[string]reflect.Type) string {
 
 // duration checks a Duration.
 func (k *checker) duration(node ast.Node, key string) bool {
-	if s, ok := node.(*ast.StringNode); ok {
-		if d, err := time.ParseDuration(s.Value); err == nil && d >= 0 {
-			return true
-		}
+	if _, ok := durationOf(node); ok {
+		return true
 	}
 	k.fail(node, fmt.Sprintf("%s is %s: want a duration such as 30s, 5m or 1h", key, given(node)))
 	return false
