@@ -288,3 +288,22 @@ func TestImportedToolsAreThereWhenOpenReturns(t *testing.T) {
 		t.Fatalf("words__word_count = %+v, want the imported tool's count", msg.Content)
 	}
 }
+
+// TestRequiredSandboxStopsTheStart: a configuration that requires the
+// sandbox where bubblewrap cannot be found does not open, and says why,
+// rather than leaving every command to fail (or to run unsandboxed).
+func TestRequiredSandboxStopsTheStart(t *testing.T) {
+	t.Parallel()
+	cfg, err := config.Parse("toolbelt.yaml", []byte("tools:\n  exec:\n    sandbox: {required: true, bwrap: /nonexistent/bwrap}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: t.TempDir(), DataDir: t.TempDir()})
+	if err == nil {
+		tb.Close(context.Background())
+		t.Fatal("Open succeeded")
+	}
+	if want := "toolbelt.yaml:3:25: tools.exec.sandbox.required is true, but bubblewrap (/nonexistent/bwrap) is not installed"; !strings.Contains(err.Error(), want) {
+		t.Errorf("Open: %v, want %q", err, want)
+	}
+}

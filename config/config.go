@@ -14,18 +14,19 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
-	"github.com/toolbelt/toolbelt/internal/closest"
+	"github.com/toolbelt/toolbelt/registry"
 )
 
 // FileName is the name of the configuration file.
@@ -203,24 +204,56 @@ type Cron struct {
 }
 
 // MCPServer is another MCP server: a command to start (stdio) or a URL
-// (streamable HTTP).
+// (streamable HTTP, or the older HTTP+SSE). Entries are written as Claude
+// Code, Claude Desktop, Cursor and VS Code write them, so one can be pasted
+// as it is.
 type MCPServer struct {
+	// Type is how the server is reached: stdio (a command), http
+	// (streamable HTTP at url) or sse (HTTP with server-sent events, the
+	// older transport, at url). Without it, a command means stdio and a
+	// url http.
+	Type string `yaml:"type"`
 	// Command starts a stdio server; it is looked up in PATH.
 	Command string `yaml:"command"`
 	// Args are the command's arguments.
 	Args []string `yaml:"args"`
 	// Env is the server's environment besides the few variables it
-	// inherits (HOME, PATH, …); ${VAR} takes a value from Toolbelt's.
+	// inherits (HOME, PATH, …); ${VAR} (or ${env:VAR}, ${VAR:-default})
+	// takes a value from Toolbelt's.
 	Env map[string]string `yaml:"env"`
+	// EnvFile is a file of NAME=value lines (a .env file) added to the
+	// server's environment, read when the server starts; env wins over it.
+	// A relative path is relative to toolbelt.yaml (Parse makes it
+	// absolute).
+	EnvFile string `yaml:"envFile"`
 	// Cwd is the directory the command starts in.
 	Cwd string `yaml:"cwd"`
-	// URL is a streamable HTTP server's endpoint.
+	// URL is an HTTP server's endpoint.
 	URL string `yaml:"url"`
 	// Headers are sent with every HTTP request; ${VAR} takes a value from
-	// the environment.
+	// the environment, as in env.
 	Headers map[string]string `yaml:"headers"`
 	// Disabled keeps the server configured but not started.
 	Disabled bool `yaml:"disabled" default:"false"`
+}
+
+// The transports of an imported MCP server (MCPServer.Type).
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "http"
+	TransportSSE   = "sse"
+)
+
+// Transport returns how the server is reached: its type, or stdio for a
+// command and http for a url.
+func (s MCPServer) Transport() string {
+	switch {
+	case s.Type != "":
+		return s.Type
+	case s.URL != "":
+		return TransportHTTP
+	}
+	return TransportStdio
 }
 
 // ModelProvider is a model provider entry: a built-in provider's settings,
@@ -457,7 +490,8 @@ type AskRule struct {
 
 // Tools is the global policy plus the tools' own settings: any key of tools:
 // that is not a policy key is the settings of the tool (or section) it names,
-// passed to it as tool.Context.Config[key].
+// passed to it as tool.Context.Config[key] and checked against the type the
+// tool declares (CheckTools).
 type Tools struct {
 	Rules
 	// Dirs are the folders of directory tools (default: toolbelt/tools in
@@ -467,28 +501,26 @@ type Tools struct {
 	// DirsSet says dirs was written (an empty list turns the default off).
 	DirsSet  bool `yaml:"-"`
 	Settings map[string]any
-	// lines of each settings key, to report unknown ones.
-	settingLines map[string]int
+	// nodes of each settings key (its key and its value), in file order,
+	// to check them where they are written.
+	nodes []*ast.MappingValueNode
 }
 
 // PolicyKeys are the keys of Rules under tools:; every other key there holds
 // a tool's (or a section's) settings.
 var PolicyKeys = []string{"profile", "allow", "alsoAllow", "deny", "ask", "byProvider"}
 
-// UnmarshalYAML decodes the policy keys strictly and keeps every other key
-// as tool settings.
+// UnmarshalYAML decodes the policy keys and keeps every other key as tool
+// settings; the checker has made sure each has the right shape.
 func (t *Tools) UnmarshalYAML(node ast.Node) error {
 	m, ok := node.(*ast.MappingNode)
 	if !ok {
-		if _, null := node.(*ast.NullNode); null {
-			return nil
-		}
-		return lineError(node, "tools must be a mapping of policy keys and tool settings")
+		return nil
 	}
 	rules := &ast.MappingNode{BaseNode: m.BaseNode, Start: m.Start, End: m.End, IsFlowStyle: m.IsFlowStyle}
-	t.Settings, t.settingLines = map[string]any{}, map[string]int{}
+	t.Settings, t.nodes = map[string]any{}, nil
 	for _, kv := range m.Values {
-		key := kv.Key.String()
+		key := keyOf(kv)
 		if key == "dirs" {
 			if err := yaml.NodeToValue(kv.Value, &t.Dirs); err != nil {
 				return err
@@ -500,16 +532,14 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 			rules.Values = append(rules.Values, kv)
 			continue
 		}
-		var v any
+		v := map[string]any{}
 		if err := yaml.NodeToValue(kv.Value, &v); err != nil {
 			return err
 		}
-		if _, isMap := v.(map[string]any); !isMap {
-			return lineError(kv.Key, fmt.Sprintf("tools.%s: settings of a tool are a mapping; policy keys are %s", key, strings.Join(PolicyKeys, ", ")))
-		}
-		t.Settings[key], t.settingLines[key] = v, line(kv.Key)
+		t.Settings[key] = v
+		t.nodes = append(t.nodes, kv)
 	}
-	return yaml.NodeToValue(rules, &t.Rules, yaml.DisallowUnknownField())
+	return yaml.NodeToValue(rules, &t.Rules)
 }
 
 // Names is one tool reference or a list of them (names, aliases, * globs,
@@ -561,131 +591,125 @@ func reference(node ast.Node) (string, error) {
 			return v.Key.String() + ":" + s.Value, nil
 		}
 	}
-	return "", lineError(node, fmt.Sprintf("want a tool name, alias, * glob or group: reference, not %s", strings.TrimSpace(node.String())))
+	return "", fmt.Errorf("want a tool name, alias, * glob or group: reference, not %s", given(node))
 }
 
 // Duration is a time.Duration written as "30s", "5m", "1h".
 type Duration time.Duration
 
-// UnmarshalYAML parses a Go duration, naming the line when it cannot.
+// UnmarshalYAML parses a Go duration.
 func (d *Duration) UnmarshalYAML(node ast.Node) error {
+	v, ok := durationOf(node)
+	if !ok {
+		return fmt.Errorf("want a duration such as 30s, 5m or 1h, not %s", given(node))
+	}
+	*d = v
+	return nil
+}
+
+// durationOf reads a duration: a string such as 30s, 5m or 1h, not
+// negative.
+func durationOf(node ast.Node) (Duration, bool) {
 	s, ok := node.(*ast.StringNode)
 	if !ok {
-		return lineError(node, fmt.Sprintf("want a duration such as 30s, 5m or 1h, not %s", node.String()))
+		return 0, false
 	}
 	v, err := time.ParseDuration(s.Value)
-	if err != nil || v < 0 {
-		return lineError(node, fmt.Sprintf("%q is not a duration: use 30s, 5m or 1h", s.Value))
-	}
-	*d = Duration(v)
-	return nil
+	return Duration(v), err == nil && v >= 0
 }
 
 // D returns the duration as a time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
-// LineError is a problem at a line of the file.
+// LineError is a problem at a line (and column) of the file.
 type LineError struct {
-	Path string
-	Line int
-	Msg  string
+	Path   string
+	Line   int
+	Column int
+	Msg    string
 }
 
 func (e *LineError) Error() string {
+	var at string
 	switch {
-	case e.Line <= 0 && e.Path == "":
+	case e.Line > 0 && e.Column > 0:
+		at = fmt.Sprintf("%d:%d", e.Line, e.Column)
+	case e.Line > 0:
+		at = strconv.Itoa(e.Line)
+	}
+	switch {
+	case at == "" && e.Path == "":
 		return e.Msg
-	case e.Line <= 0:
+	case at == "":
 		return e.Path + ": " + e.Msg
 	case e.Path == "":
-		return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+		return "line " + at + ": " + e.Msg
 	}
-	return fmt.Sprintf("%s:%d: %s", e.Path, e.Line, e.Msg)
-}
-
-func line(node ast.Node) int {
-	if node == nil || node.GetToken() == nil {
-		return 0
-	}
-	return node.GetToken().Position.Line
-}
-
-func lineError(node ast.Node, msg string) error {
-	return &LineError{Line: line(node), Msg: msg}
+	return e.Path + ":" + at + ": " + e.Msg
 }
 
 // Parse reads a configuration from data; name is the file it came from, for
-// messages.
+// messages. Its error names every problem, in file order, each at its line
+// and column: unknown keys (with the closest key), values of the wrong type,
+// values out of range and paths that do not exist.
 func Parse(name string, data []byte) (*Config, error) {
-	c := &Config{Path: name}
-	file, err := parser.ParseBytes(data, 0)
-	if err != nil {
-		return nil, fileError(name, err)
-	}
-	c.file = file
-	if err := yaml.UnmarshalWithOptions(data, c, yaml.DisallowUnknownField()); err != nil {
-		return nil, fileError(name, err)
-	}
-	if err := c.validate(); err != nil {
+	c, errs := parse(name, data)
+	if err := Join(errs...); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// fileError renders a decoding error as "FILE:LINE: message", with the line
-// of source for the parser's own errors.
-func fileError(name string, err error) error {
-	var le *LineError
-	if errors.As(err, &le) {
-		le.Path = name
-		return le
+// Check reports every problem of the configuration in data (from the file
+// name), in file order: those Parse reports, and those CheckTools reports
+// against the tools of reg of what in it could be read.
+func Check(name string, data []byte, reg *registry.Registry) error {
+	c, errs := parse(name, data)
+	if c != nil {
+		errs = append(errs, c.CheckTools(reg))
 	}
+	return Join(errs...)
+}
+
+// parse reads what it can of a configuration, leaving out the keys with
+// problems, and returns it (nil when the file is not YAML) with every
+// problem.
+func parse(name string, data []byte) (*Config, []error) {
+	c := &Config{Path: name}
+	file, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		return nil, []error{syntaxError(name, err)}
+	}
+	c.file = file
+	if len(file.Docs) == 0 || file.Docs[0].Body == nil {
+		return c, nil
+	}
+	body := file.Docs[0].Body
+	k := &checker{file: name, tag: "yaml"}
+	k.check(body, reflect.TypeFor[Config](), "")
+	if err := yaml.NodeToValue(body, c); err != nil {
+		return nil, append(k.errs, fmt.Errorf("%s: %w", name, err))
+	}
+	errs := append(k.errs, c.validate()...)
+	for name, srv := range c.MCPServers {
+		if srv.EnvFile != "" {
+			srv.EnvFile = c.Resolve(srv.EnvFile)
+			c.MCPServers[name] = srv
+		}
+	}
+	return c, errs
+}
+
+// syntaxError renders the parser's error as "FILE:LINE:COLUMN: message".
+func syntaxError(name string, err error) error {
 	var yerr yaml.Error
 	if errors.As(err, &yerr) {
 		if tk := yerr.GetToken(); tk != nil {
-			msg := yerr.GetMessage()
-			var key string
-			if _, err := fmt.Sscanf(msg, "unknown field %q", &key); err == nil {
-				others := slices.DeleteFunc(slices.Clone(knownKeys()), func(k string) bool { return k == key }) // valid elsewhere
-				if close := closest.Names(key, others, 1); len(close) > 0 {
-					msg += fmt.Sprintf("; did you mean %q?", close[0])
-				} else if tk.Position.Column == 1 {
-					// A top-level key no key resembles: most often a
-					// tool's settings, written where the policy's are not.
-					msg += fmt.Sprintf(": a tool's settings go under tools: (tools.%s); the top-level keys are %s", key, strings.Join(topKeys(), ", "))
-				}
-			}
-			return &LineError{Path: name, Line: tk.Position.Line, Msg: msg}
+			return &LineError{Path: name, Line: tk.Position.Line, Column: tk.Position.Column, Msg: yerr.GetMessage()}
 		}
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }
-
-// knownKeys lists every key the configuration's types declare, to suggest
-// one for a misspelled key.
-var knownKeys = sync.OnceValue(func() []string {
-	seen := map[reflect.Type]bool{}
-	var keys []string
-	var walk func(t reflect.Type)
-	walk = func(t reflect.Type) {
-		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
-			t = t.Elem()
-		}
-		if t.Kind() != reflect.Struct || seen[t] {
-			return
-		}
-		seen[t] = true
-		for f := range t.Fields() {
-			if name, _, _ := strings.Cut(f.Tag.Get("yaml"), ","); name != "" && name != "-" {
-				keys = append(keys, name)
-			}
-			walk(f.Type)
-		}
-	}
-	walk(reflect.TypeFor[Config]())
-	slices.Sort(keys)
-	return slices.Compact(keys)
-})
 
 // topKeys lists the keys of a configuration's top level, in order.
 func topKeys() []string {
@@ -749,13 +773,24 @@ func Open(explicit string) (*Config, error) {
 // Line returns the line of the value at a YAML path ("$.tools.deny[0]"), or
 // 0 when the configuration did not come from a file or has no such value.
 func (c *Config) Line(path string) int {
+	return c.ErrorAt(path, "").Line
+}
+
+// ErrorAt returns a LineError at the value at a YAML path (at the nearest
+// value that holds it when the path names none).
+func (c *Config) ErrorAt(path, msg string) *LineError {
+	return errorAt(c.Path, c.node(path), msg)
+}
+
+// node returns the value at a YAML path, or nil.
+func (c *Config) node(path string) ast.Node {
 	if c.file == nil {
-		return 0
+		return nil
 	}
 	for {
 		if p, err := yaml.PathString(path); err == nil {
 			if node, err := p.FilterFile(c.file); err == nil && node != nil {
-				return line(node)
+				return node
 			}
 		}
 		// A list of one may be written as its element: tool: write for
@@ -763,7 +798,7 @@ func (c *Config) Line(path string) int {
 		trimmed, ok := strings.CutSuffix(path, "]")
 		i := strings.LastIndexByte(trimmed, '[')
 		if !ok || i < 0 {
-			return 0
+			return nil
 		}
 		path = trimmed[:i]
 	}
@@ -771,14 +806,21 @@ func (c *Config) Line(path string) int {
 
 // errorAt returns a LineError for the value at a YAML path.
 func (c *Config) errorAt(path, msg string) error {
-	return &LineError{Path: c.Path, Line: c.Line(path), Msg: msg}
+	return c.ErrorAt(path, msg)
 }
 
 // SettingLine returns the line of the tool settings under tools.<key>.
-func (c *Config) SettingLine(key string) int { return c.Tools.settingLines[key] }
+func (c *Config) SettingLine(key string) int {
+	for _, kv := range c.Tools.nodes {
+		if keyOf(kv) == key {
+			return kv.Key.GetToken().Position.Line
+		}
+	}
+	return 0
+}
 
 // validate checks what the types alone do not.
-func (c *Config) validate() error {
+func (c *Config) validate() []error {
 	var errs []error
 	if o := c.Audit.Sync; o != "" && o != "none" && o != "always" {
 		errs = append(errs, c.errorAt("$.audit.sync", fmt.Sprintf("audit.sync is %q: use none (the default: records reach the operating system before the result) or always (fsync before the result)", o)))
@@ -804,25 +846,19 @@ func (c *Config) validate() error {
 		{"$.limits.imageMaxBytes", c.Limits.ImageMaxBytes},
 	} {
 		if f.v < 0 {
-			errs = append(errs, c.errorAt(f.path, fmt.Sprintf("%s must not be negative", strings.TrimPrefix(f.path, "$."))))
+			errs = append(errs, c.errorAt(f.path, fmt.Sprintf("%s is %d: it must not be negative", strings.TrimPrefix(f.path, "$."), f.v)))
 		}
 	}
 	for name, srv := range c.MCPServers {
-		path := "$.mcpServers.'" + name + "'"
-		switch {
-		case srv.Command == "" && srv.URL == "":
-			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers.%s needs a command (stdio) or a url (HTTP)", name)))
-		case srv.Command != "" && srv.URL != "":
-			errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers.%s has both a command and a url: give one", name)))
-		case srv.URL != "" && !strings.HasPrefix(srv.URL, "http://") && !strings.HasPrefix(srv.URL, "https://"):
-			errs = append(errs, c.errorAt(path+".url", fmt.Sprintf("mcpServers.%s.url must be an http:// or https:// URL", name)))
+		errs = append(errs, c.validateServer(name, srv)...)
+	}
+	for i, d := range c.Tools.Dirs {
+		if strings.TrimSpace(d.Path) == "" {
+			errs = append(errs, c.errorAt(fmt.Sprintf("$.tools.dirs[%d]", i), fmt.Sprintf("tools.dirs[%d] has no path: give the folder of the tools", i)))
 		}
-		for _, r := range name {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-				errs = append(errs, c.errorAt(path, fmt.Sprintf("mcpServers: the name %q may use only letters, digits, '_' and '-' (it becomes part of tool names)", name)))
-				break
-			}
-		}
+	}
+	if c.Workspace != "" {
+		errs = append(errs, c.mustBeDir("$.workspace", "workspace", c.Workspace))
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.Agents)) {
 		a, path := c.Agents[id], "$.agents.'"+id+"'"
@@ -853,7 +889,7 @@ func (c *Config) validate() error {
 		v   int
 	}{{"maxMessageBytes", c.MCP.MaxMessageBytes}, {"maxSessions", c.MCP.MaxSessions}, {"maxConnections", c.MCP.MaxConnections}} {
 		if f.v < 0 {
-			errs = append(errs, c.errorAt("$.mcp."+f.key, fmt.Sprintf("mcp.%s must not be negative (0 means the default)", f.key)))
+			errs = append(errs, c.errorAt("$.mcp."+f.key, fmt.Sprintf("mcp.%s is %d: it must not be negative (0 means the default)", f.key, f.v)))
 		}
 	}
 	seen := map[string]bool{}
@@ -876,7 +912,7 @@ func (c *Config) validate() error {
 	}
 	for name, p := range c.Providers {
 		if p.URL != "" && !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
-			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url must be an http:// or https:// URL", name)))
+			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url is %q: it must be an http:// or https:// URL", name, p.URL)))
 		}
 		for model, pr := range p.Prices {
 			if pr.Input < 0 || pr.Output < 0 || pr.CacheRead < 0 || pr.CacheWrite < 0 {
@@ -885,9 +921,45 @@ func (c *Config) validate() error {
 		}
 	}
 	if c.Database != "" && !strings.HasPrefix(c.Database, "postgres://") && !strings.HasPrefix(c.Database, "postgresql://") {
-		errs = append(errs, c.errorAt("$.database", "database must be a postgres:// URL (SQLite lives in the data directory)"))
+		errs = append(errs, c.errorAt("$.database", fmt.Sprintf("database is %q: it must be a postgres:// URL (SQLite lives in the data directory)", redactURL(c.Database))))
 	}
-	return errors.Join(errs...)
+	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
+}
+
+// mustBeDir returns an error at path unless dir, the value of key, is a
+// directory (resolved as Resolve does); nil when it is.
+func (c *Config) mustBeDir(path, key, dir string) error {
+	abs := c.Resolve(dir)
+	if a, err := filepath.Abs(abs); err == nil {
+		abs = a
+	}
+	given := fmt.Sprintf("%q", dir)
+	if abs != dir {
+		given += " (" + abs + ")"
+	}
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return c.errorAt(path, fmt.Sprintf("%s is %s, which %s: create it or give another directory", key, given, reason(err)))
+	case !st.IsDir():
+		return c.errorAt(path, fmt.Sprintf("%s is %s, which is a file, not a directory", key, given))
+	}
+	return nil
+}
+
+// reason says why a file could not be used, without Go's words.
+func reason(err error) string {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return "does not exist"
+	case errors.Is(err, os.ErrPermission):
+		return "may not be read"
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // Resolve resolves a path written in the configuration: ~ is the home
@@ -905,4 +977,12 @@ func (c *Config) Resolve(p string) string {
 		p = filepath.Join(filepath.Dir(c.Path), p)
 	}
 	return p
+}
+
+// redactURL hides a URL's password, for messages.
+func redactURL(s string) string {
+	if u, err := url.Parse(s); err == nil {
+		return u.Redacted()
+	}
+	return s
 }

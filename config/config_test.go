@@ -10,7 +10,7 @@ import (
 )
 
 const full = `# Every key of toolbelt.yaml.
-workspace: ~/src/project
+workspace: .
 data: /var/lib/toolbelt
 database: postgres://toolbelt@127.0.0.1:5432/toolbelt
 limits:
@@ -123,42 +123,6 @@ func TestParseEverything(t *testing.T) {
 	}
 }
 
-func TestErrorsNameTheLine(t *testing.T) {
-	t.Parallel()
-	for src, want := range map[string]string{
-		"workspace: .\nlimits:\n  timout: 5m\n":                                  `toolbelt.yaml:3: unknown field "timout"; did you mean "timeout"?`,
-		"limits:\n  maxResultChars: lots\n":                                      "toolbelt.yaml:2: ",
-		"tools:\n  deny: {a: {b: c}}\n":                                          "toolbelt.yaml:2: want a tool name",
-		"tools:\n  denny: exec\n":                                                "toolbelt.yaml:2: tools.denny: settings of a tool are a mapping",
-		"limits:\n\n  timeout: soon\n":                                           `toolbelt.yaml:3: "soon" is not a duration: use 30s, 5m or 1h`,
-		"limits:\n  timeout: -5s\n":                                              `toolbelt.yaml:2: "-5s" is not a duration`,
-		"limits:\n  timeout: 5\n":                                                "toolbelt.yaml:2: want a duration such as 30s",
-		"confirm:\n  onTimeout: maybe\n":                                         `toolbelt.yaml:2: confirm.onTimeout is "maybe": use deny or allow`,
-		"audit:\n  sync: sometimes\n":                                            `toolbelt.yaml:2: audit.sync is "sometimes": use none`,
-		"tools:\n  ask:\n    - tool: 5\n":                                        "toolbelt.yaml:3: want a tool name",
-		"tools:\n  byProvider:\n    openai: {dney: [x]}\n":                       `toolbelt.yaml:3: unknown field "dney"; did you mean "deny"?`,
-		"limits:\n  maxResultChars: -1\n":                                        "toolbelt.yaml:2: limits.maxResultChars must not be negative",
-		"database: mysql://x\n":                                                  "toolbelt.yaml:1: database must be a postgres:// URL",
-		"agents: [\n":                                                            "toolbelt.yaml:1: ",
-		"agents:\n  a:\n    tool: {deny: [x]}\n":                                 `toolbelt.yaml:3: unknown field "tool"; did you mean "tools"?`,
-		"mcp:\n  tokens:\n    - {token: x}\n":                                    "toolbelt.yaml:3: mcp.tokens[0] has no principal",
-		"mcp:\n  tokens:\n    - {principal: a}\n":                                "toolbelt.yaml:3: mcp.tokens[0] has no token",
-		"mcp:\n  tokens: [{token: x, principal: a}, {token: x, principal: b}]\n": "toolbelt.yaml:2: mcp.tokens[1] repeats the token",
-		"mcp:\n  maxSessions: -1\n":                                              "toolbelt.yaml:2: mcp.maxSessions must not be negative",
-		"mcp:\n  bodyTimeout: 5\n":                                               "toolbelt.yaml:2: want a duration",
-		"agents:\n  a:\n    model: gpt-4o\n":                                     `toolbelt.yaml:3: agents.a.model is "gpt-4o": write PROVIDER/MODEL`,
-		"agents:\n  a:\n    subagents: {allow: [b]}\n":                           `toolbelt.yaml:3: agents.a.subagents.allow names "b", which is not a configured agent (configured: a)`,
-		"agents:\n  a:\n    subagents: {maxDepth: -1}\n":                         "toolbelt.yaml:3: agents.a.subagents: maxDepth and maxConcurrent must not be negative",
-		"agents:\n  'a:b':\n    name: x\n":                                       `toolbelt.yaml:3: agents: the id "a:b" may use only letters`,
-		"workspace: .\nexec:\n  defaultTimeout: 30\n":                            `toolbelt.yaml:2: unknown field "exec": a tool's settings go under tools: (tools.exec); the top-level keys are workspace, `,
-	} {
-		_, err := Parse("toolbelt.yaml", []byte(src))
-		if err == nil || !strings.HasPrefix(err.Error(), want) {
-			t.Errorf("%q: %v, want prefix %q", src, err, want)
-		}
-	}
-}
-
 func TestAgents(t *testing.T) {
 	t.Parallel()
 	c, err := Parse("toolbelt.yaml", []byte(`agents:
@@ -186,13 +150,6 @@ func TestAgents(t *testing.T) {
 	}
 }
 
-func TestUnknownKeyWithoutSuggestion(t *testing.T) {
-	t.Parallel()
-	if _, err := Parse("toolbelt.yaml", []byte("limits:\n  zzqx: 1\n")); err == nil || err.Error() != `toolbelt.yaml:2: unknown field "zzqx"` {
-		t.Errorf("got %v", err)
-	}
-}
-
 func TestFindAndOpen(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
@@ -207,21 +164,21 @@ func TestFindAndOpen(t *testing.T) {
 	}
 	user := filepath.Join(dir, "xdg", "toolbelt", FileName)
 	must(t, os.MkdirAll(filepath.Dir(user), 0o755))
-	must(t, os.WriteFile(user, []byte("workspace: /from/user\n"), 0o600))
+	must(t, os.WriteFile(user, []byte("data: /from/user\n"), 0o600))
 	if p, _ := Find(""); p != user {
 		t.Errorf("user config: %q", p)
 	}
-	must(t, os.WriteFile(FileName, []byte("workspace: /from/cwd\n"), 0o600))
-	if c, err := Open(""); err != nil || c.Workspace != "/from/cwd" {
+	must(t, os.WriteFile(FileName, []byte("data: /from/cwd\n"), 0o600))
+	if c, err := Open(""); err != nil || c.Data != "/from/cwd" {
 		t.Errorf("working directory first: %+v %v", c, err)
 	}
 	other := filepath.Join(dir, "other.yaml")
-	must(t, os.WriteFile(other, []byte("workspace: /explicit\n"), 0o600))
+	must(t, os.WriteFile(other, []byte("data: /explicit\n"), 0o600))
 	t.Setenv("TOOLBELT_CONFIG", other)
-	if c, _ := Open(""); c.Workspace != "/explicit" {
+	if c, _ := Open(""); c.Data != "/explicit" {
 		t.Errorf("TOOLBELT_CONFIG: %+v", c)
 	}
-	if c, _ := Open(user); c.Workspace != "/from/user" {
+	if c, _ := Open(user); c.Data != "/from/user" {
 		t.Errorf("--config wins: %+v", c)
 	}
 	if _, err := Open(filepath.Join(dir, "missing.yaml")); err == nil {

@@ -31,11 +31,8 @@ func (d *ToolDir) UnmarshalYAML(node ast.Node) error {
 	}
 	type plain ToolDir
 	var p plain
-	if err := yaml.NodeToValue(node, &p, yaml.DisallowUnknownField()); err != nil {
+	if err := yaml.NodeToValue(node, &p); err != nil {
 		return err
-	}
-	if strings.TrimSpace(p.Path) == "" {
-		return lineError(node, "tools.dirs: an entry needs a path")
 	}
 	*d = ToolDir(p)
 	return nil

@@ -55,7 +55,7 @@ func TestToolDirsAndHooksErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ yaml, want string }{
 		"unknown key in a dir": {"tools:\n  dirs:\n    - path: x\n      trustd: true\n", "trustd"},
-		"dir without path":     {"tools:\n  dirs:\n    - trusted: true\n", "an entry needs a path"},
+		"dir without path":     {"tools:\n  dirs:\n    - trusted: true\n", "tools.dirs[0] has no path"},
 		"hook without command": {"hooks:\n  before:\n    - tools: exec\n", "hooks.before[0] needs a command"},
 		"unknown hook key":     {"hooks:\n  after:\n    - command: x\n      comand: y\n", "comand"},
 		"unknown hook kind":    {"hooks:\n  beforeCall: []\n", "beforeCall"},

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -20,26 +19,23 @@ var Template []byte
 // as meant: a ${VAR} that is not set, a command that is not installed.
 type Warning = LineError
 
-// envRef is "${NAME}" in a configured value.
-var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // Lint returns warnings about what the configuration names in the world
 // outside it: ${VAR} references to unset environment variables (in the
 // settings of imported MCP servers, where Toolbelt expands them) and
 // executables that cannot be found — the commands of imported MCP servers
-// that are not disabled, and the shell and bubblewrap of tools.exec — and
+// that are not disabled, and the shell and bubblewrap of tools.exec (when
+// the sandbox is not required: then it is an error) — and
 // the unset API key variable of tools.memory.embeddings.
 // lookPath and lookupEnv are exec.LookPath and os.LookupEnv, or stand-ins.
 func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(string) (string, bool)) []*Warning {
 	var out []*Warning
 	warn := func(path, msg string) {
-		out = append(out, &Warning{Path: c.Path, Line: c.Line(path), Msg: msg})
+		out = append(out, c.ErrorAt(path, msg))
 	}
 	refs := func(path, what, v string) {
-		for _, m := range envRef.FindAllStringSubmatch(v, -1) {
-			if _, ok := lookupEnv(m[1]); !ok {
-				warn(path, fmt.Sprintf("%s refers to ${%s}, which is not set in this environment", what, m[1]))
-			}
+		_, missing := ExpandEnv(v, lookupEnv)
+		for _, name := range missing {
+			warn(path, fmt.Sprintf("%s refers to ${%s}, which is not set in this environment", what, name))
 		}
 	}
 	for i, t := range c.MCP.Tokens {
@@ -68,15 +64,12 @@ func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(stri
 				warn("$.tools.exec.shell", fmt.Sprintf("tools.exec.shell %q is not found (%v)", sh, unwrapExec(err)))
 			}
 		}
+		// A required sandbox without bubblewrap is an error (CheckTools).
 		if sb, ok := exec["sandbox"].(map[string]any); ok {
 			bwrap, _ := sb["bwrap"].(string)
-			required, _ := sb["required"].(bool)
-			if bwrap != "" || required {
-				if bwrap == "" {
-					bwrap = "bwrap"
-				}
+			if required, _ := sb["required"].(bool); bwrap != "" && !required {
 				if _, err := lookPath(bwrap); err != nil {
-					warn("$.tools.exec.sandbox", fmt.Sprintf("the sandbox needs bubblewrap, but %q is not found (%v): install the bubblewrap package or set tools.exec.sandbox.bwrap", bwrap, unwrapExec(err)))
+					warn("$.tools.exec.sandbox.bwrap", fmt.Sprintf("the sandbox needs bubblewrap, but %q is not found (%v): install the bubblewrap package or set tools.exec.sandbox.bwrap", bwrap, unwrapExec(err)))
 				}
 			}
 		}

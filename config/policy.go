@@ -2,14 +2,12 @@ package config
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/toolbelt/toolbelt/catalog"
-	"github.com/toolbelt/toolbelt/internal/closest"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 )
@@ -58,7 +56,9 @@ func rules(r Rules) policy.Rules {
 // CheckTools cross-checks the configuration against the tools of reg: every
 // tool reference names a registered tool, an alias, a group or a glob that
 // matches something; every profile exists; every tool settings key names a
-// tool or a section. Each problem names its line.
+// tool or a section, and each tool's settings have the keys and values its
+// tool declares (tool.Meta.Settings). Each problem names its line and
+// column; they come in file order.
 func (c *Config) CheckTools(reg *registry.Registry) error {
 	var errs []error
 	p := &policy.Policy{}
@@ -129,21 +129,8 @@ func (c *Config) CheckTools(reg *registry.Registry) error {
 	}
 	walk("$.sandbox.tools", c.Sandbox.Tools)
 	walk("$.subagents.tools", c.Subagents.Tools)
-	for _, key := range slices.Sorted(maps.Keys(c.Tools.Settings)) {
-		if _, section := catalog.SectionOrder(key); section || reg.Has(key) {
-			continue
-		}
-		msg := fmt.Sprintf("tools.%s: no tool or section is named %q, and it is not a policy key (%s)", key, key, strings.Join(PolicyKeys, ", "))
-		close := reg.Suggest(key, 1)
-		if len(close) == 0 {
-			close = closest.Names(key, PolicyKeys, 1)
-		}
-		if len(close) > 0 {
-			msg += fmt.Sprintf("; did you mean %q?", close[0])
-		}
-		errs = append(errs, &LineError{Path: c.Path, Line: c.SettingLine(key), Msg: msg})
-	}
-	return errors.Join(errs...)
+	errs = append(errs, c.checkSettings(reg, metas)...)
+	return Join(errs...)
 }
 
 // unknownRef says that no tool, alias or group matches ref, and which

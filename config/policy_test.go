@@ -9,6 +9,7 @@ import (
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools"
 )
 
 // registryOf returns a registry of tools of these names, each with the
@@ -94,7 +95,8 @@ func TestPolicy(t *testing.T) {
 
 func TestCheckTools(t *testing.T) {
 	t.Parallel()
-	reg := registryOf(t, "read", "write", "exec", "web_fetch")
+	reg, closer := tools.Core()
+	defer closer.Close()
 	good, err := Parse("toolbelt.yaml", []byte(sampleConfig))
 	if err != nil {
 		t.Fatal(err)
@@ -122,13 +124,13 @@ agents:
 		msgs = append(msgs, e.Error())
 	}
 	want := []string{
-		`toolbelt.yaml:2: unknown profile "everything": use one of minimal, coding, messaging, full`,
-		`toolbelt.yaml:3: no tool, alias or group matches "exce"; did you mean "exec"?`,
-		`toolbelt.yaml:3: no tool, alias or group matches "group:nope"`,
-		`toolbelt.yaml:5: no tool, alias or group matches "wirte"; did you mean "write"?`,
-		`toolbelt.yaml:10: no tool, alias or group matches "nope"`,
-		`toolbelt.yaml:7: tools.Deny: no tool or section is named "Deny", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "deny"?`,
-		`toolbelt.yaml:6: tools.execc: no tool or section is named "execc", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "exec"?`,
+		`toolbelt.yaml:2:12: unknown profile "everything": use one of minimal, coding, messaging, full`,
+		`toolbelt.yaml:3:10: no tool, alias or group matches "exce"; did you mean "exec"?`,
+		`toolbelt.yaml:3:16: no tool, alias or group matches "group:nope"`,
+		`toolbelt.yaml:5:14: no tool, alias or group matches "wirte"; did you mean "write"?`,
+		`toolbelt.yaml:6:3: tools.execc: no tool or section is named "execc", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "exec"?`,
+		`toolbelt.yaml:7:3: tools.Deny: no tool or section is named "Deny", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "deny"?`,
+		`toolbelt.yaml:10:21: no tool, alias or group matches "nope"`,
 	}
 	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
@@ -150,9 +152,9 @@ tools:
 		msgs = append(msgs, e.Error())
 	}
 	want = []string{
-		`toolbelt.yaml:5: no tool, alias or group matches "gitlab.delete_project"`,
-		`toolbelt.yaml:5: no tool, alias or group matches "github__x"`,
-		`toolbelt.yaml:5: no tool, alias or group matches "group:mcp:githb"`,
+		`toolbelt.yaml:5:36: no tool, alias or group matches "gitlab.delete_project"`,
+		`toolbelt.yaml:5:59: no tool, alias or group matches "github__x"`,
+		`toolbelt.yaml:5:90: no tool, alias or group matches "group:mcp:githb"`,
 	}
 	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("mcp prefixes, got:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))

@@ -123,6 +123,25 @@ type Output struct {
 	Origin *Origin
 }
 
+// SettingsChecker is implemented by a settings type ([Meta.Settings]) that
+// checks its values beyond their types when the configuration is loaded:
+// a value out of range, or one this machine cannot honour (a required
+// sandbox without bubblewrap). A [*SettingError] names the setting.
+type SettingsChecker interface {
+	CheckSettings() error
+}
+
+// SettingError is a problem with one setting.
+type SettingError struct {
+	// Key is the setting's path below tools: ("exec.sandbox.required").
+	Key string
+	// Msg says what was given and what is allowed, following the key:
+	// "is -5: it must not be negative".
+	Msg string
+}
+
+func (e *SettingError) Error() string { return e.Key + " " + e.Msg }
+
 // Config holds tool settings by key. Values are JSON-compatible
 // (maps, slices, strings, numbers, booleans), as read from configuration.
 type Config map[string]any

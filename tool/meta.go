@@ -67,6 +67,16 @@ type Meta struct {
 	// ("file_path" → "path"); the pipeline renames an alias at any level of the
 	// arguments where the schema declares the name it stands for and it is absent.
 	ParamAliases map[string]string
+	// Settings is the type of the tool's settings in the configuration
+	// (tools.<SettingsKey> in toolbelt.yaml), as a pointer to its zero
+	// value: a struct with JSON tags, which the configuration's keys and
+	// values are checked against when it is loaded, and which may check
+	// the values further ([SettingsChecker]). Nil: the tool takes none.
+	Settings any `json:"-"`
+	// SettingsKey is the key of the settings when it is not the tool's
+	// ID: tools that share settings share a key (exec and process share
+	// "exec").
+	SettingsKey string `json:"-"`
 }
 
 // Capabilities flags what a tool may do beyond answering.

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -45,27 +44,36 @@ func (c *configCheckCmd) Run(e *env) error {
 	fmt.Fprintf(e.stdout, "Checking %s\n", absPath(path))
 	cfg, err := e.config()
 	if err != nil {
-		return err
+		// Report the problems of the tools' settings too, against the
+		// built-in tools.
+		data, rerr := os.ReadFile(path)
+		if rerr != nil {
+			return err
+		}
+		reg, closer := e.tools()
+		defer closer.Close()
+		return config.Check(path, data, reg)
 	}
 	reg, err := e.registry()
 	if err != nil {
 		return err
 	}
-	errs := append([]error{cfg.CheckTools(reg)}, checkModels(cfg)...)
+	checked := cfg.CheckTools(reg)
+	errs := append([]error{checked}, checkModels(cfg)...)
 	// Settings a tool cannot use make it unavailable; say so at their line.
-	if tc, err := c.toolContext(e); err == nil {
+	if tc, err := c.toolContext(e); err == nil && checked == nil {
 		reg.ResolveAll(tc, func(id string, err error) {
 			if _, has := cfg.Tools.Settings[id]; has {
 				errs = append(errs, &config.LineError{Path: cfg.Path, Line: cfg.SettingLine(id), Msg: fmt.Sprintf("tools.%s: %v", id, err)})
 			}
 		})
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := config.Join(errs...); err != nil {
 		return err
 	}
 	warnings := cfg.Lint(exec.LookPath, os.LookupEnv)
 	for _, p := range e.tb.DirProblems() {
-		warnings = append(warnings, &config.Warning{Path: cfg.Path, Line: cfg.Line("$.tools.dirs"), Msg: "directory tool not loaded: " + p.Err.Error()})
+		warnings = append(warnings, cfg.ErrorAt("$.tools.dirs", "directory tool not loaded: "+p.Err.Error()))
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(e.stdout, "warning: %v\n", w)

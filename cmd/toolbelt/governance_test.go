@@ -34,13 +34,20 @@ func TestConfigCheck(t *testing.T) {
 		t.Errorf("%q", r.stdout)
 	}
 	for body, want := range map[string]string{
-		"tools:\n  deny: [test_fial]\n":           `:2: no tool, alias or group matches "test_fial"; did you mean "test_fail"?`,
-		"limits:\n  timeout: forever\n":           `:2: "forever" is not a duration`,
-		"tools:\n  exec: {maxTimeout: -5}\n":      ":2: tools.exec: ",
-		"tools:\n  profile: coding\n  bogus: 1\n": ":3: tools.bogus: settings of a tool are a mapping",
-		"workspace: .\nextra: true\n":             `:2: unknown field "extra"`,
+		"tools:\n  deny: [test_fial]\n":           `:2:10: no tool, alias or group matches "test_fial"; did you mean "test_fail"?`,
+		"limits:\n  timeout: forever\n":           `:2:12: limits.timeout is "forever": want a duration such as 30s, 5m or 1h`,
+		"tools:\n  exec: {maxTimeout: -5}\n":      ":2:22: tools.exec.maxTimeout is -5: it must not be negative",
+		"tools:\n  profile: coding\n  bogus: 1\n": ":3:3: tools.bogus is 1: a tool's settings are a mapping",
+		"workspace: .\nextra: true\n":             `:2:1: extra: unknown key`,
+		// Every problem, the file's and its tool settings', in file order.
+		"confirm: {medium: \"yes\"}\ntools:\n  exec:\n    sandbox: {requird: true}\nlimits: {timout: 5m}\n": `:1:19: confirm.medium is "yes": want true or false
+` + "CONFIG" + `:4:15: tools.exec.sandbox.requird: unknown key; did you mean "required"?
+` + "CONFIG" + `:5:10: limits.timout: unknown key; did you mean "timeout"?`,
+		"tools:\n  exec:\n    sandbox: {required: true, bwrap: /nonexistent/bwrap}\n": ":3:25: tools.exec.sandbox.required is true, but bubblewrap (/nonexistent/bwrap) is not installed",
 	} {
-		r := runCLI(t, "", "config", "check", writeConfig(t, body)).expect(t, 2)
+		path := writeConfig(t, body)
+		want = strings.ReplaceAll(want, "CONFIG", path)
+		r := runCLI(t, "", "config", "check", path).expect(t, 2)
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("%q: stderr %q, want %q", body, r.stderr, want)
 		}

@@ -198,9 +198,9 @@ tools:
 	r := runCLI(t, "", "config", "check", path).expect(t, 0)
 	for _, want := range []string{
 		"Checking " + path,
-		"warning: " + path + `:5: mcpServers.gh.env.TOKEN refers to ${TOOLBELT_TEST_UNSET_VAR}, which is not set`,
-		"warning: " + path + `:3: mcpServers.gh.command "no-such-server-xyz" is not found`,
-		"warning: " + path + `:11: tools.exec.shell "/nonexistent/bash" is not found`,
+		"warning: " + path + `:5:14: mcpServers.gh.env.TOKEN refers to ${TOOLBELT_TEST_UNSET_VAR}, which is not set`,
+		"warning: " + path + `:3:14: mcpServers.gh.command "no-such-server-xyz" is not found`,
+		"warning: " + path + `:11:12: tools.exec.shell "/nonexistent/bash" is not found`,
 		path + ": ok, 3 warnings",
 	} {
 		if !strings.Contains(r.stdout, want) {

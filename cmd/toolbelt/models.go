@@ -75,13 +75,13 @@ func checkModels(cfg *config.Config) []error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		if _, err := configuredProvider(name, cfg.Providers[name]); err != nil {
-			errs = append(errs, &config.LineError{Path: cfg.Path, Line: cfg.Line("$.providers.'" + name + "'"), Msg: err.Error()})
+			errs = append(errs, cfg.ErrorAt("$.providers.'"+name+"'", err.Error()))
 		}
 	}
 	if prov, _, ok := strings.Cut(cfg.Model, "/"); ok {
 		if _, custom := cfg.Providers[prov]; !custom {
 			if _, builtin := llm.LookupProvider(prov); !builtin {
-				errs = append(errs, &config.LineError{Path: cfg.Path, Line: cfg.Line("$.model"), Msg: fmt.Sprintf("model %q names the provider %q, which is neither built in (%s) nor under providers", cfg.Model, prov, strings.Join(llm.ProviderNames(), ", "))})
+				errs = append(errs, cfg.ErrorAt("$.model", fmt.Sprintf("model %q names the provider %q, which is neither built in (%s) nor under providers", cfg.Model, prov, strings.Join(llm.ProviderNames(), ", "))))
 			}
 		}
 	}

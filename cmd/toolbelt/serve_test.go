@@ -22,6 +22,7 @@ import (
 
 	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/config"
 )
 
 func textOf(res *sdk.CallToolResult) string {
@@ -278,6 +279,16 @@ func TestServeBannerAndFrontPage(t *testing.T) {
 	if m == nil || strings.HasPrefix(m[1], "0.0.0.0") || !strings.Contains(out, `"url": "http://`+m[1]+`/mcp"`) ||
 		!strings.Contains(out, "Bearer ${TOOLBELT_MCP_TOKEN}") {
 		t.Fatalf("0.0.0.0 banner:\n%s", out)
+	}
+	// Its HTTP snippet, pasted into toolbelt.yaml as it is, imports this
+	// server over HTTP with the token's header.
+	snippet, _, _ := strings.Cut(strings.SplitN(out, "another client over HTTP:\n", 2)[1], "\n\n")
+	pasted, err := config.Parse("toolbelt.yaml", []byte(snippet))
+	if err != nil {
+		t.Fatalf("the banner's snippet does not load: %v\n%s", err, snippet)
+	}
+	if srv := pasted.MCPServers["toolbelt"]; srv.Transport() != config.TransportHTTP || srv.URL != "http://"+m[1]+"/mcp" || srv.Headers["Authorization"] != "Bearer ${TOOLBELT_MCP_TOKEN}" {
+		t.Errorf("the banner's snippet means %+v", srv)
 	}
 	// The address it names works, with the token.
 	req, _ := http.NewRequest("GET", "http://"+m[1]+"/", nil)

@@ -76,7 +76,7 @@ func TestWebTools(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runCLI(t, "", "config", "check", bad).expect(t, 2)
-	if !strings.Contains(r.stderr, "bad.yaml:2: tools.web_fetch:") || !strings.Contains(r.stderr, `unknown field "allowHost"`) {
+	if !strings.Contains(r.stderr, `bad.yaml:3:5: tools.web_fetch.allowHost: unknown key; did you mean "allowHosts"?`) {
 		t.Errorf("config check: %s", r.stderr)
 	}
 }

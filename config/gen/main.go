@@ -351,13 +351,15 @@ func settingsSection(b *bytes.Buffer, root, key, dir, typ, what string) error {
 	return nil
 }
 
-// example returns a toolbelt.yaml that sets the first of rows with a
-// default that is one word (its default value), nested as the key says, so
-// the reference shows where the keys go with an example that loads; without
-// such a row, prefix set to an empty mapping.
+// example returns a toolbelt.yaml that sets the first key right below
+// prefix with a default that is one word (its default value), nested as
+// the key says, so the reference shows where the keys go with an example
+// that loads (a key further down may need others beside it); without such
+// a key, prefix set to an empty mapping.
 func example(prefix string, rows []row) string {
 	for _, r := range rows {
-		if r.def != "" && !strings.ContainsAny(r.def, " `\"'") && r.typ != "mapping" && !strings.ContainsAny(r.key, "<[") {
+		below := strings.TrimPrefix(r.key, prefix+".")
+		if r.def != "" && !strings.ContainsAny(r.def, " `\"'") && r.typ != "mapping" && !strings.ContainsAny(r.key, "<[") && !strings.Contains(below, ".") {
 			return nest(r.key, r.def+"   # the default")
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -185,6 +186,10 @@ func TestServers(t *testing.T) {
 		{"http", func(t *testing.T) (config.MCPServer, client.Options) {
 			hs := httpServer(t, newTestServer(false), "s3cret")
 			return config.MCPServer{URL: hs.URL, Headers: map[string]string{"Authorization": "Bearer s3cret"}}, client.Options{}
+		}, nil},
+		{"sse", func(t *testing.T) (config.MCPServer, client.Options) {
+			hs := sseServer(t, newTestServer(false), "s3cret")
+			return config.MCPServer{Type: config.TransportSSE, URL: hs.URL, Headers: map[string]string{"Authorization": "Bearer s3cret"}}, client.Options{}
 		}, nil},
 		{"stdio", func(t *testing.T) (config.MCPServer, client.Options) {
 			return stdioServer(t, nil), client.Options{}
@@ -612,6 +617,46 @@ func TestEnvironment(t *testing.T) {
 	if os.Getenv("PATH") != "" && env["PATH"] != os.Getenv("PATH") {
 		t.Errorf("PATH not passed on: %q", env["PATH"])
 	}
+}
+
+// TestEnvironmentAsClientsWriteIt: a server's envFile adds to its
+// environment (env wins), and ${env:NAME} (VS Code, Cursor) and
+// ${NAME:-default} (Claude Code) take values as those clients do.
+func TestEnvironmentAsClientsWriteIt(t *testing.T) {
+	t.Parallel()
+	envFile := filepath.Join(t.TempDir(), "server.env")
+	if err := os.WriteFile(envFile, []byte("# secrets\nFROM_FILE=file\nexport BOTH='file'\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	srv := stdioServer(t, map[string]string{"BOTH": "config", "VSCODE": "${env:HOME}", "DEFAULTED": "${TOOLBELT_TEST_UNSET_VARIABLE:-fallback}"})
+	srv.EnvFile = envFile
+	_, reg := start(t, map[string]config.MCPServer{"e": srv}, client.Options{})
+	msg := run(t, runner(reg), "e__env", `{}`)
+	if msg.IsError {
+		t.Fatal(text(msg.Content))
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(text(msg.Content), "\n") {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	if env["FROM_FILE"] != "file" || env["BOTH"] != "config" || env["VSCODE"] != os.Getenv("HOME") || env["DEFAULTED"] != "fallback" {
+		t.Errorf("environment: FROM_FILE=%q BOTH=%q VSCODE=%q DEFAULTED=%q", env["FROM_FILE"], env["BOTH"], env["VSCODE"], env["DEFAULTED"])
+	}
+}
+
+// TestPastedEntry: a Claude Code entry pasted into toolbelt.yaml as it is
+// ("type": "http", url, headers with ${NAME:-default}) imports the server
+// over streamable HTTP, sending the headers.
+func TestPastedEntry(t *testing.T) {
+	t.Parallel()
+	hs := httpServer(t, newTestServer(false), "s3cret")
+	cfg, err := config.Parse("toolbelt.yaml", []byte(`mcpServers: {"t": {"type": "http", "url": "`+hs.URL+`", "headers": {"Authorization": "Bearer ${TOOLBELT_TEST_UNSET_TOKEN:-s3cret}"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, reg := start(t, cfg.MCPServers, client.Options{})
+	checkImport(t, m, reg, nil)
 }
 
 // TestLifecycle: Start without a registry, Start twice, Stop twice,

@@ -106,7 +106,7 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 			}
 		},
 	}
-	if s.transport() == "http" && m.opts.KeepAlive > 0 {
+	if t := s.transport(); (t == config.TransportHTTP || t == config.TransportSSE) && m.opts.KeepAlive > 0 {
 		opts.KeepAlive, opts.KeepAliveFailureThreshold = m.opts.KeepAlive, 3
 	}
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "toolbelt", Version: m.opts.Version}, opts)
@@ -118,10 +118,8 @@ func (s *server) transport() string {
 	switch {
 	case s.m.opts.Transport != nil:
 		return "custom"
-	case s.cfg.URL != "":
-		return "http"
 	}
-	return "stdio"
+	return s.cfg.Transport()
 }
 
 // current reports whether sess is the server's live session.
@@ -281,10 +279,14 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 			lt = &listingTransport{Transport: c.proc.transport()}
 			t = lt
 		}
-	case "http":
+	case config.TransportHTTP:
 		var client *http.Client
 		client, c.pool, err = httpClient(s.cfg)
 		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+	case config.TransportSSE:
+		var client *http.Client
+		client, c.pool, err = httpClient(s.cfg)
+		t = &sseTransport{mcp.SSEClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}}
 	}
 	if err != nil {
 		return nil, err

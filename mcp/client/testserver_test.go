@@ -294,3 +294,19 @@ func httpServer(t *testing.T, ts *testServer, token string) *httptest.Server {
 	t.Cleanup(hs.Close)
 	return hs
 }
+
+// sseServer serves ts over HTTP with server-sent events (the older
+// transport) on 127.0.0.1, refusing requests without the header
+// Authorization: Bearer <token>.
+func sseServer(t *testing.T, ts *testServer, token string) *httptest.Server {
+	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ts.srv }, nil)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	return hs
+}

@@ -2,13 +2,14 @@ package client
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -33,38 +34,35 @@ func inherited(key string) bool {
 	return slices.Contains(inheritedEnv, key) || strings.HasPrefix(key, "LC_")
 }
 
-// reference is "${NAME}" in a configured value.
-var reference = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
 // expand replaces each ${NAME} in a configured value with the variable from
-// Toolbelt's environment, so a secret need not be written in the
-// configuration. A variable that is not set is an error.
+// Toolbelt's environment (config.ExpandEnv), so a secret need not be
+// written in the configuration. A variable that is not set, and has no
+// default, is an error.
 func expand(what, v string) (string, error) {
-	var missing []string
-	out := reference.ReplaceAllStringFunc(v, func(ref string) string {
-		name := ref[2 : len(ref)-1]
-		val, ok := os.LookupEnv(name)
-		if !ok {
-			missing = append(missing, name)
-		}
-		return val
-	})
+	out, missing := config.ExpandEnv(v, os.LookupEnv)
 	if len(missing) > 0 {
 		return "", fmt.Errorf("%s refers to ${%s}, which is not set in Toolbelt's environment", what, strings.Join(missing, "}, ${"))
 	}
 	return out, nil
 }
 
-// environment is the environment of a stdio server: the inherited variables
-// and the configured ones (which win).
-func environment(configured map[string]string) ([]string, error) {
+// environment is the environment of a stdio server: the inherited
+// variables, those of its envFile, and the configured ones (which win).
+func environment(srv config.MCPServer) ([]string, error) {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		if k, v, ok := strings.Cut(kv, "="); ok && inherited(k) {
 			env[k] = v
 		}
 	}
-	for k, v := range configured {
+	if srv.EnvFile != "" {
+		file, err := config.ReadEnvFile(srv.EnvFile)
+		if err != nil {
+			return nil, fmt.Errorf("envFile: %w", err)
+		}
+		maps.Copy(env, file)
+	}
+	for k, v := range srv.Env {
 		val, err := expand("env."+k, v)
 		if err != nil {
 			return nil, err
@@ -101,7 +99,7 @@ type process struct {
 // by line; grace is how long it has to exit after its input is closed
 // before it is terminated, and as long again before it is killed.
 func startProcess(name string, srv config.MCPServer, log *slog.Logger, grace time.Duration) (*process, error) {
-	env, err := environment(srv.Env)
+	env, err := environment(srv)
 	if err != nil {
 		return nil, err
 	}
@@ -297,4 +295,39 @@ func httpClient(srv config.MCPServer) (*http.Client, *http.Transport, error) {
 	}
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	return &http.Client{Transport: &headerTransport{base: base, headers: h}}, base, nil
+}
+
+// sseTransport reaches a server over HTTP with server-sent events. The
+// SDK's transport keeps its event stream on the context Connect is given,
+// and connecting is bounded by a timeout; so the stream gets a context of
+// its own, ended when the timeout ends Connect before the stream is open,
+// or when the connection is closed.
+type sseTransport struct{ mcp.SSEClientTransport }
+
+// Connect opens the event stream.
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	streamCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel)
+	conn, err := t.SSEClientTransport.Connect(streamCtx)
+	if !stop() && err == nil {
+		conn.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &streamConn{Connection: conn, cancel: cancel}, nil
+}
+
+// streamConn ends its stream's context when it is closed.
+type streamConn struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+// Close closes the connection and ends its stream.
+func (c *streamConn) Close() error {
+	defer c.cancel()
+	return c.Connection.Close()
 }

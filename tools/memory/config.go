@@ -44,3 +44,14 @@ func loadConfig(c tool.Config) (Config, error) {
 	}
 	return cfg, nil
 }
+
+// CheckSettings checks the embedding provider's settings.
+func (c Config) CheckSettings() error {
+	if c.Embeddings == (Embeddings{}) {
+		return nil
+	}
+	if _, err := NewEmbedder(c.Embeddings); err != nil {
+		return &tool.SettingError{Key: ConfigKey + ".embeddings", Msg: "cannot be used: " + err.Error()}
+	}
+	return nil
+}

@@ -35,13 +35,13 @@ func Register(reg *registry.Registry, ix *Indexer) error {
 	}
 	if err := reg.RegisterFactory(ix.searchTool, tool.Meta{
 		ID: "memory_search", Label: "Search Memory", Description: searchDescription,
-		ReadOnly: true, Source: tool.SourceCore,
+		ReadOnly: true, Source: tool.SourceCore, Settings: &Config{}, SettingsKey: ConfigKey,
 	}); err != nil {
 		return err
 	}
 	return reg.RegisterFactory(getTool, tool.Meta{
 		ID: "memory_get", Label: "Read Memory", Description: getDescription,
-		ReadOnly: true, Source: tool.SourceCore,
+		ReadOnly: true, Source: tool.SourceCore, Settings: &Config{}, SettingsKey: ConfigKey,
 	})
 }
 

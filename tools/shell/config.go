@@ -111,7 +111,7 @@ func (c Config) settings() (settings, error) {
 		"maxOutputChars": c.MaxOutputChars, "killGraceMs": c.KillGraceMs, "sandbox.processLimit": c.Sandbox.ProcessLimit,
 	} {
 		if v < 0 {
-			return settings{}, fmt.Errorf("exec.%s is %d: it must not be negative", name, v)
+			return settings{}, &tool.SettingError{Key: ConfigKey + "." + name, Msg: fmt.Sprintf("is %d: it must not be negative", v)}
 		}
 	}
 	s := settings{
@@ -127,21 +127,35 @@ func (c Config) settings() (settings, error) {
 	}
 	s.sandbox.ProcessLimit = orDefault(s.sandbox.ProcessLimit, defaultProcessLimit)
 	if s.defaultTimeout > s.maxTimeout {
-		return settings{}, fmt.Errorf("exec.defaultTimeout (%v) is above exec.maxTimeout (%v)", s.defaultTimeout, s.maxTimeout)
+		return settings{}, &tool.SettingError{Key: ConfigKey + ".defaultTimeout", Msg: fmt.Sprintf("is %v, above exec.maxTimeout (%v)", s.defaultTimeout, s.maxTimeout)}
 	}
 	if c.SessionTTL != "" {
 		d, err := time.ParseDuration(c.SessionTTL)
 		if err != nil || d <= 0 {
-			return settings{}, fmt.Errorf("exec.sessionTtl %q: want a positive Go duration such as \"30m\"", c.SessionTTL)
+			return settings{}, &tool.SettingError{Key: ConfigKey + ".sessionTtl", Msg: fmt.Sprintf("is %q: want a positive duration such as 30m", c.SessionTTL)}
 		}
 		s.sessionTTL = d
 	}
 	for _, p := range c.EnvAllow {
 		if _, err := path.Match(p, ""); err != nil {
-			return settings{}, fmt.Errorf("exec.envAllow: %q is not a valid pattern: %v", p, err)
+			return settings{}, &tool.SettingError{Key: ConfigKey + ".envAllow", Msg: fmt.Sprintf("holds %q, which is not a valid pattern (%v)", p, err)}
 		}
 	}
 	return s, nil
+}
+
+// CheckSettings checks the values of the settings, and that a sandbox
+// they require can be had here: bubblewrap and prlimit are installed.
+func (c Config) CheckSettings() error {
+	if _, err := c.settings(); err != nil {
+		return err
+	}
+	if c.Sandbox.Required {
+		if err := sandbox.Installed(c.Sandbox.Bwrap); err != nil {
+			return &tool.SettingError{Key: ConfigKey + ".sandbox.required", Msg: fmt.Sprintf("is true, but %v, so no command could run: install it or set required: false", err)}
+		}
+	}
+	return nil
 }
 
 func orDefault(v, def int) int {

@@ -54,6 +54,7 @@ var execMeta = tool.Meta{
 	ConfirmationMessage: "Run this shell command in the workspace?",
 	Capabilities:        tool.Capabilities{Background: true, PTY: true},
 	Source:              tool.SourceCore,
+	Settings:            &Config{},
 }
 
 var processMeta = tool.Meta{
@@ -63,6 +64,8 @@ var processMeta = tool.Meta{
 	Risk:         tool.RiskMedium,
 	Capabilities: tool.Capabilities{Background: true},
 	Source:       tool.SourceCore,
+	Settings:     &Config{},
+	SettingsKey:  ConfigKey,
 }
 
 // Register adds the exec and process tools to reg as factories that need a

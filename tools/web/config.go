@@ -61,9 +61,20 @@ func loadFetchSettings(c tool.Config) (fetchSettings, error) {
 	if err := decodeStrict(c, FetchConfigKey, &fc); err != nil {
 		return fetchSettings{}, err
 	}
+	return fc.settings()
+}
+
+// CheckSettings checks the values of the settings.
+func (fc FetchConfig) CheckSettings() error {
+	_, err := fc.settings()
+	return err
+}
+
+// settings applies the defaults to fc, checking its values.
+func (fc FetchConfig) settings() (fetchSettings, error) {
 	for name, v := range map[string]int{"maxRedirects": fc.MaxRedirects, "maxResponseBytes": fc.MaxResponseBytes, "timeoutSeconds": fc.TimeoutSeconds, "maxChars": fc.MaxChars} {
 		if v < 0 {
-			return fetchSettings{}, fmt.Errorf("web_fetch.%s is %d: it must not be negative", name, v)
+			return fetchSettings{}, &tool.SettingError{Key: FetchConfigKey + "." + name, Msg: fmt.Sprintf("is %d: it must not be negative", v)}
 		}
 	}
 	s := fetchSettings{
@@ -78,14 +89,24 @@ func loadFetchSettings(c tool.Config) (fetchSettings, error) {
 	if s.userAgent == "" {
 		s.userAgent = DefaultUserAgent
 	}
-	if fc.CacheTTL != "" {
-		d, err := time.ParseDuration(fc.CacheTTL)
-		if err != nil || d < 0 {
-			return fetchSettings{}, fmt.Errorf("web_fetch.cacheTtl %q: want a Go duration such as \"15m\" (0s turns the cache off)", fc.CacheTTL)
-		}
-		s.cacheTTL = d
+	var err error
+	if s.cacheTTL, err = cacheTTL(FetchConfigKey, fc.CacheTTL); err != nil {
+		return fetchSettings{}, err
 	}
 	return s, nil
+}
+
+// cacheTTL reads the cacheTtl setting of the tool key (DefaultCacheTTL
+// when empty).
+func cacheTTL(key, v string) (time.Duration, error) {
+	if v == "" {
+		return DefaultCacheTTL, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, &tool.SettingError{Key: key + ".cacheTtl", Msg: fmt.Sprintf("is %q: want a duration such as 15m (0s turns the cache off)", v)}
+	}
+	return d, nil
 }
 
 // decodeStrict copies the settings under key into v, refusing keys v does

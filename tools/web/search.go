@@ -104,30 +104,35 @@ type searchSettings struct {
 	cacheTTL time.Duration
 }
 
-// loadSearchSettings picks the provider, or says why there is none.
-func loadSearchSettings(c tool.Config, getenv func(string) string) (searchSettings, error) {
-	var sc SearchConfig
-	if err := decodeStrict(c, SearchConfigKey, &sc); err != nil {
-		return searchSettings{}, err
-	}
+// CheckSettings checks the values of the settings.
+func (sc SearchConfig) CheckSettings() error {
 	if sc.TimeoutSeconds < 0 {
-		return searchSettings{}, fmt.Errorf("web_search.timeoutSeconds is %d: it must not be negative", sc.TimeoutSeconds)
+		return &tool.SettingError{Key: SearchConfigKey + ".timeoutSeconds", Msg: fmt.Sprintf("is %d: it must not be negative", sc.TimeoutSeconds)}
 	}
-	s := searchSettings{timeout: time.Duration(orDefault(sc.TimeoutSeconds, int(DefaultSearchTimeout/time.Second))) * time.Second, cacheTTL: DefaultCacheTTL}
-	if sc.CacheTTL != "" {
-		d, err := time.ParseDuration(sc.CacheTTL)
-		if err != nil || d < 0 {
-			return searchSettings{}, fmt.Errorf("web_search.cacheTtl %q: want a Go duration such as \"15m\" (0s turns the cache off)", sc.CacheTTL)
-		}
-		s.cacheTTL = d
+	if _, err := cacheTTL(SearchConfigKey, sc.CacheTTL); err != nil {
+		return err
 	}
 	names := make([]string, len(providerSpecs))
 	for i, p := range providerSpecs {
 		names[i] = p.name
 	}
 	if sc.Provider != "" && !slices.Contains(names, sc.Provider) {
-		return searchSettings{}, fmt.Errorf("web_search.provider %q is not a provider: use one of %s", sc.Provider, strings.Join(names, ", "))
+		return &tool.SettingError{Key: SearchConfigKey + ".provider", Msg: fmt.Sprintf("is %q: use one of %s", sc.Provider, strings.Join(names, ", "))}
 	}
+	return nil
+}
+
+// loadSearchSettings picks the provider, or says why there is none.
+func loadSearchSettings(c tool.Config, getenv func(string) string) (searchSettings, error) {
+	var sc SearchConfig
+	if err := decodeStrict(c, SearchConfigKey, &sc); err != nil {
+		return searchSettings{}, err
+	}
+	if err := sc.CheckSettings(); err != nil {
+		return searchSettings{}, err
+	}
+	s := searchSettings{timeout: time.Duration(orDefault(sc.TimeoutSeconds, int(DefaultSearchTimeout/time.Second))) * time.Second}
+	s.cacheTTL, _ = cacheTTL(SearchConfigKey, sc.CacheTTL) // checked
 	for _, spec := range providerSpecs {
 		if sc.Provider != "" && spec.name != sc.Provider {
 			continue

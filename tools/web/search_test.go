@@ -211,7 +211,7 @@ func TestSearchUnavailable(t *testing.T) {
 		{nil, "no search provider is configured: set BRAVE_API_KEY"},
 		{map[string]any{"provider": "exa"}, "web_search.provider is exa but it has no API key: set EXA_API_KEY or web_search.exa.apiKey"},
 		{map[string]any{"provider": "searxng"}, "searxng.baseUrl is not set"},
-		{map[string]any{"provider": "google"}, `web_search.provider "google" is not a provider`},
+		{map[string]any{"provider": "google"}, `web_search.provider is "google": use one of`},
 		{map[string]any{"brave": map[string]any{"apiKey": "k", "baseUrl": "ftp://x"}}, "want an http:// or https:// URL"},
 		{map[string]any{"brave": map[string]any{"key": "k"}}, `unknown field "key"`},
 		{map[string]any{"timeoutSeconds": -1}, "must not be negative"},

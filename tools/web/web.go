@@ -42,12 +42,12 @@ func (o Options) getenv() func(string) string {
 func Register(reg *registry.Registry, opts Options) error {
 	if err := reg.RegisterFactory(newFetchTool(opts), tool.Meta{
 		ID: "web_fetch", Label: "Web Fetch", Description: fetchDescription,
-		ReadOnly: true, OpenWorld: true, ExternalContent: true, Source: tool.SourceCore,
+		ReadOnly: true, OpenWorld: true, ExternalContent: true, Source: tool.SourceCore, Settings: &FetchConfig{},
 	}); err != nil {
 		return err
 	}
 	return reg.RegisterFactory(newSearchTool(opts), tool.Meta{
 		ID: "web_search", Label: "Web Search", Description: searchDescription,
-		ReadOnly: true, OpenWorld: true, ExternalContent: true, Source: tool.SourceCore,
+		ReadOnly: true, OpenWorld: true, ExternalContent: true, Source: tool.SourceCore, Settings: &SearchConfig{},
 	})
 }

@@ -27,6 +27,7 @@ package sandbox
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -58,19 +59,34 @@ func Find(ctx context.Context, name string) (*Bwrap, error) {
 	if name == "" {
 		name = "bwrap"
 	}
-	path, err := exec.LookPath(name)
+	path, prlimit, err := find(name)
 	if err != nil {
-		return nil, fmt.Errorf("this command must run in the sandbox, but bubblewrap (%s) is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) and retry", name)
-	}
-	prlimit, err := exec.LookPath("prlimit")
-	if err != nil {
-		return nil, errors.New("this command must run in the sandbox, but prlimit (from util-linux), which sets the sandbox's process limit, is not installed, so the command was not run. Install it (Debian/Ubuntu: apt-get install util-linux) and retry")
+		return nil, fmt.Errorf("this command must run in the sandbox, but %w, so the command was not run. Install it and retry", err)
 	}
 	help, err := exec.CommandContext(ctx, path, "--help").CombinedOutput()
 	if err != nil {
 		return nil, fmt.Errorf("this command must run in the sandbox, but %s --help failed (%v), so the command was not run. Reinstall bubblewrap (Debian/Ubuntu: apt-get install --reinstall bubblewrap)", path, err)
 	}
 	return &Bwrap{path: path, prlimit: prlimit, disableUserns: bytes.Contains(help, []byte("--disable-userns"))}, nil
+}
+
+// Installed says whether the sandbox's programs are installed: bubblewrap
+// (name "" means "bwrap" from PATH) and prlimit. Its error says which is
+// missing and how to install it.
+func Installed(name string) error {
+	_, _, err := find(cmp.Or(name, "bwrap"))
+	return err
+}
+
+// find looks up bubblewrap and prlimit.
+func find(name string) (bwrap, prlimit string, err error) {
+	if bwrap, err = exec.LookPath(name); err != nil {
+		return "", "", fmt.Errorf("bubblewrap (%s) is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)", name)
+	}
+	if prlimit, err = exec.LookPath("prlimit"); err != nil {
+		return "", "", errors.New("prlimit (from util-linux), which sets the sandbox's process limit, is not installed (Debian/Ubuntu: apt-get install util-linux)")
+	}
+	return bwrap, prlimit, nil
 }
 
 // Spec describes one sandboxed run.

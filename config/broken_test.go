@@ -1,0 +1,113 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/tools"
+)
+
+// brokenConfigs are broken configurations and every problem config check
+// reports for each, exactly: {{dir}} is a directory that exists, holding a
+// file named file.
+var brokenConfigs = []struct{ yaml, want string }{
+	// Keys that do not exist.
+	{"limits:\n  timout: 5m\n", `toolbelt.yaml:2:3: limits.timout: unknown key; did you mean "timeout"?`},
+	{"limits:\n  zzqx: 1\n", `toolbelt.yaml:2:3: limits.zzqx: unknown key: limits takes eventMaxChars, imageMaxBytes, imageMaxSide, maxResultChars, maxResultTokens, maxTimeout, timeout, updateInterval`},
+	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, cron, tools, agents, channels, sandbox, subagents, mcpServers, mcp, hooks, audit, jobs, model, providers`},
+	{"tools:\n  byProvider:\n    openai: {dney: [x]}\n", `toolbelt.yaml:3:14: tools.byProvider.openai.dney: unknown key; did you mean "deny"?`},
+	{"agents:\n  a:\n    tool: {deny: [x]}\n", `toolbelt.yaml:3:5: agents.a.tool: unknown key; did you mean "tools"?`},
+	{"tools:\n  denny: exec\n", `toolbelt.yaml:2:3: tools.denny is "exec": a tool's settings are a mapping; the policy keys are profile, allow, alsoAllow, deny, ask, byProvider; did you mean "deny"?`},
+	{"mcpServers:\n  gh:\n    comand: gh-mcp\n", `toolbelt.yaml:3:5: mcpServers.gh.comand: unknown key; did you mean "command"?
+toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
+	// Values of the wrong type.
+	{"confirm: true\n", `toolbelt.yaml:1:10: confirm is true: want a mapping of medium, onTimeout, timeout`},
+	{"confirm:\n  medium: \"yes\"\n", `toolbelt.yaml:2:11: confirm.medium is "yes": want true or false`},
+	{"limits:\n  maxResultChars: lots\n", `toolbelt.yaml:2:19: limits.maxResultChars is "lots": want a whole number`},
+	{"limits:\n  timeout: soon\n", `toolbelt.yaml:2:12: limits.timeout is "soon": want a duration such as 30s, 5m or 1h`},
+	{"limits:\n  timeout: 5\n", `toolbelt.yaml:2:12: limits.timeout is 5: want a duration such as 30s, 5m or 1h`},
+	{"limits:\n  timeout: -5s\n", `toolbelt.yaml:2:12: limits.timeout is "-5s": want a duration such as 30s, 5m or 1h`},
+	{"tools:\n  deny: {a: {b: c}}\n", `toolbelt.yaml:2:9: tools.deny is a mapping: want a tool name, alias, * glob or group: reference`},
+	{"tools:\n  ask:\n    - tool: 5\n", `toolbelt.yaml:3:13: tools.ask[0].tool is 5: want a tool name, alias, * glob or group: reference`},
+	{"agents: [a, b]\n", `toolbelt.yaml:1:9: agents is a list: want a mapping`},
+	{"mcpServers:\n  gh:\n    command: gh\n    args: stdio\n", `toolbelt.yaml:4:11: mcpServers.gh.args is "stdio": want a list`},
+	{"agents: [\n", `toolbelt.yaml:1:9: sequence end token ']' not found`},
+	// Values out of range.
+	{"mcp:\n  tokens:\n    - {token: x}\n", `toolbelt.yaml:3:7: mcp.tokens[0] has no principal: name who the token stands for`},
+	{"mcp:\n  tokens: [{token: x, principal: a}, {token: x, principal: b}]\n", `toolbelt.yaml:2:38: mcp.tokens[1] repeats the token of an earlier entry: each token must map to one principal`},
+	{"mcp:\n  maxSessions: -1\n", `toolbelt.yaml:2:16: mcp.maxSessions is -1: it must not be negative (0 means the default)`},
+	{"mcp:\n  confirmFallback: ask\n", `toolbelt.yaml:2:20: mcp.confirmFallback is "ask": use deny or allow`},
+	{"audit:\n  sync: sometimes\n", `toolbelt.yaml:2:9: audit.sync is "sometimes": use none (the default: records reach the operating system before the result) or always (fsync before the result)`},
+	{"confirm:\n  onTimeout: maybe\n", `toolbelt.yaml:2:14: confirm.onTimeout is "maybe": use deny or allow`},
+	{"database: mysql://x\n", `toolbelt.yaml:1:11: database is "mysql://x": it must be a postgres:// URL (SQLite lives in the data directory)`},
+	{"model: gpt-4o\n", `toolbelt.yaml:1:8: model is "gpt-4o": write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5`},
+	{"agents:\n  a:\n    model: gpt-4o\n", `toolbelt.yaml:3:12: agents.a.model is "gpt-4o": write PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5`},
+	{"agents:\n  a:\n    subagents: {allow: [b]}\n", `toolbelt.yaml:3:24: agents.a.subagents.allow names "b", which is not a configured agent (configured: a)`},
+	{"agents:\n  'a:b':\n    name: x\n", `toolbelt.yaml:3:9: agents: the id "a:b" may use only letters, digits, '_' and '-' (it becomes part of session keys)`},
+	{"jobs:\n  webhookSecret: abc\n", `toolbelt.yaml:2:18: jobs.webhookSecret must be "whsec_" followed by base64 (the Standard Webhooks form); make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`},
+	{"jobs:\n  workers: -1\n", `toolbelt.yaml:2:12: jobs.workers is -1: use a positive number, or leave it out for 10`},
+	{"hooks:\n  before:\n    - {name: x}\n", `toolbelt.yaml:3:7: hooks.before[0] needs a command`},
+	{"tools:\n  dirs:\n    - {trusted: true}\n", `toolbelt.yaml:3:7: tools.dirs[0] has no path: give the folder of the tools`},
+	{"providers:\n  local: {url: localhost:8080}\n", `toolbelt.yaml:2:16: providers.local.url is "localhost:8080": it must be an http:// or https:// URL`},
+	{"limits:\n  maxResultChars: -1\n", `toolbelt.yaml:2:19: limits.maxResultChars is -1: it must not be negative`},
+	// Paths that must exist.
+	{"workspace: /nonexistent/project\n", `toolbelt.yaml:1:12: workspace is "/nonexistent/project", which does not exist: create it or give another directory`},
+	{"workspace: nowhere\n", `toolbelt.yaml:1:12: workspace is "nowhere" ({{cwd}}/nowhere), which does not exist: create it or give another directory`},
+	{"workspace: {{dir}}/file\n", `toolbelt.yaml:1:12: workspace is "{{dir}}/file", which is a file, not a directory`},
+	{"mcpServers:\n  gh:\n    command: gh\n    envFile: missing.env\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "missing.env", which does not exist`},
+	{"mcpServers:\n  gh:\n    command: gh\n    envFile: " + filepath.Join("testdata", "bad.env") + "\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "testdata/bad.env", whose line 3 is not NAME=value`},
+	// Imported servers as clients write them, wrongly.
+	{"mcpServers:\n  gh:\n    type: stdoi\n    command: gh\n", `toolbelt.yaml:3:11: mcpServers.gh.type is "stdoi": use stdio (a command), http (streamable HTTP at url) or sse (HTTP with server-sent events at url); did you mean "stdio"?`},
+	{"mcpServers:\n  gh:\n    type: stdio\n    url: http://127.0.0.1:9000/mcp\n", `toolbelt.yaml:3:11: mcpServers.gh.type is stdio, which starts a command, but it has a url and no command: use type http (or sse) for a url`},
+	{"mcpServers:\n  gh:\n    type: http\n    command: gh\n", `toolbelt.yaml:3:11: mcpServers.gh.type is http, which needs a url, but it has a command: use type stdio (or leave type out) for a command`},
+	{"mcpServers:\n  gh:\n    url: ftp://example.com/mcp\n", `toolbelt.yaml:3:10: mcpServers.gh.url is "ftp://example.com/mcp": it must be an http:// or https:// URL`},
+	{"mcpServers:\n  gh:\n    type: http\n    url: https://api.example.com/mcp\n    headers: {Authorization: \"Bearer ${input:token}\"}\n", `toolbelt.yaml:5:30: mcpServers.gh.headers.Authorization uses ${input:token}, VS Code's prompt for a value, which Toolbelt cannot show: write ${NAME} to read the environment variable NAME`},
+	// Tool settings.
+	{"tools:\n  exec:\n    sandbox: {requird: true}\n", `toolbelt.yaml:3:15: tools.exec.sandbox.requird: unknown key; did you mean "required"?`},
+	{"tools:\n  memory:\n    embedings: {provider: openai}\n", `toolbelt.yaml:3:5: tools.memory.embedings: unknown key; did you mean "embeddings"?`},
+	{"tools:\n  exec:\n    defaultTimeout: soon\n", `toolbelt.yaml:3:21: tools.exec.defaultTimeout is "soon": want a whole number`},
+	{"tools:\n  exec:\n    defaultTimeout: -5\n", `toolbelt.yaml:3:21: tools.exec.defaultTimeout is -5: it must not be negative`},
+	{"tools:\n  exec:\n    sessionTtl: forever\n", `toolbelt.yaml:3:17: tools.exec.sessionTtl is "forever": want a positive duration such as 30m`},
+	{"tools:\n  exec:\n    sandbox: {required: true, bwrap: /nonexistent/bwrap}\n", `toolbelt.yaml:3:25: tools.exec.sandbox.required is true, but bubblewrap (/nonexistent/bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), so no command could run: install it or set required: false`},
+	{"tools:\n  web_fetch:\n    allowHost: [docs.internal]\n", `toolbelt.yaml:3:5: tools.web_fetch.allowHost: unknown key; did you mean "allowHosts"?`},
+	{"tools:\n  web_search:\n    provider: googel\n", `toolbelt.yaml:3:15: tools.web_search.provider is "googel": use one of brave, tavily, exa, perplexity, searxng`},
+	{"tools:\n  memory:\n    embeddings: {provider: nope}\n", `toolbelt.yaml:3:17: tools.memory.embeddings cannot be used: embeddings.provider "nope" is not known: use openai (also for OpenAI-compatible servers, with baseUrl), gemini or ollama`},
+	{"tools:\n  process:\n    shell: /bin/sh\n", `toolbelt.yaml:2:3: tools.process: process takes its settings under tools.exec`},
+	{"tools:\n  read:\n    encoding: latin1\n", `toolbelt.yaml:2:3: tools.read: read takes no settings`},
+	{"tools:\n  fs:\n    root: /\n", `toolbelt.yaml:2:3: tools.fs: the fs tools take no settings`},
+	{"tools:\n  web:\n    timeoutSeconds: 5\n", `toolbelt.yaml:2:3: tools.web: the web tools take their settings under tools.web_search, tools.web_fetch`},
+	{"tools:\n  execc: {}\n", `toolbelt.yaml:2:3: tools.execc: no tool or section is named "execc", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "exec"?`},
+	// Every problem of a file, in its order.
+	{"mcpServers:\n  b: {command: x, url: http://x}\n  a: {}\nlimits:\n  timout: 5m\n  maxResultChars: -1\nconfirm: {medium: 1}\ntools:\n  exec: {shel: bash}\n", `toolbelt.yaml:2:6: mcpServers.b has both a command and a url: give one
+toolbelt.yaml:3:6: mcpServers.a needs a command (stdio) or a url (HTTP)
+toolbelt.yaml:5:3: limits.timout: unknown key; did you mean "timeout"?
+toolbelt.yaml:6:19: limits.maxResultChars is -1: it must not be negative
+toolbelt.yaml:7:19: confirm.medium is 1: want true or false
+toolbelt.yaml:9:10: tools.exec.shel: unknown key; did you mean "shell"?`},
+}
+
+func TestBrokenConfigurations(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o600))
+	cwd, err := os.Getwd()
+	must(t, err)
+	reg, closer := tools.Core()
+	defer closer.Close()
+	if len(brokenConfigs) < 40 {
+		t.Fatalf("%d broken configurations; the issue asks for at least 40", len(brokenConfigs))
+	}
+	for _, c := range brokenConfigs {
+		src := strings.ReplaceAll(c.yaml, "{{dir}}", dir)
+		err := Check("toolbelt.yaml", []byte(src), reg)
+		got := "(no error)"
+		if err != nil {
+			got = strings.NewReplacer(dir, "{{dir}}", cwd, "{{cwd}}").Replace(err.Error())
+		}
+		if got != c.want {
+			t.Errorf("%s\ngot:\n%s\nwant:\n%s", c.yaml, got, c.want)
+		}
+	}
+}
