@@ -126,6 +126,9 @@ func TestExamples(t *testing.T) {
 					if b.Postgres() {
 						demoPostgres(t)
 					}
+					if b.Model() {
+						demoModel(t)
+					}
 					for _, need := range b.Needs() {
 						if _, err := exec.LookPath(need); err != nil {
 							t.Skipf("%s:%d needs %s, which is not installed (.ci/run installs it)", name, b.Line, need)
@@ -515,6 +518,7 @@ func TestEverySubjectHasItsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for subject, page := range map[string]string{
+		"getting started":        "getting-started.md",
 		"tools":                  "tools.md",
 		"the CLI":                "cli.md",
 		"the pipeline":           "pipeline.md",
@@ -595,16 +599,20 @@ func startDemoPostgres() (skip, fail string) {
 	if err != nil {
 		return fmt.Sprintf("the examples name PostgreSQL at %s, where this machine cannot listen: %v", demoServer, err), ""
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go forward(c, u.Host)
-		}
-	}()
+	go forwardAll(ln, u.Host)
 	return "", ""
+}
+
+// forwardAll joins each connection ln accepts to target, until ln is
+// closed.
+func forwardAll(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go forward(c, target)
+	}
 }
 
 // forward joins c to a new connection to target until either side ends.
