@@ -81,64 +81,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// goEnv returns `go env NAME`.
-func goEnv(t *testing.T, name string) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", name).Output()
-	if err != nil {
-		t.Fatalf("go env %s: %v", name, err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// copyTree copies the repository's files, without .git, to dst.
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && rel == ".git" {
-			return filepath.SkipDir
-		}
-		target := filepath.Join(dst, rel)
-		if d.IsDir() {
-			return os.MkdirAll(target, 0o755)
-		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(target, b, info.Mode().Perm()|0o200)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestExamples runs every console block of the README and of docs/*.md:
-// each document in a scratch home directory holding a copy of the
-// repository at ~/toolbelt, where its first block starts, with the CLI just
+// each document as a new user (a fresh home directory) in a copy of the
+// repository outside it, where its first block starts, with the CLI just
 // built on PATH. An example whose output drifts from what the document
 // shows fails; `go test ./docs -update` rewrites the expected output.
 func TestExamples(t *testing.T) {
 	bin := toolbelt(t)
-	repo, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gocache, gomodcache, gopath := goEnv(t, "GOCACHE"), goEnv(t, "GOMODCACHE"), goEnv(t, "GOPATH")
 	for _, file := range documents(t) {
 		name := strings.TrimPrefix(file, root+string(filepath.Separator))
 		if file == "README.md" {
@@ -160,38 +109,12 @@ func TestExamples(t *testing.T) {
 				t.Logf("%s has no console examples", name)
 				return
 			}
-			work, err := filepath.EvalSymlinks(t.TempDir())
-			if err != nil {
-				t.Fatal(err)
-			}
-			home, tmp := filepath.Join(work, "home"), filepath.Join(work, "tmp")
-			checkout := filepath.Join(home, "toolbelt")
-			for _, d := range []string{home, tmp} {
-				if err := os.MkdirAll(d, 0o755); err != nil {
-					t.Fatal(err)
-				}
-			}
-			copyTree(t, repo, checkout)
-			// Telemetry off: the go command would otherwise leave an upload
-			// process behind, writing in the scratch home as it is removed.
-			telemetry := filepath.Join(home, ".config", "go", "telemetry")
-			if err := os.MkdirAll(telemetry, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(telemetry, "mode"), []byte("off"), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			u := newScratch(t)
 			s := &doctest.Session{
-				Dir: checkout,
-				Env: []string{
-					"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"),
-					"HOME=" + home, "TMPDIR=" + tmp, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "USER=you", "LANG=C.UTF-8",
-					"TERM=dumb", "NO_COLOR=1", "TZ=UTC",
-					"GOCACHE=" + gocache, "GOMODCACHE=" + gomodcache, "GOPATH=" + gopath,
-					"GOTOOLCHAIN=local",
-				},
-				Replace: []string{tmp, "$TMPDIR", home, "~", work, "$WORK"},
-				State:   filepath.Join(work, "exported.sh"),
+				Dir:     u.checkout,
+				Env:     u.env(t, bin+string(os.PathListSeparator)+os.Getenv("PATH")),
+				Replace: []string{u.tmp, "$TMPDIR", u.home, "~", u.work, "$WORK"},
+				State:   filepath.Join(u.work, "exported.sh"),
 			}
 			outputs := make([][][]string, len(blocks))
 			changed := false
@@ -202,6 +125,9 @@ func TestExamples(t *testing.T) {
 					}
 					if b.Postgres() {
 						demoPostgres(t)
+					}
+					if b.Model() {
+						demoModel(t)
 					}
 					for _, need := range b.Needs() {
 						if _, err := exec.LookPath(need); err != nil {
@@ -592,6 +518,7 @@ func TestEverySubjectHasItsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for subject, page := range map[string]string{
+		"getting started":        "getting-started.md",
 		"tools":                  "tools.md",
 		"the CLI":                "cli.md",
 		"the pipeline":           "pipeline.md",
@@ -672,16 +599,20 @@ func startDemoPostgres() (skip, fail string) {
 	if err != nil {
 		return fmt.Sprintf("the examples name PostgreSQL at %s, where this machine cannot listen: %v", demoServer, err), ""
 	}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go forward(c, u.Host)
-		}
-	}()
+	go forwardAll(ln, u.Host)
 	return "", ""
+}
+
+// forwardAll joins each connection ln accepts to target, until ln is
+// closed.
+func forwardAll(ln net.Listener, target string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go forward(c, target)
+	}
 }
 
 // forward joins c to a new connection to target until either side ends.

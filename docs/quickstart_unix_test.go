@@ -58,56 +58,35 @@ func quickStart(t *testing.T) (commands []string, shown doctest.Block) {
 // TestQuickStart follows the README's quick start literally, as a newcomer
 // would in a fresh checkout: it has exactly two set-up commands, one that
 // runs Toolbelt's main job with its embedded defaults and `go test ./...`
-// (which is this run). The first one, run as written in a copy of the
-// repository in a scratch home directory, must print what the README shows,
-// serve MCP at the address it names, and stop on Ctrl-C. The scratch
-// user's toolbelt.yaml only moves the default address to a free port,
-// which the comparison names 7420 again.
+// (which is this run). The first one, run as written by a new user (a
+// fresh home directory) in a copy of the repository outside that home,
+// must print what the README shows, serve MCP at the address it names, and
+// stop on Ctrl-C. The scratch user's toolbelt.yaml only moves the default
+// address to a free port, which the comparison names 7420 again.
 func TestQuickStart(t *testing.T) {
 	commands, shown := quickStart(t)
 	if len(commands) != 2 || commands[0] != "go run ./cmd/toolbelt serve" || commands[1] != "go test ./..." {
 		t.Fatalf("the quick start's set-up commands are %q, want exactly [go run ./cmd/toolbelt serve, go test ./...]", commands)
 	}
-	repo, err := filepath.Abs(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	work, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	home := filepath.Join(work, "home")
-	checkout := filepath.Join(home, "toolbelt")
-	copyTree(t, repo, checkout)
+	u := newScratch(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	config := filepath.Join(home, ".config", "toolbelt")
+	config := filepath.Join(u.home, ".config", "toolbelt")
 	if err := os.MkdirAll(config, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(config, "toolbelt.yaml"), []byte("mcp:\n  addr: "+addr+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	telemetry := filepath.Join(home, ".config", "go", "telemetry")
-	if err := os.MkdirAll(telemetry, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(telemetry, "mode"), []byte("off"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", commands[0])
-	cmd.Dir = checkout
-	cmd.Env = []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=you", "LANG=C.UTF-8", "TERM=dumb", "NO_COLOR=1",
-		"GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"), "GOPATH=" + goEnv(t, "GOPATH"), "GOTOOLCHAIN=local",
-	}
+	cmd.Dir = u.checkout
+	cmd.Env = u.env(t, os.Getenv("PATH"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	stdout, err := cmd.StdoutPipe()
@@ -125,7 +104,7 @@ func TestQuickStart(t *testing.T) {
 	for lines.Scan() {
 		l := strings.TrimRight(lines.Text(), " ")
 		l = strings.ReplaceAll(l, addr, "127.0.0.1:7420")
-		l = strings.ReplaceAll(l, home, "~")
+		l = strings.ReplaceAll(l, u.home, "~")
 		got = append(got, l)
 		if l == "Ctrl-C stops the server." {
 			break
@@ -155,7 +134,7 @@ func TestQuickStart(t *testing.T) {
 	if err := cmd.Wait(); err != nil && ctx.Err() != nil {
 		t.Fatalf("Ctrl-C did not stop the server: %v\n%s", err, stderr.String())
 	}
-	if _, err := os.Stat(filepath.Join(home, ".local", "share", "toolbelt", "toolbelt.db")); err != nil {
+	if _, err := os.Stat(filepath.Join(u.home, ".local", "share", "toolbelt", "toolbelt.db")); err != nil {
 		t.Errorf("the state is not where the README says: %v", err)
 	}
 }

@@ -28,6 +28,9 @@
 //	needs=CMD[,CMD]    the block runs only when every CMD is on PATH
 //	postgres           the block uses the PostgreSQL server the document
 //	                   names; the runner provides it (see Block.Postgres)
+//	model              the block talks to a local model server the document
+//	                   names; the runner provides one that replays scripted
+//	                   answers (see Block.Model)
 //
 // The blocks of one document run in order, in one scratch directory; the
 // working directory a block ends in is where the next one starts, and the
@@ -91,6 +94,13 @@ func (b Block) Needs() []string {
 // runs the examples provides (or skips the block, saying so).
 func (b Block) Postgres() bool {
 	return slices.Contains(strings.Fields(b.Info), "postgres")
+}
+
+// Model says whether the block talks to a local model server, which
+// whoever runs the examples provides (a replay of scripted answers) or
+// skips the block, saying so.
+func (b Block) Model() bool {
+	return slices.Contains(strings.Fields(b.Info), "model")
 }
 
 // fence matches an opening or closing code fence.
