@@ -303,3 +303,56 @@ func TestSessionsSend(t *testing.T) {
 		}
 	}
 }
+
+// TestSubagentWorksInItsOwnWorkspace: a sub-agent configured with a
+// workspace of its own writes there, through that workspace's file bridge,
+// not in its parent's; both workspaces share the run's store, so the
+// child's write can be undone from anywhere.
+func TestSubagentWorksInItsOwnWorkspace(t *testing.T) {
+	t.Parallel()
+	cfg, ws := configBeside(t, func(string) string {
+		return `model: openai/top-model
+agents:
+  lead:
+    system: You are the lead.
+    subagents: {allow: [scribe]}
+  scribe:
+    system: You are the scribe.
+    workspace: scribe-ws
+`
+	})
+	own := filepath.Join(filepath.Dir(cfg), "scribe-ws")
+	if err := os.MkdirAll(own, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.NewRouted(t,
+		llmtest.Route{Match: "You are the lead.", Responses: []llmtest.Response{
+			chat("Asking the scribe.", llmtest.Call{ID: "s1", Name: "sessions_spawn", Args: `{"task": "Write the note", "agentId": "scribe"}`}),
+			decide([]string{"Done: the scribe wrote it.", "[sub-agent "}, []string{"Waiting for the scribe."}),
+			decide([]string{"Done: the scribe wrote it.", "[sub-agent "}, []string{"Waiting for the scribe."}),
+		}},
+		llmtest.Route{Match: "Write the note", Responses: []llmtest.Response{
+			chat("", llmtest.Call{ID: "w1", Name: "write", Args: `{"path": "note.txt", "content": "from the scribe\n"}`}),
+			chat("Written."),
+		}},
+	)
+	env := cliEnvironment(t)
+	r := runCLIWith(t, env, "", "", "--config", cfg, "run", "--yes", "--agent", "lead", "--workspace", ws, "--base-url", s.URL+"/v1", "have the note written").expect(t, 0)
+	if b, err := os.ReadFile(filepath.Join(own, "note.txt")); err != nil || string(b) != "from the scribe\n" {
+		t.Fatalf("the scribe's note in its workspace: %q, %v\nstderr %s", b, err, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "note.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the scribe wrote in the lead's workspace: %v", err)
+	}
+	a := runCLIWith(t, env, "", "", "--config", cfg, "audit", "--tool", "write", "--json").expect(t, 0)
+	var records []struct {
+		CallID string `json:"callId"`
+	}
+	if err := json.Unmarshal([]byte(a.stdout), &records); err != nil || len(records) != 1 {
+		t.Fatalf("the write's audit record: %v\n%s", err, a.stdout)
+	}
+	runCLIWith(t, env, "", "", "--config", cfg, "undo", records[0].CallID).expect(t, 0)
+	if _, err := os.Stat(filepath.Join(own, "note.txt")); !os.IsNotExist(err) {
+		t.Fatalf("undo left the scribe's note: %v", err)
+	}
+}
