@@ -205,11 +205,22 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 			continue
 		}
 		if err := step.open(ctx); err != nil {
-			return nil, errors.Join(fmt.Errorf("opening %s: %w", step.what, err), tb.Close(ctx))
+			return nil, errors.Join(&OpenError{Step: step.what, Err: err}, tb.Close(ctx))
 		}
 	}
 	return tb, nil
 }
+
+// OpenError is the error of a step of Open: what it opened, and why it
+// failed.
+type OpenError struct {
+	Step string // "the store", "the registry", …
+	Err  error
+}
+
+func (e *OpenError) Error() string { return "opening " + e.Step + ": " + e.Err.Error() }
+
+func (e *OpenError) Unwrap() error { return e.Err }
 
 // newToolbelt checks o and fills in its defaults.
 func newToolbelt(o Options) (*Toolbelt, error) {

@@ -103,7 +103,7 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	}
 	b, closeBridge, err := tb.bridge(ws)
 	if err != nil {
-		return tc, fmt.Errorf("workspace %s: %w", ws, err)
+		return tc, err // it names the workspace
 	}
 	tb.onClose(func(context.Context) error { return closeBridge() })
 	tc.FSRoot, tc.FS = ws, b

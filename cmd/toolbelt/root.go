@@ -59,8 +59,10 @@ func (e *env) root(kind rootKind, ws string) (*toolbelt.Toolbelt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.AuditKey, err = e.auditKey(os.Getenv); err != nil {
-		return nil, err
+	if kind != toolsRoot {
+		if o.AuditKey, err = e.auditKey(os.Getenv); err != nil {
+			return nil, err
+		}
 	}
 	o.Config.Jobs.WebhookSecret = cmp.Or(os.Getenv(envWebhookSecret), o.Config.Jobs.WebhookSecret)
 	o.Workspace, o.ToolsOnly, o.StateOnly = ws, kind == toolsRoot, kind == stateRoot
@@ -81,6 +83,9 @@ func (e *env) root(kind rootKind, ws string) (*toolbelt.Toolbelt, error) {
 	tb, err := toolbelt.Open(context.Background(), o)
 	if ddir := (*toolbelt.DataDirError)(nil); errors.As(err, &ddir) {
 		return nil, fmt.Errorf("%w: keep state elsewhere (--data DIR or %s), or work in another directory", ddir, envData)
+	}
+	if oerr := (*toolbelt.OpenError)(nil); errors.As(err, &oerr) {
+		return nil, oerr.Err // a person knows what the command opens: the cause is the news
 	}
 	if err != nil {
 		return nil, err
