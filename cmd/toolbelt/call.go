@@ -63,7 +63,7 @@ func (c *callCmd) Run(e *env) error {
 	if c.DryRun {
 		opts = append(opts, invoke.DryRun())
 	}
-	term, _ := closer.(*terminal)
+	term := terminalOf(closer)
 	if c.Batch != "" {
 		return c.runBatch(ctx, e, runner, opts, term)
 	}

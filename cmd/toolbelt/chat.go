@@ -48,6 +48,7 @@ func (c *chatCmd) Run(e *env) error {
 	}
 	defer ar.closer.Close()
 	a, h := ar.agent, ar.host
+	h.view.spins = true
 	defer h.Close()
 	key := c.Session
 	if key == "" && c.Agent != "" {
@@ -104,14 +105,8 @@ func (c *chatCmd) Run(e *env) error {
 			mu.Lock()
 			lastCalls = append(lastCalls, ev.CallID)
 			mu.Unlock()
-			fmt.Fprintf(e.stderr, "→ %s %s\n", termsafe.Line(ev.ToolName), clipLine(string(ev.Args), 200))
-		case agent.EventToolEnd:
-			mark := "✓"
-			if ev.IsError {
-				mark = "✗"
-			}
-			fmt.Fprintf(e.stderr, "%s %s %s\n", mark, termsafe.Line(ev.ToolName), clipLine(ev.Result.Text(), 120))
 		}
+		h.view.onCallEvent("", ev)
 	}
 	fmt.Fprintf(e.stderr, "toolbelt chat with %s — /help for commands.\n", ar.model)
 	in := bufio.NewScanner(e.stdin)

@@ -26,8 +26,12 @@ type terminal struct {
 	in  *bufio.Reader
 	col colors
 	who string
-	// spin is the spinner of the work under way, paused while asking.
-	spin *spinner
+	// spin draws the work under way on the terminal (a spinner), paused
+	// while asking; nil when nothing does.
+	spin interface {
+		Pause()
+		Resume()
+	}
 }
 
 // openTerminal returns a terminal confirmer, or false when there is no
@@ -53,8 +57,10 @@ func (t *terminal) Close() error { return t.tty.Close() }
 func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.spin.Pause()
-	defer t.spin.Resume()
+	if t.spin != nil {
+		t.spin.Pause()
+		defer t.spin.Resume()
+	}
 	// A cancelled or expired question stops the read at once.
 	if dl, ok := ctx.Deadline(); ok {
 		_ = t.tty.SetReadDeadline(dl)

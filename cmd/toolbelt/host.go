@@ -13,7 +13,6 @@ import (
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/config"
-	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
@@ -30,6 +29,8 @@ type runHost struct {
 	f     *agentFlags
 	cfg   *config.Config
 	model string // the run's model: --base-url applies to its provider
+	// view shows the calls, sub-agents and jobs of the run on stderr.
+	view *runView
 
 	mu      sync.Mutex
 	root    *agent.Agent // the run's own agent, handed out once
@@ -41,7 +42,7 @@ type runHost struct {
 // newRunHost makes the host of a run whose own agent root runs session
 // rootKey in tc.
 func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *tool.Context) (*runHost, error) {
-	rh := &runHost{e: e, f: f, cfg: cfg, model: model}
+	rh := &runHost{e: e, f: f, cfg: cfg, model: model, view: &runView{e: e}}
 	var agents []host.Agent
 	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		a := cfg.Agents[id]
@@ -61,6 +62,7 @@ func (rh *runHost) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	_ = rh.Host.Stop(ctx)
+	rh.view.Stop()
 	rh.mu.Lock()
 	defer rh.mu.Unlock()
 	for _, c := range rh.closers {
@@ -113,19 +115,27 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if rh.f.Profile != "" {
 		extra = append(extra, invoke.WithSelection(registry.Profile(rh.f.Profile)))
 	}
-	runner, closer, err := rh.e.runner(tc, rh.f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
+	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
 	}
 	rh.mu.Lock()
 	rh.closers = append(rh.closers, closer)
 	rh.mu.Unlock()
-	stderr := rh.e.stderr
 	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, OnEvent: func(ev agent.Event) {
-		if ev.Type == agent.EventToolStart {
-			fmt.Fprintf(stderr, "toolbelt: [%s] %s %s\n", termsafe.Line(s.Key), termsafe.Line(ev.ToolName), clipLine(string(ev.Args), 200))
-		}
+		rh.view.onSubagentEvent(s.Key, ev)
 	}}, nil
+}
+
+// runner makes the pipeline of a session of the run: the run's flags,
+// agent loop detection, the view's outcome step, and questions at the
+// terminal (if any) pause the view's spinner.
+func (rh *runHost) runner(tc *tool.Context, extra []invoke.Option) (*invoke.Runner, io.Closer, error) {
+	r, closer, err := rh.e.runner(tc, rh.f.runFlags, invoke.Config{Loop: agentLoops}, append(extra, rh.view.outcomeStep())...)
+	if t := terminalOf(closer); t != nil {
+		t.spin = rh.view
+	}
+	return r, closer, err
 }
 
 // providerOf is the PROVIDER of PROVIDER/MODEL.

@@ -164,6 +164,16 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 	return r, releaser{r, term}, nil
 }
 
+// terminalOf is the terminal a runner's closer (from env.runner) asks at,
+// or nil when it asks nobody there.
+func terminalOf(closer io.Closer) *terminal {
+	if r, ok := closer.(releaser); ok {
+		t, _ := r.term.(*terminal)
+		return t
+	}
+	return nil
+}
+
 // releaser releases a runner and the terminal it asks at (nil when none).
 type releaser struct {
 	r    *invoke.Runner

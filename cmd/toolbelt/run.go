@@ -130,7 +130,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if len(cfg.Agents) > 0 {
 		sessions.HostService.Set(tc, rh)
 	}
-	runner, closer, err := e.runner(tc, f.runFlags, invoke.Config{Loop: agentLoops}, extra...)
+	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
 	}
@@ -217,11 +217,10 @@ func (c *runCmd) Run(e *env) error {
 			}
 		}
 	default:
-		a.OnEvent = func(ev agent.Event) {
-			if ev.Type == agent.EventToolStart {
-				fmt.Fprintf(e.stderr, "toolbelt: %s %s\n", termsafe.Line(ev.ToolName), clipLine(string(ev.Args), 200))
-			}
-		}
+		// The calls on stderr; a spinner too, unless stdout is for programs.
+		view := ar.host.view
+		view.spins = !c.JSON
+		a.OnEvent = func(ev agent.Event) { view.onCallEvent("", ev) }
 	}
 	key := c.Session
 	if key == "" && c.Agent != "" {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -299,5 +300,47 @@ func TestRunLoopDetection(t *testing.T) {
 	}
 	if !strings.Contains(text(12), "You have called read with these same arguments 5 times") || transcript[12]["isError"] != true {
 		t.Errorf("sixth result: %q", text(12))
+	}
+}
+
+// TestRunMarksHowEachCallEnded: without a terminal, toolbelt run shows on
+// stderr how each call ended — ran, failed (with the tool's error) or
+// blocked (with the pipeline's reason and, only for a call that needed an
+// approval nobody could give, how to approve it) — and the answer alone
+// on stdout.
+func TestRunMarksHowEachCallEnded(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, "tools:\n  ask: [{tool: test_greet, when: {name: \"root*\"}}]\n  deny: [test_page]\n")
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Chat("", "",
+			llmtest.Call{ID: "call_1", Name: "test_greet", Args: `{"name":"Ada"}`},
+			llmtest.Call{ID: "call_2", Name: "test_fail", Args: `{}`},
+			llmtest.Call{ID: "call_3", Name: "test_greet", Args: `{"name":"root"}`},
+			llmtest.Call{ID: "call_4", Name: "test_page", Args: `{"chars":10}`})},
+		llmtest.Response{Body: llmtest.Chat("", "Done.")})
+	r := runCLI(t, "", "--config", cfg, "run", "--model", "openai/x", "--base-url", s.URL+"/v1", "--workspace", t.TempDir(), "greet Ada and root").expect(t, 0)
+	if r.stdout != "Done.\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	for _, want := range []string{
+		"→ test_greet {\"name\":\"Ada\"}\n",
+		"✓ test_greet ran: Hello, Ada.\n",
+		"✗ test_fail failed: the disk is full\n",
+		"✗ test_page blocked: Tool test_page is not allowed here (global: deny test_page).\n",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	// The reason is the pipeline's; the hint follows it on a line of its own.
+	blocked := regexp.MustCompile(`(?m)^✗ test_greet blocked: [^\n]*approval[^\n]*root\*[^\n]*\n` + regexp.QuoteMeta(needsApprovalHint) + "\n")
+	if !blocked.MatchString(r.stderr) {
+		t.Errorf("stderr lacks the blocked call, its reason and how to approve it:\n%s", r.stderr)
+	}
+	if n := strings.Count(r.stderr, needsApprovalHint); n != 1 {
+		t.Errorf("the approval hint shows %d times, want once (not for the denied call):\n%s", n, r.stderr)
+	}
+	if strings.ContainsAny(r.stderr, "\r\x1b") {
+		t.Errorf("a spinner drew on stderr, which is no terminal: %q", r.stderr)
 	}
 }

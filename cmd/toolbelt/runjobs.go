@@ -58,6 +58,12 @@ func watchJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, s
 		if err != nil {
 			return err
 		}
+		if untilIdle {
+			// The run waits for them: the view's spinner says so.
+			for _, j := range pending {
+				h.view.jobPending(j)
+			}
+		}
 		progressed := false
 		for _, j := range finished {
 			if delivered[j.TaskID] {
@@ -65,6 +71,7 @@ func watchJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, s
 			}
 			delivered[j.TaskID] = true
 			progressed = true
+			h.view.jobFinished(j)
 			if err := h.Deliver(ctx, session, llm.UserText(followUp(j))); err != nil {
 				return err
 			}
@@ -78,7 +85,10 @@ func watchJobs(ctx context.Context, h *runHost, q *jobs.Queue, session string, s
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-events:
+		case ev := <-events:
+			if ev.Type == tool.JobProgress && ev.Job.Session == session {
+				h.view.jobProgress(ev.Job)
+			}
 		case <-tick.C:
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/creack/pty"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 // TestSpinnerOnlyOnATerminal: a long call shows a spinner on stderr when it
@@ -117,5 +118,53 @@ func TestSpinnerWhileImportedServersStart(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "slow") || strings.ContainsAny(stdout.String(), "\r\x1b") {
 		t.Errorf("stdout %q", stdout.String())
+	}
+}
+
+// TestRunSpinnerOnlyOnATerminal: toolbelt run shows a spinner on stderr
+// while a slow call runs when stderr is a terminal, with the call's mark
+// after it; with --json it draws none, terminal or not (stdout is for
+// programs then).
+func TestRunSpinnerOnlyOnATerminal(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		flags   []string
+		spinner bool
+	}{{nil, true}, {[]string{"--json"}, false}} {
+		t.Run(fmt.Sprint(c.flags), func(t *testing.T) {
+			t.Parallel()
+			ptmx, tty, err := pty.Open()
+			if err != nil {
+				t.Skipf("no pseudo-terminal here: %v", err)
+			}
+			defer ptmx.Close()
+			s := llmtest.New(t,
+				llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "test_sleep", Args: `{"ms":1500}`})},
+				llmtest.Response{Body: llmtest.Chat("", "Slept.")})
+			args := append([]string{"run", "--model", "openai/x", "--base-url", s.URL + "/v1", "--workspace", t.TempDir()}, c.flags...)
+			cmd := exec.Command(os.Args[0], append(args, "sleep a while")...)
+			cmd.Env = cliEnvironment(t)
+			var stdout bytes.Buffer
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, tty
+			screen := newScreen(ptmx)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			tty.Close()
+			if code := wait(t, cmd); code != 0 {
+				t.Fatalf("exit %d: %s", code, screen.text())
+			}
+			out := screen.all(t)
+			spun := strings.Contains(out, "Running test_sleep…") && strings.ContainsAny(out, strings.Join(frames, ""))
+			if spun != c.spinner || strings.Contains(out, "\x1b") != c.spinner {
+				t.Errorf("spinner shown: %v, want %v:\n%q", spun, c.spinner, out)
+			}
+			if !strings.Contains(out, "✓ test_sleep ran: slept 1500 ms\n") {
+				t.Errorf("the call's mark is missing:\n%q", out)
+			}
+			if strings.ContainsAny(stdout.String(), "\r\x1b") || !strings.Contains(stdout.String(), "Slept.") {
+				t.Errorf("stdout %q", stdout.String())
+			}
+		})
 	}
 }

@@ -113,6 +113,12 @@ func TestSpawnTwoSubagents(t *testing.T) {
 	if r.stdout != "Final: A and B are true.\n" {
 		t.Fatalf("stdout %q\nstderr %s", r.stdout, r.stderr)
 	}
+	// stderr shows each sub-agent starting and finishing.
+	for _, mark := range []string{"→ sub-agent %s started\n", "✓ sub-agent %s finished\n"} {
+		if n := len(regexp.MustCompile(fmt.Sprintf(regexp.QuoteMeta(mark), childKey)).FindAllString(r.stderr, -1)); n != 2 {
+			t.Errorf("%d lines %q on stderr, want 2:\n%s", n, mark, r.stderr)
+		}
+	}
 	var children []string
 	var sawFollowUp bool
 	for _, req := range s.Requests() {
