@@ -436,8 +436,8 @@ func TestInitClients(t *testing.T) {
 		key, other string
 		typed      bool
 	}{
-		filepath.Join(ws, ".mcp.json"):            {"mcpServers", "", true},
-		desktop:                                   {"mcpServers", "memory", false},
+		filepath.Join(ws, ".mcp.json"):           {"mcpServers", "", true},
+		desktop:                                  {"mcpServers", "memory", false},
 		filepath.Join(ws, ".cursor", "mcp.json"): {"mcpServers", "", true},
 		filepath.Join(ws, ".vscode", "mcp.json"): {"servers", "fetch", true},
 	} {
