@@ -20,6 +20,9 @@ const demoModelAddr = "127.0.0.1:11434"
 // the call's result is in). A page that sends a new prompt adds its
 // conversation here.
 var demoConversations = []llmtest.Route{
+	{Match: "Say ok.", Responses: []llmtest.Response{ // toolbelt init's connection test
+		{Body: llmtest.Chat("", "ok")},
+	}},
 	{Match: "What do my notes say?", Responses: []llmtest.Response{
 		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "read", Args: `{"path":"notes.txt"}`})},
 		{Body: llmtest.Chat("", "Your notes say to buy milk and to call Ada at 3.")},

@@ -1,23 +1,37 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/toolbelt/toolbelt/config"
 )
 
 type initCmd struct {
-	Dir     string `arg:"" optional:"" help:"The workspace directory to write into (default: the current directory)." placeholder:"DIR"`
-	Force   bool   `help:"Overwrite an existing toolbelt.yaml (and the toolbelt entry of .mcp.json)."`
-	MCPJSON bool   `name:"mcp-json" help:"Also write .mcp.json, which makes Claude Code (and other clients that read it) start toolbelt mcp for this workspace."`
+	Dir      string   `arg:"" optional:"" help:"The workspace directory to write into (default: the current directory)." placeholder:"DIR"`
+	Provider string   `help:"The model provider 'toolbelt run' uses: ollama, llamacpp, vllm, lmstudio (local servers), anthropic, openai, google, …" placeholder:"NAME"`
+	Model    string   `help:"The model, as the provider names it (or PROVIDER/MODEL)." placeholder:"NAME"`
+	BaseURL  string   `name:"base-url" help:"Where the provider is reached (default: its usual address, http://localhost:11434/v1 for Ollama)." placeholder:"URL"`
+	NoTest   bool     `name:"no-test" help:"Write the model without testing the connection to it."`
+	Yes      bool     `short:"y" help:"Ask nothing, even at a terminal: what the flags leave out is left out."`
+	Client   []string `name:"client" sep:"," help:"Also write the MCP configuration of a client, which then starts toolbelt mcp for this workspace: claude-code (.mcp.json), claude-desktop (its claude_desktop_config.json), cursor (.cursor/mcp.json), vscode (.vscode/mcp.json). Repeatable." placeholder:"NAME"`
+	MCPJSON  bool     `name:"mcp-json" help:"The same as --client claude-code."`
+	Force    bool     `help:"Overwrite an existing toolbelt.yaml (and the toolbelt entry of a client's configuration)."`
+}
+
+// clientFile is a client's configuration file and what init writes there.
+type clientFile struct {
+	client mcpClient
+	path   string
+	data   []byte
 }
 
 func (c *initCmd) Run(e *env) error {
@@ -28,72 +42,133 @@ func (c *initCmd) Run(e *env) error {
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		return fmt.Errorf("%s is not a directory: give an existing workspace directory", dir)
 	}
+	given, err := c.chooseFromFlags()
+	if err != nil {
+		return err
+	}
 	path := filepath.Join(dir, config.FileName)
-	keep := false // an existing toolbelt.yaml, kept when only .mcp.json is asked for
+	keep := false // an existing toolbelt.yaml, kept when only a client's configuration is asked for
 	if _, err := os.Stat(path); err == nil && !c.Force {
-		if !c.MCPJSON {
+		if given != nil || len(c.Client) == 0 && !c.MCPJSON {
 			return fmt.Errorf("%s already exists: 'toolbelt config check' checks it, 'toolbelt init --force' overwrites it", path)
 		}
 		keep = true
 	}
-	var mcpJSON []byte
-	var note string
-	if c.MCPJSON {
-		if mcpJSON, note, err = c.mcpJSON(dir); err != nil {
+	files, note, err := c.clientFiles(dir)
+	if err != nil {
+		return err
+	}
+	choice := given
+	if !keep && !c.Yes && personAt(e.stdin) {
+		if choice, err = c.askModel(asker{bufio.NewReader(e.stdin), e.stdout}, given); err != nil {
+			return err
+		}
+	}
+	if choice != nil {
+		if err := choice.complete(); err != nil {
+			return err
+		}
+	}
+	if choice != nil && !c.NoTest {
+		if err := c.test(e, *choice); err != nil {
 			return err
 		}
 	}
 	if keep {
 		fmt.Fprintf(e.stdout, "Kept %s as it is ('toolbelt init --force' overwrites it).\n", path)
-	} else {
-		if err := writeFileAtomic(path, config.Template); err != nil {
+	} else if err := writeInitConfig(e, path, choice); err != nil {
+		return err
+	}
+	for _, f := range files {
+		if err := os.MkdirAll(filepath.Dir(f.path), 0o755); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "Wrote %s: an annotated configuration with the defaults.\n", path)
-	}
-	if mcpJSON != nil {
-		mcpPath := filepath.Join(dir, ".mcp.json")
-		if err := writeFileAtomic(mcpPath, mcpJSON); err != nil {
+		if err := writeFileAtomic(f.path, f.data); err != nil {
 			return err
 		}
-		fmt.Fprintf(e.stdout, "Wrote %s: Claude Code starts toolbelt for this workspace from it.\n", mcpPath)
-		if note != "" {
-			fmt.Fprintf(e.stderr, "Note: %s\n", note)
-		}
+		fmt.Fprintf(e.stdout, "Wrote %s: %s starts toolbelt for this workspace from it.\n", f.path, f.client.label)
 	}
-	_, err = fmt.Fprintf(e.stdout, "Next: 'toolbelt config check' checks it, 'toolbelt serve' (HTTP) or 'toolbelt mcp' (stdio) serves the tools.\n")
+	if note != "" {
+		fmt.Fprintf(e.stderr, "Note: %s\n", note)
+	}
+	next := "Next: 'toolbelt config check' checks it, 'toolbelt serve' (HTTP) or 'toolbelt mcp' (stdio) serves the tools."
+	if choice != nil {
+		next = "Next: 'toolbelt run \"What is in this folder?\"' asks " + choice.spec() + ", with the tools; 'toolbelt mcp' (stdio) or 'toolbelt serve' (HTTP) serves them to MCP clients."
+	}
+	_, err = fmt.Fprintln(e.stdout, next)
 	return err
 }
 
-// mcpJSON returns dir's .mcp.json with a "toolbelt" server that starts
-// toolbelt mcp for dir; the other servers of an existing file are kept.
-func (c *initCmd) mcpJSON(dir string) ([]byte, string, error) {
-	path := filepath.Join(dir, ".mcp.json")
-	doc := map[string]any{}
-	switch b, err := os.ReadFile(path); {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return nil, "", err
-	default:
-		if err := json.Unmarshal(b, &doc); err != nil {
-			return nil, "", fmt.Errorf("%s is not valid JSON (%v): fix it or move it away", path, err)
+// writeInitConfig writes the annotated template, with the model when one was
+// chosen.
+func writeInitConfig(e *env, path string, choice *modelChoice) error {
+	data, what := config.Template, "an annotated configuration with the defaults"
+	if choice != nil {
+		data = append(slices.Clip(data), modelSection(*choice)...)
+		what = "an annotated configuration with the model " + choice.spec() + " and an example agent"
+		if _, err := config.Parse(path, data); err != nil { // a model name YAML cannot hold as written
+			return fmt.Errorf("the configuration for %s does not load: %v", choice.spec(), err)
 		}
 	}
-	servers, _ := doc["mcpServers"].(map[string]any)
-	if servers == nil {
-		servers = map[string]any{}
+	if err := writeFileAtomic(path, data); err != nil {
+		return err
 	}
-	if _, has := servers["toolbelt"]; has && !c.Force {
-		return nil, "", fmt.Errorf("%s already has a toolbelt server: --force replaces it", path)
+	_, err := fmt.Fprintf(e.stdout, "Wrote %s: %s.\n", path, what)
+	return err
+}
+
+// test tests the connection to the chosen model. At a terminal a failure
+// asks whether to write the model all the same; otherwise it is an error.
+func (c *initCmd) test(e *env, m modelChoice) error {
+	fmt.Fprintf(e.stdout, "Testing %s: a one-line request…\n", m.spec())
+	err := testModel(context.Background(), m)
+	if err == nil {
+		_, err := fmt.Fprintf(e.stdout, "%s answered.\n", m.spec())
+		return err
 	}
-	argv, note := stdioCommand()
-	servers["toolbelt"] = map[string]any{"command": argv[0], "args": append(argv[1:], "mcp", "--workspace", dir)}
-	doc["mcpServers"] = servers
-	b, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		return nil, "", err
+	fmt.Fprintf(e.stdout, "%s did not answer: %v\n", m.spec(), err)
+	if !c.Yes && personAt(e.stdin) {
+		ok, err := asker{bufio.NewReader(e.stdin), e.stdout}.yes("Write it all the same?")
+		if err != nil || ok {
+			return err
+		}
 	}
-	return append(b, '\n'), note, nil
+	return errors.New("the connection test failed, nothing written: fix what it says, or write the model untested with --no-test")
+}
+
+// clientFiles returns the client configurations init is asked to write,
+// and a note about the command they start (stdioCommand).
+func (c *initCmd) clientFiles(dir string) ([]clientFile, string, error) {
+	names := c.Client
+	if c.MCPJSON {
+		names = append(names, "claude-code")
+	}
+	var files []clientFile
+	var argv []string
+	var note string
+	for _, name := range names {
+		client, err := lookupClient(name)
+		if err != nil {
+			return nil, "", err
+		}
+		if slices.ContainsFunc(files, func(f clientFile) bool { return f.client.name == client.name }) {
+			continue
+		}
+		if argv == nil {
+			argv, note = stdioCommand()
+			argv = append(argv, "mcp", "--workspace", dir)
+		}
+		path, err := client.file(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		data, err := client.configure(path, argv, c.Force)
+		if err != nil {
+			return nil, "", err
+		}
+		files = append(files, clientFile{client, path, data})
+	}
+	return files, note, nil
 }
 
 // installCommand installs the toolbelt command from the module proxy.

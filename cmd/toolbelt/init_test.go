@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +15,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 func TestInitWritesAConfigThatChecks(t *testing.T) {
@@ -295,5 +299,191 @@ func TestInitMCPJSONKeepsTheConfig(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(ws, ".mcp.json"))
 	if err != nil || !strings.Contains(string(b), `"toolbelt"`) {
 		t.Errorf(".mcp.json: %v %s", err, b)
+	}
+}
+
+// TestInitModelFlags: init --provider --model --base-url tests the model
+// with a real request to the server and writes model:, providers: and an
+// example agent into the annotated template; the file checks and the
+// agent is listed. A server that is not there is a failure that says what
+// to fix, and nothing is written; --no-test writes it untested.
+func TestInitModelFlags(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "ok")})
+	ws := t.TempDir()
+	r := runCLI(t, "", "init", ws, "--provider", "vllm", "--model", "Qwen/Qwen3-8B", "--base-url", srv.URL+"/v1").expect(t, 0)
+	if !strings.Contains(r.stdout, "vllm/Qwen/Qwen3-8B answered.") {
+		t.Errorf("stdout: %s", r.stdout)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Path != "/v1/chat/completions" || reqs[0].JSON(t)["model"] != "Qwen/Qwen3-8B" {
+		t.Fatalf("requests: %+v", reqs)
+	}
+	path := filepath.Join(ws, "toolbelt.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# Which tools are offered", "\nmodel: vllm/Qwen/Qwen3-8B\n", "\nproviders:\n  vllm:\n    url: " + srv.URL + "/v1\n", "\nagents:\n  helper:\n"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("toolbelt.yaml lacks %q:\n%s", want, b)
+		}
+	}
+	runCLI(t, "", "config", "check", path).expect(t, 0)
+	r = runCLI(t, "", "agents", "--config", path).expect(t, 0)
+	if !strings.Contains(r.stdout, "helper") || !strings.Contains(r.stdout, "vllm/Qwen/Qwen3-8B") {
+		t.Errorf("agents:\n%s", r.stdout)
+	}
+
+	// Nothing listens: the failure says what to fix; nothing is written.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	ws = t.TempDir()
+	r = runCLI(t, "", "init", ws, "--model", "ollama/qwen3", "--base-url", closed.URL+"/v1").expect(t, 2)
+	for _, want := range []string{"ollama/qwen3 did not answer", "Nothing answered at " + closed.URL + "/v1: start the server ('ollama serve')", "--no-test"} {
+		if !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("lacks %q:\n%s%s", want, r.stdout, r.stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "toolbelt.yaml")); err == nil {
+		t.Error("toolbelt.yaml written after a failed test")
+	}
+	runCLI(t, "", "init", ws, "--model", "ollama/qwen3", "--base-url", closed.URL+"/v1", "--no-test").expect(t, 0)
+	runCLI(t, "", "config", "check", filepath.Join(ws, "toolbelt.yaml")).expect(t, 0)
+
+	// An unknown model is named, with how to get it.
+	missing := llmtest.New(t, llmtest.Response{Status: 404, Body: `{"error":{"message":"model \"qwen9\" not found, try pulling it first"}}`})
+	r = runCLI(t, "", "init", t.TempDir(), "--provider", "ollama", "--model", "qwen9", "--base-url", missing.URL+"/v1").expect(t, 2)
+	if !strings.Contains(r.stdout, `does not know the model "qwen9": 'ollama pull qwen9' fetches it`) {
+		t.Errorf("stdout: %s", r.stdout)
+	}
+	for args, want := range map[string]string{
+		"--provider antropic --model m": `did you mean "anthropic"?`,
+		"--provider anthropic":          "--provider anthropic needs the model",
+		"--model qwen3":                 "need the provider",
+	} {
+		r := runCLI(t, "", append([]string{"init", t.TempDir(), "--no-test"}, strings.Fields(args)...)...).expect(t, 2)
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: %s", args, r.stderr)
+		}
+	}
+}
+
+// TestInitAsks: at a terminal, init asks for the provider, the server's
+// address and the model, tests them, and writes them; a failed test asks
+// whether to write the model all the same.
+func TestInitAsks(t *testing.T) {
+	t.Parallel()
+	srv := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "ok")})
+	ws := t.TempDir()
+	cmd := exec.Command(os.Args[0], "init", ws)
+	cmd.Env = cliEnvironment(t)
+	code, screen := atTerminal(t, cmd,
+		[2]string{"Provider (a number or a name) [1]: ", "llamacpp"},
+		[2]string{"Base URL of the llamacpp server [http://localhost:8080/v1]: ", srv.URL + "/v1"},
+		[2]string{"e.g. qwen3): ", "qwen3"})
+	if code != 0 || !strings.Contains(screen, "llamacpp/qwen3 answered.") || !strings.Contains(screen, "1  ollama            http://localhost:11434/v1") {
+		t.Fatalf("exit %d:\n%s", code, screen)
+	}
+	b, err := os.ReadFile(filepath.Join(ws, "toolbelt.yaml"))
+	if err != nil || !strings.Contains(string(b), "\nmodel: llamacpp/qwen3\n") || !strings.Contains(string(b), "url: "+srv.URL+"/v1\n") {
+		t.Fatalf("%v\n%s", err, b)
+	}
+	if len(srv.Requests()) != 1 {
+		t.Errorf("%d requests", len(srv.Requests()))
+	}
+
+	// A failed test, written all the same; none: no model.
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	ws = t.TempDir()
+	cmd = exec.Command(os.Args[0], "init", ws, "--provider", "ollama")
+	cmd.Env = cliEnvironment(t)
+	code, screen = atTerminal(t, cmd,
+		[2]string{"[http://localhost:11434/v1]: ", closed.URL + "/v1"},
+		[2]string{"e.g. qwen3): ", "qwen3"},
+		[2]string{"Write it all the same? [y/N]: ", "y"})
+	if b, _ := os.ReadFile(filepath.Join(ws, "toolbelt.yaml")); code != 0 || !strings.Contains(screen, "Nothing answered at") || !strings.Contains(string(b), "model: ollama/qwen3") {
+		t.Fatalf("exit %d:\n%s", code, screen)
+	}
+	ws = t.TempDir()
+	cmd = exec.Command(os.Args[0], "init", ws)
+	cmd.Env = cliEnvironment(t)
+	code, screen = atTerminal(t, cmd, [2]string{"Provider (a number or a name) [1]: ", "0"})
+	if b, _ := os.ReadFile(filepath.Join(ws, "toolbelt.yaml")); code != 0 || strings.Contains(string(b), "\nmodel:") || !strings.Contains(string(b), "tools:") {
+		t.Fatalf("exit %d:\n%s\n%s", code, screen, b)
+	}
+}
+
+// TestInitClients: --client writes each client's configuration in its
+// own shape, merged into the file that is there (other servers and keys
+// kept; a file that is not JSON refused), and each shape loads back
+// through Toolbelt's paste-in import as a stdio server that runs toolbelt
+// mcp for the workspace.
+func TestInitClients(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	env := cliEnvironment(t)
+	configHome := filepath.Join(t.TempDir(), "xdg")
+	env = append(env, "XDG_CONFIG_HOME="+configHome)
+	desktop := filepath.Join(configHome, "Claude", "claude_desktop_config.json")
+	must(t, os.MkdirAll(filepath.Dir(desktop), 0o755))
+	must(t, os.WriteFile(desktop, []byte(`{"globalShortcut":"Ctrl+Space","mcpServers":{"memory":{"command":"npx","args":["-y","@modelcontextprotocol/server-memory"]}}}`), 0o644))
+	must(t, os.MkdirAll(filepath.Join(ws, ".vscode"), 0o755))
+	must(t, os.WriteFile(filepath.Join(ws, ".vscode", "mcp.json"), []byte(`{"servers":{"fetch":{"type":"stdio","command":"uvx","args":["mcp-server-fetch"]}},"inputs":[]}`), 0o644))
+	r := runCLIWith(t, env, "", "", "init", ws, "--client", "claude-code,claude-desktop", "--client", "cursor", "--client", "vscode").expect(t, 0)
+	for file, shape := range map[string]struct {
+		key, other string
+		typed      bool
+	}{
+		filepath.Join(ws, ".mcp.json"):           {"mcpServers", "", true},
+		desktop:                                  {"mcpServers", "memory", false},
+		filepath.Join(ws, ".cursor", "mcp.json"): {"mcpServers", "", true},
+		filepath.Join(ws, ".vscode", "mcp.json"): {"servers", "fetch", true},
+	} {
+		if !strings.Contains(r.stdout, "Wrote "+file+": ") {
+			t.Errorf("stdout lacks %s:\n%s", file, r.stdout)
+		}
+		b, err := os.ReadFile(file)
+		must(t, err)
+		var doc map[string]json.RawMessage
+		must(t, json.Unmarshal(b, &doc))
+		var servers map[string]map[string]any
+		must(t, json.Unmarshal(doc[shape.key], &servers))
+		if _, typed := servers["toolbelt"]["type"]; typed != shape.typed || shape.other != "" && servers[shape.other] == nil {
+			t.Errorf("%s:\n%s", file, b)
+		}
+		cfg, err := config.Parse(filepath.Join(ws, "toolbelt.yaml"), append([]byte("mcpServers: "), doc[shape.key]...))
+		if err != nil {
+			t.Fatalf("%s does not paste in: %v", file, err)
+		}
+		tb := cfg.MCPServers["toolbelt"]
+		if tb.Transport() != config.TransportStdio || tb.Command == "" || !slices.Equal(tb.Args[len(tb.Args)-3:], []string{"mcp", "--workspace", ws}) {
+			t.Errorf("%s pastes in as %+v", file, tb)
+		}
+	}
+	if b, _ := os.ReadFile(desktop); !strings.Contains(string(b), `"globalShortcut": "Ctrl+Space"`) {
+		t.Errorf("Claude Desktop's other settings are lost:\n%s", b)
+	}
+	// Not JSON: refused, and nothing is written.
+	must(t, os.WriteFile(filepath.Join(ws, ".cursor", "mcp.json"), []byte("{broken"), 0o644))
+	must(t, os.Remove(filepath.Join(ws, "toolbelt.yaml")))
+	r = runCLIWith(t, env, "", "", "init", ws, "--client", "cursor", "--force").expect(t, 2)
+	if !strings.Contains(r.stderr, "is not valid JSON") {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "toolbelt.yaml")); err == nil {
+		t.Error("toolbelt.yaml written beside a refused client file")
+	}
+	r = runCLIWith(t, env, "", "", "init", ws, "--client", "cursr").expect(t, 2)
+	if !strings.Contains(r.stderr, `did you mean "cursor"?`) {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

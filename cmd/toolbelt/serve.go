@@ -152,6 +152,7 @@ func (e *env) removeStaleTemp(tc *tool.Context, wait bool) {
 type mcpCmd struct {
 	Stdio   mcpStdioCmd   `cmd:"" default:"withargs" help:"Serve the tools over stdio (the default); logs go to stderr."`
 	Servers mcpServersCmd `cmd:"" help:"Start the MCP servers toolbelt.yaml imports and show their state."`
+	Add     mcpAddCmd     `cmd:"" help:"Import another MCP server: add it to toolbelt.yaml (-- COMMAND ARGS… or --url URL) and check that it starts."`
 }
 
 type mcpServersCmd struct {
