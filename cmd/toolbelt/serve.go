@@ -57,18 +57,18 @@ func (e *env) mcpServer(f serveFlags, schedules bool) (*mcp.Server, error) {
 		return nil, fmt.Errorf("unknown profile %q", f.Profile)
 	}
 	cfg.MCP.Compact = cfg.MCP.Compact || f.Compact
+	ws, err := f.dir(e)
+	if err != nil {
+		return nil, err
+	}
 	// stderr: stdout is the stdio transport's.
 	where, err := e.describeStore()
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.stderr, "toolbelt: state in %s\n", where)
+	fmt.Fprintf(e.stderr, "toolbelt: workspace %s\ntoolbelt: state in %s\n", ws, where)
 	started := make(chan struct{})
 	e.serving = serving{workJobs: true, schedules: schedules, tools: true, early: true, storeAfter: started}
-	ws, err := f.dir(e)
-	if err != nil {
-		return nil, err
-	}
 	tb, err := e.root(pipelineRoot, ws)
 	if err != nil {
 		return nil, err
