@@ -252,6 +252,7 @@ func run(args []string, e env) (code int) {
 		kong.Description("Toolbelt runs the tools AI agents call, through one governed pipeline."),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
+		kong.Help(printHelp),
 		kong.ExplicitGroups(groups),
 		kong.Vars{"version": "toolbelt " + buildVersion()},
 	)
@@ -264,6 +265,11 @@ func run(args []string, e env) (code int) {
 	}
 	args = helpArgs(args)
 	kctx, err := parser.Parse(args)
+	if path, word, near := mistypedCommand(parser.Model.Node, args); err != nil && len(near) > 0 {
+		fmt.Fprintf(e.stderr, "toolbelt %s: unknown command %q; did you mean %s?\nRun 'toolbelt %s --help' for its commands.\n",
+			path, word, quoteJoin(near, " or "), path)
+		return exitUsage
+	}
 	if err != nil {
 		printError(e.stderr, err)
 		var perr *kong.ParseError
