@@ -339,3 +339,34 @@ func TestPrunedGrammarGivesTheSameUsage(t *testing.T) {
 		t.Errorf("global flags of a pruned grammar: verbose %v, config %q, data %q", c.Verbose, c.Config, c.Data)
 	}
 }
+
+// TestCompletionInstallsOnAFreshHome runs the install line each script's
+// header gives, in a home where none of its folders exist yet: the script
+// is where the line says.
+func TestCompletionInstallsOnAFreshHome(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	if err := os.Symlink(os.Args[0], filepath.Join(bin, "toolbelt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		script := runCLI(t, "", "completion", shell).expect(t, 0).stdout
+		_, after, ok := strings.Cut(script, "# or install it for new shells")
+		lines := strings.SplitN(after, "\n", 3)
+		if !ok || len(lines) < 2 || !strings.HasPrefix(lines[1], "#   mkdir -p ") {
+			t.Fatalf("%s: the script's header gives no install line:\n%.400s", shell, script)
+		}
+		line := strings.TrimPrefix(lines[1], "#   ")
+		home := t.TempDir()
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Env = append(cliEnvironment(t), "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %s: %v\n%s", shell, line, err, out)
+		}
+		_, target, _ := strings.Cut(line, "> ~/")
+		got, err := os.ReadFile(filepath.Join(home, target))
+		if err != nil || string(got) != script {
+			t.Errorf("%s: %s did not install the script: %v", shell, line, err)
+		}
+	}
+}
