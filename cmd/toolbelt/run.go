@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
@@ -204,7 +202,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	defer ar.closer.Close()
 	a := ar.agent
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := e.interruptible()
 	defer stop()
 	switch {
 	case c.Events:

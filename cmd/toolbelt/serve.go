@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -215,7 +214,7 @@ func (c *mcpStdioCmd) Run(e *env) error {
 		_ = e.tb.AwaitImports(context.Background()) // to count their tools
 		e.explainStdio(srv)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := e.interruptible()
 	defer stop()
 	return srv.ServeStdio(ctx, mcp.StdioOptions{MaxLineBytes: cfg.MCP.MaxMessageBytes, Grace: shutdownGrace})
 }
@@ -315,10 +314,11 @@ func (c *serveCmd) Run(e *env) error {
 	})
 	hs := o.HTTPServer(mux)
 	_ = e.tb.AwaitImports(context.Background()) // to count their tools
+	// Before the banner, which says Ctrl-C stops the server.
+	ctx, stop := e.interruptible()
+	defer stop()
 	e.printServing(ln.Addr().String(), withToken, srv)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
 	select {
