@@ -20,7 +20,6 @@ var notDone = []struct {
 	page, item string
 	exists     func(t *testing.T, bin string) bool
 }{
-	{"agent.md", "Deleting a session from the CLI", cliAccepts("sessions", "delete", "--help")},
 	{"agent.md", "Starting a tool before the rest of the model's message", toolStartsMidMessage},
 	{"agents.md", "A session host for MCP clients", mcpHostsSessions},
 }
@@ -85,17 +84,6 @@ func notDoneItems(t *testing.T, file, doc string) []string {
 		}
 	}
 	return items
-}
-
-// cliAccepts says a feature exists when `toolbelt ARGS` succeeds, in an
-// empty workspace with a fresh home.
-func cliAccepts(args ...string) func(*testing.T, string) bool {
-	return func(t *testing.T, bin string) bool {
-		cmd := exec.Command(bin, args...)
-		cmd.Dir = t.TempDir()
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "NO_COLOR=1"}
-		return cmd.Run() == nil
-	}
 }
 
 // toolStartsMidMessage says calls start before the model's message has

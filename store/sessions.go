@@ -212,6 +212,37 @@ type SessionMessage struct {
 // ErrNoSession is returned for a session id the store does not hold.
 var ErrNoSession = errors.New("no such session")
 
+// ErrSessionRunning is returned by Delete for a session a run is using.
+var ErrSessionRunning = errors.New("the session is running")
+
+// Delete removes session id and its transcript, and returns what it was.
+// A running session is not deleted (ErrSessionRunning), nor one the store
+// does not hold (ErrNoSession). The sessions it spawned stay.
+func (ss *Sessions) Delete(ctx context.Context, id string) (SessionInfo, error) {
+	var info SessionInfo
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		var err error
+		if info, err = scanSession(tx.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id)); err != nil {
+			return err
+		}
+		if info.Status == SessionRunning {
+			return ErrSessionRunning
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM session_messages WHERE session_id = ?", id); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "DELETE FROM sessions WHERE id = ?", id)
+		return err
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return SessionInfo{}, fmt.Errorf("session %s: %w", id, ErrNoSession)
+	case err != nil:
+		return info, fmt.Errorf("deleting session %s: %w", id, err)
+	}
+	return info, nil
+}
+
 // Append adds messages (their Role and Body; Time defaults to now) to the
 // session id, creating it for workspace when it does not exist; model is
 // the model of the run that wrote them.

@@ -112,3 +112,43 @@ func TestSessionsOfAgents(t *testing.T) {
 		}
 	})
 }
+
+// TestDeleteSession: a session and its transcript go; a running one, or
+// one the store does not hold, is refused; the others stay.
+func TestDeleteSession(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		ss := st.Sessions()
+		msg := []store.SessionMessage{{Role: "user", Body: json.RawMessage(`{"role":"user"}`)}}
+		for _, id := range []string{"gone", "kept"} {
+			if err := ss.Append(ctx, id, "/ws", "m", msg); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := ss.Start(ctx, store.SessionStart{ID: "busy", Workspace: "/ws", Model: "m"}); err != nil {
+			t.Fatal(err)
+		}
+		info, err := ss.Delete(ctx, "gone")
+		if err != nil || info.ID != "gone" || info.Messages != 1 {
+			t.Fatalf("delete: %v %+v", err, info)
+		}
+		if _, err := ss.Info(ctx, "gone"); !errors.Is(err, store.ErrNoSession) {
+			t.Errorf("the deleted session is still there: %v", err)
+		}
+		if msgs, err := ss.Messages(ctx, "gone"); err != nil || len(msgs) != 0 {
+			t.Errorf("its transcript is still there: %v %+v", err, msgs)
+		}
+		if _, err := ss.Delete(ctx, "gone"); !errors.Is(err, store.ErrNoSession) {
+			t.Errorf("deleting it again: %v", err)
+		}
+		if _, err := ss.Delete(ctx, "busy"); !errors.Is(err, store.ErrSessionRunning) {
+			t.Errorf("deleting a running session: %v", err)
+		}
+		for _, id := range []string{"busy", "kept"} {
+			if info, err := ss.Info(ctx, id); err != nil || id == "kept" && info.Messages != 1 {
+				t.Errorf("%s: %v %+v", id, err, info)
+			}
+		}
+	})
+}

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/termsafe"
@@ -46,7 +44,7 @@ func (c *callCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := e.interruptible()
 	defer stop()
 	// What a call leaves running is stopped when toolbelt call exits: its
 	// tools must not promise that it goes on in the background.

@@ -102,14 +102,14 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	detached(append(args, "--workspace", ws)...).expect(t, 1)
 }
 
-// TestHomeAsWorkspace: working in the home directory, whose default data
-// directory lies inside it, works; the tools can neither read nor change
-// the data directory.
+// TestHomeAsWorkspace: working in the home directory chosen as the
+// workspace (TOOLBELT_WORKSPACE), whose default data directory lies inside
+// it, works; the tools can neither read nor change the data directory.
 func TestHomeAsWorkspace(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	data := filepath.Join(home, ".local", "share", "toolbelt")
-	env := append(cliEnvironment(t), "HOME="+home, "TOOLBELT_DATA=", "XDG_DATA_HOME=")
+	env := append(cliEnvironment(t), "HOME="+home, "TOOLBELT_DATA=", "XDG_DATA_HOME=", "TOOLBELT_WORKSPACE="+home)
 	run := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, home, "", args...) }
 	run("call", "write", "--args", `{"path":"notes.txt","content":"hello"}`).expect(t, 0)
 	if _, err := os.Stat(filepath.Join(data, "toolbelt.db")); err != nil {
@@ -133,7 +133,7 @@ func TestHomeAsWorkspace(t *testing.T) {
 	if strings.Contains(r.stdout, "toolbelt.db") {
 		t.Errorf("grep searched the data directory:\n%s", r.stdout)
 	}
-	// The MCP servers start there too: cd ~ && toolbelt mcp, toolbelt serve.
+	// The MCP servers start there too: toolbelt mcp, toolbelt serve.
 	run("mcp").expect(t, 0)
 	out, _ := serveBannerIn(t, home, os.Args[0], env, "--addr", "127.0.0.1:0")
 	for _, want := range []string{"  workspace  " + home + "\n", "  state      " + filepath.Join(data, "toolbelt.db") + " (inside the workspace, hidden from the tools)\n"} {

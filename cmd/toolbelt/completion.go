@@ -90,7 +90,7 @@ const wordsOf = `  local cmd="" sub="" i
 
 func writeBash(w io.Writer, specs []completionSpec) error {
 	var b strings.Builder
-	b.WriteString("# bash completion for toolbelt. Load it with:\n#   source <(toolbelt completion bash)\n# or save it as ~/.local/share/bash-completion/completions/toolbelt\n")
+	b.WriteString("# bash completion for toolbelt. Load it with:\n#   source <(toolbelt completion bash)\n# or install it for new shells:\n#   mkdir -p ~/.local/share/bash-completion/completions && toolbelt completion bash > ~/.local/share/bash-completion/completions/toolbelt\n")
 	b.WriteString("_toolbelt_spec() {\n  case $1 in\n")
 	for _, s := range specs {
 		fmt.Fprintf(&b, "    %s) cmds=%s flags=%s ;;\n", shellQuote(s.path), shellQuote(names(s.cmds)), shellQuote(names(s.flags)))
@@ -116,7 +116,7 @@ complete -F _toolbelt toolbelt
 
 func writeZsh(w io.Writer, specs []completionSpec) error {
 	var b strings.Builder
-	b.WriteString("#compdef toolbelt\n# zsh completion for toolbelt. Load it with:\n#   source <(toolbelt completion zsh)\n# or save it as _toolbelt in a directory of $fpath.\n")
+	b.WriteString("#compdef toolbelt\n# zsh completion for toolbelt. Load it with:\n#   source <(toolbelt completion zsh)\n# or install it for new shells (with fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc):\n#   mkdir -p ~/.zfunc && toolbelt completion zsh > ~/.zfunc/_toolbelt\n")
 	b.WriteString("_toolbelt_spec() {\n  case $1 in\n")
 	for _, s := range specs {
 		var cmds, flags []string
@@ -149,7 +149,7 @@ if (( $+functions[compdef] )); then compdef _toolbelt toolbelt; fi
 
 func writeFish(w io.Writer, specs []completionSpec) error {
 	var b strings.Builder
-	b.WriteString("# fish completion for toolbelt. Load it with:\n#   toolbelt completion fish | source\n# or save it as ~/.config/fish/completions/toolbelt.fish\n")
+	b.WriteString("# fish completion for toolbelt. Load it with:\n#   toolbelt completion fish | source\n# or install it for new shells:\n#   mkdir -p ~/.config/fish/completions && toolbelt completion fish > ~/.config/fish/completions/toolbelt.fish\n")
 	b.WriteString("complete -c toolbelt -f\n")
 	for _, s := range specs {
 		words := strings.Fields(s.path)

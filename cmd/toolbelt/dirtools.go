@@ -55,7 +55,21 @@ type toolCmd struct {
 }
 
 type toolCheckCmd struct {
-	Dir string `arg:"" help:"The tool's folder." type:"path"`
+	Dir  string `arg:"" help:"The tool's folder." type:"path"`
+	JSON bool   `name:"json" help:"Print what was checked as JSON."`
+}
+
+// checkedTool is what toolbelt tool check tells of a valid directory tool;
+// the fields that do not apply are empty.
+type checkedTool struct {
+	Dir     string   `json:"dir"`
+	Name    string   `json:"name"`
+	Handler []string `json:"handler"`
+	Risk    string   `json:"risk"`
+	Section string   `json:"section"`
+	Timeout string   `json:"timeout,omitempty"`
+	Async   string   `json:"async,omitempty"`
+	Confirm string   `json:"confirm,omitempty"`
 }
 
 func (c *toolCheckCmd) Run(e *env) error {
@@ -64,17 +78,26 @@ func (c *toolCheckCmd) Run(e *env) error {
 		return err
 	}
 	m := t.Meta
-	fmt.Fprintf(e.stdout, "%s is a valid directory tool.\n", t.Dir)
-	// The metadata may be a model's: its text is shown with escapes visible.
-	fmt.Fprintf(e.stdout, "  name     %s\n  handler  %s\n  risk     %s\n  section  %s\n", termsafe.Line(m.ID), termsafe.Line(strings.Join(t.Argv, " ")), m.Risk, termsafe.Line(m.Section))
+	ct := checkedTool{Dir: t.Dir, Name: m.ID, Handler: t.Argv, Risk: m.Risk.String(), Section: m.Section}
 	if m.Timeout > 0 {
-		fmt.Fprintf(e.stdout, "  timeout  %s\n", m.Timeout)
+		ct.Timeout = m.Timeout.String()
 	}
 	if md := t.Metadata; md.Async {
-		fmt.Fprintf(e.stdout, "  async    %s\n", asyncLine(md))
+		ct.Async = asyncLine(md)
 	}
 	if m.RequiresConfirmation || m.Risk.String() == "high" {
-		fmt.Fprintf(e.stdout, "  confirm  %s\n", termsafe.Line(cmp.Or(m.ConfirmationMessage, "(asks before every call)")))
+		ct.Confirm = cmp.Or(m.ConfirmationMessage, "(asks before every call)")
+	}
+	if c.JSON {
+		return writeJSON(e.stdout, ct)
+	}
+	fmt.Fprintf(e.stdout, "%s is a valid directory tool.\n", ct.Dir)
+	// The metadata may be a model's: its text is shown with escapes visible.
+	fmt.Fprintf(e.stdout, "  name     %s\n  handler  %s\n  risk     %s\n  section  %s\n", termsafe.Line(ct.Name), termsafe.Line(strings.Join(ct.Handler, " ")), ct.Risk, termsafe.Line(ct.Section))
+	for _, f := range []struct{ label, value string }{{"timeout", ct.Timeout}, {"async", ct.Async}, {"confirm", ct.Confirm}} {
+		if f.value != "" {
+			fmt.Fprintf(e.stdout, "  %-7s  %s\n", f.label, termsafe.Line(f.value))
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"text/tabwriter"
 
 	"github.com/alecthomas/kong"
 	"github.com/toolbelt/toolbelt/internal/closest"
@@ -93,8 +94,8 @@ func preParse(parser *kong.Kong, args []string, e env) (code int, done bool) {
 	i := firstPositional(args)
 	if i < 0 {
 		for _, a := range args {
-			if a == "-h" || a == "--help" || a == "-V" || a == "--version" {
-				return 0, false // kong prints these
+			if a == "-h" || a == "--help" || a == "-V" || a == "--version" || strings.HasPrefix(a, "-") && flagOf(parser.Model.Node, a) == nil {
+				return 0, false // kong prints these, or the unknown flag's error
 			}
 		}
 		printOverview(e.stdout, parser)
@@ -118,6 +119,84 @@ func preParse(parser *kong.Kong, args []string, e env) (code int, done bool) {
 	}
 	fmt.Fprintln(e.stderr, "\nRun 'toolbelt help' for the commands.")
 	return exitUsage, true
+}
+
+// mistypedCommand finds, in args kong could not parse, the first word that
+// stands where one of a command's subcommands goes and is close to one of
+// them: it returns the command's path, the word and the subcommands meant
+// (none when no word is).
+func mistypedCommand(root *kong.Node, args []string) (path, word string, near []string) {
+	n := root
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return "", "", nil
+		case strings.HasPrefix(a, "-"):
+			if f := flagOf(n, a); f != nil && !f.IsBool() && !f.IsCounter() && !strings.Contains(a, "=") {
+				i++ // its value
+			}
+			continue
+		}
+		names := commandNames(n)
+		if len(names) == 0 {
+			return "", "", nil
+		}
+		next := childNamed(n, a)
+		if next == nil {
+			if near := closest.Names(a, names, 2); len(near) > 0 {
+				return n.Path(), a, near
+			}
+			return "", "", nil
+		}
+		n = next
+	}
+	return "", "", nil
+}
+
+// flagOf returns the flag arg names among those of n and its parents, or
+// nil.
+func flagOf(n *kong.Node, arg string) *kong.Flag {
+	name, _, _ := strings.Cut(arg, "=")
+	for _, group := range n.AllFlags(false) {
+		for _, f := range group {
+			if name == "--"+f.Name || f.Short != 0 && name == "-"+string(f.Short) {
+				return f
+			}
+		}
+	}
+	return nil
+}
+
+// childNamed returns n's subcommand called name (or by an alias), or nil.
+func childNamed(n *kong.Node, name string) *kong.Node {
+	for _, c := range n.Children {
+		if c.Type == kong.CommandNode && (c.Name == name || slices.Contains(c.Aliases, name)) {
+			return c
+		}
+	}
+	return nil
+}
+
+// printHelp is kong's help, and for a command that runs one of its
+// subcommands by default (toolbelt sessions is toolbelt sessions list) the
+// flags of that subcommand too: the command takes them.
+func printHelp(options kong.HelpOptions, ctx *kong.Context) error {
+	if err := kong.DefaultHelpPrinter(options, ctx); err != nil {
+		return err
+	}
+	n := ctx.Selected()
+	if n == nil || n.DefaultCmd == nil || len(n.DefaultCmd.Flags) == 0 {
+		return nil
+	}
+	fmt.Fprintf(ctx.Stdout, "\n'toolbelt %s' runs 'toolbelt %s', with its flags:\n", n.Path(), n.DefaultCmd.Path())
+	tw := tabwriter.NewWriter(ctx.Stdout, 0, 0, 4, ' ', 0)
+	for _, f := range n.DefaultCmd.Flags {
+		if !f.Hidden {
+			fmt.Fprintf(tw, "      %s\t%s\n", f, f.Help)
+		}
+	}
+	return tw.Flush()
 }
 
 // helpArgs turns "help CMD…" into "CMD… --help", which kong answers with

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,6 +58,14 @@ func TestUnknownCommand(t *testing.T) {
 		{[]string{"--config", "x.yaml", "serv"}, `unknown command "serv"; did you mean "serve"`},
 		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
 		{[]string{"help", "cal"}, `unknown command "cal"; did you mean "call"`},
+		{[]string{"--versoin"}, `unknown flag --versoin, did you mean "--version"?`},
+		{[]string{"sessions", "lst"}, `toolbelt sessions: unknown command "lst"; did you mean "list"?`},
+		{[]string{"sessions", "--json", "shw", "k"}, `toolbelt sessions: unknown command "shw"; did you mean "show"?`},
+		{[]string{"cron", "ad", "x"}, `toolbelt cron: unknown command "ad"; did you mean "add"?`},
+		{[]string{"jobs", "cancle", "7"}, `toolbelt jobs: unknown command "cancle"; did you mean "cancel"?`},
+		{[]string{"audit", "verfy"}, `toolbelt audit: unknown command "verfy"; did you mean "verify"?`},
+		{[]string{"approvals", "revok"}, `toolbelt approvals: unknown command "revok"; did you mean "revoke"?`},
+		{[]string{"mcp", "srvers"}, `toolbelt mcp: unknown command "srvers"; did you mean "servers"?`},
 	} {
 		r := runCLI(t, "", tc.args...).expect(t, 2)
 		if !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
@@ -67,6 +76,45 @@ func TestUnknownCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, "unknown flag --frob") || !strings.Contains(r.stderr, "Run 'toolbelt call --help'") {
 		t.Errorf("stderr %q", r.stderr)
 	}
+}
+
+// TestHelpShowsEveryFlag walks the grammar: the help of every command
+// names every flag the command takes, those of the subcommand it runs by
+// default (toolbelt sessions is toolbelt sessions list) included.
+func TestHelpShowsEveryFlag(t *testing.T) {
+	t.Parallel()
+	parser, err := kong.New(&cli{}, kong.Name("toolbelt"), kong.ExplicitGroups(groups))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range commandNodes(parser.Model.Node) {
+		var stdout, stderr strings.Builder
+		args := append(strings.Fields(n.Path()), "--help")
+		if code := run(args, env{stdout: &stdout, stderr: &stderr, tools: testTools}); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		takes := n.Flags
+		if n.DefaultCmd != nil {
+			takes = append(slices.Clone(takes), n.DefaultCmd.Flags...)
+		}
+		for _, f := range takes {
+			if !f.Hidden && !strings.Contains(stdout.String(), "--"+f.Name) {
+				t.Errorf("%v does not show --%s:\n%s", args, f.Name, stdout.String())
+			}
+		}
+	}
+}
+
+// commandNodes returns the visible commands under n, depth first.
+func commandNodes(n *kong.Node) []*kong.Node {
+	var out []*kong.Node
+	for _, c := range n.Children {
+		if c.Type == kong.CommandNode && !c.Hidden {
+			out = append(out, c)
+			out = append(out, commandNodes(c)...)
+		}
+	}
+	return out
 }
 
 func TestVersionFlags(t *testing.T) {
@@ -289,5 +337,36 @@ func TestPrunedGrammarGivesTheSameUsage(t *testing.T) {
 	sync()
 	if !c.Verbose || c.Config != "c.yaml" || c.Data != "d" {
 		t.Errorf("global flags of a pruned grammar: verbose %v, config %q, data %q", c.Verbose, c.Config, c.Data)
+	}
+}
+
+// TestCompletionInstallsOnAFreshHome runs the install line each script's
+// header gives, in a home where none of its folders exist yet: the script
+// is where the line says.
+func TestCompletionInstallsOnAFreshHome(t *testing.T) {
+	t.Parallel()
+	bin := t.TempDir()
+	if err := os.Symlink(os.Args[0], filepath.Join(bin, "toolbelt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		script := runCLI(t, "", "completion", shell).expect(t, 0).stdout
+		_, after, ok := strings.Cut(script, "# or install it for new shells")
+		lines := strings.SplitN(after, "\n", 3)
+		if !ok || len(lines) < 2 || !strings.HasPrefix(lines[1], "#   mkdir -p ") {
+			t.Fatalf("%s: the script's header gives no install line:\n%.400s", shell, script)
+		}
+		line := strings.TrimPrefix(lines[1], "#   ")
+		home := t.TempDir()
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Env = append(cliEnvironment(t), "HOME="+home, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %s: %v\n%s", shell, line, err, out)
+		}
+		_, target, _ := strings.Cut(line, "> ~/")
+		got, err := os.ReadFile(filepath.Join(home, target))
+		if err != nil || string(got) != script {
+			t.Errorf("%s: %s did not install the script: %v", shell, line, err)
+		}
 	}
 }

@@ -6,13 +6,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -145,6 +148,10 @@ type env struct {
 
 	parser *kong.Kong // the grammar, for help and completion
 
+	// interrupt and terminate are cancelled by Ctrl-C (or SIGTERM) and by
+	// SIGTERM while a command runs in them (interruptible).
+	interrupt, terminate context.Context
+
 	configPath, dataDir string         // the global flags
 	cfg                 *config.Config // loaded once per run, when a command needs it
 }
@@ -210,7 +217,31 @@ const (
 	exitOK        = 0
 	exitToolError = 1
 	exitUsage     = 2
+	// exitInterrupted ends a command stopped by Ctrl-C (SIGINT): 128 and
+	// the signal's number, as shells report it. SIGTERM, how services are
+	// stopped, is a clean stop (exit 0).
+	exitInterrupted = 130
 )
+
+// interruptible returns the context of a command that stops cleanly on
+// Ctrl-C or SIGTERM, and what stops watching for them; after Ctrl-C the
+// run ends with exitInterrupted (interrupted).
+func (e *env) interruptible() (context.Context, context.CancelFunc) {
+	term, stopTerm := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	ctx, stopInt := signal.NotifyContext(term, os.Interrupt)
+	e.interrupt, e.terminate = ctx, term
+	return ctx, func() { stopInt(); stopTerm() }
+}
+
+// interrupted says whether Ctrl-C stopped the command: a context stopped
+// by its signal has that as its cause (its child, the parent's), one
+// merely stopped has context.Canceled.
+func (e *env) interrupted() bool {
+	caught := func(ctx context.Context) bool {
+		return ctx != nil && context.Cause(ctx) != nil && context.Cause(ctx) != context.Canceled
+	}
+	return caught(e.interrupt) && !caught(e.terminate)
+}
 
 // workspaceFlag returns the --workspace flag of the selected command, or
 // "" when it has none or it was not given.
@@ -252,6 +283,7 @@ func run(args []string, e env) (code int) {
 		kong.Description("Toolbelt runs the tools AI agents call, through one governed pipeline."),
 		kong.Writers(e.stdout, e.stderr),
 		kong.Exit(func(code int) { panic(kongExit(code)) }),
+		kong.Help(printHelp),
 		kong.ExplicitGroups(groups),
 		kong.Vars{"version": "toolbelt " + buildVersion()},
 	)
@@ -264,6 +296,11 @@ func run(args []string, e env) (code int) {
 	}
 	args = helpArgs(args)
 	kctx, err := parser.Parse(args)
+	if path, word, near := mistypedCommand(parser.Model.Node, args); err != nil && len(near) > 0 {
+		fmt.Fprintf(e.stderr, "toolbelt %s: unknown command %q; did you mean %s?\nRun 'toolbelt %s --help' for its commands.\n",
+			path, word, quoteJoin(near, " or "), path)
+		return exitUsage
+	}
 	if err != nil {
 		printError(e.stderr, err)
 		var perr *kong.ParseError
@@ -287,6 +324,11 @@ func run(args []string, e env) (code int) {
 	e.closeRoot()
 	var ec exitCode
 	switch {
+	case e.interrupted():
+		if err != nil && !errors.As(err, &ec) && !errors.Is(err, context.Canceled) {
+			printError(e.stderr, err)
+		}
+		return exitInterrupted
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ec):

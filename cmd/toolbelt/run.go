@@ -9,10 +9,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/toolbelt/toolbelt/agent"
@@ -183,13 +181,20 @@ func agentSystem(workspace, id, system string) (string, error) {
 var agentLoops = invoke.LoopConfig{Warn: 3, Block: 5}
 
 type runCmd struct {
-	Prompt string `arg:"" help:"What to ask the model."`
+	Prompt string `arg:"" help:"What to ask the model; - reads it from stdin."`
 	JSON   bool   `name:"json" help:"Print the transcript as a JSON array of messages, as the last thing on stdout."`
 	Events bool   `help:"Print the run's events as JSON lines on stdout instead of the answer."`
 	agentFlags
 }
 
 func (c *runCmd) Run(e *env) error {
+	if c.Prompt == "-" {
+		in, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return fmt.Errorf("reading the prompt from stdin: %w", err)
+		}
+		c.Prompt = string(in)
+	}
 	switch {
 	case c.JSON && c.Events:
 		return fmt.Errorf("--json and --events both write to stdout: give one")
@@ -204,7 +209,7 @@ func (c *runCmd) Run(e *env) error {
 	}
 	defer ar.closer.Close()
 	a := ar.agent
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := e.interruptible()
 	defer stop()
 	switch {
 	case c.Events:

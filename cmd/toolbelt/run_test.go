@@ -344,3 +344,23 @@ func TestRunMarksHowEachCallEnded(t *testing.T) {
 		t.Errorf("a spinner drew on stderr, which is no terminal: %q", r.stderr)
 	}
 }
+
+// TestRunPromptFromStdin: toolbelt run - sends what stdin holds as the
+// prompt; an empty stdin is an empty prompt, refused.
+func TestRunPromptFromStdin(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "Noted.")})
+	r := runCLI(t, "what the pipe\nsays", "run", "--model", "openai/gpt-test", "--base-url", s.URL+"/v1", "--workspace", ws, "-").expect(t, 0)
+	reqs := s.Requests()
+	if len(reqs) != 1 || !strings.Contains(string(reqs[0].Body), `what the pipe\nsays`) {
+		t.Fatalf("the request does not carry stdin as the prompt (%d requests): %s", len(reqs), reqs)
+	}
+	if !strings.Contains(r.stdout, "Noted.") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	r = runCLI(t, "", "run", "--model", "openai/gpt-test", "--base-url", s.URL+"/v1", "--workspace", ws, "-").expect(t, 2)
+	if !strings.Contains(r.stderr, "the prompt is empty") {
+		t.Errorf("an empty stdin: %q", r.stderr)
+	}
+}

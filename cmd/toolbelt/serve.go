@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -57,18 +56,18 @@ func (e *env) mcpServer(f serveFlags, schedules bool) (*mcp.Server, error) {
 		return nil, fmt.Errorf("unknown profile %q", f.Profile)
 	}
 	cfg.MCP.Compact = cfg.MCP.Compact || f.Compact
+	ws, err := f.dir(e)
+	if err != nil {
+		return nil, err
+	}
 	// stderr: stdout is the stdio transport's.
 	where, err := e.describeStore()
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.stderr, "toolbelt: state in %s\n", where)
+	fmt.Fprintf(e.stderr, "toolbelt: workspace %s\ntoolbelt: state in %s\n", ws, where)
 	started := make(chan struct{})
 	e.serving = serving{workJobs: true, schedules: schedules, tools: true, early: true, storeAfter: started}
-	ws, err := f.dir(e)
-	if err != nil {
-		return nil, err
-	}
 	tb, err := e.root(pipelineRoot, ws)
 	if err != nil {
 		return nil, err
@@ -216,7 +215,7 @@ func (c *mcpStdioCmd) Run(e *env) error {
 		_ = e.tb.AwaitImports(context.Background()) // to count their tools
 		e.explainStdio(srv)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := e.interruptible()
 	defer stop()
 	return srv.ServeStdio(ctx, mcp.StdioOptions{MaxLineBytes: cfg.MCP.MaxMessageBytes, Grace: shutdownGrace})
 }
@@ -316,10 +315,11 @@ func (c *serveCmd) Run(e *env) error {
 	})
 	hs := o.HTTPServer(mux)
 	_ = e.tb.AwaitImports(context.Background()) // to count their tools
+	// Before the banner, which says Ctrl-C stops the server.
+	ctx, stop := e.interruptible()
+	defer stop()
 	e.printServing(ln.Addr().String(), withToken, srv)
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
 	select {

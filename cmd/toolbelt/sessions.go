@@ -1,14 +1,17 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/store"
@@ -16,8 +19,9 @@ import (
 )
 
 type sessionsCmd struct {
-	List sessionsListCmd `cmd:"" default:"withargs" help:"List the sessions in the store, the most recently updated first."`
-	Show sessionsShowCmd `cmd:"" help:"Show a session: its record and its transcript."`
+	List   sessionsListCmd   `cmd:"" default:"withargs" help:"List the sessions in the store, the most recently updated first."`
+	Show   sessionsShowCmd   `cmd:"" help:"Show a session: its record and its transcript."`
+	Delete sessionsDeleteCmd `cmd:"" help:"Delete a session and its transcript (not while it runs); the audit log keeps that it was."`
 }
 
 type sessionsListCmd struct {
@@ -144,5 +148,43 @@ func (c *sessionsShowCmd) Run(e *env) error {
 		}
 	}
 	_, err = fmt.Fprint(e.stdout, b.String())
+	return err
+}
+
+type sessionsDeleteCmd struct {
+	Key string `arg:"" help:"The session's key."`
+	workspaceFlags
+}
+
+// Run deletes the session, unless a run is using it, and records in the
+// audit log that it was deleted, or refused.
+func (c *sessionsDeleteCmd) Run(e *env) error {
+	ws, st, err := c.stateOf(e)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	started := time.Now()
+	info, err := st.Sessions().Delete(ctx, c.Key)
+	refused := errors.Is(err, store.ErrSessionRunning)
+	if err != nil && !refused {
+		return fmt.Errorf("%w; toolbelt sessions lists them", err)
+	}
+	args, _ := json.Marshal(map[string]string{"session": c.Key})
+	rec := audit.Record{
+		Time: started, CallID: tool.NewCallID("sessions_delete"), Tool: "sessions_delete", SessionKey: c.Key, Channel: "cli", Owner: true,
+		Workspace: cmp.Or(info.Workspace, ws), Arguments: args, Duration: time.Since(started),
+	}
+	if refused {
+		rec.IsError, rec.ErrorClass = true, "running"
+	}
+	if err := e.tb.Record(ctx, rec); err != nil {
+		return fmt.Errorf("recording the deletion of session %s in the audit log: %w", c.Key, err)
+	}
+	if refused {
+		fmt.Fprintf(e.stderr, "toolbelt: session %s is running: it was not deleted. Delete it once its run has ended.\n", termsafe.Line(c.Key))
+		return exitCode(exitToolError)
+	}
+	_, err = fmt.Fprintf(e.stdout, "Deleted session %s and its %d message(s).\n", termsafe.Line(c.Key), info.Messages)
 	return err
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,6 +15,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/store"
 )
 
 // approvingClient is an MCP client whose user allows each call once.
@@ -173,5 +177,59 @@ func TestMCPSessionsKeepApart(t *testing.T) {
 	// the two sessions b).
 	if len(sessions["read"]) != 2 || len(sessions["result_read"]) != 4 || len(sessions["process"]) != 2 {
 		t.Errorf("sessions in the audit: %v", sessions)
+	}
+}
+
+// TestSessionsDelete: toolbelt sessions delete removes a session and its
+// transcript and records that in the audit log; a running session is
+// refused (exit 1, recorded too), an unknown one is an error (exit 2).
+func TestSessionsDelete(t *testing.T) {
+	t.Parallel()
+	data, ws := t.TempDir(), t.TempDir()
+	ctx := context.Background()
+	st, err := store.Open(ctx, filepath.Join(data, store.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Sessions().Append(ctx, "done-one", ws, "m", []store.SessionMessage{{Role: "user", Body: json.RawMessage(`{"role":"user"}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Sessions().Start(ctx, store.SessionStart{ID: "busy-one", Workspace: ws, Model: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	run := func(code int, args ...string) cliResult {
+		t.Helper()
+		return runCLI(t, "", append(args, "--data", data, "--workspace", ws)...).expect(t, code)
+	}
+	if r := run(0, "sessions", "delete", "done-one"); r.stdout != "Deleted session done-one and its 1 message(s).\n" {
+		t.Errorf("delete: %q %q", r.stdout, r.stderr)
+	}
+	if r := run(2, "sessions", "show", "done-one"); !strings.Contains(r.stderr, "no such session") {
+		t.Errorf("show after delete: %q", r.stderr)
+	}
+	if r := run(1, "sessions", "delete", "busy-one"); !strings.Contains(r.stderr, "session busy-one is running: it was not deleted") {
+		t.Errorf("delete of a running session: %q", r.stderr)
+	}
+	if r := run(2, "sessions", "delete", "nobody"); !strings.Contains(r.stderr, "no such session; toolbelt sessions lists them") {
+		t.Errorf("delete of an unknown session: %q", r.stderr)
+	}
+	var recs []audit.Record
+	audited := runCLI(t, "", "audit", "--json", "--tool", "sessions_delete", "--data", data).expect(t, 0)
+	if err := json.Unmarshal([]byte(audited.stdout), &recs); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range recs {
+		var args map[string]string
+		_ = json.Unmarshal(r.Arguments, &args)
+		got[r.SessionKey] = fmt.Sprintf("%s %v %s %s", r.Channel, r.IsError, r.ErrorClass, args["session"])
+	}
+	want := map[string]string{
+		"done-one": "cli false  done-one",
+		"busy-one": "cli true running busy-one",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("audit of the deletions: %v, want %v", got, want)
 	}
 }

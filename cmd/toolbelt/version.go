@@ -10,9 +10,14 @@ import (
 // default it comes from the module's build information.
 var version = ""
 
-type versionCmd struct{}
+type versionCmd struct {
+	JSON bool `name:"json" help:"Print {\"version\",\"go\",\"os\",\"arch\"} as JSON."`
+}
 
-func (versionCmd) Run(e *env) error {
+func (c versionCmd) Run(e *env) error {
+	if c.JSON {
+		return writeJSON(e.stdout, map[string]string{"version": buildVersion(), "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH})
+	}
 	_, err := fmt.Fprintf(e.stdout, "toolbelt %s (%s %s/%s)\n", buildVersion(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return err
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -14,7 +15,7 @@ import (
 
 // workspaceFlags are the flags of commands that run or resolve tools.
 type workspaceFlags struct {
-	Workspace string `help:"Workspace directory the tools work in (default: TOOLBELT_WORKSPACE, the config's workspace, else the current directory)." placeholder:"DIR"`
+	Workspace string `help:"Workspace directory the tools work in (default: TOOLBELT_WORKSPACE, the config's workspace, else the current directory unless it is / or your home folder)." placeholder:"DIR"`
 }
 
 // stateOf returns the workspace directory (see dir) and the store of its
@@ -32,7 +33,8 @@ func (w workspaceFlags) stateOf(e *env) (string, *store.Store, error) {
 }
 
 // dir returns the workspace directory: the flag, TOOLBELT_WORKSPACE, the
-// config's workspace (relative to the config file), or the current directory.
+// config's workspace (relative to the config file), or the current directory
+// — unless that is one nobody means to hand the tools (unchosen).
 func (w workspaceFlags) dir(e *env) (string, error) {
 	dir := cmp.Or(w.Workspace, os.Getenv("TOOLBELT_WORKSPACE"))
 	if dir == "" {
@@ -46,7 +48,31 @@ func (w workspaceFlags) dir(e *env) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace %q: %w", dir, err)
 	}
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		if why := unchosen(abs, home); why != "" {
+			return "", fmt.Errorf("the current directory %s is %s: it is not taken for the workspace, which is what the tools can read and change. "+
+				"Choose one: cd into a project folder, or pass --workspace DIR, or set TOOLBELT_WORKSPACE, or workspace: in toolbelt.yaml", abs, why)
+		}
+	}
 	return abs, nil
+}
+
+// unchosen says why the current directory dir is no workspace to fall into
+// ("" when it is one): it is the file system's root, the home folder home
+// ("" when unknown), or a folder above it.
+func unchosen(dir, home string) string {
+	switch {
+	case filepath.Dir(dir) == dir:
+		return "the root of the file system"
+	case home == "":
+		return ""
+	case realpath.Resolve(dir) == realpath.Resolve(home):
+		return "your home folder"
+	case realpath.Within(home, dir):
+		return "above your home folder"
+	}
+	return ""
 }
 
 // configPath resolves a path written in the config (config.Config.Resolve).
