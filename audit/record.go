@@ -118,8 +118,10 @@ type Verdict struct {
 type Confirmation struct {
 	// Asked says a confirmer was asked.
 	Asked bool `json:"asked"`
-	// Answer is "allow-once", "allow-always", "deny", "timeout" or "none"
-	// (no confirmer).
+	// Answer is "allow-once", "allow-session" (for the caller's session,
+	// in memory), "allow-workspace" (kept for the workspace until
+	// revoked), "allowed-before" (an earlier such answer held), "deny",
+	// "timeout" or "none" (no confirmer).
 	Answer string `json:"answer"`
 	// By says who or what answered ("terminal", "--yes", "callback", a
 	// person's name, …).
@@ -133,7 +135,7 @@ type Confirmation struct {
 // Decision sums up the outcome for people: "deny" when a layer denied the
 // call; else the answer when a person (or a stand-in) was asked;
 // "unconfirmed" when the call needed approval and nobody could give it;
-// "allowed-before" when an earlier "allow always" held; else "ask" when a
+// "allowed-before" when an earlier answer for the session or workspace held; else "ask" when a
 // layer asked; else "allow" when policy ran; "" when it did not.
 func (r Record) Decision() string {
 	asked := false

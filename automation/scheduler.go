@@ -505,6 +505,10 @@ func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.Sch
 	run.Finished, run.Summary, run.Status = &end, textclip.Clip(strings.TrimSpace(summary), SummaryChars), tool.RunOK
 	if err != nil {
 		run.Status, run.Error = tool.RunError, err.Error()
+		if run.Trigger != tool.TriggerManual {
+			// Nobody waits for this run: the process that ran it says so.
+			s.o.Log.Warn("cron: a scheduled run failed", "schedule", sch.ID, "run", run.ID, "err", err)
+		}
 	}
 	if err := s.st.Finish(context.WithoutCancel(ctx), run); err != nil {
 		s.o.Log.Error("cron: recording a run", "schedule", sch.ID, "run", run.ID, "err", err)
@@ -537,6 +541,9 @@ func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, err
 	ctx = invoke.WithCaller(ctx, as)
 	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
 	text := resultText(msg)
+	if env, ok := tool.ParseEnvelope(text); ok && msg.IsError && env.Status == "blocked" {
+		return text, fmt.Errorf("the call of %s was blocked, so it did not run: %s", p.Tool, env.Reason)
+	}
 	if msg.IsError {
 		return text, fmt.Errorf("%s returned an error: %s", p.Tool, textclip.Clip(strings.TrimSpace(text), SummaryChars))
 	}
