@@ -227,40 +227,41 @@ func (r *Runner) need(ctx context.Context, req *Request) (n need, res tool.Resul
 	return n, tool.Result{}
 }
 
-// Unattended says whether call could run with nobody to approve it, as a
-// schedule's calls run: nil when the policy allows it and it needs no
-// person's approval (or an earlier grant holds), else an error saying why
-// not. It is worked out as the pipeline would — the arguments normalized
-// and validated, the policy decided, the tool's preview asked — without
-// running the call, asking anyone, running hooks (an approval a hook
-// would ask for is not foreseen) or recording anything.
-func (r *Runner) Unattended(ctx context.Context, call tool.Call, opts ...CallOption) error {
+// NeedsApproval says why call would need a person's approval, "" when it
+// would not (or an earlier grant holds), as the pipeline would work it out
+// — the arguments normalized and validated, the policy decided, the
+// tool's preview asked — without running the call, asking anyone, running
+// hooks (an approval a hook would ask for is not foreseen) or recording
+// anything. The error says why the call would not get that far: an unknown
+// tool, invalid arguments, a policy that denies it.
+func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...CallOption) (string, error) {
 	ctx, req, rt, res := r.request(ctx, call, opts)
 	if rt == nil {
-		return stopped(res)
+		return "", stopped(res)
 	}
-	var why error
+	var why string
+	var denied error
 	check := func(ctx context.Context, req *Request) tool.Result {
 		if r.policy != nil {
 			d := r.policy.Decide(callRequest(ctx, r.policy, req))
 			switch d.Decision {
 			case policy.Deny:
-				why = fmt.Errorf("the policy denies it (%s)", d.Reason)
+				denied = fmt.Errorf("the policy denies it: %s", d.Reason)
 				return tool.Result{}
 			case policy.Ask:
 				req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
 			}
 		}
 		n, res := r.need(ctx, req)
-		if !res.IsError && n.why != "" && !n.before {
-			why = fmt.Errorf("it needs a person's approval (%s)", n.why)
+		if !n.before {
+			why = n.why
 		}
 		return res
 	}
 	if res := Arguments(r.normalizeStep(Validate(check)))(ctx, req); res.IsError {
-		return stopped(res)
+		return "", stopped(res)
 	}
-	return why
+	return why, denied
 }
 
 // confirmStep is the "confirm" step. The tool's preview (when it has one)
