@@ -35,7 +35,7 @@ type Record struct {
 	Seq int64 `json:"seq"`
 	// Kind is "" for a call; KindRecovery for what recovering a spool
 	// found (a torn record dropped, a garbled line set aside), told in
-	// Note.
+	// Note; KindApprovalsRevoked for approvals a person revoked.
 	Kind string `json:"kind,omitempty"`
 	// Note says what happened, for records that are not calls.
 	Note string `json:"note,omitempty"`
@@ -102,6 +102,12 @@ func (r *Record) SetCaller(id tool.Identity) {
 // found besides records: bytes of a torn record dropped from its end, a
 // garbled line set aside.
 const KindRecovery = "recovery"
+
+// KindApprovalsRevoked is the Kind of a record that says a person revoked
+// approvals kept for a workspace: who, which and how many, in Note. (A
+// granted one is in the record of the call it was given for: its
+// Confirmation's answer "allow-workspace", who and when.)
+const KindApprovalsRevoked = "approvals-revoked"
 
 // Verdict is one policy layer's decision on a call.
 type Verdict struct {
