@@ -58,7 +58,7 @@ func TestOneStoreServesSeveralWorkspaces(t *testing.T) {
 	asked := map[string]int{}
 	always := invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 		asked[c.Tool]++
-		return invoke.Answer{Allow: true, Always: true, By: "test"}, nil
+		return invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: "test"}, nil
 	})
 	ping := tool.Must(tool.New("ping", "Answer pong, once a person allowed it.", func(context.Context, waitArgs, tool.Invocation) (tool.Result, error) {
 		return tool.Text("pong"), nil

@@ -35,7 +35,7 @@ type Record struct {
 	Seq int64 `json:"seq"`
 	// Kind is "" for a call; KindRecovery for what recovering a spool
 	// found (a torn record dropped, a garbled line set aside), told in
-	// Note.
+	// Note; KindApprovalsRevoked for approvals a person revoked.
 	Kind string `json:"kind,omitempty"`
 	// Note says what happened, for records that are not calls.
 	Note string `json:"note,omitempty"`
@@ -103,6 +103,12 @@ func (r *Record) SetCaller(id tool.Identity) {
 // garbled line set aside.
 const KindRecovery = "recovery"
 
+// KindApprovalsRevoked is the Kind of a record that says a person revoked
+// approvals kept for a workspace: who, which and how many, in Note. (A
+// granted one is in the record of the call it was given for: its
+// Confirmation's answer "allow-workspace", who and when.)
+const KindApprovalsRevoked = "approvals-revoked"
+
 // Verdict is one policy layer's decision on a call.
 type Verdict struct {
 	// Layer names the layer ("profile", "global", "provider", "agent", …).
@@ -118,8 +124,10 @@ type Verdict struct {
 type Confirmation struct {
 	// Asked says a confirmer was asked.
 	Asked bool `json:"asked"`
-	// Answer is "allow-once", "allow-always", "deny", "timeout" or "none"
-	// (no confirmer).
+	// Answer is "allow-once", "allow-session" (for the caller's session,
+	// in memory), "allow-workspace" (kept for the workspace until
+	// revoked), "allowed-before" (an earlier such answer held), "deny",
+	// "timeout" or "none" (no confirmer).
 	Answer string `json:"answer"`
 	// By says who or what answered ("terminal", "--yes", "callback", a
 	// person's name, …).
@@ -133,7 +141,7 @@ type Confirmation struct {
 // Decision sums up the outcome for people: "deny" when a layer denied the
 // call; else the answer when a person (or a stand-in) was asked;
 // "unconfirmed" when the call needed approval and nobody could give it;
-// "allowed-before" when an earlier "allow always" held; else "ask" when a
+// "allowed-before" when an earlier answer for the session or workspace held; else "ask" when a
 // layer asked; else "allow" when policy ran; "" when it did not.
 func (r Record) Decision() string {
 	asked := false

@@ -157,6 +157,9 @@ func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, 
 	if err := s.plan(&sch, now); err != nil {
 		return sch, err
 	}
+	if err := s.unattended(ctx, sch); err != nil {
+		return sch, err
+	}
 	if err := s.st.Add(ctx, sch); err != nil {
 		return sch, err
 	}
@@ -177,6 +180,9 @@ func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedul
 		}
 		now := s.now()
 		if err := s.plan(&sch, now); err != nil {
+			return sch, err
+		}
+		if err := s.unattended(ctx, sch); err != nil {
 			return sch, err
 		}
 		var missed []tool.ScheduleRun
@@ -505,11 +511,46 @@ func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.Sch
 	run.Finished, run.Summary, run.Status = &end, textclip.Clip(strings.TrimSpace(summary), SummaryChars), tool.RunOK
 	if err != nil {
 		run.Status, run.Error = tool.RunError, err.Error()
+		if run.Trigger != tool.TriggerManual {
+			// Nobody waits for this run: the process that ran it says so.
+			s.o.Log.Warn("cron: a scheduled run failed", "schedule", sch.ID, "run", run.ID, "err", err)
+		}
 	}
 	if err := s.st.Finish(context.WithoutCancel(ctx), run); err != nil {
 		s.o.Log.Error("cron: recording a run", "schedule", sch.ID, "run", run.ID, "err", err)
 	}
 	return run
+}
+
+// unattended refuses a schedule whose tool call would need a person's
+// approval: nobody is there to give it when the call is due, so it would
+// fail at every run. The call is checked as the pipeline would run it,
+// without running it (invoke.Runner.NeedsApproval); what would stop it
+// otherwise (a denial, an unknown tool) is left to the run, which records
+// it, as the policy and the tools may change until then. A message to an
+// agent session is not checked.
+func (s *Scheduler) unattended(ctx context.Context, sch tool.Schedule) error {
+	r := s.runner.Load()
+	if r == nil || sch.Payload.IsMessage() {
+		return nil
+	}
+	call := tool.Call{ID: tool.NewCallID("cron"), Name: sch.Payload.Tool, Arguments: sch.Payload.Arguments}
+	if why, _ := r.NeedsApproval(invoke.WithCaller(ctx, callerOf(sch)), call); why != "" {
+		return tool.InputErrorf("A schedule's calls run with nobody to approve them, and this call of %s needs a person's approval (%s), so it would fail at every run. "+
+			"Allow this exact call in the workspace first (call it at a terminal and answer \"this workspace\"), or schedule another call.", sch.Payload.Tool, why)
+	}
+	return nil
+}
+
+// callerOf is who a schedule's tool call runs as: whoever set the
+// schedule — their principal, channel, agent, owner flag, sandbox and
+// sub-agent limits, so the same policy layers apply as to their own calls
+// — in a session of the schedule's own, so the audit record says who and
+// which schedule.
+func callerOf(sch tool.Schedule) tool.Identity {
+	as := sch.Owner
+	as.SessionKey, as.Channel = "cron:"+sch.ID, cmp.Or(as.Channel, "cron")
+	return as
 }
 
 // perform does what a schedule's payload says, as whoever set it.
@@ -528,15 +569,12 @@ func (s *Scheduler) perform(ctx context.Context, sch tool.Schedule) (string, err
 	if r == nil {
 		return "", errors.New("no tool pipeline to run the call in")
 	}
-	// The call runs as whoever set the schedule — their principal, channel,
-	// agent, owner flag, sandbox and sub-agent limits, so the same policy
-	// layers apply as to their own calls — in a session of the schedule's
-	// own: the audit record says who and which schedule.
-	as := sch.Owner
-	as.SessionKey, as.Channel = "cron:"+sch.ID, cmp.Or(as.Channel, "cron")
-	ctx = invoke.WithCaller(ctx, as)
+	ctx = invoke.WithCaller(ctx, callerOf(sch))
 	msg := r.Run(ctx, tool.Call{ID: tool.NewCallID("cron"), Name: p.Tool, Arguments: p.Arguments})
 	text := resultText(msg)
+	if env, ok := tool.ParseEnvelope(text); ok && msg.IsError && env.Status == "blocked" {
+		return text, fmt.Errorf("the call of %s was blocked, so it did not run: %s", p.Tool, env.Reason)
+	}
 	if msg.IsError {
 		return text, fmt.Errorf("%s returned an error: %s", p.Tool, textclip.Clip(strings.TrimSpace(text), SummaryChars))
 	}

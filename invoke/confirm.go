@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -33,6 +34,24 @@ var AutoApprove Confirmer = ConfirmFunc(func(context.Context, Confirmation) (Ans
 	return Answer{Allow: true, Blanket: true, By: "auto (--yes)"}, nil
 })
 
+// Grant is how far an answer that allows a call reaches.
+type Grant int
+
+const (
+	// GrantOnce allows this call only.
+	GrantOnce Grant = iota
+	// GrantSession also allows later calls of the same action in the
+	// caller's session (its identity's session key), for as long as the
+	// runner lives: it is kept in memory only, so another session or
+	// process asks again.
+	GrantSession
+	// GrantWorkspace also allows later calls of the same action in the
+	// workspace, in any session and process, until it is revoked: it is
+	// kept in the runner's [ApprovalStore] (without one, it holds as
+	// GrantSession does).
+	GrantWorkspace
+)
+
 // Confirmation is what a person is shown to decide about a call.
 type Confirmation struct {
 	CallID string
@@ -48,13 +67,13 @@ type Confirmation struct {
 	Message string
 	// Effects are what the call would do, when the tool can say.
 	Effects *tool.Effects
-	// Fingerprint identifies the exact action; an "allow always" answer
-	// holds for this fingerprint only.
+	// Fingerprint identifies the exact action; an answer for this session
+	// or this workspace holds for this fingerprint only.
 	Fingerprint string
-	// Always says what an "allow always" answer would cover, for the
-	// person asked ("this exact action, in this workspace", or what the
-	// tool's preview says); it is "" when "always" is not offered, and
-	// NoAlways then says why.
+	// Always says what an answer for this session or this workspace would
+	// cover, for the person asked ("this exact action, in this
+	// workspace", or what the tool's preview says); it is "" when only
+	// "once" is offered, and NoAlways then says why.
 	Always, NoAlways string
 	// Caller is who asks for the call, and in which workspace: the call's
 	// identity, as policy and the audit log see it.
@@ -63,10 +82,11 @@ type Confirmation struct {
 
 // Answer is a person's decision.
 type Answer struct {
-	// Allow lets the call run; Always also lets every later call with the
-	// same fingerprint run without asking: in this session, and for good
-	// when the runner has an [ApprovalStore].
-	Allow, Always bool
+	// Allow lets the call run; Grant says whether later calls with the
+	// same fingerprint run without asking too, and where. A grant beyond
+	// once counts once when the confirmation offered none (Always "").
+	Allow bool
+	Grant Grant
 	// Blanket says the answer allows calls without anyone seeing them
 	// (--yes, a fallback that allows): it is not bound to what the call's
 	// preview said, so the call does not check, as it starts, that its
@@ -82,8 +102,9 @@ type Answer struct {
 // audit log.
 type ConfirmRecord struct {
 	Asked bool
-	// Answer is "allow-once", "allow-always", "allowed-before" (an earlier
-	// allow-always held), "deny", "timeout", "pending" (the question went to
+	// Answer is "allow-once", "allow-session", "allow-workspace",
+	// "allowed-before" (an earlier answer for the session or workspace
+	// held), "deny", "timeout", "pending" (the question went to
 	// someone who answers later) or "none" (nobody to ask).
 	Answer string
 	By     string
@@ -108,40 +129,44 @@ func (e *NoOneToAsk) Error() string { return "no one can be asked: " + e.Why }
 // DefaultConfirmTimeout is how long a person has to answer.
 const DefaultConfirmTimeout = 2 * time.Minute
 
-// approvals remembers the fingerprints a person allowed always, for the
-// runner's session.
+// approvals remembers the actions allowed for a session (GrantSession):
+// the fingerprints by session key.
 type approvals struct {
 	mu  sync.Mutex
-	set map[string]bool
+	set map[approval]bool
 }
 
-func (a *approvals) has(fp string) bool {
+type approval struct{ session, fp string }
+
+func (a *approvals) has(k approval) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.set[fp]
+	return a.set[k]
 }
 
-func (a *approvals) add(fp string) {
+func (a *approvals) add(k approval) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.set == nil {
-		a.set = map[string]bool{}
+		a.set = map[approval]bool{}
 	}
-	a.set[fp] = true
+	a.set[k] = true
 }
 
-// ApprovalStore keeps "allow always" answers beyond the runner's life, so
-// that the exact action a person allowed always is not asked about again
-// (store.Approvals keeps them per workspace).
+// ApprovalStore keeps the answers for a workspace (GrantWorkspace) beyond
+// the runner's life, so that the exact action a person allowed there is
+// not asked about again (store.Approvals keeps them per workspace). It is
+// read at every call that needs approval, so a revocation holds at once,
+// also in a process that is running.
 type ApprovalStore interface {
 	Approved(ctx context.Context, fingerprint string) (bool, error)
 	Approve(ctx context.Context, fingerprint, tool, by string) error
 }
 
-// approved reports whether fp was allowed always, in this runner's session
-// or, with an approval store, before.
+// approved reports whether fp was allowed for the call's session, or in
+// its workspace (with an approval store).
 func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
-	if r.approvals.has(fp) {
+	if r.approvals.has(approval{req.Scope.Session, fp}) {
 		return true
 	}
 	if r.approvalStore == nil {
@@ -152,10 +177,91 @@ func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
 		req.logger().Warn("reading approvals; asking instead", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
 		return false
 	}
-	if ok {
-		r.approvals.add(fp)
-	}
 	return ok
+}
+
+// grant remembers that a allowed the action fp as far as its grant
+// reaches, and returns the audit log's word for the answer.
+func (r *Runner) grant(ctx context.Context, req *Request, fp string, a Answer) string {
+	switch {
+	case a.Grant == GrantWorkspace && r.approvalStore != nil:
+		if err := r.approvalStore.Approve(ctx, fp, req.Tool.Name, a.By); err != nil {
+			req.logger().Warn("remembering an approval for the workspace; it holds for this session only", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+			r.approvals.add(approval{req.Scope.Session, fp})
+			return "allow-session"
+		}
+		return "allow-workspace"
+	case a.Grant == GrantWorkspace, a.Grant == GrantSession:
+		r.approvals.add(approval{req.Scope.Session, fp})
+		return "allow-session"
+	}
+	return "allow-once"
+}
+
+// need is what the confirm step works out about a call before anyone is
+// asked: why a person must be asked ("" when not), the action's
+// fingerprint, what a grant beyond once would cover (or why none is
+// offered), and whether an earlier grant holds.
+type need struct {
+	why, fp, always, noAlways string
+	before                    bool
+}
+
+// need works out the call's need for approval; res is the error result
+// of a preview that failed.
+func (r *Runner) need(ctx context.Context, req *Request) (n need, res tool.Result) {
+	req.Risk = req.Tool.Meta.Risk
+	e, err := req.preview(ctx)
+	if err != nil {
+		return n, ErrorResult(req.Tool, err) // the call itself would fail the same way
+	}
+	if e != nil && e.Risk != tool.RiskUnset {
+		req.Risk = e.Risk
+	}
+	if n.why = r.needsConfirmation(req); n.why == "" {
+		return n, tool.Result{}
+	}
+	n.fp = Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
+	n.always, n.noAlways = alwaysOf(req.Effects)
+	n.before = n.always != "" && r.approved(ctx, req, n.fp)
+	return n, tool.Result{}
+}
+
+// NeedsApproval says why call would need a person's approval, "" when it
+// would not (or an earlier grant holds), as the pipeline would work it out
+// — the arguments normalized and validated, the policy decided, the
+// tool's preview asked — without running the call, asking anyone, running
+// hooks (an approval a hook would ask for is not foreseen) or recording
+// anything. The error says why the call would not get that far: an unknown
+// tool, invalid arguments, a policy that denies it.
+func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...CallOption) (string, error) {
+	ctx, req, rt, res := r.request(ctx, call, opts)
+	if rt == nil {
+		return "", stopped(res)
+	}
+	var why string
+	var denied error
+	check := func(ctx context.Context, req *Request) tool.Result {
+		if r.policy != nil {
+			d := r.policy.Decide(callRequest(ctx, r.policy, req))
+			switch d.Decision {
+			case policy.Deny:
+				denied = fmt.Errorf("the policy denies it: %s", d.Reason)
+				return tool.Result{}
+			case policy.Ask:
+				req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
+			}
+		}
+		n, res := r.need(ctx, req)
+		if !n.before {
+			why = n.why
+		}
+		return res
+	}
+	if res := Arguments(r.normalizeStep(Validate(check)))(ctx, req); res.IsError {
+		return "", stopped(res)
+	}
+	return why, denied
 }
 
 // confirmStep is the "confirm" step. The tool's preview (when it has one)
@@ -163,11 +269,10 @@ func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
 // rule requires approval, when the tool always asks, or when the risk is high
 // (or medium, if configured); low risk never asks. The call runs only if
 // they allow it: no confirmer, an error, or no answer in time blocks it (fail
-// closed, unless ConfirmOnTimeout is "allow"). "Allow always" holds for the
-// exact action — the same fingerprint — for the rest of the session, and
-// for good with an [ApprovalStore]; a preview may say what that covers, or
-// that "always" is not offered (then no earlier "always" holds and an
-// "always" answer counts once). An approved call's context carries the
+// closed, unless ConfirmOnTimeout is "allow"). An answer for this session
+// or this workspace (see [Grant]) holds for the exact action — the same
+// fingerprint; a preview may say what that covers, or that only "once" is
+// offered (then no earlier grant holds and a wider answer counts once). An approved call's context carries the
 // effects it was approved for. Dry runs are never asked about: nothing
 // runs.
 func (r *Runner) confirmStep(next Handler) Handler {
@@ -175,22 +280,16 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		if req.DryRun {
 			return next(ctx, req)
 		}
-		req.Risk = req.Tool.Meta.Risk
-		e, err := req.preview(ctx)
-		if err != nil {
-			return ErrorResult(req.Tool, err) // the call itself would fail the same way
+		n, res := r.need(ctx, req)
+		if res.IsError {
+			return res
 		}
-		if e != nil && e.Risk != tool.RiskUnset {
-			req.Risk = e.Risk
-		}
-		why := r.needsConfirmation(req)
+		why, fp, always, noAlways := n.why, n.fp, n.always, n.noAlways
 		if why == "" {
 			return next(tool.WithApproval(ctx, tool.ApprovalUnasked), req)
 		}
-		fp := Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
-		always, noAlways := alwaysOf(req.Effects)
 		now := time.Now()
-		if always != "" && r.approved(ctx, req, fp) {
+		if n.before {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
 			return next(approvedFor(ctx, req), req)
 		}
@@ -247,14 +346,8 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return block(req, reason)
 		}
 		req.Confirmation.Answer = "allow-once"
-		if a.Always && always != "" {
-			req.Confirmation.Answer = "allow-always"
-			r.approvals.add(fp)
-			if r.approvalStore != nil {
-				if err := r.approvalStore.Approve(ctx, fp, req.Tool.Name, a.By); err != nil {
-					req.logger().Warn("remembering an approval", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
-				}
-			}
+		if always != "" {
+			req.Confirmation.Answer = r.grant(ctx, req, fp, a)
 		}
 		if a.Blanket {
 			return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)

@@ -111,9 +111,9 @@ func TestConfirmationFlow(t *testing.T) {
 	}
 
 	// Allow always: the same action again is not asked about...
-	a.answer.Always = true
+	a.answer.Grant = invoke.GrantSession
 	call(r, `{"command":"make deploy","workdir":"app"}`)
-	a.answer.Always = false
+	a.answer.Grant = invoke.GrantOnce
 	call(r, `{ "workdir" : "app", "command" : "make deploy" }`) // the same arguments, written differently
 	if len(a.asked) != 3 || s.runs.Load() != 4 {
 		t.Errorf("allow-always did not hold: asked %d, runs %d", len(a.asked), s.runs.Load())
@@ -461,7 +461,7 @@ func TestAlwaysCoversWhatThePreviewSays(t *testing.T) {
 	t.Parallel()
 	s := &shellLike{program: "/usr/bin/make"}
 	store := &memApprovals{set: map[string]string{}}
-	a := &asker{answer: invoke.Answer{Allow: true, Always: true, By: "alice"}}
+	a := &asker{answer: invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: "alice"}}
 	reg := registry.New()
 	if err := reg.Register(s.tool()); err != nil {
 		t.Fatal(err)
@@ -532,7 +532,7 @@ func TestAllowAlwaysPersists(t *testing.T) {
 	t.Parallel()
 	s := &shellLike{program: "/usr/bin/make", env: "dev"}
 	store := &memApprovals{set: map[string]string{}}
-	a := &asker{answer: invoke.Answer{Allow: true, Always: true, By: "alice"}}
+	a := &asker{answer: invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: "alice"}}
 	reg := registry.New()
 	if err := reg.Register(s.tool()); err != nil {
 		t.Fatal(err)

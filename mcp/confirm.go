@@ -21,23 +21,27 @@ import (
 // match the call's. Clients on older protocol versions get the same flow
 // from the SDK, which asks them directly and calls the handler again.
 
-// The answers a person can give in the approval form.
+// The answers a person can give in the approval form: each says how far
+// it reaches (see invoke.Grant).
 const (
-	answerOnce   = "allow once"
-	answerAlways = "allow always"
-	answerDeny   = "deny"
+	answerOnce      = "allow once"
+	answerSession   = "allow for this session"
+	answerWorkspace = "allow in this workspace"
+	answerDeny      = "deny"
 	// approvalInput is the id of the input request.
 	approvalInput = "approval"
 )
 
-// approvalForm is the schema of the elicitation form for c: "allow
-// always" is a choice only when it is offered, and says what it covers.
+// approvalForm is the schema of the elicitation form for c: answers for
+// the session and the workspace are choices only when they are offered,
+// and the form says what each covers and how long it holds.
 func approvalForm(c invoke.Confirmation) map[string]any {
-	decisions := []string{answerOnce, answerAlways, answerDeny}
-	about := "Allow this call once, allow it always (" + c.Always + "), or deny it."
+	decisions := []string{answerOnce, answerSession, answerWorkspace, answerDeny}
+	about := "Allow this call once; allow " + c.Always + " for this session (until this MCP session ends, kept in memory only); " +
+		"allow it in this workspace (kept for every later session and process until revoked with toolbelt approvals revoke); or deny it."
 	if c.Always == "" {
 		decisions = []string{answerOnce, answerDeny}
-		about = "Allow this call once, or deny it. Allow always is not offered: " + c.NoAlways + "."
+		about = "Allow this call once, or deny it. Only once is offered: " + c.NoAlways + "."
 	}
 	return map[string]any{
 		"type": "object",
@@ -123,8 +127,10 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		switch decision {
 		case answerOnce:
 			return invoke.Answer{Allow: true, By: by}, nil
-		case answerAlways:
-			return invoke.Answer{Allow: true, Always: true, By: by}, nil
+		case answerSession:
+			return invoke.Answer{Allow: true, Grant: invoke.GrantSession, By: by}, nil
+		case answerWorkspace:
+			return invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: by}, nil
 		}
 		return invoke.Answer{Reason: reason, By: by}, nil
 	}
@@ -160,9 +166,9 @@ func approvalMessage(c invoke.Confirmation) string {
 		}
 	}
 	if c.Always != "" {
-		fmt.Fprintf(&b, "Allow always covers %s.\n", c.Always)
+		fmt.Fprintf(&b, "Allowing it for this session or in this workspace covers %s; %q holds until this MCP session ends, %q is kept until revoked.\n", c.Always, answerSession, answerWorkspace)
 	} else {
-		fmt.Fprintf(&b, "Allow always is not offered: %s.\n", c.NoAlways)
+		fmt.Fprintf(&b, "Only once is offered: %s.\n", c.NoAlways)
 	}
 	fmt.Fprintf(&b, "Arguments: %s", content.Head(string(c.Args), 1000, "…"))
 	return b.String()

@@ -15,7 +15,7 @@ import (
 )
 
 // TestApprovalFormSaysWhatAlwaysCovers: the question put to the MCP
-// client's user says what "allow always" covers, as the tool's preview
+// client's user says what an answer for the session or workspace covers, as the tool's preview
 // has it, and the answer holds; when the preview says it is not offered,
 // the form has no such choice (the client cannot give it) and the question
 // says why.
@@ -46,8 +46,8 @@ func TestApprovalFormSaysWhatAlwaysCovers(t *testing.T) {
 		defer mu.Unlock()
 		questions = append(questions, req.Params)
 		decision := "allow once"
-		if form, _ := json.Marshal(req.Params.RequestedSchema); strings.Contains(string(form), `"allow always"`) {
-			decision = "allow always"
+		if form, _ := json.Marshal(req.Params.RequestedSchema); strings.Contains(string(form), `"allow for this session"`) {
+			decision = "allow for this session"
 		}
 		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": decision}}, nil
 	}}, nil)
@@ -71,15 +71,15 @@ func TestApprovalFormSaysWhatAlwaysCovers(t *testing.T) {
 		return questions[len(questions)-1], string(form)
 	}
 	q, form := asked(map[string]any{"big": false})
-	if q == nil || !strings.Contains(q.Message, "Allow always covers this command, while the workspace's files stay as they are now.") || !strings.Contains(form, `"allow always"`) {
+	if q == nil || !strings.Contains(q.Message, "Allowing it for this session or in this workspace covers this command, while the workspace's files stay as they are now") || !strings.Contains(form, `"allow in this workspace"`) {
 		t.Errorf("offered: %+v\n%s", q, form)
 	}
 	if q, _ := asked(map[string]any{"big": false}); q != nil {
-		t.Error("the \"always\" did not hold")
+		t.Error("the answer for this session did not hold")
 	}
 	for range 2 {
 		q, form := asked(map[string]any{"big": true})
-		if q == nil || !strings.Contains(q.Message, "Allow always is not offered: the workspace has too many files.") || strings.Contains(form, `"allow always"`) {
+		if q == nil || !strings.Contains(q.Message, "Only once is offered: the workspace has too many files.") || strings.Contains(form, `"allow for this session"`) || strings.Contains(form, `"allow in this workspace"`) {
 			t.Errorf("not offered: %+v\n%s", q, form)
 		}
 	}

@@ -92,6 +92,7 @@ type Server struct {
 	mu     sync.Mutex
 	listed map[string]listedTool // what clients were last told, by name
 	key    [32]byte              // signs the request state of approval rounds
+	stale  staleSessions         // client sessions not told of changes
 
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
@@ -155,7 +156,8 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
+	s.sdk.AddReceivingMiddleware(s.noteLive, s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
+	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -75,7 +76,7 @@ func encodeSchedule(s tool.Schedule) (sp, payload, owner string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
-	p, err := json.Marshal(s.Payload)
+	p, err := encodePayload(s.Payload)
 	if err != nil {
 		return "", "", "", fmt.Errorf("schedule %s: encoding its payload: %w", s.ID, err)
 	}
@@ -84,6 +85,19 @@ func encodeSchedule(s tool.Schedule) (sp, payload, owner string, err error) {
 		return "", "", "", err
 	}
 	return string(b), string(p), string(o), nil
+}
+
+// encodePayload returns p as JSON with <, > and & written as they are
+// (json.Marshal would write \u003c…): a payload's arguments are shown to
+// people as they were given.
+func encodePayload(p tool.SchedulePayload) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Update replaces schedule s.ID's name, timing, payload, owner, enabled

@@ -112,7 +112,7 @@ func TestAttackAlwaysAtTheTerminal(t *testing.T) {
 			if !strings.Contains(screen, "ran-1") {
 				t.Fatalf("the approved command did not run:\n%s", screen)
 			}
-			if want := "[a] always (this command, while the workspace's files stay as they are now), [n] no: "; !strings.Contains(screen, want) {
+			if want := "remember:   [s] and [w] cover this command, while the workspace's files stay as they are now"; !strings.Contains(screen, want) {
 				t.Errorf("the prompt does not say what \"always\" covers (%q):\n%s", want, screen)
 			}
 			exe := func() cliResult {
@@ -137,7 +137,7 @@ func TestAttackAlwaysAtTheTerminal(t *testing.T) {
 		env := alwaysEnvironment(t)
 		args := mustJSON(t, map[string]any{"command": "rm -f gone.txt"})
 		screen := approveAlwaysAtTerminal(t, env, ws, args)
-		if want := "[a] always (this exact command line, in this workspace), [n] no: "; !strings.Contains(screen, want) {
+		if want := "remember:   [s] and [w] cover this exact command line, in this workspace"; !strings.Contains(screen, want) {
 			t.Errorf("the prompt does not say what \"always\" covers (%q):\n%s", want, screen)
 		}
 		runCLIWith(t, env, "", "", "call", "write", "--workspace", ws, "--args", `{"path":"other.txt","content":"x"}`).expect(t, 0)
@@ -146,19 +146,19 @@ func TestAttackAlwaysAtTheTerminal(t *testing.T) {
 }
 
 // approveAlwaysAtTerminal runs exec with args at a terminal, answers
-// "always", and returns the screen.
+// "this workspace", and returns the screen.
 func approveAlwaysAtTerminal(t *testing.T, env []string, ws, args string) string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "call", "exec", "--workspace", ws, "--args", args)
 	cmd.Env = env
-	code, screen := atTerminal(t, cmd, [2]string{"[n] no: ", "a"})
+	code, screen := atTerminal(t, cmd, [2]string{"[w] this workspace (kept until revoked), [n] no: ", "w"})
 	if code != 0 {
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	return screen
 }
 
-// mcpAsker answers approval questions over MCP: "allow always" first, then
+// mcpAsker answers approval questions over MCP: "allow in this workspace" first, then
 // declines, and keeps the questions.
 type mcpAsker struct {
 	mu        sync.Mutex
@@ -170,7 +170,7 @@ func (a *mcpAsker) handle(_ context.Context, req *sdk.ElicitRequest) (*sdk.Elici
 	defer a.mu.Unlock()
 	a.questions = append(a.questions, req.Params)
 	if len(a.questions) == 1 {
-		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow always"}}, nil
+		return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow in this workspace"}}, nil
 	}
 	return &sdk.ElicitResult{Action: "decline"}, nil
 }
@@ -188,7 +188,7 @@ func (a *mcpAsker) asked() int {
 }
 
 // TestAttackAlwaysOverMCP: the same, with a real MCP client whose user
-// answers "allow always" through elicitation, over stdio (every route)
+// answers "allow in this workspace" through elicitation, over stdio (every route)
 // and streamable HTTP.
 func TestAttackAlwaysOverMCP(t *testing.T) {
 	t.Parallel()
@@ -223,7 +223,7 @@ func alwaysOverMCP(t *testing.T, r codeRoute, ws string, a *mcpAsker, transport 
 		t.Fatalf("asked %d times, want once: the \"always\" did not hold", n)
 	}
 	q := a.question(0)
-	if want := "Allow always covers this command, while the workspace's files stay as they are now."; !strings.Contains(q.Message, want) {
+	if want := "Allowing it for this session or in this workspace covers this command, while the workspace's files stay as they are now;"; !strings.Contains(q.Message, want) {
 		t.Errorf("the question does not say what \"always\" covers (%q):\n%s", want, q.Message)
 	}
 	if out, isErr := m.call(t, "write", map[string]any{"path": r.file, "content": r.evil}); isErr {

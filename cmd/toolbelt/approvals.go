@@ -3,14 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"os/user"
 	"strings"
 	"text/tabwriter"
 	"time"
 )
 
 type approvalsCmd struct {
-	List   approvalsListCmd   `cmd:"" help:"List the actions a person allowed always in the workspace."`
-	Revoke approvalsRevokeCmd `cmd:"" help:"Forget the workspace's \"allow always\" answers (all, or one tool's)."`
+	List   approvalsListCmd   `cmd:"" help:"List the actions a person allowed in the workspace until revoked: tool, who, when."`
+	Revoke approvalsRevokeCmd `cmd:"" help:"Revoke the workspace's approvals (all, or one tool's); recorded in the audit log."`
 }
 
 type approvalsListCmd struct {
@@ -34,9 +35,12 @@ func (c *approvalsListCmd) Run(e *env) error {
 		return writeJSON(e.stdout, list)
 	}
 	if len(list) == 0 {
-		_, err := fmt.Fprintf(e.stdout, "No actions are allowed always in %s.\n", ws)
+		_, err := fmt.Fprintf(e.stdout, "No actions are allowed in %s.\n", ws)
 		return err
 	}
+	// Only approvals for the workspace are kept: one for a session lives
+	// in that session's process.
+	fmt.Fprintf(e.stdout, "Allowed in %s until revoked (toolbelt approvals revoke [TOOL]):\n", ws)
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tBY\tAT\tFINGERPRINT")
 	for _, a := range list {
@@ -45,17 +49,30 @@ func (c *approvalsListCmd) Run(e *env) error {
 	return tw.Flush()
 }
 
+// personHere names the person at this command line, for the records of
+// what they do: "cli (USER)".
+func personHere() string {
+	if u, err := user.Current(); err == nil {
+		return "cli (" + u.Username + ")"
+	}
+	return "cli"
+}
+
 type approvalsRevokeCmd struct {
 	Tool string `arg:"" optional:"" help:"Forget only this tool's approvals."`
 	workspaceFlags
 }
 
 func (c *approvalsRevokeCmd) Run(e *env) error {
-	ws, st, err := c.stateOf(e)
+	ws, err := c.dir(e)
 	if err != nil {
 		return err
 	}
-	n, err := st.Approvals(ws).Revoke(context.Background(), strings.TrimSpace(c.Tool))
+	tb, err := e.root(stateRoot, ws)
+	if err != nil {
+		return err
+	}
+	n, err := tb.RevokeApprovals(context.Background(), ws, strings.TrimSpace(c.Tool), personHere())
 	if err != nil {
 		return err
 	}

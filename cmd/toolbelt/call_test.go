@@ -73,9 +73,11 @@ func TestBlockedCallSaysHowToApprove(t *testing.T) {
 	}
 }
 
-// TestAlwaysPersistsPerWorkspace answers "always" at a real terminal; a
-// later run, in another process without a terminal, runs the same action
-// without asking, in that workspace only.
+// TestAlwaysPersistsPerWorkspace answers "this workspace" at a real
+// terminal; a later run, in another process without a terminal, runs the
+// same action without asking, in that workspace only. approvals list shows
+// it with who gave it; revoking it is recorded in the audit log, and the
+// action asks again.
 func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	t.Parallel()
 	env := cliEnvironment(t)
@@ -83,7 +85,7 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	args := []string{"call", "test_danger", "--args", `{"target":"build"}`}
 	cmd := exec.Command(os.Args[0], append(args, "--workspace", ws)...)
 	cmd.Env = env
-	if code, screen := atTerminal(t, cmd, [2]string{"[a] always (this exact action, in this workspace), [n] no: ", "a"}); code != 0 || !strings.Contains(screen, "deleted build") {
+	if code, screen := atTerminal(t, cmd, [2]string{"[w] this workspace (kept until revoked), [n] no: ", "w"}); code != 0 || !strings.Contains(screen, "deleted build") {
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	detached := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }
@@ -95,10 +97,17 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	detached("call", "test_danger", "--args", `{"target":"src"}`, "--workspace", ws).expect(t, 1)
 	detached(append(args, "--workspace", other)...).expect(t, 1)
 	r = detached("approvals", "list", "--workspace", ws).expect(t, 0)
-	if !strings.Contains(r.stdout, "test_danger") {
+	if !strings.Contains(r.stdout, "until revoked") || !strings.Contains(r.stdout, "test_danger  terminal (") {
 		t.Errorf("approvals list: %s", r.stdout)
 	}
-	detached("approvals", "revoke", "--workspace", ws).expect(t, 0)
+	if r := detached("audit", "list", "--json", "--tool", "test_danger").expect(t, 0); !strings.Contains(compactJSON(t, []byte(r.stdout)), `"answer":"allow-workspace"`) {
+		t.Errorf("the grant is not in the audit log: %s", r.stdout)
+	}
+	detached("approvals", "revoke", "test_danger", "--workspace", ws).expect(t, 0)
+	if r := detached("audit", "list", "--json").expect(t, 0); !strings.Contains(compactJSON(t, []byte(r.stdout)), `"kind":"approvals-revoked","note":"cli (`) ||
+		!strings.Contains(r.stdout, "revoked the approvals of test_danger kept for the workspace (1)") {
+		t.Errorf("the revocation is not in the audit log: %s", r.stdout)
+	}
 	detached(append(args, "--workspace", ws)...).expect(t, 1)
 }
 

@@ -51,9 +51,10 @@ func openTerminal() (*terminal, bool) {
 // Close closes the terminal.
 func (t *terminal) Close() error { return t.tty.Close() }
 
-// Confirm shows the call and asks: once, always (remembered in the store,
-// for what the confirmation says it covers; not offered when it says so),
-// or no, with an optional reason passed to the model.
+// Confirm shows the call and asks: once; for this session (the run's, in
+// memory); for this workspace (kept in the store until revoked) — the last
+// two for what the confirmation says they cover, and not offered when it
+// says so; or no, with an optional reason passed to the model.
 func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -70,7 +71,7 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 	defer func() { _ = t.tty.SetReadDeadline(time.Time{}) }()
 
 	fmt.Fprint(t.tty, t.describe(c))
-	question, choices := "Allow? [y] once, [a] always ("+c.Always+"), [n] no: ", "y, a or n"
+	question, choices := "Allow? [y] once, [s] this session, [w] this workspace (kept until revoked), [n] no: ", "y, s, w or n"
 	if c.Always == "" {
 		question, choices = "Allow? [y] once, [n] no: ", "y or n"
 	}
@@ -83,9 +84,13 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 		switch strings.ToLower(line) {
 		case "y", "yes":
 			return invoke.Answer{Allow: true, By: t.who}, nil
-		case "a", "always":
+		case "s", "session":
 			if c.Always != "" {
-				return invoke.Answer{Allow: true, Always: true, By: t.who}, nil
+				return invoke.Answer{Allow: true, Grant: invoke.GrantSession, By: t.who}, nil
+			}
+		case "w", "workspace":
+			if c.Always != "" {
+				return invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: t.who}, nil
 			}
 		case "n", "no", "":
 			fmt.Fprint(t.tty, "Reason, passed on to the model (optional): ")
@@ -139,7 +144,9 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 		row("script", e.ScriptHash)
 	}
 	if c.NoAlways != "" {
-		row("always", "not offered: "+c.NoAlways)
+		row("remember", "only once is offered: "+c.NoAlways)
+	} else {
+		row("remember", "[s] and [w] cover "+c.Always)
 	}
 	row("arguments", string(c.Args))
 	if c.Effects != nil && c.Effects.Diff != "" {

@@ -12,11 +12,17 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// TestTerminalSaysWhatAlwaysCovers: the terminal's question says what
-// "always" covers; when it is not offered, the question has no such
-// choice, says why, and an "a" is not taken for it.
-func TestTerminalSaysWhatAlwaysCovers(t *testing.T) {
+// TestTerminalStatesEachScope: the terminal's question offers once, this
+// session and this workspace, says what the last two cover and that the
+// workspace's is kept until revoked, and answers with that grant; when only
+// once is offered, the question has no other choice, says why, and an "s"
+// is not taken for one.
+func TestTerminalStatesEachScope(t *testing.T) {
 	t.Parallel()
+	const (
+		covers   = "this command, while the workspace's files stay as they are now"
+		question = "Allow? [y] once, [s] this session, [w] this workspace (kept until revoked), [n] no: "
+	)
 	for _, tc := range []struct {
 		name             string
 		always, noAlways string
@@ -25,13 +31,17 @@ func TestTerminalSaysWhatAlwaysCovers(t *testing.T) {
 		want  invoke.Answer
 		shows string
 	}{
-		{name: "offered", always: "this command, while the workspace's files stay as they are now",
-			steps: [][2]string{{"Allow? [y] once, [a] always (this command, while the workspace's files stay as they are now), [n] no: ", "a"}},
-			want:  invoke.Answer{Allow: true, Always: true, By: "tester"}},
+		{name: "session", always: covers, steps: [][2]string{{question, "s"}},
+			want:  invoke.Answer{Allow: true, Grant: invoke.GrantSession, By: "tester"},
+			shows: "  remember:   [s] and [w] cover " + covers + "\n"},
+		{name: "workspace", always: covers, steps: [][2]string{{question, "w"}},
+			want: invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: "tester"}},
+		{name: "once", always: covers, steps: [][2]string{{question, "y"}},
+			want: invoke.Answer{Allow: true, By: "tester"}},
 		{name: "not offered", noAlways: "the workspace has more than 200000 files, too many to fingerprint",
-			steps: [][2]string{{"Allow? [y] once, [n] no: ", "a"}, {"Please answer y or n.\nAllow? [y] once, [n] no: ", "y"}},
+			steps: [][2]string{{"Allow? [y] once, [n] no: ", "s"}, {"Please answer y or n.\nAllow? [y] once, [n] no: ", "y"}},
 			want:  invoke.Answer{Allow: true, By: "tester"},
-			shows: "  always:     not offered: the workspace has more than 200000 files, too many to fingerprint\n"},
+			shows: "  remember:   only once is offered: the workspace has more than 200000 files, too many to fingerprint\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

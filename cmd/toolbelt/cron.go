@@ -142,7 +142,9 @@ func when(s tool.Schedule) string {
 // does says a payload in a few words.
 func does(p tool.SchedulePayload) string {
 	if !p.IsMessage() {
-		return clipLine(p.Tool+" "+string(p.Arguments), 60)
+		// Schedules stored before their arguments were kept unescaped
+		// have \u003e for >.
+		return clipLine(p.Tool+" "+string(unescapeHTML([]byte(string(p.Arguments)))), 60)
 	}
 	to := p.AgentID
 	if to == "" {

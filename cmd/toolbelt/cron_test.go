@@ -202,3 +202,27 @@ func twoServers(t *testing.T, env []string) {
 		t.Fatalf("the runs: %+v", runs)
 	}
 }
+
+// TestCronAddAsPeopleReadIt: cron add refuses, with the reason, a schedule
+// whose call would need a person's approval (exec appending to a file),
+// and cron list shows the arguments of one it keeps as they were given —
+// >> as >>, not JSON-escaped.
+func TestCronAddAsPeopleReadIt(t *testing.T) {
+	t.Parallel()
+	env, ws := cliEnvironment(t), workspaceWith(t)
+	cli := func(code int, args ...string) cliResult {
+		t.Helper()
+		return runCLIWith(t, env, "", "", append(args, "--workspace", ws)...).expect(t, code)
+	}
+	r := cli(2, "cron", "add", "--every", "1h", "--tool", "exec", "--args", `{"command":"echo hi >> log.txt"}`)
+	if !strings.Contains(r.stderr, "this call of exec needs a person's approval (high-risk call") || !strings.Contains(r.stderr, "would fail at every run") {
+		t.Errorf("refused with: %s", r.stderr)
+	}
+	if r := cli(0, "cron", "list", "--json"); strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("kept: %s", r.stdout)
+	}
+	cli(0, "cron", "add", "--every", "1h", "--tool", "test_greet", "--args", `{"name":"a >> b & c"}`)
+	if r := cli(0, "cron", "list"); !strings.Contains(r.stdout, `test_greet {"name":"a >> b & c"}`) {
+		t.Errorf("list: %s", r.stdout)
+	}
+}

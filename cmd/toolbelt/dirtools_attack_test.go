@@ -255,7 +255,7 @@ func canContainHere(t *testing.T, root string) {
 
 // TestAttackApprovalBindsModelWrittenCode: without bubblewrap, a tool the
 // model wrote runs only with a person's approval, which is bound to every
-// file of its folder: "allow always" holds while they are unchanged, and a
+// file of its folder: "allow in this workspace" holds while they are unchanged, and a
 // person is asked again once the model changes a file the handler sources,
 // or the handler itself (denied here: it does not run).
 func TestAttackApprovalBindsModelWrittenCode(t *testing.T) {
@@ -263,7 +263,7 @@ func TestAttackApprovalBindsModelWrittenCode(t *testing.T) {
 	m := newModelTools(t, false)
 	pwned := filepath.Join(m.out, "pwned")
 	var asked []string
-	answer := "allow always"
+	answer := "allow in this workspace"
 	client := sdk.NewClient(&sdk.Implementation{Name: "person", Version: "1"}, &sdk.ClientOptions{
 		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
 			asked = append(asked, req.Params.Message)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/agents"
 )
@@ -241,7 +242,7 @@ func payload(s *tool.Schedule, tc *tool.Context, in args) error {
 		}
 		a := json.RawMessage(`{}`)
 		if in.Arguments != nil {
-			b, err := json.Marshal(in.Arguments)
+			b, err := schema.Encode(in.Arguments) // <, > and & as given
 			if err != nil {
 				return tool.InputErrorf("arguments cannot be encoded: %v", err)
 			}

@@ -162,7 +162,7 @@ func TestUntrustedHandlerNeedsApprovalWhereItCannotBeContained(t *testing.T) {
 	var asked []invoke.Confirmation
 	r := invoke.New(reg, tc, invoke.WithConfirmer(invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 		asked = append(asked, c)
-		return invoke.Answer{Allow: true, Always: true}, nil
+		return invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace}, nil
 	})))
 	call := func(id, want string) {
 		t.Helper()

@@ -275,7 +275,7 @@ func runExec(t *testing.T, r *invoke.Runner, command string) tool.ResultMessage 
 }
 
 var (
-	allowAlways = invoke.Answer{Allow: true, Always: true, By: "test"}
+	allowAlways = invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: "test"}
 	allowOnce   = invoke.Answer{Allow: true, By: "test"}
 	deny        = invoke.Answer{By: "test"}
 )
