@@ -20,6 +20,7 @@ var printsNoData = map[string]string{
 	"approvals revoke": "an action: prints that it was done, the exit code says so",
 	"tool new":         "an action: writes a folder and says what to do next",
 	"init":             "an action: writes files and says what to do next",
+	"mcp add":          "an action: writes toolbelt.yaml and says whether the server started; toolbelt mcp servers --json gives the servers' state",
 	"schema export":    "prints a JSON Schema already",
 	"completion":       "prints a shell script",
 	"help":             "prints usage",
