@@ -35,7 +35,8 @@ const FileName = "toolbelt.yaml"
 // Config is the content of toolbelt.yaml.
 type Config struct {
 	// Workspace is the directory the tools work in (default: the current
-	// directory).
+	// directory, unless it is / or the home directory or above it: then
+	// one must be chosen).
 	Workspace string `yaml:"workspace" default:"the current directory"`
 	// Data is the directory state lives in (default: the user's data
 	// directory). Tools can neither read nor change it, even when it lies
