@@ -64,11 +64,7 @@ type approvalsRevokeCmd struct {
 }
 
 func (c *approvalsRevokeCmd) Run(e *env) error {
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
-	tb, err := e.root(stateRoot, ws)
+	ws, tb, err := c.root(e, stateRoot)
 	if err != nil {
 		return err
 	}

@@ -68,11 +68,7 @@ type cronCmd struct {
 
 // schedules opens the workspace's schedules, with a root of kind.
 func (w workspaceFlags) schedules(e *env, kind rootKind) (*automation.Scheduler, error) {
-	ws, err := w.dir(e)
-	if err != nil {
-		return nil, err
-	}
-	tb, err := e.root(kind, ws)
+	_, tb, err := w.root(e, kind)
 	if err != nil {
 		return nil, err
 	}

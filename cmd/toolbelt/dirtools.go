@@ -129,11 +129,7 @@ func (c *toolTryCmd) Run(e *env) error {
 		return err
 	}
 	e.trying = abs
-	ws, err := c.dir(e)
-	if err != nil {
-		return err
-	}
-	tb, err := e.root(pipelineRoot, ws)
+	_, tb, err := c.root(e, pipelineRoot)
 	if err != nil {
 		return err
 	}

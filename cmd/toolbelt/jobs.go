@@ -50,11 +50,7 @@ type jobsRetryCmd struct {
 
 // readQueue opens the jobs of the workspace's store without working them.
 func (e *env) readQueue(f workspaceFlags) (*jobs.Queue, error) {
-	ws, err := f.dir(e)
-	if err != nil {
-		return nil, err
-	}
-	tb, err := e.root(pipelineRoot, ws)
+	_, tb, err := f.root(e, pipelineRoot)
 	if err != nil {
 		return nil, err
 	}

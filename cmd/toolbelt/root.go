@@ -116,11 +116,7 @@ func (e *env) registry() (*registry.Registry, error) {
 	if e.tb != nil {
 		return e.tb.Registry(), nil
 	}
-	ws, err := workspaceFlags{Workspace: e.workspace}.dir(e)
-	if err != nil {
-		return nil, err
-	}
-	tb, err := e.root(toolsRoot, ws)
+	_, tb, err := workspaceFlags{Workspace: e.workspace}.root(e, toolsRoot)
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -21,15 +22,22 @@ type workspaceFlags struct {
 // stateOf returns the workspace directory (see dir) and the store of its
 // state.
 func (w workspaceFlags) stateOf(e *env) (string, *store.Store, error) {
-	ws, err := w.dir(e)
-	if err != nil {
-		return "", nil, err
-	}
-	tb, err := e.root(stateRoot, ws)
+	ws, tb, err := w.root(e, stateRoot)
 	if err != nil {
 		return "", nil, err
 	}
 	return ws, tb.Store(), nil
+}
+
+// root returns the workspace directory (see dir) and the run's root of
+// kind, opened for it when none is open yet.
+func (w workspaceFlags) root(e *env, kind rootKind) (string, *toolbelt.Toolbelt, error) {
+	ws, err := w.dir(e)
+	if err != nil {
+		return "", nil, err
+	}
+	tb, err := e.root(kind, ws)
+	return ws, tb, err
 }
 
 // dir returns the workspace directory: the flag, TOOLBELT_WORKSPACE, the
@@ -102,11 +110,7 @@ func (w workspaceFlags) runContext(e *env) (*tool.Context, error) {
 // open makes the tool context of the person at this terminal in a root of
 // kind.
 func (w workspaceFlags) open(e *env, kind rootKind) (*tool.Context, error) {
-	dir, err := w.dir(e)
-	if err != nil {
-		return nil, err
-	}
-	tb, err := e.root(kind, dir)
+	dir, tb, err := w.root(e, kind)
 	if err != nil {
 		return nil, err
 	}

@@ -596,15 +596,7 @@ func TestFailedStarts(t *testing.T) {
 func TestEnvironment(t *testing.T) {
 	t.Parallel()
 	_, reg := start(t, map[string]config.MCPServer{"e": stdioServer(t, map[string]string{"FROM_CONFIG": "literal", "HOME_AGAIN": "${HOME}/x"})}, client.Options{})
-	msg := run(t, runner(reg), "e__env", `{}`)
-	if msg.IsError {
-		t.Fatal(text(msg.Content))
-	}
-	env := map[string]string{}
-	for _, kv := range strings.Split(text(msg.Content), "\n") {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	env := serverEnvironment(t, reg)
 	if env["FROM_CONFIG"] != "literal" || env["HOME_AGAIN"] != os.Getenv("HOME")+"/x" || env[serveEnv] != "stdio" {
 		t.Errorf("configured variables: %v", env)
 	}
@@ -619,6 +611,22 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
+// serverEnvironment returns the environment the test server e sees, as
+// its env tool lists it.
+func serverEnvironment(t *testing.T, reg *registry.Registry) map[string]string {
+	t.Helper()
+	msg := run(t, runner(reg), "e__env", `{}`)
+	if msg.IsError {
+		t.Fatal(text(msg.Content))
+	}
+	env := map[string]string{}
+	for _, kv := range strings.Split(text(msg.Content), "\n") {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}
+
 // TestEnvironmentAsClientsWriteIt: a server's envFile adds to its
 // environment (env wins), and ${env:NAME} (VS Code, Cursor) and
 // ${NAME:-default} (Claude Code) take values as those clients do.
@@ -631,15 +639,7 @@ func TestEnvironmentAsClientsWriteIt(t *testing.T) {
 	srv := stdioServer(t, map[string]string{"BOTH": "config", "VSCODE": "${env:HOME}", "DEFAULTED": "${TOOLBELT_TEST_UNSET_VARIABLE:-fallback}"})
 	srv.EnvFile = envFile
 	_, reg := start(t, map[string]config.MCPServer{"e": srv}, client.Options{})
-	msg := run(t, runner(reg), "e__env", `{}`)
-	if msg.IsError {
-		t.Fatal(text(msg.Content))
-	}
-	env := map[string]string{}
-	for _, kv := range strings.Split(text(msg.Content), "\n") {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	env := serverEnvironment(t, reg)
 	if env["FROM_FILE"] != "file" || env["BOTH"] != "config" || env["VSCODE"] != os.Getenv("HOME") || env["DEFAULTED"] != "fallback" {
 		t.Errorf("environment: FROM_FILE=%q BOTH=%q VSCODE=%q DEFAULTED=%q", env["FROM_FILE"], env["BOTH"], env["VSCODE"], env["DEFAULTED"])
 	}

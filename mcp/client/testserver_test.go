@@ -283,23 +283,19 @@ func memoryTransport(t *testing.T, ts *testServer) func(ctx context.Context, nam
 // httpServer serves ts over streamable HTTP on 127.0.0.1, refusing requests
 // without the header Authorization: Bearer <token>.
 func httpServer(t *testing.T, ts *testServer, token string) *httptest.Server {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ts.srv }, nil)
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+token {
-			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
-			return
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	return hs
+	return withBearer(t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ts.srv }, nil), token)
 }
 
 // sseServer serves ts over HTTP with server-sent events (the older
 // transport) on 127.0.0.1, refusing requests without the header
 // Authorization: Bearer <token>.
 func sseServer(t *testing.T, ts *testServer, token string) *httptest.Server {
-	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ts.srv }, nil)
+	return withBearer(t, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return ts.srv }, nil), token)
+}
+
+// withBearer serves h on 127.0.0.1 until the test ends, refusing requests
+// without the header Authorization: Bearer <token>.
+func withBearer(t *testing.T, h http.Handler, token string) *httptest.Server {
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") != "Bearer "+token {
 			http.Error(w, "missing or wrong bearer token", http.StatusUnauthorized)
