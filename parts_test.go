@@ -127,3 +127,19 @@ func TestStateOnlyNeedsNoWorkspace(t *testing.T) {
 func auditRecord(id string) audit.Record {
 	return audit.Record{Time: time.Now(), CallID: id, Tool: "undo", Channel: "test", Arguments: []byte(`{}`)}
 }
+
+// TestNoWorkspaceOpensOnceClosing: once Close has begun, a caller in a
+// workspace not yet opened is refused instead of getting a bridge nothing
+// would close.
+func TestNoWorkspaceOpensOnceClosing(t *testing.T) {
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Workspace: t.TempDir(), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tb.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tb.Context(tool.Identity{Workspace: t.TempDir()}); !errors.Is(err, toolbelt.ErrClosed) {
+		t.Fatalf("Context after Close = %v, want ErrClosed", err)
+	}
+}

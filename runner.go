@@ -129,6 +129,13 @@ func (g gate) Enter() error {
 
 func (g gate) Leave() { g.tb.calls.Done() }
 
+// isClosing says whether Close has begun.
+func (tb *Toolbelt) isClosing() bool {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	return tb.closing
+}
+
 // PipelineConfig returns the pipeline settings cfg describes: its limits
 // and confirmation settings, and whether audit fails closed.
 func PipelineConfig(cfg *config.Config) invoke.Config {

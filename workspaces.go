@@ -46,6 +46,9 @@ func (tb *Toolbelt) Context(caller tool.Identity) (*tool.Context, error) {
 	tb.wsMu.Lock()
 	defer tb.wsMu.Unlock()
 	base, ok := tb.workspaces[ws]
+	if !ok && tb.isClosing() {
+		return nil, ErrClosed // a bridge opened now would outlive Close
+	}
 	if !ok {
 		var err error
 		if base, err = tb.workspaceContext(ws); err != nil {
