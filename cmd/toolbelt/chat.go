@@ -31,7 +31,7 @@ const chatHelp = `Type a message and press Enter. Commands:
   /undo                  take back the file changes of the last turn's calls
   /help                  this text
   /quit                  leave (so does end of input)
-Ctrl-C stops the current turn, not the chat.`
+Ctrl-C stops the current turn; at the prompt, it leaves (exit code 130).`
 
 // Run is an interactive session: each line is a message; the answer is
 // streamed to stdout as it arrives, the calls shown on stderr as they run.
@@ -72,17 +72,23 @@ func (c *chatCmd) Run(e *env) error {
 		// Before the host closes: no outcome is delivered to a closed one.
 		defer func() { stopJobs(); <-followed }()
 	}
-	// Ctrl-C cancels the turn that runs, if any.
+	// Ctrl-C cancels the turn that runs; at the prompt, it ends the chat.
 	var mu sync.Mutex
 	var cancelTurn context.CancelFunc
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt)
 	defer signal.Stop(sigs)
+	atPrompt := make(chan struct{}, 1)
 	go func() {
 		for range sigs {
 			mu.Lock()
 			if cancelTurn != nil {
 				cancelTurn()
+			} else {
+				select {
+				case atPrompt <- struct{}{}:
+				default:
+				}
 			}
 			mu.Unlock()
 		}
@@ -109,15 +115,21 @@ func (c *chatCmd) Run(e *env) error {
 		h.view.onCallEvent("", ev)
 	}
 	fmt.Fprintf(e.stderr, "toolbelt chat with %s — /help for commands.\n", ar.model)
-	in := bufio.NewScanner(e.stdin)
-	in.Buffer(make([]byte, 64<<10), 4<<20)
+	lines := promptLines(e)
 	for {
 		fmt.Fprint(e.stderr, "> ")
-		if !in.Scan() {
+		var next promptLine
+		select {
+		case next = <-lines():
+		case <-atPrompt:
 			fmt.Fprintln(e.stderr)
-			return in.Err()
+			return exitCode(exitInterrupted)
 		}
-		line := strings.TrimSpace(in.Text())
+		if next.end {
+			fmt.Fprintln(e.stderr)
+			return next.err
+		}
+		line := strings.TrimSpace(next.text)
 		switch cmd, arg, _ := strings.Cut(line, " "); {
 		case line == "":
 			continue
@@ -180,6 +192,34 @@ func (c *chatCmd) Run(e *env) error {
 		default:
 			printError(e.stderr, err)
 		}
+	}
+}
+
+// promptLine is a line read at the chat's prompt, or the end of the input
+// (end, with the error that ended it, if any).
+type promptLine struct {
+	text string
+	end  bool
+	err  error
+}
+
+// promptLines returns what reads the next line of standard input: each
+// call starts reading one line and returns the channel it arrives on. Only
+// one line is read at a time, so an approval question during a turn reads
+// its own answer; the prompt can wait for Ctrl-C meanwhile.
+func promptLines(e *env) func() <-chan promptLine {
+	in := bufio.NewScanner(e.stdin)
+	in.Buffer(make([]byte, 64<<10), 4<<20)
+	next := make(chan promptLine, 1)
+	return func() <-chan promptLine {
+		go func() {
+			if in.Scan() {
+				next <- promptLine{text: in.Text()}
+				return
+			}
+			next <- promptLine{end: true, err: in.Err()}
+		}()
+		return next
 	}
 }
 
