@@ -170,6 +170,7 @@ func (c *configCheckCmd) check(e *env) (*configReport, error) {
 	r.OK, r.Problems, r.Summary = true, []lineProblem{}, summarize(cfg)
 	return r, nil
 }
+
 // configCandidates lists where toolbelt looks for its configuration.
 func configCandidates() []string {
 	list := []string{"$TOOLBELT_CONFIG", "./" + config.FileName}
