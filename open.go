@@ -293,7 +293,8 @@ func (tb *Toolbelt) openDirTools(ctx context.Context) error {
 // with the exec tool's environment allowlist and bubblewrap settings; a
 // tool is untrusted when an agent can write its folder — below ws or a
 // configured agent's workspace — unless its folder is declared trusted;
-// and the names of imported MCP servers' tools are kept for them.
+// the names of imported MCP servers' tools are kept for them; and each
+// tool gets its settings (tools.<name>).
 func DirTools(cfg *config.Config, ws string) ([]dir.Source, dir.Options) {
 	var sources []dir.Source
 	if !cfg.Tools.DirsSet {
@@ -325,7 +326,7 @@ func DirTools(cfg *config.Config, ws string) ([]dir.Source, dir.Options) {
 	for name := range cfg.MCPServers {
 		reserved = append(reserved, client.NamePrefix(name, cfg.MCP.Separator))
 	}
-	return sources, dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: writable, Reserved: reserved}
+	return sources, dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: writable, Reserved: reserved, Settings: tool.Config(cfg.Tools.Settings)}
 }
 
 // openRegistry checks the tools against the policy and makes the

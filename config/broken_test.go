@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
 // brokenConfigs are broken configurations and every problem config check
@@ -56,6 +58,10 @@ toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
 	{"workspace: /nonexistent/project\n", `toolbelt.yaml:1:12: workspace is "/nonexistent/project", which does not exist: create it or give another directory`},
 	{"workspace: nowhere\n", `toolbelt.yaml:1:12: workspace is "nowhere" ({{cwd}}/nowhere), which does not exist: create it or give another directory`},
 	{"workspace: {{dir}}/file\n", `toolbelt.yaml:1:12: workspace is "{{dir}}/file", which is a file, not a directory`},
+	{"agents:\n  a:\n    workspace: /nonexistent/project\n", `toolbelt.yaml:3:16: agents.a.workspace is "/nonexistent/project", which does not exist: create it or give another directory`},
+	{"agents:\n  a:\n    workspace: nowhere\n", `toolbelt.yaml:3:16: agents.a.workspace is "nowhere" ({{cwd}}/nowhere), which does not exist: create it or give another directory`},
+	{"agents:\n  a:\n    workspace: {{dir}}/file\n", `toolbelt.yaml:3:16: agents.a.workspace is "{{dir}}/file", which is a file, not a directory`},
+	{"agents:\n  a:\n    workspace: {{dir}}\n  b:\n    workspace: gone\n", `toolbelt.yaml:5:16: agents.b.workspace is "gone" ({{cwd}}/gone), which does not exist: create it or give another directory`},
 	{"mcpServers:\n  gh:\n    command: gh\n    envFile: missing.env\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "missing.env", which does not exist`},
 	{"mcpServers:\n  gh:\n    command: gh\n    envFile: " + filepath.Join("testdata", "bad.env") + "\n", `toolbelt.yaml:4:14: mcpServers.gh.envFile is "testdata/bad.env", whose line 3 is not NAME=value`},
 	// Imported servers as clients write them, wrongly.
@@ -79,6 +85,20 @@ toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
 	{"tools:\n  fs:\n    root: /\n", `toolbelt.yaml:2:3: tools.fs: the fs tools take no settings`},
 	{"tools:\n  web:\n    timeoutSeconds: 5\n", `toolbelt.yaml:2:3: tools.web: the web tools take their settings under tools.web_search, tools.web_fetch`},
 	{"tools:\n  execc: {}\n", `toolbelt.yaml:2:3: tools.execc: no tool or section is named "execc", and it is not a policy key (profile, allow, alsoAllow, deny, ask, byProvider); did you mean "exec"?`},
+	// A directory tool's settings, against the JSON Schema its metadata.json
+	// declares (dirTools).
+	{"tools:\n  notes:\n    baseUrll: http://127.0.0.1:9\n", `toolbelt.yaml:3:5: tools.notes.baseUrll: unknown key; did you mean "baseUrl"?`},
+	{"tools:\n  notes:\n    auth: {tokn: x}\n", `toolbelt.yaml:3:11: tools.notes.auth: missing required property "token"
+toolbelt.yaml:3:12: tools.notes.auth.tokn: unknown key; did you mean "token"?`},
+	{"tools:\n  notes:\n    zzqx: 1\n", `toolbelt.yaml:3:5: tools.notes.zzqx: unknown key: tools.notes takes auth, baseUrl, maxItems, mode`},
+	{"tools:\n  notes:\n    maxItems: lots\n", `toolbelt.yaml:3:15: tools.notes.maxItems is "lots": got string, want integer`},
+	{"tools:\n  notes:\n    maxItems: 0\n", `toolbelt.yaml:3:15: tools.notes.maxItems is 0: minimum: got 0, want at least 1`},
+	{"tools:\n  notes:\n    mode: fast\n", `toolbelt.yaml:3:11: tools.notes.mode is "fast": value must be one of "brief", "full"`},
+	{"tools:\n  notes:\n    auth: {}\n", `toolbelt.yaml:3:11: tools.notes.auth: missing required property "token"`},
+	{"tools:\n  notes:\n    baseUrl: [a]\n    maxItems: -1\n    extra: x\n", `toolbelt.yaml:3:14: tools.notes.baseUrl is a list: got array, want string
+toolbelt.yaml:4:15: tools.notes.maxItems is -1: minimum: got -1, want at least 1
+toolbelt.yaml:5:5: tools.notes.extra: unknown key: tools.notes takes auth, baseUrl, maxItems, mode`},
+	{"tools:\n  plain:\n    baseUrl: x\n", `toolbelt.yaml:2:3: tools.plain: plain takes no settings`},
 	// Every problem of a file, in its order.
 	{"mcpServers:\n  b: {command: x, url: http://x}\n  a: {}\nlimits:\n  timout: 5m\n  maxResultChars: -1\nconfirm: {medium: 1}\ntools:\n  exec: {shel: bash}\n", `toolbelt.yaml:2:6: mcpServers.b has both a command and a url: give one
 toolbelt.yaml:3:6: mcpServers.a needs a command (stdio) or a url (HTTP)
@@ -96,6 +116,7 @@ func TestBrokenConfigurations(t *testing.T) {
 	must(t, err)
 	reg, closer := tools.Core()
 	defer closer.Close()
+	dirTools(t, reg)
 	if len(brokenConfigs) < 40 {
 		t.Fatalf("%d broken configurations; the issue asks for at least 40", len(brokenConfigs))
 	}
@@ -109,5 +130,31 @@ func TestBrokenConfigurations(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s\ngot:\n%s\nwant:\n%s", c.yaml, got, c.want)
 		}
+	}
+}
+
+// dirTools registers two directory tools in reg: notes, whose metadata.json
+// declares settings, and plain, which declares none.
+func dirTools(t *testing.T, reg *registry.Registry) {
+	t.Helper()
+	folder := t.TempDir()
+	for name, settings := range map[string]string{
+		"notes": `, "settings": {"type": "object", "properties": {
+			"baseUrl": {"type": "string"},
+			"maxItems": {"type": "integer", "minimum": 1},
+			"mode": {"enum": ["brief", "full"]},
+			"auth": {"type": "object", "properties": {"token": {"type": "string"}}, "required": ["token"]}}}`,
+		"plain": "",
+	} {
+		must(t, os.MkdirAll(filepath.Join(folder, name), 0o755))
+		must(t, os.WriteFile(filepath.Join(folder, name, "metadata.json"), []byte(`{"name": "`+name+`", "description": "A tool."`+settings+`}`), 0o644))
+		must(t, os.WriteFile(filepath.Join(folder, name, "handler.sh"), []byte("cat\n"), 0o644))
+	}
+	set := dir.LoadDirs([]dir.Source{{Path: folder, Trusted: true}}, dir.Options{})
+	if len(set.Problems) > 0 {
+		t.Fatal(set.Problems)
+	}
+	if problems := set.Register(reg); len(problems) > 0 {
+		t.Fatal(problems)
 	}
 }

@@ -403,7 +403,8 @@ type Agent struct {
 	Model string `yaml:"model"`
 	// Workspace is the agent's workspace directory (its files and its
 	// memory: MEMORY.md, memory/); a relative path is taken from the config
-	// file's directory. The current directory (or --workspace) when empty.
+	// file's directory. It must exist. The current directory (or
+	// --workspace) when empty.
 	Workspace string `yaml:"workspace"`
 	// System is the agent's system prompt, or @FILE to read it from a file
 	// (relative to the workspace, e.g. @AGENTS.md). toolbelt run --system
@@ -865,6 +866,9 @@ func (c *Config) validate() []error {
 		a, path := c.Agents[id], "$.agents.'"+id+"'"
 		if !ValidAgentID(id) {
 			errs = append(errs, c.errorAt(path, fmt.Sprintf("agents: the id %q may use only letters, digits, '_' and '-' (it becomes part of session keys)", id)))
+		}
+		if a.Workspace != "" {
+			errs = append(errs, c.mustBeDir(path+".workspace", "agents."+id+".workspace", a.Workspace))
 		}
 		if a.Model != "" && !strings.Contains(a.Model, "/") {
 			errs = append(errs, c.errorAt(path+".model", fmt.Sprintf("agents.%s.model is %q: write PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", id, a.Model)))

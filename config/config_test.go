@@ -125,7 +125,9 @@ func TestParseEverything(t *testing.T) {
 
 func TestAgents(t *testing.T) {
 	t.Parallel()
-	c, err := Parse("toolbelt.yaml", []byte(`agents:
+	dir := t.TempDir()
+	must(t, os.Mkdir(filepath.Join(dir, "ws"), 0o755))
+	c, err := Parse(filepath.Join(dir, "toolbelt.yaml"), []byte(`agents:
   main:
     name: Main
     description: Plans and delegates.

@@ -2,16 +2,22 @@ package config
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/internal/closest"
 	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -31,6 +37,10 @@ func (c *Config) checkSettings(reg *registry.Registry, metas []tool.Meta) []erro
 		settings, ok := types[key]
 		if !ok {
 			errs = append(errs, errorAt(c.Path, kv.Key, noSettings(reg, metas, key)))
+			continue
+		}
+		if s, ok := settings.(*jsonschema.Schema); ok {
+			errs = append(errs, c.checkSchema(kv, key, s)...)
 			continue
 		}
 		k := &checker{file: c.Path, tag: "json"}
@@ -124,4 +134,108 @@ func flatten(err error) []error {
 		return nil
 	}
 	return []error{err}
+}
+
+// checkSchema checks the settings under tools.<key> against s, the JSON
+// Schema a tool describes them with (a directory tool's): a key a closed
+// object does not declare is unknown, as in a settings struct; every other
+// problem is the validator's, at the value it is about.
+func (c *Config) checkSchema(kv *ast.MappingValueNode, key string, s *jsonschema.Schema) []error {
+	k := &checker{file: c.Path}
+	k.declared(kv.Value, s, "tools."+key)
+	v, err := schema.Compile(s)
+	if err != nil {
+		return append(k.errs, errorAt(c.Path, kv.Key, fmt.Sprintf("tools.%s: the schema %s declares for its settings does not compile: %v", key, key, err)))
+	}
+	var value any
+	if err := yaml.NodeToValue(kv.Value, &value); err != nil {
+		return append(k.errs, errorAt(c.Path, kv.Key, fmt.Sprintf("tools.%s: %v", key, err)))
+	}
+	if value == nil {
+		value = map[string]any{}
+	}
+	raw, err := json.Marshal(value)
+	if err == nil {
+		value, err = schema.Decode(raw)
+	}
+	if err != nil {
+		return append(k.errs, errorAt(c.Path, kv.Key, fmt.Sprintf("tools.%s: %v", key, err)))
+	}
+	for _, e := range v.Validate(value) {
+		node, path := nodeAt(kv.Value, e.Location), "tools."+key
+		switch {
+		case strings.HasPrefix(e.Path, "["):
+			path += e.Path
+		case e.Path != "":
+			path += "." + e.Path
+		}
+		switch node.(type) {
+		case *ast.MappingNode, *ast.NullNode:
+			k.fail(node, fmt.Sprintf("%s: %s", path, e.Message))
+		default:
+			k.fail(node, fmt.Sprintf("%s is %s: %s", path, given(node), e.Message))
+		}
+	}
+	return k.errs
+}
+
+// declared refuses the keys of the mapping node that a closed object
+// schema s (additionalProperties: false) does not declare, and takes them
+// out of it, in the values of the keys it declares and of list items
+// too; key is the node's path.
+func (k *checker) declared(node ast.Node, s *jsonschema.Schema, key string) {
+	if s == nil {
+		return
+	}
+	switch n := bare(node).(type) {
+	case *ast.MappingNode:
+		keys := slices.Sorted(maps.Keys(s.Properties))
+		n.Values = slices.DeleteFunc(n.Values, func(kv *ast.MappingValueNode) bool {
+			name := keyOf(kv)
+			if p, ok := s.Properties[name]; ok {
+				k.declared(kv.Value, p, join(key, name))
+				return false
+			}
+			if closed(s) {
+				k.fail(kv.Key, unknownKey(key, name, keys))
+				return true
+			}
+			return false
+		})
+	case *ast.SequenceNode:
+		for i, item := range n.Values {
+			k.declared(item, s.Items, fmt.Sprintf("%s[%d]", key, i))
+		}
+	}
+}
+
+// closed says whether s allows no keys but its properties.
+func closed(s *jsonschema.Schema) bool {
+	b, _ := json.Marshal(s.AdditionalProperties)
+	return string(b) == "false"
+}
+
+// nodeAt returns the node at loc (keys and indexes) below node, or the
+// nearest one above it that the file has.
+func nodeAt(node ast.Node, loc []string) ast.Node {
+	for _, tok := range loc {
+		var next ast.Node
+		switch n := bare(node).(type) {
+		case *ast.MappingNode:
+			for _, kv := range n.Values {
+				if keyOf(kv) == tok {
+					next = kv.Value
+				}
+			}
+		case *ast.SequenceNode:
+			if i, err := strconv.Atoi(tok); err == nil && i >= 0 && i < len(n.Values) {
+				next = n.Values[i]
+			}
+		}
+		if next == nil {
+			return node
+		}
+		node = next
+	}
+	return bare(node)
 }

@@ -33,12 +33,7 @@ func (k *checker) fail(node ast.Node, msg string) {
 // check reports whether node may decode into a value of type t; key is the
 // node's path ("limits.timeout").
 func (k *checker) check(node ast.Node, t reflect.Type, key string) bool {
-	switch v := node.(type) {
-	case *ast.AnchorNode:
-		node = v.Value
-	case *ast.TagNode:
-		node = v.Value
-	}
+	node = bare(node)
 	switch node.(type) {
 	case nil, *ast.NullNode, *ast.AliasNode:
 		return true
@@ -132,7 +127,7 @@ func (k *checker) mapping(node ast.Node, key string, fields map[string]reflect.T
 		name := keyOf(kv)
 		t, ok := fields[name]
 		if !ok {
-			k.fail(kv.Key, unknownKey(key, name, fields))
+			k.fail(kv.Key, unknownKey(key, name, sortedKeys(fields)))
 			return true
 		}
 		return !k.check(kv.Value, t, join(key, name))
@@ -140,11 +135,22 @@ func (k *checker) mapping(node ast.Node, key string, fields map[string]reflect.T
 	return true
 }
 
+// bare returns the value of an anchored or tagged node; any other node as
+// it is.
+func bare(node ast.Node) ast.Node {
+	switch v := node.(type) {
+	case *ast.AnchorNode:
+		return v.Value
+	case *ast.TagNode:
+		return v.Value
+	}
+	return node
+}
+
 // unknownKey says that name is not a key of the mapping at key, with the
-// closest key or the keys there are.
-func unknownKey(key, name string, fields map[string]reflect.Type) string {
+// closest of its keys (sorted) or the keys there are.
+func unknownKey(key, name string, keys []string) string {
 	msg := join(key, name) + ": unknown key"
-	keys := sortedKeys(fields)
 	if close := closest.Names(name, keys, 1); len(close) > 0 {
 		return msg + fmt.Sprintf("; did you mean %q?", close[0])
 	}

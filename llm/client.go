@@ -305,9 +305,18 @@ func (e *APIError) Error() string {
 	}
 	b.WriteString(cmpOr(e.Message, http.StatusText(e.Status)))
 	if e.Attempts > 1 {
-		fmt.Fprintf(&b, " (after %d attempts)", e.Attempts)
+		b.WriteString(afterAttempts(e.Attempts))
 	}
 	return b.String()
+}
+
+// afterAttempts says how many times a request was sent: " (after 1 attempt)",
+// " (after 3 attempts)".
+func afterAttempts(attempts int) string {
+	if attempts == 1 {
+		return " (after 1 attempt)"
+	}
+	return fmt.Sprintf(" (after %d attempts)", attempts)
 }
 
 // Is makes errors.Is(err, ErrContextOverflow) hold for overflows.
@@ -338,7 +347,7 @@ func (c *client) post(ctx context.Context, url string, hdr http.Header, body []b
 				return nil, ctx.Err()
 			}
 			if attempt >= c.retry.Attempts {
-				return nil, fmt.Errorf("%s: %w (after %d attempts)", c.p.Name, err, attempt)
+				return nil, fmt.Errorf("%s: %w%s", c.p.Name, err, afterAttempts(attempt))
 			}
 		case resp.StatusCode/100 == 2:
 			return resp, nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -194,6 +195,28 @@ func TestRetryGivesUp(t *testing.T) {
 	s = llmtest.New(t, llmtest.Response{Status: 400, Body: `{"error":{"message":"bad"}}`})
 	if _, err = client(t, "openai/x", s.URL+"/v1").Stream(context.Background(), llm.Request{}, nil); err == nil || len(s.Requests()) != 1 {
 		t.Fatalf("400: err %v after %d requests", err, len(s.Requests()))
+	}
+}
+
+// TestUnreachableSaysItsAttempts: a provider that cannot be reached (a
+// closed port) fails saying how many times the request was sent, one
+// attempt in the singular.
+func TestUnreachableSaysItsAttempts(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + l.Addr().String() + "/v1"
+	l.Close()
+	for n, want := range map[int]string{1: "(after 1 attempt)", 2: "(after 2 attempts)"} {
+		c, err := llm.New("openai/x", llm.Options{BaseURL: base, APIKey: "k", Retry: &llm.Retry{Attempts: n, Base: time.Millisecond, Max: time.Millisecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Stream(context.Background(), llm.Request{}, nil)
+		if err == nil || !strings.HasSuffix(err.Error(), want) {
+			t.Errorf("%d attempts: %v, want it to end with %q", n, err, want)
+		}
 	}
 }
 

@@ -132,6 +132,9 @@ type Error struct {
 	// Missing lists the required properties that are absent, when that is
 	// the error.
 	Missing []string `json:"missing,omitempty"`
+	// Location is Path as the keys and indexes it is made of, for a
+	// program that finds the value in its own form of the document.
+	Location []string `json:"-"`
 }
 
 // String renders the error as "<path>: <message>", "(root)" for the root.
@@ -184,19 +187,20 @@ func (v *Validator) collect(e *jsonschema.ValidationError, root any, out *[]Erro
 			slices.Sort(alts)
 			alts = slices.Compact(alts)
 			*out = append(*out, Error{
-				Path:    instancePath(e.InstanceLocation, root),
-				Message: "matches none of the allowed forms (" + strings.Join(alts, "; or ") + ")",
+				Path:     instancePath(e.InstanceLocation, root),
+				Location: e.InstanceLocation,
+				Message:  "matches none of the allowed forms (" + strings.Join(alts, "; or ") + ")",
 			})
 			return
 		}
-		*out = append(*out, Error{Path: instancePath(e.InstanceLocation, root), Message: k.LocalizedString(printer)})
+		*out = append(*out, Error{Path: instancePath(e.InstanceLocation, root), Location: e.InstanceLocation, Message: k.LocalizedString(printer)})
 		return
 	}
 	if len(e.Causes) == 0 {
 		if ap, ok := e.ErrorKind.(*kind.AdditionalProperties); ok {
 			slices.Sort(ap.Properties) // they come in map order
 		}
-		err := Error{Path: instancePath(e.InstanceLocation, root), Message: message1(e.ErrorKind)}
+		err := Error{Path: instancePath(e.InstanceLocation, root), Location: e.InstanceLocation, Message: message1(e.ErrorKind)}
 		switch k := e.ErrorKind.(type) {
 		case *kind.Required:
 			err.Missing = k.Missing

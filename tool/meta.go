@@ -71,7 +71,11 @@ type Meta struct {
 	// (tools.<SettingsKey> in toolbelt.yaml), as a pointer to its zero
 	// value: a struct with JSON tags, which the configuration's keys and
 	// values are checked against when it is loaded, and which may check
-	// the values further ([SettingsChecker]). Nil: the tool takes none.
+	// the values further ([SettingsChecker]). A tool whose settings are
+	// described by a JSON Schema instead (a directory tool's) gives that
+	// *jsonschema.Schema: the settings are checked against it, a key
+	// outside an object's properties refused where the schema says
+	// additionalProperties: false. Nil: the tool takes none.
 	Settings any `json:"-"`
 	// SettingsKey is the key of the settings when it is not the tool's
 	// ID: tools that share settings share a key (exec and process share

@@ -32,11 +32,12 @@ type Summary struct {
 // hash) — one call recorded twice, as a spool replayed twice did.
 type Duplicate struct {
 	// Seq is the repeating record's place, Of the earlier record's.
-	Seq, Of int64
+	Seq int64 `json:"seq"`
+	Of  int64 `json:"of"`
 	// CallID is the call they record.
-	CallID string
+	CallID string `json:"callId"`
 	// Same says what they share: "record id" or "call and content".
-	Same string
+	Same string `json:"same"`
 }
 
 func (d Duplicate) String() string {
@@ -88,6 +89,10 @@ func (l *Log) Verify(ctx context.Context) (Summary, error) {
 func (l *Log) VerifyHead(ctx context.Context, h Head) (Summary, error) {
 	return l.verify(ctx, &h)
 }
+
+// Keyed reports whether the log is an HMAC chain (WithKey): Verify then
+// checks every record against the key.
+func (l *Log) Keyed() bool { return l.key != nil }
 
 // ErrKeyNeeded matches the error of verifying keyed records without the key.
 var ErrKeyNeeded = errors.New("the audit log is keyed (HMAC): verifying it needs the key")

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/toolbelt/toolbelt/store"
 )
 
 type approvalsCmd struct {
@@ -16,7 +18,13 @@ type approvalsCmd struct {
 
 type approvalsListCmd struct {
 	workspaceFlags
-	JSON bool `name:"json" help:"Print JSON."`
+	JSON bool `name:"json" help:"Print JSON: {workspace, approvals: [{fingerprint, tool, by, at}]}."`
+}
+
+// listedApprovals is what toolbelt approvals list --json prints.
+type listedApprovals struct {
+	Workspace string           `json:"workspace"`
+	Approvals []store.Approval `json:"approvals"`
 }
 
 func (c *approvalsListCmd) Run(e *env) error {
@@ -29,10 +37,7 @@ func (c *approvalsListCmd) Run(e *env) error {
 		return err
 	}
 	if c.JSON {
-		if list == nil {
-			return writeJSON(e.stdout, []any{})
-		}
-		return writeJSON(e.stdout, list)
+		return writeJSON(e.stdout, listedApprovals{ws, append([]store.Approval{}, list...)})
 	}
 	if len(list) == 0 {
 		_, err := fmt.Fprintf(e.stdout, "No actions are allowed in %s.\n", ws)

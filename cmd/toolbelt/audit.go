@@ -169,6 +169,33 @@ func roundDuration(d time.Duration) time.Duration {
 
 type auditVerifyCmd struct {
 	Head string `help:"A head saved earlier (SEQ:HASH, from toolbelt audit head): the log must still hold that record unchanged, so records removed from the end or a rewritten log are found." placeholder:"SEQ:HASH"`
+	JSON bool   `name:"json" help:"Print JSON: {intact, records, head, savedHead, keyed, break: {record, reason}, duplicates, error}."`
+}
+
+// verifyReport is what toolbelt audit verify found.
+type verifyReport struct {
+	// Intact says the chain is intact (duplicates aside); Records is how
+	// many records it holds and Head its newest record, when it is.
+	Intact  bool           `json:"intact"`
+	Records int64          `json:"records"`
+	Head    *auditlog.Head `json:"head,omitempty"`
+	// SavedHead is the head given with --head.
+	SavedHead *auditlog.Head `json:"savedHead,omitempty"`
+	// Keyed says the log is an HMAC chain.
+	Keyed bool `json:"keyed"`
+	// Break is the first record where the chain is broken.
+	Break *chainBreak `json:"break,omitempty"`
+	// Duplicates are the records that repeat an earlier one.
+	Duplicates []auditlog.Duplicate `json:"duplicates"`
+	// Error says why the log could not be verified (a keyed log without
+	// its key).
+	Error string `json:"error,omitempty"`
+}
+
+// chainBreak is where a chain is broken and why.
+type chainBreak struct {
+	Record int64  `json:"record"`
+	Reason string `json:"reason"`
 }
 
 func (c *auditVerifyCmd) Run(e *env) error {
@@ -181,46 +208,84 @@ func (c *auditVerifyCmd) Run(e *env) error {
 		saved = &h
 	}
 	return withLog(e, func(ctx context.Context, l *auditlog.Log) error {
-		var (
-			sum auditlog.Summary
-			err error
-		)
-		if saved != nil {
-			sum, err = l.VerifyHead(ctx, *saved)
+		r, err := verify(ctx, l, saved)
+		if err != nil {
+			return err
+		}
+		if c.JSON {
+			err = writeJSON(e.stdout, r)
 		} else {
-			sum, err = l.Verify(ctx)
+			err = printVerify(e, r)
 		}
-		var ce *auditlog.ChainError
-		switch {
-		case errors.As(err, &ce):
-			fmt.Fprintf(e.stdout, "Chain broken at record %d: %s.\n", ce.Seq, ce.Problem)
-			return exitCode(exitToolError)
-		case errors.Is(err, auditlog.ErrKeyNeeded):
-			fmt.Fprintf(e.stdout, "Cannot verify: %v.\n", err)
-			return exitCode(exitToolError)
-		case err != nil:
-			return err
-		case sum.Records == 0:
-			_, err := fmt.Fprintln(e.stdout, "0 records, chain intact")
-			return err
+		if err == nil && (!r.Intact || len(r.Duplicates) > 0) {
+			err = exitCode(exitToolError)
 		}
-		noun := "records"
-		if sum.Records == 1 {
-			noun = "record"
-		}
-		against := ""
-		if saved != nil {
-			against = fmt.Sprintf(", and it holds the saved head's record %d unchanged", saved.Seq)
-		}
-		if _, err = fmt.Fprintf(e.stdout, "%d %s, chain intact (head %d:%s)%s\n", sum.Records, noun, sum.Records, sum.Head, against); err != nil {
-			return err
-		}
-		return printDuplicates(e, sum.Duplicates)
+		return err
 	})
 }
 
+// verify checks l (against saved, when given); its error is the
+// database's.
+func verify(ctx context.Context, l *auditlog.Log, saved *auditlog.Head) (*verifyReport, error) {
+	var (
+		sum auditlog.Summary
+		err error
+	)
+	if saved != nil {
+		sum, err = l.VerifyHead(ctx, *saved)
+	} else {
+		sum, err = l.Verify(ctx)
+	}
+	r := &verifyReport{SavedHead: saved, Keyed: l.Keyed(), Duplicates: []auditlog.Duplicate{}}
+	var ce *auditlog.ChainError
+	switch {
+	case errors.As(err, &ce):
+		r.Break = &chainBreak{ce.Seq, ce.Problem}
+	case errors.Is(err, auditlog.ErrKeyNeeded):
+		r.Keyed, r.Error = true, err.Error()
+	case err != nil:
+		return nil, err
+	default:
+		r.Intact, r.Records = true, sum.Records
+		if sum.Duplicates != nil {
+			r.Duplicates = sum.Duplicates
+		}
+		if sum.Records > 0 {
+			r.Head = &auditlog.Head{Seq: sum.Records, Hash: sum.Head}
+		}
+	}
+	return r, nil
+}
+
+// printVerify prints what verify found for people.
+func printVerify(e *env, r *verifyReport) error {
+	switch {
+	case r.Break != nil:
+		_, err := fmt.Fprintf(e.stdout, "Chain broken at record %d: %s.\n", r.Break.Record, r.Break.Reason)
+		return err
+	case r.Error != "":
+		_, err := fmt.Fprintf(e.stdout, "Cannot verify: %s.\n", r.Error)
+		return err
+	case r.Records == 0:
+		_, err := fmt.Fprintln(e.stdout, "0 records, chain intact")
+		return err
+	}
+	noun := "records"
+	if r.Records == 1 {
+		noun = "record"
+	}
+	against := ""
+	if r.SavedHead != nil {
+		against = fmt.Sprintf(", and it holds the saved head's record %d unchanged", r.SavedHead.Seq)
+	}
+	if _, err := fmt.Fprintf(e.stdout, "%d %s, chain intact (head %s)%s\n", r.Records, noun, r.Head, against); err != nil {
+		return err
+	}
+	return printDuplicates(e, r.Duplicates)
+}
+
 // printDuplicates reports records that repeat an earlier one — a call
-// recorded twice — and fails the check when there are any.
+// recorded twice.
 func printDuplicates(e *env, ds []auditlog.Duplicate) error {
 	if len(ds) == 0 {
 		return nil
@@ -233,7 +298,7 @@ func printDuplicates(e *env, ds []auditlog.Duplicate) error {
 	for _, d := range ds {
 		fmt.Fprintf(e.stdout, "  %s\n", termsafe.Line(d.String()))
 	}
-	return exitCode(exitToolError)
+	return nil
 }
 
 type auditHeadCmd struct {

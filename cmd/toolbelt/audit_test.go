@@ -35,6 +35,22 @@ func auditData(t *testing.T, rs ...audit.Record) string {
 	return dir
 }
 
+// tamper runs SQL on the store in data, behind toolbelt's back.
+func tamper(t *testing.T, data, sql string) {
+	t.Helper()
+	st, err := store.Open(context.Background(), filepath.Join(data, store.DefaultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Write(context.Background(), func(tx *store.Tx) error {
+		_, err := tx.Exec(context.Background(), sql)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // sampleRecords are calls of the last hours, and one from last week.
 func sampleRecords() []audit.Record {
 	now := time.Now()
@@ -151,18 +167,7 @@ func TestAuditVerify(t *testing.T) {
 			t.Parallel()
 			data := auditData(t, sampleRecords()...)
 			if tc.tamper != "" {
-				st, err := store.Open(context.Background(), filepath.Join(data, store.DefaultFile))
-				if err != nil {
-					t.Fatal(err)
-				}
-				err = st.Write(context.Background(), func(tx *store.Tx) error {
-					_, err := tx.Exec(context.Background(), tc.tamper)
-					return err
-				})
-				st.Close()
-				if err != nil {
-					t.Fatal(err)
-				}
+				tamper(t, data, tc.tamper)
 			}
 			r := runCLI(t, "", "audit", "verify", "--data", data).expect(t, tc.code)
 			if !regexp.MustCompile(tc.want).MatchString(r.stdout) {

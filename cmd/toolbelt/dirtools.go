@@ -123,8 +123,12 @@ func (c *toolTryCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
 	// The person who names a folder here runs it as theirs: trusted.
-	t, err := dir.Load(abs, dir.Options{Trusted: true})
+	t, err := dir.Load(abs, dir.Options{Trusted: true, Settings: tool.Config(cfg.Tools.Settings)})
 	if err != nil {
 		return err
 	}

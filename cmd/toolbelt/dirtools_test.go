@@ -683,3 +683,52 @@ func TestAsyncExampleThroughRunAndMCP(t *testing.T) {
 		}
 	})
 }
+
+// TestDirectoryToolSettingsThroughTheCLI: a directory tool's settings in
+// toolbelt.yaml are checked against the schema its metadata.json declares,
+// by config check and at every start, each problem at its line; settings
+// that match reach the handler in its request.
+func TestDirectoryToolSettingsThroughTheCLI(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	ws := filepath.Join(base, "ws")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeToolFolder(t, filepath.Join(base, "tools", "notes"), 0o755, map[string]string{
+		"metadata.json": `{"name": "notes", "description": "Echoes its request.", "settings": {"type": "object", "properties": {
+			"baseUrl": {"type": "string"}, "maxItems": {"type": "integer", "minimum": 1}}}}`,
+		"handler.sh": `printf '{"success":true,"result":%s}' "$(cat)"`,
+	})
+	config := func(settings string) []string {
+		cfg := filepath.Join(base, "toolbelt.yaml")
+		yaml := "workspace: ws\ntools:\n  dirs:\n    - path: tools\n      trusted: true\n  notes:\n" + settings
+		if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg)
+	}
+
+	env := config("    baseUrll: http://127.0.0.1:9/api\n    maxItems: 0\n")
+	want := base + "/toolbelt.yaml:7:5: tools.notes.baseUrll: unknown key; did you mean \"baseUrl\"?\n" + base + "/toolbelt.yaml:8:15: tools.notes.maxItems is 0: minimum: got 0, want at least 1\n"
+	for _, args := range [][]string{{"config", "check"}, {"call", "notes", "--args", "{}"}} {
+		r := runCLIWith(t, env, "", "", args...).expect(t, 2)
+		if !strings.HasSuffix(r.stderr, want) {
+			t.Errorf("%v: stderr %q, want it to end with %q", args, r.stderr, want)
+		}
+	}
+
+	env = config("    baseUrl: http://127.0.0.1:9/api\n    maxItems: 2\n")
+	runCLIWith(t, env, "", "", "config", "check").expect(t, 0)
+	r := runCLIWith(t, env, "", "", "call", "notes", "--args", "{}", "--json").expect(t, 0)
+	var msg struct {
+		Details struct {
+			Result struct {
+				Settings map[string]any `json:"settings"`
+			} `json:"result"`
+		} `json:"details"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &msg); err != nil || fmt.Sprint(msg.Details.Result.Settings) != "map[baseUrl:http://127.0.0.1:9/api maxItems:2]" {
+		t.Errorf("the handler got settings %v (%v): %s", msg.Details.Result.Settings, err, r.stdout)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -26,37 +27,124 @@ type configCmd struct {
 
 type configCheckCmd struct {
 	File string `arg:"" optional:"" help:"The file to check (default: the one toolbelt would use)." placeholder:"FILE"`
+	JSON bool   `name:"json" help:"Print JSON: {file, lookedFor, ok, problems, warnings, summary}; each problem and warning {path, line, column, message}."`
 	workspaceFlags
 }
 
+// configReport is what toolbelt config check found.
+type configReport struct {
+	// File is the file checked (absolute); "" when there is none.
+	File string `json:"file"`
+	path string // the file as found, for the text
+	// LookedFor lists where toolbelt looked, when it found no file.
+	LookedFor []string `json:"lookedFor,omitempty"`
+	// OK says the configuration has no problem (warnings aside).
+	OK       bool          `json:"ok"`
+	Problems []lineProblem `json:"problems"`
+	Warnings []lineProblem `json:"warnings"`
+	// Summary says what a good file configures ("defaults" for nothing).
+	Summary string `json:"summary,omitempty"`
+}
+
+// lineProblem is a problem of a configuration at its line and column.
+type lineProblem struct {
+	Path    string `json:"path"`
+	Line    int    `json:"line,omitempty"`
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+}
+
+// lineProblems lists the problems err joins, each at its line when it has
+// one.
+func lineProblems(err error) []lineProblem {
+	errs := []error{err}
+	if many, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = many.Unwrap()
+	}
+	out := []lineProblem{}
+	for _, err := range errs {
+		if le, ok := err.(*config.LineError); ok {
+			out = append(out, lineProblem{le.Path, le.Line, le.Column, le.Msg})
+		} else {
+			out = append(out, lineProblem{Message: err.Error()})
+		}
+	}
+	return out
+}
+
 func (c *configCheckCmd) Run(e *env) error {
+	r, err := c.check(e)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		if err := writeJSON(e.stdout, r); err != nil {
+			return err
+		}
+		if !r.OK {
+			return exitCode(exitUsage)
+		}
+		return nil
+	}
+	if r.File == "" {
+		_, err := fmt.Fprintf(e.stdout, "No configuration file (looked for %s): toolbelt uses its defaults. 'toolbelt init' writes one.\n", strings.Join(r.LookedFor, ", "))
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Checking %s\n", r.File)
+	if !r.OK {
+		errs := make([]error, len(r.Problems))
+		for i, p := range r.Problems {
+			errs[i] = &config.LineError{Path: p.Path, Line: p.Line, Column: p.Column, Msg: p.Message}
+		}
+		return errors.Join(errs...)
+	}
+	for _, w := range r.Warnings {
+		fmt.Fprintf(e.stdout, "warning: %v\n", &config.LineError{Path: w.Path, Line: w.Line, Column: w.Column, Msg: w.Message})
+	}
+	status := "ok"
+	switch n := len(r.Warnings); {
+	case n == 1:
+		status = "ok, 1 warning"
+	case n > 1:
+		status = fmt.Sprintf("ok, %d warnings", n)
+	}
+	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", r.path, status, r.Summary)
+	return err
+}
+
+// check checks the configuration file the command names (or the one
+// toolbelt would use); its error is one that keeps it from checking.
+func (c *configCheckCmd) check(e *env) (*configReport, error) {
 	if c.File != "" {
 		e.configPath = c.File
 	}
 	path, err := config.Find(e.configPath)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if path == "" {
-		_, err := fmt.Fprintf(e.stdout, "No configuration file (looked for %s): toolbelt uses its defaults. 'toolbelt init' writes one.\n", strings.Join(configCandidates(), ", "))
-		return err
+		return &configReport{LookedFor: configCandidates(), OK: true, Problems: []lineProblem{}, Warnings: []lineProblem{}, Summary: "defaults"}, nil
 	}
-	fmt.Fprintf(e.stdout, "Checking %s\n", absPath(path))
+	r := &configReport{File: absPath(path), path: path, Warnings: []lineProblem{}}
 	cfg, err := e.config()
 	if err != nil {
 		// Report the problems of the tools' settings too, against the
 		// built-in tools.
 		data, rerr := os.ReadFile(path)
 		if rerr != nil {
-			return err
+			return nil, err
 		}
 		reg, closer := e.tools()
 		defer closer.Close()
-		return config.Check(path, data, reg)
+		if checked := config.Check(path, data, reg); checked != nil {
+			err = checked
+		}
+		r.Problems = lineProblems(err)
+		return r, nil
 	}
 	reg, err := e.registry()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	checked := cfg.CheckTools(reg)
 	errs := append([]error{checked}, checkModels(cfg)...)
@@ -69,24 +157,18 @@ func (c *configCheckCmd) Run(e *env) error {
 		})
 	}
 	if err := config.Join(errs...); err != nil {
-		return err
+		r.Problems = lineProblems(err)
+		return r, nil
 	}
 	warnings := cfg.Lint(exec.LookPath, os.LookupEnv)
 	for _, p := range e.tb.DirProblems() {
 		warnings = append(warnings, cfg.ErrorAt("$.tools.dirs", "directory tool not loaded: "+p.Err.Error()))
 	}
 	for _, w := range warnings {
-		fmt.Fprintf(e.stdout, "warning: %v\n", w)
+		r.Warnings = append(r.Warnings, lineProblem{w.Path, w.Line, w.Column, w.Msg})
 	}
-	status := "ok"
-	switch n := len(warnings); {
-	case n == 1:
-		status = "ok, 1 warning"
-	case n > 1:
-		status = fmt.Sprintf("ok, %d warnings", n)
-	}
-	_, err = fmt.Fprintf(e.stdout, "%s: %s (%s)\n", path, status, summarize(cfg))
-	return err
+	r.OK, r.Problems, r.Summary = true, []lineProblem{}, summarize(cfg)
+	return r, nil
 }
 
 // configCandidates lists where toolbelt looks for its configuration.

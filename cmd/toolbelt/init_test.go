@@ -369,31 +369,55 @@ func TestInitModelFlags(t *testing.T) {
 	}
 }
 
+// modelList is a local server's answer to GET /v1/models.
+var modelList = llmtest.Response{Header: map[string]string{"Content-Type": "application/json"}, Body: `{"object": "list", "data": [{"id": "qwen3"}, {"id": "gemma3"}]}`}
+
 // TestInitAsks: at a terminal, init asks for the provider, the server's
-// address and the model, tests them, and writes them; a failed test asks
-// whether to write the model all the same.
+// address and the model — for a local server, one of the models it lists
+// (GET /v1/models; Ollama's /api/tags when that fails), or any name when
+// the list cannot be read, saying why — tests them, and writes them; a
+// failed test asks whether to write the model all the same.
 func TestInitAsks(t *testing.T) {
 	t.Parallel()
-	srv := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "ok")})
+	srv := llmtest.New(t, modelList, llmtest.Response{Body: llmtest.Chat("", "ok")})
 	ws := t.TempDir()
 	cmd := exec.Command(os.Args[0], "init", ws)
 	cmd.Env = cliEnvironment(t)
 	code, screen := atTerminal(t, cmd,
 		[2]string{"Provider (a number or a name) [1]: ", "llamacpp"},
 		[2]string{"Base URL of the llamacpp server [http://localhost:8080/v1]: ", srv.URL + "/v1"},
-		[2]string{"e.g. qwen3): ", "qwen3"})
-	if code != 0 || !strings.Contains(screen, "llamacpp/qwen3 answered.") || !strings.Contains(screen, "1  ollama            http://localhost:11434/v1") {
+		[2]string{"Model (a number or a name) [1]: ", "2"})
+	screen = strings.ReplaceAll(screen, "\r\n", "\n")
+	if code != 0 || !strings.Contains(screen, "Models at "+srv.URL+"/v1:\n   1  gemma3\n   2  qwen3\n") || !strings.Contains(screen, "llamacpp/qwen3 answered.") || !strings.Contains(screen, "1  ollama            http://localhost:11434/v1") {
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	b, err := os.ReadFile(filepath.Join(ws, "toolbelt.yaml"))
 	if err != nil || !strings.Contains(string(b), "\nmodel: llamacpp/qwen3\n") || !strings.Contains(string(b), "url: "+srv.URL+"/v1\n") {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	if len(srv.Requests()) != 1 {
-		t.Errorf("%d requests", len(srv.Requests()))
+	if reqs := srv.Requests(); len(reqs) != 2 || reqs[0].Method != http.MethodGet || reqs[0].Path != "/v1/models" || reqs[1].Path != "/v1/chat/completions" {
+		t.Errorf("requests: %+v", reqs)
 	}
 
-	// A failed test, written all the same; none: no model.
+	// Ollama without /v1/models: its /api/tags lists them.
+	srv = llmtest.New(t, llmtest.Response{Status: http.StatusNotFound, Body: `404 page not found`},
+		llmtest.Response{Header: map[string]string{"Content-Type": "application/json"}, Body: `{"models": [{"name": "llama3.2:3b"}, {"name": "qwen3:8b"}]}`},
+		llmtest.Response{Body: llmtest.Chat("", "ok")})
+	ws = t.TempDir()
+	cmd = exec.Command(os.Args[0], "init", ws, "--provider", "ollama")
+	cmd.Env = cliEnvironment(t)
+	code, screen = atTerminal(t, cmd,
+		[2]string{"[http://localhost:11434/v1]: ", srv.URL + "/v1"},
+		[2]string{"Model (a number or a name) [1]: ", ""})
+	if b, _ := os.ReadFile(filepath.Join(ws, "toolbelt.yaml")); code != 0 || !strings.Contains(string(b), "\nmodel: ollama/llama3.2:3b\n") {
+		t.Fatalf("exit %d:\n%s\n%s", code, screen, b)
+	}
+	if reqs := srv.Requests(); len(reqs) != 3 || reqs[0].Path != "/v1/models" || reqs[1].Path != "/api/tags" || reqs[1].Method != http.MethodGet {
+		t.Errorf("requests: %+v", reqs)
+	}
+
+	// Nothing answers: the list cannot be read (said in a line), the model
+	// is asked for by name; a failed test, written all the same.
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	ws = t.TempDir()
@@ -403,7 +427,7 @@ func TestInitAsks(t *testing.T) {
 		[2]string{"[http://localhost:11434/v1]: ", closed.URL + "/v1"},
 		[2]string{"e.g. qwen3): ", "qwen3"},
 		[2]string{"Write it all the same? [y/N]: ", "y"})
-	if b, _ := os.ReadFile(filepath.Join(ws, "toolbelt.yaml")); code != 0 || !strings.Contains(screen, "Nothing answered at") || !strings.Contains(string(b), "model: ollama/qwen3") {
+	if b, _ := os.ReadFile(filepath.Join(ws, "toolbelt.yaml")); code != 0 || !strings.Contains(screen, "Could not list the models at "+closed.URL+"/v1 (Get ") || !strings.Contains(screen, "Nothing answered at") || !strings.Contains(string(b), "model: ollama/qwen3") {
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}
 	ws = t.TempDir()

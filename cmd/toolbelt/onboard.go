@@ -119,6 +119,13 @@ func (c *initCmd) askModel(a asker, given *modelChoice) (*modelChoice, error) {
 		}
 		choice.baseURL = url
 	}
+	if local(choice.provider) && choice.model == "" {
+		m, err := askListedModel(a, *choice)
+		if err != nil {
+			return nil, err
+		}
+		choice.model = m
+	}
 	for choice.model == "" {
 		m, err := a.ask("Model (the name "+choice.provider.Name+" knows it by, e.g. "+exampleModel(choice.provider)+")", "")
 		if err != nil {
@@ -127,6 +134,35 @@ func (c *initCmd) askModel(a asker, given *modelChoice) (*modelChoice, error) {
 		choice.model = m
 	}
 	return choice, nil
+}
+
+// listTimeout bounds asking a local server for its models.
+const listTimeout = 10 * time.Second
+
+// askListedModel shows the models the local server of m has, numbered,
+// and asks for one (a number, or any name); "" when the list cannot be
+// read or is empty, having said why in a line.
+func askListedModel(a asker, m modelChoice) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), listTimeout)
+	defer cancel()
+	models, err := llm.Models(ctx, m.provider, m.baseURL)
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.out, "Could not list the models at %s (%v).\n", m.baseURL, err)
+		return "", nil
+	case len(models) == 0:
+		fmt.Fprintf(a.out, "The server at %s has no models yet.\n", m.baseURL)
+		return "", nil
+	}
+	fmt.Fprintf(a.out, "Models at %s:\n", m.baseURL)
+	for i, name := range models {
+		fmt.Fprintf(a.out, "  %2d  %s\n", i+1, name)
+	}
+	answer, err := a.ask("Model (a number or a name)", "1")
+	if n, nerr := strconv.Atoi(answer); err == nil && nerr == nil && n >= 1 && n <= len(models) {
+		return models[n-1], nil
+	}
+	return answer, err
 }
 
 // askProvider shows the providers, local servers first, and asks for one;

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -458,4 +459,95 @@ func TestServePacesTheCollector(t *testing.T) {
 			t.Errorf("heap goals %v MB with GOGC=100: want under %d MB", g, gcHeadroom>>20)
 		}
 	})
+}
+
+// TestServeQuietAboutStaleSessions: toolbelt serve with a tool folder,
+// one client session gone stale (initialized over HTTP, its stream never
+// opened or gone) and one live client: each edit of the tool folder tells
+// the live client (notifications/tools/list_changed), and serve's stderr
+// carries no warning about the stale session, whatever the number of edits.
+func TestServeQuietAboutStaleSessions(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	folder := filepath.Join(base, "tools", "note")
+	writeToolFolder(t, folder, 0o755, map[string]string{
+		"metadata.json": `{"name": "note", "description": "Version 0.", "readOnly": true}`,
+		"handler.sh":    `cat >/dev/null; echo '{"success": true, "result": "ok"}'`,
+	})
+	cfg := filepath.Join(base, "toolbelt.yaml")
+	if err := os.WriteFile(cfg, []byte("workspace: "+workspaceWith(t)+"\ntools:\n  dirs:\n    - path: tools\n      trusted: true\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, cmd, stderr := startServe(t, append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg))
+
+	// The stale session: initialized, and never a stream to be told on.
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"gone","version":"1"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	session := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || session == "" {
+		t.Fatalf("initialize: %d, session %q", resp.StatusCode, session)
+	}
+	if code, body := postMCP(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", session); code >= 300 {
+		t.Fatalf("initialized: %d %s", code, body)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var told atomic.Int32
+	changed := make(chan struct{}, 16)
+	live, err := sdk.NewClient(&sdk.Implementation{Name: "live", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) {
+			told.Add(1)
+			changed <- struct{}{}
+		},
+	}).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	for i := 1; i <= 3; i++ {
+		before := told.Load()
+		description := fmt.Sprintf("Version %d.", i)
+		if err := os.WriteFile(filepath.Join(folder, "metadata.json"), []byte(`{"name": "note", "description": "`+description+`", "readOnly": true}`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// Told of the edit, and tools/list shows it.
+		for told.Load() == before || !describedAs(ctx, t, live, "note", description) {
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatalf("edit %d: the live client was not told of it (%d notifications in all)", i, told.Load())
+			}
+		}
+	}
+	live.Close()
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := wait(t, cmd); code != 0 {
+		t.Errorf("exit %d: %s", code, stderr.String())
+	}
+	if out := stderr.String(); strings.Contains(out, "level=WARN") || strings.Contains(out, "level=ERROR") || strings.Contains(out, "list_changed") {
+		t.Errorf("serve's stderr speaks of the stale session:\n%s", out)
+	}
+}
+
+// describedAs reports whether the client's tools/list gives the tool name
+// the description.
+func describedAs(ctx context.Context, t *testing.T, cs *sdk.ClientSession, name, description string) bool {
+	t.Helper()
+	list, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.ContainsFunc(list.Tools, func(tt *sdk.Tool) bool { return tt.Name == name && tt.Description == description })
 }

@@ -307,7 +307,7 @@ tool name, an alias, a ` + "`*`" + ` glob or a ` + "`group:`" + ` reference (` +
 					w.fields(&ast.StructType{Fields: &ast.FieldList{List: []*ast.Field{tf}}}, "tools.")
 				}
 			}
-			w.rows = append(w.rows, row{"tools.<tool>", "mapping", "", "The settings of the tool or section named, such as `tools.exec` below."})
+			w.rows = append(w.rows, row{"tools.<tool>", "mapping", "", "The settings of the tool or section named, such as `tools.exec` below; a directory tool's are what its metadata.json declares (see docs/directory-tools.md#settings). Imported MCP tools take none."})
 			table(&b, w.rows)
 			for _, s := range settings {
 				if err := settingsSection(&b, root, s.key, s.dir, s.typ, s.what); err != nil {

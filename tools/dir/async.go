@@ -41,6 +41,8 @@ type SubmitRequest struct {
 	// WebhookURL is where the work's result is to be POSTed (webhook
 	// tools, when the server's public URL is configured).
 	WebhookURL string `json:"webhookUrl,omitempty"`
+	// Settings are the tool's settings, as in a call's Request.
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // PollRequest asks the handler how the work goes.
@@ -48,6 +50,8 @@ type PollRequest struct {
 	Operation string `json:"operation"` // "poll"
 	// TaskID is what the handler's submit answered.
 	TaskID string `json:"taskId"`
+	// Settings are the tool's settings, as in a call's Request.
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // WebhookRequest hands the handler a verified webhook delivery.
@@ -55,6 +59,8 @@ type WebhookRequest struct {
 	Operation string `json:"operation"` // "webhook"
 	// Payload is the JSON body POSTed to the tool's webhookPath.
 	Payload json.RawMessage `json:"payload"`
+	// Settings are the tool's settings, as in a call's Request.
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // SubmitResponse is the handler's answer to submit.
@@ -85,7 +91,7 @@ type asyncHandler struct{ t *Tool }
 
 func (h asyncHandler) Submit(ctx context.Context, req tool.AsyncSubmit) (string, error) {
 	var r SubmitResponse
-	err := h.step(ctx, "submit", SubmitRequest{Operation: "submit", Arguments: req.Arguments, IdempotencyKey: req.IdempotencyKey, JobID: req.TaskID, WebhookURL: req.WebhookURL}, &r)
+	err := h.step(ctx, "submit", SubmitRequest{Operation: "submit", Arguments: req.Arguments, IdempotencyKey: req.IdempotencyKey, JobID: req.TaskID, WebhookURL: req.WebhookURL, Settings: h.t.settings}, &r)
 	if err != nil {
 		return "", err
 	}
@@ -101,11 +107,11 @@ func (h asyncHandler) Submit(ctx context.Context, req tool.AsyncSubmit) (string,
 }
 
 func (h asyncHandler) Poll(ctx context.Context, taskID string) (tool.AsyncStatus, error) {
-	return h.status(ctx, "poll", PollRequest{Operation: "poll", TaskID: taskID})
+	return h.status(ctx, "poll", PollRequest{Operation: "poll", TaskID: taskID, Settings: h.t.settings})
 }
 
 func (h asyncHandler) OnWebhook(ctx context.Context, body json.RawMessage) (tool.AsyncStatus, error) {
-	return h.status(ctx, "webhook", WebhookRequest{Operation: "webhook", Payload: body})
+	return h.status(ctx, "webhook", WebhookRequest{Operation: "webhook", Payload: body, Settings: h.t.settings})
 }
 
 // status runs a poll or webhook step and reads its status answer.
@@ -133,6 +139,9 @@ func (h asyncHandler) status(ctx context.Context, op string, req any) (tool.Asyn
 // step runs the handler for one step and decodes its answer into out.
 func (h asyncHandler) step(ctx context.Context, op string, req, out any) error {
 	t := h.t
+	if t.settingsErr != nil {
+		return t.settingsErr
+	}
 	in, err := json.Marshal(req)
 	if err != nil {
 		return err

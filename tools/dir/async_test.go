@@ -12,11 +12,19 @@ import (
 )
 
 // asyncTool loads an async polling tool whose sh handler saves each step's
-// request as request.OP and prints answer.OP, both in its folder.
-func asyncTool(t *testing.T, answers map[string]string) (*Tool, tool.AsyncHandler) {
+// request as request.OP and prints answer.OP, both in its folder; with
+// settings, it declares notesSettings and is given those.
+func asyncTool(t *testing.T, answers map[string]string, settings map[string]any) (*Tool, tool.AsyncHandler) {
 	t.Helper()
+	md := map[string]any{"async": true, "asyncType": "polling"}
+	var opts Options
+	if settings != nil {
+		md["settings"] = notesSettings
+		opts.Settings = tool.Config{"render": settings}
+	}
+	opts.Trusted = true
 	files := map[string]string{
-		"metadata.json": meta("render", map[string]any{"async": true, "asyncType": "polling"}),
+		"metadata.json": meta("render", md),
 		"handler.sh": `req=$(cat)
 for op in submit poll webhook; do
   case "$req" in *"\"operation\":\"$op\""*) printf '%s' "$req" > "$TOOLBELT_TOOL_DIR/request.$op"; cat "$TOOLBELT_TOOL_DIR/answer.$op"; exit 0 ;; esac
@@ -27,7 +35,7 @@ exit 3
 	for op, a := range answers {
 		files["answer."+op] = a
 	}
-	dt, err := Load(writeTool(t, t.TempDir(), "render", files), Options{Trusted: true})
+	dt, err := Load(writeTool(t, t.TempDir(), "render", files), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +70,7 @@ func TestAsyncProtocol(t *testing.T) {
 		"submit":  `{"success": true, "taskId": "vid_7"}`,
 		"poll":    `{"status": "processing", "progress": 40.4, "message": "rendering"}`,
 		"webhook": `{"status": "completed", "progress": 100, "result": {"url": "https://v/7.mp4"}, "taskId": "vid_7"}`,
-	})
+	}, nil)
 	ctx := context.Background()
 	id, err := h.Submit(ctx, tool.AsyncSubmit{TaskID: "task_1", IdempotencyKey: "task_1.r0", Tool: "render", Arguments: json.RawMessage(`{"prompt":"a cat"}`), WebhookURL: "http://127.0.0.1:1/hook"})
 	if err != nil || id != "vid_7" {
@@ -115,7 +123,7 @@ func TestAsyncAnswerErrors(t *testing.T) {
 	} {
 		t.Run(c.op+" "+c.answer, func(t *testing.T) {
 			t.Parallel()
-			_, h := asyncTool(t, map[string]string{c.op: c.answer})
+			_, h := asyncTool(t, map[string]string{c.op: c.answer}, nil)
 			var err error
 			switch c.op {
 			case "submit":
@@ -129,5 +137,31 @@ func TestAsyncAnswerErrors(t *testing.T) {
 				t.Errorf("error = %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestAsyncStepsGetSettings: every step of an async tool that declares
+// settings carries them, as a call's request does.
+func TestAsyncStepsGetSettings(t *testing.T) {
+	t.Parallel()
+	dt, h := asyncTool(t, map[string]string{
+		"submit":  `{"success": true, "taskId": "vid_7"}`,
+		"poll":    `{"status": "processing"}`,
+		"webhook": `{"status": "processing", "taskId": "vid_7"}`,
+	}, map[string]any{"baseUrl": "http://127.0.0.1:9/api"})
+	ctx := context.Background()
+	if _, err := h.Submit(ctx, tool.AsyncSubmit{TaskID: "task_1", IdempotencyKey: "k", Tool: "render", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Poll(ctx, "vid_7"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.OnWebhook(ctx, json.RawMessage(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []string{"submit", "poll", "webhook"} {
+		if s := mustJSON(request(t, dt, op)["settings"]); s != `{"baseUrl":"http://127.0.0.1:9/api"}` {
+			t.Errorf("the %s request carries settings %s", op, s)
+		}
 	}
 }

@@ -70,6 +70,7 @@ func TestMetadataSchemaMatchesTheParser(t *testing.T) {
 		`{"name": "x", "description": "d", "async": true, "asyncType": "polling", "webhookPath": "/h"}`,
 		`{"name": "x", "description": "d", "async": true, "asyncType": "polling", "sandbox": true}`,
 		`{"name": "x", "description": "d", "pollingInterval": 5}`,
+		`{"name": "x", "description": "d", "settings": {"type": "string"}}`,
 	} {
 		var m any
 		_ = json.Unmarshal([]byte(bad), &m)
@@ -110,6 +111,10 @@ func TestProtocolMatchesItsSchemas(t *testing.T) {
 		{"submit-request.schema.json", SubmitRequest{Operation: "submit", Arguments: json.RawMessage(`{"a":1}`), IdempotencyKey: "k", JobID: "task_1", WebhookURL: "http://h/x"}, true},
 		{"submit-request.schema.json", SubmitRequest{Operation: "submit", Arguments: json.RawMessage(`{}`), IdempotencyKey: "k", JobID: "task_1"}, true},
 		{"poll-request.schema.json", PollRequest{Operation: "poll", TaskID: "vid_1"}, true},
+		{"request.schema.json", Request{Operation: "call", Arguments: json.RawMessage(`{}`), CallID: "c", Settings: json.RawMessage(`{"baseUrl":"http://h"}`)}, true},
+		{"submit-request.schema.json", SubmitRequest{Operation: "submit", Arguments: json.RawMessage(`{}`), IdempotencyKey: "k", JobID: "task_1", Settings: json.RawMessage(`{"n":1}`)}, true},
+		{"poll-request.schema.json", PollRequest{Operation: "poll", TaskID: "vid_1", Settings: json.RawMessage(`{"n":1}`)}, true},
+		{"webhook-request.schema.json", WebhookRequest{Operation: "webhook", Payload: json.RawMessage(`{}`), Settings: json.RawMessage(`{"n":1}`)}, true},
 		{"webhook-request.schema.json", WebhookRequest{Operation: "webhook", Payload: json.RawMessage(`{"id":"vid_1"}`)}, true},
 		{"response.schema.json", `{"success": true, "result": {"n": 1}, "summary": "one"}`, true},
 		{"response.schema.json", `{"success": false, "error": "quota", "canRetry": true, "suggestion": "wait"}`, true},

@@ -79,6 +79,10 @@ type Options struct {
 	// Bwrap is the bubblewrap executable for sandboxed handlers (default:
 	// bwrap from PATH).
 	Bwrap string
+	// Settings are the tools' settings by tool name (tools.<name> in
+	// toolbelt.yaml): a tool whose metadata declares settings gets its own
+	// in every request, once they match what it declares.
+	Settings tool.Config
 }
 
 // DefaultMaxOutput bounds a handler's standard output when Options do not.
@@ -101,6 +105,12 @@ type Tool struct {
 	// Untrusted says why the agent could have written or changed the tool
 	// ("" for a trusted tool).
 	Untrusted string
+
+	// settings are the settings its handler gets, when its metadata
+	// declares some; settingsErr says why they cannot be used (they do
+	// not match the declaration), which fails every request.
+	settings    json.RawMessage
+	settingsErr error
 
 	opts     Options
 	pers     *persistent // set for a persistent handler
@@ -172,6 +182,13 @@ func Load(folder string, opts Options) (*Tool, error) {
 		if err := t.checkUntrusted(); err != nil {
 			return nil, fmt.Errorf("%s: not loaded: %s; the agent could have written it (%s). Declare its folder trusted in toolbelt.yaml (tools.dirs: [{path: …, trusted: true}]) if it is yours", abs, err, t.Untrusted)
 		}
+	}
+	if s, ok := t.Meta.Settings.(*jsonschema.Schema); ok {
+		v, err := schema.Compile(s)
+		if err != nil {
+			return nil, &FileError{Path: mpath, Line: lineAt(b, keyOffset(b, "settings")), Msg: "settings: the schema does not compile: " + err.Error()}
+		}
+		t.settings, t.settingsErr = t.settingsOf(v, opts.Settings[md.Name])
 	}
 	tt := t.Tool()
 	if err := tt.Check(); err != nil {
@@ -255,6 +272,8 @@ func (t *Tool) checkUntrusted() error {
 		return errors.New(`"ownerOnly" is refused for a tool from a folder the agent can write: owner-only marks Toolbelt's administrative tools, and a tool the agent wrote does not get it`)
 	case md.Async:
 		return errors.New(`"async" is refused for a tool from a folder the agent can write: an async tool's steps run after the call, outside any sandbox, with no one to approve them`)
+	case md.Settings != nil:
+		return errors.New(`"settings" is refused for a tool from a folder the agent can write: it would hand what toolbelt.yaml holds for the tool (keys, addresses) to code the agent wrote`)
 	case len(md.Env) > 0:
 		return fmt.Errorf(`"env" (%s) is refused for a tool from a folder the agent can write: it would hand secrets to code the agent wrote. List the variables in tools.exec.envAllow if every handler may see them (an untrusted one sees them only in calls a person approved)`, strings.Join(md.Env, ", "))
 	}

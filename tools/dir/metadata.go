@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/internal/closest"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -77,6 +78,11 @@ type Metadata struct {
 	// Interpreter runs the handler ("python3", "node", …); default: from
 	// the handler's extension, or none for an executable.
 	Interpreter string `json:"interpreter,omitempty"`
+	// Settings is the JSON Schema of the tool's settings, an object the
+	// configuration gives under tools.<name> in toolbelt.yaml: checked
+	// against it (see closedSettings) and handed to the handler in every
+	// request.
+	Settings *jsonschema.Schema `json:"settings,omitempty"`
 	// Schema is a URL of the metadata's JSON Schema, for editors; ignored.
 	Schema string `json:"$schema,omitempty"`
 }
@@ -169,7 +175,13 @@ func ParseMetadata(path string, b []byte) (Metadata, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fail(te.Offset, "field %q must be %s, not %s", te.Field, jsonKind(te.Type), te.Value)
+			// A keyword of the settings schema is named by its path in
+			// the schema type's fields.
+			field := strings.ReplaceAll(te.Field, ".schemaWithoutMethods", "")
+			if field == "settings" {
+				return fail(te.Offset, "%s", settingsShape)
+			}
+			return fail(te.Offset, "field %q must be %s, not %s", field, jsonKind(te.Type), te.Value)
 		}
 		return fail(-1, "%v", err)
 	}
@@ -273,11 +285,17 @@ func (m *Metadata) check() *fieldError {
 			return &fieldError{"profiles", fmt.Sprintf("unknown profile %q: use %s", p, strings.Join(knownProfiles, ", "))}
 		}
 	}
+	if m.Settings != nil && m.Settings.Type != "object" {
+		return &fieldError{"settings", settingsShape}
+	}
 	if m.Handler != "" && (strings.Contains(m.Handler, "/") || strings.Contains(m.Handler, `\`) || m.Handler == "." || m.Handler == "..") {
 		return &fieldError{"handler", fmt.Sprintf("handler %q must be a file name in the tool's folder, not a path", m.Handler)}
 	}
 	return nil
 }
+
+// settingsShape says what "settings" must be.
+const settingsShape = `settings must be the JSON Schema of an object, like {"type": "object", "properties": {"baseUrl": {"type": "string"}}}`
 
 // knownProfiles are the profiles a tool may be listed in.
 var knownProfiles = []string{"minimal", "coding", "messaging", "full"}
@@ -302,6 +320,9 @@ func (m *Metadata) meta(trusted bool) tool.Meta {
 		Timeout:         seconds(m.Timeout),
 		EstimatedTime:   seconds(m.EstimatedTime),
 		Source:          tool.SourceDirectory,
+	}
+	if m.Settings != nil {
+		meta.Settings = closedSettings(m.Settings)
 	}
 	if !trusted {
 		meta.ReadOnly, meta.OwnerOnly = false, false

@@ -32,6 +32,10 @@ type Request struct {
 	CallID string `json:"callId"`
 	// Context says who and where the call runs for.
 	Context RequestContext `json:"context"`
+	// Settings are the tool's settings from toolbelt.yaml (tools.<name>),
+	// checked against what its metadata declares; absent when it
+	// declares none.
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // RequestContext is the request's context.
@@ -93,13 +97,17 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 	if tc == nil {
 		tc = &tool.Context{}
 	}
+	if t.settingsErr != nil {
+		return tool.Result{}, &Failure{Info: tool.ErrorInfo{Message: t.settingsErr.Error(), Suggestion: "Do not retry: ask the user to fix the tool's settings in toolbelt.yaml."}}
+	}
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
 	in, err := json.Marshal(Request{
 		Operation: "call", Arguments: args, CallID: call.ID,
-		Context: RequestContext{Workspace: tc.Workspace, Session: tc.SessionKey, Agent: tc.AgentID},
+		Context:  RequestContext{Workspace: tc.Workspace, Session: tc.SessionKey, Agent: tc.AgentID},
+		Settings: t.settings,
 	})
 	if err != nil {
 		return tool.Result{}, tool.InputErrorf("the arguments are not valid JSON: %v", err)
