@@ -77,7 +77,9 @@ func text(t *testing.T, tab context.Context, sel string) string {
 }
 
 // visible waits until the element the CSS selector sel matches is visible.
-func visible(sel string) chromedp.Action[chromedp.Void] { return chromedp.WaitVisible(chromedp.CSS(sel)) }
+func visible(sel string) chromedp.Action[chromedp.Void] {
+	return chromedp.WaitVisible(chromedp.CSS(sel))
+}
 
 // clearCookies forgets the browser's cookies: the session ends.
 func clearCookies() chromedp.Action[chromedp.Void] {
