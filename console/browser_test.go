@@ -189,6 +189,8 @@ func TestBrowserShowsACallLive(t *testing.T) {
 		t.Errorf("the newest row is %s, want call-live-1 first", first)
 	}
 	screenshot(t, tab, "calls")
+	run(t, tab, "opening the home page", chromedp.Navigate(s.srv.URL+"/"), visible("#call-live-1"))
+	screenshot(t, tab, "home")
 
 	run(t, tab, "filtering by tool", chromedp.Navigate(s.srv.URL+"/calls?tool=ls"), visible("#no-calls"))
 
@@ -281,5 +283,35 @@ func TestBrowserViewerCannotApprove(t *testing.T) {
 	}
 	if p, _ := s.tb.Store().Pending().Get(context.Background(), "call-1"); p.State != store.PendingWaiting {
 		t.Errorf("the viewer decided: %+v", p)
+	}
+}
+
+// TestBrowserApprovesAndDeniesWaitingCalls: an owner allows one waiting
+// call for the session and denies another with a reason, from the page;
+// the queue records each decision with who made it, and the reason.
+func TestBrowserApprovesAndDeniesWaitingCalls(t *testing.T) {
+	s := serve(t, false)
+	addPending(t, s, "call-allow")
+	addPending(t, s, "call-deny")
+	tab := browser(t)
+	run(t, tab, "opening /approvals", chromedp.Navigate(s.srv.URL+"/approvals"), visible("#approval-call-allow"))
+	for _, label := range []string{"Allow once", "Allow for this session", "Allow for this workspace (kept until revoked)"} {
+		if !strings.Contains(text(t, tab, "#approval-call-allow form"), label) {
+			t.Errorf("no button %q", label)
+		}
+	}
+	screenshot(t, tab, "approvals")
+	run(t, tab, "allowing for the session", chromedp.Click(chromedp.CSS(`#approval-call-allow button[value="session"]`)), visible(".flash"))
+	if f := text(t, tab, ".flash"); !strings.Contains(f, "Allowed (session)") {
+		t.Errorf("after allowing: %q", f)
+	}
+	run(t, tab, "denying with a reason", chromedp.SendKeys(chromedp.CSS("#reason-call-deny"), "not on Fridays"),
+		chromedp.Click(chromedp.CSS(`#approval-call-deny button[value="deny"]`)), visible("#none-waiting"))
+	ctx := context.Background()
+	if p, _ := s.tb.Store().Pending().Get(ctx, "call-allow"); p.State != store.PendingAllowed || p.Grant != store.GrantSession || p.By != "owner" {
+		t.Errorf("the allowed call: %+v", p)
+	}
+	if p, _ := s.tb.Store().Pending().Get(ctx, "call-deny"); p.State != store.PendingDenied || p.DenyReason != "not on Fridays" || p.By != "owner" {
+		t.Errorf("the denied call: %+v", p)
 	}
 }
