@@ -355,7 +355,9 @@ func waitingCall(t *testing.T, s *served, id, args string) <-chan tool.ResultMes
 		t.Fatal(err)
 	}
 	out := make(chan tool.ResultMessage, 1)
-	go func() { out <- r.Run(context.Background(), tool.Call{ID: id, Name: "write", Arguments: json.RawMessage(args)}) }()
+	go func() {
+		out <- r.Run(context.Background(), tool.Call{ID: id, Name: "write", Arguments: json.RawMessage(args)})
+	}()
 	return out
 }
 
