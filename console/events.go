@@ -67,7 +67,7 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 			}
 		case <-poll.C:
 			logged, last, err := c.calls(r, f, after)
-			if err != nil {
+			if err != nil && r.Context().Err() == nil {
 				c.log.Warn("console: reading new audit records", "err", err)
 			}
 			after = last
