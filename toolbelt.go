@@ -26,7 +26,7 @@
 // Toolbelt is at v0: its API may change between minor versions. The API is
 // this package and the packages it is built from — tool, registry, schema,
 // invoke, provider, content, fsbridge, catalog, policy, audit, store,
-// config, jobs, automation, undo, lifecycle, mcp, llm, agent and the
+// config, jobs, automation, undo, lifecycle, mcp, console, llm, agent and the
 // built-in tools under tools/, with their sub-packages (llm/llmtest is a
 // replay server for the tests of programs that talk to models). What is
 // under internal/ is not API: the file change sets and diffs, the command
@@ -49,6 +49,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/feed"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -80,8 +81,10 @@ type Options struct {
 	// background work (default tools.Core).
 	Builtins func() (*registry.Registry, io.Closer)
 	// Confirm answers the calls of runners that need a person's approval;
-	// nil: nobody can, so such calls are blocked. An MCP server asks its
-	// clients instead.
+	// nil: the console does — such a call waits for its decision (up to
+	// console.approvalTimeout) when a console is open, and is blocked at
+	// once when none is. An MCP server asks its clients instead, and the
+	// console for those that cannot ask their users.
 	Confirm invoke.Confirmer
 	// Logger receives what the services log (default: warnings to stderr).
 	Logger *slog.Logger
@@ -165,6 +168,7 @@ type Toolbelt struct {
 	sched       *automation.Scheduler
 	dirProblems []dir.Problem // the directory tools the first load skipped
 	base        *tool.Context // the workspace's context; runners copy it
+	feed        *feed.Hub     // every runner's calls, live (Feed)
 	// workspaces are the contexts of the workspaces other than the
 	// root's that callers work in, opened on first use.
 	workspaces map[string]*tool.Context
@@ -250,7 +254,7 @@ func newToolbelt(o Options) (*Toolbelt, error) {
 	if o.Builtins == nil {
 		o.Builtins = tools.Core
 	}
-	return &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws}, nil
+	return &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws, feed: feed.New()}, nil
 }
 
 // onClose registers what closes a resource just opened.
@@ -288,6 +292,12 @@ func (tb *Toolbelt) Close(ctx context.Context) error {
 // calls run through a runner of the root on the "cron" channel; a
 // program that runs one on a person's behalf may set another.
 func (tb *Toolbelt) Scheduler() *automation.Scheduler { return tb.sched }
+
+// Feed returns the live feed of the calls of every runner the root makes
+// (Runner, RunnerFor, MCPServer's, the scheduler's): each call's start,
+// progress, wait for the console's approval and end, with its audit
+// record.
+func (tb *Toolbelt) Feed() *feed.Hub { return tb.feed }
 
 // Registry returns the registry of every tool the root serves.
 func (tb *Toolbelt) Registry() *registry.Registry { return tb.reg }

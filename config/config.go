@@ -52,6 +52,8 @@ type Config struct {
 	Confirm Confirm `yaml:"confirm"`
 	// Cron is how toolbelt serve runs the cron tool's schedules.
 	Cron Cron `yaml:"cron"`
+	// Console is the web console toolbelt serve serves.
+	Console Console `yaml:"console"`
 	// Tools is the global tool policy, with tool settings.
 	Tools Tools `yaml:"tools"`
 	// Agents are the configured agents by id: each one's model, workspace,
