@@ -56,6 +56,7 @@ mcp:
 mcpServers:
   gone:
     command: /nonexistent/server
+database: postgres://toolbelt:hunter2@db.example/toolbelt
 `
 	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ mcpServers:
 		"limits.maxTimeout": {Value: `"1h"`, From: "default"},
 		"mcp.addr":          {Value: `"127.0.0.1:7420"`, From: "default"},
 		"mcp.tokens":        {Value: `[{"owner":false,"principal":"ci","token":"[redacted]"}]`, From: path + ":7"},
+		"database":          {Value: `"postgres://toolbelt:[redacted]@db.example/toolbelt"`, From: path + ":12"},
 	} {
 		want.Key = key
 		if got := values[key]; got != want {
@@ -92,7 +94,7 @@ mcpServers:
 		}
 	}
 	for _, v := range rep.Values {
-		if strings.Contains(v.Value, "s3cr3t") {
+		if strings.Contains(v.Value, "s3cr3t") || strings.Contains(v.Value, "hunter2") {
 			t.Errorf("a secret is shown: %+v", v)
 		}
 	}
