@@ -37,6 +37,9 @@ func TestReadNumbers(t *testing.T) {
 	for i := 1; i <= 100; i++ { // read: 1 ms … 100 ms, 30 minutes ago
 		records = append(records, audit.Record{Time: now.Add(-30 * time.Minute), CallID: fmt.Sprint("r", i), Tool: "read", Duration: time.Duration(i) * time.Millisecond})
 	}
+	for i, ms := range []int{30, 10, 20} { // glob: p50 20 ms, p99 30 ms by nearest rank
+		records = append(records, audit.Record{Time: now.Add(-10 * time.Minute), CallID: fmt.Sprint("g", i), Tool: "glob", Duration: time.Duration(ms) * time.Millisecond})
+	}
 	deny := []audit.Verdict{{Layer: "global", Decision: "deny", Rule: "deny: exec"}}
 	for i := range 3 { // exec: denied, 5 minutes ago
 		records = append(records, audit.Record{Time: now.Add(-5 * time.Minute), CallID: fmt.Sprint("x", i), Tool: "exec", Verdicts: deny, IsError: true, ErrorClass: "denied"})
@@ -57,9 +60,9 @@ func TestReadNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 100 reads, 3 exec, 1 write, 1 web_fetch, and the async call itself.
-	if n.Calls != 106 || n.Denials != 4 || n.Errors != 1 {
-		t.Errorf("calls %d, denials %d, errors %d; want 106, 4, 1", n.Calls, n.Denials, n.Errors)
+	// 100 reads, 3 globs, 3 exec, 1 write, 1 web_fetch, and the async call itself.
+	if n.Calls != 109 || n.Denials != 4 || n.Errors != 1 {
+		t.Errorf("calls %d, denials %d, errors %d; want 109, 4, 1", n.Calls, n.Denials, n.Errors)
 	}
 	if n.JobsInFlight != 1 || n.JobsMore {
 		t.Errorf("jobs in flight: %d (more: %v), want 1", n.JobsInFlight, n.JobsMore)
@@ -80,6 +83,9 @@ func TestReadNumbers(t *testing.T) {
 	}
 	if e := byTool["exec"]; e.Denials != 3 || e.Errors != 0 {
 		t.Errorf("exec: %+v; want 3 denials, no errors", e)
+	}
+	if g := byTool["glob"]; g.P50 != 20*time.Millisecond || g.P99 != 30*time.Millisecond {
+		t.Errorf("glob: %+v; want p50 20ms, p99 30ms", g)
 	}
 	if w := byTool["web_fetch"]; w.Errors != 1 {
 		t.Errorf("web_fetch: %+v; want 1 error", w)

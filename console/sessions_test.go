@@ -33,6 +33,8 @@ func keepSessions(t *testing.T, ss *store.Sessions) {
 		{ID: "sub:b", ParentKey: "agent:main:main", Label: "write"},
 		{ID: "sub:a:1", ParentKey: "sub:a", Label: "fetch"},
 		{ID: "elsewhere"},
+		{ID: "loop:a", ParentKey: "loop:b"}, // a broken record: each spawned the other
+		{ID: "loop:b", ParentKey: "loop:a"},
 	} {
 		s.As = tool.Identity{AgentID: "main"}
 		if err := ss.Start(ctx, s); err != nil {
@@ -89,6 +91,13 @@ func TestSessionTree(t *testing.T) {
 	}
 	if tree.Children[0].Status != store.SessionDone || tree.Children[0].Usage.Input != 10 {
 		t.Errorf("sub:b: %+v", tree.Children[0].SessionInfo)
+	}
+	loop, err := console.SessionTree(context.Background(), ss, "loop:a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := walk(loop, 0); len(got) != 2 || got[1] != "1loop:b" {
+		t.Errorf("a loop of parents: %v, want loop:a with loop:b under it, once", got)
 	}
 	if _, err := console.SessionTree(context.Background(), ss, "nobody"); err == nil {
 		t.Error("the tree of a session the store does not hold")
