@@ -26,7 +26,7 @@
 // Toolbelt is at v0: its API may change between minor versions. The API is
 // this package and the packages it is built from — tool, registry, schema,
 // invoke, provider, content, fsbridge, catalog, policy, audit, store,
-// config, jobs, automation, undo, lifecycle, mcp, llm, agent and the
+// config, jobs, automation, undo, lifecycle, mcp, console, llm, agent and the
 // built-in tools under tools/, with their sub-packages (llm/llmtest is a
 // replay server for the tests of programs that talk to models). What is
 // under internal/ is not API: the file change sets and diffs, the command

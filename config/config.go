@@ -75,6 +75,9 @@ type Config struct {
 	Audit Audit `yaml:"audit"`
 	// Jobs configures the durable jobs of async tools (docs/jobs.md).
 	Jobs Jobs `yaml:"jobs"`
+	// Console configures the web console `toolbelt serve` serves at /
+	// (docs/console.md).
+	Console Console `yaml:"console"`
 	// Model is the model `toolbelt run` uses without --model or
 	// TOOLBELT_MODEL: PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5.
 	Model string `yaml:"model"`
@@ -298,6 +301,18 @@ type ModelPrice struct {
 	CacheRead float64 `yaml:"cacheRead"`
 	// CacheWrite is the price of a million input tokens written to the cache.
 	CacheWrite float64 `yaml:"cacheWrite"`
+}
+
+// Console configures the web console (docs/console.md).
+type Console struct {
+	// Owners are the principals of mcp.tokens who are the console's
+	// owners: they approve, deny and undo calls. Other principals only
+	// see. The holder of mcp.token is always an owner.
+	Owners []string `yaml:"owners"`
+	// AuditHead is a head of the audit chain saved earlier (SEQ:HASH, from
+	// toolbelt audit head): the console's "verify chain" checks the log
+	// against it, as toolbelt audit verify --head does.
+	AuditHead string `yaml:"auditHead"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.

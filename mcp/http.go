@@ -192,20 +192,7 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		// that opened it, so another token cannot use it.
 		next = auth.RequireBearerToken(keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-		def := "80"
-		if r.TLS != nil {
-			def = "443"
-		}
-		if !own.host(r.Host, def, local) {
-			http.Error(w, "forbidden: the Host header does not name this server (its name and port; mcp.allowedHosts adds names)", http.StatusForbidden)
-			return
-		}
-		if origin := r.Header.Get("Origin"); origin != "" && !own.origin(origin, local) {
-			http.Error(w, "forbidden: requests from this origin are not allowed: only the server's own origin and those in mcp.allowedOrigins are", http.StatusForbidden)
-			return
-		}
+	return own.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(tokens) > 0 {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 			if _, known := keys.find(got); !ok || !known {
@@ -213,6 +200,33 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 				return
 			}
+		}
+		next.ServeHTTP(w, r)
+	}))
+}
+
+// Guard returns h behind the checks Handler makes first: the Host and
+// Origin headers must name this server (DNS-rebinding protection), as o's
+// Addr, AllowedHosts and AllowedOrigins say. Other handlers the same server
+// serves (the console) use it.
+func (o HTTPOptions) Guard(h http.Handler) http.Handler { return newAuthority(o).guard(h) }
+
+// guard answers 403 to a request whose Host or Origin header does not name
+// this server, and passes the others to next.
+func (a *authority) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+		def := "80"
+		if r.TLS != nil {
+			def = "443"
+		}
+		if !a.host(r.Host, def, local) {
+			http.Error(w, "forbidden: the Host header does not name this server (its name and port; mcp.allowedHosts adds names)", http.StatusForbidden)
+			return
+		}
+		if origin := r.Header.Get("Origin"); origin != "" && !a.origin(origin, local) {
+			http.Error(w, "forbidden: requests from this origin are not allowed: only the server's own origin and those in mcp.allowedOrigins are", http.StatusForbidden)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -318,6 +318,38 @@ CREATE TABLE file_intents (
 );
 ALTER TABLE file_changes ADD COLUMN intent_id BIGINT;
 `},
+	// Calls waiting for a person's approval in the console (Pending), with
+	// what the person must see and, once decided, the decision; and the
+	// console's heartbeat, by its URL, which tells a waiting call whether
+	// anyone could decide it.
+	{name: "approvals waiting for the console", sql: `
+CREATE TABLE pending_approvals (
+	id TEXT PRIMARY KEY,
+	call_id TEXT NOT NULL,
+	workspace TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	args TEXT NOT NULL,
+	caller TEXT NOT NULL,
+	reason TEXT NOT NULL,
+	message TEXT NOT NULL,
+	always_covers TEXT NOT NULL,
+	no_always TEXT NOT NULL,
+	effects TEXT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	state TEXT NOT NULL,
+	grant_scope TEXT NOT NULL,
+	decided_by TEXT NOT NULL,
+	decided_ns BIGINT NOT NULL,
+	deny_reason TEXT NOT NULL
+);
+CREATE INDEX pending_approvals_state ON pending_approvals (state, created_ns);
+CREATE INDEX pending_approvals_workspace ON pending_approvals (workspace, created_ns);
+CREATE TABLE console_beats (
+	url TEXT PRIMARY KEY,
+	beat_ns BIGINT NOT NULL
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -173,6 +173,8 @@ func TestListFilters(t *testing.T) {
 			{"since, to the nanosecond", auditlog.Filter{Since: t0.Add(3*time.Hour + 1)}, "c5 c6"},
 			{"limit keeps the newest", auditlog.Filter{Limit: 2}, "c5 c6"},
 			{"call", auditlog.Filter{CallID: "c4"}, "c4"},
+			{"after a record", auditlog.Filter{After: 4}, "c5 c6"},
+			{"after a record, of a tool", auditlog.Filter{After: 2, Tool: "read"}, "c3 c6"},
 			{"all together", auditlog.Filter{Tool: "exec", Session: "s2", Since: t0.Add(time.Hour), Limit: 5}, "c5"},
 			{"none", auditlog.Filter{Tool: "browser"}, ""},
 		} {

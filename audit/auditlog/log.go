@@ -571,6 +571,9 @@ type Filter struct {
 	Session string
 	// CallID keeps the records of this call.
 	CallID string
+	// After keeps the records after the one of this sequence number: those
+	// appended since it was read.
+	After int64
 	// Limit keeps only the newest Limit records (0: all).
 	Limit int
 }
@@ -593,6 +596,9 @@ func (l *Log) List(ctx context.Context, f Filter) ([]audit.Record, error) {
 	}
 	if !f.Since.IsZero() {
 		where, args = append(where, "time_ns >= ?"), append(args, f.Since.UnixNano())
+	}
+	if f.After > 0 {
+		where, args = append(where, "seq > ?"), append(args, f.After)
 	}
 	q := "SELECT seq, body, hash FROM audit_log"
 	if len(where) > 0 {

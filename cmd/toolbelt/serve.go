@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/console"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -309,16 +310,27 @@ func (c *serveCmd) Run(e *env) error {
 			mux.Handle("POST "+p, q.WebhookHandler())
 		}
 	}
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprint(w, frontPage(r.Host, withToken, len(srv.Listed())))
+	base := "http://" + reachable(o.Addr)
+	con, err := e.tb.Console(console.Options{
+		Token: o.Token, Tokens: consoleTokens(o.Tokens), Owners: cfg.Console.Owners, AuditHead: cfg.Console.AuditHead,
+		URL: base, Endpoint: base + "/mcp", Version: buildVersion(),
 	})
+	if err != nil {
+		return err
+	}
+	if err := con.Start(context.Background()); err != nil {
+		return err
+	}
+	defer con.Stop(context.Background())
+	mux.Handle("/", o.Guard(withTextFront(con.Handler(), func(host string) string {
+		return frontPage(host, withToken, len(srv.Listed()))
+	})))
 	hs := o.HTTPServer(mux)
 	_ = e.tb.AwaitImports(context.Background()) // to count their tools
 	// Before the banner, which says Ctrl-C stops the server.
 	ctx, stop := e.interruptible()
 	defer stop()
-	e.printServing(ln.Addr().String(), withToken, srv)
+	e.printServing(ln.Addr().String(), withToken, srv, con)
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
@@ -346,6 +358,39 @@ func firstToken(tokens []mcp.Token) string {
 	return tokens[0].Token
 }
 
+// consoleTokens are the console's principals: those of mcp.tokens.
+func consoleTokens(tokens []mcp.Token) []console.Token {
+	var out []console.Token
+	for _, t := range tokens {
+		out = append(out, console.Token{Token: t.Token, Principal: t.Principal})
+	}
+	return out
+}
+
+// withTextFront answers GET / with the plain-text front page for a client
+// that does not ask for HTML (curl, a script), and passes the rest to the
+// console.
+func withTextFront(con http.Handler, page func(host string) string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/" && !strings.Contains(r.Header.Get("Accept"), "text/html") {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			fmt.Fprint(w, page(r.Host))
+			return
+		}
+		con.ServeHTTP(w, r)
+	})
+}
+
+// printConsole says where the console is, with a one-time login link when
+// logging in takes a token.
+func (e *env) printConsole(base string, withToken bool, con *console.Console) {
+	if !withToken {
+		fmt.Fprintf(e.stdout, "\nConsole (watch calls, approve, undo): %s/ (from this machine, no login)\n", base)
+		return
+	}
+	fmt.Fprintf(e.stdout, "\nConsole (watch calls, approve, undo): %s/\n  Log in once with this link (valid 15 minutes, one use): %s\n", base, con.LoginLink())
+}
+
 // frontPage is what GET / answers: what is served where.
 func frontPage(host string, withToken bool, tools int) string {
 	auth := ""
@@ -355,7 +400,7 @@ func frontPage(host string, withToken bool, tools int) string {
 	return fmt.Sprintf(`Toolbelt %s: an MCP server offering %d tools.
 
   MCP (streamable HTTP)  http://%s/mcp%s
-  this page              http://%s/
+  console                http://%s/ (in a browser)
 
 Connect an MCP client to the /mcp endpoint, for example:
   claude mcp add --transport http toolbelt http://%s/mcp
@@ -396,8 +441,9 @@ func reachable(addr string) string {
 	return net.JoinHostPort("127.0.0.1", port)
 }
 
-// printServing says where the server listens and how to connect a client.
-func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
+// printServing says where the server listens, how to connect a client,
+// and where the console is.
+func (e *env) printServing(addr string, withToken bool, srv *mcp.Server, con *console.Console) {
 	reach := reachable(addr)
 	endpoint := "http://" + reach + "/mcp"
 	tc := srv.Runner().Context()
@@ -413,7 +459,7 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	if dir != "" && realpath.Within(dir, tc.Workspace) {
 		state += " (inside the workspace, hidden from the tools)"
 	}
-	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n  page       http://%s/ says what is served where\n", tc.Workspace, state, len(tools), reach)
+	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n", tc.Workspace, state, len(tools))
 	remote := map[string]any{"type": "http", "url": endpoint}
 	if withToken {
 		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
@@ -432,6 +478,7 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server) {
 	if note != "" {
 		fmt.Fprintf(e.stdout, "  (%s)\n", note)
 	}
+	e.printConsole("http://"+reach, withToken, con)
 	fmt.Fprintf(e.stdout, "\nCtrl-C stops the server.\n")
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt"
-	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -145,20 +144,14 @@ type undoRecord struct {
 	outcome                             string
 }
 
-// recordUndo appends an undo to the audit log as a call of its own (tool
-// undo, its own id, the call undone in its arguments), and waits until it is
-// written. toolbelt undo and chat's /undo both record theirs through it.
+// recordUndo appends an undo to the audit log (toolbelt.RecordUndo), and
+// waits until it is written. toolbelt undo and chat's /undo both record
+// theirs through it.
 func recordUndo(ctx context.Context, e *env, u undoRecord) error {
-	args, _ := json.Marshal(map[string]string{"callId": u.callID})
-	rec := audit.Record{
-		Time: u.started, CallID: tool.NewCallID("undo"), Tool: "undo", Channel: u.channel, SessionKey: u.session,
-		Owner: u.owner, Workspace: u.workspace, Arguments: args, Duration: time.Since(u.started),
-		ResultBytes: u.resultBytes, IsError: u.outcome != "", ErrorClass: u.outcome,
-	}
-	if err := e.tb.Record(ctx, rec); err != nil {
-		return fmt.Errorf("recording the undo of call %s in the audit log: %w", u.callID, err)
-	}
-	return nil
+	return e.tb.RecordUndo(ctx, toolbelt.UndoRecord{
+		CallID: u.callID, Started: u.started, ResultBytes: u.resultBytes, Outcome: u.outcome,
+		Caller: tool.Identity{Channel: u.channel, SessionKey: u.session, Owner: u.owner, Workspace: u.workspace},
+	})
 }
 
 func isExit(err error) bool {
