@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -63,6 +64,10 @@ func CheckConfig(cfg *config.Config, reg *registry.Registry, tc *tool.Context) C
 	}
 	walk(cfg, "$", "", cfg.Effective(), &rep.Values)
 	return rep
+}
+
+func (c *Console) loadConfig(*http.Request, User) (any, error) {
+	return CheckConfig(c.opts.Config, c.opts.Registry, c.opts.Context), nil
 }
 
 // walk adds the settings under v, at the YAML path path and the dotted key

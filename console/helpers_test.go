@@ -1,14 +1,12 @@
 package console_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/toolbelt/toolbelt"
-	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/console"
 )
 
@@ -39,18 +37,15 @@ type served struct {
 // owner's.
 func serve(t *testing.T, tokens bool) *served {
 	t.Helper()
-	cfg, err := config.Parse("toolbelt.yaml", []byte(policyYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: ws, DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close(context.Background()) })
-	s := &served{tb: tb, ws: ws}
+	return serveRoot(t, openRoot(t, policyYAML), tokens)
+}
+
+// serveRoot serves the console of an open root, as serve does.
+func serveRoot(t *testing.T, tb *toolbelt.Toolbelt, tokens bool) *served {
+	t.Helper()
+	s := &served{tb: tb, ws: tb.Workspace()}
 	var o console.Options
+	var err error
 	if tokens {
 		o.Token, o.Tokens = ownerToken, []console.Token{{Token: viewerToken, Principal: "alice"}}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strconv"
 	"time"
@@ -71,6 +72,10 @@ func ReadNumbers(ctx context.Context, log *auditlog.Log, q *jobs.Queue, now time
 		n.JobsInFlight = min(n.JobsInFlight, MaxInFlight)
 	}
 	return n, nil
+}
+
+func (c *Console) loadNumbers(r *http.Request, _ User) (any, error) {
+	return ReadNumbers(r.Context(), c.opts.Audit, c.opts.Jobs, time.Now())
 }
 
 // numbersOf sums up the call records made in [since, until) in one pass.

@@ -31,7 +31,7 @@ func appendRecords(t testing.TB, log interface {
 
 func TestReadNumbers(t *testing.T) {
 	t.Parallel()
-	tb := openRoot(t, waitingTool())
+	tb := openRoot(t, pageYAML, waitingTool())
 	now := time.Now()
 	var records []audit.Record
 	for i := 1; i <= 100; i++ { // read: 1 ms … 100 ms, 30 minutes ago
@@ -56,7 +56,9 @@ func TestReadNumbers(t *testing.T) {
 	}
 	waitLogged(t, tb, "job1")
 
-	n, err := console.ReadNumbers(context.Background(), tb.AuditLog(), tb.Jobs(), now.Add(time.Second))
+	// Read at the time the last call was logged: less than a minute after
+	// now, so the reads are still in the minute 30 minutes before.
+	n, err := console.ReadNumbers(context.Background(), tb.AuditLog(), tb.Jobs(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func TestReadNumbers(t *testing.T) {
 	if len(n.PerMinute) != 60 {
 		t.Fatalf("%d minutes, want 60", len(n.PerMinute))
 	}
-	if got := n.PerMinute[29]; got != 100 { // now+1s-1h … : 30 minutes ago is minute 29
+	if got := n.PerMinute[29]; got != 100 {
 		t.Errorf("minute 29 has %d calls, want the 100 reads (per minute: %v)", got, n.PerMinute)
 	}
 	read := n.Tools[0]

@@ -14,7 +14,7 @@ import (
 
 func TestToolSchemasPerDialect(t *testing.T) {
 	t.Parallel()
-	tb := openRoot(t, waitingTool())
+	tb := openRoot(t, pageYAML, waitingTool())
 	tc, err := tb.Context(tool.Identity{Channel: "console", Owner: true})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ database: postgres://toolbelt:hunter2@db.example/toolbelt
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb := openRoot(t)
+	tb := openRoot(t, pageYAML)
 	tc, err := tb.Context(tool.Identity{Owner: true})
 	if err != nil {
 		t.Fatal(err)

@@ -28,10 +28,11 @@ agents:
 `
 
 // openRoot opens a real root on a temp workspace and SQLite store, with
-// tools beside the built-ins; it is closed when the test ends.
-func openRoot(t *testing.T, tools ...tool.Tool) *toolbelt.Toolbelt {
+// the configuration yaml and tools beside the built-ins; it is closed
+// when the test ends.
+func openRoot(t *testing.T, yaml string, tools ...tool.Tool) *toolbelt.Toolbelt {
 	t.Helper()
-	cfg, err := config.Parse("toolbelt.yaml", []byte(pageYAML))
+	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}

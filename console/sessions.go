@@ -3,6 +3,9 @@ package console
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -123,4 +126,45 @@ func Transcript(msgs []store.SessionMessage) []Turn {
 		turns = append(turns, t)
 	}
 	return turns
+}
+
+// sessionsShown is the most sessions the Sessions page lists.
+const sessionsShown = 200
+
+// sessionStatuses are the statuses a session can be in, for the filter.
+var sessionStatuses = []string{store.SessionIdle, store.SessionRunning, store.SessionDone, store.SessionFailed, store.SessionAborted}
+
+// sessionsView is the Sessions page's data.
+type sessionsView struct {
+	Agent, Status string
+	Statuses      []string
+	Sessions      []store.SessionInfo
+}
+
+func (c *Console) loadSessions(r *http.Request, _ User) (any, error) {
+	q := r.URL.Query()
+	v := sessionsView{Agent: q.Get("agent"), Status: q.Get("status"), Statuses: sessionStatuses}
+	var err error
+	v.Sessions, err = c.opts.Store.Sessions().List(r.Context(), store.SessionFilter{AgentID: v.Agent, Status: v.Status, Limit: sessionsShown})
+	return v, err
+}
+
+// sessionView is a session's page: its tree of sub-agents and its
+// transcript.
+type sessionView struct {
+	Tree  SessionNode
+	Turns []Turn
+}
+
+func (c *Console) loadSession(r *http.Request, _ User) (any, error) {
+	ss := c.opts.Store.Sessions()
+	tree, err := SessionTree(r.Context(), ss, r.PathValue("key"))
+	if errors.Is(err, store.ErrNoSession) {
+		return nil, fmt.Errorf("%w: %w", err, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	msgs, err := ss.Messages(r.Context(), tree.ID)
+	return sessionView{Tree: tree, Turns: Transcript(msgs)}, err
 }

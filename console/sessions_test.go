@@ -64,7 +64,7 @@ func keepSessions(t *testing.T, ss *store.Sessions) {
 
 func TestSessionTree(t *testing.T) {
 	t.Parallel()
-	tb := openRoot(t)
+	tb := openRoot(t, pageYAML)
 	ss := tb.Store().Sessions()
 	keepSessions(t, ss)
 	tree, err := console.SessionTree(context.Background(), ss, "agent:main:main")
@@ -106,7 +106,7 @@ func TestSessionTree(t *testing.T) {
 
 func TestTranscriptFoldsToolResultsIntoTheirCalls(t *testing.T) {
 	t.Parallel()
-	tb := openRoot(t)
+	tb := openRoot(t, pageYAML)
 	ss := tb.Store().Sessions()
 	keepSessions(t, ss)
 	msgs, err := ss.Messages(context.Background(), "agent:main:main")

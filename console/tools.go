@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/provider"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -56,4 +58,34 @@ func ToolSchemas(reg *registry.Registry, exp *provider.Exporter, tc *tool.Contex
 		schemas = append(schemas, DialectSchema{Target: name, JSON: b.String(), Changes: changes.String(), Fallback: out.Fallback})
 	}
 	return t, schemas, "", nil
+}
+
+func (c *Console) loadTools(*http.Request, User) (any, error) {
+	return c.opts.Registry.List(), nil
+}
+
+// toolView is a tool's page: its schema per provider, and the policy's
+// verdict for the caller the form describes (the owner on no channel
+// before it is filled).
+type toolView struct {
+	Meta        tool.Meta
+	Schemas     []DialectSchema
+	Unavailable string
+	Caller      tool.Identity
+	Policy      policy.Result
+}
+
+func (c *Console) loadTool(r *http.Request, _ User) (any, error) {
+	reg := c.opts.Registry
+	id, ok := reg.Lookup(r.PathValue("name"))
+	if !ok {
+		return nil, fmt.Errorf("no tool is named %q: %w", r.PathValue("name"), ErrNotFound)
+	}
+	meta, _ := reg.Meta(id)
+	q := r.URL.Query()
+	v := toolView{Meta: meta, Caller: tool.Identity{AgentID: q.Get("agent"), Channel: q.Get("channel"), Principal: q.Get("principal"), SessionKey: q.Get("session"), Owner: q.Get("notowner") == ""}}
+	v.Policy = c.opts.Policy.Decide(policy.Request{Meta: meta, Caller: v.Caller})
+	var err error
+	_, v.Schemas, v.Unavailable, err = ToolSchemas(reg, provider.NewExporter(reg), c.opts.Context, id)
+	return v, err
 }
