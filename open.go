@@ -198,7 +198,7 @@ func (tb *Toolbelt) openAudit(ctx context.Context) error {
 	tb.onClose(w.Stop)
 	tb.writer = w
 	tb.journal = tb.st.Journal(store.JournalOptions{MaxAge: tb.cfg.Retention.Undo.D(), AwaitAnswers: true})
-	tb.auditor = intents.Answering{Auditor: w, Journal: tb.journal, Log: tb.log}
+	tb.auditor = tb.feed.Auditor(intents.Answering{Auditor: w, Journal: tb.journal, Log: tb.log})
 	tb.recovery = &intents.Recovery{AuditLog: func() (*auditlog.Log, error) { return tb.auditLog, nil }, SpoolDir: tb.spool, Log: tb.log}
 	return nil
 }

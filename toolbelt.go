@@ -49,6 +49,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/feed"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/intents"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -165,6 +166,7 @@ type Toolbelt struct {
 	sched       *automation.Scheduler
 	dirProblems []dir.Problem // the directory tools the first load skipped
 	base        *tool.Context // the workspace's context; runners copy it
+	feed        *feed.Hub     // every runner's calls, live (Feed)
 	// workspaces are the contexts of the workspaces other than the
 	// root's that callers work in, opened on first use.
 	workspaces map[string]*tool.Context
@@ -250,7 +252,7 @@ func newToolbelt(o Options) (*Toolbelt, error) {
 	if o.Builtins == nil {
 		o.Builtins = tools.Core
 	}
-	return &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws}, nil
+	return &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws, feed: feed.New()}, nil
 }
 
 // onClose registers what closes a resource just opened.
@@ -288,6 +290,12 @@ func (tb *Toolbelt) Close(ctx context.Context) error {
 // calls run through a runner of the root on the "cron" channel; a
 // program that runs one on a person's behalf may set another.
 func (tb *Toolbelt) Scheduler() *automation.Scheduler { return tb.sched }
+
+// Feed returns the live feed of the calls of every runner the root makes
+// (Runner, RunnerFor, MCPServer's, the scheduler's): each call's start,
+// progress, wait for the console's approval and end, with its audit
+// record.
+func (tb *Toolbelt) Feed() *feed.Hub { return tb.feed }
 
 // Registry returns the registry of every tool the root serves.
 func (tb *Toolbelt) Registry() *registry.Registry { return tb.reg }

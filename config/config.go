@@ -52,6 +52,8 @@ type Config struct {
 	Confirm Confirm `yaml:"confirm"`
 	// Cron is how toolbelt serve runs the cron tool's schedules.
 	Cron Cron `yaml:"cron"`
+	// Console is the web console toolbelt serve serves.
+	Console Console `yaml:"console"`
 	// Tools is the global tool policy, with tool settings.
 	Tools Tools `yaml:"tools"`
 	// Agents are the configured agents by id: each one's model, workspace,
@@ -75,9 +77,6 @@ type Config struct {
 	Audit Audit `yaml:"audit"`
 	// Jobs configures the durable jobs of async tools (docs/jobs.md).
 	Jobs Jobs `yaml:"jobs"`
-	// Console configures the web console `toolbelt serve` serves at /
-	// (docs/console.md).
-	Console Console `yaml:"console"`
 	// Model is the model `toolbelt run` uses without --model or
 	// TOOLBELT_MODEL: PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5.
 	Model string `yaml:"model"`
@@ -301,18 +300,6 @@ type ModelPrice struct {
 	CacheRead float64 `yaml:"cacheRead"`
 	// CacheWrite is the price of a million input tokens written to the cache.
 	CacheWrite float64 `yaml:"cacheWrite"`
-}
-
-// Console configures the web console (docs/console.md).
-type Console struct {
-	// Owners are the principals of mcp.tokens who are the console's
-	// owners: they approve, deny and undo calls. Other principals only
-	// see. The holder of mcp.token is always an owner.
-	Owners []string `yaml:"owners"`
-	// AuditHead is a head of the audit chain saved earlier (SEQ:HASH, from
-	// toolbelt audit head): the console's "verify chain" checks the log
-	// against it, as toolbelt audit verify --head does.
-	AuditHead string `yaml:"auditHead"`
 }
 
 // MCP configures Toolbelt's MCP server and the import of other servers.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/console"
 )
 
@@ -32,12 +33,15 @@ type served struct {
 	ws  string
 }
 
-// serve opens a root and serves its console; with tokens, the owner's
-// token and a viewer principal's ("alice"); without, loopback is the
-// owner's.
-func serve(t *testing.T, tokens bool) *served {
+// serve opens a root with policyYAML and serves its console; with tokens,
+// the owner's token and a viewer principal's ("alice"); without, loopback
+// is the owner's.
+func serve(t *testing.T, tokens bool) *served { return serveWith(t, tokens, policyYAML) }
+
+// serveWith is serve with another configuration.
+func serveWith(t *testing.T, tokens bool, yaml string) *served {
 	t.Helper()
-	return serveRoot(t, openRoot(t, policyYAML), tokens)
+	return serveRoot(t, openRoot(t, yaml), tokens)
 }
 
 // serveRoot serves the console of an open root, as serve does.
@@ -70,3 +74,6 @@ func client(t *testing.T) *http.Client {
 	}
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
+
+// auditFilterTool selects the audit records of a tool.
+func auditFilterTool(name string) auditlog.Filter { return auditlog.Filter{Tool: name} }

@@ -51,7 +51,7 @@ func TestReadNumbers(t *testing.T) {
 		audit.Record{Time: now.Add(-time.Minute), Kind: audit.KindRecovery, Note: "recovered"}, // not a call
 	)
 	appendRecords(t, tb.AuditLog(), records...)
-	if res := run(t, tb, "job1", "render_video", `{"title":"x"}`); res.IsError {
+	if res := runCall(t, &served{tb: tb}, "job1", "render_video", `{"title":"x"}`); res.IsError {
 		t.Fatalf("the async call failed: %s", res.Content[0].Text)
 	}
 	waitLogged(t, tb, "job1")

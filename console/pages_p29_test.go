@@ -20,8 +20,8 @@ func pagesServed(t *testing.T) (*served, string, string) {
 	t.Helper()
 	s := serveRoot(t, openRoot(t, pageYAML, waitingTool()), true)
 	ctx := context.Background()
-	run(t, s.tb, "c-exec", "exec", `{"command":"ls"}`)
-	if res := run(t, s.tb, "c-job", "render_video", `{"title":"intro"}`); res.IsError {
+	runCall(t, s, "c-exec", "exec", `{"command":"ls"}`)
+	if res := runCall(t, s, "c-job", "render_video", `{"title":"intro"}`); res.IsError {
 		t.Fatalf("the async call failed: %s", res.Content[0].Text)
 	}
 	waitLogged(t, s.tb, "c-job")

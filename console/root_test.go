@@ -44,16 +44,6 @@ func openRoot(t *testing.T, yaml string, tools ...tool.Tool) *toolbelt.Toolbelt 
 	return tb
 }
 
-// run makes a call through the root's pipeline, as the owner.
-func run(t *testing.T, tb *toolbelt.Toolbelt, id, name, args string) tool.ResultMessage {
-	t.Helper()
-	r, err := tb.Runner(tool.Identity{Channel: "test", Owner: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r.Run(context.Background(), tool.Call{ID: id, Name: name, Arguments: json.RawMessage(args)})
-}
-
 // waitingTool is an async tool whose work never ends: its jobs stay in
 // flight (no root here works them).
 func waitingTool() tool.Tool {

@@ -1,9 +1,7 @@
 package invoke
 
 import (
-	"sync"
-	"sync/atomic"
-
+	"github.com/toolbelt/toolbelt/internal/fanout"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -80,21 +78,10 @@ type EventContent struct {
 // Bus delivers events to any number of subscribers. Publishing never blocks:
 // each subscriber has a bounded buffer, and events that do not fit are
 // counted as missed and reported to it.
-type Bus struct {
-	mu   sync.Mutex
-	subs atomic.Pointer[[]*Subscription]
-}
+type Bus struct{ b fanout.Bus[Event] }
 
 // Subscription receives events from a Bus.
-type Subscription struct {
-	bus    *Bus
-	ch     chan Event
-	missed atomic.Uint64 // total
-	gap    atomic.Uint64 // since the last delivered event
-	once   sync.Once
-	mu     sync.Mutex // serializes sends with Close
-	closed bool
-}
+type Subscription struct{ s *fanout.Sub[Event] }
 
 // DefaultBuffer is the buffer of a subscription made with a size of 0.
 const DefaultBuffer = 1024
@@ -105,76 +92,24 @@ func (b *Bus) Subscribe(buffer int) *Subscription {
 	if buffer <= 0 {
 		buffer = DefaultBuffer
 	}
-	s := &Subscription{bus: b, ch: make(chan Event, buffer)}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var next []*Subscription
-	if cur := b.subs.Load(); cur != nil {
-		next = append(next, *cur...)
-	}
-	next = append(next, s)
-	b.subs.Store(&next)
-	return s
+	return &Subscription{b.b.Subscribe(buffer, func(e Event, missed uint64) Event {
+		e.Missed = missed
+		return e
+	})}
 }
 
 // Active reports whether anyone is subscribed, so publishers can skip
 // building events nobody receives.
-func (b *Bus) Active() bool {
-	p := b.subs.Load()
-	return p != nil && len(*p) > 0
-}
+func (b *Bus) Active() bool { return b.b.Active() }
 
 // Publish delivers e to every subscriber without blocking.
-func (b *Bus) Publish(e Event) {
-	p := b.subs.Load()
-	if p == nil {
-		return
-	}
-	for _, s := range *p {
-		s.deliver(e)
-	}
-}
-
-func (s *Subscription) deliver(e Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return
-	}
-	e.Missed = s.gap.Load()
-	select {
-	case s.ch <- e:
-		s.gap.Store(0)
-	default:
-		s.gap.Add(1)
-		s.missed.Add(1)
-	}
-}
+func (b *Bus) Publish(e Event) { b.b.Publish(e) }
 
 // Events returns the channel events arrive on. It is closed by Close.
-func (s *Subscription) Events() <-chan Event { return s.ch }
+func (s *Subscription) Events() <-chan Event { return s.s.Events() }
 
 // Missed returns how many events this subscriber has lost in all.
-func (s *Subscription) Missed() uint64 { return s.missed.Load() }
+func (s *Subscription) Missed() uint64 { return s.s.Missed() }
 
 // Close stops delivery and closes the channel.
-func (s *Subscription) Close() {
-	s.once.Do(func() {
-		b := s.bus
-		b.mu.Lock()
-		if cur := b.subs.Load(); cur != nil {
-			var next []*Subscription
-			for _, o := range *cur {
-				if o != s {
-					next = append(next, o)
-				}
-			}
-			b.subs.Store(&next)
-		}
-		b.mu.Unlock()
-		s.mu.Lock()
-		s.closed = true
-		close(s.ch)
-		s.mu.Unlock()
-	})
-}
+func (s *Subscription) Close() { s.s.Close() }
