@@ -15,10 +15,11 @@ import (
 
 // pagesServed serves the console of a root with data on every page: calls
 // (one denied), a job in flight, sessions with a transcript and
-// sub-agents, and a schedule that has run once.
-func pagesServed(t *testing.T) (*served, string, string) {
+// sub-agents, and a schedule that has run once; with tokens as serve
+// has them.
+func pagesServed(t *testing.T, tokens bool) (*served, string, string) {
 	t.Helper()
-	s := serveRoot(t, openRoot(t, pageYAML, waitingTool()), true)
+	s := serveRoot(t, openRoot(t, pageYAML, waitingTool()), tokens)
 	ctx := context.Background()
 	runCall(t, s, "c-exec", "exec", `{"command":"ls"}`)
 	if res := runCall(t, s, "c-job", "render_video", `{"title":"intro"}`); res.IsError {
@@ -45,7 +46,7 @@ func pagesServed(t *testing.T) (*served, string, string) {
 // holds, read-only.
 func TestOtherPagesShowRealData(t *testing.T) {
 	t.Parallel()
-	s, schedID, taskID := pagesServed(t)
+	s, schedID, taskID := pagesServed(t, true)
 	c := client(t)
 	logIn(t, s, c, viewerToken)
 	for _, p := range []struct {
@@ -90,7 +91,7 @@ func TestOtherPagesShowRealData(t *testing.T) {
 // CSRF token, are refused and change nothing.
 func TestJobsCancelAndRetryAreTheOwners(t *testing.T) {
 	t.Parallel()
-	s, _, taskID := pagesServed(t)
+	s, _, taskID := pagesServed(t, true)
 	status := func() string {
 		t.Helper()
 		j, err := s.tb.Jobs().Get(context.Background(), taskID)
