@@ -36,16 +36,16 @@ type served struct {
 // serve opens a root with policyYAML and serves its console; with tokens,
 // the owner's token and a viewer principal's ("alice"); without, loopback
 // is the owner's.
-func serve(t *testing.T, tokens bool) *served { return serveWith(t, tokens, policyYAML) }
+func serve(t testing.TB, tokens bool) *served { return serveWith(t, tokens, policyYAML) }
 
 // serveWith is serve with another configuration.
-func serveWith(t *testing.T, tokens bool, yaml string) *served {
+func serveWith(t testing.TB, tokens bool, yaml string) *served {
 	t.Helper()
 	return serveRoot(t, openRoot(t, yaml), tokens)
 }
 
 // serveRoot serves the console of an open root, as serve does.
-func serveRoot(t *testing.T, tb *toolbelt.Toolbelt, tokens bool) *served {
+func serveRoot(t testing.TB, tb *toolbelt.Toolbelt, tokens bool) *served {
 	t.Helper()
 	s := &served{tb: tb, ws: tb.Workspace()}
 	var o console.Options

@@ -30,7 +30,7 @@ agents:
 // openRoot opens a real root on a temp workspace and SQLite store, with
 // the configuration yaml and tools beside the built-ins; it is closed
 // when the test ends.
-func openRoot(t *testing.T, yaml string, tools ...tool.Tool) *toolbelt.Toolbelt {
+func openRoot(t testing.TB, yaml string, tools ...tool.Tool) *toolbelt.Toolbelt {
 	t.Helper()
 	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
 	if err != nil {
