@@ -67,6 +67,9 @@ func CheckConfig(cfg *config.Config, reg *registry.Registry, tc *tool.Context) C
 }
 
 func (c *Console) loadConfig(*http.Request, User) (any, error) {
+	if c.opts.Registry == nil {
+		return nil, errNoTools
+	}
 	return CheckConfig(c.opts.Config, c.opts.Registry, c.opts.Context), nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -140,5 +141,23 @@ func TestJobsCancelAndRetryAreTheOwners(t *testing.T) {
 	_, page = get(t, owner, s.srv.URL+"/jobs?flash=x")
 	if !strings.Contains(html.UnescapeString(page), "pending") {
 		t.Errorf("the Jobs page after the retry:\n%s", page)
+	}
+}
+
+// TestToolPagesOfAStateOnlyRoot: a root that keeps state only has no
+// tools; its console's Tools, tool and Configuration pages say so.
+func TestToolPagesOfAStateOnlyRoot(t *testing.T) {
+	t.Parallel()
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{DataDir: t.TempDir(), StateOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close(context.Background()) })
+	s := serveRoot(t, tb, false)
+	c := client(t)
+	for _, path := range []string{"/tools", "/tools/read", "/config"} {
+		if code, page := get(t, c, s.srv.URL+path); code != http.StatusInternalServerError || !strings.Contains(page, "opened no tools") {
+			t.Errorf("GET %s: %d\n%s", path, code, page)
+		}
 	}
 }

@@ -3,6 +3,7 @@ package console
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -60,7 +61,14 @@ func ToolSchemas(reg *registry.Registry, exp *provider.Exporter, tc *tool.Contex
 	return t, schemas, "", nil
 }
 
+// errNoTools is the error of the pages that show tools when the root
+// opened none.
+var errNoTools = errors.New("this server opened no tools (its root keeps state only)")
+
 func (c *Console) loadTools(*http.Request, User) (any, error) {
+	if c.opts.Registry == nil {
+		return nil, errNoTools
+	}
 	return c.opts.Registry.List(), nil
 }
 
@@ -77,6 +85,9 @@ type toolView struct {
 
 func (c *Console) loadTool(r *http.Request, _ User) (any, error) {
 	reg := c.opts.Registry
+	if reg == nil {
+		return nil, errNoTools
+	}
 	id, ok := reg.Lookup(r.PathValue("name"))
 	if !ok {
 		return nil, fmt.Errorf("no tool is named %q: %w", r.PathValue("name"), ErrNotFound)
