@@ -25,7 +25,7 @@ func (tb *Toolbelt) Console(o console.Options) (*console.Console, error) {
 	}
 	o.Store, o.Audit, o.Journal = tb.st, tb.auditLog, tb.journal
 	o.Registry, o.Policy, o.Config = tb.reg, tb.policy, tb.cfg
-	o.Jobs, o.Scheduler = tb.jobs, tb.sched
+	o.Jobs, o.Scheduler, o.Context = tb.jobs, tb.sched, tb.base
 	o.Undo, o.Feed = tb.undoFor, tb.feed
 	if o.Logger == nil {
 		o.Logger = tb.log

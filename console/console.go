@@ -70,6 +70,7 @@ import (
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/undo"
 )
 
@@ -89,6 +90,10 @@ type Options struct {
 	Config    *config.Config
 	Jobs      *jobs.Queue
 	Scheduler *automation.Scheduler
+	// Context is the context tools are resolved in: for their schemas on
+	// the Tools pages and the settings check of the Configuration page
+	// (the root's workspace).
+	Context *tool.Context
 	// Undo takes back the file changes of call callID in workspace ws on
 	// behalf of by, and records the undo in the audit log as toolbelt undo
 	// does.

@@ -1,7 +1,6 @@
 package console_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
-	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/console"
 )
 
@@ -43,18 +41,15 @@ func serve(t testing.TB, tokens bool) *served { return serveWith(t, tokens, poli
 // serveWith is serve with another configuration.
 func serveWith(t testing.TB, tokens bool, yaml string) *served {
 	t.Helper()
-	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: ws, DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { tb.Close(context.Background()) })
-	s := &served{tb: tb, ws: ws}
+	return serveRoot(t, openRoot(t, yaml), tokens)
+}
+
+// serveRoot serves the console of an open root, as serve does.
+func serveRoot(t testing.TB, tb *toolbelt.Toolbelt, tokens bool) *served {
+	t.Helper()
+	s := &served{tb: tb, ws: tb.Workspace()}
 	var o console.Options
+	var err error
 	if tokens {
 		o.Token, o.Tokens = ownerToken, []console.Token{{Token: viewerToken, Principal: "alice"}}
 	}

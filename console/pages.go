@@ -59,6 +59,15 @@ func (c *Console) pages() []Page {
 		{Pattern: "/approvals", Nav: "Approvals", Template: "approvals.html", Load: c.loadApprovals},
 		{Pattern: "/approvals/{id}", Template: "approvals.html", Load: c.loadApproval},
 		{Pattern: "/audit", Nav: "Audit", Template: "audit.html", Load: c.loadAudit},
+		{Pattern: "/numbers", Nav: "Numbers", Template: "numbers.html", Load: c.loadNumbers},
+		{Pattern: "/sessions", Nav: "Sessions", Template: "sessions.html", Load: c.loadSessions},
+		{Pattern: "/sessions/{key...}", Template: "session.html", Load: c.loadSession},
+		{Pattern: "/jobs", Nav: "Jobs", Template: "jobs.html", Load: c.loadJobs},
+		{Pattern: "/schedules", Nav: "Schedules", Template: "schedules.html", Load: c.loadSchedules},
+		{Pattern: "/schedules/{id}", Template: "schedule.html", Load: c.loadSchedule},
+		{Pattern: "/tools", Nav: "Tools", Template: "tools.html", Load: c.loadTools},
+		{Pattern: "/tools/{name}", Template: "tool.html", Load: c.loadTool},
+		{Pattern: "/config", Nav: "Configuration", Template: "config.html", Load: c.loadConfig},
 	}
 }
 
@@ -67,6 +76,8 @@ func (c *Console) actions() []Action {
 	return []Action{
 		{Pattern: "/approvals/{id}", Owner: true, Do: c.decide},
 		{Pattern: "/calls/{id}/undo", Owner: true, Do: c.undo},
+		{Pattern: "/jobs/{id}/cancel", Owner: true, Do: c.cancelJob},
+		{Pattern: "/jobs/{id}/retry", Owner: true, Do: c.retryJob},
 	}
 }
 

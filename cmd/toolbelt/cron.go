@@ -112,27 +112,9 @@ func (c *cronListCmd) Run(e *env) error {
 		if s.LastRun != nil {
 			last = s.LastRun.Local().Format(time.DateTime)
 		}
-		tableRow(tw, s.ID, orDash(s.Name), when(s), next, last, does(s.Payload))
+		tableRow(tw, s.ID, orDash(s.Name), automation.When(s), next, last, does(s.Payload))
 	}
 	return tw.Flush()
-}
-
-// when says a schedule's timing in a few words.
-func when(s tool.Schedule) string {
-	switch s.Kind {
-	case tool.ScheduleCron:
-		if s.TZ != "" {
-			return s.Expr + " (" + s.TZ + ")"
-		}
-		return s.Expr + " (UTC)"
-	case tool.ScheduleEvery:
-		return "every " + s.Every
-	case tool.ScheduleAt:
-		if s.At != nil {
-			return "at " + s.At.Local().Format(time.DateTime)
-		}
-	}
-	return s.Kind
 }
 
 // does says a payload in a few words.
@@ -243,7 +225,7 @@ func (c *cronAddCmd) Run(e *env) error {
 	if s.NextRun != nil {
 		next = s.NextRun.Local().Format(time.DateTime)
 	}
-	_, err = fmt.Fprintf(e.stdout, "Added %s (%s), next run %s. toolbelt serve runs it when due.\n", s.ID, when(s), next)
+	_, err = fmt.Fprintf(e.stdout, "Added %s (%s), next run %s. toolbelt serve runs it when due.\n", s.ID, automation.When(s), next)
 	return err
 }
 

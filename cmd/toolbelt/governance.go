@@ -148,13 +148,8 @@ func (c *configCheckCmd) check(e *env) (*configReport, error) {
 	}
 	checked := cfg.CheckTools(reg)
 	errs := append([]error{checked}, checkModels(cfg)...)
-	// Settings a tool cannot use make it unavailable; say so at their line.
 	if tc, err := c.toolContext(e); err == nil && checked == nil {
-		reg.ResolveAll(tc, func(id string, err error) {
-			if _, has := cfg.Tools.Settings[id]; has {
-				errs = append(errs, &config.LineError{Path: cfg.Path, Line: cfg.SettingLine(id), Msg: fmt.Sprintf("tools.%s: %v", id, err)})
-			}
-		})
+		errs = append(errs, cfg.CheckSettings(reg, tc)...)
 	}
 	if err := config.Join(errs...); err != nil {
 		r.Problems = lineProblems(err)
@@ -249,7 +244,7 @@ func (c *configShowCmd) Run(e *env) error {
 		}
 	}
 	if c.JSON {
-		return writeJSON(e.stdout, map[string]any{"sources": sources, "workspace": ws, "state": redacted(dsn), "config": plain(eff)})
+		return writeJSON(e.stdout, map[string]any{"sources": sources, "workspace": ws, "state": redacted(dsn), "config": config.Plain(eff)})
 	}
 	for _, s := range sources {
 		fmt.Fprintf(e.stdout, "# %-12s %s\n", s.What+":", s.From)
@@ -261,26 +256,6 @@ func (c *configShowCmd) Run(e *env) error {
 	}
 	_, err = e.stdout.Write(b)
 	return err
-}
-
-// plain turns the ordered maps of an effective configuration into maps,
-// for JSON.
-func plain(v any) any {
-	switch v := v.(type) {
-	case yaml.MapSlice:
-		m := make(map[string]any, len(v))
-		for _, item := range v {
-			m[fmt.Sprint(item.Key)] = plain(item.Value)
-		}
-		return m
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = plain(x)
-		}
-		return out
-	}
-	return v
 }
 
 // summarize says in a few words what a configuration sets.
