@@ -15,7 +15,7 @@ import (
 
 // Console returns the web console for what the root opened: o's store,
 // audit log, journal, registry, policy, configuration, job queue,
-// scheduler and undo are filled in; the program serving it sets the
+// scheduler, undo and live feed are filled in; the program serving it sets the
 // tokens, the URL and the MCP endpoint. Its undo records each undo in the
 // audit log as toolbelt undo does, on channel "console" for the console
 // user.
@@ -26,7 +26,7 @@ func (tb *Toolbelt) Console(o console.Options) (*console.Console, error) {
 	o.Store, o.Audit, o.Journal = tb.st, tb.auditLog, tb.journal
 	o.Registry, o.Policy, o.Config = tb.reg, tb.policy, tb.cfg
 	o.Jobs, o.Scheduler = tb.jobs, tb.sched
-	o.Undo = tb.undoFor
+	o.Undo, o.Feed = tb.undoFor, tb.feed
 	if o.Logger == nil {
 		o.Logger = tb.log
 	}

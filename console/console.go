@@ -64,6 +64,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/feed"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/lifecycle"
 	"github.com/toolbelt/toolbelt/policy"
@@ -92,6 +93,9 @@ type Options struct {
 	// behalf of by, and records the undo in the audit log as toolbelt undo
 	// does.
 	Undo func(ctx context.Context, ws, callID, by string) (undo.Report, error)
+	// Feed is the live feed of this process's calls (the root's); nil:
+	// the calls page learns of calls from the audit log alone.
+	Feed *feed.Hub
 	// Token is the serve token: whoever holds it is an owner. Tokens are
 	// the other principals' tokens. With neither, loopback requests are
 	// the owner's without a login, and others are refused.

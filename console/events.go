@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolbelt/toolbelt/feed"
 )
 
 // Pace of the live rows.
@@ -23,11 +25,19 @@ const (
 // callEvents streams the calls page's live rows as server-sent events:
 // each event "row" is a row's HTML (the partial "call-row"), which
 // assets/console.js puts in place of the row with its id, or at the top.
-// The query string filters as the page's does; after is the place of the
-// newest record the page showed.
+// The calls of this process come from the feed as they start, progress,
+// wait and finish; those of other processes sharing the store from the
+// audit records appended since the page's newest (the query's after),
+// read every auditPoll. The query string filters as the page's does.
 func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) {
 	f := filterOf(r.URL.Query())
 	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	var events <-chan feed.Event
+	if c.opts.Feed != nil {
+		sub := c.opts.Feed.Subscribe(0)
+		defer sub.Close()
+		events = sub.Events()
+	}
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
@@ -39,7 +49,9 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 	poll, ping := time.NewTicker(auditPoll), time.NewTicker(keepAlive)
 	defer poll.Stop()
 	defer ping.Stop()
+	running := map[string]CallRow{} // the feed's calls not finished yet
 	for {
+		var rows []CallRow
 		select {
 		case <-r.Context().Done():
 			return
@@ -47,23 +59,59 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 			if _, err := fmt.Fprint(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
 				return
 			}
+		case e := <-events:
+			if row, ok := follow(running, e); ok {
+				rows = append(rows, row)
+			}
 		case <-poll.C:
-			rows, last, err := c.calls(r, f, after)
-			if err != nil {
+			var err error
+			if rows, after, err = c.calls(r, f, after); err != nil {
 				c.log.Warn("console: reading new audit records", "err", err)
+			}
+		}
+		for _, row := range rows {
+			if !f.match(row) {
 				continue
 			}
-			after = last
-			for _, row := range rows {
-				if err := c.sendRow(w, row); err != nil {
-					return
-				}
-			}
-			if len(rows) > 0 && rc.Flush() != nil {
+			if err := c.sendRow(w, row); err != nil {
 				return
 			}
 		}
+		if len(rows) > 0 && rc.Flush() != nil {
+			return
+		}
 	}
+}
+
+// follow updates the rows of the calls under way with an event of the
+// feed, and returns the row to show.
+func follow(running map[string]CallRow, e feed.Event) (CallRow, bool) {
+	switch e.Kind {
+	case feed.Started:
+		id := e.Caller
+		row := CallRow{CallID: e.CallID, Tool: e.Tool, Args: string(e.Args), Agent: id.AgentID, Session: id.SessionKey,
+			Channel: id.Channel, Principal: id.Principal, Workspace: e.Workspace, Time: e.Time, Running: true}
+		running[e.CallID] = row
+		return row, true
+	case feed.Finished:
+		delete(running, e.CallID)
+		if e.Record == nil || e.Record.Kind != "" {
+			return CallRow{}, false
+		}
+		return rowOf(*e.Record), true
+	}
+	row, ok := running[e.CallID]
+	if !ok {
+		return CallRow{}, false
+	}
+	switch e.Kind {
+	case feed.Progress:
+		row.Preview = e.Text
+	case feed.Waiting:
+		row.Decision = "waiting for approval"
+	}
+	running[e.CallID] = row
+	return row, true
 }
 
 // sendRow writes a row as an event.

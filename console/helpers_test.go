@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/console"
 )
@@ -34,12 +35,15 @@ type served struct {
 	ws  string
 }
 
-// serve opens a root and serves its console; with tokens, the owner's
-// token and a viewer principal's ("alice"); without, loopback is the
-// owner's.
-func serve(t *testing.T, tokens bool) *served {
+// serve opens a root with policyYAML and serves its console; with tokens,
+// the owner's token and a viewer principal's ("alice"); without, loopback
+// is the owner's.
+func serve(t *testing.T, tokens bool) *served { return serveWith(t, tokens, policyYAML) }
+
+// serveWith is serve with another configuration.
+func serveWith(t *testing.T, tokens bool, yaml string) *served {
 	t.Helper()
-	cfg, err := config.Parse("toolbelt.yaml", []byte(policyYAML))
+	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,3 +79,6 @@ func client(t *testing.T) *http.Client {
 	}
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
+
+// auditFilterTool selects the audit records of a tool.
+func auditFilterTool(name string) auditlog.Filter { return auditlog.Filter{Tool: name} }
