@@ -19,7 +19,10 @@
 //
 // Run it from the repository root; it builds what it runs:
 //
-//	go run ./bench/console [-calls 100] [-seed 10000] [-requests 100] [-renders 10] [-rounds 6] [-seconds 5] [-clients 4]
+//	go run ./bench/console [-calls 100] [-seed 10000] [-requests 100] [-renders 10] [-rounds 6] [-seconds 5] [-clients 4] [-perf DIR]
+//
+// With -perf DIR, perf records the server's CPU during each throughput
+// run (DIR/streams-N.*.data; read them with perf report -i).
 package main
 
 import (
@@ -45,6 +48,7 @@ var (
 	seconds  = flag.Float64("seconds", 5, "seconds of calls per throughput run")
 	clients  = flag.Int("clients", 4, "concurrent MCP clients in the throughput runs")
 	chromium = flag.String("chromium", "/usr/bin/chromium", "the Chromium to render with")
+	perfDir  = flag.String("perf", "", "record the server's CPU with perf during each throughput run, into this directory")
 )
 
 func main() {

@@ -7,8 +7,11 @@ import (
 	"html"
 	"log"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -100,6 +103,7 @@ func measure(ctx context.Context, s *server, sessions []*sdk.ClientSession, stre
 		open = append(open, openStream(s.base))
 	}
 	pid := s.cmd.Process.Pid
+	defer profile(pid, streams)()
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	cpu0, t0 := harness.CPU(pid), time.Now()
@@ -197,4 +201,23 @@ func spread(xs []float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%.2f (%.2f–%.2f)", harness.Median(xs), slices.Min(xs), slices.Max(xs))
+}
+
+// profile starts perf recording the server's CPU (with call graphs) into
+// -perf/streams-N.R.data when -perf names a directory, and returns what
+// stops it.
+func profile(pid, streams int) (stop func()) {
+	if *perfDir == "" {
+		return func() {}
+	}
+	out, err := os.CreateTemp(*perfDir, fmt.Sprintf("streams-%d.*.data", streams))
+	harness.Check(err)
+	out.Close()
+	cmd := exec.Command("perf", "record", "-g", "-F", "499", "-p", strconv.Itoa(pid), "-o", out.Name())
+	harness.Check(cmd.Start())
+	time.Sleep(200 * time.Millisecond) // perf attaches
+	return func() {
+		harness.Check(cmd.Process.Signal(os.Interrupt))
+		_ = cmd.Wait()
+	}
 }
