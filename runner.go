@@ -107,10 +107,11 @@ func (tb *Toolbelt) pipeline(ws string) []invoke.Option {
 	if tb.jobs != nil {
 		opts = append(opts, invoke.WithJobs(tb.jobs))
 	}
+	var confirm invoke.Confirmer = consoleConfirmer{tb}
 	if tb.opts.Confirm != nil {
-		opts = append(opts, invoke.WithConfirmer(tb.opts.Confirm))
+		confirm = tb.opts.Confirm
 	}
-	return opts
+	return append(opts, invoke.WithConfirmer(confirm))
 }
 
 // gate counts the calls in flight, until their records are made, for
@@ -177,7 +178,8 @@ func Hooks(cfg *config.Config, reg *registry.Registry) *invoke.Hooks {
 // MCPServer returns an MCP server of the root's tools as the
 // configuration's mcp: section describes it. Its clients are on channel
 // "mcp", the owner only when mcp.owner says so; calls that need approval
-// are asked of the client (elicitation). opts are added to its pipeline
+// are asked of the client (elicitation), or, when it cannot ask its user,
+// wait for the console (unless mcp.confirmFallback is allow). opts are added to its pipeline
 // after the root's (a selection of tools, say). Serve it with ServeStdio
 // or Handler; close it before the root.
 func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
@@ -200,11 +202,15 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		// CPU: only when the count decides.
 		on = compact.Enabled(len(tb.reg.ResolveAll(tc, nil)), false, m.CompactAbove)
 	}
-	return mcp.New(tb.reg, tc, mcp.Options{
+	o := mcp.Options{
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
 		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
 		ToolsAfter: tb.importsStarted(),
-	}, append(tb.pipeline(tc.Workspace), opts...)...), nil
+	}
+	if m.ConfirmFallback != "allow" {
+		o.Fallback = consoleConfirmer{tb}
+	}
+	return mcp.New(tb.reg, tc, o, append(tb.pipeline(tc.Workspace), opts...)...), nil
 }
 
 // ImportStatus returns the state of each imported MCP server, nil when

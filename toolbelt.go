@@ -81,8 +81,10 @@ type Options struct {
 	// background work (default tools.Core).
 	Builtins func() (*registry.Registry, io.Closer)
 	// Confirm answers the calls of runners that need a person's approval;
-	// nil: nobody can, so such calls are blocked. An MCP server asks its
-	// clients instead.
+	// nil: the console does — such a call waits for its decision (up to
+	// console.approvalTimeout) when a console is open, and is blocked at
+	// once when none is. An MCP server asks its clients instead, and the
+	// console for those that cannot ask their users.
 	Confirm invoke.Confirmer
 	// Logger receives what the services log (default: warnings to stderr).
 	Logger *slog.Logger

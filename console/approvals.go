@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -29,6 +30,21 @@ func (c *Console) loadApprovals(r *http.Request, _ User) (any, error) {
 		}
 	}
 	return v, nil
+}
+
+// loadApproval shows one approval, waiting or decided: the page a waiting
+// call's caller is pointed to.
+func (c *Console) loadApproval(r *http.Request, _ User) (any, error) {
+	p, err := c.opts.Store.Pending().Get(r.Context(), r.PathValue("id"))
+	switch {
+	case errors.Is(err, store.ErrNoPending):
+		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
+	case err != nil:
+		return nil, err
+	case p.State == store.PendingWaiting:
+		return approvalsView{Waiting: []store.PendingApproval{p}}, nil
+	}
+	return approvalsView{Settled: []store.PendingApproval{p}}, nil
 }
 
 // decide records an owner's decision on a waiting call: the form's

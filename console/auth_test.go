@@ -59,7 +59,8 @@ func logIn(t *testing.T, s *served, c *http.Client, token string) {
 func addPending(t *testing.T, s *served, id string) {
 	t.Helper()
 	p := store.PendingApproval{ID: id, CallID: id, Workspace: s.ws, Tool: "write", Args: []byte(`{"path":"a.txt"}`),
-		Reason: "an ask rule", Always: "this exact action, in this workspace", Expires: time.Now().Add(time.Hour)}
+		Reason: "an ask rule", Always: "this exact action, in this workspace", Expires: time.Now().Add(time.Hour),
+		Caller: testCaller, Effects: "--- a.txt\n+++ a.txt\n@@ -1 +1 @@\n-old\n+new\n"}
 	if err := s.tb.Store().Pending().Add(context.Background(), p); err != nil {
 		t.Fatal(err)
 	}

@@ -189,6 +189,8 @@ func TestBrowserShowsACallLive(t *testing.T) {
 		t.Errorf("the newest row is %s, want call-live-1 first", first)
 	}
 	screenshot(t, tab, "calls")
+	run(t, tab, "opening the home page", chromedp.Navigate(s.srv.URL+"/"), visible("#call-live-1"))
+	screenshot(t, tab, "home")
 
 	run(t, tab, "filtering by tool", chromedp.Navigate(s.srv.URL+"/calls?tool=ls"), visible("#no-calls"))
 
@@ -281,5 +283,97 @@ func TestBrowserViewerCannotApprove(t *testing.T) {
 	}
 	if p, _ := s.tb.Store().Pending().Get(context.Background(), "call-1"); p.State != store.PendingWaiting {
 		t.Errorf("the viewer decided: %+v", p)
+	}
+}
+
+// TestBrowserApprovesAndDeniesWaitingCalls: calls that need approval,
+// made with nobody else to ask while the console is live, wait for it; an
+// owner allows one from the page and it runs, and denies another with a
+// reason, which the model-facing result carries. The queue records who
+// decided.
+func TestBrowserApprovesAndDeniesWaitingCalls(t *testing.T) {
+	s := serve(t, false)
+	ctx := context.Background()
+	if err := s.con.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.con.Stop(ctx) })
+	waitConsole(t, s)
+	allowed, denied := waitingCall(t, s, "w-allow", `{"path":"a.txt","content":"allowed\n"}`), waitingCall(t, s, "w-deny", `{"path":"b.txt","content":"denied\n"}`)
+	pa, pd := pendingFor(t, s, "w-allow"), pendingFor(t, s, "w-deny")
+
+	tab := browser(t)
+	run(t, tab, "opening /approvals", chromedp.Navigate(s.srv.URL+"/approvals"), visible("#approval-"+pa.ID), visible("#approval-"+pd.ID))
+	for _, label := range []string{"Allow once", "Allow for this session", "Allow for this workspace (kept until revoked)"} {
+		if !strings.Contains(text(t, tab, "#approval-"+pa.ID+" form"), label) {
+			t.Errorf("no button %q", label)
+		}
+	}
+	screenshot(t, tab, "approvals")
+	run(t, tab, "allowing once", chromedp.Click(chromedp.CSS(`#approval-`+pa.ID+` button[value="once"]`)), visible(".flash"))
+	if msg := <-allowed; msg.IsError {
+		t.Errorf("the allowed call: %+v", msg)
+	}
+	if b, err := os.ReadFile(filepath.Join(s.ws, "a.txt")); string(b) != "allowed\n" {
+		t.Errorf("the allowed call's file: %q %v", b, err)
+	}
+	run(t, tab, "denying with a reason", chromedp.SendKeys(chromedp.CSS("#reason-"+pd.ID), "not on Fridays"),
+		chromedp.Click(chromedp.CSS(`#approval-`+pd.ID+` button[value="deny"]`)), visible("#none-waiting"))
+	msg := <-denied
+	if !msg.IsError || !strings.Contains(msg.Content[0].Text, "not on Fridays") {
+		t.Errorf("the denied call's result: %+v", msg)
+	}
+	if _, err := os.Stat(filepath.Join(s.ws, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("the denied call wrote its file: %v", err)
+	}
+	if p, _ := s.tb.Store().Pending().Get(ctx, pd.ID); p.State != store.PendingDenied || p.DenyReason != "not on Fridays" || p.By != "owner" {
+		t.Errorf("the denied approval: %+v", p)
+	}
+}
+
+// waitConsole waits until the console's heartbeat is recorded.
+func waitConsole(t *testing.T, s *served) {
+	t.Helper()
+	for {
+		_, ok, err := s.tb.Store().Pending().Console(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ok {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitingCall makes a write, which policyYAML asks about, in a goroutine:
+// it waits for the console's decision; its result arrives on the channel.
+func waitingCall(t *testing.T, s *served, id, args string) <-chan tool.ResultMessage {
+	t.Helper()
+	r, err := s.tb.Runner(testCaller)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan tool.ResultMessage, 1)
+	go func() {
+		out <- r.Run(context.Background(), tool.Call{ID: id, Name: "write", Arguments: json.RawMessage(args)})
+	}()
+	return out
+}
+
+// pendingFor waits for the call's approval request to be in the queue.
+func pendingFor(t *testing.T, s *served, callID string) store.PendingApproval {
+	t.Helper()
+	for {
+		ps, err := s.tb.Store().Pending().List(context.Background(), store.PendingFilter{State: store.PendingWaiting})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			if p.CallID == callID {
+				return p
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

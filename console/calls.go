@@ -186,9 +186,7 @@ func (c *Console) loadCall(r *http.Request, _ User) (any, error) {
 		return nil, err
 	}
 	v := callView{CallID: id, Records: records}
-	if p, err := c.opts.Store.Pending().Get(ctx, id); err == nil {
-		v.Pending = &p
-	} else if !errors.Is(err, store.ErrNoPending) {
+	if v.Pending, err = c.pendingOf(r, id); err != nil {
 		return nil, err
 	}
 	if v.Changes, err = c.changes(r, id); err != nil {
@@ -201,6 +199,21 @@ func (c *Console) loadCall(r *http.Request, _ User) (any, error) {
 		v.Row = rowOf(records[n-1])
 	}
 	return v, nil
+}
+
+// pendingOf returns the approval a call waited for in the console, the
+// latest when it asked more than once; nil when it did not.
+func (c *Console) pendingOf(r *http.Request, callID string) (*store.PendingApproval, error) {
+	ps, err := c.opts.Store.Pending().List(r.Context(), store.PendingFilter{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if p.CallID == callID {
+			return &p, nil
+		}
+	}
+	return nil, nil
 }
 
 // changes returns the file changes of a call that are still recorded, in

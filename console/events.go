@@ -46,12 +46,14 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 	if err := rc.Flush(); err != nil {
 		return
 	}
-	poll, ping := time.NewTicker(auditPoll), time.NewTicker(keepAlive)
+	poll, ping, batch := time.NewTicker(auditPoll), time.NewTicker(keepAlive), time.NewTicker(sendEvery)
 	defer poll.Stop()
 	defer ping.Stop()
+	defer batch.Stop()
 	running := map[string]CallRow{} // the feed's calls not finished yet
+	shown := map[string]bool{}      // the feed's finished calls sent, not yet met in the log
+	var pending rowBatch            // rows to send
 	for {
-		var rows []CallRow
 		select {
 		case <-r.Context().Done():
 			return
@@ -60,27 +62,78 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 				return
 			}
 		case e := <-events:
-			if row, ok := follow(running, e); ok {
-				rows = append(rows, row)
+			if row, ok := follow(running, e); ok && f.match(row) {
+				pending.add(row)
 			}
 		case <-poll.C:
-			var err error
-			if rows, after, err = c.calls(r, f, after); err != nil {
+			logged, last, err := c.calls(r, f, after)
+			if err != nil && r.Context().Err() == nil {
 				c.log.Warn("console: reading new audit records", "err", err)
 			}
-		}
-		for _, row := range rows {
-			if !f.match(row) {
-				continue
+			after = last
+			for _, row := range logged {
+				if shown[row.CallID] { // sent as the feed told
+					delete(shown, row.CallID)
+					continue
+				}
+				pending.add(row)
 			}
-			if err := c.sendRow(w, row); err != nil {
+		case <-batch.C:
+			rows := pending.take()
+			for _, row := range rows {
+				if row.Seq == 0 && !row.Running {
+					shown[row.CallID] = true
+				}
+				if err := c.sendRow(w, row); err != nil {
+					return
+				}
+			}
+			if len(rows) > 0 && rc.Flush() != nil {
 				return
 			}
 		}
-		if len(rows) > 0 && rc.Flush() != nil {
-			return
-		}
 	}
+}
+
+// How the rows that changed are sent: every sendEvery, each call's latest
+// row once, and at most batchRows of them (the newest) — 200 rows a
+// second is more than a person reads; the page, reloaded, and the audit
+// log show every call. Rendering rows for every call of a busy server
+// would slow its calls down.
+const (
+	sendEvery = 100 * time.Millisecond
+	batchRows = 20
+)
+
+// rowBatch are the rows to send next: each call's latest, in the order the
+// calls were first met, at most batchRows (the newest).
+type rowBatch struct {
+	order  []string
+	latest map[string]CallRow
+}
+
+func (b *rowBatch) add(row CallRow) {
+	if b.latest == nil {
+		b.latest = map[string]CallRow{}
+	}
+	if _, ok := b.latest[row.CallID]; !ok {
+		b.order = append(b.order, row.CallID)
+	}
+	b.latest[row.CallID] = row
+}
+
+// take returns the rows and empties the batch.
+func (b *rowBatch) take() []CallRow {
+	order := b.order
+	if len(order) > batchRows {
+		order = order[len(order)-batchRows:]
+	}
+	rows := make([]CallRow, 0, len(order))
+	for _, id := range order {
+		rows = append(rows, b.latest[id])
+	}
+	*b = rowBatch{}
+	return rows
 }
 
 // follow updates the rows of the calls under way with an event of the

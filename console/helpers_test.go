@@ -38,10 +38,10 @@ type served struct {
 // serve opens a root with policyYAML and serves its console; with tokens,
 // the owner's token and a viewer principal's ("alice"); without, loopback
 // is the owner's.
-func serve(t *testing.T, tokens bool) *served { return serveWith(t, tokens, policyYAML) }
+func serve(t testing.TB, tokens bool) *served { return serveWith(t, tokens, policyYAML) }
 
 // serveWith is serve with another configuration.
-func serveWith(t *testing.T, tokens bool, yaml string) *served {
+func serveWith(t testing.TB, tokens bool, yaml string) *served {
 	t.Helper()
 	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
 	if err != nil {

@@ -57,6 +57,7 @@ func (c *Console) pages() []Page {
 		{Pattern: "/calls", Nav: "Calls", Template: "calls.html", Load: c.loadCalls},
 		{Pattern: "/calls/{id}", Template: "call.html", Load: c.loadCall},
 		{Pattern: "/approvals", Nav: "Approvals", Template: "approvals.html", Load: c.loadApprovals},
+		{Pattern: "/approvals/{id}", Template: "approvals.html", Load: c.loadApproval},
 		{Pattern: "/audit", Nav: "Audit", Template: "audit.html", Load: c.loadAudit},
 	}
 }

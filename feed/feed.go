@@ -30,7 +30,7 @@ const (
 	// Progress: the tool reported progress (Text).
 	Progress Kind = "progress"
 	// Waiting: the call waits for a decision in the console (PendingID,
-	// the id of its store.PendingApproval).
+	// URL).
 	Waiting Kind = "waiting"
 	// Finished: the call ended and its audit record is durable (Record).
 	Finished Kind = "finished"
@@ -49,8 +49,10 @@ type Event struct {
 	Workspace string          `json:"workspace,omitempty"`
 	// Text is a Progress event's text, cut to ProgressChars.
 	Text string `json:"text,omitempty"`
-	// PendingID is set on Waiting.
+	// PendingID and URL are set on Waiting: the id of the call's
+	// store.PendingApproval, and the console's page to decide it on.
 	PendingID string `json:"pendingId,omitempty"`
+	URL       string `json:"url,omitempty"`
 	// Record is a Finished event's audit record (its Seq and Hash unset).
 	Record *audit.Record `json:"record,omitempty"`
 	// Missed counts the events this subscriber lost, because its buffer

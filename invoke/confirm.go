@@ -126,6 +126,34 @@ type NoOneToAsk struct{ Why string }
 
 func (e *NoOneToAsk) Error() string { return "no one can be asked: " + e.Why }
 
+// NoAnswer, returned (wrapped) by a Confirmer, says the question was put
+// where someone could answer it (Where: "in the console"), but nobody did
+// within its time. The call ends as one nobody answered in
+// Config.ConfirmTimeout does: blocked, unless ConfirmOnTimeout is "allow".
+type NoAnswer struct {
+	Where  string
+	Within time.Duration
+}
+
+func (e *NoAnswer) Error() string { return noAnswer(e.Where, e.Within) }
+
+// noAnswer says that nobody approved a call where within d.
+func noAnswer(where string, d time.Duration) string {
+	if where != "" {
+		where = " " + where
+	}
+	return fmt.Sprintf("No one approved this call%s within %s, so it was not run.", where, d)
+}
+
+// Patient is a Confirmer that may wait longer for an answer than
+// Config.ConfirmTimeout — a console, whose people decide in their own
+// time: the runner gives it Patience to answer instead, when that is
+// longer. It says itself when nobody answered (NoAnswer).
+type Patient interface {
+	Confirmer
+	Patience() time.Duration
+}
+
 // DefaultConfirmTimeout is how long a person has to answer.
 const DefaultConfirmTimeout = 2 * time.Minute
 
@@ -306,23 +334,31 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		if req.Approval != nil && req.Approval.Message != "" {
 			c.Message = req.Approval.Message
 		}
-		cctx, cancel := context.WithTimeout(ctx, r.cfg.ConfirmTimeout)
+		wait := r.cfg.ConfirmTimeout
+		if p, ok := r.confirmer.(Patient); ok {
+			wait = max(wait, p.Patience())
+		}
+		cctx, cancel := context.WithTimeout(ctx, wait)
 		defer cancel()
 		a, err := r.confirmer.Confirm(cctx, c)
 		req.Confirmation = &ConfirmRecord{Asked: true, By: a.By, At: time.Now()}
 		var none *NoOneToAsk
+		var late *NoAnswer
 		switch {
 		case ctx.Err() != nil:
 			req.Confirmation.Answer = "none"
 			req.Outcome = OutcomeCancelled
 			return tool.Errorf("Tool %s was cancelled while waiting for approval.", req.Tool.Name)
-		case cctx.Err() != nil:
+		case cctx.Err() != nil || errors.As(err, &late):
 			req.Confirmation.Answer = "timeout"
 			if r.cfg.ConfirmOnTimeout == "allow" {
 				return next(tool.WithApproval(ctx, tool.ApprovalGiven), req) // nobody saw it
 			}
 			req.Outcome = OutcomeDenied
-			return block(req, fmt.Sprintf("No one approved this call within %s, so it was not run.", r.cfg.ConfirmTimeout))
+			if late == nil {
+				late = &NoAnswer{Within: wait}
+			}
+			return block(req, late.Error())
 		case errors.As(err, &none):
 			req.Confirmation.Asked, req.Confirmation.Answer = false, "none"
 			req.Outcome = OutcomeDenied

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/content"
@@ -105,11 +106,15 @@ func (s *Server) verify(state string) (string, bool) {
 // Confirm answers for the person behind the MCP client: with the answer the
 // call carries when it is for this very action, else by handing the question
 // to the client (invoke.ErrPending). A client that cannot ask its user
-// (no elicitation) gets the configured fallback: deny by default.
+// (no elicitation) gets the fallback: Options.Fallback when set, else
+// ConfirmFallback's answer, deny by default.
 func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 	r, _ := ctx.Value(roundKey{}).(*round)
 	if r == nil || !canElicit(r.req) {
-		if s.opts.ConfirmFallback == "allow" {
+		switch {
+		case s.opts.Fallback != nil:
+			return s.opts.Fallback.Confirm(ctx, c)
+		case s.opts.ConfirmFallback == "allow":
 			return invoke.Answer{Allow: true, Blanket: true, By: "mcp fallback (allow)"}, nil
 		}
 		return invoke.Answer{By: "mcp fallback (deny)"}, &invoke.NoOneToAsk{Why: "the MCP client cannot ask its user: it does not support elicitation"}
@@ -137,6 +142,16 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 	r.asked = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm(c)}
 	r.state = s.sign(c.Fingerprint)
 	return invoke.Answer{}, fmt.Errorf("asked %s: %w", by, invoke.ErrPending)
+}
+
+// Patience is the fallback's, when it waits longer than the runner's
+// ConfirmTimeout (see invoke.Patient); questions to the client itself
+// return at once.
+func (s *Server) Patience() time.Duration {
+	if p, ok := s.opts.Fallback.(invoke.Patient); ok {
+		return p.Patience()
+	}
+	return 0
 }
 
 func canElicit(req *sdk.CallToolRequest) bool {

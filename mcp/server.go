@@ -43,8 +43,10 @@ type Options struct {
 	MaxResponseBytes int
 	// ConfirmFallback is the answer for calls that need approval when the
 	// client cannot be asked (it does not support elicitation): "deny" (the
-	// default, fail closed) or "allow".
+	// default, fail closed) or "allow". Fallback, when set, is asked
+	// instead (the console, whose people decide in its page).
 	ConfirmFallback string
+	Fallback        invoke.Confirmer
 	// Logger logs to stderr by default; stdout is the stdio channel.
 	Logger *slog.Logger
 	// Compact offers three tools — tool_search, tool_describe and tool_call
