@@ -32,8 +32,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -94,7 +92,7 @@ func main() {
 	}
 	manyCmd := func() *exec.Cmd { return exec.Command(many, "-corpus", corpus, "-n", strconv.Itoa(*imported)) }
 
-	fmt.Printf("%s, %d CPUs, %s; medians of interleaved runs; load average %s\n\n", cpuModel(), runtime.NumCPU(), runtime.Version(), loadAverage())
+	fmt.Printf("%s; medians of interleaved runs; load average %s\n\n", harness.Machine(), harness.LoadAverage())
 	t := &table{builds: builds}
 	t.header()
 
@@ -340,38 +338,6 @@ func fileSize(path string) float64 {
 	return float64(fi.Size())
 }
 
-// loadAverage is the system's load average over 1, 5 and 15 minutes.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	return strings.Join(f[:min(3, len(f))], " ")
-}
-
-func cpuModel() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	for l := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-		}
-	}
-	return runtime.GOARCH
-}
-
-func q(lat []time.Duration, p float64) time.Duration {
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	return s[int(p*float64(len(s)-1))]
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
-}
-
 func mb(b float64) string { return fmt.Sprintf("%.1f MB", b/1e6) }
 func kb(b float64) string { return fmt.Sprintf("%.0f KB", b/1e3) }
 
@@ -394,10 +360,10 @@ func (t *table) header() {
 // values prints a row of each build's median of xs beside the peer's
 // median, shown by format.
 func (t *table) values(name string, xs [][]float64, peer []float64, format func(float64) string, peerName string) {
-	p := median(peer)
+	p := harness.Median(peer)
 	fmt.Printf("| %s | %s %s |", name, format(p), peerName)
 	for _, x := range xs {
-		v := median(x)
+		v := harness.Median(x)
 		if p == 0 {
 			fmt.Printf(" %s |", format(v))
 			continue
@@ -412,9 +378,9 @@ func (t *table) times(name string, ds [][]time.Duration, peer []time.Duration, p
 	ms := func(d float64) string { return fmt.Sprintf("%.3f ms", d/1e6) }
 	xs := make([][]float64, len(ds))
 	for i, d := range ds {
-		xs[i] = []float64{float64(q(d, p))}
+		xs[i] = []float64{float64(harness.Quantile(d, p))}
 	}
-	t.values(name, xs, []float64{float64(q(peer, p))}, ms, peerName)
+	t.values(name, xs, []float64{float64(harness.Quantile(peer, p))}, ms, peerName)
 }
 
 // memory prints a row of each build's median of one figure of ms.
