@@ -60,7 +60,7 @@ func (c consoleConfirmer) Confirm(ctx context.Context, conf invoke.Confirmation)
 		return invoke.Answer{}, err
 	}
 	if !live {
-		return invoke.Answer{By: "console"}, &invoke.NoOneToAsk{Why: NoConsole}
+		return invoke.Answer{}, &invoke.NoOneToAsk{Why: NoConsole}
 	}
 	p := pendingOf(conf, time.Now().Add(c.timeout()))
 	if err := q.Add(ctx, p); err != nil {
@@ -82,7 +82,7 @@ func (c consoleConfirmer) Confirm(ctx context.Context, conf invoke.Confirmation)
 	case store.PendingDenied:
 		return invoke.Answer{Reason: p.DenyReason, By: p.By}, nil
 	case store.PendingExpired:
-		return invoke.Answer{By: "console"}, &invoke.NoAnswer{Where: "in the console", Within: c.timeout()}
+		return invoke.Answer{}, &invoke.NoAnswer{Where: "in the console", Within: c.timeout()}
 	}
 	return invoke.Answer{}, fmt.Errorf("pending approval %s ended %s", id, p.State)
 }

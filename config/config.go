@@ -331,7 +331,9 @@ type MCP struct {
 	// a larger one is cut by the pipeline's policy, never dropped.
 	MaxResponseBytes int `yaml:"maxResponseBytes" default:"8388608"`
 	// ConfirmFallback is what happens to a call that needs approval when the
-	// client cannot be asked (no elicitation): "deny" (default) or "allow".
+	// client cannot be asked (no elicitation): "deny" (default: it waits for
+	// the console's decision when a console is open, else it is blocked) or
+	// "allow".
 	ConfirmFallback string `yaml:"confirmFallback" default:"deny"`
 	// Separator joins server and tool names of imported tools (default "__").
 	Separator string `yaml:"separator" default:"__"`

@@ -125,7 +125,7 @@ func (c *callCmd) explain(ctx context.Context, e *env, tc *tool.Context, msg too
 	}
 	var env tool.Envelope
 	if json.Unmarshal([]byte(msg.Content[0].Text), &env) == nil && env.Status == "blocked" && strings.Contains(env.Reason, "no one is available to approve it") {
-		fmt.Fprintln(e.stderr, "toolbelt: there is no terminal to ask for approval on. To run this call, approve it with --yes (the audit log records it as approved by --yes), run toolbelt from a terminal, or change what needs approval in toolbelt.yaml (confirm.medium, tools.ask; see docs/config.md).")
+		fmt.Fprintln(e.stderr, "toolbelt: there is no terminal to ask for approval on, and no console is open. To run this call, approve it with --yes (the audit log records it as approved by --yes), run toolbelt from a terminal, approve it in the console of toolbelt serve, or change what needs approval in toolbelt.yaml (confirm.medium, tools.ask; see docs/config.md).")
 	}
 }
 

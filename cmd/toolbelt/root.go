@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/feed"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -126,8 +127,9 @@ func (e *env) registry() (*registry.Registry, error) {
 // runner returns the pipeline for calls in tc (a context of the run's
 // pipeline root), with the config's settings but for what override sets.
 // Who approves calls: --yes approves all; otherwise the person at the
-// terminal is asked, if there is one; otherwise nobody, so calls that need
-// approval are blocked. The returned closer releases the runner and the
+// terminal is asked, if there is one; otherwise the console (calls wait
+// for its decision when one is open, and are blocked when none is), and
+// stderr says where each call waits. The returned closer releases the runner and the
 // terminal.
 func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, extra ...invoke.Option) (*invoke.Runner, io.Closer, error) {
 	tb, err := e.root(pipelineRoot, tc.Workspace)
@@ -148,6 +150,8 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 		if t, ok := openTerminal(); ok {
 			opts = append(opts, invoke.WithConfirmer(t))
 			term = t
+		} else {
+			term = e.showWaiting(tb.Feed())
 		}
 	}
 	r, err := tb.RunnerFor(tc, append(opts, extra...)...)
@@ -169,6 +173,31 @@ func terminalOf(closer io.Closer) *terminal {
 	}
 	return nil
 }
+
+// showWaiting prints on stderr, until it is closed, the console page each
+// call of the feed's waits on for approval.
+func (e *env) showWaiting(f *feed.Hub) io.Closer {
+	sub := f.Subscribe(0)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev := range sub.Events() {
+			if ev.Kind == feed.Waiting {
+				fmt.Fprintf(e.stderr, "toolbelt: waiting for approval in the console: %s\n", ev.URL)
+			}
+		}
+	}()
+	return closerFunc(func() error {
+		sub.Close()
+		<-done
+		return nil
+	})
+}
+
+// closerFunc is an io.Closer made of a function.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // releaser releases a runner and the terminal it asks at (nil when none).
 type releaser struct {

@@ -16,7 +16,7 @@ import (
 
 // needsApprovalHint says how to run a call that was blocked because it
 // needed an approval nobody was there to give.
-const needsApprovalHint = "  needs approval: rerun with --yes, or approve at a terminal (confirm and tools.ask in toolbelt.yaml say what needs it)"
+const needsApprovalHint = "  needs approval: rerun with --yes, approve at a terminal, or in the console of toolbelt serve (confirm and tools.ask in toolbelt.yaml say what needs it)"
 
 // runView shows on stderr what an agent run does: each call as it starts
 // and how it ended — ✓ ran, ✗ failed, ✗ blocked (with the reason, and how
