@@ -179,7 +179,8 @@ func Hooks(cfg *config.Config, reg *registry.Registry) *invoke.Hooks {
 // configuration's mcp: section describes it. Its clients are on channel
 // "mcp", the owner only when mcp.owner says so; calls that need approval
 // are asked of the client (elicitation), or, when it cannot ask its user,
-// wait for the console (unless mcp.confirmFallback is allow). opts are added to its pipeline
+// wait for the console (mcp.confirmFallback console, the default; deny
+// blocks them at once, allow runs them). opts are added to its pipeline
 // after the root's (a selection of tools, say). Serve it with ServeStdio
 // or Handler; close it before the root.
 func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
@@ -207,7 +208,7 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
 		ToolsAfter: tb.importsStarted(),
 	}
-	if m.ConfirmFallback != "allow" {
+	if cmp.Or(m.ConfirmFallback, "console") == "console" {
 		o.Fallback = consoleConfirmer{tb}
 	}
 	return mcp.New(tb.reg, tc, o, append(tb.pipeline(tc.Workspace), opts...)...), nil

@@ -331,10 +331,10 @@ type MCP struct {
 	// a larger one is cut by the pipeline's policy, never dropped.
 	MaxResponseBytes int `yaml:"maxResponseBytes" default:"8388608"`
 	// ConfirmFallback is what happens to a call that needs approval when the
-	// client cannot be asked (no elicitation): "deny" (default: it waits for
-	// the console's decision when a console is open, else it is blocked) or
-	// "allow".
-	ConfirmFallback string `yaml:"confirmFallback" default:"deny"`
+	// client cannot be asked (no elicitation): "console" (default: it waits
+	// for the console's decision when a console is open, else it is
+	// blocked), "deny" (it is blocked at once) or "allow".
+	ConfirmFallback string `yaml:"confirmFallback" default:"console"`
 	// Separator joins server and tool names of imported tools (default "__").
 	Separator string `yaml:"separator" default:"__"`
 
@@ -886,8 +886,8 @@ func (c *Config) validate() []error {
 			}
 		}
 	}
-	if f := c.MCP.ConfirmFallback; f != "" && f != "deny" && f != "allow" {
-		errs = append(errs, c.errorAt("$.mcp.confirmFallback", fmt.Sprintf("mcp.confirmFallback is %q: use deny or allow", f)))
+	if f := c.MCP.ConfirmFallback; f != "" && f != "console" && f != "deny" && f != "allow" {
+		errs = append(errs, c.errorAt("$.mcp.confirmFallback", fmt.Sprintf("mcp.confirmFallback is %q: use console, deny or allow", f)))
 	}
 	if c.MCP.CompactAbove < 0 || c.MCP.MaxResponseBytes < 0 {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))

@@ -87,23 +87,32 @@ func frontDoorsEnv(t *testing.T, env []string, setup func(t *testing.T, ws strin
 		ws := attackWorkspace(t, setup)
 		f(t, ws, cliAttacker{ws: ws, env: env, config: writeConfig(t, "tools:\n  exec:\n    sandbox:\n      bwrap: /nonexistent/bwrap\n")})
 	})
-	mcpDoors(t, env, setup, f)
+	mcpDoors(t, env, "", setup, f)
 }
 
 // mcpDoors runs f through an MCP server over stdio (`toolbelt mcp`) and
-// over streamable HTTP (`toolbelt serve`), each with a fresh workspace
+// over streamable HTTP (`toolbelt serve`), configured by config (YAML
+// without an mcp: section; "" for none), each with a fresh workspace
 // prepared by setup, with env added to the environment of the toolbelt
-// processes.
-func mcpDoors(t *testing.T, env []string, setup func(t *testing.T, ws string), f func(t *testing.T, ws string, a attacker)) {
+// processes. Nobody approves anything: serve keeps a console open, where
+// a client that cannot ask its user would wait, so its mcp.confirmFallback
+// is deny (waiting for the console is tested in
+// TestMCPClientsWithoutElicitationWaitForTheConsole).
+func mcpDoors(t *testing.T, env []string, config string, setup func(t *testing.T, ws string), f func(t *testing.T, ws string, a attacker)) {
 	t.Run("mcp", func(t *testing.T) {
 		t.Parallel()
 		ws := attackWorkspace(t, setup)
-		f(t, ws, mcpAttacker{connectMCP(t, nil, overStdio(append(cliEnvironment(t), env...), "mcp", "--workspace", ws))})
+		env := append(cliEnvironment(t), env...)
+		if config != "" {
+			env = append(env, "TOOLBELT_CONFIG="+writeConfig(t, config))
+		}
+		f(t, ws, mcpAttacker{connectMCP(t, nil, overStdio(env, "mcp", "--workspace", ws))})
 	})
 	t.Run("mcp-http", func(t *testing.T) {
 		t.Parallel()
 		ws := attackWorkspace(t, setup)
-		f(t, ws, mcpAttacker{connectMCP(t, nil, overHTTP(t, append(cliEnvironment(t), env...), "--workspace", ws))})
+		env := append(cliEnvironment(t), append(env, "TOOLBELT_CONFIG="+writeConfig(t, config+"mcp:\n  confirmFallback: deny\n"))...)
+		f(t, ws, mcpAttacker{connectMCP(t, nil, overHTTP(t, env, "--workspace", ws))})
 	})
 }
 

@@ -100,7 +100,7 @@ func configuredDoors(t *testing.T, config string, setup func(t *testing.T, ws st
 		ws := attackWorkspace(t, setup)
 		f(t, ws, cliAttacker{ws: ws, config: cfg})
 	})
-	mcpDoors(t, []string{"TOOLBELT_CONFIG=" + cfg}, setup, f)
+	mcpDoors(t, nil, config, setup, f)
 }
 
 // TestAttackFileRuleCoversEveryFileTool: through the CLI and MCP, every
