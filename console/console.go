@@ -139,6 +139,7 @@ type Console struct {
 	tmpl map[string]*template.Template // by template file
 	nav  []NavLink
 	mux  *http.ServeMux
+	live live // the calls pages' live rows
 
 	// The heartbeat: see Start.
 	cancel func()
@@ -157,6 +158,7 @@ func New(o Options) (*Console, error) {
 		return nil, errors.New("console: Options.Store, Audit and Journal are required")
 	}
 	c := &Console{opts: o, log: cmp.Or(o.Logger, slog.Default()), auth: newAuth(o)}
+	c.live.c = c
 	if err := c.routes(); err != nil {
 		return nil, err
 	}
