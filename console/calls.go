@@ -99,6 +99,17 @@ func (f callFilter) match(r CallRow) bool {
 		(f.Tool == "" || r.Tool == f.Tool) && (f.Decision == "" || r.Decision == f.Decision)
 }
 
+// rows are the rows of the calls among records that pass the filter.
+func (f callFilter) rows(records []audit.Record) []CallRow {
+	var rows []CallRow
+	for _, rec := range records {
+		if row := rowOf(rec); rec.Kind == "" && f.match(row) {
+			rows = append(rows, row)
+		}
+	}
+	return rows
+}
+
 // query is the filter as a query string.
 func (f callFilter) query() string {
 	q := url.Values{}
@@ -144,13 +155,10 @@ func (c *Console) calls(r *http.Request, f callFilter, after int64) ([]CallRow, 
 	if err != nil {
 		return nil, after, err
 	}
-	var rows []CallRow
 	for _, rec := range records {
 		after = max(after, rec.Seq)
-		if row := rowOf(rec); rec.Kind == "" && f.match(row) {
-			rows = append(rows, row)
-		}
 	}
+	rows := f.rows(records)
 	if len(rows) > callsShown {
 		rows = rows[len(rows)-callsShown:]
 	}

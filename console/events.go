@@ -2,11 +2,14 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 )
 
 // Pace of the live rows.
@@ -18,6 +21,16 @@ const (
 	// keepAlive is how often a quiet stream sends a comment, so a closed
 	// page is noticed.
 	keepAlive = 15 * time.Second
+	// pollPage is how many records the poll reads at a time, and
+	// pollPages how many pages at most each time it looks: the records
+	// after those it leaves for the next poll.
+	pollPage  = 500
+	pollPages = 4
+	// shownCalls is how many of the feed's finished calls a stream
+	// remembers having sent, so that the poll does not send them again;
+	// past it, the oldest are forgotten (and sent again if the poll meets
+	// them later, in place of the same row).
+	shownCalls = 2048
 )
 
 // callEvents streams the calls page's live rows as server-sent events:
@@ -26,11 +39,17 @@ const (
 // The calls of this process come from the feed as they start, progress,
 // wait and finish, rendered once for all the pages open (live.go); those
 // of other processes sharing the store from the audit records appended
-// since the page's newest (the query's after), read every auditPoll. The
-// query string filters as the page's does.
+// since the page's newest (the query's after; the log's newest without
+// one), read every auditPoll. The query string filters as the page's does.
 func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) {
 	f := filterOf(r.URL.Query())
-	after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
+	if err != nil || after <= 0 {
+		if after, err = c.newestSeq(r.Context()); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
 	var fed <-chan []liveRow
 	if c.opts.Feed != nil {
 		s := c.live.join(f)
@@ -48,7 +67,7 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 	poll, ping := time.NewTicker(auditPoll), time.NewTicker(keepAlive)
 	defer poll.Stop()
 	defer ping.Stop()
-	shown := map[string]bool{} // the feed's finished calls sent, not yet met in the log
+	shown := newRecent(shownCalls) // the feed's finished calls sent, not yet met in the log
 	for {
 		var err error
 		select {
@@ -59,7 +78,7 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 		case rows := <-fed:
 			for _, row := range rows {
 				if row.Seq == 0 && !row.Running {
-					shown[row.CallID] = true
+					shown.add(row.CallID)
 				}
 				if _, err = w.Write(row.event); err != nil {
 					break
@@ -67,7 +86,7 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 			}
 		case <-poll.C:
 			var logged []CallRow
-			logged, after, err = c.calls(r, f, after)
+			logged, after, err = c.newCalls(r.Context(), f, after)
 			if err != nil {
 				if r.Context().Err() == nil {
 					c.log.Warn("console: reading new audit records", "err", err)
@@ -75,8 +94,7 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 				err = nil
 			}
 			for _, row := range logged {
-				if shown[row.CallID] { // sent as the feed told
-					delete(shown, row.CallID)
+				if shown.take(row.CallID) { // sent as the feed told
 					continue
 				}
 				if err = c.sendRow(w, row); err != nil {
@@ -88,6 +106,64 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 			return
 		}
 	}
+}
+
+// newestSeq is the place of the log's newest record, 0 when it has none.
+func (c *Console) newestSeq(ctx context.Context) (int64, error) {
+	records, err := c.opts.Audit.List(ctx, auditlog.Filter{Limit: 1})
+	if err != nil || len(records) == 0 {
+		return 0, err
+	}
+	return records[0].Seq, nil
+}
+
+// newCalls returns the calls f selects among the records after the one of
+// place after, oldest first, and the place of the last record read. It
+// reads pollPage records at a time, at most pollPages times: the place
+// returned is after the last record read, so the records it left are
+// read next time.
+func (c *Console) newCalls(ctx context.Context, f callFilter, after int64) ([]CallRow, int64, error) {
+	lf := auditlog.Filter{Tool: f.Tool, Session: f.Session, Limit: pollPage, Oldest: true}
+	var rows []CallRow
+	for range pollPages {
+		lf.After = after
+		records, err := c.opts.Audit.List(ctx, lf)
+		if err != nil {
+			return rows, after, err
+		}
+		if n := len(records); n > 0 {
+			after = records[n-1].Seq
+		}
+		rows = append(rows, f.rows(records)...)
+		if len(records) < pollPage {
+			break
+		}
+	}
+	return rows, after, nil
+}
+
+// recent is a set of call ids that keeps the newest n added.
+type recent struct {
+	ids  map[string]bool
+	ring []string // the ids added, the next to forget at next
+	next int
+}
+
+func newRecent(n int) *recent { return &recent{ids: map[string]bool{}, ring: make([]string, n)} }
+
+// add adds id, forgetting the oldest id added when the set is full.
+func (s *recent) add(id string) {
+	delete(s.ids, s.ring[s.next])
+	s.ring[s.next] = id
+	s.next = (s.next + 1) % len(s.ring)
+	s.ids[id] = true
+}
+
+// take reports whether id is in the set, and removes it.
+func (s *recent) take(id string) bool {
+	ok := s.ids[id]
+	delete(s.ids, id)
+	return ok
 }
 
 // sendRow writes a row as an event.

@@ -3,10 +3,15 @@ package console_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/audit"
 )
 
 // liveRow is a row a calls page's stream sent.
@@ -101,5 +106,27 @@ func TestLiveRowsFollowEachPagesFilter(t *testing.T) {
 		if id != "find-1" {
 			t.Errorf("the find page got a row of %s", id)
 		}
+	}
+}
+
+// TestLivePollSendsEveryRecordAppended: the calls of other processes,
+// appended to the log faster than a poll reads them (more than pollPage ×
+// pollPages between two polls), all reach an open calls page's stream,
+// once each and in order.
+func TestLivePollSendsEveryRecordAppended(t *testing.T) {
+	s := serve(t, false)
+	rows := openStream(t, s, "")
+	const n = 2100
+	var records []audit.Record
+	var want []string
+	for i := range n {
+		id := fmt.Sprint("other-", i)
+		records = append(records, audit.Record{Time: time.Now(), CallID: id, Tool: "read"})
+		want = append(want, id)
+	}
+	appendRecords(t, s.tb.AuditLog(), append(records, audit.Record{Time: time.Now(), CallID: "last", Tool: "read"})...)
+	if got := waitRow(t, rows, "last"); !slices.Equal(got, want) {
+		t.Errorf("the stream sent %d rows before the last call's (first %v), want the %d calls appended before it, in order",
+			len(got), got[:min(len(got), 3)], n)
 	}
 }

@@ -574,8 +574,10 @@ type Filter struct {
 	// After keeps the records after the one of this sequence number: those
 	// appended since it was read.
 	After int64
-	// Limit keeps only the newest Limit records (0: all).
-	Limit int
+	// Limit keeps only the newest Limit records (0: all); with Oldest,
+	// the oldest Limit.
+	Limit  int
+	Oldest bool
 }
 
 // List returns the records f selects, oldest first. It reads records as
@@ -604,7 +606,11 @@ func (l *Log) List(ctx context.Context, f Filter) ([]audit.Record, error) {
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY seq DESC"
+	if f.Oldest {
+		q += " ORDER BY seq"
+	} else {
+		q += " ORDER BY seq DESC"
+	}
 	if f.Limit > 0 {
 		q, args = q+" LIMIT ?", append(args, f.Limit)
 	}
@@ -634,6 +640,8 @@ func (l *Log) List(ctx context.Context, f Filter) ([]audit.Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing audit records: %w", err)
 	}
-	slices.Reverse(out)
+	if !f.Oldest {
+		slices.Reverse(out)
+	}
 	return out, nil
 }
