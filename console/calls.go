@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,25 +111,34 @@ func (f callFilter) rows(records []audit.Record) []CallRow {
 	return rows
 }
 
-// query is the filter as a query string.
-func (f callFilter) query() string {
+// Query is the filter as a query string.
+func (f callFilter) Query() string { return f.values().Encode() }
+
+// values is the filter as query values.
+func (f callFilter) values() url.Values {
 	q := url.Values{}
 	for k, v := range map[string]string{"session": f.Session, "agent": f.Agent, "tool": f.Tool, "decision": f.Decision} {
 		if v != "" {
 			q.Set(k, v)
 		}
 	}
-	return q.Encode()
+	return q
 }
 
 // callsView is the calls page's data.
 type callsView struct {
 	Filter callFilter
 	Rows   []CallRow
+	// Before is the place the page lists the calls before (the query's
+	// before); 0 for the newest.
+	Before int64
 	// After is the newest record's place: the live rows start after it.
 	After int64
-	// Events is the URL of the live rows.
+	// Events is the URL of the live rows; "" on a page of older calls.
 	Events string
+	// Older is the URL of the page of the calls before these; "" when
+	// there are none.
+	Older string
 	// Decisions are the decisions the filter offers.
 	Decisions []string
 }
@@ -138,31 +148,50 @@ var decisions = []string{"allow", "ask", "allow-once", "allow-session", "allow-w
 
 func (c *Console) loadCalls(r *http.Request, _ User) (any, error) {
 	f := filterOf(r.URL.Query())
-	rows, after, err := c.calls(r, f, 0)
+	before, _ := strconv.ParseInt(r.URL.Query().Get("before"), 10, 64)
+	p, err := c.calls(r, f, max(before, 0))
 	if err != nil {
 		return nil, err
 	}
-	slices.Reverse(rows)
-	return callsView{Filter: f, Rows: rows, After: after, Events: "/calls/events?" + f.query(), Decisions: decisions}, nil
+	slices.Reverse(p.rows)
+	v := callsView{Filter: f, Rows: p.rows, Before: before, After: p.newest, Decisions: decisions}
+	if before <= 0 {
+		v.Events = "/calls/events?" + f.Query()
+	}
+	if p.older > 0 {
+		q := f.values()
+		q.Set("before", strconv.FormatInt(p.older, 10))
+		v.Older = "/calls?" + q.Encode()
+	}
+	return v, nil
 }
 
-// calls returns the calls f selects after the record of place after (0:
-// the newest), oldest first, and the place of the newest record read.
-func (c *Console) calls(r *http.Request, f callFilter, after int64) ([]CallRow, int64, error) {
+// callsPage is a page of the calls list.
+type callsPage struct {
+	rows []CallRow // oldest first
+	// newest is the place of the newest record read; older the place the
+	// next page's calls are before, 0 when no record is older.
+	newest, older int64
+}
+
+// calls returns the newest callsShown calls f selects before the record of
+// place before (0: the newest of all).
+func (c *Console) calls(r *http.Request, f callFilter, before int64) (callsPage, error) {
 	lf := f.log()
-	lf.After = after
+	lf.Before = before
 	records, err := c.opts.Audit.List(r.Context(), lf)
-	if err != nil {
-		return nil, after, err
+	if err != nil || len(records) == 0 {
+		return callsPage{}, err
 	}
-	for _, rec := range records {
-		after = max(after, rec.Seq)
+	p := callsPage{rows: f.rows(records), newest: records[len(records)-1].Seq}
+	if len(records) == lf.Limit { // older records may select more
+		p.older = records[0].Seq
 	}
-	rows := f.rows(records)
-	if len(rows) > callsShown {
-		rows = rows[len(rows)-callsShown:]
+	if len(p.rows) > callsShown {
+		p.rows = p.rows[len(p.rows)-callsShown:]
+		p.older = p.rows[0].Seq
 	}
-	return rows, after, nil
+	return p, nil
 }
 
 // callView is a call's page's data.

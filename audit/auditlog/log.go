@@ -574,6 +574,9 @@ type Filter struct {
 	// After keeps the records after the one of this sequence number: those
 	// appended since it was read.
 	After int64
+	// Before keeps the records before the one of this sequence number:
+	// older than it.
+	Before int64
 	// Limit keeps only the newest Limit records (0: all); with Oldest,
 	// the oldest Limit.
 	Limit  int
@@ -601,6 +604,9 @@ func (l *Log) List(ctx context.Context, f Filter) ([]audit.Record, error) {
 	}
 	if f.After > 0 {
 		where, args = append(where, "seq > ?"), append(args, f.After)
+	}
+	if f.Before > 0 {
+		where, args = append(where, "seq < ?"), append(args, f.Before)
 	}
 	q := "SELECT seq, body, hash FROM audit_log"
 	if len(where) > 0 {
