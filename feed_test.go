@@ -22,8 +22,8 @@ var stepper = tool.Must(tool.New("stepper", "Reports progress, then answers.", f
 }))
 
 // TestFeedPublishesEveryCall: a runner of the root publishes each call's
-// start (arguments redacted, caller, workspace), its progress and its end
-// with the audit record; an unknown tool's call its end only; a
+// start (arguments redacted, caller, workspace), its progress, its result
+// and its end with the audit record; an unknown tool's call its end only; a
 // subscriber that leaves gets nothing more.
 func TestFeedPublishesEveryCall(t *testing.T) {
 	t.Parallel()
@@ -56,9 +56,13 @@ func TestFeedPublishesEveryCall(t *testing.T) {
 			if e.Record == nil || e.Record.CallID != e.CallID || strings.Contains(string(e.Record.Arguments), "0123456789abcdef") {
 				t.Errorf("finished: %+v", e.Record)
 			}
+		case feed.Returned:
+			if e.Result == nil || len(e.Result.Content) != 1 || e.Result.Content[0].Text != "done" {
+				t.Errorf("returned: %+v", e.Result)
+			}
 		}
 	}
-	if want := "started c1,progress c1,finished c1,finished c2"; strings.Join(got, ",") != want {
+	if want := "started c1,progress c1,returned c1,finished c1,finished c2"; strings.Join(got, ",") != want {
 		t.Fatalf("events %q, want %q", strings.Join(got, ","), want)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/internal/textdiff"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/undo"
 )
@@ -191,6 +192,7 @@ func (c *Console) calls(r *http.Request, f callFilter, before int64) (callsPage,
 		p.rows = p.rows[len(p.rows)-callsShown:]
 		p.older = p.rows[0].Seq
 	}
+	c.withPreviews(p.rows)
 	return p, nil
 }
 
@@ -206,6 +208,8 @@ type callView struct {
 	Changes []wsChanges
 	// Pending is the approval it waited for in the console, if it did.
 	Pending *store.PendingApproval
+	// Result is its result, when the console kept it (keptBytes).
+	Result *invoke.EventResult
 }
 
 // wsChanges are a call's file changes in one workspace, and their diff.
@@ -222,7 +226,7 @@ func (c *Console) loadCall(r *http.Request, _ User) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := callView{CallID: id, Records: records}
+	v := callView{CallID: id, Records: records, Result: c.results.get(id)}
 	if v.Pending, err = c.pendingOf(r, id); err != nil {
 		return nil, err
 	}

@@ -140,6 +140,9 @@ type Console struct {
 	nav  []NavLink
 	mux  *http.ServeMux
 	live live // the calls pages' live rows
+	// results are the results of this server's latest calls, kept while
+	// it is started.
+	results results
 
 	// The heartbeat: see Start.
 	cancel func()
@@ -176,7 +179,9 @@ func (c *Console) LoginLink() string { return c.opts.URL + "/login?once=" + c.au
 // Start starts the heartbeat: every few seconds the console tells the
 // store (store.Pending.Beat) that it is served at Options.URL, so that a
 // call waiting for approval in any process sharing the store waits for it.
-// It follows package lifecycle's rules.
+// With a Feed, it also starts keeping the results of this server's calls
+// (the latest, up to keptBytes), which the calls pages show. It follows
+// package lifecycle's rules.
 func (c *Console) Start(context.Context) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -187,6 +192,10 @@ func (c *Console) Start(context.Context) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	c.wg.Go(func() { c.beat(ctx) })
+	if c.opts.Feed != nil {
+		sub := c.opts.Feed.Subscribe(0)
+		c.wg.Go(func() { c.keepResults(ctx, sub) })
+	}
 	return nil
 }
 

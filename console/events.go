@@ -139,6 +139,7 @@ func (c *Console) newCalls(ctx context.Context, f callFilter, after int64) ([]Ca
 			break
 		}
 	}
+	c.withPreviews(rows)
 	return rows, after, nil
 }
 

@@ -37,5 +37,6 @@ func (c *Console) loadHome(r *http.Request, _ User) (any, error) {
 			v.Recent = append(v.Recent, rowOf(records[i]))
 		}
 	}
+	c.withPreviews(v.Recent)
 	return v, nil
 }

@@ -184,11 +184,16 @@ func follow(running map[string]CallRow, e feed.Event) (CallRow, bool) {
 		running[e.CallID] = row
 		return row, true
 	case feed.Finished:
+		returned, ok := running[e.CallID]
 		delete(running, e.CallID)
 		if e.Record == nil || e.Record.Kind != "" {
 			return CallRow{}, false
 		}
-		return rowOf(*e.Record), true
+		row := rowOf(*e.Record)
+		if ok && !returned.Running {
+			row.Preview = returned.Preview
+		}
+		return row, true
 	}
 	row, ok := running[e.CallID]
 	if !ok {
@@ -199,6 +204,10 @@ func follow(running map[string]CallRow, e feed.Event) (CallRow, bool) {
 		row.Preview = e.Text
 	case feed.Waiting:
 		row.Decision = "waiting for approval"
+	case feed.Returned: // its row is sent once it is audited (Finished)
+		row.Running, row.Preview = false, preview(e.Result)
+		running[e.CallID] = row
+		return CallRow{}, false
 	}
 	running[e.CallID] = row
 	return row, true

@@ -22,7 +22,8 @@ import (
 type Kind string
 
 // The kinds of events. A call publishes Started, any Progress and Waiting,
-// then Finished; a call of an unknown tool publishes Finished alone.
+// then Returned and Finished; a call of an unknown tool publishes
+// Finished alone.
 const (
 	// Started: the call entered the pipeline (Tool, Args, Caller,
 	// Workspace).
@@ -34,6 +35,8 @@ const (
 	Waiting Kind = "waiting"
 	// Finished: the call ended and its audit record is durable (Record).
 	Finished Kind = "finished"
+	// Returned: the call returned its result (Result).
+	Returned Kind = "returned"
 )
 
 // Event is something that happened to a call.
@@ -55,6 +58,10 @@ type Event struct {
 	URL       string `json:"url,omitempty"`
 	// Record is a Finished event's audit record (its Seq and Hash unset).
 	Record *audit.Record `json:"record,omitempty"`
+	// Result is a Returned event's result, shaped as the runner's events
+	// shape it (invoke.ShapeEventResult): each text cut to ResultChars,
+	// images replaced by their size.
+	Result *invoke.EventResult `json:"result,omitempty"`
 	// Missed counts the events this subscriber lost, because its buffer
 	// was full, since the one it received before this one.
 	Missed uint64 `json:"missed,omitempty"`
@@ -62,6 +69,10 @@ type Event struct {
 
 // ProgressChars is the most characters of a Progress event's text.
 const ProgressChars = 2000
+
+// ResultChars is the most characters of each text of a Returned event's
+// result.
+const ResultChars = 64 << 10
 
 // DefaultBuffer is the buffer of a subscription made with a size of 0.
 const DefaultBuffer = 1024
@@ -113,7 +124,7 @@ func (h *Hub) Publish(e Event) {
 }
 
 // Option adds the "feed" step to a runner, first of its steps: it
-// publishes each call's Started event and its Progress. With nobody
+// publishes each call's Started event, its Progress and its Returned. With nobody
 // subscribed it passes the call on untouched.
 func (h *Hub) Option() invoke.Option {
 	return invoke.WithSteps(func(steps []invoke.Step) []invoke.Step {
@@ -135,7 +146,11 @@ func (h *Hub) step(next invoke.Handler) invoke.Handler {
 				h.Publish(Event{Kind: Progress, CallID: id, Text: progressText(partial)})
 			}
 		}
-		return next(ctx, req)
+		res := next(ctx, req)
+		if h.bus.Active() {
+			h.Publish(Event{Kind: Returned, CallID: id, Result: invoke.ShapeEventResult(res, ResultChars)})
+		}
+		return res
 	}
 }
 

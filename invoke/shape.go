@@ -241,13 +241,19 @@ func (r *Runner) fitTokens(full string, c content.Cut, limit int, keepTail bool)
 // eventResult shapes a result for events: text cut to EventMaxChars, images
 // replaced by their size, and the error text for errors.
 func (r *Runner) eventResult(res tool.Result) *EventResult {
+	return ShapeEventResult(res, r.cfg.EventMaxChars)
+}
+
+// ShapeEventResult shapes a result as events carry it: each text cut to
+// maxChars, images replaced by their size, and the error text for errors.
+func ShapeEventResult(res tool.Result, maxChars int) *EventResult {
 	ev := &EventResult{Content: make([]EventContent, len(res.Content)), Details: res.Details, IsError: res.IsError}
 	for i, c := range res.Content {
 		switch c.Type {
 		case tool.ImageContent:
 			ev.Content[i] = EventContent{Type: c.Type, MIMEType: c.MIMEType, Bytes: base64Len(c.Data), Omitted: true}
 		default:
-			ev.Content[i] = EventContent{Type: c.Type, Text: content.Head(c.Text, r.cfg.EventMaxChars, "…(truncated)…")}
+			ev.Content[i] = EventContent{Type: c.Type, Text: content.Head(c.Text, maxChars, "…(truncated)…")}
 		}
 	}
 	if res.IsError {
