@@ -26,11 +26,6 @@ const (
 	// after those it leaves for the next poll.
 	pollPage  = 500
 	pollPages = 4
-	// shownCalls is how many of the feed's finished calls a stream
-	// remembers having sent, so that the poll does not send them again;
-	// past it, the oldest are forgotten (and sent again if the poll meets
-	// them later, in place of the same row).
-	shownCalls = 2048
 )
 
 // callEvents streams the calls page's live rows as server-sent events:
@@ -67,7 +62,6 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 	poll, ping := time.NewTicker(auditPoll), time.NewTicker(keepAlive)
 	defer poll.Stop()
 	defer ping.Stop()
-	shown := newRecent(shownCalls) // the feed's finished calls sent, not yet met in the log
 	for {
 		var err error
 		select {
@@ -77,9 +71,6 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 			_, err = fmt.Fprint(w, ": keep-alive\n\n")
 		case rows := <-fed:
 			for _, row := range rows {
-				if row.Seq == 0 && !row.Running {
-					shown.add(row.CallID)
-				}
 				if _, err = w.Write(row.event); err != nil {
 					break
 				}
@@ -93,10 +84,7 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 				}
 				err = nil
 			}
-			for _, row := range logged {
-				if shown.take(row.CallID) { // sent as the feed told
-					continue
-				}
+			for _, row := range c.live.notFed(logged) {
 				if err = c.sendRow(w, row); err != nil {
 					break
 				}
@@ -158,13 +146,6 @@ func (s *recent) add(id string) {
 	s.ring[s.next] = id
 	s.next = (s.next + 1) % len(s.ring)
 	s.ids[id] = true
-}
-
-// take reports whether id is in the set, and removes it.
-func (s *recent) take(id string) bool {
-	ok := s.ids[id]
-	delete(s.ids, id)
-	return ok
 }
 
 // sendRow writes a row as an event.

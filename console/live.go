@@ -20,9 +20,14 @@ const (
 	sendEvery = 100 * time.Millisecond
 	batchRows = 20
 	// streamBacklog is how many batches a page may have unsent; a page
-	// slower than that misses the next ones (the audit poll sends it
-	// their finished calls).
+	// slower than that misses the next ones.
 	streamBacklog = 4
+	// fedCalls is how many of the feed's finished calls the pages'
+	// streams remember, so that their audit polls do not send those rows
+	// again (their live rows came from the feed, or were left out as too
+	// many); past it, the oldest are forgotten, and a poll that meets them
+	// sends them again, in place of the same row.
+	fedCalls = 16384
 )
 
 // live follows the feed for the calls pages open: one subscriber, whose
@@ -32,6 +37,25 @@ type live struct {
 	c   *Console
 	mu  sync.Mutex
 	run *liveRun // nil while no page is open
+	fed *recent  // the feed's finished calls
+}
+
+// notFed returns the rows of calls the feed has not told of: those of
+// other processes, and this one's made while no page was open.
+func (l *live) notFed(rows []CallRow) []CallRow {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.DeleteFunc(rows, func(r CallRow) bool { return l.fed != nil && l.fed.ids[r.CallID] })
+}
+
+// finished remembers that the feed told of a call's end.
+func (l *live) finished(callID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fed == nil {
+		l.fed = newRecent(fedCalls)
+	}
+	l.fed.add(callID)
 }
 
 // liveRun is the feed subscriber of the pages open now.
@@ -91,6 +115,9 @@ func (l *live) follow(ctx context.Context, run *liveRun, sub *feed.Subscription)
 		case <-ctx.Done():
 			return
 		case e := <-sub.Events():
+			if e.Kind == feed.Finished {
+				l.finished(e.CallID)
+			}
 			if row, ok := follow(running, e); ok {
 				pending.add(row)
 			}

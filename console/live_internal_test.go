@@ -2,6 +2,7 @@ package console
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -9,24 +10,25 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// TestShownStaysBounded: a stream's memory of the calls it sent from the
-// feed (shown) holds at most shownCalls of them however many calls it
-// sent, the newest, and forgets one once the poll meets it.
-func TestShownStaysBounded(t *testing.T) {
-	shown := newRecent(shownCalls)
-	const n = 10 * shownCalls
+// TestFedCallsStayBounded: the streams' memory of the calls the feed told
+// of holds at most fedCalls of them however many calls were made, the
+// newest, and the polls leave out the rows of those alone.
+func TestFedCallsStayBounded(t *testing.T) {
+	var l live
+	const n = 10 * fedCalls
 	for i := range n {
-		shown.add(fmt.Sprint("c-", i))
+		l.finished(fmt.Sprint("c-", i))
 	}
-	if len(shown.ids) != shownCalls {
-		t.Errorf("after %d calls the stream remembers %d, want %d", n, len(shown.ids), shownCalls)
+	if len(l.fed.ids) != fedCalls {
+		t.Errorf("after %d calls the streams remember %d, want %d", n, len(l.fed.ids), fedCalls)
 	}
-	if shown.take(fmt.Sprint("c-", n-shownCalls-1)) {
-		t.Error("a call older than the newest shownCalls is still remembered")
+	rows := []CallRow{{CallID: fmt.Sprint("c-", n-fedCalls-1)}, {CallID: fmt.Sprint("c-", n-1)}, {CallID: "other"}}
+	var got []string
+	for _, r := range l.notFed(rows) {
+		got = append(got, r.CallID)
 	}
-	last := fmt.Sprint("c-", n-1)
-	if !shown.take(last) || shown.take(last) {
-		t.Error("the newest call is not remembered once, then forgotten when taken")
+	if want := []string{fmt.Sprint("c-", n-fedCalls-1), "other"}; !slices.Equal(got, want) {
+		t.Errorf("the poll would send %v, want %v (a call forgotten, and another process's)", got, want)
 	}
 }
 
