@@ -14,9 +14,9 @@ import (
 
 // Pace of the live rows.
 const (
-	// auditPoll is how often a connected page's stream reads the audit
+	// auditPoll is how often the calls pages' follower reads the audit
 	// records appended since it last looked: the calls of other processes
-	// sharing the store reach it that way.
+	// sharing the store reach the pages that way.
 	auditPoll = 1500 * time.Millisecond
 	// keepAlive is how often a quiet stream sends a comment, so a closed
 	// page is noticed.
@@ -31,61 +31,42 @@ const (
 // callEvents streams the calls page's live rows as server-sent events:
 // each event "row" is a row's HTML (the partial "call-row"), which
 // assets/console.js puts in place of the row with its id, or at the top.
-// The calls of this process come from the feed as they start, progress,
-// wait and finish, rendered once for all the pages open (live.go); those
+// The rows come from the pages' shared follower (live.go): the calls of
+// this process from the feed as they start, progress, wait and finish; those
 // of other processes sharing the store from the audit records appended
-// since the page's newest (the query's after; the log's newest without
-// one), read every auditPoll. The query string filters as the page's does.
+// since, read every auditPoll. The records appended between the page's
+// newest (the query's after) and where the follower is are read first. The
+// query string filters as the page's does.
 func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) {
 	f := filterOf(r.URL.Query())
-	after, err := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64)
-	if err != nil || after <= 0 {
-		if after, err = c.newestSeq(r.Context()); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
+	s, upTo, err := c.live.join(r.Context(), f)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
 	}
-	var fed <-chan []liveRow
-	if c.opts.Feed != nil {
-		s := c.live.join(f)
-		defer c.live.leave(s)
-		fed = s.rows
-	}
+	defer c.live.leave(s)
 	rc := http.NewResponseController(w)
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
+	if after, _ := strconv.ParseInt(r.URL.Query().Get("after"), 10, 64); after > 0 && after < upTo {
+		err = c.catchUp(w, r, f, after, upTo)
+	}
+	if err != nil || rc.Flush() != nil {
 		return
 	}
-	poll, ping := time.NewTicker(auditPoll), time.NewTicker(keepAlive)
-	defer poll.Stop()
+	ping := time.NewTicker(keepAlive)
 	defer ping.Stop()
 	for {
-		var err error
 		select {
 		case <-r.Context().Done():
 			return
 		case <-ping.C:
 			_, err = fmt.Fprint(w, ": keep-alive\n\n")
-		case rows := <-fed:
+		case rows := <-s.rows:
 			for _, row := range rows {
 				if _, err = w.Write(row.event); err != nil {
-					break
-				}
-			}
-		case <-poll.C:
-			var logged []CallRow
-			logged, after, err = c.newCalls(r.Context(), f, after)
-			if err != nil {
-				if r.Context().Err() == nil {
-					c.log.Warn("console: reading new audit records", "err", err)
-				}
-				err = nil
-			}
-			for _, row := range c.live.notFed(logged) {
-				if err = c.sendRow(w, row); err != nil {
 					break
 				}
 			}
@@ -94,6 +75,21 @@ func (c *Console) callEvents(w http.ResponseWriter, r *http.Request, _ visitor) 
 			return
 		}
 	}
+}
+
+// catchUp sends the rows of the calls f selects among the records after
+// place after up to place upTo that the feed did not tell of.
+func (c *Console) catchUp(w http.ResponseWriter, r *http.Request, f callFilter, after, upTo int64) error {
+	logged, _, err := c.newCalls(r.Context(), f, after, upTo)
+	if err != nil {
+		c.log.Warn("console: reading the audit records a page missed", "err", err)
+	}
+	for _, row := range c.live.notFed(logged) {
+		if err := c.sendRow(w, row); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newestSeq is the place of the log's newest record, 0 when it has none.
@@ -106,12 +102,16 @@ func (c *Console) newestSeq(ctx context.Context) (int64, error) {
 }
 
 // newCalls returns the calls f selects among the records after the one of
-// place after, oldest first, and the place of the last record read. It
+// place after (up to the one of place upTo, when upTo > 0), oldest first,
+// and the place of the last record read. It
 // reads pollPage records at a time, at most pollPages times: the place
 // returned is after the last record read, so the records it left are
 // read next time.
-func (c *Console) newCalls(ctx context.Context, f callFilter, after int64) ([]CallRow, int64, error) {
+func (c *Console) newCalls(ctx context.Context, f callFilter, after, upTo int64) ([]CallRow, int64, error) {
 	lf := auditlog.Filter{Tool: f.Tool, Session: f.Session, Limit: pollPage, Oldest: true}
+	if upTo > 0 {
+		lf.Before = upTo + 1
+	}
 	var rows []CallRow
 	for range pollPages {
 		lf.After = after

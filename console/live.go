@@ -30,9 +30,9 @@ const (
 	fedCalls = 16384
 )
 
-// live follows the feed for the calls pages open: one subscriber, whose
-// rows each page's stream gets already rendered. It subscribes while a
-// page is open, and not otherwise.
+// live follows the calls for the calls pages open: one subscriber to the
+// feed and one reader of the audit log, whose rows each page's stream gets
+// already rendered. It follows while a page is open, and not otherwise.
 type live struct {
 	c   *Console
 	mu  sync.Mutex
@@ -58,10 +58,12 @@ func (l *live) finished(callID string) {
 	l.fed.add(callID)
 }
 
-// liveRun is the feed subscriber of the pages open now.
+// liveRun is the follower of the pages open now.
 type liveRun struct {
 	streams map[*liveStream]struct{}
 	cancel  func()
+	// cursor is the place of the last audit record it read.
+	cursor int64
 }
 
 // liveStream is an open page's share of the live rows.
@@ -76,18 +78,28 @@ type liveRow struct {
 	event []byte
 }
 
-// join starts sending the rows f matches; leave stops it.
-func (l *live) join(f callFilter) *liveStream {
+// join starts sending the rows f matches, and returns the place of the
+// last audit record read: the rows of the records after it will be sent.
+// leave stops it.
+func (l *live) join(ctx context.Context, f callFilter) (*liveStream, int64, error) {
 	s := &liveStream{f: f, rows: make(chan []liveRow, streamBacklog)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.run == nil {
-		ctx, cancel := context.WithCancel(context.Background())
-		l.run = &liveRun{streams: map[*liveStream]struct{}{}, cancel: cancel}
-		go l.follow(ctx, l.run, l.c.opts.Feed.Subscribe(0))
+		cursor, err := l.c.newestSeq(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		var sub *feed.Subscription
+		if l.c.opts.Feed != nil {
+			sub = l.c.opts.Feed.Subscribe(0)
+		}
+		runCtx, cancel := context.WithCancel(context.Background())
+		l.run = &liveRun{streams: map[*liveStream]struct{}{}, cancel: cancel, cursor: cursor}
+		go l.follow(runCtx, l.run, sub)
 	}
 	l.run.streams[s] = struct{}{}
-	return s
+	return s, l.run.cursor, nil
 }
 
 // leave stops sending rows to s; the last page to leave ends the
@@ -102,19 +114,38 @@ func (l *live) leave(s *liveStream) {
 	}
 }
 
-// follow turns the feed's events into rows, and sends them every
-// sendEvery, until ctx ends.
+// follow turns the feed's events (sub's; nil for none) into rows, and
+// sends them every sendEvery; every auditPoll it sends the calls of the
+// audit records appended that the feed did not tell of. It stops when ctx
+// ends.
 func (l *live) follow(ctx context.Context, run *liveRun, sub *feed.Subscription) {
-	defer sub.Close()
-	batch := time.NewTicker(sendEvery)
+	var events <-chan feed.Event
+	if sub != nil {
+		defer sub.Close()
+		events = sub.Events()
+	}
+	batch, poll := time.NewTicker(sendEvery), time.NewTicker(auditPoll)
 	defer batch.Stop()
+	defer poll.Stop()
 	running := map[string]CallRow{} // the calls not finished yet
 	var pending rowBatch
+	cursor := run.cursor // only follow changes it
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case e := <-sub.Events():
+		case <-poll.C:
+			rows, last, err := l.c.newCalls(ctx, callFilter{}, cursor, 0)
+			if err != nil && ctx.Err() == nil {
+				l.c.log.Warn("console: reading new audit records", "err", err)
+			}
+			rows = l.notFed(rows)
+			l.mu.Lock()
+			cursor, run.cursor = last, last
+			streams := slices.Collect(maps.Keys(run.streams))
+			l.mu.Unlock()
+			l.send(streams, rows, len(rows))
+		case e := <-events:
 			if e.Kind == feed.Finished {
 				l.finished(e.CallID)
 			}
@@ -122,24 +153,24 @@ func (l *live) follow(ctx context.Context, run *liveRun, sub *feed.Subscription)
 				pending.add(row)
 			}
 		case <-batch.C:
-			l.send(run, pending.take())
+			l.mu.Lock()
+			streams := slices.Collect(maps.Keys(run.streams))
+			l.mu.Unlock()
+			l.send(streams, pending.take(), batchRows)
 		}
 	}
 }
 
-// send hands each stream of run the newest batchRows of rows its filter
-// matches, rendering each row once.
-func (l *live) send(run *liveRun, rows []CallRow) {
+// send hands each stream the newest n of rows its filter matches,
+// rendering each row once.
+func (l *live) send(streams []*liveStream, rows []CallRow, n int) {
 	if len(rows) == 0 {
 		return
 	}
-	l.mu.Lock()
-	streams := slices.Collect(maps.Keys(run.streams))
-	l.mu.Unlock()
 	rendered := map[string][]byte{}
 	for _, s := range streams {
 		var out []liveRow
-		for _, row := range newest(rows, s.f, batchRows) {
+		for _, row := range newest(rows, s.f, n) {
 			ev, ok := rendered[row.CallID]
 			if !ok {
 				var err error
@@ -156,7 +187,7 @@ func (l *live) send(run *liveRun, rows []CallRow) {
 		}
 		select {
 		case s.rows <- out:
-		default: // the page is behind: the audit poll sends it what it missed
+		default: // the page is behind: it misses these rows until reloaded
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 )
 
 // liveRow is a row a calls page's stream sent.
@@ -128,5 +129,24 @@ func TestLivePollSendsEveryRecordAppended(t *testing.T) {
 	if got := waitRow(t, rows, "last"); !slices.Equal(got, want) {
 		t.Errorf("the stream sent %d rows before the last call's (first %v), want the %d calls appended before it, in order",
 			len(got), got[:min(len(got), 3)], n)
+	}
+}
+
+// TestLiveStreamCatchesUp: the calls logged between a page's load (its
+// after) and the start of its stream reach the stream first.
+func TestLiveStreamCatchesUp(t *testing.T) {
+	s := serve(t, false)
+	log := s.tb.AuditLog()
+	appendRecords(t, log, audit.Record{Time: time.Now(), CallID: "listed", Tool: "read"})
+	newest, err := log.List(context.Background(), auditlog.Filter{Limit: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendRecords(t, log, audit.Record{Time: time.Now(), CallID: "missed-1", Tool: "read"},
+		audit.Record{Time: time.Now(), CallID: "missed-2", Tool: "read"})
+	rows := openStream(t, s, fmt.Sprint("after=", newest[0].Seq))
+	appendRecords(t, log, audit.Record{Time: time.Now(), CallID: "last", Tool: "read"})
+	if got, want := waitRow(t, rows, "last"), []string{"missed-1", "missed-2"}; !slices.Equal(got, want) {
+		t.Errorf("the stream sent %v before the last call, want %v", got, want)
 	}
 }
