@@ -225,7 +225,10 @@ func (c *cronAddCmd) Run(e *env) error {
 	if s.NextRun != nil {
 		next = s.NextRun.Local().Format(time.DateTime)
 	}
-	_, err = fmt.Fprintf(e.stdout, "Added %s (%s), next run %s. toolbelt serve runs it when due.\n", s.ID, automation.When(s), next)
+	if _, err := fmt.Fprintf(e.stdout, "Added %s (%s), next run %s. toolbelt serve runs it when due.\n", s.ID, automation.When(s), next); err != nil || s.Approval == "" {
+		return err
+	}
+	_, err = fmt.Fprintln(e.stdout, termsafe.Text(s.Approval))
 	return err
 }
 
