@@ -206,7 +206,7 @@ func twoServers(t *testing.T, env []string) {
 // TestCronAddAsPeopleReadIt: cron add keeps a schedule whose call would
 // need a person's approval (exec appending to a file) and says, with the
 // reason, that each run waits for it in the console of toolbelt serve —
-// in its text and in --json — and cron list shows the arguments of a
+// in its text, in --json, and on stderr with -q — and cron list shows the arguments of a
 // schedule as they were given — >> as >>, not JSON-escaped.
 func TestCronAddAsPeopleReadIt(t *testing.T) {
 	t.Parallel()
@@ -226,7 +226,11 @@ func TestCronAddAsPeopleReadIt(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &added); err != nil || !strings.HasPrefix(added.Approval, waits) || !strings.Contains(added.Approval, console) {
 		t.Errorf("added, as JSON: %v %s", err, r.stdout)
 	}
-	if r := cli(0, "cron", "list", "--json"); strings.Count(r.stdout, `"id": "cron_`) != 2 {
+	r = cli(0, "cron", "add", "-q", "--every", "1h", "--tool", "exec", "--args", `{"command":"echo hi >> log.txt"}`)
+	if !strings.HasPrefix(r.stdout, "cron_") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, waits) {
+		t.Errorf("added quietly with: %s (stderr %s)", r.stdout, r.stderr)
+	}
+	if r := cli(0, "cron", "list", "--json"); strings.Count(r.stdout, `"id": "cron_`) != 3 {
 		t.Errorf("not kept: %s", r.stdout)
 	}
 	cli(0, "cron", "add", "--every", "1h", "--tool", "test_greet", "--args", `{"name":"a >> b & c"}`)
