@@ -229,7 +229,8 @@ func (tb *Toolbelt) openSchedules(context.Context) error {
 // newScheduler makes the scheduler of the workspace's schedules in st.
 func (tb *Toolbelt) newScheduler(st *store.Store) *automation.Scheduler {
 	c := tb.cfg.Cron
-	return automation.New(st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D()})
+	return automation.New(st.Schedules(tb.ws), automation.Options{Grace: c.Grace.D(), Deliver: tb.opts.Deliver, Log: tb.log, Poll: c.Poll.D(),
+		ApprovalTimeout: consoleConfirmer{tb}.timeout()})
 }
 
 // openPolicy builds the configuration's policy.

@@ -32,14 +32,16 @@ var asking = func() tool.Tool {
 // openWaiting opens a root whose calls ask the console (no Options.Confirm)
 // with the configuration yaml, and a second store on its database, as the
 // console's process has.
-func openWaiting(t *testing.T, yaml string) (*toolbelt.Toolbelt, *store.Store, string) {
+// o adds to the root's options (a logger).
+func openWaiting(t *testing.T, yaml string, o toolbelt.Options) (*toolbelt.Toolbelt, *store.Store, string) {
 	t.Helper()
 	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws, data := t.TempDir(), t.TempDir()
-	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: ws, DataDir: data, Tools: []tool.Tool{asking}})
+	o.Config, o.Workspace, o.DataDir, o.Tools = cfg, ws, data, []tool.Tool{asking}
+	tb, err := toolbelt.Open(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,13 +75,19 @@ func runner(t *testing.T, tb *toolbelt.Toolbelt) *invoke.Runner {
 // waiting returns the call's request once it waits in the console's queue.
 func waiting(t *testing.T, console *store.Store, callID string) store.PendingApproval {
 	t.Helper()
+	return waitingFor(t, console, func(p store.PendingApproval) bool { return p.CallID == callID })
+}
+
+// waitingFor returns the first request in the console's queue that is.
+func waitingFor(t *testing.T, console *store.Store, is func(store.PendingApproval) bool) store.PendingApproval {
+	t.Helper()
 	for {
 		list, err := console.Pending().List(context.Background(), store.PendingFilter{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range list {
-			if p.CallID == callID {
+			if is(p) {
 				return p
 			}
 		}
@@ -103,7 +111,7 @@ func beat(t *testing.T, console *store.Store) {
 // denial's reason reaches the model; the audit says who decided.
 func TestCallsWaitForTheConsole(t *testing.T) {
 	t.Parallel()
-	tb, console, ws := openWaiting(t, "console:\n  approvalTimeout: 1m\n")
+	tb, console, ws := openWaiting(t, "console:\n  approvalTimeout: 1m\n", toolbelt.Options{})
 	r, ctx := runner(t, tb), context.Background()
 	if got := ping(ctx, r, "c0", "s1"); !strings.Contains(got, toolbelt.NoConsole) {
 		t.Fatalf("without a console: %s", got)
@@ -168,7 +176,7 @@ func TestCallsWaitForTheConsole(t *testing.T) {
 // its request cancelled.
 func TestConsoleApprovalTimesOut(t *testing.T) {
 	t.Parallel()
-	tb, console, _ := openWaiting(t, "console:\n  approvalTimeout: 2s\nconfirm:\n  timeout: 1s\n")
+	tb, console, _ := openWaiting(t, "console:\n  approvalTimeout: 2s\nconfirm:\n  timeout: 1s\n", toolbelt.Options{})
 	r := runner(t, tb)
 	beat(t, console)
 	if got := ping(context.Background(), r, "late", "s1"); !strings.Contains(got, "No one approved this call in the console within 2s, so it was not run.") {
@@ -194,7 +202,7 @@ func TestConsoleApprovalTimesOut(t *testing.T) {
 // that cannot ask its user gets the console's decision.
 func TestMCPClientsWithoutElicitationWaitForTheConsole(t *testing.T) {
 	t.Parallel()
-	tb, console, _ := openWaiting(t, "")
+	tb, console, _ := openWaiting(t, "", toolbelt.Options{})
 	beat(t, console)
 	srv, err := tb.MCPServer()
 	if err != nil {

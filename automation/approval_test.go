@@ -3,7 +3,6 @@ package automation_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
@@ -36,33 +35,49 @@ func (w *syncWriter) String() string {
 	return w.b.String()
 }
 
-// TestScheduleNeedingApprovalIsRefused: a schedule whose call would need a
-// person's approval is refused when it is added — by the scheduler, and so
-// by the cron tool — with the reason, and nothing is kept; one whose call
-// runs unasked is kept.
-func TestScheduleNeedingApprovalIsRefused(t *testing.T) {
+// TestScheduleNeedingApprovalSaysItWaits: a schedule whose call would
+// need a person's approval is kept — by the scheduler, and so by the cron
+// tool, on add and on update — and what they return says plainly that
+// each run waits for that approval in the console, why, and for how long;
+// one whose call runs unasked says nothing of the kind.
+func TestScheduleNeedingApprovalSaysItWaits(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), new(atomic.Int32), automation.Options{})
+	r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), new(atomic.Int32), automation.Options{ApprovalTimeout: 3 * time.Minute})
 	askEcho := &policy.Policy{Tools: policy.Rules{Ask: []policy.AskRule{{Tools: []string{"echo"}, When: map[string][]string{"text": {"deploy*"}}}}}}
 	tc := r.run.Context()
 	r.sched.SetRunner(invoke.New(r.reg, tc, invoke.WithPolicy(askEcho)))
-	const why = "needs a person's approval (requested by policy ("
+	says := func(approval string) bool {
+		return strings.HasPrefix(approval, "Each run of this call of echo needs a person's approval (requested by policy (") &&
+			strings.Contains(approval, "it waits for it in the console of `toolbelt serve` for up to 3m0s (console.approvalTimeout), and fails if nobody approves it by then.")
+	}
 	s := echoSchedule(tool.ScheduleEvery)
 	s.Payload.Arguments = json.RawMessage(`{"text":"deploy now"}`)
-	var in *tool.InputError
-	if _, err := r.sched.Add(ctx, s); !errors.As(err, &in) || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "would fail at every run") {
-		t.Fatalf("added: %v", err)
+	kept, err := r.sched.Add(ctx, s)
+	if err != nil || !says(kept.Approval) {
+		t.Fatalf("added: %v %q", err, kept.Approval)
 	}
-	msg := invoke.New(r.reg, tc).Run(ctx, tool.Call{ID: "c1", Name: "cron", Arguments: json.RawMessage(`{"action":"add","every":"1h","tool":"echo","arguments":{"text":"deploy later"}}`)})
-	if text := msg.Content[0].Text; !msg.IsError || !strings.Contains(text, why) {
-		t.Fatalf("the cron tool added it: %s", text)
+	quiet, err := r.sched.Add(ctx, echoSchedule(tool.ScheduleEvery))
+	if err != nil || quiet.Approval != "" {
+		t.Fatalf("a call that runs unasked: %v %q", err, quiet.Approval)
 	}
-	if list, err := r.sched.List(ctx); err != nil || len(list) != 0 {
+	cronTool := func(args string) map[string]tool.Schedule {
+		t.Helper()
+		msg := invoke.New(r.reg, tc).Run(ctx, tool.Call{ID: "c1", Name: "cron", Arguments: json.RawMessage(args)})
+		var out map[string]tool.Schedule
+		if err := json.Unmarshal([]byte(msg.Content[0].Text), &out); msg.IsError || err != nil {
+			t.Fatalf("the cron tool: %v %s", err, msg.Content[0].Text)
+		}
+		return out
+	}
+	if added := cronTool(`{"action":"add","every":"1h","tool":"echo","arguments":{"text":"deploy later"}}`)["added"]; !says(added.Approval) {
+		t.Errorf("the cron tool's add says: %q", added.Approval)
+	}
+	if updated := cronTool(`{"action":"update","id":"` + quiet.ID + `","arguments":{"text":"deploy too"}}`)["updated"]; !says(updated.Approval) {
+		t.Errorf("the cron tool's update says: %q", updated.Approval)
+	}
+	if list, err := r.sched.List(ctx); err != nil || len(list) != 3 {
 		t.Fatalf("kept: %v %+v", err, list)
-	}
-	if _, err := r.sched.Add(ctx, echoSchedule(tool.ScheduleEvery)); err != nil {
-		t.Fatalf("a call that runs unasked: %v", err)
 	}
 }
 

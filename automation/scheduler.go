@@ -72,6 +72,10 @@ type Options struct {
 	// Poll is how often a started scheduler looks for due schedules
 	// (default DefaultPoll).
 	Poll time.Duration
+	// ApprovalTimeout is how long a run whose call needs a person's
+	// approval waits for it in the console (console.approvalTimeout), for
+	// what Add and Update say of such a schedule (tool.Schedule.Approval).
+	ApprovalTimeout time.Duration
 }
 
 // Scheduler keeps the schedules of one workspace and runs them. It is the
@@ -157,13 +161,21 @@ func (s *Scheduler) Add(ctx context.Context, sch tool.Schedule) (tool.Schedule, 
 	if err := s.plan(&sch, now); err != nil {
 		return sch, err
 	}
-	if err := s.unattended(ctx, sch); err != nil {
-		return sch, err
-	}
 	if err := s.st.Add(ctx, sch); err != nil {
 		return sch, err
 	}
-	return s.st.Get(ctx, sch.ID)
+	return s.kept(ctx, sch)
+}
+
+// kept returns schedule sch as kept, saying whether its runs wait for a
+// person's approval.
+func (s *Scheduler) kept(ctx context.Context, sch tool.Schedule) (tool.Schedule, error) {
+	got, err := s.st.Get(ctx, sch.ID)
+	if err != nil {
+		return got, err
+	}
+	got.Approval = s.approval(ctx, got)
+	return got, nil
 }
 
 // Update replaces a schedule's name, timing, payload and enabled state. A
@@ -182,9 +194,6 @@ func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedul
 		if err := s.plan(&sch, now); err != nil {
 			return sch, err
 		}
-		if err := s.unattended(ctx, sch); err != nil {
-			return sch, err
-		}
 		var missed []tool.ScheduleRun
 		switch due := cur.NextRun; {
 		case cur.Enabled && sch.Enabled && sameTiming(cur, sch):
@@ -199,7 +208,7 @@ func (s *Scheduler) Update(ctx context.Context, sch tool.Schedule) (tool.Schedul
 			return sch, err
 		}
 		if ok {
-			return s.st.Get(ctx, sch.ID)
+			return s.kept(ctx, sch)
 		}
 		// A scheduler claimed the schedule's occurrence meanwhile: look again.
 	}
@@ -522,24 +531,31 @@ func (s *Scheduler) execute(ctx context.Context, sch tool.Schedule, run tool.Sch
 	return run
 }
 
-// unattended refuses a schedule whose tool call would need a person's
-// approval: nobody is there to give it when the call is due, so it would
-// fail at every run. The call is checked as the pipeline would run it,
-// without running it (invoke.Runner.NeedsApproval); what would stop it
-// otherwise (a denial, an unknown tool) is left to the run, which records
-// it, as the policy and the tools may change until then. A message to an
-// agent session is not checked.
-func (s *Scheduler) unattended(ctx context.Context, sch tool.Schedule) error {
+// approval says, when schedule sch's tool call would need a person's
+// approval, that each run waits for it in the console of toolbelt serve
+// (the runs' confirmer), and why; "" when it would run unasked. The call is
+// checked as the pipeline would run it, without running it
+// (invoke.Runner.NeedsApproval); what would stop it otherwise (a denial,
+// an unknown tool) is left to the run, which records it, as the policy and
+// the tools may change until then. A message to an agent session is not
+// checked.
+func (s *Scheduler) approval(ctx context.Context, sch tool.Schedule) string {
 	r := s.runner.Load()
 	if r == nil || sch.Payload.IsMessage() {
-		return nil
+		return ""
 	}
 	call := tool.Call{ID: tool.NewCallID("cron"), Name: sch.Payload.Tool, Arguments: sch.Payload.Arguments}
-	if why, _ := r.NeedsApproval(invoke.WithCaller(ctx, callerOf(sch)), call); why != "" {
-		return tool.InputErrorf("A schedule's calls run with nobody to approve them, and this call of %s needs a person's approval (%s), so it would fail at every run. "+
-			"Allow this exact call in the workspace first (call it at a terminal and answer \"this workspace\"), or schedule another call.", sch.Payload.Tool, why)
+	why, _ := r.NeedsApproval(invoke.WithCaller(ctx, callerOf(sch)), call)
+	if why == "" {
+		return ""
 	}
-	return nil
+	wait := "console.approvalTimeout"
+	if d := s.o.ApprovalTimeout; d > 0 {
+		wait = d.String() + " (console.approvalTimeout)"
+	}
+	return fmt.Sprintf("Each run of this call of %s needs a person's approval (%s): it waits for it in the console of `toolbelt serve` for up to %s, "+
+		"and fails if nobody approves it by then. To run it unasked, allow this exact call in the workspace (call it at a terminal and answer \"this workspace\").",
+		sch.Payload.Tool, why, wait)
 }
 
 // callerOf is who a schedule's tool call runs as: whoever set the

@@ -100,13 +100,34 @@ func TestChartsSayWhatTheyShow(t *testing.T) {
 	bars := string(c.Bars())
 	for _, want := range []string{
 		`role="img"`, `<title id="chart-calls-per-minute-t">Calls &lt;per&gt; minute</title>`, `<desc id="chart-calls-per-minute-d">Three minutes.</desc>`,
-		`<rect x="0" y="75.25" width="99" height="24.75"><title>a: 1</title></rect>`,
-		`<rect x="100" y="1" width="99" height="99"><title>b: 4</title></rect>`,
+		`<rect x="0" y="64.75" width="99" height="21.25"><title>a: 1</title></rect>`,
+		`<rect x="100" y="1" width="99" height="85"><title>b: 4</title></rect>`,
 		`<title>c: 2</title>`,
+		// Few bars: each one's label under it.
+		`<text class="axis" x="50" y="97" text-anchor="middle">a</text>`, `<text class="axis" x="250" y="97" text-anchor="middle">c</text>`,
 	} {
 		if !strings.Contains(bars, want) {
 			t.Errorf("bars lack %s:\n%s", want, bars)
 		}
+	}
+	// Many bars: the first and last labels, the peak between them; a
+	// label too long for its bar is cut.
+	many := console.Chart{Title: "Many", Width: 300, Height: 100, Values: make([]float64, 12)}
+	for i := range many.Values {
+		many.Labels, many.Values[i] = append(many.Labels, fmt.Sprintf("10:%02d", i)), float64(i%5)
+	}
+	for _, want := range []string{
+		`<text class="axis" x="0" y="97" text-anchor="start">10:00</text>`,
+		`<text class="axis" x="150" y="97" text-anchor="middle">peak 4</text>`,
+		`<text class="axis" x="300" y="97" text-anchor="end">10:11</text>`,
+	} {
+		if got := string(many.Bars()); !strings.Contains(got, want) {
+			t.Errorf("many bars lack %s:\n%s", want, got)
+		}
+	}
+	long := string(console.Chart{Title: "Long", Width: 100, Labels: []string{"read (0.3 ms)", "b"}, Values: []float64{1, 2}}.Bars())
+	if !strings.Contains(long, `>read (…</text>`) {
+		t.Errorf("a long label is not cut to its bar:\n%s", long)
 	}
 	line := string(c.Sparkline())
 	if want := `points="0,74.5 150,1 300,50"`; !strings.Contains(line, want) {

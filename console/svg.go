@@ -66,23 +66,63 @@ func chartID(title string) string {
 }
 
 // Bars renders the chart as vertical bars, one per value, each with its
-// label and value as its <title>.
+// label and value as its <title>. With labels, a row under the bars names
+// them: each bar's label under it when there are few (cut to its width),
+// else the first and the last label with the largest value between them.
 func (c Chart) Bars() template.HTML {
 	var b strings.Builder
 	c.open(&b, "bars")
 	w, h := c.size()
 	if n := len(c.Values); n > 0 {
+		ph := h // the bars' height: the chart's, less the labels' row
+		if len(c.Labels) > 0 {
+			ph -= labelRow
+		}
 		step := float64(w) / float64(n)
 		bar := max(step-1, 1)
 		top := c.top()
 		for i, v := range c.Values {
-			bh := v / top * float64(h-1)
+			bh := v / top * float64(ph-1)
 			fmt.Fprintf(&b, `<rect x="%s" y="%s" width="%s" height="%s"><title>%s: %s</title></rect>`,
-				num(float64(i)*step), num(float64(h)-bh), num(bar), num(bh), template.HTMLEscapeString(c.label(i)), num(v))
+				num(float64(i)*step), num(float64(ph)-bh), num(bar), num(bh), template.HTMLEscapeString(c.label(i)), num(v))
+		}
+		if len(c.Labels) > 0 {
+			c.labelRow(&b, step, h)
 		}
 	}
 	b.WriteString("</svg>")
 	return template.HTML(b.String())
+}
+
+// labelRow is the height of the row of labels under a bar chart's bars,
+// and fewBars the most bars that each get their label there.
+const (
+	labelRow = 14
+	fewBars  = 8
+)
+
+// labelRow writes the labels' row of a bar chart of bars step wide and h
+// high: see Bars.
+func (c Chart) labelRow(b *strings.Builder, step float64, h int) {
+	text := func(x float64, anchor, s string) {
+		fmt.Fprintf(b, `<text class="axis" x="%s" y="%d" text-anchor="%s">%s</text>`, num(x), h-3, anchor, template.HTMLEscapeString(s))
+	}
+	n := len(c.Values)
+	if n <= fewBars {
+		fit := max(int(step/6.5), 1) // the characters a bar's width holds
+		for i := range n {
+			s := []rune(c.label(i))
+			if len(s) > fit {
+				s = append(s[:max(fit-1, 0)], '…')
+			}
+			text(float64(i)*step+step/2, "middle", string(s))
+		}
+		return
+	}
+	w, _ := c.size()
+	text(0, "start", c.label(0))
+	text(float64(w)/2, "middle", "peak "+num(c.top()))
+	text(float64(w), "end", c.label(n-1))
 }
 
 // Sparkline renders the chart as one line through the values.

@@ -49,6 +49,11 @@ type Schedule struct {
 	LastRun *time.Time `json:"lastRun,omitempty"`
 	Created time.Time  `json:"created"`
 	Updated time.Time  `json:"updated"`
+	// Approval, on a schedule as adding or updating it returned, says that
+	// each run of its tool call waits for a person's approval, why, where
+	// and how long; "" when the call runs unasked. It is worked out then,
+	// not kept.
+	Approval string `json:"approval,omitempty"`
 }
 
 // SchedulePayload is what a run does: deliver Text as a user message to an

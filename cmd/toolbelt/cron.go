@@ -218,14 +218,23 @@ func (c *cronAddCmd) Run(e *env) error {
 		return writeJSON(e.stdout, s)
 	}
 	if c.Quiet {
-		_, err := fmt.Fprintln(e.stdout, s.ID)
+		_, err = fmt.Fprintln(e.stdout, s.ID)
+	} else {
+		next := "never"
+		if s.NextRun != nil {
+			next = s.NextRun.Local().Format(time.DateTime)
+		}
+		_, err = fmt.Fprintf(e.stdout, "Added %s (%s), next run %s. toolbelt serve runs it when due.\n", s.ID, automation.When(s), next)
+	}
+	if err != nil || s.Approval == "" {
 		return err
 	}
-	next := "never"
-	if s.NextRun != nil {
-		next = s.NextRun.Local().Format(time.DateTime)
+	// With -q, stdout is the id alone.
+	w := e.stdout
+	if c.Quiet {
+		w = e.stderr
 	}
-	_, err = fmt.Fprintf(e.stdout, "Added %s (%s), next run %s. toolbelt serve runs it when due.\n", s.ID, automation.When(s), next)
+	_, err = fmt.Fprintln(w, termsafe.Text(s.Approval))
 	return err
 }
 

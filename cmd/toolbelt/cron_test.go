@@ -203,10 +203,11 @@ func twoServers(t *testing.T, env []string) {
 	}
 }
 
-// TestCronAddAsPeopleReadIt: cron add refuses, with the reason, a schedule
-// whose call would need a person's approval (exec appending to a file),
-// and cron list shows the arguments of one it keeps as they were given —
-// >> as >>, not JSON-escaped.
+// TestCronAddAsPeopleReadIt: cron add keeps a schedule whose call would
+// need a person's approval (exec appending to a file) and says, with the
+// reason, that each run waits for it in the console of toolbelt serve —
+// in its text, in --json, and on stderr with -q — and cron list shows the arguments of a
+// schedule as they were given — >> as >>, not JSON-escaped.
 func TestCronAddAsPeopleReadIt(t *testing.T) {
 	t.Parallel()
 	env, ws := cliEnvironment(t), workspaceWith(t)
@@ -214,12 +215,23 @@ func TestCronAddAsPeopleReadIt(t *testing.T) {
 		t.Helper()
 		return runCLIWith(t, env, "", "", append(args, "--workspace", ws)...).expect(t, code)
 	}
-	r := cli(2, "cron", "add", "--every", "1h", "--tool", "exec", "--args", `{"command":"echo hi >> log.txt"}`)
-	if !strings.Contains(r.stderr, "this call of exec needs a person's approval (high-risk call") || !strings.Contains(r.stderr, "would fail at every run") {
-		t.Errorf("refused with: %s", r.stderr)
+	const waits = "Each run of this call of exec needs a person's approval (high-risk call"
+	const console = "it waits for it in the console of `toolbelt serve` for up to 5m0s (console.approvalTimeout), and fails if nobody approves it by then."
+	r := cli(0, "cron", "add", "--every", "1h", "--tool", "exec", "--args", `{"command":"echo hi >> log.txt"}`)
+	if !strings.Contains(r.stdout, "Added cron_") || !strings.Contains(r.stdout, waits) || !strings.Contains(r.stdout, console) {
+		t.Errorf("added with: %s", r.stdout)
 	}
-	if r := cli(0, "cron", "list", "--json"); strings.TrimSpace(r.stdout) != "[]" {
-		t.Errorf("kept: %s", r.stdout)
+	var added tool.Schedule
+	r = cli(0, "cron", "add", "--every", "1h", "--tool", "exec", "--args", `{"command":"echo hi >> log.txt"}`, "--json")
+	if err := json.Unmarshal([]byte(r.stdout), &added); err != nil || !strings.HasPrefix(added.Approval, waits) || !strings.Contains(added.Approval, console) {
+		t.Errorf("added, as JSON: %v %s", err, r.stdout)
+	}
+	r = cli(0, "cron", "add", "-q", "--every", "1h", "--tool", "exec", "--args", `{"command":"echo hi >> log.txt"}`)
+	if !strings.HasPrefix(r.stdout, "cron_") || strings.Count(r.stdout, "\n") != 1 || !strings.Contains(r.stderr, waits) {
+		t.Errorf("added quietly with: %s (stderr %s)", r.stdout, r.stderr)
+	}
+	if r := cli(0, "cron", "list", "--json"); strings.Count(r.stdout, `"id": "cron_`) != 3 {
+		t.Errorf("not kept: %s", r.stdout)
 	}
 	cli(0, "cron", "add", "--every", "1h", "--tool", "test_greet", "--args", `{"name":"a >> b & c"}`)
 	if r := cli(0, "cron", "list"); !strings.Contains(r.stdout, `test_greet {"name":"a >> b & c"}`) {

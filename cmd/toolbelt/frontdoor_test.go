@@ -290,7 +290,8 @@ func TestServeConnectionLimit(t *testing.T) {
 	url, _, _ := startServe(t, env, "--config", cfg, "--workspace", workspaceWith(t))
 	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
 	get := func(conn net.Conn) (int, error) {
-		fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+		// GET / is the console's, behind the Host check as /mcp is.
+		fmt.Fprintf(conn, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", addr)
 		_ = conn.SetReadDeadline(time.Now().Add(30 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
 		if err != nil {

@@ -381,14 +381,16 @@ func withTextFront(con http.Handler, page func(host string) string) http.Handler
 	})
 }
 
-// printConsole says where the console is, with a one-time login link when
-// logging in takes a token.
-func (e *env) printConsole(base string, withToken bool, con *console.Console) {
+// printConsole says where the console is, in the banner's list, and how to
+// log in: from this machine without logging in, or, when logging in takes
+// a token, with a one-time link printed after the list (login).
+func (e *env) printConsole(base string, withToken bool, con *console.Console) (login string) {
 	if !withToken {
-		fmt.Fprintf(e.stdout, "\nConsole (watch calls, approve, undo): %s/ (from this machine, no login)\n", base)
-		return
+		fmt.Fprintf(e.stdout, "  console    %s/ to watch calls, approve and undo (from this machine, no login)\n", base)
+		return ""
 	}
-	fmt.Fprintf(e.stdout, "\nConsole (watch calls, approve, undo): %s/\n  Log in once with this link (valid 15 minutes, one use): %s\n", base, con.LoginLink())
+	fmt.Fprintf(e.stdout, "  console    %s/ to watch calls, approve and undo\n", base)
+	return fmt.Sprintf("\nLog in to the console once with this link (valid 15 minutes, one use):\n  %s\n", con.LoginLink())
 }
 
 // frontPage is what GET / answers: what is served where.
@@ -460,6 +462,7 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server, con *co
 		state += " (inside the workspace, hidden from the tools)"
 	}
 	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n", tc.Workspace, state, len(tools))
+	login := e.printConsole("http://"+reach, withToken, con)
 	remote := map[string]any{"type": "http", "url": endpoint}
 	if withToken {
 		remote["headers"] = map[string]string{"Authorization": "Bearer ${TOOLBELT_MCP_TOKEN}"}
@@ -478,7 +481,7 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server, con *co
 	if note != "" {
 		fmt.Fprintf(e.stdout, "  (%s)\n", note)
 	}
-	e.printConsole("http://"+reach, withToken, con)
+	fmt.Fprint(e.stdout, login)
 	fmt.Fprintf(e.stdout, "\nCtrl-C stops the server.\n")
 }
 

@@ -43,6 +43,16 @@ func (a Answering) Append(ctx context.Context, r audit.Record) error {
 	return err
 }
 
+// Durable says what the wrapped auditor's Durable says (nil when it cannot
+// tell), so the pipeline's audit step still refuses changes while records
+// cannot be made durable.
+func (a Answering) Durable() error {
+	if d, ok := a.Auditor.(invoke.DurableAuditor); ok {
+		return d.Durable()
+	}
+	return nil
+}
+
 // RecoveredRecords is what the log says when records of killed processes
 // were moved from the spool into the audit log.
 const RecoveredRecords = "moved audit records left in the spool into the log"

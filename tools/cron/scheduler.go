@@ -10,10 +10,11 @@ import (
 // automation's Scheduler is one).
 type Scheduler interface {
 	// Add keeps a new schedule (its ID, Created and NextRun are set) and
-	// returns it as kept.
+	// returns it as kept, with Approval set when each run of its call
+	// waits for a person's approval.
 	Add(ctx context.Context, s tool.Schedule) (tool.Schedule, error)
 	// Update replaces schedule s.ID's timing, payload, name and enabled
-	// state, recomputing its next run.
+	// state, recomputing its next run, and returns it as Add does.
 	Update(ctx context.Context, s tool.Schedule) (tool.Schedule, error)
 	// Get returns a schedule; tool.ErrNoSchedule when there is none.
 	Get(ctx context.Context, id string) (tool.Schedule, error)
