@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
@@ -104,19 +102,9 @@ func effectsText(e *tool.Effects) string {
 		return ""
 	}
 	var b strings.Builder
-	line := func(k, v string) {
-		if v != "" {
-			fmt.Fprintf(&b, "%s: %s\n", k, v)
-		}
+	for _, f := range e.Facts() {
+		fmt.Fprintf(&b, "%s: %s\n", f.Label, f.Value)
 	}
-	line("effect", e.Summary)
-	line("command", e.Command)
-	line("directory", e.Workdir)
-	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
-		line("env", k+"="+e.Env[k])
-	}
-	line("programs", e.ProgramList())
-	line("executable", e.Executable)
 	if e.Diff != "" {
 		b.WriteString("\n" + e.Diff)
 	}

@@ -20,6 +20,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -108,6 +110,35 @@ type Effects struct {
 	// program that may run without approval").
 	Risk       Risk   `json:"risk,omitzero"`
 	RiskReason string `json:"riskReason,omitempty"`
+}
+
+// Fact is one line of what a person is shown of a call's effects: a label
+// ("command", "env", …) and its value.
+type Fact struct{ Label, Value string }
+
+// Facts lists how a call would run, for a person deciding whether it may:
+// what it would do, the command, its directory, each environment variable
+// (sorted), the programs it would start, the executable and the script's
+// hash, in that order, leaving out what is not set. The terminal's
+// question and the console's approval page show the same facts; the diff
+// is shown apart.
+func (e Effects) Facts() []Fact {
+	var out []Fact
+	add := func(label, value string) {
+		if value != "" {
+			out = append(out, Fact{label, value})
+		}
+	}
+	add("effect", e.Summary)
+	add("command", e.Command)
+	add("directory", e.Workdir)
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+		add("env", k+"="+e.Env[k])
+	}
+	add("programs", e.ProgramList())
+	add("executable", e.Executable)
+	add("script", e.ScriptHash)
+	return out
 }
 
 // ProgramList renders the programs a command would start for people, one

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,24 @@ func TestConfigDecode(t *testing.T) {
 	}
 	if err := (tool.Config{"exec": map[string]any{"timeout": "soon"}}).Decode("exec", &cfg); err == nil || !strings.Contains(err.Error(), `config "exec"`) {
 		t.Errorf("wrong type: %v", err)
+	}
+}
+
+// TestFactsSayHowACallWouldRun: the facts a person decides on come in
+// their order, each environment variable on its own sorted line, the
+// script's hash among them, and nothing that is not set.
+func TestFactsSayHowACallWouldRun(t *testing.T) {
+	e := tool.Effects{Summary: "run make test", Command: "make test", Env: map[string]string{"B": "2", "A": "1"},
+		Programs: []tool.Program{{Name: "make", Path: "/usr/bin/make"}}, ScriptHash: "sha256:ab", Diff: "--- x"}
+	var got []string
+	for _, f := range e.Facts() {
+		got = append(got, f.Label+"="+f.Value)
+	}
+	want := []string{"effect=run make test", "command=make test", "env=A=1", "env=B=2", "programs=make (/usr/bin/make)", "script=sha256:ab"}
+	if !slices.Equal(got, want) {
+		t.Errorf("facts:\n got %q\nwant %q", got, want)
+	}
+	if f := (tool.Effects{}).Facts(); len(f) != 0 {
+		t.Errorf("no effects, facts %v", f)
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/user"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -133,15 +131,9 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 	row("why", c.Reason)
 	row("note", c.Message)
 	if e := c.Effects; e != nil {
-		row("effect", e.Summary)
-		row("command", e.Command)
-		row("directory", e.Workdir)
-		for _, k := range slices.Sorted(maps.Keys(e.Env)) {
-			row("env", k+"="+e.Env[k])
+		for _, f := range e.Facts() {
+			row(f.Label, f.Value)
 		}
-		row("programs", e.ProgramList())
-		row("executable", e.Executable)
-		row("script", e.ScriptHash)
 	}
 	if c.NoAlways != "" {
 		row("remember", "only once is offered: "+c.NoAlways)
