@@ -5,32 +5,14 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
-
-// logBuffer is a log destination safe for concurrent use.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *logBuffer) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *logBuffer) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // schedulePing has the root's scheduler keep a schedule that calls ping
 // (which always asks) every second, and checks that adding it says its
@@ -99,7 +81,7 @@ func TestScheduledCallWaitsForTheConsole(t *testing.T) {
 // message, which the run records and the process that ran it logs.
 func TestScheduledCallNobodyApprovesFails(t *testing.T) {
 	t.Parallel()
-	var logs logBuffer
+	var logs syncbuf.Buffer
 	tb, console, _ := openWaiting(t, "console:\n  approvalTimeout: 2s\n", toolbelt.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	beat(t, console)
 	s := schedulePing(t, tb, "2s")

@@ -5,35 +5,17 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/internal/storetest"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/tool"
 )
-
-// syncWriter is a log destination safe for concurrent use.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
-}
 
 // TestScheduleNeedingApprovalSaysItWaits: a schedule whose call would
 // need a person's approval is kept — by the scheduler, and so by the cron
@@ -88,7 +70,7 @@ func TestScheduleNeedingApprovalSaysItWaits(t *testing.T) {
 func TestBlockedScheduledRunSaysWhyAndIsLogged(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	var logs syncWriter
+	var logs syncbuf.Buffer
 	r := newRig(t, storetest.Open(t, t.TempDir()+"/t.db"), new(atomic.Int32), automation.Options{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	s, err := r.sched.Add(ctx, echoSchedule(tool.ScheduleEvery))
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/policy"
@@ -55,24 +56,6 @@ func newServer(t *testing.T, f *fixture, opts mcp.Options, log *auditLog) *mcp.S
 	return srv
 }
 
-// syncBuffer is a writer safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 type rpcReply struct {
 	ID     any             `json:"id"`
 	Result json.RawMessage `json:"result"`
@@ -92,7 +75,7 @@ func callLine(id int, name, args string) string {
 // serveLines serves input over stdio to its end and returns the replies.
 func serveLines(t *testing.T, srv *mcp.Server, input string, o mcp.StdioOptions) []rpcReply {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	o.In, o.Out = strings.NewReader(input), out
 	if err := srv.ServeStdio(context.Background(), o); err != nil {
 		t.Fatalf("ServeStdio: %v", err)
@@ -257,7 +240,7 @@ func TestStdioDrainsOnCancel(t *testing.T) {
 	}
 	srv := newServer(t, f, mcp.Options{}, &auditLog{})
 	pr, pw := io.Pipe()
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- srv.ServeStdio(ctx, mcp.StdioOptions{In: pr, Out: out, Grace: time.Minute}) }()

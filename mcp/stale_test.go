@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/tool"
@@ -24,7 +25,7 @@ import (
 func TestStaleSessionIsPrunedQuietly(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	srv := mcp.New(f.reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: log}, invoke.WithLogger(quietLog))
 	t.Cleanup(srv.Close)

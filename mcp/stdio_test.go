@@ -8,22 +8,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 )
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
 
 // FuzzLineConn feeds arbitrary bytes to the stdio connection, answering
 // every request it passes on as a server would: the connection must end,
@@ -39,7 +28,7 @@ func FuzzLineConn(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out := &lockedBuffer{}
+		out := &syncbuf.Buffer{}
 		c := newLineConn(bytes.NewReader(data), out, 256, slog.New(slog.DiscardHandler))
 		defer c.Close()
 		ctx := context.Background()
@@ -57,7 +46,7 @@ func FuzzLineConn(f *testing.F) {
 				}
 			}
 		}
-		for line := range strings.Lines(out.b.String()) {
+		for line := range strings.Lines(out.String()) {
 			var v map[string]any
 			if err := json.Unmarshal([]byte(line), &v); err != nil || v["jsonrpc"] != "2.0" {
 				t.Fatalf("wrote %q", line)

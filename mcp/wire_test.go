@@ -11,6 +11,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -156,12 +157,12 @@ func TestCallResultWireIsTheSDKs(t *testing.T) {
 		srv := New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, Options{Logger: slog.New(slog.DiscardHandler), ExposeDetails: true})
 		defer srv.Close()
 		srv.sdkEncoding = sdkEncoding
-		var out lockedBuffer
+		var out syncbuf.Buffer
 		if err := srv.ServeStdio(context.Background(), StdioOptions{In: strings.NewReader(input), Out: &out}); err != nil {
 			t.Fatal(err)
 		}
 		lines := map[string]string{}
-		for line := range strings.Lines(out.b.String()) {
+		for line := range strings.Lines(out.String()) {
 			var probe struct {
 				ID json.RawMessage `json:"id"`
 			}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
 
@@ -163,7 +164,7 @@ func mcpDoor(t *testing.T, m modelTools, http bool, client *sdk.Client) door {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	t.Cleanup(cancel)
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	var transport sdk.Transport
 	if http {
 		transport = overHTTP(t, m.env, "--workspace", m.ws)

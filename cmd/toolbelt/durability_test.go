@@ -18,6 +18,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 )
 
 // answered collects the calls that got an answer, by the name they greet,
@@ -111,7 +112,7 @@ func TestSpoolRaceAcrossProcesses(t *testing.T) {
 func raceServer(t *testing.T, environ []string, ws, prefix string, got *answered) {
 	cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
 	cmd.Env = environ
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -163,7 +164,7 @@ func TestFullDataDiskRefusesChanges(t *testing.T) {
 	runCLIWith(t, environ, "", "", "audit", "verify").expect(t, 0) // the database, before the disk fills
 	cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
 	cmd.Env = environ
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -399,7 +400,7 @@ func TestStartSaysWhereStateIs(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], "serve", "--workspace", t.TempDir(), "--addr", "127.0.0.1:0")
 	cmd.Env = environ
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -15,7 +15,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -24,6 +23,7 @@ import (
 	"github.com/creack/pty"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 )
 
 func textOf(res *sdk.CallToolResult) string {
@@ -328,7 +328,7 @@ func TestMCPAtATerminal(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "mcp", "--workspace", ws)
 	cmd.Env = cliEnvironment(t)
 	var stdout bytes.Buffer
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = tty, &stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -354,24 +354,6 @@ func TestMCPAtATerminal(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a bytes.Buffer safe to read while a process writes it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestServePacesTheCollector: `toolbelt serve` keeps gcHeadroom
 // between the live heap and the next garbage collection once it has
 // started (the runtime's gctrace shows each collection's goal), and a
@@ -386,7 +368,7 @@ func TestServePacesTheCollector(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var stderr lockedBuffer
+		var stderr syncbuf.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)

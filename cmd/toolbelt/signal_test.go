@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
@@ -81,7 +82,7 @@ func TestCtrlCInChat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stdin.Close()
-	var stderr lockedBuffer
+	var stderr syncbuf.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

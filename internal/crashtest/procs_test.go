@@ -1,7 +1,6 @@
 package crashtest
 
 import (
-	"bytes"
 	"cmp"
 	"errors"
 	"math/rand/v2"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 )
 
 // errCrashed is the answer to a start after the round's crash: nothing
@@ -31,7 +32,7 @@ type procs struct {
 type proc struct {
 	slot   string
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *syncbuf.Buffer
 	killed atomic.Bool // by the test: a random kill or the crash
 	done   chan struct{}
 	err    error // of Wait, once done
@@ -39,7 +40,7 @@ type proc struct {
 
 // start starts cmd for slot, unless the round has crashed.
 func (ps *procs) start(slot string, cmd *exec.Cmd) (*proc, error) {
-	p := &proc{slot: slot, cmd: cmd, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{slot: slot, cmd: cmd, stderr: &syncbuf.Buffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
@@ -108,23 +109,4 @@ func (ps *procs) reopen() {
 	ps.mu.Lock()
 	ps.crashed = false
 	ps.mu.Unlock()
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's writes and the test's
-// reads at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
