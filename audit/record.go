@@ -171,3 +171,13 @@ func (r Record) Decision() string {
 	}
 	return ""
 }
+
+// Rounded keeps a duration readable where people see it (the CLI's audit
+// listing, the console): whole milliseconds from a millisecond on, whole
+// microseconds below.
+func Rounded(d time.Duration) time.Duration {
+	if d >= time.Millisecond {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -12,6 +12,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/toolbelt/toolbelt/audit"
 )
 
 //go:embed templates/*.html
@@ -108,7 +110,7 @@ type NavLink struct {
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
 	"ago":       ago,
-	"duration":  roundDuration,
+	"duration":  audit.Rounded,
 	"time":      func(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05") },
 	"caller":    caller,
 	"lines":     func(s string) []string { return strings.Split(strings.TrimSuffix(s, "\n"), "\n") },
@@ -339,13 +341,4 @@ func ago(t time.Time) string {
 		return fmt.Sprintf("%dh ago", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-}
-
-// roundDuration keeps a duration readable: whole milliseconds from a
-// millisecond on, whole microseconds below.
-func roundDuration(d time.Duration) time.Duration {
-	if d >= time.Millisecond {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
 }

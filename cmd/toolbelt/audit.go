@@ -122,7 +122,7 @@ func printAudit(e *env, rs []audit.Record) error {
 		// The call id and the tool name are the caller's: a cell shows
 		// them on one line, escapes visible.
 		row := []string{
-			r.Time.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.CallID), termsafe.Line(r.Tool), termsafe.Line(decision), termsafe.Line(errText), roundDuration(r.Duration).String(),
+			r.Time.Local().Format("2006-01-02 15:04:05"), termsafe.Line(r.CallID), termsafe.Line(r.Tool), termsafe.Line(decision), termsafe.Line(errText), audit.Rounded(r.Duration).String(),
 		}
 		if r.Kind != "" { // not a call: what recovery found, its note last (not padded)
 			row = []string{row[0], "(" + r.Kind + ")", "-", "-", "-", termsafe.Line(r.Note)}
@@ -156,15 +156,6 @@ func printAudit(e *env, rs []audit.Record) error {
 	}
 	_, err := fmt.Fprint(e.stdout, b.String())
 	return err
-}
-
-// roundDuration keeps a duration readable: whole milliseconds from a
-// millisecond on, whole microseconds below.
-func roundDuration(d time.Duration) time.Duration {
-	if d >= time.Millisecond {
-		return d.Round(time.Millisecond)
-	}
-	return d.Round(time.Microsecond)
 }
 
 type auditVerifyCmd struct {
