@@ -27,8 +27,8 @@ func TestMatchDomain(t *testing.T) {
 		{"bücher.de", "xn--bcher-kva.de", true},
 		{"xn--bcher-kva.de", "BÜCHER.de", true},
 		{"*.bücher.de", "www.xn--bcher-kva.de", true},
-		{"github.com", "ｇｉｔｈｕｂ.ｃｏｍ", true}, // full-width: the same name once mapped (UTS 46)
-		{"github.com", "gіthub.com", false},   // Cyrillic і: another name
+		{"github.com", "ｇｉｔｈｕｂ.ｃｏｍ", true},  // full-width: the same name once mapped (UTS 46)
+		{"github.com", "gіthub.com", false}, // Cyrillic і: another name
 		{"registry.npmjs.org", "registry.npmjs.org", true},
 		{"localhost", "127.0.0.1", false},
 		{"*.0.0.1", "127.0.0.1", false},
