@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"fmt"
+	"net"
 	"strings"
 
 	"golang.org/x/net/idna"
@@ -74,4 +75,12 @@ func canonicalName(host string) (string, bool) {
 		return "", false
 	}
 	return a, true
+}
+
+// HostOf is the host of "host", "host:port" or "[v6]:port".
+func HostOf(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return strings.Trim(hostport, "[]")
 }

@@ -177,7 +177,7 @@ func (p *Proxy) check(ctx context.Context, host, port string) error {
 // refuse answers 403 with the reason and reports the refusal.
 func (p *Proxy) refuse(w http.ResponseWriter, host, port string, err error) {
 	p.report(Event{Host: host, Port: port, Refused: true, Err: err})
-	http.Error(w, "refused by the proxy: "+reason(err), http.StatusForbidden)
+	http.Error(w, "refused by the proxy: "+Reason(err), http.StatusForbidden)
 }
 
 func (p *Proxy) report(e Event) {
@@ -186,8 +186,9 @@ func (p *Proxy) report(e Event) {
 	}
 }
 
-// reason is err's text without a Refusal's "refused: " prefix.
-func reason(err error) string {
+// Reason is err's text without a Refusal's "refused: " prefix: what an
+// Event's Err says, in words for a person or a model.
+func Reason(err error) string {
 	var r *netguard.Refusal
 	if errors.As(err, &r) {
 		return r.Reason

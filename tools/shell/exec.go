@@ -235,12 +235,31 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		if err != nil {
 			return spawnSpec{}, err
 		}
+		// A command a person let run gets the network the configuration
+		// allows, through its own proxy; an unasked one never does.
+		var na *netAccess
+		if len(cfg.network.Allow) > 0 && !low {
+			if na, err = startNetwork(cfg.network, m.resolver); err != nil {
+				return spawnSpec{}, err
+			}
+			spec.Network = na.network()
+		}
 		plan, err := b.Wrap(spec, argv)
+		if err == nil && na != nil {
+			err = na.grant(plan.Credential)
+		}
 		if err != nil {
+			plan.Release()
+			if na != nil {
+				na.close()
+			}
 			return spawnSpec{}, err
 		}
 		sp.path, sp.args, sp.cred, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
-		sp.release = plan.Release
+		sp.release, sp.net = plan.Release, na
+		if na != nil {
+			sp.release = func() { plan.Release(); na.close() }
+		}
 		for k, v := range plan.Env {
 			set[k] = v
 		}

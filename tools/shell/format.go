@@ -34,6 +34,9 @@ type sessionInfo struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Lingering: some of its processes survived every attempt to end them.
 	Lingering bool `json:"lingering,omitempty"`
+	// Network lists the hosts a sandboxed command with the network asked
+	// for (tools.exec.network), reached or refused.
+	Network []netUse `json:"network,omitempty"`
 }
 
 // info describes s as it is now.
@@ -45,6 +48,9 @@ func (s *session) info() sessionInfo {
 		StartedAt:   s.started.UTC().Format(time.RFC3339),
 		OutputBytes: total,
 		Truncated:   total > int64(s.out.headCap+s.out.ringCap),
+	}
+	if s.net != nil {
+		in.Network = s.net.used()
 	}
 	if !s.finished() {
 		in.Status = "running"
