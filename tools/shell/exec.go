@@ -140,6 +140,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
 	}
 	sp.release = nil // the session releases it when the command has exited
+	defer s.reportHosts(ctx)
 	if in.Background {
 		return runningResult(s, "Command started in the background"), nil
 	}
@@ -239,7 +240,7 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		// allows, through its own proxy; an unasked one never does.
 		var na *netAccess
 		if len(cfg.network.Allow) > 0 && !low {
-			if na, err = startNetwork(cfg.network, m.resolver); err != nil {
+			if na, err = m.startNetwork(ctx, cfg.network, in.Command); err != nil {
 				return spawnSpec{}, err
 			}
 			spec.Network = na.network()

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"syscall"
@@ -36,7 +37,7 @@ type sessionInfo struct {
 	Lingering bool `json:"lingering,omitempty"`
 	// Network lists the hosts a sandboxed command with the network asked
 	// for (tools.exec.network), reached or refused.
-	Network []netUse `json:"network,omitempty"`
+	Network []tool.HostUse `json:"network,omitempty"`
 }
 
 // info describes s as it is now.
@@ -77,6 +78,14 @@ func (s *session) info() sessionInfo {
 		in.Signal = signalName(e.signal)
 	}
 	return in
+}
+
+// reportHosts records the hosts s's command asked the network for since
+// the last report in the audit record of the call whose context ctx is.
+func (s *session) reportHosts(ctx context.Context) {
+	if s.net != nil {
+		s.net.report(ctx)
+	}
 }
 
 // result is a result with text and, as details, what s is now.

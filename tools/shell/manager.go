@@ -37,8 +37,11 @@ type Manager struct {
 	trees treeHashes
 
 	// resolver looks up the hosts sandboxed commands ask the network
-	// proxy for (nil: the system's); tests point names at their servers.
+	// proxy for (nil: the system's), and dial connects to the addresses
+	// the proxy's guard checked (nil: directly); tests point names and
+	// addresses at their servers.
 	resolver netguard.Resolver
+	dial     netguard.DialFunc
 }
 
 // NewManager returns an empty manager.

@@ -10,15 +10,22 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // names answers host names from a table: the test's DNS.
@@ -91,8 +98,8 @@ func npmInstall(registry string) string {
 // sandbox fetches a package from a registry reachable only through the
 // proxy, by a name the allowlist holds (and allowPrivate, since the
 // stand-in is on loopback); the same command is refused for a name not
-// allowed, and for an allowed name at a private address without
-// allowPrivate. The result's details name every host, reached or refused.
+// allowed when nobody can be asked about it, and for an allowed name at a
+// private address without allowPrivate. The result's details name every host, reached or refused.
 func TestSandboxNetworkAllowlist(t *testing.T) {
 	t.Parallel()
 	if _, err := exec.LookPath("npm"); err != nil {
@@ -112,7 +119,9 @@ func TestSandboxNetworkAllowlist(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, _ := sandboxWorkspace(t)
-			e := sandboxed(t, root, map[string]any{"network": tc.network})
+			var asked atomic.Int64
+			e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}, "killGraceMs": 300, "network": tc.network}, nil,
+				invoke.WithConfirmer(person(invoke.Answer{}, &invoke.NoOneToAsk{Why: "nobody is there"}, &asked)))
 			e.m.resolver = names{"registry.test": "127.0.0.1"}
 			before := hits.Load()
 			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
@@ -149,4 +158,144 @@ func TestSandboxNetworkOffByDefault(t *testing.T) {
 	if !strings.Contains(out, "proxy=none") || strings.Contains(out, "connected") || len(info.Network) != 0 {
 		t.Errorf("the sandbox without network: %q %+v", out, info)
 	}
+}
+
+// audits keeps the audit records of the calls a runner made.
+type audits struct {
+	mu      sync.Mutex
+	records []audit.Record
+}
+
+func (a *audits) Append(_ context.Context, r audit.Record) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.records = append(a.records, r)
+	return nil
+}
+
+func (a *audits) all() []audit.Record {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.records)
+}
+
+// person approves every call and answers the questions a call asks
+// (those about a host not in tools.exec.network.allow) with answer or
+// err, counting them.
+func person(answer invoke.Answer, err error, asked *atomic.Int64) invoke.Confirmer {
+	return invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
+		if c.Reason != "a host not in tools.exec.network.allow" {
+			return invoke.Answer{Allow: true, Blanket: true, By: "test (the call)"}, nil
+		}
+		asked.Add(1)
+		return answer, err
+	})
+}
+
+// TestSandboxNetworkAsks: a host not in tools.exec.network.allow is asked
+// about, once for all the requests of a command (npm fetches the
+// package's metadata and its tarball from it), through the call's own
+// confirmer: npm install in the sandbox succeeds when the person says yes,
+// is refused when they say no and when nobody can be asked — each refusal
+// saying how to allow the host — and an answer for the session holds for
+// the next command. The audit record of each call has the question, who
+// answered, and the hosts.
+func TestSandboxNetworkAsks(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed, so npm install through the sandbox's proxy cannot be tested: apt-get install npm")
+	}
+	registry, hits := registryStandIn(t, "new.test")
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(registry, "http://"), "/"))
+	for _, tc := range []struct {
+		name     string
+		answer   invoke.Answer
+		err      error
+		ok       bool
+		answered string // the audit record's answer
+		reason   string // what the refusal says
+	}{
+		{"yes", invoke.Answer{Allow: true, By: "someone"}, nil, true, "allow-once", ""},
+		{"no", invoke.Answer{Reason: "not today", By: "someone"}, nil, false, "deny",
+			"new.test is not in tools.exec.network.allow, and someone did not allow it: not today; add it to tools.exec.network.allow"},
+		{"nobody", invoke.Answer{}, &invoke.NoOneToAsk{Why: "the client cannot ask its user"}, false, "none",
+			"new.test is not in tools.exec.network.allow, and nobody could be asked (the client cannot ask its user); add it to tools.exec.network.allow"},
+		{"session", invoke.Answer{Allow: true, Grant: invoke.GrantSession, By: "someone"}, nil, true, "allow-session", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, _ := sandboxWorkspace(t)
+			var asked atomic.Int64
+			log := &audits{}
+			e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}, "killGraceMs": 300,
+				"network": map[string]any{"allow": []string{"other.test"}}}, nil,
+				invoke.WithConfirmer(person(tc.answer, tc.err, &asked)), invoke.WithAudit(log))
+			// new.test has a public address; the test's dial takes what
+			// the guard let through to the stand-in.
+			e.m.resolver = names{"new.test": "93.184.215.14"}
+			e.m.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if addr != net.JoinHostPort("93.184.215.14", port) {
+					return nil, fmt.Errorf("the test dials only the stand-in, not %s", addr)
+				}
+				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
+			}
+			before := hits.Load()
+			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
+			_, statErr := os.Stat(filepath.Join(root, "node_modules", "tinypkg", "index.js"))
+			if tc.ok != (statErr == nil) || tc.ok != (info.ExitCode != nil && *info.ExitCode == 0) {
+				t.Fatalf("npm install: exit %v, installed %v, want success %v:\n%s", info.ExitCode, statErr == nil, tc.ok, out)
+			}
+			if !tc.ok && hits.Load() != before {
+				t.Errorf("the registry was reached %d times by a refused install", hits.Load()-before)
+			}
+			if asked.Load() != 1 {
+				t.Errorf("asked %d times about new.test, want once", asked.Load())
+			}
+			want := tool.HostUse{Host: "new.test", Port: port, Outcome: "reached"}
+			if !tc.ok {
+				want.Outcome = "refused"
+			}
+			checkHosts := func(what string, got []tool.HostUse) {
+				t.Helper()
+				if len(got) != 1 || got[0].Host != want.Host || got[0].Port != want.Port || got[0].Outcome != want.Outcome || !strings.HasPrefix(got[0].Reason, tc.reason) {
+					t.Errorf("%s = %+v, want %+v with a reason beginning %q", what, got, want, tc.reason)
+				}
+			}
+			checkHosts("details.network", info.Network)
+			rec := execRecord(t, log)
+			checkHosts("the audit record's network", rec.Network)
+			if len(rec.Questions) != 1 || rec.Questions[0].Answer != tc.answered ||
+				!strings.Contains(rec.Questions[0].Message, "the command `npm install tinypkg") ||
+				!strings.Contains(rec.Questions[0].Message, "wants to reach new.test:"+port) {
+				t.Fatalf("the audit record's questions = %+v, want one answered %s", rec.Questions, tc.answered)
+			}
+			if by := rec.Questions[0].By; tc.err == nil && by != "someone" {
+				t.Errorf("the question was answered by %q, want someone", by)
+			}
+			if tc.answer.Grant != invoke.GrantSession {
+				return
+			}
+			// The next command of the session is not asked again.
+			os.RemoveAll(filepath.Join(root, "node_modules"))
+			e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
+			if asked.Load() != 1 {
+				t.Errorf("asked again after an answer for the session (%d questions)", asked.Load())
+			}
+			if rec := execRecord(t, log); len(rec.Questions) != 1 || rec.Questions[0].Answer != "allowed-before" {
+				t.Errorf("the second call's questions = %+v, want one allowed before", rec.Questions)
+			}
+		})
+	}
+}
+
+// execRecord returns the audit record of the last exec call.
+func execRecord(t *testing.T, log *audits) audit.Record {
+	t.Helper()
+	recs := log.all()
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].Tool == "exec" {
+			return recs[i]
+		}
+	}
+	t.Fatalf("no audit record of exec among %+v", recs)
+	return audit.Record{}
 }
