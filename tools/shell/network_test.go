@@ -226,18 +226,7 @@ func TestSandboxNetworkAsks(t *testing.T) {
 			root, _ := sandboxWorkspace(t)
 			var asked atomic.Int64
 			log := &audits{}
-			e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}, "killGraceMs": 300,
-				"network": map[string]any{"allow": []string{"other.test"}}}, nil,
-				invoke.WithConfirmer(person(tc.answer, tc.err, &asked)), invoke.WithAudit(log))
-			// new.test has a public address; the test's dial takes what
-			// the guard let through to the stand-in.
-			e.m.resolver = names{"new.test": "93.184.215.14"}
-			e.m.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				if addr != net.JoinHostPort("93.184.215.14", port) {
-					return nil, fmt.Errorf("the test dials only the stand-in, not %s", addr)
-				}
-				return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
-			}
+			e := publicStandIn(t, root, port, person(tc.answer, tc.err, &asked), log)
 			before := hits.Load()
 			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
 			_, statErr := os.Stat(filepath.Join(root, "node_modules", "tinypkg", "index.js"))
@@ -298,4 +287,57 @@ func execRecord(t *testing.T, log *audits) audit.Record {
 	}
 	t.Fatalf("no audit record of exec among %+v", recs)
 	return audit.Record{}
+}
+
+// publicStandIn is a sandboxed exec whose network allows other.test only,
+// with confirmer and log, where new.test has a public address: the test's
+// dial takes what the proxy's guard let through to the stand-in on port.
+func publicStandIn(t *testing.T, root, port string, confirmer invoke.Confirmer, log *audits) *env {
+	t.Helper()
+	e := newEnvAt(t, root, map[string]any{"sandbox": map[string]any{"required": true}, "killGraceMs": 300,
+		"network": map[string]any{"allow": []string{"other.test"}}}, nil,
+		invoke.WithConfirmer(confirmer), invoke.WithAudit(log))
+	e.m.resolver = names{"new.test": "93.184.215.14"}
+	e.m.dial = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if addr != net.JoinHostPort("93.184.215.14", port) {
+			return nil, fmt.Errorf("the test dials only the stand-in, not %s", addr)
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, "127.0.0.1:"+port)
+	}
+	return e
+}
+
+// TestSandboxNetworkAfterTheCall: a command left running in the
+// background that asks for hosts after its call has returned is not asked
+// about a new host (nobody waits on that call): the host is refused with
+// how to allow it, and the hosts it asked for are in the audit record of
+// the poll that follows, not of the exec call.
+func TestSandboxNetworkAfterTheCall(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not installed, so npm install through the sandbox's proxy cannot be tested: apt-get install npm")
+	}
+	registry, hits := registryStandIn(t, "new.test")
+	_, port, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(registry, "http://"), "/"))
+	root, _ := sandboxWorkspace(t)
+	var asked atomic.Int64
+	log := &audits{}
+	e := publicStandIn(t, root, port, person(invoke.Answer{Allow: true, By: "someone"}, nil, &asked), log)
+	// The command waits for the file "go", which the test writes once the
+	// exec call has returned.
+	_, info := e.exec(map[string]any{"command": "while [ ! -e go ]; do sleep 0.05; done; " + npmInstall(registry), "background": true, "timeout": 120}, false)
+	if rec := execRecord(t, log); len(rec.Network) != 0 || len(rec.Questions) != 0 {
+		t.Fatalf("the exec call's record has hosts before the command asked for any: %+v %+v", rec.Network, rec.Questions)
+	}
+	writeFile(t, filepath.Join(root, "go"), "", 0o666)
+	out, _ := e.process(map[string]any{"action": "poll", "sessionId": info.SessionID, "timeout": 120000})
+	if hits.Load() != 0 || asked.Load() != 0 {
+		t.Fatalf("after the call returned: %d requests reached the registry, %d questions asked; want none:\n%s", hits.Load(), asked.Load(), out)
+	}
+	recs := log.all()
+	poll := recs[len(recs)-1]
+	if poll.Tool != "process" || len(poll.Network) != 1 || poll.Network[0].Host != "new.test" || poll.Network[0].Outcome != "refused" ||
+		!strings.Contains(poll.Network[0].Reason, "after its call had returned, when nobody can be asked; add it to tools.exec.network.allow") {
+		t.Errorf("the poll's audit record: %s %+v, want new.test refused after the call", poll.Tool, poll.Network)
+	}
 }
