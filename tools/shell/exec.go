@@ -50,7 +50,11 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 	cfg.protect = protectionOf(tc)
 	sandboxNote := ""
 	if cfg.sandbox.Required || tc.Sandboxed {
-		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, there is no network, /tmp is private and the number of processes is limited."
+		network := "there is no network"
+		if len(cfg.network.Allow) > 0 {
+			network = "the network is reached only through a proxy that lets through " + strings.Join(cfg.network.Allow, ", ") + " and asks the user about any other host"
+		}
+		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, " + network + ", /tmp is private and the number of processes is limited."
 	}
 	desc := fmt.Sprintf(execDescription, cfg.maxOutput, cfg.yield.Milliseconds(),
 		int(cfg.defaultTimeout/time.Second), int(cfg.maxTimeout/time.Second), sandboxNote)

@@ -341,3 +341,31 @@ func TestSandboxNetworkAfterTheCall(t *testing.T) {
 		t.Errorf("the poll's audit record: %s %+v, want new.test refused after the call", poll.Tool, poll.Network)
 	}
 }
+
+// TestSandboxNetworkDescribed: the model is told what the sandbox's
+// network is — none, or the proxy with its allowlist.
+func TestSandboxNetworkDescribed(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	for _, tc := range []struct {
+		network map[string]any
+		want    string
+	}{
+		{nil, "there is no network"},
+		{map[string]any{"allow": []string{"registry.npmjs.org", "*.github.com"}}, "only through a proxy that lets through registry.npmjs.org, *.github.com and asks the user about any other host"},
+	} {
+		m := NewManager()
+		t.Cleanup(func() { _ = m.Close() })
+		cfg := map[string]any{"sandbox": map[string]any{"required": true}}
+		if tc.network != nil {
+			cfg["network"] = tc.network
+		}
+		exe, err := m.execFactory(&tool.Context{Identity: tool.Identity{Workspace: root}, FSRoot: root, Config: tool.Config{ConfigKey: cfg}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(exe.Description, tc.want) {
+			t.Errorf("with network %v the description does not say %q:\n%s", tc.network, tc.want, exe.Description)
+		}
+	}
+}
