@@ -124,7 +124,7 @@ func TestSandboxNetworkAllowlist(t *testing.T) {
 				invoke.WithConfirmer(person(invoke.Answer{}, &invoke.NoOneToAsk{Why: "nobody is there"}, &asked)))
 			e.m.resolver = names{"registry.test": "127.0.0.1"}
 			before := hits.Load()
-			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
+			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120, "yieldMs": 120000}, false)
 			_, statErr := os.Stat(filepath.Join(root, "node_modules", "tinypkg", "index.js"))
 			if tc.ok != (statErr == nil) || tc.ok != (info.ExitCode != nil && *info.ExitCode == 0) {
 				t.Fatalf("npm install: exit %v, installed %v, want success %v:\n%s", info.ExitCode, statErr == nil, tc.ok, out)
@@ -228,7 +228,7 @@ func TestSandboxNetworkAsks(t *testing.T) {
 			log := &audits{}
 			e := publicStandIn(t, root, port, person(tc.answer, tc.err, &asked), log)
 			before := hits.Load()
-			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
+			out, info := e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120, "yieldMs": 120000}, false)
 			_, statErr := os.Stat(filepath.Join(root, "node_modules", "tinypkg", "index.js"))
 			if tc.ok != (statErr == nil) || tc.ok != (info.ExitCode != nil && *info.ExitCode == 0) {
 				t.Fatalf("npm install: exit %v, installed %v, want success %v:\n%s", info.ExitCode, statErr == nil, tc.ok, out)
@@ -265,7 +265,7 @@ func TestSandboxNetworkAsks(t *testing.T) {
 			}
 			// The next command of the session is not asked again.
 			os.RemoveAll(filepath.Join(root, "node_modules"))
-			e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120}, false)
+			e.exec(map[string]any{"command": npmInstall(registry), "timeout": 120, "yieldMs": 120000}, false)
 			if asked.Load() != 1 {
 				t.Errorf("asked again after an answer for the session (%d questions)", asked.Load())
 			}
