@@ -76,6 +76,16 @@ type Record struct {
 	// Confirmation is what a person (or a stand-in) was asked and said;
 	// nil when confirmation did not come up.
 	Confirmation *Confirmation `json:"confirmation,omitempty"`
+	// Questions are the approvals the tool asked for while the call ran
+	// (tool.Ask: may the sandboxed command reach this host?), in order,
+	// each with what came of it.
+	Questions []Question `json:"questions,omitempty"`
+	// Network lists the hosts the call's work asked the network for through
+	// a filtering proxy, reached or refused and why (tool.RecordHosts);
+	// for a command left running in the background, those it asked for
+	// after its call had returned are in the records of the process calls
+	// that followed it.
+	Network []tool.HostUse `json:"network,omitempty"`
 	// Duration is how long the call took.
 	Duration time.Duration `json:"durationNs"`
 	// ResultBytes is the size of the result's content.
@@ -136,6 +146,14 @@ type Confirmation struct {
 	At time.Time `json:"at,omitzero"`
 	// Reason is the reason given with a denial, passed on to the model.
 	Reason string `json:"reason,omitempty"`
+}
+
+// Question is an approval a tool asked for while its call ran, and what
+// came of it.
+type Question struct {
+	// Message is what was asked, with the facts.
+	Message string `json:"message"`
+	Confirmation
 }
 
 // Decision sums up the outcome for people: "deny" when a layer denied the

@@ -76,6 +76,7 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	if c := req.Confirmation; c != nil {
 		rec.Confirmation = &audit.Confirmation{Asked: c.Asked, Answer: c.Answer, By: c.By, At: c.At, Reason: c.Reason}
 	}
+	req.during.fill(&rec)
 	for _, c := range res.Content {
 		rec.ResultBytes += len(c.Text) + len(c.Data)
 	}

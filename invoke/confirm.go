@@ -308,6 +308,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		if req.DryRun {
 			return next(ctx, req)
 		}
+		ctx = tool.WithAsker(ctx, r.asker(req))
 		n, res := r.need(ctx, req)
 		if res.IsError {
 			return res
@@ -334,30 +335,20 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		if req.Approval != nil && req.Approval.Message != "" {
 			c.Message = req.Approval.Message
 		}
-		wait := r.cfg.ConfirmTimeout
-		if p, ok := r.confirmer.(Patient); ok {
-			wait = max(wait, p.Patience())
-		}
-		cctx, cancel := context.WithTimeout(ctx, wait)
-		defer cancel()
-		a, err := r.confirmer.Confirm(cctx, c)
+		a, late, err := r.put(ctx, c)
 		req.Confirmation = &ConfirmRecord{Asked: true, By: a.By, At: time.Now()}
 		var none *NoOneToAsk
-		var late *NoAnswer
 		switch {
 		case ctx.Err() != nil:
 			req.Confirmation.Answer = "none"
 			req.Outcome = OutcomeCancelled
 			return tool.Errorf("Tool %s was cancelled while waiting for approval.", req.Tool.Name)
-		case cctx.Err() != nil || errors.As(err, &late):
+		case late != nil:
 			req.Confirmation.Answer = "timeout"
 			if r.cfg.ConfirmOnTimeout == "allow" {
 				return next(tool.WithApproval(ctx, tool.ApprovalGiven), req) // nobody saw it
 			}
 			req.Outcome = OutcomeDenied
-			if late == nil {
-				late = &NoAnswer{Within: wait}
-			}
 			return block(req, late.Error())
 		case errors.As(err, &none):
 			req.Confirmation.Asked, req.Confirmation.Answer = false, "none"

@@ -67,6 +67,7 @@ type Request struct {
 	previewed *previewed     // the preview of the current arguments, once asked for
 	touched   *touched       // the files the call touches, once worked out
 	notes     map[string]any // what the pipeline did, for the result's details
+	during    *during        // what the tool told while it ran, for the audit record
 }
 
 // Outcome classifies how a call ended when it did not run normally.

@@ -455,7 +455,7 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 		call.Name, call.Arguments, shape = r.reshape(name, call.Arguments)
 		name = call.Name
 	}
-	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r}
+	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r, during: &during{}}
 	if shape != "" {
 		req.Note("argumentsShape", shape)
 	}
@@ -466,7 +466,7 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 		o(req)
 	}
 	req.Scope = r.scopeOf(req.Context.Identity)
-	ctx = tool.WithScope(ctx, req.Scope)
+	ctx = tool.WithHostRecorder(tool.WithScope(ctx, req.Scope), req.during.host)
 	rt, res := r.resolve(name)
 	if rt != nil {
 		req.Tool, req.resolved = &rt.tool, rt

@@ -5,6 +5,7 @@ import (
 	"path"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/netproxy"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
@@ -27,6 +28,9 @@ const ConfigKey = "exec"
 //	  sandbox:
 //	    required: true         # every command runs in the sandbox
 //	    processLimit: 256      # processes a sandboxed command may have at once
+//	  network:
+//	    allow: [registry.npmjs.org, "*.github.com"] # what sandboxed commands may reach, through Toolbelt's proxy
+//	    allowPrivate: [registry.internal:4873]      # hosts of allow reached at private addresses
 type Config struct {
 	// DefaultTimeout is in seconds; default 300.
 	DefaultTimeout int `json:"defaultTimeout,omitempty" default:"300"`
@@ -52,6 +56,26 @@ type Config struct {
 	Shell string `json:"shell,omitempty" default:"bash from PATH, else /bin/sh"`
 	// Sandbox configures sandbox mode.
 	Sandbox SandboxConfig `json:"sandbox,omitzero"`
+	// Network gives sandboxed commands the network through Toolbelt's
+	// filtering proxy; without it the sandbox has no network at all.
+	Network NetworkConfig `json:"network,omitzero"`
+}
+
+// NetworkConfig is the sandbox's network by allowlist. When Allow is set,
+// commands in the sandbox reach the network only through a filtering
+// proxy Toolbelt starts for each command (the proxy variables point at
+// it): the domains Allow names are reached, another is asked about (or
+// refused when nobody can be asked), and private and special addresses are
+// refused unless AllowPrivate names the host. Every host reached or
+// refused is in the call's result and audit record.
+type NetworkConfig struct {
+	// Allow lists domain patterns: a host name ("registry.npmjs.org") or
+	// its subdomains ("*.github.com").
+	Allow []string `json:"allow,omitempty"`
+	// AllowPrivate lists hosts ("host" or "host:port", as
+	// tools.web_fetch.allowHosts) reached even at private or loopback
+	// addresses; each must also be allowed by Allow.
+	AllowPrivate []string `json:"allowPrivate,omitempty"`
 }
 
 // SandboxConfig configures sandbox mode.
@@ -83,6 +107,8 @@ type settings struct {
 	// protect is the protected-path list of the workspace's file bridge
 	// (see protectionOf): read-only in the sandbox.
 	protect sandbox.Protection
+	// network is the sandbox's network allowlist (checked).
+	network NetworkConfig
 }
 
 // The defaults.
@@ -124,6 +150,7 @@ func (c Config) settings() (settings, error) {
 		envAllow:       c.EnvAllow,
 		shell:          c.Shell,
 		sandbox:        c.Sandbox,
+		network:        c.Network,
 	}
 	s.sandbox.ProcessLimit = orDefault(s.sandbox.ProcessLimit, defaultProcessLimit)
 	if s.defaultTimeout > s.maxTimeout {
@@ -141,7 +168,36 @@ func (c Config) settings() (settings, error) {
 			return settings{}, &tool.SettingError{Key: ConfigKey + ".envAllow", Msg: fmt.Sprintf("holds %q, which is not a valid pattern (%v)", p, err)}
 		}
 	}
+	if err := c.Network.check(); err != nil {
+		return settings{}, err
+	}
 	return s, nil
+}
+
+// check says what is wrong with the network allowlist: a pattern that is
+// not one, or a private host that Allow does not name.
+func (n NetworkConfig) check() error {
+	for _, p := range n.Allow {
+		if err := netproxy.CheckDomainPattern(p); err != nil {
+			return &tool.SettingError{Key: ConfigKey + ".network.allow", Msg: fmt.Sprintf("holds %v", err)}
+		}
+	}
+	for _, h := range n.AllowPrivate {
+		if !n.allows(netproxy.HostOf(h)) {
+			return &tool.SettingError{Key: ConfigKey + ".network.allowPrivate", Msg: fmt.Sprintf("holds %q, which exec.network.allow does not name: a private host must be allowed too", h)}
+		}
+	}
+	return nil
+}
+
+// allows reports whether a pattern of Allow names host.
+func (n NetworkConfig) allows(host string) bool {
+	for _, p := range n.Allow {
+		if netproxy.MatchDomain(p, host) {
+			return true
+		}
+	}
+	return false
 }
 
 // CheckSettings checks the values of the settings, and that a sandbox

@@ -50,7 +50,11 @@ func (m *Manager) execFactory(tc *tool.Context) (*tool.Tool, error) {
 	cfg.protect = protectionOf(tc)
 	sandboxNote := ""
 	if cfg.sandbox.Required || tc.Sandboxed {
-		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, there is no network, /tmp is private and the number of processes is limited."
+		network := "there is no network"
+		if len(cfg.network.Allow) > 0 {
+			network = "the network is reached only through a proxy that lets through " + strings.Join(cfg.network.Allow, ", ") + " and asks the user about any other host"
+		}
+		sandboxNote = "\n- Every command runs in the sandbox: only the workspace is writable, " + network + ", /tmp is private and the number of processes is limited."
 	}
 	desc := fmt.Sprintf(execDescription, cfg.maxOutput, cfg.yield.Milliseconds(),
 		int(cfg.defaultTimeout/time.Second), int(cfg.maxTimeout/time.Second), sandboxNote)
@@ -140,6 +144,7 @@ func (m *Manager) exec(ctx context.Context, root string, cfg settings, sandboxed
 		return tool.Result{}, fmt.Errorf("the command could not be started: %w", err)
 	}
 	sp.release = nil // the session releases it when the command has exited
+	defer s.reportHosts(ctx)
 	if in.Background {
 		return runningResult(s, "Command started in the background"), nil
 	}
@@ -235,12 +240,31 @@ func (m *Manager) spawnSpec(ctx context.Context, root, workdir string, cfg setti
 		if err != nil {
 			return spawnSpec{}, err
 		}
+		// A command a person let run gets the network the configuration
+		// allows, through its own proxy; an unasked one never does.
+		var na *netAccess
+		if len(cfg.network.Allow) > 0 && !low {
+			if na, err = m.startNetwork(ctx, cfg.network, in.Command); err != nil {
+				return spawnSpec{}, err
+			}
+			spec.Network = na.network()
+		}
 		plan, err := b.Wrap(spec, argv)
+		if err == nil && na != nil {
+			err = na.grant(plan.Credential)
+		}
 		if err != nil {
+			plan.Release()
+			if na != nil {
+				na.close()
+			}
 			return spawnSpec{}, err
 		}
 		sp.path, sp.args, sp.cred, sp.dir = plan.Path, append([]string{plan.Path}, plan.Args...), plan.Credential, "/"
-		sp.release = plan.Release
+		sp.release, sp.net = plan.Release, na
+		if na != nil {
+			sp.release = func() { plan.Release(); na.close() }
+		}
 		for k, v := range plan.Env {
 			set[k] = v
 		}

@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"syscall"
@@ -34,6 +35,9 @@ type sessionInfo struct {
 	Truncated bool `json:"truncated,omitempty"`
 	// Lingering: some of its processes survived every attempt to end them.
 	Lingering bool `json:"lingering,omitempty"`
+	// Network lists the hosts a sandboxed command with the network asked
+	// for (tools.exec.network), reached or refused.
+	Network []tool.HostUse `json:"network,omitempty"`
 }
 
 // info describes s as it is now.
@@ -45,6 +49,9 @@ func (s *session) info() sessionInfo {
 		StartedAt:   s.started.UTC().Format(time.RFC3339),
 		OutputBytes: total,
 		Truncated:   total > int64(s.out.headCap+s.out.ringCap),
+	}
+	if s.net != nil {
+		in.Network = s.net.used()
 	}
 	if !s.finished() {
 		in.Status = "running"
@@ -71,6 +78,14 @@ func (s *session) info() sessionInfo {
 		in.Signal = signalName(e.signal)
 	}
 	return in
+}
+
+// reportHosts records the hosts s's command asked the network for since
+// the last report in the audit record of the call whose context ctx is.
+func (s *session) reportHosts(ctx context.Context) {
+	if s.net != nil {
+		s.net.report(ctx)
+	}
 }
 
 // result is a result with text and, as details, what s is now.

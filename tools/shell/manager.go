@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/netguard"
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/tools/shell/sandbox"
 )
@@ -34,6 +35,13 @@ type Manager struct {
 
 	// trees hashes workspaces for the approvals bound to their files.
 	trees treeHashes
+
+	// resolver looks up the hosts sandboxed commands ask the network
+	// proxy for (nil: the system's), and dial connects to the addresses
+	// the proxy's guard checked (nil: directly); tests point names and
+	// addresses at their servers.
+	resolver netguard.Resolver
+	dial     netguard.DialFunc
 }
 
 // NewManager returns an empty manager.

@@ -71,6 +71,7 @@ func (m *Manager) process(ctx context.Context, cfg settings, owner string, in pr
 	if !ok {
 		return tool.Result{}, tool.InputErrorf("there is no session %q: it never existed, was removed, or finished more than %s ago. Use {\"action\":\"list\"} to see the sessions", in.SessionID, cfg.sessionTTL)
 	}
+	defer s.reportHosts(ctx)
 	switch in.Action {
 	case "poll":
 		return poll(ctx, s, time.Duration(in.Timeout)*time.Millisecond, cfg.maxTimeout), nil

@@ -63,6 +63,8 @@ type spawnSpec struct {
 	// release, when set, is called once the command has exited (see
 	// sandbox.Plan.Release).
 	release func()
+	// net is the sandbox's network, when it has one.
+	net *netAccess
 }
 
 // session is one command started by exec, running or finished.
@@ -85,6 +87,7 @@ type session struct {
 
 	cmd     *exec.Cmd
 	release func() // see spawnSpec.release; called by supervise
+	net     *netAccess
 	out     *output
 	reader  *os.File // the output's read end (or the terminal's master side)
 
@@ -121,7 +124,7 @@ func start(id string, sp spawnSpec, wg *sync.WaitGroup) (*session, error) {
 		id: id, command: sp.command, workdir: sp.workdir, sandboxed: sp.sandboxed, pty: sp.pty,
 		mode: sp.mode, owner: sp.owner, capped: sp.capped, foreground: sp.foreground,
 		timeout: sp.timeout, killGrace: sp.killGrace, ttl: sp.ttl,
-		cmd: cmd, release: sp.release, out: newOutput(sp.maxOutput),
+		cmd: cmd, release: sp.release, net: sp.net, out: newOutput(sp.maxOutput),
 		stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	if sp.pty {

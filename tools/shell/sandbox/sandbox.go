@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -115,6 +116,9 @@ type Spec struct {
 	// read-only directory, so that it cannot be created either. Nil
 	// protects nothing.
 	Protect Protection
+	// Network, when set, gives the command the network through a proxy
+	// (see Network); nil keeps it off the network.
+	Network *Network
 }
 
 // Protection is a protected-path list (fsbridge.Protection).
@@ -196,10 +200,24 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 	// bind shows the host's tree, without what covers it here).
 	args = append(args, concealArgs(s.Root, s.Conceal)...)
 	args = append(args, cover.socketArgs()...)
+	env := map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"}
+	var forwarder []string
+	if s.Network != nil {
+		mounts, command, err := networkArgs(s.Network)
+		if err != nil {
+			h.release()
+			return Plan{}, err
+		}
+		args, forwarder = append(args, mounts...), command
+		maps.Copy(env, networkEnv())
+	}
 	args = append(args,
 		"--remount-ro", "/", // the empty root the view is built on
 		"--chdir", s.Workdir,
 		"--",
+	)
+	args = append(args, forwarder...)
+	args = append(args,
 		b.prlimit, fmt.Sprintf("--nproc=%d:%d", s.ProcessLimit, s.ProcessLimit), "--",
 	)
 	args = append(args, argv...)
@@ -207,7 +225,7 @@ func (b *Bwrap) Wrap(s Spec, argv []string) (Plan, error) {
 		Path:       b.path,
 		Args:       args,
 		Credential: cred,
-		Env:        map[string]string{"HOME": "/tmp", "TMPDIR": "/tmp"},
+		Env:        env,
 		release:    h.release,
 	}, nil
 }
