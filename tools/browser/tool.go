@@ -26,7 +26,7 @@ type args struct {
 	Submit     bool     `json:"submit,omitempty" jsonschema:"type: press Enter after the text."`
 	FullPage   bool     `json:"fullPage,omitempty" jsonschema:"screenshot: the whole page, not only the viewport."`
 	Type       string   `json:"type,omitempty" enum:"png,jpeg" jsonschema:"screenshot: the image format (default png)."`
-	MaxChars   int      `json:"maxChars,omitempty" jsonschema:"snapshot: the most characters to return (default 20000)." minimum:"500" maximum:"200000"`
+	MaxChars   int      `json:"maxChars,omitempty" jsonschema:"snapshot: the most characters to return (default 20000)." minimum:"100" maximum:"200000"`
 	Offset     int      `json:"offset,omitempty" jsonschema:"snapshot: where to start, from the notice of a snapshot that was cut." minimum:"0"`
 	Path       string   `json:"path,omitempty" jsonschema:"pdf: the file to write, relative to the workspace (default page.pdf)."`
 	Paths      []string `json:"paths,omitempty" jsonschema:"upload: the workspace files to put in the file input ref."`
