@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/content"
@@ -51,6 +52,7 @@ const testPage = `<!doctype html>
 <button type="button" id="greet">Greet</button>
 <button type="button" id="replace">Replace the greet button</button>
 <p id="out"></p>
+<a href="/download">Download the report</a>
 <div style="height: 3000px">tall</div>
 <script>
 const bind = () => document.getElementById("greet").onclick = () => {
@@ -103,6 +105,10 @@ func newHarnessWith(t *testing.T, cfg invoke.Config) *harness {
 	t.Cleanup(site.Close)
 	mux.HandleFunc("/done", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<!doctype html><title>Sent</title><p>Thanks, %s</p>", html.EscapeString(r.URL.Query().Get("name")))
+	})
+	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Disposition", `attachment; filename="report.txt"`)
+		io.WriteString(w, "the report")
 	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
@@ -560,7 +566,8 @@ func TestBrowserSnapshotIsBoundedAndAsksForParts(t *testing.T) {
 
 // TestBrowserTabsDialogsAndConsole: tabs open up to the cap and close;
 // focus switches the current tab; a dialog the page opens is reported and
-// answered; the console keeps the page's messages.
+// answered; the console keeps the page's messages; a download lands in
+// the workspace's downloads folder.
 func TestBrowserTabsDialogsAndConsole(t *testing.T) {
 	h := newHarness(t)
 	first := h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
@@ -592,5 +599,16 @@ func TestBrowserTabsDialogsAndConsole(t *testing.T) {
 	h.ok(map[string]any{"action": "dialog", "accept": false})
 	if snap := h.ok(map[string]any{"action": "snapshot"}); !strings.Contains(snap, `text "no"`) {
 		t.Errorf("the dismissed confirm's answer is not on the page:\n%s", snap)
+	}
+
+	h.ok(map[string]any{"action": "act", "kind": "click", "ref": refOf(t, snap, "link", "Download the report")})
+	report := filepath.Join(h.ws, "downloads", "report.txt")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(report); err == nil && string(b) == "the report" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the download did not land in %s", report)
+		}
 	}
 }

@@ -34,7 +34,7 @@ type args struct {
 	PromptText string   `json:"promptText,omitempty" jsonschema:"dialog: the answer to a prompt."`
 }
 
-const description = "Drive a headless Chromium: open pages (your own preview server, or the web), read them as an accessibility tree whose elements have refs (snapshot), act on an element by its ref (click, type, fill, press, select, hover, drag, scroll, wait, evaluate), take screenshots, read the console, print to PDF, upload workspace files, answer dialogs. One browser per session. Take a new snapshot after the page changes: an old ref may be stale."
+const description = "Drive a headless Chromium: open pages (the web; this machine's and private hosts only when tools.browser.allowHosts lists them, or as this session's preview), read them as an accessibility tree whose elements have refs (snapshot), act on an element by its ref (click, type, fill, press, select, hover, drag, scroll, wait, evaluate), take screenshots, read the console, print to PDF, upload workspace files, answer dialogs. One browser per session. Take a new snapshot after the page changes: an old ref may be stale."
 
 // Register adds the browser tool, run by m, to reg. When Chromium is not
 // installed the tool is listed as unavailable, the reason saying how to
