@@ -11,8 +11,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/internal/chromium"
+	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/browser"
 )
@@ -54,6 +59,70 @@ func TestRootRunsTheBrowserInItsDataDirAndKillsItOnClose(t *testing.T) {
 	}
 }
 
+// TestMCPSessionEndStopsItsBrowser: the browser of a real MCP client's
+// session over HTTP is stopped once the client closes the session: no
+// process uses its profile any more, and the profile is removed; the
+// other session's browser runs on.
+func TestMCPSessionEndStopsItsBrowser(t *testing.T) {
+	if _, err := chromium.Path(); err != nil {
+		t.Skip(err.Error())
+	}
+	data := t.TempDir()
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Workspace: t.TempDir(), DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tb.Close(context.Background()) })
+	srv, err := tb.MCPServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	ts := httptest.NewServer(srv.Handler(mcp.HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	profiles := filepath.Join(data, "browser")
+	var sessions []*sdk.ClientSession
+	for range 2 {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "browsing", Version: "1"}, nil).Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: ts.URL}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "browser", Arguments: map[string]any{"action": "start"}})
+		if err != nil || res.IsError {
+			t.Fatalf("starting the browser: %v %+v", err, res)
+		}
+		sessions = append(sessions, cs)
+	}
+	before, _ := os.ReadDir(profiles)
+	if len(before) != 2 {
+		t.Fatalf("the two sessions' profiles: %v", before)
+	}
+	if err := sessions[0].Close(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		after, _ := os.ReadDir(profiles)
+		if len(after) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("two minutes after its session closed, the profiles are %v", after)
+		}
+	}
+	after, _ := os.ReadDir(profiles)
+	gone := before[0]
+	if after[0].Name() == gone.Name() {
+		gone = before[1]
+	}
+	if left := processesUsing(filepath.Join(profiles, gone.Name())); len(left) > 0 {
+		t.Errorf("processes of the closed session's browser left: %v", left)
+	}
+	if len(processesUsing(filepath.Join(profiles, after[0].Name()))) == 0 {
+		t.Error("the open session's browser was stopped too")
+	}
+}
+
 // msgText joins the text blocks of a result message.
 func msgText(msg tool.ResultMessage) string {
 	var parts []string
@@ -63,8 +132,8 @@ func msgText(msg tool.ResultMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-// processesUsing returns the processes whose command line names a
-// profile under dir.
+// processesUsing returns the processes whose command line names dir or a
+// profile under it.
 func processesUsing(dir string) []int {
 	entries, _ := os.ReadDir("/proc")
 	var pids []int
@@ -73,7 +142,7 @@ func processesUsing(dir string) []int {
 		if err != nil {
 			continue
 		}
-		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.Contains(cmdline, []byte("--user-data-dir="+dir+"/")) {
+		if cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline"); bytes.Contains(cmdline, []byte("--user-data-dir="+dir+"/")) || bytes.Contains(cmdline, []byte("--user-data-dir="+dir+"\x00")) {
 			pids = append(pids, pid)
 		}
 	}

@@ -50,8 +50,8 @@ func (tb *Toolbelt) openTools(context.Context) error {
 }
 
 // openBrowser makes the Manager of the browser tool's Chromiums, and
-// registers the tool unless the built-in tools have one; Close kills every
-// Chromium it started.
+// registers the tool unless the built-in tools have one; EndSession stops
+// a session's Chromium, Close every one it started.
 func (tb *Toolbelt) openBrowser() error {
 	var dir string
 	if _, data, err := tb.opts.Location(); err == nil && data != "" {
@@ -59,6 +59,7 @@ func (tb *Toolbelt) openBrowser() error {
 	}
 	tb.browser = browser.NewManager(browser.Options{Dir: dir})
 	tb.onClose(func(context.Context) error { return tb.browser.Close() })
+	tb.onSessionEnd(tb.browser.Stop)
 	if tb.reg.Has("browser") {
 		return nil
 	}

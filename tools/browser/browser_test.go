@@ -13,6 +13,7 @@ import (
 	_ "image/png"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,10 +89,11 @@ type harness struct {
 
 // newHarness starts a test site on 127.0.0.1 and a Manager; the test is
 // skipped when Chromium is not installed. The site's host is allowed.
-func newHarness(t *testing.T) *harness { return newHarnessWith(t, invoke.Config{}) }
+func newHarness(t *testing.T) *harness { return newHarnessWith(t, invoke.Config{}, nil) }
 
-// newHarnessWith is newHarness with the pipeline's configuration cfg.
-func newHarnessWith(t *testing.T, cfg invoke.Config) *harness {
+// newHarnessWith is newHarness with the pipeline's configuration cfg and
+// more of the tool's settings.
+func newHarnessWith(t *testing.T, cfg invoke.Config, settings map[string]any) *harness {
 	t.Helper()
 	if _, err := chromium.Path(); err != nil {
 		t.Skip(err.Error() + "; .ci/run installs it: the browser tool's tests drive it")
@@ -130,9 +132,14 @@ func newHarnessWith(t *testing.T, cfg invoke.Config) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fs.Close() })
+	settings = maps.Clone(settings)
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	settings["allowHosts"] = []any{strings.TrimPrefix(site.URL, "http://")}
 	tc := &tool.Context{
 		Identity: tool.Identity{Workspace: ws, SessionKey: "s-" + t.Name(), Owner: true}, FSRoot: ws, FS: fs,
-		Config: tool.Config{browser.ConfigKey: map[string]any{"allowHosts": []any{strings.TrimPrefix(site.URL, "http://")}}},
+		Config: tool.Config{browser.ConfigKey: settings},
 	}
 	h.ws = ws
 	confirm := invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
@@ -269,7 +276,7 @@ func chromiumLeft(dir string) []string {
 // snapshot of the same element, and goes stale when the element is
 // replaced.
 func TestBrowserSnapshotsAndActsByRef(t *testing.T) {
-	h := newHarnessWith(t, invoke.Config{Images: content.ImageLimits{MaxSide: 8000, MaxBytes: 50 << 20}})
+	h := newHarnessWith(t, invoke.Config{Images: content.ImageLimits{MaxSide: 8000, MaxBytes: 50 << 20}}, nil)
 	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
 	snap := h.ok(map[string]any{"action": "snapshot"})
 	for _, want := range []string{"Page: Test page", "URL: " + h.site.URL + "/", `- heading "Sign up" [level=1]`, `- textbox "Name"`, `- combobox "Color"`} {
@@ -311,7 +318,7 @@ func TestBrowserSnapshotsAndActsByRef(t *testing.T) {
 // allowed images as large as the page); with the pipeline's default
 // limits, the full page is scaled down to them.
 func TestBrowserScreenshots(t *testing.T) {
-	h := newHarnessWith(t, invoke.Config{Images: content.ImageLimits{MaxSide: 8000, MaxBytes: 50 << 20}})
+	h := newHarnessWith(t, invoke.Config{Images: content.ImageLimits{MaxSide: 8000, MaxBytes: 50 << 20}}, nil)
 	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
 	snap := h.ok(map[string]any{"action": "snapshot"})
 	heading := refOf(t, snap, "heading", "Sign up")

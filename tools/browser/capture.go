@@ -34,6 +34,7 @@ func (m *Manager) Capture(ctx context.Context, session, url string, o CaptureOpt
 		return nil, err
 	}
 	defer s.mu.Unlock()
+	defer s.used()
 	u, err := neturl.Parse(url)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("capture: %q is not an absolute URL", url)

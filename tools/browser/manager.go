@@ -2,10 +2,13 @@ package browser
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -52,10 +55,12 @@ const (
 
 // Manager runs one headless Chromium per session, each with its own profile
 // directory, started on first use. A browser that crashed (its process gone,
-// its connection closed) is started again by the next call, which says so.
-// Close kills every browser it started, with their process groups. A
-// Manager is safe for concurrent use; the calls of one session run one at
-// a time.
+// its connection closed) is started again by the next call, which says so;
+// one unused for tools.browser.idleTimeout is stopped. Stop ends a
+// session's browser when the session ends; Close kills every browser it
+// started, with their process groups. A profile is removed with its
+// browser unless tools.browser.keepProfile keeps it. A Manager is safe for
+// concurrent use; the calls of one session run one at a time.
 type Manager struct {
 	opts Options
 
@@ -99,25 +104,34 @@ func (m *Manager) chromium() (string, error) {
 // ErrClosed is the error of a Manager used after Close.
 var ErrClosed = errors.New("browser: the manager is closed")
 
-// session returns the session of key, locked; the caller unlocks it.
+// session returns the session of key, locked; the caller unlocks it. A
+// session that ended while the caller waited for it is not returned: the
+// key's new one is.
 func (m *Manager) session(key string) (*session, error) {
-	m.mu.Lock()
-	if m.closed {
+	for {
+		m.mu.Lock()
+		if m.closed {
+			m.mu.Unlock()
+			return nil, ErrClosed
+		}
+		s := m.sessions[key]
+		if s == nil {
+			s = &session{key: key, m: m, settings: settings{idle: DefaultIdleTimeout}}
+			m.sessions[key] = s
+		}
 		m.mu.Unlock()
-		return nil, ErrClosed
+		s.mu.Lock()
+		if !s.ended {
+			return s, nil
+		}
+		s.mu.Unlock()
 	}
-	s := m.sessions[key]
-	if s == nil {
-		s = &session{key: key, m: m}
-		m.sessions[key] = s
-	}
-	m.mu.Unlock()
-	s.mu.Lock()
-	return s, nil
 }
 
-// profileDir makes a new profile directory for a session's browser.
-func (m *Manager) profileDir() (string, error) {
+// profileDir returns the profile directory of a session's browser: a new
+// one, or with keep the session's kept one (made if need be), named
+// after a hash of its key.
+func (m *Manager) profileDir(key string, keep bool) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.dir == "" {
@@ -134,11 +148,16 @@ func (m *Manager) profileDir() (string, error) {
 			m.dir = m.opts.Dir
 		}
 	}
-	return os.MkdirTemp(m.dir, "profile-")
+	if !keep {
+		return os.MkdirTemp(m.dir, "profile-")
+	}
+	sum := sha256.Sum256([]byte(key))
+	dir := filepath.Join(m.dir, "kept-"+hex.EncodeToString(sum[:8]))
+	return dir, os.MkdirAll(dir, 0o700)
 }
 
 // Close kills every browser the Manager started and removes their
-// profiles; the Manager starts no browser after it.
+// profiles (but kept ones); the Manager starts no browser after it.
 func (m *Manager) Close() error {
 	m.mu.Lock()
 	m.closed = true
@@ -148,9 +167,7 @@ func (m *Manager) Close() error {
 	m.mu.Unlock()
 	var errs []error
 	for _, s := range sessions {
-		s.mu.Lock()
-		errs = append(errs, s.stop())
-		s.mu.Unlock()
+		errs = append(errs, s.end())
 	}
 	if temp {
 		errs = append(errs, os.RemoveAll(dir))
@@ -158,15 +175,19 @@ func (m *Manager) Close() error {
 	return errors.Join(errs...)
 }
 
-// Stop kills the browser of one session and removes its profile: what the
-// end of a session does. A session without a browser is left as it is.
+// Stop ends the browser of a session that ended: it is killed, its
+// profile removed unless tools.browser.keepProfile keeps it, and the
+// Manager forgets the session (a later call of the same key starts
+// afresh). A session without a browser is only forgotten.
 func (m *Manager) Stop(sessionKey string) error {
-	s, err := m.session(sessionKey)
-	if err != nil {
-		return err
+	m.mu.Lock()
+	s := m.sessions[sessionKey]
+	delete(m.sessions, sessionKey)
+	m.mu.Unlock()
+	if s == nil {
+		return nil
 	}
-	defer s.mu.Unlock()
-	return s.stop()
+	return s.end()
 }
 
 // session is one session's browser: its process, profile and tabs.
@@ -175,7 +196,9 @@ type session struct {
 	key string
 	m   *Manager
 
+	ended       bool // by Stop or Close: the session is no longer used
 	profile     string
+	kept        bool // the profile is the session's kept one
 	gate        *gate
 	pid         int // the browser's process, leader of its group
 	ctx         context.Context
@@ -186,6 +209,43 @@ type session struct {
 	settings    settings // of the latest call
 	workspace   string   // of the latest call
 	downloadsTo *string  // where downloads go; nil: not set yet
+	idle        *time.Timer
+	uses        uint64 // counts the uses, so that a late idle timer stops nothing
+	// stopped says why the browser stopped without being asked to (crashed,
+	// idle), for the next call to say; "" when it was not.
+	stopped string
+}
+
+// end stops the browser of a session no longer used: calls waiting for it
+// get the key's new session.
+func (s *session) end() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ended = true
+	return s.stop()
+}
+
+// used notes that a call used the browser: it is stopped once it has
+// gone unused for the session's idle timeout.
+func (s *session) used() {
+	s.uses++
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
+	if s.ctx == nil || s.settings.idle <= 0 {
+		return
+	}
+	use, after := s.uses, s.settings.idle
+	s.idle = time.AfterFunc(after, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.ended || s.uses != use || s.ctx == nil {
+			return
+		}
+		_ = s.stop()
+		s.stopped = fmt.Sprintf("was stopped after %s unused (tools.browser.idleTimeout)", after)
+	})
 }
 
 // running reports whether the browser runs: its connection open and its
@@ -195,18 +255,19 @@ func (s *session) running() bool {
 	return s.ctx != nil && s.ctx.Err() == nil && (s.pid == 0 || alive(s.pid))
 }
 
-// ensure starts the browser when it does not run. restarted says it ran
-// before and was gone (crashed, or its process killed): what the session
-// had open is lost.
-func (s *session) ensure() (restarted bool, err error) {
+// ensure starts the browser when it does not run. stopped says why it had
+// stopped when it ran before and stopped unasked (crashed, its process
+// killed, unused too long): what the session had open is lost.
+func (s *session) ensure() (stopped string, err error) {
 	if s.running() {
-		return false, nil
+		return "", nil
 	}
 	if s.ctx != nil {
-		restarted = true
 		_ = s.stop()
+		s.stopped = "had stopped (crashed, or its process was killed)"
 	}
-	return restarted, s.start()
+	stopped, s.stopped = s.stopped, ""
+	return stopped, s.start()
 }
 
 // start starts the session's browser with a new profile.
@@ -215,17 +276,23 @@ func (s *session) start() error {
 	if err != nil {
 		return err
 	}
-	profile, err := s.m.profileDir()
+	keep := s.settings.keepProfile
+	profile, err := s.m.profileDir(s.key, keep)
 	if err != nil {
 		return err
 	}
+	drop := func() {
+		if !keep {
+			os.RemoveAll(profile)
+		}
+	}
 	if s.gate, err = s.m.openGate(); err != nil {
-		os.RemoveAll(profile)
+		drop()
 		return err
 	}
 	if err := s.reguard(); err != nil {
 		s.gate.close()
-		os.RemoveAll(profile)
+		drop()
 		return err
 	}
 	opts := append(chromium.Options(path, profile),
@@ -240,7 +307,7 @@ func (s *session) start() error {
 	opts = append(opts, chromedp.Env(proxyFree(s.m.opts.Getenv)...))
 	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancel := chromedp.NewContext(alloc)
-	s.profile, s.ctx, s.cancel, s.cancelAlloc = profile, ctx, cancel, cancelAlloc
+	s.profile, s.kept, s.ctx, s.cancel, s.cancelAlloc = profile, keep, ctx, cancel, cancelAlloc
 	started := make(chan error, 1)
 	go func() { started <- chromedp.Do(ctx) }()
 	select {
@@ -281,8 +348,12 @@ func proxyFree(getenv func(string) string) []string {
 }
 
 // stop kills the browser, its process group and any process left using its
-// profile, and removes the profile.
+// profile, and removes the profile unless it is kept.
 func (s *session) stop() error {
+	if s.idle != nil {
+		s.idle.Stop()
+		s.idle = nil
+	}
 	if s.ctx == nil {
 		return nil
 	}
@@ -296,7 +367,10 @@ func (s *session) stop() error {
 	s.cancelAlloc()
 	killUsing(s.profile)
 	s.gate.close()
-	err := os.RemoveAll(s.profile)
+	var err error
+	if !s.kept {
+		err = os.RemoveAll(s.profile)
+	}
 	s.ctx, s.cancel, s.cancelAlloc, s.pid, s.tabs, s.current, s.downloadsTo = nil, nil, nil, 0, nil, nil, nil
 	return err
 }

@@ -71,17 +71,23 @@ func (m *Manager) call(ctx context.Context, in args, tc *tool.Context) (tool.Res
 		return tool.Result{}, err
 	}
 	defer s.mu.Unlock()
+	s.settings = settings
 	switch in.Action {
 	case "status":
 		return s.status(ctx), nil
 	case "stop":
+		kept := s.kept
 		if err := s.stop(); err != nil {
 			return tool.Result{}, err
 		}
+		if kept {
+			return own("Stopped the browser of this session; its profile is kept (tools.browser.keepProfile) for its next start."), nil
+		}
 		return own("Stopped the browser of this session; its profile is removed."), nil
 	}
-	s.settings, s.workspace = settings, tc.Workspace
-	restarted, err := s.ensure()
+	s.workspace = tc.Workspace
+	defer s.used()
+	stopped, err := s.ensure()
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -92,9 +98,9 @@ func (m *Manager) call(ctx context.Context, in args, tc *tool.Context) (tool.Res
 		return tool.Result{}, err
 	}
 	res, err := s.do(ctx, in, tc)
-	if restarted {
+	if stopped != "" {
 		res.Content = append([]tool.Content{{Type: tool.TextContent, Origin: tool.OwnWords(),
-			Text: "Note: this session's browser had stopped (crashed, or its process was killed) and was started again: the tabs and refs from before are gone.\n"}}, res.Content...)
+			Text: "Note: this session's browser " + stopped + " and was started again: the tabs and refs from before are gone.\n"}}, res.Content...)
 	}
 	return res, err
 }
