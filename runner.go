@@ -206,7 +206,7 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 	o := mcp.Options{
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
 		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
-		ToolsAfter: tb.importsStarted(),
+		ToolsAfter: tb.importsStarted(), SessionEnded: tb.EndSession,
 	}
 	if cmp.Or(m.ConfirmFallback, "console") == "console" {
 		o.Fallback = consoleConfirmer{tb}

@@ -60,6 +60,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/browser"
 	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
@@ -163,6 +164,7 @@ type Toolbelt struct {
 	policy      *policy.Policy
 	imports     *client.Manager
 	dirs        *dir.Loader
+	browser     *browser.Manager // the browser tool's Chromiums, one per session
 	jobs        *jobs.Queue
 	jobsMu      sync.Mutex // Jobs opening a queue
 	sched       *automation.Scheduler
@@ -178,6 +180,7 @@ type Toolbelt struct {
 	mu      sync.Mutex
 	closing bool
 	cleanup []func(context.Context) error // run last first by Close
+	ends    []func(key string) error      // told by EndSession
 }
 
 // Open opens what o describes, in order; when one fails, what was opened
@@ -264,6 +267,31 @@ func (tb *Toolbelt) onClose(fn func(context.Context) error) {
 	tb.cleanup = append(tb.cleanup, fn)
 }
 
+// onSessionEnd registers what lets go of a service's state for a session
+// when the session ends (EndSession).
+func (tb *Toolbelt) onSessionEnd(fn func(key string) error) {
+	tb.mu.Lock()
+	defer tb.mu.Unlock()
+	tb.ends = append(tb.ends, fn)
+}
+
+// EndSession tells the services that keep state for a session that the
+// session ended, for them to let go of it: the browser tool's Chromium of
+// the session is stopped, its profile removed unless
+// tools.browser.keepProfile keeps it. The front doors call it where their
+// sessions end (an MCP client's session closing, a sub-agent's run
+// ending); Close ends every session still open. What fails is logged.
+func (tb *Toolbelt) EndSession(key string) {
+	tb.mu.Lock()
+	ends := tb.ends
+	tb.mu.Unlock()
+	for _, end := range ends {
+		if err := end(key); err != nil {
+			tb.log.Warn("ending a session's state", "session", key, "err", err)
+		}
+	}
+}
+
 // Close waits for the calls in flight to finish (until ctx ends), then
 // closes what Open opened, the last opened first, and returns every error
 // it met. Calls made after Close began are refused. Close may be called
@@ -301,6 +329,11 @@ func (tb *Toolbelt) Feed() *feed.Hub { return tb.feed }
 
 // Registry returns the registry of every tool the root serves.
 func (tb *Toolbelt) Registry() *registry.Registry { return tb.reg }
+
+// Browser returns the Manager of the browser tool's Chromiums (one per
+// session), for pictures of pages the program serves (Manager.Capture);
+// nil for a root opened with StateOnly.
+func (tb *Toolbelt) Browser() *browser.Manager { return tb.browser }
 
 // Store returns the store that keeps state.
 func (tb *Toolbelt) Store() *store.Store { return tb.st }

@@ -68,6 +68,12 @@ type Options struct {
 	// whose imported MCP servers are still starting answers initialize at
 	// once, and lists their tools once they have answered (or failed).
 	ToolsAfter <-chan struct{}
+	// SessionEnded, when set, is called with a client session's id (the
+	// tool context's session key of its calls) once the session has ended:
+	// closed by the client, its connection gone, ended by the idle timeout
+	// or by Close. The root stops what it keeps for the session there (its
+	// browser).
+	SessionEnded func(id string)
 }
 
 // DefaultMaxResponseBytes bounds a tool result sent to a client.
@@ -95,6 +101,9 @@ type Server struct {
 	listed map[string]listedTool // what clients were last told, by name
 	key    [32]byte              // signs the request state of approval rounds
 	stale  staleSessions         // client sessions not told of changes
+	// followed are the client sessions whose end is awaited for
+	// Options.SessionEnded.
+	followed map[*sdk.ServerSession]bool
 
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
@@ -158,7 +167,7 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.noteLive, s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
+	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.sync()
 	unwatch := reg.Watch(s.changed)

@@ -110,6 +110,11 @@ type Options struct {
 	// ContextWindow returns a model's context window in tokens, 0 when it
 	// is not known.
 	ContextWindow func(model string) int
+	// SubagentEnded, when set, is called with a sub-agent's session key
+	// once its run has ended, before its report goes to its parent: what the
+	// program keeps for the session (its browser) may go. A later message
+	// to it starts a run afresh.
+	SubagentEnded func(key string)
 }
 
 // Host runs sessions. Its methods are safe for concurrent use.
@@ -544,6 +549,9 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 		status := settle(ctx, s, err)
 		h.mu.Unlock()
 		report, toParent := h.finish(s, status, transcript[len(history):])
+		if s.ParentKey != "" && h.o.SubagentEnded != nil {
+			h.o.SubagentEnded(s.Key) // before a new run of s may start
+		}
 		unlock() // from here on, a new run of s may start
 		if toParent {
 			_ = h.Deliver(record, s.ParentKey, llm.UserText(report))

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/agent"
@@ -33,6 +34,13 @@ func newHost(t *testing.T, s *llmtest.Server, agents ...host.Agent) (*host.Host,
 // makes of the store's.
 func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.Sessions, agents ...host.Agent) (*host.Host, *store.Store) {
 	t.Helper()
+	return newHostWith(t, s, func(o *host.Options) { o.Sessions = wrap(o.Sessions) }, agents...)
+}
+
+// newHostWith is newHost with the host's options as set then changed by
+// edit.
+func newHostWith(t *testing.T, s *llmtest.Server, edit func(*host.Options), agents ...host.Agent) (*host.Host, *store.Store) {
+	t.Helper()
 	st := storetest.Open(t, filepath.Join(t.TempDir(), store.DefaultFile))
 	reg := registry.New()
 	if err := sessions.RegisterReaders(reg); err != nil {
@@ -46,8 +54,8 @@ func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.
 		infos = append(infos, tool.AgentInfo{ID: a.ID, Name: a.ID, Model: a.Model, Spawns: a.Allow})
 	}
 	var h *host.Host
-	h = host.New(host.Options{
-		Sessions: wrap(st.Sessions()), Workspace: t.TempDir(), Agents: agents,
+	o := host.Options{
+		Sessions: st.Sessions(), Workspace: t.TempDir(), Agents: agents,
 		ContextWindow: func(string) int { return 1000 },
 		Build: func(spec host.Spec) (*agent.Agent, error) {
 			c, err := llm.New(spec.Model, llm.Options{BaseURL: s.URL + "/v1", APIKey: "k"})
@@ -61,7 +69,9 @@ func newHostOver(t *testing.T, s *llmtest.Server, wrap func(host.Sessions) host.
 			tc.RunAs(spec.As)
 			return &agent.Agent{Client: c, Runner: invoke.New(reg, tc), System: "You are " + spec.As.AgentID + "."}, nil
 		},
-	})
+	}
+	edit(&o)
+	h = host.New(o)
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -202,6 +212,41 @@ func TestConcurrencyStatusAndSteer(t *testing.T) {
 	}
 	if q := h.Queue("agent:lead:main"); q.Running || q.RunningChildren != 0 || q.PendingMessages != 0 {
 		t.Errorf("queue after Wait: %+v", q)
+	}
+}
+
+// TestSubagentEndIsTold: once a sub-agent's run has ended, its key is
+// given to SubagentEnded (what the program keeps for it, its browser, may
+// go); the lead's own runs end untold.
+func TestSubagentEndIsTold(t *testing.T) {
+	t.Parallel()
+	s := llmtest.NewRouted(t,
+		llmtest.Route{Match: "You are lead.", Responses: []llmtest.Response{
+			chat("", llmtest.Call{ID: "s1", Name: "sessions_spawn", Args: `{"task": "job", "agentId": "worker"}`}),
+			chat("Spawned."),
+			chat("Done."),
+		}},
+		llmtest.Route{Match: "You are worker.", Responses: []llmtest.Response{chat("the answer")}},
+	)
+	var mu sync.Mutex
+	var ended []string
+	h, _ := newHostWith(t, s, func(o *host.Options) {
+		o.SubagentEnded = func(key string) {
+			mu.Lock()
+			defer mu.Unlock()
+			ended = append(ended, key)
+		}
+	}, host.Agent{ID: "lead", Model: "openai/lead", Allow: []string{"worker"}}, host.Agent{ID: "worker", Model: "openai/worker"})
+	if err := h.StartSession(context.Background(), host.Spec{Key: "agent:lead:main", As: tool.Identity{AgentID: "lead", Owner: true}, Model: "openai/lead"}, nil, llm.UserText("go")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ended) != 1 || !workerKey.MatchString(ended[0]) {
+		t.Errorf("the sessions told as ended: %q, want the worker's alone", ended)
 	}
 }
 

@@ -51,7 +51,7 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 	}
 	rh.Host = host.New(host.Options{
 		Sessions: e.tb.Store().Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
-		ContextWindow: llm.ContextWindow,
+		ContextWindow: llm.ContextWindow, SubagentEnded: e.tb.EndSession,
 	})
 	return rh, rh.Host.Start(context.Background())
 }
