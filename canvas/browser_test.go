@@ -215,7 +215,7 @@ func TestBrowserPresents(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "style.css"), []byte(`h1 { color: rebeccapurple }`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.PresentFile("s", page); err != nil {
+	if err := h.PresentFile("s", os.DirFS(dir), "index.html", dir); err != nil {
 		t.Fatal(err)
 	}
 	run(t, tab, "opening the canvas", chromedp.Navigate(h.URL("s")), chromedp.WaitVisible(chromedp.CSS("#view iframe")))

@@ -17,8 +17,8 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
+	"io"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -77,7 +77,7 @@ type View struct {
 type canvasState struct {
 	view     View
 	html     string // Kind html
-	dir      string // Kind file: the directory its relative URLs are served from
+	files    fs.FS  // Kind file: the presented file's directory
 	watcher  *fsnotify.Watcher
 	surfaces surfaces
 	rev      int
@@ -143,38 +143,43 @@ func (h *Host) Present(session, html string) {
 	defer h.mu.Unlock()
 	c := h.canvas(session)
 	c.stopWatching()
-	c.html, c.dir = html, ""
+	c.html, c.files = html, nil
 	c.view = View{Kind: "html", Rev: c.view.Rev + 1}
 	c.changed()
 }
 
-// PresentFile shows the file path (absolute) on session's canvas and
-// loads it again whenever a file in its directory changes; files next to
-// it (styles, images) are served too, from its directory only.
-func (h *Host) PresentFile(session, path string) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return err
-	}
-	dir := filepath.Dir(path)
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		return err
+// PresentFile shows the file name of files (the presented file's
+// directory, whose other files — styles, images — are served too) on
+// session's canvas. With watch (the directory's path on disk) set, the
+// canvas loads it again whenever a file there changes.
+func (h *Host) PresentFile(session string, files fs.FS, name, watch string) error {
+	var w *fsnotify.Watcher
+	if watch != "" {
+		var err error
+		if w, err = fsnotify.NewWatcher(); err != nil {
+			return err
+		}
+		if err := w.Add(watch); err != nil {
+			w.Close()
+			return err
+		}
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	c := h.canvas(session)
 	c.stopWatching()
-	c.html, c.dir, c.watcher = "", dir, w
-	c.view = View{Kind: "file", File: filepath.Base(path), Rev: c.view.Rev + 1}
+	c.html, c.files, c.watcher = "", files, w
+	c.view = View{Kind: "file", File: name, Rev: c.view.Rev + 1}
 	c.changed()
-	go h.watch(session, c, w)
+	if w != nil {
+		go h.watch(c, w)
+	}
 	return nil
 }
 
-// watch reloads session's presented file when its directory changes,
+// watch reloads c's presented file when its directory changes,
 // until w is closed.
-func (h *Host) watch(session string, c *canvasState, w *fsnotify.Watcher) {
+func (h *Host) watch(c *canvasState, w *fsnotify.Watcher) {
 	for {
 		select {
 		case _, ok := <-w.Events:
@@ -212,7 +217,7 @@ func (h *Host) Navigate(session, u string) error {
 	defer h.mu.Unlock()
 	c := h.canvas(session)
 	c.stopWatching()
-	c.html, c.dir = "", ""
+	c.html, c.files = "", nil
 	c.view = View{Kind: "url", URL: p.String(), Rev: c.view.Rev + 1}
 	c.changed()
 	return nil
@@ -423,26 +428,30 @@ func (h *Host) Close() error {
 	return nil
 }
 
-// presentedFile opens the file name of session's presented directory,
-// confined to it.
-func (h *Host) presentedFile(session, name string) (*os.File, error) {
+// presentedFile reads the file name of session's presented directory.
+func (h *Host) presentedFile(session, name string) ([]byte, error) {
 	h.mu.Lock()
-	c, ok := h.canvases[session]
-	dir := ""
-	if ok && c.view.Kind == "file" {
-		dir = c.dir
+	var files fs.FS
+	if c, ok := h.canvases[session]; ok && c.view.Kind == "file" {
+		files = c.files
 	}
 	h.mu.Unlock()
-	if dir == "" {
-		return nil, os.ErrNotExist
+	if files == nil || !fs.ValidPath(name) {
+		return nil, fs.ErrNotExist
 	}
-	root, err := os.OpenRoot(dir)
+	f, err := files.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
-	return root.Open(name)
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || st.IsDir() || st.Size() > maxFile {
+		return nil, fs.ErrNotExist
+	}
+	return io.ReadAll(io.LimitReader(f, maxFile))
 }
+
+// maxFile is the largest presented file (or file next to it) served.
+const maxFile = 64 << 20
 
 // presentedHTML returns the HTML session presents.
 func (h *Host) presentedHTML(session string) (string, bool) {

@@ -1,6 +1,7 @@
 package canvas
 
 import (
+	"bytes"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -86,7 +87,7 @@ func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
 	b, _ := assets.ReadFile("assets/" + name)
 	w.Header().Set("Content-Type", mime.TypeByExtension(path.Ext(name)))
 	w.Header().Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, name, time.Time{}, strings.NewReader(string(b)))
+	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(b))
 }
 
 // events streams session's state to a page: the whole state now and on
@@ -133,20 +134,14 @@ func (h *Host) file(w http.ResponseWriter, r *http.Request, session, name string
 		http.NotFound(w, r)
 		return
 	}
-	f, err := h.presentedFile(session, name)
+	b, err := h.presentedFile(session, name)
 	if err != nil {
-		http.NotFound(w, r)
-		return
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || st.IsDir() {
 		http.NotFound(w, r)
 		return
 	}
 	w.Header().Set("Content-Security-Policy", presentedCSP)
 	w.Header().Set("Cache-Control", "no-store")
-	http.ServeContent(w, r, st.Name(), st.ModTime(), f)
+	http.ServeContent(w, r, path.Base(name), time.Time{}, bytes.NewReader(b))
 }
 
 // decodeJSON reads a page's JSON post into v. It must say it is JSON, so
