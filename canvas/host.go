@@ -16,9 +16,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"io"
 	"io/fs"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +49,13 @@ func (h *Host) SetBase(base string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.base = base
+}
+
+// Served reports whether a front door serves h (its URL is set).
+func (h *Host) Served() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.base != ""
 }
 
 // URL returns the URL of session's canvas.

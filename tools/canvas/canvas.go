@@ -74,8 +74,8 @@ const evalTimeout = 30 * time.Second
 
 func canvasTool(tc *tool.Context) (*tool.Tool, error) {
 	h, ok := HostService.Get(tc)
-	if !ok || h == nil {
-		return nil, errors.New("no canvas host here: toolbelt run, chat and serve have one")
+	if !ok || h == nil || !h.Served() {
+		return nil, errors.New("no canvas is served here: toolbelt run, chat and serve serve one")
 	}
 	t, err := tool.New("canvas", description, func(ctx context.Context, in args, inv tool.Invocation) (tool.Result, error) {
 		return do(ctx, h, inv.Context, in)
