@@ -257,7 +257,6 @@ func (h *Host) Push(session, jsonl string) ([]string, error) {
 		return nil, err
 	}
 	c.surfaces = next
-	c.view.Hidden = false
 	c.changed()
 	return next.order, nil
 }

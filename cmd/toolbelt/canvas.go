@@ -10,6 +10,7 @@ import (
 	"github.com/toolbelt/toolbelt/canvas"
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/store"
 )
 
 // serveCanvas serves the root's canvas for a run or a chat on a loopback
@@ -45,9 +46,11 @@ func (rh *runHost) serveCanvas() error {
 }
 
 // deliverAction hands a person's action on a canvas to its session, when
-// it is one of h's: a follow-up while it runs, a new run when it is idle.
+// it is one of rh's: a follow-up while it runs, a new run when it is idle.
+// Another host's session (toolbelt serve runs several) is left to it.
 func (rh *runHost) deliverAction(a canvas.Action) {
-	if err := rh.Deliver(context.Background(), a.Session, llm.UserText(a.Message())); err != nil {
+	err := rh.Deliver(context.Background(), a.Session, llm.UserText(a.Message()))
+	if err != nil && !errors.Is(err, store.ErrNoSession) {
 		rh.e.log.Warn("delivering a canvas action", "session", a.Session, "action", a.Name, "err", err)
 	}
 }

@@ -310,6 +310,7 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 		spec.Key = randid.New(kind+":", 6)
 	}
 	spec.As.SessionKey = spec.Key
+	ar.tc.SessionKey = spec.Key // what chat's /undo records
 	if c != nil {
 		fmt.Fprintf(e.stderr, "toolbelt: canvas %s\n", c.URL(spec.Key))
 	}
