@@ -67,4 +67,3 @@ func toolbelt(bin, dir string) *side {
 		screenshot: &sdk.CallToolParams{Name: "browser", Arguments: map[string]any{"action": "screenshot", "type": "png"}},
 	}
 }
-

@@ -13,7 +13,7 @@ import (
 type procStat struct {
 	state byte // R, S, Z…
 	ppid  int
-	cpu  time.Duration // its own CPU time and that of the children it has waited for
+	cpu   time.Duration // its own CPU time and that of the children it has waited for
 }
 
 // readStat reads /proc/PID/stat; ok is false when the process has gone.
