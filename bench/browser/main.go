@@ -77,16 +77,14 @@ func main() {
 
 	fmt.Printf("%s; load average %s at the start\n", harness.Machine(), harness.LoadAverage())
 	fmt.Printf("%s; Node %s; Playwright MCP %s\n\n", version(*chromium, "--version"), version("node", "--version"), playwrightVersion())
+	tb := toolbelt(bin, filepath.Join(tmp, "tb"))
 	var sides []*side
-	for _, s := range []*side{toolbelt(bin, filepath.Join(tmp, "tb")), playwright(*chromium, tmp)} {
-		if why := s.missing(ctx); why != "" {
+	for _, s := range []*side{tb, playwright(*chromium, tmp)} {
+		if why := s.lacks(ctx, s.browserTools()...); why != "" {
 			fmt.Printf("%s not measured: %s\n\n", s.name, why)
 			continue
 		}
 		sides = append(sides, s)
-	}
-	if len(sides) == 0 {
-		log.Fatal("no side to measure")
 	}
 	results := map[*side][]round{}
 	for r := range *rounds {
@@ -99,7 +97,17 @@ func main() {
 	}
 	fmt.Printf("\n%d rounds; in each, %d navigations + snapshots and %d screenshots per side; load average %s\n\n",
 		*rounds, *iterations, *iterations, harness.LoadAverage())
-	printTable(sides, results)
+	if len(sides) > 0 {
+		printTable(sides, results)
+	}
+
+	fmt.Printf("\n## A2UI push to render (load average %s)\n\n", harness.LoadAverage())
+	fmt.Println("Playwright MCP has no canvas and no A2UI renderer: Toolbelt's figures stand alone.")
+	if why := tb.lacks(ctx, "canvas"); why != "" {
+		fmt.Printf("\nToolbelt not measured: %s\n", why)
+	} else {
+		printPushes(measureA2UI(ctx, tb, *chromium, tmp, *rounds, *iterations), *rounds, *iterations)
+	}
 	fmt.Printf("\nload average %s at the end\n", harness.LoadAverage())
 }
 

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/bench/internal/harness"
 )
 
@@ -33,9 +32,9 @@ func (r round) String() string {
 		ms(median(r.shot)), ms(r.shotCPU), r.snapBytes, r.shotBytes, r.shotImage, mb(r.pss), r.left)
 }
 
-// missing says why side s cannot be measured ("" when it can): a tool its
-// calls need that its server does not list.
-func (s *side) missing(ctx context.Context) string {
+// lacks says why side s cannot make the calls of the tools named ("" when
+// it can): its server does not start, or does not list one of them.
+func (s *side) lacks(ctx context.Context, tools ...string) string {
 	ses, err := open(ctx, s)
 	if err != nil {
 		return "its server did not start: " + err.Error()
@@ -46,12 +45,17 @@ func (s *side) missing(ctx context.Context) string {
 		harness.Check(err)
 		listed[t.Name] = true
 	}
-	for _, p := range []*sdk.CallToolParams{s.navigate(""), s.snapshot, s.screenshot} {
-		if !listed[p.Name] {
-			return fmt.Sprintf("its server lists no %s tool", p.Name)
+	for _, name := range tools {
+		if !listed[name] {
+			return fmt.Sprintf("its server lists no %s tool", name)
 		}
 	}
 	return ""
+}
+
+// browserTools are the tools s's browser calls go to.
+func (s *side) browserTools() []string {
+	return []string{s.navigate("").Name, s.snapshot.Name, s.screenshot.Name}
 }
 
 // measure runs one round of side s: a fresh server, its first navigation
