@@ -45,7 +45,7 @@ func a2uiStream(title string) string {
 			{"id": "ok", "component": obj{"Button": obj{"child": "ok-label", "action": obj{"name": "confirm"}}}},
 			text("ok-label", obj{"literalString": "Confirm"}),
 		}}},
-		{"dataModelUpdate": obj{"surfaceId": "bench", "contents": []obj{{"key": "items", "valueMap": items}}}},
+		{"dataModelUpdate": obj{"surfaceId": "bench", "path": "/items", "contents": items}},
 		{"beginRendering": obj{"surfaceId": "bench", "root": "root"}},
 	}
 	var b strings.Builder

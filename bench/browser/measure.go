@@ -16,9 +16,11 @@ type round struct {
 	handshake     time.Duration   // exec to the answer of initialize
 	cold, coldCPU time.Duration   // exec to the first navigation's answer; the tree's CPU by then
 	navSnap       []time.Duration // each navigation + snapshot
+	nav, snap     []time.Duration // the navigation and the snapshot apart
 	navSnapCPU    time.Duration   // the tree's CPU per navigation + snapshot
 	shot          []time.Duration // each screenshot
 	shotCPU       time.Duration   // the tree's CPU per screenshot
+	navBytes      int             // the text of the last navigation's answer
 	snapBytes     int             // the text of the last snapshot's answer
 	shotBytes     int             // the last screenshot
 	shotImage     string          // its dimensions and type
@@ -27,9 +29,9 @@ type round struct {
 }
 
 func (r round) String() string {
-	return fmt.Sprintf("handshake %s, cold start %s (CPU %s), navigate + snapshot %s (CPU %s), screenshot %s (CPU %s), snapshot %d B, screenshot %d B %s, PSS %s, left running %d",
-		ms(r.handshake), ms(r.cold), ms(r.coldCPU), ms(median(r.navSnap)), ms(r.navSnapCPU),
-		ms(median(r.shot)), ms(r.shotCPU), r.snapBytes, r.shotBytes, r.shotImage, mb(r.pss), r.left)
+	return fmt.Sprintf("handshake %s, cold start %s (CPU %s), navigate + snapshot %s (CPU %s; navigate %s, snapshot %s), screenshot %s (CPU %s), answers %d B and %d B, screenshot %d B %s, PSS %s, left running %d",
+		ms(r.handshake), ms(r.cold), ms(r.coldCPU), ms(median(r.navSnap)), ms(r.navSnapCPU), ms(median(r.nav)), ms(median(r.snap)),
+		ms(median(r.shot)), ms(r.shotCPU), r.navBytes, r.snapBytes, r.shotBytes, r.shotImage, mb(r.pss), r.left)
 }
 
 // lacks says why side s cannot make the calls of the tools named ("" when
@@ -76,10 +78,13 @@ func measure(ctx context.Context, s *side, url string, n int) round {
 	cpu := r.coldCPU
 	for i := range n {
 		t := time.Now()
-		ses.call(ctx, s.navigate(fmt.Sprintf("%s?%d", url, i)))
-		res := ses.call(ctx, s.snapshot)
-		r.navSnap = append(r.navSnap, time.Since(t))
-		r.snapBytes = len(text(res))
+		nav := ses.call(ctx, s.navigate(fmt.Sprintf("%s?%d", url, i)))
+		mid := time.Now()
+		snap := ses.call(ctx, s.snapshot)
+		end := time.Now()
+		r.navSnap = append(r.navSnap, end.Sub(t))
+		r.nav, r.snap = append(r.nav, mid.Sub(t)), append(r.snap, end.Sub(mid))
+		r.navBytes, r.snapBytes = len(text(nav)), len(text(snap))
 	}
 	now := harness.TreeCPU(ses.pid())
 	r.navSnapCPU, cpu = (now-cpu)/time.Duration(n), now
@@ -115,6 +120,8 @@ func printTable(sides []*side, results map[*side][]round) {
 		{"cold start: exec to the first navigation's answer (rounds)", func(r round) []time.Duration { return []time.Duration{r.cold} }},
 		{"CPU of the cold start, whole tree (rounds)", func(r round) []time.Duration { return []time.Duration{r.coldCPU} }},
 		{"navigate + snapshot (every one)", func(r round) []time.Duration { return r.navSnap }},
+		{"the navigation alone (every one)", func(r round) []time.Duration { return r.nav }},
+		{"the snapshot alone (every one)", func(r round) []time.Duration { return r.snap }},
 		{"CPU per navigate + snapshot (rounds)", func(r round) []time.Duration { return []time.Duration{r.navSnapCPU} }},
 		{"screenshot (every one)", func(r round) []time.Duration { return r.shot }},
 		{"CPU per screenshot (rounds)", func(r round) []time.Duration { return []time.Duration{r.shotCPU} }},
@@ -133,9 +140,9 @@ func printTable(sides []*side, results map[*side][]round) {
 		ratio(meds)
 	}
 	last := func(s *side) round { return results[s][len(results[s])-1] }
-	fmt.Print("| the snapshot's text |")
+	fmt.Print("| the text of the navigation's answer, of the snapshot's |")
 	for _, s := range sides {
-		fmt.Printf(" %d B |", last(s).snapBytes)
+		fmt.Printf(" %d B, %d B |", last(s).navBytes, last(s).snapBytes)
 	}
 	fmt.Print(strings.Repeat(" |", len(sides)/2) + "\n| the screenshot |")
 	for _, s := range sides {
