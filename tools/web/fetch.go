@@ -22,6 +22,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/netguard"
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -59,7 +60,7 @@ type page struct {
 // fetcher fetches for one tool context.
 type fetcher struct {
 	s       fetchSettings
-	guard   *guard
+	guard   *netguard.Guard
 	now     func() time.Time
 	rootCAs *x509.CertPool // nil: the system's
 }
@@ -74,11 +75,13 @@ func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
 		if err != nil {
 			return nil, err
 		}
-		g, err := newGuard(s.allowHosts, opts.Resolver, opts.Dial)
+		g, err := netguard.New(netguard.Options{
+			Name: "web_fetch", AllowHosts: s.allowHosts, Setting: "tools.web_fetch.allowHosts",
+			Resolver: opts.Resolver, Dial: opts.Dial, Proxy: proxyFromEnv(opts.getenv()),
+		})
 		if err != nil {
 			return nil, err
 		}
-		g.proxy = proxyFromEnv(opts.getenv())
 		f := &fetcher{s: s, guard: g, now: time.Now, rootCAs: opts.RootCAs}
 		t, err := tool.New("web_fetch", fetchDescription, f.run)
 		return &t, err
@@ -91,7 +94,7 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (t
 	if err != nil {
 		return tool.Result{}, tool.InputErrorf("%q is not a URL (%v): give an absolute http:// or https:// URL.", raw, err)
 	}
-	if err := f.guard.checkURL(u); err != nil {
+	if err := f.guard.CheckURL(u); err != nil {
 		return tool.Result{}, tool.InputErrorf("%v.", err)
 	}
 	mode := in.ExtractMode
@@ -135,7 +138,7 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 	transports := map[string]*http.Transport{}
 	for _, scheme := range []string{"http", "https"} {
 		transports[scheme] = &http.Transport{
-			DialContext:            f.guard.dialer(scheme, f.s.userAgent),
+			DialContext:            f.guard.Dialer(scheme, f.s.userAgent),
 			Proxy:                  nil,
 			ForceAttemptHTTP2:      true,
 			TLSHandshakeTimeout:    10 * time.Second,
@@ -152,9 +155,9 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 		Transport: schemeTransport(transports),
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > f.s.maxRedirects {
-				return refuse(req.URL.Redacted(), "more than %d redirects (tools.web_fetch.maxRedirects)", f.s.maxRedirects)
+				return netguard.Refuse(req.URL.Redacted(), "more than %d redirects (tools.web_fetch.maxRedirects)", f.s.maxRedirects)
 			}
-			if err := f.guard.checkURL(req.URL); err != nil {
+			if err := f.guard.CheckURL(req.URL); err != nil {
 				var r *Refusal
 				if errors.As(err, &r) {
 					r.Reason = fmt.Sprintf("a redirect from %s led here, and %s", via[len(via)-1].URL.Redacted(), r.Reason)
@@ -226,7 +229,7 @@ func (t schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Body != nil {
 		req.Body.Close()
 	}
-	return nil, refuse(req.URL.Redacted(), "the scheme %q is not allowed: only http and https URLs can be fetched", req.URL.Scheme)
+	return nil, netguard.Refuse(req.URL.Redacted(), "the scheme %q is not allowed: only http and https URLs can be fetched", req.URL.Scheme)
 }
 
 // fill sets the page's text (or image) from body by its media type.
@@ -374,15 +377,6 @@ func quiet(err error) string {
 	return quoted.ReplaceAllString(err.Error(), `"…"`)
 }
 
-// statusText is "404 Not Found": the code and its standard text, never the
-// reason phrase the server chose.
-func statusText(code int) string {
-	if t := http.StatusText(code); t != "" {
-		return fmt.Sprintf("%d %s", code, t)
-	}
-	return strconv.Itoa(code)
-}
-
 // retryAfter is the Retry-After header when it is what the standard allows
 // (seconds, or an HTTP date), and "" otherwise: the header is the server's
 // text, shown in an error result that is not wrapped.
@@ -400,7 +394,7 @@ func retryAfter(h http.Header) (value string, seconds bool) {
 func statusError(resp *http.Response, final *url.URL) error {
 	// An error result is not wrapped as external content: no words of the
 	// site's choosing (its reason phrase, a malformed header) go into it.
-	msg := fmt.Sprintf("the server answered HTTP %s for %s", statusText(resp.StatusCode), final.Redacted())
+	msg := fmt.Sprintf("the server answered HTTP %s for %s", netguard.StatusText(resp.StatusCode), final.Redacted())
 	switch {
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusGone:
 		msg += ": the page does not exist; check the URL or search for the current address"

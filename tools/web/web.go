@@ -10,9 +10,20 @@ import (
 	"crypto/x509"
 	"os"
 
+	"github.com/toolbelt/toolbelt/internal/netguard"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
+
+// Resolver looks up the addresses of a host name; *net.Resolver is one.
+type Resolver = netguard.Resolver
+
+// DialFunc opens a connection to an address ("ip:port").
+type DialFunc = netguard.DialFunc
+
+// Refusal is a request the SSRF guard would not make; Reason says why, in
+// words a model can act on.
+type Refusal = netguard.Refusal
 
 // Options change how the web tools reach the network; the zero value uses
 // the system's resolver and dialer and the process environment. Tests set

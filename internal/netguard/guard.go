@@ -1,4 +1,9 @@
-package web
+// Package netguard decides which hosts a network tool may reach and
+// connects only to addresses it checked: private, loopback, link-local and
+// other special addresses are refused (after resolution, so DNS rebinding
+// cannot get around it) unless the operator allowed the host. web_fetch and
+// the sandbox's network proxy (internal/netproxy) both connect through it.
+package netguard
 
 import (
 	"context"
@@ -25,7 +30,9 @@ func (r *Refusal) Error() string {
 	return fmt.Sprintf("refused to fetch %s: %s", r.URL, r.Reason)
 }
 
-func refuse(u string, format string, args ...any) *Refusal {
+// Refuse builds a Refusal of u (a redacted URL, or "") for the reason
+// format and args say.
+func Refuse(u string, format string, args ...any) *Refusal {
 	return &Refusal{URL: u, Reason: fmt.Sprintf(format, args...)}
 }
 
@@ -37,49 +44,77 @@ type Resolver interface {
 // DialFunc opens a connection to an address ("ip:port").
 type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
 
-// guard decides which URLs may be fetched and connects only to the
+// ProxyFunc picks the proxy for a request's URL, or nil to connect directly.
+type ProxyFunc func(*url.URL) (*url.URL, error)
+
+// Options configure a Guard; the zero value refuses every special address
+// and uses the system's resolver and dialer.
+type Options struct {
+	// AllowHosts are hosts ("host" or "host:port") reached even when they
+	// are, or resolve to, private or special addresses.
+	AllowHosts []string
+	// Name is who connects, named in errors ("web_fetch").
+	Name string
+	// Setting is the configuration key of AllowHosts, named in refusals
+	// so that a person knows where to allow a host (e.g.
+	// "tools.web_fetch.allowHosts").
+	Setting string
+	// Resolver looks host names up (default net.DefaultResolver).
+	Resolver Resolver
+	// Dial connects to a checked address (default net.Dialer).
+	Dial DialFunc
+	// Proxy names an http:// proxy to tunnel through (nil: connect
+	// directly); it is handed checked addresses, never names.
+	Proxy ProxyFunc
+}
+
+// Guard decides which hosts may be reached and connects only to the
 // addresses it checked.
-type guard struct {
+type Guard struct {
 	allow    map[string]bool // "host" and "host:port", canonical
+	name     string
+	setting  string
 	resolver Resolver
 	dial     DialFunc
 	proxy    ProxyFunc // nil: always connect directly
 }
 
-// hostKey is a URL's host in the form the allowlist is matched against:
+// HostKey is a host in the form allowlists are matched against:
 // lowercased, without a trailing dot, IP spellings canonical.
-func hostKey(host string) string {
+func HostKey(host string) string {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if ip, ok := parseIPHost(host); ok {
+	if ip, ok := ParseIPHost(host); ok {
 		return ip.String()
 	}
 	return host
 }
 
-func newGuard(allowHosts []string, r Resolver, d DialFunc) (*guard, error) {
-	g := &guard{allow: map[string]bool{}, resolver: r, dial: d}
-	for _, h := range allowHosts {
+// New returns a Guard for o; an entry of o.AllowHosts that is not a host or
+// host:port is an error naming o.Setting.
+func New(o Options) (*Guard, error) {
+	g := &Guard{allow: map[string]bool{}, name: o.Name, setting: o.Setting, resolver: o.Resolver, dial: o.Dial, proxy: o.Proxy}
+	for _, h := range o.AllowHosts {
 		h = strings.TrimSpace(h)
 		if h == "" {
 			continue
 		}
 		if strings.ContainsAny(h, "/@?# ") {
-			return nil, fmt.Errorf("web_fetch.allowHosts: %q is not a host or host:port (no scheme, path or credentials)", h)
+			return nil, fmt.Errorf("%s: %q is not a host or host:port (no scheme, path or credentials)", o.Setting, h)
 		}
 		host, port, err := net.SplitHostPort(h)
 		if err != nil { // no port
 			host, port = strings.Trim(h, "[]"), ""
 		}
 		if host == "" {
-			return nil, fmt.Errorf("web_fetch.allowHosts: %q is not a host or host:port", h)
+			return nil, fmt.Errorf("%s: %q is not a host or host:port", o.Setting, h)
 		}
 		if port != "" {
 			if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 {
-				return nil, fmt.Errorf("web_fetch.allowHosts: %q has an invalid port", h)
+				return nil, fmt.Errorf("%s: %q has an invalid port", o.Setting, h)
 			}
-			g.allow[net.JoinHostPort(hostKey(host), port)] = true
+			g.allow[net.JoinHostPort(HostKey(host), port)] = true
 		} else {
-			g.allow[hostKey(host)] = true
+			g.allow[HostKey(host)] = true
 		}
 	}
 	if g.resolver == nil {
@@ -93,49 +128,58 @@ func newGuard(allowHosts []string, r Resolver, d DialFunc) (*guard, error) {
 }
 
 // allowed reports whether the operator allowed host (canonical) on port.
-func (g *guard) allowed(host, port string) bool {
+func (g *Guard) allowed(host, port string) bool {
 	return g.allow[host] || g.allow[net.JoinHostPort(host, port)]
 }
 
-// checkURL refuses what can be told from the URL alone: its scheme,
+// CheckURL refuses what can be told from the URL alone: its scheme,
 // credentials, and a host that is, or is spelled as, a forbidden address.
-func (g *guard) checkURL(u *url.URL) error {
+func (g *Guard) CheckURL(u *url.URL) error {
 	s := u.Redacted()
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 	case "":
-		return refuse(s, "the URL has no scheme: use an absolute http:// or https:// URL")
+		return Refuse(s, "the URL has no scheme: use an absolute http:// or https:// URL")
 	default:
-		return refuse(s, "the scheme %q is not allowed: only http and https URLs can be fetched", u.Scheme)
+		return Refuse(s, "the scheme %q is not allowed: only http and https URLs can be fetched", u.Scheme)
 	}
 	if u.User != nil {
-		return refuse(s, "the URL carries credentials (user:password@); they are not sent: remove them")
+		return Refuse(s, "the URL carries credentials (user:password@); they are not sent: remove them")
 	}
-	host := u.Hostname()
-	if host == "" {
-		return refuse(s, "the URL has no host")
+	if u.Hostname() == "" {
+		return Refuse(s, "the URL has no host")
 	}
+	if err := g.CheckHost(u.Hostname(), effectivePort(u)); err != nil {
+		r := err.(*Refusal)
+		r.URL = s
+		return r
+	}
+	return nil
+}
+
+// CheckHost refuses what can be told from a host and port alone, before any
+// lookup: a port out of range, and a host that is, or is spelled as, a
+// forbidden address. The refusal it returns is a *Refusal with no URL.
+func (g *Guard) CheckHost(host, port string) error {
 	if strings.Contains(host, "%") {
-		return refuse(s, "IPv6 zone identifiers (%%…) are not allowed")
+		return Refuse("", "IPv6 zone identifiers (%%…) are not allowed")
 	}
-	if p := u.Port(); p != "" {
-		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return refuse(s, "the port %s is not a TCP port a server can listen on (1–65535)", p)
-		}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return Refuse("", "the port %s is not a TCP port a server can listen on (1–65535)", port)
 	}
-	key := hostKey(host)
-	if g.allowed(key, effectivePort(u)) {
+	key := HostKey(host)
+	if g.allowed(key, port) {
 		return nil
 	}
 	if isLocalhost(key) {
-		return refuse(s, "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
+		return Refuse("", "%s names this machine (loopback); add it to %s to reach it", host, g.setting)
 	}
-	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
-		if why := blocked(ip); why != "" {
-			return refuse(s, "%s is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", describeHost(host, ip), why)
+	if ip, ok := ParseIPHost(strings.ToLower(host)); ok {
+		if why := Blocked(ip); why != "" {
+			return Refuse("", "%s is %s; private and special addresses are not reached (add the host to %s to allow it)", describeHost(host, ip), why, g.setting)
 		}
 	} else if numericLooking(host) {
-		return refuse(s, "the host %q looks like a numeric address but is not a valid one", host)
+		return Refuse("", "the host %q looks like a numeric address but is not a valid one", host)
 	}
 	return nil
 }
@@ -164,13 +208,13 @@ func effectivePort(u *url.URL) string {
 	return "80"
 }
 
-// dialer returns the function that connects requests of one scheme
+// Dialer returns the function that connects requests of one scheme
 // ("http" or "https"): it resolves the host of addr once, checks every
 // address it resolves to (unless the operator allowed the host), and
 // connects to a checked address — directly, or through the proxy the
 // environment names for the URL, asking it for a tunnel to that address.
 // The name is never resolved again for this connection, by us or by a proxy.
-func (g *guard) dialer(scheme, userAgent string) DialFunc {
+func (g *Guard) Dialer(scheme, userAgent string) DialFunc {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -210,18 +254,18 @@ func (g *guard) dialer(scheme, userAgent string) DialFunc {
 
 // resolve looks host up once and returns its addresses after checking each
 // of them, unless the operator allowed host on port.
-func (g *guard) resolve(ctx context.Context, host, port string, proxy *url.URL) ([]netip.Addr, error) {
-	key := hostKey(host)
+func (g *Guard) resolve(ctx context.Context, host, port string, proxy *url.URL) ([]netip.Addr, error) {
+	key := HostKey(host)
 	allowed := g.allowed(key, port)
 	if !allowed && isLocalhost(key) {
 		// A name that only becomes "localhost" after IDNA mapping
 		// (ⓛⓞⓒⓐⓛⓗⓞⓢⓣ) gets here without the URL check seeing it.
-		return nil, refuse("", "%s names this machine (loopback); add it to tools.web_fetch.allowHosts to reach it", host)
+		return nil, Refuse("", "%s names this machine (loopback); add it to %s to reach it", host, g.setting)
 	}
 	var ips []netip.Addr
-	if ip, ok := parseIPHost(strings.ToLower(host)); ok {
-		if why := blocked(ip); why != "" && !allowed {
-			return nil, refuse("", "the host %s is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", describeHost(host, ip), why)
+	if ip, ok := ParseIPHost(strings.ToLower(host)); ok {
+		if why := Blocked(ip); why != "" && !allowed {
+			return nil, Refuse("", "the host %s is %s; private and special addresses are not reached (add the host to %s to allow it)", describeHost(host, ip), why, g.setting)
 		}
 		ips = []netip.Addr{ip}
 	} else {
@@ -229,7 +273,7 @@ func (g *guard) resolve(ctx context.Context, host, port string, proxy *url.URL) 
 		if err != nil {
 			if proxy != nil {
 				// Where only the proxy can resolve names, say why we tried.
-				return nil, fmt.Errorf("resolving %s failed (%v); web_fetch resolves names itself, also when it uses the proxy %s, so that it can check the address it connects to", host, err, proxy.Redacted())
+				return nil, fmt.Errorf("resolving %s failed (%v); %s resolves names itself, also when it uses the proxy %s, so that it can check the address it connects to", host, err, g.name, proxy.Redacted())
 			}
 			return nil, fmt.Errorf("resolving %s: %w", host, err)
 		}
@@ -249,22 +293,22 @@ func (g *guard) resolve(ctx context.Context, host, port string, proxy *url.URL) 
 	if !allowed {
 		for _, ip := range ips {
 			if ip.Zone() != "" {
-				return nil, refuse("", "%s resolves to %s, a zoned (link-local) address", host, ip)
+				return nil, Refuse("", "%s resolves to %s, a zoned (link-local) address", host, ip)
 			}
-			if why := blocked(ip); why != "" {
-				return nil, refuse("", "%s resolves to %s, which is %s; private and special addresses are not fetched (add the host to tools.web_fetch.allowHosts to allow it)", host, ip, why)
+			if why := Blocked(ip); why != "" {
+				return nil, Refuse("", "%s resolves to %s, which is %s; private and special addresses are not reached (add the host to %s to allow it)", host, ip, why, g.setting)
 			}
 		}
 	}
 	return ips, nil
 }
 
-// parseIPHost parses host as an IP address in any spelling a resolver or
+// ParseIPHost parses host as an IP address in any spelling a resolver or
 // browser would accept: IPv6 in brackets or not, dotted IPv4, and the
 // inet_aton forms — one to four parts, each decimal, octal (leading 0) or
 // hex (0x), the last filling the remaining bytes ("2130706433",
 // "0x7f.1", "0177.0.0.01").
-func parseIPHost(host string) (netip.Addr, bool) {
+func ParseIPHost(host string) (netip.Addr, bool) {
 	host = strings.TrimSuffix(host, ".")
 	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		host = host[1 : len(host)-1]
@@ -401,9 +445,9 @@ var (
 	nat64      = netip.MustParsePrefix("64:ff9b::/96")
 )
 
-// blocked says why ip must not be fetched from, or "" when it may be.
+// Blocked says why ip must not be fetched from, or "" when it may be.
 // IPv6 forms that embed an IPv4 address are judged by that address too.
-func blocked(ip netip.Addr) string {
+func Blocked(ip netip.Addr) string {
 	ip = ip.WithZone("")
 	if ip.Is4() {
 		for _, b := range blockedV4 {
@@ -421,7 +465,7 @@ func blocked(ip netip.Addr) string {
 	a := ip.As16()
 	embedded := func(kind string, v4 [4]byte) string {
 		inner := netip.AddrFrom4(v4)
-		if why := blocked(inner); why != "" {
+		if why := Blocked(inner); why != "" {
 			return fmt.Sprintf("an %s form of %s, which is %s", kind, inner, why)
 		}
 		return ""

@@ -1,4 +1,4 @@
-package web
+package netguard
 
 import (
 	"net/netip"
@@ -17,13 +17,13 @@ func TestParseIPHost(t *testing.T) {
 		{"[::1]", "::1"}, {"::ffff:10.0.0.1", "::ffff:10.0.0.1"}, {"8.8.8.8.", "8.8.8.8"},
 		{"256.0.0.1", ""}, {"1.2.3.4.5", ""}, {"4294967296", ""}, {"08.0.0.1", ""}, {"example.com", ""}, {"1e3", ""}, {"", ""},
 	} {
-		ip, ok := parseIPHost(tc.host)
+		ip, ok := ParseIPHost(tc.host)
 		got := ""
 		if ok {
 			got = ip.String()
 		}
 		if got != tc.want {
-			t.Errorf("parseIPHost(%q) = %q, want %q", tc.host, got, tc.want)
+			t.Errorf("ParseIPHost(%q) = %q, want %q", tc.host, got, tc.want)
 		}
 	}
 }
@@ -32,7 +32,7 @@ func TestBlockedPublic(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"8.8.8.8", "93.184.216.34", "1.1.1.1", "2606:4700:4700::1111", "2a00:1450:4001:80b::200e",
 		"2002:808:808::1" /* 6to4 of 8.8.8.8 */, "64:ff9b::808:808" /* NAT64 of 8.8.8.8 */, "::ffff:8.8.8.8"} {
-		if why := blocked(netip.MustParseAddr(s)); why != "" {
+		if why := Blocked(netip.MustParseAddr(s)); why != "" {
 			t.Errorf("%s is blocked: %s", s, why)
 		}
 	}
@@ -45,7 +45,7 @@ func FuzzHost(f *testing.F) {
 	for _, s := range []string{"127.0.0.1", "2130706433", "0x7f.1", "[::ffff:127.0.0.1]", "[2002:7f00:1::]", "example.com", "0177.1", "[fe80::1%25eth0]", "1.2.3.4.5"} {
 		f.Add(s)
 	}
-	g, err := newGuard(nil, nil, nil)
+	g, err := New(Options{})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -54,14 +54,14 @@ func FuzzHost(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if g.checkURL(u) != nil {
+		if g.CheckURL(u) != nil {
 			return
 		}
 		h := strings.ToLower(u.Hostname())
-		if ip, ok := parseIPHost(h); ok && blocked(ip) != "" {
-			t.Errorf("%q passed the URL check but %s is %s", host, ip, blocked(ip))
+		if ip, ok := ParseIPHost(h); ok && Blocked(ip) != "" {
+			t.Errorf("%q passed the URL check but %s is %s", host, ip, Blocked(ip))
 		}
-		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && blocked(ip) != "" {
+		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && Blocked(ip) != "" {
 			t.Errorf("%q passed the URL check but parses as %s", host, ip)
 		}
 	})

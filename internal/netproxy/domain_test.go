@@ -1,0 +1,68 @@
+package netproxy
+
+import "testing"
+
+func TestMatchDomain(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		pattern, host string
+		want          bool
+	}{
+		{"github.com", "github.com", true},
+		{"github.com", "GitHub.COM", true},
+		{"github.com", "github.com.", true},
+		{"GitHub.com.", "github.com", true},
+		{" github.com ", "github.com", true},
+		{"github.com", "api.github.com", false},
+		{"github.com", "evilgithub.com", false},
+		{"github.com", "github.com.evil.com", false},
+		{"github.com", "github.co", false},
+		{"*.github.com", "api.github.com", true},
+		{"*.github.com", "a.b.github.com", true},
+		{"*.github.com", "API.GitHub.com.", true},
+		{"*.github.com", "github.com", false},
+		{"*.github.com", "evilgithub.com", false},
+		{"*.github.com", "api.github.com.evil.com", false},
+		{"*.github.com", ".github.com", false},
+		{"bücher.de", "xn--bcher-kva.de", true},
+		{"xn--bcher-kva.de", "BÜCHER.de", true},
+		{"*.bücher.de", "www.xn--bcher-kva.de", true},
+		{"github.com", "ｇｉｔｈｕｂ.ｃｏｍ", true},  // full-width: the same name once mapped (UTS 46)
+		{"github.com", "gіthub.com", false}, // Cyrillic і: another name
+		{"registry.npmjs.org", "registry.npmjs.org", true},
+		{"localhost", "127.0.0.1", false},
+		{"*.0.0.1", "127.0.0.1", false},
+		{"example.com", "93.184.216.34", false},
+		{"*.example.com", "[::1]", false},
+		{"93.184.216.34", "93.184.216.34", true},
+		{"127.0.0.1", "2130706433", true},
+		{"127.0.0.1", "127.0.0.2", false},
+		{"::1", "[::1]", true},
+		{"*", "github.com", false},
+		{"", "github.com", false},
+		{"*.", "github.com", false},
+		{"git*.com", "github.com", false},
+		{"github.com", "", false},
+		{"github.com", "github..com", false},
+		{"github.com/x", "github.com", false},
+		{"github.com", "github.com:443", false},
+	} {
+		if got := MatchDomain(tc.pattern, tc.host); got != tc.want {
+			t.Errorf("MatchDomain(%q, %q) = %v, want %v", tc.pattern, tc.host, got, tc.want)
+		}
+	}
+}
+
+func TestCheckDomainPattern(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{"github.com", "*.github.com", "bücher.de", "10.0.0.1"} {
+		if err := CheckDomainPattern(p); err != nil {
+			t.Errorf("%q: %v", p, err)
+		}
+	}
+	for _, p := range []string{"", "*", "*.", "git*.com", "https://github.com", "github.com:443", "*.10.0.0.1"} {
+		if CheckDomainPattern(p) == nil {
+			t.Errorf("%q was accepted as a domain pattern", p)
+		}
+	}
+}

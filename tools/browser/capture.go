@@ -1,0 +1,95 @@
+package browser
+
+import (
+	"context"
+	"fmt"
+	neturl "net/url"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+)
+
+// CaptureOptions say how Capture pictures a page: the viewport's size in
+// CSS pixels (default 1280×800), the whole page or the viewport, and the
+// image's type, "png" (default) or "jpeg".
+type CaptureOptions struct {
+	Width, Height int
+	FullPage      bool
+	Type          string
+}
+
+// Capture opens url in a new tab of the session's browser (starting it if
+// needed), waits for the page to load, takes a screenshot and closes the
+// tab. The caller vouches for url (a preview it serves, such as the canvas
+// on loopback): its host becomes one of the session's previews, which the
+// session's browser may reach although it is loopback. The tab counts towards the session's cap while it
+// is open.
+func (m *Manager) Capture(ctx context.Context, session, url string, o CaptureOptions) ([]byte, error) {
+	format, err := imageFormat(o.Type)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.session(session)
+	if err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	u, err := neturl.Parse(url)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("capture: %q is not an absolute URL", url)
+	}
+	m.AllowPreview(session, u.Host)
+	if _, err := s.ensure(); err != nil {
+		return nil, err
+	}
+	if err := s.reguard(); err != nil {
+		return nil, err
+	}
+	t, err := s.newTab()
+	if err != nil {
+		return nil, err
+	}
+	defer s.closeTab(t)
+	w, h := o.Width, o.Height
+	if w <= 0 {
+		w = 1280
+	}
+	if h <= 0 {
+		h = 800
+	}
+	if _, err := call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: int64(w), Height: int64(h), DeviceScaleFactor: 1}); err != nil {
+		return nil, fmt.Errorf("sizing the viewport: %w", err)
+	}
+	if err := s.load(ctx, t, url); err != nil {
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	return screenshot(ctx, t, format, o.FullPage, nil)
+}
+
+// imageFormat checks a screenshot's type: "png" (the default) or "jpeg".
+func imageFormat(typ string) (page.CaptureScreenshotFormat, error) {
+	switch typ {
+	case "", "png":
+		return page.CaptureScreenshotFormatPng, nil
+	case "jpeg", "jpg":
+		return page.CaptureScreenshotFormatJpeg, nil
+	}
+	return "", fmt.Errorf("screenshot type %q: use png or jpeg", typ)
+}
+
+// screenshot pictures the tab: the viewport, the whole page, or the area
+// clip (an element's).
+func screenshot(ctx context.Context, t *tab, format page.CaptureScreenshotFormat, fullPage bool, clip *page.Viewport) ([]byte, error) {
+	p := page.CaptureScreenshotParams{Format: format, FromSurface: new(true), Clip: clip}
+	if fullPage || clip != nil {
+		p.CaptureBeyondViewport = new(true)
+	}
+	if format == page.CaptureScreenshotFormatJpeg {
+		p.Quality = new(int64(85))
+	}
+	res, err := call(ctx, t, page.CaptureScreenshot, p)
+	if err != nil {
+		return nil, fmt.Errorf("taking the screenshot: %w", err)
+	}
+	return res.Data, nil
+}
