@@ -50,8 +50,9 @@ var (
 	tbBin      = flag.String("toolbelt", "", "a toolbelt binary to measure instead of building ./cmd/toolbelt")
 )
 
-// viewport is the viewport both sides' pages have.
-const viewport = "1280x720"
+// viewport is the viewport both sides' pages have: the window Toolbelt starts
+// Chromium with (internal/chromium).
+const viewport = "1280x900"
 
 // modules is where npm installs the pinned Playwright MCP.
 const modules = "bench/browser/node_modules"
