@@ -24,23 +24,45 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/browser"
 	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
 // The steps of Open, in its order. Each registers what closes what it
 // opened.
 
-// openTools makes the registry: the built-in tools and Options.Tools.
+// openTools makes the registry: the built-in tools, the browser (its
+// sessions' profiles in the data directory's browser folder) and
+// Options.Tools.
 func (tb *Toolbelt) openTools(context.Context) error {
 	reg, closer := tb.opts.Builtins()
 	tb.onClose(func(context.Context) error { return closer.Close() })
 	tb.reg = reg
+	if err := tb.openBrowser(); err != nil {
+		return err
+	}
 	for _, t := range tb.opts.Tools {
 		if err := reg.Register(t); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// openBrowser makes the Manager of the browser tool's Chromiums, and
+// registers the tool unless the built-in tools have one; Close kills every
+// Chromium it started.
+func (tb *Toolbelt) openBrowser() error {
+	var dir string
+	if _, data, err := tb.opts.Location(); err == nil && data != "" {
+		dir = filepath.Join(data, "browser")
+	}
+	tb.browser = browser.NewManager(browser.Options{Dir: dir})
+	tb.onClose(func(context.Context) error { return tb.browser.Close() })
+	if tb.reg.Has("browser") {
+		return nil
+	}
+	return browser.Register(tb.reg, tb.browser)
 }
 
 // ErrNotPostgres is the error of a database URL that is not a PostgreSQL

@@ -60,6 +60,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools"
+	"github.com/toolbelt/toolbelt/tools/browser"
 	"github.com/toolbelt/toolbelt/tools/dir"
 )
 
@@ -163,6 +164,7 @@ type Toolbelt struct {
 	policy      *policy.Policy
 	imports     *client.Manager
 	dirs        *dir.Loader
+	browser     *browser.Manager // the browser tool's Chromiums, one per session
 	jobs        *jobs.Queue
 	jobsMu      sync.Mutex // Jobs opening a queue
 	sched       *automation.Scheduler
@@ -301,6 +303,11 @@ func (tb *Toolbelt) Feed() *feed.Hub { return tb.feed }
 
 // Registry returns the registry of every tool the root serves.
 func (tb *Toolbelt) Registry() *registry.Registry { return tb.reg }
+
+// Browser returns the Manager of the browser tool's Chromiums (one per
+// session), for pictures of pages the program serves (Manager.Capture);
+// nil for a root opened with StateOnly.
+func (tb *Toolbelt) Browser() *browser.Manager { return tb.browser }
 
 // Store returns the store that keeps state.
 func (tb *Toolbelt) Store() *store.Store { return tb.st }

@@ -71,6 +71,11 @@ type Record struct {
 	// Arguments are the call's arguments. Append redacts them; records read
 	// back hold the redacted form.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Effect is what the call acted on or would do, in one line, as its
+	// tool's preview says ("browser act click e3 on https://…/form"),
+	// for calls whose arguments do not say it; "" when the tool has no
+	// preview.
+	Effect string `json:"effect,omitempty"`
 	// Verdicts are each policy layer's decision, in the order they ran.
 	Verdicts []Verdict `json:"verdicts,omitempty"`
 	// Confirmation is what a person (or a stand-in) was asked and said;

@@ -34,6 +34,7 @@ type CallRow struct {
 	Seq                  int64
 	CallID, Tool         string
 	Args                 string // redacted
+	Effect               string // what it acted on, as its preview says
 	Agent, Session       string
 	Channel, Principal   string
 	Workspace            string
@@ -60,7 +61,7 @@ func (r CallRow) Outcome() string {
 // rowOf is the row of a call's audit record.
 func rowOf(r audit.Record) CallRow {
 	return CallRow{
-		Seq: r.Seq, CallID: r.CallID, Tool: r.Tool, Args: string(r.Arguments), Agent: r.AgentID, Session: r.SessionKey,
+		Seq: r.Seq, CallID: r.CallID, Tool: r.Tool, Args: string(r.Arguments), Effect: r.Effect, Agent: r.AgentID, Session: r.SessionKey,
 		Channel: r.Channel, Principal: r.Principal, Workspace: r.Workspace, Decision: r.Decision(), ErrorClass: errorClass(r),
 		Time: r.Time, Duration: r.Duration,
 	}

@@ -64,6 +64,9 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 		Provider: req.Provider, Arguments: req.Call.Arguments,
 		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun,
 	}
+	if req.Effects != nil {
+		rec.Effect = req.Effects.Summary
+	}
 	caller := req.Context.Identity
 	caller.Workspace = req.Scope.Workspace
 	rec.SetCaller(caller)

@@ -319,13 +319,23 @@ func (t *tab) wait(ctx context.Context, text string, timeMs int) (string, error)
 	if d == 0 {
 		d = defaultWait
 	}
-	_, err := run(ctx, t, chromedp.PollFunction[bool](`(text) => document.body && document.body.innerText.includes(text)`,
-		chromedp.WithPollingArgs(text), chromedp.WithPollingTimeout(d)))
-	if err != nil {
+	// Each look evaluates in the page the tab shows then: a navigation
+	// while waiting (a form sent) does not stop the wait.
+	quoted, _ := json.Marshal(text)
+	js := "document.body !== null && document.body.innerText.includes(" + string(quoted) + ")"
+	deadline := time.Now().Add(d)
+	for {
+		found, err := run(ctx, t, chromedp.Evaluate[bool](js))
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("the text %q did not appear within %s", text, d)
+		if err == nil && found {
+			break
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("the text %q did not appear within %s", text, d)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 	return fmt.Sprintf("The text %q is on the page.", text), nil
 }

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"flag"
 	"fmt"
+	"html"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
@@ -14,13 +16,16 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/chromium"
@@ -68,6 +73,10 @@ console.log("page ready");
 // Manager whose profiles live in a directory of the test's.
 type harness struct {
 	t        *testing.T
+	ws       string
+	asked    []invoke.Confirmation // the questions a person was asked, answered yes
+	records  []audit.Record
+	mu       sync.Mutex
 	m        *browser.Manager
 	runner   *invoke.Runner
 	profiles string
@@ -92,6 +101,9 @@ func newHarnessWith(t *testing.T, cfg invoke.Config) *harness {
 	})
 	site := httptest.NewServer(mux)
 	t.Cleanup(site.Close)
+	mux.HandleFunc("/done", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "<!doctype html><title>Sent</title><p>Thanks, %s</p>", html.EscapeString(r.URL.Query().Get("name")))
+	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
 	})
@@ -116,8 +128,40 @@ func newHarnessWith(t *testing.T, cfg invoke.Config) *harness {
 		Identity: tool.Identity{Workspace: ws, SessionKey: "s-" + t.Name(), Owner: true}, FSRoot: ws, FS: fs,
 		Config: tool.Config{browser.ConfigKey: map[string]any{"allowHosts": []any{strings.TrimPrefix(site.URL, "http://")}}},
 	}
-	h.runner = invoke.New(reg, tc, invoke.WithConfig(cfg), invoke.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	h.ws = ws
+	confirm := invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.asked = append(h.asked, c)
+		return invoke.Answer{Allow: true, By: "test"}, nil
+	})
+	h.runner = invoke.New(reg, tc, invoke.WithConfig(cfg), invoke.WithConfirmer(confirm), invoke.WithAudit(auditFunc(h.record)), invoke.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
 	return h
+}
+
+// auditFunc is an invoke.Auditor made of a function.
+type auditFunc func(audit.Record)
+
+func (f auditFunc) Append(_ context.Context, r audit.Record) error { f(r); return nil }
+
+// record keeps an audit record.
+func (h *harness) record(r audit.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r)
+}
+
+// questions returns the reasons of the questions asked since the last
+// look, and forgets them.
+func (h *harness) questions() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, c := range h.asked {
+		out = append(out, c.Reason)
+	}
+	h.asked = nil
+	return out
 }
 
 // call runs the browser tool with args and returns the text of its result
@@ -150,6 +194,35 @@ func (h *harness) ok(args map[string]any) string {
 		h.t.Fatalf("%v failed: %s", args, text)
 	}
 	return text
+}
+
+// updateScreenshots writes the pictures docs/browser.md shows into
+// docs/browser/.
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the screenshots of docs/browser.md into docs/browser/")
+
+// docScreenshot writes a screenshot of the current tab as
+// docs/browser/NAME.png when the test runs with -update-screenshots.
+func (h *harness) docScreenshot(name string) {
+	h.t.Helper()
+	if !*updateScreenshots {
+		return
+	}
+	_, msg := h.call(map[string]any{"action": "screenshot"})
+	dir := filepath.Join("..", "..", "docs", "browser")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	for _, c := range msg.Content {
+		if c.Type == tool.ImageContent {
+			b, err := base64.StdEncoding.DecodeString(c.Data)
+			if err != nil {
+				h.t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name+".png"), b, 0o644); err != nil {
+				h.t.Fatal(err)
+			}
+		}
+	}
 }
 
 // refOf returns the ref of the snapshot line with role and name.
@@ -186,7 +259,7 @@ func chromiumLeft(dir string) []string {
 // snapshot of the same element, and goes stale when the element is
 // replaced.
 func TestBrowserSnapshotsAndActsByRef(t *testing.T) {
-	h := newHarness(t)
+	h := newHarnessWith(t, invoke.Config{Images: content.ImageLimits{MaxSide: 8000, MaxBytes: 50 << 20}})
 	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
 	snap := h.ok(map[string]any{"action": "snapshot"})
 	for _, want := range []string{"Page: Test page", "URL: " + h.site.URL + "/", `- heading "Sign up" [level=1]`, `- textbox "Name"`, `- combobox "Color"`} {
@@ -202,6 +275,8 @@ func TestBrowserSnapshotsAndActsByRef(t *testing.T) {
 	if !strings.Contains(snap, `Hello, Ada (g)`) {
 		t.Errorf("after typing, selecting and clicking, the page lacks the greeting:\n%s", snap)
 	}
+	h.docScreenshot("greeted")
+	t.Logf("the snapshot docs/browser.md shows:\n%s", snap)
 	if again := refOf(t, snap, "button", "Greet"); again != greet {
 		t.Errorf("the Greet button's ref changed from %s to %s though the element is the same", greet, again)
 	}
@@ -363,5 +438,93 @@ func TestCaptureTakesAPreviewsPicture(t *testing.T) {
 		if format != want || img.Width != o.Width || (o.FullPage && img.Height < 3000) || (!o.FullPage && img.Height != o.Height) {
 			t.Errorf("%+v: a %s of %d×%d", o, format, img.Width, img.Height)
 		}
+	}
+}
+
+// TestBrowserAsksBeforeRiskyActionsAndAuditsThePage: reading and acting on
+// the allowed site ask nobody; evaluate, upload, a form sent to a host not
+// allowed and a PDF written outside the workspace ask first, saying why;
+// every call's audit record names the page it acted on.
+func TestBrowserAsksBeforeRiskyActionsAndAuditsThePage(t *testing.T) {
+	h := newHarness(t)
+	page := h.site.URL + "/"
+	h.ok(map[string]any{"action": "open", "url": page})
+	snap := h.ok(map[string]any{"action": "snapshot"})
+	h.ok(map[string]any{"action": "act", "kind": "click", "ref": refOf(t, snap, "button", "Greet")})
+	h.ok(map[string]any{"action": "pdf", "path": "page.pdf"})
+	if q := h.questions(); len(q) > 0 {
+		t.Errorf("reading, clicking a plain button and a PDF in the workspace asked: %q", q)
+	}
+	if b, err := os.ReadFile(filepath.Join(h.ws, "page.pdf")); err != nil || !bytes.HasPrefix(b, []byte("%PDF")) {
+		t.Errorf("the PDF in the workspace: %v, %.8q", err, b)
+	}
+	for _, r := range h.records {
+		if !strings.Contains(r.Effect, page) {
+			t.Errorf("the audit record of %s names no page: %q", r.Arguments, r.Effect)
+		}
+	}
+
+	if err := os.WriteFile(filepath.Join(h.ws, "notes.txt"), []byte("notes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outside := filepath.Join(t.TempDir(), "page.pdf")
+	for _, c := range []struct {
+		args map[string]any
+		why  string
+	}{
+		{map[string]any{"action": "act", "kind": "evaluate", "fn": "() => document.title"}, "evaluate runs JavaScript"},
+		{map[string]any{"action": "upload", "ref": refOf(t, snap, "button", "Attachment"), "paths": []string{"notes.txt"}}, "upload hands workspace files"},
+		{map[string]any{"action": "pdf", "path": outside}, "outside the workspace"},
+	} {
+		text := h.ok(c.args)
+		if q := h.questions(); len(q) != 1 || !strings.Contains(q[0], c.why) {
+			t.Errorf("%v asked %q, want one question saying %q", c.args, q, c.why)
+		}
+		if c.args["kind"] == "evaluate" && !strings.Contains(text, "Test page") {
+			t.Errorf("evaluate returned %q", text)
+		}
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("the approved PDF outside the workspace: %v", err)
+	}
+	h.ok(map[string]any{"action": "act", "kind": "click", "ref": refOf(t, snap, "button", "Greet")})
+	if snap := h.ok(map[string]any{"action": "snapshot"}); !strings.Contains(snap, "notes.txt") {
+		t.Errorf("the uploaded file is not in the file input:\n%s", snap)
+	}
+	h.questions()
+
+	// The form's action is the site's own host, allowed: sent without a
+	// question. Pointed at a host not allowed, its submit button asks.
+	h.ok(map[string]any{"action": "act", "kind": "click", "ref": refOf(t, snap, "button", "Send")})
+	h.ok(map[string]any{"action": "act", "kind": "wait", "text": "Thanks"})
+	if q := h.questions(); len(q) > 0 {
+		t.Errorf("a form sent to an allowed host asked: %q", q)
+	}
+	h.ok(map[string]any{"action": "navigate", "url": page})
+	snap = h.ok(map[string]any{"action": "snapshot"})
+	h.ok(map[string]any{"action": "act", "kind": "evaluate", "fn": `() => document.querySelector("form").action = "https://forms.example/collect"`})
+	h.questions()
+	text, _ := h.call(map[string]any{"action": "act", "kind": "press", "key": "Enter", "ref": refOf(t, snap, "textbox", "Name")})
+	if q := h.questions(); len(q) != 1 || !strings.Contains(q[0], "forms.example") {
+		t.Errorf("Enter in a form sent to forms.example asked %q (%s)", q, text)
+	}
+}
+
+// TestBrowserIsUnavailableWithoutChromium: a Manager that cannot find its
+// Chromium leaves the tool listed as unavailable, the reason saying how
+// to install it.
+func TestBrowserIsUnavailableWithoutChromium(t *testing.T) {
+	reg := registry.New()
+	m := browser.NewManager(browser.Options{Chromium: filepath.Join(t.TempDir(), "chromium")})
+	defer m.Close()
+	if err := browser.Register(reg, m); err != nil {
+		t.Fatal(err)
+	}
+	var why error
+	if _, ok := reg.Resolve("browser", &tool.Context{}, func(_ string, err error) { why = err }); ok {
+		t.Fatal("the browser tool resolved without a Chromium")
+	}
+	if why == nil || !strings.Contains(why.Error(), "apt-get install chromium") {
+		t.Errorf("the reason it is unavailable: %v", why)
 	}
 }

@@ -150,8 +150,7 @@ func (t *tab) snapshot(ctx context.Context, ref string) (string, error) {
 // repeats its parent's name) but not their children.
 func (t *tab) render(b *strings.Builder, byID map[accessibility.NodeID]*accessibility.Node, n *accessibility.Node, depth int, parentName string) {
 	role, name := axString(n.Role), axString(n.Name)
-	shown := !n.Ignored && role != "RootWebArea" && role != "InlineTextBox" &&
-		!((role == "generic" || role == "none" || role == "LineBreak") && name == "") &&
+	shown := !n.Ignored && !silent[role] && !(transparent[role] && name == "") &&
 		!(role == "StaticText" && (name == "" || name == parentName))
 	next := depth
 	if shown {
@@ -176,6 +175,9 @@ func (t *tab) render(b *strings.Builder, byID map[accessibility.NodeID]*accessib
 		b.WriteByte('\n')
 		next = depth + 1
 		parentName = name
+		if v := axString(n.Value); v != "" {
+			parentName = v // a field's text repeats its value
+		}
 	}
 	for _, id := range n.ChildIDs {
 		if c := byID[id]; c != nil {
@@ -183,6 +185,14 @@ func (t *tab) render(b *strings.Builder, byID map[accessibility.NodeID]*accessib
 		}
 	}
 }
+
+// silent are the roles a snapshot never shows (their children it does):
+// the document (its title heads the snapshot) and the text's inline boxes.
+var silent = map[string]bool{"RootWebArea": true, "InlineTextBox": true}
+
+// transparent are the roles a snapshot shows only with a name: containers
+// that say nothing more than their children.
+var transparent = map[string]bool{"generic": true, "none": true, "LineBreak": true, "LabelText": true, "MenuListPopup": true, "group": true}
 
 // stateNames are the properties a snapshot line shows, in this order.
 var stateNames = []accessibility.PropertyName{
