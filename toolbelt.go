@@ -48,6 +48,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
+	"github.com/toolbelt/toolbelt/canvas"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/feed"
 	"github.com/toolbelt/toolbelt/fsbridge"
@@ -171,6 +172,7 @@ type Toolbelt struct {
 	dirProblems []dir.Problem // the directory tools the first load skipped
 	base        *tool.Context // the workspace's context; runners copy it
 	feed        *feed.Hub     // every runner's calls, live (Feed)
+	canvas      *canvas.Host  // the sessions' canvases (Canvas)
 	// workspaces are the contexts of the workspaces other than the
 	// root's that callers work in, opened on first use.
 	workspaces map[string]*tool.Context
@@ -195,6 +197,7 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 		open func(context.Context) error
 		when bool
 	}{
+		{"the canvas", tb.openCanvas, tools},
 		{"the tools", tb.openTools, tools},
 		{"the imported MCP servers", tb.openImports, tools},
 		{"the store", tb.openStore, true},

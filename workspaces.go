@@ -16,6 +16,7 @@ import (
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/agents"
+	canvastool "github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -89,6 +90,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	}
 	if len(tb.cfg.Agents) > 0 {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
+	}
+	if tb.canvas != nil {
+		canvastool.HostService.Set(tc, tb.canvas)
 	}
 	if tb.st == nil { // ToolsOnly: the store opens when a tool uses it
 		memory.IndexService.Set(tc, lazyMemory{tb})

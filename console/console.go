@@ -101,6 +101,10 @@ type Options struct {
 	// Feed is the live feed of this process's calls (the root's); nil:
 	// the calls page learns of calls from the audit log alone.
 	Feed *feed.Hub
+	// Canvas, when set, serves the sessions' canvases (canvas.Host's
+	// Handler); the console serves it at /canvas/ to those logged in, and
+	// a session's page links to its canvas.
+	Canvas http.Handler
 	// Token is the serve token: whoever holds it is an owner. Tokens are
 	// the other principals' tokens. With neither, loopback requests are
 	// the owner's without a login, and others are refused.

@@ -141,6 +141,10 @@ func (c *Console) routes() error {
 		c.mux.Handle("POST "+a.Pattern, c.action(a))
 	}
 	c.mux.Handle("GET /calls/events", c.loggedIn(c.callEvents))
+	if c.opts.Canvas != nil {
+		canvas := http.StripPrefix("/canvas", c.opts.Canvas)
+		c.mux.Handle("/canvas/", c.loggedIn(func(w http.ResponseWriter, r *http.Request, _ visitor) { canvas.ServeHTTP(w, r) }))
+	}
 	if err := c.parse("error.html"); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -154,6 +155,8 @@ func (c *Console) loadSessions(r *http.Request, _ User) (any, error) {
 type sessionView struct {
 	Tree  SessionNode
 	Turns []Turn
+	// Canvas is the session's canvas page, "" when none is served.
+	Canvas string
 }
 
 func (c *Console) loadSession(r *http.Request, _ User) (any, error) {
@@ -166,5 +169,9 @@ func (c *Console) loadSession(r *http.Request, _ User) (any, error) {
 		return nil, err
 	}
 	msgs, err := ss.Messages(r.Context(), tree.ID)
-	return sessionView{Tree: tree, Turns: Transcript(msgs)}, err
+	v := sessionView{Tree: tree, Turns: Transcript(msgs)}
+	if c.opts.Canvas != nil {
+		v.Canvas = "/canvas/" + url.PathEscape(tree.ID) + "/"
+	}
+	return v, err
 }

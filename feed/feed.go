@@ -37,6 +37,11 @@ const (
 	Finished Kind = "finished"
 	// Returned: the call returned its result (Result).
 	Returned Kind = "returned"
+	// UserAction: a person acted on a session's canvas (pressed a button
+	// of an A2UI surface): Tool "canvas", Caller's SessionKey the session,
+	// URL the canvas, Text the message its agent gets. It belongs to no
+	// call.
+	UserAction Kind = "user_action"
 )
 
 // Event is something that happened to a call.

@@ -122,6 +122,10 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := rh.serveCanvas(); err != nil {
+		rh.Close()
+		return nil, err
+	}
 	if err := f.runAs(tc, rh); err != nil {
 		return nil, err
 	}
@@ -289,8 +293,9 @@ func (ar *agentRun) runSession(ctx context.Context, e *env, key, prompt string) 
 // ownSession readies the session the agent itself runs in its host (run's
 // or chat's): session key with its transcript so far, or, with no key, a
 // session that is not kept — named kind:<random> when a job queue works
-// jobs, so that they have a session to come back to. It runs as the
-// agent's tool context does.
+// jobs or a canvas is served, so that jobs and people's actions on the
+// canvas have a session to come back to. It runs as the agent's tool
+// context does, and the session's canvas URL is printed.
 func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (host.Spec, []llm.Message, error) {
 	var history []llm.Message
 	if key != "" {
@@ -300,10 +305,14 @@ func (ar *agentRun) ownSession(ctx context.Context, e *env, key, kind string) (h
 		}
 	}
 	spec := host.Spec{Key: key, As: ar.tc.Identity, Model: ar.model, Transient: key == ""}
-	if spec.Transient && e.tb.Jobs() != nil {
+	c := e.tb.Canvas()
+	if spec.Transient && (e.tb.Jobs() != nil || c != nil) {
 		spec.Key = randid.New(kind+":", 6)
 	}
 	spec.As.SessionKey = spec.Key
+	if c != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: canvas %s\n", c.URL(spec.Key))
+	}
 	ar.host.root, ar.host.rootKey, ar.host.rootAs = ar.agent, spec.Key, spec.As
 	return spec, history, nil
 }

@@ -311,6 +311,10 @@ func (c *serveCmd) Run(e *env) error {
 		}
 	}
 	base := "http://" + reachable(o.Addr)
+	if cv := e.tb.Canvas(); cv != nil {
+		// The console serves it, behind its login.
+		cv.SetBase(base + "/canvas/")
+	}
 	con, err := e.tb.Console(console.Options{
 		Token: o.Token, Tokens: consoleTokens(o.Tokens), Owners: cfg.Console.Owners, AuditHead: cfg.Console.AuditHead,
 		URL: base, Endpoint: base + "/mcp", Version: buildVersion(),
