@@ -78,9 +78,9 @@ func main() {
 
 	fmt.Printf("%s; load average %s at the start\n", harness.Machine(), harness.LoadAverage())
 	fmt.Printf("%s; Node %s; Playwright MCP %s\n\n", version(*chromium, "--version"), version("node", "--version"), playwrightVersion())
-	tb := toolbelt(bin, filepath.Join(tmp, "tb"))
+	tbi := newInstall(bin, filepath.Join(tmp, "tb"))
 	var sides []*side
-	for _, s := range []*side{tb, playwright(*chromium, tmp)} {
+	for _, s := range []*side{toolbelt(tbi), playwright(*chromium, tmp)} {
 		if why := s.lacks(ctx, s.browserTools()...); why != "" {
 			fmt.Printf("%s not measured: %s\n\n", s.name, why)
 			continue
@@ -104,10 +104,11 @@ func main() {
 
 	fmt.Printf("\n## A2UI push to render (load average %s)\n\n", harness.LoadAverage())
 	fmt.Println("Playwright MCP has no canvas and no A2UI renderer: Toolbelt's figures stand alone.")
-	if why := tb.lacks(ctx, "canvas"); why != "" {
+	cv := canvasServer(tbi)
+	if why := cv.lacks(ctx, "canvas"); why != "" {
 		fmt.Printf("\nToolbelt not measured: %s\n", why)
 	} else {
-		printPushes(measureA2UI(ctx, tb, *chromium, tmp, *rounds, *iterations), *rounds, *iterations)
+		printPushes(measureA2UI(ctx, cv, *chromium, tmp, *rounds, *iterations), *rounds, *iterations)
 	}
 	fmt.Printf("\nload average %s at the end\n", harness.LoadAverage())
 }

@@ -26,15 +26,20 @@ type session struct {
 }
 
 // open starts the side's server (in a process group of its own) and
-// initializes an MCP session with it over stdio; the error says why the
+// initializes an MCP session with it, over stdio or, for a server that
+// prints its endpoint, over streamable HTTP; the error says why the
 // server did not answer, with the end of its stderr.
 func open(ctx context.Context, s *side) (*session, error) {
 	cmd := s.command()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	ses := &session{side: s, cmd: cmd, stderr: new(syncbuf.Buffer)}
 	cmd.Stderr = ses.stderr
+	var transport sdk.Transport = &sdk.CommandTransport{Command: cmd}
+	if s.http {
+		transport = &sdk.StreamableClientTransport{Endpoint: harness.Serve(cmd)}
+	}
 	c := sdk.NewClient(&sdk.Implementation{Name: "browser-bench", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	cs, err := c.Connect(ctx, transport, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%v; its stderr ends:\n%s", err, ses.stderrTail())
 	}
@@ -76,6 +81,9 @@ func (s *session) call(ctx context.Context, p *sdk.CallToolParams) *sdk.CallTool
 func (s *session) close() int {
 	before := harness.Tree(s.pid())
 	_ = s.cs.Close()
+	if s.side.http {
+		harness.Stop(s.cmd)
+	}
 	time.Sleep(2 * time.Second)
 	left := 0
 	for _, p := range before[1:] {

@@ -14,6 +14,7 @@ import (
 type side struct {
 	name       string
 	command    func() *exec.Cmd
+	http       bool // the server prints its MCP endpoint's URL; stdio otherwise
 	navigate   func(url string) *sdk.CallToolParams
 	snapshot   *sdk.CallToolParams
 	screenshot *sdk.CallToolParams
@@ -44,26 +45,47 @@ func playwright(chromium, dir string) *side {
 	}
 }
 
-// toolbelt is `toolbelt mcp` with its browser tool, its state under dir,
-// the page server's host allowed (the browser refuses loopback
-// addresses otherwise).
-func toolbelt(bin, dir string) *side {
-	ws := filepath.Join(dir, "workspace")
-	harness.Check(os.MkdirAll(ws, 0o755))
-	config := filepath.Join(dir, "toolbelt.yaml")
-	harness.Check(os.WriteFile(config, []byte("tools:\n  browser:\n    allowHosts: [\"127.0.0.1\"]\n"), 0o644))
+// install is a Toolbelt binary with its state, workspace and configuration
+// under dir: the page server's host allowed to the browser (which refuses
+// loopback addresses otherwise).
+type install struct{ bin, dir, ws, config string }
+
+func newInstall(bin, dir string) install {
+	t := install{bin: bin, dir: dir, ws: filepath.Join(dir, "workspace"), config: filepath.Join(dir, "toolbelt.yaml")}
+	harness.Check(os.MkdirAll(t.ws, 0o755))
+	harness.Check(os.WriteFile(t.config, []byte("tools:\n  browser:\n    allowHosts: [\"127.0.0.1\"]\n"), 0o644))
+	return t
+}
+
+// command is toolbelt with args, run with t's state and configuration.
+func (t install) command(args ...string) *exec.Cmd {
+	cmd := exec.Command(t.bin, args...)
+	cmd.Env = append(os.Environ(), "TOOLBELT_CONFIG="+t.config, "TOOLBELT_DATA="+filepath.Join(t.dir, "data"),
+		"XDG_CONFIG_HOME="+filepath.Join(t.dir, "config"))
+	return cmd
+}
+
+// toolbelt is `toolbelt mcp` of t, with its browser tool.
+func toolbelt(t install) *side {
 	return &side{
-		name: "Toolbelt",
-		command: func() *exec.Cmd {
-			cmd := exec.Command(bin, "mcp", "--workspace", ws)
-			cmd.Env = append(os.Environ(), "TOOLBELT_CONFIG="+config, "TOOLBELT_DATA="+filepath.Join(dir, "data"),
-				"XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
-			return cmd
-		},
+		name:    "Toolbelt",
+		command: func() *exec.Cmd { return t.command("mcp", "--workspace", t.ws) },
 		navigate: func(url string) *sdk.CallToolParams {
 			return &sdk.CallToolParams{Name: "browser", Arguments: map[string]any{"action": "navigate", "url": url}}
 		},
 		snapshot:   &sdk.CallToolParams{Name: "browser", Arguments: map[string]any{"action": "snapshot"}},
 		screenshot: &sdk.CallToolParams{Name: "browser", Arguments: map[string]any{"action": "screenshot", "type": "png"}},
+	}
+}
+
+// canvasServer is `toolbelt serve` of t on a free port of 127.0.0.1, with
+// no token (loopback requests come in as the owner): `toolbelt mcp` on
+// stdio serves no canvas, serve does (at /canvas/), and its MCP endpoint
+// is reached over streamable HTTP.
+func canvasServer(t install) *side {
+	return &side{
+		name:    "Toolbelt (serve)",
+		http:    true,
+		command: func() *exec.Cmd { return t.command("serve", "--addr", "127.0.0.1:0", "--workspace", t.ws) },
 	}
 }
