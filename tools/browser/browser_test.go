@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/content"
@@ -51,6 +52,7 @@ const testPage = `<!doctype html>
 <button type="button" id="greet">Greet</button>
 <button type="button" id="replace">Replace the greet button</button>
 <p id="out"></p>
+<a href="/download">Download the report</a>
 <div style="height: 3000px">tall</div>
 <script>
 const bind = () => document.getElementById("greet").onclick = () => {
@@ -103,6 +105,10 @@ func newHarnessWith(t *testing.T, cfg invoke.Config) *harness {
 	t.Cleanup(site.Close)
 	mux.HandleFunc("/done", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "<!doctype html><title>Sent</title><p>Thanks, %s</p>", html.EscapeString(r.URL.Query().Get("name")))
+	})
+	mux.HandleFunc("/download", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Disposition", `attachment; filename="report.txt"`)
+		io.WriteString(w, "the report")
 	})
 	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
@@ -228,7 +234,11 @@ func (h *harness) docScreenshot(name string) {
 // refOf returns the ref of the snapshot line with role and name.
 func refOf(t *testing.T, snapshot, role, name string) string {
 	t.Helper()
-	re := regexp.MustCompile(`- ` + role + ` "` + regexp.QuoteMeta(name) + `"[^\n]*\[ref=(e\d+)\]`)
+	label := ` "` + regexp.QuoteMeta(name) + `"`
+	if name == "" {
+		label = ""
+	}
+	re := regexp.MustCompile(`- ` + role + label + `[^\n]*\[ref=(e\d+)\]`)
 	m := re.FindStringSubmatch(snapshot)
 	if m == nil {
 		t.Fatalf("no %s %q with a ref in the snapshot:\n%s", role, name, snapshot)
@@ -526,5 +536,79 @@ func TestBrowserIsUnavailableWithoutChromium(t *testing.T) {
 	}
 	if why == nil || !strings.Contains(why.Error(), "apt-get install chromium") {
 		t.Errorf("the reason it is unavailable: %v", why)
+	}
+}
+
+// TestBrowserSnapshotIsBoundedAndAsksForParts: a snapshot longer than
+// maxChars is cut at a line's end with a notice giving the offset of the
+// rest, which the next snapshot returns; a ref's part is that subtree.
+func TestBrowserSnapshotIsBoundedAndAsksForParts(t *testing.T) {
+	h := newHarness(t)
+	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
+	whole := h.ok(map[string]any{"action": "snapshot"})
+	first := h.ok(map[string]any{"action": "snapshot", "maxChars": 200})
+	m := regexp.MustCompile(`snapshot cut here: characters 0–(\d+) of (\d+) shown\. Ask for the rest with offset=(\d+)`).FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("a snapshot cut at 200 characters has no notice:\n%s", first)
+	}
+	if strings.Contains(first, `"Replace the greet button"`) {
+		t.Errorf("the first part holds the end of the page:\n%s", first)
+	}
+	rest := h.ok(map[string]any{"action": "snapshot", "offset": m[3], "maxChars": 100000})
+	if !strings.Contains(rest, `button "Replace the greet button"`) || strings.Contains(rest, "snapshot cut here") {
+		t.Errorf("the rest from offset %s:\n%s", m[3], rest)
+	}
+	form := h.ok(map[string]any{"action": "snapshot", "ref": refOf(t, whole, "form", "")})
+	if !strings.Contains(form, `button "Send"`) || strings.Contains(form, `heading "Sign up"`) || !strings.Contains(form, "Part: ") {
+		t.Errorf("the form's part:\n%s", form)
+	}
+}
+
+// TestBrowserTabsDialogsAndConsole: tabs open up to the cap and close;
+// focus switches the current tab; a dialog the page opens is reported and
+// answered; the console keeps the page's messages; a download lands in
+// the workspace's downloads folder.
+func TestBrowserTabsDialogsAndConsole(t *testing.T) {
+	h := newHarness(t)
+	first := h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
+	id := regexp.MustCompile(`Opened tab (\S+)\.`).FindStringSubmatch(first)
+	if id == nil {
+		t.Fatalf("open names no tab: %s", first)
+	}
+	for range browser.DefaultMaxTabs - 1 {
+		h.ok(map[string]any{"action": "open", "url": h.site.URL + "/done?name=more"})
+	}
+	if text, msg := h.call(map[string]any{"action": "open", "url": h.site.URL + "/"}); !msg.IsError || !strings.Contains(text, "limit") {
+		t.Errorf("a tab beyond the cap: %s", text)
+	}
+	h.ok(map[string]any{"action": "close"})
+	if tabs := h.ok(map[string]any{"action": "tabs"}); strings.Count(tabs, "targetId=") != browser.DefaultMaxTabs-1 {
+		t.Errorf("after closing one, the tabs:\n%s", tabs)
+	}
+	h.ok(map[string]any{"action": "focus", "targetId": id[1]})
+	if console := h.ok(map[string]any{"action": "console"}); !strings.Contains(console, "log: page ready") {
+		t.Errorf("the console of the first tab: %s", console)
+	}
+
+	snap := h.ok(map[string]any{"action": "snapshot"})
+	h.ok(map[string]any{"action": "act", "kind": "evaluate", "fn": `() => { document.getElementById("greet").onclick = () => { document.getElementById("out").textContent = confirm("Sure?") ? "yes" : "no"; }; }`})
+	clicked := h.ok(map[string]any{"action": "act", "kind": "click", "ref": refOf(t, snap, "button", "Greet")})
+	if !strings.Contains(clicked, `confirm dialog`) || !strings.Contains(clicked, "Sure?") {
+		t.Errorf("a click that opens a dialog says: %s", clicked)
+	}
+	h.ok(map[string]any{"action": "dialog", "accept": false})
+	if snap := h.ok(map[string]any{"action": "snapshot"}); !strings.Contains(snap, `text "no"`) {
+		t.Errorf("the dismissed confirm's answer is not on the page:\n%s", snap)
+	}
+
+	h.ok(map[string]any{"action": "act", "kind": "click", "ref": refOf(t, snap, "link", "Download the report")})
+	report := filepath.Join(h.ws, "downloads", "report.txt")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if b, err := os.ReadFile(report); err == nil && string(b) == "the report" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the download did not land in %s", report)
+		}
 	}
 }

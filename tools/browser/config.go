@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/internal/netguard"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -23,8 +24,17 @@ type Config struct {
 	// own previews are allowed besides.
 	AllowHosts []string `json:"allowHosts,omitempty"`
 	// FormHosts are hosts a form may be submitted to without a person's
-	// approval, beside AllowHosts.
+	// approval, beside allowHosts.
 	FormHosts []string `json:"formHosts,omitempty"`
+}
+
+// CheckSettings checks that every allowed host is a host or host:port.
+func (c Config) CheckSettings() error {
+	_, err := netguard.New(netguard.Options{AllowHosts: c.AllowHosts, Setting: "tools.browser.allowHosts"})
+	if err == nil {
+		_, err = netguard.New(netguard.Options{AllowHosts: c.FormHosts, Setting: "tools.browser.formHosts"})
+	}
+	return err
 }
 
 // settings are the browser tool's settings, checked.
@@ -36,6 +46,9 @@ type settings struct {
 func loadSettings(c tool.Config) (settings, error) {
 	var cfg Config
 	if err := c.Decode(ConfigKey, &cfg); err != nil {
+		return settings{}, err
+	}
+	if err := cfg.CheckSettings(); err != nil {
 		return settings{}, err
 	}
 	return settings{allowHosts: cfg.AllowHosts, formHosts: cfg.FormHosts}, nil

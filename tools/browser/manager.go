@@ -188,8 +188,12 @@ type session struct {
 	downloadsTo *string  // where downloads go; nil: not set yet
 }
 
-// running reports whether the browser runs.
-func (s *session) running() bool { return s.ctx != nil && s.ctx.Err() == nil }
+// running reports whether the browser runs: its connection open and its
+// process alive (a process just killed is seen before the connection's end
+// is).
+func (s *session) running() bool {
+	return s.ctx != nil && s.ctx.Err() == nil && (s.pid == 0 || alive(s.pid))
+}
 
 // ensure starts the browser when it does not run. restarted says it ran
 // before and was gone (crashed, or its process killed): what the session

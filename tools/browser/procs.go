@@ -36,6 +36,22 @@ func processesUsing(profile string) []int {
 	return pids
 }
 
+// alive reports whether the process pid runs: it exists and is not a
+// zombie (dead, not yet reaped).
+func alive(pid int) bool {
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// The state follows the command's name, which is in parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	state := stat[i+2]
+	return state != 'Z' && state != 'X'
+}
+
 // killUsing kills the processes using profile until a few looks in a row
 // find none: a child can fork as its parent dies, and show up late.
 func killUsing(profile string) {

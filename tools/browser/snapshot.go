@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/cdp"
@@ -235,9 +236,9 @@ func axString(v *accessibility.Value) string {
 	return strings.TrimSpace(string(v.Value))
 }
 
-// page is one part of a text of n characters: from offset, at most max
-// characters, cut at a line's end. next is where the following part
-// starts, 0 when this is the last.
+// part returns the part of text from offset, at most max bytes, cut at a
+// line's end (or, in a line longer than max, at a character's start).
+// next is where the following part starts, 0 when this is the last.
 func part(text string, offset, max int) (out string, next int) {
 	if offset >= len(text) {
 		return "", 0
@@ -248,7 +249,8 @@ func part(text string, offset, max int) (out string, next int) {
 	}
 	cut := strings.LastIndexByte(text[:max], '\n') + 1
 	if cut <= 0 {
-		cut = max
+		for cut = max; cut > 0 && !utf8.RuneStart(text[cut]); cut-- {
+		}
 	}
 	return text[:cut], offset + cut
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -170,8 +171,14 @@ func (t *tab) info(ctx context.Context) (url, title string) {
 	return res.TargetInfo.URL, res.TargetInfo.Title
 }
 
-// tab returns the tab of targetId, or the current one for "".
+// tab returns the tab of targetId, or the current one for "". Tabs that
+// closed themselves (window.close) are forgotten first.
 func (s *session) tab(targetID string) (*tab, error) {
+	for _, t := range slices.Clone(s.tabs) {
+		if t.ctx.Err() != nil {
+			s.closeTab(t)
+		}
+	}
 	if targetID == "" {
 		if s.current == nil {
 			return nil, errNoTab

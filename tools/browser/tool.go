@@ -26,7 +26,7 @@ type args struct {
 	Submit     bool     `json:"submit,omitempty" jsonschema:"type: press Enter after the text."`
 	FullPage   bool     `json:"fullPage,omitempty" jsonschema:"screenshot: the whole page, not only the viewport."`
 	Type       string   `json:"type,omitempty" enum:"png,jpeg" jsonschema:"screenshot: the image format (default png)."`
-	MaxChars   int      `json:"maxChars,omitempty" jsonschema:"snapshot: the most characters to return (default 20000)." minimum:"500" maximum:"200000"`
+	MaxChars   int      `json:"maxChars,omitempty" jsonschema:"snapshot: the most characters to return (default 20000)." minimum:"100" maximum:"200000"`
 	Offset     int      `json:"offset,omitempty" jsonschema:"snapshot: where to start, from the notice of a snapshot that was cut." minimum:"0"`
 	Path       string   `json:"path,omitempty" jsonschema:"pdf: the file to write, relative to the workspace (default page.pdf)."`
 	Paths      []string `json:"paths,omitempty" jsonschema:"upload: the workspace files to put in the file input ref."`
@@ -34,7 +34,7 @@ type args struct {
 	PromptText string   `json:"promptText,omitempty" jsonschema:"dialog: the answer to a prompt."`
 }
 
-const description = "Drive a headless Chromium: open pages (your own preview server, or the web), read them as an accessibility tree whose elements have refs (snapshot), act on an element by its ref (click, type, fill, press, select, hover, drag, scroll, wait, evaluate), take screenshots, read the console, print to PDF, upload workspace files, answer dialogs. One browser per session. Take a new snapshot after the page changes: an old ref may be stale."
+const description = "Drive a headless Chromium: open pages (the web; this machine's and private hosts only when tools.browser.allowHosts lists them, or as this session's preview), read them as an accessibility tree whose elements have refs (snapshot), act on an element by its ref (click, type, fill, press, select, hover, drag, scroll, wait, evaluate), take screenshots, read the console, print to PDF, upload workspace files, answer dialogs. One browser per session. Take a new snapshot after the page changes: an old ref may be stale."
 
 // Register adds the browser tool, run by m, to reg. When Chromium is not
 // installed the tool is listed as unavailable, the reason saying how to
