@@ -1,12 +1,19 @@
 package toolbelt_test
 
 import (
+	"bytes"
+	"encoding/base64"
+	"image"
+	"image/color"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/feed"
+	"github.com/toolbelt/toolbelt/internal/chromium"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // TestCanvasActionOnTheFeed: a person's press of a button on a session's
@@ -42,4 +49,52 @@ func TestCanvasActionOnTheFeed(t *testing.T) {
 		t.Fatalf("a made-up action: %v %v", resp, err)
 	}
 	resp.Body.Close()
+}
+
+// TestCanvasSnapshot: the canvas tool's snapshot is a picture of the
+// rendered canvas, taken by the session's headless browser from the root's
+// own loopback listener (the front door's URL may ask to log in): a PNG of
+// the size asked for, showing the surface's primary button.
+func TestCanvasSnapshot(t *testing.T) {
+	t.Parallel()
+	if _, err := chromium.Path(); err != nil {
+		t.Skip(err.Error() + ": the canvas's snapshot drives it")
+	}
+	tb, _, _ := open(t, nil)
+	tb.Canvas().SetBase("http://console.invalid/canvas/") // a front door that needs a login
+	push := `{"action":"a2ui_push","jsonl":"{\"version\":\"v0.9\",\"createSurface\":{\"surfaceId\":\"s\",\"catalogId\":\"c\"}}\n{\"version\":\"v0.9\",\"updateComponents\":{\"surfaceId\":\"s\",\"components\":[{\"id\":\"root\",\"component\":\"Button\",\"variant\":\"primary\",\"child\":\"t\",\"action\":{\"event\":{\"name\":\"go\"}}},{\"id\":\"t\",\"component\":\"Text\",\"text\":\"Go\"}]}}"}`
+	if m := call(t, tb, "c1", "canvas", push); m.IsError {
+		t.Fatalf("push: %+v", m.Content)
+	}
+	m := call(t, tb, "c2", "canvas", `{"action":"snapshot","width":640,"height":400}`)
+	if m.IsError || len(m.Content) != 2 || m.Content[1].Type != tool.ImageContent {
+		t.Fatalf("snapshot: %+v", m.Content)
+	}
+	b, err := base64.StdEncoding.DecodeString(m.Content[1].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("not a PNG: %v", err)
+	}
+	if r := img.Bounds(); r.Dx() != 640 || r.Dy() != 400 {
+		t.Errorf("picture %v, want 640×400", r)
+	}
+	if !hasColor(img, 0x2f, 0x6f, 0xde) {
+		t.Error("the picture does not show the primary button: the canvas was not rendered")
+	}
+}
+
+// hasColor reports whether img has a pixel of the colour r, g, b.
+func hasColor(img image.Image, r, g, b uint8) bool {
+	for y := img.Bounds().Min.Y; y < img.Bounds().Max.Y; y++ {
+		for x := img.Bounds().Min.X; x < img.Bounds().Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			if c.R == r && c.G == g && c.B == b {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -173,6 +173,11 @@ type Toolbelt struct {
 	base        *tool.Context // the workspace's context; runners copy it
 	feed        *feed.Hub     // every runner's calls, live (Feed)
 	canvas      *canvas.Host  // the sessions' canvases (Canvas)
+	// previewOnce starts the canvas's loopback listener for the browser's
+	// snapshots (canvasPreview): at previewURL, or failed with previewErr.
+	previewOnce sync.Once
+	previewURL  string
+	previewErr  error
 	// workspaces are the contexts of the workspaces other than the
 	// root's that callers work in, opened on first use.
 	workspaces map[string]*tool.Context

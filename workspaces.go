@@ -93,6 +93,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	}
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)
+		if tb.browser != nil {
+			canvastool.CaptureService.Set(tc, tb.snapshotCanvas)
+		}
 	}
 	if tb.st == nil { // ToolsOnly: the store opens when a tool uses it
 		memory.IndexService.Set(tc, lazyMemory{tb})

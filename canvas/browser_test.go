@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/toolbelt/toolbelt/canvas"
+	"github.com/toolbelt/toolbelt/internal/chromium"
 )
 
 // updateScreenshots writes the screenshots the browser tests take into
@@ -29,16 +29,11 @@ const browserTimeout = 90 * time.Second
 // tab's context; the test is skipped when Chromium is not installed.
 func browser(t *testing.T) context.Context {
 	t.Helper()
-	path, err := exec.LookPath("chromium")
+	path, err := chromium.Path()
 	if err != nil {
-		t.Skip("chromium is not installed (Debian: apt-get install chromium; .ci/run installs it): the canvas's browser tests drive it")
+		t.Skip(err.Error() + ": the canvas's browser tests drive it")
 	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1000, 800),
-	}
+	opts := append(chromium.Options(path, t.TempDir()), chromedp.WindowSize(1000, 800))
 	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
 	t.Cleanup(cancel)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)

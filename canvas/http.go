@@ -56,7 +56,7 @@ func (h *Host) Handler() http.Handler {
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		switch {
 		case sub == "" && r.Method == http.MethodGet:
-			h.page(w)
+			h.page(w, session)
 		case sub == "canvas.js" || sub == "canvas.css":
 			serveAsset(w, r, sub)
 		case sub == "events" && r.Method == http.MethodGet:
@@ -75,12 +75,16 @@ func (h *Host) Handler() http.Handler {
 	})
 }
 
-func (h *Host) page(w http.ResponseWriter) {
+// page serves the canvas page with session's state in it (JSON, its <
+// and > escaped, in a data block no browser runs), so that it is drawn
+// before the page's load event.
+func (h *Host) page(w http.ResponseWriter, session string) {
 	b, _ := assets.ReadFile("assets/canvas.html")
+	st, _ := json.Marshal(h.State(session))
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", pageCSP)
 	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(b)
+	_, _ = w.Write(bytes.Replace(b, []byte("/*STATE*/"), st, 1))
 }
 
 func serveAsset(w http.ResponseWriter, r *http.Request, name string) {

@@ -294,6 +294,10 @@ async function runEval(req) {
 }
 
 document.addEventListener("DOMContentLoaded", () => {
+  // The state as the page was served, drawn before the page's load event
+  // (a snapshot waits for it); the stream brings it again and every change.
+  state = JSON.parse(document.getElementById("state").textContent);
+  redraw();
   const live = document.getElementById("live");
   const events = new EventSource("events");
   events.addEventListener("state", (e) => { state = JSON.parse(e.data); redraw(); });

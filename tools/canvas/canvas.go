@@ -25,10 +25,10 @@ import (
 // tool is available where it is set.
 var HostService = tool.NewService[*canvas.Host]()
 
-// Capture takes a picture of the page at url in session's headless
-// browser: width × height pixels (the whole page with fullPage), as
-// "png" or "jpeg".
-type Capture func(ctx context.Context, session, url string, o CaptureOptions) ([]byte, error)
+// Capture takes a picture of session's canvas in its headless browser:
+// width × height pixels (the whole page with fullPage), as "png" or
+// "jpeg".
+type Capture func(ctx context.Context, session string, o CaptureOptions) ([]byte, error)
 
 // CaptureOptions are a snapshot's size and format.
 type CaptureOptions struct {
@@ -212,7 +212,7 @@ func snapshot(ctx context.Context, tc *tool.Context, session, url string, in arg
 	if o.Type == "" {
 		o.Type = "png"
 	}
-	img, err := capture(ctx, session, url, o)
+	img, err := capture(ctx, session, o)
 	if err != nil {
 		return tool.Errorf("snapshot of %s: %v", url, err), nil
 	}
