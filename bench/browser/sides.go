@@ -22,7 +22,7 @@ type side struct {
 
 // playwright is Playwright MCP, the version pinned in package.json, on
 // the given Chromium: headless, its profile in memory (--isolated), the
-// viewport Toolbelt's browser uses, its files under dir.
+// size of Toolbelt's browser window as its viewport, its files under dir.
 func playwright(chromium, dir string) *side {
 	out := filepath.Join(dir, "playwright")
 	harness.Check(os.MkdirAll(out, 0o755))
