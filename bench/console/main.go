@@ -34,7 +34,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/toolbelt/toolbelt/bench/internal/harness"
 )
@@ -110,16 +109,5 @@ func serve(bin, ws, config, data string) *server {
 }
 
 // stop interrupts the server, as Ctrl-C does, so that it moves what its
-// audit spool holds into the log before it exits; it is killed after ten
-// seconds.
-func (s *server) stop() {
-	harness.Check(s.cmd.Process.Signal(os.Interrupt))
-	done := make(chan struct{})
-	go func() { _ = s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-	}
-}
+// audit spool holds into the log before it exits (harness.Stop).
+func (s *server) stop() { harness.Stop(s.cmd) }

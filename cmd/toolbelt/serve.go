@@ -47,8 +47,10 @@ const shutdownGrace = 10 * time.Second
 // schedules is set (but with cron.disabled) and keeps the directory tools in step with their
 // folders. MCP clients are on channel mcp, and the owner only when the
 // configuration says so; each call then runs for its client's session
-// (and, over HTTP, its token's principal).
-func (e *env) mcpServer(f serveFlags, schedules bool) (*mcp.Server, error) {
+// (and, over HTTP, its token's principal). A canvasBase other than "" is
+// the URL the root's canvas is served at, set before the server resolves
+// its tools (the canvas tool is offered only where a canvas is served).
+func (e *env) mcpServer(f serveFlags, schedules bool, canvasBase string) (*mcp.Server, error) {
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -72,6 +74,9 @@ func (e *env) mcpServer(f serveFlags, schedules bool) (*mcp.Server, error) {
 	tb, err := e.root(pipelineRoot, ws)
 	if err != nil {
 		return nil, err
+	}
+	if cv := tb.Canvas(); cv != nil && canvasBase != "" {
+		cv.SetBase(canvasBase) // the console serves it, behind its login
 	}
 	var opts []invoke.Option
 	if f.Profile != "" {
@@ -207,7 +212,7 @@ func (c *mcpStdioCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	srv, err := e.mcpServer(c.serveFlags, false)
+	srv, err := e.mcpServer(c.serveFlags, false, "")
 	if err != nil {
 		return err
 	}
@@ -293,7 +298,8 @@ func (c *serveCmd) Run(e *env) error {
 	defer ln.Close()
 	o.Addr = ln.Addr().String()
 	cfg.Jobs.PublicURL = cmp.Or(cfg.Jobs.PublicURL, "http://"+reachable(o.Addr))
-	srv, err := e.mcpServer(c.serveFlags, true)
+	base := "http://" + reachable(o.Addr)
+	srv, err := e.mcpServer(c.serveFlags, true, base+"/canvas/")
 	if err != nil {
 		return err
 	}
@@ -309,11 +315,6 @@ func (c *serveCmd) Run(e *env) error {
 			}
 			mux.Handle("POST "+p, q.WebhookHandler())
 		}
-	}
-	base := "http://" + reachable(o.Addr)
-	if cv := e.tb.Canvas(); cv != nil {
-		// The console serves it, behind its login.
-		cv.SetBase(base + "/canvas/")
 	}
 	con, err := e.tb.Console(console.Options{
 		Token: o.Token, Tokens: consoleTokens(o.Tokens), Owners: cfg.Console.Owners, AuditHead: cfg.Console.AuditHead,

@@ -84,3 +84,18 @@ func Serve(cmd *exec.Cmd) string {
 	log.Fatalf("%s printed no URL", cmd.Path)
 	return ""
 }
+
+// Stop interrupts a server started by Serve, as Ctrl-C does, so that it
+// finishes what it must (an audit spool moved into the log) and waits for
+// it to exit; it is killed after ten seconds.
+func Stop(cmd *exec.Cmd) {
+	Check(cmd.Process.Signal(os.Interrupt))
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
