@@ -126,7 +126,8 @@ type Confirmation struct {
 	Asked bool `json:"asked"`
 	// Answer is "allow-once", "allow-session" (for the caller's session,
 	// in memory), "allow-workspace" (kept for the workspace until
-	// revoked), "allowed-before" (an earlier such answer held), "deny",
+	// revoked), "allowed-before" (an earlier such answer held),
+	// "allowed-by-rule" (an allow rule on arguments approved it), "deny",
 	// "timeout" or "none" (no confirmer).
 	Answer string `json:"answer"`
 	// By says who or what answered ("terminal", "--yes", "callback", a

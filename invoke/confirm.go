@@ -104,7 +104,8 @@ type ConfirmRecord struct {
 	Asked bool
 	// Answer is "allow-once", "allow-session", "allow-workspace",
 	// "allowed-before" (an earlier answer for the session or workspace
-	// held), "deny", "timeout", "pending" (the question went to
+	// held), "allowed-by-rule" (an allow rule on arguments approved it in
+	// advance), "deny", "timeout", "pending" (the question went to
 	// someone who answers later) or "none" (nobody to ask).
 	Answer string
 	By     string
@@ -279,6 +280,9 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 			case policy.Ask:
 				req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
 			}
+			if d.Preapproved {
+				return tool.Result{}
+			}
 		}
 		n, res := r.need(ctx, req)
 		if !n.before {
@@ -317,6 +321,10 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return next(tool.WithApproval(ctx, tool.ApprovalUnasked), req)
 		}
 		now := time.Now()
+		if req.preapproved && req.Approval == nil {
+			req.Confirmation = &ConfirmRecord{Answer: "allowed-by-rule", By: "policy", At: now}
+			return next(approvedFor(ctx, req), req)
+		}
 		if n.before {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
 			return next(approvedFor(ctx, req), req)

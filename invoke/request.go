@@ -66,7 +66,9 @@ type Request struct {
 	quick     int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
 	previewed *previewed     // the preview of the current arguments, once asked for
 	touched   *touched       // the files the call touches, once worked out
-	notes     map[string]any // what the pipeline did, for the result's details
+	// preapproved: an allow rule on arguments decided (policy.Result.Preapproved)
+	preapproved bool
+	notes       map[string]any // what the pipeline did, for the result's details
 }
 
 // Outcome classifies how a call ended when it did not run normally.
