@@ -136,12 +136,8 @@ func parseRule(ref string) (rule, error) {
 	r.kind = specPath
 	p := strings.TrimPrefix(spec, "./")
 	r.anchored = strings.Contains(strings.TrimSuffix(p, "/"), "/")
-	p = strings.TrimPrefix(p, "/")
-	if strings.HasSuffix(p, "/") {
-		p += "**"
-	}
-	r.pattern = p
-	if p == "" || slices.Contains(strings.Split(p, "/"), "..") {
+	r.pattern = strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/") // a directory, and what is in it (gitMatch)
+	if r.pattern == "" || slices.Contains(strings.Split(r.pattern, "/"), "..") {
 		return r, fmt.Errorf("%q: a path pattern lies inside the workspace (./secrets/**, **/*.env), without ..", ref)
 	}
 	return r, nil
@@ -218,16 +214,23 @@ func (p *Policy) holds(req Request, ref string, strict bool) holding {
 func (r rule) commandHolds(req Request, strict bool) bool {
 	if strict {
 		return req.ProgramsListed && len(req.Programs) > 0 && !slices.ContainsFunc(req.Programs, func(prog tool.Program) bool {
-			return !prog.Exact || !r.commandMatches(prog)
+			return !prog.Exact || !r.commandMatches(prog.Name, prog)
 		})
 	}
-	return !req.ProgramsListed || slices.ContainsFunc(req.Programs, r.commandMatches)
+	return !req.ProgramsListed || slices.ContainsFunc(req.Programs, func(prog tool.Program) bool {
+		name := prog.Name
+		if !strings.Contains(r.words[0], "/") {
+			name = path.Base(name) // /usr/bin/curl and ./curl are curl
+		}
+		return r.commandMatches(name, prog)
+	})
 }
 
-// commandMatches matches one program: exactly when its arguments are all
-// known, else when the words known so far could begin a match.
-func (r rule) commandMatches(prog tool.Program) bool {
-	words := append([]string{prog.Name}, prog.Args...)
+// commandMatches matches one program, named name: exactly when its
+// arguments are all known, else when the words known so far could begin a
+// match.
+func (r rule) commandMatches(name string, prog tool.Program) bool {
+	words := append([]string{name}, prog.Args...)
 	pattern := r.words
 	if r.rest {
 		pattern = append(slices.Clone(r.words), "*")
@@ -289,13 +292,15 @@ func (p *Policy) pathHolds(r rule, req Request, strict bool) bool {
 // gitMatch matches a workspace path as gitignore does: the path, or a
 // directory it lies in.
 func gitMatch(re *regexp.Regexp, f string) bool {
-	for f = path.Clean(strings.TrimPrefix(f, "./")); ; f = path.Dir(f) {
+	for f = path.Clean(f); ; {
 		if re.MatchString(f) {
 			return true
 		}
-		if !strings.Contains(f, "/") {
+		d := path.Dir(f)
+		if d == f || d == "." || d == "/" {
 			return false
 		}
+		f = d
 	}
 }
 
