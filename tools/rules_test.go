@@ -203,3 +203,39 @@ func decided(res policy.Result) string {
 	}
 	return res.Decision.String()
 }
+
+// TestAllowRuleApprovesInAdvance: a call an allow rule on arguments
+// matches runs without anyone being asked, with "allowed-by-rule" as its
+// confirmation; the same command without the rule asks.
+func TestAllowRuleApprovesInAdvance(t *testing.T) {
+	t.Parallel()
+	reg, closer := tools.Core()
+	t.Cleanup(func() { closer.Close() })
+	for _, c := range []struct {
+		rule  string
+		asked bool
+	}{{"tools:\n  allow: [exec(touch made:*)]\n", false}, {"tools:\n  allow: [exec(touch other:*)]\n", true}} {
+		root := t.TempDir()
+		bridge, err := fsbridge.OpenLocal(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { bridge.Close() })
+		cfg, err := config.Parse("toolbelt.yaml", []byte(c.rule))
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked := false
+		no := invoke.ConfirmFunc(func(context.Context, invoke.Confirmation) (invoke.Answer, error) {
+			asked = true
+			return invoke.Answer{Reason: "no"}, nil
+		})
+		tc := &tool.Context{Identity: tool.Identity{Workspace: root, Owner: true}, FSRoot: root, FS: bridge}
+		r := invoke.New(reg, tc, invoke.WithPolicy(cfg.Policy()), invoke.WithConfirmer(no))
+		msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "exec", Arguments: json.RawMessage(`{"command":"touch made"}`)})
+		_, statErr := os.Stat(filepath.Join(root, "made"))
+		if asked != c.asked || (statErr == nil) == c.asked || msg.IsError == !c.asked {
+			t.Errorf("%s: asked %v, file made %v, result %+v", c.rule, asked, statErr == nil, msg.Content)
+		}
+	}
+}
