@@ -104,7 +104,7 @@ toolbelt.yaml:5:5: tools.notes.extra: unknown key: tools.notes takes auth, baseU
 	// with a typo before one.
 	{"tools:\n  deny: [exec()]\n", `toolbelt.yaml:2:10: tools.deny[0]: "exec()" has an empty specifier: leave out the parentheses to name the whole tool`},
 	{"tools:\n  allow:\n    - web_fetch(domain:https://github.com)\n", `toolbelt.yaml:3:7: tools.allow[0]: "web_fetch(domain:https://github.com)": "https://github.com" is not a domain pattern: use a host name (github.com), *. and a host name for its subdomains (*.github.com), or an IP address`},
-	{"tools:\n  ask:\n    - read(../secrets/**)\n", `toolbelt.yaml:3:7: tools.ask[0]: "read(../secrets/**)": a path pattern lies inside the workspace (./secrets/**, **/*.env), without ..`},
+	{"tools:\n  ask:\n    - read(../secrets/**)\n", `toolbelt.yaml:3:7: tools.ask[0]: "read(../secrets/**)": a path pattern lies inside the workspace and has no .. (./secrets/**, **/*.env)`},
 	{"agents:\n  a:\n    tools:\n      deny: [message($.channel)]\n", `toolbelt.yaml:4:14: agents.a.tools.deny[0]: "message($.channel)": a condition is $.argument=pattern, e.g. $.channel=slack or $.options.force=true`},
 	{"tools:\n  byProvider:\n    openai:\n      deny: [\"exec(npm run test:*\"]\n", `toolbelt.yaml:4:14: tools.byProvider.openai.deny[0]: "exec(npm run test:*" has unbalanced parentheses: write tool(specifier), e.g. exec(npm run test:*)`},
 	{"tools:\n  allow: [exce(npm run test:*)]\n", `toolbelt.yaml:2:11: no tool, alias or group matches "exce(npm run test:*)"; did you mean "exec"?`},

@@ -138,7 +138,7 @@ func parseRule(ref string) (rule, error) {
 	r.anchored = strings.Contains(strings.TrimSuffix(p, "/"), "/")
 	r.pattern = strings.TrimSuffix(strings.TrimPrefix(p, "/"), "/") // a directory, and what is in it (gitMatch)
 	if r.pattern == "" || slices.Contains(strings.Split(r.pattern, "/"), "..") {
-		return r, fmt.Errorf("%q: a path pattern lies inside the workspace (./secrets/**, **/*.env), without ..", ref)
+		return r, fmt.Errorf("%q: a path pattern lies inside the workspace and has no .. (./secrets/**, **/*.env)", ref)
 	}
 	return r, nil
 }
