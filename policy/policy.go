@@ -167,21 +167,18 @@ const OwnerOnlyReason = "Tool restricted to owner senders."
 // Decide evaluates every layer for req.
 func (p *Policy) Decide(req Request) Result {
 	var res Result
-	add := func(layer string, d Decision, rule string) {
-		specific := strings.HasPrefix(rule, "!")
-		res.Verdicts = append(res.Verdicts, Verdict{Layer: layer, Decision: d, Rule: strings.TrimPrefix(rule, "!"), Specific: specific})
-	}
+	add := func(v Verdict) { res.Verdicts = append(res.Verdicts, v) }
 	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.Matches(&req.Meta, ref) })
 	if ownerOnly {
 		if req.Caller.Owner {
-			add("owner", Allow, "owner-only tool, caller is the owner")
+			add(Verdict{Layer: "owner", Decision: Allow, Rule: "owner-only tool, caller is the owner"})
 		} else {
-			add("owner", Deny, "owner-only tool, caller not known to be the owner")
+			add(Verdict{Layer: "owner", Decision: Deny, Rule: "owner-only tool, caller not known to be the owner"})
 		}
 	}
 	if r := p.Tools; r.Profile != "" {
 		d, rule := p.profile(&req.Meta, r.Profile, r.AlsoAllow)
-		add("profile", d, rule)
+		add(Verdict{Layer: "profile", Decision: d, Rule: rule})
 	}
 	global := p.Tools
 	global.Profile = "" // its own layer, above
@@ -317,7 +314,7 @@ func (p *Policy) Offers(req Request) bool {
 }
 
 // providers adds the layers of the provider and model keys that apply.
-func (p *Policy) providers(req Request, prefix string, by map[string]Rules, provider, model string, add func(string, Decision, string)) {
+func (p *Policy) providers(req Request, prefix string, by map[string]Rules, provider, model string, add func(Verdict)) {
 	if provider == "" || len(by) == 0 {
 		return
 	}
@@ -331,46 +328,48 @@ func (p *Policy) providers(req Request, prefix string, by map[string]Rules, prov
 
 // layer evaluates one layer of rules: a layer without rules adds nothing, a
 // layer whose rules do not mention the tool adds a None verdict.
-func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decision, string)) {
+func (p *Policy) layer(req Request, name string, r Rules, add func(Verdict)) {
 	if r.Profile == "" && len(r.Allow) == 0 && len(r.AlsoAllow) == 0 && len(r.Deny) == 0 && len(r.Ask) == 0 {
 		return
 	}
 	m := &req.Meta
+	verdict := func(d Decision, rule string) { add(Verdict{Layer: name, Decision: d, Rule: rule}) }
 	if ref, ok := p.best(req, r.Deny, false); ok {
-		add(name, Deny, mark(p, ref)+"deny "+ref)
+		add(Verdict{Layer: name, Decision: Deny, Rule: "deny " + ref, Specific: p.specific(ref)})
 		return
 	}
-	if rule, ok := p.ask(req, r.Ask); ok {
-		add(name, Ask, rule)
+	if v, ok := p.ask(req, r.Ask); ok {
+		v.Layer = name
+		add(v)
 		return
 	}
 	unmet := p.unmetAsk(req, r.Ask)
 	if r.Profile != "" {
 		if d, rule := p.profile(m, r.Profile, r.AlsoAllow); d == Deny {
-			add(name, d, rule)
+			verdict(d, rule)
 			return
 		}
 	}
 	if len(r.Allow) > 0 {
 		refs := append(slices.Clone(r.Allow), r.AlsoAllow...)
 		if ref, ok := p.best(req, refs, true); ok {
-			add(name, Allow, mark(p, ref)+"allow "+ref)
+			add(Verdict{Layer: name, Decision: Allow, Rule: "allow " + ref, Specific: p.specific(ref)})
 			return
 		}
 		if ref, ok := p.someUnknown(req, refs); ok {
-			add(name, Allow, "allow "+ref+": depends on the call's arguments")
+			verdict(Allow, "allow "+ref+": depends on the call's arguments")
 			return
 		}
 		if slices.ContainsFunc(r.Allow, func(ref string) bool { _, _, spec := splitRule(ref); return !spec }) {
-			add(name, Deny, "not in the allow list")
+			verdict(Deny, "not in the allow list")
 			return
 		}
 	}
 	if r.Profile != "" {
-		add(name, Allow, "in profile "+r.Profile)
+		verdict(Allow, "in profile "+r.Profile)
 		return
 	}
-	add(name, None, cmp.Or(unmet, "no rule names it"))
+	verdict(None, cmp.Or(unmet, "no rule names it"))
 }
 
 // profile decides the profile layer: in the profile, or in alsoAllow.
@@ -418,19 +417,19 @@ func (p *Policy) someUnknown(req Request, refs []string) (string, bool) {
 	return "", false
 }
 
-// mark prefixes a verdict's rule with "!" when ref has a specifier: Decide
-// records the verdict as specific.
-func mark(p *Policy, ref string) string {
-	if r, ok := p.rule(ref); ok && r.kind != wholeTool {
-		return "!"
-	}
-	return ""
+// specific reports whether ref has a specifier: a verdict of its rule is
+// [Verdict.Specific].
+func (p *Policy) specific(ref string) bool {
+	r, ok := p.rule(ref)
+	return ok && r.kind != wholeTool
 }
 
-// ask returns the verdict rule of the most specific ask rule that holds
-// for req: one of its references holds, and its conditions.
-func (p *Policy) ask(req Request, rules []AskRule) (string, bool) {
-	found, rank := "", -1
+// ask returns the verdict (without its layer) of the most specific ask
+// rule that holds for req: one of its references holds, and its
+// conditions.
+func (p *Policy) ask(req Request, rules []AskRule) (Verdict, bool) {
+	var found Verdict
+	rank := -1
 	for _, a := range rules {
 		ref, ok := p.best(req, a.Tools, false)
 		if !ok {
@@ -438,7 +437,7 @@ func (p *Policy) ask(req Request, rules []AskRule) (string, bool) {
 		}
 		r, _ := p.rule(ref)
 		if cond, ok := p.conditionsMatch(a.When, req); ok && r.specificity() > rank {
-			found, rank = mark(p, ref)+"ask "+ref+cond, r.specificity()
+			found, rank = Verdict{Decision: Ask, Rule: "ask " + ref + cond, Specific: r.kind != wholeTool}, r.specificity()
 		}
 	}
 	return found, rank >= 0
