@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/toolbelt/toolbelt/catalog"
-	"github.com/toolbelt/toolbelt/internal/netproxy"
+	"github.com/toolbelt/toolbelt/internal/hostmatch"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -111,7 +111,7 @@ func parseRule(ref string) (rule, error) {
 	}
 	if d, ok := strings.CutPrefix(spec, "domain:"); ok {
 		r.kind, r.pattern = specDomain, strings.TrimSpace(d)
-		if err := netproxy.CheckDomainPattern(r.pattern); err != nil {
+		if err := hostmatch.CheckPattern(r.pattern); err != nil {
 			return r, fmt.Errorf("%q: %v", ref, err)
 		}
 		return r, nil
@@ -312,7 +312,7 @@ func (r rule) domainHolds(req Request, strict bool) bool {
 	}
 	for _, s := range urls {
 		u, err := url.Parse(s)
-		ok := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" && netproxy.MatchDomain(r.pattern, u.Hostname())
+		ok := err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Hostname() != "" && hostmatch.Match(r.pattern, u.Hostname())
 		if strict && !ok {
 			return false
 		}
