@@ -126,6 +126,11 @@ type Request struct {
 	// names each program it starts).
 	Programs       []tool.Program
 	ProgramsListed bool
+	// Saved are the allow rules a person saved for the call's workspace
+	// from an approval ("exec(npm run test:*)"): the "workspace" layer.
+	// Only rules with a specifier count, and like every allow they never
+	// override a deny or an ask of another layer.
+	Saved []string
 	// Caller is who calls: its agent, channel, sandbox and sub-agent flags
 	// select those layers, and its owner flag (true only when the caller is
 	// known to be the owner) the owner-only tools.
@@ -202,6 +207,9 @@ func (p *Policy) Decide(req Request) Result {
 	}
 	if req.Caller.Subagent {
 		p.layer(req, "subagent", p.Subagents, add)
+	}
+	if saved := slices.DeleteFunc(slices.Clone(req.Saved), func(ref string) bool { return !p.specific(ref) }); len(saved) > 0 {
+		p.layer(req, "workspace", Rules{Allow: saved}, add)
 	}
 	for _, v := range res.Verdicts {
 		if v.Decision > res.Decision {
