@@ -126,7 +126,7 @@ func TestSavedRuleFromThePrompt(t *testing.T) {
 	}
 	cmd := exec.Command(os.Args[0], touch("first")...)
 	cmd.Env = env
-	code, screen := atTerminal(t, cmd, [2]string{"[r] save the rule, [n] no: ", "r"})
+	code, screen := atTerminal(t, cmd, [2]string{"[r] save the rule, [w] this workspace (kept until revoked), [n] no: ", "r"})
 	if code != 0 || !strings.Contains(screen, "[r] saves allow exec(touch:*) for this workspace") {
 		t.Fatalf("exit %d:\n%s", code, screen)
 	}

@@ -76,7 +76,7 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 	case c.Always == "":
 		question, choices = "Allow? [y] once, [n] no: ", "y or n"
 	case c.Rule != "":
-		question, choices = "Allow? [y] once, [s] this session, [w] this workspace (kept until revoked), [r] save the rule, [n] no: ", "y, s, w, r or n"
+		question, choices = "Allow? [y] once, [s] this session, [r] save the rule, [w] this workspace (kept until revoked), [n] no: ", "y, s, r, w or n"
 	}
 	for range 3 {
 		fmt.Fprint(t.tty, t.col.bold(question))
