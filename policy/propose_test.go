@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -72,6 +73,7 @@ func TestSavedRulesLayer(t *testing.T) {
 	npm := []tool.Program{{Name: "npm", Args: []string{"run", "test"}, Exact: true}}
 	for _, tc := range []struct {
 		name  string
+		tool  string
 		p     *Policy
 		saved []string
 		want  Decision
@@ -83,9 +85,10 @@ func TestSavedRulesLayer(t *testing.T) {
 		{name: "a deny of an agent wins", p: &Policy{Agents: map[string]Rules{"a": {Deny: []string{"exec"}}}}, saved: []string{"exec(npm run test:*)"}, want: Deny},
 		{name: "an ask wins", p: &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"exec(npm:*)"}}}}}, saved: []string{"exec(npm run test:*)"}, want: Ask},
 		{name: "a whole tool is not saved", saved: []string{"exec"}, want: Allow},
+		{name: "another tool", tool: "read", saved: []string{"exec", "exec(npm run test:*)"}, want: Allow},
 		{name: "an allow list elsewhere", p: &Policy{Tools: Rules{Allow: []string{"read"}}}, saved: []string{"exec(npm run test:*)"}, want: Deny},
 	} {
-		req := Request{Meta: tool.Meta{ID: "exec"}, Args: map[string]any{"command": "npm run test"}, Programs: npm, ProgramsListed: true,
+		req := Request{Meta: tool.Meta{ID: cmp.Or(tc.tool, "exec")}, Args: map[string]any{"command": "npm run test"}, Programs: npm, ProgramsListed: true,
 			Caller: tool.Identity{AgentID: "a"}, Saved: tc.saved}
 		p := tc.p
 		if p == nil {
