@@ -6,28 +6,39 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/policy"
 )
 
 // RevokeApprovals forgets the approvals kept for the workspace ws — all of
-// them, or those of tool — as by asked, records that in the audit log, and
-// returns how many it forgot. The calls they allowed ask again, also in a
-// process that is running (runners read the approvals at every call).
-func (tb *Toolbelt) RevokeApprovals(ctx context.Context, ws, tool, by string) (int64, error) {
+// them, those of a tool, or, when what is a rule with a specifier
+// ("exec(npm run test:*)"), that saved rule — as by asked, records that in
+// the audit log, and returns how many grants (allow always answers) and
+// saved rules it forgot. The calls they allowed ask again, also in a
+// process that is running (runners read both at every call).
+func (tb *Toolbelt) RevokeApprovals(ctx context.Context, ws, what, by string) (grants, rules int64, err error) {
 	if tb.writer == nil {
-		return 0, ErrToolsOnly
+		return 0, 0, ErrToolsOnly
 	}
-	n, err := tb.st.Approvals(ws).Revoke(ctx, tool)
-	if err != nil {
-		return 0, err
+	a := tb.st.Approvals(ws)
+	if policy.RuleName(what) == what {
+		if grants, err = a.Revoke(ctx, what); err != nil {
+			return 0, 0, err
+		}
 	}
-	what := "all approvals"
-	if tool != "" {
-		what = "the approvals of " + tool
+	if rules, err = a.RevokeRules(ctx, what); err != nil {
+		return grants, 0, err
 	}
-	rec := audit.Record{Kind: audit.KindApprovalsRevoked, Time: time.Now(), Tool: tool, Workspace: ws, Channel: "cli",
-		Note: fmt.Sprintf("%s revoked %s kept for the workspace (%d)", by, what, n)}
+	desc := "all approvals and saved rules"
+	switch {
+	case what != "" && policy.RuleName(what) != what:
+		desc = "the saved rule " + what
+	case what != "":
+		desc = "the approvals and saved rules of " + what
+	}
+	rec := audit.Record{Kind: audit.KindApprovalsRevoked, Time: time.Now(), Tool: policy.RuleName(what), Workspace: ws, Channel: "cli",
+		Note: fmt.Sprintf("%s revoked %s kept for the workspace (%d approvals, %d rules)", by, desc, grants, rules)}
 	if err := tb.writer.Append(ctx, rec); err != nil {
-		return n, fmt.Errorf("the approvals were revoked, but recording that in the audit log failed: %w", err)
+		return grants, rules, fmt.Errorf("the approvals were revoked, but recording that in the audit log failed: %w", err)
 	}
-	return n, nil
+	return grants, rules, nil
 }

@@ -98,7 +98,7 @@ func (tb *Toolbelt) pipeline(ws string) []invoke.Option {
 	opts := []invoke.Option{
 		invoke.WithLogger(tb.log), invoke.WithConfig(PipelineConfig(tb.cfg)), invoke.WithPolicy(tb.policy),
 		invoke.WithOutputs(tb.st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
-		invoke.WithAudit(tb.auditor), invoke.WithApprovalStore(tb.st.Approvals(ws)),
+		invoke.WithAudit(tb.auditor), invoke.WithApprovalStore(tb.st.Approvals(ws)), invoke.WithRuleStore(tb.st.Approvals(ws)),
 		invoke.WithGate(gate{tb}), invoke.Use(tb.recovery.First(tb.journal)), tb.feed.Option(),
 	}
 	if h := Hooks(tb.cfg, tb.reg); h != nil {

@@ -141,7 +141,9 @@ type Confirmation struct {
 	Asked bool `json:"asked"`
 	// Answer is "allow-once", "allow-session" (for the caller's session,
 	// in memory), "allow-workspace" (kept for the workspace until
-	// revoked), "allowed-before" (an earlier such answer held), "deny",
+	// revoked), "allow-rule" (a rule was saved for the workspace),
+	// "allowed-before" (an earlier such answer held),
+	// "allowed-by-rule" (an allow rule on arguments approved it), "deny",
 	// "timeout" or "none" (no confirmer).
 	Answer string `json:"answer"`
 	// By says who or what answered ("terminal", "--yes", "callback", a
@@ -149,6 +151,10 @@ type Confirmation struct {
 	By string `json:"by"`
 	// At is when the answer came.
 	At time.Time `json:"at,omitzero"`
+	// Rule is the rule saved for the workspace that allowed the call
+	// ("allowed-by-rule"), or the one the person saved with their answer
+	// ("allow-rule").
+	Rule string `json:"rule,omitempty"`
 	// Reason is the reason given with a denial, passed on to the model.
 	Reason string `json:"reason,omitempty"`
 }

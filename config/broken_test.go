@@ -100,6 +100,14 @@ toolbelt.yaml:3:12: tools.notes.auth.tokn: unknown key; did you mean "token"?`},
 toolbelt.yaml:4:15: tools.notes.maxItems is -1: minimum: got -1, want at least 1
 toolbelt.yaml:5:5: tools.notes.extra: unknown key: tools.notes takes auth, baseUrl, maxItems, mode`},
 	{"tools:\n  plain:\n    baseUrl: x\n", `toolbelt.yaml:2:3: tools.plain: plain takes no settings`},
+	// Rules on arguments whose specifier cannot be used, and a tool name
+	// with a typo before one.
+	{"tools:\n  deny: [exec()]\n", `toolbelt.yaml:2:10: tools.deny[0]: "exec()" has an empty specifier: leave out the parentheses to name the whole tool`},
+	{"tools:\n  allow:\n    - web_fetch(domain:https://github.com)\n", `toolbelt.yaml:3:7: tools.allow[0]: "web_fetch(domain:https://github.com)": "https://github.com" is not a domain pattern: use a host name (github.com), *. and a host name for its subdomains (*.github.com), or an IP address`},
+	{"tools:\n  ask:\n    - read(../secrets/**)\n", `toolbelt.yaml:3:7: tools.ask[0]: "read(../secrets/**)": a path pattern lies inside the workspace and has no .. (./secrets/**, **/*.env)`},
+	{"agents:\n  a:\n    tools:\n      deny: [message($.channel)]\n", `toolbelt.yaml:4:14: agents.a.tools.deny[0]: "message($.channel)": a condition is $.argument=pattern, e.g. $.channel=slack or $.options.force=true`},
+	{"tools:\n  byProvider:\n    openai:\n      deny: [\"exec(npm run test:*\"]\n", `toolbelt.yaml:4:14: tools.byProvider.openai.deny[0]: "exec(npm run test:*" has unbalanced parentheses: write tool(specifier), e.g. exec(npm run test:*)`},
+	{"tools:\n  allow: [exce(npm run test:*)]\n", `toolbelt.yaml:2:11: no tool, alias or group matches "exce(npm run test:*)"; did you mean "exec"?`},
 	// Every problem of a file, in its order.
 	{"mcpServers:\n  b: {command: x, url: http://x}\n  a: {}\nlimits:\n  timout: 5m\n  maxResultChars: -1\nconfirm: {medium: 1}\ntools:\n  exec: {shel: bash}\n", `toolbelt.yaml:2:6: mcpServers.b has both a command and a url: give one
 toolbelt.yaml:3:6: mcpServers.a needs a command (stdio) or a url (HTTP)

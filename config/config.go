@@ -494,6 +494,16 @@ type AskRule struct {
 	When map[string]Names `yaml:"when"`
 }
 
+// UnmarshalYAML reads an ask rule, or a tool reference alone
+// ("exec(git push:*)"), which is the rule {tool: REF}.
+func (a *AskRule) UnmarshalYAML(node ast.Node) error {
+	if _, ok := node.(*ast.StringNode); ok {
+		return yaml.NodeToValue(node, &a.Tool)
+	}
+	type plain AskRule
+	return yaml.NodeToValue(node, (*plain)(a))
+}
+
 // Tools is the global policy plus the tools' own settings: any key of tools:
 // that is not a policy key is the settings of the tool (or section) it names,
 // passed to it as tool.Context.Config[key] and checked against the type the

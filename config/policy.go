@@ -65,7 +65,7 @@ func (c *Config) CheckTools(reg *registry.Registry) error {
 	metas := reg.List()
 	sep := cmp.Or(c.MCP.Separator, DefaultMCPSeparator)
 	known := func(ref string) bool {
-		ref = strings.TrimSpace(ref)
+		ref = policy.RuleName(ref)
 		if g, ok := strings.CutPrefix(ref, registry.GroupPrefix); ok {
 			if _, sec := catalog.SectionOrder(g); sec || g == "core" || g == "plugins" || g == "mcp" {
 				return true
@@ -137,7 +137,7 @@ func (c *Config) CheckTools(reg *registry.Registry) error {
 // registered tool is closest.
 func unknownRef(reg *registry.Registry, ref string) string {
 	msg := fmt.Sprintf("no tool, alias or group matches %q", ref)
-	if close := reg.Suggest(strings.TrimPrefix(ref, registry.GroupPrefix), 1); len(close) > 0 {
+	if close := reg.Suggest(strings.TrimPrefix(policy.RuleName(ref), registry.GroupPrefix), 1); len(close) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", close[0])
 	}
 	return msg

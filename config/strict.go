@@ -11,6 +11,7 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/toolbelt/toolbelt/internal/closest"
+	"github.com/toolbelt/toolbelt/policy"
 )
 
 // A checker walks YAML against the Go type it decodes into and reports
@@ -46,6 +47,10 @@ func (k *checker) check(node ast.Node, t reflect.Type, key string) bool {
 		return k.duration(node, key)
 	case reflect.TypeFor[Names]():
 		return k.names(node, key)
+	case reflect.TypeFor[AskRule]():
+		if _, ok := node.(*ast.StringNode); ok {
+			return k.names(node, key)
+		}
 	case reflect.TypeFor[Tools]():
 		return k.tools(node, key)
 	case reflect.TypeFor[ToolDir]():
@@ -179,12 +184,16 @@ func (k *checker) names(node ast.Node, key string) bool {
 	}
 	good := true
 	for i, item := range items {
-		if _, err := reference(item); err != nil {
-			at := key
-			if len(items) > 1 || node != item {
-				at = fmt.Sprintf("%s[%d]", key, i)
-			}
+		at := key
+		if len(items) > 1 || node != item {
+			at = fmt.Sprintf("%s[%d]", key, i)
+		}
+		ref, err := reference(item)
+		if err != nil {
 			k.fail(item, fmt.Sprintf("%s is %s: want a tool name, alias, * glob or group: reference", at, given(item)))
+			good = false
+		} else if err := policy.ParseRule(ref); err != nil {
+			k.fail(item, fmt.Sprintf("%s: %v", at, err))
 			good = false
 		}
 	}

@@ -77,7 +77,7 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 		rec.Verdicts = append(rec.Verdicts, audit.Verdict{Layer: v.Layer, Decision: v.Decision.String(), Rule: v.Rule})
 	}
 	if c := req.Confirmation; c != nil {
-		rec.Confirmation = &audit.Confirmation{Asked: c.Asked, Answer: c.Answer, By: c.By, At: c.At, Reason: c.Reason}
+		rec.Confirmation = &audit.Confirmation{Asked: c.Asked, Answer: c.Answer, By: c.By, At: c.At, Rule: c.Rule, Reason: c.Reason}
 	}
 	req.during.fill(&rec)
 	for _, c := range res.Content {

@@ -50,6 +50,12 @@ const (
 	// kept in the runner's [ApprovalStore] (without one, it holds as
 	// GrantSession does).
 	GrantWorkspace
+	// GrantRule also allows the later calls that the rule the
+	// confirmation proposes ([Confirmation.Rule]) matches, in the
+	// workspace, in any session and process, until it is revoked: the
+	// rule is saved in the runner's [RuleStore] (without one, or when no
+	// rule was proposed, it counts once).
+	GrantRule
 )
 
 // Confirmation is what a person is shown to decide about a call.
@@ -75,6 +81,10 @@ type Confirmation struct {
 	// workspace", or what the tool's preview says); it is "" when only
 	// "once" is offered, and NoAlways then says why.
 	Always, NoAlways string
+	// Rule is the allow rule a person may save for the workspace instead
+	// ("exec(npm run test:*)", see [policy.Policy.Propose]), shown to them
+	// as it would be saved; "" when none is offered.
+	Rule string
 	// Caller is who asks for the call, and in which workspace: the call's
 	// identity, as policy and the audit log see it.
 	Caller tool.Identity
@@ -103,12 +113,17 @@ type Answer struct {
 type ConfirmRecord struct {
 	Asked bool
 	// Answer is "allow-once", "allow-session", "allow-workspace",
+	// "allow-rule" (the proposed rule was saved for the workspace),
 	// "allowed-before" (an earlier answer for the session or workspace
-	// held), "deny", "timeout", "pending" (the question went to
+	// held), "allowed-by-rule" (an allow rule on arguments, of the
+	// configuration or saved for the workspace, approved it in advance), "deny", "timeout", "pending" (the question went to
 	// someone who answers later) or "none" (nobody to ask).
 	Answer string
 	By     string
 	At     time.Time
+	// Rule is the saved rule that allowed the call ("allowed-by-rule"),
+	// or the rule the person saved with their answer ("allow-rule").
+	Rule string
 	// Reason is what the person gave as the reason for a denial.
 	Reason string
 }
@@ -191,6 +206,69 @@ type ApprovalStore interface {
 	Approve(ctx context.Context, fingerprint, tool, by string) error
 }
 
+// RuleStore keeps the allow rules people saved for a workspace from an
+// approval (store.Approvals keeps them per workspace). They are read at
+// every call that needs approval and applied as the policy's "workspace"
+// layer ([policy.Request.Saved]): like any allow, they never override a
+// deny or an ask rule, and a revocation holds at once.
+type RuleStore interface {
+	Rules(ctx context.Context) ([]string, error)
+	SaveRule(ctx context.Context, rule, tool, by string) error
+}
+
+// savedRule returns the rule saved for the workspace that approves the
+// call in advance, "" when none does. A call an ask rule or a hook asks
+// about is not approved by one.
+func (r *Runner) savedRule(ctx context.Context, req *Request) string {
+	if r.ruleStore == nil || req.Approval != nil {
+		return ""
+	}
+	saved, err := r.ruleStore.Rules(ctx)
+	if err != nil {
+		req.logger().Warn("reading the saved rules; asking instead", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+		return ""
+	}
+	if len(saved) == 0 {
+		return ""
+	}
+	p, pr := r.ruleRequest(ctx, req)
+	pr.Saved = saved
+	if d := p.Decide(pr); d.Preapproved && d.DecidedBy.Layer == "workspace" {
+		return strings.TrimPrefix(d.DecidedBy.Rule, "allow ") // the layer's verdicts are "allow REF"
+	}
+	return ""
+}
+
+// proposeRule returns the rule a person may save when asked about the
+// call, "" when none is offered: without a rule store, for a call an ask
+// rule or a hook asks about (an allow would not override it), or one
+// whose preview offers only "once".
+func (r *Runner) proposeRule(ctx context.Context, req *Request, noAlways string) string {
+	if r.ruleStore == nil || req.Approval != nil || noAlways != "" {
+		return ""
+	}
+	p, pr := r.ruleRequest(ctx, req)
+	return p.Propose(pr)
+}
+
+// ruleRequest describes the call to the policy with everything a rule on
+// arguments looks at — its arguments, files and programs — whatever rules
+// the runner's policy has (an empty one when it has none).
+func (r *Runner) ruleRequest(ctx context.Context, req *Request) (*policy.Policy, policy.Request) {
+	p := r.policy
+	if p == nil {
+		p = &policy.Policy{}
+	}
+	args, err := req.Args()
+	if err != nil {
+		args = map[string]any{}
+	}
+	pr := policyRequest(req.Context.Identity, req.Tool.Meta, args, req.Provider, req.Model)
+	pr.Files, pr.FilesListed = req.files(ctx)
+	pr.Programs, pr.ProgramsListed = req.programs(ctx)
+	return p, pr
+}
+
 // approved reports whether fp was allowed for the call's session, or in
 // its workspace (with an approval store).
 func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
@@ -208,9 +286,10 @@ func (r *Runner) approved(ctx context.Context, req *Request, fp string) bool {
 	return ok
 }
 
-// grant remembers that a allowed the action fp as far as its grant
-// reaches, and returns the audit log's word for the answer.
-func (r *Runner) grant(ctx context.Context, req *Request, fp string, a Answer) string {
+// grant remembers that a allowed the action fp (or the calls rule, the
+// proposed rule, matches) as far as its grant reaches, and returns the
+// audit log's word for the answer.
+func (r *Runner) grant(ctx context.Context, req *Request, fp, rule string, a Answer) string {
 	switch {
 	case a.Grant == GrantWorkspace && r.approvalStore != nil:
 		if err := r.approvalStore.Approve(ctx, fp, req.Tool.Name, a.By); err != nil {
@@ -219,6 +298,13 @@ func (r *Runner) grant(ctx context.Context, req *Request, fp string, a Answer) s
 			return "allow-session"
 		}
 		return "allow-workspace"
+	case a.Grant == GrantRule && rule != "":
+		if err := r.ruleStore.SaveRule(ctx, rule, req.Tool.Name, a.By); err != nil {
+			req.logger().Warn("saving a rule for the workspace; the call is allowed once", "tool", req.Tool.Name, "call", req.Call.ID, "rule", rule, "err", err)
+			return "allow-once"
+		}
+		req.Confirmation.Rule = rule
+		return "allow-rule"
 	case a.Grant == GrantWorkspace, a.Grant == GrantSession:
 		r.approvals.add(approval{req.Scope.Session, fp})
 		return "allow-session"
@@ -233,6 +319,9 @@ func (r *Runner) grant(ctx context.Context, req *Request, fp string, a Answer) s
 type need struct {
 	why, fp, always, noAlways string
 	before                    bool
+	// saved is the rule saved for the workspace that approves the call
+	// (see [Runner.savedRule]); rule the one it proposes to save.
+	saved, rule string
 }
 
 // need works out the call's need for approval; res is the error result
@@ -252,6 +341,11 @@ func (r *Runner) need(ctx context.Context, req *Request) (n need, res tool.Resul
 	n.fp = Fingerprint(req.Tool.Name, req.Call.Arguments, req.Context, req.Effects)
 	n.always, n.noAlways = alwaysOf(req.Effects)
 	n.before = n.always != "" && r.approved(ctx, req, n.fp)
+	if !n.before && !req.preapproved {
+		if n.saved = r.savedRule(ctx, req); n.saved == "" {
+			n.rule = r.proposeRule(ctx, req, n.noAlways)
+		}
+	}
 	return n, tool.Result{}
 }
 
@@ -279,9 +373,12 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 			case policy.Ask:
 				req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
 			}
+			if d.Preapproved {
+				return tool.Result{}
+			}
 		}
 		n, res := r.need(ctx, req)
-		if !n.before {
+		if !n.before && n.saved == "" {
 			why = n.why
 		}
 		return res
@@ -318,8 +415,16 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return next(tool.WithApproval(ctx, tool.ApprovalUnasked), req)
 		}
 		now := time.Now()
+		if req.preapproved && req.Approval == nil {
+			req.Confirmation = &ConfirmRecord{Answer: "allowed-by-rule", By: "policy", At: now}
+			return next(approvedFor(ctx, req), req)
+		}
 		if n.before {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
+			return next(approvedFor(ctx, req), req)
+		}
+		if n.saved != "" {
+			req.Confirmation = &ConfirmRecord{Answer: "allowed-by-rule", By: "saved rule", At: now, Rule: n.saved}
 			return next(approvedFor(ctx, req), req)
 		}
 		if r.confirmer == nil {
@@ -330,7 +435,7 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		c := Confirmation{
 			CallID: req.Call.ID, Tool: req.Tool.Name, Args: req.Call.Arguments, Risk: req.Risk, Reason: why,
 			Message: req.Tool.Meta.ConfirmationMessage, Effects: req.Effects, Fingerprint: fp,
-			Always: always, NoAlways: noAlways, Caller: req.Context.Identity,
+			Always: always, NoAlways: noAlways, Rule: n.rule, Caller: req.Context.Identity,
 		}
 		if req.Approval != nil && req.Approval.Message != "" {
 			c.Message = req.Approval.Message
@@ -373,8 +478,8 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			return block(req, reason)
 		}
 		req.Confirmation.Answer = "allow-once"
-		if always != "" {
-			req.Confirmation.Answer = r.grant(ctx, req, fp, a)
+		if always != "" || a.Grant == GrantRule {
+			req.Confirmation.Answer = r.grant(ctx, req, fp, n.rule, a)
 		}
 		if a.Blanket {
 			return next(tool.WithApproval(ctx, tool.ApprovalGiven), req)

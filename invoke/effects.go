@@ -48,18 +48,23 @@ type touched struct {
 // relative to the workspace, cleaned, links resolved — and the files its
 // preview says it would change. listed says they include every file it
 // would change: its tool is read-only, or is a core tool whose preview
-// lists its changes (write, edit, apply_patch) and the preview worked.
+// lists its changes (write, edit, apply_patch) and the preview worked,
+// and every path it names resolves inside the workspace.
 // Worked out once for the call's arguments.
 func (req *Request) files(ctx context.Context) (files []string, listed bool) {
 	if req.touched != nil {
 		return req.touched.files, req.touched.listed
 	}
 	t := &touched{listed: req.Tool.Meta.ReadOnly}
+	unresolved := false
 	if args, err := req.Args(); err == nil && req.Context != nil && req.Context.FS != nil {
 		for _, p := range policy.ArgPaths(args) {
-			if canon, err := req.Context.FS.Resolve(ctx, p); err == nil {
-				t.files = append(t.files, canon) // one it cannot resolve is matched as given
+			canon, err := req.Context.FS.Resolve(ctx, p)
+			if err != nil {
+				unresolved = true // matched as given (policy.ArgPaths)
+				continue
 			}
+			t.files = append(t.files, canon)
 		}
 	}
 	if !t.listed {
@@ -69,8 +74,19 @@ func (req *Request) files(ctx context.Context) (files []string, listed bool) {
 		}
 		t.listed = err == nil && e != nil && req.Tool.Meta.Source == tool.SourceCore && catalog.ChangesFiles(req.Tool.Meta.ID)
 	}
+	t.listed = t.listed && !unresolved
 	slices.Sort(t.files)
 	t.files = slices.Compact(t.files)
 	req.touched = t
 	return t.files, t.listed
+}
+
+// programs returns the programs the call's command would start, as its
+// tool's preview lists them, and whether that list is complete.
+func (req *Request) programs(ctx context.Context) ([]tool.Program, bool) {
+	e, err := req.preview(ctx)
+	if err != nil || e == nil {
+		return nil, false
+	}
+	return e.Programs, e.Command != "" && e.Unsummarized == ""
 }

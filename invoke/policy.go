@@ -73,6 +73,7 @@ func (r *Runner) applyPolicy(ctx context.Context, req *Request) (res tool.Result
 			req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
 		}
 	}
+	req.preapproved = d.Preapproved
 	return tool.Result{}, false
 }
 
@@ -91,6 +92,9 @@ func callRequest(ctx context.Context, p *policy.Policy, req *Request) policy.Req
 	pr := policyRequest(req.Context.Identity, req.Tool.Meta, args, req.Provider, req.Model)
 	if args != nil && p.UsesFiles() {
 		pr.Files, pr.FilesListed = req.files(ctx)
+	}
+	if args != nil && p.UsesPrograms() {
+		pr.Programs, pr.ProgramsListed = req.programs(ctx)
 	}
 	return pr
 }

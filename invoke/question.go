@@ -108,7 +108,7 @@ func (r *Runner) ask(ctx context.Context, req *Request, q tool.Question) Confirm
 	case q.Always == "":
 		rec.Answer = "allow-once"
 	default:
-		rec.Answer = r.grant(ctx, req, fp, a)
+		rec.Answer = r.grant(ctx, req, fp, "", a)
 	}
 	return rec
 }

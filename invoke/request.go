@@ -66,8 +66,10 @@ type Request struct {
 	quick     int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
 	previewed *previewed     // the preview of the current arguments, once asked for
 	touched   *touched       // the files the call touches, once worked out
-	notes     map[string]any // what the pipeline did, for the result's details
-	during    *during        // what the tool told while it ran, for the audit record
+	// preapproved: an allow rule on arguments decided (policy.Result.Preapproved)
+	preapproved bool
+	notes       map[string]any // what the pipeline did, for the result's details
+	during      *during        // what the tool told while it ran, for the audit record
 }
 
 // Outcome classifies how a call ended when it did not run normally.

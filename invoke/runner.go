@@ -175,6 +175,9 @@ type Runner struct {
 	// approvalStore keeps "allow always" answers for good; nil keeps them
 	// for the runner's life.
 	approvalStore ApprovalStore
+	// ruleStore keeps the allow rules people saved for the workspace; nil
+	// offers none to save.
+	ruleStore RuleStore
 
 	// workspaces maps a tool context's workspace directory to its resolved
 	// form (see scopeOf).
@@ -208,6 +211,11 @@ func WithConfirmer(c Confirmer) Option { return func(r *Runner) { r.confirmer = 
 // runner's life: a person is not asked again about the exact action they
 // allowed always.
 func WithApprovalStore(s ApprovalStore) Option { return func(r *Runner) { r.approvalStore = s } }
+
+// WithRuleStore applies the allow rules people saved for the workspace in
+// s (see [RuleStore]), and lets a person asked about a call save the rule
+// it proposes there ([GrantRule]).
+func WithRuleStore(s RuleStore) Option { return func(r *Runner) { r.ruleStore = s } }
 
 // WithOutputs sets where full outputs of cut results are kept (default: in
 // memory, 64 MiB). The tool context's Outputs is set to it, so the

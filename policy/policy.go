@@ -102,6 +102,7 @@ type Policy struct {
 	OwnerOnly []string
 
 	globs sync.Map // pattern → *regexp.Regexp
+	rules sync.Map // reference → rule
 }
 
 // Request is a call, or a tool to offer, as policy sees it.
@@ -119,6 +120,17 @@ type Request struct {
 	// condition on files holds whatever the paths.
 	Files       []string
 	FilesListed bool
+	// Programs are the programs a command would start, as its tool's
+	// preview lists them, when a rule has a command specifier;
+	// ProgramsListed says the list is complete (the command parsed and
+	// names each program it starts).
+	Programs       []tool.Program
+	ProgramsListed bool
+	// Saved are the allow rules a person saved for the call's workspace
+	// from an approval ("exec(npm run test:*)"): the "workspace" layer.
+	// Only rules with a specifier count, and like every allow they never
+	// override a deny or an ask of another layer.
+	Saved []string
 	// Caller is who calls: its agent, channel, sandbox and sub-agent flags
 	// select those layers, and its owner flag (true only when the caller is
 	// known to be the owner) the owner-only tools.
@@ -134,12 +146,22 @@ type Verdict struct {
 	Layer    string   `json:"layer"`
 	Decision Decision `json:"decision"`
 	Rule     string   `json:"rule,omitempty"`
+	// Specific says the rule has a specifier that holds for the call
+	// ("allow exec(npm run test:*)"); see [Result.Preapproved].
+	Specific bool `json:"specific,omitempty"`
 }
 
 // Result is the policy's decision about a request.
 type Result struct {
 	Decision Decision  `json:"decision"`
 	Verdicts []Verdict `json:"verdicts"`
+	// DecidedBy is the verdict that decided: of those with the final
+	// decision, the most specific, the first of equals (empty when no
+	// layer has a rule).
+	DecidedBy Verdict `json:"decidedBy,omitzero"`
+	// Preapproved says an allow rule with a specifier decided: the call
+	// was approved in advance, and runs without a person being asked.
+	Preapproved bool `json:"preapproved,omitempty"`
 	// Reason explains a deny or an ask in words for the model and the person.
 	Reason string `json:"reason,omitempty"`
 }
@@ -150,20 +172,18 @@ const OwnerOnlyReason = "Tool restricted to owner senders."
 // Decide evaluates every layer for req.
 func (p *Policy) Decide(req Request) Result {
 	var res Result
-	add := func(layer string, d Decision, rule string) {
-		res.Verdicts = append(res.Verdicts, Verdict{Layer: layer, Decision: d, Rule: rule})
-	}
+	add := func(v Verdict) { res.Verdicts = append(res.Verdicts, v) }
 	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.Matches(&req.Meta, ref) })
 	if ownerOnly {
 		if req.Caller.Owner {
-			add("owner", Allow, "owner-only tool, caller is the owner")
+			add(Verdict{Layer: "owner", Decision: Allow, Rule: "owner-only tool, caller is the owner"})
 		} else {
-			add("owner", Deny, "owner-only tool, caller not known to be the owner")
+			add(Verdict{Layer: "owner", Decision: Deny, Rule: "owner-only tool, caller not known to be the owner"})
 		}
 	}
 	if r := p.Tools; r.Profile != "" {
 		d, rule := p.profile(&req.Meta, r.Profile, r.AlsoAllow)
-		add("profile", d, rule)
+		add(Verdict{Layer: "profile", Decision: d, Rule: rule})
 	}
 	global := p.Tools
 	global.Profile = "" // its own layer, above
@@ -188,6 +208,9 @@ func (p *Policy) Decide(req Request) Result {
 	if req.Caller.Subagent {
 		p.layer(req, "subagent", p.Subagents, add)
 	}
+	if saved := slices.DeleteFunc(slices.Clone(req.Saved), func(ref string) bool { return !p.specific(ref) }); len(saved) > 0 {
+		p.layer(req, "workspace", Rules{Allow: saved}, add)
+	}
 	for _, v := range res.Verdicts {
 		if v.Decision > res.Decision {
 			res.Decision = v.Decision
@@ -196,6 +219,12 @@ func (p *Policy) Decide(req Request) Result {
 	if res.Decision == None {
 		res.Decision = Allow
 	}
+	for _, v := range res.Verdicts {
+		if v.Decision == res.Decision && (res.DecidedBy.Layer == "" || v.Specific && !res.DecidedBy.Specific) {
+			res.DecidedBy = v
+		}
+	}
+	res.Preapproved = res.Decision == Allow && res.DecidedBy.Specific
 	res.Reason = p.reason(req, res, ownerOnly)
 	return res
 }
@@ -207,17 +236,13 @@ func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
 		if ownerOnly && !req.Caller.Owner {
 			return OwnerOnlyReason
 		}
-		for _, v := range res.Verdicts {
-			if v.Decision == Deny {
-				return fmt.Sprintf("Tool %s is not allowed here (%s: %s).", req.Meta.ID, v.Layer, v.Rule)
-			}
+		v := res.DecidedBy
+		if v.Specific {
+			return fmt.Sprintf("This call of %s is not allowed here (%s: %s).", req.Meta.ID, v.Layer, v.Rule)
 		}
+		return fmt.Sprintf("Tool %s is not allowed here (%s: %s).", req.Meta.ID, v.Layer, v.Rule)
 	case Ask:
-		for _, v := range res.Verdicts {
-			if v.Decision == Ask {
-				return fmt.Sprintf("%s: %s", v.Layer, v.Rule)
-			}
-		}
+		return fmt.Sprintf("%s: %s", res.DecidedBy.Layer, res.DecidedBy.Rule)
 	}
 	return ""
 }
@@ -226,7 +251,7 @@ func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
 // ask rule of some layer has conditions on them. When none has, Decide
 // gives the same result with Args nil, and a caller need not decode them.
 func (p *Policy) UsesArgs() bool {
-	return p.anyAskRule(func(a AskRule) bool { return len(a.When) > 0 })
+	return p.anyRule(func(a AskRule) bool { return len(a.When) > 0 }, func(r rule) bool { return r.kind != wholeTool })
 }
 
 // UsesFiles reports whether Decide looks at the files a call touches:
@@ -234,24 +259,40 @@ func (p *Policy) UsesArgs() bool {
 // has, Files and FilesListed change nothing, and a caller need not work
 // them out.
 func (p *Policy) UsesFiles() bool {
-	return p.anyAskRule(func(a AskRule) bool {
+	return p.anyRule(func(a AskRule) bool {
 		for key := range a.When {
 			if IsFileKey(key) {
 				return true
 			}
 		}
 		return false
-	})
+	}, func(r rule) bool { return r.kind == specPath })
 }
 
-// anyAskRule reports whether an ask rule of some layer satisfies f.
-func (p *Policy) anyAskRule(f func(AskRule) bool) bool {
+// UsesPrograms reports whether Decide looks at the programs a command
+// would start: whether a rule has a command specifier. When none has,
+// Programs and ProgramsListed change nothing.
+func (p *Policy) UsesPrograms() bool {
+	return p.anyRule(func(AskRule) bool { return false }, func(r rule) bool { return r.kind == specCommand })
+}
+
+// anyRule reports whether an ask rule of some layer satisfies f, or a
+// reference of some layer's allow, deny or ask lists satisfies g.
+func (p *Policy) anyRule(f func(AskRule) bool, g func(rule) bool) bool {
+	ref := func(s string) bool {
+		r, ok := p.rule(s)
+		return ok && g(r)
+	}
+	one := func(r Rules) bool {
+		return slices.ContainsFunc(r.Ask, func(a AskRule) bool { return f(a) || slices.ContainsFunc(a.Tools, ref) }) ||
+			slices.ContainsFunc(r.Allow, ref) || slices.ContainsFunc(r.AlsoAllow, ref) || slices.ContainsFunc(r.Deny, ref)
+	}
 	in := func(r Rules) bool {
-		if slices.ContainsFunc(r.Ask, f) {
+		if one(r) {
 			return true
 		}
 		for _, byProvider := range r.ByProvider {
-			if slices.ContainsFunc(byProvider.Ask, f) {
+			if one(byProvider) {
 				return true
 			}
 		}
@@ -281,7 +322,7 @@ func (p *Policy) Offers(req Request) bool {
 }
 
 // providers adds the layers of the provider and model keys that apply.
-func (p *Policy) providers(req Request, prefix string, by map[string]Rules, provider, model string, add func(string, Decision, string)) {
+func (p *Policy) providers(req Request, prefix string, by map[string]Rules, provider, model string, add func(Verdict)) {
 	if provider == "" || len(by) == 0 {
 		return
 	}
@@ -295,50 +336,48 @@ func (p *Policy) providers(req Request, prefix string, by map[string]Rules, prov
 
 // layer evaluates one layer of rules: a layer without rules adds nothing, a
 // layer whose rules do not mention the tool adds a None verdict.
-func (p *Policy) layer(req Request, name string, r Rules, add func(string, Decision, string)) {
+func (p *Policy) layer(req Request, name string, r Rules, add func(Verdict)) {
 	if r.Profile == "" && len(r.Allow) == 0 && len(r.AlsoAllow) == 0 && len(r.Deny) == 0 && len(r.Ask) == 0 {
 		return
 	}
 	m := &req.Meta
-	if ref, ok := p.first(m, r.Deny); ok {
-		add(name, Deny, "deny "+ref)
+	verdict := func(d Decision, rule string) { add(Verdict{Layer: name, Decision: d, Rule: rule}) }
+	if ref, ok := p.best(req, r.Deny, false); ok {
+		add(Verdict{Layer: name, Decision: Deny, Rule: "deny " + ref, Specific: p.specific(ref)})
 		return
 	}
-	unmet := "" // an ask rule that names the tool, whose conditions do not hold
-	for _, a := range r.Ask {
-		if ref, ok := p.first(m, a.Tools); ok {
-			if cond, ok := p.conditionsMatch(a.When, req); ok {
-				add(name, Ask, "ask "+ref+cond)
-				return
-			}
-			switch {
-			case unmet != "":
-			case req.Args == nil:
-				unmet = "ask " + ref + " when " + conditionsText(a.When) + ": depends on the call's arguments"
-			default:
-				unmet = "ask " + ref + " only when " + conditionsText(a.When) + ", which does not hold"
-			}
-		}
+	if v, ok := p.ask(req, r.Ask); ok {
+		v.Layer = name
+		add(v)
+		return
 	}
+	unmet := p.unmetAsk(req, r.Ask)
 	if r.Profile != "" {
 		if d, rule := p.profile(m, r.Profile, r.AlsoAllow); d == Deny {
-			add(name, d, rule)
+			verdict(d, rule)
 			return
 		}
 	}
 	if len(r.Allow) > 0 {
-		if ref, ok := p.first(m, append(slices.Clone(r.Allow), r.AlsoAllow...)); ok {
-			add(name, Allow, "allow "+ref)
-		} else {
-			add(name, Deny, "not in the allow list")
+		refs := append(slices.Clone(r.Allow), r.AlsoAllow...)
+		if ref, ok := p.best(req, refs, true); ok {
+			add(Verdict{Layer: name, Decision: Allow, Rule: "allow " + ref, Specific: p.specific(ref)})
+			return
 		}
-		return
+		if ref, ok := p.someUnknown(req, refs); ok {
+			verdict(Allow, "allow "+ref+": depends on the call's arguments")
+			return
+		}
+		if slices.ContainsFunc(r.Allow, func(ref string) bool { _, _, spec := splitRule(ref); return !spec }) {
+			verdict(Deny, "not in the allow list")
+			return
+		}
 	}
 	if r.Profile != "" {
-		add(name, Allow, "in profile "+r.Profile)
+		verdict(Allow, "in profile "+r.Profile)
 		return
 	}
-	add(name, None, cmp.Or(unmet, "no rule names it"))
+	verdict(None, cmp.Or(unmet, "no rule names it"))
 }
 
 // profile decides the profile layer: in the profile, or in alsoAllow.
@@ -360,6 +399,86 @@ func (p *Policy) first(m *tool.Meta, refs []string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// best returns the most specific of refs that holds for req (the first
+// of equals); strict for a rule that gives (see [ParseRule]).
+func (p *Policy) best(req Request, refs []string, strict bool) (string, bool) {
+	found, rank := "", -1
+	for _, ref := range refs {
+		r, ok := p.rule(ref)
+		if ok && r.specificity() > rank && p.holds(req, ref, strict) == holds {
+			found, rank = ref, r.specificity()
+		}
+	}
+	return found, rank >= 0
+}
+
+// someUnknown returns the first of refs that names the tool with a
+// specifier the request cannot decide (no arguments).
+func (p *Policy) someUnknown(req Request, refs []string) (string, bool) {
+	for _, ref := range refs {
+		if p.holds(req, ref, true) == unknown {
+			return ref, true
+		}
+	}
+	return "", false
+}
+
+// specific reports whether ref has a specifier: a verdict of its rule is
+// [Verdict.Specific].
+func (p *Policy) specific(ref string) bool {
+	r, ok := p.rule(ref)
+	return ok && r.kind != wholeTool
+}
+
+// ask returns the verdict (without its layer) of the most specific ask
+// rule that holds for req: one of its references holds, and its
+// conditions.
+func (p *Policy) ask(req Request, rules []AskRule) (Verdict, bool) {
+	var found Verdict
+	rank := -1
+	for _, a := range rules {
+		ref, ok := p.best(req, a.Tools, false)
+		if !ok {
+			continue
+		}
+		r, _ := p.rule(ref)
+		if cond, ok := p.conditionsMatch(a.When, req); ok && r.specificity() > rank {
+			found, rank = Verdict{Decision: Ask, Rule: "ask " + ref + cond, Specific: r.kind != wholeTool}, r.specificity()
+		}
+	}
+	return found, rank >= 0
+}
+
+// unmetAsk words, for a tool no ask rule holds for, the first one that
+// names it but whose specifier or conditions do not hold ("" for none).
+func (p *Policy) unmetAsk(req Request, rules []AskRule) string {
+	for _, a := range rules {
+		for _, ref := range a.Tools {
+			h := p.holds(req, ref, false)
+			if h == fails && !p.Matches(&req.Meta, RuleName(ref)) {
+				continue
+			}
+			switch {
+			case h == unknown || req.Args == nil && len(a.When) > 0:
+				return "ask " + ref + whenText(a.When, " when ") + ": depends on the call's arguments"
+			case h == fails:
+				return "ask " + ref + ", which does not hold for this call"
+			default:
+				return "ask " + ref + " only when " + conditionsText(a.When) + ", which does not hold"
+			}
+		}
+	}
+	return ""
+}
+
+// whenText renders conditions after prefix, "" for none.
+func whenText(when map[string][]string, prefix string) string {
+	if len(when) == 0 {
+		return ""
+	}
+	return prefix + conditionsText(when)
 }
 
 // Matches reports whether ref names the tool: its id, an alias ("bash" is
@@ -396,7 +515,7 @@ func (p *Policy) conditionsMatch(when map[string][]string, req Request) (string,
 			parts = append(parts, part)
 			continue
 		}
-		s, ok := req.Args[key].(string)
+		s, ok := argValue(req.Args, key)
 		if !ok {
 			return "", false
 		}

@@ -94,3 +94,80 @@ func (a *Approvals) Revoke(ctx context.Context, tool string) (int64, error) {
 	}
 	return n, nil
 }
+
+// SavedRule is an allow rule a person saved for the workspace from an
+// approval ("exec(npm run test:*)"): the calls it matches run there
+// without asking, until it is revoked.
+type SavedRule struct {
+	Rule string    `json:"rule"`
+	Tool string    `json:"tool"`
+	By   string    `json:"by"`
+	At   time.Time `json:"at"`
+}
+
+// SaveRule keeps rule, an allow rule for calls of tool, for the workspace,
+// as by saved it. Saving a rule the workspace has keeps the first.
+func (a *Approvals) SaveRule(ctx context.Context, rule, tool, by string) error {
+	err := a.s.Write(ctx, func(tx *Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM saved_rules WHERE workspace = ? AND rule = ?", a.workspace, rule).Scan(&n); err != nil || n > 0 {
+			return err
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO saved_rules (workspace, rule, tool, saved_by, created_ns) VALUES (?, ?, ?, ?, ?)",
+			a.workspace, rule, tool, by, a.s.now().UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("saving a rule: %w", err)
+	}
+	return nil
+}
+
+// SavedRules returns the workspace's saved rules, oldest first.
+func (a *Approvals) SavedRules(ctx context.Context) ([]SavedRule, error) {
+	out, err := readAll(ctx, a.s, func(row scanner) (SavedRule, error) {
+		var r SavedRule
+		var ns int64
+		err := row.Scan(&r.Rule, &r.Tool, &r.By, &ns)
+		r.At = time.Unix(0, ns)
+		return r, err
+	}, "SELECT rule, tool, saved_by, created_ns FROM saved_rules WHERE workspace = ? ORDER BY created_ns, rule", a.workspace)
+	if err != nil {
+		return nil, fmt.Errorf("listing saved rules: %w", err)
+	}
+	return out, nil
+}
+
+// Rules returns the text of the workspace's saved rules, for the pipeline
+// to apply (see invoke.RuleStore).
+func (a *Approvals) Rules(ctx context.Context) ([]string, error) {
+	saved, err := a.SavedRules(ctx)
+	out := make([]string, len(saved))
+	for i, r := range saved {
+		out[i] = r.Rule
+	}
+	return out, err
+}
+
+// RevokeRules forgets the workspace's saved rules — the one whose text is
+// rule, those of a tool, or all of them when what is "" — and returns how
+// many it forgot.
+func (a *Approvals) RevokeRules(ctx context.Context, what string) (int64, error) {
+	var n int64
+	err := a.s.Write(ctx, func(tx *Tx) error {
+		q, args := "DELETE FROM saved_rules WHERE workspace = ?", []any{a.workspace}
+		if what != "" {
+			q, args = q+" AND (rule = ? OR tool = ?)", append(args, what, what)
+		}
+		res, err := tx.Exec(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("revoking saved rules: %w", err)
+	}
+	return n, nil
+}

@@ -47,3 +47,37 @@ func TestApprovals(t *testing.T) {
 		}
 	})
 }
+
+func TestSavedRules(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		a, b := st.Approvals("/ws/a"), st.Approvals("/ws/b")
+		for _, r := range []string{"exec(npm run test:*)", "exec(npm run test:*)", "edit(src/**)"} { // twice is once
+			tool := "exec"
+			if r == "edit(src/**)" {
+				tool = "edit"
+			}
+			if err := a.SaveRule(ctx, r, tool, "terminal (ada)"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		list, err := a.SavedRules(ctx)
+		if err != nil || len(list) != 2 || list[0].Rule != "exec(npm run test:*)" || list[0].Tool != "exec" || list[0].By != "terminal (ada)" || list[0].At.IsZero() {
+			t.Fatalf("%v %+v", err, list)
+		}
+		// Nothing crosses from one workspace to another.
+		if rules, err := b.Rules(ctx); err != nil || len(rules) != 0 {
+			t.Fatalf("rules crossed workspaces: %v %v", rules, err)
+		}
+		if n, err := a.RevokeRules(ctx, "exec(npm run test:*)"); err != nil || n != 1 {
+			t.Fatalf("revoke one rule: %d %v", n, err)
+		}
+		if rules, err := a.Rules(ctx); err != nil || len(rules) != 1 || rules[0] != "edit(src/**)" {
+			t.Fatalf("after revoking one: %v %v", rules, err)
+		}
+		if n, err := a.RevokeRules(ctx, "edit"); err != nil || n != 1 {
+			t.Fatalf("revoke a tool's rules: %d %v", n, err)
+		}
+	})
+}

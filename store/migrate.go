@@ -350,6 +350,20 @@ CREATE TABLE console_beats (
 	beat_ns BIGINT NOT NULL
 );
 `},
+	// Allow rules a person saved for a workspace from an approval
+	// ("exec(npm run test:*)"), applied as allow rules of that workspace
+	// until revoked; and the rule a pending approval proposes.
+	{name: "saved rules per workspace", sql: `
+CREATE TABLE saved_rules (
+	workspace TEXT NOT NULL,
+	rule TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	saved_by TEXT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	PRIMARY KEY (workspace, rule)
+);
+ALTER TABLE pending_approvals ADD COLUMN proposed_rule TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -166,6 +166,14 @@ func (e Effects) ProgramList() string {
 type Program struct {
 	Name string `json:"name"`
 	Path string `json:"path,omitempty"`
+	// Args are the words the program is given after its name, as it gets
+	// them (quotes removed), up to the first whose value is known only
+	// when the command runs. Exact says they are all of them and nothing
+	// else shapes the command: no argument is an expansion, no variable is
+	// set before the program, no redirection — a rule on arguments that
+	// allows a command holds only for an exact one.
+	Args  []string `json:"args,omitempty"`
+	Exact bool     `json:"exact,omitempty"`
 }
 
 // String renders p for people: "curl (/usr/bin/curl)".

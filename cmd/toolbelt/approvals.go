@@ -12,19 +12,20 @@ import (
 )
 
 type approvalsCmd struct {
-	List   approvalsListCmd   `cmd:"" help:"List the actions a person allowed in the workspace until revoked: tool, who, when."`
-	Revoke approvalsRevokeCmd `cmd:"" help:"Revoke the workspace's approvals (all, or one tool's); recorded in the audit log."`
+	List   approvalsListCmd   `cmd:"" help:"List the actions a person allowed in the workspace until revoked, and the rules they saved: tool, who, when."`
+	Revoke approvalsRevokeCmd `cmd:"" help:"Revoke the workspace's approvals and saved rules (all, one tool's, or one rule); recorded in the audit log."`
 }
 
 type approvalsListCmd struct {
 	workspaceFlags
-	JSON bool `name:"json" help:"Print JSON: {workspace, approvals: [{fingerprint, tool, by, at}]}."`
+	JSON bool `name:"json" help:"Print JSON: {workspace, approvals: [{fingerprint, tool, by, at}], rules: [{rule, tool, by, at}]}."`
 }
 
 // listedApprovals is what toolbelt approvals list --json prints.
 type listedApprovals struct {
-	Workspace string           `json:"workspace"`
-	Approvals []store.Approval `json:"approvals"`
+	Workspace string            `json:"workspace"`
+	Approvals []store.Approval  `json:"approvals"`
+	Rules     []store.SavedRule `json:"rules"`
 }
 
 func (c *approvalsListCmd) Run(e *env) error {
@@ -32,26 +33,45 @@ func (c *approvalsListCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	list, err := st.Approvals(ws).List(context.Background())
+	a := st.Approvals(ws)
+	list, err := a.List(context.Background())
+	if err != nil {
+		return err
+	}
+	rules, err := a.SavedRules(context.Background())
 	if err != nil {
 		return err
 	}
 	if c.JSON {
-		return writeJSON(e.stdout, listedApprovals{ws, append([]store.Approval{}, list...)})
+		return writeJSON(e.stdout, listedApprovals{ws, append([]store.Approval{}, list...), append([]store.SavedRule{}, rules...)})
 	}
-	if len(list) == 0 {
+	if len(list) == 0 && len(rules) == 0 {
 		_, err := fmt.Fprintf(e.stdout, "No actions are allowed in %s.\n", ws)
 		return err
 	}
 	// Only approvals for the workspace are kept: one for a session lives
 	// in that session's process.
-	fmt.Fprintf(e.stdout, "Allowed in %s until revoked (toolbelt approvals revoke [TOOL]):\n", ws)
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TOOL\tBY\tAT\tFINGERPRINT")
-	for _, a := range list {
-		tableRow(tw, a.Tool, a.By, a.At.Local().Format(time.DateTime), a.Fingerprint[:min(12, len(a.Fingerprint))])
+	if len(list) > 0 {
+		fmt.Fprintf(e.stdout, "Allowed in %s until revoked (toolbelt approvals revoke [TOOL]):\n", ws)
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "TOOL\tBY\tAT\tFINGERPRINT")
+		for _, a := range list {
+			tableRow(tw, a.Tool, a.By, a.At.Local().Format(time.DateTime), a.Fingerprint[:min(12, len(a.Fingerprint))])
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	if len(rules) > 0 {
+		fmt.Fprintf(e.stdout, "Rules saved for %s, allowing the calls they match until revoked (toolbelt approvals revoke RULE):\n", ws)
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "RULE\tBY\tAT")
+		for _, r := range rules {
+			tableRow(tw, r.Rule, r.By, r.At.Local().Format(time.DateTime))
+		}
+		return tw.Flush()
+	}
+	return nil
 }
 
 // personHere names the person at this command line, for the records of
@@ -64,7 +84,7 @@ func personHere() string {
 }
 
 type approvalsRevokeCmd struct {
-	Tool string `arg:"" optional:"" help:"Forget only this tool's approvals."`
+	What string `arg:"" optional:"" placeholder:"TOOL|RULE" help:"Forget only this tool's approvals and saved rules, or this one saved rule (exec(npm run test:*))."`
 	workspaceFlags
 }
 
@@ -73,10 +93,10 @@ func (c *approvalsRevokeCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	n, err := tb.RevokeApprovals(context.Background(), ws, strings.TrimSpace(c.Tool), personHere())
+	grants, rules, err := tb.RevokeApprovals(context.Background(), ws, strings.TrimSpace(c.What), personHere())
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(e.stdout, "Forgot %d approval(s) in %s; those actions ask again.\n", n, ws)
+	_, err = fmt.Fprintf(e.stdout, "Forgot %d approval(s) and %d saved rule(s) in %s; those actions ask again.\n", grants, rules, ws)
 	return err
 }

@@ -105,10 +105,55 @@ func TestAlwaysPersistsPerWorkspace(t *testing.T) {
 	}
 	detached("approvals", "revoke", "test_danger", "--workspace", ws).expect(t, 0)
 	if r := detached("audit", "list", "--json").expect(t, 0); !strings.Contains(compactJSON(t, []byte(r.stdout)), `"kind":"approvals-revoked","note":"cli (`) ||
-		!strings.Contains(r.stdout, "revoked the approvals of test_danger kept for the workspace (1)") {
+		!strings.Contains(r.stdout, "revoked the approvals and saved rules of test_danger kept for the workspace (1 approvals, 0 rules)") {
 		t.Errorf("the revocation is not in the audit log: %s", r.stdout)
 	}
 	detached(append(args, "--workspace", ws)...).expect(t, 1)
+}
+
+// TestSavedRuleFromThePrompt answers a command's approval at a real
+// terminal by saving the rule it proposes, shown as it is saved
+// (exec(touch:*)); a later call in another process without a terminal
+// that the rule matches runs unasked, in that workspace only; a deny of
+// the configuration still wins over it; approvals list shows it; saving
+// and revoking are in the audit log, and once revoked the call asks again.
+func TestSavedRuleFromThePrompt(t *testing.T) {
+	t.Parallel()
+	env := cliEnvironment(t)
+	ws, other := t.TempDir(), t.TempDir()
+	touch := func(name string) []string {
+		return []string{"call", "exec", "--args", `{"command":"touch ./` + name + `"}`, "--workspace", ws}
+	}
+	cmd := exec.Command(os.Args[0], touch("first")...)
+	cmd.Env = env
+	code, screen := atTerminal(t, cmd, [2]string{"[r] save the rule, [w] this workspace (kept until revoked), [n] no: ", "r"})
+	if code != 0 || !strings.Contains(screen, "[r] saves allow exec(touch:*) for this workspace") {
+		t.Fatalf("exit %d:\n%s", code, screen)
+	}
+	detached := func(args ...string) cliResult { t.Helper(); return runCLIWith(t, env, "", "", args...) }
+	detached(touch("second")...).expect(t, 0)
+	if _, err := os.Stat(filepath.Join(ws, "second")); err != nil {
+		t.Fatalf("the saved rule did not allow the second call: %v", err)
+	}
+	// Another command, or the same in another workspace, is asked about.
+	detached("call", "exec", "--args", `{"command":"mkdir ./dir"}`, "--workspace", ws).expect(t, 1)
+	detached("call", "exec", "--args", `{"command":"touch ./x"}`, "--workspace", other).expect(t, 1)
+	denied := writeConfig(t, "tools:\n  deny: [\"exec(touch ./blocked)\"]\n")
+	if r := detached(append([]string{"--config", denied}, touch("blocked")...)...).expect(t, 1); !strings.Contains(r.stdout+r.stderr, "deny exec(touch ./blocked)") {
+		t.Errorf("the deny did not decide: %s %s", r.stdout, r.stderr)
+	}
+	if r := detached("approvals", "list", "--workspace", ws).expect(t, 0); !strings.Contains(r.stdout, "exec(touch:*)  terminal (") {
+		t.Errorf("approvals list: %s", r.stdout)
+	}
+	audited := compactJSON(t, []byte(detached("audit", "list", "--json", "--tool", "exec").expect(t, 0).stdout))
+	if !strings.Contains(audited, `"answer":"allow-rule"`) || !strings.Contains(audited, `"answer":"allowed-by-rule"`) || !strings.Contains(audited, `"by":"saved rule","rule":"exec(touch:*)"`) {
+		t.Errorf("saving and using the rule are not in the audit log: %s", audited)
+	}
+	detached("approvals", "revoke", "exec(touch:*)", "--workspace", ws).expect(t, 0)
+	if r := detached("audit", "list", "--json").expect(t, 0); !strings.Contains(r.stdout, "revoked the saved rule exec(touch:*) kept for the workspace (0 approvals, 1 rules)") {
+		t.Errorf("the revocation is not in the audit log: %s", r.stdout)
+	}
+	detached(touch("third")...).expect(t, 1)
 }
 
 // TestHomeAsWorkspace: working in the home directory chosen as the

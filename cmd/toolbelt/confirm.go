@@ -52,7 +52,9 @@ func (t *terminal) Close() error { return t.tty.Close() }
 // Confirm shows the call and asks: once; for this session (the run's, in
 // memory); for this workspace (kept in the store until revoked) — the last
 // two for what the confirmation says they cover, and not offered when it
-// says so; or no, with an optional reason passed to the model.
+// says so; saving the rule the confirmation proposes, shown as it would be
+// saved, when it proposes one; or no, with an optional reason passed to
+// the model.
 func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -70,8 +72,11 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 
 	fmt.Fprint(t.tty, t.describe(c))
 	question, choices := "Allow? [y] once, [s] this session, [w] this workspace (kept until revoked), [n] no: ", "y, s, w or n"
-	if c.Always == "" {
+	switch {
+	case c.Always == "":
 		question, choices = "Allow? [y] once, [n] no: ", "y or n"
+	case c.Rule != "":
+		question, choices = "Allow? [y] once, [s] this session, [r] save the rule, [w] this workspace (kept until revoked), [n] no: ", "y, s, r, w or n"
 	}
 	for range 3 {
 		fmt.Fprint(t.tty, t.col.bold(question))
@@ -89,6 +94,10 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 		case "w", "workspace":
 			if c.Always != "" {
 				return invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: t.who}, nil
+			}
+		case "r", "rule":
+			if c.Rule != "" {
+				return invoke.Answer{Allow: true, Grant: invoke.GrantRule, By: t.who}, nil
 			}
 		case "n", "no", "":
 			fmt.Fprint(t.tty, "Reason, passed on to the model (optional): ")
@@ -139,6 +148,9 @@ func (t *terminal) describe(c invoke.Confirmation) string {
 		row("remember", "only once is offered: "+c.NoAlways)
 	} else {
 		row("remember", "[s] and [w] cover "+c.Always)
+	}
+	if c.Rule != "" {
+		row("rule", "[r] saves allow "+c.Rule+" for this workspace: the calls it matches run unasked until revoked")
 	}
 	row("arguments", string(c.Args))
 	if c.Effects != nil && c.Effects.Diff != "" {

@@ -26,6 +26,7 @@ func TestTerminalStatesEachScope(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
 		always, noAlways string
+		rule             string
 		// steps are what to wait for on the screen, and then type.
 		steps [][2]string
 		want  invoke.Answer
@@ -37,6 +38,12 @@ func TestTerminalStatesEachScope(t *testing.T) {
 		{name: "workspace", always: covers, steps: [][2]string{{question, "w"}},
 			want: invoke.Answer{Allow: true, Grant: invoke.GrantWorkspace, By: "tester"}},
 		{name: "once", always: covers, steps: [][2]string{{question, "y"}},
+			want: invoke.Answer{Allow: true, By: "tester"}},
+		{name: "rule", always: covers, rule: "exec(make:*)",
+			steps: [][2]string{{"Allow? [y] once, [s] this session, [r] save the rule, [w] this workspace (kept until revoked), [n] no: ", "r"}},
+			want:  invoke.Answer{Allow: true, Grant: invoke.GrantRule, By: "tester"},
+			shows: "  rule:       [r] saves allow exec(make:*) for this workspace: the calls it matches run unasked until revoked\n"},
+		{name: "no rule proposed", always: covers, steps: [][2]string{{question, "r"}, {"Please answer y, s, w or n.\n" + question, "y"}},
 			want: invoke.Answer{Allow: true, By: "tester"}},
 		{name: "not offered", noAlways: "the workspace has more than 200000 files, too many to fingerprint",
 			steps: [][2]string{{"Allow? [y] once, [n] no: ", "s"}, {"Please answer y or n.\nAllow? [y] once, [n] no: ", "y"}},
@@ -56,7 +63,7 @@ func TestTerminalStatesEachScope(t *testing.T) {
 			done := make(chan invoke.Answer, 1)
 			go func() {
 				a, err := term.Confirm(context.Background(), invoke.Confirmation{Tool: "exec", Risk: tool.RiskHigh, Reason: "high-risk call",
-					Effects: &tool.Effects{Command: "make"}, Always: tc.always, NoAlways: tc.noAlways})
+					Effects: &tool.Effects{Command: "make"}, Always: tc.always, NoAlways: tc.noAlways, Rule: tc.rule})
 				if err != nil {
 					t.Error(err)
 				}

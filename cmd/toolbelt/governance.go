@@ -365,10 +365,17 @@ func (c *policyExplainCmd) Run(e *env) error {
 		fmt.Fprintf(&b, " — %s", res.Reason)
 	}
 	b.WriteByte('\n')
+	if v := res.DecidedBy; v.Specific {
+		fmt.Fprintf(&b, "Decided by: %s: %s", v.Layer, v.Rule)
+		if res.Preapproved {
+			b.WriteString(" (approved in advance: no one is asked)")
+		}
+		b.WriteByte('\n')
+	}
 	if c.Args != "" && p.UsesFiles() {
 		b.WriteString(filesNote(id, req))
 	}
-	if res.Decision != policy.Deny {
+	if res.Decision != policy.Deny && !res.Preapproved {
 		if why := riskNote(meta.Risk.String(), cfg.Confirm.Medium); why != "" {
 			b.WriteString(why)
 		}

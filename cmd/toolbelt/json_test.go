@@ -89,6 +89,7 @@ func TestJSONCarriesWhatTheTextShows(t *testing.T) {
 		}
 	}
 	must(st.Approvals(ws).Approve(ctx, strings.Repeat("ab12", 16), "exec", "cli (alice)"))
+	must(st.Approvals(ws).SaveRule(ctx, "exec(npm run test:*)", "exec", "terminal (bob)"))
 	must(st.Sessions().Start(ctx, store.SessionStart{ID: "agent:writer:main", Workspace: ws, Model: "openai/m1", As: tool.Identity{AgentID: "writer"}}))
 	must(st.Sessions().Append(ctx, "agent:writer:main", ws, "openai/m1", []store.SessionMessage{{Role: "user", Body: json.RawMessage(`{"role":"user"}`)}}))
 	must(st.Close())
@@ -122,7 +123,7 @@ func TestJSONCarriesWhatTheTextShows(t *testing.T) {
 		{args: []string{"audit", "verify", "--data", intact, "--head", head}, code: 1, labels: "records chain intact head and it holds the saved head's record unchanged But repeats an earlier one a recorded twice the same"},
 		{args: []string{"audit", "verify", "--data", edited}, code: 1, labels: "Chain broken at record"},
 		{args: []string{"audit", "verify", "--data", keyed}, code: 1, labels: "Cannot"},
-		{args: []string{"approvals", "list", "--workspace", ws}, labels: "Allowed in until revoked toolbelt approvals revoke [TOOL] TOOL BY AT FINGERPRINT"},
+		{args: []string{"approvals", "list", "--workspace", ws}, labels: "Allowed in until revoked toolbelt approvals revoke [TOOL] TOOL BY AT FINGERPRINT Rules saved for allowing the calls they match RULE"},
 		{args: []string{"sessions", "--workspace", ws}, labels: "KEY AGENT STATUS MODEL MESSAGES TOKENS UPDATED PARENT -"},
 		{args: []string{"cron", "list", "--workspace", ws}, labels: "ID NAME WHEN NEXT LAST DOES -"},
 	} {

@@ -173,6 +173,20 @@ func TestCoreLinksNoDriver(t *testing.T) {
 	}
 }
 
+// TestPolicyLinksNoNetwork: policy only parses rules, so it links no HTTP
+// stack and none of the network code (the sandbox's proxy, the web guard):
+// a domain: rule's host names are compared by internal/hostmatch, which
+// the proxy shares.
+func TestPolicyLinksNoNetwork(t *testing.T) {
+	t.Parallel()
+	g := load(t)
+	for _, bad := range []string{"net/http", module + "/internal/netproxy", module + "/internal/netguard"} {
+		if path := g.chain(module+"/policy", func(p string) bool { return p == bad }); path != nil {
+			t.Errorf("policy links %s: %s. Compare host names with internal/hostmatch; network code stays out of the rules.", bad, short(path))
+		}
+	}
+}
+
 // TestInvokeDependencyBudget: invoke links at most invokeBudget packages
 // from outside the standard library and this module.
 func TestInvokeDependencyBudget(t *testing.T) {

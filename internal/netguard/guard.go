@@ -14,6 +14,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/toolbelt/toolbelt/internal/hostmatch"
 )
 
 // Refusal is a request the SSRF guard would not make; Reason says why, in
@@ -83,7 +85,7 @@ type Guard struct {
 // lowercased, without a trailing dot, IP spellings canonical.
 func HostKey(host string) string {
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
-	if ip, ok := ParseIPHost(host); ok {
+	if ip, ok := hostmatch.ParseIPHost(host); ok {
 		return ip.String()
 	}
 	return host
@@ -174,11 +176,11 @@ func (g *Guard) CheckHost(host, port string) error {
 	if isLocalhost(key) {
 		return Refuse("", "%s names this machine (loopback); add it to %s to reach it", host, g.setting)
 	}
-	if ip, ok := ParseIPHost(strings.ToLower(host)); ok {
+	if ip, ok := hostmatch.ParseIPHost(strings.ToLower(host)); ok {
 		if why := Blocked(ip); why != "" {
 			return Refuse("", "%s is %s; private and special addresses are not reached (add the host to %s to allow it)", describeHost(host, ip), why, g.setting)
 		}
-	} else if numericLooking(host) {
+	} else if hostmatch.Numeric(host) {
 		return Refuse("", "the host %q looks like a numeric address but is not a valid one", host)
 	}
 	return nil
@@ -263,7 +265,7 @@ func (g *Guard) resolve(ctx context.Context, host, port string, proxy *url.URL) 
 		return nil, Refuse("", "%s names this machine (loopback); add it to %s to reach it", host, g.setting)
 	}
 	var ips []netip.Addr
-	if ip, ok := ParseIPHost(strings.ToLower(host)); ok {
+	if ip, ok := hostmatch.ParseIPHost(strings.ToLower(host)); ok {
 		if why := Blocked(ip); why != "" && !allowed {
 			return nil, Refuse("", "the host %s is %s; private and special addresses are not reached (add the host to %s to allow it)", describeHost(host, ip), why, g.setting)
 		}
@@ -301,97 +303,6 @@ func (g *Guard) resolve(ctx context.Context, host, port string, proxy *url.URL) 
 		}
 	}
 	return ips, nil
-}
-
-// ParseIPHost parses host as an IP address in any spelling a resolver or
-// browser would accept: IPv6 in brackets or not, dotted IPv4, and the
-// inet_aton forms — one to four parts, each decimal, octal (leading 0) or
-// hex (0x), the last filling the remaining bytes ("2130706433",
-// "0x7f.1", "0177.0.0.01").
-func ParseIPHost(host string) (netip.Addr, bool) {
-	host = strings.TrimSuffix(host, ".")
-	if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
-		host = host[1 : len(host)-1]
-	}
-	if strings.Contains(host, ":") {
-		ip, err := netip.ParseAddr(host)
-		return ip, err == nil
-	}
-	if !numericLooking(host) {
-		return netip.Addr{}, false
-	}
-	parts := strings.Split(host, ".")
-	if len(parts) > 4 {
-		return netip.Addr{}, false
-	}
-	vals := make([]uint64, len(parts))
-	for i, p := range parts {
-		v, ok := parseAtonPart(p)
-		if !ok {
-			return netip.Addr{}, false
-		}
-		vals[i] = v
-	}
-	var n uint64
-	last := len(vals) - 1
-	for i := range last {
-		if vals[i] > 0xff {
-			return netip.Addr{}, false
-		}
-		n |= vals[i] << (8 * (3 - i))
-	}
-	if vals[last] >= 1<<(8*(4-last)) {
-		return netip.Addr{}, false
-	}
-	n |= vals[last]
-	return netip.AddrFrom4([4]byte{byte(n >> 24), byte(n >> 16), byte(n >> 8), byte(n)}), true
-}
-
-func parseAtonPart(p string) (uint64, bool) {
-	if p == "" {
-		return 0, false
-	}
-	base := 10
-	switch {
-	case strings.HasPrefix(p, "0x") || strings.HasPrefix(p, "0X"):
-		base, p = 16, p[2:]
-		if p == "" {
-			return 0, true // "0x" is 0 to inet_aton
-		}
-	case len(p) > 1 && p[0] == '0':
-		base, p = 8, p[1:]
-	}
-	v, err := strconv.ParseUint(p, base, 32)
-	return v, err == nil
-}
-
-// numericLooking reports whether host is made only of digits, dots and hex
-// spellings, as inet_aton reads hosts; such a host is never looked up by name.
-func numericLooking(host string) bool {
-	if host == "" {
-		return false
-	}
-	for _, part := range strings.Split(strings.TrimSuffix(host, "."), ".") {
-		if part == "" {
-			return false
-		}
-		p := strings.ToLower(part)
-		if strings.HasPrefix(p, "0x") {
-			p = p[2:]
-			for _, r := range p {
-				if !strings.ContainsRune("0123456789abcdef", r) {
-					return false
-				}
-			}
-			continue
-		}
-		for _, r := range p {
-			if r < '0' || r > '9' {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 var blockedV4 = []struct {

@@ -5,28 +5,9 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-)
 
-func TestParseIPHost(t *testing.T) {
-	t.Parallel()
-	for _, tc := range []struct {
-		host, want string
-	}{
-		{"127.0.0.1", "127.0.0.1"}, {"2130706433", "127.0.0.1"}, {"0x7f000001", "127.0.0.1"}, {"0x7f.1", "127.0.0.1"},
-		{"0177.0.0.01", "127.0.0.1"}, {"127.1", "127.0.0.1"}, {"10.1.2", "10.1.0.2"}, {"0", "0.0.0.0"}, {"0x", "0.0.0.0"},
-		{"[::1]", "::1"}, {"::ffff:10.0.0.1", "::ffff:10.0.0.1"}, {"8.8.8.8.", "8.8.8.8"},
-		{"256.0.0.1", ""}, {"1.2.3.4.5", ""}, {"4294967296", ""}, {"08.0.0.1", ""}, {"example.com", ""}, {"1e3", ""}, {"", ""},
-	} {
-		ip, ok := ParseIPHost(tc.host)
-		got := ""
-		if ok {
-			got = ip.String()
-		}
-		if got != tc.want {
-			t.Errorf("ParseIPHost(%q) = %q, want %q", tc.host, got, tc.want)
-		}
-	}
-}
+	"github.com/toolbelt/toolbelt/internal/hostmatch"
+)
 
 func TestBlockedPublic(t *testing.T) {
 	t.Parallel()
@@ -58,7 +39,7 @@ func FuzzHost(f *testing.F) {
 			return
 		}
 		h := strings.ToLower(u.Hostname())
-		if ip, ok := ParseIPHost(h); ok && Blocked(ip) != "" {
+		if ip, ok := hostmatch.ParseIPHost(h); ok && Blocked(ip) != "" {
 			t.Errorf("%q passed the URL check but %s is %s", host, ip, Blocked(ip))
 		}
 		if ip, err := netip.ParseAddr(strings.Trim(h, "[]")); err == nil && Blocked(ip) != "" {

@@ -80,8 +80,13 @@ func analyzeCommand(command, root, dir string, path, conceal []string) analysis 
 // incomplete.
 func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
 	l := programLister{r: r, funcs: map[string]bool{}}
+	redirected := map[syntax.Command]bool{}
 	syntax.Walk(f, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.Stmt:
+			if len(n.Redirs) > 0 && n.Cmd != nil {
+				redirected[n.Cmd] = true
+			}
 		case *syntax.FuncDecl:
 			if n.Name != nil {
 				l.funcs[n.Name.Value] = true
@@ -95,7 +100,8 @@ func listPrograms(f *syntax.File, r *resolver) ([]tool.Program, string) {
 				l.note("a program is named by an expansion whose value is known only when it runs")
 				return true
 			}
-			l.command(words, 0)
+			exact := len(words) == len(n.Args) && len(n.Assigns) == 0 && !redirected[n]
+			l.command(words, exact, 0)
 			if len(words) < len(n.Args) && (slices.Contains(runs, words[0]) || words[0] == "find") {
 				// env $X, exec "$@", find $D -exec …: the program run may be
 				// in the expansion or after it.
@@ -123,8 +129,9 @@ func (l *programLister) note(s string) {
 
 // command lists the program of one command (its leading literal words),
 // the one it wraps (env, nice, …) and the ones it runs (find -exec,
-// xargs), to a bounded depth.
-func (l *programLister) command(words []string, depth int) {
+// xargs), to a bounded depth. exact says words are all of the command's
+// and nothing else shapes it (see tool.Program).
+func (l *programLister) command(words []string, exact bool, depth int) {
 	if len(words) == 0 {
 		return
 	}
@@ -133,7 +140,7 @@ func (l *programLister) command(words []string, depth int) {
 		return
 	}
 	name := words[0]
-	p := tool.Program{Name: name}
+	p := tool.Program{Name: name, Args: words[1:], Exact: exact}
 	if !l.funcs[name] && !slices.Contains(builtins, name) {
 		p.Path = l.r.program(name)
 	}
@@ -151,7 +158,7 @@ func (l *programLister) command(words []string, depth int) {
 				for end < len(words) && words[end] != ";" && words[end] != "+" {
 					end++
 				}
-				l.command(words[i+1:end], depth+1)
+				l.command(words[i+1:end], exact, depth+1)
 			}
 		}
 	case slices.Contains(launchers, name):
@@ -161,7 +168,7 @@ func (l *programLister) command(words []string, depth int) {
 	case wrapped && !known:
 		l.note(unknownOption(name))
 	case wrapped:
-		l.command(next, depth+1)
+		l.command(next, exact, depth+1)
 	}
 }
 

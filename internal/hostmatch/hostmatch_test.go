@@ -1,8 +1,8 @@
-package netproxy
+package hostmatch
 
 import "testing"
 
-func TestMatchDomain(t *testing.T) {
+func TestMatch(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		pattern, host string
@@ -47,22 +47,43 @@ func TestMatchDomain(t *testing.T) {
 		{"github.com/x", "github.com", false},
 		{"github.com", "github.com:443", false},
 	} {
-		if got := MatchDomain(tc.pattern, tc.host); got != tc.want {
-			t.Errorf("MatchDomain(%q, %q) = %v, want %v", tc.pattern, tc.host, got, tc.want)
+		if got := Match(tc.pattern, tc.host); got != tc.want {
+			t.Errorf("Match(%q, %q) = %v, want %v", tc.pattern, tc.host, got, tc.want)
 		}
 	}
 }
 
-func TestCheckDomainPattern(t *testing.T) {
+func TestCheckPattern(t *testing.T) {
 	t.Parallel()
 	for _, p := range []string{"github.com", "*.github.com", "bücher.de", "10.0.0.1"} {
-		if err := CheckDomainPattern(p); err != nil {
+		if err := CheckPattern(p); err != nil {
 			t.Errorf("%q: %v", p, err)
 		}
 	}
 	for _, p := range []string{"", "*", "*.", "git*.com", "https://github.com", "github.com:443", "*.10.0.0.1"} {
-		if CheckDomainPattern(p) == nil {
+		if CheckPattern(p) == nil {
 			t.Errorf("%q was accepted as a domain pattern", p)
+		}
+	}
+}
+
+func TestParseIPHost(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		host, want string
+	}{
+		{"127.0.0.1", "127.0.0.1"}, {"2130706433", "127.0.0.1"}, {"0x7f000001", "127.0.0.1"}, {"0x7f.1", "127.0.0.1"},
+		{"0177.0.0.01", "127.0.0.1"}, {"127.1", "127.0.0.1"}, {"10.1.2", "10.1.0.2"}, {"0", "0.0.0.0"}, {"0x", "0.0.0.0"},
+		{"[::1]", "::1"}, {"::ffff:10.0.0.1", "::ffff:10.0.0.1"}, {"8.8.8.8.", "8.8.8.8"},
+		{"256.0.0.1", ""}, {"1.2.3.4.5", ""}, {"4294967296", ""}, {"08.0.0.1", ""}, {"example.com", ""}, {"1e3", ""}, {"", ""},
+	} {
+		ip, ok := ParseIPHost(tc.host)
+		got := ""
+		if ok {
+			got = ip.String()
+		}
+		if got != tc.want {
+			t.Errorf("ParseIPHost(%q) = %q, want %q", tc.host, got, tc.want)
 		}
 	}
 }
