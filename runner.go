@@ -181,7 +181,9 @@ func Hooks(cfg *config.Config, reg *registry.Registry) *invoke.Hooks {
 // are asked of the client (elicitation), or, when it cannot ask its user,
 // wait for the console (mcp.confirmFallback console, the default; deny
 // blocks them at once, allow runs them). opts are added to its pipeline
-// after the root's (a selection of tools, say). Serve it with ServeStdio
+// after the root's (a selection of tools, say). With mcp.readBeforeEdit
+// each client session is held to read before edit (package tools/fs's
+// Reads). Serve it with ServeStdio
 // or Handler; close it before the root.
 func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 	m := tb.cfg.MCP
