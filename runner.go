@@ -238,15 +238,22 @@ func (tb *Toolbelt) ServeStdio(ctx context.Context) error {
 }
 
 // Undo takes back the file changes of a call in the workspace ws ("" for
-// the root's), if the files are still as it left them (see package undo).
-// The call's changes that killed processes left unfinished, in any
-// workspace, are settled first: a change kept is then undone.
-func (tb *Toolbelt) Undo(ctx context.Context, ws, callID string) (undo.Report, error) {
+// the root's), or of several calls made in that order, together, if the
+// files are still as they left them (see package undo). The calls'
+// changes that killed processes left unfinished, in any workspace, are
+// settled first: a change kept is then undone.
+func (tb *Toolbelt) Undo(ctx context.Context, ws string, callIDs ...string) (undo.Report, error) {
 	ws = tool.ResolveDir(cmp.Or(ws, tb.ws))
-	interrupted, err := tb.journal.InterruptedIn(ctx, callID)
-	if err != nil {
-		return undo.Report{}, err
+	var interrupted []string
+	for _, id := range callIDs {
+		in, err := tb.journal.InterruptedIn(ctx, id)
+		if err != nil {
+			return undo.Report{}, err
+		}
+		interrupted = append(interrupted, in...)
 	}
+	slices.Sort(interrupted)
+	interrupted = slices.Compact(interrupted)
 	for _, w := range interrupted {
 		if w == ws {
 			continue
@@ -264,11 +271,11 @@ func (tb *Toolbelt) Undo(ctx context.Context, ws, callID string) (undo.Report, e
 	}
 	b, closeBridge, err := tb.bridge(ws)
 	if err != nil {
-		return undo.Report{}, fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", callID, ws, err)
+		return undo.Report{}, fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", strings.Join(callIDs, ", "), ws, err)
 	}
 	defer closeBridge()
 	tb.recovery.Settle(tb.journal, ws, b)
-	return undo.Undo(ctx, tb.journal.In(ws), b, callID)
+	return undo.Undo(ctx, tb.journal.In(ws), b, callIDs...)
 }
 
 // SettleInterrupted settles the changes killed processes left unfinished

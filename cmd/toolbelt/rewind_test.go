@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/llm/llmtest"
+)
+
+func anthropic(text string, calls ...llmtest.Call) llmtest.Response {
+	return llmtest.Response{Body: llmtest.Anthropic("", text, calls...)}
+}
+
+// TestChatRewind drives /rewind in toolbelt chat: the list of turns (the
+// files each changed, its shell commands), a rewind of files and
+// conversation to before turn 2 (the shell command's file stays and is
+// named as not covered; the next request no longer carries turn 2), and
+// a rewind refused, with nothing changed, because someone else changed a
+// file since. Each rewind is in the audit log.
+func TestChatRewind(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	if err := os.WriteFile(a, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(id, old, new string) llmtest.Call {
+		return llmtest.Call{ID: id, Name: "edit", Args: `{"path":"a.txt","edits":[{"oldText":"` + old + `","newText":"` + new + `"}]}`}
+	}
+	read := func(id string) llmtest.Call { return llmtest.Call{ID: id, Name: "read", Args: `{"path":"a.txt"}`} }
+	s := llmtest.New(t,
+		anthropic("", llmtest.Call{ID: "w1", Name: "write", Args: `{"path":"b.txt","content":"b"}`}), anthropic("Made b."),
+		anthropic("", read("r1")), anthropic("", edit("e1", "one", "two")),
+		anthropic("", llmtest.Call{ID: "x1", Name: "exec", Args: `{"command":"echo shell > c.txt"}`}), anthropic("Changed a."),
+		anthropic("Here."),
+		anthropic("", read("r2")), anthropic("", edit("e2", "one", "three")),
+		llmtest.Response{Check: func([]byte) *llmtest.Response {
+			if err := os.WriteFile(a, []byte("three, and by hand\n"), 0o644); err != nil {
+				t.Error(err)
+			}
+			r := anthropic("Changed again.")
+			return &r
+		}})
+	input := "make b\nchange a\n/rewind\n/rewind 2\nare you there?\nchange a again\n/rewind 3 files\n/rewind 9\n/quit\n"
+	env := cliEnvironment(t)
+	r := runCLIWith(t, env, "", input, "chat", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--yes").expect(t, 0)
+	for _, want := range []string{
+		"TURN  TIME", "make b", "b.txt", "change a", "a.txt (+ 1 shell command(s), not covered)",
+		"Undid call call_", ": reverted a.txt.", "Rewound the conversation to before turn 2 (4 message(s) kept).",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{
+		"not covered by the rewind", "exec: echo shell > c.txt",
+		"nothing was rewound: cannot undo call call_", "a.txt: changed since",
+		"there is no turn 9: the session has 3 turn(s)",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	for name, want := range map[string]string{"a.txt": "three, and by hand\n", "b.txt": "b", "c.txt": "shell\n"} {
+		if b, err := os.ReadFile(filepath.Join(ws, name)); err != nil || string(b) != want {
+			t.Errorf("%s = %q (%v), want %q", name, b, err, want)
+		}
+	}
+	reqs := s.Requests()
+	if len(reqs) != 10 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if after := string(reqs[6].Body); !strings.Contains(after, "make b") || strings.Contains(after, "change a") || !strings.Contains(after, "are you there?") {
+		t.Errorf("the request after the rewind: %s", after)
+	}
+	rewinds := auditRecords(t, env, "--tool", "rewind")
+	if len(rewinds) != 3 || rewinds[0].IsError || rewinds[1].ErrorClass != "conflict" || rewinds[2].ErrorClass != "refused" {
+		t.Fatalf("rewind records: %+v", rewinds)
+	}
+	var args map[string]any
+	if err := json.Unmarshal(rewinds[0].Arguments, &args); err != nil || args["to"] != 2.0 || args["files"] != true || args["conversation"] != true {
+		t.Errorf("first rewind's arguments %s", rewinds[0].Arguments)
+	}
+}
