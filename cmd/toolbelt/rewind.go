@@ -76,7 +76,6 @@ func (c *sessionsRewindCmd) Run(e *env) error {
 	return nil
 }
 
-
 // rewindFailed says why a rewind changed nothing: files changed since by
 // someone else (exit code 1, as an undo's conflict), or a usage mistake.
 func rewindFailed(e *env, err error) error {
