@@ -85,3 +85,68 @@ func TestChatRewind(t *testing.T) {
 		t.Errorf("first rewind's arguments %s", rewinds[0].Arguments)
 	}
 }
+
+// TestSessionsRewind: toolbelt sessions rewind lists a kept session's
+// turns, refuses (exit 1, nothing changed) while a file its turns changed
+// was changed by someone else since, takes back only the files with
+// --files and only the conversation with --conversation; the next run
+// resumes from what is kept.
+func TestSessionsRewind(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	if err := os.WriteFile(a, []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t,
+		anthropic("", llmtest.Call{ID: "w1", Name: "write", Args: `{"path":"b.txt","content":"b"}`}), anthropic("Made b."),
+		anthropic("", llmtest.Call{ID: "r1", Name: "read", Args: `{"path":"a.txt"}`}),
+		anthropic("", llmtest.Call{ID: "e1", Name: "edit", Args: `{"path":"a.txt","edits":[{"oldText":"one","newText":"two"}]}`}), anthropic("Changed a."),
+		anthropic("Hello."))
+	env := cliEnvironment(t)
+	run := func(prompt string) {
+		runCLIWith(t, env, "", "", "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--session", "s1", "--yes", prompt).expect(t, 0)
+	}
+	rewind := func(code int, args ...string) cliResult {
+		return runCLIWith(t, env, "", "", append([]string{"sessions", "rewind", "s1", "--workspace", ws}, args...)...).expect(t, code)
+	}
+	messages := func() int {
+		var got struct{ Transcript []json.RawMessage }
+		r := runCLIWith(t, env, "", "", "sessions", "show", "s1", "--json", "--workspace", ws).expect(t, 0)
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatal(err)
+		}
+		return len(got.Transcript)
+	}
+	run("make b")
+	run("change a")
+	if r := rewind(0); !strings.Contains(r.stdout, "make b    b.txt") || !strings.Contains(r.stdout, "change a  a.txt") {
+		t.Errorf("turns:\n%s", r.stdout)
+	}
+	if err := os.WriteFile(a, []byte("two, and by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := rewind(1, "--to", "1"); !strings.Contains(r.stderr, "nothing was rewound: cannot undo 2 calls") || !strings.Contains(r.stderr, "a.txt: changed since") {
+		t.Errorf("refusal: %s", r.stderr)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "two, and by hand\n" || messages() != 10 {
+		t.Fatalf("the refused rewind changed something: a.txt %q, %d messages", b, messages())
+	}
+	if err := os.WriteFile(a, []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := rewind(0, "--to", "2", "--files"); !strings.Contains(r.stdout, "reverted a.txt") || strings.Contains(r.stdout, "conversation") {
+		t.Errorf("files only: %s", r.stdout)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "one\n" || messages() != 10 {
+		t.Errorf("after --files: a.txt %q, %d messages", b, messages())
+	}
+	rewind(0, "--to", "2", "--conversation")
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err != nil || messages() != 4 {
+		t.Errorf("after --conversation: b.txt %v, %d messages", err, messages())
+	}
+	run("hello")
+	if last := string(s.Requests()[5].Body); !strings.Contains(last, "make b") || strings.Contains(last, "change a") {
+		t.Errorf("the run after the rewind: %s", last)
+	}
+}
