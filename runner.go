@@ -24,6 +24,7 @@ import (
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/undo"
 )
 
@@ -199,6 +200,10 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		return nil, ErrToolsOnly
 	}
 	tc := tb.contextFor(tool.Identity{Channel: "mcp", Owner: m.Owner})
+	if m.ReadBeforeEdit {
+		// Each client session is held to read before edit, by its key.
+		fs.ReadsService.Set(tc, fs.NewReads())
+	}
 	on := m.Compact
 	if !on && m.CompactAbove > 0 {
 		// Resolving the tools only to count them was a tenth of a start's
