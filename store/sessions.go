@@ -327,8 +327,11 @@ func (ss *Sessions) Messages(ctx context.Context, id string) ([]SessionMessage, 
 // Truncate keeps the first keep messages of session id and deletes the
 // rest (a rewind of its conversation), and returns how many it deleted. A
 // running session is not changed (ErrSessionRunning), nor one the store
-// does not hold (ErrNoSession).
+// does not hold (ErrNoSession); keep must not be negative.
 func (ss *Sessions) Truncate(ctx context.Context, id string, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("rewinding session %s: %d messages cannot be kept", id, keep)
+	}
 	var n int64
 	err := ss.s.Write(ctx, func(tx *Tx) error {
 		info, err := scanSession(tx.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
