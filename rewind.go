@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/catalog"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/tool"
@@ -72,6 +73,32 @@ func isShell(name string) bool {
 	return slices.ContainsFunc(catalog.Entries(), func(e catalog.Entry) bool { return e.ID == name && e.Section == "runtime" })
 }
 
+// CallTurns are the turns of an MCP session: Toolbelt does not keep its
+// conversation (the client does), so each call the audit log has of it
+// is a turn of its own, its prompt the tool and arguments. ws is the
+// workspace the calls ran in. A session with no MCP call has no turns.
+func (tb *Toolbelt) CallTurns(ctx context.Context, session string) (turns []Turn, ws string, err error) {
+	rs, err := tb.auditLog.List(ctx, auditlog.Filter{Session: session})
+	if err != nil {
+		return nil, "", err
+	}
+	seen := map[string]bool{}
+	for _, r := range rs {
+		if r.Kind != "" || r.Channel != "mcp" || r.DryRun || seen[r.CallID] {
+			continue
+		}
+		seen[r.CallID], ws = true, r.Workspace
+		t := Turn{N: len(turns) + 1, Prompt: r.Tool + " " + string(r.Arguments), Time: r.Time, Calls: []string{r.CallID}}
+		if isShell(r.Tool) {
+			var args struct{ Command string }
+			_ = json.Unmarshal(r.Arguments, &args)
+			t.Shell = []string{r.Tool + ": " + args.Command}
+		}
+		turns = append(turns, t)
+	}
+	return turns, ws, nil
+}
+
 // TurnFiles fills in the files each turn's calls changed in the workspace
 // ws ("" for the root's), as the undo journal keeps them: what a rewind
 // of files would take back.
@@ -102,6 +129,10 @@ type Rewind struct {
 	Kept    bool
 	// Transcript is the session's conversation.
 	Transcript []llm.Message
+	// Turns, when set, are the turns of a session whose conversation
+	// Toolbelt does not keep (see CallTurns): only their files can be
+	// rewound.
+	Turns []Turn
 	// To is the turn to go back to (from 1): it and the turns after it
 	// are taken back.
 	To int
@@ -159,7 +190,13 @@ func (tb *Toolbelt) Rewind(ctx context.Context, r Rewind) (RewindReport, error) 
 }
 
 func (tb *Toolbelt) rewind(ctx context.Context, r Rewind) (RewindReport, error) {
-	turns := Turns(r.Transcript)
+	turns := r.Turns
+	switch {
+	case turns == nil:
+		turns = Turns(r.Transcript)
+	case r.Conversation:
+		return RewindReport{}, fmt.Errorf("toolbelt keeps no conversation of session %s (its MCP client keeps its own): only its files can be rewound", r.Session)
+	}
 	if r.To < 1 || r.To > len(turns) {
 		return RewindReport{}, fmt.Errorf("there is no turn %d: the session has %d turn(s)", r.To, len(turns))
 	}

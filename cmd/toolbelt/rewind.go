@@ -21,7 +21,7 @@ import (
 )
 
 type sessionsRewindCmd struct {
-	Key          string `arg:"" help:"The session's key."`
+	Key          string `arg:"" help:"The session's key, or an MCP session's (the sessionKey of its audit records): its calls are its turns, and only their files are rewound."`
 	To           int    `help:"The turn to go back to: it and the turns after it are taken back (without --to, the turns are listed)." placeholder:"N"`
 	Files        bool   `help:"Take back only the files the turns' calls changed, not the conversation."`
 	Conversation bool   `help:"Take back only the conversation, not the files."`
@@ -40,6 +40,9 @@ func (c *sessionsRewindCmd) Run(e *env) error {
 	}
 	ctx := context.Background()
 	info, err := st.Sessions().Info(ctx, c.Key)
+	if errors.Is(err, store.ErrNoSession) {
+		return c.rewindCalls(e, err)
+	}
 	if err != nil {
 		return fmt.Errorf("%w; toolbelt sessions lists them", err)
 	}
@@ -49,14 +52,7 @@ func (c *sessionsRewindCmd) Run(e *env) error {
 	}
 	ws = cmp.Or(info.Workspace, ws)
 	if c.To == 0 {
-		turns := toolbelt.Turns(transcript)
-		if err := e.tb.TurnFiles(ctx, ws, turns); err != nil {
-			return err
-		}
-		if c.JSON {
-			return writeJSON(e.stdout, turns)
-		}
-		return printTurns(e.stdout, turns)
+		return c.list(e, ws, toolbelt.Turns(transcript))
 	}
 	if info.Status == store.SessionRunning {
 		return fmt.Errorf("session %s is running: it was not rewound. Rewind it once its run has ended", termsafe.Line(c.Key))
@@ -73,6 +69,47 @@ func (c *sessionsRewindCmd) Run(e *env) error {
 		return writeJSON(e.stdout, rep)
 	}
 	printRewind(e.stdout, e.stderr, rep, both || c.Conversation)
+	return nil
+}
+
+// list prints turns, with the files their calls changed in ws.
+func (c *sessionsRewindCmd) list(e *env, ws string, turns []toolbelt.Turn) error {
+	if err := e.tb.TurnFiles(context.Background(), ws, turns); err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(e.stdout, turns)
+	}
+	return printTurns(e.stdout, turns)
+}
+
+// rewindCalls lists or rewinds a session the store does not keep: an MCP
+// session, whose calls, each a turn, the audit log has. Only their files
+// are taken back (the client keeps the conversation). noSession is the
+// store's answer, for a key no MCP call used either.
+func (c *sessionsRewindCmd) rewindCalls(e *env, noSession error) error {
+	ctx := context.Background()
+	turns, ws, err := e.tb.CallTurns(ctx, c.Key)
+	if err != nil {
+		return err
+	}
+	if len(turns) == 0 {
+		return fmt.Errorf("%w; toolbelt sessions lists them, toolbelt audit --json names the sessionKey of MCP sessions", noSession)
+	}
+	if c.To == 0 {
+		return c.list(e, ws, turns)
+	}
+	rep, err := e.tb.Rewind(ctx, toolbelt.Rewind{
+		Session: c.Key, Turns: turns, To: c.To, Files: !c.Conversation, Conversation: c.Conversation,
+		Workspace: ws, Caller: tool.Identity{Channel: "cli", Owner: true},
+	})
+	if err != nil {
+		return rewindFailed(e, err)
+	}
+	if c.JSON {
+		return writeJSON(e.stdout, rep)
+	}
+	printRewind(e.stdout, e.stderr, rep, false)
 	return nil
 }
 

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
@@ -148,5 +151,72 @@ func TestSessionsRewind(t *testing.T) {
 	run("hello")
 	if last := string(s.Requests()[5].Body); !strings.Contains(last, "make b") || strings.Contains(last, "change a") {
 		t.Errorf("the run after the rewind: %s", last)
+	}
+}
+
+// TestSessionsRewindMCP: an MCP client keeps its own conversation, but the
+// files Toolbelt's tools changed for its session are in the journal.
+// toolbelt sessions rewind, given the MCP session's key (the sessionKey
+// of its audit records), lists its calls as turns and takes the files of
+// calls 2 and after back; refused, with nothing changed, while one was
+// changed since by someone else, and refused for the conversation, which
+// is the client's. Each rewind is audited.
+func TestSessionsRewindMCP(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	a := filepath.Join(ws, "a.txt")
+	env := cliEnvironment(t)
+	cs, _ := mcpSession(t, env, ws)
+	for _, w := range [][2]string{{"a.txt", "two\n"}, {"b.txt", "b"}, {"a.txt", "three\n"}} {
+		res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: "write", Arguments: map[string]any{"path": w[0], "content": w[1]}})
+		if err != nil || res.IsError {
+			t.Fatalf("write %s: %v %s", w[0], err, textOf(res))
+		}
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatal(err)
+	}
+	writes := auditRecordsUntil(t, env, func(rs []audit.Record) bool { return len(rs) == 3 }, "--tool", "write")
+	key := writes[0].SessionKey
+	if len(writes) != 3 || key == "" || writes[2].SessionKey != key {
+		t.Fatalf("the writes' records: %+v", writes)
+	}
+	elsewhere := t.TempDir()
+	rewind := func(code int, args ...string) cliResult {
+		return runCLIWith(t, env, elsewhere, "", append([]string{"sessions", "rewind", key}, args...)...).expect(t, code)
+	}
+	if r := rewind(0); !containsAll(r.stdout, []string{"1     ", `write {"content":"two\n","path":"a.txt"}`, "b.txt", "3     "}) {
+		t.Errorf("turns:\n%s", r.stdout)
+	}
+	if err := os.WriteFile(a, []byte("three, and by hand\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := rewind(1, "--to", "2"); !containsAll(r.stderr, []string{"nothing was rewound: cannot undo 2 calls", "a.txt: changed since"}) {
+		t.Errorf("refusal: %s", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); err != nil {
+		t.Fatalf("the refused rewind removed b.txt: %v", err)
+	}
+	if r := rewind(2, "--to", "1", "--conversation"); !strings.Contains(r.stderr, "keeps no conversation of session "+key+" (its MCP client keeps its own)") {
+		t.Errorf("conversation: %s", r.stderr)
+	}
+	if err := os.WriteFile(a, []byte("three\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := rewind(0, "--to", "2"); !containsAll(r.stdout, []string{"Undid 2 calls", "reverted a.txt", "deleted b.txt"}) || strings.Contains(r.stdout, "conversation") {
+		t.Errorf("rewind: %s", r.stdout)
+	}
+	if b, _ := os.ReadFile(a); string(b) != "two\n" {
+		t.Errorf("a.txt = %q after the rewind", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "b.txt")); !os.IsNotExist(err) {
+		t.Errorf("b.txt after the rewind: %v", err)
+	}
+	if r := runCLIWith(t, env, elsewhere, "", "sessions", "rewind", "stdio-nobody").expect(t, 2); !strings.Contains(r.stderr, "toolbelt audit --json names the sessionKey") {
+		t.Errorf("an unknown key: %s", r.stderr)
+	}
+	rewinds := auditRecords(t, env, "--tool", "rewind")
+	if len(rewinds) != 3 || rewinds[0].ErrorClass != "conflict" || rewinds[1].ErrorClass != "refused" || rewinds[2].IsError || rewinds[2].SessionKey != key {
+		t.Fatalf("rewind records: %+v", rewinds)
 	}
 }
