@@ -24,6 +24,7 @@ import (
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/undo"
 )
 
@@ -181,7 +182,9 @@ func Hooks(cfg *config.Config, reg *registry.Registry) *invoke.Hooks {
 // are asked of the client (elicitation), or, when it cannot ask its user,
 // wait for the console (mcp.confirmFallback console, the default; deny
 // blocks them at once, allow runs them). opts are added to its pipeline
-// after the root's (a selection of tools, say). Serve it with ServeStdio
+// after the root's (a selection of tools, say). With mcp.readBeforeEdit
+// each client session is held to read before edit (package tools/fs's
+// Reads). Serve it with ServeStdio
 // or Handler; close it before the root.
 func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 	m := tb.cfg.MCP
@@ -197,6 +200,10 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		return nil, ErrToolsOnly
 	}
 	tc := tb.contextFor(tool.Identity{Channel: "mcp", Owner: m.Owner})
+	if m.ReadBeforeEdit {
+		// Each client session is held to read before edit, by its key.
+		fs.ReadsService.Set(tc, fs.NewReads())
+	}
 	on := m.Compact
 	if !on && m.CompactAbove > 0 {
 		// Resolving the tools only to count them was a tenth of a start's
@@ -236,15 +243,22 @@ func (tb *Toolbelt) ServeStdio(ctx context.Context) error {
 }
 
 // Undo takes back the file changes of a call in the workspace ws ("" for
-// the root's), if the files are still as it left them (see package undo).
-// The call's changes that killed processes left unfinished, in any
-// workspace, are settled first: a change kept is then undone.
-func (tb *Toolbelt) Undo(ctx context.Context, ws, callID string) (undo.Report, error) {
+// the root's), or of several calls made in that order, together, if the
+// files are still as they left them (see package undo). The calls'
+// changes that killed processes left unfinished, in any workspace, are
+// settled first: a change kept is then undone.
+func (tb *Toolbelt) Undo(ctx context.Context, ws string, callIDs ...string) (undo.Report, error) {
 	ws = tool.ResolveDir(cmp.Or(ws, tb.ws))
-	interrupted, err := tb.journal.InterruptedIn(ctx, callID)
-	if err != nil {
-		return undo.Report{}, err
+	var interrupted []string
+	for _, id := range callIDs {
+		in, err := tb.journal.InterruptedIn(ctx, id)
+		if err != nil {
+			return undo.Report{}, err
+		}
+		interrupted = append(interrupted, in...)
 	}
+	slices.Sort(interrupted)
+	interrupted = slices.Compact(interrupted)
 	for _, w := range interrupted {
 		if w == ws {
 			continue
@@ -262,11 +276,11 @@ func (tb *Toolbelt) Undo(ctx context.Context, ws, callID string) (undo.Report, e
 	}
 	b, closeBridge, err := tb.bridge(ws)
 	if err != nil {
-		return undo.Report{}, fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", callID, ws, err)
+		return undo.Report{}, fmt.Errorf("call %s worked in %s, which cannot be opened now: %w", strings.Join(callIDs, ", "), ws, err)
 	}
 	defer closeBridge()
 	tb.recovery.Settle(tb.journal, ws, b)
-	return undo.Undo(ctx, tb.journal.In(ws), b, callID)
+	return undo.Undo(ctx, tb.journal.In(ws), b, callIDs...)
 }
 
 // SettleInterrupted settles the changes killed processes left unfinished

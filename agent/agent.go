@@ -338,7 +338,9 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, id string, f
 	if c.Repair != "" {
 		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)
 	}
-	return llm.ToolResult(res)
+	msg := llm.ToolResult(res)
+	msg.CallID = id
+	return msg
 }
 
 // withDetail adds key to a result's details.

@@ -360,6 +360,13 @@ type MCP struct {
 	// BodyTimeout bounds reading an HTTP request's body; a client slower
 	// than that gets 408.
 	BodyTimeout Duration `yaml:"bodyTimeout" default:"30s"`
+	// ReadBeforeEdit holds each client session to read before edit, as
+	// Toolbelt's own agent loop is: edit, apply_patch's updates and write
+	// over an existing file are refused unless the session has read the
+	// file through Toolbelt (or written it) and it has not changed on disk
+	// since. Off by default: clients such as Claude Code keep their own
+	// read state and read through their own tools.
+	ReadBeforeEdit bool `yaml:"readBeforeEdit" default:"false"`
 }
 
 // MCPToken is a bearer token of the MCP HTTP server and who it stands for.
@@ -418,7 +425,16 @@ type Agent struct {
 	Tools Rules `yaml:"tools"`
 	// Subagents says which agents this one may spawn.
 	Subagents SubagentLimits `yaml:"subagents"`
+	// ReadBeforeEdit holds the agent's sessions to read before edit: edit,
+	// apply_patch's updates and write over an existing file are refused
+	// unless the session has read the file (or written it itself) and it
+	// has not changed on disk since. false turns it off for this agent.
+	ReadBeforeEdit *bool `yaml:"readBeforeEdit" default:"true"`
 }
+
+// ReadsBeforeEdit says whether the agent's sessions are held to read
+// before edit (agents.<id>.readBeforeEdit, true unless set false).
+func (a Agent) ReadsBeforeEdit() bool { return a.ReadBeforeEdit == nil || *a.ReadBeforeEdit }
 
 // SubagentLimits is an agent's sub-agent policy.
 type SubagentLimits struct {

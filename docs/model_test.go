@@ -23,6 +23,16 @@ var demoConversations = []llmtest.Route{
 	{Match: "Say ok.", Responses: []llmtest.Response{ // toolbelt init's connection test
 		{Body: llmtest.Chat("", "ok")},
 	}},
+	{Match: "Fix the typo in greeting.txt.", Responses: []llmtest.Response{ // governance.md, read before edit
+		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "edit", Args: `{"path":"greeting.txt","edits":[{"oldText":"wrold","newText":"world"}]}`})},
+		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_2", Name: "read", Args: `{"path":"greeting.txt"}`})},
+		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_3", Name: "edit", Args: `{"path":"greeting.txt","edits":[{"oldText":"wrold","newText":"world"}]}`})},
+		{Body: llmtest.Chat("", "Fixed: it now says \"Hello, world.\"")},
+	}},
+	{Match: "Start a TODO list.", Responses: []llmtest.Response{ // governance.md, rewind
+		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "write", Args: `{"path":"TODO.md","content":"- [ ] ship\n"}`}, llmtest.Call{ID: "call_2", Name: "exec", Args: `{"command":"date > started.txt"}`})},
+		{Body: llmtest.Chat("", "Wrote TODO.md.")},
+	}},
 	{Match: "What do my notes say?", Responses: []llmtest.Response{
 		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "read", Args: `{"path":"notes.txt"}`})},
 		{Body: llmtest.Chat("", "Your notes say to buy milk and to call Ada at 3.")},

@@ -45,6 +45,11 @@ type Message struct {
 	// ToolCallID and ToolName say which call a toolResult answers.
 	ToolCallID string `json:"toolCallId,omitempty"`
 	ToolName   string `json:"toolName,omitempty"`
+	// CallID is Toolbelt's own id of the call a toolResult answers (see
+	// tool.NewCallID): the audit log and the undo journal name the call by
+	// it, so a session's transcript says which files each turn changed.
+	// Never sent to a model.
+	CallID string `json:"callId,omitempty"`
 	// Details is a result's structured data; never sent to a model.
 	Details any  `json:"details,omitempty"`
 	IsError bool `json:"isError,omitempty"`

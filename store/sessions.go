@@ -323,3 +323,42 @@ func (ss *Sessions) Messages(ctx context.Context, id string) ([]SessionMessage, 
 	}
 	return out, nil
 }
+
+// Truncate keeps the first keep messages of session id and deletes the
+// rest (a rewind of its conversation), and returns how many it deleted. A
+// running session is not changed (ErrSessionRunning), nor one the store
+// does not hold (ErrNoSession); keep must not be negative.
+func (ss *Sessions) Truncate(ctx context.Context, id string, keep int) (int, error) {
+	if keep < 0 {
+		return 0, fmt.Errorf("rewinding session %s: %d messages cannot be kept", id, keep)
+	}
+	var n int64
+	err := ss.s.Write(ctx, func(tx *Tx) error {
+		info, err := scanSession(tx.QueryRow(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+		if err != nil {
+			return err
+		}
+		if info.Status == SessionRunning {
+			return ErrSessionRunning
+		}
+		res, err := tx.Exec(ctx, `DELETE FROM session_messages WHERE session_id = ? AND seq NOT IN
+(SELECT seq FROM session_messages WHERE session_id = ? ORDER BY seq LIMIT ?)`, id, id, keep)
+		if err != nil {
+			return err
+		}
+		if n, err = res.RowsAffected(); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "UPDATE sessions SET updated_ns = ? WHERE id = ?", ss.s.now().UnixNano(), id)
+		return err
+	})
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, fmt.Errorf("session %s: %w", id, ErrNoSession)
+	case errors.Is(err, ErrSessionRunning):
+		return 0, fmt.Errorf("session %s: %w", id, err)
+	case err != nil:
+		return 0, fmt.Errorf("rewinding session %s: %w", id, err)
+	}
+	return int(n), nil
+}

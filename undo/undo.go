@@ -46,8 +46,11 @@ var ErrNothingToUndo = errors.New("nothing to undo")
 
 // Report says what an undo did.
 type Report struct {
-	// CallID is the call undone.
-	CallID string `json:"callId"`
+	// CallID is the call undone, when one was asked for.
+	CallID string `json:"callId,omitempty"`
+	// Calls are the calls undone, when several were asked for: those that
+	// had changes, in the order they were made.
+	Calls []string `json:"calls,omitempty"`
 	// Files are the files put back, in the order undone.
 	Files []Restored `json:"files"`
 }
@@ -67,15 +70,28 @@ func (r Report) String() string {
 	for i, f := range r.Files {
 		parts[i] = f.Action + " " + f.Path
 	}
-	return fmt.Sprintf("Undid call %s: %s.", r.CallID, strings.Join(parts, ", "))
+	return fmt.Sprintf("Undid %s: %s.", callsText(r.CallID, r.Calls), strings.Join(parts, ", "))
 }
 
-// ConflictError is the refusal to undo a call because files changed since
-// it ran. Nothing was changed.
+// callsText names the call id, or the calls ids.
+func callsText(id string, ids []string) string {
+	switch {
+	case id != "":
+		return "call " + id
+	case len(ids) == 1:
+		return "call " + ids[0]
+	}
+	return fmt.Sprintf("%d calls (%s)", len(ids), strings.Join(ids, ", "))
+}
+
+// ConflictError is the refusal to undo calls because files changed since
+// they ran. Nothing was changed.
 type ConflictError struct {
-	// CallID is the call that was not undone.
+	// CallID is the call that was not undone, when one was asked for;
+	// Calls the calls, when several were.
 	CallID string
-	// Files are the files that are no longer as the call left them.
+	Calls  []string
+	// Files are the files that are no longer as the calls left them.
 	Files []Conflict
 }
 
@@ -84,7 +100,8 @@ type Conflict struct {
 	// Path is slash-separated, relative to the workspace root.
 	Path string `json:"path"`
 	// Problem says how it changed: "changed since", "deleted since",
-	// "created since" or "a directory is there now".
+	// "created since", "a directory is there now", or, between two of the
+	// calls undone together, "changed between call A and call B".
 	Problem string `json:"problem"`
 	// Diff, for a file changed since, is a unified diff from what the call
 	// left (a/) to what is there now (b/).
@@ -93,7 +110,11 @@ type Conflict struct {
 
 func (e *ConflictError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "cannot undo call %s: %s changed since the call, so nothing was undone", e.CallID, files(len(e.Files)))
+	since := "the call"
+	if e.CallID == "" && len(e.Calls) > 1 {
+		since = "the calls"
+	}
+	fmt.Fprintf(&b, "cannot undo %s: %s changed since %s, so nothing was undone", callsText(e.CallID, e.Calls), files(len(e.Files)), since)
 	for _, c := range e.Files {
 		fmt.Fprintf(&b, "\n%s: %s", c.Path, c.Problem)
 		if c.Diff != "" {
@@ -110,68 +131,85 @@ func files(n int) string {
 	return fmt.Sprintf("%d files", n)
 }
 
-// Undo takes back the file changes of the call callID recorded in journal,
-// through bridge (so the bridge's confinement and protected paths apply):
-// every file gets its content and mode from before the call again — a file
-// the call created is deleted, one it deleted is recreated — in the reverse
-// order of the changes.
+// Undo takes back the file changes of the calls callIDs recorded in
+// journal — one call, or several made in that order (the calls of a
+// session's turns, say), taken back together — through bridge (so the
+// bridge's confinement and protected paths apply): every file gets its
+// content and mode from before the first of them again — a file they
+// created is deleted, one they deleted is recreated — in the reverse order
+// of the changes.
 //
-// Undo checks first that every file is still as the call left it (its
-// existence and the SHA-256 of its content); when one is not, it changes
-// nothing and returns a [*ConflictError]. Undoing is all or nothing: when a
-// write fails midway, the files already restored are put back as they were
-// found. After a successful undo the call's changes are deleted from the
-// journal, so a second undo returns an error matching [ErrNothingToUndo].
+// Undo checks first that every file is still as the last of the calls left
+// it (its existence and the SHA-256 of its content), and, between calls,
+// that each found the file as the one before left it — so no change made
+// outside the journal (by a person, or a shell command) is lost; when one
+// is not, it changes nothing and returns a [*ConflictError]. Undoing is
+// all or nothing: when a write fails midway, the files already restored
+// are put back as they were found. After a successful undo the calls'
+// changes are deleted from the journal, so a second undo returns an error
+// matching [ErrNothingToUndo].
 //
-// Directories the call made stay. A recreated file gets its mode as the
+// Directories the calls made stay. A recreated file gets its mode as the
 // bridge creates files: a local bridge applies the process's umask. Run Undo
 // while no call is changing the same files: it does not take the file
 // tools' locks.
-func Undo(ctx context.Context, journal Source, bridge fsbridge.Bridge, callID string) (Report, error) {
-	recs, err := journal.Changes(ctx, callID)
-	if err != nil {
-		return Report{}, fmt.Errorf("reading the changes of call %s: %w", callID, err)
+func Undo(ctx context.Context, journal Source, bridge fsbridge.Bridge, callIDs ...string) (Report, error) {
+	report, conflict := Report{}, &ConflictError{}
+	if len(callIDs) == 1 {
+		report.CallID, conflict.CallID = callIDs[0], callIDs[0]
 	}
-	if len(recs) == 0 {
-		return Report{}, fmt.Errorf("%w for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", ErrNothingToUndo, callID)
-	}
-	// Each path goes from its state after the call's last change to it back
-	// to its state before the first.
+	// Each path goes from its state after the last change to it back to
+	// its state before the first.
 	first, last := map[string]tool.FileChange{}, map[string]tool.FileChange{}
+	lastCall := map[string]string{}
 	var order []string
-	for _, c := range recs {
-		if _, ok := first[c.Path]; !ok {
-			first[c.Path] = c
-			order = append(order, c.Path)
+	for _, id := range callIDs {
+		recs, err := journal.Changes(ctx, id)
+		if err != nil {
+			return Report{}, fmt.Errorf("reading the changes of call %s: %w", id, err)
 		}
-		last[c.Path] = c
+		if len(recs) > 0 && len(callIDs) > 1 {
+			report.Calls, conflict.Calls = append(report.Calls, id), append(conflict.Calls, id)
+		}
+		for _, c := range recs {
+			prev, seen := last[c.Path]
+			switch {
+			case !seen:
+				first[c.Path] = c
+				order = append(order, c.Path)
+			case lastCall[c.Path] != id && !follows(prev, c):
+				conflict.Files = append(conflict.Files, Conflict{Path: c.Path, Problem: fmt.Sprintf("changed between call %s and call %s by something the journal did not record (a person, or a shell command)", lastCall[c.Path], id)})
+			}
+			last[c.Path], lastCall[c.Path] = c, id
+		}
+	}
+	if len(order) == 0 {
+		return Report{}, fmt.Errorf("%w for %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", ErrNothingToUndo, callsText("", callIDs))
 	}
 	slices.Reverse(order)
 	var cs []changeset.Change
-	var conflicts []Conflict
 	for _, p := range order {
-		now, conflict, err := check(ctx, bridge, last[p])
+		now, c, err := check(ctx, bridge, last[p])
 		switch {
 		case err != nil:
-			return Report{}, fmt.Errorf("undoing call %s: reading %s: %w", callID, p, err)
-		case conflict != nil:
-			conflicts = append(conflicts, *conflict)
+			return Report{}, fmt.Errorf("undoing %s: reading %s: %w", callsText(report.CallID, callIDs), p, err)
+		case c != nil:
+			conflict.Files = append(conflict.Files, *c)
 			continue
 		}
 		f := first[p]
 		cs = append(cs, changeset.Change{Path: p, Before: now, After: changeset.State{Exists: f.Existed, Data: f.Before, Mode: f.Mode}})
 	}
-	if len(conflicts) > 0 {
-		return Report{}, &ConflictError{CallID: callID, Files: conflicts}
+	if len(conflict.Files) > 0 {
+		return Report{}, conflict
 	}
 	if err := changeset.Apply(ctx, bridge, cs); err != nil {
-		return Report{}, fmt.Errorf("undoing call %s failed, and the files already restored were put back: %w", callID, err)
+		return Report{}, fmt.Errorf("undoing %s failed, and the files already restored were put back: %w", callsText(report.CallID, callIDs), err)
 	}
-	report := Report{CallID: callID}
 	for _, c := range cs {
 		switch {
 		case !c.Before.Exists && !c.After.Exists:
-			continue // created and deleted again by the call
+			continue // created and deleted again by the calls
 		case !c.After.Exists:
 			report.Files = append(report.Files, Restored{Path: c.Path, Action: "deleted"})
 		case !c.Before.Exists:
@@ -180,10 +218,20 @@ func Undo(ctx context.Context, journal Source, bridge fsbridge.Bridge, callID st
 			report.Files = append(report.Files, Restored{Path: c.Path, Action: "reverted"})
 		}
 	}
-	if err := journal.DeleteChanges(ctx, callID); err != nil {
-		return report, fmt.Errorf("call %s was undone, but its record could not be deleted (undoing it again would report conflicts): %w", callID, err)
+	for _, id := range callIDs {
+		if err := journal.DeleteChanges(ctx, id); err != nil {
+			return report, fmt.Errorf("call %s was undone, but its record could not be deleted (undoing it again would report conflicts): %w", id, err)
+		}
 	}
 	return report, nil
+}
+
+// follows reports whether change c found its file as change prev left it.
+func follows(prev, c tool.FileChange) bool {
+	if prev.Exists != c.Existed {
+		return false
+	}
+	return !c.Existed || strings.EqualFold(hash(c.Before), afterHash(prev))
 }
 
 // check returns the current state of the file c changed, or how it differs

@@ -360,3 +360,44 @@ func TestUndoIsAllOrNothing(t *testing.T) {
 	w.mustUndo(t, "p1")
 	sameFiles(t, w.files(t), patchSeed)
 }
+
+// TestUndoSeveralCalls: the calls of several turns are taken back
+// together, to the files as they were before the first; a file changed
+// between two of them by something the journal did not record (a person,
+// a shell command), or changed since the last, is a conflict, and nothing
+// is undone.
+func TestUndoSeveralCalls(t *testing.T) {
+	t.Parallel()
+	both(t, func(t *testing.T, w *ws) {
+		seed := map[string]file{"a.txt": {"one\n", 0o644}, "keep.txt": {"k", 0o600}}
+		w.seed(t, seed)
+		w.run(t, "c1", "edit", edit("a.txt", "one", "two"))
+		w.run(t, "c2", "write", map[string]any{"path": "b.txt", "content": "b"})
+		w.run(t, "c3", "edit", edit("a.txt", "two", "three"))
+		r, err := undo.Undo(context.Background(), w.j, w.b, "c1", "none", "c2", "c3")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameFiles(t, w.files(t), seed)
+		if r.String() != "Undid 3 calls (c1, c2, c3): deleted b.txt, reverted a.txt." {
+			t.Errorf("report %q", r)
+		}
+
+		// Between c4 and c5, someone else changes a.txt.
+		w.run(t, "c4", "edit", edit("a.txt", "one", "two"))
+		w.seed(t, map[string]file{"a.txt": {"two, by hand\n", 0o644}})
+		w.run(t, "c5", "edit", edit("a.txt", "by hand", "by hand, then by the model"))
+		before := w.files(t)
+		_, err = undo.Undo(context.Background(), w.j, w.b, "c4", "c5")
+		var conflict *undo.ConflictError
+		if !errors.As(err, &conflict) || !strings.Contains(err.Error(), "a.txt: changed between call c4 and call c5 by something the journal did not record") {
+			t.Fatalf("err %v", err)
+		}
+		sameFiles(t, w.files(t), before)
+		// c5 alone is still undone, to the hand-made change.
+		w.mustUndo(t, "c5")
+		if got := w.files(t)["a.txt"].data; got != "two, by hand\n" {
+			t.Errorf("a.txt = %q", got)
+		}
+	})
+}

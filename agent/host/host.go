@@ -466,6 +466,27 @@ func (h *Host) Result(key string) ([]llm.Message, error) {
 	return append([]llm.Message(nil), s.transcript...), s.err
 }
 
+// Truncate keeps the first keep messages of the transcript of session key
+// and drops the rest (a rewind of its conversation); its next run goes on
+// from there. The session must not be running. The store's copy is the
+// caller's to cut (store.Sessions.Truncate).
+func (h *Host) Truncate(key string, keep int) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s, ok := h.sessions[key]
+	switch {
+	case !ok:
+		return fmt.Errorf("session %s: %w", key, store.ErrNoSession)
+	case s.running:
+		return fmt.Errorf("session %s: %w", key, store.ErrSessionRunning)
+	case keep < 0 || keep > len(s.transcript):
+		return fmt.Errorf("session %s has %d messages: it cannot keep %d", key, len(s.transcript), keep)
+	}
+	s.transcript = s.transcript[:keep:keep]
+	s.context.Store(int64(contextOf(s.transcript)))
+	return nil
+}
+
 // run records that s runs, makes it the session of its key the host runs
 // and starts its run loop with prompt. The caller holds the lock of s.Key,
 // or s is a new sub-agent no one else knows of yet; not h.mu.
@@ -699,7 +720,13 @@ func (h *Host) deliver(ctx context.Context, s *session, m llm.Message, pass func
 // order; none for a session it does not hold. A message that cannot be read
 // is an error: a session is not resumed without part of its history.
 func (h *Host) Transcript(ctx context.Context, key string) ([]llm.Message, error) {
-	rows, err := h.o.Sessions.Messages(ctx, key)
+	return ReadTranscript(ctx, h.o.Sessions, key)
+}
+
+// ReadTranscript returns the messages ss keeps of session key, in order,
+// as Host.Transcript does, for a program that runs no host.
+func ReadTranscript(ctx context.Context, ss Sessions, key string) ([]llm.Message, error) {
+	rows, err := ss.Messages(ctx, key)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,9 @@ const chatHelp = `Type a message and press Enter. Commands:
   /model PROVIDER/MODEL  switch the model (the conversation stays)
   /tools                 list the tools the model can call
   /undo                  take back the file changes of the last turn's calls
+  /rewind [N [WHAT]]     list the turns, or go back to before turn N: its
+                         files and conversation and those after it (WHAT:
+                         files, conversation or both, the default)
   /help                  this text
   /quit                  leave (so does end of input)
 Ctrl-C stops the current turn; at the prompt, it leaves (exit code 130).`
@@ -157,6 +160,22 @@ func (c *chatCmd) Run(e *env) error {
 			calls := slices.Clone(lastCalls)
 			mu.Unlock()
 			c.undoCalls(e, ar, calls)
+			continue
+		case cmd == "/rewind":
+			transcript := history
+			if started {
+				transcript, _ = h.Result(key)
+			}
+			if keep, ok := c.rewind(e, ar, spec, transcript, arg); ok {
+				if !started {
+					history = history[:keep]
+				} else if err := h.Truncate(key, keep); err != nil {
+					printError(e.stderr, err)
+				}
+				mu.Lock()
+				lastCalls = nil
+				mu.Unlock()
+			}
 			continue
 		case strings.HasPrefix(cmd, "/"):
 			fmt.Fprintf(e.stderr, "toolbelt: unknown command %s; /help lists them\n", cmd)

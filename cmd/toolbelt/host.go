@@ -17,6 +17,7 @@ import (
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
@@ -31,6 +32,8 @@ type runHost struct {
 	model string // the run's model: --base-url applies to its provider
 	// view shows the calls, sub-agents and jobs of the run on stderr.
 	view *runView
+	// reads is what the run's sessions have read, for read before edit.
+	reads *fs.Reads
 
 	mu      sync.Mutex
 	root    *agent.Agent // the run's own agent, handed out once
@@ -42,7 +45,7 @@ type runHost struct {
 // newRunHost makes the host of a run whose own agent root runs session
 // rootKey in tc.
 func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *tool.Context) (*runHost, error) {
-	rh := &runHost{e: e, f: f, cfg: cfg, model: model, view: &runView{e: e}}
+	rh := &runHost{e: e, f: f, cfg: cfg, model: model, view: &runView{e: e}, reads: fs.NewReads()}
 	var agents []host.Agent
 	for _, id := range slices.Sorted(maps.Keys(cfg.Agents)) {
 		a := cfg.Agents[id]
@@ -107,6 +110,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	}
 	tc.RunAs(s.As)
 	sessions.HostService.Set(tc, rh)
+	rh.holdReads(tc, ag)
 	system, err := agentSystem(tc.Workspace, s.As.AgentID, ag.System)
 	if err != nil {
 		return nil, err
@@ -125,6 +129,14 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, OnEvent: func(ev agent.Event) {
 		rh.view.onSubagentEvent(s.Key, ev)
 	}}, nil
+}
+
+// holdReads holds the calls of tc, a session of agent ag, to read before
+// edit, unless the agent turns it off (agents.<id>.readBeforeEdit).
+func (rh *runHost) holdReads(tc *tool.Context, ag config.Agent) {
+	if ag.ReadsBeforeEdit() {
+		fs.ReadsService.Set(tc, rh.reads)
+	}
 }
 
 // runner makes the pipeline of a session of the run: the run's flags,

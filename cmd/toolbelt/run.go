@@ -132,6 +132,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if len(cfg.Agents) > 0 {
 		sessions.HostService.Set(tc, rh)
 	}
+	rh.holdReads(tc, ag)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err

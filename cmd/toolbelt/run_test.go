@@ -183,9 +183,9 @@ func TestRunResumesSession(t *testing.T) {
 	}
 }
 
-// TestRunAcceptsClaudeCodeEditShape: a model that sends Claude Code's Edit
-// arguments (file_path, old_string, new_string) gets its edit made; the
-// result says which shape was read.
+// TestRunAcceptsClaudeCodeEditShape: a model that sends Claude Code's Read
+// and Edit arguments (file_path, old_string, new_string) gets its edit
+// made; the result says which shape was read.
 func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
 	t.Parallel()
 	ws := t.TempDir()
@@ -193,6 +193,7 @@ func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_R", Name: "Read", Args: `{"file_path":"a.txt"}`})},
 		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_E", Name: "Edit", Args: `{"file_path":"a.txt","old_string":"world","new_string":"there","replace_all":false}`})},
 		llmtest.Response{Body: llmtest.Anthropic("", "Edited.")})
 	r := runCLI(t, "", "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--yes", "--json", "say hello there").expect(t, 0)
@@ -204,12 +205,12 @@ func TestRunAcceptsClaudeCodeEditShape(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
 		t.Fatal(err)
 	}
-	d, _ := transcript[2]["details"].(map[string]any)
-	if transcript[2]["isError"] == true || !strings.Contains(d["argumentsShape"].(string), "Claude Code Edit") {
-		t.Errorf("result %v", transcript[2])
+	d, _ := transcript[4]["details"].(map[string]any)
+	if transcript[4]["isError"] == true || !strings.Contains(d["argumentsShape"].(string), "Claude Code Edit") {
+		t.Errorf("result %v", transcript[4])
 	}
-	if second := compactJSON(t, s.Requests()[1].Body); !strings.Contains(second, `"tool_use_id":"toolu_E"`) || strings.Contains(second, `"is_error":true`) {
-		t.Errorf("second request: %s", second)
+	if third := compactJSON(t, s.Requests()[2].Body); !strings.Contains(third, `"tool_use_id":"toolu_E"`) || strings.Contains(third, `"is_error":true`) {
+		t.Errorf("third request: %s", third)
 	}
 }
 

@@ -22,6 +22,7 @@ type sessionsCmd struct {
 	List   sessionsListCmd   `cmd:"" default:"withargs" help:"List the sessions in the store, the most recently updated first."`
 	Show   sessionsShowCmd   `cmd:"" help:"Show a session: its record and its transcript."`
 	Delete sessionsDeleteCmd `cmd:"" help:"Delete a session and its transcript (not while it runs); the audit log keeps that it was."`
+	Rewind sessionsRewindCmd `cmd:"" help:"Take a session back to before one of its turns: the files its calls changed and its conversation (or one of them); without --to, list the turns."`
 }
 
 type sessionsListCmd struct {

@@ -80,6 +80,9 @@ func (pl *plan) edit(ctx context.Context, in editArgs) (editDetails, error) {
 	case looksBinary(f.before.Data[:min(len(f.before.Data), sniffLen)]):
 		return editDetails{}, tool.InputErrorf("%s is a binary file; edit changes text files only.", in.Path)
 	}
+	if err := pl.seen(f, in.Path); err != nil {
+		return editDetails{}, err
+	}
 	if err := pl.b.CheckWrite(ctx, in.Path); err != nil {
 		return editDetails{}, problem(in.Path, err)
 	}

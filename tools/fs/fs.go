@@ -7,6 +7,11 @@
 // Every result is capped, and says so when it is; every failure a model can
 // fix is an [tool.InputError] that names the problem and the next step.
 //
+// A tool context that carries [Reads] ([ReadsService]) holds its sessions
+// to read before edit: edit, apply_patch's updates and write over an
+// existing file are refused unless the session has seen the file's
+// current content (read it, or written it itself).
+//
 // write, edit and apply_patch first work out, with the files locked, every
 // file's state after the call. The call then makes the changes, all or
 // nothing, and records each one (state before and after) in the tool

@@ -160,6 +160,9 @@ func (pl *plan) add(ctx context.Context, op fileOp) (patchFile, error) {
 	if err := pl.writable(ctx, op.path); err != nil {
 		return patchFile{}, err
 	}
+	if err := pl.seen(f, op.path); err != nil {
+		return patchFile{}, err
+	}
 	text := decodeText(f.after.Data)
 	reps, err := placeChunks(op, text)
 	if err != nil {

@@ -24,6 +24,9 @@ type plan struct {
 	files   map[string]*planned
 	order   []string // canonical paths in the order they were first touched
 	release func()   // unlocks the files
+	// reads is the read state of the call's session when it is held to
+	// read before edit (see Reads), else nil.
+	reads *sessionReads
 }
 
 // planned is one file's state before and after the call.
@@ -51,7 +54,13 @@ func changeTool[In, D any](name, description string,
 			return tool.Result{}, err
 		}
 		defer pl.release()
-		return done(in, d, func() (string, error) { return pl.commit(ctx, inv) })
+		return done(in, d, func() (string, error) {
+			note, err := pl.commit(ctx, inv)
+			if err == nil {
+				pl.reads.sawPlan(pl)
+			}
+			return note, err
+		})
 	})
 	if err != nil {
 		return t, err
@@ -74,7 +83,14 @@ func (s *set) lockedPlan(ctx context.Context, inv tool.Invocation, paths ...stri
 	if err != nil {
 		return nil, err
 	}
-	return &plan{b: b, files: map[string]*planned{}, release: unlock}, nil
+	return &plan{b: b, files: map[string]*planned{}, release: unlock, reads: readsOf(inv)}, nil
+}
+
+// seen refuses a change to f, a file that existed before the call, when
+// the call is held to read before edit and its session has not seen the
+// file's current content; name is the path as the call gave it.
+func (pl *plan) seen(f *planned, name string) error {
+	return pl.reads.mustHaveSeen(pl.b, f, name)
 }
 
 // file returns the planned state of the file at p, reading it on first use.

@@ -61,21 +61,31 @@ func (s *set) readTool() (tool.Tool, error) {
 		if st.IsDir() {
 			return tool.Result{}, tool.InputErrorf("%s is a directory, not a file. Use ls to see what it holds.", in.Path)
 		}
+		src, rh, err := hashedRead(ctx, inv, b, in.Path, f)
+		if err != nil {
+			return tool.Result{}, err
+		}
 		br := readers.Get().(*bufio.Reader)
-		br.Reset(&ctxReader{ctx, f})
+		br.Reset(&ctxReader{ctx, src})
 		defer func() { br.Reset(nil); readers.Put(br) }()
 		head, _ := br.Peek(sniffLen)
-		if mime := imageType(head); mime != "" {
-			return readImage(in.Path, mime, br)
-		}
-		if kind := binaryKind(head); kind != "" {
+		var res tool.Result
+		switch mime, kind := imageType(head), binaryKind(head); {
+		case mime != "":
+			res, err = readImage(in.Path, mime, br)
+		case kind != "":
 			return tool.Result{}, tool.InputErrorf("%s is a binary file (%s, %s): read shows text files and images (PNG, JPEG, GIF, WebP) only. To inspect its bytes, use a command such as `file` or `xxd` through exec, if that tool is available.", in.Path, kind, sizeText(st.Size()))
+		default:
+			limit := in.Limit
+			if limit == 0 {
+				limit = readLines
+			}
+			res, err = readPage(in.Path, br, max(in.Offset, 1), limit, in.LineNumbers, st.Size())
 		}
-		limit := in.Limit
-		if limit == 0 {
-			limit = readLines
+		if err == nil {
+			err = problem(in.Path, rh.done(br))
 		}
-		return readPage(in.Path, br, max(in.Offset, 1), limit, in.LineNumbers, st.Size())
+		return res, err
 	})
 }
 

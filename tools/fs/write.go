@@ -66,6 +66,9 @@ func (s *set) planWrite(ctx context.Context, inv tool.Invocation, in writeArgs) 
 	if err == nil {
 		f, err = pl.file(ctx, in.Path)
 	}
+	if err == nil {
+		err = pl.seen(f, in.Path)
+	}
 	if err != nil {
 		pl.release()
 		return nil, nil, err
