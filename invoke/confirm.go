@@ -105,7 +105,9 @@ type ConfirmRecord struct {
 	// Answer is "allow-once", "allow-session", "allow-workspace",
 	// "allowed-before" (an earlier answer for the session or workspace
 	// held), "deny", "timeout", "pending" (the question went to
-	// someone who answers later) or "none" (nobody to ask).
+	// someone who answers later), "none" (nobody to ask), or
+	// AnswerModeAllow or AnswerModeDeny (the permission mode answered,
+	// By names it).
 	Answer string
 	By     string
 	At     time.Time
@@ -302,11 +304,15 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 // fingerprint; a preview may say what that covers, or that only "once" is
 // offered (then no earlier grant holds and a wider answer counts once). An approved call's context carries the
 // effects it was approved for. Dry runs are never asked about: nothing
-// runs.
+// runs. The call's permission mode (see WithModes) may refuse it first
+// (plan) or answer in a person's place (acceptEdits, dontAsk, bypass).
 func (r *Runner) confirmStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		if req.DryRun {
 			return next(ctx, req)
+		}
+		if res, refused := planRefusal(ctx, req); refused {
+			return res
 		}
 		n, res := r.need(ctx, req)
 		if res.IsError {
@@ -319,6 +325,13 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		now := time.Now()
 		if n.before {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
+			return next(approvedFor(ctx, req), req)
+		}
+		if allow, res, ok := modeAnswer(ctx, req, why); ok {
+			req.Confirmation.At = now
+			if !allow {
+				return res
+			}
 			return next(approvedFor(ctx, req), req)
 		}
 		if r.confirmer == nil {
