@@ -47,6 +47,12 @@ func (tb *Toolbelt) SetMode(ctx context.Context, m policy.Mode) error {
 	return nil
 }
 
+// Bypassing reports whether any call of the root's runners may run in
+// bypass mode now, as configured or set: front doors then say so loudly.
+func (tb *Toolbelt) Bypassing() bool {
+	return tb.modes != nil && tb.modes.Uses(policy.ModeBypass)
+}
+
 // ErrBypassRefused matches the error of choosing bypass mode where it may
 // not run.
 var ErrBypassRefused = errors.New("bypass mode is refused")

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/llm/llmtest"
+	"github.com/toolbelt/toolbelt/tools/shell"
+)
+
+// modeRun is what one toolbelt run in a permission mode did: the text of
+// each call's result by call id, and the audit record of each call.
+type modeRun struct {
+	results map[string]string
+	records map[string]map[string]any
+	r       cliResult
+}
+
+// runInMode has a replayed model make calls in one turn — each as a
+// llmtest.Call — then answer, through toolbelt run with args (--mode …),
+// in the workspace ws, with confirm.medium on so that file changes ask in
+// the default mode. Nobody can be asked (no terminal, no console).
+func runInMode(t *testing.T, ws string, code int, calls []llmtest.Call, args ...string) modeRun {
+	t.Helper()
+	env := cliEnvironment(t)
+	cfg := writeConfig(t, "confirm:\n  medium: true\n")
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Chat("", "Working on it.", calls...)},
+		llmtest.Response{Body: llmtest.Chat("", "Done.")})
+	argv := append([]string{"--config", cfg, "run", "--model", "vllm/m", "--base-url", s.URL + "/v1", "--workspace", ws, "--json"}, args...)
+	r := runCLIWith(t, env, "", "", append(argv, "do the task")...).expect(t, code)
+	out := modeRun{results: map[string]string{}, records: map[string]map[string]any{}, r: r}
+	if code != 0 {
+		return out
+	}
+	var transcript []struct {
+		Role       string `json:"role"`
+		ToolCallID string `json:"toolCallId"`
+		Content    []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
+		t.Fatalf("stdout is not the transcript: %v\n%s", err, r.stdout)
+	}
+	for _, m := range transcript {
+		if m.Role == "toolResult" && len(m.Content) > 0 {
+			out.results[m.ToolCallID] = m.Content[0].Text
+		}
+	}
+	a := runCLIWith(t, env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
+	var records []map[string]any
+	if err := json.Unmarshal([]byte(a.stdout), &records); err != nil {
+		t.Fatalf("audit --json: %v\n%s", err, a.stdout)
+	}
+	for _, rec := range records {
+		out.records[rec["providerCallId"].(string)] = rec // the model's id
+	}
+	return out
+}
+
+// expect checks that call id's result holds want, and that its audit
+// record says the mode and, when answer is set, the confirmation's answer.
+func (m modeRun) expect(t *testing.T, id, want, mode, answer string) {
+	t.Helper()
+	if !strings.Contains(m.results[id], want) {
+		t.Errorf("%s: result %q, want it to hold %q", id, m.results[id], want)
+	}
+	rec := m.records[id]
+	if rec == nil {
+		t.Fatalf("%s: no audit record among %v", id, m.records)
+	}
+	if rec["mode"] != mode {
+		t.Errorf("%s: audit record's mode %v, want %s", id, rec["mode"], mode)
+	}
+	c, _ := rec["confirmation"].(map[string]any)
+	if answer != "" && (c == nil || c["answer"] != answer) {
+		t.Errorf("%s: confirmation %v, want answer %s", id, rec["confirmation"], answer)
+	}
+}
+
+// modeWorkspace is a workspace holding notes.txt.
+func modeWorkspace(t *testing.T) string {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("plan the work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// mustNotExist fails the test when the workspace ws holds name.
+func mustNotExist(t *testing.T, ws, name string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(ws, name)); !os.IsNotExist(err) {
+		t.Errorf("%s exists (%v): the call that made it should not have run", name, err)
+	}
+}
+
+// The calls the modes are tried with: a read, a write in the workspace, a
+// command that changes nothing, and one that does.
+var (
+	readCall  = llmtest.Call{ID: "c_read", Name: "read", Args: `{"path":"notes.txt"}`}
+	writeCall = llmtest.Call{ID: "c_write", Name: "write", Args: `{"path":"out.txt","content":"written"}`}
+	lsCall    = llmtest.Call{ID: "c_ls", Name: "exec", Args: `{"command":"ls"}`}
+	touchCall = llmtest.Call{ID: "c_touch", Name: "exec", Args: `{"command":"touch made.txt"}`}
+)
+
+// TestRunDefaultModeAsks: in the default mode a write that asks is
+// blocked when nobody can be asked, and the record says the mode.
+func TestRunDefaultModeAsks(t *testing.T) {
+	t.Parallel()
+	ws := modeWorkspace(t)
+	m := runInMode(t, ws, 0, []llmtest.Call{readCall, writeCall})
+	m.expect(t, "c_read", "plan the work", "default", "")
+	m.expect(t, "c_write", "no one is available to approve it", "default", "none")
+	mustNotExist(t, ws, "out.txt")
+}
+
+// TestRunAcceptEditsMode: file changes inside the workspace run without
+// asking; a command still asks.
+func TestRunAcceptEditsMode(t *testing.T) {
+	t.Parallel()
+	ws := modeWorkspace(t)
+	m := runInMode(t, ws, 0, []llmtest.Call{writeCall, touchCall}, "--mode", "acceptEdits")
+	m.expect(t, "c_write", "", "acceptEdits", "mode-allow")
+	m.expect(t, "c_touch", "no one is available to approve it", "acceptEdits", "none")
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "written" {
+		t.Errorf("out.txt: %q, %v", b, err)
+	}
+	mustNotExist(t, ws, "made.txt")
+}
+
+// TestRunPlanMode: tools that change things are refused with a message
+// that says the model is planning; reads and commands that change nothing
+// run. The mode comes from the configuration.
+func TestRunPlanMode(t *testing.T) {
+	t.Parallel()
+	ws := modeWorkspace(t)
+	if err := os.WriteFile(filepath.Join(ws, "toolbelt.yaml"), []byte("mode: plan\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := runInMode(t, ws, 0, []llmtest.Call{readCall, lsCall, writeCall, touchCall}, "--config", filepath.Join(ws, "toolbelt.yaml"))
+	m.expect(t, "c_read", "plan the work", "plan", "")
+	m.expect(t, "c_ls", "notes.txt", "plan", "")
+	m.expect(t, "c_write", "You are planning (plan mode)", "plan", "mode-deny")
+	m.expect(t, "c_touch", "present your plan to the user", "plan", "mode-deny")
+	mustNotExist(t, ws, "out.txt")
+	mustNotExist(t, ws, "made.txt")
+}
+
+// TestRunDontAskMode: what would ask is denied, saying so; what would not
+// ask runs.
+func TestRunDontAskMode(t *testing.T) {
+	t.Parallel()
+	ws := modeWorkspace(t)
+	m := runInMode(t, ws, 0, []llmtest.Call{readCall, writeCall}, "--mode", "dontAsk")
+	m.expect(t, "c_read", "plan the work", "dontAsk", "")
+	m.expect(t, "c_write", "in dontAsk mode what would ask is denied", "dontAsk", "mode-deny")
+	mustNotExist(t, ws, "out.txt")
+}
+
+// TestRunModeErrors: an unknown --mode is a usage error naming the closest
+// mode.
+func TestRunModeErrors(t *testing.T) {
+	t.Parallel()
+	m := runInMode(t, modeWorkspace(t), 2, nil, "--mode", "accept")
+	if !strings.Contains(m.r.stderr, `--mode: "accept" is not a permission mode`) || !strings.Contains(m.r.stderr, `did you mean "acceptEdits"?`) {
+		t.Errorf("stderr: %s", m.r.stderr)
+	}
+}
+
+// TestRunBypassMode: bypass runs every call without asking, commands in
+// the sandbox; it is refused, with a clear message, to a process running
+// as root and where the sandbox does not work.
+func TestRunBypassMode(t *testing.T) {
+	t.Parallel()
+	if os.Geteuid() == 0 {
+		m := runInMode(t, modeWorkspace(t), 2, nil, "--mode", "bypass")
+		if !strings.Contains(m.r.stderr, "bypass mode is refused: toolbelt runs as root") {
+			t.Errorf("stderr: %s", m.r.stderr)
+		}
+		t.Skip("refused as root, as it must be; the rest needs an unprivileged user")
+	}
+	ws := modeWorkspace(t)
+	broken := writeConfig(t, "tools:\n  exec:\n    sandbox:\n      bwrap: /nonexistent/bwrap\n")
+	m := runInMode(t, ws, 2, nil, "--config", broken, "--mode", "bypass")
+	if !strings.Contains(m.r.stderr, "bypass mode is refused: it runs commands only in the sandbox, which does not work here") {
+		t.Errorf("stderr: %s", m.r.stderr)
+	}
+	if err := shellSandboxWorks(ws); err != nil {
+		t.Skipf("bubblewrap cannot create its sandbox here: %v", err)
+	}
+	m = runInMode(t, ws, 0, []llmtest.Call{writeCall, touchCall}, "--mode", "bypass")
+	m.expect(t, "c_write", "", "bypass", "mode-allow")
+	m.expect(t, "c_touch", "", "bypass", "mode-allow")
+	if !strings.Contains(m.r.stderr, "BYPASS MODE") {
+		t.Errorf("no banner on stderr: %s", m.r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "made.txt")); err != nil {
+		t.Errorf("the command did not run: %v", err)
+	}
+}
+
+// shellSandboxWorks says why the exec tool's sandbox does not work in ws.
+func shellSandboxWorks(ws string) error {
+	return shell.SandboxWorks(context.Background(), nil, ws)
+}
