@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/shell"
@@ -51,6 +53,18 @@ func (tb *Toolbelt) SetMode(ctx context.Context, m policy.Mode) error {
 // bypass mode now, as configured or set: front doors then say so loudly.
 func (tb *Toolbelt) Bypassing() bool {
 	return tb.modes != nil && tb.modes.Uses(policy.ModeBypass)
+}
+
+// SwitchMode is SetMode done by a person, by ("a user at the terminal",
+// a console user): the switch is recorded in the audit log
+// (audit.KindModeChanged), from which mode to which.
+func (tb *Toolbelt) SwitchMode(ctx context.Context, m policy.Mode, by string) error {
+	was := tb.Mode("")
+	if err := tb.SetMode(ctx, m); err != nil {
+		return err
+	}
+	return tb.Record(ctx, audit.Record{Kind: audit.KindModeChanged, Time: time.Now(), Mode: string(m), Workspace: tool.ResolveDir(tb.ws),
+		Note: fmt.Sprintf("%s switched the permission mode from %s to %s", by, was, m)})
 }
 
 // ErrBypassRefused matches the error of choosing bypass mode where it may

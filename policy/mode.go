@@ -35,6 +35,23 @@ const (
 // Modes lists the permission modes, from the most careful default on.
 var Modes = []Mode{ModeDefault, ModeAcceptEdits, ModePlan, ModeDontAsk, ModeBypass}
 
+// Description says in a line what the mode does.
+func (m Mode) Description() string {
+	switch m {
+	case ModeDefault:
+		return "ask when the policy, a hook or a call's risk says to"
+	case ModeAcceptEdits:
+		return "file changes inside the workspace run without asking"
+	case ModePlan:
+		return "read-only: tools that change anything are refused while the model plans"
+	case ModeDontAsk:
+		return "what would ask is denied, without asking"
+	case ModeBypass:
+		return "everything runs without asking; commands only in the sandbox"
+	}
+	return ""
+}
+
 // modeNames are the names of Modes.
 func modeNames() []string {
 	names := make([]string, len(Modes))

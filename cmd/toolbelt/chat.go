@@ -28,6 +28,7 @@ type chatCmd struct {
 const chatHelp = `Type a message and press Enter. Commands:
   /model PROVIDER/MODEL  switch the model (the conversation stays)
   /tools                 list the tools the model can call
+  /mode [NAME]           show the permission mode, or switch to NAME
   /undo                  take back the file changes of the last turn's calls
   /help                  this text
   /quit                  leave (so does end of input)
@@ -151,6 +152,9 @@ func (c *chatCmd) Run(e *env) error {
 			}
 			a.Client, ar.model = client, strings.TrimSpace(arg)
 			fmt.Fprintf(e.stderr, "model: %s\n", ar.model)
+			continue
+		case cmd == "/mode":
+			e.switchMode(c.Agent, arg)
 			continue
 		case cmd == "/undo":
 			mu.Lock()

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"strings"
 
 	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/policy"
@@ -50,4 +52,32 @@ func (e *env) printMode(col colors) {
 		return
 	}
 	fmt.Fprintf(e.stdout, "  mode       %s (switch it in the console)\n", m)
+}
+
+// switchMode is chat's /mode: without a name, it shows the mode the
+// calls of agent run in and the modes there are; with one, every later
+// call runs in that mode (recorded in the audit log).
+func (e *env) switchMode(agent, arg string) {
+	name := strings.TrimSpace(arg)
+	if name == "" {
+		cur := e.tb.Mode(agent)
+		for _, m := range policy.Modes {
+			mark := " "
+			if m == cur {
+				mark = "*"
+			}
+			fmt.Fprintf(e.stdout, "%s %-12s %s\n", mark, m, m.Description())
+		}
+		return
+	}
+	m, err := policy.ParseMode(name)
+	if err == nil {
+		err = e.tb.SwitchMode(context.Background(), m, "a user at the terminal (chat /mode)")
+	}
+	if err != nil {
+		printError(e.stderr, err)
+		return
+	}
+	fmt.Fprintf(e.stderr, "mode: %s (%s)\n", m, m.Description())
+	e.warnBypass(e.tb)
 }

@@ -209,3 +209,42 @@ func TestRunBypassMode(t *testing.T) {
 func shellSandboxWorks(ws string) error {
 	return shell.SandboxWorks(context.Background(), nil, ws)
 }
+
+// TestChatMode: /mode shows the mode and the list, /mode NAME switches it
+// for the next calls (recorded in the audit log), and an unknown name
+// names the closest mode; the write the model then tries is refused as
+// planning.
+func TestChatMode(t *testing.T) {
+	t.Parallel()
+	ws := modeWorkspace(t)
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "Writing.", writeCall)},
+		llmtest.Response{Body: llmtest.Anthropic("", "I will present a plan.")})
+	input := "/mode\n/mode plna\n/mode plan\n/mode\nwrite out.txt\n/quit\n"
+	env := cliEnvironment(t)
+	r := runCLIWith(t, env, "", input, "chat", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--mode", "acceptEdits").expect(t, 0)
+	for _, want := range []string{"* acceptEdits  file changes inside the workspace run without asking\n", "  plan         read-only", "* plan "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{`"plna" is not a permission mode`, `did you mean "plan"?`, "mode: plan (read-only"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	mustNotExist(t, ws, "out.txt")
+	writes := auditRecords(t, env, "--tool", "write")
+	if len(writes) != 1 || writes[0].Mode != "plan" || writes[0].Decision() != "mode-deny" {
+		t.Fatalf("the write's records: %+v", writes)
+	}
+	var switched []string
+	for _, rec := range auditRecords(t, env) {
+		if rec.Kind == "mode-changed" {
+			switched = append(switched, rec.Mode+": "+rec.Note)
+		}
+	}
+	if len(switched) != 1 || switched[0] != "plan: a user at the terminal (chat /mode) switched the permission mode from acceptEdits to plan" {
+		t.Errorf("mode changes in the audit log: %q", switched)
+	}
+}
