@@ -51,7 +51,7 @@ func (e *env) printMode(col colors) {
 		fmt.Fprintf(e.stdout, "  mode       %s\n", col.red("BYPASS: every call runs without asking anyone (commands only in the sandbox)"))
 		return
 	}
-	fmt.Fprintf(e.stdout, "  mode       %s (switch it in the console)\n", m)
+	fmt.Fprintf(e.stdout, "  mode       %s\n", m)
 }
 
 // switchMode is chat's /mode: without a name, it shows the mode the
