@@ -3,9 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/llm/llmtest"
@@ -26,13 +30,19 @@ type modeRun struct {
 // the default mode. Nobody can be asked (no terminal, no console).
 func runInMode(t *testing.T, ws string, code int, calls []llmtest.Call, args ...string) modeRun {
 	t.Helper()
-	env := cliEnvironment(t)
-	cfg := writeConfig(t, "confirm:\n  medium: true\n")
+	return runInModeAs(t, thisUser(t), ws, code, calls, args...)
+}
+
+// runInModeAs is runInMode with toolbelt run by u.
+func runInModeAs(t *testing.T, u modeUser, ws string, code int, calls []llmtest.Call, args ...string) modeRun {
+	t.Helper()
+	cfg := u.config(t, "confirm:\n  medium: true\n")
 	s := llmtest.New(t,
 		llmtest.Response{Body: llmtest.Chat("", "Working on it.", calls...)},
 		llmtest.Response{Body: llmtest.Chat("", "Done.")})
 	argv := append([]string{"--config", cfg, "run", "--model", "vllm/m", "--base-url", s.URL + "/v1", "--workspace", ws, "--json"}, args...)
-	r := runCLIWith(t, env, "", "", append(argv, "do the task")...).expect(t, code)
+	u.own(t)
+	r := u.run(t, u.env, "", "", append(argv, "do the task")...).expect(t, code)
 	out := modeRun{results: map[string]string{}, records: map[string]map[string]any{}, r: r}
 	if code != 0 {
 		return out
@@ -52,7 +62,7 @@ func runInMode(t *testing.T, ws string, code int, calls []llmtest.Call, args ...
 			out.results[m.ToolCallID] = m.Content[0].Text
 		}
 	}
-	a := runCLIWith(t, env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
+	a := u.run(t, u.env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
 	var records []map[string]any
 	if err := json.Unmarshal([]byte(a.stdout), &records); err != nil {
 		t.Fatalf("audit --json: %v\n%s", err, a.stdout)
@@ -84,12 +94,92 @@ func (m modeRun) expect(t *testing.T, id, want, mode, answer string) {
 }
 
 // modeWorkspace is a workspace holding notes.txt.
-func modeWorkspace(t *testing.T) string {
-	ws := t.TempDir()
+func modeWorkspace(t *testing.T) string { return thisUser(t).workspace(t) }
+
+// modeUser is who runs toolbelt in runInModeAs, with its state and
+// configuration in dir.
+type modeUser struct {
+	cliUser
+	env []string // the CLI's environment
+	dir string
+}
+
+// thisUser is this process's user, with state in the test's temporary
+// directories.
+func thisUser(t *testing.T) modeUser {
+	return modeUser{env: cliEnvironment(t), dir: t.TempDir()}
+}
+
+// nobody is the unprivileged user nobody (uid and gid 65534) running a
+// copy of the test binary, with its state in a directory of its own that
+// it owns: bypass mode is refused to root, which the tests run as in CI.
+// The test is skipped when bubblewrap cannot make a sandbox for nobody.
+func nobody(t *testing.T) modeUser {
+	t.Helper()
+	// Under the temporary directory itself: t.TempDir's parents are
+	// closed to other users.
+	dir, err := os.MkdirTemp("", "toolbelt-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	u := modeUser{cliUser: cliUser{bin: filepath.Join(dir, "toolbelt.test"), cred: &syscall.Credential{Uid: 65534, Gid: 65534}}, dir: dir}
+	u.env = append(cliEnvironment(t), "TOOLBELT_DATA="+filepath.Join(dir, "data"), "XDG_CONFIG_HOME="+filepath.Join(dir, "config"), "HOME="+dir)
+	copyFile(t, os.Args[0], u.bin)
+	probe := exec.Command("bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "true")
+	probe.SysProcAttr = &syscall.SysProcAttr{Credential: u.cred}
+	if out, err := probe.CombinedOutput(); err != nil {
+		t.Skipf("bubblewrap cannot make a sandbox for the user nobody here (%v: %s)", err, out)
+	}
+	return u
+}
+
+// workspace is a new workspace of u's holding notes.txt.
+func (u modeUser) workspace(t *testing.T) string {
+	t.Helper()
+	ws, err := os.MkdirTemp(u.dir, "ws-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("plan the work\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return ws
+}
+
+// config writes a configuration file of u's and returns its path.
+func (u modeUser) config(t *testing.T, body string) string {
+	t.Helper()
+	f, err := os.CreateTemp(u.dir, "toolbelt-*.yaml")
+	if err == nil {
+		_, err = f.WriteString(body)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f.Name()
+}
+
+// own gives u everything in its directory but the test binary (which
+// may be a link to this process's), when u is not this process's user.
+func (u modeUser) own(t *testing.T) {
+	t.Helper()
+	if u.cred == nil {
+		return
+	}
+	err := filepath.WalkDir(u.dir, func(path string, _ fs.DirEntry, err error) error {
+		if err != nil || path == u.bin {
+			return err
+		}
+		return os.Lchown(path, int(u.cred.Uid), int(u.cred.Gid))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // mustNotExist fails the test when the workspace ws holds name.
@@ -175,33 +265,39 @@ func TestRunModeErrors(t *testing.T) {
 
 // TestRunBypassMode: bypass runs every call without asking, commands in
 // the sandbox; it is refused, with a clear message, to a process running
-// as root and where the sandbox does not work.
+// as root and where the sandbox does not work. Run as root (as in CI),
+// the test shows the refusal, then runs the rest as the user nobody.
 func TestRunBypassMode(t *testing.T) {
 	t.Parallel()
+	u := thisUser(t)
 	if os.Geteuid() == 0 {
 		m := runInMode(t, modeWorkspace(t), 2, nil, "--mode", "bypass")
 		if !strings.Contains(m.r.stderr, "bypass mode is refused: toolbelt runs as root") {
 			t.Errorf("stderr: %s", m.r.stderr)
 		}
-		t.Skip("refused as root, as it must be; the rest needs an unprivileged user")
+		u = nobody(t)
 	}
-	ws := modeWorkspace(t)
-	broken := writeConfig(t, "tools:\n  exec:\n    sandbox:\n      bwrap: /nonexistent/bwrap\n")
-	m := runInMode(t, ws, 2, nil, "--config", broken, "--mode", "bypass")
+	ws := u.workspace(t)
+	broken := u.config(t, "tools:\n  exec:\n    sandbox:\n      bwrap: /nonexistent/bwrap\n")
+	m := runInModeAs(t, u, ws, 2, nil, "--config", broken, "--mode", "bypass")
 	if !strings.Contains(m.r.stderr, "bypass mode is refused: it runs commands only in the sandbox, which does not work here") {
 		t.Errorf("stderr: %s", m.r.stderr)
 	}
 	if err := shellSandboxWorks(ws); err != nil {
 		t.Skipf("bubblewrap cannot create its sandbox here: %v", err)
 	}
-	m = runInMode(t, ws, 0, []llmtest.Call{writeCall, touchCall}, "--mode", "bypass")
+	m = runInModeAs(t, u, ws, 0, []llmtest.Call{writeCall, touchCall}, "--mode", "bypass")
 	m.expect(t, "c_write", "", "bypass", "mode-allow")
 	m.expect(t, "c_touch", "", "bypass", "mode-allow")
 	if !strings.Contains(m.r.stderr, "BYPASS MODE") {
 		t.Errorf("no banner on stderr: %s", m.r.stderr)
 	}
-	if _, err := os.Stat(filepath.Join(ws, "made.txt")); err != nil {
-		t.Errorf("the command did not run: %v", err)
+	fi, err := os.Stat(filepath.Join(ws, "made.txt"))
+	if err != nil {
+		t.Fatalf("the command did not run: %v", err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); u.cred != nil && st.Uid != u.cred.Uid {
+		t.Errorf("the command ran as uid %d, want %d", st.Uid, u.cred.Uid)
 	}
 }
 
