@@ -258,12 +258,14 @@ func (r *Runner) need(ctx context.Context, req *Request) (n need, res tool.Resul
 }
 
 // NeedsApproval says why call would need a person's approval, "" when it
-// would not (or an earlier grant holds), as the pipeline would work it out
-// — the arguments normalized and validated, the policy decided, the
-// tool's preview asked — without running the call, asking anyone, running
+// would not (or an earlier grant holds, or the permission mode answers in
+// a person's place), as the pipeline would work it out — the arguments
+// normalized and validated, the policy decided, the tool's preview asked,
+// the mode applied — without running the call, asking anyone, running
 // hooks (an approval a hook would ask for is not foreseen) or recording
 // anything. The error says why the call would not get that far: an unknown
-// tool, invalid arguments, a policy that denies it.
+// tool, invalid arguments, a policy that denies it, a mode that refuses
+// it (plan, dontAsk).
 func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...CallOption) (string, error) {
 	ctx, req, rt, res := r.request(ctx, call, opts)
 	if rt == nil {
@@ -271,6 +273,7 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 	}
 	var why string
 	var denied error
+	modeRefuses := func(refusal string) { denied = fmt.Errorf("the permission mode refuses it: %s", refusal) }
 	check := func(ctx context.Context, req *Request) tool.Result {
 		if r.policy != nil {
 			d := r.policy.Decide(callRequest(ctx, r.policy, req))
@@ -282,9 +285,19 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 				req.Approval = &Approval{By: "policy (" + d.Reason + ")"}
 			}
 		}
+		if refusal := planRefusal(ctx, req); refusal != "" {
+			modeRefuses(refusal)
+			return tool.Result{}
+		}
 		n, res := r.need(ctx, req)
-		if !n.before {
+		if res.IsError || n.before || n.why == "" {
+			return res
+		}
+		switch refusal, answered := modeAnswer(ctx, req, n.why); {
+		case !answered:
 			why = n.why
+		case refusal != "":
+			modeRefuses(refusal)
 		}
 		return res
 	}
@@ -311,8 +324,9 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		if req.DryRun {
 			return next(ctx, req)
 		}
-		if res, refused := planRefusal(ctx, req); refused {
-			return res
+		if refusal := planRefusal(ctx, req); refusal != "" {
+			modeAnswered(req, refusal)
+			return block(req, refusal)
 		}
 		n, res := r.need(ctx, req)
 		if res.IsError {
@@ -327,10 +341,10 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-before", At: now}
 			return next(approvedFor(ctx, req), req)
 		}
-		if allow, res, ok := modeAnswer(ctx, req, why); ok {
-			req.Confirmation.At = now
-			if !allow {
-				return res
+		if refusal, ok := modeAnswer(ctx, req, why); ok {
+			modeAnswered(req, refusal)
+			if refusal != "" {
+				return block(req, refusal)
 			}
 			return next(approvedFor(ctx, req), req)
 		}

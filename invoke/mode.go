@@ -37,46 +37,45 @@ func (r *Runner) enterMode(req *Request) {
 	}
 }
 
-// planRefusal refuses, in plan mode, a call that may change anything: one
-// of a tool not marked read-only, unless its preview says this call
-// changes nothing. Dry runs change nothing and are not refused.
-func planRefusal(ctx context.Context, req *Request) (tool.Result, bool) {
+// planRefusal says why, in plan mode, a call that may change anything is
+// refused — one of a tool not marked read-only, unless its preview says
+// this call changes nothing — and "" for a call the mode lets through. Dry
+// runs change nothing and are not refused.
+func planRefusal(ctx context.Context, req *Request) string {
 	if req.Mode != policy.ModePlan || req.DryRun || req.Tool.Meta.ReadOnly {
-		return tool.Result{}, false
+		return ""
 	}
 	if e, err := req.preview(ctx); err == nil && e != nil && e.ReadOnly {
-		return tool.Result{}, false
+		return ""
 	}
-	req.Confirmation = &ConfirmRecord{Answer: AnswerModeDeny, By: "plan mode", At: time.Now()}
-	req.Outcome = OutcomeDenied
-	return block(req, fmt.Sprintf("You are planning (plan mode): %s may change things, so it was not run. Only tools that change nothing run now. Read and search as you need, then present your plan to the user; they leave plan mode to have it carried out.", req.Tool.Name)), true
+	return fmt.Sprintf("You are planning (plan mode): %s may change things, so it was not run. Only tools that change nothing run now. Read and search as you need, then present your plan to the user; they leave plan mode to have it carried out.", req.Tool.Name)
 }
 
 // modeAnswer answers, for the call's mode, the question the confirm step
 // would put to a person about it (why it asks): ok false leaves it to a
-// person. In acceptEdits mode a change of files inside the workspace is
+// person; otherwise refusal says why the mode denies it, "" when it
+// allows it. In acceptEdits mode a change of files inside the workspace is
 // allowed, in bypass mode everything; in dontAsk mode everything is
-// denied, and res is the blocked result.
-func modeAnswer(ctx context.Context, req *Request, why string) (allow bool, res tool.Result, ok bool) {
+// denied.
+func modeAnswer(ctx context.Context, req *Request, why string) (refusal string, ok bool) {
 	switch req.Mode {
 	case policy.ModeBypass:
-		allow = true
+		return "", true
 	case policy.ModeAcceptEdits:
-		if !editsInWorkspace(ctx, req) {
-			return false, tool.Result{}, false
-		}
-		allow = true
+		return "", editsInWorkspace(ctx, req)
 	case policy.ModeDontAsk:
-	default:
-		return false, tool.Result{}, false
+		return fmt.Sprintf("This call would need a person's approval (%s), and in dontAsk mode what would ask is denied without asking, so it was not run.", why), true
 	}
-	req.Confirmation = &ConfirmRecord{Answer: AnswerModeDeny, By: string(req.Mode) + " mode"}
-	if allow {
-		req.Confirmation.Answer = AnswerModeAllow
-		return true, tool.Result{}, true
+	return "", false
+}
+
+// modeAnswered records that the call's mode answered in a person's place:
+// it denied the call, saying why (refusal), or allowed it ("").
+func modeAnswered(req *Request, refusal string) {
+	req.Confirmation = &ConfirmRecord{Answer: AnswerModeAllow, By: string(req.Mode) + " mode", At: time.Now()}
+	if refusal != "" {
+		req.Confirmation.Answer, req.Outcome = AnswerModeDeny, OutcomeDenied
 	}
-	req.Outcome = OutcomeDenied
-	return false, block(req, fmt.Sprintf("This call would need a person's approval (%s), and in dontAsk mode what would ask is denied without asking, so it was not run.", why)), true
 }
 
 // editsInWorkspace says whether the call changes files inside the

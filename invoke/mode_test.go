@@ -2,6 +2,7 @@ package invoke_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -19,26 +20,7 @@ import (
 func TestModes(t *testing.T) {
 	t.Parallel()
 	var sandboxed []bool
-	newTool := func(name string, readOnly bool) tool.Tool {
-		t := tool.Must(tool.New(name, "Changes things, or says it would not.", func(_ context.Context, _ struct{}, inv tool.Invocation) (tool.Result, error) {
-			sandboxed = append(sandboxed, inv.Context.Sandboxed)
-			return tool.Text("ran"), nil
-		}))
-		t.Meta = tool.Meta{Risk: tool.RiskHigh}
-		t.Preview = func(context.Context, tool.Call, *tool.Context) (tool.Effects, error) {
-			if readOnly {
-				return tool.Effects{Summary: name, ReadOnly: true, Risk: tool.RiskLow}, nil
-			}
-			return tool.Effects{Summary: name}, nil
-		}
-		return t
-	}
-	reg := registry.New()
-	for _, tl := range []tool.Tool{newTool("change", false), newTool("look", true), newTool("banned", false)} {
-		if err := reg.Register(tl); err != nil {
-			t.Fatal(err)
-		}
-	}
+	reg := modeTools(t, func(inv tool.Invocation) { sandboxed = append(sandboxed, inv.Context.Sandboxed) })
 	modes := policy.NewModeSwitch(policy.ModeDefault, nil)
 	p := &policy.Policy{Tools: policy.Rules{Deny: []string{"banned"}}}
 	r := invoke.New(reg, nil, invoke.WithModes(modes), invoke.WithPolicy(p))
@@ -68,5 +50,67 @@ func TestModes(t *testing.T) {
 	}
 	if want := []bool{false, false, false, true, true}; !slices.Equal(sandboxed, want) {
 		t.Errorf("sandboxed callers of the calls that ran (look in default, plan, dontAsk; change and look in bypass): %v, want %v", sandboxed, want)
+	}
+}
+
+// modeTools registers the tools the modes are tried with: change (high
+// risk), look (a tool that may change things, whose preview says this
+// call changes nothing) and banned; ran sees each call that runs.
+func modeTools(t *testing.T, ran func(tool.Invocation)) *registry.Registry {
+	t.Helper()
+	newTool := func(name string, readOnly bool) tool.Tool {
+		t := tool.Must(tool.New(name, "Changes things, or says it would not.", func(_ context.Context, _ struct{}, inv tool.Invocation) (tool.Result, error) {
+			ran(inv)
+			return tool.Text("ran"), nil
+		}))
+		t.Meta = tool.Meta{Risk: tool.RiskHigh}
+		t.Preview = func(context.Context, tool.Call, *tool.Context) (tool.Effects, error) {
+			if readOnly {
+				return tool.Effects{Summary: name, ReadOnly: true, Risk: tool.RiskLow}, nil
+			}
+			return tool.Effects{Summary: name}, nil
+		}
+		return t
+	}
+	reg := registry.New()
+	for _, tl := range []tool.Tool{newTool("change", false), newTool("look", true), newTool("banned", false)} {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return reg
+}
+
+// TestNeedsApprovalFollowsMode: what NeedsApproval foresees of a call
+// agrees with what its mode does when it runs: a call that asks in the
+// default mode is refused in plan and dontAsk modes and needs nobody in
+// bypass mode; one that would not ask needs nobody in any mode; nothing
+// runs.
+func TestNeedsApprovalFollowsMode(t *testing.T) {
+	t.Parallel()
+	reg := modeTools(t, func(tool.Invocation) { t.Error("NeedsApproval ran a call") })
+	modes := policy.NewModeSwitch(policy.ModeDefault, nil)
+	r := invoke.New(reg, nil, invoke.WithModes(modes))
+	for _, c := range []struct {
+		mode       policy.Mode
+		why, error string // of change
+	}{
+		{policy.ModeDefault, "high-risk", ""},
+		{policy.ModeAcceptEdits, "high-risk", ""},
+		{policy.ModePlan, "", "the permission mode refuses it: You are planning (plan mode)"},
+		{policy.ModeDontAsk, "", "the permission mode refuses it: This call would need a person's approval"},
+		{policy.ModeBypass, "", ""},
+	} {
+		modes.Set(c.mode)
+		why, err := r.NeedsApproval(context.Background(), tool.Call{Name: "change"})
+		if (why == "") != (c.why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("%s: change needs approval %q, want %q", c.mode, why, c.why)
+		}
+		if got := fmt.Sprint(err); c.error == "" && err != nil || c.error != "" && !strings.Contains(got, c.error) {
+			t.Errorf("%s: change: error %v, want %q", c.mode, err, c.error)
+		}
+		if why, err := r.NeedsApproval(context.Background(), tool.Call{Name: "look"}); why != "" || err != nil {
+			t.Errorf("%s: look needs approval %q, %v", c.mode, why, err)
+		}
 	}
 }
