@@ -344,3 +344,51 @@ func TestChatMode(t *testing.T) {
 		t.Errorf("mode changes in the audit log: %q", switched)
 	}
 }
+
+// TestChatModeAtTheTerminal: at a terminal, a write in acceptEdits mode
+// runs without the approval prompt; after /mode default the next write
+// asks on the terminal (and is denied there); after /mode plan the third
+// is refused as planning, unasked.
+func TestChatModeAtTheTerminal(t *testing.T) {
+	t.Parallel()
+	ws := modeWorkspace(t)
+	second := llmtest.Call{ID: "c_second", Name: "write", Args: `{"path":"second.txt","content":"asked"}`}
+	third := llmtest.Call{ID: "c_third", Name: "write", Args: `{"path":"third.txt","content":"planned"}`}
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "Writing.", writeCall)},
+		llmtest.Response{Body: llmtest.Anthropic("", "Wrote it.")},
+		llmtest.Response{Body: llmtest.Anthropic("", "Writing again.", second)},
+		llmtest.Response{Body: llmtest.Anthropic("", "Not written.")},
+		llmtest.Response{Body: llmtest.Anthropic("", "Writing a third.", third)},
+		llmtest.Response{Body: llmtest.Anthropic("", "I will present a plan.")})
+	cfg := writeConfig(t, "confirm:\n  medium: true\n")
+	cmd := exec.Command(os.Args[0], "--config", cfg, "chat", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--mode", "acceptEdits")
+	cmd.Env = cliEnvironment(t)
+	code, screen := atTerminal(t, cmd,
+		[2]string{"/help for commands.\n> ", "write out.txt"},
+		[2]string{"Wrote it.\n> ", "/mode default"},
+		[2]string{"says to)\n> ", "write second.txt"},
+		[2]string{"[n] no: ", "n"},
+		[2]string{"(optional): ", ""},
+		[2]string{"Not written.\n> ", "/mode plan"},
+		[2]string{"model plans)\n> ", "write third.txt"},
+		[2]string{"I will present a plan.\n> ", "/quit"})
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, screen)
+	}
+	before, after, ok := strings.Cut(screen, "mode: default (ask when")
+	if !ok {
+		t.Fatalf("no switch to default on the screen:\n%s", screen)
+	}
+	if strings.Contains(before, "Approval needed") || strings.Count(after, "Approval needed: write") != 1 {
+		t.Errorf("want one approval prompt, for the write after /mode default:\n%s", screen)
+	}
+	if !strings.Contains(after, "You are planning (plan mode)") {
+		t.Errorf("the write in plan mode was not refused as planning:\n%s", screen)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "out.txt")); err != nil || string(b) != "written" {
+		t.Errorf("out.txt: %q, %v", b, err)
+	}
+	mustNotExist(t, ws, "second.txt")
+	mustNotExist(t, ws, "third.txt")
+}
