@@ -97,7 +97,7 @@ func (tb *Toolbelt) importsStarted() <-chan struct{} {
 func (tb *Toolbelt) pipeline(ws string) []invoke.Option {
 	r := tb.cfg.Retention
 	opts := []invoke.Option{
-		invoke.WithLogger(tb.log), invoke.WithConfig(PipelineConfig(tb.cfg)), invoke.WithPolicy(tb.policy),
+		invoke.WithLogger(tb.log), invoke.WithConfig(PipelineConfig(tb.cfg)), invoke.WithPolicy(tb.policy), invoke.WithModes(tb.modes),
 		invoke.WithOutputs(tb.st.Outputs(store.OutputOptions{MaxAge: r.Outputs.D(), MaxBytes: r.OutputsBytes})),
 		invoke.WithAudit(tb.auditor), invoke.WithApprovalStore(tb.st.Approvals(ws)), invoke.WithRuleStore(tb.st.Approvals(ws)),
 		invoke.WithGate(gate{tb}), invoke.Use(tb.recovery.First(tb.journal)), tb.feed.Option(),

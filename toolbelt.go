@@ -82,6 +82,9 @@ type Options struct {
 	// Builtins makes the registry Tools join, and what stops the tools'
 	// background work (default tools.Core).
 	Builtins func() (*registry.Registry, io.Closer)
+	// Mode, when set, is the permission mode of every call, whatever the
+	// configuration says (toolbelt's --mode); see SetMode.
+	Mode policy.Mode
 	// Confirm answers the calls of runners that need a person's approval;
 	// nil: the console does — such a call waits for its decision (up to
 	// console.approvalTimeout) when a console is open, and is blocked at
@@ -163,6 +166,7 @@ type Toolbelt struct {
 	journal     *store.Journal
 	recovery    *intents.Recovery
 	policy      *policy.Policy
+	modes       *policy.ModeSwitch // the permission mode of every runner's calls
 	imports     *client.Manager
 	dirs        *dir.Loader
 	browser     *browser.Manager // the browser tool's Chromiums, one per session
@@ -212,6 +216,7 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 		{"the policy", tb.openPolicy, true},
 		{"the directory tools", tb.openDirTools, tools},
 		{"the registry", tb.openRegistry, tools},
+		{"the permission mode", tb.openModes, tools && state},
 		{"the job queue", tb.openJobs, tools && state},
 		{"the scheduler", tb.openScheduler, tools},
 		{"the imported MCP servers' tools", tb.AwaitImports, tools && !o.ServeEarly},

@@ -15,10 +15,10 @@ import (
 
 // Console returns the web console for what the root opened: o's store,
 // audit log, journal, registry, policy, configuration, job queue,
-// scheduler, undo, live feed and canvas host are filled in; the program serving it sets the
-// tokens, the URL and the MCP endpoint. Its undo records each undo in the
-// audit log as toolbelt undo does, on channel "console" for the console
-// user.
+// scheduler, undo, permission mode, live feed and canvas host are filled
+// in; the program serving it sets the tokens, the URL and the MCP endpoint.
+// Its undo records each undo in the audit log as toolbelt undo does, on
+// channel "console" for the console user; its mode switch is SwitchMode's.
 func (tb *Toolbelt) Console(o console.Options) (*console.Console, error) {
 	if tb.st == nil || tb.auditLog == nil {
 		return nil, errors.New("the console needs the store and the audit log: the root was opened with ToolsOnly")
@@ -29,6 +29,9 @@ func (tb *Toolbelt) Console(o console.Options) (*console.Console, error) {
 	o.Undo, o.Feed = tb.undoFor, tb.feed
 	if tb.canvas != nil {
 		o.Canvas = tb.canvas.Handler()
+	}
+	if tb.modes != nil {
+		o.Mode, o.SwitchMode = tb.Mode, tb.SwitchMode
 	}
 	if o.Logger == nil {
 		o.Logger = tb.log

@@ -13,6 +13,7 @@ package audit
 import (
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/toolbelt/toolbelt/tool"
@@ -102,6 +103,11 @@ type Record struct {
 	ErrorClass string `json:"errorClass"`
 	// DryRun says the call only described what it would do.
 	DryRun bool `json:"dryRun"`
+	// Mode is the permission mode the call ran in ("default",
+	// "acceptEdits", "plan", "dontAsk", "bypass"; see policy.Mode), or,
+	// for a KindModeChanged record, the mode chosen. Records written
+	// before modes existed have none, and verify as they always have.
+	Mode string `json:"mode,omitempty"`
 	// Hash is the record's hash in the chain (hex SHA-256).
 	Hash string `json:"hash,omitempty"`
 }
@@ -112,6 +118,11 @@ type Record struct {
 func (r *Record) SetCaller(id tool.Identity) {
 	r.AgentID, r.SessionKey, r.Channel, r.Owner, r.Principal, r.Workspace = id.AgentID, id.SessionKey, id.Channel, id.Owner, id.Principal, id.Workspace
 }
+
+// KindModeChanged is the Kind of a record that says a person switched the
+// permission mode of a server's calls: the mode chosen in Mode, who and
+// from which mode in Note.
+const KindModeChanged = "mode-changed"
 
 // KindRecovery is the Kind of a record that says what recovering a spool
 // found besides records: bytes of a torn record dropped from its end, a
@@ -144,7 +155,8 @@ type Confirmation struct {
 	// revoked), "allow-rule" (a rule was saved for the workspace),
 	// "allowed-before" (an earlier such answer held),
 	// "allowed-by-rule" (an allow rule on arguments approved it), "deny",
-	// "timeout" or "none" (no confirmer).
+	// "timeout", "none" (no confirmer), or "mode-allow" or "mode-deny"
+	// (the permission mode answered in a person's place, By names it).
 	Answer string `json:"answer"`
 	// By says who or what answered ("terminal", "--yes", "callback", a
 	// person's name, …).
@@ -170,7 +182,8 @@ type Question struct {
 // Decision sums up the outcome for people: "deny" when a layer denied the
 // call; else the answer when a person (or a stand-in) was asked;
 // "unconfirmed" when the call needed approval and nobody could give it;
-// "allowed-before" when an earlier answer for the session or workspace held; else "ask" when a
+// "allowed-before" when an earlier answer for the session or workspace
+// held; "mode-allow" or "mode-deny" when the permission mode answered; else "ask" when a
 // layer asked; else "allow" when policy ran; "" when it did not.
 func (r Record) Decision() string {
 	asked := false
@@ -188,7 +201,7 @@ func (r Record) Decision() string {
 			return c.Answer
 		case c.Answer == "none":
 			return "unconfirmed"
-		case c.Answer == "allowed-before":
+		case c.Answer == "allowed-before", strings.HasPrefix(c.Answer, "mode-"):
 			return c.Answer
 		}
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 )
 
@@ -50,6 +51,12 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Confirm says when a person is asked before a call runs.
 	Confirm Confirm `yaml:"confirm"`
+	// Mode is the permission mode calls run in: default, acceptEdits (file
+	// changes inside the workspace run without asking), plan (tools that
+	// change anything are refused), dontAsk (what would ask is denied) or
+	// bypass (everything runs without asking, commands in the sandbox).
+	// See docs/governance.md.
+	Mode string `yaml:"mode" default:"default"`
 	// Cron is how toolbelt serve runs the cron tool's schedules.
 	Cron Cron `yaml:"cron"`
 	// Console is the web console toolbelt serve serves.
@@ -423,6 +430,9 @@ type Agent struct {
 	System string `yaml:"system"`
 	// Tools is the agent's tool policy layer.
 	Tools Rules `yaml:"tools"`
+	// Mode is the permission mode of the agent's calls; the top-level mode
+	// when empty. toolbelt run --mode overrides it.
+	Mode string `yaml:"mode"`
 	// Subagents says which agents this one may spawn.
 	Subagents SubagentLimits `yaml:"subagents"`
 	// ReadBeforeEdit holds the agent's sessions to read before edit: edit,
@@ -866,6 +876,7 @@ func (c *Config) validate() []error {
 	if s := c.Jobs.WebhookSecret; s != "" && !strings.HasPrefix(s, "whsec_") {
 		errs = append(errs, c.errorAt("$.jobs.webhookSecret", `jobs.webhookSecret must be "whsec_" followed by base64 (the Standard Webhooks form); make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`))
 	}
+	errs = append(errs, c.checkMode("$.mode", "mode", c.Mode))
 	if o := c.Confirm.OnTimeout; o != "" && o != "deny" && o != "allow" {
 		errs = append(errs, c.errorAt("$.confirm.onTimeout", fmt.Sprintf("confirm.onTimeout is %q: use deny or allow", o)))
 	}
@@ -903,6 +914,7 @@ func (c *Config) validate() []error {
 		if a.Model != "" && !strings.Contains(a.Model, "/") {
 			errs = append(errs, c.errorAt(path+".model", fmt.Sprintf("agents.%s.model is %q: write PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", id, a.Model)))
 		}
+		errs = append(errs, c.checkMode(path+".mode", "agents."+id+".mode", a.Mode))
 		if a.Subagents.MaxDepth < 0 || a.Subagents.MaxConcurrent < 0 {
 			errs = append(errs, c.errorAt(path+".subagents", fmt.Sprintf("agents.%s.subagents: maxDepth and maxConcurrent must not be negative (0 means the default)", id)))
 		}
@@ -959,6 +971,27 @@ func (c *Config) validate() []error {
 		errs = append(errs, c.errorAt("$.database", fmt.Sprintf("database is %q: it must be a postgres:// URL (SQLite lives in the data directory)", redactURL(c.Database))))
 	}
 	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
+}
+
+// checkMode returns an error at path unless name, the value of key, is a
+// permission mode; nil when it is.
+func (c *Config) checkMode(path, key, name string) error {
+	if _, err := policy.ParseMode(name); err != nil {
+		return c.errorAt(path, key+": "+err.Error())
+	}
+	return nil
+}
+
+// Modes returns the permission modes the configuration sets: the one for
+// every agent, and the agents' own.
+func (c *Config) Modes() (policy.Mode, map[string]policy.Mode) {
+	agents := map[string]policy.Mode{}
+	for id, a := range c.Agents {
+		if a.Mode != "" {
+			agents[id] = policy.Mode(a.Mode)
+		}
+	}
+	return policy.Mode(c.Mode), agents
 }
 
 // mustBeDir returns an error at path unless dir, the value of key, is a

@@ -47,7 +47,8 @@
 // /login, or an Authorization header on each request) or with the
 // one-time link LoginLink makes, which sets a session cookie. The serve
 // token's holder and the principals Options.Owners lists are owners: they
-// approve, deny and undo; other principals are viewers. Sessions are kept
+// approve, deny, undo and switch the permission mode; other principals
+// are viewers. Sessions are kept
 // in memory: a restart logs everyone out.
 package console
 
@@ -98,6 +99,12 @@ type Options struct {
 	// behalf of by, and records the undo in the audit log as toolbelt undo
 	// does.
 	Undo func(ctx context.Context, ws, callID, by string) (undo.Report, error)
+	// Mode returns the permission mode the calls of agent ("" for none)
+	// run in now; SwitchMode makes every later call run in m, on behalf
+	// of by (a console user), and records the switch in the audit log.
+	// The Mode page shows and switches it; nil: there is none to show.
+	Mode       func(agent string) policy.Mode
+	SwitchMode func(ctx context.Context, m policy.Mode, by string) error
 	// Feed is the live feed of this process's calls (the root's); nil:
 	// the calls page learns of calls from the audit log alone.
 	Feed *feed.Hub

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/policy"
 )
 
 //go:embed templates/*.html
@@ -70,6 +71,7 @@ func (c *Console) pages() []Page {
 		{Pattern: "/tools", Nav: "Tools", Template: "tools.html", Load: c.loadTools},
 		{Pattern: "/tools/{name}", Template: "tool.html", Load: c.loadTool},
 		{Pattern: "/config", Nav: "Configuration", Template: "config.html", Load: c.loadConfig},
+		{Pattern: "/mode", Nav: "Mode", Template: "mode.html", Load: c.loadMode},
 	}
 }
 
@@ -80,6 +82,7 @@ func (c *Console) actions() []Action {
 		{Pattern: "/calls/{id}/undo", Owner: true, Do: c.undo},
 		{Pattern: "/jobs/{id}/cancel", Owner: true, Do: c.cancelJob},
 		{Pattern: "/jobs/{id}/retry", Owner: true, Do: c.retryJob},
+		{Pattern: "/mode", Owner: true, Do: c.switchMode},
 	}
 }
 
@@ -98,6 +101,9 @@ type View struct {
 	Flash string
 	// Version names the program.
 	Version string
+	// Mode is the permission mode calls run in now, which the header
+	// shows; "" when the console has none to show.
+	Mode policy.Mode
 }
 
 // NavLink is a link of the navigation.
@@ -230,6 +236,9 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, v visitor, stat
 	view := View{Data: data, User: v.user, Path: r.URL.Path, Flash: r.URL.Query().Get("flash"), Version: c.opts.Version}
 	if v.session != nil {
 		view.CSRF = v.session.csrf
+	}
+	if v.user.Name != "" {
+		view.Mode = c.mode()
 	}
 	for _, l := range c.nav {
 		l.Current = l.Href == r.URL.Path || l.Href != "/" && strings.HasPrefix(r.URL.Path, l.Href+"/")

@@ -62,7 +62,7 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	rec := audit.Record{
 		Time: req.Started, CallID: req.Call.ID, ProviderCallID: req.Call.ProviderID, Tool: req.Tool.Name,
 		Provider: req.Provider, Arguments: req.Call.Arguments,
-		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun,
+		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun, Mode: string(req.Mode),
 	}
 	if req.Effects != nil {
 		rec.Effect = req.Effects.Summary

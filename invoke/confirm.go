@@ -116,8 +116,10 @@ type ConfirmRecord struct {
 	// "allow-rule" (the proposed rule was saved for the workspace),
 	// "allowed-before" (an earlier answer for the session or workspace
 	// held), "allowed-by-rule" (an allow rule on arguments, of the
-	// configuration or saved for the workspace, approved it in advance), "deny", "timeout", "pending" (the question went to
-	// someone who answers later) or "none" (nobody to ask).
+	// configuration or saved for the workspace, approved it in advance),
+	// "deny", "timeout", "pending" (the question went to someone who
+	// answers later), "none" (nobody to ask), or AnswerModeAllow or
+	// AnswerModeDeny (the permission mode answered, By names it).
 	Answer string
 	By     string
 	At     time.Time
@@ -350,12 +352,14 @@ func (r *Runner) need(ctx context.Context, req *Request) (n need, res tool.Resul
 }
 
 // NeedsApproval says why call would need a person's approval, "" when it
-// would not (or an earlier grant holds), as the pipeline would work it out
-// — the arguments normalized and validated, the policy decided, the
-// tool's preview asked — without running the call, asking anyone, running
+// would not (or an earlier grant holds, or the permission mode answers in
+// a person's place), as the pipeline would work it out — the arguments
+// normalized and validated, the policy decided, the tool's preview asked,
+// the mode applied — without running the call, asking anyone, running
 // hooks (an approval a hook would ask for is not foreseen) or recording
 // anything. The error says why the call would not get that far: an unknown
-// tool, invalid arguments, a policy that denies it.
+// tool, invalid arguments, a policy that denies it, a mode that refuses
+// it (plan, dontAsk).
 func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...CallOption) (string, error) {
 	ctx, req, rt, res := r.request(ctx, call, opts)
 	if rt == nil {
@@ -363,6 +367,7 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 	}
 	var why string
 	var denied error
+	modeRefuses := func(refusal string) { denied = fmt.Errorf("the permission mode refuses it: %s", refusal) }
 	check := func(ctx context.Context, req *Request) tool.Result {
 		if r.policy != nil {
 			d := r.policy.Decide(callRequest(ctx, r.policy, req))
@@ -377,9 +382,19 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 				return tool.Result{}
 			}
 		}
+		if refusal := planRefusal(ctx, req); refusal != "" {
+			modeRefuses(refusal)
+			return tool.Result{}
+		}
 		n, res := r.need(ctx, req)
-		if !n.before && n.saved == "" {
+		if res.IsError || n.before || n.saved != "" || n.why == "" {
+			return res
+		}
+		switch refusal, answered := modeAnswer(ctx, req, n.why); {
+		case !answered:
 			why = n.why
+		case refusal != "":
+			modeRefuses(refusal)
 		}
 		return res
 	}
@@ -399,11 +414,16 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 // fingerprint; a preview may say what that covers, or that only "once" is
 // offered (then no earlier grant holds and a wider answer counts once). An approved call's context carries the
 // effects it was approved for. Dry runs are never asked about: nothing
-// runs.
+// runs. The call's permission mode (see WithModes) may refuse it first
+// (plan) or answer in a person's place (acceptEdits, dontAsk, bypass).
 func (r *Runner) confirmStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
 		if req.DryRun {
 			return next(ctx, req)
+		}
+		if refusal := planRefusal(ctx, req); refusal != "" {
+			modeAnswered(req, refusal)
+			return block(req, refusal)
 		}
 		ctx = tool.WithAsker(ctx, r.asker(req))
 		n, res := r.need(ctx, req)
@@ -425,6 +445,13 @@ func (r *Runner) confirmStep(next Handler) Handler {
 		}
 		if n.saved != "" {
 			req.Confirmation = &ConfirmRecord{Answer: "allowed-by-rule", By: "saved rule", At: now, Rule: n.saved}
+			return next(approvedFor(ctx, req), req)
+		}
+		if refusal, ok := modeAnswer(ctx, req, why); ok {
+			modeAnswered(req, refusal)
+			if refusal != "" {
+				return block(req, refusal)
+			}
 			return next(approvedFor(ctx, req), req)
 		}
 		if r.confirmer == nil {

@@ -46,6 +46,8 @@ type Request struct {
 	DryRun bool
 	// Approval, when set, asks for a person's approval before the tool runs.
 	Approval *Approval
+	// Mode is the permission mode the call runs in (see WithModes).
+	Mode policy.Mode
 
 	// Risk is the call's risk, set by the confirm step. Effects are what its
 	// tool's preview says it would do, worked out once for the call's

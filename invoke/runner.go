@@ -14,7 +14,7 @@
 //	policy     allow, deny or ask, with the call's arguments
 //	audit      a call that changes things refused while its record cannot be made durable
 //	hooks      before_tool_call: block, change parameters, require approval
-//	confirm    ask a person when approval is required (fail closed)
+//	confirm    ask a person when approval is required (fail closed), or let the permission mode answer
 //	after      after_tool_call hooks observe the outcome
 //	loop       repeated identical calls warned, then blocked (off by default)
 //	timeout    deadline and cancellation, even for tools that ignore them
@@ -154,6 +154,7 @@ type Runner struct {
 	events    Bus
 	hooks     *Hooks
 	policy    *policy.Policy
+	modes     *policy.ModeSwitch
 	confirmer Confirmer
 	approvals approvals
 	persist   []func(context.Context, tool.ResultMessage)
@@ -473,6 +474,7 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 	for _, o := range opts {
 		o(req)
 	}
+	r.enterMode(req)
 	req.Scope = r.scopeOf(req.Context.Identity)
 	ctx = tool.WithHostRecorder(tool.WithScope(ctx, req.Scope), req.during.host)
 	rt, res := r.resolve(name)

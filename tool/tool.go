@@ -110,6 +110,9 @@ type Effects struct {
 	// program that may run without approval").
 	Risk       Risk   `json:"risk,omitzero"`
 	RiskReason string `json:"riskReason,omitempty"`
+	// ReadOnly says the call changes nothing, though its tool may (a shell
+	// command on the read-only allowlist): plan mode lets it run.
+	ReadOnly bool `json:"readOnly,omitempty"`
 }
 
 // Fact is one line of what a person is shown of a call's effects: a label

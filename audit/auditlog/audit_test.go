@@ -365,3 +365,45 @@ func TestConcurrentAppends(t *testing.T) {
 		}
 	})
 }
+
+// TestModeKeptAndOldRecordsVerify: a record keeps the permission mode its
+// call ran in (encoding version 2), and a log that begins with records
+// written before modes existed (version 1, no mode) still verifies.
+func TestModeKeptAndOldRecordsVerify(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		old := `{"v":1,"prev":"","seq":1,"time":"2026-03-01T12:00:00Z","callId":"old","tool":"read","agentId":"","sessionKey":"","channel":"","owner":false,"provider":"","durationNs":0,"resultBytes":0,"isError":false,"errorClass":"","dryRun":false}`
+		err := st.Write(ctx, func(tx *store.Tx) error {
+			if _, err := tx.Exec(ctx, "INSERT INTO audit_log (seq, time_ns, call_id, tool, session_key, body, hash) VALUES (1, ?, 'old', 'read', '', ?, ?)",
+				time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixNano(), old, sha(old)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "UPDATE audit_head SET seq = 1, hash = ? WHERE id = 1", sha(old))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := auditlog.New(st)
+		r := full()
+		r.Mode = "plan"
+		appendAll(t, l, r)
+		if _, err := l.Verify(ctx); err != nil {
+			t.Fatalf("a log of version 1 and 2 records does not verify: %v", err)
+		}
+		got := list(t, l, auditlog.Filter{})
+		if len(got) != 2 || got[0].Mode != "" || got[1].Mode != "plan" {
+			t.Fatalf("modes read back: %+v", got)
+		}
+		var body string
+		if err := st.Read(ctx, func(tx *store.Tx) error {
+			return tx.QueryRow(ctx, "SELECT body FROM audit_log WHERE seq = 2").Scan(&body)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(body, `{"v":2,`) || !strings.Contains(body, `"mode":"plan"`) {
+			t.Errorf("stored body %s: want version 2 with the mode", body)
+		}
+	})
+}

@@ -90,8 +90,10 @@ func New(st *store.Store, opts ...Option) *Log {
 }
 
 // encodingVersion is written into every record so that a later encoding can
-// be told from this one.
-const encodingVersion = 1
+// be told from this one. Version 2 added the permission mode ("mode",
+// left out when empty); a record's hash covers the bytes stored, so
+// version 1 records verify unchanged beside later ones.
+const encodingVersion = 2
 
 // body is what is stored and hashed for a record: the record in canonical
 // JSON (fixed field order, arguments with sorted keys, times in UTC) with

@@ -27,6 +27,7 @@ type callCmd struct {
 	MaxResultChars int           `help:"Cap the result's text at N characters (default 40000); the rest is kept and read with result_read." placeholder:"N"`
 	workspaceFlags
 	runFlags
+	modeFlags
 }
 
 func (c *callCmd) Run(e *env) error {

@@ -28,6 +28,7 @@ type chatCmd struct {
 const chatHelp = `Type a message and press Enter. Commands:
   /model PROVIDER/MODEL  switch the model (the conversation stays)
   /tools                 list the tools the model can call
+  /mode [NAME]           show the permission mode, or switch to NAME
   /undo                  take back the file changes of the last turn's calls
   /rewind [N [WHAT]]     list the turns, or go back to before turn N: its
                          files and conversation and those after it (WHAT:
@@ -154,6 +155,9 @@ func (c *chatCmd) Run(e *env) error {
 			}
 			a.Client, ar.model = client, strings.TrimSpace(arg)
 			fmt.Fprintf(e.stderr, "model: %s\n", ar.model)
+			continue
+		case cmd == "/mode":
+			e.switchMode(c.Agent, arg)
 			continue
 		case cmd == "/undo":
 			mu.Lock()

@@ -137,6 +137,8 @@ type env struct {
 	// workspace is the command's --workspace flag, for what is decided
 	// before the command asks (which directory tools the agent can reach).
 	workspace string
+	// mode is the command's --mode flag: the permission mode of its calls.
+	mode string
 	// trying is the folder of the directory tool toolbelt tool try runs.
 	trying string
 	// wrapBridge, when set (by tests), wraps the file bridge of every
@@ -243,12 +245,12 @@ func (e *env) interrupted() bool {
 	return caught(e.interrupt) && !caught(e.terminate)
 }
 
-// workspaceFlag returns the --workspace flag of the selected command, or
-// "" when it has none or it was not given.
-func workspaceFlag(kctx *kong.Context) string {
+// flagValue returns the flag name (workspace, mode) of the selected
+// command, or "" when it has none.
+func flagValue(kctx *kong.Context, name string) string {
 	if n := kctx.Selected(); n != nil {
 		for _, f := range n.Flags {
-			if f.Name == "workspace" {
+			if f.Name == name {
 				s, _ := kctx.FlagValue(f).(string)
 				return s
 			}
@@ -319,7 +321,7 @@ func run(args []string, e env) (code int) {
 	}
 	e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 	e.configPath, e.dataDir = c.Config, c.Data
-	e.workspace = workspaceFlag(kctx)
+	e.workspace, e.mode = flagValue(kctx, "workspace"), flagValue(kctx, "mode")
 	err = kctx.Run(&e)
 	e.closeRoot()
 	var ec exitCode

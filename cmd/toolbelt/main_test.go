@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -120,14 +121,27 @@ func runCLI(t *testing.T, stdin string, args ...string) cliResult {
 // the directory dir ("" for this one), without a controlling terminal.
 func runCLIWith(t *testing.T, env []string, dir, stdin string, args ...string) cliResult {
 	t.Helper()
+	return cliUser{}.run(t, env, dir, stdin, args...)
+}
+
+// cliUser is who the CLI's child process runs as: the test binary at bin
+// ("" for this one) as the user cred (nil for this process's).
+type cliUser struct {
+	bin  string
+	cred *syscall.Credential
+}
+
+// run is runCLIWith as u.
+func (u cliUser) run(t *testing.T, env []string, dir, stdin string, args ...string) cliResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd := exec.CommandContext(ctx, cmp.Or(u.bin, os.Args[0]), args...)
 	cmd.Env, cmd.Dir = env, dir
 	cmd.Stdin = strings.NewReader(stdin)
 	// A session of its own: no controlling terminal to ask on, whatever
 	// terminal the tests run at.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Credential: u.cred}
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

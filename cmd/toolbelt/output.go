@@ -77,6 +77,7 @@ func (c colors) bold(s string) string   { return c.paint("1", s) }
 func (c colors) dim(s string) string    { return c.paint("2", s) }
 func (c colors) green(s string) string  { return c.paint("32", s) }
 func (c colors) yellow(s string) string { return c.paint("33", s) }
+func (c colors) red(s string) string    { return c.paint("1;31", s) }
 
 // tableRow writes a row of a tabwriter table: each cell shown on one line,
 // escapes visible (termsafe.Line), so that text from outside can neither

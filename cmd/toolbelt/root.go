@@ -67,6 +67,9 @@ func (e *env) root(kind rootKind, ws string) (*toolbelt.Toolbelt, error) {
 	}
 	o.Config.Jobs.WebhookSecret = cmp.Or(os.Getenv(envWebhookSecret), o.Config.Jobs.WebhookSecret)
 	o.Workspace, o.ToolsOnly, o.StateOnly = ws, kind == toolsRoot, kind == stateRoot
+	if o.Mode, err = e.modeOption(); err != nil {
+		return nil, err
+	}
 	o.Builtins, o.Logger, o.Version = e.tools, e.log, buildVersion()
 	o.WrapBridge, o.Deliver = e.wrapBridge, e.deliver(ws)
 	sv := e.serving
@@ -92,6 +95,7 @@ func (e *env) root(kind rootKind, ws string) (*toolbelt.Toolbelt, error) {
 		return nil, err
 	}
 	e.tb, e.tbKind = tb, kind
+	e.warnBypass(tb)
 	if kind != stateRoot && !o.Config.Tools.DirsSet {
 		e.noteWorkspaceTools(ws)
 	}

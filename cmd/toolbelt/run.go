@@ -39,6 +39,7 @@ type agentFlags struct {
 	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
 	workspaceFlags
 	runFlags
+	modeFlags
 
 	// as, when set, is who asks for the run instead of the command line's
 	// user (whoever set a schedule).

@@ -33,6 +33,7 @@ import (
 // serveFlags are the flags of the MCP servers.
 type serveFlags struct {
 	workspaceFlags
+	modeFlags
 	Profile string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
 	Compact bool   `help:"Offer tool_search, tool_describe and tool_call instead of every tool (also: mcp.compact, or mcp.compactAbove tools)."`
 }
@@ -467,6 +468,7 @@ func (e *env) printServing(addr string, withToken bool, srv *mcp.Server, con *co
 		state += " (inside the workspace, hidden from the tools)"
 	}
 	fmt.Fprintf(e.stdout, "  workspace  %s\n  state      %s\n  tools      %d offered\n", tc.Workspace, state, len(tools))
+	e.printMode(col)
 	login := e.printConsole("http://"+reach, withToken, con)
 	remote := map[string]any{"type": "http", "url": endpoint}
 	if withToken {

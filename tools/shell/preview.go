@@ -35,7 +35,7 @@ func (m *Manager) preview(ctx context.Context, root string, cfg settings, sandbo
 	e.Programs, e.Unsummarized = a.programs, a.unsummarized
 	if e.RiskReason = m.lowRiskProblem(ctx, root, p.workdir, cfg, sandboxed, in, a); e.RiskReason == "" {
 		// It will run with the system PATH: name the programs it finds.
-		e.Risk = tool.RiskLow
+		e.Risk, e.ReadOnly = tool.RiskLow, true
 		if f, err := parseCommand(in.Command); err == nil {
 			e.Programs, e.Unsummarized = listPrograms(f, &resolver{root: root, dir: p.workdir, path: filepath.SplitList(systemPath)})
 		}
