@@ -37,7 +37,9 @@ type Record struct {
 	// found (a torn record dropped, a garbled line set aside), told in
 	// Note; KindApprovalsRevoked for approvals a person revoked.
 	Kind string `json:"kind,omitempty"`
-	// Note says what happened, for records that are not calls.
+	// Note says what happened, for records that are not calls; for a call,
+	// what its result's details say the record keeps (the answer a person
+	// gave to ask_user; see invoke.AuditNoter).
 	Note string `json:"note,omitempty"`
 	// Time is when the call was made.
 	Time time.Time `json:"time"`

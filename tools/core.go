@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/ask"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
@@ -41,6 +42,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(memory.Register(reg, mem))
 	must(web.Register(reg, web.Options{}))
 	must(cron.Register(reg))
+	must(ask.Register(reg))
 	return reg, closers{commands, mem}
 }
 
