@@ -60,3 +60,15 @@ func TestAskUserWithoutTerminal(t *testing.T) {
 		t.Errorf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestAskUserTimeoutChecked: config check accepts tools.ask_user.timeout
+// where nobody could answer (that is the context, not the setting), and
+// refuses one longer than an hour.
+func TestAskUserTimeoutChecked(t *testing.T) {
+	t.Parallel()
+	runCLI(t, "", "--config", writeConfig(t, "tools:\n  ask_user:\n    timeout: 10m\n"), "config", "check").expect(t, 0)
+	r := runCLI(t, "", "--config", writeConfig(t, "tools:\n  ask_user:\n    timeout: 2h\n"), "config", "check").expect(t, 2)
+	if !strings.Contains(r.stderr, `tools.ask_user.timeout is "2h"`) {
+		t.Errorf("stderr: %s", r.stderr)
+	}
+}

@@ -135,7 +135,7 @@ func Register(reg *registry.Registry) error {
 func factory(tc *tool.Context) (*tool.Tool, error) {
 	asker, ok := AskerService.Get(tc)
 	if !ok {
-		return nil, errors.New("nobody can answer questions here: ask_user needs a person at a terminal (toolbelt chat, run or call) or an MCP client that supports elicitation")
+		return nil, &tool.NotHere{Reason: "nobody can answer questions here: ask_user needs a person at a terminal (toolbelt chat, run or call) or an MCP client that supports elicitation"}
 	}
 	var s Settings
 	if err := tc.Config.Decode(Name, &s); err != nil {
