@@ -89,6 +89,9 @@ type Record struct {
 	ErrorClass string `json:"errorClass"`
 	// DryRun says the call only described what it would do.
 	DryRun bool `json:"dryRun"`
+	// UndoOf, for the undo of a call by its tool's undo step, is the id of
+	// the call undone.
+	UndoOf string `json:"undoOf,omitempty"`
 	// Hash is the record's hash in the chain (hex SHA-256).
 	Hash string `json:"hash,omitempty"`
 }

@@ -69,7 +69,7 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	rec := audit.Record{
 		Time: req.Started, CallID: req.Call.ID, ProviderCallID: req.Call.ProviderID, Tool: req.Tool.Name,
 		Provider: req.Provider, Arguments: req.Call.Arguments,
-		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun,
+		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun, UndoOf: req.UndoOf,
 	}
 	caller := req.Context.Identity
 	caller.Workspace = req.Scope.Workspace

@@ -46,6 +46,12 @@ type Request struct {
 	DryRun bool
 	// Approval, when set, asks for a person's approval before the tool runs.
 	Approval *Approval
+	// UndoOf, when set, makes the call the undo of the call of that id
+	// (see Runner.Undo): the tool's Undo runs instead of its Execute, with
+	// the undo data kept with that call as Call.Arguments, which are
+	// neither reshaped, normalized nor validated against the tool's
+	// parameters.
+	UndoOf string
 
 	// Risk is the call's risk, set by the confirm step. Effects are what its
 	// tool's preview says it would do, worked out once for the call's
