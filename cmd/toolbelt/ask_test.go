@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
 // TestAskUserAtTerminal: ask_user puts the model's question to the person
@@ -70,5 +72,28 @@ func TestAskUserTimeoutChecked(t *testing.T) {
 	r := runCLI(t, "", "--config", writeConfig(t, "tools:\n  ask_user:\n    timeout: 2h\n"), "config", "check").expect(t, 2)
 	if !strings.Contains(r.stderr, `tools.ask_user.timeout is "2h"`) {
 		t.Errorf("stderr: %s", r.stderr)
+	}
+}
+
+// TestAskUserInChat: in toolbelt chat at a terminal, the model's ask_user
+// question is put to the person there, who picks an option by its number;
+// the model's next request carries the choice as the call's result.
+func TestAskUserInChat(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t,
+		chat("", llmtest.Call{ID: "q1", Name: "ask_user", Args: `{"question":"Which tests?","options":[{"label":"unit","description":"fast"},{"label":"e2e"}]}`}),
+		chat("Running the e2e tests."))
+	cmd := exec.Command(os.Args[0], "chat", "--model", "openai/x", "--base-url", s.URL+"/v1", "--workspace", t.TempDir())
+	cmd.Env = cliEnvironment(t)
+	code, screen := atTerminal(t, cmd,
+		[2]string{"> ", "run the tests"},
+		[2]string{"A number (empty to decline): ", "2"},
+		[2]string{"> ", "/quit"})
+	if code != 0 || !strings.Contains(screen, "Question from the model:\n  Which tests?\n  1. unit — fast\n  2. e2e\n") ||
+		!strings.Contains(screen, "Running the e2e tests.") {
+		t.Errorf("exit %d, screen:\n%s", code, screen)
+	}
+	if got := resultOf(t, s, "q1"); !strings.Contains(got, `The person chose "e2e".`) {
+		t.Errorf("the model was told %q, screen:\n%s", got, screen)
 	}
 }
