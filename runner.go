@@ -283,6 +283,28 @@ func (tb *Toolbelt) Undo(ctx context.Context, ws string, callIDs ...string) (und
 	return undo.Undo(ctx, tb.journal.In(ws), b, callIDs...)
 }
 
+// UndoStep runs the undo step kept with the call callID in the workspace
+// ws (see tool.Tool.Undo) through r — a runner of the root for the
+// person undoing it in ws, so its policy, approvals and audit apply, and
+// the audit record names the call undone — and forgets the step once it
+// has run without error. It returns undo.ErrNothingToUndo when no step is
+// kept for the call there.
+func (tb *Toolbelt) UndoStep(ctx context.Context, r *invoke.Runner, ws, callID string) (tool.ResultMessage, error) {
+	j := tb.journal.In(tool.ResolveDir(cmp.Or(ws, tb.ws)))
+	step, ok, err := j.Step(ctx, callID)
+	switch {
+	case err != nil:
+		return tool.ResultMessage{}, err
+	case !ok:
+		return tool.ResultMessage{}, fmt.Errorf("%w for call %s: no undo step is kept for it", undo.ErrNothingToUndo, callID)
+	}
+	msg := r.Undo(ctx, callID, step)
+	if msg.IsError {
+		return msg, nil // kept, to try again
+	}
+	return msg, j.DeleteStep(ctx, callID)
+}
+
 // SettleInterrupted settles the changes killed processes left unfinished
 // in the root's workspace (see package intents): a server does it once it
 // has given its first answers; otherwise the first call waits for it.

@@ -38,7 +38,9 @@ type Record struct {
 	// found (a torn record dropped, a garbled line set aside), told in
 	// Note; KindApprovalsRevoked for approvals a person revoked.
 	Kind string `json:"kind,omitempty"`
-	// Note says what happened, for records that are not calls.
+	// Note says what happened, for records that are not calls; for a call,
+	// what its result's details say the record keeps (the answer a person
+	// gave to ask_user; see invoke.AuditNoter).
 	Note string `json:"note,omitempty"`
 	// Time is when the call was made.
 	Time time.Time `json:"time"`
@@ -108,6 +110,9 @@ type Record struct {
 	// for a KindModeChanged record, the mode chosen. Records written
 	// before modes existed have none, and verify as they always have.
 	Mode string `json:"mode,omitempty"`
+	// UndoOf, for the undo of a call by its tool's undo step, is the id of
+	// the call undone.
+	UndoOf string `json:"undoOf,omitempty"`
 	// Hash is the record's hash in the chain (hex SHA-256).
 	Hash string `json:"hash,omitempty"`
 }

@@ -92,6 +92,7 @@ var entries = []Entry{
 	{ID: "result_read", Section: "sessions", Profiles: allProfiles},
 	{ID: "browser", Section: "ui", Profiles: coding},
 	{ID: "canvas", Section: "ui", Profiles: coding},
+	{ID: "ask_user", Section: "ui", Profiles: allProfiles},
 	{ID: "message", Section: "messaging", Profiles: []string{ProfileMessaging}},
 	{ID: "cron", Section: "automation", OwnerOnly: true},
 	{ID: "job_status", Section: "automation", Profiles: allProfiles},

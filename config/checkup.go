@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/goccy/go-yaml"
@@ -15,6 +16,10 @@ import (
 func (c *Config) CheckSettings(reg *registry.Registry, tc *tool.Context) []error {
 	var errs []error
 	reg.ResolveAll(tc, func(id string, err error) {
+		var notHere *tool.NotHere
+		if errors.As(err, &notHere) {
+			return // the context, not the settings
+		}
 		if _, has := c.Tools.Settings[id]; has {
 			errs = append(errs, &LineError{Path: c.Path, Line: c.SettingLine(id), Msg: fmt.Sprintf("tools.%s: %v", id, err)})
 		}

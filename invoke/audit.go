@@ -51,6 +51,13 @@ func (r *Runner) auditStep(next Handler) Handler {
 	}
 }
 
+// AuditNoter is implemented by a result's details that say what the
+// audit record of the call keeps of its result besides its size: the
+// answer a person gave to ask_user.
+type AuditNoter interface {
+	AuditNote() string
+}
+
 // audit records a finished call and returns once the auditor has the
 // record (for the store's writer: written to the database), so no result
 // leaves the pipeline before its record. A failure to record is logged; the
@@ -63,6 +70,7 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 		Time: req.Started, CallID: req.Call.ID, ProviderCallID: req.Call.ProviderID, Tool: req.Tool.Name,
 		Provider: req.Provider, Arguments: req.Call.Arguments,
 		Duration: time.Since(req.Started), IsError: res.IsError, DryRun: req.DryRun, Mode: string(req.Mode),
+		UndoOf: req.UndoOf,
 	}
 	if req.Effects != nil {
 		rec.Effect = req.Effects.Summary
@@ -82,6 +90,9 @@ func (r *Runner) audit(ctx context.Context, req *Request, res tool.Result) {
 	req.during.fill(&rec)
 	for _, c := range res.Content {
 		rec.ResultBytes += len(c.Text) + len(c.Data)
+	}
+	if n, ok := res.Details.(AuditNoter); ok {
+		rec.Note = n.AuditNote()
 	}
 	switch {
 	case req.Outcome != "":

@@ -18,13 +18,14 @@ type previewed struct {
 
 // preview returns what the tool's preview says the call would do: nil for
 // a tool without a preview, or a read-only one (it runs unasked, changing
-// nothing, whatever its preview says). It is worked out once for the
+// nothing, whatever its preview says), and for an undo (the preview
+// describes the call, not its undo). It is worked out once for the
 // call's arguments, by the first step that needs it (policy, hooks,
 // confirm), and kept in req.Effects; SetArgs discards it.
 func (req *Request) preview(ctx context.Context) (*tool.Effects, error) {
 	if req.previewed == nil {
 		req.previewed = &previewed{}
-		if req.Tool.Preview != nil && !req.Tool.Meta.ReadOnly {
+		if req.Tool.Preview != nil && !req.Tool.Meta.ReadOnly && req.UndoOf == "" {
 			e, err := req.Tool.Preview(ctx, req.Call, req.Context)
 			if err != nil {
 				req.previewed.err = err

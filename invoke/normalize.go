@@ -46,7 +46,7 @@ var entityProviders = map[string]bool{"xai": true, "grok": true}
 //     and nulls removed from optional properties that do not allow null.
 func (r *Runner) normalizeStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
-		if r.cfg.DisableNormalization {
+		if r.cfg.DisableNormalization || req.UndoOf != "" {
 			return next(ctx, req)
 		}
 		entities := entityProviders[strings.ToLower(req.Provider)] && bytes.IndexByte(req.Call.Arguments, '&') >= 0

@@ -48,6 +48,12 @@ type Request struct {
 	Approval *Approval
 	// Mode is the permission mode the call runs in (see WithModes).
 	Mode policy.Mode
+	// UndoOf, when set, makes the call the undo of the call of that id
+	// (see Runner.Undo): the tool's Undo runs instead of its Execute, with
+	// the undo data kept with that call as Call.Arguments, which are
+	// neither reshaped, normalized nor validated against the tool's
+	// parameters.
+	UndoOf string
 
 	// Risk is the call's risk, set by the confirm step. Effects are what its
 	// tool's preview says it would do, worked out once for the call's

@@ -459,15 +459,7 @@ func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (m
 // has the call's name.
 func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption) (context.Context, *Request, *resolvedTool, tool.Result) {
 	name := strings.TrimSpace(call.Name)
-	var shape string
-	if !r.cfg.DisableNormalization {
-		call.Name, call.Arguments, shape = r.reshape(name, call.Arguments)
-		name = call.Name
-	}
 	req := &Request{Call: call, Context: r.tc, Log: r.log, Started: time.Now(), runner: r, during: &during{}}
-	if shape != "" {
-		req.Note("argumentsShape", shape)
-	}
 	if c, ok := CallerFrom(ctx); ok {
 		req.Context = r.contextFor(c)
 	}
@@ -475,6 +467,14 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 		o(req)
 	}
 	r.enterMode(req)
+	if !r.cfg.DisableNormalization && req.UndoOf == "" {
+		var shape string
+		req.Call.Name, req.Call.Arguments, shape = r.reshape(name, call.Arguments)
+		name = req.Call.Name
+		if shape != "" {
+			req.Note("argumentsShape", shape)
+		}
+	}
 	req.Scope = r.scopeOf(req.Context.Identity)
 	ctx = tool.WithHostRecorder(tool.WithScope(ctx, req.Scope), req.during.host)
 	rt, res := r.resolve(name)
@@ -588,10 +588,16 @@ func Execute(ctx context.Context, req *Request) (res tool.Result) {
 	if req.Tool.Async != nil {
 		return submit(ctx, req)
 	}
+	if req.UndoOf != "" {
+		return undoStep(ctx, req)
+	}
 	res, err := req.Tool.Execute(ctx, req.Call, req.Context, req.Update)
 	if err != nil {
 		req.Outcome = OutcomeToolError
 		return ErrorResult(req.Tool, err)
+	}
+	if res.Undo != nil && !res.IsError {
+		keepUndo(ctx, req, res.Undo)
 	}
 	return res
 }

@@ -19,6 +19,9 @@ import (
 // req.Call.Arguments holds the object's JSON text.
 func Arguments(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
+		if req.UndoOf != "" {
+			return next(ctx, req) // undo data, not arguments
+		}
 		raw, err := objectText(req.Call.Arguments)
 		if err != nil {
 			req.Outcome = OutcomeValidation
@@ -130,6 +133,9 @@ func jsonKind(b []byte) string {
 // checked in full.
 func Validate(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
+		if req.UndoOf != "" {
+			return next(ctx, req) // undo data, not arguments
+		}
 		if err := validate(req); err != nil {
 			req.Outcome = OutcomeValidation
 			return *err

@@ -69,8 +69,10 @@ type round struct {
 	answer      *sdk.ElicitResult
 	answeredFor string
 	// asked is set when the call needs an answer the client was not asked
-	// for yet; state binds it to the action.
+	// for yet, under the input id input (approvalInput, askInput); state
+	// binds it to the action or question.
 	asked *sdk.ElicitParams
+	input string
 	state string
 }
 
@@ -119,10 +121,7 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		}
 		return invoke.Answer{By: "mcp fallback (deny)"}, &invoke.NoOneToAsk{Why: "the MCP client cannot ask its user: it does not support elicitation"}
 	}
-	by := "mcp client"
-	if info := r.req.Session.InitializeParams(); info != nil && info.ClientInfo != nil {
-		by = "mcp client " + info.ClientInfo.Name
-	}
+	by := clientName(r.req)
 	if r.answer != nil && r.answeredFor == c.Fingerprint {
 		if r.answer.Action != "accept" {
 			return invoke.Answer{Reason: "the user " + r.answer.Action + "d the request", By: by}, nil
@@ -139,7 +138,7 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		}
 		return invoke.Answer{Reason: reason, By: by}, nil
 	}
-	r.asked = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm(c)}
+	r.asked, r.input = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm(c)}, approvalInput
 	r.state = s.sign(c.Fingerprint)
 	return invoke.Answer{}, fmt.Errorf("asked %s: %w", by, invoke.ErrPending)
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/ask"
 )
 
 // Options configure a Server.
@@ -143,6 +144,10 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	}
 	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks}
 	_, _ = rand.Read(s.key[:])
+	// The model's questions (ask_user) go to the client's user too.
+	asking := *tc
+	ask.AskerService.Set(&asking, s)
+	tc = &asking
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner
 	if opts.Compact {
@@ -538,8 +543,8 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 		s.jobs.watch(msg, req.Session, token)
 	}
 	if r.asked != nil {
-		// The call needs the user's approval: ask through the client.
-		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{approvalInput: r.asked}, RequestState: r.state}, nil
+		// The call needs the user's approval or answer: ask through the client.
+		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{r.input: r.asked}, RequestState: r.state}, nil
 	}
 	return s.result(msg), nil
 }

@@ -76,15 +76,18 @@ func (j *Journal) Record(ctx context.Context, callID string, c tool.FileChange) 
 	return nil
 }
 
-// Workspaces returns the workspaces the call changed files in, as
-// recorded (absolute, links resolved; "" for changes recorded before
-// workspaces were), sorted; none when nothing of the call is kept.
+// Workspaces returns the workspaces the call changed files in, or kept
+// an undo step for, as recorded (absolute, links resolved; "" for changes
+// recorded before workspaces were), sorted; none when nothing of the call
+// is kept.
 func (j *Journal) Workspaces(ctx context.Context, callID string) ([]string, error) {
+	since := j.s.now().Add(-j.o.MaxAge).UnixNano()
 	out, err := readAll(ctx, j.s, func(row scanner) (ws string, err error) {
 		err = row.Scan(&ws)
 		return ws, err
-	}, "SELECT DISTINCT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND "+made+" ORDER BY workspace",
-		callID, j.s.now().Add(-j.o.MaxAge).UnixNano())
+	}, "SELECT workspace FROM file_changes WHERE call_id = ? AND created_ns >= ? AND "+made+
+		" UNION SELECT workspace FROM undo_steps WHERE call_id = ? AND created_ns >= ? ORDER BY workspace",
+		callID, since, callID, since)
 	if err != nil {
 		return nil, fmt.Errorf("reading the workspaces of call %s: %w", callID, err)
 	}

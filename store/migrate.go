@@ -364,6 +364,22 @@ CREATE TABLE saved_rules (
 );
 ALTER TABLE pending_approvals ADD COLUMN proposed_rule TEXT NOT NULL DEFAULT '';
 `},
+	// The undo steps of calls of tools that take back more than files
+	// (tool.Tool.Undo): the tool, and the data the call's result kept for
+	// it, by call and workspace (Journal.RecordStep).
+	{name: "undo steps", sql: `
+CREATE TABLE undo_steps (
+	id {{id}},
+	call_id TEXT NOT NULL,
+	workspace TEXT NOT NULL,
+	session_key TEXT NOT NULL,
+	tool TEXT NOT NULL,
+	data TEXT NOT NULL,
+	created_ns BIGINT NOT NULL
+);
+CREATE INDEX undo_steps_call ON undo_steps (call_id);
+CREATE INDEX undo_steps_created ON undo_steps (created_ns);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

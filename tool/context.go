@@ -51,6 +51,23 @@ type Journal interface {
 	Record(ctx context.Context, callID string, c FileChange) error
 }
 
+// UndoStep is what taking back a call of a tool with an undo step
+// (Tool.Undo) needs: the tool, and the data the call's result kept for it.
+type UndoStep struct {
+	Tool string
+	Data json.RawMessage
+}
+
+// StepJournal is a Journal that also keeps the undo steps of calls (the
+// store's journal is one). The pipeline keeps a call's step in the
+// journal of its context when the call's result has undo data; the
+// workspace and session are those of the scope ctx carries.
+type StepJournal interface {
+	Journal
+	// RecordStep keeps the undo step of the call.
+	RecordStep(ctx context.Context, callID string, s UndoStep) error
+}
+
 // IntentJournal is a Journal that keeps what a call is about to change
 // before any file changes, so that a change cut short — the process killed
 // between two files, or before the call's answer — is completed or rolled

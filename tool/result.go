@@ -85,6 +85,11 @@ type Result struct {
 	Details any `json:"details,omitempty"`
 	// IsError marks a failed call.
 	IsError bool `json:"isError"`
+	// Undo is what taking the call back needs, for a tool with an undo
+	// step (Tool.Undo): any value that encodes as JSON, kept with the call
+	// by the pipeline when the call succeeds. It is never sent to a model
+	// or a client.
+	Undo any `json:"-"`
 }
 
 // Text returns a result with one text block.

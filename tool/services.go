@@ -43,3 +43,11 @@ func (s *Service[T]) Get(tc *Context) (T, bool) {
 	v, ok := tc.services[s].(T)
 	return v, ok
 }
+
+// NotHere is a factory's reason that its tool cannot serve the context it
+// was asked for because the context lacks what it needs (nobody there to
+// answer a question), not because of the tool's settings: checking the
+// configuration does not report it.
+type NotHere struct{ Reason string }
+
+func (e *NotHere) Error() string { return e.Reason }

@@ -63,6 +63,16 @@ type Tool struct {
 	// changes things and has no Preview cannot be dry-run. The arguments
 	// have been validated, as for Execute.
 	Preview func(ctx context.Context, call Call, tc *Context) (Effects, error)
+	// Undo, when set, takes back what a call did that is not a file change
+	// (those the journal undoes by itself): a deployment, a message, a
+	// record elsewhere. A call that can be undone returns the data its
+	// undo needs in its result (Result.Undo); the pipeline keeps it with
+	// the call, and toolbelt undo (or Toolbelt.UndoCall) runs Undo later,
+	// from any process, as a call of its own through the pipeline —
+	// policy, approval and audit as for any call — with that data, as
+	// JSON, as call.Arguments. [UndoWith] makes one that receives it
+	// decoded.
+	Undo ExecuteFunc
 }
 
 // Effects describes what a call would do.

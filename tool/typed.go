@@ -95,6 +95,18 @@ func NewPreview[In any](name string, fn TypedPreview[In]) (func(context.Context,
 	}, nil
 }
 
+// UndoWith returns a Tool.Undo that receives the undo data a call kept
+// (Result.Undo) decoded into U.
+func UndoWith[U any](fn func(ctx context.Context, data U, inv Invocation) (Result, error)) ExecuteFunc {
+	return func(ctx context.Context, call Call, tc *Context, update UpdateFunc) (Result, error) {
+		var data U
+		if err := json.Unmarshal(call.Arguments, &data); err != nil {
+			return Result{}, fmt.Errorf("reading the undo data kept with the call: %w", err)
+		}
+		return fn(ctx, data, Invocation{Call: call, Context: tc, Update: update})
+	}
+}
+
 // decoder turns a call's arguments into In: the defaults first, then the
 // arguments over them.
 type decoder[In any] struct {

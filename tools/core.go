@@ -7,6 +7,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/ask"
 	"github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
@@ -43,6 +44,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(web.Register(reg, web.Options{}))
 	must(cron.Register(reg))
 	must(canvas.Register(reg))
+	must(ask.Register(reg))
 	return reg, closers{commands, mem}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/ask"
 )
 
 // rootKind is what a command needs of the composition root.
@@ -153,6 +154,7 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 	default:
 		if t, ok := openTerminal(); ok {
 			opts = append(opts, invoke.WithConfirmer(t))
+			ask.AskerService.Set(tc, t) // the model's questions (ask_user) too
 			term = t
 		} else {
 			term = e.showWaiting(tb.Feed())

@@ -12,16 +12,19 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/undo"
 )
 
 type undoCmd struct {
-	CallID    string `arg:"" name:"call-id" help:"The id of the call whose file changes to take back (see toolbelt audit)."`
+	CallID    string `arg:"" name:"call-id" help:"The id of the call to take back (see toolbelt audit): its file changes, or what its tool's undo step takes back."`
 	Workspace string `help:"The workspace the call worked in. Not needed: undo works in the workspace recorded with the call, and refuses when this one is another." placeholder:"DIR"`
 	JSON      bool   `name:"json" help:"Print what was undone as JSON."`
+	Yes       bool   `help:"Approve the undo step of a tool when it needs a person's approval (recorded as such in the audit log)."`
 }
 
 // Run undoes the call in the workspace recorded with its changes, wherever
@@ -34,7 +37,7 @@ func (c *undoCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	ws, err := c.workspace(ctx, tb.Journal())
+	ws, err := c.workspace(ctx, e, tb.Journal())
 	var refused *refusal
 	switch {
 	case errors.As(err, &refused):
@@ -42,6 +45,11 @@ func (c *undoCmd) Run(e *env) error {
 		return c.audit(ctx, e, started, refused.workspace, 0, cmp.Or(refused.class, "refused"))
 	case err != nil:
 		return err
+	}
+	if _, ok, err := tb.Journal().In(ws).Step(ctx, c.CallID); err != nil {
+		return err
+	} else if ok {
+		return c.runStep(ctx, e, ws)
 	}
 	report, err := tb.Undo(ctx, ws, c.CallID)
 	var conflict *undo.ConflictError
@@ -78,6 +86,48 @@ func (c *undoCmd) Run(e *env) error {
 	return aerr
 }
 
+// runStep runs the undo step kept with the call through the pipeline of
+// the call's workspace, as toolbelt call runs a call: its policy decides,
+// the person at the terminal (or the console, or --yes) approves when it
+// asks, and its audit record names the call undone.
+func (c *undoCmd) runStep(ctx context.Context, e *env, ws string) error {
+	// The state root found the step; running it needs the tools.
+	e.closeRoot()
+	e.tb = nil
+	tc, err := workspaceFlags{Workspace: ws}.runContext(e)
+	if err != nil {
+		return err
+	}
+	runner, closer, err := e.runner(tc, runFlags{Yes: c.Yes}, invoke.Config{})
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	msg, err := e.tb.UndoStep(ctx, runner, ws, c.CallID)
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		err = writeJSON(e.stdout, msg)
+	} else {
+		err = printContent(e, msg)
+	}
+	if err == nil && msg.IsError {
+		err = exitCode(exitToolError)
+	}
+	return err
+}
+
+// nothingKept is the refusal of a call with nothing kept to undo, naming
+// its tool when the audit log knows it.
+func nothingKept(ctx context.Context, e *env, given, callID string) *refusal {
+	what := "call " + callID
+	if recs, err := e.tb.AuditLog().List(ctx, auditlog.Filter{CallID: callID, Limit: 1}); err == nil && len(recs) > 0 {
+		what += " (" + recs[0].Tool + ")"
+	}
+	return &refusal{given, fmt.Sprintf("%v for %s: no file change or undo step is kept for it. It changed no files and its tool has no undo step, or it was undone already, or its record expired", undo.ErrNothingToUndo, what), "nothing-to-undo"}
+}
+
 // refusal is an undo refused before anything was read: the call is not
 // known in the workspace asked for, or in none.
 type refusal struct {
@@ -95,7 +145,7 @@ func (r *refusal) Error() string { return r.msg }
 // TOOLBELT_WORKSPACE) must be that one; it only chooses when one id was
 // used in several workspaces (ids a caller chose itself), or for changes
 // recorded before workspaces were.
-func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, error) {
+func (c *undoCmd) workspace(ctx context.Context, e *env, j *store.Journal) (string, error) {
 	given := cmp.Or(c.Workspace, os.Getenv("TOOLBELT_WORKSPACE"))
 	if given != "" {
 		given = tool.ResolveDir(given)
@@ -106,7 +156,7 @@ func (c *undoCmd) workspace(ctx context.Context, j *store.Journal) (string, erro
 	}
 	switch {
 	case len(wss) == 0:
-		return "", &refusal{given, fmt.Sprintf("%v for call %s: no file change is recorded for it (it changed no files, was undone already, or its record expired)", undo.ErrNothingToUndo, c.CallID), "nothing-to-undo"}
+		return "", nothingKept(ctx, e, given, c.CallID)
 	case given != "" && slices.Contains(wss, given):
 		return given, nil
 	case len(wss) == 1 && wss[0] == "":

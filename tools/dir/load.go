@@ -428,6 +428,9 @@ func (t *Tool) Tool() tool.Tool {
 		Parameters: t.Parameters, Meta: t.Meta, Execute: t.execute,
 		MapError: mapError, Preview: t.preview,
 	}
+	if t.Metadata.Undo {
+		tt.Undo = t.undo
+	}
 	if t.Metadata.Async {
 		spec := t.Metadata.asyncSpec()
 		tt.Async, tt.Handler, tt.Execute = &spec, asyncHandler{t}, nil

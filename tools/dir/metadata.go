@@ -50,6 +50,10 @@ type Metadata struct {
 	PollingInterval float64 `json:"pollingInterval,omitempty"`
 	MaxRetries      int     `json:"maxRetries,omitempty"`
 	WebhookPath     string  `json:"webhookPath,omitempty"`
+	// Undo says the handler can take back what a call did: a call's
+	// response keeps the data that needs ("undo"), and toolbelt undo asks
+	// the handler for operation "undo" with it. Not for async tools.
+	Undo bool `json:"undo,omitempty"`
 	// EstimatedTime is how long a call usually takes, in seconds.
 	EstimatedTime float64 `json:"estimatedTime,omitempty"`
 
@@ -258,6 +262,9 @@ func (m *Metadata) check() *fieldError {
 		if m.Sandbox {
 			return &fieldError{"sandbox", "an async tool's handler runs its submit, poll and webhook steps outside any call's workspace, so it cannot run in the sandbox: remove \"sandbox\" (or make the tool synchronous)"}
 		}
+	}
+	if m.Async && m.Undo {
+		return &fieldError{"undo", "an async tool cannot have an undo step: its work is done by a job, not by the call"}
 	}
 	if !m.Async && (m.AsyncType != "" || m.PollingInterval != 0 || m.MaxRetries != 0 || m.WebhookPath != "") {
 		field := "webhookPath" // the line of the first one set

@@ -24,11 +24,15 @@ import (
 
 // Request is the JSON a handler reads from standard input.
 type Request struct {
-	// Operation is "call".
+	// Operation is "call", or "undo" to take back a call of a tool whose
+	// metadata declares undo.
 	Operation string `json:"operation"`
-	// Arguments are the validated arguments (an object).
-	Arguments json.RawMessage `json:"arguments"`
-	// CallID is the call's id.
+	// Arguments are the validated arguments (an object); absent for undo.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Undo is, for undo, the data the response of the call to take back
+	// kept ("undo").
+	Undo json.RawMessage `json:"undo,omitempty"`
+	// CallID is the call's id (for undo, the undo's own).
 	CallID string `json:"callId"`
 	// Context says who and where the call runs for.
 	Context RequestContext `json:"context"`
@@ -54,6 +58,9 @@ type Response struct {
 	Summary string          `json:"summary,omitempty"`
 	// Content, when set, is what the model sees (text and image blocks).
 	Content []tool.Content `json:"content,omitempty"`
+	// Undo, from a tool whose metadata declares undo, is the data taking
+	// the call back needs (any JSON), kept with the call.
+	Undo json.RawMessage `json:"undo,omitempty"`
 	// Error, CanRetry and Suggestion describe a failure.
 	Error      string `json:"error,omitempty"`
 	CanRetry   bool   `json:"canRetry,omitempty"`
@@ -97,18 +104,32 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 	if tc == nil {
 		tc = &tool.Context{}
 	}
-	if t.settingsErr != nil {
-		return tool.Result{}, &Failure{Info: tool.ErrorInfo{Message: t.settingsErr.Error(), Suggestion: "Do not retry: ask the user to fix the tool's settings in toolbelt.yaml."}}
-	}
 	args := bytes.TrimSpace(call.Arguments)
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
-	in, err := json.Marshal(Request{
-		Operation: "call", Arguments: args, CallID: call.ID,
-		Context:  RequestContext{Workspace: tc.Workspace, Session: tc.SessionKey, Agent: tc.AgentID},
-		Settings: t.settings,
-	})
+	return t.ask(ctx, Request{Operation: "call", Arguments: args, CallID: call.ID}, call, tc, update)
+}
+
+// undo asks the handler to take back a call (operation "undo"), with the
+// data the call's response kept, which the pipeline passes as the undo
+// call's arguments.
+func (t *Tool) undo(ctx context.Context, call tool.Call, tc *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
+	if tc == nil {
+		tc = &tool.Context{}
+	}
+	return t.ask(ctx, Request{Operation: "undo", Undo: call.Arguments, CallID: call.ID}, call, tc, update)
+}
+
+// ask runs the handler for one request (its context and settings filled
+// in here), and turns its answer into the result.
+func (t *Tool) ask(ctx context.Context, req Request, call tool.Call, tc *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
+	if t.settingsErr != nil {
+		return tool.Result{}, &Failure{Info: tool.ErrorInfo{Message: t.settingsErr.Error(), Suggestion: "Do not retry: ask the user to fix the tool's settings in toolbelt.yaml."}}
+	}
+	req.Context = RequestContext{Workspace: tc.Workspace, Session: tc.SessionKey, Agent: tc.AgentID}
+	req.Settings = t.settings
+	in, err := json.Marshal(req)
 	if err != nil {
 		return tool.Result{}, tool.InputErrorf("the arguments are not valid JSON: %v", err)
 	}
@@ -381,8 +402,12 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 	if resp.Summary != "" {
 		details["summary"] = resp.Summary
 	}
+	var undo any
+	if t.Metadata.Undo && len(resp.Undo) > 0 && string(resp.Undo) != "null" {
+		undo = resp.Undo
+	}
 	if len(resp.Content) > 0 {
-		return tool.Result{Content: resp.Content, Details: details}, nil
+		return tool.Result{Content: resp.Content, Details: details, Undo: undo}, nil
 	}
 	var text string
 	switch r := result.(type) {
@@ -401,7 +426,7 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 		text = "(" + t.Meta.ID + " succeeded with no output)"
 	}
 	r := tool.Text(text)
-	r.Details = details
+	r.Details, r.Undo = details, undo
 	return r, nil
 }
 
