@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -62,20 +63,25 @@ func (r *Runner) asker(req *Request) tool.Asker {
 		req.during.question(audit.Question{Message: q.Message, Confirmation: audit.Confirmation{Asked: c.Asked, Answer: c.Answer, By: c.By, At: c.At, Reason: c.Reason}})
 		allow := c.Answer == "timeout" && r.cfg.ConfirmOnTimeout == "allow"
 		switch c.Answer {
-		case "allow-once", "allow-session", "allow-workspace", "allowed-before":
+		case "allow-once", "allow-session", "allow-workspace", "allowed-before", AnswerModeAllow:
 			allow = true
 		}
 		return tool.Reply{Allow: allow, Answer: c.Answer, By: c.By, Reason: c.Reason}
 	}
 }
 
-// ask puts q to the confirmer, unless an earlier answer for the session or
-// workspace holds, and says what came of it. Nobody to ask, a question
+// ask puts q to the confirmer, unless the call's permission mode answers
+// it (dontAsk denies, bypass allows) or an earlier answer for the session
+// or workspace holds, and says what came of it. Nobody to ask, a question
 // that can only be answered after the call (ErrPending: an MCP client
 // answers between calls) and a failure to ask are "none", with the reason.
 func (r *Runner) ask(ctx context.Context, req *Request, q tool.Question) ConfirmRecord {
 	fp := questionFingerprint(req, q.Action)
 	switch {
+	case req.Mode == policy.ModeDontAsk:
+		return ConfirmRecord{Answer: AnswerModeDeny, By: "dontAsk mode", At: time.Now(), Reason: "in dontAsk mode what would ask is denied without asking"}
+	case req.Mode == policy.ModeBypass:
+		return ConfirmRecord{Answer: AnswerModeAllow, By: "bypass mode", At: time.Now()}
 	case q.Always != "" && r.approved(ctx, req, fp):
 		return ConfirmRecord{Answer: "allowed-before", At: time.Now()}
 	case r.confirmer == nil:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -83,5 +84,42 @@ func TestAskOutsideThePipeline(t *testing.T) {
 	res, err := questioner.Execute(context.Background(), tool.Call{}, nil, nil)
 	if err != nil || !strings.HasPrefix(res.Content[0].Text, "allow=false answer=none") {
 		t.Errorf("%v %v", res, err)
+	}
+}
+
+// TestAskMidCallFollowsTheMode: the permission mode answers a tool's
+// question as it answers a call's approval — dontAsk denies without
+// asking, bypass allows — and nobody is asked.
+func TestAskMidCallFollowsTheMode(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode   policy.Mode
+		want   string
+		record string
+	}{
+		{policy.ModeDontAsk, "allow=false answer=mode-deny by=dontAsk mode", "mode-deny"},
+		{policy.ModeBypass, "allow=true answer=mode-allow by=bypass mode", "mode-allow"},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			t.Parallel()
+			asked := 0
+			log := &records{}
+			r := newRunner(t, []tool.Tool{questioner}, invoke.WithAudit(log),
+				invoke.WithModes(policy.NewModeSwitch(tc.mode, nil)),
+				invoke.WithConfirmer(invoke.ConfirmFunc(func(context.Context, invoke.Confirmation) (invoke.Answer, error) {
+					asked++
+					return invoke.Answer{Allow: true, By: "dana"}, nil
+				})))
+			msg := r.Run(context.Background(), tool.Call{ID: "c1", Name: "reach", Arguments: []byte(`{}`)})
+			if got := text(msg); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("%q, want %q…", got, tc.want)
+			}
+			if asked != 0 {
+				t.Errorf("the confirmer was asked %d times in %s mode", asked, tc.mode)
+			}
+			if rec := log.list[len(log.list)-1]; len(rec.Questions) != 1 || rec.Questions[0].Answer != tc.record {
+				t.Errorf("the audit record's questions: %+v, want one answered %s", rec.Questions, tc.record)
+			}
+		})
 	}
 }
