@@ -205,6 +205,10 @@ func (s *session) tabLines(ctx context.Context) string {
 		if t == s.current {
 			mark = "* "
 		}
+		if t.isCrashed() {
+			fmt.Fprintf(&b, "%stargetId=%s crashed: navigate it again or close it\n", mark, t.id)
+			continue
+		}
 		url, title := t.info(ctx)
 		fmt.Fprintf(&b, "%stargetId=%s %q %s\n", mark, t.id, oneLine(title), url)
 	}
