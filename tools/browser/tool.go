@@ -87,7 +87,9 @@ func (m *Manager) call(ctx context.Context, in args, tc *tool.Context) (tool.Res
 	}
 	s.workspace = tc.Workspace
 	defer s.used()
-	stopped, err := s.ensure()
+	err = s.ensure()
+	stopped := s.stopped
+	s.stopped = ""
 	if err != nil {
 		return tool.Result{}, err
 	}
