@@ -40,7 +40,7 @@ func (m *Manager) Capture(ctx context.Context, session, url string, o CaptureOpt
 		return nil, fmt.Errorf("capture: %q is not an absolute URL", url)
 	}
 	m.AllowPreview(session, u.Host)
-	if _, err := s.ensure(); err != nil {
+	if err := s.ensure(); err != nil {
 		return nil, err
 	}
 	if err := s.reguard(); err != nil {

@@ -1,13 +1,17 @@
 package browser_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // eventually waits until cond holds, failing the test with what when it
@@ -88,5 +92,57 @@ func TestBrowserKeepsItsProfileWhenAsked(t *testing.T) {
 	}
 	if text := h.ok(map[string]any{"action": "stop"}); !strings.Contains(text, "kept") {
 		t.Errorf("stop does not say the profile is kept: %s", text)
+	}
+}
+
+// renderers returns the renderer processes of the browsers whose profiles
+// lie under dir: the processes that draw the pages.
+func renderers(dir string) []int {
+	entries, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if bytes.Contains(cmdline, []byte("--user-data-dir="+dir+"/")) && bytes.Contains(cmdline, []byte("--type=renderer")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// TestBrowserReportsACrashedTab: when the renderer of a tab dies (the
+// browser itself running on), the next action on the tab says the page
+// crashed and how to go on; navigating the tab again brings it back.
+func TestBrowserReportsACrashedTab(t *testing.T) {
+	// A call on a crashed page that waited for it would end by this timeout.
+	h := newHarnessWith(t, invoke.Config{DefaultTimeout: 45 * time.Second}, nil)
+	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
+	pids := renderers(h.profiles)
+	if len(pids) == 0 {
+		t.Fatal("no renderer process found for the page")
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var text string
+	eventually(t, "the tab is seen as crashed", func() bool {
+		var msg tool.ResultMessage
+		text, msg = h.call(map[string]any{"action": "snapshot"})
+		return msg.IsError && strings.Contains(text, "crashed")
+	})
+	if !strings.Contains(text, "navigate") || !strings.Contains(text, "close") {
+		t.Errorf("the crash is reported without the way forward: %s", text)
+	}
+	if status := h.ok(map[string]any{"action": "status"}); !strings.Contains(status, "crashed") {
+		t.Errorf("status does not show the crashed tab: %s", status)
+	}
+	h.ok(map[string]any{"action": "navigate", "url": h.site.URL + "/"})
+	if snap := h.ok(map[string]any{"action": "snapshot"}); !strings.Contains(snap, "Sign up") {
+		t.Errorf("the tab navigated again does not show the page:\n%s", snap)
 	}
 }

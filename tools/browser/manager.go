@@ -255,22 +255,21 @@ func (s *session) running() bool {
 	return s.ctx != nil && s.ctx.Err() == nil && (s.pid == 0 || alive(s.pid))
 }
 
-// ensure starts the browser when it does not run. stopped says why it had
-// stopped when it ran before and stopped unasked (crashed, its process
-// killed, unused too long): what the session had open is lost.
-func (s *session) ensure() (stopped string, err error) {
+// ensure starts the browser when it does not run. One that ran and is
+// gone (crashed, its process killed) is noted in s.stopped, for the next
+// call to say that what the session had open is lost.
+func (s *session) ensure() error {
 	if s.running() {
-		return "", nil
+		return nil
 	}
 	if s.ctx != nil {
 		_ = s.stop()
 		s.stopped = "had stopped (crashed, or its process was killed)"
 	}
-	stopped, s.stopped = s.stopped, ""
-	return stopped, s.start()
+	return s.start()
 }
 
-// start starts the session's browser with a new profile.
+// start starts the session's browser with a new profile, or its kept one.
 func (s *session) start() error {
 	path, err := s.m.chromium()
 	if err != nil {

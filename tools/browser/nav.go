@@ -47,6 +47,7 @@ func (s *session) navigate(ctx context.Context, t *tab, url string) (tool.Result
 // load loads url in t and waits for it; a load the gate refused says why.
 func (s *session) load(ctx context.Context, t *tab, url string) error {
 	t.refs = refs{next: t.refs.next} // the old page's refs go stale; numbers are not reused
+	t.revive()
 	_, before := s.gate.refused()
 	_, err := run(ctx, t, chromedp.Navigate(strings.TrimSpace(url)))
 	// A redirect refused leaves the tab on the address it was refused.

@@ -9,10 +9,13 @@ import (
 	"sync"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/inspector"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // maxConsole is how many console messages a tab keeps, the newest.
@@ -26,7 +29,12 @@ type tab struct {
 	cancel context.CancelFunc
 	refs   refs
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// life is the life of the tab's renderer: it ends when the renderer
+	// crashes (crashed), and a new one begins when the tab navigates.
+	life    context.Context
+	endLife context.CancelFunc
+	crashed bool
 	console []string
 	dialog  *page.EventJavascriptDialogOpening // open now; nil when none
 	answer  *dialogAnswer                      // for the next dialog, armed by the dialog action
@@ -51,14 +59,28 @@ func (s *session) newTab() (*tab, error) {
 		return nil, fmt.Errorf("opening a tab: %w", err)
 	}
 	t := &tab{id: chromedp.FromContext(ctx).Target.TargetID, ctx: ctx, cancel: cancel, dialogs: make(chan struct{}, 1)}
+	t.life, t.endLife = context.WithCancel(ctx)
 	t.listen()
 	s.tabs = append(s.tabs, t)
 	return t, nil
 }
 
-// listen keeps the tab's console messages and uncaught exceptions, and
-// answers or holds its dialogs, until the tab closes.
+// listen keeps the tab's console messages and uncaught exceptions, answers
+// or holds its dialogs, and notes when its renderer crashes, until the tab
+// closes.
 func (t *tab) listen() {
+	crashes := chromedp.Events(t.ctx, inspector.TargetCrashed)
+	go func() {
+		for _, err := range crashes {
+			if err != nil {
+				return
+			}
+			t.mu.Lock()
+			t.crashed = true
+			t.endLife()
+			t.mu.Unlock()
+		}
+	}()
 	logs := chromedp.Events(t.ctx, runtime.ConsoleAPICalled)
 	exceptions := chromedp.Events(t.ctx, runtime.ExceptionThrown)
 	dialogs := chromedp.Events(t.ctx, page.JavascriptDialogOpening)
@@ -215,12 +237,50 @@ func (s *session) closeTab(t *tab) {
 }
 
 // run runs the action a in the tab, stopped also when ctx (the call's)
-// ends: a call's cancellation or timeout stops the action, not the tab.
+// ends — a call's cancellation or timeout stops the action, not the tab —
+// or when the tab's renderer crashes, which it then says.
 func run[T any](ctx context.Context, t *tab, a chromedp.Action[T]) (T, error) {
+	life, err := t.alive()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
 	c, cancel := context.WithCancel(t.ctx)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
-	return chromedp.Run(c, a)
+	defer context.AfterFunc(life, cancel)()
+	res, err := chromedp.Run(c, a)
+	if _, crashed := t.alive(); err != nil && crashed != nil {
+		return res, crashed
+	}
+	return res, err
+}
+
+// alive returns the life of the tab's renderer, or the error that tells
+// the model its page crashed and how to go on.
+func (t *tab) alive() (context.Context, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.crashed {
+		return nil, tool.InputErrorf("the page in tab %s crashed (its renderer died: out of memory, or a fault of the page); the browser runs on. Navigate the tab again (action navigate with a url) to load a page in it, or close it (action close) and open another", t.id)
+	}
+	return t.life, nil
+}
+
+// revive begins a new life of a crashed tab's renderer, for a navigation.
+func (t *tab) revive() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.crashed {
+		t.crashed = false
+		t.life, t.endLife = context.WithCancel(t.ctx)
+	}
+}
+
+// isCrashed reports whether the tab's renderer crashed.
+func (t *tab) isCrashed() bool {
+	_, err := t.alive()
+	return err != nil
 }
 
 // call runs a protocol command in the tab, as run does.

@@ -87,7 +87,9 @@ func (m *Manager) call(ctx context.Context, in args, tc *tool.Context) (tool.Res
 	}
 	s.workspace = tc.Workspace
 	defer s.used()
-	stopped, err := s.ensure()
+	err = s.ensure()
+	stopped := s.stopped
+	s.stopped = ""
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -204,6 +206,10 @@ func (s *session) tabLines(ctx context.Context) string {
 		mark := "  "
 		if t == s.current {
 			mark = "* "
+		}
+		if t.isCrashed() {
+			fmt.Fprintf(&b, "%stargetId=%s crashed: navigate it again or close it\n", mark, t.id)
+			continue
 		}
 		url, title := t.info(ctx)
 		fmt.Fprintf(&b, "%stargetId=%s %q %s\n", mark, t.id, oneLine(title), url)
