@@ -80,20 +80,27 @@ func TestAskUserTimeoutChecked(t *testing.T) {
 // the model's next request carries the choice as the call's result.
 func TestAskUserInChat(t *testing.T) {
 	t.Parallel()
-	s := llmtest.New(t,
-		chat("", llmtest.Call{ID: "q1", Name: "ask_user", Args: `{"question":"Which tests?","options":[{"label":"unit","description":"fast"},{"label":"e2e"}]}`}),
-		chat("Running the e2e tests."))
-	cmd := exec.Command(os.Args[0], "chat", "--model", "openai/x", "--base-url", s.URL+"/v1", "--workspace", t.TempDir())
-	cmd.Env = cliEnvironment(t)
-	code, screen := atTerminal(t, cmd,
-		[2]string{"> ", "run the tests"},
-		[2]string{"A number (empty to decline): ", "2"},
-		[2]string{"> ", "/quit"})
-	if code != 0 || !strings.Contains(screen, "Question from the model:\n  Which tests?\n  1. unit — fast\n  2. e2e\n") ||
-		!strings.Contains(screen, "Running the e2e tests.") {
-		t.Errorf("exit %d, screen:\n%s", code, screen)
-	}
-	if got := resultOf(t, s, "q1"); !strings.Contains(got, `The person chose "e2e".`) {
-		t.Errorf("the model was told %q, screen:\n%s", got, screen)
+	// --yes approves calls; it answers none of the model's questions, so
+	// the person at the terminal is still asked.
+	for _, flags := range [][]string{nil, {"--yes"}} {
+		t.Run(strings.Join(append([]string{"chat"}, flags...), " "), func(t *testing.T) {
+			t.Parallel()
+			s := llmtest.New(t,
+				chat("", llmtest.Call{ID: "q1", Name: "ask_user", Args: `{"question":"Which tests?","options":[{"label":"unit","description":"fast"},{"label":"e2e"}]}`}),
+				chat("Running the e2e tests."))
+			cmd := exec.Command(os.Args[0], append([]string{"chat", "--model", "openai/x", "--base-url", s.URL + "/v1", "--workspace", t.TempDir()}, flags...)...)
+			cmd.Env = cliEnvironment(t)
+			code, screen := atTerminal(t, cmd,
+				[2]string{"> ", "run the tests"},
+				[2]string{"A number (empty to decline): ", "2"},
+				[2]string{"> ", "/quit"})
+			if code != 0 || !strings.Contains(screen, "Question from the model:\n  Which tests?\n  1. unit — fast\n  2. e2e\n") ||
+				!strings.Contains(screen, "Running the e2e tests.") {
+				t.Errorf("exit %d, screen:\n%s", code, screen)
+			}
+			if got := resultOf(t, s, "q1"); !strings.Contains(got, `The person chose "e2e".`) {
+				t.Errorf("the model was told %q, screen:\n%s", got, screen)
+			}
+		})
 	}
 }

@@ -132,7 +132,8 @@ func (e *env) registry() (*registry.Registry, error) {
 // runner returns the pipeline for calls in tc (a context of the run's
 // pipeline root), with the config's settings but for what override sets.
 // Who approves calls: --yes approves all; otherwise the person at the
-// terminal is asked, if there is one; otherwise the console (calls wait
+// terminal is asked, if there is one (who also answers the model's
+// questions, --yes or not); otherwise the console (calls wait
 // for its decision when one is open, and are blocked when none is), and
 // stderr says where each call waits. The returned closer releases the runner and the
 // terminal.
@@ -148,17 +149,20 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 	ic.Loop = override.Loop
 	opts := []invoke.Option{invoke.WithConfig(ic)}
 	var term io.Closer
+	t, atTerminal := openTerminal()
+	if atTerminal {
+		// The model's questions (ask_user) go to the person at the
+		// terminal, --yes or not: it approves calls, it answers no question.
+		ask.AskerService.Set(tc, t)
+		term = t
+	}
 	switch {
 	case flags.Yes:
 		opts = append(opts, invoke.WithConfirmer(invoke.AutoApprove))
+	case atTerminal:
+		opts = append(opts, invoke.WithConfirmer(t))
 	default:
-		if t, ok := openTerminal(); ok {
-			opts = append(opts, invoke.WithConfirmer(t))
-			ask.AskerService.Set(tc, t) // the model's questions (ask_user) too
-			term = t
-		} else {
-			term = e.showWaiting(tb.Feed())
-		}
+		term = e.showWaiting(tb.Feed())
 	}
 	r, err := tb.RunnerFor(tc, append(opts, extra...)...)
 	if err != nil {
