@@ -69,6 +69,10 @@ type Config struct {
 	Agents map[string]Agent `yaml:"agents"`
 	// Channels holds per-channel (or group) policy: channels.<id>.tools.
 	Channels map[string]Scope `yaml:"channels"`
+	// Principals holds per-principal policy: principals.<name>.tools, for
+	// the calls of whoever authenticated as that principal (an MCP
+	// token's principal, see mcp.tokens).
+	Principals map[string]Scope `yaml:"principals"`
 	// Sandbox is the policy for sandboxed callers.
 	Sandbox Scope `yaml:"sandbox"`
 	// Subagents is the policy for calls made by sub-agents.

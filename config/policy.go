@@ -15,17 +15,21 @@ import (
 // Policy returns the tool policy the configuration describes.
 func (c *Config) Policy() *policy.Policy {
 	p := &policy.Policy{
-		Tools:     rules(c.Tools.Rules),
-		Agents:    map[string]policy.Rules{},
-		Channels:  map[string]policy.Rules{},
-		Sandbox:   rules(c.Sandbox.Tools),
-		Subagents: rules(c.Subagents.Tools),
+		Tools:      rules(c.Tools.Rules),
+		Agents:     map[string]policy.Rules{},
+		Channels:   map[string]policy.Rules{},
+		Principals: map[string]policy.Rules{},
+		Sandbox:    rules(c.Sandbox.Tools),
+		Subagents:  rules(c.Subagents.Tools),
 	}
 	for id, s := range c.Agents {
 		p.Agents[id] = rules(s.Tools)
 	}
 	for id, s := range c.Channels {
 		p.Channels[id] = rules(s.Tools)
+	}
+	for id, s := range c.Principals {
+		p.Principals[id] = rules(s.Tools)
 	}
 	return p
 }
@@ -126,6 +130,9 @@ func (c *Config) CheckTools(reg *registry.Registry) error {
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.Channels)) {
 		walk("$.channels."+pathKey(id)+".tools", c.Channels[id].Tools)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.Principals)) {
+		walk("$.principals."+pathKey(id)+".tools", c.Principals[id].Tools)
 	}
 	walk("$.sandbox.tools", c.Sandbox.Tools)
 	walk("$.subagents.tools", c.Subagents.Tools)

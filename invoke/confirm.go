@@ -222,23 +222,37 @@ type RuleStore interface {
 // call in advance, "" when none does. A call an ask rule or a hook asks
 // about is not approved by one.
 func (r *Runner) savedRule(ctx context.Context, req *Request) string {
-	if r.ruleStore == nil || req.Approval != nil {
+	if req.Approval != nil {
 		return ""
 	}
-	saved, err := r.ruleStore.Rules(ctx)
-	if err != nil {
-		req.logger().Warn("reading the saved rules; asking instead", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+	p, pr, ok := r.savedRequest(ctx, req)
+	if !ok {
 		return ""
 	}
-	if len(saved) == 0 {
-		return ""
-	}
-	p, pr := r.ruleRequest(ctx, req)
-	pr.Saved = saved
 	if d := p.Decide(pr); d.Preapproved && d.DecidedBy.Layer == "workspace" {
 		return strings.TrimPrefix(d.DecidedBy.Rule, "allow ") // the layer's verdicts are "allow REF"
 	}
 	return ""
+}
+
+// savedRequest describes the call to the policy with the rules saved for
+// the workspace (see [Runner.ruleRequest]); false when there are none (or
+// no rule store, or they cannot be read).
+func (r *Runner) savedRequest(ctx context.Context, req *Request) (*policy.Policy, policy.Request, bool) {
+	if r.ruleStore == nil {
+		return nil, policy.Request{}, false
+	}
+	saved, err := r.ruleStore.Rules(ctx)
+	if err != nil {
+		req.logger().Warn("reading the saved rules; asking instead", "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+		return nil, policy.Request{}, false
+	}
+	if len(saved) == 0 {
+		return nil, policy.Request{}, false
+	}
+	p, pr := r.ruleRequest(ctx, req)
+	pr.Saved = saved
+	return p, pr, true
 }
 
 // proposeRule returns the rule a person may save when asked about the

@@ -489,8 +489,9 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 // Explain returns the policy's decision about a call as the pipeline's
 // policy step makes it — the arguments normalized and validated, the files
 // the call touches worked out by its tool's preview — without running the
-// call, asking anyone, running hooks or recording anything. The request
-// says what the policy was shown. A call that would not reach the policy
+// call, asking anyone, running hooks or recording anything; the rules
+// saved for the workspace (see [WithRuleStore]) are its "workspace" layer.
+// The request says what the policy was shown. A call that would not reach the policy
 // step (an unknown tool, invalid arguments) gives an error with the
 // result the model would get.
 func (r *Runner) Explain(ctx context.Context, call tool.Call, opts ...CallOption) (policy.Request, policy.Result, error) {
@@ -505,6 +506,9 @@ func (r *Runner) Explain(ctx context.Context, call tool.Call, opts ...CallOption
 	var pr policy.Request
 	decide := func(ctx context.Context, req *Request) tool.Result {
 		pr = callRequest(ctx, p, req)
+		if _, saved, ok := r.savedRequest(ctx, req); ok {
+			pr = saved
+		}
 		return tool.Result{}
 	}
 	if res := Arguments(r.normalizeStep(Validate(decide)))(ctx, req); res.IsError {

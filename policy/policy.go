@@ -1,6 +1,7 @@
 // Package policy decides which tools a caller may use: layers of allow,
 // deny and ask rules — profile, global, provider, agent, agent and provider,
-// channel, sandbox, sub-agent — and owner-only tools. A tool must pass every
+// channel, principal, sandbox, sub-agent, and the rules saved for the
+// workspace — and owner-only tools. A tool must pass every
 // layer; across layers a deny wins over an ask, and an ask over an allow.
 // The same decision filters the tools offered to a model (a denied tool is
 // never even described) and is checked again when a call arrives.
@@ -91,9 +92,11 @@ type Policy struct {
 	// Tools is the global layer; its profile and alsoAllow form the profile
 	// layer.
 	Tools Rules
-	// Agents, Channels: per agent id and per channel or group.
-	Agents   map[string]Rules
-	Channels map[string]Rules
+	// Agents, Channels, Principals: per agent id, per channel or group,
+	// and per principal (who the caller authenticated as).
+	Agents     map[string]Rules
+	Channels   map[string]Rules
+	Principals map[string]Rules
 	// Sandbox applies to sandboxed callers, Subagents to sub-agents.
 	Sandbox   Rules
 	Subagents Rules
@@ -202,6 +205,11 @@ func (p *Policy) Decide(req Request) Result {
 			p.layer(req, "channel "+channel, r, add)
 		}
 	}
+	if principal := req.Caller.Principal; principal != "" {
+		if r, ok := p.Principals[principal]; ok {
+			p.layer(req, "principal "+principal, r, add)
+		}
+	}
 	if req.Caller.Sandboxed {
 		p.layer(req, "sandbox", p.Sandbox, add)
 	}
@@ -307,6 +315,11 @@ func (p *Policy) anyRule(f func(AskRule) bool, g func(rule) bool) bool {
 		}
 	}
 	for _, r := range p.Channels {
+		if in(r) {
+			return true
+		}
+	}
+	for _, r := range p.Principals {
 		if in(r) {
 			return true
 		}

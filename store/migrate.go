@@ -352,7 +352,7 @@ CREATE TABLE console_beats (
 `},
 	// Allow rules a person saved for a workspace from an approval
 	// ("exec(npm run test:*)"), applied as allow rules of that workspace
-	// until revoked; and the rule a pending approval proposes.
+	// until revoked.
 	{name: "saved rules per workspace", sql: `
 CREATE TABLE saved_rules (
 	workspace TEXT NOT NULL,
@@ -362,7 +362,6 @@ CREATE TABLE saved_rules (
 	created_ns BIGINT NOT NULL,
 	PRIMARY KEY (workspace, rule)
 );
-ALTER TABLE pending_approvals ADD COLUMN proposed_rule TEXT NOT NULL DEFAULT '';
 `},
 	// The undo steps of calls of tools that take back more than files
 	// (tool.Tool.Undo): the tool, and the data the call's result kept for

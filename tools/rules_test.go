@@ -23,8 +23,8 @@ import (
 // the workspace: secrets/key, public/readme, link -> secrets and
 // public/sneaky -> ../secrets.
 var ruleCases = []struct {
-	rule, tool, args, want string
-	agent, provider        string
+	rule, tool, args, want     string
+	agent, provider, principal string
 }{
 	// Command prefixes: every program of a compound command must match an
 	// allow, after the parsing the approval prompt shows.
@@ -82,6 +82,12 @@ var ruleCases = []struct {
 	{rule: "tools:\n  allow: [exec(npm run test:*)]\n  ask: [exec]\n", tool: "exec", args: `{"command":"npm run test"}`, want: "ask"},
 	{rule: "tools:\n  allow: [exec(npm run test:*)]\nagents:\n  ci:\n    tools:\n      deny: [exec(npm run test:*)]\n", agent: "ci", tool: "exec", args: `{"command":"npm run test"}`, want: "deny"},
 	{rule: "agents:\n  ci:\n    tools:\n      allow: [exec(go test:*)]\n", agent: "ci", tool: "exec", args: `{"command":"go test ./..."}`, want: "allow"},
+	// Per principal: whoever authenticated as that principal (an MCP token's).
+	{rule: "principals:\n  ci-bot:\n    tools:\n      deny: [exec(git push:*)]\n", principal: "ci-bot", tool: "exec", args: `{"command":"git push origin main"}`, want: "deny"},
+	{rule: "principals:\n  ci-bot:\n    tools:\n      deny: [exec(git push:*)]\n", principal: "alice", tool: "exec", args: `{"command":"git push origin main"}`, want: "-"},
+	{rule: "principals:\n  ci-bot:\n    tools:\n      allow: [exec(go test:*)]\n", principal: "ci-bot", tool: "exec", args: `{"command":"go test ./..."}`, want: "allow"},
+	{rule: "principals:\n  ci-bot:\n    tools:\n      ask: [web_fetch(domain:*.internal.example)]\n", principal: "ci-bot", tool: "web_fetch", args: `{"url":"https://wiki.internal.example/"}`, want: "ask"},
+	{rule: "tools:\n  allow: [exec(go test:*)]\nprincipals:\n  ci-bot:\n    tools:\n      deny: [exec]\n", principal: "ci-bot", tool: "exec", args: `{"command":"go test ./..."}`, want: "deny"},
 	{rule: "agents:\n  ci:\n    tools:\n      allow: [exec(go test:*)]\n", tool: "exec", args: `{"command":"go test ./..."}`, want: "-"},
 	{rule: "allow exec(make:*)", tool: "exec", args: `{"command":"make test"}`, want: "-"}, // make runs what the Makefile says
 	{rule: "tools:\n  byProvider:\n    openai:\n      deny: [exec(git push:*)]\n", tool: "exec", args: `{"command":"git push"}`, want: "-"},
@@ -176,7 +182,7 @@ func TestRulesOnArguments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.rule, err)
 		}
-		tc := &tool.Context{Identity: tool.Identity{Workspace: root, Owner: true, AgentID: c.agent}, FSRoot: root, FS: bridge}
+		tc := &tool.Context{Identity: tool.Identity{Workspace: root, Owner: true, AgentID: c.agent, Principal: c.principal}, FSRoot: root, FS: bridge}
 		r := invoke.New(reg, tc, invoke.WithPolicy(cfg.Policy()))
 		args := strings.ReplaceAll(c.args, "{{root}}", root)
 		var opts []invoke.CallOption
