@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/tools/ask"
@@ -18,19 +17,7 @@ import (
 // answers with the numbers of options, their own words where allowed, or
 // an empty line to decline.
 func (t *terminal) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.spin != nil {
-		t.spin.Pause()
-		defer t.spin.Resume()
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		_ = t.tty.SetReadDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = t.tty.SetReadDeadline(time.Now()) })
-	defer stop()
-	defer func() { _ = t.tty.SetReadDeadline(time.Time{}) }()
-
+	defer t.hold(ctx)()
 	fmt.Fprint(t.tty, t.describeQuestion(q))
 	prompt := t.col.bold(answerPrompt(q))
 	for range 3 {

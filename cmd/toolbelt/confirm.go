@@ -46,6 +46,28 @@ func openTerminal() (*terminal, bool) {
 	return &terminal{tty: tty, in: bufio.NewReader(tty), col: colors{on: os.Getenv("NO_COLOR") == ""}, who: who}, true
 }
 
+// hold takes the terminal for one question, until the returned release
+// is called: one question at a time, the spinner paused, and the read
+// stopped at once when ctx ends (the question is cancelled or expires).
+func (t *terminal) hold(ctx context.Context) (release func()) {
+	t.mu.Lock()
+	if t.spin != nil {
+		t.spin.Pause()
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		_ = t.tty.SetReadDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { _ = t.tty.SetReadDeadline(time.Now()) })
+	return func() {
+		stop()
+		_ = t.tty.SetReadDeadline(time.Time{})
+		if t.spin != nil {
+			t.spin.Resume()
+		}
+		t.mu.Unlock()
+	}
+}
+
 // Close closes the terminal.
 func (t *terminal) Close() error { return t.tty.Close() }
 
@@ -56,20 +78,7 @@ func (t *terminal) Close() error { return t.tty.Close() }
 // saved, when it proposes one; or no, with an optional reason passed to
 // the model.
 func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Answer, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.spin != nil {
-		t.spin.Pause()
-		defer t.spin.Resume()
-	}
-	// A cancelled or expired question stops the read at once.
-	if dl, ok := ctx.Deadline(); ok {
-		_ = t.tty.SetReadDeadline(dl)
-	}
-	stop := context.AfterFunc(ctx, func() { _ = t.tty.SetReadDeadline(time.Now()) })
-	defer stop()
-	defer func() { _ = t.tty.SetReadDeadline(time.Time{}) }()
-
+	defer t.hold(ctx)()
 	fmt.Fprint(t.tty, t.describe(c))
 	question, choices := "Allow? [y] once, [s] this session, [w] this workspace (kept until revoked), [n] no: ", "y, s, w or n"
 	switch {
