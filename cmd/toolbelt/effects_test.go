@@ -132,7 +132,13 @@ func TestAttackFileRuleInTheAgentLoop(t *testing.T) {
 	t.Parallel()
 	ws := attackWorkspace(t, goWorkspace)
 	before := workspaceFiles(t, ws)
-	var calls []llmtest.Call
+	// The model reads the files first: the agent loop refuses a change
+	// of a file the session has not read (read before edit) before any
+	// rule is consulted, and it is the rule this test is about.
+	var reads, calls []llmtest.Call
+	for i, p := range []string{"main.go", "link.txt", "notes.txt"} {
+		reads = append(reads, llmtest.Call{ID: fmt.Sprintf("read_%02d", i), Name: "read", Args: mustJSON(t, map[string]any{"path": p})})
+	}
 	for i, c := range goFileChanges {
 		name := c.tool
 		if c.name == "edit in Claude Code's shape" {
@@ -141,6 +147,7 @@ func TestAttackFileRuleInTheAgentLoop(t *testing.T) {
 		calls = append(calls, llmtest.Call{ID: fmt.Sprintf("toolu_%02d", i), Name: name, Args: mustJSON(t, c.args)})
 	}
 	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "Reading the Go files.", reads...)},
 		llmtest.Response{Body: llmtest.Anthropic("", "Changing the Go files.", calls...)},
 		llmtest.Response{Body: llmtest.Anthropic("", "Done.")})
 	r := runCLI(t, "", "--config", writeConfig(t, goRuleConfig), "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--json", "change the Go files").expect(t, 0)
@@ -150,7 +157,7 @@ func TestAttackFileRuleInTheAgentLoop(t *testing.T) {
 	}
 	results := 0
 	for _, m := range transcript {
-		if m["role"] != "toolResult" {
+		if id, _ := m["toolCallId"].(string); m["role"] != "toolResult" || strings.HasPrefix(id, "read_") {
 			continue
 		}
 		results++

@@ -48,7 +48,7 @@ func TestReferenceListsEveryKey(t *testing.T) {
 		}
 	}
 	for _, k := range keys(reflect.TypeFor[shell.Config](), "json") {
-		if !strings.Contains(text, "`tools.exec."+k+"`") && !strings.Contains(text, "`tools.exec.sandbox."+k+"`") {
+		if !strings.Contains(text, "`tools.exec."+k+"`") && !strings.Contains(text, "`tools.exec.sandbox."+k+"`") && !strings.Contains(text, "`tools.exec.network."+k+"`") {
 			t.Errorf("the reference lacks tools.exec key %q", k)
 		}
 	}

@@ -7,7 +7,6 @@ package canvas
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -75,7 +74,7 @@ const evalTimeout = 30 * time.Second
 func canvasTool(tc *tool.Context) (*tool.Tool, error) {
 	h, ok := HostService.Get(tc)
 	if !ok || h == nil || !h.Served() {
-		return nil, errors.New("no canvas is served here: toolbelt run, chat and serve serve one")
+		return nil, &tool.NotHere{Reason: "no canvas is served here: toolbelt run, chat and serve serve one"}
 	}
 	t, err := tool.New("canvas", description, func(ctx context.Context, in args, inv tool.Invocation) (tool.Result, error) {
 		return do(ctx, h, inv.Context, in)
