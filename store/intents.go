@@ -308,6 +308,9 @@ type Interrupted struct {
 	Workspace string
 	// Time is when the intent was kept, just before the first file changed.
 	Time time.Time
+	// Owner is the process lock (internal/liveness) of the process that
+	// kept the intent and ended.
+	Owner string
 }
 
 // Recover finds the intents that processes which ended (or gave up on
@@ -340,7 +343,7 @@ func (j *Journal) Recover(ctx context.Context, workspace string, settle func(con
 		if args != "" {
 			f.in.Arguments = json.RawMessage(args)
 		}
-		f.in.Workspace, f.in.Time = workspace, time.Unix(0, ns)
+		f.in.Workspace, f.in.Time, f.in.Owner = workspace, time.Unix(0, ns), f.owner
 		return f, json.Unmarshal([]byte(caller), &f.in.Caller)
 	}, "SELECT id, call_id, tool, arguments, caller, owner, created_ns FROM file_intents WHERE site = ? AND workspace = ? ORDER BY id", site, workspace)
 	if err != nil {

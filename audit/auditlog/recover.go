@@ -45,6 +45,38 @@ func (l *Log) RecoverAll(ctx context.Context, dir string) (int, error) {
 	return l.recover(ctx, dir, syscall.LOCK_EX)
 }
 
+// RecoverProcess is RecoverAll for a caller that knows process pid has
+// ended: it also waits, up to wait, until the spool files pid made are let
+// go of and moved in. A process killed a moment ago lets go of its locks
+// one by one as it exits, so its spool may still be held when another of
+// its locks already says it ended; a recovery that went on would miss the
+// records in it. Files still held when wait is over are left to later
+// recoveries (the pid was reused: a running process holds them).
+func (l *Log) RecoverProcess(ctx context.Context, dir string, pid int, wait time.Duration) (int, error) {
+	deadline := time.Now().Add(wait)
+	moved := 0
+	for {
+		n, err := l.RecoverAll(ctx, dir)
+		moved += n
+		if err != nil || time.Now().After(deadline) {
+			return moved, err
+		}
+		left, err := filepath.Glob(filepath.Join(dir, fmt.Sprintf("%d-*%s", pid, spoolSuffix)))
+		if err != nil || len(left) == 0 {
+			return moved, err
+		}
+		select {
+		case <-ctx.Done():
+			return moved, ctx.Err()
+		case <-time.After(heldPoll):
+		}
+	}
+}
+
+// heldPoll is how often RecoverProcess looks again at a spool file held
+// by a process that is exiting.
+const heldPoll = 5 * time.Millisecond
+
 func (l *Log) recover(ctx context.Context, dir string, how int) (int, error) {
 	unlock, err := lockRecoveries(dir, how)
 	if errors.Is(err, os.ErrNotExist) {

@@ -409,3 +409,60 @@ func TestInterruptedMCPCallRecoveredAtStart(t *testing.T) {
 		t.Errorf("after the next start the files are %v, want %v", got, beforePatch)
 	}
 }
+
+// TestInterruptedCallsSpoolHeldWhileItExits: the process that made a
+// change is killed after it spooled its call's record but before it
+// closed the change's intent, and its locks go one by one as it exits —
+// its process lock already free, its spool still held. Recovery waits for
+// the spool, moves the call's own record in, and records nothing more: the
+// call has one record, its own, even when the spool is let go of later
+// than recovery first looked.
+func TestInterruptedCallsSpoolHeldWhileItExits(t *testing.T) {
+	t.Parallel()
+	data := t.TempDir()
+	environ := sharedEnvironment(t, data)
+	ws := t.TempDir()
+	putFiles(t, ws, map[string]string{"a.txt": "old\n"})
+	const id = "cli_spooled"
+	killedAt(t, environ, 1, "call", "write", "--id", id, "--workspace", ws, "--args", `{"path":"a.txt","content":"new\n"}`)
+	locks, err := filepath.Glob(filepath.Join(data, "locks", "*.lock"))
+	if err != nil || len(locks) != 1 {
+		t.Fatalf("want the killed process's lock file, found %v (%v)", locks, err)
+	}
+	pid, _, _ := strings.Cut(filepath.Base(locks[0]), "-")
+	// The killed process's spool, with its call's record, held as if the
+	// process were still exiting.
+	line, err := json.Marshal(audit.Record{ID: "rec-" + id, CallID: id, Tool: "write", Channel: "cli", Owner: true, Arguments: json.RawMessage(`{"path":"a.txt"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spool := filepath.Join(data, "audit-spool", pid+"-exitng.spool")
+	if err := os.MkdirAll(filepath.Dir(spool), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(spool, append(line, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	held, err := os.Open(spool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Flock(int(held.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	let := time.AfterFunc(time.Second, func() { held.Close() })
+	defer let.Stop()
+	restart(t, environ, ws)
+	restart(t, environ, ws) // which moves in whatever the first left
+	rs := auditRecords(t, environ, "--call", id)
+	if len(rs) != 1 || rs[0].ErrorClass != "" {
+		var got []string
+		for _, r := range rs {
+			got = append(got, fmt.Sprintf("record %d (%q)", r.Seq, r.ErrorClass))
+		}
+		t.Fatalf("call %s has %d records (%s), want its own only", id, len(rs), strings.Join(got, "; "))
+	}
+	if got := readFile(t, filepath.Join(ws, "a.txt")); got != "new\n" {
+		t.Errorf("a.txt is %q: the recorded change was rolled back", got)
+	}
+}

@@ -2,6 +2,7 @@ package crashtest
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"math/rand/v2"
 	"regexp"
@@ -67,6 +68,7 @@ func (h *harness) checkAudit() map[string]string {
 	}
 	n := map[string]int{}
 	ids := map[string]string{}
+	of := map[string][]string{} // what each label's records are, for the report
 	unknown := 0
 	for _, r := range recs {
 		if r.Tool == "undo" {
@@ -79,6 +81,7 @@ func (h *harness) checkAudit() map[string]string {
 		}
 		n[label]++
 		ids[label] = r.CallID
+		of[label] = append(of[label], fmt.Sprintf("#%d id %s errorClass %q", r.Seq, r.CallID, r.ErrorClass))
 	}
 	h.mu.Lock()
 	h.figures.unknown = unknown
@@ -89,7 +92,7 @@ func (h *harness) checkAudit() map[string]string {
 		c := h.ledger.calls[label]
 		switch {
 		case n[label] > 1:
-			h.problem("duplicated", "call %s (%s by %s, answered %v) has %d audit records", label, c.tool, c.slot, c.answered, n[label])
+			h.problem("duplicated", "call %s (%s by %s, answered %v) has %d audit records: %s", label, c.tool, c.slot, c.answered, n[label], strings.Join(of[label], "; "))
 		case c.answered && n[label] == 0:
 			h.problem("lost", "call %s (%s by %s) was answered but has no audit record", label, c.tool, c.slot)
 		}

@@ -13,11 +13,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/fsbridge"
 	"github.com/toolbelt/toolbelt/internal/changeset"
+	"github.com/toolbelt/toolbelt/internal/liveness"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -149,7 +151,7 @@ func (s *settler) settle(ctx context.Context, in store.Interrupted) (bool, error
 	if err != nil {
 		return false, err
 	}
-	recorded, err := s.recorded(ctx, in.CallID)
+	recorded, err := s.recorded(ctx, in)
 	if err != nil {
 		return false, err
 	}
@@ -167,25 +169,57 @@ func (s *settler) settle(ctx context.Context, in store.Interrupted) (bool, error
 	return st.Outcome == changeset.Kept, nil
 }
 
-// recorded says whether the audit log holds a record of the call: its own,
-// written before its process ended, or that of a recovery cut short. The
-// records that ended processes left in the audit spool are moved into the
-// log first.
-func (s *settler) recorded(ctx context.Context, callID string) (bool, error) {
+// recorded says whether the audit log holds a record of in's call: its
+// own, written before its process ended, or that of a recovery cut short.
+// The records that ended processes left in the audit spool are moved into
+// the log first — and, when the call's record is not there, those of the
+// call's own process once it has let go of its spool (it may be exiting
+// still: see auditlog.Log.RecoverProcess).
+func (s *settler) recorded(ctx context.Context, in store.Interrupted) (bool, error) {
 	if !s.drained {
 		// All of them: also the spools another process is recovering
 		// now, which hold this call's own record maybe.
-		if s.r.SpoolDir != "" {
-			n, err := s.log.RecoverAll(ctx, s.r.SpoolDir)
-			if n > 0 {
-				s.r.Log.Info(RecoveredRecords, "records", n)
-			}
-			if err != nil {
-				return false, fmt.Errorf("recovering the audit spool: %w", err)
-			}
+		if err := s.recover(ctx, func() (int, error) { return s.log.RecoverAll(ctx, s.r.SpoolDir) }); err != nil {
+			return false, err
 		}
 		s.drained = true
 	}
+	found, err := s.find(ctx, in.CallID)
+	if found || err != nil || s.r.SpoolDir == "" {
+		return found, err
+	}
+	pid, ok := liveness.PID(in.Owner)
+	if !ok {
+		return false, nil
+	}
+	if err := s.recover(ctx, func() (int, error) { return s.log.RecoverProcess(ctx, s.r.SpoolDir, pid, exitingWait) }); err != nil {
+		return false, err
+	}
+	return s.find(ctx, in.CallID)
+}
+
+// exitingWait is how long recovery waits for the spool of a process that
+// has ended to be let go of.
+const exitingWait = 2 * time.Second
+
+// recover runs one recovery of the audit spool (none for PostgreSQL) and
+// logs what it moved in.
+func (s *settler) recover(ctx context.Context, run func() (int, error)) error {
+	if s.r.SpoolDir == "" {
+		return nil
+	}
+	n, err := run()
+	if n > 0 {
+		s.r.Log.Info(RecoveredRecords, "records", n)
+	}
+	if err != nil {
+		return fmt.Errorf("recovering the audit spool: %w", err)
+	}
+	return nil
+}
+
+// find says whether the audit log holds a record of call callID.
+func (s *settler) find(ctx context.Context, callID string) (bool, error) {
 	rs, err := s.log.List(ctx, auditlog.Filter{CallID: callID, Limit: 1})
 	return len(rs) > 0, err
 }

@@ -17,6 +17,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 )
@@ -91,6 +92,17 @@ func Alive(dir, name string) (bool, error) {
 	}
 	defer f.Close()
 	return !free(f), nil
+}
+
+// PID is the process id in the name of a lock file Hold made (its name
+// begins with it); false for a name that is not one.
+func PID(name string) (int, bool) {
+	head, _, ok := strings.Cut(name, "-")
+	if !ok || !strings.HasSuffix(name, suffix) {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(head)
+	return pid, err == nil && pid > 0
 }
 
 // Sweep removes from dir the lock files of processes that ended, except

@@ -108,3 +108,21 @@ func TestSite(t *testing.T) {
 		t.Errorf("another directory's id = %q, %v", other, err)
 	}
 }
+
+// TestPID: the process id in the name of a lock Hold made, and none in
+// names Hold does not make.
+func TestPID(t *testing.T) {
+	h, err := liveness.Hold(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release(true)
+	if pid, ok := liveness.PID(h.Name()); !ok || pid != os.Getpid() {
+		t.Errorf("PID(%q) = %d, %v; want %d", h.Name(), pid, ok, os.Getpid())
+	}
+	for _, name := range []string{"", "site", "abc-x.lock", "12.lock", "-1-x.lock", "0-x.lock", "12-x.spool"} {
+		if pid, ok := liveness.PID(name); ok {
+			t.Errorf("PID(%q) = %d, true; want none", name, pid)
+		}
+	}
+}
