@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/internal/liveness"
 	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -221,7 +223,10 @@ func TestRecoverTakesOnlyEndedProcesses(t *testing.T) {
 		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 1 || err != nil {
 			t.Fatalf("Recover = %d, %v; want 1", n, err)
 		}
-		want := store.Interrupted{Intent: in, Workspace: intentWorkspace, Time: s.last.Time}
+		if pid, ok := liveness.PID(s.last.Owner); !ok || pid != os.Getpid() {
+			t.Errorf("settled an intent of owner %q, want the first store's process lock", s.last.Owner)
+		}
+		want := store.Interrupted{Intent: in, Workspace: intentWorkspace, Time: s.last.Time, Owner: s.last.Owner}
 		if !reflect.DeepEqual(s.last, want) || s.last.Time.IsZero() {
 			t.Errorf("settled %+v\nwant %+v", s.last, want)
 		}
