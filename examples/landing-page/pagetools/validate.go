@@ -70,7 +70,7 @@ func validatePage(ctx context.Context, s *site, raw json.RawMessage) (response, 
 	if err != nil {
 		return response{}, err
 	}
-	var issues []issue
+	issues := []issue{}
 	weight := -1
 	for _, name := range viewportOrder {
 		desktop := name == "desktop"
