@@ -458,6 +458,28 @@ func TestCaptureTakesAPreviewsPicture(t *testing.T) {
 	}
 }
 
+// TestInspectEvaluatesInThePageAtTheViewport: Inspect loads a page on
+// loopback at the viewport asked and returns what a script (a promise,
+// awaited) measures in it.
+func TestInspectEvaluatesInThePageAtTheViewport(t *testing.T) {
+	if _, err := chromium.Path(); err != nil {
+		t.Skip(err.Error())
+	}
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, testPage) }))
+	defer site.Close()
+	m := browser.NewManager(browser.Options{Dir: t.TempDir()})
+	defer m.Close()
+	out, err := m.Inspect(context.Background(), "preview", site.URL+"/", browser.CaptureOptions{Width: 375, Height: 812},
+		`Promise.resolve({width: innerWidth, height: innerHeight, buttons: document.querySelectorAll("button").length})`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Width, Height, Buttons int }
+	if err := json.Unmarshal(out, &got); err != nil || got.Width != 375 || got.Height != 812 || got.Buttons == 0 {
+		t.Errorf("Inspect returned %s (%v)", out, err)
+	}
+}
+
 // TestBrowserAsksBeforeRiskyActionsAndAuditsThePage: reading and acting on
 // the allowed site ask nobody; evaluate, upload, a form sent to a host not
 // allowed and a PDF written outside the workspace ask first, saying why;

@@ -2,11 +2,13 @@ package browser
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	neturl "net/url"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
 )
 
 // CaptureOptions say how Capture pictures a page: the viewport's size in
@@ -29,26 +31,55 @@ func (m *Manager) Capture(ctx context.Context, session, url string, o CaptureOpt
 	if err != nil {
 		return nil, err
 	}
+	var png []byte
+	err = m.withPage(ctx, session, url, o, func(t *tab) error {
+		png, err = screenshot(ctx, t, format, o.FullPage, nil)
+		return err
+	})
+	return png, err
+}
+
+// Inspect opens url as Capture does, at the viewport o says, and returns
+// the JSON of what the JavaScript expression script evaluates to in the
+// loaded page (a promise is awaited): how a program that serves a page
+// measures it (its layout, an accessibility checker run in it).
+func (m *Manager) Inspect(ctx context.Context, session, url string, o CaptureOptions, script string) (json.RawMessage, error) {
+	var out json.RawMessage
+	err := m.withPage(ctx, session, url, o, func(t *tab) error {
+		var err error
+		out, err = run(ctx, t, chromedp.Evaluate[json.RawMessage](script, chromedp.EvalAwaitPromise))
+		if err != nil {
+			return fmt.Errorf("inspect: %w", err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// withPage runs f on a new tab of the session's browser that shows url,
+// loaded, at the viewport of o (default 1280×800), and closes the tab; url's
+// host becomes one of the session's previews.
+func (m *Manager) withPage(ctx context.Context, session, url string, o CaptureOptions, f func(*tab) error) error {
 	s, err := m.session(session)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer s.mu.Unlock()
 	defer s.used()
 	u, err := neturl.Parse(url)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("capture: %q is not an absolute URL", url)
+		return fmt.Errorf("capture: %q is not an absolute URL", url)
 	}
 	m.AllowPreview(session, u.Host)
 	if err := s.ensure(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := s.reguard(); err != nil {
-		return nil, err
+		return err
 	}
 	t, err := s.newTab()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer s.closeTab(t)
 	w, h := o.Width, o.Height
@@ -59,12 +90,12 @@ func (m *Manager) Capture(ctx context.Context, session, url string, o CaptureOpt
 		h = 800
 	}
 	if _, err := call(ctx, t, emulation.SetDeviceMetricsOverride, emulation.SetDeviceMetricsOverrideParams{Width: int64(w), Height: int64(h), DeviceScaleFactor: 1}); err != nil {
-		return nil, fmt.Errorf("sizing the viewport: %w", err)
+		return fmt.Errorf("sizing the viewport: %w", err)
 	}
 	if err := s.load(ctx, t, url); err != nil {
-		return nil, fmt.Errorf("capture: %w", err)
+		return fmt.Errorf("capture: %w", err)
 	}
-	return screenshot(ctx, t, format, o.FullPage, nil)
+	return f(t)
 }
 
 // imageFormat checks a screenshot's type: "png" (the default) or "jpeg".
