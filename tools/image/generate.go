@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/tool"
@@ -33,11 +34,10 @@ type picture struct {
 
 // generator asks one provider for images.
 type generator struct {
-	http   *http.Client
-	base   string
-	key    string
-	model  string
-	header map[string]string
+	http  *http.Client
+	base  string
+	key   string
+	model string
 }
 
 // generate creates the images in.Prompt describes and saves them into
@@ -255,7 +255,8 @@ func (g generator) post(ctx context.Context, u string, header http.Header, body,
 		_ = json.Unmarshal(data, &e) // no message: the status says enough
 		msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 		if e.Error.Message != "" {
-			msg += ": " + e.Error.Message
+			// The provider's own words, bounded as web_search bounds them.
+			msg += ": " + content.Head(content.ValidUTF8(e.Error.Message), 200, "…")
 		}
 		return fmt.Errorf("the provider answered %s", msg)
 	}

@@ -358,3 +358,26 @@ func TestGenerateGemini(t *testing.T) {
 		t.Errorf("details %v", d)
 	}
 }
+
+// TestGenerateErrors says what the provider answered to a refused prompt,
+// and that a provider without an image API cannot generate.
+func TestGenerateErrors(t *testing.T) {
+	t.Parallel()
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"error":{"message":"Your request was rejected by the safety system.","type":"image_generation_user_error"}}`)
+	}))
+	t.Cleanup(api.Close)
+	h := newHarness(t, models{urls: map[string]string{"openai": api.URL + "/v1"}}, map[string]any{"generateModel": "openai/dall-e-3"})
+	msg := h.fails(map[string]any{"action": "generate", "prompt": "something"})
+	if !strings.Contains(msg, "HTTP 400: Your request was rejected by the safety system.") {
+		t.Errorf("refused prompt: %q, want the provider's status and message", msg)
+	}
+	if entries, _ := os.ReadDir(h.ws); len(entries) != 0 {
+		t.Errorf("the workspace holds %d entries after a failure, want none", len(entries))
+	}
+	h = newHarness(t, models{urls: map[string]string{"anthropic": api.URL}}, map[string]any{"generateModel": "anthropic/claude-sonnet-4-5"})
+	if msg := h.fails(map[string]any{"action": "generate", "prompt": "something"}); !strings.Contains(msg, "no image generation API") {
+		t.Errorf("anthropic: %q", msg)
+	}
+}
