@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/fsbridge"
@@ -333,7 +334,9 @@ func TestGenerateGemini(t *testing.T) {
 	img := picture(t, 16, 9, false)
 	var got map[string]any
 	var key, path string
+	var hits atomic.Int64
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
 		key, path = r.Header.Get("x-goog-api-key"), r.URL.Path
 		json.NewDecoder(r.Body).Decode(&got)
 		fmt.Fprintf(w, `{"candidates":[{"content":{"role":"model","parts":[{"text":"Here is your banner."},{"inlineData":{"mimeType":"image/png","data":%q}}]}}]}`, base64.StdEncoding.EncodeToString(img))
@@ -356,6 +359,12 @@ func TestGenerateGemini(t *testing.T) {
 	}
 	if d := msg.Details.(map[string]any); d["revisedPrompt"] != "Here is your banner." {
 		t.Errorf("details %v", d)
+	}
+	// Gemini makes one image a request: n of them take n requests.
+	before := hits.Load()
+	msg = h.ok(map[string]any{"action": "generate", "prompt": "a banner", "n": 2, "path": "b.png"})
+	if n := hits.Load() - before; n != 2 || msg.Content[0].Text != "MEDIA:b-1.png" || msg.Content[2].Text != "MEDIA:b-2.png" {
+		t.Errorf("n 2: %d requests, content %+v", n, msg.Content)
 	}
 }
 
