@@ -18,6 +18,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/agents"
 	canvastool "github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
+	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -91,6 +92,7 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	if len(tb.cfg.Agents) > 0 {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
 	}
+	image.ModelsService.Set(tc, ImageModels(tb.cfg, "", ""))
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)
 		if tb.browser != nil {

@@ -33,6 +33,9 @@ var demoConversations = []llmtest.Route{
 		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "write", Args: `{"path":"TODO.md","content":"- [ ] ship\n"}`}, llmtest.Call{ID: "call_2", Name: "exec", Args: `{"command":"date > started.txt"}`})},
 		{Body: llmtest.Chat("", "Wrote TODO.md.")},
 	}},
+	{Match: "What colour is the dot?", Responses: []llmtest.Response{ // media.md, image
+		{Body: llmtest.Chat("", "The dot is blue.")},
+	}},
 	{Match: "What do my notes say?", Responses: []llmtest.Response{
 		{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "read", Args: `{"path":"notes.txt"}`})},
 		{Body: llmtest.Chat("", "Your notes say to buy milk and to call Ada at 3.")},

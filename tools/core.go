@@ -11,6 +11,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
+	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -45,6 +46,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(cron.Register(reg))
 	must(canvas.Register(reg))
 	must(ask.Register(reg))
+	must(image.Register(reg, image.Options{}))
 	return reg, closers{commands, mem}
 }
 

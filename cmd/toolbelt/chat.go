@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/internal/termsafe"
@@ -148,7 +149,7 @@ func (c *chatCmd) Run(e *env) error {
 			}
 			continue
 		case cmd == "/model":
-			client, err := modelClient(ar.cfg, strings.TrimSpace(arg), c.BaseURL)
+			client, err := toolbelt.ModelClient(ar.cfg, strings.TrimSpace(arg), c.BaseURL)
 			if err != nil {
 				printError(e.stderr, err)
 				continue

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/config"
@@ -96,7 +97,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if providerOf(model) == providerOf(rh.model) {
 		baseURL = rh.f.BaseURL
 	}
-	client, err := modelClient(rh.cfg, model, baseURL)
+	client, err := toolbelt.ModelClient(rh.cfg, model, baseURL)
 	if err != nil {
 		return nil, err
 	}

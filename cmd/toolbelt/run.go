@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/catalog"
@@ -25,6 +26,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 )
 
@@ -86,7 +88,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	case f.Profile != "" && !catalog.IsProfile(f.Profile):
 		return nil, fmt.Errorf("unknown profile %q: use one of %s", f.Profile, strings.Join(catalog.Profiles(), ", "))
 	}
-	client, err := modelClient(cfg, model, f.BaseURL)
+	client, err := toolbelt.ModelClient(cfg, model, f.BaseURL)
 	if err != nil {
 		return nil, err
 	}
@@ -133,6 +135,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if len(cfg.Agents) > 0 {
 		sessions.HostService.Set(tc, rh)
 	}
+	image.ModelsService.Set(tc, toolbelt.ImageModels(cfg, tc.AgentID, model))
 	rh.holdReads(tc, ag)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {

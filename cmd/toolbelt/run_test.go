@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -363,5 +364,40 @@ func TestRunPromptFromStdin(t *testing.T) {
 	r = runCLI(t, "", "run", "--model", "openai/gpt-test", "--base-url", s.URL+"/v1", "--workspace", ws, "-").expect(t, 2)
 	if !strings.Contains(r.stderr, "the prompt is empty") {
 		t.Errorf("an empty stdin: %q", r.stderr)
+	}
+}
+
+// TestRunImageWithTheRunsModel: with no model in toolbelt.yaml, the image
+// tool analyzes with the run's own --model (a providers: entry's), the
+// agent loop and the tool talking to the same replayed server in turn.
+func TestRunImageWithTheRunsModel(t *testing.T) {
+	t.Parallel()
+	s := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "call_1", Name: "image", Args: `{"image":"dot.png","prompt":"What colour is it?"}`})},
+		llmtest.Response{Body: llmtest.Chat("", "A blue dot.")}, // the image tool's request
+		llmtest.Response{Body: llmtest.Chat("", "The dot is blue.")},
+	)
+	dir := t.TempDir()
+	dot, _ := base64.StdEncoding.DecodeString("iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAYAAAAf8/9hAAAAGUlEQVR42mNgWHvjP0V41IBRA0YNGC4GAADcloQfy01I0gAAAABJRU5ErkJggg==")
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	for name, data := range map[string][]byte{"dot.png": dot, "toolbelt.yaml": []byte("providers:\n  local: {base: openai, url: " + s.URL + "/v1}\n")} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(cliEnvironment(t), "TOOLBELT_MODEL=")
+	r := runCLIWith(t, env, "", "", "--config", cfg, "run", "--yes", "--model", "local/vis", "--workspace", dir, "What colour is the dot?").expect(t, 0)
+	if r.stdout != "The dot is blue.\n" {
+		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests, want the loop's two and the tool's one", len(reqs))
+	}
+	if tool := string(reqs[1].Body); !strings.Contains(tool, `"model":"vis"`) || !strings.Contains(tool, "What colour is it?") || !strings.Contains(tool, "data:image/png;base64,") {
+		t.Errorf("the image tool's request: %s", tool)
+	}
+	if last := string(reqs[2].Body); !strings.Contains(last, "A blue dot.") {
+		t.Errorf("the loop's last request lacks the tool's answer: %s", last)
 	}
 }

@@ -149,6 +149,8 @@ func controlShare(b []byte) float64 {
 	return float64(n) / float64(len(b))
 }
 
+// readImage returns the image r holds in the seeds' shape: MEDIA:<name>,
+// the image, details {path, mimeType, bytes}.
 func readImage(name, mime string, r io.Reader) (tool.Result, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxImageBytes+1))
 	if err != nil {
@@ -157,7 +159,9 @@ func readImage(name, mime string, r io.Reader) (tool.Result, error) {
 	if len(data) > maxImageBytes {
 		return tool.Result{}, tool.InputErrorf("%s is an image (%s) larger than %s, the most read returns. Make a smaller copy (for example with exec and ImageMagick, if available) and read that.", name, mime, sizeText(maxImageBytes))
 	}
-	return tool.Image(fmt.Sprintf("Read image %s (%s, %s).", name, mime, sizeText(int64(len(data)))), data, mime), nil
+	res := tool.Media(name, data, mime)
+	res.Details = map[string]any{"path": name, "mimeType": mime, "bytes": len(data)}
+	return res, nil
 }
 
 // readPage returns lines [offset, offset+limit) of r, at most readBytes of

@@ -134,7 +134,12 @@ func TestReadImagesAndBinaries(t *testing.T) {
 			if data, _ := base64.StdEncoding.DecodeString(msg.Content[1].Data); !bytes.Equal(data, want.data) {
 				t.Errorf("%s: image data differs", name)
 			}
-			contains(t, msg.Content[0].Text, "Read image "+name, want.mime)
+			if msg.Content[0].Text != "MEDIA:"+name {
+				t.Errorf("%s: caption %q, want MEDIA:%s", name, msg.Content[0].Text, name)
+			}
+			if d, _ := msg.Details.(map[string]any); d["path"] != name || d["mimeType"] != want.mime {
+				t.Errorf("%s: details %v, want path and mimeType", name, msg.Details)
+			}
 		}
 		for _, name := range []string{"a.zip", "data.bin", "ctrl.bin"} {
 			contains(t, e.fails(t, "read", map[string]any{"path": name}), name+" is a binary file", "text files and images")

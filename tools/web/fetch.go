@@ -67,25 +67,34 @@ type fetcher struct {
 
 func newFetchTool(opts Options) func(tc *tool.Context) (*tool.Tool, error) {
 	return func(tc *tool.Context) (*tool.Tool, error) {
-		var cfg tool.Config
-		if tc != nil {
-			cfg = tc.Config
-		}
-		s, err := loadFetchSettings(cfg)
+		f, err := newFetcher(tc, opts)
 		if err != nil {
 			return nil, err
 		}
-		g, err := netguard.New(netguard.Options{
-			Name: "web_fetch", AllowHosts: s.allowHosts, Setting: "tools.web_fetch.allowHosts",
-			Resolver: opts.Resolver, Dial: opts.Dial, Proxy: proxyFromEnv(opts.getenv()),
-		})
-		if err != nil {
-			return nil, err
-		}
-		f := &fetcher{s: s, guard: g, now: time.Now, rootCAs: opts.RootCAs}
 		t, err := tool.New("web_fetch", fetchDescription, f.run)
 		return &t, err
 	}
+}
+
+// newFetcher returns a fetcher with the web_fetch settings of tc's
+// configuration (tc may be nil: the defaults).
+func newFetcher(tc *tool.Context, opts Options) (*fetcher, error) {
+	var cfg tool.Config
+	if tc != nil {
+		cfg = tc.Config
+	}
+	s, err := loadFetchSettings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	g, err := netguard.New(netguard.Options{
+		Name: "web_fetch", AllowHosts: s.allowHosts, Setting: "tools.web_fetch.allowHosts",
+		Resolver: opts.Resolver, Dial: opts.Dial, Proxy: proxyFromEnv(opts.getenv()),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &fetcher{s: s, guard: g, now: time.Now, rootCAs: opts.RootCAs}, nil
 }
 
 func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (tool.Result, error) {
@@ -130,6 +139,38 @@ func (f *fetcher) run(ctx context.Context, in fetchArgs, inv tool.Invocation) (t
 
 // fetch gets u through the guard and turns the response into a page.
 func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, error) {
+	r, err := f.get(ctx, u, "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,image/*;q=0.7,*/*;q=0.5")
+	if err != nil {
+		return page{}, err
+	}
+	p := page{URL: u.String(), FinalURL: r.final.String(), Redirects: r.redirects, Status: r.status, FetchedAt: f.now().Unix(), Cut: r.cut, Length: len(r.body)}
+	ct := r.contentType
+	media, _, _ := mime.ParseMediaType(ct)
+	if media == "" || media == "application/octet-stream" {
+		ct = http.DetectContentType(r.body)
+		media, _, _ = mime.ParseMediaType(ct)
+	}
+	p.ContentType = media
+	if err := p.fill(r.body, ct, media, r.final, mode); err != nil {
+		return page{}, tool.InputErrorf("reading the %s content of %s failed: %v", media, r.final.Redacted(), err)
+	}
+	return p, nil
+}
+
+// response is a successful response to a request through the guard.
+type response struct {
+	body        []byte // at most maxResponseBytes
+	cut         bool   // the body was longer
+	final       *url.URL
+	redirects   []string
+	status      int
+	contentType string // as the server declared it
+}
+
+// get requests u through the guard, following redirects the guard allows,
+// and reads the body of a 2xx response; any other outcome is an error for
+// the model.
+func (f *fetcher) get(ctx context.Context, u *url.URL, accept string) (response, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.s.timeout)
 	defer cancel()
 	// One transport per scheme, so the dialer knows which proxy variable
@@ -170,10 +211,10 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return page{}, tool.InputErrorf("cannot request %s: %v", u.Redacted(), err)
+		return response{}, tool.InputErrorf("cannot request %s: %v", u.Redacted(), err)
 	}
 	req.Header.Set("User-Agent", f.s.userAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/json;q=0.9,text/plain;q=0.8,image/*;q=0.7,*/*;q=0.5")
+	req.Header.Set("Accept", accept)
 	req.Header.Set("Accept-Language", "en;q=1.0, *;q=0.5")
 	resp, err := client.Do(req)
 	if err != nil {
@@ -187,36 +228,25 @@ func (f *fetcher) fetch(ctx context.Context, u *url.URL, mode string) (page, err
 			r.URL = redirects[len(redirects)-1]
 			r.Reason = fmt.Sprintf("a redirect from %s led here, and %s", from, r.Reason)
 		}
-		return page{}, f.fetchError(ctx, u, err)
+		return response{}, f.fetchError(ctx, u, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(f.s.maxBytes)+1))
 	if err != nil && ctx.Err() == nil {
-		return page{}, tool.InputErrorf("reading the response from %s failed: %s. Try again.", resp.Request.URL.Redacted(), quiet(err))
+		return response{}, tool.InputErrorf("reading the response from %s failed: %s. Try again.", resp.Request.URL.Redacted(), quiet(err))
 	}
 	if ctx.Err() != nil {
-		return page{}, f.fetchError(ctx, u, ctx.Err())
+		return response{}, f.fetchError(ctx, u, ctx.Err())
 	}
 	final := resp.Request.URL
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return page{}, statusError(resp, final)
+		return response{}, statusError(resp, final)
 	}
-	p := page{URL: u.String(), FinalURL: final.String(), Redirects: redirects, Status: resp.StatusCode, FetchedAt: f.now().Unix()}
+	r := response{body: body, final: final, redirects: redirects, status: resp.StatusCode, contentType: resp.Header.Get("Content-Type")}
 	if len(body) > f.s.maxBytes {
-		body, p.Cut = body[:f.s.maxBytes], true
+		r.body, r.cut = body[:f.s.maxBytes], true
 	}
-	p.Length = len(body)
-	ct := resp.Header.Get("Content-Type")
-	media, _, _ := mime.ParseMediaType(ct)
-	if media == "" || media == "application/octet-stream" {
-		ct = http.DetectContentType(body)
-		media, _, _ = mime.ParseMediaType(ct)
-	}
-	p.ContentType = media
-	if err := p.fill(body, ct, media, final, mode); err != nil {
-		return page{}, tool.InputErrorf("reading the %s content of %s failed: %v", media, final.Redacted(), err)
-	}
-	return p, nil
+	return r, nil
 }
 
 // schemeTransport sends each request through the transport of its scheme.
