@@ -1,0 +1,304 @@
+package openapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/registry"
+	"github.com/toolbelt/toolbelt/schema"
+	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/openapi"
+)
+
+const spec = "testdata/petstore-expanded.yaml"
+
+// petstore is a server that implements the Petstore document, asking for
+// the credentials check approves.
+type petstore struct {
+	mu    sync.Mutex
+	pets  []map[string]any
+	check func(r *http.Request) bool
+}
+
+func (p *petstore) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fail := func(code int, msg string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		json.NewEncoder(w).Encode(map[string]any{"code": code, "message": msg})
+	}
+	if !p.check(r) {
+		fail(http.StatusUnauthorized, "no valid credentials")
+		return
+	}
+	ok := func(v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	id, err := strconv.Atoi(r.PathValue("id"))
+	if r.PathValue("id") != "" && err != nil {
+		fail(http.StatusBadRequest, "id is not a number")
+		return
+	}
+	find := slices.IndexFunc(p.pets, func(pet map[string]any) bool { return pet["id"] == id })
+	switch r.Pattern {
+	case "GET /v1/pets":
+		tags := r.URL.Query()["tags"]
+		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+		out := []map[string]any{}
+		for _, pet := range p.pets {
+			if (len(tags) == 0 || slices.Contains(tags, pet["tag"].(string))) && (limit == 0 || len(out) < limit) {
+				out = append(out, pet)
+			}
+		}
+		ok(out)
+	case "POST /v1/pets":
+		var pet map[string]any
+		if r.Header.Get("Content-Type") != "application/json" || json.NewDecoder(r.Body).Decode(&pet) != nil || pet["name"] == nil {
+			fail(http.StatusBadRequest, "want a JSON NewPet")
+			return
+		}
+		pet["id"] = len(p.pets) + 1
+		p.pets = append(p.pets, pet)
+		ok(pet)
+	case "GET /v1/pets/{id}":
+		if find < 0 {
+			fail(http.StatusNotFound, "no pet "+r.PathValue("id"))
+			return
+		}
+		ok(p.pets[find])
+	case "DELETE /v1/pets/{id}":
+		if find < 0 {
+			fail(http.StatusNotFound, "no pet "+r.PathValue("id"))
+			return
+		}
+		p.pets = slices.Delete(p.pets, find, find+1)
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// serve starts a Petstore on 127.0.0.1 (under /v1) with an OAuth token
+// endpoint at /token that gives "tok-1" to client "cid" with secret "cs".
+func serve(t *testing.T, check func(*http.Request) bool) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	p := &petstore{check: check}
+	for _, pat := range []string{"GET /v1/pets", "POST /v1/pets", "GET /v1/pets/{id}", "DELETE /v1/pets/{id}"} {
+		mux.Handle(pat, p)
+	}
+	mux.HandleFunc("POST /token", func(w http.ResponseWriter, r *http.Request) {
+		id, secret, _ := r.BasicAuth()
+		if id != "cid" || secret != "cs" || r.FormValue("grant_type") != "client_credentials" || r.FormValue("scope") != "pets:write" {
+			http.Error(w, `{"error":"invalid_client"}`, http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"tok-1","token_type":"Bearer","expires_in":3600}`)
+	})
+	mux.HandleFunc("GET /spec.yaml", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, spec) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// env is the environment the tests' secrets are read from.
+func env(name string) (string, bool) {
+	v, ok := map[string]string{"PET_KEY": "k-123", "PET_CLIENT": "cid", "PET_SECRET": "cs"}[name]
+	return v, ok
+}
+
+// runner loads api and returns a runner of its tools through the
+// pipeline, and their names.
+func runner(t *testing.T, api config.OpenAPI, o openapi.Options) (*invoke.Runner, []string) {
+	t.Helper()
+	o.LookupEnv = env
+	tools, err := openapi.Load(context.Background(), api, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New()
+	var names []string
+	for _, tl := range tools {
+		if err := reg.Register(tl); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tl.Name)
+	}
+	return invoke.New(reg, &tool.Context{}, invoke.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))), names
+}
+
+// call runs a tool with args and returns its result message.
+func call(t *testing.T, r *invoke.Runner, name string, args any) tool.ResultMessage {
+	t.Helper()
+	b, _ := json.Marshal(args)
+	return r.Run(context.Background(), tool.Call{ID: "c1", Name: name, Arguments: b})
+}
+
+func text(m tool.ResultMessage) string {
+	var b strings.Builder
+	for _, c := range m.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// TestPetstore imports the Petstore and runs each operation against the
+// server through the pipeline, the API key in a header.
+func TestPetstore(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, func(r *http.Request) bool { return r.Header.Get("X-API-Key") == "k-123" })
+	api := config.OpenAPI{Name: "petstore", Spec: spec, BaseURL: srv.URL + "/v1",
+		Auth: config.OpenAPIAuth{Type: config.AuthAPIKey, Name: "X-API-Key", Value: "${PET_KEY}"}}
+	r, names := runner(t, api, openapi.Options{})
+	want := []string{"petstore__findPets", "petstore__addPet", "petstore__find_pet_by_id", "petstore__deletePet"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+	for _, pet := range []map[string]any{{"name": "Rex", "tag": "dog"}, {"name": "Tom", "tag": "cat"}, {"name": "Fido", "tag": "dog"}} {
+		if m := call(t, r, "petstore__addPet", map[string]any{"body": pet}); m.IsError || !strings.Contains(text(m), `"name":"`+pet["name"].(string)) {
+			t.Fatalf("addPet %v: %+v", pet, m)
+		}
+	}
+	m := call(t, r, "petstore__findPets", map[string]any{"tags": []string{"dog"}, "limit": 5})
+	var found []map[string]any
+	if err := json.Unmarshal([]byte(extract(text(m))), &found); err != nil || len(found) != 2 || found[1]["name"] != "Fido" {
+		t.Fatalf("findPets: %v %+v", err, m)
+	}
+	if m := call(t, r, "petstore__find_pet_by_id", map[string]any{"id": 2}); m.IsError || !strings.Contains(text(m), `"name":"Tom"`) {
+		t.Fatalf("find pet by id: %+v", m)
+	}
+	if m := call(t, r, "petstore__deletePet", map[string]any{"id": 2}); m.IsError || !strings.Contains(text(m), "204") {
+		t.Fatalf("deletePet: %+v", m)
+	}
+	m = call(t, r, "petstore__find_pet_by_id", map[string]any{"id": 2})
+	if !m.IsError || !strings.Contains(text(m), "404") || !strings.Contains(text(m), "no pet 2") {
+		t.Fatalf("a deleted pet: %+v", m)
+	}
+	// The schema check stops a call that misses a required argument.
+	if m := call(t, r, "petstore__addPet", map[string]any{"body": map[string]any{"tag": "x"}}); !m.IsError || !strings.Contains(text(m), "name") {
+		t.Fatalf("addPet without a name: %+v", m)
+	}
+}
+
+// extract returns the text inside the external-content wrapper.
+func extract(s string) string {
+	if i := strings.IndexAny(s, "[{"); i >= 0 {
+		s = s[i:]
+	}
+	if i := strings.LastIndexAny(s, "]}"); i >= 0 {
+		s = s[:i+1]
+	}
+	return s
+}
+
+// TestAuth sends each kind of credentials the way the server asks.
+func TestAuth(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		auth  func(srv string) config.OpenAPIAuth
+		check func(*http.Request) bool
+	}{
+		{"apiKey query", func(string) config.OpenAPIAuth {
+			return config.OpenAPIAuth{Type: config.AuthAPIKey, In: "query", Name: "api_key", Value: "${PET_KEY}"}
+		}, func(r *http.Request) bool { return r.URL.Query().Get("api_key") == "k-123" }},
+		{"bearer", func(string) config.OpenAPIAuth {
+			return config.OpenAPIAuth{Type: config.AuthBearer, Value: "${PET_KEY}"}
+		}, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer k-123" }},
+		{"oauth2", func(srv string) config.OpenAPIAuth {
+			return config.OpenAPIAuth{Type: config.AuthOAuth2, TokenURL: srv + "/token", ClientID: "${PET_CLIENT}", ClientSecret: "${PET_SECRET}", Scopes: []string{"pets:write"}}
+		}, func(r *http.Request) bool { return r.Header.Get("Authorization") == "Bearer tok-1" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, tc.check)
+			r, _ := runner(t, config.OpenAPI{Name: "p", Spec: spec, BaseURL: srv.URL + "/v1", Auth: tc.auth(srv.URL)}, openapi.Options{})
+			if m := call(t, r, "p__findPets", map[string]any{}); m.IsError {
+				t.Fatalf("%+v", m)
+			}
+			none, _ := runner(t, config.OpenAPI{Name: "p", Spec: spec, BaseURL: srv.URL + "/v1"}, openapi.Options{})
+			if m := call(t, none, "p__findPets", map[string]any{}); !m.IsError || !strings.Contains(text(m), "401") {
+				t.Fatalf("without credentials: %+v", m)
+			}
+		})
+	}
+}
+
+// TestInclude keeps the operations of the tags and ids named.
+func TestInclude(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		include config.OpenAPIInclude
+		want    []string
+	}{
+		{config.OpenAPIInclude{Tags: []string{"admin"}}, []string{"p__deletePet"}},
+		{config.OpenAPIInclude{OperationIDs: []string{"findPets", "find pet by id"}}, []string{"p__findPets", "p__find_pet_by_id"}},
+		{config.OpenAPIInclude{Tags: []string{"admin"}, OperationIDs: []string{"addPet"}}, []string{"p__addPet", "p__deletePet"}},
+	} {
+		_, names := runner(t, config.OpenAPI{Name: "p", Spec: spec, BaseURL: "http://127.0.0.1:1", Include: tc.include}, openapi.Options{})
+		if !slices.Equal(names, tc.want) {
+			t.Errorf("%+v: %v, want %v", tc.include, names, tc.want)
+		}
+	}
+}
+
+// TestDialects compiles every tool's parameters into every dialect: the
+// compiled schema is one the provider accepts (Lint finds nothing) and
+// still says what the request body needs, its $ref resolved.
+func TestDialects(t *testing.T) {
+	t.Parallel()
+	tools, err := openapi.Load(context.Background(), config.OpenAPI{Name: "p", Spec: spec, BaseURL: "http://127.0.0.1:1"}, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range schema.Dialects() {
+		for _, tl := range tools {
+			form, err := schema.FromSchema(tl.Parameters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := d.Compile(form)
+			if problems := d.Lint(out); len(problems) > 0 {
+				t.Errorf("%s %s: %v", d, tl.Name, problems)
+			}
+			b, _ := schema.Encode(out)
+			if tl.Name == "p__addPet" && !strings.Contains(string(b), `"name"`) {
+				t.Errorf("%s addPet: the body's NewPet is lost: %s", d, b)
+			}
+			if tl.Name == "p__find_pet_by_id" && !strings.Contains(string(b), `"id"`) {
+				t.Errorf("%s find pet by id: the path parameter is lost: %s", d, b)
+			}
+		}
+	}
+}
+
+// TestSpecURL fetches the document as web_fetch fetches: a loopback host
+// is refused unless allowed, and the API's base URL comes from it.
+func TestSpecURL(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, func(*http.Request) bool { return true })
+	api := config.OpenAPI{Name: "p", Spec: srv.URL + "/spec.yaml", BaseURL: srv.URL + "/v1"}
+	if _, err := openapi.Load(context.Background(), api, openapi.Options{}); err == nil || !strings.Contains(err.Error(), "allowHosts") {
+		t.Fatalf("a loopback spec URL, not allowed: %v", err)
+	}
+	r, names := runner(t, api, openapi.Options{AllowHosts: []string{strings.TrimPrefix(srv.URL, "http://")}})
+	if len(names) != 4 {
+		t.Fatalf("tools %v", names)
+	}
+	if m := call(t, r, "p__findPets", map[string]any{}); m.IsError {
+		t.Fatalf("%+v", m)
+	}
+}
+
