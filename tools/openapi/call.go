@@ -251,4 +251,3 @@ func (c *call) response(resp *http.Response, body []byte) tool.Result {
 	res.Details = map[string]any{"method": c.op.Method, "path": c.op.Path, "status": resp.StatusCode, "contentType": media}
 	return res
 }
-

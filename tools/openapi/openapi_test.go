@@ -301,4 +301,3 @@ func TestSpecURL(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 }
-

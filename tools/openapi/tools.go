@@ -198,4 +198,3 @@ func description(op Operation) string {
 	}
 	return strings.Join(parts, "\n\n")
 }
-
