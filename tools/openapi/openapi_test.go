@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,32 +256,68 @@ func TestInclude(t *testing.T) {
 	}
 }
 
-// TestDialects compiles every tool's parameters into every dialect: the
+// TestDialects compiles every tool's parameters into every dialect — the
 // compiled schema is one the provider accepts (Lint finds nothing) and
-// still says what the request body needs, its $ref resolved.
+// still says what the request body needs, its $ref resolved — then calls
+// each tool through the pipeline against the server with arguments as a
+// model given that schema sends them: in strict mode every property, null
+// for those it leaves out.
 func TestDialects(t *testing.T) {
 	t.Parallel()
-	tools, err := openapi.Load(context.Background(), config.OpenAPI{Name: "p", Spec: spec, BaseURL: "http://127.0.0.1:1"}, openapi.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, d := range schema.Dialects() {
-		for _, tl := range tools {
-			form, err := schema.FromSchema(tl.Parameters)
+		t.Run(d.Name(), func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, func(*http.Request) bool { return true })
+			api := config.OpenAPI{Name: "p", Spec: spec, BaseURL: srv.URL + "/v1"}
+			tools, err := openapi.Load(context.Background(), api, openapi.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			out, _ := d.Compile(form)
-			if problems := d.Lint(out); len(problems) > 0 {
-				t.Errorf("%s %s: %v", d, tl.Name, problems)
+			r, _ := runner(t, api, openapi.Options{})
+			args := map[string]map[string]any{
+				"p__addPet":         {"body": map[string]any{"name": "Rex"}},
+				"p__findPets":       {"limit": 3},
+				"p__find_pet_by_id": {"id": 1},
+				"p__deletePet":      {"id": 1},
 			}
-			b, _ := schema.Encode(out)
-			if tl.Name == "p__addPet" && !strings.Contains(string(b), `"name"`) {
-				t.Errorf("%s addPet: the body's NewPet is lost: %s", d, b)
+			for _, tl := range tools {
+				form, err := schema.FromSchema(tl.Parameters)
+				if err != nil {
+					t.Fatal(err)
+				}
+				out, _ := d.Compile(form)
+				if problems := d.Lint(out); len(problems) > 0 {
+					t.Errorf("%s: %v", tl.Name, problems)
+				}
+				b, _ := schema.Encode(out)
+				if tl.Name == "p__addPet" && !strings.Contains(string(b), `"name"`) {
+					t.Errorf("addPet: the body's NewPet is lost: %s", b)
+				}
+				a := args[tl.Name]
+				if d.Strict() {
+					fill(out, a)
+				}
+				if m := call(t, r, tl.Name, a); m.IsError {
+					t.Errorf("%s(%v): %+v", tl.Name, a, m)
+				}
 			}
-			if tl.Name == "p__find_pet_by_id" && !strings.Contains(string(b), `"id"`) {
-				t.Errorf("%s find pet by id: the path parameter is lost: %s", d, b)
-			}
+		})
+	}
+}
+
+// fill adds null for each property of the compiled schema s that args
+// leave out, in args and in the objects they hold, as a model in strict
+// mode sends them.
+func fill(s map[string]any, args map[string]any) {
+	props, _ := s["properties"].(map[string]any)
+	for k, p := range props {
+		v, ok := args[k]
+		if !ok {
+			args[k] = nil
+			continue
+		}
+		if o, ok := v.(map[string]any); ok {
+			fill(p.(map[string]any), o)
 		}
 	}
 }
@@ -299,5 +337,36 @@ func TestSpecURL(t *testing.T) {
 	}
 	if m := call(t, r, "p__findPets", map[string]any{}); m.IsError {
 		t.Fatalf("%+v", m)
+	}
+}
+
+// TestNullable30 reads OpenAPI 3.0's nullable as a type list: a required
+// property that may be null takes null (and the request carries it),
+// whose schema would otherwise refuse it.
+func TestNullable30(t *testing.T) {
+	t.Parallel()
+	bodies := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	defer srv.Close()
+	doc := `{"openapi": "3.0.3", "info": {"title": "notes", "version": "1"},
+  "paths": {"/notes": {"post": {"operationId": "addNote", "requestBody": {"required": true, "content": {"application/json": {"schema": {
+    "type": "object", "required": ["text", "due"],
+    "properties": {"text": {"type": "string"}, "due": {"type": "string", "format": "date", "nullable": true}}}}}},
+    "responses": {"201": {"description": "added"}}}}}}`
+	file := filepath.Join(t.TempDir(), "notes.json")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := runner(t, config.OpenAPI{Name: "n", Spec: file, BaseURL: srv.URL}, openapi.Options{})
+	m := call(t, r, "n__addNote", map[string]any{"body": map[string]any{"text": "hi", "due": nil}})
+	if m.IsError {
+		t.Fatalf("addNote with due null: %+v", m)
+	}
+	if got := <-bodies; got != `{"due":null,"text":"hi"}` {
+		t.Fatalf("addNote with due null sent %s", got)
 	}
 }
