@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
@@ -26,10 +28,9 @@ import (
 type caller struct {
 	base   *url.URL
 	client *http.Client
-	// key is the API key or bearer token and where it goes.
-	key       string
-	auth      config.OpenAPIAuth
-	keyHeader string
+	auth   config.OpenAPIAuth
+	// key is the API key or bearer token, read from the environment.
+	key string
 }
 
 // client makes the caller of api: its base URL (configured, else the
@@ -43,7 +44,7 @@ func (o Options) client(api config.OpenAPI, doc *Document, docURL string) (*call
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("no base URL: the document names no http(s) server (%q); set baseURL", raw)
 	}
-	allow := []string{base.Host}
+	allow := append([]string{base.Host}, o.AllowHosts...)
 	a := api.Auth
 	secret := func(field, v string) (string, error) {
 		lookup := o.LookupEnv
@@ -69,7 +70,7 @@ func (o Options) client(api config.OpenAPI, doc *Document, docURL string) (*call
 		}
 		allow = append(allow, tu.Host)
 	}
-	g, err := netguard.New(netguard.Options{Name: "openapi", AllowHosts: allow})
+	g, err := netguard.New(netguard.Options{Name: "openapi", AllowHosts: allow, Setting: allowSetting})
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +124,7 @@ func (c *call) execute(ctx context.Context, tc tool.Call, _ *tool.Context, _ too
 		return tool.Result{}, fmt.Errorf("%s %s: %w", c.op.Method, c.op.Path, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBytes+1))
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("reading the response of %s %s: %w", c.op.Method, c.op.Path, err)
 	}
@@ -236,18 +237,27 @@ func scalar(v any) string {
 func (c *call) response(resp *http.Response, body []byte) tool.Result {
 	ct := resp.Header.Get("Content-Type")
 	media, _, _ := mime.ParseMediaType(ct)
+	cut := len(body) > maxBytes
+	if cut {
+		body = body[:maxBytes]
+	}
 	var res tool.Result
 	switch {
-	case resp.StatusCode < 400 && strings.HasPrefix(media, "image/"):
+	case resp.StatusCode < 400 && strings.HasPrefix(media, "image/") && !cut:
 		res = tool.Image(fmt.Sprintf("HTTP %s, %s", resp.Status, media), body, media)
 	case len(body) == 0:
 		res = tool.Textf("HTTP %s (no body)", resp.Status)
+	case !utf8.Valid(body) && !cut:
+		res = tool.Textf("HTTP %s: %d bytes of %s, binary, not shown", resp.Status, len(body), cmp.Or(media, "an unnamed type"))
 	case resp.StatusCode >= 400:
 		res = tool.Textf("HTTP %s\n%s", resp.Status, body)
 	default:
 		res = tool.Text(string(body))
 	}
+	if cut {
+		res.Content[0].Text += fmt.Sprintf("\n[the response was cut at %d bytes]", maxBytes)
+	}
 	res.IsError = resp.StatusCode >= 400
-	res.Details = map[string]any{"method": c.op.Method, "path": c.op.Path, "status": resp.StatusCode, "contentType": media}
+	res.Details = map[string]any{"method": c.op.Method, "path": c.op.Path, "status": resp.StatusCode, "contentType": media, "cut": cut}
 	return res
 }

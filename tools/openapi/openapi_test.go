@@ -370,3 +370,37 @@ func TestNullable30(t *testing.T) {
 		t.Fatalf("addNote with due null sent %s", got)
 	}
 }
+
+// TestResponses shapes what an API answers: an image as an image, other
+// binary content described, not shown.
+func TestResponses(t *testing.T) {
+	t.Parallel()
+	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89\x00\x00\x00\rIDATx\x9cc\xf8\xff\xff?\x00\x05\xfe\x02\xfe\xa7\x35\x81\x84\x00\x00\x00\x00IEND\xaeB`\x82")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/logo":
+			w.Header().Set("Content-Type", "image/png")
+			w.Write(png)
+		case "/blob":
+			w.Header().Set("Content-Type", "application/octet-stream")
+			w.Write([]byte{0xff, 0xfe, 0x00, 0x81})
+		}
+	}))
+	defer srv.Close()
+	doc := `{"openapi": "3.1.0", "info": {"title": "files", "version": "1"}, "paths": {
+  "/logo": {"get": {"operationId": "logo", "responses": {"200": {"description": "a PNG"}}}},
+  "/blob": {"get": {"operationId": "blob", "responses": {"200": {"description": "bytes"}}}}}}`
+	file := filepath.Join(t.TempDir(), "files.json")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := runner(t, config.OpenAPI{Name: "f", Spec: file, BaseURL: srv.URL}, openapi.Options{})
+	m := call(t, r, "f__logo", map[string]any{})
+	if m.IsError || !slices.ContainsFunc(m.Content, func(c tool.Content) bool { return c.Type == tool.ImageContent && c.MIMEType == "image/png" }) {
+		t.Errorf("logo: %+v", m)
+	}
+	m = call(t, r, "f__blob", map[string]any{})
+	if m.IsError || !strings.Contains(text(m), "4 bytes of application/octet-stream, binary, not shown") {
+		t.Errorf("blob: %+v", m)
+	}
+}

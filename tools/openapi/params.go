@@ -2,8 +2,10 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"mime"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -86,7 +88,7 @@ func (d *Document) parameters(op Operation) (map[string]any, map[string]input, s
 func bodyContent(body map[string]any) (string, map[string]any) {
 	content, _ := body["content"].(map[string]any)
 	var text string
-	for _, m := range sortedKeys(content) {
+	for _, m := range slices.Sorted(maps.Keys(content)) {
 		base, _, err := mime.ParseMediaType(m)
 		if err != nil {
 			continue

@@ -6,6 +6,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"net/url"
 	"slices"
 	"strings"
@@ -98,7 +99,7 @@ type Operation struct {
 func (d *Document) Operations() ([]Operation, error) {
 	paths, _ := d.root["paths"].(map[string]any)
 	var ops []Operation
-	for _, p := range sortedKeys(paths) {
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
 		item, err := d.deref(paths[p])
 		if err != nil {
 			return nil, fmt.Errorf("paths.%s: %w", p, err)
@@ -209,12 +210,3 @@ func (d *Document) lookup(ref string) (any, bool) {
 }
 
 func asList(v any) []any { l, _ := v.([]any); return l }
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}

@@ -29,6 +29,10 @@ const (
 	timeout  = web.DefaultFetchTimeout
 )
 
+// allowSetting is where private hosts are allowed: web_fetch's list,
+// which the APIs' documents and redirects are checked against.
+const allowSetting = "tools.web_fetch.allowHosts"
+
 // Options say how APIs are imported.
 type Options struct {
 	// Separator joins the API's name and the operation's id (default "__").
@@ -39,8 +43,9 @@ type Options struct {
 	// LookupEnv reads the secrets' environment variables (default
 	// os.LookupEnv).
 	LookupEnv func(string) (string, bool)
-	// AllowHosts are the private hosts a spec URL may be fetched from
-	// (tools.web_fetch.allowHosts).
+	// AllowHosts are the private hosts a spec URL, or an API's redirect,
+	// may reach (tools.web_fetch.allowHosts); an API's own host and token
+	// endpoint are always reached.
 	AllowHosts []string
 	// RootCAs verify TLS servers (nil: the system's).
 	RootCAs *x509.CertPool
@@ -105,7 +110,7 @@ func (o Options) read(ctx context.Context, spec string) ([]byte, string, error) 
 	if err != nil {
 		return nil, "", err
 	}
-	g, err := netguard.New(netguard.Options{Name: "openapi", AllowHosts: o.AllowHosts, Setting: "tools.web_fetch.allowHosts"})
+	g, err := netguard.New(netguard.Options{Name: "openapi", AllowHosts: o.AllowHosts, Setting: allowSetting})
 	if err != nil {
 		return nil, "", err
 	}
