@@ -404,3 +404,37 @@ func TestResponses(t *testing.T) {
 		t.Errorf("blob: %+v", m)
 	}
 }
+
+// TestHeaderParameters: a header parameter is a property sent as the
+// header, except those OpenAPI says are ignored (Accept, Content-Type,
+// Authorization), which the model cannot set.
+func TestHeaderParameters(t *testing.T) {
+	t.Parallel()
+	headers := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		headers <- r.Header
+	}))
+	defer srv.Close()
+	doc := `{"openapi": "3.1.0", "info": {"title": "h", "version": "1"}, "paths": {"/ping": {"get": {"operationId": "ping",
+  "parameters": [{"name": "X-Trace", "in": "header", "schema": {"type": "string"}}, {"name": "authorization", "in": "header", "schema": {"type": "string"}}],
+  "responses": {"200": {"description": "ok"}}}}}}`
+	file := filepath.Join(t.TempDir(), "h.json")
+	if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	api := config.OpenAPI{Name: "h", Spec: file, BaseURL: srv.URL}
+	tools, err := openapi.Load(context.Background(), api, openapi.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if props := tools[0].Parameters.Properties; len(props) != 1 || props["X-Trace"] == nil {
+		t.Fatalf("properties %v, want X-Trace only", props)
+	}
+	r, _ := runner(t, api, openapi.Options{})
+	if m := call(t, r, "h__ping", map[string]any{"X-Trace": "t-1"}); m.IsError {
+		t.Fatalf("%+v", m)
+	}
+	if h := <-headers; h.Get("X-Trace") != "t-1" || h.Get("Authorization") != "" {
+		t.Fatalf("headers sent: %v", h)
+	}
+}

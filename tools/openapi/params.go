@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"mime"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -11,6 +12,10 @@ import (
 
 // bodyKey is the property of the request body in a tool's parameters.
 const bodyKey = "body"
+
+// reservedHeaders are the header parameters OpenAPI says are ignored: the
+// request's media types and its credentials are not the model's to set.
+var reservedHeaders = []string{"Accept", "Content-Type", "Authorization"}
 
 // input is where one property of a tool's parameters goes in the request.
 type input struct {
@@ -35,6 +40,9 @@ func (d *Document) parameters(op Operation) (map[string]any, map[string]input, s
 		in, _ := p["in"].(string)
 		if name == "" || in == "" {
 			return nil, nil, "", fmt.Errorf("a parameter has no name or no in")
+		}
+		if in == "header" && slices.Contains(reservedHeaders, http.CanonicalHeaderKey(name)) {
+			continue
 		}
 		key := name
 		if _, taken := inputs[key]; taken || key == bodyKey {
