@@ -53,4 +53,17 @@ func TestOpenAPITools(t *testing.T) {
 	if text := msg.Content[0].Text; msg.IsError || !strings.Contains(text, `"name":"Rex"`) {
 		t.Fatalf("petstore__findPets = %+v", msg)
 	}
+	// Governed as any tool: the policy denies the API's group.
+	cfg, err = config.Parse("toolbelt.yaml", []byte(yaml+"  deny: [\"group:openapi:petstore\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	denied, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: t.TempDir(), DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer denied.Close(context.Background())
+	if msg := call(t, denied, "c2", "petstore__findPets", `{}`); !msg.IsError || !strings.Contains(msg.Content[0].Text, "blocked") {
+		t.Fatalf("petstore__findPets under deny = %+v", msg)
+	}
 }
