@@ -44,3 +44,16 @@ func TestOpenAPIConfig(t *testing.T) {
 		}
 	}
 }
+
+// config check warns about an OpenAPI credential's unset variable.
+func TestLintOpenAPISecrets(t *testing.T) {
+	t.Parallel()
+	c, err := Parse("toolbelt.yaml", []byte("tools:\n  openapi:\n    - name: pets\n      spec: x.yaml\n      auth:\n        type: bearer\n        value: \"${PETS_TOKEN}\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := c.Lint(func(string) (string, error) { return "", nil }, func(string) (string, bool) { return "", false })
+	if len(ws) != 1 || !strings.Contains(ws[0].Error(), "tools.openapi[0].auth.value refers to ${PETS_TOKEN}, which is not set") || ws[0].Line != 7 {
+		t.Errorf("warnings %v", ws)
+	}
+}
