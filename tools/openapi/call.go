@@ -23,8 +23,8 @@ import (
 )
 
 // caller sends one API's requests: to its base URL, with its credentials,
-// reaching only the API's own host (and the token endpoint's) when they
-// are private, as web_fetch would.
+// reaching private addresses only for the API's own host, its token
+// endpoint and the hosts of tools.web_fetch.allowHosts.
 type caller struct {
 	base   *url.URL
 	client *http.Client
@@ -44,27 +44,15 @@ func (o Options) client(api config.OpenAPI, doc *Document, docURL string) (*call
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("no base URL: the document names no http(s) server (%q); set baseURL", raw)
 	}
+	c := &caller{base: base, auth: api.Auth}
 	allow := append([]string{base.Host}, o.AllowHosts...)
-	a := api.Auth
-	secret := func(field, v string) (string, error) {
-		lookup := o.LookupEnv
-		if lookup == nil {
-			lookup = os.LookupEnv
-		}
-		s, missing := config.ExpandEnv(v, lookup)
-		if len(missing) > 0 {
-			return "", fmt.Errorf("auth.%s reads $%s, which is not set", field, missing[0])
-		}
-		return s, nil
-	}
-	c := &caller{base: base, auth: a}
-	switch a.Type {
+	switch api.Auth.Type {
 	case config.AuthAPIKey, config.AuthBearer:
-		if c.key, err = secret("value", a.Value); err != nil {
+		if c.key, err = o.secret("value", api.Auth.Value); err != nil {
 			return nil, err
 		}
 	case config.AuthOAuth2:
-		tu, err := url.Parse(a.TokenURL)
+		tu, err := url.Parse(api.Auth.TokenURL)
 		if err != nil {
 			return nil, fmt.Errorf("auth.tokenURL: %w", err)
 		}
@@ -75,24 +63,43 @@ func (o Options) client(api config.OpenAPI, doc *Document, docURL string) (*call
 		return nil, err
 	}
 	c.client = guardedClient(g, o.RootCAs)
-	if a.Type == config.AuthOAuth2 {
-		id, err := secret("clientID", a.ClientID)
-		if err != nil {
-			return nil, err
-		}
-		sec, err := secret("clientSecret", a.ClientSecret)
-		if err != nil {
-			return nil, err
-		}
-		cc := clientcredentials.Config{ClientID: id, ClientSecret: sec, TokenURL: a.TokenURL, Scopes: a.Scopes}
-		ctx := context.WithValue(context.Background(), oauth2.HTTPClient, c.client)
-		c.client = &http.Client{
-			Transport:     &oauth2.Transport{Source: cc.TokenSource(ctx), Base: c.client.Transport},
-			CheckRedirect: c.client.CheckRedirect,
-			Timeout:       c.client.Timeout,
-		}
+	if api.Auth.Type == config.AuthOAuth2 {
+		c.client, err = o.oauth(api.Auth, c.client)
 	}
-	return c, nil
+	return c, err
+}
+
+// oauth returns a client that sends base's requests with a token of the
+// client-credentials flow, fetched through base, cached and renewed.
+func (o Options) oauth(a config.OpenAPIAuth, base *http.Client) (*http.Client, error) {
+	id, err := o.secret("clientID", a.ClientID)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := o.secret("clientSecret", a.ClientSecret)
+	if err != nil {
+		return nil, err
+	}
+	cc := clientcredentials.Config{ClientID: id, ClientSecret: sec, TokenURL: a.TokenURL, Scopes: a.Scopes}
+	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, base)
+	return &http.Client{
+		Transport:     &oauth2.Transport{Source: cc.TokenSource(ctx), Base: base.Transport},
+		CheckRedirect: base.CheckRedirect,
+		Timeout:       base.Timeout,
+	}, nil
+}
+
+// secret expands the ${NAME} references of the auth field's value.
+func (o Options) secret(field, v string) (string, error) {
+	lookup := o.LookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	s, missing := config.ExpandEnv(v, lookup)
+	if len(missing) > 0 {
+		return "", fmt.Errorf("auth.%s reads $%s, which is not set", field, missing[0])
+	}
+	return s, nil
 }
 
 // call is one operation's tool.

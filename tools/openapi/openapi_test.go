@@ -438,3 +438,14 @@ func TestHeaderParameters(t *testing.T) {
 		t.Fatalf("headers sent: %v", h)
 	}
 }
+
+// TestSecretNotSet: an API whose secret's variable is not set is not
+// imported, and the error names the variable.
+func TestSecretNotSet(t *testing.T) {
+	t.Parallel()
+	api := config.OpenAPI{Name: "p", Spec: spec, Auth: config.OpenAPIAuth{Type: config.AuthBearer, Value: "${PET_KEY}"}}
+	unset := func(string) (string, bool) { return "", false }
+	if _, err := openapi.Load(context.Background(), api, openapi.Options{LookupEnv: unset}); err == nil || !strings.Contains(err.Error(), "auth.value reads $PET_KEY, which is not set") {
+		t.Fatalf("err = %v", err)
+	}
+}
