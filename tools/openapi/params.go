@@ -102,7 +102,8 @@ func bodyContent(body map[string]any) (string, map[string]any) {
 			continue
 		}
 		if base == "application/json" || strings.HasSuffix(base, "+json") {
-			s, _ := content[m].(map[string]any)["schema"].(map[string]any)
+			media, _ := content[m].(map[string]any)
+			s, _ := media["schema"].(map[string]any)
 			if s == nil {
 				s = map[string]any{}
 			}

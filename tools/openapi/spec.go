@@ -66,7 +66,8 @@ func (d *Document) Server(base string) string {
 	u, _ := s["url"].(string)
 	if vars, ok := s["variables"].(map[string]any); ok {
 		for name, v := range vars {
-			if def, ok := v.(map[string]any)["default"].(string); ok {
+			variable, _ := v.(map[string]any)
+			if def, ok := variable["default"].(string); ok {
 				u = strings.ReplaceAll(u, "{"+name+"}", def)
 			}
 		}
