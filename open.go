@@ -26,6 +26,8 @@ import (
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/browser"
 	"github.com/toolbelt/toolbelt/tools/dir"
+	"github.com/toolbelt/toolbelt/tools/openapi"
+	"github.com/toolbelt/toolbelt/tools/web"
 )
 
 // The steps of Open, in its order. Each registers what closes what it
@@ -290,6 +292,31 @@ func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, 
 	return m
 }
 
+// openOpenAPI imports the operations of the APIs tools.openapi lists as
+// tools (openapi.Load), their documents fetched as web_fetch fetches. An
+// API whose document cannot be read, or whose tools' names are taken, is
+// logged and its tools are missing.
+func (tb *Toolbelt) openOpenAPI(ctx context.Context) error {
+	if len(tb.cfg.Tools.OpenAPI) == 0 {
+		return nil
+	}
+	var fetch web.FetchConfig
+	_ = tool.Config(tb.cfg.Tools.Settings).Decode(web.FetchConfigKey, &fetch) // checked with web_fetch's settings
+	opts := openapi.Options{Separator: tb.cfg.MCP.Separator, Resolve: tb.cfg.Resolve, AllowHosts: fetch.AllowHosts}
+	for _, api := range tb.cfg.Tools.OpenAPI {
+		tools, err := openapi.Load(ctx, api, opts)
+		for _, t := range tools {
+			if err = tb.reg.Register(t); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			tb.log.Warn("importing an OpenAPI document", "api", api.Name, "err", err)
+		}
+	}
+	return nil
+}
+
 // openDirTools loads the directory tools of the configuration's folders
 // (DirTools); a broken or refused tool is logged and skipped (DirProblems).
 // With Options.WatchTools their folders are watched until Close.
@@ -317,7 +344,7 @@ func (tb *Toolbelt) openDirTools(ctx context.Context) error {
 // with the exec tool's environment allowlist and bubblewrap settings; a
 // tool is untrusted when an agent can write its folder — below ws or a
 // configured agent's workspace — unless its folder is declared trusted;
-// the names of imported MCP servers' tools are kept for them; and each
+// the names of imported MCP servers' and OpenAPI tools are kept for them; and each
 // tool gets its settings (tools.<name>).
 func DirTools(cfg *config.Config, ws string) ([]dir.Source, dir.Options) {
 	var sources []dir.Source
@@ -349,6 +376,9 @@ func DirTools(cfg *config.Config, ws string) ([]dir.Source, dir.Options) {
 	var reserved []string
 	for name := range cfg.MCPServers {
 		reserved = append(reserved, client.NamePrefix(name, cfg.MCP.Separator))
+	}
+	for _, api := range cfg.Tools.OpenAPI {
+		reserved = append(reserved, client.NamePrefix(api.Name, cfg.MCP.Separator))
 	}
 	return sources, dir.Options{EnvAllow: exec.EnvAllow, Bwrap: exec.Sandbox.Bwrap, Writable: writable, Reserved: reserved, Settings: tool.Config(cfg.Tools.Settings)}
 }

@@ -210,6 +210,7 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 		{"the canvas", tb.openCanvas, tools},
 		{"the tools", tb.openTools, tools},
 		{"the imported MCP servers", tb.openImports, tools},
+		{"the OpenAPI tools", tb.openOpenAPI, tools},
 		{"the store", tb.openStore, true},
 		{"the audit log", tb.openAudit, state},
 		{"the schedules", tb.openSchedules, state},

@@ -545,7 +545,10 @@ type Tools struct {
 	// only when listed here.
 	Dirs []ToolDir `yaml:"dirs" default:"~/.config/toolbelt/tools"`
 	// DirsSet says dirs was written (an empty list turns the default off).
-	DirsSet  bool `yaml:"-"`
+	DirsSet bool `yaml:"-"`
+	// OpenAPI are the HTTP APIs whose OpenAPI documents are imported as
+	// tools.
+	OpenAPI  []OpenAPI `yaml:"openapi"`
 	Settings map[string]any
 	// nodes of each settings key (its key and its value), in file order,
 	// to check them where they are written.
@@ -572,6 +575,12 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 				return err
 			}
 			t.DirsSet = true
+			continue
+		}
+		if key == "openapi" {
+			if err := yaml.NodeToValue(kv.Value, &t.OpenAPI); err != nil {
+				return err
+			}
 			continue
 		}
 		if slices.Contains(PolicyKeys, key) {
@@ -904,6 +913,7 @@ func (c *Config) validate() []error {
 			errs = append(errs, c.errorAt(fmt.Sprintf("$.tools.dirs[%d]", i), fmt.Sprintf("tools.dirs[%d] has no path: give the folder of the tools", i)))
 		}
 	}
+	errs = append(errs, c.validateOpenAPI()...)
 	if c.Workspace != "" {
 		errs = append(errs, c.mustBeDir("$.workspace", "workspace", c.Workspace))
 	}

@@ -21,7 +21,8 @@ type Warning = LineError
 
 // Lint returns warnings about what the configuration names in the world
 // outside it: ${VAR} references to unset environment variables (in the
-// settings of imported MCP servers, where Toolbelt expands them) and
+// settings of imported MCP servers and the credentials of OpenAPI tools,
+// where Toolbelt expands them) and
 // executables that cannot be found — the commands of imported MCP servers
 // that are not disabled, and the shell and bubblewrap of tools.exec (when
 // the sandbox is not required: then it is an error) — and
@@ -57,6 +58,12 @@ func (c *Config) Lint(lookPath func(string) (string, error), lookupEnv func(stri
 		if _, err := lookPath(c.commandPath(srv)); err != nil {
 			warn(base+".command", fmt.Sprintf("%s.command %q is not found (%v): install it, give its absolute path, or set disabled: true", what, srv.Command, unwrapExec(err)))
 		}
+	}
+	for i, api := range c.Tools.OpenAPI {
+		base, what := fmt.Sprintf("$.tools.openapi[%d].auth", i), fmt.Sprintf("tools.openapi[%d].auth", i)
+		refs(base+".value", what+".value", api.Auth.Value)
+		refs(base+".clientID", what+".clientID", api.Auth.ClientID)
+		refs(base+".clientSecret", what+".clientSecret", api.Auth.ClientSecret)
 	}
 	if exec, ok := c.Tools.Settings["exec"].(map[string]any); ok {
 		if sh, ok := exec["shell"].(string); ok && sh != "" {

@@ -104,6 +104,7 @@ const (
 	SourcePlugin    Source = "plugin"    // tools registered by the embedding program
 	SourceMCP       Source = "mcp"       // tools imported from an MCP server
 	SourceDirectory Source = "directory" // tools loaded from a directory
+	SourceOpenAPI   Source = "openapi"   // operations imported from an OpenAPI document
 )
 
 // Risk is how much harm one call of a tool can do.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolbelt/toolbelt/internal/importname"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -48,7 +49,7 @@ func TestLocalNames(t *testing.T) {
 			for i := range 10 { // the order the server lists its tools in does not matter
 				remote := append([]string(nil), tc.remote...)
 				rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(remote), func(a, b int) { remote[a], remote[b] = remote[b], remote[a] })
-				got := localNames(tc.server, tc.sep, remote)
+				got := importname.Local(tc.server, tc.sep, remote)
 				seen := map[string]bool{}
 				for r, l := range got {
 					if l != tc.want[r] {

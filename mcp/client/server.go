@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/internal/importname"
 	"github.com/toolbelt/toolbelt/internal/parallel"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/schema"
@@ -383,7 +384,7 @@ func (s *server) sync(ctx context.Context, reg *registry.Registry, c *conn) erro
 	for i, t := range remote {
 		names[i] = t.Name
 	}
-	local := localNames(s.name, s.m.opts.Separator, names)
+	local := importname.Local(s.name, s.m.opts.Separator, names)
 
 	want := map[string]*definition{}
 	for _, t := range remote {

@@ -3,7 +3,6 @@ package web
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
@@ -173,27 +172,11 @@ type response struct {
 func (f *fetcher) get(ctx context.Context, u *url.URL, accept string) (response, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.s.timeout)
 	defer cancel()
-	// One transport per scheme, so the dialer knows which proxy variable
-	// applies; Proxy stays nil: a proxy is used only through the guard's
-	// tunnel to a checked address, never handed a name to resolve.
-	transports := map[string]*http.Transport{}
-	for _, scheme := range []string{"http", "https"} {
-		transports[scheme] = &http.Transport{
-			DialContext:            f.guard.Dialer(scheme, f.s.userAgent),
-			Proxy:                  nil,
-			ForceAttemptHTTP2:      true,
-			TLSHandshakeTimeout:    10 * time.Second,
-			ResponseHeaderTimeout:  f.s.timeout,
-			MaxResponseHeaderBytes: 64 << 10,
-		}
-		if f.rootCAs != nil {
-			transports[scheme].TLSClientConfig = &tls.Config{RootCAs: f.rootCAs, MinVersion: tls.VersionTLS12}
-		}
-		defer transports[scheme].CloseIdleConnections()
-	}
+	transport := f.guard.NewTransport(f.s.userAgent, f.s.timeout, f.rootCAs)
+	defer transport.CloseIdleConnections()
 	var redirects []string
 	client := &http.Client{
-		Transport: schemeTransport(transports),
+		Transport: transport,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > f.s.maxRedirects {
 				return netguard.Refuse(req.URL.Redacted(), "more than %d redirects (tools.web_fetch.maxRedirects)", f.s.maxRedirects)
@@ -247,19 +230,6 @@ func (f *fetcher) get(ctx context.Context, u *url.URL, accept string) (response,
 		r.body, r.cut = body[:f.s.maxBytes], true
 	}
 	return r, nil
-}
-
-// schemeTransport sends each request through the transport of its scheme.
-type schemeTransport map[string]*http.Transport
-
-func (t schemeTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if tr, ok := t[strings.ToLower(req.URL.Scheme)]; ok {
-		return tr.RoundTrip(req)
-	}
-	if req.Body != nil {
-		req.Body.Close()
-	}
-	return nil, netguard.Refuse(req.URL.Redacted(), "the scheme %q is not allowed: only http and https URLs can be fetched", req.URL.Scheme)
 }
 
 // fill sets the page's text (or image) from body by its media type.
