@@ -19,6 +19,7 @@
 //	loop       repeated identical calls warned, then blocked (off by default)
 //	timeout    deadline and cancellation, even for tools that ignore them
 //	external   text from outside labelled with its source (shape wraps it)
+//	output     a result's structured content checked against the tool's output schema
 //	execute    the tool itself; panics and Go errors become results
 //
 //	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: dir}})
@@ -279,6 +280,7 @@ func (r *Runner) DefaultSteps() []Step {
 		{"loop", r.loopStep},
 		{"timeout", r.timeoutStep},
 		{"external", r.externalStep},
+		{"output", CheckOutput},
 	}
 }
 

@@ -117,6 +117,7 @@ type listedTool struct {
 	schema      json.RawMessage // the compiled schema clients were given
 	description string
 	meta        tool.Meta
+	output      *jsonschema.Schema // the tool's output schema (tool.Tool.Output), or nil
 }
 
 // New returns a server for the tools of reg, run for tc through a pipeline
@@ -304,7 +305,7 @@ func (s *Server) sync() {
 	}) {
 		current[t.Name] = true
 		prev, listed := s.listed[t.Name]
-		if key := t.ParamsKey(); listed && key != nil && prev.params == key && prev.description == t.Description && sameMeta(prev.meta, t.Meta) {
+		if key := t.ParamsKey(); listed && key != nil && prev.params == key && prev.description == t.Description && prev.output == t.Output && sameMeta(prev.meta, t.Meta) {
 			// The same schema value: a registered schema does not change,
 			// so neither does its compiled form. This keeps a sync after
 			// one tool changed from compiling every other tool again.
@@ -317,7 +318,7 @@ func (s *Server) sync() {
 	for i, t := range todo {
 		prev, listed := s.listed[t.Name]
 		inputSchema := schemas[i]
-		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && prev.output == t.Output && sameMeta(prev.meta, t.Meta) {
 			prev.params = t.ParamsKey()
 			s.listed[t.Name] = prev
 			continue
@@ -329,11 +330,14 @@ func (s *Server) sync() {
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
 		}
+		if t.Output != nil {
+			add.OutputSchema = t.Output
+		}
 		if objects[i] && !s.sdkChecks {
 			add = checkedAs(add)
 		}
 		adds = append(adds, add)
-		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta}
+		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta, output: t.Output}
 	}
 	// The SDK's AddTool checks each schema before it takes its lock to add
 	// the tool (checkedAs makes most checks cheap; the others decode the
@@ -589,7 +593,9 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 			out.Content = append(out.Content, &sdk.TextContent{Text: text})
 		}
 	}
-	if s.opts.ExposeDetails && msg.Details != nil {
+	if output := s.outputOf(msg.ToolName); output != nil && !msg.IsError {
+		out.StructuredContent = structured(output, msg.Details)
+	} else if s.opts.ExposeDetails && msg.Details != nil {
 		if b, err := json.Marshal(msg.Details); err == nil && len(b) <= budget && strings.HasPrefix(string(b), "{") {
 			out.StructuredContent = json.RawMessage(b)
 		}
