@@ -46,4 +46,3 @@ func equalJSON(v any, want string) bool {
 	c, _ := json.Marshal(w)
 	return string(b) == string(c)
 }
-
