@@ -408,6 +408,15 @@ func (r *Runner) scopeOf(id tool.Identity) tool.Scope {
 	return s
 }
 
+// Output returns the full output the pipeline kept of a call made by
+// caller, as result_read would read it: only what the caller's scope (its
+// workspace and session) may see, and false when none is kept.
+func (r *Runner) Output(ctx context.Context, caller tool.Identity, callID string) (tool.Output, bool, error) {
+	id := r.tc.Identity
+	id.RunAs(caller)
+	return r.tc.Outputs.Get(tool.WithScope(ctx, r.scopeOf(id)), callID)
+}
+
 // Run runs one call and returns its result message. It never panics and
 // never returns without a message.
 func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (msg tool.ResultMessage) {

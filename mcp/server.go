@@ -75,6 +75,8 @@ type Options struct {
 	// or by Close. The root stops what it keeps for the session there (its
 	// browser).
 	SessionEnded func(id string)
+	// Prompts are served as the server's prompts (see LoadPrompts).
+	Prompts []Prompt
 }
 
 // DefaultMaxResponseBytes bounds a tool result sent to a client.
@@ -105,6 +107,8 @@ type Server struct {
 	// followed are the client sessions whose end is awaited for
 	// Options.SessionEnded.
 	followed map[*sdk.ServerSession]bool
+
+	prompts []Prompt // Options.Prompts
 
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
@@ -143,7 +147,7 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks, prompts: opts.Prompts}
 	_, _ = rand.Read(s.key[:])
 	// The model's questions (ask_user) go to the client's user too.
 	asking := *tc
@@ -168,13 +172,16 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		s.front = invoke.New(front, s.runner.Context(), invoke.WithOutputs(s.runner.Context().Outputs), invoke.WithLogger(opts.Logger))
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, &sdk.ServerOptions{
-		Logger:       opts.Logger,
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		Logger:            opts.Logger,
+		Capabilities:      &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		CompletionHandler: s.complete,
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
 	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
+	s.serveResources()
+	s.servePrompts(opts.Prompts)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -557,13 +564,19 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 // HTTP the principal of its bearer token, with the owner flag the
 // configuration gives that principal (or, without one, Options.Owner).
 func (s *Server) caller(req *sdk.CallToolRequest) tool.Identity {
-	c := tool.Identity{Channel: "mcp", Owner: s.opts.Owner}
-	if req.Session != nil {
-		c.SessionKey = req.Session.ID()
+	return callerOf(s.opts.Owner, req.Session, req.Extra)
+}
+
+// callerOf says who makes a request of the client session ss with extra:
+// see Server.caller; owner is Options.Owner.
+func callerOf(owner bool, ss *sdk.ServerSession, extra *sdk.RequestExtra) tool.Identity {
+	c := tool.Identity{Channel: "mcp", Owner: owner}
+	if ss != nil {
+		c.SessionKey = ss.ID()
 	}
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		c.Principal = req.Extra.TokenInfo.UserID
-		owner, _ := req.Extra.TokenInfo.Extra[ownerKey].(bool)
+	if extra != nil && extra.TokenInfo != nil {
+		c.Principal = extra.TokenInfo.UserID
+		owner, _ := extra.TokenInfo.Extra[ownerKey].(bool)
 		c.Owner = owner
 	}
 	return c
