@@ -193,4 +193,3 @@ func (m *Manager) readResource(ctx context.Context, name, uri string) (tool.Resu
 	out.Details = map[string]any{"server": name, "uri": uri}
 	return out, nil
 }
-
