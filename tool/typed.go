@@ -99,7 +99,10 @@ func NewStructured[In, Out any](name, description string, fn StructuredFunc[In, 
 		return Tool{}, err
 	}
 	t.Output = output
-	return t, t.Check()
+	if err := t.Check(); err != nil {
+		return Tool{}, err
+	}
+	return t, nil
 }
 
 // inferOutput returns the output schema of the struct type t.
