@@ -271,6 +271,10 @@ func (tb *Toolbelt) openPolicy(context.Context) error {
 func (tb *Toolbelt) openImports(context.Context) error {
 	if tb.imports = StartImports(tb.reg, tb.cfg, tb.log, tb.opts.Version); tb.imports != nil {
 		tb.onClose(tb.imports.Stop)
+		// Toolbelt's own agents read the servers' resources through it.
+		if err := tb.reg.Register(tb.imports.ResourcesTool()); err != nil {
+			return fmt.Errorf("the resources tool: %w", err)
+		}
 	}
 	return nil
 }

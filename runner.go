@@ -210,15 +210,34 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		// CPU: only when the count decides.
 		on = compact.Enabled(len(tb.reg.ResolveAll(tc, nil)), false, m.CompactAbove)
 	}
+	prompts, err := tb.prompts()
+	if err != nil {
+		return nil, err
+	}
 	o := mcp.Options{
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
 		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
-		ToolsAfter: tb.importsStarted(), SessionEnded: tb.EndSession,
+		ToolsAfter: tb.importsStarted(), SessionEnded: tb.EndSession, Prompts: prompts,
 	}
 	if cmp.Or(m.ConfirmFallback, "console") == "console" {
 		o.Fallback = consoleConfirmer{tb}
 	}
 	return mcp.New(tb.reg, tc, o, append(tb.pipeline(tc.Workspace), opts...)...), nil
+}
+
+// prompts returns the prompts of the folder mcp.prompts names, relative to
+// toolbelt.yaml: none without a configuration file, whose folder it would
+// be (the working directory may be a workspace the model writes).
+func (tb *Toolbelt) prompts() ([]mcp.Prompt, error) {
+	dir := cmp.Or(tb.cfg.MCP.Prompts, "prompts")
+	if tb.cfg.Path == "" && !filepath.IsAbs(dir) {
+		return nil, nil
+	}
+	prompts, err := mcp.LoadPrompts(tb.cfg.Resolve(dir))
+	if err != nil {
+		return nil, fmt.Errorf("mcp.prompts: %w", err)
+	}
+	return prompts, nil
 }
 
 // ImportStatus returns the state of each imported MCP server, nil when

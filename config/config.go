@@ -348,6 +348,10 @@ type MCP struct {
 	ConfirmFallback string `yaml:"confirmFallback" default:"console"`
 	// Separator joins server and tool names of imported tools (default "__").
 	Separator string `yaml:"separator" default:"__"`
+	// Prompts is the folder of prompts served to clients: Markdown files
+	// with front matter (default prompts, beside toolbelt.yaml; a missing
+	// folder holds none; without a configuration file there is none).
+	Prompts string `yaml:"prompts" default:"prompts"`
 
 	// Owner says whether MCP clients are the owner (default false: owner-only
 	// tools are refused): stdio clients, and HTTP clients of mcp.token or of

@@ -585,7 +585,7 @@ func TestSteps(t *testing.T) {
 	for _, s := range r.Steps() {
 		names = append(names, s.Name)
 	}
-	if want := []string{"persist", "between", "shape", "access", "arguments", "normalize", "validate", "policy", "audit", "hooks", "confirm", "after", "loop", "timeout", "external", "use0", "use1"}; !slices.Equal(names, want) {
+	if want := []string{"persist", "between", "shape", "access", "arguments", "normalize", "validate", "policy", "audit", "hooks", "confirm", "after", "loop", "timeout", "external", "output", "use0", "use1"}; !slices.Equal(names, want) {
 		t.Errorf("steps %v, want %v", names, want)
 	}
 	if msg := run(t, r, "echo", `{"path":"a"}`); text(msg) != `{"path":"rewritten"}` {

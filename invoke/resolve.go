@@ -27,6 +27,10 @@ type resolvedTool struct {
 	once sync.Once
 	v    *schema.Validator
 	err  error
+
+	outputOnce sync.Once // the output schema's validator (Request.outputValidator)
+	output     *schema.Validator
+	outputErr  error
 }
 
 // validator compiles the tool's schema on first use.

@@ -19,6 +19,7 @@
 //	loop       repeated identical calls warned, then blocked (off by default)
 //	timeout    deadline and cancellation, even for tools that ignore them
 //	external   text from outside labelled with its source (shape wraps it)
+//	output     a result's structured content checked against the tool's output schema
 //	execute    the tool itself; panics and Go errors become results
 //
 //	r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: dir}})
@@ -279,6 +280,7 @@ func (r *Runner) DefaultSteps() []Step {
 		{"loop", r.loopStep},
 		{"timeout", r.timeoutStep},
 		{"external", r.externalStep},
+		{"output", CheckOutput},
 	}
 }
 
@@ -404,6 +406,15 @@ func (r *Runner) scopeOf(id tool.Identity) tool.Scope {
 		}
 	}
 	return s
+}
+
+// Output returns the full output the pipeline kept of a call made by
+// caller, as result_read would read it: only what the caller's scope (its
+// workspace and session) may see, and false when none is kept.
+func (r *Runner) Output(ctx context.Context, caller tool.Identity, callID string) (tool.Output, bool, error) {
+	id := r.tc.Identity
+	id.RunAs(caller)
+	return r.tc.Outputs.Get(tool.WithScope(ctx, r.scopeOf(id)), callID)
 }
 
 // Run runs one call and returns its result message. It never panics and

@@ -75,6 +75,8 @@ type Options struct {
 	// or by Close. The root stops what it keeps for the session there (its
 	// browser).
 	SessionEnded func(id string)
+	// Prompts are served as the server's prompts (see LoadPrompts).
+	Prompts []Prompt
 }
 
 // DefaultMaxResponseBytes bounds a tool result sent to a client.
@@ -106,6 +108,8 @@ type Server struct {
 	// Options.SessionEnded.
 	followed map[*sdk.ServerSession]bool
 
+	prompts []Prompt // Options.Prompts
+
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
 }
@@ -117,6 +121,7 @@ type listedTool struct {
 	schema      json.RawMessage // the compiled schema clients were given
 	description string
 	meta        tool.Meta
+	output      *jsonschema.Schema // the tool's output schema (tool.Tool.Output), or nil
 }
 
 // New returns a server for the tools of reg, run for tc through a pipeline
@@ -142,7 +147,7 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks}
+	s := &Server{opts: opts, reg: reg, listed: map[string]listedTool{}, firstAnswer: make(chan struct{}), sdkChecks: sdkChecks, prompts: opts.Prompts}
 	_, _ = rand.Read(s.key[:])
 	// The model's questions (ask_user) go to the client's user too.
 	asking := *tc
@@ -167,13 +172,16 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		s.front = invoke.New(front, s.runner.Context(), invoke.WithOutputs(s.runner.Context().Outputs), invoke.WithLogger(opts.Logger))
 	}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, &sdk.ServerOptions{
-		Logger:       opts.Logger,
-		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		Logger:            opts.Logger,
+		Capabilities:      &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
+		CompletionHandler: s.complete,
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
 	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
+	s.serveResources()
+	s.servePrompts(opts.Prompts)
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -304,7 +312,7 @@ func (s *Server) sync() {
 	}) {
 		current[t.Name] = true
 		prev, listed := s.listed[t.Name]
-		if key := t.ParamsKey(); listed && key != nil && prev.params == key && prev.description == t.Description && sameMeta(prev.meta, t.Meta) {
+		if key := t.ParamsKey(); listed && key != nil && prev.params == key && prev.description == t.Description && prev.output == t.Output && sameMeta(prev.meta, t.Meta) {
 			// The same schema value: a registered schema does not change,
 			// so neither does its compiled form. This keeps a sync after
 			// one tool changed from compiling every other tool again.
@@ -317,7 +325,7 @@ func (s *Server) sync() {
 	for i, t := range todo {
 		prev, listed := s.listed[t.Name]
 		inputSchema := schemas[i]
-		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && sameMeta(prev.meta, t.Meta) {
+		if listed && prev.description == t.Description && bytes.Equal(prev.schema, inputSchema) && prev.output == t.Output && sameMeta(prev.meta, t.Meta) {
 			prev.params = t.ParamsKey()
 			s.listed[t.Name] = prev
 			continue
@@ -329,11 +337,14 @@ func (s *Server) sync() {
 			InputSchema: inputSchema,
 			Annotations: annotations(t),
 		}
+		if t.Output != nil {
+			add.OutputSchema = t.Output
+		}
 		if objects[i] && !s.sdkChecks {
 			add = checkedAs(add)
 		}
 		adds = append(adds, add)
-		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta}
+		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta, output: t.Output}
 	}
 	// The SDK's AddTool checks each schema before it takes its lock to add
 	// the tool (checkedAs makes most checks cheap; the others decode the
@@ -553,13 +564,19 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 // HTTP the principal of its bearer token, with the owner flag the
 // configuration gives that principal (or, without one, Options.Owner).
 func (s *Server) caller(req *sdk.CallToolRequest) tool.Identity {
-	c := tool.Identity{Channel: "mcp", Owner: s.opts.Owner}
-	if req.Session != nil {
-		c.SessionKey = req.Session.ID()
+	return callerOf(s.opts.Owner, req.Session, req.Extra)
+}
+
+// callerOf says who makes a request of the client session ss with extra:
+// see Server.caller; owner is Options.Owner.
+func callerOf(owner bool, ss *sdk.ServerSession, extra *sdk.RequestExtra) tool.Identity {
+	c := tool.Identity{Channel: "mcp", Owner: owner}
+	if ss != nil {
+		c.SessionKey = ss.ID()
 	}
-	if req.Extra != nil && req.Extra.TokenInfo != nil {
-		c.Principal = req.Extra.TokenInfo.UserID
-		owner, _ := req.Extra.TokenInfo.Extra[ownerKey].(bool)
+	if extra != nil && extra.TokenInfo != nil {
+		c.Principal = extra.TokenInfo.UserID
+		owner, _ := extra.TokenInfo.Extra[ownerKey].(bool)
 		c.Owner = owner
 	}
 	return c
@@ -589,7 +606,9 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 			out.Content = append(out.Content, &sdk.TextContent{Text: text})
 		}
 	}
-	if s.opts.ExposeDetails && msg.Details != nil {
+	if output := s.outputOf(msg.ToolName); output != nil && !msg.IsError {
+		out.StructuredContent = structured(output, msg.Details)
+	} else if s.opts.ExposeDetails && msg.Details != nil {
 		if b, err := json.Marshal(msg.Details); err == nil && len(b) <= budget && strings.HasPrefix(string(b), "{") {
 			out.StructuredContent = json.RawMessage(b)
 		}

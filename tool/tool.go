@@ -44,6 +44,13 @@ type Tool struct {
 	// generic JSON form, converted on first use: read a tool's schema with
 	// [Tool.Params].
 	LazyParameters *LazyParameters
+	// Output, when set, is the JSON Schema of a successful result's
+	// structured content, its Details; it describes an object. The
+	// pipeline checks every successful result against it (a result that
+	// does not fit is an error), and the MCP server lists it as the tool's
+	// outputSchema and sends the details as structuredContent.
+	// [NewStructured] infers it from the function's result type.
+	Output *jsonschema.Schema
 	// Meta describes the tool to registries, policy and people.
 	Meta Meta
 	// Execute runs one call. An async tool (Async set) has none: a call
@@ -294,6 +301,9 @@ func (t *Tool) Check() error {
 		if typ, ok := objectDoc(l.Doc()); !ok {
 			return fmt.Errorf("tool %q: parameters must describe a JSON object, not %s", t.Name, typ)
 		}
+	}
+	if o := t.Output; o != nil && (o.Type != "object" || len(o.Types) > 0) {
+		return fmt.Errorf("tool %q: the output schema must describe a JSON object, not %s", t.Name, typeList(o))
 	}
 	return nil
 }

@@ -71,6 +71,60 @@ func New[In any](name, description string, fn TypedFunc[In]) (Tool, error) {
 	return t, nil
 }
 
+// StructuredFunc is the function of a tool made with [NewStructured]: it
+// receives the decoded arguments and returns the structured result.
+type StructuredFunc[In, Out any] func(ctx context.Context, in In, inv Invocation) (Out, error)
+
+// NewStructured makes a tool as [New] does whose function returns a value
+// of the struct type Out rather than a Result: its output schema
+// (Tool.Output) is inferred from Out, with the tags New describes, and a
+// call's result is the value as indented JSON text (for clients and models
+// that read text) with the value itself as Details, its structured content.
+func NewStructured[In, Out any](name, description string, fn StructuredFunc[In, Out]) (Tool, error) {
+	if fn == nil {
+		return Tool{}, fmt.Errorf("tool %q: nil function", name)
+	}
+	output, err := inferOutput(reflect.TypeFor[Out]())
+	if err != nil {
+		return Tool{}, fmt.Errorf("tool %q: %w", name, err)
+	}
+	t, err := New(name, description, func(ctx context.Context, in In, inv Invocation) (Result, error) {
+		out, err := fn(ctx, in, inv)
+		if err != nil {
+			return Result{}, err
+		}
+		return JSON(out)
+	})
+	if err != nil {
+		return Tool{}, err
+	}
+	t.Output = output
+	if err := t.Check(); err != nil {
+		return Tool{}, err
+	}
+	return t, nil
+}
+
+// inferOutput returns the output schema of the struct type t.
+func inferOutput(t reflect.Type) (*jsonschema.Schema, error) {
+	base := t
+	for base.Kind() == reflect.Pointer {
+		base = base.Elem()
+	}
+	if base.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("the result must be a struct type, not %s", t)
+	}
+	s, err := jsonschema.ForType(base, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyTags(base, s); err != nil {
+		return nil, err
+	}
+	dropNull(s)
+	return s, nil
+}
+
 // TypedPreview is the Preview of a tool made with New: it receives the
 // decoded arguments.
 type TypedPreview[In any] func(ctx context.Context, in In, inv Invocation) (Effects, error)

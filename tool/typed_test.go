@@ -273,3 +273,26 @@ func TestNewPreviewDecodesLikeTheTool(t *testing.T) {
 		t.Error("nil preview accepted")
 	}
 }
+
+// TestNewStructured: the output schema is inferred from the result type,
+// which must be a struct; a call's details are the value, its text the
+// value's JSON.
+func TestNewStructured(t *testing.T) {
+	type out struct {
+		N int `json:"n" minimum:"1"`
+	}
+	st, err := tool.NewStructured("count", "Counts.", func(context.Context, struct{}, tool.Invocation) (out, error) { return out{N: 3}, nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Output == nil || st.Output.Type != "object" || st.Output.Properties["n"] == nil || st.Output.Properties["n"].Minimum == nil {
+		t.Fatalf("output schema %+v", st.Output)
+	}
+	res, err := st.Execute(context.Background(), tool.Call{Arguments: []byte(`{}`)}, nil, func(tool.Result) {})
+	if err != nil || res.Details != (out{N: 3}) || res.Content[0].Text != "{\n  \"n\": 3\n}" {
+		t.Errorf("result %+v, %v", res, err)
+	}
+	if _, err := tool.NewStructured("bad", "Returns a number.", func(context.Context, struct{}, tool.Invocation) (int, error) { return 1, nil }); err == nil || !strings.Contains(err.Error(), "the result must be a struct type") {
+		t.Errorf("a non-struct result type: %v", err)
+	}
+}

@@ -198,7 +198,8 @@ func TestMCPServers(t *testing.T) {
 		}
 	}
 	r = runCLI(t, "", "--config", cfg, "list", "--section", "mcp").expect(t, 0)
-	if !strings.HasPrefix(r.stdout, "mcp\n  self__apply_patch ") || !regexp.MustCompile(`\n  self__read +Read File +low +available\n`).MatchString(r.stdout) {
+	// The resources tool, registered with the imports, reads their resources.
+	if !regexp.MustCompile(`^mcp\n  resources +MCP Resources +low +available\n  self__apply_patch `).MatchString(r.stdout) || !regexp.MustCompile(`\n  self__read +Read File +low +available\n`).MatchString(r.stdout) {
 		t.Errorf("list --section mcp:\n%s", r.stdout)
 	}
 }

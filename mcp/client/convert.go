@@ -78,6 +78,20 @@ func parameters(input any) (*jsonschema.Schema, *tool.LazyParameters, error) {
 	return s, nil, nil
 }
 
+// outputSchema converts a tool's output schema, as the SDK decoded it: the
+// pipeline holds the server's results to it (invoke.CheckOutput), and
+// Toolbelt's MCP server lists it again.
+func outputSchema(output any) (*jsonschema.Schema, error) {
+	if output == nil {
+		return nil, nil
+	}
+	s, err := schema.ToSchema(output)
+	if err != nil {
+		return nil, fmt.Errorf("output schema is not a JSON Schema: %w", err)
+	}
+	return s, nil
+}
+
 // result converts what a server returned into a tool result. Text and
 // images pass through; audio, resource links and embedded resources are
 // described in text (embedded text resources with their text, embedded

@@ -480,9 +480,13 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, para
 		return nil, err
 	}
 	m := meta(s.name, name, t)
+	output, err := outputSchema(t.OutputSchema)
+	if err != nil {
+		return nil, err
+	}
 	made := &tool.Tool{
 		Name: name, Label: m.Label, Description: m.Description, Parameters: params, LazyParameters: lazy, Meta: m,
-		Execute: s.execute(t.Name),
+		Output: output, Execute: s.execute(t.Name),
 	}
 	if err := made.Check(); err != nil {
 		return nil, err

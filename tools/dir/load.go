@@ -46,6 +46,8 @@ import (
 const (
 	MetadataFile = "metadata.json"
 	SchemaFile   = "schema.json"
+	// OutputFile, optional, is the schema of the handler's result.
+	OutputFile = "output.json"
 )
 
 // handlerNames are the handler files looked for, in order, when the
@@ -98,6 +100,9 @@ type Tool struct {
 	Meta tool.Meta
 	// Parameters is its schema.json (nil when there is none: no arguments).
 	Parameters *jsonschema.Schema
+	// Output is its output.json (nil when there is none): the schema of
+	// the handler's result, the tool's structured content.
+	Output *jsonschema.Schema
 	// Handler is the handler file; Argv runs it (interpreter first, when
 	// it has one).
 	Handler string
@@ -167,8 +172,14 @@ func Load(folder string, opts Options) (*Tool, error) {
 	if md.Persistent {
 		t.pers = newPersistent()
 	}
-	if t.Parameters, err = loadSchema(filepath.Join(abs, SchemaFile)); err != nil {
+	if t.Parameters, err = loadSchema(filepath.Join(abs, SchemaFile), "parameters"); err != nil {
 		return nil, err
+	}
+	if t.Output, err = loadSchema(filepath.Join(abs, OutputFile), "output"); err != nil {
+		return nil, err
+	}
+	if t.Output != nil && t.Output.Type != "object" {
+		return nil, &FileError{Path: filepath.Join(abs, OutputFile), Msg: `the output schema must describe an object, like {"type": "object", "properties": {…}}: the handler's result is the tool's structured content`}
 	}
 	if t.Handler, t.Argv, err = findHandler(abs, md); err != nil {
 		return nil, err
@@ -300,9 +311,10 @@ func (t *Tool) checkUntrusted() error {
 	return nil
 }
 
-// loadSchema reads schema.json and checks that it compiles; a missing file
-// means the tool takes no arguments.
-func loadSchema(path string) (*jsonschema.Schema, error) {
+// loadSchema reads a schema file (schema.json, output.json: the what
+// schema) and checks that it compiles; a missing file gives nil (for
+// schema.json: the tool takes no arguments).
+func loadSchema(path, what string) (*jsonschema.Schema, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -319,7 +331,7 @@ func loadSchema(path string) (*jsonschema.Schema, error) {
 		return nil, &FileError{Path: path, Msg: "not valid JSON: " + err.Error()}
 	}
 	if _, ok := probe.(map[string]any); !ok {
-		return nil, &FileError{Path: path, Msg: `the parameters schema must be a JSON object, like {"type": "object", "properties": {…}}`}
+		return nil, &FileError{Path: path, Msg: "the " + what + ` schema must be a JSON object, like {"type": "object", "properties": {…}}`}
 	}
 	if _, err := schema.CompileJSON(b); err != nil {
 		return nil, &FileError{Path: path, Msg: "the schema does not compile: " + err.Error()}
@@ -425,7 +437,7 @@ func findHandler(dir string, md Metadata) (string, []string, error) {
 func (t *Tool) Tool() tool.Tool {
 	tt := tool.Tool{
 		Name: t.Meta.ID, Label: t.Meta.Label, Description: t.Meta.Description,
-		Parameters: t.Parameters, Meta: t.Meta, Execute: t.execute,
+		Parameters: t.Parameters, Output: t.Output, Meta: t.Meta, Execute: t.execute,
 		MapError: mapError, Preview: t.preview,
 	}
 	if t.Metadata.Undo {

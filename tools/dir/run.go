@@ -406,8 +406,13 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 	if t.Metadata.Undo && len(resp.Undo) > 0 && string(resp.Undo) != "null" {
 		undo = resp.Undo
 	}
+	var structured any = details
+	if t.Output != nil {
+		// The result is the tool's structured content, held to output.json.
+		structured = result
+	}
 	if len(resp.Content) > 0 {
-		return tool.Result{Content: resp.Content, Details: details, Undo: undo}, nil
+		return tool.Result{Content: resp.Content, Details: structured, Undo: undo}, nil
 	}
 	var text string
 	switch r := result.(type) {
@@ -426,7 +431,7 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 		text = "(" + t.Meta.ID + " succeeded with no output)"
 	}
 	r := tool.Text(text)
-	r.Details, r.Undo = details, undo
+	r.Details, r.Undo = structured, undo
 	return r, nil
 }
 
