@@ -20,6 +20,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
+	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -90,6 +91,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	}
 	if len(tb.cfg.Agents) > 0 {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
+	}
+	if p, ok := tb.cfg.Providers["openai"]; ok {
+		tts.OpenAIService.Set(tc, tts.Endpoint{BaseURL: p.URL, KeyEnv: p.KeyEnv})
 	}
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)

@@ -34,7 +34,7 @@ const description = "Speak text into an audio file in the workspace (wav, mp3 or
 // saying how to install it.
 func Register(reg *registry.Registry) error {
 	return reg.RegisterFactory(factory, tool.Meta{
-		ID: "tts", Label: "Text to speech", Description: description, Section: "media",
+		ID: "tts", Label: "Text to Speech", Description: description, Section: "media",
 		Source: tool.SourceCore, Settings: &Config{},
 	})
 }
