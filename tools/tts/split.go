@@ -48,13 +48,15 @@ func sentences(text string) []string {
 		}
 		start = end
 	}
-	for i, r := range text {
-		next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
-		if strings.ContainsRune(".!?…。！？", r) && (next == utf8.RuneError || unicode.IsSpace(next)) {
-			add(i + utf8.RuneLen(r))
+	for i := 0; i < len(text); {
+		r, w := utf8.DecodeRuneInString(text[i:])
+		next, _ := utf8.DecodeRuneInString(text[i+w:])
+		if strings.ContainsRune(".!?…。！？", r) && (i+w == len(text) || unicode.IsSpace(next)) {
+			add(i + w)
 		} else if r == '\n' && next == '\n' {
 			add(i)
 		}
+		i += w
 	}
 	add(len(text))
 	return out
@@ -66,7 +68,7 @@ func cutAt(s string, limit int) (head, rest string) {
 	i := strings.LastIndexByte(s[:limit+1], ' ')
 	if i <= 0 {
 		i = limit
-		for !utf8.RuneStart(s[i]) {
+		for i > 1 && !utf8.RuneStart(s[i]) {
 			i--
 		}
 	}

@@ -326,6 +326,36 @@ func TestSplit(t *testing.T) {
 	}
 }
 
+// FuzzSplit: every chunk fits the limit and is not empty, and the chunks
+// hold the text's characters other than spaces, in order.
+func FuzzSplit(f *testing.F) {
+	f.Add("One. Two! Three? Four", 10)
+	f.Add("Dès l'été… Ça va? Oui.\n\nFin", 8)
+	f.Fuzz(func(t *testing.T, text string, limit int) {
+		limit = 8 + abs(limit)%200
+		got := split(text, limit)
+		for _, c := range got {
+			if c == "" || len(c) > limit {
+				t.Fatalf("split(%q, %d): chunk %q", text, limit, c)
+			}
+		}
+		kept := ""
+		for _, c := range got {
+			kept += strings.Join(strings.Fields(c), "")
+		}
+		if kept != strings.Join(strings.Fields(text), "") {
+			t.Fatalf("split(%q, %d) = %q: characters lost", text, limit, got)
+		}
+	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
 // FuzzDuration: the parsers never panic, whatever the bytes.
 func FuzzDuration(f *testing.F) {
 	f.Add(fakeMP3(2))
