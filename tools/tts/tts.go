@@ -6,13 +6,12 @@ package tts
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
 	"os/exec"
 	"path"
-	"time"
+	"strings"
+	"unicode"
 
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -24,7 +23,7 @@ type args struct {
 	Voice  string  `json:"voice,omitempty" jsonschema:"The voice: an espeak-ng voice (en, en-us, de, fr, …), an OpenAI voice (alloy, nova, …) or an ElevenLabs voice id, as the configured engine takes them (default: tools.tts.voice, else the engine's)."`
 	Format string  `json:"format,omitempty" enum:"wav,mp3,opus" jsonschema:"The audio format: wav, mp3 or opus (in Ogg), as the engine makes them (espeak: wav)."`
 	Speed  float64 `json:"speed,omitempty" minimum:"0.25" maximum:"4" jsonschema:"The speaking rate, 1 being normal (default: tools.tts.speed, else 1)."`
-	Path   string  `json:"path,omitempty" jsonschema:"The file to write, relative to the workspace (default: tts/ and a new name)."`
+	Path   string  `json:"path,omitempty" jsonschema:"The file to write, relative to the workspace (default: tts/ and the call's id)."`
 }
 
 const description = "Speak text into an audio file in the workspace (wav, mp3 or opus as the configured engine makes them) and return it: the text MEDIA:<path>, the audio where the caller takes it, and its measured duration."
@@ -52,14 +51,24 @@ func factory(tc *tool.Context) (*tool.Tool, error) {
 	openai, _ := OpenAIService.Get(tc)
 	e := newEngine(cfg.engine(), openai, cfg)
 	t, err := tool.New("tts", description, func(ctx context.Context, in args, inv tool.Invocation) (tool.Result, error) {
-		return speak(ctx, e, cfg, in, inv.Context)
+		return speak(ctx, e, cfg, in, inv)
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.Preview, err = tool.NewPreview("tts", func(ctx context.Context, in args, inv tool.Invocation) (tool.Effects, error) {
+		o, rel, err := plan(ctx, e, cfg, in, inv)
+		if err != nil {
+			return tool.Effects{}, err
+		}
+		return tool.Effects{Summary: fmt.Sprintf("speak %d characters with %s into %s (%s)", len(in.Text), e.name(), rel, o.format), Files: []string{rel}}, nil
 	})
 	return &t, err
 }
 
-// speak runs one call: the text spoken in chunks, joined, written to the
-// workspace and measured.
-func speak(ctx context.Context, e engine, cfg Config, in args, tc *tool.Context) (tool.Result, error) {
+// plan works out a call's options, defaults applied and checked, and the
+// workspace file it writes.
+func plan(ctx context.Context, e engine, cfg Config, in args, inv tool.Invocation) (options, string, error) {
 	voice, model := e.defaults()
 	o := options{
 		voice:  cmp.Or(in.Voice, cfg.Voice, voice),
@@ -68,19 +77,31 @@ func speak(ctx context.Context, e engine, cfg Config, in args, tc *tool.Context)
 		speed:  cmp.Or(in.Speed, cfg.Speed, 1),
 	}
 	if err := checkFormat(e, o.format); err != nil {
-		return tool.Result{}, err
+		return o, "", err
 	}
 	if err := checkSpeed(e, o.speed); err != nil {
+		return o, "", err
+	}
+	tc := inv.Context
+	if tc == nil || tc.FS == nil {
+		return o, "", tool.InputErrorf("tts writes its audio into the workspace, and this call has none")
+	}
+	p := cmp.Or(in.Path, defaultPath(formats[o.format], inv.Call.ID))
+	rel, err := tc.FS.Resolve(ctx, p)
+	if err != nil {
+		return o, "", tool.InputErrorf("path %s: %v (the audio goes into the workspace)", p, err)
+	}
+	return o, rel, nil
+}
+
+// speak runs one call: the text spoken in chunks, joined, written to the
+// workspace and measured.
+func speak(ctx context.Context, e engine, cfg Config, in args, inv tool.Invocation) (tool.Result, error) {
+	o, rel, err := plan(ctx, e, cfg, in, inv)
+	if err != nil {
 		return tool.Result{}, err
 	}
-	if tc.FS == nil {
-		return tool.Result{}, tool.InputErrorf("tts writes its audio into the workspace, and this call has none")
-	}
 	f := formats[o.format]
-	rel, err := tc.FS.Resolve(ctx, cmp.Or(in.Path, defaultPath(f)))
-	if err != nil {
-		return tool.Result{}, tool.InputErrorf("path %s: %v (the audio goes into the workspace)", in.Path, err)
-	}
 	audio, err := render(ctx, e, f, in.Text, o)
 	if err != nil {
 		return tool.Result{}, err
@@ -89,10 +110,11 @@ func speak(ctx context.Context, e engine, cfg Config, in args, tc *tool.Context)
 	if err != nil {
 		return tool.Result{}, fmt.Errorf("%s sent %s audio that cannot be read: %w", e.name(), o.format, err)
 	}
-	if err := tc.FS.MkdirAll(ctx, path.Dir(rel)); err != nil {
+	fs := inv.Context.FS
+	if err := fs.MkdirAll(ctx, path.Dir(rel)); err != nil {
 		return tool.Result{}, tool.InputErrorf("path %s: %v", rel, err)
 	}
-	if err := tc.FS.WriteFile(ctx, rel, audio, 0o644); err != nil {
+	if err := fs.WriteFile(ctx, rel, audio, 0o644); err != nil {
 		return tool.Result{}, tool.InputErrorf("writing %s: %v", rel, err)
 	}
 	return tool.Result{
@@ -126,9 +148,15 @@ func render(ctx context.Context, e engine, f format, text string, o options) ([]
 	return b, nil
 }
 
-// defaultPath is a new file name under tts/.
-func defaultPath(f format) string {
-	r := make([]byte, 3)
-	_, _ = rand.Read(r)
-	return "tts/" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(r) + f.ext
+// defaultPath is the file of the call callID under tts/, the same for its
+// preview and its run: the id's letters, digits, _ and - (others
+// replaced by _).
+func defaultPath(f format, callID string) string {
+	name := strings.Map(func(r rune) rune {
+		if r < 128 && (unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' || r == '-') {
+			return r
+		}
+		return '_'
+	}, callID)
+	return "tts/" + cmp.Or(name, "speech") + f.ext
 }

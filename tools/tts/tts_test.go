@@ -256,7 +256,11 @@ func TestOpenAI(t *testing.T) {
 	r, ws := runner(t, map[string]any{"engine": "openai", "model": "tts-1"}, &Endpoint{BaseURL: srv.URL + "/v1", KeyEnv: "TTS_TEST_OPENAI_KEY"})
 	long := strings.Repeat("A sentence of some length to speak aloud. ", 120) // 5,040 bytes: two requests
 	args, _ := json.Marshal(map[string]any{"text": long, "voice": "nova", "speed": 1.5})
-	file, d := written(t, ws, speakCall(t, r, string(args)), "audio/mpeg")
+	res := speakCall(t, r, string(args))
+	file, d := written(t, ws, res, "audio/mpeg")
+	if res.Content[0].Text != "MEDIA:tts/c1.mp3" {
+		t.Errorf("without a path the file is %s, want tts/ and the call's id", res.Content[0].Text)
+	}
 	mu.Lock()
 	if len(bodies) != 2 || bodies[0]["model"] != "tts-1" || bodies[0]["voice"] != "nova" || bodies[0]["speed"] != 1.5 || bodies[0]["response_format"] != "mp3" ||
 		bodies[0]["input"].(string)+" "+bodies[1]["input"].(string) != strings.TrimSpace(long) {
@@ -266,7 +270,7 @@ func TestOpenAI(t *testing.T) {
 		t.Errorf("durationMs = %v, %d bytes; want %d ms of 200 frames without tags", d["durationMs"], len(file), want)
 	}
 	mu.Unlock()
-	res := speakCall(t, r, `{"text":"Twice. Or once.","format":"opus","path":"a.ogg"}`)
+	res = speakCall(t, r, `{"text":"Twice. Or once.","format":"opus","path":"a.ogg"}`)
 	if _, d := written(t, ws, res, "audio/ogg"); d["durationMs"] != float64(1000) || d["format"] != "opus" {
 		t.Errorf("opus details = %v, want 1000 ms", d)
 	}
