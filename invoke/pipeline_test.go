@@ -745,10 +745,10 @@ func TestTokenCap(t *testing.T) {
 func TestInvalidUTF8AndEmptyContent(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, []tool.Tool{fn("bytes", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
-		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: "ok\xff\xfe"}, {Type: "audio"}}}, nil
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: "ok\xff\xfe"}, {Type: "video"}}}, nil
 	})})
 	msg := run(t, r, "bytes", `{"path":"a"}`)
-	if msg.Content[0].Text != "ok\uFFFD" || msg.Content[1].Text != `[content of unknown type "audio" omitted]` {
+	if msg.Content[0].Text != "ok\uFFFD" || msg.Content[1].Text != `[content of unknown type "video" omitted]` {
 		t.Errorf("%+v", msg.Content)
 	}
 }
