@@ -21,6 +21,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
+	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -93,6 +94,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
 	}
 	image.ModelsService.Set(tc, ImageModels(tb.cfg, "", ""))
+	if p, ok := tb.cfg.Providers["openai"]; ok {
+		tts.OpenAIService.Set(tc, tts.Endpoint{BaseURL: p.URL, KeyEnv: p.KeyEnv})
+	}
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)
 		if tb.browser != nil {

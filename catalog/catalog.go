@@ -101,7 +101,7 @@ var entries = []Entry{
 	{ID: "nodes", Section: "nodes", OwnerOnly: true},
 	{ID: "agents_list", Section: "agents"},
 	{ID: "image", Section: "media", Profiles: coding},
-	{ID: "tts", Section: "media"},
+	{ID: "tts", Section: "media", ChangesFiles: true},
 }
 
 var aliases = map[string]string{
@@ -180,8 +180,8 @@ func Alias(name string) (string, bool) {
 }
 
 // ChangesFiles reports whether the core tool id changes workspace files and
-// lists, in its preview, every file a call would change: write, edit and
-// apply_patch.
+// lists, in its preview, every file a call would change: write, edit,
+// apply_patch and tts.
 func ChangesFiles(id string) bool {
 	i, ok := index[id]
 	return ok && entries[i].ChangesFiles

@@ -87,8 +87,8 @@ func TestAliasesAndProfiles(t *testing.T) {
 	}
 }
 
-// TestFileChangingTools: write, edit and apply_patch change files and list
-// them; "write" names them all, and nothing else does.
+// TestFileChangingTools: write, edit, apply_patch and tts change files and
+// list them; "write" names them all, and nothing else does.
 func TestFileChangingTools(t *testing.T) {
 	t.Parallel()
 	var changers []string
@@ -97,7 +97,7 @@ func TestFileChangingTools(t *testing.T) {
 			changers = append(changers, e.ID)
 		}
 	}
-	if want := []string{"write", "edit", "apply_patch"}; !slices.Equal(changers, want) {
+	if want := []string{"write", "edit", "apply_patch", "tts"}; !slices.Equal(changers, want) {
 		t.Errorf("tools that change files %v, want %v", changers, want)
 	}
 	for _, tc := range []struct {

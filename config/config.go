@@ -520,7 +520,7 @@ type Rules struct {
 // tools): see docs/governance.md.
 type AskRule struct {
 	// Tool names the tools the rule is for; "write" names every tool that
-	// changes files (write, edit, apply_patch).
+	// changes files (write, edit, apply_patch, tts).
 	Tool Names `yaml:"tool"`
 	// When limits the rule to calls whose arguments match: an argument's
 	// name and its * patterns (case ignored). Without it the rule holds for

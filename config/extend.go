@@ -56,7 +56,7 @@ type Hook struct {
 	Name string `yaml:"name"`
 	// Tools selects the calls: names, * globs and group: references (default:
 	// every call); write selects every tool that changes files (write, edit,
-	// apply_patch).
+	// apply_patch, tts).
 	Tools Names `yaml:"tools"`
 	// Command runs with sh -c, in the directory of toolbelt.yaml. Keep hook
 	// scripts where the agent cannot write (not in the workspace).

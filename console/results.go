@@ -78,8 +78,8 @@ func preview(r *invoke.EventResult) string {
 		return content.FirstLine(r.Error, previewChars)
 	}
 	for _, c := range r.Content {
-		if c.Type == tool.ImageContent {
-			return fmt.Sprintf("image (%s, %d bytes)", c.MIMEType, c.Bytes)
+		if c.Type == tool.ImageContent || c.Type == tool.AudioContent {
+			return fmt.Sprintf("%s (%s, %d bytes)", c.Type, c.MIMEType, c.Bytes)
 		}
 		if t := strings.TrimSpace(c.Text); t != "" {
 			return content.FirstLine(t, previewChars)

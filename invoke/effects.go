@@ -49,7 +49,7 @@ type touched struct {
 // relative to the workspace, cleaned, links resolved — and the files its
 // preview says it would change. listed says they include every file it
 // would change: its tool is read-only, or is a core tool whose preview
-// lists its changes (write, edit, apply_patch) and the preview worked,
+// lists its changes (write, edit, apply_patch, tts) and the preview worked,
 // and every path it names resolves inside the workspace.
 // Worked out once for the call's arguments.
 func (req *Request) files(ctx context.Context) (files []string, listed bool) {

@@ -66,7 +66,8 @@ type EventResult struct {
 	Error string `json:"error,omitempty"`
 }
 
-// EventContent is a content block in an event: text, or an image's size.
+// EventContent is a content block in an event: text, or the size of an
+// image or audio.
 type EventContent struct {
 	Type     tool.ContentType `json:"type"`
 	Text     string           `json:"text,omitempty"`

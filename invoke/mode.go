@@ -80,7 +80,7 @@ func modeAnswered(req *Request, refusal string) {
 
 // editsInWorkspace says whether the call changes files inside the
 // workspace and nothing else: a call of a core tool that changes files
-// (write, edit, apply_patch) whose preview listed every file it would
+// (write, edit, apply_patch, tts) whose preview listed every file it would
 // change, each inside the workspace.
 func editsInWorkspace(ctx context.Context, req *Request) bool {
 	m := req.Tool.Meta

@@ -467,6 +467,7 @@ func TestEventPayloads(t *testing.T) {
 	r := newRunner(t, []tool.Tool{
 		fn("big", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
 			res := tool.Image(strings.Repeat("x", 20000), img, "image/png")
+			res.Content = append(res.Content, tool.Content{Type: tool.AudioContent, Data: "UklGRiQAAABXQVZF", MIMEType: "audio/wav"})
 			return res, nil
 		}),
 		fn("fails", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
@@ -488,6 +489,9 @@ func TestEventPayloads(t *testing.T) {
 	b, _ := json.Marshal(end.Content[1])
 	if strings.Contains(string(b), "data") {
 		t.Errorf("image bytes in the event: %s", b)
+	}
+	if c := end.Content[2]; c.Type != tool.AudioContent || !c.Omitted || c.Bytes != 12 || c.Text != "" || c.MIMEType != "audio/wav" {
+		t.Errorf("audio in event: %+v", c)
 	}
 	failed := events[3].Result
 	if !failed.IsError || utf8.RuneCountInString(failed.Error) > 401 || !strings.HasPrefix(failed.Error, "long error long error") || strings.Contains(failed.Error, "second") {
@@ -741,10 +745,10 @@ func TestTokenCap(t *testing.T) {
 func TestInvalidUTF8AndEmptyContent(t *testing.T) {
 	t.Parallel()
 	r := newRunner(t, []tool.Tool{fn("bytes", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
-		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: "ok\xff\xfe"}, {Type: "audio"}}}, nil
+		return tool.Result{Content: []tool.Content{{Type: tool.TextContent, Text: "ok\xff\xfe"}, {Type: "video"}}}, nil
 	})})
 	msg := run(t, r, "bytes", `{"path":"a"}`)
-	if msg.Content[0].Text != "ok\uFFFD" || msg.Content[1].Text != `[content of unknown type "audio" omitted]` {
+	if msg.Content[0].Text != "ok\uFFFD" || msg.Content[1].Text != `[content of unknown type "video" omitted]` {
 		t.Errorf("%+v", msg.Content)
 	}
 }

@@ -63,6 +63,7 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 					req.Note("imageResized", map[string]int{"width": f.Width, "height": f.Height})
 				}
 			}
+		case tool.AudioContent: // passed on as it is: front doors and encoders decide who takes it
 		default:
 			own()
 			blocks[i] = tool.Content{Type: tool.TextContent, Text: fmt.Sprintf("[content of unknown type %q omitted]", c.Type)}
@@ -239,18 +240,19 @@ func (r *Runner) fitTokens(full string, c content.Cut, limit int, keepTail bool)
 }
 
 // eventResult shapes a result for events: text cut to EventMaxChars, images
-// replaced by their size, and the error text for errors.
+// and audio replaced by their size, and the error text for errors.
 func (r *Runner) eventResult(res tool.Result) *EventResult {
 	return ShapeEventResult(res, r.cfg.EventMaxChars)
 }
 
 // ShapeEventResult shapes a result as events carry it: each text cut to
-// maxChars, images replaced by their size, and the error text for errors.
+// maxChars, images and audio replaced by their size, and the error text
+// for errors.
 func ShapeEventResult(res tool.Result, maxChars int) *EventResult {
 	ev := &EventResult{Content: make([]EventContent, len(res.Content)), Details: res.Details, IsError: res.IsError}
 	for i, c := range res.Content {
 		switch c.Type {
-		case tool.ImageContent:
+		case tool.ImageContent, tool.AudioContent:
 			ev.Content[i] = EventContent{Type: c.Type, MIMEType: c.MIMEType, Bytes: base64Len(c.Data), Omitted: true}
 		default:
 			ev.Content[i] = EventContent{Type: c.Type, Text: content.Head(c.Text, maxChars, "…(truncated)…")}

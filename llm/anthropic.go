@@ -3,6 +3,7 @@ package llm
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strconv"
 )
@@ -71,9 +72,12 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 		case RoleToolResult:
 			var content []any
 			for _, b := range m.Content {
-				if b.Type == BlockImage {
+				switch b.Type {
+				case BlockImage:
 					content = append(content, anthropicImage(b))
-				} else {
+				case BlockAudio: // Anthropic takes no audio
+					content = append(content, map[string]any{"type": "text", "text": fmt.Sprintf(noteAudioOmitted, 1)})
+				default:
 					content = append(content, map[string]any{"type": "text", "text": b.Text})
 				}
 			}

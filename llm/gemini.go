@@ -105,7 +105,7 @@ func (geminiWire) request(c *client, req Request) (string, http.Header, any, err
 			}
 			add("model", parts...)
 		case RoleToolResult:
-			text, images := toolResultText(m, c.p.Quirks.NoImages)
+			text, media := toolResultText(m, c.p.Quirks.NoImages, true) // Gemini takes audio as inline data
 			resp := &geminiResponse{Name: cmpOr(names[m.ToolCallID], m.ToolName), Response: map[string]any{"output": text}}
 			if m.IsError {
 				resp.Response = map[string]any{"error": text}
@@ -114,8 +114,8 @@ func (geminiWire) request(c *client, req Request) (string, http.Header, any, err
 				resp.ID = m.ToolCallID
 			}
 			parts := []geminiPart{{FunctionResponse: resp}}
-			for _, im := range images {
-				parts = append(parts, geminiPart{InlineData: &geminiBlob{MIMEType: im.MIMEType, Data: im.Data}})
+			for _, b := range media {
+				parts = append(parts, geminiPart{InlineData: &geminiBlob{MIMEType: b.MIMEType, Data: b.Data}})
 			}
 			add("user", parts...)
 		}

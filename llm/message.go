@@ -34,6 +34,7 @@ const (
 	BlockThinking = "thinking"
 	BlockToolCall = "toolCall"
 	BlockImage    = "image"
+	BlockAudio    = "audio"
 )
 
 // Message is one message of a transcript: a user's, the model's (assistant)
@@ -89,7 +90,8 @@ type Block struct {
 	// InvalidArguments holds arguments that could not be repaired into an
 	// object, as the model sent them (Arguments is then {}).
 	InvalidArguments string `json:"invalidArguments,omitempty"`
-	// Data and MIMEType are an image's base64 bytes and media type.
+	// Data and MIMEType are an image's or audio's base64 bytes and media
+	// type.
 	Data     string `json:"data,omitempty"`
 	MIMEType string `json:"mimeType,omitempty"`
 
@@ -138,9 +140,12 @@ func UserText(text string) Message {
 func ToolResult(m tool.ResultMessage) Message {
 	out := Message{Role: RoleToolResult, ToolCallID: m.ToolCallID, ToolName: m.ToolName, Details: m.Details, IsError: m.IsError, Timestamp: m.Timestamp}
 	for _, c := range m.Content {
-		if c.Type == tool.ImageContent {
+		switch c.Type {
+		case tool.ImageContent:
 			out.Content = append(out.Content, Block{Type: BlockImage, Data: c.Data, MIMEType: c.MIMEType})
-		} else {
+		case tool.AudioContent:
+			out.Content = append(out.Content, Block{Type: BlockAudio, Data: c.Data, MIMEType: c.MIMEType})
+		default:
 			out.Content = append(out.Content, Block{Type: BlockText, Text: c.Text})
 		}
 	}

@@ -21,23 +21,32 @@ type chatToolCall struct {
 	} `json:"function"`
 }
 
-// toolResultText returns a tool result's text, and its images (none when
-// the model takes no images: a note stands for them).
-func toolResultText(m Message, noImages bool) (string, []Block) {
+// toolResultText returns a tool result's text, and its images and audio
+// (none when the model takes no images, none of the audio unless the wire
+// takes audio: a note stands for what is left out).
+func toolResultText(m Message, noImages, takesAudio bool) (string, []Block) {
 	var texts []string
-	var images []Block
+	var media []Block
+	images, audio := 0, 0
 	for _, b := range m.Content {
-		if b.Type == BlockImage {
-			images = append(images, b)
-		} else {
+		switch {
+		case b.Type == BlockImage && noImages:
+			images++
+		case b.Type == BlockAudio && !takesAudio:
+			audio++
+		case b.Type == BlockImage || b.Type == BlockAudio:
+			media = append(media, b)
+		default:
 			texts = append(texts, b.Text)
 		}
 	}
-	if noImages && len(images) > 0 {
-		texts = append(texts, fmt.Sprintf(noteImagesOmitted, len(images)))
-		images = nil
+	if images > 0 {
+		texts = append(texts, fmt.Sprintf(noteImagesOmitted, images))
 	}
-	return strings.Join(texts, "\n"), images
+	if audio > 0 {
+		texts = append(texts, fmt.Sprintf(noteAudioOmitted, audio))
+	}
+	return strings.Join(texts, "\n"), media
 }
 
 func dataURL(b Block) string { return "data:" + b.MIMEType + ";base64," + b.Data }
@@ -121,7 +130,7 @@ func (chatWire) request(c *client, req Request) (string, http.Header, any, error
 			}
 			msgs = append(msgs, out)
 		case RoleToolResult:
-			text, images := toolResultText(m, noImages)
+			text, images := toolResultText(m, noImages, false)
 			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": wireID(ids, m.ToolCallID), "content": text})
 			pending = append(pending, images...)
 		}

@@ -179,3 +179,6 @@ func wireID(m *provider.IDMap, id string) string {
 
 // noteImagesOmitted is the text that stands for images a model cannot take.
 const noteImagesOmitted = "(%d image(s) omitted: this model does not accept images)"
+
+// noteAudioOmitted is the text that stands for audio a model cannot take.
+const noteAudioOmitted = "(%d audio clip(s) omitted: this model does not accept audio)"

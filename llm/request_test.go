@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // transcript is a conversation with two calls, one failed, and an image in
@@ -172,5 +173,29 @@ func TestRequestGemini(t *testing.T) {
 	b = send(t, "google/x", transcript("openai"))
 	if strings.Contains(js(b["contents"]), "tsig-1") {
 		t.Errorf("another provider's signature went to Gemini")
+	}
+}
+
+// TestRequestAudio: audio in a tool result (tts's) goes to Gemini as inline
+// data; the other wires get a note in its place, and none of its bytes.
+func TestRequestAudio(t *testing.T) {
+	const wav = "UklGRiQAAABXQVZF" // base64 of a WAV header
+	result := llm.ToolResult(tool.ResultMessage{ToolCallID: "call_abcdefghijklmnop", ToolName: "tts", Content: []tool.Content{
+		{Type: tool.TextContent, Text: "MEDIA:tts/a.wav"},
+		{Type: tool.AudioContent, Data: wav, MIMEType: "audio/wav"},
+	}})
+	msgs := []llm.Message{
+		llm.UserText("say hi"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolCall, ID: "call_abcdefghijklmnop", Name: "tts", Arguments: json.RawMessage(`{"text":"hi"}`)}}},
+		result,
+	}
+	if got := js(send(t, "google/x", msgs)["contents"]); !strings.Contains(got, `{"inlineData":{"data":"`+wav+`","mimeType":"audio/wav"}}`) || !strings.Contains(got, "MEDIA:tts/a.wav") {
+		t.Errorf("gemini: the audio is not inline data beside the result:\n%s", got)
+	}
+	for _, spec := range []string{"anthropic/x", "openai/x", "openai-responses/x"} {
+		got := js(send(t, spec, msgs))
+		if strings.Contains(got, wav) || !strings.Contains(got, "1 audio clip(s) omitted: this model does not accept audio") || !strings.Contains(got, "MEDIA:tts/a.wav") {
+			t.Errorf("%s: want the note and the MEDIA line instead of the audio:\n%s", spec, got)
+		}
 	}
 }

@@ -68,7 +68,7 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 // text, or — when it has images the model takes — a list of input_text and
 // input_image items, so the images stay with the call they answer.
 func functionOutput(m Message, noImages bool) any {
-	text, images := toolResultText(m, noImages)
+	text, images := toolResultText(m, noImages, false)
 	if len(images) == 0 {
 		return text
 	}

@@ -589,14 +589,18 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 	budget := s.opts.MaxResponseBytes
 	for _, c := range msg.Content {
 		switch c.Type {
-		case tool.ImageContent:
+		case tool.ImageContent, tool.AudioContent:
 			data, err := base64.StdEncoding.DecodeString(c.Data)
 			if err != nil || len(c.Data) > budget {
-				out.Content = append(out.Content, &sdk.TextContent{Text: fmt.Sprintf("[image omitted: %d bytes do not fit in the response limit of %d bytes]", len(c.Data), s.opts.MaxResponseBytes)})
+				out.Content = append(out.Content, &sdk.TextContent{Text: fmt.Sprintf("[%s omitted: %d bytes do not fit in the response limit of %d bytes]", c.Type, len(c.Data), s.opts.MaxResponseBytes)})
 				continue
 			}
 			budget -= len(c.Data)
-			out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MIMEType})
+			if c.Type == tool.AudioContent {
+				out.Content = append(out.Content, &sdk.AudioContent{Data: data, MIMEType: c.MIMEType})
+			} else {
+				out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MIMEType})
+			}
 		default:
 			text := c.Text
 			if len(text) > budget {

@@ -67,7 +67,9 @@ func newFixture(t *testing.T) *fixture {
 		img := image.NewRGBA(image.Rect(0, 0, 4, 4))
 		var b bytes.Buffer
 		_ = png.Encode(&b, img)
-		return tool.Image("a 4×4 picture", b.Bytes(), "image/png"), nil
+		res := tool.Image("a 4×4 picture", b.Bytes(), "image/png")
+		res.Content = append(res.Content, tool.Content{Type: tool.AudioContent, Data: base64.StdEncoding.EncodeToString([]byte("RIFF0000WAVE")), MIMEType: "audio/wav"})
+		return res, nil
 	}))
 	picture.Meta.ReadOnly = true
 	danger := tool.Must(tool.New("danger", "Deletes things.", func(context.Context, struct {
@@ -241,6 +243,10 @@ func TestCallThroughThePipeline(t *testing.T) {
 	}
 	if _, err := png.Decode(bytes.NewReader(img.Data)); err != nil {
 		t.Errorf("image data: %v", err)
+	}
+	// Audio goes as MCP's audio content.
+	if a, ok := res.Content[2].(*sdk.AudioContent); !ok || a.MIMEType != "audio/wav" || string(a.Data) != "RIFF0000WAVE" {
+		t.Errorf("audio: %+v", res.Content[2])
 	}
 }
 

@@ -496,7 +496,7 @@ func whenText(when map[string][]string, prefix string) string {
 
 // Matches reports whether ref names the tool: its id, an alias ("bash" is
 // exec), a group ("group:fs"), a * glob over ids ("mcp__github__*"); "write"
-// also names edit and apply_patch (see [catalog.NamesFileChanges]).
+// also names edit, apply_patch and tts (see [catalog.NamesFileChanges]).
 func (p *Policy) Matches(m *tool.Meta, ref string) bool {
 	ref = strings.TrimSpace(ref)
 	if registry.Matches(m, ref) || catalog.NamesFileChanges(ref, m.ID) {

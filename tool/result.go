@@ -15,17 +15,19 @@ type ContentType string
 const (
 	TextContent  ContentType = "text"
 	ImageContent ContentType = "image"
+	AudioContent ContentType = "audio"
 )
 
-// Content is one block of a result: text, or an image as base64 data with its
-// MIME type.
+// Content is one block of a result: text, or an image or audio as base64
+// data with its MIME type.
 type Content struct {
 	Type ContentType
 	// Text is the text of a text block.
 	Text string
-	// Data is the base64-encoded bytes of an image block.
+	// Data is the base64-encoded bytes of an image or audio block.
 	Data string
-	// MIMEType is the media type of an image block ("image/png").
+	// MIMEType is the media type of an image or audio block ("image/png",
+	// "audio/wav").
 	MIMEType string
 	// Origin says where a text block came from. Nil, in what a tool
 	// returns, means as its metadata says: from outside for a tool marked
@@ -39,20 +41,22 @@ type textJSON struct {
 	Text string      `json:"text"`
 }
 
-type imageJSON struct {
+// mediaJSON is an image or audio block, in MCP's shape.
+type mediaJSON struct {
 	Type     ContentType `json:"type"`
 	Data     string      `json:"data"`
 	MIMEType string      `json:"mimeType"`
 }
 
-// MarshalJSON encodes a text block as {"type":"text","text":…} and an image
-// block as {"type":"image","data":…,"mimeType":…}.
+// MarshalJSON encodes a text block as {"type":"text","text":…}, an image
+// block as {"type":"image","data":…,"mimeType":…} and an audio block as
+// {"type":"audio","data":…,"mimeType":…}.
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case TextContent:
 		return json.Marshal(textJSON{c.Type, c.Text})
-	case ImageContent:
-		return json.Marshal(imageJSON{c.Type, c.Data, c.MIMEType})
+	case ImageContent, AudioContent:
+		return json.Marshal(mediaJSON{c.Type, c.Data, c.MIMEType})
 	}
 	return nil, fmt.Errorf("content block has unknown type %q", c.Type)
 }
@@ -69,7 +73,7 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	switch raw.Type {
-	case TextContent, ImageContent:
+	case TextContent, ImageContent, AudioContent:
 		*c = Content{Type: raw.Type, Text: raw.Text, Data: raw.Data, MIMEType: raw.MIMEType}
 		return nil
 	}

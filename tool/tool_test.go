@@ -161,12 +161,12 @@ func TestInProfile(t *testing.T) {
 func TestContentJSON(t *testing.T) {
 	t.Parallel()
 	res := tool.Image("a chart", []byte{0x89, 'P', 'N', 'G'}, "image/png")
-	res.Content = append(res.Content, tool.Content{Type: tool.TextContent})
+	res.Content = append(res.Content, tool.Content{Type: tool.TextContent}, tool.Content{Type: tool.AudioContent, Data: "UklGRg==", MIMEType: "audio/wav"})
 	b, err := json.Marshal(res)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `{"content":[{"type":"text","text":"a chart"},{"type":"image","data":"iVBORw==","mimeType":"image/png"},{"type":"text","text":""}],"isError":false}`
+	want := `{"content":[{"type":"text","text":"a chart"},{"type":"image","data":"iVBORw==","mimeType":"image/png"},{"type":"text","text":""},{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"}],"isError":false}`
 	if string(b) != want {
 		t.Errorf("got  %s\nwant %s", b, want)
 	}
@@ -177,7 +177,10 @@ func TestContentJSON(t *testing.T) {
 	if data, _ := base64.StdEncoding.DecodeString(back.Content[1].Data); string(data) != "\x89PNG" || back.Content[1].MIMEType != "image/png" {
 		t.Errorf("image did not round-trip: %+v", back.Content[1])
 	}
-	if _, err := json.Marshal(tool.Content{Type: "audio"}); err == nil {
+	if back.Content[3] != res.Content[3] {
+		t.Errorf("audio did not round-trip: %+v", back.Content[3])
+	}
+	if _, err := json.Marshal(tool.Content{Type: "video"}); err == nil {
 		t.Error("unknown content type encoded")
 	}
 	if err := json.Unmarshal([]byte(`{"type":"video"}`), &back.Content[0]); err == nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
+	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -47,6 +48,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(canvas.Register(reg))
 	must(ask.Register(reg))
 	must(image.Register(reg, image.Options{}))
+	must(tts.Register(reg))
 	return reg, closers{commands, mem}
 }
 

@@ -203,7 +203,7 @@ func readInput(e *env, name string) ([]byte, error) {
 }
 
 // printContent prints a result for people: text blocks as they are, images
-// as a line saying what they are. An error result goes to stderr.
+// and audio as a line saying what they are. An error result goes to stderr.
 func printContent(e *env, msg tool.ResultMessage) error {
 	w := e.stdout
 	if msg.IsError {
@@ -212,8 +212,8 @@ func printContent(e *env, msg tool.ResultMessage) error {
 	for _, c := range msg.Content {
 		var err error
 		switch c.Type {
-		case tool.ImageContent:
-			_, err = fmt.Fprintf(w, "[image %s, %d bytes base64]\n", termsafe.Line(c.MIMEType), len(c.Data))
+		case tool.ImageContent, tool.AudioContent:
+			_, err = fmt.Fprintf(w, "[%s %s, %d bytes base64]\n", c.Type, termsafe.Line(c.MIMEType), len(c.Data))
 		default:
 			text := c.Text
 			if env, ok := tool.ParseEnvelope(text); ok {

@@ -31,6 +31,7 @@ var settings = []struct{ key, dir, typ, what string }{
 	{"memory", "tools/memory", "Config", "the memory tools (memory_search, memory_get)"},
 	{"browser", "tools/browser", "Config", "the browser tool"},
 	{"image", "tools/image", "Config", "the image tool"},
+	{"tts", "tools/tts", "Config", "the tts tool"},
 }
 
 func main() {

@@ -338,7 +338,6 @@ func checkCalls(t *testing.T, r *invoke.Runner) {
 		{name: longLocal, args: `{}`, want: []string{"long"}},
 		{name: "t__media", args: `{}`, want: []string{
 			"here",
-			"[audio: audio/wav, 12 bytes, not shown]",
 			`[resource link: file:///tmp/report.pdf "report.pdf" (application/pdf, 2048 bytes)] The report.`,
 			"[resource: mem://notes.txt (text/plain)]\nfirst line",
 			"[resource: mem://data.bin (application/octet-stream, 3 bytes), binary, not shown]",
@@ -360,6 +359,9 @@ func checkCalls(t *testing.T, r *invoke.Runner) {
 			}
 			if msg.Content[1].Type != tool.ImageContent {
 				t.Errorf("blocks out of order: %+v", msg.Content)
+			}
+			if a := msg.Content[2]; a.Type != tool.AudioContent || a.MIMEType != "audio/wav" || a.Data != base64.StdEncoding.EncodeToString([]byte("RIFF0000WAVE")) {
+				t.Errorf("the audio block came back as %+v, want audio/wav RIFF0000WAVE", a)
 			}
 		}},
 	} {

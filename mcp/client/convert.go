@@ -112,16 +112,16 @@ func result(r *mcp.CallToolResult) tool.Result {
 // block converts one content block.
 func block(c mcp.Content) tool.Content {
 	text := func(s string) tool.Content { return tool.Content{Type: tool.TextContent, Text: s} }
-	image := func(data []byte, mime string) tool.Content {
-		return tool.Content{Type: tool.ImageContent, Data: base64.StdEncoding.EncodeToString(data), MIMEType: mime}
+	media := func(typ tool.ContentType, data []byte, mime string) tool.Content {
+		return tool.Content{Type: typ, Data: base64.StdEncoding.EncodeToString(data), MIMEType: mime}
 	}
 	switch c := c.(type) {
 	case *mcp.TextContent:
 		return text(c.Text)
 	case *mcp.ImageContent:
-		return image(c.Data, c.MIMEType)
+		return media(tool.ImageContent, c.Data, c.MIMEType)
 	case *mcp.AudioContent:
-		return text(fmt.Sprintf("[audio: %s, %d bytes, not shown]", cmp.Or(c.MIMEType, "unknown type"), len(c.Data)))
+		return media(tool.AudioContent, c.Data, c.MIMEType)
 	case *mcp.ResourceLink:
 		var b strings.Builder
 		fmt.Fprintf(&b, "[resource link: %s", c.URI)
@@ -140,7 +140,7 @@ func block(c mcp.Content) tool.Content {
 			return text("[embedded resource without contents]")
 		}
 		if strings.HasPrefix(rc.MIMEType, "image/") && len(rc.Blob) > 0 {
-			return image(rc.Blob, rc.MIMEType)
+			return media(tool.ImageContent, rc.Blob, rc.MIMEType)
 		}
 		if rc.Blob != nil {
 			size := int64(len(rc.Blob))

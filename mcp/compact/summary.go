@@ -90,15 +90,15 @@ func keptByPipeline(details any, id string) bool {
 }
 
 // fullText is the text kept for a result: its text blocks, and a line for
-// each image.
+// each image or audio block.
 func fullText(res tool.Result) string {
 	parts := make([]string, 0, len(res.Content))
 	for _, c := range res.Content {
 		switch c.Type {
 		case tool.TextContent:
 			parts = append(parts, c.Text)
-		case tool.ImageContent:
-			parts = append(parts, fmt.Sprintf("[image: %s, %d bytes]", c.MIMEType, decodedLen(c.Data)))
+		case tool.ImageContent, tool.AudioContent:
+			parts = append(parts, fmt.Sprintf("[%s: %s, %d bytes]", c.Type, c.MIMEType, decodedLen(c.Data)))
 		}
 	}
 	return strings.Join(parts, "\n")

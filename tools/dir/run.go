@@ -384,12 +384,12 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 		return tool.Result{}, &Failure{Info: tool.ErrorInfo{Message: msg, CanRetry: resp.CanRetry, Suggestion: resp.Suggestion}, Stderr: logs}
 	}
 	for i, c := range resp.Content {
-		if c.Type == tool.ImageContent {
-			if c.MIMEType == "" || !strings.HasPrefix(c.MIMEType, "image/") {
-				return fail(fmt.Sprintf("the handler of %s answered with an image block (content[%d]) without an image mimeType", t.Meta.ID, i), broken)
+		if c.Type == tool.ImageContent || c.Type == tool.AudioContent {
+			if !strings.HasPrefix(c.MIMEType, string(c.Type)+"/") {
+				return fail(fmt.Sprintf("the handler of %s answered with an %s block (content[%d]) without an %s mimeType", t.Meta.ID, c.Type, i, c.Type), broken)
 			}
 			if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil {
-				return fail(fmt.Sprintf("the handler of %s answered with an image block (content[%d]) whose data is not base64", t.Meta.ID, i), broken)
+				return fail(fmt.Sprintf("the handler of %s answered with an %s block (content[%d]) whose data is not base64", t.Meta.ID, c.Type, i), broken)
 			}
 		}
 	}
