@@ -99,6 +99,9 @@ type Agent struct {
 	System string
 	// MaxTurns bounds the model turns (0: DefaultMaxTurns).
 	MaxTurns int
+	// Thinking is the thinking level of its model calls (llm.ThinkingOff …
+	// llm.ThinkingHigh); empty: the provider's default.
+	Thinking string
 	// OnEvent receives the events, one at a time (never concurrently).
 	OnEvent func(Event)
 
@@ -271,7 +274,7 @@ func (a *Agent) stream(ctx context.Context, turn int, transcript []llm.Message, 
 			a.emit(Event{Type: EventMessageUpdate, Turn: turn, Delta: &e})
 		}
 	}
-	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools}, on)
+	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools, Thinking: a.Thinking}, on)
 	a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &msg})
 	return msg, err
 }

@@ -57,6 +57,9 @@ type SpawnRequest struct {
 	Label string
 	// Model overrides the agent's PROVIDER/MODEL.
 	Model string
+	// Thinking overrides the agent's thinking level (off, low, medium,
+	// high).
+	Thinking string
 	// Timeout bounds the sub-agent's run (0: none).
 	Timeout time.Duration
 }

@@ -59,6 +59,7 @@ type spawnArgs struct {
 	AgentID           string `json:"agentId,omitempty" jsonschema:"The agent to run (agents_list); default: your own agent."`
 	Label             string `json:"label,omitempty" jsonschema:"A short name for the task, shown in subagents list and in its answer's message."`
 	Model             string `json:"model,omitempty" jsonschema:"PROVIDER/MODEL to use instead of the agent's own."`
+	Thinking          string `json:"thinking,omitempty" jsonschema:"How much the sub-agent's model thinks before it answers, instead of the agent's own setting." enum:"off,low,medium,high"`
 	RunTimeoutSeconds int    `json:"runTimeoutSeconds,omitempty" jsonschema:"Stop the sub-agent's run after this many seconds (0: no limit); a run that times out is reported as failed." minimum:"0"`
 }
 
@@ -71,7 +72,7 @@ func spawnTool(tc *tool.Context) (*tool.Tool, error) {
 		if err != nil {
 			return tool.Result{}, err
 		}
-		res, err := h.Spawn(ctx, tool.SpawnRequest{ParentKey: inv.Context.SessionKey, Task: in.Task, AgentID: in.AgentID, Label: in.Label, Model: in.Model,
+		res, err := h.Spawn(ctx, tool.SpawnRequest{ParentKey: inv.Context.SessionKey, Task: in.Task, AgentID: in.AgentID, Label: in.Label, Model: in.Model, Thinking: in.Thinking,
 			Timeout: time.Duration(in.RunTimeoutSeconds) * time.Second})
 		if err != nil {
 			return tool.Result{}, err
