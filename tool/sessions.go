@@ -92,6 +92,10 @@ type SendRequest struct {
 	From, To, Message string
 	// Timeout is how long to wait for the reply (0: do not wait).
 	Timeout time.Duration
+	// Steer delivers the message as a steering message to a running
+	// session: before its next model call, stopping the tools of its turn
+	// that still run. Otherwise it follows once the session would stop.
+	Steer bool
 }
 
 // SendResult is what became of a message: "accepted" (not waited for),

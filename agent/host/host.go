@@ -1074,7 +1074,11 @@ func (h *Host) sendTo(ctx context.Context, sender *session, req tool.SendRequest
 		h.mu.Unlock()
 	}
 	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", req.From, req.Message))
-	if err := h.deliver(ctx, target, m, (*agent.Agent).FollowUp); err != nil {
+	pass := (*agent.Agent).FollowUp
+	if req.Steer {
+		pass = (*agent.Agent).Steer
+	}
+	if err := h.deliver(ctx, target, m, pass); err != nil {
 		h.mu.Lock()
 		delete(h.sends, w.id)
 		target.waiters = slices.DeleteFunc(target.waiters, func(x *send) bool { return x == w })

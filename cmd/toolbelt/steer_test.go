@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -8,12 +9,26 @@ import (
 )
 
 // TestSteerInterruptsRunningExec: the lead steers its sub-agent (subagents
-// steer) while the sub-agent's exec runs a command that would take a
-// minute; the command is stopped at once, its result says it was
-// interrupted by a steering message, and the sub-agent's next request has
-// that result and the message.
+// steer, sessions_send with steer) while the sub-agent's exec runs a
+// command that would take a minute; the command is stopped at once, its
+// result says it was interrupted by a steering message, and the
+// sub-agent's next request has that result and the message.
 func TestSteerInterruptsRunningExec(t *testing.T) {
 	t.Parallel()
+	for name, args := range map[string]string{
+		"subagents":     `{"action":"steer","sessionKey":"%s","message":"Stop that, the short check will do."}`,
+		"sessions_send": `{"steer":true,"sessionKey":"%s","message":"Stop that, the short check will do."}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			steerInterruptsExec(t, name, args)
+		})
+	}
+}
+
+// steerInterruptsExec runs TestSteerInterruptsRunningExec with the lead
+// steering by a call of tool with args (%s: the sub-agent's key).
+func steerInterruptsExec(t *testing.T, tool, args string) {
 	cfg, ws := subagentsConfig(t)
 	steer := llmtest.Response{Check: func(body []byte) *llmtest.Response {
 		key := childKey.Find(body)
@@ -21,7 +36,7 @@ func TestSteerInterruptsRunningExec(t *testing.T) {
 			resp := chat("(no child key in the request)")
 			return &resp
 		}
-		resp := chat("Steering.", llmtest.Call{ID: "c3", Name: "subagents", Args: `{"action":"steer","sessionKey":"` + string(key) + `","message":"Stop that, the short check will do."}`})
+		resp := chat("Steering.", llmtest.Call{ID: "c3", Name: tool, Args: fmt.Sprintf(args, key)})
 		return &resp
 	}}
 	final := []string{"Final: checked.", "[sub-agent "}

@@ -130,6 +130,7 @@ type sendArgs struct {
 	Message        string `json:"message,omitempty" jsonschema:"What to send."`
 	TimeoutSeconds int    `json:"timeoutSeconds,omitempty" jsonschema:"How long to wait for the reply (0: do not wait)." minimum:"0" maximum:"600"`
 	Handle         string `json:"handle,omitempty" jsonschema:"The handle of an earlier pending send, to wait for its reply instead of sending."`
+	Steer          bool   `json:"steer,omitempty" jsonschema:"Steer a session that is running: it gets the message before its next step, and its tools still running are stopped. Without it the message waits until the session would stop."`
 }
 
 func sendTool(tc *tool.Context) (*tool.Tool, error) {
@@ -166,7 +167,7 @@ func sendTool(tc *tool.Context) (*tool.Tool, error) {
 		if v := visibilityOf(inv.Context); !v.sees(info) {
 			return tool.Result{}, tool.InputErrorf("%s.", v.why(in.SessionKey))
 		}
-		res, err := h.Send(ctx, tool.SendRequest{From: self, To: in.SessionKey, Message: in.Message, Timeout: wait})
+		res, err := h.Send(ctx, tool.SendRequest{From: self, To: in.SessionKey, Message: in.Message, Timeout: wait, Steer: in.Steer})
 		if err != nil {
 			return tool.Result{}, err
 		}
