@@ -99,21 +99,51 @@ type Agent struct {
 	System string
 	// MaxTurns bounds the model turns (0: DefaultMaxTurns).
 	MaxTurns int
+	// Thinking is the thinking level of its model calls (llm.ThinkingOff …
+	// llm.ThinkingHigh); empty: the provider's default.
+	Thinking string
 	// OnEvent receives the events, one at a time (never concurrently).
 	OnEvent func(Event)
 
 	mu        sync.Mutex
 	steering  []llm.Message
 	followUps []llm.Message
+	// interrupt stops the tools of the turn that runs them (nil between).
+	interrupt context.CancelCauseFunc
 	emitMu    sync.Mutex
 }
 
-// Steer queues a user message to deliver before the next model call (after
-// the tools of the current turn have run).
+// ErrSteered is why the tools of a turn were stopped: a steering message
+// came while they ran. Their results say so ("Tool exec was cancelled:
+// interrupted by a steering message …"), with the output they had.
+var ErrSteered = errors.New("interrupted by a steering message, which follows")
+
+// Steer queues a user message to deliver before the next model call. Tools
+// of the current turn that still run are stopped (their results say they
+// were interrupted, ErrSteered), as the seeds' steering does, so the
+// message is not held up by them.
 func (a *Agent) Steer(m llm.Message) {
 	a.mu.Lock()
 	a.steering = append(a.steering, m)
+	if a.interrupt != nil {
+		a.interrupt(ErrSteered)
+	}
 	a.mu.Unlock()
+}
+
+// interruptible returns the context of a turn's tools, which Steer cancels,
+// and the function that ends it once they have run.
+func (a *Agent) interruptible(ctx context.Context) (context.Context, func()) {
+	tctx, cancel := context.WithCancelCause(ctx)
+	a.mu.Lock()
+	a.interrupt = cancel
+	a.mu.Unlock()
+	return tctx, func() {
+		a.mu.Lock()
+		a.interrupt = nil
+		a.mu.Unlock()
+		cancel(nil)
+	}
 }
 
 // FollowUp queues a user message to deliver when the model would stop.
@@ -271,17 +301,19 @@ func (a *Agent) stream(ctx context.Context, turn int, transcript []llm.Message, 
 			a.emit(Event{Type: EventMessageUpdate, Turn: turn, Delta: &e})
 		}
 	}
-	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools}, on)
+	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools, Thinking: a.Thinking}, on)
 	a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &msg})
 	return msg, err
 }
 
 // runTools runs a turn's calls concurrently and returns their results in
-// the calls' order.
+// the calls' order. A steering message stops those still running.
 func (a *Agent) runTools(ctx context.Context, turn int, calls []llm.Block) []llm.Message {
 	if len(calls) == 0 {
 		return nil
 	}
+	ctx, done := a.interruptible(ctx)
+	defer done()
 	from := invoke.FromProvider(a.Client.Provider().Name + "/" + a.Client.Model())
 	out := make([]llm.Message, len(calls))
 	ids := make([]string, len(calls))

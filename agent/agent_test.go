@@ -366,6 +366,29 @@ func TestSteering(t *testing.T) {
 	}
 }
 
+// TestSteeringInterruptsTools: a steering message that comes while a tool
+// runs stops it; its result says it was interrupted, and the message
+// follows it in the next request.
+func TestSteeringInterruptsTools(t *testing.T) {
+	runner, started := tools(t)
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "c1", Name: "wait", Args: `{}`})}, llmtest.Response{Body: llmtest.Chat("", "ok")})
+	a := newAgent(t, "openai/x", s, runner)
+	go func() {
+		<-started
+		a.Steer(llm.UserText("never mind"))
+	}()
+	tr, err := a.Run(context.Background(), nil, llm.UserText("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tr) != 5 || !tr[2].IsError || !strings.Contains(tr[2].Text(), "Tool wait was cancelled: "+agent.ErrSteered.Error()) || tr[3].Text() != "never mind" {
+		t.Fatalf("transcript %+v", tr)
+	}
+	if body := string(s.Requests()[1].Body); !strings.Contains(body, agent.ErrSteered.Error()) || !strings.Contains(body, "never mind") {
+		t.Errorf("the second request lacks the interrupted result or the message: %s", body)
+	}
+}
+
 // TestEventsOnRunnerBus: a subscriber to the runner sees the agent's events
 // and the runner's tool events, in one stream.
 func TestEventsOnRunnerBus(t *testing.T) {

@@ -441,6 +441,11 @@ type Agent struct {
 	// Mode is the permission mode of the agent's calls; the top-level mode
 	// when empty. toolbelt run --mode overrides it.
 	Mode string `yaml:"mode"`
+	// Thinking is how much the agent's model thinks before it answers:
+	// off, low, medium or high, mapped to each provider's setting (see
+	// docs/agents.md); the provider's default when empty. toolbelt run
+	// --thinking and sessions_spawn's thinking override it.
+	Thinking string `yaml:"thinking"`
 	// Subagents says which agents this one may spawn.
 	Subagents SubagentLimits `yaml:"subagents"`
 	// ReadBeforeEdit holds the agent's sessions to read before edit: edit,
@@ -449,6 +454,10 @@ type Agent struct {
 	// has not changed on disk since. false turns it off for this agent.
 	ReadBeforeEdit *bool `yaml:"readBeforeEdit" default:"true"`
 }
+
+// thinkingLevels are the values of agents.<id>.thinking, as package llm
+// maps them (config links no provider client).
+var thinkingLevels = []string{"off", "low", "medium", "high"}
 
 // ReadsBeforeEdit says whether the agent's sessions are held to read
 // before edit (agents.<id>.readBeforeEdit, true unless set false).
@@ -933,6 +942,9 @@ func (c *Config) validate() []error {
 			errs = append(errs, c.errorAt(path+".model", fmt.Sprintf("agents.%s.model is %q: write PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", id, a.Model)))
 		}
 		errs = append(errs, c.checkMode(path+".mode", "agents."+id+".mode", a.Mode))
+		if a.Thinking != "" && !slices.Contains(thinkingLevels, a.Thinking) {
+			errs = append(errs, c.errorAt(path+".thinking", fmt.Sprintf("agents.%s.thinking is %q: use %s", id, a.Thinking, strings.Join(thinkingLevels, ", "))))
+		}
 		if a.Subagents.MaxDepth < 0 || a.Subagents.MaxConcurrent < 0 {
 			errs = append(errs, c.errorAt(path+".subagents", fmt.Sprintf("agents.%s.subagents: maxDepth and maxConcurrent must not be negative (0 means the default)", id)))
 		}

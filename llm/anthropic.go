@@ -88,7 +88,11 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 			add("user", r)
 		}
 	}
-	body := map[string]any{"model": req.Model, "max_tokens": req.MaxTokens, "messages": msgs, "stream": true}
+	thinking, maxTokens := anthropicThinking(req.Thinking, req.MaxTokens)
+	body := map[string]any{"model": req.Model, "max_tokens": maxTokens, "messages": msgs, "stream": true}
+	if thinking != nil {
+		body["thinking"] = thinking
+	}
 	if req.System != "" {
 		body["system"] = req.System
 	}

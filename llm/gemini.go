@@ -120,7 +120,11 @@ func (geminiWire) request(c *client, req Request) (string, http.Header, any, err
 			add("user", parts...)
 		}
 	}
-	body := map[string]any{"contents": contents, "generationConfig": map[string]any{"maxOutputTokens": req.MaxTokens}}
+	gen := map[string]any{"maxOutputTokens": req.MaxTokens}
+	if tc := geminiThinking(req.Model, req.Thinking); tc != nil {
+		gen["thinkingConfig"] = tc
+	}
+	body := map[string]any{"contents": contents, "generationConfig": gen}
 	if req.System != "" {
 		body["systemInstruction"] = geminiContent{Role: "user", Parts: []geminiPart{{Text: req.System}}}
 	}

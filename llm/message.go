@@ -185,8 +185,13 @@ type Request struct {
 	// Tools is the request's tool list in the provider's format, from
 	// [provider.Exporter.Export] for the client's [Client.Target].
 	Tools json.RawMessage
-	// MaxTokens bounds the response; 0: the client's default.
+	// MaxTokens bounds the response; 0: the client's default. Where a
+	// provider counts thinking in it (Anthropic), the thinking budget is
+	// added.
 	MaxTokens int
+	// Thinking is the thinking level (ThinkingOff … ThinkingHigh), mapped
+	// to each provider's parameter; empty: the provider's default.
+	Thinking string
 
 	// wireNames are the names tools go out as, where they differ from the
 	// tools' own (Anthropic OAuth sessions).

@@ -143,6 +143,9 @@ func (chatWire) request(c *client, req Request) (string, http.Header, any, error
 			body["parallel_tool_calls"] = false
 		}
 	}
+	if effort := openAIEffort(c.p.Name, req.Model, req.Thinking); effort != "" {
+		body["reasoning_effort"] = effort
+	}
 	if c.p.Name == "openai" {
 		body["max_completion_tokens"] = req.MaxTokens
 	} else {

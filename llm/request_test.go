@@ -31,6 +31,14 @@ func transcript(prov string) []llm.Message {
 
 func send(t *testing.T, spec string, msgs []llm.Message) map[string]any {
 	t.Helper()
+	tools := json.RawMessage(`[{"type":"function","function":{"name":"read","parameters":{"type":"object"}}}]`)
+	return sendRequest(t, spec, llm.Request{System: "be brief", Messages: msgs, Tools: tools})
+}
+
+// sendRequest sends req to a replay server speaking spec's wire format and
+// returns the request body the server received.
+func sendRequest(t *testing.T, spec string, req llm.Request) map[string]any {
+	t.Helper()
 	prov := strings.SplitN(spec, "/", 2)[0]
 	body := map[string]func(string, string, ...llmtest.Call) string{"anthropic": llmtest.Anthropic, "google": llmtest.Gemini, "openai-responses": llmtest.Responses}[prov]
 	if body == nil {
@@ -41,8 +49,7 @@ func send(t *testing.T, spec string, msgs []llm.Message) map[string]any {
 	if prov == "anthropic" || prov == "google" {
 		base = s.URL
 	}
-	tools := json.RawMessage(`[{"type":"function","function":{"name":"read","parameters":{"type":"object"}}}]`)
-	if _, err := client(t, spec, base).Stream(context.Background(), llm.Request{System: "be brief", Messages: msgs, Tools: tools}, nil); err != nil {
+	if _, err := client(t, spec, base).Stream(context.Background(), req, nil); err != nil {
 		t.Fatal(err)
 	}
 	return s.Requests()[0].JSON(t)

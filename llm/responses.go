@@ -51,6 +51,9 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 	if req.System != "" {
 		body["instructions"] = req.System
 	}
+	if effort := openAIEffort(c.p.Name, req.Model, req.Thinking); effort != "" {
+		body["reasoning"] = map[string]any{"effort": effort}
+	}
 	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
 		body["tools"] = req.Tools
 		if c.p.Quirks.NoParallelCalls {

@@ -57,6 +57,9 @@ type SpawnRequest struct {
 	Label string
 	// Model overrides the agent's PROVIDER/MODEL.
 	Model string
+	// Thinking overrides the agent's thinking level (off, low, medium,
+	// high).
+	Thinking string
 	// Timeout bounds the sub-agent's run (0: none).
 	Timeout time.Duration
 }
@@ -89,6 +92,10 @@ type SendRequest struct {
 	From, To, Message string
 	// Timeout is how long to wait for the reply (0: do not wait).
 	Timeout time.Duration
+	// Steer delivers the message as a steering message to a running
+	// session: before its next model call, stopping the tools of its turn
+	// that still run. Otherwise it follows once the session would stop.
+	Steer bool
 }
 
 // SendResult is what became of a message: "accepted" (not waited for),

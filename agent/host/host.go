@@ -70,6 +70,8 @@ type Spec struct {
 	ParentKey string
 	// Model is its PROVIDER/MODEL.
 	Model string
+	// Thinking is its thinking level; empty: its agent's.
+	Thinking string
 	// Label names a sub-agent's task.
 	Label string
 	// Depth counts the sub-agent levels above it (0 for a session that
@@ -873,7 +875,7 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 	// The child runs as its parent does, as a sub-agent of its own agent.
 	as := parent.As
 	as.AgentID, as.Subagent = target, true
-	spec := Spec{Key: store.SessionKey(target, "subagent", randid.New("", 6)), As: as, ParentKey: parent.Key, Model: model, Label: req.Label, Depth: parent.Depth + 1}
+	spec := Spec{Key: store.SessionKey(target, "subagent", randid.New("", 6)), As: as, ParentKey: parent.Key, Model: model, Thinking: req.Thinking, Label: req.Label, Depth: parent.Depth + 1}
 	a, err := h.o.Build(spec)
 	if err != nil {
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
@@ -1072,7 +1074,11 @@ func (h *Host) sendTo(ctx context.Context, sender *session, req tool.SendRequest
 		h.mu.Unlock()
 	}
 	m := llm.UserText(fmt.Sprintf("[message from session %s]\n%s", req.From, req.Message))
-	if err := h.deliver(ctx, target, m, (*agent.Agent).FollowUp); err != nil {
+	pass := (*agent.Agent).FollowUp
+	if req.Steer {
+		pass = (*agent.Agent).Steer
+	}
+	if err := h.deliver(ctx, target, m, pass); err != nil {
 		h.mu.Lock()
 		delete(h.sends, w.id)
 		target.waiters = slices.DeleteFunc(target.waiters, func(x *send) bool { return x == w })

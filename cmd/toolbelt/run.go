@@ -37,6 +37,7 @@ type agentFlags struct {
 	BaseURL  string `name:"base-url" help:"The provider's endpoint, as its official SDK takes it: http://host:port/v1 for OpenAI-style servers, http://host:port for Anthropic and Gemini." placeholder:"URL"`
 	System   string `help:"System prompt, or @FILE to read it from a file." placeholder:"TEXT|@FILE"`
 	MaxTurns int    `name:"max-turns" help:"Stop after N model turns (default 50)." placeholder:"N"`
+	Thinking string `help:"How much the model thinks before it answers: off, low, medium or high (default: the agent's thinking, else the provider's default)." placeholder:"LEVEL"`
 	Profile  string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
 	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
 	workspaceFlags
@@ -87,6 +88,10 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 		return nil, fmt.Errorf("--dry-run is for call: an agent needs its tools' real results")
 	case f.Profile != "" && !catalog.IsProfile(f.Profile):
 		return nil, fmt.Errorf("unknown profile %q: use one of %s", f.Profile, strings.Join(catalog.Profiles(), ", "))
+	}
+	thinking, err := llm.ParseThinking(cmp.Or(f.Thinking, ag.Thinking))
+	if err != nil {
+		return nil, fmt.Errorf("--thinking: %w", err)
 	}
 	client, err := toolbelt.ModelClient(cfg, model, f.BaseURL)
 	if err != nil {
@@ -141,7 +146,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 

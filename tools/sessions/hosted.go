@@ -59,6 +59,7 @@ type spawnArgs struct {
 	AgentID           string `json:"agentId,omitempty" jsonschema:"The agent to run (agents_list); default: your own agent."`
 	Label             string `json:"label,omitempty" jsonschema:"A short name for the task, shown in subagents list and in its answer's message."`
 	Model             string `json:"model,omitempty" jsonschema:"PROVIDER/MODEL to use instead of the agent's own."`
+	Thinking          string `json:"thinking,omitempty" jsonschema:"How much the sub-agent's model thinks before it answers, instead of the agent's own setting." enum:"off,low,medium,high"`
 	RunTimeoutSeconds int    `json:"runTimeoutSeconds,omitempty" jsonschema:"Stop the sub-agent's run after this many seconds (0: no limit); a run that times out is reported as failed." minimum:"0"`
 }
 
@@ -71,7 +72,7 @@ func spawnTool(tc *tool.Context) (*tool.Tool, error) {
 		if err != nil {
 			return tool.Result{}, err
 		}
-		res, err := h.Spawn(ctx, tool.SpawnRequest{ParentKey: inv.Context.SessionKey, Task: in.Task, AgentID: in.AgentID, Label: in.Label, Model: in.Model,
+		res, err := h.Spawn(ctx, tool.SpawnRequest{ParentKey: inv.Context.SessionKey, Task: in.Task, AgentID: in.AgentID, Label: in.Label, Model: in.Model, Thinking: in.Thinking,
 			Timeout: time.Duration(in.RunTimeoutSeconds) * time.Second})
 		if err != nil {
 			return tool.Result{}, err
@@ -129,6 +130,7 @@ type sendArgs struct {
 	Message        string `json:"message,omitempty" jsonschema:"What to send."`
 	TimeoutSeconds int    `json:"timeoutSeconds,omitempty" jsonschema:"How long to wait for the reply (0: do not wait)." minimum:"0" maximum:"600"`
 	Handle         string `json:"handle,omitempty" jsonschema:"The handle of an earlier pending send, to wait for its reply instead of sending."`
+	Steer          bool   `json:"steer,omitempty" jsonschema:"Steer a session that is running: it gets the message before its next step, and its tools still running are stopped. Without it the message waits until the session would stop."`
 }
 
 func sendTool(tc *tool.Context) (*tool.Tool, error) {
@@ -165,7 +167,7 @@ func sendTool(tc *tool.Context) (*tool.Tool, error) {
 		if v := visibilityOf(inv.Context); !v.sees(info) {
 			return tool.Result{}, tool.InputErrorf("%s.", v.why(in.SessionKey))
 		}
-		res, err := h.Send(ctx, tool.SendRequest{From: self, To: in.SessionKey, Message: in.Message, Timeout: wait})
+		res, err := h.Send(ctx, tool.SendRequest{From: self, To: in.SessionKey, Message: in.Message, Timeout: wait, Steer: in.Steer})
 		if err != nil {
 			return tool.Result{}, err
 		}
