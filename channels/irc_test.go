@@ -182,7 +182,9 @@ func TestIRCAnsweredByAgent(t *testing.T) {
 	ada := join(t, addr, "ada", "#ops")
 	mallory := join(t, addr, "mallory", "#ops")
 	answer := func(text string) func(string) bool {
-		return func(l string) bool { return strings.HasPrefix(l, ":toolbelt!") && strings.HasSuffix(l, "PRIVMSG #ops :"+text) }
+		return func(l string) bool {
+			return strings.HasPrefix(l, ":toolbelt!") && strings.HasSuffix(l, "PRIVMSG #ops :"+text)
+		}
 	}
 
 	ada.send("PRIVMSG #ops :toolbelt: ping")
