@@ -43,11 +43,14 @@ func (h *Hub) Add(name string, ch config.Channel, a Adapter) {
 // Names returns the channels' names, sorted.
 func (h *Hub) Names() []string { return slices.Sorted(maps.Keys(h.adapters)) }
 
-// Channel returns the adapter and settings of the channel name.
-func (h *Hub) Channel(name string) (Adapter, config.Channel, bool) {
+// Adapter returns the adapter of the channel name.
+func (h *Hub) Adapter(name string) (Adapter, bool) {
 	a, ok := h.adapters[name]
-	return a, h.settings[name], ok
+	return a, ok
 }
+
+// Settings returns the configuration of the channel name.
+func (h *Hub) Settings(name string) config.Channel { return h.settings[name] }
 
 // Start connects every channel, handing what each receives to deliver;
 // when one fails, those started are stopped again and the error names it.

@@ -16,6 +16,7 @@ import (
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/channels"
+	"github.com/toolbelt/toolbelt/channels/answer"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
@@ -142,13 +143,13 @@ func (r *records) Append(_ context.Context, rec audit.Record) error {
 
 // replayed returns Sessions whose agents talk to a replay of responses,
 // and the turns they were given.
-func replayed(t *testing.T, server *llmtest.Server) (*channels.Sessions, chan channels.Turn) {
+func replayed(t *testing.T, server *llmtest.Server) (*answer.Sessions, chan channels.Turn) {
 	turns := make(chan channels.Turn, 10)
 	client, err := llm.New("anthropic/claude-test", llm.Options{BaseURL: server.URL, APIKey: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &channels.Sessions{Agent: func(ctx context.Context, turn channels.Turn) (*agent.Agent, error) {
+	return &answer.Sessions{Agent: func(ctx context.Context, turn channels.Turn) (*agent.Agent, error) {
 		turns <- turn
 		tc := &tool.Context{Identity: turn.Identity()}
 		return &agent.Agent{Client: client, Runner: invoke.New(registry.New(), tc), System: "Answer briefly."}, nil

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // Turn is an incoming message handed to the agent a route names.
@@ -36,6 +37,13 @@ type Answerer interface {
 // Auditor keeps a record; the audit log is one.
 type Auditor interface {
 	Append(ctx context.Context, r audit.Record) error
+}
+
+// Identity is who a turn's session runs as: its agent and session, the
+// channel, the sender as principal, and the owner's rights only when the
+// sender is an owner.
+func (t Turn) Identity() tool.Identity {
+	return tool.Identity{AgentID: t.Agent, SessionKey: t.SessionKey, Channel: t.Message.Channel, Principal: t.Message.Sender, Owner: t.Owner}
 }
 
 // DefaultRateLimit is how many messages a sender may send a minute on a
@@ -110,7 +118,7 @@ func (r *Router) Handle(m Message) {
 	if !ok {
 		return
 	}
-	_, ch, _ := r.hub.Channel(m.Channel)
+	ch := r.hub.Settings(m.Channel)
 	owner := matches(ch.Owners, m)
 	if !owner && !matches(ch.Allow, m) {
 		r.ignore(m, "not an owner or allowed sender of the channel")
@@ -149,7 +157,7 @@ func (r *Router) run(ctx context.Context, t Turn) {
 	if strings.TrimSpace(reply) == "" {
 		return
 	}
-	a, _, _ := r.hub.Channel(m.Channel)
+	a, _ := r.hub.Adapter(m.Channel)
 	if _, err := a.Send(ctx, Outgoing{Target: m.Conversation, Text: reply, ReplyTo: m.ID}); err != nil {
 		r.log.Warn("channels: sending an answer", "channel", m.Channel, "conversation", m.Conversation, "err", err)
 	}

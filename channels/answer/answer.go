@@ -1,4 +1,6 @@
-package channels
+// Package answer answers channel messages with agent sessions: the
+// Answerer a channels.Router hands its turns to.
+package answer
 
 import (
 	"context"
@@ -6,16 +8,9 @@ import (
 	"sync"
 
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/channels"
 	"github.com/toolbelt/toolbelt/llm"
-	"github.com/toolbelt/toolbelt/tool"
 )
-
-// Identity is who a turn's session runs as: its agent and session, the
-// channel, the sender as principal, and the owner's rights only when the
-// sender is an owner.
-func (t Turn) Identity() tool.Identity {
-	return tool.Identity{AgentID: t.Agent, SessionKey: t.SessionKey, Channel: t.Message.Channel, Principal: t.Message.Sender, Owner: t.Owner}
-}
 
 // Sessions answers turns with agent sessions kept in memory: the
 // transcript of a session key continues with each message of its
@@ -23,7 +18,7 @@ func (t Turn) Identity() tool.Identity {
 type Sessions struct {
 	// Agent makes the agent that answers t: its model, and a runner whose
 	// calls run as t.Identity().
-	Agent func(ctx context.Context, t Turn) (*agent.Agent, error)
+	Agent func(ctx context.Context, t channels.Turn) (*agent.Agent, error)
 
 	mu          sync.Mutex
 	transcripts map[string][]llm.Message
@@ -31,7 +26,7 @@ type Sessions struct {
 
 // Answer runs t's session with its message and returns the model's last
 // answer.
-func (s *Sessions) Answer(ctx context.Context, t Turn) (string, error) {
+func (s *Sessions) Answer(ctx context.Context, t channels.Turn) (string, error) {
 	a, err := s.Agent(ctx, t)
 	if err != nil {
 		return "", err
