@@ -75,3 +75,7 @@ func (h *Hub) stop(ctx context.Context, names []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// FirstContact says whether the message tool asks a person before sending
+// to a recipient for the first time on channel name.
+func (h *Hub) FirstContact(name string) bool { return h.settings[name].FirstContact }
