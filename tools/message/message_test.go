@@ -136,7 +136,9 @@ func TestWebhookActions(t *testing.T) {
 // channel refuses reactions, saying why.
 func TestRefusals(t *testing.T) {
 	t.Parallel()
-	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) { http.Error(w, "bad signature", http.StatusUnauthorized) }))
+	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		http.Error(w, "bad signature", http.StatusUnauthorized)
+	}))
 	t.Cleanup(refusing.Close)
 	bad, _ := runner(t, map[string]config.Channel{"hooks": {Type: "webhook", URL: refusing.URL, SecretEnv: "HOOK_SECRET"}})
 	if res := call(bad, `{"action":"send","target":"room-1","text":"hi"}`); !res.IsError || !strings.Contains(text(res), "401") {
