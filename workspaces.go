@@ -19,6 +19,7 @@ import (
 	canvastool "github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/message"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
@@ -90,6 +91,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	}
 	if len(tb.cfg.Agents) > 0 {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
+	}
+	if tb.channels != nil {
+		message.ChannelsService.Set(tc, tb.channels)
 	}
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)

@@ -1,10 +1,12 @@
 package channels
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"slices"
 
 	"github.com/toolbelt/toolbelt/config"
@@ -79,3 +81,16 @@ func (h *Hub) stop(ctx context.Context, names []string) error {
 // FirstContact says whether the message tool asks a person before sending
 // to a recipient for the first time on channel name.
 func (h *Hub) FirstContact(name string) bool { return h.settings[name].FirstContact }
+
+// Handlers returns the HTTP handlers that take the channels' incoming
+// messages, by path: each webhook channel's at its path (default
+// /channels/NAME).
+func (h *Hub) Handlers() map[string]http.Handler {
+	out := map[string]http.Handler{}
+	for name, a := range h.adapters {
+		if hd, ok := a.(http.Handler); ok {
+			out[cmp.Or(h.settings[name].Path, "/channels/"+name)] = hd
+		}
+	}
+	return out
+}

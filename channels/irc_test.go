@@ -149,10 +149,10 @@ func replayed(t *testing.T, server *llmtest.Server) (*answer.Sessions, chan chan
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &answer.Sessions{Agent: func(ctx context.Context, turn channels.Turn) (*agent.Agent, error) {
+	return &answer.Sessions{Agent: func(ctx context.Context, turn channels.Turn) (*agent.Agent, func(), error) {
 		turns <- turn
 		tc := &tool.Context{Identity: turn.Identity()}
-		return &agent.Agent{Client: client, Runner: invoke.New(registry.New(), tc), System: "Answer briefly."}, nil
+		return &agent.Agent{Client: client, Runner: invoke.New(registry.New(), tc), System: "Answer briefly."}, nil, nil
 	}}, turns
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/message"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -45,6 +46,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(cron.Register(reg))
 	must(canvas.Register(reg))
 	must(ask.Register(reg))
+	must(message.Register(reg))
 	return reg, closers{commands, mem}
 }
 

@@ -16,9 +16,10 @@ import (
 // transcript of a session key continues with each message of its
 // conversation, so a room or a thread keeps its context.
 type Sessions struct {
-	// Agent makes the agent that answers t: its model, and a runner whose
-	// calls run as t.Identity().
-	Agent func(ctx context.Context, t channels.Turn) (*agent.Agent, error)
+	// Agent makes the agent that answers t — its model, and a runner whose
+	// calls run as t.Identity() — and what releases it once t is answered
+	// (nil for nothing).
+	Agent func(ctx context.Context, t channels.Turn) (a *agent.Agent, release func(), err error)
 
 	mu          sync.Mutex
 	transcripts map[string][]llm.Message
@@ -27,9 +28,12 @@ type Sessions struct {
 // Answer runs t's session with its message and returns the model's last
 // answer.
 func (s *Sessions) Answer(ctx context.Context, t channels.Turn) (string, error) {
-	a, err := s.Agent(ctx, t)
+	a, release, err := s.Agent(ctx, t)
 	if err != nil {
 		return "", err
+	}
+	if release != nil {
+		defer release()
 	}
 	s.mu.Lock()
 	history := s.transcripts[t.SessionKey]
