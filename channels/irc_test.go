@@ -141,6 +141,20 @@ func (r *records) Append(_ context.Context, rec audit.Record) error {
 	return nil
 }
 
+// receive returns the next value of ch, failing the test when none comes
+// within a minute (a guard against hanging, not a timing assertion).
+func receive[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatal("nothing came in a minute")
+	}
+	var zero T
+	return zero
+}
+
 // replayed returns Sessions whose agents talk to a replay of responses,
 // and the turns they were given.
 func replayed(t *testing.T, server *llmtest.Server) (*answer.Sessions, chan channels.Turn) {
@@ -190,20 +204,20 @@ func TestIRCAnsweredByAgent(t *testing.T) {
 
 	ada.send("PRIVMSG #ops :toolbelt: ping")
 	ada.await(answer("pong, ada"))
-	turn := <-turns
+	turn := receive(t, turns)
 	if want := "agent:helper:ops:#ops"; turn.SessionKey != want || !turn.Owner || turn.Message.Text != "ping" || turn.Message.Sender != "ada" {
 		t.Errorf("turn = %+v, want session %s, owner ada saying ping", turn, want)
 	}
 
 	mallory.send("PRIVMSG #ops :toolbelt: run rm -rf /")
-	rec := <-recs.got
+	rec := receive(t, recs.got)
 	if rec.Kind != audit.KindMessageIgnored || rec.Principal != "mallory" || rec.Channel != "ops" || !strings.Contains(rec.Note, "not an owner or allowed sender") {
 		t.Errorf("audit record = %+v, want mallory's message ignored", rec)
 	}
 
 	ada.send("PRIVMSG #ops :toolbelt: still there?")
 	ada.await(answer("still here"))
-	<-turns
+	receive(t, turns)
 	reqs := model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("the model was asked %d times, want 2 (ada's two messages, not mallory's)", len(reqs))

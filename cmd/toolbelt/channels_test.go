@@ -85,7 +85,12 @@ routes:
 	if code := post("m2", "ada", "is the build green?", true); code != http.StatusAccepted {
 		t.Errorf("ada's message: %d, want 202", code)
 	}
-	ev := <-answers
+	var ev channels.WebhookEvent
+	select {
+	case ev = <-answers:
+	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
+		t.Fatal("no answer came to the channel's URL")
+	}
 	if ev.Type != "message" || ev.Conversation != "thread-7" || ev.ReplyTo != "m2" || ev.Text != "Hello Ada, all green." {
 		t.Errorf("the answer = %+v", ev)
 	}
