@@ -30,19 +30,14 @@ type Email struct {
 	recent
 	name string
 	cfg  config.Channel
-	pass string
 	o    Options
 }
 
 func newEmail(name string, ch config.Channel, o Options) (*Email, error) {
-	pass, err := o.secret(name, "passwordEnv", ch.PasswordEnv)
-	if err != nil {
-		return nil, err
-	}
 	if _, err := mail.ParseAddress(ch.From); err != nil {
 		return nil, fmt.Errorf("channels.%s.from is %q: %w", name, ch.From, err)
 	}
-	return &Email{unsupported: unsupported{"email"}, name: name, cfg: ch, pass: pass, o: o}, nil
+	return &Email{unsupported: unsupported{"email"}, name: name, cfg: ch, o: o}, nil
 }
 
 // Capabilities: email sends, with attachments.
@@ -99,7 +94,11 @@ func (e *Email) deliver(ctx context.Context, to string, body []byte) error {
 		return errors.New("the SMTP server does not offer STARTTLS, and startTls requires it: mail was not sent in the clear")
 	}
 	if e.cfg.Username != "" {
-		if err := c.Auth(smtp.PlainAuth("", e.cfg.Username, e.pass, host)); err != nil {
+		pass, err := e.o.secret(e.name, "passwordEnv", e.cfg.PasswordEnv)
+		if err != nil {
+			return err
+		}
+		if err := c.Auth(smtp.PlainAuth("", e.cfg.Username, pass, host)); err != nil {
 			return fmt.Errorf("logging in as %s: %w", e.cfg.Username, err)
 		}
 	}

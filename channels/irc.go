@@ -27,7 +27,6 @@ type IRC struct {
 	name string
 	cfg  config.Channel
 	nick string
-	pass string
 	o    Options
 
 	mu     sync.Mutex
@@ -43,18 +42,14 @@ type IRC struct {
 const ircLine = 400
 
 func newIRC(name string, ch config.Channel, o Options) (*IRC, error) {
-	pass, err := o.secret(name, "passwordEnv", ch.PasswordEnv)
-	if err != nil {
-		return nil, err
-	}
-	if pass != "" && ch.Username == "" {
+	if ch.PasswordEnv != "" && ch.Username == "" {
 		return nil, fmt.Errorf("channels.%s: passwordEnv is for SASL PLAIN, which needs username too", name)
 	}
 	nick := ch.Nick
 	if nick == "" {
 		nick = "toolbelt"
 	}
-	return &IRC{unsupported: unsupported{"IRC"}, name: name, cfg: ch, nick: nick, pass: pass, o: o}, nil
+	return &IRC{unsupported: unsupported{"IRC"}, name: name, cfg: ch, nick: nick, o: o}, nil
 }
 
 // Capabilities: IRC receives and sends text only.
@@ -66,6 +61,10 @@ func (c *IRC) Capabilities() Capabilities {
 // joins the rooms and then passes on each message until Stop. It returns
 // once the rooms are joined, or with why registration failed.
 func (c *IRC) Start(ctx context.Context, deliver func(Message)) error {
+	pass, err := c.o.secret(c.name, "passwordEnv", c.cfg.PasswordEnv)
+	if err != nil {
+		return err
+	}
 	d := net.Dialer{Timeout: 30 * time.Second}
 	conn, err := d.DialContext(ctx, "tcp", c.cfg.Server)
 	if err != nil {
@@ -80,7 +79,7 @@ func (c *IRC) Start(ctx context.Context, deliver func(Message)) error {
 	c.mu.Unlock()
 	r := bufio.NewReader(conn)
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Now()) })
-	err = c.register(r)
+	err = c.register(r, pass)
 	if !stop() && err == nil {
 		err = ctx.Err()
 	}
@@ -94,9 +93,10 @@ func (c *IRC) Start(ctx context.Context, deliver func(Message)) error {
 	return nil
 }
 
-// register introduces the channel and joins its rooms, answering PINGs.
-func (c *IRC) register(r *bufio.Reader) error {
-	if c.pass != "" {
+// register introduces the channel (logging in with SASL PLAIN when pass
+// is set) and joins its rooms, answering PINGs.
+func (c *IRC) register(r *bufio.Reader, pass string) error {
+	if pass != "" {
 		c.send("CAP REQ :sasl")
 	}
 	c.send("NICK " + c.nick)
@@ -118,7 +118,7 @@ func (c *IRC) register(r *bufio.Reader) error {
 				return errors.New("the server does not offer SASL: remove passwordEnv or use a server that does")
 			}
 		case "AUTHENTICATE":
-			c.send("AUTHENTICATE " + base64.StdEncoding.EncodeToString([]byte(c.cfg.Username+"\x00"+c.cfg.Username+"\x00"+c.pass)))
+			c.send("AUTHENTICATE " + base64.StdEncoding.EncodeToString([]byte(c.cfg.Username+"\x00"+c.cfg.Username+"\x00"+pass)))
 		case "903":
 			c.send("CAP END")
 		case "902", "904", "905", "906":

@@ -22,7 +22,8 @@ import (
 // both signed the Standard Webhooks way with the channel's secret.
 type Webhook struct {
 	recent
-	name, url, secret string
+	name, url, secretEnv string
+	o                    Options
 	client            *http.Client
 	now               func() time.Time
 	mu                sync.Mutex
@@ -58,15 +59,8 @@ type WebhookAttachment struct {
 const maxIncoming = 1 << 20
 
 func newWebhook(name string, ch config.Channel, o Options) (*Webhook, error) {
-	secret, err := o.secret(name, "secretEnv", ch.SecretEnv)
-	if err != nil {
-		return nil, err
-	}
-	if err := stdwebhook.CheckSecret(secret); err != nil {
-		return nil, fmt.Errorf("channels.%s: $%s: %w", name, ch.SecretEnv, err)
-	}
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: o.RootCAs}}}
-	return &Webhook{name: name, url: ch.URL, secret: secret, client: client, now: time.Now}, nil
+	return &Webhook{name: name, url: ch.URL, secretEnv: ch.SecretEnv, o: o, client: client, now: time.Now}, nil
 }
 
 // Capabilities: a webhook channel does everything; the receiver applies
@@ -76,8 +70,12 @@ func (w *Webhook) Capabilities() Capabilities {
 		Targets: "a conversation id the receiver knows (the conversation of a message received)"}
 }
 
-// Start takes incoming messages, from ServeHTTP, until Stop.
+// Start takes incoming messages, from ServeHTTP, until Stop; it fails
+// when the channel's secret is not set.
 func (w *Webhook) Start(_ context.Context, deliver func(Message)) error {
+	if _, err := w.secret(); err != nil {
+		return err
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.deliver = deliver
@@ -128,7 +126,11 @@ func (w *Webhook) post(ctx context.Context, ev WebhookEvent) error {
 	if err != nil {
 		return err
 	}
-	h, err := stdwebhook.Header(w.secret, ev.ID, w.now(), body)
+	secret, err := w.secret()
+	if err != nil {
+		return err
+	}
+	h, err := stdwebhook.Header(secret, ev.ID, w.now(), body)
 	if err != nil {
 		return err
 	}
@@ -164,7 +166,12 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, err.Error(), http.StatusRequestEntityTooLarge)
 		return
 	}
-	if err := stdwebhook.Verify(w.secret, r.Header, body, w.now()); err != nil {
+	secret, err := w.secret()
+	if err != nil {
+		http.Error(rw, "the channel has no secret to verify with", http.StatusServiceUnavailable)
+		return
+	}
+	if err := stdwebhook.Verify(secret, r.Header, body, w.now()); err != nil {
 		http.Error(rw, err.Error(), http.StatusUnauthorized)
 		return
 	}
@@ -188,4 +195,17 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	w.add(m)
 	deliver(m)
 	rw.WriteHeader(http.StatusAccepted)
+}
+
+// secret reads the channel's secret from the variable secretEnv names,
+// when it is used, so that a configuration can be checked without it.
+func (w *Webhook) secret() (string, error) {
+	secret, err := w.o.secret(w.name, "secretEnv", w.secretEnv)
+	if err != nil {
+		return "", err
+	}
+	if err := stdwebhook.CheckSecret(secret); err != nil {
+		return "", fmt.Errorf("channels.%s: $%s: %w", w.name, w.secretEnv, err)
+	}
+	return secret, nil
 }
