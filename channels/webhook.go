@@ -24,10 +24,10 @@ type Webhook struct {
 	recent
 	name, url, secretEnv string
 	o                    Options
-	client            *http.Client
-	now               func() time.Time
-	mu                sync.Mutex
-	deliver           func(Message)
+	client               *http.Client
+	now                  func() time.Time
+	mu                   sync.Mutex
+	deliver              func(Message)
 }
 
 // WebhookEvent is the JSON a webhook channel POSTs, and the JSON it takes
