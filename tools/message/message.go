@@ -71,7 +71,7 @@ func Register(reg *registry.Registry) error {
 func factory(tc *tool.Context) (*tool.Tool, error) {
 	chs, ok := ChannelsService.Get(tc)
 	if !ok || len(chs.Names()) == 0 {
-		return nil, &tool.NotHere{Reason: "no channels are configured: add one under channels: in toolbelt.yaml with a type (webhook, irc or email), see docs/chat.md"}
+		return nil, &tool.NotHere{Reason: "no channels are configured: add one under channels: in toolbelt.yaml with a type (webhook, irc or email), see docs/channels.md"}
 	}
 	t, err := tool.New(Name, description, func(ctx context.Context, in Args, inv tool.Invocation) (tool.Result, error) {
 		return run(ctx, chs, inv.Context, in)
@@ -254,7 +254,7 @@ func send(ctx context.Context, chs Channels, tc *tool.Context, name string, a ch
 	if chs.FirstContact(name) {
 		reply := tool.Ask(ctx, tool.Question{
 			Message: fmt.Sprintf("send a message to %s on channel %s", in.Target, name),
-			Reason:  fmt.Sprintf("a recipient not written to before (chat.%s.firstContact)", name),
+			Reason:  fmt.Sprintf("a recipient not written to before (channels.%s.firstContact)", name),
 			Action:  "message:" + name + ":" + strings.ToLower(in.Target),
 			Always:  fmt.Sprintf("messages to %s on %s", in.Target, name),
 		})
