@@ -49,6 +49,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/automation"
 	"github.com/toolbelt/toolbelt/canvas"
+	"github.com/toolbelt/toolbelt/channels"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/feed"
 	"github.com/toolbelt/toolbelt/fsbridge"
@@ -177,6 +178,7 @@ type Toolbelt struct {
 	base        *tool.Context // the workspace's context; runners copy it
 	feed        *feed.Hub     // every runner's calls, live (Feed)
 	canvas      *canvas.Host  // the sessions' canvases (Canvas)
+	channels    *channels.Hub // the configured channels (Channels); nil for none
 	// previewOnce starts the canvas's loopback listener for the browser's
 	// snapshots (canvasPreview): at previewURL, or failed with previewErr.
 	previewOnce sync.Once
@@ -209,6 +211,7 @@ func Open(ctx context.Context, o Options) (*Toolbelt, error) {
 	}{
 		{"the canvas", tb.openCanvas, tools},
 		{"the tools", tb.openTools, tools},
+		{"the channels", tb.openChannels, tools},
 		{"the imported MCP servers", tb.openImports, tools},
 		{"the OpenAPI tools", tb.openOpenAPI, tools},
 		{"the store", tb.openStore, true},

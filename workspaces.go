@@ -20,6 +20,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/message"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -96,6 +97,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	image.ModelsService.Set(tc, ImageModels(tb.cfg, "", ""))
 	if p, ok := tb.cfg.Providers["openai"]; ok {
 		tts.OpenAIService.Set(tc, tts.Endpoint{BaseURL: p.URL, KeyEnv: p.KeyEnv})
+	}
+	if tb.channels != nil {
+		message.ChannelsService.Set(tc, tb.channels)
 	}
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)

@@ -140,6 +140,11 @@ const KindRecovery = "recovery"
 // Confirmation's answer "allow-workspace", who and when.)
 const KindApprovalsRevoked = "approvals-revoked"
 
+// KindMessageIgnored is the Kind of a record of a channel message no agent
+// was given: its sender is neither an owner nor allowed on the channel, or
+// over the sender's rate limit (Note says which, Principal is the sender).
+const KindMessageIgnored = "message-ignored"
+
 // Verdict is one policy layer's decision on a call.
 type Verdict struct {
 	// Layer names the layer ("profile", "global", "provider", "agent", …).

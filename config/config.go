@@ -67,8 +67,13 @@ type Config struct {
 	// system prompt, tool policy (agents.<id>.tools, a policy layer) and
 	// which agents it may spawn. See docs/agents.md.
 	Agents map[string]Agent `yaml:"agents"`
-	// Channels holds per-channel (or group) policy: channels.<id>.tools.
-	Channels map[string]Scope `yaml:"channels"`
+	// Channels are where calls come from: each one's tool policy
+	// (channels.<id>.tools, a policy layer) and, with a type, a webhook,
+	// IRC network or mailbox agents talk on. See docs/channels.md.
+	Channels map[string]Channel `yaml:"channels"`
+	// Routes map incoming channel messages to the agents that answer them,
+	// the first match winning. See docs/channels.md.
+	Routes []Route `yaml:"routes"`
 	// Principals holds per-principal policy: principals.<name>.tools, for
 	// the calls of whoever authenticated as that principal (an MCP
 	// token's principal, see mcp.tokens).
@@ -961,6 +966,7 @@ func (c *Config) validate() []error {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))
 	}
 	errs = append(errs, c.validateHooks()...)
+	errs = append(errs, c.validateChannels()...)
 	for _, f := range []struct {
 		key string
 		v   int

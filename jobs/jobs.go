@@ -32,6 +32,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/toolbelt/toolbelt/internal/randid"
+	"github.com/toolbelt/toolbelt/internal/stdwebhook"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -116,7 +117,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.WebhookSecret != "" {
-		if _, err := decodeSecret(cfg.WebhookSecret); err != nil {
+		if err := stdwebhook.CheckSecret(cfg.WebhookSecret); err != nil {
 			return nil, err
 		}
 	}

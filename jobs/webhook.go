@@ -2,90 +2,38 @@ package jobs
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/stdwebhook"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
-// Webhooks follow the Standard Webhooks scheme (standardwebhooks.com): the
-// sender signs "id.timestamp.body" with HMAC-SHA256 under the shared
-// secret and sends headers webhook-id, webhook-timestamp (Unix seconds)
-// and webhook-signature ("v1,<base64>", several separated by spaces).
+// Webhooks follow the Standard Webhooks scheme (package
+// internal/stdwebhook).
 
 // WebhookTolerance is how far a webhook's timestamp may be from now.
-const WebhookTolerance = 5 * time.Minute
+const WebhookTolerance = stdwebhook.Tolerance
 
 // maxWebhookBody bounds a webhook's body.
 const maxWebhookBody = 1 << 20
-
-// decodeSecret reads a "whsec_<base64>" secret.
-func decodeSecret(secret string) ([]byte, error) {
-	b64, ok := strings.CutPrefix(secret, "whsec_")
-	if !ok {
-		return nil, errors.New(`webhook secret must start with "whsec_" followed by base64 (the Standard Webhooks form); make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`)
-	}
-	key, err := base64.StdEncoding.DecodeString(b64)
-	if err != nil || len(key) < 16 {
-		return nil, errors.New(`webhook secret must be "whsec_" followed by the base64 of at least 16 random bytes`)
-	}
-	return key, nil
-}
 
 // Sign returns the webhook-signature header of a webhook: "v1," and the
 // base64 HMAC-SHA256 of "id.timestamp.body" under secret ("whsec_…").
 // Senders (and tests) use it.
 func Sign(secret, id string, timestamp time.Time, body []byte) (string, error) {
-	key, err := decodeSecret(secret)
-	if err != nil {
-		return "", err
-	}
-	return "v1," + sign(key, id, strconv.FormatInt(timestamp.Unix(), 10), body), nil
-}
-
-func sign(key []byte, id, ts string, body []byte) string {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(id + "." + ts + "."))
-	m.Write(body)
-	return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	return stdwebhook.Sign(secret, id, timestamp, body)
 }
 
 // Verify checks a webhook's headers and body against secret, at time now:
 // a missing header, a timestamp more than WebhookTolerance away, or no
 // matching v1 signature is an error that says which.
 func Verify(secret string, h http.Header, body []byte, now time.Time) error {
-	key, err := decodeSecret(secret)
-	if err != nil {
-		return err
-	}
-	id, ts, sigs := h.Get("webhook-id"), h.Get("webhook-timestamp"), h.Get("webhook-signature")
-	if id == "" || ts == "" || sigs == "" {
-		return errors.New("missing webhook-id, webhook-timestamp or webhook-signature header")
-	}
-	sec, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("webhook-timestamp %q is not Unix seconds", ts)
-	}
-	if d := now.Sub(time.Unix(sec, 0)); d > WebhookTolerance || d < -WebhookTolerance {
-		return fmt.Errorf("webhook-timestamp is %s away from now, more than %s: refused as stale", d.Round(time.Second), WebhookTolerance)
-	}
-	want := sign(key, id, ts, body)
-	for _, s := range strings.Fields(sigs) {
-		v, sig, ok := strings.Cut(s, ",")
-		if ok && v == "v1" && hmac.Equal([]byte(sig), []byte(want)) {
-			return nil
-		}
-	}
-	return errors.New("no webhook-signature matches the body: wrong secret, or the body was changed")
+	return stdwebhook.Verify(secret, h, body, now)
 }
 
 // WebhookHandler returns the HTTP handler of the registered tools' webhook

@@ -14,6 +14,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
+	"github.com/toolbelt/toolbelt/tools/message"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
 	"github.com/toolbelt/toolbelt/tools/tts"
@@ -49,6 +50,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(ask.Register(reg))
 	must(image.Register(reg, image.Options{}))
 	must(tts.Register(reg))
+	must(message.Register(reg))
 	return reg, closers{commands, mem}
 }
 

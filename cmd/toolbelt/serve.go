@@ -317,6 +317,11 @@ func (c *serveCmd) Run(e *env) error {
 			mux.Handle("POST "+p, q.WebhookHandler())
 		}
 	}
+	stopChannels, err := e.serveChannels(cfg, mux)
+	if err != nil {
+		return err
+	}
+	defer stopChannels(context.Background())
 	con, err := e.tb.Console(console.Options{
 		Token: o.Token, Tokens: consoleTokens(o.Tokens), Owners: cfg.Console.Owners, AuditHead: cfg.Console.AuditHead,
 		URL: base, Endpoint: base + "/mcp", Version: buildVersion(),

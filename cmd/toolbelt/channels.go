@@ -1,0 +1,71 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+
+	"github.com/toolbelt/toolbelt"
+	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/channels"
+	"github.com/toolbelt/toolbelt/channels/answer"
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// serveChannels mounts the webhook channels' incoming paths on mux and
+// connects the channels, their messages answered by the routed agents'
+// sessions; the returned stop disconnects them.
+func (e *env) serveChannels(cfg *config.Config, mux *http.ServeMux) (stop func(context.Context) error, err error) {
+	hub := e.tb.Channels()
+	if hub == nil {
+		return func(context.Context) error { return nil }, nil
+	}
+	for p, h := range hub.Handlers() {
+		if p == "/mcp" || p == "/" {
+			return nil, fmt.Errorf("a webhook channel's path %s is the server's own path: choose another, such as /channels/NAME", p)
+		}
+		mux.Handle("POST "+p, h)
+	}
+	ca := &channelAgents{e: e, cfg: cfg}
+	return e.tb.ServeChannels(context.Background(), &answer.Sessions{Agent: ca.build})
+}
+
+// channelAgents makes the agents that answer channel messages.
+type channelAgents struct {
+	e   *env
+	cfg *config.Config
+}
+
+// build makes the agent of turn t: the routed agent's model, workspace,
+// system prompt and policy, its calls running as t's identity (the owner's
+// rights only for an owner's message; approvals asked in the console).
+func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent, func(), error) {
+	ag, ok := ca.cfg.Agents[t.Agent]
+	if !ok {
+		return nil, nil, fmt.Errorf("agent %q is not configured", t.Agent)
+	}
+	client, err := toolbelt.ModelClient(ca.cfg, cmp.Or(ag.Model, ca.cfg.Model), "")
+	if err != nil {
+		return nil, nil, err
+	}
+	ws := ca.e.tb.Workspace()
+	if ag.Workspace != "" {
+		ws = configPath(ca.cfg, ag.Workspace)
+	}
+	tc, err := ca.e.tb.Context(tool.Identity{Workspace: ws})
+	if err != nil {
+		return nil, nil, err
+	}
+	tc.RunAs(t.Identity())
+	system, err := agentSystem(tc.Workspace, t.Agent, ag.System)
+	if err != nil {
+		return nil, nil, err
+	}
+	runner, err := ca.e.tb.RunnerFor(tc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &agent.Agent{Client: client, Runner: runner, System: system}, runner.Close, nil
+}

@@ -1,0 +1,128 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// ChannelTypes are the kinds of channel an entry of channels: may connect
+// (its type:); an entry without a type is only a policy layer for calls
+// that come from a channel of that name (cli, mcp, …).
+var ChannelTypes = []string{"webhook", "irc", "email"}
+
+// Channel is one entry of channels: the tool policy of calls that come
+// from it and, with a type, a place people talk to agents — a webhook, an
+// IRC network, a mailbox (docs/channels.md). Secrets are never written
+// here: the *Env fields name the environment variables that hold them.
+type Channel struct {
+	// Type is what the channel connects to: webhook, irc or email; none
+	// for a policy layer only.
+	Type string `yaml:"type"`
+	// Tools is the channel's tool policy layer.
+	Tools Rules `yaml:"tools"`
+	// Owners are the senders whose messages run as the owner's (IRC
+	// nicks or nick!user@host masks, email addresses, webhook senders; *
+	// globs allowed).
+	Owners []string `yaml:"owners"`
+	// Allow are the other senders whose messages agents answer; anyone
+	// neither an owner nor allowed is ignored, and audited.
+	Allow []string `yaml:"allow"`
+	// RateLimit is how many messages one sender may send a minute before
+	// the rest are ignored (and audited).
+	RateLimit int `yaml:"rateLimit" default:"20"`
+	// FirstContact asks a person before the message tool sends to a
+	// recipient it has not sent to before (the first time only).
+	FirstContact bool `yaml:"firstContact" default:"false"`
+	// URL is where a webhook channel POSTs what it sends.
+	URL string `yaml:"url"`
+	// Path is where toolbelt serve takes a webhook channel's incoming
+	// messages (default /channels/NAME).
+	Path string `yaml:"path"`
+	// SecretEnv names the variable holding a webhook channel's Standard
+	// Webhooks secret ("whsec_…"), for what it signs and what it accepts.
+	SecretEnv string `yaml:"secretEnv"`
+	// Server is an IRC server's or an SMTP server's host:port.
+	Server string `yaml:"server"`
+	// TLS connects to an IRC server over TLS (port 6697 usually).
+	TLS bool `yaml:"tls" default:"false"`
+	// Nick is the IRC nick the channel uses (default toolbelt).
+	Nick string `yaml:"nick"`
+	// Rooms are the IRC channels joined (#ops, …).
+	Rooms []string `yaml:"rooms"`
+	// Username is the SASL PLAIN account on IRC, the SMTP login on email.
+	Username string `yaml:"username"`
+	// PasswordEnv names the variable holding the SASL or SMTP password.
+	PasswordEnv string `yaml:"passwordEnv"`
+	// From is the address an email channel sends from.
+	From string `yaml:"from"`
+	// StartTLS refuses to send email over a connection the SMTP server
+	// will not upgrade with STARTTLS; false sends in the clear.
+	StartTLS *bool `yaml:"startTls" default:"true"`
+}
+
+// RequiresStartTLS says whether an email channel must upgrade its SMTP
+// connection (startTls, true unless set false).
+func (ch Channel) RequiresStartTLS() bool { return ch.StartTLS == nil || *ch.StartTLS }
+
+// Route maps incoming messages to an agent: those of a channel, and
+// optionally only those from one peer, in one room, or that mention the
+// channel's nick. The first route that matches a message takes it.
+type Route struct {
+	// Channel is the name of the channel (an entry of channels).
+	Channel string `yaml:"channel"`
+	// Peer keeps the route to messages from this sender.
+	Peer string `yaml:"peer"`
+	// Room keeps the route to messages in this conversation (an IRC
+	// channel, a webhook's conversation).
+	Room string `yaml:"room"`
+	// Mention keeps the route to messages that address the channel by name
+	// (in a room, "toolbelt: …"); direct messages always do.
+	Mention bool `yaml:"mention" default:"false"`
+	// Agent is the configured agent that answers.
+	Agent string `yaml:"agent"`
+}
+
+// channelNeeds are the settings each type of channel cannot do without.
+var channelNeeds = map[string][]string{
+	"webhook": {"url", "secretEnv"},
+	"irc":     {"server"},
+	"email":   {"server", "from"},
+}
+
+// validateChannels checks the channels' types and needs, and that routes
+// name channels and agents that are configured.
+func (c *Config) validateChannels() []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(c.Channels)) {
+		ch, path := c.Channels[name], "$.channels.'"+name+"'"
+		if ch.Type == "" {
+			continue
+		}
+		needs, ok := channelNeeds[ch.Type]
+		if !ok {
+			errs = append(errs, c.errorAt(path+".type", fmt.Sprintf("channels.%s.type is %q: use one of %s", name, ch.Type, strings.Join(ChannelTypes, ", "))))
+			continue
+		}
+		set := map[string]bool{"url": ch.URL != "", "secretEnv": ch.SecretEnv != "", "server": ch.Server != "", "from": ch.From != ""}
+		for _, need := range needs {
+			if !set[need] {
+				errs = append(errs, c.errorAt(path, fmt.Sprintf("channels.%s (type %s) has no %s", name, ch.Type, need)))
+			}
+		}
+		if ch.RateLimit < 0 {
+			errs = append(errs, c.errorAt(path+".rateLimit", fmt.Sprintf("channels.%s.rateLimit is %d: it must not be negative (0 means the default)", name, ch.RateLimit)))
+		}
+	}
+	for i, r := range c.Routes {
+		path := fmt.Sprintf("$.routes[%d]", i)
+		if ch, ok := c.Channels[r.Channel]; !ok || ch.Type == "" {
+			errs = append(errs, c.errorAt(path+".channel", fmt.Sprintf("routes[%d].channel is %q, which is not a configured channel with a type", i, r.Channel)))
+		}
+		if _, ok := c.Agents[r.Agent]; !ok {
+			errs = append(errs, c.errorAt(path+".agent", fmt.Sprintf("routes[%d].agent is %q, which is not a configured agent (configured: %s)", i, r.Agent, strings.Join(slices.Sorted(maps.Keys(c.Agents)), ", "))))
+		}
+	}
+	return errs
+}
