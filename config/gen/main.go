@@ -30,6 +30,7 @@ var settings = []struct{ key, dir, typ, what string }{
 	{"exec", "tools/shell", "Config", "the shell tools (exec, process)"},
 	{"memory", "tools/memory", "Config", "the memory tools (memory_search, memory_get)"},
 	{"browser", "tools/browser", "Config", "the browser tool"},
+	{"apply_patch", "tools/fs", "PatchConfig", "the apply_patch tool"},
 }
 
 func main() {
