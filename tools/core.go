@@ -15,6 +15,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
+	"github.com/toolbelt/toolbelt/tools/todo"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
 
@@ -35,6 +36,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(err)
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
+	must(todo.Register(reg))
 	must(jobtools.Register(reg))
 	must(sessions.RegisterHosted(reg))
 	must(agents.Register(reg))
