@@ -49,13 +49,14 @@ const description = "Keep your plan for a multi-step task as a checklist the use
 	"Mark a step in_progress before you start it, one at a time, and completed as soon as it is done; add steps " +
 	"you discover. Skip it for a task of one or two steps. session_status shows the current list."
 
-// Register adds todo_write to reg.
+// Register adds todo_write to reg. It is read-only: it changes nothing
+// but what the transcript says, so plan mode and dry runs allow it.
 func Register(reg *registry.Registry) error {
 	t, err := tool.New(Name, description, write)
 	if err != nil {
 		return err
 	}
-	return reg.Register(t, tool.Meta{ID: Name, Label: "Write Todos", Description: description, Idempotent: true, Source: tool.SourceCore})
+	return reg.Register(t, tool.Meta{ID: Name, Label: "Write Todos", Description: description, ReadOnly: true, Idempotent: true, Source: tool.SourceCore})
 }
 
 func write(_ context.Context, in args, _ tool.Invocation) (tool.Result, error) {
