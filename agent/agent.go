@@ -76,6 +76,20 @@ type Event struct {
 	Error string `json:"error,omitempty"`
 }
 
+// MarshalJSON writes the event; a tool_execution_end with its isError
+// even when false, as the seeds' event {toolCallId, toolName, result,
+// isError} has it.
+func (e Event) MarshalJSON() ([]byte, error) {
+	type plain Event
+	if e.Type != EventToolEnd {
+		return json.Marshal(plain(e))
+	}
+	return json.Marshal(struct {
+		plain
+		IsError bool `json:"isError"`
+	}{plain(e), e.IsError})
+}
+
 // DefaultMaxTurns bounds a run whose MaxTurns is 0.
 const DefaultMaxTurns = 50
 

@@ -162,9 +162,16 @@ func TestLoopPerProvider(t *testing.T) {
 			a := newAgent(t, w.spec, s, runner)
 			var mu sync.Mutex
 			var types []agent.EventType
+			ends := map[string]any{} // tool_execution_end's isError by call, as written
 			a.OnEvent = func(e agent.Event) {
 				mu.Lock()
 				types = append(types, e.Type)
+				if e.Type == agent.EventToolEnd {
+					var m map[string]any
+					b, _ := json.Marshal(e)
+					_ = json.Unmarshal(b, &m)
+					ends[e.ToolCallID] = m["isError"]
+				}
 				mu.Unlock()
 			}
 			tr, err := a.Run(context.Background(), nil, llm.UserText("read a.txt and tell me what it says"))
@@ -213,6 +220,11 @@ func TestLoopPerProvider(t *testing.T) {
 			want := []agent.EventType{agent.EventAgentStart, agent.EventMessageStart, agent.EventMessageEnd, agent.EventTurnStart, agent.EventMessageStart}
 			if len(types) < len(want) || !equal(types[:len(want)], want) || types[len(types)-1] != agent.EventAgentEnd {
 				t.Errorf("events start %v … end %v", types[:min(len(types), 6)], types[len(types)-1])
+			}
+			// The seeds' tool_execution_end {toolCallId, toolName, result,
+			// isError}: isError written, false included.
+			if ends[tr[2].ToolCallID] != false || ends[tr[3].ToolCallID] != true {
+				t.Errorf("tool_execution_end isError by call = %v, want false for the read that ran and true for the missing file", ends)
 			}
 			count := map[agent.EventType]int{}
 			for _, e := range types {

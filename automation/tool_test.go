@@ -52,11 +52,13 @@ func TestCronTool(t *testing.T) {
 		has        string
 	}{
 		{"list", `{"action":"list"}`, false, id},
+		{"status", `{"action":"status"}`, false, `{"schedules":1,"enabled":1,"next":{"id":"` + id + `","name":"ping","at":`},
 		{"update the timing", `{"action":"update","id":"` + id + `","expr":"0 9 * * 1-5","tz":"America/New_York"}`, false, `"kind":"cron"`},
 		{"change only the zone", `{"action":"update","id":"` + id + `","tz":"Asia/Tokyo"}`, false, `"expr":"0 9 * * 1-5","tz":"Asia/Tokyo"`},
 		{"change only the expression", `{"action":"update","id":"` + id + `","expr":"0 10 * * *"}`, false, `"expr":"0 10 * * *","tz":"Asia/Tokyo"`},
 		{"change only the arguments", `{"action":"update","id":"` + id + `","arguments":{"text":"pong"}}`, false, `"tool":"echo","arguments":{"text":"pong"}`},
 		{"pause", `{"action":"update","id":"` + id + `","enabled":false}`, false, `"enabled":false`},
+		{"status paused", `{"action":"status"}`, false, `{"schedules":1,"enabled":0,"next":null,`},
 		{"run now", `{"action":"run","id":"` + id + `"}`, false, `"summary":"echo: pong"`},
 		{"history", `{"action":"runs","id":"` + id + `"}`, false, `"trigger":"manual"`},
 		{"bad expression", `{"action":"add","expr":"0 25 * * *","tool":"echo"}`, true, `expr \"0 25 * * *\"`},

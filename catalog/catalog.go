@@ -90,6 +90,7 @@ var entries = []Entry{
 	{ID: "subagents", Section: "sessions", Profiles: coding},
 	{ID: "session_status", Section: "sessions", Profiles: allProfiles},
 	{ID: "result_read", Section: "sessions", Profiles: allProfiles},
+	{ID: "todo_write", Section: "sessions", Profiles: codingAndMsg},
 	{ID: "browser", Section: "ui", Profiles: coding},
 	{ID: "canvas", Section: "ui", Profiles: coding},
 	{ID: "ask_user", Section: "ui", Profiles: allProfiles},

@@ -164,7 +164,7 @@ func TestClient(t *testing.T) {
 	bin(t, "toolbelt")
 	out := run(t, bin(t, "client"), workspace(t))
 	contains(t, out,
-		"tools: apply_patch ask_user browser edit exec find grep ls memory_get memory_search process read result_read tts web_fetch write\n",
+		"tools: apply_patch ask_user browser edit exec find grep ls memory_get memory_search process read result_read todo_write tts web_fetch write\n",
 		"grep (error: false)\ngreet.go:3:func greeting(name string) string {\nmain.go:6:\tfmt.Println(greeting(\"world\"))\n",
 		"read (error: true)\n",
 		`the path climbs above the workspace root`)

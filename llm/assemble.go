@@ -149,7 +149,8 @@ func (a *assembler) finish(stop string, err error) Message {
 				b.Arguments, b.InvalidArguments = json.RawMessage("{}"), string(raw)
 			}
 			b.args = nil
-			a.on(Event{Type: EventToolCallEnd, Index: len(out), ID: b.ID, Name: b.Name, Arguments: b.Arguments})
+			call := &Block{Type: BlockToolCall, ID: b.ID, Name: b.Name, Arguments: b.Arguments}
+			a.on(Event{Type: EventToolCallEnd, Index: len(out), ID: b.ID, Name: b.Name, Arguments: b.Arguments, ToolCall: call})
 		}
 		out = append(out, b)
 	}

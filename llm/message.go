@@ -52,7 +52,10 @@ type Message struct {
 	// Never sent to a model.
 	CallID string `json:"callId,omitempty"`
 	// Details is a result's structured data; never sent to a model.
-	Details any  `json:"details,omitempty"`
+	Details any `json:"details,omitempty"`
+	// IsError says a toolResult reports a failure. A toolResult always
+	// carries it, false included, as the seeds' protocol shows (see
+	// MarshalJSON); other messages never do.
 	IsError bool `json:"isError,omitempty"`
 
 	// Provider and Model name who wrote an assistant message.
@@ -129,6 +132,19 @@ func (u *Usage) Add(u2 Usage) {
 	u.CacheRead += u2.CacheRead
 	u.CacheWrite += u2.CacheWrite
 	u.Cost += u2.Cost
+}
+
+// MarshalJSON writes the message; a toolResult with its isError even when
+// false, as the seeds' protocol shows a result message.
+func (m Message) MarshalJSON() ([]byte, error) {
+	type plain Message
+	if m.Role != RoleToolResult {
+		return json.Marshal(plain(m))
+	}
+	return json.Marshal(struct {
+		plain
+		IsError bool `json:"isError"`
+	}{plain(m), m.IsError})
 }
 
 // UserText returns a user message with one text block.
@@ -224,4 +240,7 @@ type Event struct {
 	// when they could be re-parsed, which happens less often as they grow)
 	// and for toolcall_end the final arguments.
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// ToolCall is, for toolcall_end, the assembled call {type, id, name,
+	// arguments}, as the seeds' event carries it.
+	ToolCall *Block `json:"toolCall,omitempty"`
 }

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 func compact(raw json.RawMessage) string {
@@ -110,6 +112,7 @@ func TestStreamAssemblesParallelCallsFromFragments(t *testing.T) {
 					partials++
 				}
 				if e.Type == llm.EventToolCallEnd {
+					seedsToolCallEnd(t, e, calls[ends])
 					ends++
 				}
 			}
@@ -120,6 +123,59 @@ func TestStreamAssemblesParallelCallsFromFragments(t *testing.T) {
 				t.Errorf("%d toolcall_end events, want 2", ends)
 			}
 		})
+	}
+}
+
+// seedsToolCallEnd checks that toolcall_end carries the assembled call as
+// the seeds' event does: toolCall {type, id, name, arguments}.
+func seedsToolCallEnd(t *testing.T, e llm.Event, want llmtest.Call) {
+	t.Helper()
+	raw, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		ToolCall struct {
+			Type      string          `json:"type"`
+			ID        string          `json:"id"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"toolCall"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	tc := got.ToolCall
+	// Gemini issues no ids: the client makes them.
+	if tc.Type != llm.BlockToolCall || tc.ID == "" || tc.ID != e.ID || e.ID != want.ID && !strings.HasPrefix(e.ID, "gemini_call_") || tc.Name != want.Name || compact(tc.Arguments) != compact(json.RawMessage(want.Args)) {
+		t.Errorf("toolcall_end = %s, want toolCall {type: toolCall, id: %s, name: %s, arguments: %s}", raw, want.ID, want.Name, want.Args)
+	}
+}
+
+// TestToolResultCarriesIsError: a tool result in the transcript carries
+// isError, false included, as the seeds' result message does; other
+// messages carry none.
+func TestToolResultCarriesIsError(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		m    llm.Message
+		want string
+	}{
+		{llm.ToolResult(tool.ResultMessage{ToolCallID: "call_abc123", ToolName: "read", Content: []tool.Content{{Type: tool.TextContent, Text: "x"}}}), `"isError":false`},
+		{llm.ToolResult(tool.ResultMessage{ToolCallID: "call_abc123", ToolName: "exec", IsError: true}), `"isError":true`},
+		{llm.UserText("hi"), ""},
+	} {
+		raw, err := json.Marshal(tc.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(raw), `"isError"`); tc.want == "" && got != 0 || tc.want != "" && (got != 1 || !strings.Contains(string(raw), tc.want)) {
+			t.Errorf("%s message = %s, want %s", tc.m.Role, raw, cmp.Or(tc.want, "no isError"))
+		}
+		var back llm.Message
+		if err := json.Unmarshal(raw, &back); err != nil || back.IsError != tc.m.IsError || back.ToolCallID != tc.m.ToolCallID {
+			t.Errorf("read back %s = %+v (%v)", raw, back, err)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/message"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
+	"github.com/toolbelt/toolbelt/tools/todo"
 	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
 )
@@ -38,6 +39,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(err)
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
+	must(todo.Register(reg))
 	must(jobtools.Register(reg))
 	must(sessions.RegisterHosted(reg))
 	must(agents.Register(reg))

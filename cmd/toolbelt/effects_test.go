@@ -150,7 +150,9 @@ func TestAttackFileRuleInTheAgentLoop(t *testing.T) {
 		llmtest.Response{Body: llmtest.Anthropic("", "Reading the Go files.", reads...)},
 		llmtest.Response{Body: llmtest.Anthropic("", "Changing the Go files.", calls...)},
 		llmtest.Response{Body: llmtest.Anthropic("", "Done.")})
-	r := runCLI(t, "", "--config", writeConfig(t, goRuleConfig), "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--json", "change the Go files").expect(t, 0)
+	// apply_patch is offered to an Anthropic model only when configured.
+	cfg := goRuleConfig + "  apply_patch:\n    providers: [anthropic]\n"
+	r := runCLI(t, "", "--config", writeConfig(t, cfg), "run", "--model", "anthropic/x", "--base-url", s.URL, "--workspace", ws, "--json", "change the Go files").expect(t, 0)
 	var transcript []map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &transcript); err != nil {
 		t.Fatalf("%v\n%s", err, r.stdout)

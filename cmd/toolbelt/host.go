@@ -16,7 +16,6 @@ import (
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
-	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -116,9 +115,9 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	var extra []invoke.Option
-	if rh.f.Profile != "" {
-		extra = append(extra, invoke.WithSelection(registry.Profile(rh.f.Profile)))
+	extra, err := sessionTools(rh.cfg, model, rh.f.Profile)
+	if err != nil {
+		return nil, err
 	}
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {

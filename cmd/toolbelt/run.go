@@ -26,6 +26,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 )
@@ -122,9 +123,9 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 			return nil, err
 		}
 	}
-	var extra []invoke.Option
-	if f.Profile != "" {
-		extra = append(extra, invoke.WithSelection(registry.Profile(f.Profile)))
+	extra, err := sessionTools(cfg, model, f.Profile)
+	if err != nil {
+		return nil, err
 	}
 	rh, err := e.newRunHost(f, cfg, model, tc)
 	if err != nil {
@@ -148,6 +149,28 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
+}
+
+// sessionTools selects the tools of an agent session of model: the
+// profile's, if one is named, without apply_patch unless
+// tools.apply_patch.providers offers it to the model (by default only
+// OpenAI's, as the seeds do).
+func sessionTools(cfg *config.Config, model, profile string) ([]invoke.Option, error) {
+	var sel []registry.Option
+	if profile != "" {
+		sel = append(sel, registry.Profile(profile))
+	}
+	patch, err := fs.OffersPatch(tool.Config(cfg.Tools.Settings), model)
+	if err != nil {
+		return nil, fmt.Errorf("tools.apply_patch: %w", err)
+	}
+	if !patch {
+		sel = append(sel, registry.Exclude("apply_patch"))
+	}
+	if len(sel) == 0 {
+		return nil, nil
+	}
+	return []invoke.Option{invoke.WithSelection(sel...)}, nil
 }
 
 // runAs makes tc run as the run's session: as who asks for the run (the

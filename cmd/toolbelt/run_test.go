@@ -43,6 +43,11 @@ func TestRunAgainstReplayServers(t *testing.T) {
 			if len(reqs) != 2 {
 				t.Fatalf("%d requests", len(reqs))
 			}
+			// apply_patch is offered to OpenAI's models only, as the seeds do.
+			patch := strings.HasPrefix(c.spec, "openai")
+			if got := strings.Contains(string(reqs[0].Body), `"apply_patch"`); got != patch {
+				t.Errorf("apply_patch offered: %v, want %v", got, patch)
+			}
 			second := compactJSON(t, reqs[1].Body)
 			if !strings.Contains(second, c.shape) || !strings.Contains(second, "the treasure is under the oak") {
 				t.Errorf("second request lacks %s with the file's text:\n%s", c.shape, second)
@@ -244,6 +249,46 @@ func TestRunWithConfiguredProvider(t *testing.T) {
 	r = runCLIWith(t, env, "", "", "config", "check", bad)
 	if r.code == 0 || !strings.Contains(r.stderr, "providers.mine is not a built-in provider: set base") || !strings.Contains(r.stderr, `names the provider "nowhere"`) {
 		t.Errorf("config check: code %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestRunOffersApplyPatchAsConfigured: tools.apply_patch.providers names
+// the providers or models whose sessions are offered apply_patch; a model
+// it does not name cannot call it either.
+func TestRunOffersApplyPatchAsConfigured(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		providers, spec string
+		offered         bool
+	}{
+		{"[anthropic]", "anthropic/claude-test", true},
+		{"[anthropic/claude-test]", "anthropic/claude-test", true},
+		{`["*"]`, "vllm/m", true},
+		{"[anthropic]", "openai/gpt-test", false},
+	} {
+		t.Run(c.providers+" "+c.spec, func(t *testing.T) {
+			t.Parallel()
+			body, base := llmtest.Chat, "/v1"
+			if strings.HasPrefix(c.spec, "anthropic") {
+				body, base = llmtest.Anthropic, ""
+			}
+			dir := t.TempDir()
+			cfg := filepath.Join(dir, "toolbelt.yaml")
+			if err := os.WriteFile(cfg, []byte("tools:\n  apply_patch:\n    providers: "+c.providers+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			s := llmtest.New(t,
+				llmtest.Response{Body: body("", "", llmtest.Call{ID: "call_P", Name: "apply_patch", Args: `{"patch": "*** Begin Patch\n*** Add File: p.txt\n+patched\n*** End Patch"}`})},
+				llmtest.Response{Body: body("", "done")})
+			runCLI(t, "", "--config", cfg, "run", "--model", c.spec, "--base-url", s.URL+base, "--workspace", dir, "--yes", "patch it").expect(t, 0)
+			if got := strings.Contains(string(s.Requests()[0].Body), `"apply_patch"`); got != c.offered {
+				t.Errorf("apply_patch offered: %v, want %v", got, c.offered)
+			}
+			_, err := os.Stat(filepath.Join(dir, "p.txt"))
+			if ran := err == nil; ran != c.offered {
+				t.Errorf("the call ran: %v, want %v", ran, c.offered)
+			}
+		})
 	}
 }
 

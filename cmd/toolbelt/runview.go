@@ -12,6 +12,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/termsafe"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/todo"
 )
 
 // needsApprovalHint says how to run a call that was blocked because it
@@ -93,6 +94,9 @@ func (v *runView) callLine(name string, ev agent.Event) string {
 		return fmt.Sprintf("✗ %s failed: %s", name, clipLine(env.Error, 200))
 	case ev.IsError:
 		return fmt.Sprintf("✗ %s failed: %s", name, clipLine(text, 200))
+	case ev.ToolName == todo.Name:
+		// The plan, whole: the person follows the agent's steps.
+		return "✓ " + name + ": " + strings.ReplaceAll(termsafe.Text(text), "\n", "\n  ")
 	}
 	return fmt.Sprintf("✓ %s ran: %s", name, clipLine(text, 120))
 }

@@ -10,13 +10,13 @@ import (
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
-// TestListSessionTools: toolbelt list shows the ten tools of the sessions,
+// TestListSessionTools: toolbelt list shows the core tools of the sessions,
 // agents and memory sections available when agents are configured; without
 // agents, those that need them are unavailable, saying why.
 func TestListSessionTools(t *testing.T) {
 	t.Parallel()
 	ids := []string{"sessions_list", "sessions_history", "sessions_send", "sessions_spawn", "subagents", "session_status", "agents_list"}
-	ten := append([]string{"result_read", "memory_search", "memory_get"}, ids...)
+	core := append([]string{"result_read", "todo_write", "memory_search", "memory_get"}, ids...)
 	list := func(cfg string) map[string]map[string]any {
 		r := runCLI(t, "", "--config", cfg, "list", "--json", "--include", "group:sessions,group:agents,group:memory").expect(t, 0)
 		var got []map[string]any
@@ -33,10 +33,10 @@ func TestListSessionTools(t *testing.T) {
 	}
 	withAgents, _ := agentsConfig(t)
 	got := list(withAgents)
-	if len(got) != len(ten) {
-		t.Errorf("with agents configured, list shows %d tools of the sessions, agents and memory sections, want %d: %v", len(got), len(ten), got)
+	if len(got) != len(core) {
+		t.Errorf("with agents configured, list shows %d tools of the sessions, agents and memory sections, want %d: %v", len(got), len(core), got)
 	}
-	for _, id := range ten {
+	for _, id := range core {
 		if got[id]["available"] != true {
 			t.Errorf("with agents configured, %s: %v", id, got[id])
 		}

@@ -32,6 +32,7 @@ var settings = []struct{ key, dir, typ, what string }{
 	{"browser", "tools/browser", "Config", "the browser tool"},
 	{"image", "tools/image", "Config", "the image tool"},
 	{"tts", "tools/tts", "Config", "the tts tool"},
+	{"apply_patch", "tools/fs", "PatchConfig", "the apply_patch tool"},
 }
 
 func main() {

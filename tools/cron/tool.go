@@ -24,10 +24,10 @@ func Register(reg *registry.Registry) error {
 const description = "Schedule work for later or on a rhythm: a reminder or recurring task delivered as a message to an agent " +
 	"session, or a tool call run with your rights. Timing: kind cron (expr, 5 fields \"min hour day month weekday\", " +
 	"in time zone tz), every (an interval like \"15m\") or at (one time, RFC 3339). Actions: add, update (by id), " +
-	"remove, list, run (now), runs (history). Times in results are UTC."
+	"remove, list, status (counts and the next run), run (now), runs (history). Times in results are UTC."
 
 type args struct {
-	Action     string         `json:"action" enum:"add,update,remove,list,run,runs" jsonschema:"add: a new schedule. update: change one (only the fields given). remove: delete one and its history. list: all schedules with their next runs. run: run one now. runs: one schedule's latest runs."`
+	Action     string         `json:"action" enum:"add,update,remove,list,status,run,runs" jsonschema:"add: a new schedule. update: change one (only the fields given). remove: delete one and its history. list: all schedules with their next runs. status: how many schedules there are, how many are enabled, and which runs next. run: run one now. runs: one schedule's latest runs."`
 	ID         string         `json:"id,omitempty" jsonschema:"The schedule's id (from add or list); for update, remove, run and runs."`
 	Name       string         `json:"name,omitempty" jsonschema:"A short name for people." maxLength:"200"`
 	Kind       string         `json:"kind,omitempty" enum:"cron,every,at" jsonschema:"The timing; inferred from expr, every or at when omitted."`
@@ -56,7 +56,7 @@ func cronTool(tc *tool.Context) (*tool.Tool, error) {
 }
 
 func do(ctx context.Context, c Scheduler, tc *tool.Context, in args) (tool.Result, error) {
-	if in.Action != "add" && in.Action != "list" && strings.TrimSpace(in.ID) == "" {
+	if in.Action != "add" && in.Action != "list" && in.Action != "status" && strings.TrimSpace(in.ID) == "" {
 		return tool.Result{}, tool.InputErrorf("%s needs id: the schedule's id, as add returned it or list shows it.", in.Action)
 	}
 	id := strings.TrimSpace(in.ID)
@@ -145,6 +145,12 @@ func do(ctx context.Context, c Scheduler, tc *tool.Context, in args) (tool.Resul
 			}
 		}
 		return tool.JSON(map[string]any{"schedules": mine, "now": time.Now().UTC()})
+	case "status":
+		list, err := c.List(ctx)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return tool.JSON(statusOf(list, tc))
 	case "run":
 		if _, err := manageable(ctx, c, tc, id); err != nil {
 			return tool.Result{}, err
@@ -164,7 +170,42 @@ func do(ctx context.Context, c Scheduler, tc *tool.Context, in args) (tool.Resul
 		}
 		return tool.JSON(map[string]any{"scheduleId": id, "runs": runs})
 	}
-	return tool.Result{}, tool.InputErrorf("unknown action %q: use add, update, remove, list, run or runs", in.Action)
+	return tool.Result{}, tool.InputErrorf("unknown action %q: use add, update, remove, list, status, run or runs", in.Action)
+}
+
+// status is the status action's result: the seeds' cron status.
+type status struct {
+	Schedules int `json:"schedules"`
+	Enabled   int `json:"enabled"`
+	// Next is the enabled schedule that runs first; nil when none will.
+	Next *nextRun  `json:"next"`
+	Now  time.Time `json:"now"`
+}
+
+// nextRun names the schedule that runs next and when.
+type nextRun struct {
+	ID   string    `json:"id"`
+	Name string    `json:"name,omitempty"`
+	At   time.Time `json:"at"`
+}
+
+// statusOf counts the schedules of list that tc's caller may see.
+func statusOf(list []tool.Schedule, tc *tool.Context) status {
+	st := status{Now: time.Now().UTC()}
+	for _, s := range list {
+		if beyond(s, tc) != "" {
+			continue
+		}
+		st.Schedules++
+		if !s.Enabled {
+			continue
+		}
+		st.Enabled++
+		if s.NextRun != nil && (st.Next == nil || s.NextRun.Before(st.Next.At)) {
+			st.Next = &nextRun{ID: s.ID, Name: s.Name, At: s.NextRun.UTC()}
+		}
+	}
+	return st
 }
 
 // manageable returns schedule id, or why tc's caller may not see, change or

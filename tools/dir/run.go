@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/shell"
@@ -108,7 +109,46 @@ func (t *Tool) execute(ctx context.Context, call tool.Call, tc *tool.Context, up
 	if len(args) == 0 || string(args) == "null" {
 		args = []byte("{}")
 	}
+	args, err := withDefaults(args, t.Parameters)
+	if err != nil {
+		return tool.Result{}, tool.InputErrorf("the arguments are not a JSON object: %v", err)
+	}
 	return t.ask(ctx, Request{Operation: "call", Arguments: args, CallID: call.ID}, call, tc, update)
+}
+
+// withDefaults fills in the properties args lacks that schema s gives a
+// default, in nested objects too, so that the handler gets the call as the
+// schema describes it (the seeds' schema.json example: size and style
+// reach the handler as their defaults, not missing). A value given, even
+// null, is kept.
+func withDefaults(args json.RawMessage, s *jsonschema.Schema) (json.RawMessage, error) {
+	if s == nil || len(s.Properties) == 0 {
+		return args, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
+		return args, err
+	}
+	changed := false
+	for name, p := range s.Properties {
+		v, given := obj[name]
+		switch {
+		case !given && p.Default != nil:
+			obj[name], changed = p.Default, true
+		case given && len(p.Properties) > 0 && bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")):
+			nv, err := withDefaults(v, p)
+			if err != nil {
+				return nil, err
+			}
+			if !bytes.Equal(nv, v) {
+				obj[name], changed = nv, true
+			}
+		}
+	}
+	if !changed {
+		return args, nil
+	}
+	return json.Marshal(obj)
 }
 
 // undo asks the handler to take back a call (operation "undo"), with the

@@ -81,6 +81,45 @@ print(json.dumps({"success": True, "result": req["arguments"]["text"].upper()}))
 	}
 }
 
+// TestSchemaDefaultsReachTheHandler: the seeds' schema.json example — the
+// handler gets size and style as their defaults when the call leaves them
+// out, defaults of nested objects too, and what the call gives as given.
+func TestSchemaDefaultsReachTheHandler(t *testing.T) {
+	t.Parallel()
+	const seedsSchema = `{
+  "$schema": "http://json-schema.org/draft-07/schema#",
+  "type": "object",
+  "properties": {
+    "prompt": {"type": "string", "description": "Image description"},
+    "size": {"type": "string", "enum": ["256x256", "512x512", "1024x1024"], "default": "512x512"},
+    "style": {"type": "string", "enum": ["natural", "vivid"], "default": "vivid"},
+    "output": {"type": "object", "properties": {"format": {"type": "string", "default": "png"}, "dir": {"type": "string"}}}
+  },
+  "required": ["prompt"]
+}`
+	dir := writeTool(t, t.TempDir(), "generate_image", map[string]string{
+		"metadata.json": meta("generate_image", nil),
+		"schema.json":   seedsSchema,
+		"handler.sh":    "req=$(cat)\nprintf '{\"success\":true,\"result\":%s}' \"$req\"\n",
+	})
+	h := newHarness(t, []string{dir}, Options{Trusted: true})
+	for _, tt := range []struct{ args, want string }{
+		{`{"prompt":"a beautiful sunset"}`, `{"prompt":"a beautiful sunset","size":"512x512","style":"vivid"}`},
+		{`{"prompt":"p","size":"256x256","output":{"dir":"out"}}`, `{"output":{"dir":"out","format":"png"},"prompt":"p","size":"256x256","style":"vivid"}`},
+	} {
+		msg := h.call(context.Background(), "generate_image", tt.args)
+		var req Request
+		if err := json.Unmarshal([]byte(text(msg)), &req); msg.IsError || err != nil {
+			t.Fatalf("%s: %s (%v)", tt.args, text(msg), err)
+		}
+		var got bytes.Buffer
+		_ = json.Compact(&got, req.Arguments)
+		if got.String() != tt.want {
+			t.Errorf("%s reached the handler as %s, want %s", tt.args, got.String(), tt.want)
+		}
+	}
+}
+
 func TestBadOutput(t *testing.T) {
 	t.Parallel()
 	parent := t.TempDir()

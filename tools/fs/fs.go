@@ -80,7 +80,7 @@ func (s *set) defs() []def {
 		{"Read File", tool.Meta{ReadOnly: true, Timeout: 30 * time.Second}, s.readTool},
 		{"Write File", tool.Meta{Destructive: true, Idempotent: true, Timeout: 30 * time.Second}, s.writeTool},
 		{"Edit File", tool.Meta{Destructive: true, Timeout: 30 * time.Second}, s.editTool},
-		{"Apply Patch", tool.Meta{Destructive: true, Timeout: 60 * time.Second}, s.patchTool},
+		{"Apply Patch", tool.Meta{Destructive: true, Timeout: 60 * time.Second, Settings: &PatchConfig{}, SettingsKey: PatchConfigKey}, s.patchTool},
 		{"List Directory", tool.Meta{ReadOnly: true, Timeout: 30 * time.Second}, s.lsTool},
 		{"Find Files", tool.Meta{ReadOnly: true, Timeout: 60 * time.Second}, s.findTool},
 		{"Search File Contents", tool.Meta{ReadOnly: true, Timeout: 60 * time.Second}, s.grepTool},

@@ -26,7 +26,7 @@ const (
 
 type readArgs struct {
 	Path        string `json:"path" jsonschema:"The file to read, relative to the workspace root." minLength:"1"`
-	Offset      int    `json:"offset,omitempty" jsonschema:"The first line to show, counting from 1 (default 1). Use the offset a previous result's notice gives to continue." minimum:"1"`
+	Offset      int    `json:"offset,omitempty" jsonschema:"The first line to show, counting from 1 (default 1; 0 also means the start). Use the offset a previous result's notice gives to continue." minimum:"0"`
 	Limit       int    `json:"limit,omitempty" jsonschema:"The most lines to show (default and maximum 2000). At most 50 KB is shown per call whatever the limit." minimum:"1" maximum:"2000"`
 	LineNumbers bool   `json:"lineNumbers,omitempty" jsonschema:"Prefix each line with its line number and a tab."`
 }

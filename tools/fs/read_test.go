@@ -40,6 +40,10 @@ func TestReadPaging(t *testing.T) {
 		if !strings.HasSuffix(got, "\n[Showing lines 1-2000 of 8123. Use offset=2001 to continue.]") {
 			t.Fatalf("first page ends with %q", got[len(got)-80:])
 		}
+		// The seeds' own example call: offset 0 means from the start.
+		if seeds := e.ok(t, "read", map[string]any{"file_path": "big.txt", "offset": 0, "limit": 200}); !strings.HasPrefix(seeds, "line 1\n") || !strings.HasSuffix(seeds, "[Showing lines 1-200 of 8123. Use offset=201 to continue.]") {
+			t.Fatalf("offset 0: %.40q … %q", seeds, seeds[len(seeds)-70:])
+		}
 		got = e.ok(t, "read", map[string]any{"path": "big.txt", "offset": 2001})
 		if !strings.HasPrefix(got, "line 2001\n") || !strings.HasSuffix(got, "[Showing lines 2001-4000 of 8123. Use offset=4001 to continue.]") {
 			t.Fatalf("second page: %.40q … %q", got, got[len(got)-70:])

@@ -13,6 +13,7 @@ import (
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/agents"
+	"github.com/toolbelt/toolbelt/tools/todo"
 )
 
 // RegisterReaders adds the read-only tools over the store's sessions:
@@ -42,7 +43,7 @@ const historyDescription = "Read a session's messages, oldest first, in pages (o
 
 const statusDescription = "Your own session's record: key, agent, model, status, message count, tokens used, " +
 	"context window use (tokens of the last model call against the model's window, when known), the queue (messages " +
-	"waiting for you, sub-agents still running), created and updated times."
+	"waiting for you, sub-agents still running), your plan (the todo_write list, when you keep one), created and updated times."
 
 // Usable says why the session tools cannot be used in tc, or nil.
 func Usable(tc *tool.Context) error {
@@ -306,14 +307,17 @@ func statusTool(tc *tool.Context) (*tool.Tool, error) {
 			q = h.Queue(key)
 			out["queue"] = map[string]any{"pendingMessages": q.PendingMessages, "runningChildren": q.RunningChildren}
 		}
+		msgs, err := storeOf(inv.Context).Messages(ctx, key)
+		if err != nil {
+			return tool.Result{}, err
+		}
 		if q.ContextTokens == 0 {
-			msgs, err := storeOf(inv.Context).Messages(ctx, key)
-			if err != nil {
-				return tool.Result{}, err
-			}
 			q.ContextTokens = contextTokens(msgs)
 		}
 		out["context"] = contextUse(q)
+		if plan, ok := todo.Latest(msgs); ok {
+			out["todos"] = plan
+		}
 		return tool.JSON(out)
 	})
 	return &t, err

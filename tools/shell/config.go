@@ -17,9 +17,9 @@ const ConfigKey = "exec"
 // configuration under [ConfigKey]. Zero fields take the defaults below.
 //
 //	exec:
-//	  defaultTimeout: 300      # seconds a command may run when the call does not say
+//	  defaultTimeout: 120      # seconds a command may run when the call does not say (the seeds' timeoutSec)
 //	  maxTimeout: 3600         # the most a call may ask for
-//	  yieldMs: 10000           # how long exec waits before leaving a command in the background
+//	  yieldMs: 30000           # how long exec waits before leaving a command in the background (the seeds' backgroundMs)
 //	  maxOutputChars: 200000   # output kept per command (beginning and end)
 //	  killGraceMs: 2000        # between SIGTERM and SIGKILL
 //	  sessionTtl: 30m          # how long finished background sessions stay listed
@@ -32,13 +32,14 @@ const ConfigKey = "exec"
 //	    allow: [registry.npmjs.org, "*.github.com"] # what sandboxed commands may reach, through Toolbelt's proxy
 //	    allowPrivate: [registry.internal:4873]      # hosts of allow reached at private addresses
 type Config struct {
-	// DefaultTimeout is in seconds; default 300.
-	DefaultTimeout int `json:"defaultTimeout,omitempty" default:"300"`
+	// DefaultTimeout is in seconds; default 120, the seeds' timeoutSec.
+	DefaultTimeout int `json:"defaultTimeout,omitempty" default:"120"`
 	// MaxTimeout is in seconds; default 3600.
 	MaxTimeout int `json:"maxTimeout,omitempty" default:"3600"`
 	// YieldMs is how long exec waits for a command before returning and
-	// leaving it running in the background; default 10,000.
-	YieldMs int `json:"yieldMs,omitempty" default:"10000"`
+	// leaving it running in the background; default 30,000, the seeds'
+	// backgroundMs.
+	YieldMs int `json:"yieldMs,omitempty" default:"30000"`
 	// MaxOutputChars bounds the output kept per command, in bytes of UTF-8
 	// (characters for ASCII output); the beginning and the end are kept.
 	// Default 200,000.
@@ -113,9 +114,9 @@ type settings struct {
 
 // The defaults.
 const (
-	defaultTimeoutSeconds = 300
+	defaultTimeoutSeconds = 120
 	defaultMaxTimeout     = 3600
-	defaultYieldMs        = 10_000
+	defaultYieldMs        = 30_000
 	defaultMaxOutput      = 200_000
 	defaultKillGraceMs    = 2000
 	defaultSessionTTL     = 30 * time.Minute

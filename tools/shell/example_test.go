@@ -53,7 +53,7 @@ func Example() {
 	// exec:
 	// What is your name?
 	//
-	// Command is still running after 1s and continues in the background (session …, pid N). It will be stopped if still running after its timeout of 5m0s.
+	// Command is still running after 1s and continues in the background (session …, pid N). It will be stopped if still running after its timeout of 2m0s.
 	// Follow it with the process tool: {"action":"poll","sessionId":"…","timeout":30000} waits up to 30 s and returns new output and the exit status; {"action":"log","sessionId":"…"} shows its output; {"action":"write","sessionId":"…","data":"..."} sends input; {"action":"kill","sessionId":"…"} stops it.
 	//
 	// process:
