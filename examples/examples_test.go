@@ -22,7 +22,7 @@ var (
 
 // programs are the example programs, and the CLI the client example
 // starts.
-var programs = []string{"./examples/typed-tool", "./examples/embed", "./examples/hook", "./examples/mcp-server", "./examples/import", "./examples/client", "./examples/audit-tamper", "./examples/async-video/api", "./cmd/toolbelt"}
+var programs = []string{"./examples/typed-tool", "./examples/embed", "./examples/hook", "./examples/mcp-server", "./examples/import", "./examples/client", "./examples/audit-tamper", "./examples/async-video/api", "./examples/landing-page/pagetools", "./cmd/toolbelt"}
 
 // bin builds every program once and returns the path of the named one.
 func bin(t *testing.T, name string) string {
