@@ -97,8 +97,18 @@ routes:
 	if reqs := model.Requests(); len(reqs) != 1 || strings.Contains(string(reqs[0].Body), "rm -rf") {
 		t.Errorf("the model was asked %d times (want once, for ada only)", len(reqs))
 	}
+	// The server's records reach the log through its spool, drained in
+	// the background: look until the record is there (a guard, not a
+	// timing assertion).
+	ignored := func(out string) bool {
+		return strings.Contains(out, `"kind": "message-ignored"`) && strings.Contains(out, "ignored a message from mallory in thread-7 on channel chat")
+	}
 	r := runCLIWith(t, env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
-	if !strings.Contains(r.stdout, `"kind": "message-ignored"`) || !strings.Contains(r.stdout, "ignored a message from mallory in thread-7 on channel chat") {
+	for deadline := time.Now().Add(time.Minute); !ignored(r.stdout) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		r = runCLIWith(t, env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
+	}
+	if !ignored(r.stdout) {
 		t.Errorf("the audit log does not show mallory's message ignored:\n%s", r.stdout)
 	}
 }
