@@ -308,9 +308,6 @@ type Interrupted struct {
 	Workspace string
 	// Time is when the intent was kept, just before the first file changed.
 	Time time.Time
-	// Owner is the process lock (internal/liveness) of the process that
-	// kept the intent and ended.
-	Owner string
 }
 
 // Recover finds the intents that processes which ended (or gave up on
@@ -343,7 +340,7 @@ func (j *Journal) Recover(ctx context.Context, workspace string, settle func(con
 		if args != "" {
 			f.in.Arguments = json.RawMessage(args)
 		}
-		f.in.Workspace, f.in.Time, f.in.Owner = workspace, time.Unix(0, ns), f.owner
+		f.in.Workspace, f.in.Time = workspace, time.Unix(0, ns)
 		return f, json.Unmarshal([]byte(caller), &f.in.Caller)
 	}, "SELECT id, call_id, tool, arguments, caller, owner, created_ns FROM file_intents WHERE site = ? AND workspace = ? ORDER BY id", site, workspace)
 	if err != nil {
@@ -366,6 +363,39 @@ func (j *Journal) Recover(ctx context.Context, workspace string, settle func(con
 		settled++
 	}
 	return settled, errors.Join(errs...)
+}
+
+// Ended returns the process locks (internal/liveness names) of the ended
+// processes that left intents in workspace, for a recovery that waits for
+// what they left elsewhere (their audit spools) before Recover claims
+// their intents: a claimed intent is one other processes' calls no longer
+// wait for, so nothing slow may happen between a claim and its settling.
+func (j *Journal) Ended(ctx context.Context, workspace string) ([]string, error) {
+	site, me, err := j.s.processLock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("finding the ended owners of intents: %w", err)
+	}
+	owners, err := readAll(ctx, j.s, func(row scanner) (owner string, err error) {
+		err = row.Scan(&owner)
+		return owner, err
+	}, "SELECT DISTINCT owner FROM file_intents WHERE site = ? AND workspace = ?", site, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("finding the ended owners of intents: %w", err)
+	}
+	var ended []string
+	for _, o := range owners {
+		if o == me {
+			continue
+		}
+		alive, err := liveness.Alive(j.s.locks, o)
+		if err != nil {
+			return nil, err
+		}
+		if !alive {
+			ended = append(ended, o)
+		}
+	}
+	return ended, nil
 }
 
 // errNotClaimed is an intent another process holds or took first.

@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/toolbelt/toolbelt/internal/liveness"
 	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -223,10 +221,7 @@ func TestRecoverTakesOnlyEndedProcesses(t *testing.T) {
 		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 1 || err != nil {
 			t.Fatalf("Recover = %d, %v; want 1", n, err)
 		}
-		if pid, ok := liveness.PID(s.last.Owner); !ok || pid != os.Getpid() {
-			t.Errorf("settled an intent of owner %q, want the first store's process lock", s.last.Owner)
-		}
-		want := store.Interrupted{Intent: in, Workspace: intentWorkspace, Time: s.last.Time, Owner: s.last.Owner}
+		want := store.Interrupted{Intent: in, Workspace: intentWorkspace, Time: s.last.Time}
 		if !reflect.DeepEqual(s.last, want) || s.last.Time.IsZero() {
 			t.Errorf("settled %+v\nwant %+v", s.last, want)
 		}
@@ -411,6 +406,36 @@ func TestUnfinishedChangesWaitForTheirProcess(t *testing.T) {
 		}
 		if cs := visible(t, second, "call-1"); len(cs) != 2 {
 			t.Errorf("the kept change of call-1 is %+v", cs)
+		}
+	})
+}
+
+// TestEndedNamesProcessesThatEnded: Ended names the process that left an
+// intent in the workspace once it has ended, and not before; never the
+// caller itself.
+func TestEndedNamesProcessesThatEnded(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		ctx := intentCtx()
+		first := storetest.Open(t, dsn)
+		if err := first.Journal(store.JournalOptions{}).Intend(ctx, anIntent("call-e")); err != nil {
+			t.Fatal(err)
+		}
+		second := storetest.Open(t, dsn).Journal(store.JournalOptions{})
+		for _, j := range []*store.Journal{first.Journal(store.JournalOptions{}), second} {
+			if got, err := j.Ended(ctx, intentWorkspace); len(got) != 0 || err != nil {
+				t.Fatalf("Ended while the process runs = %v, %v", got, err)
+			}
+		}
+		if err := first.Close(); err != nil {
+			t.Fatal(err)
+		}
+		got, err := second.Ended(ctx, intentWorkspace)
+		if err != nil || len(got) != 1 || !strings.HasSuffix(got[0], ".lock") {
+			t.Fatalf("Ended after the process ended = %v, %v; want its lock", got, err)
+		}
+		if got, err := second.Ended(ctx, "/another/workspace"); len(got) != 0 || err != nil {
+			t.Errorf("Ended of another workspace = %v, %v", got, err)
 		}
 	})
 }

@@ -126,6 +126,7 @@ func (r *Recovery) Settle(journal *store.Journal, ws string, b fsbridge.Bridge) 
 		r.Log.Error("recovering interrupted changes; they are left for the next start", "workspace", ws, "err", err)
 		return
 	}
+	r.awaitEnded(journal, ws, l)
 	s := &settler{r: r, log: l, b: b}
 	if _, err := journal.Recover(context.Background(), ws, s.settle); err != nil {
 		r.Log.Error("recovering interrupted changes; they are left for the next start", "workspace", ws, "err", err)
@@ -151,7 +152,7 @@ func (s *settler) settle(ctx context.Context, in store.Interrupted) (bool, error
 	if err != nil {
 		return false, err
 	}
-	recorded, err := s.recorded(ctx, in)
+	recorded, err := s.recorded(ctx, in.CallID)
 	if err != nil {
 		return false, err
 	}
@@ -169,59 +170,67 @@ func (s *settler) settle(ctx context.Context, in store.Interrupted) (bool, error
 	return st.Outcome == changeset.Kept, nil
 }
 
-// recorded says whether the audit log holds a record of in's call: its
-// own, written before its process ended, or that of a recovery cut short.
-// The records that ended processes left in the audit spool are moved into
-// the log first — and, when the call's record is not there, those of the
-// call's own process once it has let go of its spool (it may be exiting
-// still: see auditlog.Log.RecoverProcess).
-func (s *settler) recorded(ctx context.Context, in store.Interrupted) (bool, error) {
+// recorded says whether the audit log holds a record of the call: its own,
+// written before its process ended, or that of a recovery cut short. The
+// records that ended processes left in the audit spool are moved into the
+// log first.
+func (s *settler) recorded(ctx context.Context, callID string) (bool, error) {
 	if !s.drained {
 		// All of them: also the spools another process is recovering
 		// now, which hold this call's own record maybe.
-		if err := s.recover(ctx, func() (int, error) { return s.log.RecoverAll(ctx, s.r.SpoolDir) }); err != nil {
-			return false, err
+		if s.r.SpoolDir != "" {
+			n, err := s.log.RecoverAll(ctx, s.r.SpoolDir)
+			s.r.logMoved(n)
+			if err != nil {
+				return false, fmt.Errorf("recovering the audit spool: %w", err)
+			}
 		}
 		s.drained = true
 	}
-	found, err := s.find(ctx, in.CallID)
-	if found || err != nil || s.r.SpoolDir == "" {
-		return found, err
+	rs, err := s.log.List(ctx, auditlog.Filter{CallID: callID, Limit: 1})
+	return len(rs) > 0, err
+}
+
+// awaitEnded moves into the log what the ended processes that left
+// intents in ws left in the audit spool, waiting for each one's spool to
+// be let go of: a process killed a moment ago lets go of its locks one by
+// one as it exits, so its process lock may say it ended while its spool is
+// still held — and a recovery that went on would record its calls as
+// interrupted, then find their own records too. It runs before the
+// intents are claimed (see store.Journal.Ended). A failure is logged:
+// recovery goes on.
+func (r *Recovery) awaitEnded(journal *store.Journal, ws string, l *auditlog.Log) {
+	if r.SpoolDir == "" {
+		return
 	}
-	pid, ok := liveness.PID(in.Owner)
-	if !ok {
-		return false, nil
+	ctx := context.Background()
+	owners, err := journal.Ended(ctx, ws)
+	for _, o := range owners {
+		pid, ok := liveness.PID(o)
+		if !ok {
+			continue
+		}
+		var n int
+		n, err = l.RecoverProcess(ctx, r.SpoolDir, pid, exitingWait)
+		r.logMoved(n)
+		if err != nil {
+			break
+		}
 	}
-	if err := s.recover(ctx, func() (int, error) { return s.log.RecoverProcess(ctx, s.r.SpoolDir, pid, exitingWait) }); err != nil {
-		return false, err
+	if err != nil {
+		r.Log.Warn("waiting for the audit spools of ended processes; recovery goes on", "workspace", ws, "err", err)
 	}
-	return s.find(ctx, in.CallID)
 }
 
 // exitingWait is how long recovery waits for the spool of a process that
 // has ended to be let go of.
 const exitingWait = 2 * time.Second
 
-// recover runs one recovery of the audit spool (none for PostgreSQL) and
-// logs what it moved in.
-func (s *settler) recover(ctx context.Context, run func() (int, error)) error {
-	if s.r.SpoolDir == "" {
-		return nil
-	}
-	n, err := run()
+// logMoved logs that n records of ended processes were moved into the log.
+func (r *Recovery) logMoved(n int) {
 	if n > 0 {
-		s.r.Log.Info(RecoveredRecords, "records", n)
+		r.Log.Info(RecoveredRecords, "records", n)
 	}
-	if err != nil {
-		return fmt.Errorf("recovering the audit spool: %w", err)
-	}
-	return nil
-}
-
-// find says whether the audit log holds a record of call callID.
-func (s *settler) find(ctx context.Context, callID string) (bool, error) {
-	rs, err := s.log.List(ctx, auditlog.Filter{CallID: callID, Limit: 1})
-	return len(rs) > 0, err
 }
 
 // interruptedRecord is the audit record of a call whose change recovery
