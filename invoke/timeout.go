@@ -67,6 +67,12 @@ func (r *Runner) timeoutStep(next Handler) Handler {
 		select {
 		case res := <-done:
 			req.absorb(&w)
+			if d, ok := cctx.Deadline(); ok && res.IsError && !time.Now().Before(d) {
+				// The deadline has passed: the tool stopped at it on its
+				// own clock (exec's timeout is the caller's limit), maybe
+				// before the context's timer ran. It is a time-out either way.
+				<-cctx.Done()
+			}
 			if cctx.Err() == nil || !res.IsError {
 				return res
 			}
