@@ -296,6 +296,9 @@ func (q *Queue) publicURL() string {
 	return q.cfg.PublicURL
 }
 
+// Retention is how long a finished job is kept (Config.Retention).
+func (q *Queue) Retention() time.Duration { return q.cfg.Retention }
+
 // Backend names the database kind: "sqlite" or "postgres".
 func (q *Queue) Backend() string { return q.b.name() }
 

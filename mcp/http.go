@@ -179,7 +179,8 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 				writeRPCError(w, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, batchRefused("request"))
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			body = liftTaskBody(body)
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		}
 		if r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "" {
 			gate.serveNew(w, r, inner)

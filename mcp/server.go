@@ -122,6 +122,7 @@ type listedTool struct {
 	description string
 	meta        tool.Meta
 	output      *jsonschema.Schema // the tool's output schema (tool.Tool.Output), or nil
+	async       *tool.AsyncSpec    // the tool's job (tool.Tool.Async), or nil
 }
 
 // New returns a server for the tools of reg, run for tc through a pipeline
@@ -178,10 +179,11 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	})
-	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.repairNames, s.noteFirstAnswer, listTheSchemas)
+	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.offerTasks, s.taskCalls, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.serveResources()
 	s.servePrompts(opts.Prompts)
+	s.serveTasks()
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
@@ -344,7 +346,7 @@ func (s *Server) sync() {
 			add = checkedAs(add)
 		}
 		adds = append(adds, add)
-		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta, output: t.Output}
+		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta, output: t.Output, async: t.Async}
 	}
 	// The SDK's AddTool checks each schema before it takes its lock to add
 	// the tool (checkedAs makes most checks cheap; the others decode the
@@ -526,9 +528,20 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "internal error in Toolbelt's MCP server"}}}, nil
 		}
 	}()
+	msg, asked := s.run(ctx, req, s.caller(req))
+	if asked != nil {
+		return asked, nil
+	}
+	return s.result(msg), nil
+}
+
+// run runs one tools/call through the pipeline for who. When the call
+// needs the user's approval or answer, asked is the result that asks
+// through the client.
+func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, who tool.Identity) (msg tool.ResultMessage, asked *sdk.CallToolResult) {
 	r := s.newRound(req)
 	ctx = context.WithValue(ctx, roundKey{}, r)
-	ctx = invoke.WithCaller(ctx, s.caller(req))
+	ctx = invoke.WithCaller(ctx, who)
 	// Unique across processes and time: two servers numbering their calls
 	// would give two calls one id, and undo the wrong one.
 	id := tool.NewCallID("mcp")
@@ -549,15 +562,15 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 			}
 		}))
 	}
-	msg := s.front.Run(ctx, tool.Call{ID: id, Name: req.Params.Name, Arguments: req.Params.Arguments}, opts...)
+	msg = s.front.Run(ctx, tool.Call{ID: id, Name: req.Params.Name, Arguments: req.Params.Arguments}, opts...)
 	if token := req.Params.GetProgressToken(); token != nil {
 		s.jobs.watch(msg, req.Session, token)
 	}
 	if r.asked != nil {
 		// The call needs the user's approval or answer: ask through the client.
-		return &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{r.input: r.asked}, RequestState: r.state}, nil
+		return msg, &sdk.CallToolResult{InputRequests: sdk.InputRequestMap{r.input: r.asked}, RequestState: r.state}
 	}
-	return s.result(msg), nil
+	return msg, nil
 }
 
 // caller says who makes a call: channel mcp, the client's session, and over

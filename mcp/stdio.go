@@ -214,6 +214,7 @@ func (c *lineConn) check(line []byte) jsonrpc.Message {
 	}
 	switch m := msg.(type) {
 	case *jsonrpc.Request:
+		m.Params = liftTask(m.Method, m.Params)
 		if !m.IsCall() {
 			break
 		}
