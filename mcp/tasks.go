@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 )
@@ -420,7 +421,7 @@ func (s *Server) taskOutcome(ctx context.Context, _ *sdk.ServerSession, p *taskP
 			return nil, err
 		}
 	}
-	res := jobResult(j)
+	res := s.jobResult(j)
 	res.Meta = sdk.Meta{relatedTaskKey: map[string]any{"taskId": j.TaskID}}
 	return res, nil
 }
@@ -455,16 +456,24 @@ func (s *Server) awaitJob(ctx context.Context, q taskQueue, j tool.JobInfo) (too
 	}
 }
 
-// jobResult is the tools/call result of a job that has ended.
-func jobResult(j tool.JobInfo) *sdk.CallToolResult {
+// jobResult is the tools/call result of a job that has ended. What the
+// handler reported (the result, the error) is text from outside, wrapped as
+// the pipeline wraps it (job_status does too).
+func (s *Server) jobResult(j tool.JobInfo) *sdk.CallToolResult {
+	cfg := s.runner.Config()
+	outside := func(text string) tool.Content {
+		return tool.Content{Type: tool.TextContent, Text: content.WrapExternal(text, content.Wrap{Source: jobtools.Source(j), Notice: cfg.ExternalNotice, OmitNotice: cfg.OmitExternalNotice})}
+	}
+	msg := tool.ResultMessage{ToolName: j.Tool, IsError: j.Status != "completed"}
 	switch j.Status {
 	case "completed":
-		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: jobtools.ResultText(j.Result)}}}
+		msg.Content = []tool.Content{outside(jobtools.ResultText(j.Result))}
 	case "cancelled":
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("job %s (%s) was cancelled", j.TaskID, j.Tool)}}}
+		msg.Content = []tool.Content{{Type: tool.TextContent, Text: fmt.Sprintf("Job %s (%s) was cancelled.", j.TaskID, j.Tool)}}
 	default:
-		return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("job %s (%s) failed: %s", j.TaskID, j.Tool, cmp.Or(j.Error, j.Message))}}}
+		msg.Content = []tool.Content{{Type: tool.TextContent, Text: fmt.Sprintf("Job %s (%s) failed:", j.TaskID, j.Tool)}, outside(cmp.Or(j.Error, j.Message))}
 	}
+	return s.result(msg)
 }
 
 // taskPage is the number of tasks in one tasks/list answer.

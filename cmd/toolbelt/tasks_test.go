@@ -223,7 +223,7 @@ func TestServeTasks(t *testing.T) {
 
 	var res callResult
 	alice.must("tasks/result", map[string]any{"taskId": tea.TaskID}, &res)
-	if res.IsError || res.text() != "Reminder: tea" || !strings.Contains(string(res.Meta["io.modelcontextprotocol/related-task"]), tea.TaskID) {
+	if res.IsError || !strings.Contains(res.text(), "EXTERNAL_UNTRUSTED_CONTENT") || !strings.Contains(res.text(), "\nReminder: tea\n") || !strings.Contains(string(res.Meta["io.modelcontextprotocol/related-task"]), tea.TaskID) {
 		t.Errorf("tasks/result = %q (error %v, _meta %s)", res.text(), res.IsError, res.Meta)
 	}
 	alice.must("tasks/get", map[string]any{"taskId": tea.TaskID}, &got)
