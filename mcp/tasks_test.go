@@ -117,7 +117,9 @@ func TestTasksOverStdio(t *testing.T) {
 	if r := c.ask("tools/list", `{}`); !strings.Contains(string(r.Result), `"execution":{"taskSupport":"optional"},"inputSchema"`) || strings.Count(string(r.Result), "taskSupport") != 1 {
 		t.Errorf("tools/list: %s", r.Result)
 	}
-	var created struct{ Task struct{ TaskID, Status string } }
+	var created struct {
+		Task struct{ TaskID, Status string }
+	}
 	r := c.ask("tools/call", `{"name":"slow","arguments":{},"task":{"ttl":1000},"_meta":{"progressToken":"p1"}}`)
 	if err := json.Unmarshal(r.Result, &created); err != nil || created.Task.TaskID == "" || created.Task.Status != "working" {
 		t.Fatalf("tools/call with a task: %s %+v", r.Result, r.Error)
