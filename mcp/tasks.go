@@ -44,7 +44,7 @@ func liftTask(method string, params json.RawMessage) json.RawMessage {
 		return params
 	}
 	var p map[string]json.RawMessage
-	if json.Unmarshal(params, &p) != nil || p["task"] == nil {
+	if json.Unmarshal(params, &p) != nil || p["task"] == nil || string(p["task"]) == "null" {
 		return params
 	}
 	meta := map[string]json.RawMessage{}
