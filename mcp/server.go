@@ -524,8 +524,7 @@ func annotations(t tool.Tool) *sdk.ToolAnnotations {
 func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk.CallToolResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			s.opts.Logger.Error("serving a tool call panicked", "panic", p, "stack", string(debug.Stack()))
-			res, err = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "internal error in Toolbelt's MCP server"}}}, nil
+			res, err = s.panicked(p), nil
 		}
 	}()
 	msg, asked := s.run(ctx, req, s.caller(req))
@@ -533,6 +532,13 @@ func (s *Server) handle(ctx context.Context, req *sdk.CallToolRequest) (res *sdk
 		return asked, nil
 	}
 	return s.result(msg), nil
+}
+
+// panicked logs a panic p of serving a tool call and returns the call's
+// result.
+func (s *Server) panicked(p any) *sdk.CallToolResult {
+	s.opts.Logger.Error("serving a tool call panicked", "panic", p, "stack", string(debug.Stack()))
+	return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "internal error in Toolbelt's MCP server"}}}
 }
 
 // run runs one tools/call through the pipeline for who. When the call

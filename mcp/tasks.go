@@ -228,7 +228,7 @@ func (p *patched) MarshalJSON() ([]byte, error) {
 // it for tools whose taskSupport is "forbidden". Without a job queue,
 // params.task is ignored.
 func (s *Server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+	return func(ctx context.Context, method string, req sdk.Request) (res sdk.Result, err error) {
 		call, ok := req.(*sdk.CallToolRequest)
 		if method != "tools/call" || !ok || call.Params == nil {
 			return next(ctx, method, req)
@@ -244,10 +244,14 @@ func (s *Server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		if name, ok := s.front.Canonical(call.Params.Name); ok && s.isListed(name) {
 			call.Params.Name = name
 		}
-		spec := s.asyncOf(call.Params.Name)
-		if spec == nil {
+		if s.asyncOf(call.Params.Name) == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("tool %q does not run as a task: only async tools do (execution.taskSupport in tools/list)", call.Params.Name)}
 		}
+		defer func() {
+			if p := recover(); p != nil {
+				res, err = s.panicked(p), nil
+			}
+		}()
 		who := s.caller(call)
 		who.SessionKey = taskSession(who.Principal)
 		msg, asked := s.run(ctx, call, who)
@@ -260,7 +264,7 @@ func (s *Server) taskCalls(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		j, err := q.Job(ctx, s.taskScope(who), env.TaskID)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("the job of task %s: %w", env.TaskID, err)
 		}
 		return &createTaskResult{Task: s.task(q, j)}, nil
 	}
@@ -275,7 +279,7 @@ func (s *Server) asyncOf(name string) *tool.AsyncSpec {
 
 // taskScope is the scope whose jobs who's tasks are.
 func (s *Server) taskScope(who tool.Identity) tool.Scope {
-	return tool.Scope{Workspace: s.runner.Context().Workspace, Session: taskSession(who.Principal)}
+	return tool.Scope{Workspace: tool.ResolveDir(s.runner.Context().Workspace), Session: taskSession(who.Principal)}
 }
 
 // taskInfo is a task as the protocol writes it.
