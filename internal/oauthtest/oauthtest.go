@@ -1,0 +1,236 @@
+// Package oauthtest is a small OAuth 2.1 authorization server and an MCP
+// server it protects, for tests of Toolbelt's OAuth client on 127.0.0.1:
+// RFC 8414 metadata, RFC 7591 dynamic registration, the authorization code
+// grant with PKCE S256 only and the RFC 8707 resource checked, refresh
+// tokens rotated on every use (a used one is refused), and the MCP server
+// behind bearer validation with RFC 9728 protected-resource metadata.
+// /authorize approves at once: a test's HTTP client following its
+// redirect plays the person's browser.
+package oauthtest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// Server is the authorization server and the protected MCP server, on one
+// listener: the MCP endpoint is URL+"/mcp".
+type Server struct {
+	// URL is the issuer, and the base of the MCP endpoint.
+	URL string
+	// Lifetime is how long access tokens last (an hour).
+	Lifetime time.Duration
+
+	http *httptest.Server
+
+	mu       sync.Mutex
+	clients  map[string][]string // registered client id → redirect URIs
+	codes    map[string]code
+	access   map[string]time.Time // access token → expiry
+	refresh  map[string]bool      // refresh token → still usable
+	issued   []string             // every token issued
+	counts   map[string]int       // grant type → token requests granted
+	resource string
+}
+
+type code struct {
+	client, redirect, challenge, resource string
+}
+
+// New starts the servers; Close stops them. The MCP server has one tool,
+// echo, that returns its text argument.
+func New() *Server {
+	s := &Server{Lifetime: time.Hour, clients: map[string][]string{}, codes: map[string]code{},
+		access: map[string]time.Time{}, refresh: map[string]bool{}, counts: map[string]int{}}
+	mux := http.NewServeMux()
+	s.http = httptest.NewServer(mux)
+	s.URL = s.http.URL
+	s.resource = s.URL + "/mcp"
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: s.resource, AuthorizationServers: []string{s.URL}, ScopesSupported: []string{"tools"},
+	}))
+	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("POST /token", s.token)
+	mux.Handle("/mcp", s.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() }, nil)))
+	return s
+}
+
+// Close stops the servers.
+func (s *Server) Close() { s.http.Close() }
+
+// Expire makes every access token issued so far refused, as expired ones
+// are, while the client still holds them.
+func (s *Server) Expire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
+// Granted returns how many token requests of grant type grant were
+// granted (authorization_code, refresh_token).
+func (s *Server) Granted(grant string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[grant]
+}
+
+// Issued returns every access and refresh token issued.
+func (s *Server) Issued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.issued)
+}
+
+func echoServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
+	})
+	return srv
+}
+
+// protect lets through requests with a live access token; others get a
+// 401 naming the protected-resource metadata.
+func (s *Server) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		s.mu.Lock()
+		exp, ok := s.access[tok]
+		s.mu.Unlock()
+		if !ok || time.Now().After(exp) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="tools"`, s.URL))
+			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                s.URL,
+		"authorization_endpoint":                s.URL + "/authorize",
+		"token_endpoint":                        s.URL + "/token",
+		"registration_endpoint":                 s.URL + "/register",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"scopes_supported":                      []string{"tools", "offline_access"},
+	})
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_redirect_uri"})
+		return
+	}
+	id := rand.Text()
+	s.mu.Lock()
+	s.clients[id] = req.RedirectURIs
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
+}
+
+// authorize approves at once and redirects with a code, after checking
+// the request as a careful server does.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	redirects, known := s.clients[q.Get("client_id")]
+	switch {
+	case !known || !slices.Contains(redirects, q.Get("redirect_uri")):
+		http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
+	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		http.Error(w, "response_type code with a PKCE S256 challenge is required", http.StatusBadRequest)
+	case q.Get("resource") != s.resource:
+		http.Error(w, "resource must be "+s.resource, http.StatusBadRequest)
+	default:
+		c := rand.Text()
+		s.codes[c] = code{client: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource")}
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		bq := back.Query()
+		bq.Set("code", c)
+		bq.Set("state", q.Get("state"))
+		back.RawQuery = bq.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	}
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if r.ParseForm() != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	f := r.PostForm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := func(e string) { writeJSON(w, http.StatusBadRequest, map[string]string{"error": e}) }
+	switch grant := f.Get("grant_type"); grant {
+	case "authorization_code":
+		c, ok := s.codes[f.Get("code")]
+		delete(s.codes, f.Get("code"))
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		switch {
+		case !ok || c.client != f.Get("client_id") || c.redirect != f.Get("redirect_uri"):
+			fail("invalid_grant")
+		case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge:
+			fail("invalid_grant") // the PKCE verifier does not match
+		case f.Get("resource") != c.resource:
+			fail("invalid_target")
+		default:
+			s.grant(w, grant)
+		}
+	case "refresh_token":
+		if !s.refresh[f.Get("refresh_token")] {
+			fail("invalid_grant") // unknown, or used already: rotated
+			return
+		}
+		s.refresh[f.Get("refresh_token")] = false
+		s.grant(w, grant)
+	default:
+		fail("unsupported_grant_type")
+	}
+}
+
+// grant issues a new access and refresh token; s.mu is held.
+func (s *Server) grant(w http.ResponseWriter, grant string) {
+	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
+	s.access[access] = time.Now().Add(s.Lifetime)
+	s.refresh[refresh] = true
+	s.issued = append(s.issued, access, refresh)
+	s.counts[grant]++
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.Lifetime.Seconds()),
+		"refresh_token": refresh, "scope": "tools"})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
