@@ -160,19 +160,24 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 }
 
 // renew replaces the refused access token: by the grant kept in the store
-// when another process refreshed it, else by refreshing it. It reports
-// whether there is a new token to retry with.
+// when another process refreshed it, by the one this source got meanwhile,
+// else by refreshing it. It reports whether there is a new token to retry
+// with.
 func (h *oauthHandler) renew(ctx context.Context, refused string) bool {
 	h.mu.Lock()
 	src := h.src
 	h.mu.Unlock()
-	if src == nil || h.fresh {
+	if src == nil {
 		return false
 	}
-	if g, err := h.o.Tokens.Grant(ctx, h.name); err == nil && g != nil && g.Token.AccessToken != refused {
+	held := src.accessToken()
+	if g, err := h.o.Tokens.Grant(ctx, h.name); err == nil && g != nil && g.Token.AccessToken != held {
 		h.mu.Lock()
 		h.src = h.newSource(g)
 		h.mu.Unlock()
+		return true
+	}
+	if refused != "" && refused != held {
 		return true
 	}
 	return src.refresh() == nil
@@ -332,6 +337,13 @@ func (s *grantSource) refresh() error {
 	s.mu.Unlock()
 	_, err := s.Token()
 	return err
+}
+
+// accessToken is the grant's current access token.
+func (s *grantSource) accessToken() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.g.Token.AccessToken
 }
 
 // scopes are the scopes the grant was asked with.
