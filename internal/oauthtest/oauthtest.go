@@ -2,8 +2,10 @@
 // server it protects, for tests of Toolbelt's OAuth client on 127.0.0.1:
 // RFC 8414 metadata, RFC 7591 dynamic registration, the authorization code
 // grant with PKCE S256 only and the RFC 8707 resource checked, refresh
-// tokens rotated on every use (a used one is refused), and the MCP server
-// behind bearer validation with RFC 9728 protected-resource metadata.
+// tokens rotated on every use (a used one is refused), the client
+// credentials grant for a pre-registered confidential client, and the MCP
+// server behind bearer validation with RFC 9728 protected-resource
+// metadata and scope step-up (403 insufficient_scope).
 // /authorize approves at once: a test's HTTP client following its
 // redirect plays the person's browser.
 package oauthtest
@@ -41,22 +43,37 @@ type Server struct {
 	mu       sync.Mutex
 	clients  map[string][]string // registered client id → redirect URIs
 	codes    map[string]code
-	access   map[string]time.Time // access token → expiry
-	refresh  map[string]bool      // refresh token → still usable
-	issued   []string             // every token issued
-	counts   map[string]int       // grant type → token requests granted
+	access   map[string]grant // access token → what it grants
+	refresh  map[string]grant // refresh token → what it grants, while usable
+	issued   []string         // every token issued
+	counts   map[string]int   // grant type → token requests granted
+	asked    []string         // the scopes of the last authorization request
+	required string           // the scope calls need beside "tools"
 	resource string
 }
 
 type code struct {
-	client, redirect, challenge, resource string
+	client, redirect, challenge, resource, scope string
 }
+
+// grant is what a token grants, until when.
+type grant struct {
+	scopes  []string
+	expires time.Time
+}
+
+// The pre-registered confidential client, for the client credentials
+// grant (client_secret_basic or client_secret_post).
+const (
+	MachineID     = "machine"
+	MachineSecret = "machine-secret"
+)
 
 // New starts the servers; Close stops them. The MCP server has one tool,
 // echo, that returns its text argument.
 func New() *Server {
 	s := &Server{Lifetime: time.Hour, clients: map[string][]string{}, codes: map[string]code{},
-		access: map[string]time.Time{}, refresh: map[string]bool{}, counts: map[string]int{}}
+		access: map[string]grant{}, refresh: map[string]grant{}, counts: map[string]int{}}
 	mux := http.NewServeMux()
 	s.http = httptest.NewServer(mux)
 	s.URL = s.http.URL
@@ -81,6 +98,21 @@ func (s *Server) Expire() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	clear(s.access)
+}
+
+// Require makes calls need scope beside "tools": a token without it gets
+// 403 insufficient_scope naming it.
+func (s *Server) Require(scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.required = scope
+}
+
+// Asked returns the scopes of the last authorization request.
+func (s *Server) Asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
 }
 
 // Granted returns how many token requests of grant type grant were
@@ -115,11 +147,17 @@ func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		s.mu.Lock()
-		exp, ok := s.access[tok]
+		g, ok := s.access[tok]
+		required := s.required
 		s.mu.Unlock()
-		if !ok || time.Now().After(exp) {
+		if !ok || time.Now().After(g.expires) {
 			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="tools"`, s.URL))
 			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		if required != "" && !slices.Contains(g.scopes, required) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, required, s.URL))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -133,9 +171,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"token_endpoint":                        s.URL + "/token",
 		"registration_endpoint":                 s.URL + "/register",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		"scopes_supported":                      []string{"tools", "offline_access"},
 	})
 }
@@ -171,7 +209,8 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "resource must be "+s.resource, http.StatusBadRequest)
 	default:
 		c := rand.Text()
-		s.codes[c] = code{client: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource")}
+		s.codes[c] = code{client: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scope: q.Get("scope")}
+		s.asked = strings.Fields(q.Get("scope"))
 		back, _ := url.Parse(q.Get("redirect_uri"))
 		bq := back.Query()
 		bq.Set("code", c)
@@ -203,29 +242,47 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		case f.Get("resource") != c.resource:
 			fail("invalid_target")
 		default:
-			s.grant(w, grant)
+			s.grant(w, grant, strings.Fields(c.scope))
 		}
 	case "refresh_token":
-		if !s.refresh[f.Get("refresh_token")] {
+		g, ok := s.refresh[f.Get("refresh_token")]
+		if !ok {
 			fail("invalid_grant") // unknown, or used already: rotated
 			return
 		}
-		s.refresh[f.Get("refresh_token")] = false
-		s.grant(w, grant)
+		delete(s.refresh, f.Get("refresh_token"))
+		s.grant(w, grant, g.scopes)
+	case "client_credentials":
+		id, secret, basic := r.BasicAuth()
+		if !basic {
+			id, secret = f.Get("client_id"), f.Get("client_secret")
+		}
+		if id != MachineID || secret != MachineSecret {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+			return
+		}
+		s.grant(w, grant, strings.Fields(f.Get("scope")))
 	default:
 		fail("unsupported_grant_type")
 	}
 }
 
-// grant issues a new access and refresh token; s.mu is held.
-func (s *Server) grant(w http.ResponseWriter, grant string) {
-	access, refresh := "at-"+rand.Text(), "rt-"+rand.Text()
-	s.access[access] = time.Now().Add(s.Lifetime)
-	s.refresh[refresh] = true
-	s.issued = append(s.issued, access, refresh)
-	s.counts[grant]++
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.Lifetime.Seconds()),
-		"refresh_token": refresh, "scope": "tools"})
+// grant issues a new access token for scopes, and a refresh token but
+// to a machine client; s.mu is held.
+func (s *Server) grant(w http.ResponseWriter, kind string, scopes []string) {
+	g := grant{scopes: scopes, expires: time.Now().Add(s.Lifetime)}
+	access := "at-" + rand.Text()
+	s.access[access] = g
+	s.issued = append(s.issued, access)
+	s.counts[kind]++
+	answer := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.Lifetime.Seconds()), "scope": strings.Join(scopes, " ")}
+	if kind != "client_credentials" {
+		refresh := "rt-" + rand.Text()
+		s.refresh[refresh] = g
+		s.issued = append(s.issued, refresh)
+		answer["refresh_token"] = refresh
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -153,6 +153,7 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		err := &SignInError{Server: h.name}
 		if stepUp {
 			err.Scopes = strings.Fields(bearerParam(challenges, "scope"))
+			h.want(ctx, err.Scopes)
 		}
 		return err
 	}
@@ -188,25 +189,20 @@ func (h *oauthHandler) renew(ctx context.Context, refused string) bool {
 // document, the configured client, or dynamic registration, in that
 // order) and keeps the grant it ends with.
 func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http.Response, stepUp bool) error {
-	var granted []string
-	h.mu.Lock()
-	if h.src != nil {
-		granted = h.src.scopes()
-	}
-	h.mu.Unlock()
+	granted := h.previousScopes(ctx)
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              h.o.RedirectURL,
 		AuthorizationCodeFetcher: h.o.Fetch,
 		Client:                   h.o.HTTPClient,
 		RequestRefreshToken:      true,
 		ScopeFilter: func(discovered []string) []string {
-			switch {
-			case stepUp: // keep what was granted, add what is asked for
+			switch { // keep what was granted or asked for before
+			case stepUp:
 				return union(granted, h.cfg.Scopes, discovered)
 			case len(h.cfg.Scopes) > 0:
-				return h.cfg.Scopes
+				return union(granted, h.cfg.Scopes)
 			}
-			return discovered
+			return union(granted, discovered)
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			g := &Grant{Token: tok, ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes}
@@ -244,6 +240,35 @@ func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http
 		return err
 	}
 	return flow.Authorize(ctx, req, resp)
+}
+
+// previousScopes are the scopes of the grant held or kept, with those a
+// server asked for since (want): a new sign-in asks for them all.
+func (h *oauthHandler) previousScopes(ctx context.Context) []string {
+	h.mu.Lock()
+	src := h.src
+	h.mu.Unlock()
+	if src != nil {
+		return src.scopes()
+	}
+	if g, err := h.o.Tokens.Grant(ctx, h.name); err == nil && g != nil {
+		return g.Scopes
+	}
+	return nil
+}
+
+// want adds the scopes a server asked for (403 insufficient_scope) to the
+// kept grant's, so the next sign-in (toolbelt mcp login, in another
+// process) asks for them too.
+func (h *oauthHandler) want(ctx context.Context, scopes []string) {
+	g, err := h.o.Tokens.Grant(ctx, h.name)
+	if err != nil || g == nil {
+		return
+	}
+	g.Scopes = union(g.Scopes, scopes)
+	if err := h.o.Tokens.SaveGrant(ctx, h.name, g); err != nil {
+		h.o.Logger.Warn("keeping the scopes a server asked for failed", "server", h.name, "err", err)
+	}
 }
 
 // clientCredentials exchanges the configured client's credentials for a
