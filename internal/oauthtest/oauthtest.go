@@ -12,11 +12,13 @@ package oauthtest
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -49,6 +51,7 @@ type Server struct {
 	counts   map[string]int   // grant type → token requests granted
 	asked    []string         // the scopes of the last authorization request
 	required string           // the scope calls need beside "tools"
+	machine  *ecdsa.PublicKey // verifies the machine client's assertions
 	resource string
 }
 
@@ -106,6 +109,37 @@ func (s *Server) Require(scope string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.required = scope
+}
+
+// TrustKey makes the machine client authenticate with JWTs (RFC 7523)
+// signed by the private key of pub (ES256), instead of its secret.
+func (s *Server) TrustKey(pub *ecdsa.PublicKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.machine = pub
+}
+
+// verifyAssertion checks a client assertion: ES256 by the trusted key,
+// naming the machine client and the token endpoint, not expired; s.mu is
+// held.
+func (s *Server) verifyAssertion(jwt string) bool {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 || s.machine == nil {
+		return false
+	}
+	var claims struct {
+		Iss, Sub, Aud string
+		Exp           int64
+	}
+	body, err1 := base64.RawURLEncoding.DecodeString(parts[1])
+	sig, err2 := base64.RawURLEncoding.DecodeString(parts[2])
+	if err1 != nil || err2 != nil || json.Unmarshal(body, &claims) != nil || len(sig) != 64 {
+		return false
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	r, ss := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	return ecdsa.Verify(s.machine, sum[:], r, ss) && claims.Iss == MachineID && claims.Sub == MachineID &&
+		claims.Aud == s.URL+"/token" && time.Now().Unix() < claims.Exp
 }
 
 // Asked returns the scopes of the last authorization request.
@@ -257,7 +291,11 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		if !basic {
 			id, secret = f.Get("client_id"), f.Get("client_secret")
 		}
-		if id != MachineID || secret != MachineSecret {
+		ok := id == MachineID && secret == MachineSecret
+		if f.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+			ok = s.verifyAssertion(f.Get("client_assertion")) && f.Get("resource") == s.resource
+		}
+		if !ok {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
 			return
 		}

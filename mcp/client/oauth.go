@@ -272,13 +272,19 @@ func (h *oauthHandler) want(ctx context.Context, scopes []string) {
 }
 
 // clientCredentials exchanges the configured client's credentials for a
-// token (the go-sdk's client credentials handler, which finds the token
-// endpoint as a sign-in does).
+// token: its secret (the go-sdk's client credentials handler, which finds
+// the token endpoint as a sign-in does) or a JWT its private key signs.
 func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) error {
-	machine, err := extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
-		Credentials: &oauthex.ClientCredentials{ClientID: h.cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: h.cfg.ClientSecret}},
-		HTTPClient:  h.o.HTTPClient,
-	})
+	var machine auth.OAuthHandler
+	var err error
+	if h.cfg.PrivateKeyFile != "" {
+		machine, err = newJWTClient(h.cfg.ClientID, h.cfg.PrivateKeyFile, h.o.HTTPClient)
+	} else {
+		machine, err = extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
+			Credentials: &oauthex.ClientCredentials{ClientID: h.cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: h.cfg.ClientSecret}},
+			HTTPClient:  h.o.HTTPClient,
+		})
+	}
 	if err != nil {
 		discard(resp)
 		return err

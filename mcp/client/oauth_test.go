@@ -3,9 +3,16 @@ package client_test
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -180,6 +187,41 @@ func TestOAuthClientCredentials(t *testing.T) {
 			ClientID: oauthtest.MachineID, ClientSecret: tc.secret, TokenEndpointAuth: tc.auth}}
 		if err := connect(t, srv, nil); (err == nil) != tc.ok {
 			t.Errorf("secret %s, %s: %v", tc.secret, tc.auth, err)
+		}
+	}
+}
+
+// TestOAuthClientCredentialsJWT: a machine client authenticates with a
+// JWT its private key signs (private_key_jwt), which the authorization
+// server verifies with the public key; another key is refused.
+func TestOAuthClientCredentialsJWT(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	dir := t.TempDir()
+	keyFile := func(name string) (string, *ecdsa.PrivateKey) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		der, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path, key
+	}
+	trusted, key := keyFile("trusted.pem")
+	other, _ := keyFile("other.pem")
+	as.TrustKey(&key.PublicKey)
+	for path, ok := range map[string]bool{trusted: true, other: false} {
+		srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{Grant: config.GrantClientCredentials,
+			ClientID: oauthtest.MachineID, PrivateKeyFile: path}}
+		if err := connect(t, srv, nil); (err == nil) != ok {
+			t.Errorf("%s: %v", filepath.Base(path), err)
 		}
 	}
 }
