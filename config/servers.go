@@ -83,8 +83,8 @@ func (c *Config) validateOAuth(path, key string, srv MCPServer) []error {
 	o := srv.OAuth
 	var errs []error
 	fail := func(at, msg string) { errs = append(errs, c.errorAt(path+at, msg)) }
-	if srv.Transport() == TransportStdio {
-		fail("", fmt.Sprintf("%s: OAuth is for servers reached over HTTP (url); a stdio server gets its credentials in env", key))
+	if srv.Transport() != TransportHTTP {
+		fail("", fmt.Sprintf("%s: OAuth is for servers reached over streamable HTTP (a url, type http); a stdio server gets its credentials in env", key))
 	}
 	if o.Grant != "" && !slices.Contains(oauthGrants, o.Grant) {
 		fail(".grant", fmt.Sprintf("%s.grant is %q: use %s", key, o.Grant, strings.Join(oauthGrants, " or ")))
