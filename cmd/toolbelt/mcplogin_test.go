@@ -64,6 +64,8 @@ func TestMCPOAuthLogin(t *testing.T) {
 	if r := cli(0, "mcp", "servers"); !regexp.MustCompile(`(?m)^remote +http +ready +1 +0 +oauth: signed in, expires .* \(then refreshed\)$`).MatchString(r.stdout) {
 		t.Errorf("signed in:\n%s", r.stdout)
 	}
+	cli(0, "describe", "remote__echo") // the tool as tools and models see it
+	cli(0, "list", "--json")
 
 	if r := cli(0, "mcp", "logout", "remote"); r.stdout != "Signed out of remote: its tokens are forgotten.\n" {
 		t.Errorf("logout: %q", r.stdout)
