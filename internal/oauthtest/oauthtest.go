@@ -52,6 +52,7 @@ type Server struct {
 	asked    []string         // the scopes of the last authorization request
 	required string           // the scope calls need beside "tools"
 	machine  *ecdsa.PublicKey // verifies the machine client's assertions
+	document string           // the client ID metadata document taken as a client id
 	resource string
 }
 
@@ -109,6 +110,22 @@ func (s *Server) Require(scope string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.required = scope
+}
+
+// AcceptDocument makes the server accept the client ID metadata
+// document at url as a client id, with any loopback redirect (the
+// document is taken as read, not fetched).
+func (s *Server) AcceptDocument(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.document = url
+}
+
+// Registered returns how many clients registered themselves (RFC 7591).
+func (s *Server) Registered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
 }
 
 // TrustKey makes the machine client authenticate with JWTs (RFC 7523)
@@ -199,7 +216,11 @@ func (s *Server) protect(next http.Handler) http.Handler {
 }
 
 func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	documents := s.document != ""
+	s.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{
+		"client_id_metadata_document_supported": documents,
 		"issuer":                                s.URL,
 		"authorization_endpoint":                s.URL + "/authorize",
 		"token_endpoint":                        s.URL + "/token",
@@ -234,6 +255,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	redirects, known := s.clients[q.Get("client_id")]
+	if s.document != "" && q.Get("client_id") == s.document && strings.HasPrefix(q.Get("redirect_uri"), "http://127.0.0.1:") {
+		redirects, known = []string{q.Get("redirect_uri")}, true
+	}
 	switch {
 	case !known || !slices.Contains(redirects, q.Get("redirect_uri")):
 		http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
@@ -269,7 +293,7 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		delete(s.codes, f.Get("code"))
 		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
 		switch {
-		case !ok || c.client != f.Get("client_id") || c.redirect != f.Get("redirect_uri"):
+		case !ok || c.client != clientID(r) || c.redirect != f.Get("redirect_uri"):
 			fail("invalid_grant")
 		case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge:
 			fail("invalid_grant") // the PKCE verifier does not match
@@ -321,6 +345,16 @@ func (s *Server) grant(w http.ResponseWriter, kind string, scopes []string) {
 		answer["refresh_token"] = refresh
 	}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// clientID is the client a token request names: in its basic
+// authentication, or its form.
+func clientID(r *http.Request) string {
+	if id, _, ok := r.BasicAuth(); ok {
+		id, _ = url.QueryUnescape(id) // RFC 6749 2.3.1 form-encodes it
+		return id
+	}
+	return r.PostForm.Get("client_id")
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

@@ -229,3 +229,26 @@ func TestOAuthClientCredentialsJWT(t *testing.T) {
 func oauthToken(access, refresh string) *oauth2.Token {
 	return &oauth2.Token{AccessToken: access, RefreshToken: refresh, TokenType: "Bearer"}
 }
+
+// TestOAuthClientMetadataDocument: where the authorization server takes
+// client ID metadata documents, the configured document's URL is the
+// client id: no registration happens.
+func TestOAuthClientMetadataDocument(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	const document = "https://client.example/toolbelt.json"
+	as.AcceptDocument(document)
+	tokens := newVault(t, &memRows{rows: map[string][]byte{}}, "a key of more than sixteen bytes")
+	srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{ClientMetadataURL: document}}
+	if err := client.Login(context.Background(), "remote", srv, client.LoginOptions{Tokens: tokens, Show: browse}); err != nil {
+		t.Fatal(err)
+	}
+	g, err := tokens.Grant(context.Background(), "remote")
+	if err != nil || g == nil || g.ClientID != document || as.Registered() != 0 {
+		t.Errorf("grant %+v, %v; %d registrations", g, err, as.Registered())
+	}
+	if err := connect(t, srv, tokens); err != nil {
+		t.Error(err)
+	}
+}
