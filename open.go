@@ -147,6 +147,7 @@ func (tb *Toolbelt) openStore(ctx context.Context) error {
 			tb.sched = tb.newScheduler(st)
 			return st, nil
 		})
+		close(tb.tokens.ready)
 		return nil
 	}
 	after := tb.opts.StoreAfter
@@ -159,6 +160,7 @@ func (tb *Toolbelt) openStore(ctx context.Context) error {
 		return withFreeSpace(err, dir)
 	}
 	tb.onClose(func(context.Context) error { return tb.st.Close() })
+	close(tb.tokens.ready)
 	return nil
 }
 
@@ -269,7 +271,7 @@ func (tb *Toolbelt) openPolicy(context.Context) error {
 // as each answers, while the rest opens. A server that fails to start is
 // logged, and its tools are missing, as they are when it stops later.
 func (tb *Toolbelt) openImports(context.Context) error {
-	if tb.imports = StartImports(tb.reg, tb.cfg, tb.log, tb.opts.Version); tb.imports != nil {
+	if tb.imports = StartImports(tb.reg, tb.cfg, tb.log, tb.opts.Version, tb.tokens); tb.imports != nil {
 		tb.onClose(tb.imports.Stop)
 		// Toolbelt's own agents read the servers' resources through it.
 		if err := tb.reg.Register(tb.imports.ResourcesTool()); err != nil {
@@ -284,12 +286,13 @@ func (tb *Toolbelt) openImports(context.Context) error {
 // each server's tools join reg as it answers, and the manager's Started
 // says when all have answered or failed. Starting them first, before the
 // store and the audit log open, lets a slow server's start (a thousand
-// tools, or npx downloading it) overlap the rest of a start.
-func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, version string) *client.Manager {
+// tools, or npx downloading it) overlap the rest of a start. tokens keeps
+// the grants of the servers that sign in with OAuth.
+func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, version string, tokens client.TokenStore) *client.Manager {
 	if len(cfg.MCPServers) == 0 {
 		return nil
 	}
-	m := client.New(reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: log, Version: version})
+	m := client.New(reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: log, Version: version, Tokens: tokens})
 	if err := m.Begin(); err != nil {
 		log.Warn("importing MCP servers", "err", err)
 	}

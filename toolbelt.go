@@ -96,6 +96,10 @@ type Options struct {
 	Logger *slog.Logger
 	// AuditKey keys the audit chain's HMAC; nil for an unkeyed chain.
 	AuditKey []byte
+	// TokenKey seals the OAuth grants of imported MCP servers in the store
+	// (client.Vault); nil: the key in TokenKeyFile in the data directory,
+	// made on first use.
+	TokenKey []byte
 	// StoreAfter, when set, opens the store in the background once it is
 	// closed, or as soon as something uses the store: a server's first
 	// answers need no state.
@@ -160,6 +164,7 @@ type Toolbelt struct {
 	// scheduler of the workspace's schedules with it (see lazy.go).
 	lazyStore   func() (*store.Store, error)
 	data        string // the SQLite store's directory; "" for PostgreSQL
+	tokens      *importTokens
 	spool       string // the audit spool's directory; "" for PostgreSQL
 	auditLog    *auditlog.Log
 	auditor     invoke.Auditor // the pipeline's: its records close the journal's intents
@@ -274,7 +279,9 @@ func newToolbelt(o Options) (*Toolbelt, error) {
 	if o.Builtins == nil {
 		o.Builtins = tools.Core
 	}
-	return &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws, feed: feed.New()}, nil
+	tb := &Toolbelt{opts: o, cfg: cfg, log: log, ws: ws, feed: feed.New()}
+	tb.tokens = newImportTokens(tb)
+	return tb, nil
 }
 
 // onClose registers what closes a resource just opened.
@@ -354,6 +361,10 @@ func (tb *Toolbelt) Browser() *browser.Manager { return tb.browser }
 
 // Store returns the store that keeps state.
 func (tb *Toolbelt) Store() *store.Store { return tb.st }
+
+// Tokens returns the OAuth grants of the imported MCP servers, sealed in
+// the store (toolbelt mcp login, logout and servers use it).
+func (tb *Toolbelt) Tokens() client.TokenStore { return tb.tokens }
 
 // Config returns the configuration the root was opened with.
 func (tb *Toolbelt) Config() *config.Config { return tb.cfg }

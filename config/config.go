@@ -252,9 +252,54 @@ type MCPServer struct {
 	// Headers are sent with every HTTP request; ${VAR} takes a value from
 	// the environment, as in env.
 	Headers map[string]string `yaml:"headers"`
+	// OAuth signs in to an HTTP server with OAuth 2.1 (toolbelt mcp login
+	// NAME); without it, a server that asks for a sign-in is not reached.
+	OAuth *MCPOAuth `yaml:"oauth"`
 	// Disabled keeps the server configured but not started.
 	Disabled bool `yaml:"disabled" default:"false"`
 }
+
+// MCPOAuth is how Toolbelt signs in to an imported HTTP server that is an
+// OAuth-protected resource. The authorization server is found from the
+// server itself (its WWW-Authenticate challenge and protected-resource
+// metadata); the tokens it grants are kept encrypted in the store.
+type MCPOAuth struct {
+	// ClientID is a client registered with the authorization server
+	// beforehand. Without it (and without clientMetadataUrl) Toolbelt
+	// registers itself (dynamic client registration).
+	ClientID string `yaml:"clientId"`
+	// ClientSecret is that client's secret; ${VAR} takes it from the
+	// environment.
+	ClientSecret string `yaml:"clientSecret"`
+	// Scopes are the scopes asked for; without them, the ones the server's challenge
+	// or metadata name.
+	Scopes []string `yaml:"scopes"`
+	// ClientMetadataURL is an https URL of a client ID metadata document
+	// describing Toolbelt, used as the client id where the authorization
+	// server accepts such documents.
+	ClientMetadataURL string `yaml:"clientMetadataUrl"`
+	// Grant is the grant used: authorization_code (a person signs in in a browser, with
+	// toolbelt mcp login) or client_credentials (a machine-to-machine
+	// client: clientId with clientSecret or privateKeyFile).
+	Grant string `yaml:"grant" default:"authorization_code"`
+	// PrivateKeyFile is a PEM private key (RSA or EC) that signs the
+	// client's assertion (private_key_jwt) in the client_credentials
+	// grant, instead of a secret. Relative to toolbelt.yaml.
+	PrivateKeyFile string `yaml:"privateKeyFile"`
+	// TokenEndpointAuth is how the client authenticates at the token
+	// endpoint: none, client_secret_basic or client_secret_post; empty
+	// picks what the authorization server supports.
+	TokenEndpointAuth string `yaml:"tokenEndpointAuth"`
+	// RedirectPort is the loopback port the sign-in's redirect comes back
+	// to (http://127.0.0.1:PORT/callback); 0 takes any free port.
+	RedirectPort int `yaml:"redirectPort" default:"0"`
+}
+
+// The OAuth grants of an imported server (MCPOAuth.Grant).
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
 
 // The transports of an imported MCP server (MCPServer.Type).
 const (
@@ -768,6 +813,9 @@ func parse(name string, data []byte) (*Config, []error) {
 		if srv.EnvFile != "" {
 			srv.EnvFile = c.Resolve(srv.EnvFile)
 			c.MCPServers[name] = srv
+		}
+		if srv.OAuth != nil && srv.OAuth.PrivateKeyFile != "" {
+			srv.OAuth.PrivateKeyFile = c.Resolve(srv.OAuth.PrivateKeyFile)
 		}
 	}
 	return c, errs

@@ -66,6 +66,41 @@ func (c *Config) validateServer(name string, srv MCPServer) []error {
 			}
 		}
 	}
+	if srv.OAuth != nil {
+		errs = append(errs, c.validateOAuth(path+".oauth", key+".oauth", srv)...)
+	}
+	return errs
+}
+
+// The values of mcpServers.NAME.oauth.grant and .tokenEndpointAuth.
+var (
+	oauthGrants     = []string{GrantAuthorizationCode, GrantClientCredentials}
+	oauthAuthStyles = []string{"none", "client_secret_basic", "client_secret_post"}
+)
+
+// validateOAuth checks a server's oauth entry, found at path and named key.
+func (c *Config) validateOAuth(path, key string, srv MCPServer) []error {
+	o := srv.OAuth
+	var errs []error
+	fail := func(at, msg string) { errs = append(errs, c.errorAt(path+at, msg)) }
+	if srv.Transport() != TransportHTTP {
+		fail("", fmt.Sprintf("%s: OAuth is for servers reached over streamable HTTP (a url, type http); a stdio server gets its credentials in env", key))
+	}
+	if o.Grant != "" && !slices.Contains(oauthGrants, o.Grant) {
+		fail(".grant", fmt.Sprintf("%s.grant is %q: use %s", key, o.Grant, strings.Join(oauthGrants, " or ")))
+	}
+	if o.TokenEndpointAuth != "" && !slices.Contains(oauthAuthStyles, o.TokenEndpointAuth) {
+		fail(".tokenEndpointAuth", fmt.Sprintf("%s.tokenEndpointAuth is %q: use %s", key, o.TokenEndpointAuth, strings.Join(oauthAuthStyles, ", ")))
+	}
+	if o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == "" && o.PrivateKeyFile == "") {
+		fail(".grant", fmt.Sprintf("%s.grant is client_credentials, which needs clientId and clientSecret (or privateKeyFile)", key))
+	}
+	if o.RedirectPort < 0 || o.RedirectPort > 65535 {
+		fail(".redirectPort", fmt.Sprintf("%s.redirectPort is %d: give a port (1-65535), or 0 for any free one", key, o.RedirectPort))
+	}
+	if o.ClientMetadataURL != "" && !strings.HasPrefix(o.ClientMetadataURL, "https://") {
+		fail(".clientMetadataUrl", fmt.Sprintf("%s.clientMetadataUrl is %q: a client ID metadata document is served over https", key, o.ClientMetadataURL))
+	}
 	return errs
 }
 

@@ -379,6 +379,16 @@ CREATE TABLE undo_steps (
 CREATE INDEX undo_steps_call ON undo_steps (call_id);
 CREATE INDEX undo_steps_created ON undo_steps (created_ns);
 `},
+	// The OAuth grants of imported MCP servers, by server: sealed by the
+	// caller (mcp/client.Vault) with a key kept outside the database, so a
+	// row is never a token in the clear.
+	{name: "oauth tokens", sql: `
+CREATE TABLE oauth_tokens (
+	server TEXT PRIMARY KEY,
+	sealed {{blob}} NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -66,6 +66,9 @@ func (e *env) root(kind rootKind, ws string) (*toolbelt.Toolbelt, error) {
 			return nil, err
 		}
 	}
+	if o.TokenKey, err = tokenKey(os.Getenv); err != nil {
+		return nil, err
+	}
 	o.Config.Jobs.WebhookSecret = cmp.Or(os.Getenv(envWebhookSecret), o.Config.Jobs.WebhookSecret)
 	o.Workspace, o.ToolsOnly, o.StateOnly = ws, kind == toolsRoot, kind == stateRoot
 	if o.Mode, err = e.modeOption(); err != nil {

@@ -159,6 +159,8 @@ type mcpCmd struct {
 	Stdio   mcpStdioCmd   `cmd:"" default:"withargs" help:"Serve the tools over stdio (the default); logs go to stderr."`
 	Servers mcpServersCmd `cmd:"" help:"Start the MCP servers toolbelt.yaml imports and show their state."`
 	Add     mcpAddCmd     `cmd:"" help:"Import another MCP server: add it to toolbelt.yaml (-- COMMAND ARGS… or --url URL) and check that it starts."`
+	Login   mcpLoginCmd   `cmd:"" help:"Sign in to an imported server that uses OAuth (in a browser; the tokens are kept encrypted in the store)."`
+	Logout  mcpLogoutCmd  `cmd:"" help:"Forget the tokens of an imported server that uses OAuth."`
 }
 
 type mcpServersCmd struct {
@@ -170,6 +172,15 @@ func (c *mcpServersCmd) Run(e *env) error {
 		return err
 	}
 	status := e.tb.ImportStatus()
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	for i, s := range status {
+		if status[i].Auth, err = client.AuthState(context.Background(), s.Name, cfg.MCPServers[s.Name], e.tb.Tokens()); err != nil {
+			return err
+		}
+	}
 	if c.JSON {
 		if status == nil {
 			status = []client.ServerStatus{}
@@ -182,7 +193,7 @@ func (c *mcpServersCmd) Run(e *env) error {
 	}
 	var table bytes.Buffer
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tNOTE")
+	fmt.Fprintln(tw, "SERVER\tTRANSPORT\tSTATE\tTOOLS\tRESTARTS\tAUTH\tNOTE")
 	for _, s := range status {
 		note := s.LastError
 		switch n := len(s.Skipped); {
@@ -191,7 +202,7 @@ func (c *mcpServersCmd) Run(e *env) error {
 		case n > 1:
 			note = strings.TrimSpace(note + fmt.Sprintf(" %d tools skipped", n))
 		}
-		tableRow(tw, s.Name, s.Transport, string(s.State), strconv.Itoa(s.Tools), strconv.Itoa(s.Restarts), note)
+		tableRow(tw, s.Name, s.Transport, string(s.State), strconv.Itoa(s.Tools), strconv.Itoa(s.Restarts), s.Auth, note)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -180,11 +180,11 @@ func TestMCPServers(t *testing.T) {
 	// was retried by then, and whether it is caught in the middle of a
 	// retry, depends on how long self takes to start.
 	for i, want := range []string{
-		`^SERVER +TRANSPORT +STATE +TOOLS +RESTARTS +NOTE$`,
-		`^broken +stdio +(down|starting) +0 +[0-9]+ +.*/nonexistent/mcp-server.*no such file or directory$`,
-		`^later +stdio +disabled +0 +0$`,
-		`^self +stdio +ready +[1-9][0-9]* +0$`,
-		`^zbroken +stdio +(down|starting) +0 +[0-9]+ +.*/nonexistent/other-server`,
+		`^SERVER +TRANSPORT +STATE +TOOLS +RESTARTS +AUTH +NOTE$`,
+		`^broken +stdio +(down|starting) +0 +[0-9]+ +none +.*/nonexistent/mcp-server.*no such file or directory$`,
+		`^later +stdio +disabled +0 +0 +none$`,
+		`^self +stdio +ready +[1-9][0-9]* +0 +none$`,
+		`^zbroken +stdio +(down|starting) +0 +[0-9]+ +none +.*/nonexistent/other-server`,
 	} {
 		if !regexp.MustCompile(want).MatchString(lines[i]) {
 			t.Errorf("line %d: %q does not match %s", i, lines[i], want)

@@ -53,3 +53,27 @@ func (e *env) auditKey(getenv func(string) string) ([]byte, error) {
 	}
 	return key, nil
 }
+
+// Where the key that seals the imported servers' OAuth grants comes from,
+// first found: the key itself, a file holding it; else the root's key
+// file in the data directory (toolbelt.TokenKeyFile).
+const (
+	envTokenKey     = "TOOLBELT_TOKEN_KEY"
+	envTokenKeyFile = "TOOLBELT_TOKEN_KEY_FILE"
+)
+
+// tokenKey returns the key set in the environment, nil when none is.
+func tokenKey(getenv func(string) string) ([]byte, error) {
+	if k := getenv(envTokenKey); k != "" {
+		return bytes.TrimSpace([]byte(k)), nil
+	}
+	file := getenv(envTokenKeyFile)
+	if file == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading the token key (%s): %w", envTokenKeyFile, err)
+	}
+	return bytes.TrimSpace(b), nil
+}

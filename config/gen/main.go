@@ -146,7 +146,13 @@ func (w *walker) fields(st *ast.StructType, prefix string) {
 		}
 		key := prefix + name
 		doc := meaning(f.Names[0].Name, text(f.Doc))
-		switch t := f.Type.(type) {
+		ft := f.Type
+		if star, ok := ft.(*ast.StarExpr); ok { // an optional section reads like the section
+			if id, ok := star.X.(*ast.Ident); ok && w.types[id.Name] != nil {
+				ft = id
+			}
+		}
+		switch t := ft.(type) {
 		case *ast.Ident:
 			if t.Name == "Rules" {
 				w.rows = append(w.rows, row{key, "policy rules", "", strings.TrimSpace(doc + " See [Policy rules](#policy-rules).")})

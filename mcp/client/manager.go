@@ -63,6 +63,9 @@ type Options struct {
 	// Transport, when set, makes the transport to a server instead of its
 	// configuration (for tests, or servers in the same process).
 	Transport func(ctx context.Context, name string) (mcp.Transport, error)
+	// Tokens keeps the OAuth grants of the servers that sign in with
+	// OAuth (a Vault); without it, such a server is not reached.
+	Tokens TokenStore
 	// OnState, when set, is called after a server changes state, on the
 	// goroutine that supervises it; it must not block for long.
 	OnState func(ServerStatus)
@@ -136,6 +139,9 @@ type ServerStatus struct {
 	Retry time.Time `json:"retry,omitzero"`
 	// Skipped lists its tools that were not imported, each with why.
 	Skipped []string `json:"skipped,omitempty"`
+	// Auth says how Toolbelt signs in to it (AuthState); filled in by
+	// those who read the grants.
+	Auth string `json:"auth,omitempty"`
 }
 
 // Manager imports the tools of MCP servers and keeps them up to date. It is

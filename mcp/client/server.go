@@ -38,6 +38,7 @@ type server struct {
 	// list leaves out.
 	clientLog *slog.Logger
 	reg       *registry.Registry // set by run, read only on its goroutine
+	oauth     *oauthHandler      // an OAuth server's, made by its first connect
 
 	mu       sync.Mutex
 	state    State
@@ -283,7 +284,14 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 	case config.TransportHTTP:
 		var client *http.Client
 		client, c.pool, err = httpClient(s.cfg)
-		t = &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+		st := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
+		if s.cfg.OAuth != nil && err == nil {
+			if s.oauth == nil {
+				s.oauth, err = newOAuth(s.name, s.cfg.OAuth, OAuthOptions{Tokens: s.m.opts.Tokens, Logger: s.clientLog})
+			}
+			st.OAuthHandler = s.oauth
+		}
+		t = st
 	case config.TransportSSE:
 		var client *http.Client
 		client, c.pool, err = httpClient(s.cfg)

@@ -1,0 +1,365 @@
+// Package oauthtest is a small OAuth 2.1 authorization server and an MCP
+// server it protects, for tests of Toolbelt's OAuth client on 127.0.0.1:
+// RFC 8414 metadata, RFC 7591 dynamic registration, the authorization code
+// grant with PKCE S256 only and the RFC 8707 resource checked, refresh
+// tokens rotated on every use (a used one is refused), the client
+// credentials grant for a pre-registered confidential client, and the MCP
+// server behind bearer validation with RFC 9728 protected-resource
+// metadata and scope step-up (403 insufficient_scope).
+// /authorize approves at once: a test's HTTP client following its
+// redirect plays the person's browser.
+package oauthtest
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+)
+
+// Server is the authorization server and the protected MCP server, on one
+// listener: the MCP endpoint is URL+"/mcp".
+type Server struct {
+	// URL is the issuer, and the base of the MCP endpoint.
+	URL string
+	// Lifetime is how long access tokens last (an hour).
+	Lifetime time.Duration
+
+	http *httptest.Server
+
+	mu       sync.Mutex
+	clients  map[string][]string // registered client id → redirect URIs
+	codes    map[string]code
+	access   map[string]grant // access token → what it grants
+	refresh  map[string]grant // refresh token → what it grants, while usable
+	issued   []string         // every token issued
+	counts   map[string]int   // grant type → token requests granted
+	asked    []string         // the scopes of the last authorization request
+	required string           // the scope calls need beside "tools"
+	machine  *ecdsa.PublicKey // verifies the machine client's assertions
+	document string           // the client ID metadata document taken as a client id
+	resource string
+}
+
+type code struct {
+	client, redirect, challenge, resource, scope string
+}
+
+// grant is what a token grants, until when.
+type grant struct {
+	scopes  []string
+	expires time.Time
+}
+
+// The pre-registered confidential client, for the client credentials
+// grant (client_secret_basic or client_secret_post).
+const (
+	MachineID     = "machine"
+	MachineSecret = "machine-secret"
+)
+
+// New starts the servers; Close stops them. The MCP server has one tool,
+// echo, that returns its text argument.
+func New() *Server {
+	s := &Server{Lifetime: time.Hour, clients: map[string][]string{}, codes: map[string]code{},
+		access: map[string]grant{}, refresh: map[string]grant{}, counts: map[string]int{}}
+	mux := http.NewServeMux()
+	s.http = httptest.NewServer(mux)
+	s.URL = s.http.URL
+	s.resource = s.URL + "/mcp"
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.metadata)
+	mux.Handle("GET /.well-known/oauth-protected-resource/mcp", auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource: s.resource, AuthorizationServers: []string{s.URL}, ScopesSupported: []string{"tools"},
+	}))
+	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("GET /authorize", s.authorize)
+	mux.HandleFunc("POST /token", s.token)
+	mux.Handle("/mcp", s.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() }, nil)))
+	return s
+}
+
+// Close stops the servers.
+func (s *Server) Close() { s.http.Close() }
+
+// Expire makes every access token issued so far refused, as expired ones
+// are, while the client still holds them.
+func (s *Server) Expire() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	clear(s.access)
+}
+
+// Require makes calls need scope beside "tools": a token without it gets
+// 403 insufficient_scope naming it.
+func (s *Server) Require(scope string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.required = scope
+}
+
+// AcceptDocument makes the server accept the client ID metadata
+// document at url as a client id, with any loopback redirect (the
+// document is taken as read, not fetched).
+func (s *Server) AcceptDocument(url string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.document = url
+}
+
+// Registered returns how many clients registered themselves (RFC 7591).
+func (s *Server) Registered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.clients)
+}
+
+// TrustKey makes the machine client authenticate with JWTs (RFC 7523)
+// signed by the private key of pub (ES256), instead of its secret.
+func (s *Server) TrustKey(pub *ecdsa.PublicKey) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.machine = pub
+}
+
+// verifyAssertion checks a client assertion: ES256 by the trusted key,
+// naming the machine client and the token endpoint, not expired; s.mu is
+// held.
+func (s *Server) verifyAssertion(jwt string) bool {
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 || s.machine == nil {
+		return false
+	}
+	var claims struct {
+		Iss, Sub, Aud string
+		Exp           int64
+	}
+	body, err1 := base64.RawURLEncoding.DecodeString(parts[1])
+	sig, err2 := base64.RawURLEncoding.DecodeString(parts[2])
+	if err1 != nil || err2 != nil || json.Unmarshal(body, &claims) != nil || len(sig) != 64 {
+		return false
+	}
+	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
+	r, ss := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
+	return ecdsa.Verify(s.machine, sum[:], r, ss) && claims.Iss == MachineID && claims.Sub == MachineID &&
+		claims.Aud == s.URL+"/token" && time.Now().Unix() < claims.Exp
+}
+
+// Asked returns the scopes of the last authorization request.
+func (s *Server) Asked() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.asked)
+}
+
+// Granted returns how many token requests of grant type grant were
+// granted (authorization_code, refresh_token).
+func (s *Server) Granted(grant string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.counts[grant]
+}
+
+// Issued returns every access and refresh token issued.
+func (s *Server) Issued() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.issued)
+}
+
+func echoServer() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "Returns its text."}, func(_ context.Context, _ *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Text}}}, nil, nil
+	})
+	return srv
+}
+
+// protect lets through requests with a live access token; others get a
+// 401 naming the protected-resource metadata.
+func (s *Server) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		s.mu.Lock()
+		g, ok := s.access[tok]
+		required := s.required
+		s.mu.Unlock()
+		if !ok || time.Now().After(g.expires) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp", scope="tools"`, s.URL))
+			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		if required != "" && !slices.Contains(g.scopes, required) {
+			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, required, s.URL))
+			http.Error(w, "insufficient scope", http.StatusForbidden)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	s.mu.Lock()
+	documents := s.document != ""
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"client_id_metadata_document_supported": documents,
+		"issuer":                                s.URL,
+		"authorization_endpoint":                s.URL + "/authorize",
+		"token_endpoint":                        s.URL + "/token",
+		"registration_endpoint":                 s.URL + "/register",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token", "client_credentials"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+		"scopes_supported":                      []string{"tools", "offline_access"},
+	})
+}
+
+func (s *Server) register(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		RedirectURIs []string `json:"redirect_uris"`
+	}
+	if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.RedirectURIs) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_redirect_uri"})
+		return
+	}
+	id := rand.Text()
+	s.mu.Lock()
+	s.clients[id] = req.RedirectURIs
+	s.mu.Unlock()
+	writeJSON(w, http.StatusCreated, map[string]any{"client_id": id, "redirect_uris": req.RedirectURIs, "token_endpoint_auth_method": "none"})
+}
+
+// authorize approves at once and redirects with a code, after checking
+// the request as a careful server does.
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	redirects, known := s.clients[q.Get("client_id")]
+	if s.document != "" && q.Get("client_id") == s.document && strings.HasPrefix(q.Get("redirect_uri"), "http://127.0.0.1:") {
+		redirects, known = []string{q.Get("redirect_uri")}, true
+	}
+	switch {
+	case !known || !slices.Contains(redirects, q.Get("redirect_uri")):
+		http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
+	case q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "":
+		http.Error(w, "response_type code with a PKCE S256 challenge is required", http.StatusBadRequest)
+	case q.Get("resource") != s.resource:
+		http.Error(w, "resource must be "+s.resource, http.StatusBadRequest)
+	default:
+		c := rand.Text()
+		s.codes[c] = code{client: q.Get("client_id"), redirect: q.Get("redirect_uri"), challenge: q.Get("code_challenge"), resource: q.Get("resource"), scope: q.Get("scope")}
+		s.asked = strings.Fields(q.Get("scope"))
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		bq := back.Query()
+		bq.Set("code", c)
+		bq.Set("state", q.Get("state"))
+		back.RawQuery = bq.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	}
+}
+
+func (s *Server) token(w http.ResponseWriter, r *http.Request) {
+	if r.ParseForm() != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	f := r.PostForm
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fail := func(e string) { writeJSON(w, http.StatusBadRequest, map[string]string{"error": e}) }
+	switch grant := f.Get("grant_type"); grant {
+	case "authorization_code":
+		c, ok := s.codes[f.Get("code")]
+		delete(s.codes, f.Get("code"))
+		sum := sha256.Sum256([]byte(f.Get("code_verifier")))
+		switch {
+		case !ok || c.client != clientID(r) || c.redirect != f.Get("redirect_uri"):
+			fail("invalid_grant")
+		case base64.RawURLEncoding.EncodeToString(sum[:]) != c.challenge:
+			fail("invalid_grant") // the PKCE verifier does not match
+		case f.Get("resource") != c.resource:
+			fail("invalid_target")
+		default:
+			s.grant(w, grant, strings.Fields(c.scope))
+		}
+	case "refresh_token":
+		g, ok := s.refresh[f.Get("refresh_token")]
+		if !ok {
+			fail("invalid_grant") // unknown, or used already: rotated
+			return
+		}
+		delete(s.refresh, f.Get("refresh_token"))
+		s.grant(w, grant, g.scopes)
+	case "client_credentials":
+		id, secret, basic := r.BasicAuth()
+		if !basic {
+			id, secret = f.Get("client_id"), f.Get("client_secret")
+		}
+		ok := id == MachineID && secret == MachineSecret
+		if f.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+			ok = s.verifyAssertion(f.Get("client_assertion")) && f.Get("resource") == s.resource
+		}
+		if !ok {
+			writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+			return
+		}
+		s.grant(w, grant, strings.Fields(f.Get("scope")))
+	default:
+		fail("unsupported_grant_type")
+	}
+}
+
+// grant issues a new access token for scopes, and a refresh token but
+// to a machine client; s.mu is held.
+func (s *Server) grant(w http.ResponseWriter, kind string, scopes []string) {
+	g := grant{scopes: scopes, expires: time.Now().Add(s.Lifetime)}
+	access := "at-" + rand.Text()
+	s.access[access] = g
+	s.issued = append(s.issued, access)
+	s.counts[kind]++
+	answer := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": int(s.Lifetime.Seconds()), "scope": strings.Join(scopes, " ")}
+	if kind != "client_credentials" {
+		refresh := "rt-" + rand.Text()
+		s.refresh[refresh] = g
+		s.issued = append(s.issued, refresh)
+		answer["refresh_token"] = refresh
+	}
+	writeJSON(w, http.StatusOK, answer)
+}
+
+// clientID is the client a token request names: in its basic
+// authentication, or its form.
+func clientID(r *http.Request) string {
+	if id, _, ok := r.BasicAuth(); ok {
+		id, _ = url.QueryUnescape(id) // RFC 6749 2.3.1 form-encodes it
+		return id
+	}
+	return r.PostForm.Get("client_id")
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
