@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/audit/auditlog"
 	"github.com/toolbelt/toolbelt/mcp/client"
@@ -153,27 +155,65 @@ func PipelineConfig(cfg *config.Config) invoke.Config {
 	return ic
 }
 
-// Hooks returns the command hooks cfg configures, run from the directory
-// of its file; nil when there are none. reg gives after hooks the tools'
-// metadata, to match group: references.
+// Hooks returns the tool hooks and permission_request hooks cfg
+// configures, run from the directory of its file; nil when there are
+// none. reg gives after hooks the tools' metadata, to match group:
+// references.
 func Hooks(cfg *config.Config, reg *registry.Registry) *invoke.Hooks {
-	if len(cfg.Hooks.Before) == 0 && len(cfg.Hooks.After) == 0 && len(cfg.Hooks.Persist) == 0 {
+	hc := cfg.Hooks
+	if len(hc.Before) == 0 && len(hc.After) == 0 && len(hc.Persist) == 0 && len(hc.PermissionRequest) == 0 {
 		return nil
 	}
 	conv := func(hs []config.Hook) []cmdhook.Hook {
 		out := make([]cmdhook.Hook, len(hs))
 		for i, h := range hs {
-			out[i] = cmdhook.Hook{Name: h.Name, Tools: h.Tools, Command: h.Command, Timeout: h.Timeout.D(), Priority: h.Priority}
+			out[i] = hookOf(h)
 		}
 		return out
 	}
 	h := invoke.NewHooks()
-	d := ""
-	if cfg.Path != "" {
-		d = filepath.Dir(cfg.Path)
-	}
-	cmdhook.Install(h, conv(cfg.Hooks.Before), conv(cfg.Hooks.After), conv(cfg.Hooks.Persist), cmdhook.Options{Dir: d, Registry: reg})
+	opts := hookOptions(cfg)
+	opts.Registry = reg
+	cmdhook.Install(h, conv(hc.Before), conv(hc.After), conv(hc.Persist), opts)
+	cmdhook.InstallPermission(h, eventHooks(hc.PermissionRequest), opts)
 	return h
+}
+
+// AgentHooks returns the lifecycle hooks cfg configures for agent loops
+// (run, chat, configured agents and their sub-agents), run from the
+// directory of its file. Its permission_request hooks are the pipeline's
+// (Hooks), so they answer for every call, whichever door it came by.
+func AgentHooks(cfg *config.Config) agent.Hooks {
+	hc := cfg.Hooks
+	return cmdhook.AgentHooks(cmdhook.Events{
+		SessionStart: eventHooks(hc.SessionStart), SessionEnd: eventHooks(hc.SessionEnd),
+		UserPromptSubmit: eventHooks(hc.UserPromptSubmit), Stop: eventHooks(hc.Stop), PreCompact: eventHooks(hc.PreCompact),
+		SubagentStart: eventHooks(hc.SubagentStart), SubagentStop: eventHooks(hc.SubagentStop),
+	}, hookOptions(cfg))
+}
+
+// hookOptions say where cfg's hooks run: in the directory of its file.
+func hookOptions(cfg *config.Config) cmdhook.Options {
+	if cfg.Path == "" {
+		return cmdhook.Options{}
+	}
+	return cmdhook.Options{Dir: filepath.Dir(cfg.Path)}
+}
+
+// eventHooks returns configured lifecycle hooks as hooks to run.
+func eventHooks(hs []config.EventHook) []cmdhook.Hook {
+	out := make([]cmdhook.Hook, len(hs))
+	for i, h := range hs {
+		out[i] = hookOf(h.Hook())
+	}
+	return out
+}
+
+// hookOf returns a configured hook as one to run, its secret read from
+// the environment where it says ${NAME}.
+func hookOf(h config.Hook) cmdhook.Hook {
+	secret, _ := config.ExpandEnv(h.Secret, os.LookupEnv)
+	return cmdhook.Hook{Name: h.Name, Tools: h.Tools, Command: h.Command, URL: h.URL, Secret: secret, Timeout: h.Timeout.D(), Priority: h.Priority}
 }
 
 // MCPServer returns an MCP server of the root's tools as the

@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/toolbelt/toolbelt/internal/textclip"
@@ -42,6 +43,9 @@ const (
 	EventToolStart     EventType = "tool_execution_start"
 	EventToolUpdate    EventType = "tool_execution_update"
 	EventToolEnd       EventType = "tool_execution_end"
+	// EventHook reports what a lifecycle hook (Hooks) did: Hook names its
+	// event, Decision what it decided ("error" with Error when it failed).
+	EventHook EventType = "hook"
 )
 
 // Event is something that happened in the loop.
@@ -72,8 +76,14 @@ type Event struct {
 	ToolResults []llm.Message `json:"toolResults,omitempty"`
 	// Messages are the messages the run added (agent_end).
 	Messages []llm.Message `json:"messages,omitempty"`
-	// Error says why the run stopped early (agent_end).
+	// Error says why the run stopped early (agent_end), or why a hook
+	// failed (hook).
 	Error string `json:"error,omitempty"`
+	// Hook, Decision and Reason are a hook event's: the hook's event
+	// (HookStop, …), what it decided and why.
+	Hook     string `json:"hook,omitempty"`
+	Decision string `json:"decision,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 }
 
 // MarshalJSON writes the event; a tool_execution_end with its isError
@@ -118,13 +128,17 @@ type Agent struct {
 	Thinking string
 	// OnEvent receives the events, one at a time (never concurrently).
 	OnEvent func(Event)
+	// Hooks are its lifecycle hooks.
+	Hooks Hooks
 
 	mu        sync.Mutex
 	steering  []llm.Message
 	followUps []llm.Message
 	// interrupt stops the tools of the turn that runs them (nil between).
 	interrupt context.CancelCauseFunc
-	emitMu    sync.Mutex
+	// started says a run started the session (session_start ran).
+	started bool
+	emitMu  sync.Mutex
 }
 
 // ErrSteered is why the tools of a turn were stopped: a steering message
@@ -216,7 +230,7 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 	if a.Client == nil || a.Runner == nil {
 		return history, errors.New("agent: Client and Runner must be set")
 	}
-	transcript = append(append([]llm.Message(nil), history...), prompt...)
+	transcript = append([]llm.Message(nil), history...)
 	start := len(history)
 	a.emit(Event{Type: EventAgentStart})
 	defer func() {
@@ -226,10 +240,12 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		}
 		a.emit(e)
 	}()
-	for i := range prompt {
-		a.emit(Event{Type: EventMessageStart, Message: &prompt[i]})
-		a.emit(Event{Type: EventMessageEnd, Message: &prompt[i]})
+	transcript = a.deliver(transcript, a.startSession(ctx, len(history) > 0))
+	extra, err := a.submitPrompt(ctx, prompt)
+	if err != nil {
+		return transcript, err
 	}
+	transcript = a.deliver(transcript, append(slices.Clone(prompt), extra...))
 	tools, err := a.exportTools()
 	if err != nil {
 		return transcript, err
@@ -238,6 +254,7 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 	if maxTurns <= 0 {
 		maxTurns = DefaultMaxTurns
 	}
+	continues := 0
 	for turn := 1; ; turn++ {
 		if turn > maxTurns {
 			return transcript, ErrMaxTurns
@@ -260,7 +277,12 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		if len(calls) == 0 {
 			more := a.take(&a.followUps)
 			if len(more) == 0 && !a.pending() {
-				return transcript, nil
+				on := a.stopHook(ctx, turn, continues, msg)
+				if on == nil {
+					return transcript, nil
+				}
+				continues++
+				more = []llm.Message{*on}
 			}
 			transcript = a.deliver(transcript, more)
 		}
@@ -373,6 +395,9 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, id string, f
 			Details: map[string]any{"invalidArguments": c.InvalidArguments}})
 	}
 	opts := []invoke.CallOption{from}
+	if a.Hooks.PermissionRequest != nil {
+		opts = append(opts, invoke.Permission(HookPermissionRequest, a.Hooks.PermissionRequest))
+	}
 	if a.OnEvent != nil {
 		opts = append(opts, invoke.OnUpdate(func(r tool.Result) {
 			p := llm.ToolResult(tool.ResultMessage{Role: tool.RoleToolResult, ToolCallID: c.ID, ToolName: c.Name, Content: r.Content, Details: r.Details})

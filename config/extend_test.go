@@ -54,11 +54,15 @@ hooks:
 func TestToolDirsAndHooksErrors(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct{ yaml, want string }{
-		"unknown key in a dir": {"tools:\n  dirs:\n    - path: x\n      trustd: true\n", "trustd"},
-		"dir without path":     {"tools:\n  dirs:\n    - trusted: true\n", "tools.dirs[0] has no path"},
-		"hook without command": {"hooks:\n  before:\n    - tools: exec\n", "hooks.before[0] needs a command"},
-		"unknown hook key":     {"hooks:\n  after:\n    - command: x\n      comand: y\n", "comand"},
-		"unknown hook kind":    {"hooks:\n  beforeCall: []\n", "beforeCall"},
+		"unknown key in a dir":  {"tools:\n  dirs:\n    - path: x\n      trustd: true\n", "trustd"},
+		"dir without path":      {"tools:\n  dirs:\n    - trusted: true\n", "tools.dirs[0] has no path"},
+		"hook without command":  {"hooks:\n  before:\n    - tools: exec\n", "hooks.before[0] needs a command"},
+		"unknown hook key":      {"hooks:\n  after:\n    - command: x\n      comand: y\n", "comand"},
+		"unknown hook kind":     {"hooks:\n  beforeCall: []\n", "beforeCall"},
+		"command and url":       {"hooks:\n  session_start:\n    - {command: x, url: 'http://h', secret: '${S}'}\n", "hooks.session_start[0] has both a command and a url"},
+		"bad secret":            {"hooks:\n  after:\n    - {url: 'http://h', secret: abc}\n", "hooks.after[0].secret: webhook secret must start with"},
+		"tools on an event":     {"hooks:\n  stop:\n    - {command: x, tools: [exec]}\n", "tools"},
+		"lifecycle, no command": {"hooks:\n  permission_request:\n    - {name: x}\n", "hooks.permission_request[0] needs a command or a url"},
 	}
 	for name, c := range cases {
 		_, err := Parse("toolbelt.yaml", []byte(c.yaml))

@@ -468,6 +468,12 @@ func (r *Runner) confirmStep(next Handler) Handler {
 			}
 			return next(approvedFor(ctx, req), req)
 		}
+		switch decision, res, stop := r.askHooks(ctx, req, why); {
+		case stop:
+			return res
+		case decision == PermissionAllow:
+			return next(approvedFor(ctx, req), req)
+		}
 		if r.confirmer == nil {
 			req.Confirmation = &ConfirmRecord{Answer: "none", At: now}
 			req.Outcome = OutcomeDenied

@@ -21,6 +21,8 @@ type Hooks struct {
 	before  []beforeEntry
 	after   []afterEntry
 	persist []persistEntry
+	// permission are the permission_request hooks (permission.go).
+	permission []permissionEntry
 }
 
 // NewHooks returns an empty set of hooks.

@@ -67,13 +67,15 @@ type Request struct {
 	Confirmation *ConfirmRecord
 	Outcome      Outcome
 
-	runner    *Runner
-	onUpdate  func(tool.Result)
-	resolved  *resolvedTool
-	args      map[string]any // decoded Call.Arguments, once needed
-	quick     int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
-	previewed *previewed     // the preview of the current arguments, once asked for
-	touched   *touched       // the files the call touches, once worked out
+	runner   *Runner
+	onUpdate func(tool.Result)
+	// permission are the call's own permission_request hooks.
+	permission []permissionEntry
+	resolved   *resolvedTool
+	args       map[string]any // decoded Call.Arguments, once needed
+	quick      int8           // quick check: 0 not done, 1 valid with declared names only, 2 valid, -1 unsure
+	previewed  *previewed     // the preview of the current arguments, once asked for
+	touched    *touched       // the files the call touches, once worked out
 	// preapproved: an allow rule on arguments decided (policy.Result.Preapproved)
 	preapproved bool
 	notes       map[string]any // what the pipeline did, for the result's details

@@ -259,7 +259,22 @@ func (h *Host) Stop(ctx context.Context) error {
 	}
 	err := lifecycle.Drain(ctx, &h.loops, h.stop)
 	h.stop()
+	h.endSessions(context.WithoutCancel(ctx))
 	return err
+}
+
+// endSessions ends the sessions the host ran: their agents' session_end
+// hooks run.
+func (h *Host) endSessions(ctx context.Context) {
+	h.mu.Lock()
+	agents := make([]*agent.Agent, 0, len(h.sessions))
+	for _, s := range h.sessions {
+		agents = append(agents, s.a)
+	}
+	h.mu.Unlock()
+	for _, a := range agents {
+		a.EndSession(ctx, "exit")
+	}
 }
 
 // running says whether runs may start; h.mu is held.
@@ -575,6 +590,9 @@ func (h *Host) loop(ctx context.Context, s *session, prompt []llm.Message) {
 		if s.ParentKey != "" && h.o.SubagentEnded != nil {
 			h.o.SubagentEnded(s.Key) // before a new run of s may start
 		}
+		if p := h.agentOf(s.ParentKey); p != nil {
+			p.RunSubagentStop(record, agent.SubagentStop{Session: s.ParentKey, Child: s.Key, Agent: s.As.AgentID, Label: s.Label, Status: status, Answer: lastAnswer(transcript)})
+		}
 		unlock() // from here on, a new run of s may start
 		if toParent {
 			_ = h.Deliver(record, s.ParentKey, llm.UserText(report))
@@ -881,12 +899,26 @@ func (h *Host) Spawn(ctx context.Context, req tool.SpawnRequest) (tool.SpawnResu
 		return tool.SpawnResult{}, tool.InputErrorf("Cannot start agent %q with model %q: %v", target, model, err)
 	}
 	s := h.newSession(spec, a, nil)
+	if pa := h.agentOf(parent.Key); pa != nil {
+		pa.RunSubagentStart(ctx, agent.SubagentStart{Session: parent.Key, Child: spec.Key, Agent: target, Label: req.Label, Task: req.Task})
+	}
 	if err := h.run(ctx, s, []llm.Message{llm.UserText(req.Task)}, req.Timeout); err != nil {
 		return tool.SpawnResult{}, err
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return tool.SpawnResult{Status: "accepted", ChildSessionKey: spec.Key, RunID: s.runID, AgentID: target, Model: model}, nil
+}
+
+// agentOf returns the agent loop of session key, nil when the host has
+// not run it.
+func (h *Host) agentOf(key string) *agent.Agent {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s, ok := h.sessions[key]; ok && key != "" {
+		return s.a
+	}
+	return nil
 }
 
 // runningChildren counts the sub-agents of session key that run.

@@ -67,5 +67,10 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if err != nil {
 		return nil, nil, err
 	}
-	return &agent.Agent{Client: client, Runner: runner, System: system}, runner.Close, nil
+	// Each turn is a session of the lifecycle hooks: it ends once answered.
+	a := &agent.Agent{Client: client, Runner: runner, System: system, Hooks: toolbelt.AgentHooks(ca.cfg)}
+	return a, func() {
+		a.EndSession(context.Background(), "done")
+		runner.Close()
+	}, nil
 }

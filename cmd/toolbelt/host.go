@@ -126,7 +126,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	rh.mu.Lock()
 	rh.closers = append(rh.closers, closer)
 	rh.mu.Unlock()
-	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), OnEvent: func(ev agent.Event) {
+	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Hooks: toolbelt.AgentHooks(rh.cfg), OnEvent: func(ev agent.Event) {
 		rh.view.onSubagentEvent(s.Key, ev)
 	}}, nil
 }

@@ -147,7 +147,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Hooks: toolbelt.AgentHooks(cfg)}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 

@@ -14,6 +14,7 @@ package cmdhook
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,8 +40,13 @@ type Hook struct {
 	// empty selects every call. "write" selects every tool that changes
 	// files (write, edit, apply_patch).
 	Tools []string
-	// Command runs with sh -c.
+	// Command runs with sh -c. A hook has a command or a URL.
 	Command string
+	// URL, with Secret ("whsec_…"), makes it an HTTP hook: its input is
+	// POSTed as JSON, signed the Standard Webhooks way (package
+	// stdwebhook), and the response body is its answer; a status other
+	// than 2xx is a failure.
+	URL, Secret string
 	// Timeout bounds one run (default 10 s).
 	Timeout time.Duration
 	// Priority orders before hooks, higher first.
@@ -174,10 +180,7 @@ func Persist(h Hook, opts Options) invoke.PersistHook {
 }
 
 func (h Hook) name() string {
-	if h.Name != "" {
-		return h.Name
-	}
-	return h.Command
+	return cmp.Or(h.Name, h.Command, h.URL)
 }
 
 // matches reports whether the hook is for the tool m describes; a hook
@@ -286,16 +289,13 @@ func After(h Hook, opts Options) invoke.AfterHook {
 	}
 }
 
-// run runs the hook's command with in on its standard input.
+// run runs the hook with in as its input: its command, with in on its
+// standard input, or its HTTP request (see post), whose answer comes back
+// as a command's standard output with exit code 0.
 func (h Hook) run(ctx context.Context, dir string, in any) (shell.ChildResult, []string, error) {
 	b, err := json.Marshal(in)
 	if err != nil {
 		return shell.ChildResult{}, nil, fmt.Errorf("hook %s: encoding its input: %w", h.name(), err)
-	}
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return shell.ChildResult{}, nil, err
-		}
 	}
 	timeout := h.Timeout
 	if timeout <= 0 {
@@ -303,6 +303,18 @@ func (h Hook) run(ctx context.Context, dir string, in any) (shell.ChildResult, [
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if h.URL != "" {
+		out, err := h.post(ctx, b)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return shell.ChildResult{}, nil, fmt.Errorf("hook %s ran out of time (%s) and was stopped", h.name(), timeout)
+		}
+		return shell.ChildResult{Stdout: out}, nil, err
+	}
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return shell.ChildResult{}, nil, err
+		}
+	}
 	var mu sync.Mutex
 	var logs []string
 	res, err := shell.RunChild(ctx, shell.Child{

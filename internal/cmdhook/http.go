@@ -1,0 +1,44 @@
+package cmdhook
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/toolbelt/toolbelt/internal/randid"
+	"github.com/toolbelt/toolbelt/internal/stdwebhook"
+)
+
+// post sends an HTTP hook its input: a POST of body to its URL, signed
+// under its secret the Standard Webhooks way, and returns the response
+// body, at most maxAnswer bytes. A status other than 2xx is an error.
+func (h Hook) post(ctx context.Context, body []byte) ([]byte, error) {
+	header, err := stdwebhook.Header(h.Secret, randid.New("hook_", 12), time.Now(), body)
+	if err != nil {
+		return nil, fmt.Errorf("hook %s: %w", h.name(), err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.URL, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("hook %s: %w", h.name(), err)
+	}
+	req.Header = header
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("hook %s could not be reached: %w", h.name(), err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("hook %s: reading its answer: %w", h.name(), err)
+	case len(out) > maxAnswer:
+		return nil, fmt.Errorf("hook %s answered more than %d bytes", h.name(), maxAnswer)
+	case resp.StatusCode/100 != 2:
+		return nil, fmt.Errorf("hook %s answered HTTP %s", h.name(), resp.Status)
+	}
+	return out, nil
+}

@@ -1,0 +1,71 @@
+package invoke_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/invoke"
+	"github.com/toolbelt/toolbelt/tool"
+)
+
+// TestPermissionHooks: permission_request hooks decide about a call that
+// needs approval before a person is asked — allow (with updated input),
+// deny, ask (the person decides) — a deny wins over an allow, and a
+// failing hook blocks the call (fail closed).
+func TestPermissionHooks(t *testing.T) {
+	t.Parallel()
+	answer := func(d invoke.PermissionDecision, err error) invoke.PermissionHook {
+		return func(_ context.Context, req invoke.PermissionRequest) (invoke.PermissionDecision, error) {
+			if req.Tool != "echo" || req.Params["path"] != "a" || req.Reason != "requested by the asks hook: sure?" {
+				t.Errorf("hook saw %+v", req)
+			}
+			return d, err
+		}
+	}
+	allow := answer(invoke.PermissionDecision{Decision: invoke.PermissionAllow, Params: map[string]any{"mode": "text"}}, nil)
+	deny := answer(invoke.PermissionDecision{Decision: invoke.PermissionDeny, Reason: "not on main"}, nil)
+	for _, tc := range []struct {
+		name           string
+		runner, call   invoke.PermissionHook
+		want           string
+		personWasAsked bool
+	}{
+		{"allow with updated input", allow, nil, `{"mode":"text","path":"a"}`, false},
+		{"deny", deny, nil, `{"status":"blocked","tool":"echo","reason":"not on main"}`, false},
+		{"ask", answer(invoke.PermissionDecision{Decision: invoke.PermissionAsk}, nil), nil, `{"path":"a"}`, true},
+		{"the call's own hook", nil, allow, `{"mode":"text","path":"a"}`, false},
+		{"deny wins", allow, deny, `{"status":"blocked","tool":"echo","reason":"not on main"}`, false},
+		{"error", answer(invoke.PermissionDecision{}, errors.New("down")), nil, `{"status":"blocked","tool":"echo","reason":"` + invoke.PermissionHookFailed + `"}`, false},
+		{"unknown decision", answer(invoke.PermissionDecision{Decision: "maybe"}, nil), nil, `{"status":"blocked","tool":"echo","reason":"` + invoke.PermissionHookFailed + `"}`, false},
+		{"invalid updated input", answer(invoke.PermissionDecision{Decision: invoke.PermissionAllow, Params: map[string]any{"offset": "x"}}, nil), nil, `{"status":"blocked","tool":"echo","reason":"` + invoke.PermissionHookFailed + `"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hooks := invoke.NewHooks()
+			hooks.OnBefore("asks", 0, func(context.Context, invoke.BeforeToolCall) (invoke.BeforeDecision, error) {
+				return invoke.BeforeDecision{RequireApproval: true, ApprovalMessage: "sure?"}, nil
+			})
+			if tc.runner != nil {
+				hooks.OnPermission("guard", tc.runner)
+			}
+			var asked atomic.Bool
+			confirm := invoke.ConfirmFunc(func(context.Context, invoke.Confirmation) (invoke.Answer, error) {
+				asked.Store(true)
+				return invoke.Answer{Allow: true, By: "test"}, nil
+			})
+			r := newRunner(t, []tool.Tool{fn("echo", echo)}, invoke.WithHooks(hooks), invoke.WithConfirmer(confirm), quiet)
+			var opts []invoke.CallOption
+			if tc.call != nil {
+				opts = append(opts, invoke.Permission("own", tc.call))
+			}
+			msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "echo", Arguments: []byte(`{"path":"a"}`)}, opts...)
+			if got := text(msg); got != tc.want {
+				t.Errorf("result %s, want %s", got, tc.want)
+			}
+			if asked.Load() != tc.personWasAsked {
+				t.Errorf("a person was asked: %v, want %v", asked.Load(), tc.personWasAsked)
+			}
+		})
+	}
+}
