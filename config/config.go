@@ -89,6 +89,8 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Hooks are commands run before and after tool calls.
 	Hooks Hooks `yaml:"hooks"`
+	// Skills configures where agents find Agent Skills (docs/agents.md).
+	Skills Skills `yaml:"skills"`
 	// Audit configures the audit log's durability and its key.
 	Audit Audit `yaml:"audit"`
 	// Jobs configures the durable jobs of async tools (docs/jobs.md).
@@ -105,6 +107,15 @@ type Config struct {
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
 	file *ast.File
+}
+
+// Skills says where agents find Agent Skills besides the workspace's
+// .toolbelt/skills and the user's toolbelt/skills.
+type Skills struct {
+	// Paths are folders of skills (each skill a subfolder with a
+	// SKILL.md), relative to the configuration file. Their skills are
+	// trusted: their allowed-tools pre-approve tools.
+	Paths []string `yaml:"paths"`
 }
 
 // Limits bound the pipeline; zero values take the pipeline's defaults.

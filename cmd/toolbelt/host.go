@@ -119,6 +119,7 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	system, extra = rh.e.skills(rh.cfg, tc, system, extra)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err

@@ -143,6 +143,7 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	image.ModelsService.Set(tc, toolbelt.ImageModels(cfg, tc.AgentID, model))
 	rh.holdReads(tc, ag)
+	system, extra = e.skills(cfg, tc, system, extra)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
@@ -171,6 +172,21 @@ func sessionTools(cfg *config.Config, model, profile string) ([]invoke.Option, e
 		return nil, nil
 	}
 	return []invoke.Option{invoke.WithSelection(sel...)}, nil
+}
+
+// skills offers the agent of tc the skills of its workspace
+// (toolbelt.Skills): system with their listing after it, and extra with
+// the option that applies the allowed-tools of those it loads. Skills left
+// out are warned about on stderr.
+func (e *env) skills(cfg *config.Config, tc *tool.Context, system string, extra []invoke.Option) (string, []invoke.Option) {
+	listing, opt, problems := toolbelt.Skills(cfg, tc)
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "toolbelt: skill not loaded: %v\n", p)
+	}
+	if listing != "" {
+		system = strings.TrimSpace(system + "\n\n" + listing)
+	}
+	return system, append(extra, opt)
 }
 
 // runAs makes tc run as the run's session: as who asks for the run (the
