@@ -51,7 +51,7 @@ func Register(reg *registry.Registry) error {
 	meta := tool.Meta{ID: Name, Label: "Skill", Description: description, ReadOnly: true, Idempotent: true, Source: tool.SourceCore}
 	return reg.RegisterFactory(func(tc *tool.Context) (*tool.Tool, error) {
 		if c, ok := Service.Get(tc); !ok || len(c.skills) == 0 {
-			return nil, &tool.NotHere{Reason: "no skills here"}
+			return nil, &tool.NotHere{Reason: "no skills here: toolbelt run and chat offer the skills of the workspace's .toolbelt/skills, the user's toolbelt/skills and skills.paths (docs/agents.md)"}
 		}
 		own := t
 		return &own, nil
