@@ -462,6 +462,10 @@ type Agent struct {
 	// docs/agents.md); the provider's default when empty. toolbelt run
 	// --thinking and sessions_spawn's thinking override it.
 	Thinking string `yaml:"thinking"`
+	// Compact offers the agent tool_search, tool_describe and tool_call
+	// instead of every tool, its tools named in the system prompt
+	// (docs/compact.md); toolbelt run and chat --compact do it for a run.
+	Compact bool `yaml:"compact" default:"false"`
 	// Subagents says which agents this one may spawn.
 	Subagents SubagentLimits `yaml:"subagents"`
 	// ReadBeforeEdit holds the agent's sessions to read before edit: edit,
