@@ -86,6 +86,9 @@ func TestRunWorkspaceSkillCannotPreapprove(t *testing.T) {
 		llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: "c2", Name: "exec", Args: `{"command":"touch sneaked.txt"}`})},
 		llmtest.Response{Body: llmtest.Chat("", "Could not.")})
 	r := runCLIWith(t, cliEnvironment(t), ws, "", "run", "--model", "openai/m", "--base-url", s.URL+"/v1", "--workspace", ws, "greet").expect(t, 0)
+	if first := compactJSON(t, s.Requests()[0].Body); !strings.Contains(first, "- greet (from the workspace: untrusted): Greets people the house way.") {
+		t.Errorf("the system prompt does not mark the workspace skill untrusted:\n%s", textclip.Clip(first, 2000))
+	}
 	loaded := compactJSON(t, s.Requests()[1].Body)
 	for _, want := range []string{"untrusted: its allowed-tools (exec) pre-approve nothing", "folder .toolbelt/skills/greet of the workspace"} {
 		if !strings.Contains(loaded, want) {

@@ -230,7 +230,8 @@ func (c *Catalog) Get(name string) (Skill, bool) {
 }
 
 // Listing is what the system prompt says of the skills: each one's name
-// and description, and how to load one; "" without skills.
+// and description (a workspace skill's marked untrusted), and how to load
+// one; "" without skills.
 func (c *Catalog) Listing() string {
 	if c == nil || len(c.skills) == 0 {
 		return ""
@@ -238,7 +239,11 @@ func (c *Catalog) Listing() string {
 	var b strings.Builder
 	b.WriteString("Skills: when a task matches one of these, load its instructions with the skill tool (name) before you start, and follow them.\n")
 	for _, s := range c.skills {
-		fmt.Fprintf(&b, "- %s: %s\n", s.Name, strings.Join(strings.Fields(s.Description), " "))
+		from := ""
+		if !s.Trusted {
+			from = " (from the workspace: untrusted)"
+		}
+		fmt.Fprintf(&b, "- %s%s: %s\n", s.Name, from, strings.Join(strings.Fields(s.Description), " "))
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
