@@ -91,6 +91,7 @@ var entries = []Entry{
 	{ID: "session_status", Section: "sessions", Profiles: allProfiles},
 	{ID: "result_read", Section: "sessions", Profiles: allProfiles},
 	{ID: "todo_write", Section: "sessions", Profiles: codingAndMsg},
+	{ID: "skill", Section: "sessions", Profiles: allProfiles},
 	{ID: "browser", Section: "ui", Profiles: coding},
 	{ID: "canvas", Section: "ui", Profiles: coding},
 	{ID: "ask_user", Section: "ui", Profiles: allProfiles},

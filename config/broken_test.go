@@ -18,7 +18,7 @@ var brokenConfigs = []struct{ yaml, want string }{
 	// Keys that do not exist.
 	{"limits:\n  timout: 5m\n", `toolbelt.yaml:2:3: limits.timout: unknown key; did you mean "timeout"?`},
 	{"limits:\n  zzqx: 1\n", `toolbelt.yaml:2:3: limits.zzqx: unknown key: limits takes eventMaxChars, imageMaxBytes, imageMaxSide, maxResultChars, maxResultTokens, maxTimeout, timeout, updateInterval`},
-	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, mode, cron, console, tools, agents, channels, routes, principals, sandbox, subagents, mcpServers, mcp, hooks, audit, jobs, model, providers`},
+	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, mode, cron, console, tools, agents, channels, routes, principals, sandbox, subagents, mcpServers, mcp, hooks, skills, audit, jobs, model, providers`},
 	{"tools:\n  byProvider:\n    openai: {dney: [x]}\n", `toolbelt.yaml:3:14: tools.byProvider.openai.dney: unknown key; did you mean "deny"?`},
 	{"agents:\n  a:\n    tool: {deny: [x]}\n", `toolbelt.yaml:3:5: agents.a.tool: unknown key; did you mean "tools"?`},
 	{"tools:\n  denny: exec\n", `toolbelt.yaml:2:3: tools.denny is "exec": a tool's settings are a mapping; the policy keys are profile, allow, alsoAllow, deny, ask, byProvider; did you mean "deny"?`},

@@ -89,6 +89,8 @@ type Config struct {
 	MCP MCP `yaml:"mcp"`
 	// Hooks are commands run before and after tool calls.
 	Hooks Hooks `yaml:"hooks"`
+	// Skills configures where agents find Agent Skills (docs/agents.md).
+	Skills Skills `yaml:"skills"`
 	// Audit configures the audit log's durability and its key.
 	Audit Audit `yaml:"audit"`
 	// Jobs configures the durable jobs of async tools (docs/jobs.md).
@@ -105,6 +107,15 @@ type Config struct {
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
 	file *ast.File
+}
+
+// Skills says where agents find Agent Skills besides the workspace's
+// .toolbelt/skills and the user's toolbelt/skills.
+type Skills struct {
+	// Paths are folders of skills (each skill a subfolder with a
+	// SKILL.md), relative to the configuration file. Their skills are
+	// trusted: their allowed-tools pre-approve tools.
+	Paths []string `yaml:"paths"`
 }
 
 // Limits bound the pipeline; zero values take the pipeline's defaults.
@@ -496,6 +507,10 @@ type Agent struct {
 	// docs/agents.md); the provider's default when empty. toolbelt run
 	// --thinking and sessions_spawn's thinking override it.
 	Thinking string `yaml:"thinking"`
+	// Compact offers the agent tool_search, tool_describe and tool_call
+	// instead of every tool, its tools named in the system prompt
+	// (docs/compact.md); toolbelt run and chat --compact do it for a run.
+	Compact bool `yaml:"compact" default:"false"`
 	// Subagents says which agents this one may spawn.
 	Subagents SubagentLimits `yaml:"subagents"`
 	// ReadBeforeEdit holds the agent's sessions to read before edit: edit,

@@ -384,7 +384,7 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 	modeRefuses := func(refusal string) { denied = fmt.Errorf("the permission mode refuses it: %s", refusal) }
 	check := func(ctx context.Context, req *Request) tool.Result {
 		if r.policy != nil {
-			d := r.policy.Decide(callRequest(ctx, r.policy, req))
+			d := r.policy.Decide(r.callRequest(ctx, r.policy, req))
 			switch d.Decision {
 			case policy.Deny:
 				denied = fmt.Errorf("the policy denies it: %s", d.Reason)

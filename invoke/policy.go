@@ -62,7 +62,7 @@ func (r *Runner) policyStep(next Handler) Handler {
 // when hooks changed them — and blocks it (blocked true) or, for an ask,
 // requires approval.
 func (r *Runner) applyPolicy(ctx context.Context, req *Request) (res tool.Result, blocked bool) {
-	d := r.policy.Decide(callRequest(ctx, r.policy, req))
+	d := r.policy.Decide(r.callRequest(ctx, r.policy, req))
 	req.Verdicts = d.Verdicts
 	switch d.Decision {
 	case policy.Deny:
@@ -77,11 +77,31 @@ func (r *Runner) applyPolicy(ctx context.Context, req *Request) (res tool.Result
 	return tool.Result{}, false
 }
 
+// SkillRules gives the allowed-tools of the skills active in a session
+// (see skills.Catalog): the policy's "skill" layer pre-approves the tools
+// they name.
+type SkillRules interface {
+	SkillRules(session string) []string
+}
+
+// WithSkills makes the runner's policy pre-approve, in each session, the
+// tools that s says the session's active skills allow (deny and ask
+// rules still win). Without a policy, an empty one is used.
+func WithSkills(s SkillRules) Option { return func(r *Runner) { r.skills = s } }
+
 // callRequest describes a call to policy p. The arguments are decoded
 // only for a policy with conditions on them (the decoding was a tenth of
 // the pipeline's CPU), and the files the call touches worked out only for
-// one with conditions on files.
-func callRequest(ctx context.Context, p *policy.Policy, req *Request) policy.Request {
+// one with conditions on files — or for skills active in the call's
+// session, whose rules may have specifiers.
+func (r *Runner) callRequest(ctx context.Context, p *policy.Policy, req *Request) policy.Request {
+	if r.skills != nil {
+		if skills := r.skills.SkillRules(req.Scope.Session); len(skills) > 0 {
+			_, pr := r.ruleRequest(ctx, req)
+			pr.Skills = skills
+			return pr
+		}
+	}
 	var args map[string]any
 	if p.UsesArgs() {
 		var err error

@@ -180,6 +180,8 @@ type Runner struct {
 	// ruleStore keeps the allow rules people saved for the workspace; nil
 	// offers none to save.
 	ruleStore RuleStore
+	// skills gives the rules of the skills active in each session (WithSkills).
+	skills SkillRules
 
 	// workspaces maps a tool context's workspace directory to its resolved
 	// form (see scopeOf).
@@ -292,6 +294,9 @@ func New(reg *registry.Registry, tc *tool.Context, opts ...Option) *Runner {
 		o(r)
 	}
 	r.cfg = r.cfg.withDefaults()
+	if r.skills != nil && r.policy == nil {
+		r.policy = &policy.Policy{}
+	}
 	if r.outputs == nil {
 		r.outputs = NewMemoryOutputs(64 << 20)
 	}
@@ -516,7 +521,7 @@ func (r *Runner) Explain(ctx context.Context, call tool.Call, opts ...CallOption
 	}
 	var pr policy.Request
 	decide := func(ctx context.Context, req *Request) tool.Result {
-		pr = callRequest(ctx, p, req)
+		pr = r.callRequest(ctx, p, req)
 		if _, saved, ok := r.savedRequest(ctx, req); ok {
 			pr = saved
 		}

@@ -134,6 +134,11 @@ type Request struct {
 	// Only rules with a specifier count, and like every allow they never
 	// override a deny or an ask of another layer.
 	Saved []string
+	// Skills are the allowed-tools of the skills active in the caller's
+	// session ("read", "exec(git diff:*)"): the "skill" layer. A tool one
+	// names is pre-approved, with or without a specifier; it only allows,
+	// so a deny or an ask of another layer still wins.
+	Skills []string
 	// Caller is who calls: its agent, channel, sandbox and sub-agent flags
 	// select those layers, and its owner flag (true only when the caller is
 	// known to be the owner) the owner-only tools.
@@ -219,6 +224,10 @@ func (p *Policy) Decide(req Request) Result {
 	if saved := slices.DeleteFunc(slices.Clone(req.Saved), func(ref string) bool { return !p.specific(ref) }); len(saved) > 0 {
 		p.layer(req, "workspace", Rules{Allow: saved}, add)
 	}
+	skill, bySkill := p.best(req, req.Skills, true)
+	if bySkill {
+		add(Verdict{Layer: "skill", Decision: Allow, Rule: "allow " + skill, Specific: p.specific(skill)})
+	}
 	for _, v := range res.Verdicts {
 		if v.Decision > res.Decision {
 			res.Decision = v.Decision
@@ -232,7 +241,10 @@ func (p *Policy) Decide(req Request) Result {
 			res.DecidedBy = v
 		}
 	}
-	res.Preapproved = res.Decision == Allow && res.DecidedBy.Specific
+	if bySkill && res.Decision == Allow && !res.DecidedBy.Specific {
+		res.DecidedBy = res.Verdicts[len(res.Verdicts)-1]
+	}
+	res.Preapproved = res.Decision == Allow && (res.DecidedBy.Specific || bySkill)
 	res.Reason = p.reason(req, res, ownerOnly)
 	return res
 }

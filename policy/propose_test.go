@@ -100,3 +100,39 @@ func TestSavedRulesLayer(t *testing.T) {
 		}
 	}
 }
+
+// TestSkillLayer: the allowed-tools of a session's active skills
+// pre-approve the tools they name, whole or with a specifier that holds,
+// and never override a deny or an ask; they allow only, so a tool they do
+// not name is decided as without them.
+func TestSkillLayer(t *testing.T) {
+	t.Parallel()
+	npm := []tool.Program{{Name: "npm", Args: []string{"run", "test"}, Exact: true}}
+	for _, tc := range []struct {
+		name   string
+		tool   string
+		p      *Policy
+		skills []string
+		want   Decision
+		pre    bool
+	}{
+		{name: "a whole tool", skills: []string{"exec"}, want: Allow, pre: true},
+		{name: "an alias", skills: []string{"bash"}, want: Allow, pre: true},
+		{name: "a specifier that holds", skills: []string{"exec(npm run test:*)"}, want: Allow, pre: true},
+		{name: "one that does not", skills: []string{"exec(npm run lint:*)"}, want: Allow},
+		{name: "over a plain allow", p: &Policy{Tools: Rules{Allow: []string{"exec", "read"}}}, skills: []string{"exec"}, want: Allow, pre: true},
+		{name: "a deny wins", p: &Policy{Tools: Rules{Deny: []string{"exec"}}}, skills: []string{"exec"}, want: Deny},
+		{name: "an ask wins", p: &Policy{Tools: Rules{Ask: []AskRule{{Tools: []string{"exec"}}}}}, skills: []string{"exec"}, want: Ask},
+		{name: "another tool is not denied", tool: "read", skills: []string{"exec"}, want: Allow},
+	} {
+		req := Request{Meta: tool.Meta{ID: cmp.Or(tc.tool, "exec")}, Args: map[string]any{"command": "npm run test"}, Programs: npm, ProgramsListed: true, Skills: tc.skills}
+		p := tc.p
+		if p == nil {
+			p = &Policy{}
+		}
+		d := p.Decide(req)
+		if d.Decision != tc.want || d.Preapproved != tc.pre || tc.pre && d.DecidedBy.Layer != "skill" {
+			t.Errorf("%s: %s (preapproved %v, by %+v), want %s (%v): %+v", tc.name, d.Decision, d.Preapproved, d.DecidedBy, tc.want, tc.pre, d.Verdicts)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/message"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
+	"github.com/toolbelt/toolbelt/tools/skills"
 	"github.com/toolbelt/toolbelt/tools/todo"
 	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -40,6 +41,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(sessions.Register(reg))
 	must(sessions.RegisterReaders(reg))
 	must(todo.Register(reg))
+	must(skills.Register(reg))
 	must(jobtools.Register(reg))
 	must(sessions.RegisterHosted(reg))
 	must(agents.Register(reg))

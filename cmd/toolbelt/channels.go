@@ -63,7 +63,8 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if err != nil {
 		return nil, nil, err
 	}
-	runner, err := ca.e.tb.RunnerFor(tc)
+	system, opts := ca.e.skills(ca.cfg, tc, system, nil)
+	runner, err := ca.e.tb.RunnerFor(tc, opts...)
 	if err != nil {
 		return nil, nil, err
 	}

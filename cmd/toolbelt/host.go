@@ -119,16 +119,21 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	system, extra = rh.e.skills(rh.cfg, tc, system, extra)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
 	}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Hooks: toolbelt.AgentHooks(rh.cfg), OnEvent: func(ev agent.Event) {
+		rh.view.onSubagentEvent(s.Key, ev)
+	}}
+	if ag.Compact {
+		closer = rh.e.compactAgent(a, closer)
+	}
 	rh.mu.Lock()
 	rh.closers = append(rh.closers, closer)
 	rh.mu.Unlock()
-	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Hooks: toolbelt.AgentHooks(rh.cfg), OnEvent: func(ev agent.Event) {
-		rh.view.onSubagentEvent(s.Key, ev)
-	}}, nil
+	return a, nil
 }
 
 // holdReads holds the calls of tc, a session of agent ag, to read before

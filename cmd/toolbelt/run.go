@@ -23,6 +23,7 @@ import (
 	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
+	"github.com/toolbelt/toolbelt/mcp/compact"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -41,6 +42,7 @@ type agentFlags struct {
 	Thinking string `help:"How much the model thinks before it answers: off, low, medium or high (default: the agent's thinking, else the provider's default)." placeholder:"LEVEL"`
 	Profile  string `help:"Offer only the tools of this profile (minimal, coding, messaging, full)."`
 	Session  string `help:"Keep the conversation in the store as session ID: resume it if it exists, create it if not." placeholder:"ID"`
+	Compact  bool   `help:"Offer the model tool_search, tool_describe and tool_call instead of every tool's schema, the tools named in the system prompt (docs/compact.md); agents.<id>.compact does it for an agent."`
 	workspaceFlags
 	runFlags
 	modeFlags
@@ -143,11 +145,15 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	image.ModelsService.Set(tc, toolbelt.ImageModels(cfg, tc.AgentID, model))
 	rh.holdReads(tc, ag)
+	system, extra = e.skills(cfg, tc, system, extra)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
 	}
 	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Hooks: toolbelt.AgentHooks(cfg)}
+	if f.Compact || ag.Compact {
+		closer = e.compactAgent(a, closer)
+	}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 
@@ -171,6 +177,46 @@ func sessionTools(cfg *config.Config, model, profile string) ([]invoke.Option, e
 		return nil, nil
 	}
 	return []invoke.Option{invoke.WithSelection(sel...)}, nil
+}
+
+// skills offers the agent of tc the skills of its workspace
+// (toolbelt.Skills): system with their listing after it, and extra with
+// the option that applies the allowed-tools of those it loads. Skills left
+// out are warned about on stderr.
+func (e *env) skills(cfg *config.Config, tc *tool.Context, system string, extra []invoke.Option) (string, []invoke.Option) {
+	listing, opt, problems := toolbelt.Skills(cfg, tc)
+	for _, p := range problems {
+		fmt.Fprintf(e.stderr, "toolbelt: skill not loaded: %v\n", p)
+	}
+	if listing != "" {
+		system = strings.TrimSpace(system + "\n\n" + listing)
+	}
+	return system, append(extra, opt)
+}
+
+// compactAgent puts agent a in compact mode (docs/compact.md): it is
+// offered tool_search, tool_describe and tool_call, which run the tools
+// they name through its runner, and its system prompt lists those tools by
+// name. The closer returned stops following the registry, then closes c.
+func (e *env) compactAgent(a *agent.Agent, c io.Closer) io.Closer {
+	cm := compact.New(a.Runner, compact.Options{})
+	front := registry.New()
+	for _, t := range cm.Tools() {
+		if err := front.Register(t); err != nil {
+			panic("toolbelt: compact mode's tools: " + err.Error())
+		}
+	}
+	// The named tool's call is governed, audited and shaped by the full
+	// pipeline; the front one shares its output store, so result_read
+	// handles stay valid.
+	tc := a.Runner.Context()
+	a.Runner = invoke.New(front, tc, invoke.WithOutputs(tc.Outputs))
+	a.System = strings.TrimSpace(a.System + "\n\n" + cm.Listing())
+	unwatch := e.tb.Registry().Watch(cm.Refresh)
+	return closerFunc(func() error {
+		unwatch()
+		return c.Close()
+	})
 }
 
 // runAs makes tc run as the run's session: as who asks for the run (the

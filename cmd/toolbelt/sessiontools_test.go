@@ -25,7 +25,9 @@ func TestListSessionTools(t *testing.T) {
 		}
 		byID := map[string]map[string]any{}
 		for _, m := range got {
-			if m["source"] == "core" { // the test registry adds tools of its own
+			// The test registry adds tools of its own; skill is offered
+			// only to agents' runs, which load the skills.
+			if m["source"] == "core" && m["id"] != "skill" {
 				byID[m["id"].(string)] = m
 			}
 		}

@@ -20,7 +20,9 @@ package compact
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -143,4 +145,18 @@ func Enabled(count int, compactFlag bool, above int) bool {
 
 func isCompactName(name string) bool {
 	return name == SearchName || name == DescribeName || name == CallName
+}
+
+// Listing is the seeds' form of compact mode for a system prompt: how to
+// use the three tools, then each tool of the index by name with its
+// one-line description.
+func (c *Compact) Listing() string {
+	ix := c.Index()
+	var b strings.Builder
+	b.WriteString("Tools: you have these tools, but not their parameters. Call one with tool_call (name, arguments); " +
+		"when you are not sure of its parameters, read them first with tool_describe (name); tool_search (query) finds tools by what they do.\n")
+	for i, t := range ix.tools {
+		fmt.Fprintf(&b, "- %s: %s\n", t.Name, ix.lines[i])
+	}
+	return strings.TrimRight(b.String(), "\n")
 }

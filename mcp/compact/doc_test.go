@@ -3,6 +3,7 @@ package compact
 import (
 	"os"
 
+	"github.com/toolbelt/toolbelt/internal/textclip"
 	"github.com/toolbelt/toolbelt/invoke"
 	"regexp"
 	"strings"
@@ -51,5 +52,30 @@ func TestDocTranscripts(t *testing.T) {
 	}
 	if ran < 10 {
 		t.Errorf("only %d transcripts of docs/compact.md ran; the pattern no longer finds them", ran)
+	}
+}
+
+// TestListingAsThePageShows: the system prompt's listing of the agent
+// loop's compact mode starts as docs/compact.md shows it, and names every
+// tool the runner offers, with its one-line description.
+func TestListingAsThePageShows(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../../docs/compact.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown := regexp.MustCompile("(?ms)^```text\n(Tools: .*?)\n…\n```").FindStringSubmatch(string(raw))
+	if shown == nil {
+		t.Fatal("docs/compact.md no longer shows the listing")
+	}
+	r := fullRunner(t)
+	listing := New(r, Options{}).Listing()
+	if !strings.HasPrefix(listing, shown[1]+"\n") {
+		t.Errorf("the listing starts:\n%s\ndocs/compact.md shows:\n%s", textclip.Clip(listing, 600), shown[1])
+	}
+	for _, tl := range offered(t, r) {
+		if line := "\n- " + tl.Name + ": " + OneLine(tl.Description); !strings.Contains(listing, line) {
+			t.Errorf("the listing lacks %q", line)
+		}
 	}
 }
