@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +48,25 @@ func TestConformanceServer(t *testing.T) {
 	}
 }
 
+// TestConformanceClient runs every client scenario of the conformance
+// suite against internal/conformance/client, which imports the suite's
+// server with package mcp/client and calls its tools through the pipeline,
+// and compares the outcomes with the expected ones as
+// TestConformanceServer does.
+func TestConformanceClient(t *testing.T) {
+	suite := conformanceSuite(t)
+	adapter := filepath.Join(t.TempDir(), "client")
+	if out, err := exec.Command("go", "build", "-o", adapter, "../../internal/conformance/client").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out := t.TempDir()
+	cmd := exec.Command(suite, "client", "--command", adapter, "--suite", "all", "--output-dir", out)
+	cmd.Dir = out
+	log, err := cmd.CombinedOutput()
+	t.Logf("conformance client (%v):\n%s", err, log)
+	compareConformance(t, expectedConformance(t)["client"], conformanceOutcomes(t, out, ""))
+}
+
 // conformanceSuite returns the suite's command, or skips the test.
 func conformanceSuite(t *testing.T) string {
 	t.Helper()
@@ -72,46 +93,60 @@ func expectedConformance(t *testing.T) map[string]map[string]string {
 }
 
 // conformanceOutcomes reads the suite's results in out: one folder per
-// scenario run, named prefix+scenario+"-"+time, holding checks.json. A
-// scenario passes when none of its checks is a FAILURE; its outcome is
-// "pass" or the failed checks' messages.
+// scenario run, named prefix+scenario+"-"+time (a scenario auth/x in the
+// folder auth), holding checks.json. A scenario passes when none of its
+// checks is a FAILURE; its outcome is "pass" or the failed checks' ids and
+// messages.
 func conformanceOutcomes(t *testing.T, out, prefix string) map[string]string {
 	t.Helper()
-	dirs, err := filepath.Glob(filepath.Join(out, prefix+"*", "checks.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := map[string]string{}
-	for _, path := range dirs {
-		name := strings.TrimPrefix(filepath.Base(filepath.Dir(path)), prefix)
+	err := filepath.WalkDir(out, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.Name() != "checks.json" {
+			return err
+		}
+		rel, err := filepath.Rel(out, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		name := strings.TrimPrefix(filepath.ToSlash(rel), prefix)
 		// The folder's name ends with the run's time: 2026-11-29T20-45-07-389Z.
 		if i := strings.LastIndex(name, "-20"); i > 0 {
 			name = name[:i]
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var checks []struct {
-			ID           string `json:"id"`
-			Status       string `json:"status"`
-			ErrorMessage string `json:"errorMessage"`
-		}
-		if err := json.Unmarshal(b, &checks); err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		var failed []string
-		for _, c := range checks {
-			if c.Status == "FAILURE" {
-				failed = append(failed, c.ID+": "+c.ErrorMessage)
-			}
-		}
-		got[name] = "pass"
-		if len(failed) > 0 {
-			got[name] = strings.Join(failed, "; ")
-		}
+		got[name], err = conformanceOutcome(path)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return got
+}
+
+// conformanceOutcome reads one scenario's checks.json: "pass", or its
+// failed checks.
+func conformanceOutcome(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	var checks []struct {
+		ID           string `json:"id"`
+		Status       string `json:"status"`
+		ErrorMessage string `json:"errorMessage"`
+	}
+	if err := json.Unmarshal(b, &checks); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	var failed []string
+	for _, c := range checks {
+		if c.Status == "FAILURE" {
+			failed = append(failed, c.ID+": "+c.ErrorMessage)
+		}
+	}
+	if len(failed) == 0 {
+		return "pass", nil
+	}
+	return strings.Join(failed, "; "), nil
 }
 
 // compareConformance fails the test for a scenario expected to pass that
