@@ -45,6 +45,8 @@ toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.jso
 	// Values out of range.
 	{"mcp:\n  tokens:\n    - {token: x}\n", `toolbelt.yaml:3:7: mcp.tokens[0] has no principal: name who the token stands for`},
 	{"mcp:\n  tokens: [{token: x, principal: a}, {token: x, principal: b}]\n", `toolbelt.yaml:2:38: mcp.tokens[1] repeats the token of an earlier entry: each token must map to one principal`},
+	{"mcp:\n  oauth:\n    issuer: https://as.example\n    resource: tools\n", `toolbelt.yaml:4:15: mcp.oauth.resource is "tools": give an absolute http(s) URL`},
+	{"mcp:\n  oauth:\n    issuer: https://as.example\n    resource: https://t.example/mcp\n    scopes: [a]\n    ownerScope: b\n", `toolbelt.yaml:6:17: mcp.oauth.ownerScope names the scope "b", which is not in mcp.oauth.scopes`},
 	{"mcp:\n  maxSessions: -1\n", `toolbelt.yaml:2:16: mcp.maxSessions is -1: it must not be negative (0 means the default)`},
 	{"mcp:\n  confirmFallback: ask\n", `toolbelt.yaml:2:20: mcp.confirmFallback is "ask": use console, deny or allow`},
 	{"audit:\n  sync: sometimes\n", `toolbelt.yaml:2:9: audit.sync is "sometimes": use none (the default: records reach the operating system before the result) or always (fsync before the result)`},

@@ -421,6 +421,9 @@ type MCP struct {
 	// Tokens are more bearer tokens for HTTP clients, each mapped to a
 	// principal (recorded with every call) and an owner flag.
 	Tokens []MCPToken `yaml:"tokens"`
+	// OAuth makes `toolbelt serve` an OAuth resource server: bearer JWTs an
+	// authorization server issued for it are accepted beside the tokens.
+	OAuth ServeOAuth `yaml:"oauth"`
 	// MaxMessageBytes bounds one message: a line on stdio, a request body
 	// over HTTP (default 4 MiB).
 	MaxMessageBytes int `yaml:"maxMessageBytes" default:"4194304"`
@@ -454,6 +457,30 @@ type MCPToken struct {
 	Principal string `yaml:"principal"`
 	// Owner makes the principal the owner.
 	Owner bool `yaml:"owner" default:"false"`
+}
+
+// ServeOAuth is the authorization server whose tokens `toolbelt serve`
+// accepts (off without an issuer).
+type ServeOAuth struct {
+	// Issuer is the authorization server's issuer URL; tokens must name it.
+	Issuer string `yaml:"issuer"`
+	// JWKSURL is where its signing keys are (default: jwks_uri of the
+	// issuer's metadata).
+	JWKSURL string `yaml:"jwksUrl"`
+	// Resource is this server's resource URL (its /mcp endpoint as clients
+	// reach it), the audience tokens must name.
+	Resource string `yaml:"resource"`
+	// Scopes are the scopes the server advertises; a token with none of
+	// them is refused (403 insufficient_scope).
+	Scopes []string `yaml:"scopes"`
+	// Principals maps a scope to the principal its tokens stand for (for
+	// principals.<name> policy); a token with no mapped scope stands for
+	// its PrincipalClaim.
+	Principals map[string]string `yaml:"principals"`
+	// PrincipalClaim is the claim naming the principal (default sub).
+	PrincipalClaim string `yaml:"principalClaim" default:"sub"`
+	// OwnerScope, when set, makes a token with that scope the owner.
+	OwnerScope string `yaml:"ownerScope"`
 }
 
 // Secret returns the token, read from the environment when it is written
@@ -1051,6 +1078,7 @@ func (c *Config) validate() []error {
 		}
 		seen[t.Token] = true
 	}
+	errs = append(errs, c.checkMCPOAuth()...)
 	if m := c.Model; m != "" {
 		if p, name, ok := strings.Cut(m, "/"); !ok || p == "" || name == "" {
 			errs = append(errs, c.errorAt("$.model", fmt.Sprintf("model is %q: write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", m)))
@@ -1152,4 +1180,30 @@ func redactURL(s string) string {
 		return u.Redacted()
 	}
 	return s
+}
+
+// checkMCPOAuth checks mcp.oauth: with any key set, issuer and resource are
+// absolute URLs, and the scopes named in principals and ownerScope are
+// among the advertised ones.
+func (c *Config) checkMCPOAuth() []error {
+	o := c.MCP.OAuth
+	if o.Issuer == "" && o.Resource == "" && o.JWKSURL == "" && len(o.Scopes) == 0 && len(o.Principals) == 0 && o.OwnerScope == "" {
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct{ key, v string }{{"issuer", o.Issuer}, {"resource", o.Resource}, {"jwksUrl", o.JWKSURL}} {
+		if u, err := url.Parse(f.v); (f.v != "" || f.key != "jwksUrl") && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+			errs = append(errs, c.errorAt("$.mcp.oauth."+f.key, fmt.Sprintf("mcp.oauth.%s is %q: give an absolute http(s) URL", f.key, f.v)))
+		}
+	}
+	unknown := func(key, scope string) {
+		if scope != "" && len(o.Scopes) > 0 && !slices.Contains(o.Scopes, scope) {
+			errs = append(errs, c.errorAt("$.mcp.oauth."+key, fmt.Sprintf("mcp.oauth.%s names the scope %q, which is not in mcp.oauth.scopes", key, scope)))
+		}
+	}
+	for _, scope := range slices.Sorted(maps.Keys(o.Principals)) {
+		unknown("principals", scope)
+	}
+	unknown("ownerScope", o.OwnerScope)
+	return errs
 }

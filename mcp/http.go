@@ -38,6 +38,10 @@ type HTTPOptions struct {
 	// flag. When Token or Tokens are set, every request must carry one of
 	// them; a session stays bound to the principal that opened it.
 	Tokens []Token
+	// OAuth, when set, also accepts bearer JWTs of an authorization server
+	// (see [OAuth]); a request without an accepted token gets 401 naming
+	// the protected-resource metadata.
+	OAuth *OAuth
 	// AllowedHosts adds to the names requests may use in their Host header
 	// ("tools.example.com", any port; "tools.example.com:8443", that port
 	// only). The server's own names — loopback names, the listen address's
@@ -168,6 +172,10 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		tokens = append([]Token{{Token: o.Token, Principal: "token", Owner: s.opts.Owner}}, tokens...)
 	}
 	keys := newTokenKeys(tokens)
+	authn := &authenticator{keys: keys, oauth: o.OAuth}
+	if o.OAuth != nil {
+		authn.jwt = &jwtVerifier{o: o.OAuth}
+	}
 	gate := &sessionGate{srv: s, max: o.MaxSessions, idle: o.SessionIdleTimeout}
 	var next http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Method == http.MethodPost {
@@ -188,22 +196,81 @@ func (s *Server) Handler(o HTTPOptions) http.Handler {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	if len(tokens) > 0 {
+	if !authn.open() {
 		// The SDK binds each session to the principal (TokenInfo.UserID)
-		// that opened it, so another token cannot use it.
-		next = auth.RequireBearerToken(keys.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+		// that opened it, so another token cannot use it. The token was
+		// checked before (authenticate): its TokenInfo is in the context.
+		next = auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+			return ctx.Value(tokenInfoKey{}).(*auth.TokenInfo), nil
+		}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 	}
 	return own.guard(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(tokens) > 0 {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if _, known := keys.find(got); !ok || !known {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="toolbelt"`)
-				http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+		if !authn.open() {
+			info, ok := authn.authenticate(w, r)
+			if !ok {
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), tokenInfoKey{}, info))
 		}
 		next.ServeHTTP(w, r)
 	}))
+}
+
+// tokenInfoKey holds, in a request's context, the TokenInfo of its checked
+// bearer token.
+type tokenInfoKey struct{}
+
+// authenticator checks a request's bearer token: one of the static tokens,
+// else a JWT of the OAuth issuer.
+type authenticator struct {
+	keys  *tokenKeys
+	oauth *OAuth
+	jwt   *jwtVerifier
+}
+
+// open says no token is needed.
+func (a *authenticator) open() bool { return len(a.keys.tokens) == 0 && a.jwt == nil }
+
+// authenticate returns who r's token stands for, or answers r with 401 (no
+// token, or one not accepted) or 403 (a JWT with none of the advertised
+// scopes) and returns false.
+func (a *authenticator) authenticate(w http.ResponseWriter, r *http.Request) (*auth.TokenInfo, bool) {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if t, known := a.keys.find(got); ok && known {
+		return &auth.TokenInfo{UserID: t.Principal, Extra: map[string]any{ownerKey: t.Owner}}, true
+	}
+	if a.jwt == nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="toolbelt"`)
+		http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+		return nil, false
+	}
+	meta := fmt.Sprintf("resource_metadata=%q", a.oauth.metadataURL())
+	if !ok || got == "" {
+		w.Header().Set("WWW-Authenticate", "Bearer "+meta+scopeParam(a.oauth.Scopes))
+		http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+		return nil, false
+	}
+	info, err := a.jwt.verify(r.Context(), got)
+	switch {
+	case errors.Is(err, errInsufficientScope):
+		w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", `+meta+scopeParam(a.oauth.Scopes))
+		http.Error(w, "forbidden: the token has none of the scopes this server accepts", http.StatusForbidden)
+		return nil, false
+	case err != nil:
+		w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", `+meta)
+		http.Error(w, "unauthorized: the bearer token is not valid here", http.StatusUnauthorized)
+		return nil, false
+	}
+	return info, true
+}
+
+// scopeParam is the WWW-Authenticate scope parameter for scopes, after a
+// comma; empty without scopes.
+func scopeParam(scopes []string) string {
+	if len(scopes) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", scope=%q", strings.Join(scopes, " "))
 }
 
 // Guard returns h behind the checks Handler makes first: the Host and
@@ -296,14 +363,6 @@ func (k *tokenKeys) find(got string) (Token, bool) {
 		return Token{}, false
 	}
 	return k.tokens[found], true
-}
-
-func (k *tokenKeys) verify(_ context.Context, got string, _ *http.Request) (*auth.TokenInfo, error) {
-	t, ok := k.find(got)
-	if !ok {
-		return nil, auth.ErrInvalidToken
-	}
-	return &auth.TokenInfo{UserID: t.Principal, Extra: map[string]any{ownerKey: t.Owner}}, nil
 }
 
 // sessionGate keeps the number of sessions under the cap: a request that

@@ -295,6 +295,12 @@ func (c *serveCmd) Run(e *env) error {
 		}
 		o.Tokens = append(o.Tokens, mcp.Token{Token: secret, Principal: t.Principal, Owner: t.Owner})
 	}
+	if a := m.OAuth; a.Issuer != "" {
+		o.OAuth = &mcp.OAuth{Issuer: a.Issuer, JWKSURL: a.JWKSURL, Resource: a.Resource, Scopes: a.Scopes,
+			Principals: a.Principals, PrincipalClaim: a.PrincipalClaim, OwnerScope: a.OwnerScope}
+	}
+	// Off loopback a static token is still needed: the console logs in
+	// with one.
 	if err := mcp.CheckListen(addr, cmp.Or(o.Token, firstToken(o.Tokens))); err != nil {
 		return err
 	}
@@ -319,6 +325,9 @@ func (c *serveCmd) Run(e *env) error {
 	mux := http.NewServeMux()
 	withToken := o.Token != "" || len(o.Tokens) > 0
 	mux.Handle("/mcp", srv.Handler(o))
+	if o.OAuth != nil {
+		mux.Handle("GET "+o.OAuth.MetadataPath(), o.Guard(o.OAuth.MetadataHandler()))
+	}
 	if q := e.tb.Jobs(); q != nil {
 		// Async tools' webhooks, verified by the queue (Standard Webhooks).
 		for _, p := range q.WebhookPaths() {

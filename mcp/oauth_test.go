@@ -1,0 +1,164 @@
+package mcp_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/toolbelt/toolbelt/mcp"
+	"github.com/toolbelt/toolbelt/policy"
+)
+
+// testIssuer is an authorization server's key and metadata on 127.0.0.1:
+// RFC 8414 metadata naming its JWKS, and the JWKS.
+type testIssuer struct {
+	*httptest.Server
+	key *ecdsa.PrivateKey
+}
+
+func newTestIssuer(t *testing.T) *testIssuer {
+	t.Helper()
+	iss := &testIssuer{key: newKey(t)}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks"})
+	})
+	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: iss.key.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
+	})
+	iss.Server = httptest.NewServer(mux)
+	t.Cleanup(iss.Close)
+	return iss
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// sign makes a JWT of claims signed with key as key id k1.
+func sign(t *testing.T, key *ecdsa.PrivateKey, claims map[string]any) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jwt.Signed(signer).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestHTTPOAuthResourceServer: with mcp.oauth the server publishes its
+// protected-resource metadata, answers 401 naming it, accepts JWTs of the
+// issuer for its resource (the principal from the scope map, else the sub
+// claim; the owner scope makes the owner), refuses tokens of another
+// audience, issuer or key, expired ones, and answers 403
+// insufficient_scope to a token with none of its scopes; static tokens keep
+// working.
+func TestHTTPOAuthResourceServer(t *testing.T) {
+	t.Parallel()
+	iss := newTestIssuer(t)
+	const resource = "https://tools.example/mcp"
+	oauth := &mcp.OAuth{
+		Issuer: iss.URL, Resource: resource,
+		Scopes:     []string{"tools.admin", "tools.use"},
+		Principals: map[string]string{"tools.admin": "admins"},
+		OwnerScope: "tools.admin",
+	}
+	log := &auditLog{}
+	srv := newServer(t, newFixture(t), mcp.Options{}, log)
+	url := serveLimited(t, srv, mcp.HTTPOptions{OAuth: oauth, Tokens: []mcp.Token{{Token: "static-token", Principal: "ci"}}}).URL
+
+	metaURL := "https://tools.example/.well-known/oauth-protected-resource/mcp"
+	resp, body := postJSON(t, url, "", "", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(got, `resource_metadata="`+metaURL+`"`) {
+		t.Errorf("no token: %d, WWW-Authenticate %q: %s", resp.StatusCode, got, body)
+	}
+	if oauth.MetadataPath() != "/.well-known/oauth-protected-resource/mcp" {
+		t.Errorf("metadata path %q", oauth.MetadataPath())
+	}
+	rec := httptest.NewRecorder()
+	oauth.MetadataHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, oauth.MetadataPath(), nil))
+	var meta struct {
+		Resource string   `json:"resource"`
+		Servers  []string `json:"authorization_servers"`
+		Scopes   []string `json:"scopes_supported"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &meta); err != nil || meta.Resource != resource || len(meta.Servers) != 1 || meta.Servers[0] != iss.URL || len(meta.Scopes) != 2 {
+		t.Errorf("metadata %s (%v)", rec.Body, err)
+	}
+
+	now := time.Now()
+	claims := func(sub, scope string) map[string]any {
+		return map[string]any{"iss": iss.URL, "aud": resource, "sub": sub, "scope": scope, "exp": now.Add(time.Hour).Unix(), "iat": now.Unix()}
+	}
+	with := func(c map[string]any, k string, v any) map[string]any { c[k] = v; return c }
+	refused := map[string]string{
+		"another audience": sign(t, iss.key, with(claims("ada", "tools.use"), "aud", "https://elsewhere.example/mcp")),
+		"another issuer":   sign(t, iss.key, with(claims("ada", "tools.use"), "iss", "https://issuer.example")),
+		"expired":          sign(t, iss.key, with(claims("ada", "tools.use"), "exp", now.Add(-time.Hour).Unix())),
+		"no expiry":        sign(t, iss.key, func() map[string]any { c := claims("ada", "tools.use"); delete(c, "exp"); return c }()),
+		"another key":      sign(t, newKey(t), claims("ada", "tools.use")),
+		"not a JWT":        "tools.use",
+	}
+	for name, token := range refused {
+		resp, body := postJSON(t, url, "", token, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(got, `error="invalid_token"`) || !strings.Contains(got, metaURL) {
+			t.Errorf("%s: %d, WWW-Authenticate %q: %s", name, resp.StatusCode, got, body)
+		}
+	}
+	resp, body = postJSON(t, url, "", sign(t, iss.key, claims("ada", "email")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(got, `error="insufficient_scope"`) || !strings.Contains(got, `scope="tools.admin tools.use"`) {
+		t.Errorf("no advertised scope: %d, WWW-Authenticate %q: %s", resp.StatusCode, got, body)
+	}
+
+	admin, err := httpClient(t, url, sign(t, iss.key, claims("grace", "openid tools.admin")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	user, err := httpClient(t, url, sign(t, iss.key, claims("ada", "tools.use")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer user.Close()
+	static, err := httpClient(t, url, "static-token")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer static.Close()
+	if res := callTool(t, admin, "big", nil); res.IsError {
+		t.Errorf("the owner scope's token calls an owner-only tool: %q", texts(res)[:80])
+	}
+	if res := callTool(t, user, "big", nil); !res.IsError || !strings.Contains(texts(res), policy.OwnerOnlyReason) {
+		t.Errorf("a token without the owner scope calls an owner-only tool: %q", texts(res))
+	}
+	callTool(t, static, "greet", map[string]any{"name": "CI"})
+	recs := log.records()
+	if len(recs) != 3 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for i, want := range []struct {
+		principal string
+		owner     bool
+	}{{"admins", true}, {"ada", false}, {"ci", false}} {
+		if r := recs[i]; r.Principal != want.principal || r.Owner != want.owner {
+			t.Errorf("record %d: principal %q owner %v, want %+v", i, r.Principal, r.Owner, want)
+		}
+	}
+}
