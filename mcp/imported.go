@@ -420,7 +420,7 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 	}
 	im := &s.imported
 	im.mu.Lock()
-	first := len(im.subs[uri]) == 0
+	first, again := len(im.subs[uri]) == 0, im.subs[uri][req.Session]
 	if im.subs == nil {
 		im.subs = map[string]map[*sdk.ServerSession]bool{}
 	}
@@ -429,6 +429,9 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 	}
 	im.subs[uri][req.Session] = true
 	im.mu.Unlock()
+	if !again {
+		go s.releaseAtEnd(req.Session, uri)
+	}
 	if !first {
 		return nil
 	}
@@ -462,9 +465,21 @@ func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) e
 	if !last || !ok {
 		return nil
 	}
-	return s.upstream(ctx, server, func(ctx context.Context, sess *sdk.ClientSession) error {
+	// Not cut short with the request: the SDK unsubscribes a
+	// subscriptions/listen stream once the stream's request has ended.
+	return s.upstream(context.WithoutCancel(ctx), server, func(ctx context.Context, sess *sdk.ClientSession) error {
 		return sess.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: uri})
 	})
+}
+
+// releaseAtEnd unsubscribes ss from uri once the session has ended (a
+// client gone without resources/unsubscribe), so the imported server is
+// unsubscribed when no client is left.
+func (s *Server) releaseAtEnd(ss *sdk.ServerSession, uri string) {
+	_ = ss.Wait()
+	if err := s.unsubscribe(context.Background(), &sdk.UnsubscribeRequest{Session: ss, Params: &sdk.UnsubscribeParams{URI: uri}}); err != nil {
+		s.opts.Logger.Debug("unsubscribing from an imported resource", "uri", uri, "err", err)
+	}
 }
 
 // upstream makes one request of the named server's session.

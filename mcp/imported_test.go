@@ -21,12 +21,12 @@ import (
 // prompt, completions and subscriptions; subscribed receives the URIs
 // subscribed to.
 type upstream struct {
-	srv        *sdk.Server
-	subscribed chan string
+	srv                      *sdk.Server
+	subscribed, unsubscribed chan string
 }
 
 func newUpstream() *upstream {
-	u := &upstream{subscribed: make(chan string, 4)}
+	u := &upstream{subscribed: make(chan string, 4), unsubscribed: make(chan string, 4)}
 	u.srv = sdk.NewServer(&sdk.Implementation{Name: "docs", Version: "1"}, &sdk.ServerOptions{
 		CompletionHandler: func(_ context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
 			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{req.Params.Ref.Type + " " + req.Params.Ref.Name + req.Params.Ref.URI + " " + req.Params.Argument.Value + "!"}}}, nil
@@ -35,7 +35,10 @@ func newUpstream() *upstream {
 			u.subscribed <- req.Params.URI
 			return nil
 		},
-		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(_ context.Context, req *sdk.UnsubscribeRequest) error {
+			u.unsubscribed <- req.Params.URI
+			return nil
+		},
 	})
 	text := func(body string) sdk.ResourceHandler {
 		return func(_ context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
@@ -98,6 +101,19 @@ func awaitListed(t *testing.T, cs *sdk.ClientSession, uri string) []*sdk.Resourc
 			t.Fatalf("%s never listed: %v", uri, list.Resources)
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// receive returns what ch gives, failing the test if it gives nothing
+// for a minute (something that should have come never will).
+func receive(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(time.Minute):
+		t.Fatal("nothing came")
+		return ""
 	}
 }
 
@@ -177,17 +193,52 @@ func testImported(t *testing.T, version string) {
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "mem://pages/3"}); err != nil {
 		t.Fatal(err)
 	}
-	if uri := <-u.subscribed; uri != "mem://pages/3" {
+	if uri := receive(t, u.subscribed); uri != "mem://pages/3" {
 		t.Errorf("the imported server was subscribed to %s", uri)
 	}
 	if err := u.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "mem://pages/3"}); err != nil {
 		t.Fatal(err)
 	}
-	if uri := <-updated; uri != "mem://pages/3" {
+	if uri := receive(t, updated); uri != "mem://pages/3" {
 		t.Errorf("the client was told %s changed", uri)
+	}
+	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "mem://pages/3"}); err != nil {
+		t.Fatal(err)
+	}
+	if uri := receive(t, u.unsubscribed); uri != "mem://pages/3" {
+		t.Errorf("the imported server was unsubscribed from %s", uri)
 	}
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "other://x"}); version != "" && err == nil {
 		t.Error("a URI no imported server offers was subscribed to")
+	}
+}
+
+// TestImportedSubscriptionEndsWithTheSession: a client that subscribed and
+// left without unsubscribing leaves the imported server unsubscribed.
+func TestImportedSubscriptionEndsWithTheSession(t *testing.T) {
+	t.Parallel()
+	u := newUpstream()
+	srv := serveImported(t, u, &policy.Policy{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, ct := sdk.NewInMemoryTransports()
+	ss, err := srv.SDK().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "leaver", Version: "1"}, nil).Connect(ctx, ct, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	awaitListed(t, cs, "mem://guide.md")
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "mem://guide.md"}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, u.subscribed)
+	cs.Close()
+	_ = ss.Wait()
+	if uri := receive(t, u.unsubscribed); uri != "mem://guide.md" {
+		t.Errorf("the imported server was unsubscribed from %s", uri)
 	}
 }
 
