@@ -262,6 +262,10 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 	if cmp.Or(m.ConfirmFallback, "console") == "console" {
 		o.Fallback = consoleConfirmer{tb}
 	}
+	if tb.imports != nil {
+		// The imported servers' resources and prompts are offered too.
+		o.Imported = tb.imports
+	}
 	return mcp.New(tb.reg, tc, o, append(tb.pipeline(tc.Workspace), opts...)...), nil
 }
 

@@ -161,8 +161,12 @@ func (p *Prompt) argument(name string) (PromptArgument, bool) {
 
 // complete answers completion/complete: a prompt's argument from its
 // declared values or, for a path argument, the workspace's paths; the
-// workspace file template's path from the workspace's paths.
+// workspace file template's path from the workspace's paths; an imported
+// prompt's or template's argument from its server.
 func (s *Server) complete(ctx context.Context, req *sdk.CompleteRequest) (*sdk.CompleteResult, error) {
+	if res, ok, err := s.completeImported(ctx, req); ok {
+		return res, err
+	}
 	ref, arg := req.Params.Ref, req.Params.Argument
 	caller := callerOf(s.opts.Owner, req.Session, req.Extra)
 	switch {

@@ -77,6 +77,12 @@ type Options struct {
 	SessionEnded func(id string)
 	// Prompts are served as the server's prompts (see LoadPrompts).
 	Prompts []Prompt
+	// Imported, when set, are the imported MCP servers whose resources,
+	// resource templates and prompts are served as the server's own
+	// (prompts named SERVER__PROMPT; resources by their own URIs, their
+	// server in _meta), governed as the resources tool's calls;
+	// subscriptions and completions are forwarded to them.
+	Imported Imported
 }
 
 // DefaultMaxResponseBytes bounds a tool result sent to a client.
@@ -108,7 +114,8 @@ type Server struct {
 	// Options.SessionEnded.
 	followed map[*sdk.ServerSession]bool
 
-	prompts []Prompt // Options.Prompts
+	prompts  []Prompt // Options.Prompts
+	imported imports  // what is re-served of Options.Imported
 
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
@@ -172,13 +179,17 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		// result_read handles stay valid.
 		s.front = invoke.New(front, s.runner.Context(), invoke.WithOutputs(s.runner.Context().Outputs), invoke.WithLogger(opts.Logger))
 	}
-	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, &sdk.ServerOptions{
+	sopts := &sdk.ServerOptions{
 		Logger:            opts.Logger,
 		Capabilities:      &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{ListChanged: true}},
 		CompletionHandler: s.complete,
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
-	})
+	}
+	if opts.Imported != nil {
+		sopts.SubscribeHandler, sopts.UnsubscribeHandler = s.subscribe, s.unsubscribe
+	}
+	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.offerTasks, s.taskCalls, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.serveResources()
@@ -187,7 +198,8 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
-	s.stop = func() { unwatch(); stopJobs() }
+	stopImports := s.followImports()
+	s.stop = func() { unwatch(); stopJobs(); stopImports() }
 	return s
 }
 

@@ -159,6 +159,8 @@ type Manager struct {
 	wg      sync.WaitGroup // the servers' supervisors
 	calls   sync.WaitGroup // the calls under way
 	begun   chan struct{}  // closed when each server's first start is done (Started)
+
+	followers followers // Follow's
 }
 
 // New returns a manager that imports the tools of the servers, by name (the

@@ -108,6 +108,7 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 			}
 		},
 	}
+	s.followNotifications(opts)
 	if t := s.transport(); (t == config.TransportHTTP || t == config.TransportSSE) && m.opts.KeepAlive > 0 {
 		opts.KeepAlive, opts.KeepAliveFailureThreshold = m.opts.KeepAlive, 3
 	}
@@ -173,6 +174,9 @@ func (s *server) setState(state State, sess *mcp.ClientSession, err error, wait 
 	}
 	if reg := s.reg; reg != nil && (state == StateReady || state == StateDown) && len(st.Skipped)+st.Tools > 0 {
 		reg.Touch()
+	}
+	if state == StateReady || state == StateDown {
+		s.m.changed()
 	}
 }
 
