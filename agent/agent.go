@@ -7,8 +7,8 @@
 //	transcript, err := a.Run(ctx, nil, llm.UserText("read a.txt"))
 //
 // What happens is reported as a small closed set of [Event]s: agent
-// start/end, turn start/end, message start/update/end and tool execution
-// start/update/end.
+// start/end, turn start/end, message start/update/end, tool execution
+// start/update/end and compaction.
 package agent
 
 import (
@@ -42,6 +42,10 @@ const (
 	EventToolStart     EventType = "tool_execution_start"
 	EventToolUpdate    EventType = "tool_execution_update"
 	EventToolEnd       EventType = "tool_execution_end"
+	// EventCompaction reports a compaction of the conversation (see
+	// Compaction); its Message is the summary that now stands for the
+	// earlier turns.
+	EventCompaction EventType = "compaction"
 )
 
 // Event is something that happened in the loop.
@@ -116,6 +120,9 @@ type Agent struct {
 	// Thinking is the thinking level of its model calls (llm.ThinkingOff …
 	// llm.ThinkingHigh); empty: the provider's default.
 	Thinking string
+	// Compaction, when set, compacts the conversation as it nears the
+	// model's context window.
+	Compaction *Compaction
 	// OnEvent receives the events, one at a time (never concurrently).
 	OnEvent func(Event)
 
@@ -243,6 +250,9 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 			return transcript, ErrMaxTurns
 		}
 		transcript = a.deliver(transcript, a.take(&a.steering))
+		if transcript, err = a.compact(ctx, turn, transcript); err != nil {
+			return transcript, err
+		}
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
 		msg, err := a.stream(ctx, turn, transcript, tools)
 		transcript = append(transcript, msg)
@@ -315,7 +325,7 @@ func (a *Agent) stream(ctx context.Context, turn int, transcript []llm.Message, 
 			a.emit(Event{Type: EventMessageUpdate, Turn: turn, Delta: &e})
 		}
 	}
-	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools, Thinking: a.Thinking}, on)
+	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: modelView(transcript), Tools: tools, Thinking: a.Thinking}, on)
 	a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &msg})
 	return msg, err
 }

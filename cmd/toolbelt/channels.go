@@ -46,7 +46,8 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if !ok {
 		return nil, nil, fmt.Errorf("agent %q is not configured", t.Agent)
 	}
-	client, err := toolbelt.ModelClient(ca.cfg, cmp.Or(ag.Model, ca.cfg.Model), "")
+	model := cmp.Or(ag.Model, ca.cfg.Model)
+	client, err := toolbelt.ModelClient(ca.cfg, model, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,9 +64,13 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if err != nil {
 		return nil, nil, err
 	}
+	compaction, err := agentCompaction(ca.cfg, ag, model, model, "")
+	if err != nil {
+		return nil, nil, err
+	}
 	runner, err := ca.e.tb.RunnerFor(tc)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &agent.Agent{Client: client, Runner: runner, System: system}, runner.Close, nil
+	return &agent.Agent{Client: client, Runner: runner, System: system, Compaction: compaction}, runner.Close, nil
 }

@@ -149,12 +149,18 @@ func (c *chatCmd) Run(e *env) error {
 			}
 			continue
 		case cmd == "/model":
-			client, err := toolbelt.ModelClient(ar.cfg, strings.TrimSpace(arg), c.BaseURL)
+			model := strings.TrimSpace(arg)
+			client, err := toolbelt.ModelClient(ar.cfg, model, c.BaseURL)
 			if err != nil {
 				printError(e.stderr, err)
 				continue
 			}
-			a.Client, ar.model = client, strings.TrimSpace(arg)
+			compaction, err := agentCompaction(ar.cfg, ar.cfg.Agents[c.Agent], model, model, c.BaseURL)
+			if err != nil {
+				printError(e.stderr, err)
+				continue
+			}
+			a.Client, a.Compaction, ar.model = client, compaction, model
 			fmt.Fprintf(e.stderr, "model: %s\n", ar.model)
 			continue
 		case cmd == "/mode":

@@ -15,7 +15,6 @@ import (
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -54,7 +53,7 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 	}
 	rh.Host = host.New(host.Options{
 		Sessions: e.tb.Store().Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
-		ContextWindow: llm.ContextWindow, SubagentEnded: e.tb.EndSession,
+		ContextWindow: func(model string) int { return toolbelt.ContextWindow(cfg, model) }, SubagentEnded: e.tb.EndSession,
 	})
 	return rh, rh.Host.Start(context.Background())
 }
@@ -126,7 +125,11 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	rh.mu.Lock()
 	rh.closers = append(rh.closers, closer)
 	rh.mu.Unlock()
-	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), OnEvent: func(ev agent.Event) {
+	compaction, err := agentCompaction(rh.cfg, ag, model, rh.model, rh.f.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Compaction: compaction, OnEvent: func(ev agent.Event) {
 		rh.view.onSubagentEvent(s.Key, ev)
 	}}, nil
 }

@@ -147,7 +147,11 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking}
+	compaction, err := agentCompaction(cfg, ag, model, model, f.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Compaction: compaction}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 
