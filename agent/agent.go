@@ -123,6 +123,9 @@ type Agent struct {
 	// Compaction, when set, compacts the conversation as it nears the
 	// model's context window.
 	Compaction *Compaction
+	// Repair, when set, repairs the arguments of calls that failed
+	// validation twice in a row.
+	Repair *Repair
 	// OnEvent receives the events, one at a time (never concurrently).
 	OnEvent func(Event)
 
@@ -131,7 +134,10 @@ type Agent struct {
 	followUps []llm.Message
 	// interrupt stops the tools of the turn that runs them (nil between).
 	interrupt context.CancelCauseFunc
-	emitMu    sync.Mutex
+	// invalidCalls counts, by tool, its calls in a row that failed
+	// validation (Repair).
+	invalidCalls map[string]int
+	emitMu       sync.Mutex
 }
 
 // ErrSteered is why the tools of a turn were stopped: a steering message
@@ -294,12 +300,17 @@ func (a *Agent) pending() bool {
 	return len(a.steering) > 0
 }
 
+// offered returns the tools offered to the model.
+func (a *Agent) offered() []tool.Tool {
+	if a.Tools != nil {
+		return a.Tools
+	}
+	return a.Runner.Tools(nil)
+}
+
 // exportTools writes the tools for the client's target.
 func (a *Agent) exportTools() (json.RawMessage, error) {
-	tools := a.Tools
-	if tools == nil {
-		tools = a.Runner.Tools(nil)
-	}
+	tools := a.offered()
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -389,7 +400,9 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, id string, f
 			a.emit(Event{Type: EventToolUpdate, Turn: turn, ToolCallID: c.ID, CallID: id, ToolName: c.Name, Result: &p})
 		}))
 	}
-	res := a.Runner.Run(ctx, tool.Call{ID: id, ProviderID: c.ID, Name: c.Name, Arguments: c.Arguments}, opts...)
+	call := tool.Call{ID: id, ProviderID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	res := a.Runner.Run(ctx, call, opts...)
+	res, id = a.repaired(ctx, call, res, func(fixed tool.Call) tool.ResultMessage { return a.Runner.Run(ctx, fixed, opts...) })
 	res.ToolCallID = c.ID // exactly as issued, whatever the pipeline did
 	if c.Repair != "" {
 		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)

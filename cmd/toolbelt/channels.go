@@ -68,9 +68,13 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if err != nil {
 		return nil, nil, err
 	}
+	repair, err := agentRepair(ca.cfg, ag, model, "", ca.e.tb.Record)
+	if err != nil {
+		return nil, nil, err
+	}
 	runner, err := ca.e.tb.RunnerFor(tc)
 	if err != nil {
 		return nil, nil, err
 	}
-	return &agent.Agent{Client: client, Runner: runner, System: system, Compaction: compaction}, runner.Close, nil
+	return &agent.Agent{Client: client, Runner: runner, System: system, Compaction: compaction, Repair: repair}, runner.Close, nil
 }

@@ -129,7 +129,11 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Compaction: compaction, OnEvent: func(ev agent.Event) {
+	repair, err := agentRepair(rh.cfg, ag, rh.model, rh.f.BaseURL, rh.e.tb.Record)
+	if err != nil {
+		return nil, err
+	}
+	return &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Compaction: compaction, Repair: repair, OnEvent: func(ev agent.Event) {
 		rh.view.onSubagentEvent(s.Key, ev)
 	}}, nil
 }

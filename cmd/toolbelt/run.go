@@ -151,7 +151,11 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Compaction: compaction}
+	repair, err := agentRepair(cfg, ag, model, f.BaseURL, e.tb.Record)
+	if err != nil {
+		return nil, err
+	}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Compaction: compaction, Repair: repair}
 	return &agentRun{agent: a, tc: tc, cfg: cfg, model: model, closer: closer, host: rh}, nil
 }
 

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"fmt"
 
 	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/agent"
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
 )
 
@@ -31,4 +34,23 @@ func agentCompaction(cfg *config.Config, ag config.Agent, model, runModel, baseU
 		out.Client = c
 	}
 	return out, nil
+}
+
+// agentRepair is the repair of agent ag's calls: agents.<id>.repair.model,
+// else repair.model (--base-url, the run's, applies when it is of the
+// run's provider), each repair audited through record. Nil when neither
+// names a model.
+func agentRepair(cfg *config.Config, ag config.Agent, runModel, baseURL string, record func(context.Context, audit.Record) error) (*agent.Repair, error) {
+	model := cmp.Or(ag.Repair.Model, cfg.Repair.Model)
+	if model == "" {
+		return nil, nil
+	}
+	if providerOf(model) != providerOf(runModel) {
+		baseURL = ""
+	}
+	c, err := toolbelt.ModelClient(cfg, model, baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("repair.model: %w", err)
+	}
+	return &agent.Repair{Client: c, Audit: record}, nil
 }

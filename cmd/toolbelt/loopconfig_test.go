@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
@@ -44,5 +45,41 @@ func TestRunCompactsAsConfigured(t *testing.T) {
 	}
 	if !summarized {
 		t.Error("compaction.model was not asked for the summary")
+	}
+}
+
+// TestRunRepairsAsConfigured: with repair.model in toolbelt.yaml, a read
+// whose arguments fail validation twice in a row is repaired by that
+// model and run; the audit log has the repair's record beside the calls.
+func TestRunRepairsAsConfigured(t *testing.T) {
+	t.Parallel()
+	bad := func(id string) llmtest.Response {
+		return llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: id, Name: "read", Args: `{}`})}
+	}
+	s := llmtest.NewRouted(t,
+		llmtest.Route{Match: `"model":"fixer"`, Responses: []llmtest.Response{{Body: llmtest.Chat("", `{"path":"a.txt"}`)}}},
+		llmtest.Route{Match: `"model":"my-model"`, Responses: []llmtest.Response{bad("r1"), bad("r2"), {Body: llmtest.Chat("", "done")}}})
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("the treasure is under the oak\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	yaml := "model: local/my-model\nproviders:\n  local:\n    base: vllm\n    url: " + s.URL + "/v1\nrepair:\n  model: local/fixer\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cliEnvironment(t), "TOOLBELT_MODEL=")
+	r := runCLIWith(t, env, "", "", "--config", cfg, "run", "--workspace", dir, "--json", "read a.txt").expect(t, 0)
+	if !strings.Contains(r.stdout, "the treasure is under the oak") || !strings.Contains(r.stdout, `"repaired": {`) {
+		t.Errorf("the second read was not repaired: %.3000s", r.stdout)
+	}
+	var repairs int
+	for _, rec := range auditRecords(t, env, "--tool", "read") {
+		if rec.Kind == audit.KindRepair && !rec.IsError && strings.Contains(rec.Note, "local/fixer repaired") {
+			repairs++
+		}
+	}
+	if repairs != 1 {
+		t.Errorf("%d repair records in the audit log", repairs)
 	}
 }
