@@ -2,6 +2,7 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -125,5 +126,33 @@ func TestCompactionNotNeeded(t *testing.T) {
 	tr, err := a.Run(context.Background(), nil, llm.UserText("read page 1"))
 	if err != nil || len(tr) != 4 || len(s.Requests()) != 2 || !strings.Contains(string(s.Requests()[1].Body), "page-1 page-1") {
 		t.Fatalf("err %v, %d messages, %d requests", err, len(tr), len(s.Requests()))
+	}
+}
+
+// TestCompactionSurvivesResume: a kept transcript with a compaction in it,
+// read back from its JSON, is sent from its summary on: the summarized
+// messages stay in the transcript and out of the request.
+func TestCompactionSurvivesResume(t *testing.T) {
+	summary := llm.UserText("SUMMARY of the old turns")
+	summary.Compaction = &llm.Compaction{FirstKept: 2, ElideBefore: 2, Summarized: 2}
+	kept, err := json.Marshal([]llm.Message{llm.UserText("OLD-PROMPT"), {Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockText, Text: "OLD-ANSWER"}}},
+		llm.UserText("RECENT-PROMPT"), {Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockText, Text: "RECENT-ANSWER"}}}, summary})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var history []llm.Message
+	if err := json.Unmarshal(kept, &history); err != nil {
+		t.Fatal(err)
+	}
+	s := llmtest.New(t, llmtest.Response{Body: llmtest.Chat("", "ok")})
+	a := newAgent(t, "openai/x", s, pager(t))
+	tr, err := a.Run(context.Background(), history, llm.UserText("NEXT"))
+	if err != nil || len(tr) != 7 {
+		t.Fatalf("err %v, %d messages", err, len(tr))
+	}
+	body := string(s.Requests()[0].Body)
+	at := func(s string) int { return strings.Index(body, s) }
+	if at("OLD-") >= 0 || at("SUMMARY") < 0 || at("SUMMARY") > at("RECENT-PROMPT") || at("RECENT-ANSWER") > at("NEXT") {
+		t.Errorf("the request is not the summary, then the kept turns, then the prompt: %s", body)
 	}
 }
