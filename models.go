@@ -90,3 +90,11 @@ func (m imageModels) AgentModel(id string) string {
 	}
 	return cmp.Or(m.cfg.Agents[id].Model, os.Getenv("TOOLBELT_MODEL"), m.cfg.Model)
 }
+
+// ContextWindow is the context window in tokens of model (PROVIDER/MODEL):
+// its provider entry's contextWindow when set, else the window package llm
+// knows of the model; 0 when neither says.
+func ContextWindow(cfg *config.Config, model string) int {
+	name, _, _ := strings.Cut(strings.TrimSpace(model), "/")
+	return cmp.Or(cfg.Providers[name].ContextWindow, llm.ContextWindow(model))
+}

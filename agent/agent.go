@@ -7,8 +7,8 @@
 //	transcript, err := a.Run(ctx, nil, llm.UserText("read a.txt"))
 //
 // What happens is reported as a small closed set of [Event]s: agent
-// start/end, turn start/end, message start/update/end and tool execution
-// start/update/end.
+// start/end, turn start/end, message start/update/end, tool execution
+// start/update/end and compaction.
 package agent
 
 import (
@@ -46,6 +46,10 @@ const (
 	// EventHook reports what a lifecycle hook (Hooks) did: Hook names its
 	// event, Decision what it decided ("error" with Error when it failed).
 	EventHook EventType = "hook"
+	// EventCompaction reports a compaction of the conversation (see
+	// Compaction); its Message is the summary that now stands for the
+	// earlier turns.
+	EventCompaction EventType = "compaction"
 )
 
 // Event is something that happened in the loop.
@@ -126,6 +130,12 @@ type Agent struct {
 	// Thinking is the thinking level of its model calls (llm.ThinkingOff …
 	// llm.ThinkingHigh); empty: the provider's default.
 	Thinking string
+	// Compaction, when set, compacts the conversation as it nears the
+	// model's context window.
+	Compaction *Compaction
+	// Repair, when set, repairs the arguments of calls that failed
+	// validation twice in a row.
+	Repair *Repair
 	// OnEvent receives the events, one at a time (never concurrently).
 	OnEvent func(Event)
 	// Hooks are its lifecycle hooks.
@@ -138,7 +148,10 @@ type Agent struct {
 	interrupt context.CancelCauseFunc
 	// started says a run started the session (session_start ran).
 	started bool
-	emitMu  sync.Mutex
+	// invalidCalls counts, by tool, its calls in a row that failed
+	// validation (Repair).
+	invalidCalls map[string]int
+	emitMu       sync.Mutex
 }
 
 // ErrSteered is why the tools of a turn were stopped: a steering message
@@ -260,6 +273,9 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 			return transcript, ErrMaxTurns
 		}
 		transcript = a.deliver(transcript, a.take(&a.steering))
+		if transcript, err = a.compact(ctx, turn, transcript); err != nil {
+			return transcript, err
+		}
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
 		msg, err := a.stream(ctx, turn, transcript, tools)
 		transcript = append(transcript, msg)
@@ -306,12 +322,17 @@ func (a *Agent) pending() bool {
 	return len(a.steering) > 0
 }
 
+// offered returns the tools offered to the model.
+func (a *Agent) offered() []tool.Tool {
+	if a.Tools != nil {
+		return a.Tools
+	}
+	return a.Runner.Tools(nil)
+}
+
 // exportTools writes the tools for the client's target.
 func (a *Agent) exportTools() (json.RawMessage, error) {
-	tools := a.Tools
-	if tools == nil {
-		tools = a.Runner.Tools(nil)
-	}
+	tools := a.offered()
 	if len(tools) == 0 {
 		return nil, nil
 	}
@@ -337,7 +358,7 @@ func (a *Agent) stream(ctx context.Context, turn int, transcript []llm.Message, 
 			a.emit(Event{Type: EventMessageUpdate, Turn: turn, Delta: &e})
 		}
 	}
-	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: transcript, Tools: tools, Thinking: a.Thinking}, on)
+	msg, err := a.Client.Stream(ctx, llm.Request{System: a.System, Messages: modelView(transcript), Tools: tools, Thinking: a.Thinking}, on)
 	a.emit(Event{Type: EventMessageEnd, Turn: turn, Message: &msg})
 	return msg, err
 }
@@ -404,7 +425,9 @@ func (a *Agent) runTool(ctx context.Context, turn int, c llm.Block, id string, f
 			a.emit(Event{Type: EventToolUpdate, Turn: turn, ToolCallID: c.ID, CallID: id, ToolName: c.Name, Result: &p})
 		}))
 	}
-	res := a.Runner.Run(ctx, tool.Call{ID: id, ProviderID: c.ID, Name: c.Name, Arguments: c.Arguments}, opts...)
+	call := tool.Call{ID: id, ProviderID: c.ID, Name: c.Name, Arguments: c.Arguments}
+	res := a.Runner.Run(ctx, call, opts...)
+	res, id = a.repaired(ctx, call, res, func(fixed tool.Call) tool.ResultMessage { return a.Runner.Run(ctx, fixed, opts...) })
 	res.ToolCallID = c.ID // exactly as issued, whatever the pipeline did
 	if c.Repair != "" {
 		res.Details = withDetail(res.Details, "argumentsRepaired", c.Repair)

@@ -145,6 +145,13 @@ const KindApprovalsRevoked = "approvals-revoked"
 // over the sender's rate limit (Note says which, Principal is the sender).
 const KindMessageIgnored = "message-ignored"
 
+// KindRepair is the Kind of a record of a model's repair of a call's
+// arguments after they failed validation twice (agent.Repair): Arguments
+// holds what was repaired (model, original, repaired, error), CallID the
+// repaired call's id (the failed call's when the repair failed), Note says
+// what happened.
+const KindRepair = "repair"
+
 // Verdict is one policy layer's decision on a call.
 type Verdict struct {
 	// Layer names the layer ("profile", "global", "provider", "agent", …).

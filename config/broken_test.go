@@ -18,7 +18,7 @@ var brokenConfigs = []struct{ yaml, want string }{
 	// Keys that do not exist.
 	{"limits:\n  timout: 5m\n", `toolbelt.yaml:2:3: limits.timout: unknown key; did you mean "timeout"?`},
 	{"limits:\n  zzqx: 1\n", `toolbelt.yaml:2:3: limits.zzqx: unknown key: limits takes eventMaxChars, imageMaxBytes, imageMaxSide, maxResultChars, maxResultTokens, maxTimeout, timeout, updateInterval`},
-	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, mode, cron, console, tools, agents, channels, routes, principals, sandbox, subagents, mcpServers, mcp, hooks, skills, audit, jobs, model, providers`},
+	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, mode, cron, console, tools, agents, channels, routes, principals, sandbox, subagents, mcpServers, mcp, hooks, skills, audit, jobs, model, providers, compaction, repair`},
 	{"tools:\n  byProvider:\n    openai: {dney: [x]}\n", `toolbelt.yaml:3:14: tools.byProvider.openai.dney: unknown key; did you mean "deny"?`},
 	{"agents:\n  a:\n    tool: {deny: [x]}\n", `toolbelt.yaml:3:5: agents.a.tool: unknown key; did you mean "tools"?`},
 	{"tools:\n  denny: exec\n", `toolbelt.yaml:2:3: tools.denny is "exec": a tool's settings are a mapping; the policy keys are profile, allow, alsoAllow, deny, ask, byProvider; did you mean "deny"?`},
@@ -65,6 +65,9 @@ toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.jso
 	{"hooks:\n  stop:\n    - {url: 'http://127.0.0.1:9/h'}\n", `toolbelt.yaml:3:7: hooks.stop[0] needs a secret to sign its requests: "whsec_" followed by base64; make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`},
 	{"tools:\n  dirs:\n    - {trusted: true}\n", `toolbelt.yaml:3:7: tools.dirs[0] has no path: give the folder of the tools`},
 	{"providers:\n  local: {url: localhost:8080}\n", `toolbelt.yaml:2:16: providers.local.url is "localhost:8080": it must be an http:// or https:// URL`},
+	{"compaction:\n  threshold: 1.5\n", `toolbelt.yaml:2:12: compaction: threshold must be a share of the context window between 0 and 1, keepTurns and toolResultTurns must not be negative (0 means the default)`},
+	{"agents:\n  a:\n    repair: {model: gpt-4o-mini}\n    compaction: {keepTurns: -1}\n", `toolbelt.yaml:3:21: agents.a.repair.model is "gpt-4o-mini": write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5
+toolbelt.yaml:4:17: agents.a.compaction: threshold must be a share of the context window between 0 and 1, keepTurns and toolResultTurns must not be negative (0 means the default)`},
 	{"limits:\n  maxResultChars: -1\n", `toolbelt.yaml:2:19: limits.maxResultChars is -1: it must not be negative`},
 	// Paths that must exist.
 	{"workspace: /nonexistent/project\n", `toolbelt.yaml:1:12: workspace is "/nonexistent/project", which does not exist: create it or give another directory`},

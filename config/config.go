@@ -103,6 +103,14 @@ type Config struct {
 	// openrouter, xai, deepseek, groq) or adds new ones based on them;
 	// the key is the name --model takes.
 	Providers map[string]ModelProvider `yaml:"providers"`
+	// Compaction says when and how agent conversations that near their
+	// model's context window are compacted (docs/agent.md);
+	// agents.<id>.compaction overrides it field by field.
+	Compaction Compaction `yaml:"compaction"`
+	// Repair names a model that repairs the arguments of a call that failed
+	// validation twice (docs/agent.md); off unless set.
+	// agents.<id>.repair overrides it.
+	Repair Repair `yaml:"repair"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -360,6 +368,54 @@ type ModelProvider struct {
 	// Prices are the models' prices per million tokens, by model name, so
 	// each response's usage carries its cost.
 	Prices map[string]ModelPrice `yaml:"prices"`
+	// ContextWindow is the context window, in tokens, of the provider's
+	// models where Toolbelt does not know it (compaction needs it); 0:
+	// the known window of the model, if any.
+	ContextWindow int `yaml:"contextWindow" default:"0"`
+}
+
+// Compaction is when and how an agent's conversation is compacted: when
+// what the model is sent nears its context window, the model summarizes
+// the older turns.
+type Compaction struct {
+	// Enabled turns compaction on or off.
+	Enabled *bool `yaml:"enabled" default:"true"`
+	// Threshold is the share of the model's context window at which the
+	// conversation is compacted (0 means the default).
+	Threshold float64 `yaml:"threshold" default:"0.8"`
+	// KeepTurns is how many recent model turns are kept whole (0 means the
+	// default).
+	KeepTurns int `yaml:"keepTurns" default:"4"`
+	// ToolResultTurns: tool results older than that many model turns are
+	// replaced by their start and a result_read handle (0 means the
+	// default).
+	ToolResultTurns int `yaml:"toolResultTurns" default:"3"`
+	// Model is the PROVIDER/MODEL that writes the summary; the agent's
+	// model when empty.
+	Model string `yaml:"model"`
+}
+
+// Over returns o with the fields c sets put over it: an agent's
+// compaction over the top-level one.
+func (c Compaction) Over(o Compaction) Compaction {
+	if c.Enabled != nil {
+		o.Enabled = c.Enabled
+	}
+	o.Threshold = cmp.Or(c.Threshold, o.Threshold)
+	o.KeepTurns = cmp.Or(c.KeepTurns, o.KeepTurns)
+	o.ToolResultTurns = cmp.Or(c.ToolResultTurns, o.ToolResultTurns)
+	o.Model = cmp.Or(c.Model, o.Model)
+	return o
+}
+
+// On says whether compaction is on (enabled, true unless set false).
+func (c Compaction) On() bool { return c.Enabled == nil || *c.Enabled }
+
+// Repair is the model-side repair of arguments that fail validation.
+type Repair struct {
+	// Model is the PROVIDER/MODEL asked to repair the arguments of a call
+	// that failed validation twice; no repair when empty.
+	Model string `yaml:"model"`
 }
 
 // ModelPrice is a model's price per million tokens, in any currency.
@@ -540,6 +596,11 @@ type Agent struct {
 	Compact bool `yaml:"compact" default:"false"`
 	// Subagents says which agents this one may spawn.
 	Subagents SubagentLimits `yaml:"subagents"`
+	// Compaction overrides the top-level compaction for this agent's
+	// sessions, field by field.
+	Compaction Compaction `yaml:"compaction"`
+	// Repair overrides the top-level repair for this agent's sessions.
+	Repair Repair `yaml:"repair"`
 	// ReadBeforeEdit holds the agent's sessions to read before edit: edit,
 	// apply_patch's updates and write over an existing file are refused
 	// unless the session has read the file (or written it itself) and it
@@ -1040,6 +1101,9 @@ func (c *Config) validate() []error {
 		if a.Thinking != "" && !slices.Contains(thinkingLevels, a.Thinking) {
 			errs = append(errs, c.errorAt(path+".thinking", fmt.Sprintf("agents.%s.thinking is %q: use %s", id, a.Thinking, strings.Join(thinkingLevels, ", "))))
 		}
+		errs = append(errs, c.checkCompaction(path+".compaction", "agents."+id+".compaction", a.Compaction))
+		errs = append(errs, c.checkModel(path+".compaction.model", "agents."+id+".compaction.model", a.Compaction.Model))
+		errs = append(errs, c.checkModel(path+".repair.model", "agents."+id+".repair.model", a.Repair.Model))
 		if a.Subagents.MaxDepth < 0 || a.Subagents.MaxConcurrent < 0 {
 			errs = append(errs, c.errorAt(path+".subagents", fmt.Sprintf("agents.%s.subagents: maxDepth and maxConcurrent must not be negative (0 means the default)", id)))
 		}
@@ -1079,12 +1143,14 @@ func (c *Config) validate() []error {
 		seen[t.Token] = true
 	}
 	errs = append(errs, c.checkMCPOAuth()...)
-	if m := c.Model; m != "" {
-		if p, name, ok := strings.Cut(m, "/"); !ok || p == "" || name == "" {
-			errs = append(errs, c.errorAt("$.model", fmt.Sprintf("model is %q: write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", m)))
-		}
-	}
+	errs = append(errs, c.checkModel("$.model", "model", c.Model))
+	errs = append(errs, c.checkCompaction("$.compaction", "compaction", c.Compaction))
+	errs = append(errs, c.checkModel("$.compaction.model", "compaction.model", c.Compaction.Model))
+	errs = append(errs, c.checkModel("$.repair.model", "repair.model", c.Repair.Model))
 	for name, p := range c.Providers {
+		if p.ContextWindow < 0 {
+			errs = append(errs, c.errorAt("$.providers.'"+name+"'.contextWindow", fmt.Sprintf("providers.%s.contextWindow must not be negative", name)))
+		}
 		if p.URL != "" && !strings.HasPrefix(p.URL, "http://") && !strings.HasPrefix(p.URL, "https://") {
 			errs = append(errs, c.errorAt("$.providers.'"+name+"'.url", fmt.Sprintf("providers.%s.url is %q: it must be an http:// or https:// URL", name, p.URL)))
 		}
@@ -1098,6 +1164,24 @@ func (c *Config) validate() []error {
 		errs = append(errs, c.errorAt("$.database", fmt.Sprintf("database is %q: it must be a postgres:// URL (SQLite lives in the data directory)", redactURL(c.Database))))
 	}
 	return slices.DeleteFunc(errs, func(err error) bool { return err == nil })
+}
+
+// checkCompaction returns an error at path when cp, the value of key, is
+// out of range, nil when it is not.
+func (c *Config) checkCompaction(path, key string, cp Compaction) error {
+	if cp.Threshold < 0 || cp.Threshold > 1 || cp.KeepTurns < 0 || cp.ToolResultTurns < 0 {
+		return c.errorAt(path, fmt.Sprintf("%s: threshold must be a share of the context window between 0 and 1, keepTurns and toolResultTurns must not be negative (0 means the default)", key))
+	}
+	return nil
+}
+
+// checkModel returns an error at path when model, the value of key, is
+// set and not PROVIDER/MODEL, nil when it is not.
+func (c *Config) checkModel(path, key, model string) error {
+	if p, name, ok := strings.Cut(model, "/"); model != "" && (!ok || p == "" || name == "") {
+		return c.errorAt(path, fmt.Sprintf("%s is %q: write it as PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5", key, model))
+	}
+	return nil
 }
 
 // checkMode returns an error at path unless name, the value of key, is a

@@ -234,3 +234,18 @@ func TestLintEmbeddingKey(t *testing.T) {
 		}
 	}
 }
+
+// TestCompactionOver: an agent's compaction overrides the top-level one
+// field by field; enabled: false turns it off.
+func TestCompactionOver(t *testing.T) {
+	t.Parallel()
+	off := false
+	top := Compaction{Threshold: 0.7, KeepTurns: 6, Model: "anthropic/claude-haiku-4-5"}
+	got := Compaction{KeepTurns: 2, ToolResultTurns: 1}.Over(top)
+	if got.Threshold != 0.7 || got.KeepTurns != 2 || got.ToolResultTurns != 1 || got.Model != top.Model || !got.On() {
+		t.Errorf("over: %+v", got)
+	}
+	if (Compaction{Enabled: &off}).Over(top).On() {
+		t.Error("enabled: false left compaction on")
+	}
+}

@@ -422,6 +422,21 @@ func (r *Runner) Output(ctx context.Context, caller tool.Identity, callID string
 	return r.tc.Outputs.Get(tool.WithScope(ctx, r.scopeOf(id)), callID)
 }
 
+// Keep keeps text as the full output of call callID, made by the caller
+// ctx carries (or the runner's identity), so that result_read reads it —
+// for results an agent cuts from its context. Its origin is recorded as
+// external: whoever keeps it no longer knows where the text came from, so
+// result_read marks it untrusted. An output already kept (a cut result's)
+// stays as it is.
+func (r *Runner) Keep(ctx context.Context, callID, text string) error {
+	caller, _ := CallerFrom(ctx)
+	if _, found, err := r.Output(ctx, caller, callID); err != nil || found {
+		return err
+	}
+	scope := r.scopeOf(r.contextFor(caller).Identity)
+	return r.tc.Outputs.Put(tool.WithOrigin(tool.WithScope(ctx, scope), tool.Origin{External: true, Source: "an earlier tool result"}), callID, text)
+}
+
 // Run runs one call and returns its result message. It never panics and
 // never returns without a message.
 func (r *Runner) Run(ctx context.Context, call tool.Call, opts ...CallOption) (msg tool.ResultMessage) {

@@ -69,6 +69,29 @@ type Message struct {
 	ErrorMessage string `json:"errorMessage,omitempty"`
 	// Timestamp is when the message was complete, in Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
+
+	// Compaction marks a user message that holds a summary of the
+	// conversation before it (see [Compaction]); never sent to a model.
+	Compaction *Compaction `json:"compaction,omitempty"`
+}
+
+// Compaction says what a compaction of a transcript summarized. The
+// transcript itself keeps every message: a model is sent the summary, then
+// the messages from FirstKept on (the compaction's own message left out),
+// with the tool results before ElideBefore replaced by their head and a
+// result_read handle.
+type Compaction struct {
+	// FirstKept is the transcript index of the first message kept whole.
+	FirstKept int `json:"firstKept"`
+	// ElideBefore is the transcript index before which the kept tool
+	// results are elided.
+	ElideBefore int `json:"elideBefore"`
+	// Summarized counts the messages the summary replaces.
+	Summarized int `json:"summarized"`
+	// TokensBefore and TokensAfter are the estimated tokens of what the
+	// model is sent, before and after the compaction.
+	TokensBefore int `json:"tokensBefore"`
+	TokensAfter  int `json:"tokensAfter"`
 }
 
 // Block is a content block: text, thinking, a tool call or an image.

@@ -46,7 +46,8 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if !ok {
 		return nil, nil, fmt.Errorf("agent %q is not configured", t.Agent)
 	}
-	client, err := toolbelt.ModelClient(ca.cfg, cmp.Or(ag.Model, ca.cfg.Model), "")
+	model := cmp.Or(ag.Model, ca.cfg.Model)
+	client, err := toolbelt.ModelClient(ca.cfg, model, "")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -63,13 +64,21 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	if err != nil {
 		return nil, nil, err
 	}
+	compaction, err := agentCompaction(ca.cfg, ag, model, model, "")
+	if err != nil {
+		return nil, nil, err
+	}
+	repair, err := agentRepair(ca.cfg, ag, model, "", ca.e.tb.Record)
+	if err != nil {
+		return nil, nil, err
+	}
 	system, opts := ca.e.skills(ca.cfg, tc, system, nil)
 	runner, err := ca.e.tb.RunnerFor(tc, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
 	// Each turn is a session of the lifecycle hooks: it ends once answered.
-	a := &agent.Agent{Client: client, Runner: runner, System: system, Hooks: toolbelt.AgentHooks(ca.cfg)}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, Compaction: compaction, Repair: repair, Hooks: toolbelt.AgentHooks(ca.cfg)}
 	return a, func() {
 		a.EndSession(context.Background(), "done")
 		runner.Close()

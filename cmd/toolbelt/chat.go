@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -36,6 +35,8 @@ const chatHelp = `Type a message and press Enter. Commands:
                          files, conversation or both, the default)
   /help                  this text
   /quit                  leave (so does end of input)
+At a terminal, a line typed while a turn runs steers it: the tools still
+running stop, and the model reads the line next.
 Ctrl-C stops the current turn; at the prompt, it leaves (exit code 130).`
 
 // Run is an interactive session: each line is a message; the answer is
@@ -47,6 +48,13 @@ func (c *chatCmd) Run(e *env) error {
 	// With async tools the chat works their jobs; each outcome reaches the
 	// conversation as it finishes.
 	e.serving.workJobs = true
+	// At a terminal, a line typed while a turn runs steers it; the
+	// questions asked at the terminal meanwhile read their answers from the
+	// same lines, first.
+	src, steer := newLineSource(e.stdin), isTerminal(e.stdin)
+	if steer {
+		e.lines = src
+	}
 	ar, err := c.setup(e)
 	if err != nil {
 		return err
@@ -120,12 +128,12 @@ func (c *chatCmd) Run(e *env) error {
 		h.view.onCallEvent("", ev)
 	}
 	fmt.Fprintf(e.stderr, "toolbelt chat with %s — /help for commands.\n", ar.model)
-	lines := promptLines(e)
 	for {
 		fmt.Fprint(e.stderr, "> ")
 		var next promptLine
+		lines, _ := src.ask()
 		select {
-		case next = <-lines():
+		case next = <-lines:
 		case <-atPrompt:
 			fmt.Fprintln(e.stderr)
 			return exitCode(exitInterrupted)
@@ -149,12 +157,18 @@ func (c *chatCmd) Run(e *env) error {
 			}
 			continue
 		case cmd == "/model":
-			client, err := toolbelt.ModelClient(ar.cfg, strings.TrimSpace(arg), c.BaseURL)
+			model := strings.TrimSpace(arg)
+			client, err := toolbelt.ModelClient(ar.cfg, model, c.BaseURL)
 			if err != nil {
 				printError(e.stderr, err)
 				continue
 			}
-			a.Client, ar.model = client, strings.TrimSpace(arg)
+			compaction, err := agentCompaction(ar.cfg, ar.cfg.Agents[c.Agent], model, model, c.BaseURL)
+			if err != nil {
+				printError(e.stderr, err)
+				continue
+			}
+			a.Client, a.Compaction, ar.model = client, compaction, model
 			fmt.Fprintf(e.stderr, "model: %s\n", ar.model)
 			continue
 		case cmd == "/mode":
@@ -198,7 +212,7 @@ func (c *chatCmd) Run(e *env) error {
 			err = h.StartSession(ctx, spec, history, msg)
 			started = err == nil
 		}
-		if err == nil && h.Wait(ctx) != nil {
+		if err == nil && waitTurn(ctx, e, h, a, key, src, steer) != nil {
 			h.Abort()
 			_ = h.Wait(context.Background())
 		}
@@ -219,31 +233,54 @@ func (c *chatCmd) Run(e *env) error {
 	}
 }
 
-// promptLine is a line read at the chat's prompt, or the end of the input
-// (end, with the error that ended it, if any).
-type promptLine struct {
-	text string
-	end  bool
-	err  error
+// waitTurn waits until the turn ends. With steer, each line typed
+// meanwhile goes to the agent a as a steering message (Agent.Steer): the
+// tools still running stop and the model reads it next. A message that
+// came as the turn was ending starts the next turn of session key.
+func waitTurn(ctx context.Context, e *env, h *runHost, a *agent.Agent, key string, src *lineSource, steer bool) error {
+	for {
+		if err := waitSteering(ctx, e, h, a, src, steer); err != nil {
+			return err
+		}
+		more := a.Drain()
+		if len(more) == 0 {
+			return nil
+		}
+		for _, m := range more {
+			if err := h.Deliver(ctx, key, m); err != nil {
+				return err
+			}
+		}
+	}
 }
 
-// promptLines returns what reads the next line of standard input: each
-// call starts reading one line and returns the channel it arrives on. Only
-// one line is read at a time, so an approval question during a turn reads
-// its own answer; the prompt can wait for Ctrl-C meanwhile.
-func promptLines(e *env) func() <-chan promptLine {
-	in := bufio.NewScanner(e.stdin)
-	in.Buffer(make([]byte, 64<<10), 4<<20)
-	next := make(chan promptLine, 1)
-	return func() <-chan promptLine {
-		go func() {
-			if in.Scan() {
-				next <- promptLine{text: in.Text()}
-				return
+// waitSteering waits until h is idle; with steer, the lines typed
+// meanwhile steer a.
+func waitSteering(ctx context.Context, e *env, h *runHost, a *agent.Agent, src *lineSource, steer bool) error {
+	if !steer {
+		return h.Wait(ctx)
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.Wait(ctx) }()
+	for {
+		lines, leave := src.ask()
+		select {
+		case err := <-done:
+			leave()
+			return err
+		case l := <-lines:
+			text := strings.TrimSpace(l.text)
+			switch {
+			case l.end:
+				return <-done
+			case text == "":
+			case strings.HasPrefix(text, "/"):
+				fmt.Fprintf(e.stderr, "toolbelt: %s waits for the prompt: the turn still runs (Ctrl-C stops it)\n", termsafe.Line(text))
+			default:
+				a.Steer(llm.UserText(text))
+				fmt.Fprintln(e.stderr, "(steering: the running tools stop; the model reads your message next)")
 			}
-			next <- promptLine{end: true, err: in.Err()}
-		}()
-		return next
+		}
 	}
 }
 

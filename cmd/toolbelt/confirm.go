@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -24,6 +25,10 @@ type terminal struct {
 	in  *bufio.Reader
 	col colors
 	who string
+	// lines, when set, is where answers are read instead of the terminal:
+	// the chat's standard input, the terminal too, which the chat reads
+	// during its turns (steering).
+	lines *lineSource
 	// spin draws the work under way on the terminal (a spinner), paused
 	// while asking; nil when nothing does.
 	spin interface {
@@ -122,6 +127,9 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 }
 
 func (t *terminal) readLine(ctx context.Context) (string, error) {
+	if t.lines != nil {
+		return t.readShared(ctx)
+	}
 	line, err := t.in.ReadString('\n')
 	if err != nil {
 		if ctx.Err() != nil {
@@ -133,6 +141,19 @@ func (t *terminal) readLine(ctx context.Context) (string, error) {
 		}
 	}
 	return strings.TrimSpace(line), nil
+}
+
+// readShared reads an answer from t.lines.
+func (t *terminal) readShared(ctx context.Context) (string, error) {
+	l, err := t.lines.line(ctx)
+	switch {
+	case err != nil:
+		fmt.Fprintln(t.tty)
+		return "", err
+	case l.end:
+		return "", cmp.Or(l.err, io.EOF)
+	}
+	return strings.TrimSpace(l.text), nil
 }
 
 // describe renders what the person needs to decide. Every field is

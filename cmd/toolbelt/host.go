@@ -15,7 +15,6 @@ import (
 	"github.com/toolbelt/toolbelt/agent/host"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
-	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/fs"
 	"github.com/toolbelt/toolbelt/tools/sessions"
@@ -54,7 +53,7 @@ func (e *env) newRunHost(f *agentFlags, cfg *config.Config, model string, tc *to
 	}
 	rh.Host = host.New(host.Options{
 		Sessions: e.tb.Store().Sessions(), Workspace: tc.Workspace, Build: rh.build, Agents: agents,
-		ContextWindow: llm.ContextWindow, SubagentEnded: e.tb.EndSession,
+		ContextWindow: func(model string) int { return toolbelt.ContextWindow(cfg, model) }, SubagentEnded: e.tb.EndSession,
 	})
 	return rh, rh.Host.Start(context.Background())
 }
@@ -119,12 +118,20 @@ func (rh *runHost) build(s host.Spec) (*agent.Agent, error) {
 	if err != nil {
 		return nil, err
 	}
+	compaction, err := agentCompaction(rh.cfg, ag, model, rh.model, rh.f.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	repair, err := agentRepair(rh.cfg, ag, rh.model, rh.f.BaseURL, rh.e.tb.Record)
+	if err != nil {
+		return nil, err
+	}
 	system, extra = rh.e.skills(rh.cfg, tc, system, extra)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Hooks: toolbelt.AgentHooks(rh.cfg), OnEvent: func(ev agent.Event) {
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: rh.f.MaxTurns, Thinking: cmp.Or(s.Thinking, ag.Thinking), Compaction: compaction, Repair: repair, Hooks: toolbelt.AgentHooks(rh.cfg), OnEvent: func(ev agent.Event) {
 		rh.view.onSubagentEvent(s.Key, ev)
 	}}
 	if ag.Compact {

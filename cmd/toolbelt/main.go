@@ -134,6 +134,9 @@ type env struct {
 	tb      *toolbelt.Toolbelt
 	tbKind  rootKind
 	serving serving
+	// lines, when set, is standard input read by lines: toolbelt chat's at
+	// a terminal, where its questions at the terminal read their answers.
+	lines *lineSource
 	// workspace is the command's --workspace flag, for what is decided
 	// before the command asks (which directory tools the agent can reach).
 	workspace string

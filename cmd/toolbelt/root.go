@@ -154,6 +154,7 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 	var term io.Closer
 	t, atTerminal := openTerminal()
 	if atTerminal {
+		t.lines = e.lines
 		// The model's questions (ask_user) go to the person at the
 		// terminal, --yes or not: it approves calls, it answers no question.
 		ask.AskerService.Set(tc, t)

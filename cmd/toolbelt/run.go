@@ -145,12 +145,20 @@ func (f *agentFlags) setup(e *env) (*agentRun, error) {
 	}
 	image.ModelsService.Set(tc, toolbelt.ImageModels(cfg, tc.AgentID, model))
 	rh.holdReads(tc, ag)
+	compaction, err := agentCompaction(cfg, ag, model, model, f.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	repair, err := agentRepair(cfg, ag, model, f.BaseURL, e.tb.Record)
+	if err != nil {
+		return nil, err
+	}
 	system, extra = e.skills(cfg, tc, system, extra)
 	runner, closer, err := rh.runner(tc, extra)
 	if err != nil {
 		return nil, err
 	}
-	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Hooks: toolbelt.AgentHooks(cfg)}
+	a := &agent.Agent{Client: client, Runner: runner, System: system, MaxTurns: f.MaxTurns, Thinking: thinking, Compaction: compaction, Repair: repair, Hooks: toolbelt.AgentHooks(cfg)}
 	if f.Compact || ag.Compact {
 		closer = e.compactAgent(a, closer)
 	}

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"slices"
+	"sync"
+)
+
+// promptLine is a line read from standard input, or the end of the input
+// (end, with the error that ended it, if any).
+type promptLine struct {
+	text string
+	end  bool
+	err  error
+}
+
+// lineSource reads standard input one line at a time, only while someone
+// waits for a line, and hands each line to whoever asked last: a question
+// at the terminal (an approval, ask_user) asked during a chat's turn gets
+// its answer before the chat's steering does, as it would at the prompt.
+type lineSource struct {
+	in *bufio.Scanner
+
+	mu      sync.Mutex
+	waiting []chan promptLine // the last one gets the next line
+	held    []promptLine      // lines read for a waiter that left
+	reading bool
+}
+
+// newLineSource reads lines from r.
+func newLineSource(r io.Reader) *lineSource {
+	in := bufio.NewScanner(r)
+	in.Buffer(make([]byte, 64<<10), 4<<20)
+	return &lineSource{in: in}
+}
+
+// ask returns the channel the next line arrives on, and the function that
+// gives up waiting for it; a line that came meanwhile goes to the next to
+// ask.
+func (s *lineSource) ask() (<-chan promptLine, func()) {
+	ch := make(chan promptLine, 1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.held) > 0 {
+		ch <- s.held[0]
+		s.held = s.held[1:]
+		return ch, func() {}
+	}
+	s.waiting = append(s.waiting, ch)
+	if !s.reading {
+		s.reading = true
+		go s.read()
+	}
+	return ch, func() { s.leave(ch) }
+}
+
+// leave stops ch waiting; a line already sent to it is held for the next.
+func (s *lineSource) leave(ch chan promptLine) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.waiting = slices.DeleteFunc(s.waiting, func(c chan promptLine) bool { return c == ch })
+	select {
+	case l := <-ch:
+		s.held = append([]promptLine{l}, s.held...)
+	default:
+	}
+}
+
+// read reads lines while someone waits, each to the last to ask.
+func (s *lineSource) read() {
+	for {
+		l := promptLine{end: true}
+		if s.in.Scan() {
+			l = promptLine{text: s.in.Text()}
+		} else {
+			l.err = s.in.Err()
+		}
+		s.mu.Lock()
+		if n := len(s.waiting); n > 0 {
+			s.waiting[n-1] <- l
+			s.waiting = s.waiting[:n-1]
+		} else {
+			s.held = append(s.held, l)
+		}
+		if len(s.waiting) == 0 || l.end {
+			s.reading = false
+			for _, ch := range s.waiting { // the end, for everyone
+				ch <- l
+			}
+			s.waiting = nil
+			s.mu.Unlock()
+			return
+		}
+		s.mu.Unlock()
+	}
+}
+
+// line waits for the next line until ctx ends.
+func (s *lineSource) line(ctx context.Context) (promptLine, error) {
+	ch, leave := s.ask()
+	select {
+	case l := <-ch:
+		return l, nil
+	case <-ctx.Done():
+		leave()
+		return promptLine{}, ctx.Err()
+	}
+}
