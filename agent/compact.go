@@ -86,6 +86,7 @@ func (a *Agent) compact(ctx context.Context, turn int, transcript []llm.Message)
 			old = append(old, transcript[i])
 		}
 	}
+	a.RunPreCompact(ctx, PreCompact{Trigger: "auto", Messages: old, Tokens: before})
 	msg, err := a.summarize(ctx, old)
 	if err != nil {
 		return transcript, fmt.Errorf("compacting the conversation: %w", err)

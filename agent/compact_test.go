@@ -61,12 +61,29 @@ func TestCompaction(t *testing.T) {
 			compactions = append(compactions, *e.Message)
 		}
 	}
+	// The pre_compact hook sees each compaction before the summary is made.
+	var pre []agent.PreCompact
+	a.Hooks.PreCompact = func(_ context.Context, e agent.PreCompact) error {
+		if len(pre) != len(compactions) {
+			t.Errorf("pre_compact ran after compaction %d", len(compactions))
+		}
+		pre = append(pre, e)
+		return nil
+	}
 	tr, err := a.Run(context.Background(), nil, llm.UserText("read pages 1 to 7"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(compactions) == 0 {
 		t.Fatal("no compaction event")
+	}
+	if len(pre) != len(compactions) {
+		t.Fatalf("pre_compact ran %d times for %d compactions", len(pre), len(compactions))
+	}
+	for i, e := range pre {
+		if c := compactions[i].Compaction; e.Trigger != "auto" || len(e.Messages) != c.Summarized || e.Tokens != c.TokensBefore {
+			t.Errorf("pre_compact %d saw trigger %q, %d messages, %d tokens; the compaction summarized %d of %d tokens", i, e.Trigger, len(e.Messages), e.Tokens, c.Summarized, c.TokensBefore)
+		}
 	}
 	// The transcript keeps every message, the compactions marked in it.
 	var marked []llm.Message
