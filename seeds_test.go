@@ -130,6 +130,16 @@ var seedExamples = []seedExample{
 				t.Errorf("greet = %q, want Hello, Ada!", text)
 			}
 		}},
+	{name: "003-read", // "for standalone use": read {path: "src/index.ts"}
+		files: map[string][]byte{"src/index.ts": []byte("export const answer = 42;\n")},
+		call: func(string) llmtest.Call {
+			return llmtest.Call{ID: "call_2", Name: "read", Args: `{"path": "src/index.ts"}`}
+		},
+		check: func(t *testing.T, msg map[string]any, text string) {
+			if text != "export const answer = 42;\n" {
+				t.Errorf("read src/index.ts = %q, want the file's text", text)
+			}
+		}},
 	{name: "001-cron-status", // pattern B: jsonResult(cron.status)
 		call: func(string) llmtest.Call {
 			return llmtest.Call{ID: "call_1", Name: "cron", Args: `{"action": "status"}`}
@@ -214,7 +224,11 @@ func TestSeedExamples(t *testing.T) {
 		t.Run(ex.name, func(t *testing.T) {
 			ws := t.TempDir()
 			for name, b := range ex.files {
-				if err := os.WriteFile(filepath.Join(ws, name), b, 0o644); err != nil {
+				p := filepath.Join(ws, filepath.FromSlash(name))
+				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, b, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
