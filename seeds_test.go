@@ -99,15 +99,15 @@ var seedExamples = []seedExample{
 			return llmtest.Call{ID: "call_abc123", Name: "read", Args: `{"path": "screenshot.png"}`}
 		},
 		check: func(t *testing.T, msg map[string]any, text string) {
-			blocks := list(msg["content"])
+			blocks := seedList(msg["content"])
 			if len(blocks) != 2 || text != "MEDIA:screenshot.png" {
 				t.Fatalf("content %v, want MEDIA:screenshot.png and the image", blocks)
 			}
-			img := obj(blocks[1])
+			img := seedObj(blocks[1])
 			if img["type"] != "image" || img["mimeType"] != "image/png" || !strings.HasPrefix(img["data"].(string), "iVBORw0KGgo") {
 				t.Errorf("second block %v, want {type: image, data: iVBORw0KGgo…, mimeType: image/png}", img)
 			}
-			if obj(msg["details"])["path"] != "screenshot.png" {
+			if seedObj(msg["details"])["path"] != "screenshot.png" {
 				t.Errorf("details %v, want the path", msg["details"])
 			}
 		}},
@@ -168,8 +168,8 @@ var seedExamples = []seedExample{
 			if msg["isError"] != false || !strings.HasPrefix(text, "Generated image: a beautiful sunset...") || !strings.Contains(text, `"imageUrl": "https://images.example/sunset.png"`) {
 				t.Errorf("generate_image = %q, want its summary, then its result", text)
 			}
-			d := obj(msg["details"])
-			if d["summary"] != "Generated image: a beautiful sunset..." || obj(d["result"])["imageUrl"] != "https://images.example/sunset.png" || obj(d["result"])["size"] != "512x512" {
+			d := seedObj(msg["details"])
+			if d["summary"] != "Generated image: a beautiful sunset..." || seedObj(d["result"])["imageUrl"] != "https://images.example/sunset.png" || seedObj(d["result"])["size"] != "512x512" {
 				t.Errorf("details %v, want the handler's result and summary", d)
 			}
 		}},
@@ -263,11 +263,11 @@ func TestSeedExamples(t *testing.T) {
 			if ts, _ := msg["timestamp"].(float64); ts <= 0 {
 				t.Errorf("timestamp %v", msg["timestamp"])
 			}
-			blocks := list(msg["content"])
-			if len(blocks) == 0 || obj(blocks[0])["type"] != "text" {
+			blocks := seedList(msg["content"])
+			if len(blocks) == 0 || seedObj(blocks[0])["type"] != "text" {
 				t.Fatalf("content %v, want a text block first", msg["content"])
 			}
-			ex.check(t, msg, obj(blocks[0])["text"].(string))
+			ex.check(t, msg, seedObj(blocks[0])["text"].(string))
 		})
 	}
 }
@@ -316,9 +316,10 @@ func replaySeedCall(t *testing.T, yaml, ws string, tools []tool.Tool, confirm in
 	return nil
 }
 
-func list(v any) []any { l, _ := v.([]any); return l }
+// seedList and seedObj read decoded JSON without a check at each step.
+func seedList(v any) []any { l, _ := v.([]any); return l }
 
-func obj(v any) map[string]any {
+func seedObj(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
