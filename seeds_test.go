@@ -111,7 +111,19 @@ var seedExamples = []seedExample{
 				t.Errorf("details %v, want the path", msg["details"])
 			}
 		}},
-	{name: "004-blocked", // §8.2
+	{name: "004-blocked", // §8.2: a before_tool_call hook blocks
+		yaml:    "hooks:\n  before:\n    - tools: [exec]\n      command: |\n        cat >/dev/null; printf '%s' '{\"decision\":\"block\",\"reason\":\"Tool blocked by policy: safe-bin mode\"}'\n",
+		confirm: func(invoke.Confirmation) invoke.Answer { return invoke.Answer{Allow: true, By: "test"} },
+		call: func(string) llmtest.Call {
+			return llmtest.Call{ID: "call_abc123", Name: "exec", Args: `{"command": "ls"}`}
+		},
+		check: func(t *testing.T, msg map[string]any, text string) {
+			var env map[string]any
+			if err := json.Unmarshal([]byte(text), &env); err != nil || msg["isError"] != true || env["status"] != "blocked" || env["tool"] != "exec" || !strings.Contains(fmt.Sprint(env["reason"]), "Tool blocked by policy: safe-bin mode") {
+				t.Errorf("exec a hook blocks = %s (isError %v), want {status: blocked, tool: exec, reason: the hook's}", text, msg["isError"])
+			}
+		}},
+	{name: "004-denied", // §8.2's envelope when policy denies
 		yaml: "tools:\n  deny: [exec]\n",
 		call: func(string) llmtest.Call {
 			return llmtest.Call{ID: "call_abc123", Name: "exec", Args: `{"command": "ls"}`}
