@@ -31,6 +31,8 @@ type seedExample struct {
 	confirm func(invoke.Confirmation) invoke.Answer
 	call    func(ws string) llmtest.Call
 	check   func(t *testing.T, msg map[string]any, text string)
+	// after, when set, checks the workspace once the call ran.
+	after func(t *testing.T, ws string)
 }
 
 // seedMainTS is the file seed 004 reads (§3.1).
@@ -83,6 +85,32 @@ var seedExamples = []seedExample{
 		check: func(t *testing.T, msg map[string]any, text string) {
 			if msg["isError"] != false || !strings.HasPrefix(text, "// main.ts\nimport { createServer } from 'http';") {
 				t.Errorf("read from offset 0 = %q (isError %v), want the file from its first line", text, msg["isError"])
+			}
+		}},
+	{name: "004-camelCase", // §6.1: filePath is file_path
+		files: map[string][]byte{"main.ts": []byte(seedMainTS)},
+		call: func(ws string) llmtest.Call {
+			return llmtest.Call{ID: "call_abc123", Name: "read", Args: `{"filePath": "` + filepath.Join(ws, "main.ts") + `"}`}
+		},
+		check: func(t *testing.T, msg map[string]any, text string) {
+			if msg["isError"] != false || !strings.HasPrefix(text, "// main.ts\n") {
+				t.Errorf("read {filePath} = %q, want the file", text)
+			}
+		}},
+	{name: "004-claude-edit", // §6.2: Claude Code's edit {file_path, old_string, new_string}
+		files:   map[string][]byte{"main.ts": []byte(seedMainTS)},
+		confirm: func(invoke.Confirmation) invoke.Answer { return invoke.Answer{Allow: true, By: "test"} },
+		call: func(ws string) llmtest.Call {
+			return llmtest.Call{ID: "toolu_01", Name: "edit", Args: `{"file_path": "` + filepath.Join(ws, "main.ts") + `", "old_string": "8080", "new_string": "3000"}`}
+		},
+		check: func(t *testing.T, msg map[string]any, text string) {
+			if msg["isError"] != false {
+				t.Errorf("edit {file_path, old_string, new_string} = %q", text)
+			}
+		},
+		after: func(t *testing.T, ws string) {
+			if b, _ := os.ReadFile(filepath.Join(ws, "main.ts")); !strings.Contains(string(b), "listen(3000)") {
+				t.Errorf("main.ts after the edit:\n%s", b)
 			}
 		}},
 	{name: "004-error", // §3.2
@@ -280,6 +308,9 @@ func TestSeedExamples(t *testing.T) {
 				t.Fatalf("content %v, want a text block first", msg["content"])
 			}
 			ex.check(t, msg, seedObj(blocks[0])["text"].(string))
+			if ex.after != nil {
+				ex.after(t, ws)
+			}
 		})
 	}
 }
