@@ -93,7 +93,7 @@ toolbelt.yaml:4:17: agents.a.compaction: threshold must be a share of the contex
 	{"tools:\n  exec:\n    sessionTtl: forever\n", `toolbelt.yaml:3:17: tools.exec.sessionTtl is "forever": want a positive duration such as 30m`},
 	{"tools:\n  exec:\n    sandbox: {required: true, bwrap: /nonexistent/bwrap}\n", `toolbelt.yaml:3:25: tools.exec.sandbox.required is true, but bubblewrap (/nonexistent/bwrap) is not installed (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), so no command could run: install it or set required: false`},
 	{"tools:\n  web_fetch:\n    allowHost: [docs.internal]\n", `toolbelt.yaml:3:5: tools.web_fetch.allowHost: unknown key; did you mean "allowHosts"?`},
-	{"tools:\n  web_search:\n    provider: googel\n", `toolbelt.yaml:3:15: tools.web_search.provider is "googel": use one of brave, tavily, exa, perplexity, searxng`},
+	{"tools:\n  web_search:\n    provider: googel\n", `toolbelt.yaml:3:15: tools.web_search.provider is "googel": use one of brave, tavily, exa, perplexity, grok, searxng`},
 	{"tools:\n  memory:\n    embeddings: {provider: nope}\n", `toolbelt.yaml:3:17: tools.memory.embeddings cannot be used: embeddings.provider "nope" is not known: use openai (also for OpenAI-compatible servers, with baseUrl), gemini or ollama`},
 	{"tools:\n  process:\n    shell: /bin/sh\n", `toolbelt.yaml:2:3: tools.process: process takes its settings under tools.exec`},
 	{"tools:\n  read:\n    encoding: latin1\n", `toolbelt.yaml:2:3: tools.read: read takes no settings`},

@@ -17,7 +17,7 @@ import (
 // reaches a server on 127.0.0.1 only once toolbelt.yaml allows it, and its
 // cache lives in the store, across processes.
 func TestWebTools(t *testing.T) {
-	for _, k := range []string{"BRAVE_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY", "PERPLEXITY_API_KEY"} {
+	for _, k := range []string{"BRAVE_API_KEY", "TAVILY_API_KEY", "EXA_API_KEY", "PERPLEXITY_API_KEY", "XAI_API_KEY"} {
 		t.Setenv(k, "") // the child sees no keys, whatever this machine has
 	}
 	var hits atomic.Int64

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -210,6 +211,92 @@ func (p *perplexity) search(ctx context.Context, c *client, q searchArgs) (answe
 		}
 	}
 	return a, nil
+}
+
+// grok is xAI's Responses API, POST /v1/responses with its server-side
+// web_search tool: Grok searches, answers in prose and cites its sources,
+// inline (url_citation annotations) and as a list (citations).
+type grok struct{ key, base, model string }
+
+// maxGrokDomains is how many domains xAI's web_search takes in either
+// filter. With more, or with both filters, the filter is left to the
+// results (filterHits applies both to every provider's hits).
+const maxGrokDomains = 5
+
+func (p *grok) search(ctx context.Context, c *client, q searchArgs) (answer, error) {
+	search := map[string]any{"type": "web_search"}
+	switch {
+	case len(q.IncludeDomains) > 0 && len(q.IncludeDomains) <= maxGrokDomains:
+		search["allowed_domains"] = q.IncludeDomains
+	case len(q.IncludeDomains) == 0 && len(q.ExcludeDomains) > 0 && len(q.ExcludeDomains) <= maxGrokDomains:
+		search["excluded_domains"] = q.ExcludeDomains
+	}
+	body := map[string]any{
+		"model": p.model,
+		"input": []map[string]string{{"role": "user", "content": q.Query}},
+		"tools": []any{search},
+	}
+	var a answer
+	for name, v := range map[string]string{"freshness": q.Freshness, "country": q.Country, "language": q.Language} {
+		if v != "" {
+			a.Ignored = append(a.Ignored, name)
+		}
+	}
+	slices.Sort(a.Ignored)
+	var out struct {
+		Output []struct {
+			Type    string `json:"type"`
+			Content []struct {
+				Type        string `json:"type"`
+				Text        string `json:"text"`
+				Annotations []struct {
+					Type  string `json:"type"`
+					URL   string `json:"url"`
+					Title string `json:"title"`
+				} `json:"annotations"`
+			} `json:"content"`
+		} `json:"output"`
+		Citations []string `json:"citations"`
+	}
+	if err := c.do(ctx, http.MethodPost, p.base+"/v1/responses", http.Header{"Authorization": {"Bearer " + p.key}}, body, &out); err != nil {
+		return answer{}, err
+	}
+	seen := map[string]bool{}
+	var text []string
+	for _, item := range out.Output {
+		if item.Type != "message" {
+			continue
+		}
+		for _, part := range item.Content {
+			if part.Type != "output_text" {
+				continue
+			}
+			text = append(text, part.Text)
+			for _, an := range part.Annotations {
+				if an.Type == "url_citation" && !seen[an.URL] {
+					seen[an.URL] = true
+					a.Hits = append(a.Hits, hit{Title: citationTitle(an.Title), URL: an.URL})
+				}
+			}
+		}
+	}
+	a.Summary = strings.Join(text, "\n")
+	for _, u := range out.Citations {
+		if !seen[u] {
+			seen[u] = true
+			a.Hits = append(a.Hits, hit{URL: u})
+		}
+	}
+	return a, nil
+}
+
+// citationTitle is an annotation's title, unless it is only the citation's
+// number ("1"), as Grok's often are.
+func citationTitle(s string) string {
+	if _, err := strconv.Atoi(strings.TrimSpace(s)); err == nil {
+		return ""
+	}
+	return s
 }
 
 // searxng is a SearXNG instance's GET /search?format=json.

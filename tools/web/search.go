@@ -43,6 +43,7 @@ type SearchConfig struct {
 	Tavily         ProviderConfig   `json:"tavily,omitzero"`
 	Exa            ProviderConfig   `json:"exa,omitzero"`
 	Perplexity     PerplexityConfig `json:"perplexity,omitzero"`
+	Grok           GrokConfig       `json:"grok,omitzero"`
 	SearXNG        ProviderConfig   `json:"searxng,omitzero"`
 }
 
@@ -57,6 +58,17 @@ type PerplexityConfig struct {
 	ProviderConfig
 	Model string `json:"model,omitempty"`
 }
+
+// GrokConfig adds the Grok model that searches (default
+// DefaultGrokModel).
+type GrokConfig struct {
+	ProviderConfig
+	Model string `json:"model,omitempty"`
+}
+
+// DefaultGrokModel is the model xAI's web search runs on unless
+// tools.web_search.grok.model says otherwise: the seeds' default.
+const DefaultGrokModel = "grok-4-1-fast"
 
 // The defaults of web_search.
 const (
@@ -80,6 +92,9 @@ var providerSpecs = []providerSpec{
 	{"perplexity", "Perplexity", "PERPLEXITY_API_KEY", "https://api.perplexity.ai", false, func(k, b string, c SearchConfig) provider {
 		return &perplexity{key: k, base: b, model: cmpOr(c.Perplexity.Model, "sonar")}
 	}},
+	{"grok", "Grok", "XAI_API_KEY", "https://api.x.ai", false, func(k, b string, c SearchConfig) provider {
+		return &grok{key: k, base: b, model: cmpOr(c.Grok.Model, DefaultGrokModel)}
+	}},
 	{"searxng", "SearXNG", "", "", true, func(_, b string, _ SearchConfig) provider { return &searxng{base: b} }},
 }
 
@@ -93,6 +108,8 @@ func (c SearchConfig) providerConfig(name string) ProviderConfig {
 		return c.Exa
 	case "perplexity":
 		return c.Perplexity.ProviderConfig
+	case "grok":
+		return c.Grok.ProviderConfig
 	}
 	return c.SearXNG
 }
@@ -158,7 +175,7 @@ func loadSearchSettings(c tool.Config, getenv func(string) string) (searchSettin
 		s.p, s.spec = spec.make(key, base, sc), spec
 		return s, nil
 	}
-	return searchSettings{}, errors.New("no search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY, EXA_API_KEY or PERPLEXITY_API_KEY, or tools.web_search.<provider>.apiKey, or tools.web_search.searxng.baseUrl in toolbelt.yaml")
+	return searchSettings{}, errors.New("no search provider is configured: set BRAVE_API_KEY, TAVILY_API_KEY, EXA_API_KEY, PERPLEXITY_API_KEY or XAI_API_KEY, or tools.web_search.<provider>.apiKey, or tools.web_search.searxng.baseUrl in toolbelt.yaml")
 }
 
 type searchArgs struct {
@@ -181,7 +198,7 @@ type hit struct {
 
 // answer is what a provider returned.
 type answer struct {
-	Summary string   `json:"summary,omitempty"` // Perplexity's written answer
+	Summary string   `json:"summary,omitempty"` // Perplexity's and Grok's written answer
 	Hits    []hit    `json:"hits"`
 	Ignored []string `json:"ignored,omitempty"` // filters the provider cannot apply
 }

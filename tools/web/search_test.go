@@ -126,6 +126,21 @@ func TestSearchProviders(t *testing.T) {
 			want: []string{"Answer:\nTide pool animals survive winter by sheltering in crevices", "Sources:", "1. How Tide Pools Survive the Winter",
 				"2. Winter in the intertidal zone", "Published: 2025-12-02"},
 			absent: []string{"extra.example.com"}},
+		{provider: "grok", fixture: "grok.json",
+			check: func(t *testing.T, r seen) {
+				expect(t, "method", r.Method, "POST")
+				expect(t, "path", r.Path, "/v1/responses")
+				expect(t, "auth", r.Header.Get("Authorization"), "Bearer key-grok")
+				expect(t, "model", r.Body["model"], web.DefaultGrokModel)
+				expect(t, "input", fmt.Sprint(r.Body["input"]), "[map[content:tide pools winter role:user]]")
+				// xAI's web_search takes one of the two filters: the
+				// allowed domains go, the excluded ones are applied to the hits.
+				expect(t, "tools", fmt.Sprint(r.Body["tools"]), "[map[allowed_domains:[coastalnotes.example marine.example.org] type:web_search]]")
+			},
+			want: []string{"(Grok, 2 results)", "Answer:\nTide pool animals ride out winter in crevices", "Sources:",
+				"1. How Tide Pools Survive the Winter\n   https://coastalnotes.example/tide-pools-winter", "2. (untitled)\n   https://www.marine.example.org/winter-intertidal",
+				"Note: Grok does not support the country filter", "Note: Grok does not support the freshness filter", "Note: Grok does not support the language filter"},
+			absent: []string{"spam.example.com/seen-only"}},
 		{provider: "searxng", fixture: "searxng.json",
 			check: func(t *testing.T, r seen) {
 				expect(t, "path", r.Path, "/search")
@@ -375,5 +390,34 @@ func TestSearchSchema(t *testing.T) {
 	}
 	if n := p.hits.Load(); n != 0 {
 		t.Errorf("invalid arguments reached the provider %d times", n)
+	}
+}
+
+// TestGrokSearchFilters: xAI's web_search takes allowed or excluded
+// domains, five at most, never both; the key comes from XAI_API_KEY.
+func TestGrokSearchFilters(t *testing.T) {
+	t.Parallel()
+	p := newProvider(t, "grok.json")
+	getenv := func(k string) string { return map[string]string{"XAI_API_KEY": "env-xai"}[k] }
+	h := newHarness(t, setup{search: map[string]any{"grok": map[string]any{"baseUrl": p.URL, "model": "grok-4"}}, opts: web.Options{Getenv: getenv}})
+	for _, tc := range []struct {
+		args  map[string]any
+		tools string
+		hits  float64 // the filters applied to the hits all the same
+	}{
+		{map[string]any{"query": "q", "excludeDomains": []string{"spam.example.com"}}, "[map[excluded_domains:[spam.example.com] type:web_search]]", 2},
+		{map[string]any{"query": "q", "includeDomains": []string{"a.example", "b.example", "c.example", "d.example", "e.example", "coastalnotes.example"}}, "[map[type:web_search]]", 1},
+	} {
+		text, msg := h.call("web_search", tc.args)
+		if msg.IsError {
+			t.Fatalf("%v: %s", tc.args, text)
+		}
+		r := p.request()
+		expect(t, "auth", r.Header.Get("Authorization"), "Bearer env-xai")
+		expect(t, "model", r.Body["model"], "grok-4")
+		expect(t, "tools", fmt.Sprint(r.Body["tools"]), tc.tools)
+		if d := details(t, msg); d["count"] != tc.hits {
+			t.Errorf("%v: %v hits, want %v:\n%s", tc.args, d["count"], tc.hits, text)
+		}
 	}
 }
