@@ -137,8 +137,8 @@ func (s *Server) TrustKey(pub *ecdsa.PublicKey) {
 }
 
 // verifyAssertion checks a client assertion: ES256 by the trusted key,
-// naming the machine client and the token endpoint, not expired; s.mu is
-// held.
+// naming the machine client and, as its audience, the server's issuer
+// identifier (draft-ietf-oauth-rfc7523bis), not expired; s.mu is held.
 func (s *Server) verifyAssertion(jwt string) bool {
 	parts := strings.Split(jwt, ".")
 	if len(parts) != 3 || s.machine == nil {
@@ -156,7 +156,7 @@ func (s *Server) verifyAssertion(jwt string) bool {
 	sum := sha256.Sum256([]byte(parts[0] + "." + parts[1]))
 	r, ss := new(big.Int).SetBytes(sig[:32]), new(big.Int).SetBytes(sig[32:])
 	return ecdsa.Verify(s.machine, sum[:], r, ss) && claims.Iss == MachineID && claims.Sub == MachineID &&
-		claims.Aud == s.URL+"/token" && time.Now().Unix() < claims.Exp
+		claims.Aud == s.URL && time.Now().Unix() < claims.Exp
 }
 
 // Asked returns the scopes of the last authorization request.

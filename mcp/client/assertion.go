@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -79,13 +80,13 @@ func (c *jwtClient) TokenSource(context.Context) (oauth2.TokenSource, error) {
 func (c *jwtClient) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	discard(resp)
-	tokenURL, resource, err := findTokenEndpoint(ctx, challenges, req.URL.String(), c.hc)
+	tokenURL, issuer, resource, err := findTokenEndpoint(ctx, challenges, req.URL.String(), c.hc)
 	if err != nil {
 		return err
 	}
 	scopes := strings.Fields(bearerParam(challenges, "scope"))
 	ts := oauth2.ReuseTokenSource(nil, tokenSourceFunc(func() (*oauth2.Token, error) {
-		assertion, err := c.assertion(tokenURL)
+		assertion, err := c.assertion(issuer)
 		if err != nil {
 			return nil, err
 		}
@@ -105,8 +106,9 @@ type tokenSourceFunc func() (*oauth2.Token, error)
 
 func (f tokenSourceFunc) Token() (*oauth2.Token, error) { return f() }
 
-// assertion is a JWT naming the client (iss, sub) and the token endpoint
-// (aud), signed with RS256 or ES256.
+// assertion is a JWT naming the client (iss, sub) and the authorization
+// server's issuer identifier (aud: draft-ietf-oauth-rfc7523bis, which
+// RFC 7523's token endpoint URL gave way to), signed with RS256 or ES256.
 func (c *jwtClient) assertion(audience string) (string, error) {
 	alg := "RS256"
 	if _, ec := c.key.(*ecdsa.PrivateKey); ec {
@@ -153,14 +155,15 @@ func rawECDSA(der []byte, size int) ([]byte, error) {
 // metadata its challenge names or the well-known ones (RFC 9728), then the
 // authorization server's metadata (RFC 8414 or OpenID), else the
 // 2025-03-26 default (/token at the server's root). It returns the
-// resource to name (RFC 8707) too.
-func findTokenEndpoint(ctx context.Context, challenges []oauthex.Challenge, serverURL string, hc *http.Client) (tokenURL, resource string, err error) {
+// authorization server's issuer identifier and the resource to name (RFC
+// 8707) too.
+func findTokenEndpoint(ctx context.Context, challenges []oauthex.Challenge, serverURL string, hc *http.Client) (tokenURL, issuer, resource string, err error) {
 	u, err := url.Parse(serverURL)
 	if err != nil {
-		return "", "", err
+		return "", "", "", err
 	}
 	root := u.Scheme + "://" + u.Host
-	issuer, resource := root, serverURL
+	issuer, resource = root, serverURL
 	var candidates [][2]string // metadata URL, its resource
 	for _, c := range challenges {
 		if m := c.Params["resource_metadata"]; m != "" {
@@ -179,9 +182,9 @@ func findTokenEndpoint(ctx context.Context, challenges []oauthex.Challenge, serv
 	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
 	switch {
 	case err != nil:
-		return "", "", fmt.Errorf("the authorization server's metadata: %w", err)
+		return "", "", "", fmt.Errorf("the authorization server's metadata: %w", err)
 	case asm == nil || asm.TokenEndpoint == "":
-		return strings.TrimSuffix(issuer, "/") + "/token", resource, nil
+		return strings.TrimSuffix(issuer, "/") + "/token", issuer, resource, nil
 	}
-	return asm.TokenEndpoint, resource, nil
+	return asm.TokenEndpoint, cmp.Or(asm.Issuer, issuer), resource, nil
 }

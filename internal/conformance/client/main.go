@@ -4,17 +4,27 @@
 // calls every imported tool through the pipeline, as an agent would.
 //
 // The suite (@modelcontextprotocol/conformance) runs it as `client URL` with
-// the scenario's name in $MCP_CONFORMANCE_SCENARIO; cmd/toolbelt's
-// TestConformanceClient drives it. It exits non-zero when the server's tools
-// could not be imported.
+// the scenario's name in $MCP_CONFORMANCE_SCENARIO and its context (JSON)
+// in $MCP_CONFORMANCE_CONTEXT; cmd/toolbelt's TestConformanceClient drives
+// it. In the auth/* scenarios the server gets an oauth entry from the
+// context: the client_credentials grant where the context gives a secret or
+// a private key for it, else the authorization code flow, signed in first
+// with client.Login, whose sign-in page an HTTP client follows as a browser
+// would. It exits non-zero when the server's tools could not be imported.
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
+	"path/filepath"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolbelt/toolbelt/config"
@@ -40,19 +50,40 @@ func main() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
-	if err := run(ctx, os.Args[1], os.Stderr); err != nil {
+	if err := run(ctx, os.Args[1], os.Getenv("MCP_CONFORMANCE_SCENARIO"), os.Getenv("MCP_CONFORMANCE_CONTEXT"), os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "client:", err)
 		os.Exit(1)
 	}
 }
 
-// run imports the server at url and calls each of its tools once, logging
-// to log.
-func run(ctx context.Context, url string, log io.Writer) error {
+// run imports the server at url in scenario (whose context is the JSON
+// contextJSON, or empty) and calls each of its tools once, logging to
+// log.
+func run(ctx context.Context, url, scenario, contextJSON string, log io.Writer) error {
+	srv := config.MCPServer{URL: url}
+	tokens := &memoryTokens{grants: map[string]*client.Grant{}}
+	if strings.HasPrefix(scenario, "auth/") {
+		dir, err := os.MkdirTemp("", "conformance-client-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		oauth, err := oauthEntry(scenario, contextJSON, dir)
+		if err != nil {
+			return err
+		}
+		srv.OAuth = oauth
+		if oauth.Grant == config.GrantAuthorizationCode {
+			if err := client.Login(ctx, serverName, srv, client.LoginOptions{Tokens: tokens, Show: browse, Version: "conformance"}); err != nil {
+				return err
+			}
+		}
+	}
 	reg := registry.New()
-	m := client.New(reg, map[string]config.MCPServer{serverName: {URL: url}}, client.Options{
+	m := client.New(reg, map[string]config.MCPServer{serverName: srv}, client.Options{
 		Logger:  slog.New(slog.NewTextHandler(log, nil)),
 		Version: "conformance",
+		Tokens:  tokens,
 	})
 	if err := m.Start(ctx); err != nil {
 		return err
@@ -74,4 +105,81 @@ func run(ctx context.Context, url string, log io.Writer) error {
 		fmt.Fprintf(log, "%s: error %v: %d content blocks\n", meta.ID, msg.IsError, len(msg.Content))
 	}
 	return nil
+}
+
+// scenarioContext is what an auth scenario's context gives the client.
+type scenarioContext struct {
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	PrivateKeyPEM string `json:"private_key_pem"`
+}
+
+// oauthEntry returns the server's oauth entry in scenario, whose context
+// is raw: the client_credentials grant in the auth/client-credentials-*
+// scenarios (with the context's private key, written to dir, or its
+// secret), else the authorization code flow, with the client the context
+// names registered beforehand or, when it names none, dynamic
+// registration.
+func oauthEntry(scenario, raw, dir string) (*config.MCPOAuth, error) {
+	var sc scenarioContext
+	if raw != "" {
+		if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+			return nil, fmt.Errorf("$MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	o := &config.MCPOAuth{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, Grant: config.GrantAuthorizationCode}
+	if strings.HasPrefix(scenario, "auth/client-credentials") {
+		o.Grant = config.GrantClientCredentials
+	}
+	if sc.PrivateKeyPEM != "" {
+		o.PrivateKeyFile = filepath.Join(dir, "key.pem")
+		if err := os.WriteFile(o.PrivateKeyFile, []byte(sc.PrivateKeyPEM), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// browse plays the person's browser on the sign-in page at url: it
+// follows the authorization server's redirects to Login's loopback
+// listener, which takes the code and state.
+func browse(url string) error {
+	resp, err := http.Get(url)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return errors.New("the sign-in page ended in " + resp.Status)
+	}
+	return nil
+}
+
+// memoryTokens is a TokenStore in memory: the adapter's grants live as
+// long as its run.
+type memoryTokens struct {
+	mu     sync.Mutex
+	grants map[string]*client.Grant
+}
+
+func (s *memoryTokens) Grant(_ context.Context, server string) (*client.Grant, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.grants[server], nil
+}
+
+func (s *memoryTokens) SaveGrant(_ context.Context, server string, g *client.Grant) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.grants[server] = g
+	return nil
+}
+
+func (s *memoryTokens) DeleteGrant(_ context.Context, server string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.grants[server]
+	delete(s.grants, server)
+	return ok, nil
 }
