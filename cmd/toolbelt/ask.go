@@ -21,8 +21,7 @@ func (t *terminal) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) 
 	fmt.Fprint(t.tty, t.describeQuestion(q))
 	prompt := t.col.bold(answerPrompt(q))
 	for range 3 {
-		fmt.Fprint(t.tty, prompt)
-		line, err := t.readLine(ctx)
+		line, err := t.readLine(ctx, prompt)
 		if err != nil {
 			return ask.Answer{}, err
 		}

@@ -255,11 +255,14 @@ func waitTurn(ctx context.Context, e *env, h *runHost, a *agent.Agent, key strin
 }
 
 // waitSteering waits until h is idle; with steer, the lines typed
-// meanwhile steer a.
+// meanwhile steer a, and the /commands typed meanwhile are the prompt's
+// first lines once it is back.
 func waitSteering(ctx context.Context, e *env, h *runHost, a *agent.Agent, src *lineSource, steer bool) error {
 	if !steer {
 		return h.Wait(ctx)
 	}
+	var commands []promptLine
+	defer func() { src.putBack(commands...) }()
 	done := make(chan error, 1)
 	go func() { done <- h.Wait(ctx) }()
 	for {
@@ -275,7 +278,8 @@ func waitSteering(ctx context.Context, e *env, h *runHost, a *agent.Agent, src *
 				return <-done
 			case text == "":
 			case strings.HasPrefix(text, "/"):
-				fmt.Fprintf(e.stderr, "toolbelt: %s waits for the prompt: the turn still runs (Ctrl-C stops it)\n", termsafe.Line(text))
+				commands = append(commands, l)
+				fmt.Fprintf(e.stderr, "toolbelt: %s waits for the prompt: it runs when the turn ends (Ctrl-C stops the turn)\n", termsafe.Line(text))
 			default:
 				a.Steer(llm.UserText(text))
 				fmt.Fprintln(e.stderr, "(steering: the running tools stop; the model reads your message next)")

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +17,8 @@ import (
 // TestChatSteersAtTerminal: in toolbelt chat at a terminal, a line typed
 // while the model's exec runs steers the turn: the command is stopped, its
 // result says it was interrupted, and the model's next request carries the
-// line after it. A command typed meanwhile waits for the prompt.
+// line after it. A command typed meanwhile runs at the prompt, once the
+// turn ends.
 func TestChatSteersAtTerminal(t *testing.T) {
 	t.Parallel()
 	s := llmtest.New(t,
@@ -59,6 +61,10 @@ func TestChatSteersAtTerminal(t *testing.T) {
 	typeWhen("Stopped; hello.", "/quit")
 	if code := wait(t, cmd); code != 0 {
 		t.Errorf("exit %d:\n%s", code, screen.all(t))
+	}
+	// The /tools typed during the turn ran at the prompt, after it.
+	if all := screen.all(t); !regexp.MustCompile(`(?s)Stopped; hello\..*\nexec +`).MatchString(all) {
+		t.Errorf("/tools did not run once the turn ended:\n%s", all)
 	}
 	got := resultOf(t, s, "x1")
 	if !strings.Contains(got, agent.ErrSteered.Error()) {

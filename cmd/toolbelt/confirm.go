@@ -93,8 +93,7 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 		question, choices = "Allow? [y] once, [s] this session, [r] save the rule, [w] this workspace (kept until revoked), [n] no: ", "y, s, r, w or n"
 	}
 	for range 3 {
-		fmt.Fprint(t.tty, t.col.bold(question))
-		line, err := t.readLine(ctx)
+		line, err := t.readLine(ctx, t.col.bold(question))
 		if err != nil {
 			return invoke.Answer{}, err
 		}
@@ -114,8 +113,7 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 				return invoke.Answer{Allow: true, Grant: invoke.GrantRule, By: t.who}, nil
 			}
 		case "n", "no", "":
-			fmt.Fprint(t.tty, "Reason, passed on to the model (optional): ")
-			reason, err := t.readLine(ctx)
+			reason, err := t.readLine(ctx, "Reason, passed on to the model (optional): ")
 			if err != nil {
 				return invoke.Answer{}, err
 			}
@@ -126,10 +124,16 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 	return invoke.Answer{Reason: "no clear answer", By: t.who}, nil
 }
 
-func (t *terminal) readLine(ctx context.Context) (string, error) {
+// readLine shows prompt and reads the line typed after it. With a line
+// source shared with the chat's steering, the answer is claimed before the
+// prompt shows, so a line typed as soon as it appears is the answer.
+func (t *terminal) readLine(ctx context.Context, prompt string) (string, error) {
 	if t.lines != nil {
-		return t.readShared(ctx)
+		ch, leave := t.lines.ask()
+		fmt.Fprint(t.tty, prompt)
+		return t.readShared(ctx, ch, leave)
 	}
+	fmt.Fprint(t.tty, prompt)
 	line, err := t.in.ReadString('\n')
 	if err != nil {
 		if ctx.Err() != nil {
@@ -143,9 +147,10 @@ func (t *terminal) readLine(ctx context.Context) (string, error) {
 	return strings.TrimSpace(line), nil
 }
 
-// readShared reads an answer from t.lines.
-func (t *terminal) readShared(ctx context.Context) (string, error) {
-	l, err := t.lines.line(ctx)
+// readShared waits for the answer claimed from t.lines as ch (leave gives
+// up the claim).
+func (t *terminal) readShared(ctx context.Context, ch <-chan promptLine, leave func()) (string, error) {
+	l, err := t.lines.wait(ctx, ch, leave)
 	switch {
 	case err != nil:
 		fmt.Fprintln(t.tty)

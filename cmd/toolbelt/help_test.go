@@ -163,7 +163,7 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"toolbelt", "li"}, "list"},
 		{[]string{"toolbelt", "c"}, "chat cron call config completion"},
 		{[]string{"toolbelt", "--config", "x.yaml", "se"}, "serve sessions"},
-		{[]string{"toolbelt", "mcp", ""}, "stdio servers add"},
+		{[]string{"toolbelt", "mcp", ""}, "stdio servers add login logout"},
 		{[]string{"toolbelt", "call", "test_greet", "--ar"}, "--args --args-file"},
 		{[]string{"toolbelt", "mcp", "servers", "--j"}, "--json"},
 		{[]string{"toolbelt", "audit", "ver"}, "verify"},
@@ -185,7 +185,7 @@ func TestZshAndFishCompletion(t *testing.T) {
 	r = runCLI(t, "", "completion", "fish").expect(t, 0)
 	for _, want := range []string{
 		"complete -c toolbelt -n '__fish_use_subcommand' -a 'serve' -d",
-		"complete -c toolbelt -n '__fish_seen_subcommand_from mcp; and not __fish_seen_subcommand_from stdio servers add' -a 'servers'",
+		"complete -c toolbelt -n '__fish_seen_subcommand_from mcp; and not __fish_seen_subcommand_from stdio servers add login logout' -a 'servers'",
 		"complete -c toolbelt -n '__fish_seen_subcommand_from call' -l args-file",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -226,7 +226,7 @@ func TestFishCompletion(t *testing.T) {
 	}
 	for _, tc := range []struct{ line, want string }{
 		{"toolbelt li", "list"},
-		{"toolbelt mcp ", "add servers stdio"},
+		{"toolbelt mcp ", "add login logout servers stdio"},
 		{"toolbelt audit ver", "verify"},
 		{"toolbelt call x --ar", "--args --args-file"},
 		{"toolbelt init --mc", "--mcp-json"},
@@ -269,7 +269,7 @@ _describe() { local a; for a in ${(P)2}; do print -- ${a%%:*}; done }
 		words []string
 		want  string
 	}{
-		{[]string{"toolbelt", "mcp", ""}, "stdio servers add"},
+		{[]string{"toolbelt", "mcp", ""}, "stdio servers add login logout"},
 		{[]string{"toolbelt", "audit", ""}, "list verify head"},
 		{[]string{"toolbelt", "--config", "x.yaml", "approvals", ""}, "list revoke"},
 		{[]string{"toolbelt", "init", "--"}, "--help --verbose --config --data --version --provider --model --base-url --no-test --yes --client --mcp-json --force"},

@@ -31,6 +31,8 @@ var printsNoData = map[string]string{
 	"tool new":         "an action: writes a folder and says what to do next",
 	"init":             "an action: writes files and says what to do next",
 	"mcp add":          "an action: writes toolbelt.yaml and says whether the server started; toolbelt mcp servers --json gives the servers' state",
+	"mcp login":        "an interactive sign-in: it prints the URL to open; toolbelt mcp servers --json gives the auth state",
+	"mcp logout":       "an action: forgets the grant; toolbelt mcp servers --json gives the auth state",
 	"schema export":    "prints a JSON Schema already",
 	"completion":       "prints a shell script",
 	"help":             "prints usage",

@@ -97,9 +97,16 @@ func (s *lineSource) read() {
 	}
 }
 
-// line waits for the next line until ctx ends.
-func (s *lineSource) line(ctx context.Context) (promptLine, error) {
-	ch, leave := s.ask()
+// putBack makes lines, in order, the next lines given out.
+func (s *lineSource) putBack(lines ...promptLine) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.held = append(slices.Clip(lines), s.held...)
+}
+
+// wait waits for the line ask promised on ch until ctx ends, then gives up
+// the claim with leave.
+func (s *lineSource) wait(ctx context.Context, ch <-chan promptLine, leave func()) (promptLine, error) {
 	select {
 	case l := <-ch:
 		return l, nil
