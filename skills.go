@@ -13,9 +13,11 @@ import (
 
 // SkillSources lists where an agent working in the workspace ws finds
 // skills, in order of precedence: the folders of skills.paths, the user's
-// toolbelt/skills, then the workspace's .toolbelt/skills. A folder below ws
-// is untrusted — agents can write it — so its skills' allowed-tools
-// pre-approve nothing.
+// toolbelt/skills, then the workspace's .toolbelt/skills. The workspace's
+// folder, and any folder that is below ws as written or once its links are
+// followed, is untrusted — agents can write it — so its skills'
+// allowed-tools pre-approve nothing. The workspace's folder stays untrusted
+// when it is a link to somewhere else: an agent may have made the link.
 func SkillSources(cfg *config.Config, ws string) []skills.Source {
 	var dirs []string
 	for _, p := range cfg.Skills.Paths {
@@ -24,15 +26,25 @@ func SkillSources(cfg *config.Config, ws string) []skills.Source {
 	if base, err := os.UserConfigDir(); err == nil {
 		dirs = append(dirs, filepath.Join(base, "toolbelt", "skills"))
 	}
-	dirs = append(dirs, filepath.Join(ws, ".toolbelt", "skills"))
-	sources := make([]skills.Source, len(dirs))
-	for i, d := range dirs {
+	sources := make([]skills.Source, 0, len(dirs)+1)
+	for _, d := range dirs {
 		if abs, err := filepath.Abs(d); err == nil {
 			d = abs
 		}
-		sources[i] = skills.Source{Path: d, Trusted: ws == "" || !realpath.Within(d, ws)}
+		sources = append(sources, skills.Source{Path: d, Trusted: ws == "" || !below(d, ws) && !realpath.Within(d, ws)})
 	}
-	return sources
+	return append(sources, skills.Source{Path: filepath.Join(ws, ".toolbelt", "skills")})
+}
+
+// below says whether path is root or below it as written, links not
+// followed.
+func below(path, root string) bool {
+	root, err := filepath.Abs(root)
+	if err != nil {
+		return true
+	}
+	rel, err := filepath.Rel(root, path)
+	return err != nil || rel == "." || filepath.IsLocal(rel)
 }
 
 // Skills loads the skills of the workspace tc runs in (SkillSources),

@@ -169,6 +169,11 @@ func (c *Config) validateHook(key string, h Hook) []error {
 			errs = append(errs, c.errorAt(path+".secret", key+".secret: "+err.Error()))
 		}
 	}
+	if url && !strings.Contains(h.URL, "${") {
+		if err := stdwebhook.CheckEndpoint(h.URL); err != nil {
+			errs = append(errs, c.errorAt(path+".url", key+".url: "+err.Error()))
+		}
+	}
 	if h.Timeout < 0 {
 		errs = append(errs, c.errorAt(path+".timeout", key+".timeout must not be negative"))
 	}

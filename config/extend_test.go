@@ -61,6 +61,7 @@ func TestToolDirsAndHooksErrors(t *testing.T) {
 		"unknown hook kind":     {"hooks:\n  beforeCall: []\n", "beforeCall"},
 		"command and url":       {"hooks:\n  session_start:\n    - {command: x, url: 'http://h', secret: '${S}'}\n", "hooks.session_start[0] has both a command and a url"},
 		"bad secret":            {"hooks:\n  after:\n    - {url: 'http://h', secret: abc}\n", "hooks.after[0].secret: webhook secret must start with"},
+		"plain http elsewhere":  {"hooks:\n  stop:\n    - {url: 'http://hooks.example.com/stop', secret: '${S}'}\n", `hooks.stop[0].url: "http://hooks.example.com/stop" must be https: plain http is allowed only to this machine`},
 		"tools on an event":     {"hooks:\n  stop:\n    - {command: x, tools: [exec]}\n", "tools"},
 		"lifecycle, no command": {"hooks:\n  permission_request:\n    - {name: x}\n", "hooks.permission_request[0] needs a command or a url"},
 	}

@@ -80,13 +80,22 @@ func (o *OAuth) MetadataHandler() http.Handler {
 var errInsufficientScope = errors.New("insufficient_scope")
 
 // jwtVerifier checks bearer JWTs against the issuer's keys, fetched once
-// and again when a token names a key it does not know.
+// and again when a token names a key it does not know — at most once per
+// refetchAfter, so tokens naming made-up keys cost the issuer one request
+// per interval, not one each.
 type jwtVerifier struct {
 	o *OAuth
 
-	mu   sync.Mutex
-	keys *jose.JSONWebKeySet
+	mu      sync.Mutex
+	keys    *jose.JSONWebKeySet
+	fetched time.Time // when the keys were last fetched (or tried)
 }
+
+// refetchAfter is how long after a fetch of the keys the next may be.
+const refetchAfter = 30 * time.Second
+
+// fetchTimeout bounds one fetch of the keys (metadata and key set).
+const fetchTimeout = 10 * time.Second
 
 // algorithms are the signature algorithms accepted (asymmetric only).
 var algorithms = []jose.SignatureAlgorithm{jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512, jose.ES256, jose.ES384, jose.ES512, jose.EdDSA}
@@ -160,6 +169,17 @@ func (v *jwtVerifier) key(ctx context.Context, kid string) (*jose.JSONWebKey, er
 	if k := findKey(v.keys, kid); k != nil {
 		return k, nil
 	}
+	if !v.fetched.IsZero() && time.Since(v.fetched) < refetchAfter {
+		if v.keys == nil {
+			return nil, fmt.Errorf("the issuer's keys could not be fetched; next try in %s", (refetchAfter - time.Since(v.fetched)).Round(time.Second))
+		}
+		return nil, fmt.Errorf("%w: signed with an unknown key", auth.ErrInvalidToken)
+	}
+	v.fetched = time.Now()
+	// The fetch serves every request waiting on the lock, so one client
+	// giving up does not cancel it.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
+	defer cancel()
 	keys, err := v.fetchKeys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("fetching the issuer's keys: %w", err)

@@ -5,9 +5,11 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,6 +25,8 @@ import (
 type testIssuer struct {
 	*httptest.Server
 	key *ecdsa.PrivateKey
+	// fetches counts the requests for the JWKS.
+	fetches atomic.Int32
 }
 
 func newTestIssuer(t *testing.T) *testIssuer {
@@ -33,6 +37,7 @@ func newTestIssuer(t *testing.T) *testIssuer {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks"})
 	})
 	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
+		iss.fetches.Add(1)
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: iss.key.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
 	})
 	iss.Server = httptest.NewServer(mux)
@@ -52,7 +57,13 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 // sign makes a JWT of claims signed with key as key id k1.
 func sign(t *testing.T, key *ecdsa.PrivateKey, claims map[string]any) string {
 	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", "k1"))
+	return signAs(t, key, "k1", claims)
+}
+
+// signAs makes a JWT of claims signed with key as key id kid.
+func signAs(t *testing.T, key *ecdsa.PrivateKey, kid string, claims map[string]any) string {
+	t.Helper()
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,6 +132,17 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 		if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusUnauthorized || !strings.Contains(got, `error="invalid_token"`) || !strings.Contains(got, metaURL) {
 			t.Errorf("%s: %d, WWW-Authenticate %q: %s", name, resp.StatusCode, got, body)
 		}
+	}
+	// Tokens naming keys the issuer never had do not each fetch its keys
+	// again (one fetch, made for the first token, serves them all).
+	for i := range 5 {
+		resp, _ := postJSON(t, url, "", signAs(t, newKey(t), fmt.Sprintf("made-up-%d", i), claims("ada", "tools.use")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a token of a made-up key: %d", resp.StatusCode)
+		}
+	}
+	if n := iss.fetches.Load(); n != 1 {
+		t.Errorf("the issuer's keys were fetched %d times, want once", n)
 	}
 	resp, body = postJSON(t, url, "", sign(t, iss.key, claims("ada", "email")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(got, `error="insufficient_scope"`) || !strings.Contains(got, `scope="tools.admin tools.use"`) {

@@ -12,10 +12,19 @@ import (
 	"github.com/toolbelt/toolbelt/internal/stdwebhook"
 )
 
-// post sends an HTTP hook its input: a POST of body to its URL, signed
-// under its secret the Standard Webhooks way, and returns the response
-// body, at most maxAnswer bytes. A status other than 2xx is an error.
+// hookClient sends HTTP hooks their input. It follows no redirect: a hook's
+// answer may allow a call, so it comes from the URL configured or not at
+// all (a redirect is an answer other than 2xx, a failure).
+var hookClient = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// post sends an HTTP hook its input: a POST of body to its URL (https, or
+// http to this machine), signed under its secret the Standard Webhooks
+// way, and returns the response body, at most maxAnswer bytes. A status
+// other than 2xx is an error.
 func (h Hook) post(ctx context.Context, body []byte) ([]byte, error) {
+	if err := stdwebhook.CheckEndpoint(h.URL); err != nil {
+		return nil, fmt.Errorf("hook %s: %w", h.name(), err)
+	}
 	header, err := stdwebhook.Header(h.Secret, randid.New("hook_", 12), time.Now(), body)
 	if err != nil {
 		return nil, fmt.Errorf("hook %s: %w", h.name(), err)
@@ -26,7 +35,7 @@ func (h Hook) post(ctx context.Context, body []byte) ([]byte, error) {
 	}
 	req.Header = header
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := hookClient.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("hook %s could not be reached: %w", h.name(), err)
 	}

@@ -228,7 +228,16 @@ func TestBlockingLifecycleHooksFailClosed(t *testing.T) {
 	tr := httpTransport(t)
 	wrongSecret := tr.hook(`{}`)
 	wrongSecret.Secret = "whsec_" + strings.Repeat("QUFB", 8)
+	// A redirect to a hook that would let the prompt through is not its
+	// answer.
+	allowing := tr.hook(`{}`).URL
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, allowing, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirect.Close)
 	for name, hook := range map[string]Hook{
+		"http redirect":   {URL: redirect.URL + "/hook", Secret: testSecret},
+		"http elsewhere":  {URL: "http://hooks.example.invalid/hook", Secret: testSecret},
 		"exit 2":          {Command: "echo 'no secrets' >&2; exit 2"},
 		"json block":      {Command: `echo '{"decision":"block","reason":"no secrets"}'`},
 		"exit 1":          {Command: "exit 1"},

@@ -12,7 +12,9 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +22,28 @@ import (
 
 // Tolerance is how far a webhook's timestamp may be from now.
 const Tolerance = 5 * time.Minute
+
+// CheckEndpoint refuses a URL to send signed requests to whose answers
+// are trusted unless it is https, or http to this machine (localhost or a
+// loopback address): over plain HTTP elsewhere, anyone on the way could
+// answer in its place.
+func CheckEndpoint(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%q is not a URL: %w", raw, err)
+	case u.Host == "":
+		return fmt.Errorf("%q has no host", raw)
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme != "http":
+		return fmt.Errorf("%q must be an https URL", raw)
+	}
+	if h := u.Hostname(); h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%q must be https: plain http is allowed only to this machine (localhost, 127.0.0.1, ::1)", raw)
+}
 
 // CheckSecret refuses a secret that is not "whsec_" followed by the base64
 // of at least 16 bytes, saying how to make one.
