@@ -17,7 +17,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"sync"
 
 	"github.com/toolbelt/toolbelt/internal/textclip"
@@ -254,11 +253,11 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		a.emit(e)
 	}()
 	transcript = a.deliver(transcript, a.startSession(ctx, len(history) > 0))
-	extra, err := a.submitPrompt(ctx, prompt)
+	admitted, err := a.admit(ctx, prompt)
 	if err != nil {
 		return transcript, err
 	}
-	transcript = a.deliver(transcript, append(slices.Clone(prompt), extra...))
+	transcript = a.deliver(transcript, admitted)
 	tools, err := a.exportTools()
 	if err != nil {
 		return transcript, err
@@ -272,7 +271,11 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		if turn > maxTurns {
 			return transcript, ErrMaxTurns
 		}
-		transcript = a.deliver(transcript, a.take(&a.steering))
+		steering, err := a.admit(ctx, a.take(&a.steering))
+		if err != nil {
+			return transcript, err
+		}
+		transcript = a.deliver(transcript, steering)
 		if transcript, err = a.compact(ctx, turn, transcript); err != nil {
 			return transcript, err
 		}
@@ -291,7 +294,10 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 			return transcript, fmt.Errorf("aborted: %w", err)
 		}
 		if len(calls) == 0 {
-			more := a.take(&a.followUps)
+			more, err := a.admit(ctx, a.take(&a.followUps))
+			if err != nil {
+				return transcript, err
+			}
 			if len(more) == 0 && !a.pending() {
 				on := a.stopHook(ctx, turn, continues, msg)
 				if on == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"slices"
 
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
@@ -248,6 +249,18 @@ func (a *Agent) EndSession(ctx context.Context, reason string) {
 	if started {
 		observe(a, ctx, HookSessionEnd, a.Hooks.SessionEnd, SessionEnd{Session: a.session(), Reason: reason})
 	}
+}
+
+// admit passes msgs — the prompt, or steering messages and follow-ups
+// that came during a run — through the user_prompt_submit hook, and
+// returns them with the context it adds; a message the hook blocks ends
+// the run (*HookBlocked), wherever it came from.
+func (a *Agent) admit(ctx context.Context, msgs []llm.Message) ([]llm.Message, error) {
+	extra, err := a.submitPrompt(ctx, msgs)
+	if err != nil || len(extra) == 0 {
+		return msgs, err
+	}
+	return append(slices.Clone(msgs), extra...), nil
 }
 
 // submitPrompt runs the user_prompt_submit hook on the prompt and returns

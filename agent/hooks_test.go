@@ -131,6 +131,49 @@ func TestUserPromptSubmitBlocks(t *testing.T) {
 	}
 }
 
+// TestUserPromptSubmitSeesQueuedMessages: a steering message and a
+// follow-up that come during a run pass the user_prompt_submit hook as the
+// prompt does; one it blocks ends the run before the model reads it.
+func TestUserPromptSubmitSeesQueuedMessages(t *testing.T) {
+	noSecrets := func(_ context.Context, e agent.UserPromptSubmit) (agent.PromptDecision, error) {
+		return agent.PromptDecision{Block: strings.Contains(e.Prompt, "hunter2"), Reason: "no secrets in prompts"}, nil
+	}
+	t.Run("steering", func(t *testing.T) {
+		runner, _ := tools(t)
+		s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "never")})
+		a := newAgent(t, "anthropic/claude-test", s, runner)
+		a.Hooks.UserPromptSubmit = noSecrets
+		a.OnEvent = func(e agent.Event) {
+			if e.Type == agent.EventMessageEnd && e.Message.Text() == "hello" {
+				a.Steer(llm.UserText("my password is hunter2"))
+			}
+		}
+		_, err := a.Run(context.Background(), nil, llm.UserText("hello"))
+		var blocked *agent.HookBlocked
+		if !errors.As(err, &blocked) || blocked.Reason != "no secrets in prompts" {
+			t.Fatalf("err = %v, want the steering message blocked", err)
+		}
+		if n := len(s.Requests()); n != 0 {
+			t.Errorf("the model was called %d times", n)
+		}
+	})
+	t.Run("follow-up", func(t *testing.T) {
+		runner, _ := tools(t)
+		s := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "hi")}, llmtest.Response{Body: llmtest.Anthropic("", "never")})
+		a := newAgent(t, "anthropic/claude-test", s, runner)
+		a.Hooks.UserPromptSubmit = noSecrets
+		a.FollowUp(llm.UserText("my password is hunter2"))
+		_, err := a.Run(context.Background(), nil, llm.UserText("hello"))
+		var blocked *agent.HookBlocked
+		if !errors.As(err, &blocked) {
+			t.Fatalf("err = %v, want the follow-up blocked", err)
+		}
+		if n := len(s.Requests()); n != 1 {
+			t.Errorf("the model was called %d times, want once (before the follow-up)", n)
+		}
+	})
+}
+
 // TestStopHookIsBounded: a stop hook that always asks to go on makes a run
 // go on MaxStopContinues times, then it stops.
 func TestStopHookIsBounded(t *testing.T) {
