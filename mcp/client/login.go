@@ -58,7 +58,7 @@ func Login(ctx context.Context, name string, srv config.MCPServer, o LoginOption
 			return nil, fmt.Errorf("waiting for the sign-in: %w", ctx.Err())
 		}
 	}
-	h, err := newOAuth(name, srv.OAuth, OAuthOptions{Tokens: o.Tokens, Fetch: fetch, RedirectURL: redirect})
+	h, err := newOAuth(name, srv.OAuth, OAuthOptions{Resource: srv.URL, Tokens: o.Tokens, Fetch: fetch, RedirectURL: redirect})
 	if err != nil {
 		return err
 	}

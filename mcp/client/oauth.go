@@ -40,6 +40,9 @@ func (e *SignInError) Error() string {
 
 // OAuthOptions configure the OAuth handler of a server (NewOAuth).
 type OAuthOptions struct {
+	// Resource is the server's URL: a kept grant made for another URL is
+	// not sent (the server's url was changed: sign in again).
+	Resource string
 	// Tokens keeps the server's grant between runs; required for the
 	// authorization_code grant.
 	Tokens TokenStore
@@ -120,7 +123,10 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 		if err != nil {
 			return nil, err
 		}
-		if g != nil {
+		switch {
+		case g != nil && g.Resource != h.o.Resource:
+			h.o.Logger.Warn("the kept OAuth sign-in was made for another URL and is not sent: run toolbelt mcp login", "server", h.name, "url", h.o.Resource)
+		case g != nil:
 			h.src = h.newSource(g)
 		}
 	}
@@ -205,7 +211,7 @@ func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http
 			return union(granted, discovered)
 		},
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			g := &Grant{Token: tok, ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes}
+			g := &Grant{Resource: h.o.Resource, Token: tok, ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes}
 			if err := h.o.Tokens.SaveGrant(ctx, h.name, g); err != nil {
 				return nil, err
 			}
@@ -434,6 +440,8 @@ func AuthState(ctx context.Context, name string, srv config.MCPServer, tokens To
 			return "", err
 		case g == nil:
 			return "oauth: not signed in — run toolbelt mcp login " + name, nil
+		case g.Resource != srv.URL:
+			return "oauth: not signed in (the kept sign-in is for another URL) — run toolbelt mcp login " + name, nil
 		case g.Token.Expiry.IsZero():
 			return "oauth: signed in", nil
 		}

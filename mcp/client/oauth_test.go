@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -111,7 +112,7 @@ func browse(url string) error {
 // lists the tools, as an import's first steps do.
 func connect(t *testing.T, srv config.MCPServer, tokens client.TokenStore) error {
 	t.Helper()
-	h, err := client.NewOAuth("remote", srv.OAuth, client.OAuthOptions{Tokens: tokens})
+	h, err := client.NewOAuth("remote", srv.OAuth, client.OAuthOptions{Resource: srv.URL, Tokens: tokens})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,6 +166,32 @@ func TestOAuthStepUp(t *testing.T) {
 	}
 	if err := connect(t, srv, tokens); err != nil {
 		t.Errorf("after the step-up: %v", err)
+	}
+}
+
+// TestOAuthGrantStaysWithItsURL: a grant is sent only to the URL it was
+// made for: once the server's url names another address, it is not sent
+// (even to the same server), and mcp servers says to sign in again.
+func TestOAuthGrantStaysWithItsURL(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	tokens := newVault(t, &memRows{rows: map[string][]byte{}}, "a key of more than sixteen bytes")
+	srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{}}
+	ctx := context.Background()
+	if err := client.Login(ctx, "remote", srv, client.LoginOptions{Tokens: tokens, Show: browse}); err != nil {
+		t.Fatal(err)
+	}
+	if err := connect(t, srv, tokens); err != nil {
+		t.Fatal(err)
+	}
+	moved := srv
+	moved.URL = strings.Replace(srv.URL, "127.0.0.1", "localhost", 1)
+	if err := connect(t, moved, tokens); !errors.As(err, new(*client.SignInError)) {
+		t.Errorf("the grant was sent to %s: %v", moved.URL, err)
+	}
+	if state, err := client.AuthState(ctx, "remote", moved, tokens); err != nil || !strings.Contains(state, "not signed in (the kept sign-in is for another URL)") {
+		t.Errorf("auth state %q (%v)", state, err)
 	}
 }
 

@@ -17,6 +17,9 @@ import (
 // what refreshing it takes (the client it was issued to and the token
 // endpoint). It holds secrets: it is kept sealed (Vault) and never logged.
 type Grant struct {
+	// Resource is the URL of the server the grant was made for; it is
+	// sent to no other (a server whose url changed signs in again).
+	Resource     string           `json:"resource"`
 	Token        *oauth2.Token    `json:"token"`
 	ClientID     string           `json:"clientId"`
 	ClientSecret string           `json:"clientSecret,omitempty"`
