@@ -47,7 +47,9 @@ const (
 	EventHook EventType = "hook"
 	// EventCompaction reports a compaction of the conversation (see
 	// Compaction); its Message is the summary that now stands for the
-	// earlier turns.
+	// earlier turns. A compaction that failed while the conversation still
+	// fits the window is reported with Error and no Message, and the run
+	// goes on.
 	EventCompaction EventType = "compaction"
 )
 

@@ -88,11 +88,19 @@ func (a *Agent) compact(ctx context.Context, turn int, transcript []llm.Message)
 	}
 	a.RunPreCompact(ctx, PreCompact{Trigger: "auto", Messages: old, Tokens: before})
 	msg, err := a.summarize(ctx, old)
-	if err != nil {
-		return transcript, fmt.Errorf("compacting the conversation: %w", err)
+	if err == nil {
+		if err = a.keepElided(ctx, transcript, cut, elide); err != nil {
+			err = fmt.Errorf("keeping the results it cuts: %w", err)
+		}
 	}
-	if err := a.keepElided(ctx, transcript, cut, elide); err != nil {
-		return transcript, fmt.Errorf("compacting the conversation: keeping the results it cuts: %w", err)
+	if err != nil {
+		err = fmt.Errorf("compacting the conversation: %w", err)
+		if before >= cc.Window {
+			return transcript, err // the model could not take the request either
+		}
+		// It still fits: go on uncompacted, and try again next turn.
+		a.emit(Event{Type: EventCompaction, Turn: turn, Error: err.Error()})
+		return transcript, nil
 	}
 	msg.Compaction = &llm.Compaction{FirstKept: cut, ElideBefore: elide, Summarized: len(old), TokensBefore: before}
 	msg.Compaction.TokensAfter = estimateTokens(a.System, modelView(append(transcript[:len(transcript):len(transcript)], msg)))

@@ -146,6 +146,34 @@ func TestCompactionNotNeeded(t *testing.T) {
 	}
 }
 
+// TestCompactionThatFailsGoesOn: a summary the provider refuses while the
+// conversation still fits its window is reported, and the run goes on
+// uncompacted to its answer.
+func TestCompactionThatFailsGoesOn(t *testing.T) {
+	var turns []llmtest.Response
+	for n := 1; n <= 5; n++ {
+		turns = append(turns, llmtest.Response{Body: llmtest.Chat("", "", llmtest.Call{ID: fmt.Sprintf("c%d", n), Name: "page", Args: fmt.Sprintf(`{"n":%d}`, n)})})
+	}
+	turns = append(turns, llmtest.Response{Body: llmtest.Chat("", "done")})
+	refused := llmtest.Response{Status: 400, Body: `{"error":{"message":"summaries are off today","type":"invalid_request_error"}}`}
+	s := llmtest.NewRouted(t, llmtest.Route{Match: "You compact a conversation", Responses: []llmtest.Response{refused, refused}}, llmtest.Route{Responses: turns})
+	a := newAgent(t, "openai/x", s, pager(t))
+	a.Compaction = &agent.Compaction{Window: 6000}
+	var failed []string
+	a.OnEvent = func(e agent.Event) {
+		if e.Type == agent.EventCompaction {
+			failed = append(failed, e.Error)
+		}
+	}
+	tr, err := a.Run(context.Background(), nil, llm.UserText("read pages 1 to 5"))
+	if err != nil || tr[len(tr)-1].Text() != "done" {
+		t.Fatalf("err %v, last message %q", err, tr[len(tr)-1].Text())
+	}
+	if len(failed) == 0 || !strings.Contains(failed[0], "compacting the conversation") {
+		t.Errorf("compaction events %q, want the failure reported", failed)
+	}
+}
+
 // TestCompactionSurvivesResume: a kept transcript with a compaction in it,
 // read back from its JSON, is sent from its summary on: the summarized
 // messages stay in the transcript and out of the request.
