@@ -133,16 +133,23 @@ func (v *jwtVerifier) verify(ctx context.Context, token string) (*auth.TokenInfo
 	return &auth.TokenInfo{UserID: principal, Scopes: scopes, Expiration: std.Expiry.Time(), Extra: map[string]any{ownerKey: owner}}, nil
 }
 
+// ClaimPrincipal prefixes a principal named by a token's claim, so that an
+// issuer's user can never be a principal of mcp.tokens or of the scope map
+// ("oauth:ada").
+const ClaimPrincipal = "oauth:"
+
 // principal is the principal of the first advertised scope the token has
-// that is mapped, else the principal claim's value.
+// that is mapped, else the principal claim's value after ClaimPrincipal.
 func (v *jwtVerifier) principal(scopes []string, claims map[string]any) string {
 	for _, s := range v.o.Scopes {
 		if p, ok := v.o.Principals[s]; ok && slices.Contains(scopes, s) {
 			return p
 		}
 	}
-	p, _ := claims[cmp.Or(v.o.PrincipalClaim, "sub")].(string)
-	return p
+	if p, _ := claims[cmp.Or(v.o.PrincipalClaim, "sub")].(string); p != "" {
+		return ClaimPrincipal + p
+	}
+	return ""
 }
 
 // tokenScopes reads the scope claim (space-separated, RFC 9068) or scp (a

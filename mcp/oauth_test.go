@@ -178,7 +178,7 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 	for i, want := range []struct {
 		principal string
 		owner     bool
-	}{{"admins", true}, {"ada", false}, {"ci", false}} {
+	}{{"admins", true}, {mcp.ClaimPrincipal + "ada", false}, {"ci", false}} {
 		if r := recs[i]; r.Principal != want.principal || r.Owner != want.owner {
 			t.Errorf("record %d: principal %q owner %v, want %+v", i, r.Principal, r.Owner, want)
 		}
