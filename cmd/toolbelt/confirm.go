@@ -125,11 +125,12 @@ func (t *terminal) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.A
 }
 
 // readLine shows prompt and reads the line typed after it. With a line
-// source shared with the chat's steering, the answer is claimed before the
-// prompt shows, so a line typed as soon as it appears is the answer.
+// source shared with the chat's steering, the answer is claimed as a
+// question's before the prompt shows, so a line typed as soon as it
+// appears is the answer, and no line typed before it is.
 func (t *terminal) readLine(ctx context.Context, prompt string) (string, error) {
 	if t.lines != nil {
-		ch, leave := t.lines.ask()
+		ch, leave := t.lines.askQuestion()
 		fmt.Fprint(t.tty, prompt)
 		return t.readShared(ctx, ch, leave)
 	}

@@ -17,16 +17,23 @@ type promptLine struct {
 }
 
 // lineSource reads standard input one line at a time, only while someone
-// waits for a line, and hands each line to whoever asked last: a question
-// at the terminal (an approval, ask_user) asked during a chat's turn gets
-// its answer before the chat's steering does, as it would at the prompt.
+// waits for a line, and hands each line to the last question waiting (an
+// approval, ask_user), else to whoever asked last: a question asked during
+// a chat's turn gets its answer before the chat's steering does, as it
+// would at the prompt, even when the steering asked again after it.
 type lineSource struct {
 	in *bufio.Scanner
 
 	mu      sync.Mutex
-	waiting []chan promptLine // the last one gets the next line
-	held    []promptLine      // lines read for a waiter that left
+	waiting []waiter     // who gets the next line: the last question, else the last
+	held    []promptLine // lines read for a waiter that left
 	reading bool
+}
+
+// waiter is one who waits for a line.
+type waiter struct {
+	ch       chan promptLine
+	question bool
 }
 
 // newLineSource reads lines from r.
@@ -39,16 +46,28 @@ func newLineSource(r io.Reader) *lineSource {
 // ask returns the channel the next line arrives on, and the function that
 // gives up waiting for it; a line that came meanwhile goes to the next to
 // ask.
-func (s *lineSource) ask() (<-chan promptLine, func()) {
+func (s *lineSource) ask() (<-chan promptLine, func()) { return s.enqueue(false) }
+
+// askQuestion is ask for a question that must be answered by a line typed
+// after it is shown: the lines held for those who left are dropped first
+// (a "y" typed for a question that timed out must not answer an approval
+// no one saw), and it gets the next line before other waiters.
+func (s *lineSource) askQuestion() (<-chan promptLine, func()) { return s.enqueue(true) }
+
+// enqueue is ask and askQuestion.
+func (s *lineSource) enqueue(question bool) (<-chan promptLine, func()) {
 	ch := make(chan promptLine, 1)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if question {
+		s.held = slices.DeleteFunc(s.held, func(l promptLine) bool { return !l.end })
+	}
 	if len(s.held) > 0 {
 		ch <- s.held[0]
 		s.held = s.held[1:]
 		return ch, func() {}
 	}
-	s.waiting = append(s.waiting, ch)
+	s.waiting = append(s.waiting, waiter{ch: ch, question: question})
 	if !s.reading {
 		s.reading = true
 		go s.read()
@@ -60,7 +79,7 @@ func (s *lineSource) ask() (<-chan promptLine, func()) {
 func (s *lineSource) leave(ch chan promptLine) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.waiting = slices.DeleteFunc(s.waiting, func(c chan promptLine) bool { return c == ch })
+	s.waiting = slices.DeleteFunc(s.waiting, func(w waiter) bool { return w.ch == ch })
 	select {
 	case l := <-ch:
 		s.held = append([]promptLine{l}, s.held...)
@@ -79,15 +98,22 @@ func (s *lineSource) read() {
 		}
 		s.mu.Lock()
 		if n := len(s.waiting); n > 0 {
-			s.waiting[n-1] <- l
-			s.waiting = s.waiting[:n-1]
+			i := n - 1 // the last question, else the last
+			for j := n - 1; j >= 0; j-- {
+				if s.waiting[j].question {
+					i = j
+					break
+				}
+			}
+			s.waiting[i].ch <- l
+			s.waiting = slices.Delete(s.waiting, i, i+1)
 		} else {
 			s.held = append(s.held, l)
 		}
 		if len(s.waiting) == 0 || l.end {
 			s.reading = false
-			for _, ch := range s.waiting { // the end, for everyone
-				ch <- l
+			for _, w := range s.waiting { // the end, for everyone
+				w.ch <- l
 			}
 			s.waiting = nil
 			s.mu.Unlock()
