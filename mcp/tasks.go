@@ -507,8 +507,15 @@ func (s *Server) listTasks(ctx context.Context, _ *sdk.ServerSession, p *listTas
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor %q", p.Cursor)}
 		}
 	}
+	// A job that ended between the two reads is in both: it is listed once,
+	// as ended.
+	done := make(map[string]bool, len(ended))
+	for _, j := range ended {
+		done[j.TaskID] = true
+	}
+	jobs := append(slices.DeleteFunc(working, func(j tool.JobInfo) bool { return done[j.TaskID] }), ended...)
 	out := &listTasksResult{Tasks: []taskInfo{}}
-	for i, j := range append(working, ended...) {
+	for i, j := range jobs {
 		if i < from || j.Workspace != scope.Workspace {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/jobs"
@@ -165,5 +166,47 @@ func TestNoTasksWithoutQueue(t *testing.T) {
 	}
 	if r := c.ask("tasks/get", `{"taskId":"x"}`); r.Error == nil || r.Error.Code != -32601 {
 		t.Errorf("tasks/get: %s %+v", r.Result, r.Error)
+	}
+}
+
+// staleQueue is a job queue whose Pending still lists the jobs that have
+// ended, as a read made just before they ended does.
+type staleQueue struct{ *jobs.Queue }
+
+func (q staleQueue) Pending(ctx context.Context, session string) ([]tool.JobInfo, error) {
+	pending, err := q.Queue.Pending(ctx, session)
+	if err != nil {
+		return nil, err
+	}
+	ended, err := q.Queue.Finished(ctx, session, time.Time{})
+	for _, j := range ended {
+		j.Status = "processing"
+		pending = append(pending, j)
+	}
+	return pending, err
+}
+
+// TestTasksListedOnce: a job that ends between tasks/list's reads of the
+// working and the ended jobs is listed once, as ended.
+func TestTasksListedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	q, err := jobs.Open(ctx, filepath.Join(t.TempDir(), "t.db"), jobs.Config{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(ctx) })
+	c := serveTasks(t, tasksRegistry(t), staleQueue{q})
+	c.ask("initialize", tasksInit)
+	var created struct{ Task struct{ TaskID string } }
+	if r := c.ask("tools/call", `{"name":"slow","arguments":{},"task":{}}`); json.Unmarshal(r.Result, &created) != nil || created.Task.TaskID == "" {
+		t.Fatalf("tools/call with a task: %s %+v", r.Result, r.Error)
+	}
+	id := created.Task.TaskID
+	if r := c.ask("tasks/cancel", `{"taskId":"`+id+`"}`); r.Error != nil {
+		t.Fatalf("tasks/cancel: %+v", r.Error)
+	}
+	if r := c.ask("tasks/list", `{}`); strings.Count(string(r.Result), id) != 1 || !strings.Contains(string(r.Result), `"status":"cancelled"`) {
+		t.Errorf("tasks/list: %s %+v", r.Result, r.Error)
 	}
 }
