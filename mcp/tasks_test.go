@@ -106,11 +106,7 @@ func tasksRegistry(t *testing.T) *registry.Registry {
 func TestTasksOverStdio(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	q, err := jobs.Open(ctx, filepath.Join(t.TempDir(), "t.db"), jobs.Config{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = q.Stop(ctx) })
+	q := taskJobs(t)
 	c := serveTasks(t, tasksRegistry(t), q)
 	if r := c.ask("initialize", tasksInit); !strings.Contains(string(r.Result), `"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}}`) {
 		t.Errorf("initialize: %s", r.Result)
@@ -190,12 +186,7 @@ func (q staleQueue) Pending(ctx context.Context, session string) ([]tool.JobInfo
 // working and the ended jobs is listed once, as ended.
 func TestTasksListedOnce(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	q, err := jobs.Open(ctx, filepath.Join(t.TempDir(), "t.db"), jobs.Config{Logger: quietLog})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = q.Stop(ctx) })
+	q := taskJobs(t)
 	c := serveTasks(t, tasksRegistry(t), staleQueue{q})
 	c.ask("initialize", tasksInit)
 	var created struct{ Task struct{ TaskID string } }
@@ -209,4 +200,16 @@ func TestTasksListedOnce(t *testing.T) {
 	if r := c.ask("tasks/list", `{}`); strings.Count(string(r.Result), id) != 1 || !strings.Contains(string(r.Result), `"status":"cancelled"`) {
 		t.Errorf("tasks/list: %s %+v", r.Result, r.Error)
 	}
+}
+
+// taskJobs is a job queue in a SQLite file of the test's, stopped when the
+// test ends.
+func taskJobs(t *testing.T) *jobs.Queue {
+	t.Helper()
+	q, err := jobs.Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), jobs.Config{Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(context.Background()) })
+	return q
 }
