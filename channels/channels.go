@@ -70,6 +70,12 @@ func New(name string, ch config.Channel, o Options) (Adapter, error) {
 		return newIRC(name, ch, o)
 	case "email":
 		return newEmail(name, ch, o)
+	case "slack":
+		return newSlack(name, ch, o)
+	case "discord":
+		return newDiscord(name, ch, o)
+	case "telegram":
+		return newTelegram(name, ch, o)
 	}
 	return nil, fmt.Errorf("channels.%s.type is %q: use one of %v", name, ch.Type, config.ChannelTypes)
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -10,15 +11,15 @@ import (
 // ChannelTypes are the kinds of channel an entry of channels: may connect
 // (its type:); an entry without a type is only a policy layer for calls
 // that come from a channel of that name (cli, mcp, …).
-var ChannelTypes = []string{"webhook", "irc", "email"}
+var ChannelTypes = []string{"webhook", "irc", "email", "slack", "discord", "telegram"}
 
 // Channel is one entry of channels: the tool policy of calls that come
 // from it and, with a type, a place people talk to agents — a webhook, an
 // IRC network, a mailbox (docs/channels.md). Secrets are never written
 // here: the *Env fields name the environment variables that hold them.
 type Channel struct {
-	// Type is what the channel connects to: webhook, irc or email; none
-	// for a policy layer only.
+	// Type is what the channel connects to: webhook, irc, email, slack,
+	// discord or telegram; none for a policy layer only.
 	Type string `yaml:"type"`
 	// Tools is the channel's tool policy layer.
 	Tools Rules `yaml:"tools"`
@@ -60,6 +61,16 @@ type Channel struct {
 	// StartTLS refuses to send email over a connection the SMTP server
 	// will not upgrade with STARTTLS; false sends in the clear.
 	StartTLS *bool `yaml:"startTls" default:"true"`
+	// TokenEnv names the variable holding a Slack, Discord or Telegram
+	// channel's bot token (Slack's xoxb-…).
+	TokenEnv string `yaml:"tokenEnv"`
+	// SigningSecretEnv names the variable holding a Slack app's signing
+	// secret, which verifies the Events API's requests.
+	SigningSecretEnv string `yaml:"signingSecretEnv"`
+	// APIURL is the base URL of a Slack, Discord or Telegram bot API
+	// (default https://slack.com/api, https://discord.com/api/v10,
+	// https://api.telegram.org): a proxy's, or a local fake's in tests.
+	APIURL string `yaml:"apiUrl"`
 }
 
 // RequiresStartTLS says whether an email channel must upgrade its SMTP
@@ -86,9 +97,12 @@ type Route struct {
 
 // channelNeeds are the settings each type of channel cannot do without.
 var channelNeeds = map[string][]string{
-	"webhook": {"url", "secretEnv"},
-	"irc":     {"server"},
-	"email":   {"server", "from"},
+	"webhook":  {"url", "secretEnv"},
+	"irc":      {"server"},
+	"email":    {"server", "from"},
+	"slack":    {"tokenEnv", "signingSecretEnv"},
+	"discord":  {"tokenEnv"},
+	"telegram": {"tokenEnv"},
 }
 
 // validateChannels checks the channels' types and needs, and that routes
@@ -106,10 +120,14 @@ func (c *Config) validateChannels() []error {
 			continue
 		}
 		set := map[string]bool{"url": ch.URL != "", "secretEnv": ch.SecretEnv != "", "server": ch.Server != "", "from": ch.From != ""}
+		set["tokenEnv"], set["signingSecretEnv"] = ch.TokenEnv != "", ch.SigningSecretEnv != ""
 		for _, need := range needs {
 			if !set[need] {
 				errs = append(errs, c.errorAt(path, fmt.Sprintf("channels.%s (type %s) has no %s", name, ch.Type, need)))
 			}
+		}
+		if u, err := url.Parse(ch.APIURL); ch.APIURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			errs = append(errs, c.errorAt(path+".apiUrl", fmt.Sprintf("channels.%s.apiUrl is %q: give an http(s) URL such as https://slack.com/api", name, ch.APIURL)))
 		}
 		if ch.RateLimit < 0 {
 			errs = append(errs, c.errorAt(path+".rateLimit", fmt.Sprintf("channels.%s.rateLimit is %d: it must not be negative (0 means the default)", name, ch.RateLimit)))
