@@ -308,8 +308,14 @@ func TestTelegramAnsweredByAgent(t *testing.T) {
 	if len(model.Requests()) != 1 {
 		t.Errorf("the model was asked %d times, want once", len(model.Requests()))
 	}
+	// The answer is kept once sendMessage has answered: read until it is
+	// there (a guard, not a timing assertion).
 	a, _ := hub.Adapter("tg")
 	got, _ := a.Read(ctx, "-1001", 10)
+	for deadline := time.Now().Add(time.Minute); len(got) < 3 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		got, _ = a.Read(ctx, "-1001", 10)
+	}
 	if len(got) != 3 || got[1].Text != "is the build green?" || got[2].Text != "All green, Ada." {
 		t.Errorf("read = %+v, want both messages and the answer", got)
 	}
