@@ -165,7 +165,7 @@ func (f *discordFake) gateway(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var p struct {
-			Op int            `json:"op"`
+			Op int             `json:"op"`
 			D  json.RawMessage `json:"d"`
 		}
 		json.Unmarshal(data, &p)
