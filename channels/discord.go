@@ -49,6 +49,9 @@ type Discord struct {
 // (a privileged intent, enabled in the developer portal).
 const discordIntents = 1<<9 | 1<<12 | 1<<15
 
+// gatewayHello is how long the Gateway has to say hello.
+const gatewayHello = 30 * time.Second
+
 // discordText is the most bytes sent in one message (Discord's limit is
 // 2000 characters).
 const discordText = 2000
@@ -209,8 +212,11 @@ func (d *Discord) session(ctx context.Context, gateway string, deliver func(Mess
 	defer cancel()
 
 	var hello gatewayPayload
-	if err := readGateway(sctx, conn, &hello); err != nil {
-		return err
+	hctx, stop := context.WithTimeout(sctx, gatewayHello)
+	err = readGateway(hctx, conn, &hello)
+	stop()
+	if err != nil {
+		return fmt.Errorf("waiting for the Gateway's hello: %w", err)
 	}
 	var h struct {
 		HeartbeatInterval int64 `json:"heartbeat_interval"`

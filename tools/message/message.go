@@ -1,9 +1,9 @@
 // Package message is the message tool: an agent sends, reacts to, edits,
 // deletes and reads messages on the channels configured under channels:
-// (webhook, IRC, email; package channels), and lists them. Its parameter
-// schema is built from those channels — their names, what a target is on
-// each, the actions some channel can do — so it changes with the
-// configuration, and every dialect compiles it anew.
+// (webhook, IRC, email, Slack, Discord, Telegram; package channels), and
+// lists them. Its parameter schema is built from those channels — their
+// names, what a target is on each, the actions some channel can do — so it
+// changes with the configuration, and every dialect compiles it anew.
 package message
 
 import (
