@@ -39,7 +39,8 @@ type Channel struct {
 	// URL is where a webhook channel POSTs what it sends.
 	URL string `yaml:"url"`
 	// Path is where toolbelt serve takes a webhook channel's incoming
-	// messages (default /channels/NAME).
+	// messages, or a Slack channel's Events API requests (default
+	// /channels/NAME).
 	Path string `yaml:"path"`
 	// SecretEnv names the variable holding a webhook channel's Standard
 	// Webhooks secret ("whsec_…"), for what it signs and what it accepts.
