@@ -1,10 +1,10 @@
 // Package channels connects agents to the places people talk: a channel
 // adapter (webhook, IRC, email, Slack, Discord, Telegram) receives
 // messages and sends, reacts, edits, deletes and reads where its protocol
-// can; a [Hub] holds the
-// configured channels; a [Router] hands incoming messages from owners and
-// allowed senders to the agent a route names, in a session kept per
-// conversation, and sends the answer back to the same conversation.
+// can; a [Hub] holds the configured channels; a [Router] hands incoming
+// messages from owners and allowed senders to the agent a route names, in
+// a session kept per conversation, and sends the answer back to the same
+// conversation.
 // Anyone else is ignored and audited, never given tools.
 package channels
 

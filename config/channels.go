@@ -87,7 +87,8 @@ type Route struct {
 	// Peer keeps the route to messages from this sender.
 	Peer string `yaml:"peer"`
 	// Room keeps the route to messages in this conversation (an IRC
-	// channel, a webhook's conversation).
+	// channel, a webhook's conversation, a Slack channel id — its threads
+	// included — or a Discord or Telegram channel's id).
 	Room string `yaml:"room"`
 	// Mention keeps the route to messages that address the channel by name
 	// (in a room, "toolbelt: …"); direct messages always do.
