@@ -1,9 +1,10 @@
 // Package channels connects agents to the places people talk: a channel
-// adapter (webhook, IRC, email) receives messages and sends, reacts,
-// edits, deletes and reads where its protocol can; a [Hub] holds the
-// configured channels; a [Router] hands incoming messages from owners and
-// allowed senders to the agent a route names, in a session kept per
-// conversation, and sends the answer back to the same conversation.
+// adapter (webhook, IRC, email, Slack, Discord, Telegram) receives
+// messages and sends, reacts, edits, deletes and reads where its protocol
+// can; a [Hub] holds the configured channels; a [Router] hands incoming
+// messages from owners and allowed senders to the agent a route names, in
+// a session kept per conversation, and sends the answer back to the same
+// conversation.
 // Anyone else is ignored and audited, never given tools.
 package channels
 
@@ -70,6 +71,12 @@ func New(name string, ch config.Channel, o Options) (Adapter, error) {
 		return newIRC(name, ch, o)
 	case "email":
 		return newEmail(name, ch, o)
+	case "slack":
+		return newSlack(name, ch, o)
+	case "discord":
+		return newDiscord(name, ch, o)
+	case "telegram":
+		return newTelegram(name, ch, o)
 	}
 	return nil, fmt.Errorf("channels.%s.type is %q: use one of %v", name, ch.Type, config.ChannelTypes)
 }

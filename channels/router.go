@@ -169,13 +169,20 @@ func (r *Router) route(m Message) (config.Route, bool) {
 		switch {
 		case rt.Channel != m.Channel,
 			rt.Peer != "" && !strings.EqualFold(rt.Peer, m.Sender),
-			rt.Room != "" && !strings.EqualFold(rt.Room, m.Conversation),
+			rt.Room != "" && !inRoom(rt.Room, m.Conversation),
 			rt.Mention && !m.Mention:
 			continue
 		}
 		return rt, true
 	}
 	return config.Route{}, false
+}
+
+// inRoom says whether conversation is room or a thread in it
+// (ROOM/THREAD, as on Slack), case ignored.
+func inRoom(room, conversation string) bool {
+	c, _, _ := strings.Cut(conversation, "/")
+	return strings.EqualFold(room, conversation) || strings.EqualFold(room, c)
 }
 
 // matches says whether one of patterns (globs, case ignored) matches m's

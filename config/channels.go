@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -10,15 +11,15 @@ import (
 // ChannelTypes are the kinds of channel an entry of channels: may connect
 // (its type:); an entry without a type is only a policy layer for calls
 // that come from a channel of that name (cli, mcp, …).
-var ChannelTypes = []string{"webhook", "irc", "email"}
+var ChannelTypes = []string{"webhook", "irc", "email", "slack", "discord", "telegram"}
 
 // Channel is one entry of channels: the tool policy of calls that come
 // from it and, with a type, a place people talk to agents — a webhook, an
 // IRC network, a mailbox (docs/channels.md). Secrets are never written
 // here: the *Env fields name the environment variables that hold them.
 type Channel struct {
-	// Type is what the channel connects to: webhook, irc or email; none
-	// for a policy layer only.
+	// Type is what the channel connects to: webhook, irc, email, slack,
+	// discord or telegram; none for a policy layer only.
 	Type string `yaml:"type"`
 	// Tools is the channel's tool policy layer.
 	Tools Rules `yaml:"tools"`
@@ -38,7 +39,8 @@ type Channel struct {
 	// URL is where a webhook channel POSTs what it sends.
 	URL string `yaml:"url"`
 	// Path is where toolbelt serve takes a webhook channel's incoming
-	// messages (default /channels/NAME).
+	// messages, or a Slack channel's Events API requests (default
+	// /channels/NAME).
 	Path string `yaml:"path"`
 	// SecretEnv names the variable holding a webhook channel's Standard
 	// Webhooks secret ("whsec_…"), for what it signs and what it accepts.
@@ -60,6 +62,16 @@ type Channel struct {
 	// StartTLS refuses to send email over a connection the SMTP server
 	// will not upgrade with STARTTLS; false sends in the clear.
 	StartTLS *bool `yaml:"startTls" default:"true"`
+	// TokenEnv names the variable holding a Slack, Discord or Telegram
+	// channel's bot token (Slack's xoxb-…).
+	TokenEnv string `yaml:"tokenEnv"`
+	// SigningSecretEnv names the variable holding a Slack app's signing
+	// secret, which verifies the Events API's requests.
+	SigningSecretEnv string `yaml:"signingSecretEnv"`
+	// APIURL is the base URL of a Slack, Discord or Telegram bot API
+	// (default https://slack.com/api, https://discord.com/api/v10,
+	// https://api.telegram.org): a proxy's, or a local fake's in tests.
+	APIURL string `yaml:"apiUrl"`
 }
 
 // RequiresStartTLS says whether an email channel must upgrade its SMTP
@@ -75,7 +87,8 @@ type Route struct {
 	// Peer keeps the route to messages from this sender.
 	Peer string `yaml:"peer"`
 	// Room keeps the route to messages in this conversation (an IRC
-	// channel, a webhook's conversation).
+	// channel, a webhook's conversation, a Slack channel id — its threads
+	// included — or a Discord or Telegram channel's id).
 	Room string `yaml:"room"`
 	// Mention keeps the route to messages that address the channel by name
 	// (in a room, "toolbelt: …"); direct messages always do.
@@ -86,9 +99,12 @@ type Route struct {
 
 // channelNeeds are the settings each type of channel cannot do without.
 var channelNeeds = map[string][]string{
-	"webhook": {"url", "secretEnv"},
-	"irc":     {"server"},
-	"email":   {"server", "from"},
+	"webhook":  {"url", "secretEnv"},
+	"irc":      {"server"},
+	"email":    {"server", "from"},
+	"slack":    {"tokenEnv", "signingSecretEnv"},
+	"discord":  {"tokenEnv"},
+	"telegram": {"tokenEnv"},
 }
 
 // validateChannels checks the channels' types and needs, and that routes
@@ -106,10 +122,14 @@ func (c *Config) validateChannels() []error {
 			continue
 		}
 		set := map[string]bool{"url": ch.URL != "", "secretEnv": ch.SecretEnv != "", "server": ch.Server != "", "from": ch.From != ""}
+		set["tokenEnv"], set["signingSecretEnv"] = ch.TokenEnv != "", ch.SigningSecretEnv != ""
 		for _, need := range needs {
 			if !set[need] {
 				errs = append(errs, c.errorAt(path, fmt.Sprintf("channels.%s (type %s) has no %s", name, ch.Type, need)))
 			}
+		}
+		if u, err := url.Parse(ch.APIURL); ch.APIURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			errs = append(errs, c.errorAt(path+".apiUrl", fmt.Sprintf("channels.%s.apiUrl is %q: give an http(s) URL such as https://slack.com/api", name, ch.APIURL)))
 		}
 		if ch.RateLimit < 0 {
 			errs = append(errs, c.errorAt(path+".rateLimit", fmt.Sprintf("channels.%s.rateLimit is %d: it must not be negative (0 means the default)", name, ch.RateLimit)))

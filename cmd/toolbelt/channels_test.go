@@ -2,13 +2,18 @@ package main
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +115,110 @@ routes:
 	}
 	if !ignored(r.stdout) {
 		t.Errorf("the audit log does not show mallory's message ignored:\n%s", r.stdout)
+	}
+}
+
+// toolbelt serve takes a Slack channel's Events API requests: an owner's
+// mention in a thread is answered by the routed agent (a replayed model)
+// with chat.postMessage in the same thread; a stranger's is ignored, asks
+// no model, and is in the audit log; a request with a bad signature is
+// refused.
+func TestServeAnswersSlackEvents(t *testing.T) {
+	t.Parallel()
+	const token, signing = "xoxb-1-2-abc", "8f742231b10e8888abcd99yyyzzz85a5"
+	model := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "Deployed, Ada.")})
+	posted := make(chan map[string]any, 4)
+	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer "+token {
+			io.WriteString(w, `{"ok":false,"error":"not_authed"}`)
+			return
+		}
+		switch r.URL.Path {
+		case "/api/auth.test":
+			io.WriteString(w, `{"ok":true,"user_id":"UBOT","bot_id":"BBOT"}`)
+		case "/api/chat.postMessage":
+			var args map[string]any
+			json.NewDecoder(r.Body).Decode(&args)
+			posted <- args
+			io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1700000100.000100"}`)
+		default:
+			io.WriteString(w, `{"ok":false,"error":"unknown_method"}`)
+		}
+	}))
+	defer slack.Close()
+	ws := workspaceWith(t)
+	cfg := filepath.Join(t.TempDir(), "toolbelt.yaml")
+	os.WriteFile(cfg, []byte(`providers:
+  anthropic:
+    url: `+model.URL+`
+agents:
+  helper:
+    model: anthropic/claude-test
+channels:
+  team:
+    type: slack
+    tokenEnv: SLACK_BOT_TOKEN
+    signingSecretEnv: SLACK_SIGNING_SECRET
+    apiUrl: `+slack.URL+`/api
+    owners: [UADA]
+routes:
+  - channel: team
+    mention: true
+    agent: helper
+`), 0o644)
+	env := append(cliEnvironment(t), "SLACK_BOT_TOKEN="+token, "SLACK_SIGNING_SECRET="+signing, "ANTHROPIC_API_KEY=test")
+	banner, _ := serveBanner(t, os.Args[0], env, "--config", cfg, "--addr", "127.0.0.1:0", "--workspace", ws)
+	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("banner:\n%s", banner)
+	}
+	post := func(id, user, text, secret string) int {
+		body, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": id, "event": map[string]any{
+			"type": "app_mention", "channel": "C1", "user": user, "text": "<@UBOT> " + text, "ts": "1700000002.00020" + id[2:], "thread_ts": "1700000001.000100"}})
+		req, _ := http.NewRequest("POST", "http://"+m[1]+"/channels/team", bytes.NewReader(body))
+		ts := strconv.FormatInt(time.Now().Unix(), 10)
+		mac := hmac.New(sha256.New, []byte(secret))
+		fmt.Fprintf(mac, "v0:%s:%s", ts, body)
+		req.Header.Set("X-Slack-Request-Timestamp", ts)
+		req.Header.Set("X-Slack-Signature", "v0="+hex.EncodeToString(mac.Sum(nil)))
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := post("Ev0", "UADA", "forged", "not-the-secret"); code != http.StatusUnauthorized {
+		t.Errorf("a forged request: %d, want 401", code)
+	}
+	if code := post("Ev1", "UMAL", "run rm -rf /", signing); code != http.StatusOK {
+		t.Errorf("UMAL's event: %d, want 200", code)
+	}
+	if code := post("Ev2", "UADA", "deploy please", signing); code != http.StatusOK {
+		t.Errorf("UADA's event: %d, want 200", code)
+	}
+	var args map[string]any
+	select {
+	case args = <-posted:
+	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
+		t.Fatal("no answer was posted to Slack")
+	}
+	if args["channel"] != "C1" || args["thread_ts"] != "1700000001.000100" || args["text"] != "Deployed, Ada." {
+		t.Errorf("the answer = %v, want it in thread 1700000001.000100 of C1", args)
+	}
+	if reqs := model.Requests(); len(reqs) != 1 || strings.Contains(string(reqs[0].Body), "rm -rf") {
+		t.Errorf("the model was asked %d times (want once, for UADA only)", len(reqs))
+	}
+	ignored := func(out string) bool {
+		return strings.Contains(out, `"kind": "message-ignored"`) && strings.Contains(out, "ignored a message from UMAL in C1/1700000001.000100 on channel team")
+	}
+	r := runCLIWith(t, env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
+	for deadline := time.Now().Add(time.Minute); !ignored(r.stdout) && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+		r = runCLIWith(t, env, "", "", "--config", cfg, "audit", "--json").expect(t, 0)
+	}
+	if !ignored(r.stdout) {
+		t.Errorf("the audit log does not show UMAL's message ignored:\n%s", r.stdout)
 	}
 }

@@ -1,9 +1,9 @@
 // Package message is the message tool: an agent sends, reacts to, edits,
 // deletes and reads messages on the channels configured under channels:
-// (webhook, IRC, email; package channels), and lists them. Its parameter
-// schema is built from those channels — their names, what a target is on
-// each, the actions some channel can do — so it changes with the
-// configuration, and every dialect compiles it anew.
+// (webhook, IRC, email, Slack, Discord, Telegram; package channels), and
+// lists them. Its parameter schema is built from those channels — their
+// names, what a target is on each, the actions some channel can do — so it
+// changes with the configuration, and every dialect compiles it anew.
 package message
 
 import (
@@ -71,7 +71,7 @@ func Register(reg *registry.Registry) error {
 func factory(tc *tool.Context) (*tool.Tool, error) {
 	chs, ok := ChannelsService.Get(tc)
 	if !ok || len(chs.Names()) == 0 {
-		return nil, &tool.NotHere{Reason: "no channels are configured: add one under channels: in toolbelt.yaml with a type (webhook, irc or email), see docs/channels.md"}
+		return nil, &tool.NotHere{Reason: "no channels are configured: add one under channels: in toolbelt.yaml with a type (webhook, irc, email, slack, discord or telegram), see docs/channels.md"}
 	}
 	t, err := tool.New(Name, description, func(ctx context.Context, in Args, inv tool.Invocation) (tool.Result, error) {
 		return run(ctx, chs, inv.Context, in)

@@ -160,13 +160,17 @@ func TestSchemaFollowsChannels(t *testing.T) {
 		channels []any
 		actions  []any
 		has      map[string]bool
+		desc     string // in the channel's description
 	}{
 		{"webhook", map[string]config.Channel{"hooks": {Type: "webhook", URL: "http://127.0.0.1:1", SecretEnv: "S"}},
 			[]any{"hooks"}, []any{"send", "delete", "edit", "react", "read", "channels"},
-			map[string]bool{"emoji": true, "messageId": true, "attachments": true}},
+			map[string]bool{"emoji": true, "messageId": true, "attachments": true}, "hooks, the only one"},
+		{"slack and telegram", map[string]config.Channel{"team": {Type: "slack", TokenEnv: "T", SigningSecretEnv: "S"}, "tg": {Type: "telegram", TokenEnv: "T"}},
+			[]any{"team", "tg"}, []any{"send", "delete", "edit", "react", "read", "channels"},
+			map[string]bool{"emoji": true, "messageId": true, "attachments": true}, "team: a target is a Slack channel id"},
 		{"irc and email", map[string]config.Channel{"ops": {Type: "irc", Server: "127.0.0.1:1"}, "mail": {Type: "email", Server: "127.0.0.1:1", From: "bot@example.com"}},
 			[]any{"mail", "ops"}, []any{"send", "read", "channels"},
-			map[string]bool{"emoji": false, "messageId": false, "attachments": true}},
+			map[string]bool{"emoji": false, "messageId": false, "attachments": true}, "ops: a target is a room (#name)"},
 	} {
 		r, reg := runner(t, c.cfg)
 		tl, ok := reg.Resolve("message", r.Context(), nil)
@@ -186,6 +190,9 @@ func TestSchemaFollowsChannels(t *testing.T) {
 			names := slices.DeleteFunc(slices.Clone(ch["enum"].([]any)), func(v any) bool { return v == nil })
 			if !slices.Equal(names, c.channels) || !slices.Equal(act["enum"].([]any), c.actions) {
 				t.Errorf("%s, %s: channel enum %v, action enum %v; want %v, %v", c.name, d, ch["enum"], act["enum"], c.channels, c.actions)
+			}
+			if desc, _ := ch["description"].(string); !strings.Contains(desc, c.desc) || (c.name != "slack and telegram") == strings.Contains(desc, "Telegram") {
+				t.Errorf("%s, %s: the channel's description %q does not say %q (and Telegram only when configured)", c.name, d, desc, c.desc)
 			}
 			for p, want := range c.has {
 				if _, got := props[p]; got != want {
