@@ -5,7 +5,10 @@
 // tokens rotated on every use (a used one is refused), the client
 // credentials grant for a pre-registered confidential client, and the MCP
 // server behind bearer validation with RFC 9728 protected-resource
-// metadata and scope step-up (403 insufficient_scope).
+// metadata and scope step-up (403 insufficient_scope); on demand a
+// confidential web client, the device authorization grant, the 2025-03-26
+// layout, and an enterprise identity provider (token exchange for an
+// ID-JAG, taken as a JWT bearer grant).
 // /authorize approves at once: a test's HTTP client following its
 // redirect plays the person's browser.
 package oauthtest
@@ -56,11 +59,19 @@ type Server struct {
 	machine  *ecdsa.PublicKey // verifies the machine client's assertions
 	document string           // the client ID metadata document taken as a client id
 	resource string
-	withheld string            // a scope never granted
-	legacy   string            // the issuer of 2025-03-26 mode's metadata; "" when off
-	auths    []string          // how each token request's client authenticated
-	idToken  string            // the ID token the token exchange takes
-	jags     map[string]string // identity assertion grants issued → their resource
+	withheld string             // a scope never granted
+	legacy   string             // the issuer of 2025-03-26 mode's metadata; "" when off
+	auths    []string           // how each token request's client authenticated
+	idToken  string             // the ID token the token exchange takes
+	jags     map[string]string  // identity assertion grants issued → their resource
+	device   bool               // the device authorization grant is offered
+	devices  map[string]*device // device code → its sign-in
+}
+
+// device is a device authorization grant's sign-in (RFC 8628).
+type device struct {
+	client, userCode, resource, scope string
+	approved                          bool
 }
 
 type code struct {
@@ -93,7 +104,7 @@ const (
 // echo, that returns its text argument.
 func New() *Server {
 	s := &Server{Lifetime: time.Hour, clients: map[string][]string{}, codes: map[string]code{},
-		access: map[string]grant{}, refresh: map[string]grant{}, counts: map[string]int{}, jags: map[string]string{}}
+		access: map[string]grant{}, refresh: map[string]grant{}, counts: map[string]int{}, jags: map[string]string{}, devices: map[string]*device{}}
 	mux := http.NewServeMux()
 	s.http = httptest.NewServer(mux)
 	s.URL = s.http.URL
@@ -110,6 +121,8 @@ func New() *Server {
 		prm.ServeHTTP(w, r)
 	})
 	mux.HandleFunc("POST /register", s.register)
+	mux.HandleFunc("POST /device_authorization", s.deviceAuthorization)
+	mux.HandleFunc("GET /device", s.approveDevice)
 	mux.HandleFunc("GET /authorize", s.authorize)
 	mux.HandleFunc("POST /token", s.token)
 	mux.Handle("/mcp", s.protect(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return echoServer() }, nil)))
@@ -173,6 +186,15 @@ func (s *Server) IdentityProvider(idToken string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.idToken = idToken
+}
+
+// DeviceFlow makes the server offer the device authorization grant (RFC
+// 8628): its verification page approves the code in its user_code
+// parameter at once, as the person would.
+func (s *Server) DeviceFlow() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.device = true
 }
 
 // AcceptDocument makes the server accept the client ID metadata
@@ -285,8 +307,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
 	documents := s.document != ""
 	issuer := cmp.Or(s.legacy, s.URL)
+	deviceFlow := s.device
 	s.mu.Unlock()
-	writeJSON(w, http.StatusOK, map[string]any{
+	meta := map[string]any{
 		"client_id_metadata_document_supported": documents,
 		"issuer":                                issuer,
 		"authorization_endpoint":                s.URL + "/authorize",
@@ -297,14 +320,57 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
 		"scopes_supported":                      []string{"tools", "offline_access"},
-	})
+	}
+	if deviceFlow {
+		meta["device_authorization_endpoint"] = s.URL + "/device_authorization"
+	}
+	writeJSON(w, http.StatusOK, meta)
+}
+
+// deviceAuthorization starts a device sign-in of a registered client
+// for the server's resource (RFC 8628 section 3.1).
+func (s *Server) deviceAuthorization(w http.ResponseWriter, r *http.Request) {
+	if r.ParseForm() != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request"})
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, known := s.clients[r.PostForm.Get("client_id")]
+	switch {
+	case !s.device || !known:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client"})
+	case r.PostForm.Get("resource") != s.resource:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_target"})
+	default:
+		code, user := "dc-"+rand.Text(), rand.Text()[:8]
+		s.devices[code] = &device{client: r.PostForm.Get("client_id"), userCode: user, resource: s.resource, scope: r.PostForm.Get("scope")}
+		writeJSON(w, http.StatusOK, map[string]any{"device_code": code, "user_code": user, "verification_uri": s.URL + "/device",
+			"verification_uri_complete": s.URL + "/device?user_code=" + user, "expires_in": 600, "interval": 1})
+	}
+}
+
+// approveDevice is the verification page: it approves the sign-in of its
+// user_code.
+func (s *Server) approveDevice(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.devices {
+		if d.userCode == r.URL.Query().Get("user_code") {
+			d.approved = true
+			fmt.Fprintln(w, "Approved: return to your device.")
+			return
+		}
+	}
+	http.Error(w, "unknown code", http.StatusNotFound)
 }
 
 func (s *Server) register(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		RedirectURIs []string `json:"redirect_uris"`
+		GrantTypes   []string `json:"grant_types"`
 	}
-	if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.RedirectURIs) == 0 {
+	if json.NewDecoder(r.Body).Decode(&req) != nil || len(req.RedirectURIs) == 0 && !slices.Contains(req.GrantTypes, deviceGrant) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_redirect_uri"})
 		return
 	}
@@ -412,6 +478,19 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		default:
 			s.grant(w, grant, strings.Fields(f.Get("scope")))
 		}
+	case deviceGrant:
+		d, ok := s.devices[f.Get("device_code")]
+		switch {
+		case !ok || d.client != id:
+			fail("invalid_grant")
+		case f.Get("resource") != d.resource:
+			fail("invalid_target")
+		case !d.approved:
+			fail("authorization_pending")
+		default:
+			delete(s.devices, f.Get("device_code"))
+			s.grant(w, grant, strings.Fields(d.scope))
+		}
 	case "client_credentials":
 		ok := id == MachineID && secret == MachineSecret
 		if f.Get("client_assertion_type") == "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
@@ -465,6 +544,7 @@ const (
 	tokenExchange = "urn:ietf:params:oauth:grant-type:token-exchange"
 	jwtBearer     = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 	idJAG         = "urn:ietf:params:oauth:token-type:id-jag"
+	deviceGrant   = "urn:ietf:params:oauth:grant-type:device_code"
 )
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

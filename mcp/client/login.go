@@ -28,6 +28,12 @@ type LoginOptions struct {
 	Show func(url string) error
 	// Version is the client version sent to the server ("dev").
 	Version string
+	// Device, when set, signs in with the device authorization grant (RFC
+	// 8628) where the authorization server offers it: it shows the person
+	// the page to open on any device and the code to enter there (no
+	// redirect to this machine's loopback address is needed). Elsewhere
+	// Show's URL is used.
+	Device func(DeviceCode) error
 	// Logger hears of redirects ignored (slog.Default() when nil).
 	Logger *slog.Logger
 }
@@ -43,7 +49,7 @@ func Login(ctx context.Context, name string, srv config.MCPServer, o LoginOption
 	if srv.OAuth == nil || srv.Transport() != config.TransportHTTP {
 		return fmt.Errorf("%s has no oauth entry for an HTTP server in toolbelt.yaml: nothing to sign in to", name)
 	}
-	h, err := newOAuth(name, srv.OAuth, OAuthOptions{Resource: srv.URL, Tokens: o.Tokens, Show: o.Show, Logger: o.Logger})
+	h, err := newOAuth(name, srv.OAuth, OAuthOptions{Resource: srv.URL, Tokens: o.Tokens, Show: o.Show, Device: o.Device, Logger: o.Logger})
 	if err != nil {
 		return err
 	}

@@ -56,6 +56,11 @@ type OAuthOptions struct {
 	// that asks for a sign-in fails with a *SignInError (Login sets it, and
 	// Options.SignIn; imports do not, as no person waits on them).
 	Show func(url string) error
+	// Device, when set, signs in with the device authorization grant (RFC
+	// 8628) where the authorization server offers it, instead of Show's
+	// redirect: it shows the person the page to open on any device and the
+	// code to enter there.
+	Device func(DeviceCode) error
 	// HTTPClient reaches the authorization server (discovery, registration,
 	// tokens); http.DefaultClient when nil.
 	HTTPClient *http.Client
@@ -239,6 +244,11 @@ func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http
 	if slices.Contains(meta.ScopesSupported, "offline_access") { // SEP-2207: a refresh token is wanted
 		scopes = union(scopes, []string{"offline_access"})
 	}
+	if h.o.Device != nil {
+		if endpoint := deviceEndpoint(ctx, meta, h.o.HTTPClient); endpoint != "" {
+			return h.deviceSignIn(ctx, as, endpoint, scopes)
+		}
+	}
 	lb, err := listenLoopback(h.name, h.cfg.RedirectPort, h.o.Logger)
 	if err != nil {
 		return err
@@ -267,8 +277,14 @@ func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http
 	if err != nil {
 		return fmt.Errorf("exchanging the sign-in's code: %w", err)
 	}
+	return h.keep(ctx, as, c, tok, scopes)
+}
+
+// keep keeps the grant a sign-in ended with: tok, issued to c by as for
+// scopes.
+func (h *oauthHandler) keep(ctx context.Context, as *authServer, c oauthClient, tok *oauth2.Token, scopes []string) error {
 	g := &Grant{Resource: h.o.Resource, ResourceIndicator: as.resource, Token: tok, ClientID: c.id, ClientSecret: c.secret,
-		TokenURL: meta.TokenEndpoint, AuthStyle: c.style, Scopes: scopes}
+		TokenURL: as.meta.TokenEndpoint, AuthStyle: c.style, Scopes: scopes}
 	if err := h.o.Tokens.SaveGrant(ctx, h.name, g); err != nil {
 		return err
 	}
@@ -282,7 +298,8 @@ func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http
 // register returns the client to sign in as at the authorization server
 // meta describes: the client ID metadata document's URL where the server
 // takes such documents, else the configured client, else one registered
-// now (RFC 7591) with redirect as its redirect URI.
+// now (RFC 7591) with redirect as its redirect URI — or, without one, for
+// the device authorization grant.
 func (h *oauthHandler) register(ctx context.Context, meta *oauthex.AuthServerMeta, redirect string) (oauthClient, error) {
 	supported := meta.TokenEndpointAuthMethodsSupported
 	switch {
@@ -295,13 +312,17 @@ func (h *oauthHandler) register(ctx context.Context, meta *oauthex.AuthServerMet
 		}
 		return c, nil
 	case meta.RegistrationEndpoint != "":
-		r, err := oauthex.RegisterClient(ctx, meta.RegistrationEndpoint, &oauthex.ClientRegistrationMetadata{
+		md := &oauthex.ClientRegistrationMetadata{
 			RedirectURIs:            []string{redirect},
 			ClientName:              "Toolbelt",
 			GrantTypes:              []string{"authorization_code", "refresh_token"},
 			ResponseTypes:           []string{"code"},
 			TokenEndpointAuthMethod: cmp.Or(h.cfg.TokenEndpointAuth, "none"),
-		}, h.o.HTTPClient)
+		}
+		if redirect == "" {
+			md.RedirectURIs, md.GrantTypes, md.ResponseTypes = nil, []string{grantDeviceCode, "refresh_token"}, nil
+		}
+		r, err := oauthex.RegisterClient(ctx, meta.RegistrationEndpoint, md, h.o.HTTPClient)
 		if err != nil {
 			return oauthClient{}, fmt.Errorf("registering Toolbelt with the authorization server: %w", err)
 		}

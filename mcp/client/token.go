@@ -72,10 +72,10 @@ func (e *TokenError) Error() string {
 	return msg + ")"
 }
 
-// requestToken posts form to the token endpoint as c, authenticating it
-// as c.style says, and returns the token it answers with. A public client
-// (no secret) names itself in the form.
-func requestToken(ctx context.Context, hc *http.Client, endpoint string, c oauthClient, form url.Values) (*oauth2.Token, *tokenResponse, error) {
+// postForm posts form to endpoint as c, authenticating it as c.style
+// says (a public client, without a secret, names itself in the form), and
+// returns the answer's status, media type and body.
+func postForm(ctx context.Context, hc *http.Client, endpoint string, c oauthClient, form url.Values) (int, string, []byte, error) {
 	form = cloneValues(form)
 	if c.id != "" && (c.secret == "" || c.style != oauth2.AuthStyleInHeader) {
 		form.Set("client_id", c.id)
@@ -85,7 +85,7 @@ func requestToken(ctx context.Context, hc *http.Client, endpoint string, c oauth
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint, strings.NewReader(form.Encode()))
 	if err != nil {
-		return nil, nil, err
+		return 0, "", nil, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
@@ -94,24 +94,31 @@ func requestToken(ctx context.Context, hc *http.Client, endpoint string, c oauth
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return nil, nil, err
+		return 0, "", nil, err
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	return resp.StatusCode, ct, body, err
+}
+
+// requestToken posts form to the token endpoint as c and returns the
+// token it answers with.
+func requestToken(ctx context.Context, hc *http.Client, endpoint string, c oauthClient, form url.Values) (*oauth2.Token, *tokenResponse, error) {
+	status, ct, body, err := postForm(ctx, hc, endpoint, c, form)
 	if err != nil {
 		return nil, nil, err
 	}
 	var tr tokenResponse
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if ct == "application/x-www-form-urlencoded" || ct == "text/plain" {
 		v, _ := url.ParseQuery(string(body))
 		tr = tokenResponse{AccessToken: v.Get("access_token"), TokenType: v.Get("token_type"), RefreshToken: v.Get("refresh_token"),
 			Scope: v.Get("scope"), Error: v.Get("error"), ErrorDescription: v.Get("error_description")}
-	} else if err := json.Unmarshal(body, &tr); err != nil && resp.StatusCode < 300 {
+	} else if err := json.Unmarshal(body, &tr); err != nil && status < 300 {
 		return nil, nil, fmt.Errorf("the token endpoint %s answered no JSON: %w", endpoint, err)
 	}
-	if resp.StatusCode >= 300 || tr.Error != "" || tr.AccessToken == "" {
-		return nil, &tr, &TokenError{Endpoint: endpoint, Status: resp.StatusCode, Code: tr.Error, Description: tr.ErrorDescription}
+	if status >= 300 || tr.Error != "" || tr.AccessToken == "" {
+		return nil, &tr, &TokenError{Endpoint: endpoint, Status: status, Code: tr.Error, Description: tr.ErrorDescription}
 	}
 	tok := &oauth2.Token{AccessToken: tr.AccessToken, TokenType: tr.TokenType, RefreshToken: tr.RefreshToken}
 	if tr.ExpiresIn > 0 {
