@@ -74,11 +74,12 @@ type OAuthOptions struct {
 // (mcp.StreamableClientTransport.OAuthHandler). It sends the grant kept in
 // o.Tokens and refreshes it when it has expired or the server refuses it
 // (once per refused request: the retry limit), keeping the rotated refresh
-// token; with the client_credentials grant it gets tokens itself. The
-// authorization server is found from the server's 401 (WWW-Authenticate,
-// RFC 9728 protected-resource metadata, RFC 8414 or OpenID metadata, the
-// 2025-03-26 defaults at the server's root), and every authorization and
-// token request names the server as the resource (RFC 8707).
+// token; with the client_credentials and enterprise grants it gets tokens
+// itself. The authorization server is found from the server's 401
+// (WWW-Authenticate, RFC 9728 protected-resource metadata, RFC 8414 or
+// OpenID metadata, the 2025-03-26 metadata or defaults at the server's
+// root), and every authorization and token request names the server as
+// the resource (RFC 8707).
 func NewOAuth(name string, cfg *config.MCPOAuth, o OAuthOptions) (auth.OAuthHandler, error) {
 	return newOAuth(name, cfg, o)
 }
@@ -145,8 +146,9 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 
 // Authorize answers a 401 or 403: a refused token is refreshed (or
 // replaced by the one another process kept meanwhile); otherwise the
-// client credentials are exchanged, or the person signs in when Fetch is
-// set, or the server is reported as needing a sign-in.
+// client credentials or the enterprise grant are exchanged, or the person
+// signs in when Show is set (for more scopes too: a step-up), or the server
+// is reported as needing a sign-in.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	stepUp := resp.StatusCode == http.StatusForbidden
