@@ -25,7 +25,7 @@ var brokenConfigs = []struct{ yaml, want string }{
 	{"mcpServers:\n  gh:\n    comand: gh-mcp\n", `toolbelt.yaml:3:5: mcpServers.gh.comand: unknown key; did you mean "command"?
 toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
 	{"mcpServers:\n  s:\n    command: x\n    oauth: {}\n", `toolbelt.yaml:4:12: mcpServers.s.oauth: OAuth is for servers reached over streamable HTTP (a url, type http); a stdio server gets its credentials in env`},
-	{"mcpServers:\n  s:\n    url: https://h/mcp\n    oauth:\n      grant: password\n      tokenEndpointAuth: basic\n      clientMetadataUrl: http://h/client.json\n", `toolbelt.yaml:5:14: mcpServers.s.oauth.grant is "password": use authorization_code or client_credentials
+	{"mcpServers:\n  s:\n    url: https://h/mcp\n    oauth:\n      grant: password\n      tokenEndpointAuth: basic\n      clientMetadataUrl: http://h/client.json\n", `toolbelt.yaml:5:14: mcpServers.s.oauth.grant is "password": use authorization_code, client_credentials, enterprise
 toolbelt.yaml:6:26: mcpServers.s.oauth.tokenEndpointAuth is "basic": use none, client_secret_basic, client_secret_post
 toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.json": a client ID metadata document is served over https`},
 	{"mcpServers:\n  s:\n    url: https://h/mcp\n    oauth:\n      grant: client_credentials\n      clientId: c\n", `toolbelt.yaml:5:14: mcpServers.s.oauth.grant is client_credentials, which needs clientId and clientSecret (or privateKeyFile)`},

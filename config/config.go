@@ -298,8 +298,11 @@ type MCPOAuth struct {
 	// server accepts such documents.
 	ClientMetadataURL string `yaml:"clientMetadataUrl"`
 	// Grant is the grant used: authorization_code (a person signs in in a browser, with
-	// toolbelt mcp login) or client_credentials (a machine-to-machine
-	// client: clientId with clientSecret or privateKeyFile).
+	// toolbelt mcp login), client_credentials (a machine-to-machine
+	// client: clientId with clientSecret or privateKeyFile) or enterprise
+	// (enterprise-managed authorization: the enterprise identity provider
+	// under idp exchanges its ID token for a grant the server's
+	// authorization server takes from clientId).
 	Grant string `yaml:"grant" default:"authorization_code"`
 	// PrivateKeyFile is a PEM private key (RSA or EC) that signs the
 	// client's assertion (private_key_jwt) in the client_credentials
@@ -312,12 +315,36 @@ type MCPOAuth struct {
 	// RedirectPort is the loopback port the sign-in's redirect comes back
 	// to (http://127.0.0.1:PORT/callback); 0 takes any free port.
 	RedirectPort int `yaml:"redirectPort" default:"0"`
+	// IDP is the enterprise identity provider of the enterprise grant.
+	IDP *MCPOAuthIDP `yaml:"idp"`
+}
+
+// MCPOAuthIDP is the enterprise identity provider that vouches for the
+// person to an imported server's authorization server (enterprise-managed
+// authorization, SEP-990): it exchanges the person's ID token for an
+// identity assertion grant (RFC 8693 token exchange, an ID-JAG), which the
+// authorization server takes as a JWT bearer grant (RFC 7523).
+type MCPOAuthIDP struct {
+	// Issuer is the identity provider's issuer URL; its token endpoint is
+	// found by OpenID discovery unless tokenEndpoint is set.
+	Issuer string `yaml:"issuer"`
+	// TokenEndpoint is the identity provider's token endpoint.
+	TokenEndpoint string `yaml:"tokenEndpoint"`
+	// ClientID is Toolbelt's client at the identity provider.
+	ClientID string `yaml:"clientId"`
+	// ClientSecret is that client's secret, if it has one; ${VAR} takes it
+	// from the environment.
+	ClientSecret string `yaml:"clientSecret"`
+	// IDToken is the person's ID token from the identity provider (the
+	// enterprise's single sign-on), usually ${VAR}.
+	IDToken string `yaml:"idToken"`
 }
 
 // The OAuth grants of an imported server (MCPOAuth.Grant).
 const (
 	GrantAuthorizationCode = "authorization_code"
 	GrantClientCredentials = "client_credentials"
+	GrantEnterprise        = "enterprise"
 )
 
 // The transports of an imported MCP server (MCPServer.Type).

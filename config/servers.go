@@ -74,7 +74,7 @@ func (c *Config) validateServer(name string, srv MCPServer) []error {
 
 // The values of mcpServers.NAME.oauth.grant and .tokenEndpointAuth.
 var (
-	oauthGrants     = []string{GrantAuthorizationCode, GrantClientCredentials}
+	oauthGrants     = []string{GrantAuthorizationCode, GrantClientCredentials, GrantEnterprise}
 	oauthAuthStyles = []string{"none", "client_secret_basic", "client_secret_post"}
 )
 
@@ -87,13 +87,19 @@ func (c *Config) validateOAuth(path, key string, srv MCPServer) []error {
 		fail("", fmt.Sprintf("%s: OAuth is for servers reached over streamable HTTP (a url, type http); a stdio server gets its credentials in env", key))
 	}
 	if o.Grant != "" && !slices.Contains(oauthGrants, o.Grant) {
-		fail(".grant", fmt.Sprintf("%s.grant is %q: use %s", key, o.Grant, strings.Join(oauthGrants, " or ")))
+		fail(".grant", fmt.Sprintf("%s.grant is %q: use %s", key, o.Grant, strings.Join(oauthGrants, ", ")))
 	}
 	if o.TokenEndpointAuth != "" && !slices.Contains(oauthAuthStyles, o.TokenEndpointAuth) {
 		fail(".tokenEndpointAuth", fmt.Sprintf("%s.tokenEndpointAuth is %q: use %s", key, o.TokenEndpointAuth, strings.Join(oauthAuthStyles, ", ")))
 	}
 	if o.Grant == GrantClientCredentials && (o.ClientID == "" || o.ClientSecret == "" && o.PrivateKeyFile == "") {
 		fail(".grant", fmt.Sprintf("%s.grant is client_credentials, which needs clientId and clientSecret (or privateKeyFile)", key))
+	}
+	switch {
+	case o.Grant == GrantEnterprise && (o.ClientID == "" || o.IDP == nil || o.IDP.Issuer == "" || o.IDP.ClientID == "" || o.IDP.IDToken == ""):
+		fail(".grant", fmt.Sprintf("%s.grant is enterprise, which needs clientId and idp with issuer, clientId and idToken", key))
+	case o.Grant != GrantEnterprise && o.IDP != nil:
+		fail(".idp", fmt.Sprintf("%s.idp is for the enterprise grant: set grant: enterprise, or remove idp", key))
 	}
 	if o.RedirectPort < 0 || o.RedirectPort > 65535 {
 		fail(".redirectPort", fmt.Sprintf("%s.redirectPort is %d: give a port (1-65535), or 0 for any free one", key, o.RedirectPort))

@@ -219,9 +219,12 @@ func findKey(keys *jose.JSONWebKeySet, kid string) *jose.JSONWebKey {
 func (v *jwtVerifier) fetchKeys(ctx context.Context) (*jose.JSONWebKeySet, error) {
 	where := v.o.JWKSURL
 	if where == "" {
-		meta, err := v.issuerMetadata(ctx)
-		if err != nil {
+		meta, err := auth.GetAuthServerMetadata(ctx, v.o.Issuer, v.client())
+		switch {
+		case err != nil:
 			return nil, err
+		case meta == nil || meta.JWKSURI == "":
+			return nil, fmt.Errorf("the issuer %s publishes no metadata with a jwks_uri (RFC 8414 or OpenID discovery): set mcp.oauth.jwksUrl", v.o.Issuer)
 		}
 		where = meta.JWKSURI
 	}
@@ -232,24 +235,12 @@ func (v *jwtVerifier) fetchKeys(ctx context.Context) (*jose.JSONWebKeySet, error
 	return &keys, nil
 }
 
-// issuerMetadata reads the issuer's RFC 8414 metadata, else its OpenID
-// configuration.
-func (v *jwtVerifier) issuerMetadata(ctx context.Context) (*oauthex.AuthServerMeta, error) {
-	u, err := url.Parse(v.o.Issuer)
-	if err != nil {
-		return nil, err
+// client is the HTTP client that fetches the metadata and keys.
+func (v *jwtVerifier) client() *http.Client {
+	if v.o.Client == nil {
+		return http.DefaultClient
 	}
-	path := strings.TrimSuffix(u.Path, "/")
-	var errs []error
-	for _, p := range []string{"/.well-known/oauth-authorization-server" + path, path + "/.well-known/openid-configuration"} {
-		var meta oauthex.AuthServerMeta
-		err := v.getJSON(ctx, (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: p}).String(), &meta)
-		if err == nil && meta.JWKSURI != "" {
-			return &meta, nil
-		}
-		errs = append(errs, cmp.Or(err, fmt.Errorf("%s has no jwks_uri", p)))
-	}
-	return nil, errors.Join(errs...)
+	return v.o.Client
 }
 
 // getJSON fetches where and decodes its JSON into v.
@@ -258,11 +249,7 @@ func (v *jwtVerifier) getJSON(ctx context.Context, where string, dst any) error 
 	if err != nil {
 		return err
 	}
-	client := v.o.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
+	resp, err := v.client().Do(req)
 	if err != nil {
 		return err
 	}

@@ -1,78 +1,18 @@
 package mcp_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
-
+	"github.com/toolbelt/toolbelt/internal/oauthtest"
 	"github.com/toolbelt/toolbelt/mcp"
 	"github.com/toolbelt/toolbelt/policy"
 )
-
-// testIssuer is an authorization server's key and metadata on 127.0.0.1:
-// RFC 8414 metadata naming its JWKS, and the JWKS.
-type testIssuer struct {
-	*httptest.Server
-	key *ecdsa.PrivateKey
-	// fetches counts the requests for the JWKS.
-	fetches atomic.Int32
-}
-
-func newTestIssuer(t *testing.T) *testIssuer {
-	t.Helper()
-	iss := &testIssuer{key: newKey(t)}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.URL, "jwks_uri": iss.URL + "/jwks"})
-	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
-		iss.fetches.Add(1)
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: iss.key.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
-	})
-	iss.Server = httptest.NewServer(mux)
-	t.Cleanup(iss.Close)
-	return iss
-}
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-// sign makes a JWT of claims signed with key as key id k1.
-func sign(t *testing.T, key *ecdsa.PrivateKey, claims map[string]any) string {
-	t.Helper()
-	return signAs(t, key, "k1", claims)
-}
-
-// signAs makes a JWT of claims signed with key as key id kid.
-func signAs(t *testing.T, key *ecdsa.PrivateKey, kid string, claims map[string]any) string {
-	t.Helper()
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("JWT").WithHeader("kid", kid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jwt.Signed(signer).Claims(claims).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // TestHTTPOAuthResourceServer: with mcp.oauth the server publishes its
 // protected-resource metadata, answers 401 naming it, accepts JWTs of the
@@ -83,7 +23,7 @@ func signAs(t *testing.T, key *ecdsa.PrivateKey, kid string, claims map[string]a
 // working.
 func TestHTTPOAuthResourceServer(t *testing.T) {
 	t.Parallel()
-	iss := newTestIssuer(t)
+	iss := oauthtest.NewIssuer(t)
 	const resource = "https://tools.example/mcp"
 	oauth := &mcp.OAuth{
 		Issuer: iss.URL, Resource: resource,
@@ -120,11 +60,11 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 	}
 	with := func(c map[string]any, k string, v any) map[string]any { c[k] = v; return c }
 	refused := map[string]string{
-		"another audience": sign(t, iss.key, with(claims("ada", "tools.use"), "aud", "https://elsewhere.example/mcp")),
-		"another issuer":   sign(t, iss.key, with(claims("ada", "tools.use"), "iss", "https://issuer.example")),
-		"expired":          sign(t, iss.key, with(claims("ada", "tools.use"), "exp", now.Add(-time.Hour).Unix())),
-		"no expiry":        sign(t, iss.key, func() map[string]any { c := claims("ada", "tools.use"); delete(c, "exp"); return c }()),
-		"another key":      sign(t, newKey(t), claims("ada", "tools.use")),
+		"another audience": iss.Sign(t, with(claims("ada", "tools.use"), "aud", "https://elsewhere.example/mcp")),
+		"another issuer":   iss.Sign(t, with(claims("ada", "tools.use"), "iss", "https://issuer.example")),
+		"expired":          iss.Sign(t, with(claims("ada", "tools.use"), "exp", now.Add(-time.Hour).Unix())),
+		"no expiry":        iss.Sign(t, func() map[string]any { c := claims("ada", "tools.use"); delete(c, "exp"); return c }()),
+		"another key":      oauthtest.SignJWT(t, oauthtest.NewKey(t), oauthtest.KeyID, claims("ada", "tools.use")),
 		"not a JWT":        "tools.use",
 	}
 	for name, token := range refused {
@@ -136,25 +76,25 @@ func TestHTTPOAuthResourceServer(t *testing.T) {
 	// Tokens naming keys the issuer never had do not each fetch its keys
 	// again (one fetch, made for the first token, serves them all).
 	for i := range 5 {
-		resp, _ := postJSON(t, url, "", signAs(t, newKey(t), fmt.Sprintf("made-up-%d", i), claims("ada", "tools.use")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		resp, _ := postJSON(t, url, "", oauthtest.SignJWT(t, oauthtest.NewKey(t), fmt.Sprintf("made-up-%d", i), claims("ada", "tools.use")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 		if resp.StatusCode != http.StatusUnauthorized {
 			t.Errorf("a token of a made-up key: %d", resp.StatusCode)
 		}
 	}
-	if n := iss.fetches.Load(); n != 1 {
+	if n := iss.Fetches(); n != 1 {
 		t.Errorf("the issuer's keys were fetched %d times, want once", n)
 	}
-	resp, body = postJSON(t, url, "", sign(t, iss.key, claims("ada", "email")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	resp, body = postJSON(t, url, "", iss.Sign(t, claims("ada", "email")), `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 	if got := resp.Header.Get("WWW-Authenticate"); resp.StatusCode != http.StatusForbidden || !strings.Contains(got, `error="insufficient_scope"`) || !strings.Contains(got, `scope="tools.admin tools.use"`) {
 		t.Errorf("no advertised scope: %d, WWW-Authenticate %q: %s", resp.StatusCode, got, body)
 	}
 
-	admin, err := httpClient(t, url, sign(t, iss.key, claims("grace", "openid tools.admin")))
+	admin, err := httpClient(t, url, iss.Sign(t, claims("grace", "openid tools.admin")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer admin.Close()
-	user, err := httpClient(t, url, sign(t, iss.key, claims("ada", "tools.use")))
+	user, err := httpClient(t, url, iss.Sign(t, claims("ada", "tools.use")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os/exec"
@@ -12,7 +13,7 @@ import (
 
 type mcpLoginCmd struct {
 	Name      string `arg:"" help:"The server (its name under mcpServers), whose entry has oauth."`
-	NoBrowser bool   `name:"no-browser" help:"Only print the sign-in URL (to open on any machine whose browser can reach the redirect's port here), without opening a browser."`
+	NoBrowser bool   `name:"no-browser" help:"Open no browser: sign in on any device with a code where the authorization server offers the device flow (RFC 8628), else only print the sign-in URL (to open on any machine whose browser can reach the redirect's port here)."`
 }
 
 func (c *mcpLoginCmd) Run(e *env) error {
@@ -33,7 +34,15 @@ func (c *mcpLoginCmd) Run(e *env) error {
 		}
 		return err
 	}
-	if err := client.Login(ctx, c.Name, srv, client.LoginOptions{Tokens: tb.Tokens(), Show: show, Version: buildVersion()}); err != nil {
+	o := client.LoginOptions{Tokens: tb.Tokens(), Show: show, Version: buildVersion()}
+	if c.NoBrowser {
+		o.Device = func(d client.DeviceCode) error {
+			_, err := fmt.Fprintf(e.stdout, "Sign in to %s on any device: open\n\n  %s\n\nand enter the code %s.\n\nWaiting for the sign-in (Ctrl-C to give up)…\n",
+				c.Name, cmp.Or(d.VerificationURIComplete, d.VerificationURI), d.UserCode)
+			return err
+		}
+	}
+	if err := client.Login(ctx, c.Name, srv, o); err != nil {
 		return err
 	}
 	_, err = fmt.Fprintf(e.stdout, "Signed in to %s.\n", c.Name)

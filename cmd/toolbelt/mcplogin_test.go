@@ -46,7 +46,7 @@ func TestMCPOAuthLogin(t *testing.T) {
 	if r := cli(0, "mcp", "servers"); !regexp.MustCompile(`(?m)^remote +http +(down|starting) +0 +[0-9]+ +oauth: not signed in — run toolbelt mcp login remote +.*not signed in to remote`).MatchString(r.stdout) {
 		t.Errorf("before the sign-in:\n%s", r.stdout)
 	}
-	login(t, env, dir, cfg, &outputs)
+	login(t, env, dir, cfg, "Signed in to remote.", &outputs)
 	if got := as.Granted("authorization_code"); got != 1 {
 		t.Fatalf("%d codes exchanged, want 1", got)
 	}
@@ -105,8 +105,9 @@ func TestMCPOAuthLogin(t *testing.T) {
 
 // login runs `mcp login remote --no-browser`, follows the URL it prints
 // with an HTTP client (the browser: the authorization server redirects to
-// the command's loopback listener), and waits for it to end.
-func login(t *testing.T, env []string, dir, cfg string, outputs *strings.Builder) {
+// the command's loopback listener, or approves the device code), checks
+// the page it ends on shows page, and waits for the command to end.
+func login(t *testing.T, env []string, dir, cfg, page string, outputs *strings.Builder) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "login", "remote", "--no-browser")
 	cmd.Env, cmd.Dir = env, dir
@@ -135,15 +136,47 @@ func login(t *testing.T, env []string, dir, cfg string, outputs *strings.Builder
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, _ := io.ReadAll(resp.Body)
+	got, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if !strings.Contains(string(page), "Signed in to remote.") {
-		t.Errorf("the redirect's page: %d %s", resp.StatusCode, page)
+	if !strings.Contains(string(got), page) {
+		t.Errorf("the sign-in's page: %d %s", resp.StatusCode, got)
 	}
-	rest, _ := io.ReadAll(stdout)
-	printed.Write(rest)
+	for sc.Scan() { // the rest, some of it read by sc already
+		printed.WriteString(sc.Text() + "\n")
+	}
 	if err := cmd.Wait(); err != nil || !strings.HasSuffix(printed.String(), "Signed in to remote.\n") {
 		t.Fatalf("mcp login: %v\n%s\n%s", err, printed.String(), stderr.String())
 	}
 	outputs.WriteString(printed.String() + stderr.String())
 }
+
+// TestMCPOAuthLoginDevice: where the authorization server offers the
+// device authorization grant (RFC 8628), `mcp login --no-browser` prints
+// the verification page and the code instead of a redirect URL, and waits
+// while the person approves on another device (an HTTP client opening the
+// page); the imported tool is then called.
+func TestMCPOAuthLoginDevice(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	as.DeviceFlow()
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	must(t, os.WriteFile(cfg, []byte("mcpServers:\n  remote:\n    url: "+as.URL+"/mcp\n    oauth: {}\n"), 0o644))
+	env := sharedEnvironment(t, filepath.Join(dir, "data"), envTokenKey+"=", envTokenKeyFile+"=")
+	var outputs strings.Builder
+	login(t, env, dir, cfg, "Approved", &outputs)
+	if !regexp.MustCompile(`Sign in to remote on any device: open\n\n  http://127\.0\.0\.1:[0-9]+/device\?user_code=\w+\n\nand enter the code \w+\.\n`).MatchString(outputs.String()) {
+		t.Errorf("mcp login printed:\n%s", outputs.String())
+	}
+	if as.Granted(deviceGrant) != 1 || as.Granted("authorization_code") != 0 {
+		t.Errorf("%d device grants, %d codes", as.Granted(deviceGrant), as.Granted("authorization_code"))
+	}
+	r := runCLIWith(t, env, dir, "", "--config", cfg, "call", "remote__echo", "--args", `{"text":"hi"}`).expect(t, 0)
+	if !strings.Contains(r.stdout, "\necho: hi\n") {
+		t.Errorf("call: %q", r.stdout)
+	}
+}
+
+// deviceGrant is the device authorization grant's type.
+const deviceGrant = "urn:ietf:params:oauth:grant-type:device_code"

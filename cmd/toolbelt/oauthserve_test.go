@@ -1,18 +1,13 @@
 package main
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	jose "github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/toolbelt/toolbelt/internal/oauthtest"
 )
 
 // `toolbelt serve` with mcp.oauth: it serves its protected-resource
@@ -21,29 +16,9 @@ import (
 // signed for its resource, but not for one of another audience.
 func TestServeOAuthResourceServer(t *testing.T) {
 	t.Parallel()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	issuer := httptest.NewServer(mux)
-	defer issuer.Close()
-	mux.HandleFunc("/.well-known/oauth-authorization-server", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": issuer.URL, "jwks_uri": issuer.URL + "/jwks"})
-	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, _ *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: key.Public(), KeyID: "k1", Algorithm: "ES256", Use: "sig"}}})
-	})
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithHeader("kid", "k1"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	issuer := oauthtest.NewIssuer(t)
 	token := func(aud string) string {
-		s, err := jwt.Signed(signer).Claims(map[string]any{"iss": issuer.URL, "aud": aud, "sub": "ada", "scope": "tools", "exp": time.Now().Add(time.Hour).Unix()}).Serialize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return issuer.Sign(t, map[string]any{"iss": issuer.URL, "aud": aud, "sub": "ada", "scope": "tools", "exp": time.Now().Add(time.Hour).Unix()})
 	}
 	const resource = "https://tools.example/mcp"
 	cfg := writeConfig(t, "mcp:\n  oauth:\n    issuer: "+issuer.URL+"\n    resource: "+resource+"\n    scopes: [tools]\n")

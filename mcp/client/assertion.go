@@ -3,28 +3,23 @@ package client
 import (
 	"cmp"
 	"context"
-	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/asn1"
-	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"net/url"
 	"os"
-	"strings"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/auth"
+	jose "github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/clientcredentials"
 )
 
 // assertionType is RFC 7523's client assertion type: a JWT.
@@ -37,14 +32,16 @@ const assertionLifetime = 5 * time.Minute
 // signed by its private key (private_key_jwt, RFC 7523) instead of a
 // secret. It is an auth.OAuthHandler.
 type jwtClient struct {
-	id  string
-	key crypto.Signer
-	hc  *http.Client
-	ts  oauth2.TokenSource
+	id     string
+	signer jose.Signer
+	hc     *http.Client
+	ts     oauth2.TokenSource
 }
 
 // newJWTClient reads the PEM private key (PKCS #8, PKCS #1 RSA or SEC 1
-// EC) of client id at path.
+// EC) of client id at path. It signs with RS256, or with the ECDSA
+// algorithm of the key's curve (ES256 for P-256, ES384 for P-384, ES512
+// for P-521).
 func newJWTClient(id, path string, hc *http.Client) (*jwtClient, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -60,11 +57,35 @@ func newJWTClient(id, path string, hc *http.Client) (*jwtClient, error) {
 			key, err = x509.ParseECPrivateKey(block.Bytes)
 		}
 	}
-	switch key.(type) {
-	case *rsa.PrivateKey, *ecdsa.PrivateKey:
-		return &jwtClient{id: id, key: key.(crypto.Signer), hc: hc}, nil
+	alg, algErr := signingAlgorithm(key)
+	if algErr != nil {
+		return nil, fmt.Errorf("oauth.privateKeyFile %s: %w", path, cmp.Or(err, algErr))
 	}
-	return nil, fmt.Errorf("oauth.privateKeyFile %s: not an RSA or EC private key (%v)", path, err)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: key}, (&jose.SignerOptions{}).WithType("JWT"))
+	if err != nil {
+		return nil, fmt.Errorf("oauth.privateKeyFile %s: %w", path, err)
+	}
+	return &jwtClient{id: id, signer: signer, hc: hc}, nil
+}
+
+// signingAlgorithm is the JWS algorithm of key: RS256 for RSA, and for
+// ECDSA the one its curve names (RFC 7518 section 3.4).
+func signingAlgorithm(key any) (jose.SignatureAlgorithm, error) {
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		return jose.RS256, nil
+	case *ecdsa.PrivateKey:
+		switch k.Curve {
+		case elliptic.P256():
+			return jose.ES256, nil
+		case elliptic.P384():
+			return jose.ES384, nil
+		case elliptic.P521():
+			return jose.ES512, nil
+		}
+		return "", fmt.Errorf("an EC key on the curve %s, which JWS does not sign with (P-256, P-384 or P-521)", k.Curve.Params().Name)
+	}
+	return "", errors.New("not an RSA or EC private key")
 }
 
 // TokenSource returns the source of tokens once Authorize ran.
@@ -75,24 +96,30 @@ func (c *jwtClient) TokenSource(context.Context) (oauth2.TokenSource, error) {
 	return c.ts, nil
 }
 
-// Authorize finds the token endpoint from the server's 401 and gets a
-// token with a fresh assertion.
+// Authorize finds the token endpoint from the server's 401, as a sign-in
+// does, and gets a token with a fresh assertion.
 func (c *jwtClient) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	discard(resp)
-	tokenURL, issuer, resource, err := findTokenEndpoint(ctx, challenges, req.URL.String(), c.hc)
+	as, err := discover(ctx, challenges, req.URL.String(), c.hc)
 	if err != nil {
 		return err
 	}
-	scopes := strings.Fields(bearerParam(challenges, "scope"))
+	form := url.Values{"grant_type": {"client_credentials"}, "client_assertion_type": {assertionType}, "resource": {as.resource}}
+	if scope := bearerParam(challenges, "scope"); scope != "" {
+		form.Set("scope", scope)
+	}
 	ts := oauth2.ReuseTokenSource(nil, tokenSourceFunc(func() (*oauth2.Token, error) {
-		assertion, err := c.assertion(issuer)
+		assertion, err := c.assertion(as.meta.Issuer)
 		if err != nil {
 			return nil, err
 		}
-		cfg := &clientcredentials.Config{TokenURL: tokenURL, Scopes: scopes, AuthStyle: oauth2.AuthStyleInParams,
-			EndpointParams: url.Values{"client_id": {c.id}, "client_assertion_type": {assertionType}, "client_assertion": {assertion}, "resource": {resource}}}
-		return cfg.Token(context.WithValue(context.Background(), oauth2.HTTPClient, c.hc))
+		form := cloneValues(form)
+		form.Set("client_assertion", assertion)
+		ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+		defer cancel()
+		t, _, err := requestToken(ctx, c.hc, as.meta.TokenEndpoint, oauthClient{id: c.id}, form)
+		return t, err
 	}))
 	if _, err := ts.Token(); err != nil {
 		return fmt.Errorf("client credentials with a JWT: %w", err)
@@ -108,83 +135,9 @@ func (f tokenSourceFunc) Token() (*oauth2.Token, error) { return f() }
 
 // assertion is a JWT naming the client (iss, sub) and the authorization
 // server's issuer identifier (aud: draft-ietf-oauth-rfc7523bis, which
-// RFC 7523's token endpoint URL gave way to), signed with RS256 or ES256.
+// RFC 7523's token endpoint URL gave way to), signed with the client's key.
 func (c *jwtClient) assertion(audience string) (string, error) {
-	alg := "RS256"
-	if _, ec := c.key.(*ecdsa.PrivateKey); ec {
-		alg = "ES256"
-	}
 	now := time.Now()
-	header, _ := json.Marshal(map[string]string{"alg": alg, "typ": "JWT"})
-	claims, _ := json.Marshal(map[string]any{"iss": c.id, "sub": c.id, "aud": audience, "jti": rand.Text(),
-		"iat": now.Unix(), "exp": now.Add(assertionLifetime).Unix()})
-	signed := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signed))
-	var sig []byte
-	var err error
-	switch k := c.key.(type) {
-	case *rsa.PrivateKey:
-		sig, err = rsa.SignPKCS1v15(rand.Reader, k, crypto.SHA256, sum[:])
-	case *ecdsa.PrivateKey:
-		var der []byte
-		if der, err = ecdsa.SignASN1(rand.Reader, k, sum[:]); err == nil {
-			sig, err = rawECDSA(der, (k.Curve.Params().BitSize+7)/8)
-		}
-	}
-	if err != nil {
-		return "", err
-	}
-	return signed + "." + base64.RawURLEncoding.EncodeToString(sig), nil
-}
-
-// rawECDSA turns an ASN.1 ECDSA signature into JOSE's r||s, each size
-// bytes.
-func rawECDSA(der []byte, size int) ([]byte, error) {
-	var sig struct{ R, S *big.Int }
-	if _, err := asn1.Unmarshal(der, &sig); err != nil {
-		return nil, err
-	}
-	out := make([]byte, 2*size)
-	sig.R.FillBytes(out[:size])
-	sig.S.FillBytes(out[size:])
-	return out, nil
-}
-
-// findTokenEndpoint finds the token endpoint of the authorization server
-// of the server at serverURL, as a sign-in does: the protected-resource
-// metadata its challenge names or the well-known ones (RFC 9728), then the
-// authorization server's metadata (RFC 8414 or OpenID), else the
-// 2025-03-26 default (/token at the server's root). It returns the
-// authorization server's issuer identifier and the resource to name (RFC
-// 8707) too.
-func findTokenEndpoint(ctx context.Context, challenges []oauthex.Challenge, serverURL string, hc *http.Client) (tokenURL, issuer, resource string, err error) {
-	u, err := url.Parse(serverURL)
-	if err != nil {
-		return "", "", "", err
-	}
-	root := u.Scheme + "://" + u.Host
-	issuer, resource = root, serverURL
-	var candidates [][2]string // metadata URL, its resource
-	for _, c := range challenges {
-		if m := c.Params["resource_metadata"]; m != "" {
-			candidates = append(candidates, [2]string{m, serverURL})
-		}
-	}
-	candidates = append(candidates, [2]string{root + "/.well-known/oauth-protected-resource" + u.Path, serverURL},
-		[2]string{root + "/.well-known/oauth-protected-resource", root})
-	for _, c := range candidates {
-		prm, err := oauthex.GetProtectedResourceMetadata(ctx, c[0], c[1], hc)
-		if err == nil && prm != nil && len(prm.AuthorizationServers) > 0 {
-			issuer, resource = prm.AuthorizationServers[0], prm.Resource
-			break
-		}
-	}
-	asm, err := auth.GetAuthServerMetadata(ctx, issuer, hc)
-	switch {
-	case err != nil:
-		return "", "", "", fmt.Errorf("the authorization server's metadata: %w", err)
-	case asm == nil || asm.TokenEndpoint == "":
-		return strings.TrimSuffix(issuer, "/") + "/token", issuer, resource, nil
-	}
-	return asm.TokenEndpoint, cmp.Or(asm.Issuer, issuer), resource, nil
+	return jwt.Signed(c.signer).Claims(jwt.Claims{Issuer: c.id, Subject: c.id, Audience: jwt.Audience{audience}, ID: rand.Text(),
+		IssuedAt: jwt.NewNumericDate(now), Expiry: jwt.NewNumericDate(now.Add(assertionLifetime))}).Serialize()
 }

@@ -66,6 +66,12 @@ type Options struct {
 	// Tokens keeps the OAuth grants of the servers that sign in with
 	// OAuth (a Vault); without it, such a server is not reached.
 	Tokens TokenStore
+	// SignIn, when set, lets a server that asks for a sign-in, or for more
+	// scopes mid-run (403 insufficient_scope), sign in at once: it takes
+	// the person to the authorization server's page at url, as
+	// LoginOptions.Show does. Without it (imports no person waits on),
+	// such a server fails with a *SignInError naming toolbelt mcp login.
+	SignIn func(url string) error
 	// OnState, when set, is called after a server changes state, on the
 	// goroutine that supervises it; it must not block for long.
 	OnState func(ServerStatus)

@@ -3,11 +3,13 @@ package client
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -46,15 +48,19 @@ type OAuthOptions struct {
 	// Tokens keeps the server's grant between runs; required for the
 	// authorization_code grant.
 	Tokens TokenStore
-	// Fetch, when set, signs in when the server asks for it: it takes the
-	// person (or a test's HTTP client) to the authorization server's URL and
-	// returns what the redirect to RedirectURL brought back. Without it, a
-	// server that asks for a sign-in fails with a *SignInError (Login sets
-	// it; imports do not, as no person waits on them).
-	Fetch auth.AuthorizationCodeFetcher
-	// RedirectURL is where the authorization server redirects to; Fetch's
-	// listener.
-	RedirectURL string
+	// Show, when set, signs in when the server asks for it (or for more
+	// scopes): it takes the person (or a test's HTTP client) to the
+	// authorization server's sign-in page at url, which redirects back to a
+	// listener on the loopback address (http://127.0.0.1:PORT/callback, PORT
+	// the oauth entry's redirectPort or any free one). Without it, a server
+	// that asks for a sign-in fails with a *SignInError (Login sets it, and
+	// Options.SignIn; imports do not, as no person waits on them).
+	Show func(url string) error
+	// Device, when set, signs in with the device authorization grant (RFC
+	// 8628) where the authorization server offers it, instead of Show's
+	// redirect: it shows the person the page to open on any device and the
+	// code to enter there.
+	Device func(DeviceCode) error
 	// HTTPClient reaches the authorization server (discovery, registration,
 	// tokens); http.DefaultClient when nil.
 	HTTPClient *http.Client
@@ -68,11 +74,12 @@ type OAuthOptions struct {
 // (mcp.StreamableClientTransport.OAuthHandler). It sends the grant kept in
 // o.Tokens and refreshes it when it has expired or the server refuses it
 // (once per refused request: the retry limit), keeping the rotated refresh
-// token; with the client_credentials grant it gets tokens itself. The
-// authorization server is found from the server's 401 (WWW-Authenticate,
-// RFC 9728 protected-resource metadata, RFC 8414 or OpenID metadata, the
-// 2025-03-26 defaults at the server's root), and every authorization and
-// token request names the server as the resource (RFC 8707).
+// token; with the client_credentials and enterprise grants it gets tokens
+// itself. The authorization server is found from the server's 401
+// (WWW-Authenticate, RFC 9728 protected-resource metadata, RFC 8414 or
+// OpenID metadata, the 2025-03-26 metadata or defaults at the server's
+// root), and every authorization and token request names the server as
+// the resource (RFC 8707).
 func NewOAuth(name string, cfg *config.MCPOAuth, o OAuthOptions) (auth.OAuthHandler, error) {
 	return newOAuth(name, cfg, o)
 }
@@ -90,7 +97,7 @@ func newOAuth(name string, cfg *config.MCPOAuth, o OAuthOptions) (*oauthHandler,
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if c.Grant != config.GrantClientCredentials && o.Tokens == nil {
+	if c.Grant == config.GrantAuthorizationCode && o.Tokens == nil {
 		return nil, fmt.Errorf("%s signs in with OAuth, but no token store is open to keep its tokens", name)
 	}
 	return &oauthHandler{name: name, cfg: c, o: o}, nil
@@ -107,6 +114,7 @@ type oauthHandler struct {
 	src      *grantSource      // the signed-in grant; nil before
 	machine  auth.OAuthHandler // the client_credentials grant's, once it ran
 	signedIn bool              // a sign-in ran through this handler
+	stepUps  int               // sign-ins for more scopes
 }
 
 // TokenSource returns the source of the server's tokens: the client
@@ -138,8 +146,9 @@ func (h *oauthHandler) TokenSource(ctx context.Context) (oauth2.TokenSource, err
 
 // Authorize answers a 401 or 403: a refused token is refreshed (or
 // replaced by the one another process kept meanwhile); otherwise the
-// client credentials are exchanged, or the person signs in when Fetch is
-// set, or the server is reported as needing a sign-in.
+// client credentials or the enterprise grant are exchanged, or the person
+// signs in when Show is set (for more scopes too: a step-up), or the server
+// is reported as needing a sign-in.
 func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
 	stepUp := resp.StatusCode == http.StatusForbidden
@@ -147,14 +156,14 @@ func (h *oauthHandler) Authorize(ctx context.Context, req *http.Request, resp *h
 		discard(resp)
 		return nil // not about scopes: the retry shows the server's answer
 	}
-	if h.cfg.Grant == config.GrantClientCredentials {
-		return h.clientCredentials(ctx, req, resp)
+	if h.cfg.Grant == config.GrantClientCredentials || h.cfg.Grant == config.GrantEnterprise {
+		return h.machineGrant(ctx, req, resp)
 	}
 	if !stepUp && h.renew(ctx, strings.TrimPrefix(req.Header.Get("Authorization"), "Bearer ")) {
 		discard(resp)
 		return nil
 	}
-	if h.o.Fetch == nil {
+	if h.o.Show == nil {
 		discard(resp)
 		err := &SignInError{Server: h.name}
 		if stepUp {
@@ -190,62 +199,138 @@ func (h *oauthHandler) renew(ctx context.Context, refused string) bool {
 	return src.refresh() == nil
 }
 
-// signIn runs the authorization code flow (the go-sdk's, with PKCE S256,
-// the resource parameter, and client registration by client ID metadata
-// document, the configured client, or dynamic registration, in that
-// order) and keeps the grant it ends with.
+// maxStepUps bounds the sign-ins one handler runs for more scopes (403
+// insufficient_scope): a server that keeps asking is not followed forever.
+const maxStepUps = 3
+
+// signIn runs the authorization code flow: discovery from the server's
+// challenge, the client registered by client ID metadata document, the
+// configured client or dynamic registration (in that order), the
+// person's sign-in on the page Show is given (PKCE S256, the resource
+// named, the redirect back to a loopback listener), the code exchanged
+// with the client authenticated as tokenEndpointAuth says; it keeps the
+// grant it ends with. A step-up asks for the scopes granted before and
+// those the server asked for; one asking only for scopes already granted
+// is refused rather than signed in again (the retry limit).
 func (h *oauthHandler) signIn(ctx context.Context, req *http.Request, resp *http.Response, stepUp bool) error {
+	challenges, _ := oauthex.ParseWWWAuthenticate(resp.Header.Values("WWW-Authenticate"))
+	discard(resp)
 	granted := h.previousScopes(ctx)
-	cfg := &auth.AuthorizationCodeHandlerConfig{
-		RedirectURL:              h.o.RedirectURL,
-		AuthorizationCodeFetcher: h.o.Fetch,
-		Client:                   h.o.HTTPClient,
-		RequestRefreshToken:      true,
-		ScopeFilter: func(discovered []string) []string {
-			switch { // keep what was granted or asked for before
-			case stepUp:
-				return union(granted, h.cfg.Scopes, discovered)
-			case len(h.cfg.Scopes) > 0:
-				return union(granted, h.cfg.Scopes)
-			}
-			return union(granted, discovered)
-		},
-		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
-			g := &Grant{Resource: h.o.Resource, Token: tok, ClientID: c.ClientID, ClientSecret: c.ClientSecret, TokenURL: c.Endpoint.TokenURL, AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes}
-			if err := h.o.Tokens.SaveGrant(ctx, h.name, g); err != nil {
-				return nil, err
-			}
-			src := h.newSource(g)
-			h.mu.Lock()
-			h.src, h.fresh, h.signedIn = src, false, true
-			h.mu.Unlock()
-			return src, nil
-		},
-	}
-	if h.cfg.ClientMetadataURL != "" {
-		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: h.cfg.ClientMetadataURL}
-	}
-	if h.cfg.ClientID != "" {
-		creds := &oauthex.ClientCredentials{ClientID: h.cfg.ClientID}
-		if h.cfg.ClientSecret != "" && h.cfg.TokenEndpointAuth != "none" {
-			creds.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: h.cfg.ClientSecret}
+	if stepUp {
+		asked := strings.Fields(bearerParam(challenges, "scope"))
+		h.mu.Lock()
+		h.stepUps++
+		n := h.stepUps
+		h.mu.Unlock()
+		if n > maxStepUps || (h.signedIn && len(granted) > 0 && !slices.ContainsFunc(asked, func(s string) bool { return !slices.Contains(granted, s) })) {
+			return fmt.Errorf("%s refuses the token (insufficient_scope, scopes %s) though it was granted them: not signing in again", h.name, strings.Join(asked, " "))
 		}
-		cfg.PreregisteredClient = creds
-	} else {
-		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			RedirectURIs:            []string{h.o.RedirectURL},
+	}
+	as, err := discover(ctx, challenges, req.URL.String(), h.o.HTTPClient)
+	if err != nil {
+		return err
+	}
+	meta := as.meta
+	if len(meta.CodeChallengeMethodsSupported) > 0 && !slices.Contains(meta.CodeChallengeMethodsSupported, "S256") {
+		return fmt.Errorf("the authorization server %s does not support PKCE with S256", meta.Issuer)
+	}
+	var scopes []string
+	switch { // keep what was granted or asked for before
+	case stepUp:
+		scopes = union(granted, h.cfg.Scopes, as.scopes)
+	case len(h.cfg.Scopes) > 0:
+		scopes = union(granted, h.cfg.Scopes)
+	default:
+		scopes = union(granted, as.scopes)
+	}
+	if slices.Contains(meta.ScopesSupported, "offline_access") { // SEP-2207: a refresh token is wanted
+		scopes = union(scopes, []string{"offline_access"})
+	}
+	if h.o.Device != nil {
+		if endpoint := deviceEndpoint(ctx, meta, h.o.HTTPClient); endpoint != "" {
+			return h.deviceSignIn(ctx, as, endpoint, scopes)
+		}
+	}
+	lb, err := listenLoopback(h.name, h.cfg.RedirectPort, h.o.Logger)
+	if err != nil {
+		return err
+	}
+	defer lb.close()
+	c, err := h.register(ctx, meta, lb.redirect)
+	if err != nil {
+		return err
+	}
+	verifier, state := oauth2.GenerateVerifier(), rand.Text()
+	lb.expect(state)
+	authURL := (&oauth2.Config{ClientID: c.id, Endpoint: oauth2.Endpoint{AuthURL: meta.AuthorizationEndpoint}, RedirectURL: lb.redirect, Scopes: scopes}).
+		AuthCodeURL(state, oauth2.S256ChallengeOption(verifier), oauth2.SetAuthURLParam("resource", as.resource))
+	if err := h.o.Show(authURL); err != nil {
+		return err
+	}
+	code, iss, err := lb.wait(ctx)
+	if err != nil {
+		return err
+	}
+	if (iss != "" || meta.AuthorizationResponseIssParameterSupported) && iss != meta.Issuer { // RFC 9207
+		return fmt.Errorf("the sign-in's redirect names the issuer %q, not %q", iss, meta.Issuer)
+	}
+	tok, _, err := requestToken(ctx, h.o.HTTPClient, meta.TokenEndpoint, c, url.Values{"grant_type": {"authorization_code"}, "code": {code},
+		"redirect_uri": {lb.redirect}, "code_verifier": {verifier}, "resource": {as.resource}})
+	if err != nil {
+		return fmt.Errorf("exchanging the sign-in's code: %w", err)
+	}
+	return h.keep(ctx, as, c, tok, scopes)
+}
+
+// keep keeps the grant a sign-in ended with: tok, issued to c by as for
+// scopes.
+func (h *oauthHandler) keep(ctx context.Context, as *authServer, c oauthClient, tok *oauth2.Token, scopes []string) error {
+	g := &Grant{Resource: h.o.Resource, ResourceIndicator: as.resource, Token: tok, ClientID: c.id, ClientSecret: c.secret,
+		TokenURL: as.meta.TokenEndpoint, AuthStyle: c.style, Scopes: scopes}
+	if err := h.o.Tokens.SaveGrant(ctx, h.name, g); err != nil {
+		return err
+	}
+	src := h.newSource(g)
+	h.mu.Lock()
+	h.src, h.fresh, h.signedIn = src, false, true
+	h.mu.Unlock()
+	return nil
+}
+
+// register returns the client to sign in as at the authorization server
+// meta describes: the client ID metadata document's URL where the server
+// takes such documents, else the configured client, else one registered
+// now (RFC 7591) with redirect as its redirect URI — or, without one, for
+// the device authorization grant.
+func (h *oauthHandler) register(ctx context.Context, meta *oauthex.AuthServerMeta, redirect string) (oauthClient, error) {
+	supported := meta.TokenEndpointAuthMethodsSupported
+	switch {
+	case h.cfg.ClientMetadataURL != "" && meta.ClientIDMetadataDocumentSupported:
+		return oauthClient{id: h.cfg.ClientMetadataURL, style: oauth2.AuthStyleInParams}, nil
+	case h.cfg.ClientID != "":
+		c := oauthClient{id: h.cfg.ClientID, style: authStyle(h.cfg.TokenEndpointAuth, "", supported)}
+		if h.cfg.TokenEndpointAuth != "none" {
+			c.secret = h.cfg.ClientSecret
+		}
+		return c, nil
+	case meta.RegistrationEndpoint != "":
+		md := &oauthex.ClientRegistrationMetadata{
+			RedirectURIs:            []string{redirect},
 			ClientName:              "Toolbelt",
 			GrantTypes:              []string{"authorization_code", "refresh_token"},
 			ResponseTypes:           []string{"code"},
 			TokenEndpointAuthMethod: cmp.Or(h.cfg.TokenEndpointAuth, "none"),
-		}}
+		}
+		if redirect == "" {
+			md.RedirectURIs, md.GrantTypes, md.ResponseTypes = nil, []string{grantDeviceCode, "refresh_token"}, nil
+		}
+		r, err := oauthex.RegisterClient(ctx, meta.RegistrationEndpoint, md, h.o.HTTPClient)
+		if err != nil {
+			return oauthClient{}, fmt.Errorf("registering Toolbelt with the authorization server: %w", err)
+		}
+		return oauthClient{id: r.ClientID, secret: r.ClientSecret, style: authStyle(h.cfg.TokenEndpointAuth, r.TokenEndpointAuthMethod, supported)}, nil
 	}
-	flow, err := auth.NewAuthorizationCodeHandler(cfg)
-	if err != nil {
-		discard(resp)
-		return err
-	}
-	return flow.Authorize(ctx, req, resp)
+	return oauthClient{}, fmt.Errorf("the authorization server %s takes no dynamic registration: set oauth.clientId (a client registered there) for %s", meta.Issuer, h.name)
 }
 
 // previousScopes are the scopes of the grant held or kept, with those a
@@ -277,15 +362,19 @@ func (h *oauthHandler) want(ctx context.Context, scopes []string) {
 	}
 }
 
-// clientCredentials exchanges the configured client's credentials for a
-// token: its secret (the go-sdk's client credentials handler, which finds
-// the token endpoint as a sign-in does) or a JWT its private key signs.
-func (h *oauthHandler) clientCredentials(ctx context.Context, req *http.Request, resp *http.Response) error {
+// machineGrant gets a token without a sign-in: the enterprise grant's
+// exchanges, or the configured client's credentials — its secret (the
+// go-sdk's client credentials handler, which finds the token endpoint as a
+// sign-in does) or a JWT its private key signs.
+func (h *oauthHandler) machineGrant(ctx context.Context, req *http.Request, resp *http.Response) error {
 	var machine auth.OAuthHandler
 	var err error
-	if h.cfg.PrivateKeyFile != "" {
+	switch {
+	case h.cfg.Grant == config.GrantEnterprise:
+		machine, err = newEnterpriseClient(h.cfg, h.o.HTTPClient)
+	case h.cfg.PrivateKeyFile != "":
 		machine, err = newJWTClient(h.cfg.ClientID, h.cfg.PrivateKeyFile, h.o.HTTPClient)
-	} else {
+	default:
 		machine, err = extauth.NewClientCredentialsHandler(&extauth.ClientCredentialsHandlerConfig{
 			Credentials: &oauthex.ClientCredentials{ClientID: h.cfg.ClientID, ClientSecretAuth: &oauthex.ClientSecretAuth{ClientSecret: h.cfg.ClientSecret}},
 			HTTPClient:  h.o.HTTPClient,
@@ -315,43 +404,38 @@ func (h *oauthHandler) newSource(g *Grant) *grantSource {
 	case "client_secret_post", "none":
 		g.AuthStyle = oauth2.AuthStyleInParams
 	}
-	s := &grantSource{h: h, g: g}
-	s.ts = g.config().TokenSource(h.refreshContext(), g.Token)
-	return s
-}
-
-// refreshContext is the context refreshes run in: the source outlives
-// the request that made it, so it carries only the HTTP client.
-func (h *oauthHandler) refreshContext() context.Context {
-	return context.WithValue(context.Background(), oauth2.HTTPClient, h.o.HTTPClient)
+	return &grantSource{h: h, g: g}
 }
 
 // grantSource is the token source of a kept grant.
 type grantSource struct {
-	h  *oauthHandler
-	mu sync.Mutex
-	g  *Grant
-	ts oauth2.TokenSource
+	h     *oauthHandler
+	mu    sync.Mutex
+	g     *Grant
+	stale bool // the server refused the access token: refresh it
 }
 
-// saveTimeout bounds keeping a refreshed grant.
-const saveTimeout = 10 * time.Second
+// refreshTimeout bounds refreshing a token and keeping the new one.
+const refreshTimeout = 30 * time.Second
 
-// Token returns the current token, refreshed when it has expired; a new
-// token is kept.
+// Token returns the current token, refreshed when it has expired (or was
+// refused); a new token is kept.
 func (s *grantSource) Token() (*oauth2.Token, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	t, err := s.ts.Token()
+	if s.g.Token.Valid() && !s.stale {
+		return s.g.Token, nil
+	}
+	if s.g.Token.RefreshToken == "" {
+		return nil, fmt.Errorf("the OAuth token of %s expired: %w", s.h.name, errNoRefresh)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), refreshTimeout)
+	defer cancel()
+	t, err := s.g.refresh(ctx, s.h.o.HTTPClient)
 	if err != nil {
 		return nil, err
 	}
-	if t.AccessToken == s.g.Token.AccessToken {
-		return t, nil
-	}
-	s.g.Token = t
-	ctx, cancel := context.WithTimeout(context.Background(), saveTimeout)
-	defer cancel()
+	s.g.Token, s.stale = t, false
 	if err := s.h.o.Tokens.SaveGrant(ctx, s.h.name, s.g); err != nil {
 		s.h.o.Logger.Warn("keeping the refreshed OAuth token failed: the next run must sign in again", "server", s.h.name, "err", err)
 	}
@@ -368,9 +452,7 @@ func (s *grantSource) refresh() error {
 		s.mu.Unlock()
 		return errNoRefresh
 	}
-	stale := *s.g.Token
-	stale.AccessToken = "" // not valid: the next Token refreshes
-	s.ts = s.g.config().TokenSource(s.h.refreshContext(), &stale)
+	s.stale = true
 	s.mu.Unlock()
 	_, err := s.Token()
 	return err
@@ -424,11 +506,14 @@ func discard(resp *http.Response) {
 // refreshed)" when it has a refresh token; "oauth: signed in" for a token
 // without an expiry), "oauth: not
 // signed in — run toolbelt mcp login NAME", "oauth: client credentials",
-// "headers" or "none". It never shows a token.
+// "oauth: enterprise, through ISSUER" (the identity provider's), "headers"
+// or "none". It never shows a token.
 func AuthState(ctx context.Context, name string, srv config.MCPServer, tokens TokenStore) (string, error) {
 	switch {
 	case srv.OAuth != nil && srv.OAuth.Grant == config.GrantClientCredentials:
 		return "oauth: client credentials", nil
+	case srv.OAuth != nil && srv.OAuth.Grant == config.GrantEnterprise && srv.OAuth.IDP != nil:
+		return "oauth: enterprise, through " + srv.OAuth.IDP.Issuer, nil
 	case srv.OAuth != nil:
 		var g *Grant
 		var err error

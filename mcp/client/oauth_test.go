@@ -10,7 +10,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -219,15 +221,14 @@ func TestOAuthClientCredentials(t *testing.T) {
 }
 
 // TestOAuthClientCredentialsJWT: a machine client authenticates with a
-// JWT its private key signs (private_key_jwt), which the authorization
-// server verifies with the public key; another key is refused.
+// JWT its private key signs (private_key_jwt) with the algorithm of the
+// key's curve (ES256, ES384, ES512), which the authorization server
+// verifies with the public key; another key is refused.
 func TestOAuthClientCredentialsJWT(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New()
-	defer as.Close()
 	dir := t.TempDir()
-	keyFile := func(name string) (string, *ecdsa.PrivateKey) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	keyFile := func(name string, curve elliptic.Curve) (string, *ecdsa.PrivateKey) {
+		key, err := ecdsa.GenerateKey(curve, rand.Reader)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -241,14 +242,19 @@ func TestOAuthClientCredentialsJWT(t *testing.T) {
 		}
 		return path, key
 	}
-	trusted, key := keyFile("trusted.pem")
-	other, _ := keyFile("other.pem")
-	as.TrustKey(&key.PublicKey)
-	for path, ok := range map[string]bool{trusted: true, other: false} {
-		srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{Grant: config.GrantClientCredentials,
-			ClientID: oauthtest.MachineID, PrivateKeyFile: path}}
-		if err := connect(t, srv, nil); (err == nil) != ok {
-			t.Errorf("%s: %v", filepath.Base(path), err)
+	for _, curve := range []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()} {
+		as := oauthtest.New()
+		defer as.Close()
+		name := curve.Params().Name
+		trusted, key := keyFile(name+"-trusted.pem", curve)
+		other, _ := keyFile(name+"-other.pem", curve)
+		as.TrustKey(&key.PublicKey)
+		for path, ok := range map[string]bool{trusted: true, other: false} {
+			srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{Grant: config.GrantClientCredentials,
+				ClientID: oauthtest.MachineID, PrivateKeyFile: path}}
+			if err := connect(t, srv, nil); (err == nil) != ok {
+				t.Errorf("%s: %v", filepath.Base(path), err)
+			}
 		}
 	}
 }
@@ -277,5 +283,157 @@ func TestOAuthClientMetadataDocument(t *testing.T) {
 	}
 	if err := connect(t, srv, tokens); err != nil {
 		t.Error(err)
+	}
+}
+
+// connectWith connects to srv with an OAuth handler of options o and
+// calls its echo tool.
+func connectWith(t *testing.T, srv config.MCPServer, o client.OAuthOptions) error {
+	t.Helper()
+	h, err := client.NewOAuth("remote", srv.OAuth, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, OAuthHandler: h, DisableStandaloneSSE: true}
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		return err
+	}
+	defer sess.Close()
+	_, err = sess.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+	return err
+}
+
+// TestOAuthInteractiveStepUp: a handler that can sign in (Show: the
+// adapter's, or an import given Options.SignIn) answers a mid-run 403
+// insufficient_scope with a second sign-in asking for the scopes granted
+// and the new one, and the call goes through; a server that keeps asking
+// for a scope it never grants gets one more sign-in, not a loop, and the
+// call fails with an error saying so.
+func TestOAuthInteractiveStepUp(t *testing.T) {
+	t.Parallel()
+	for _, withheld := range []bool{false, true} {
+		as := oauthtest.New()
+		defer as.Close()
+		tokens := newVault(t, &memRows{rows: map[string][]byte{}}, "a key of more than sixteen bytes")
+		srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{}}
+		o := client.OAuthOptions{Resource: srv.URL, Tokens: tokens, Show: browse}
+		if err := connectWith(t, srv, o); err != nil {
+			t.Fatal(err)
+		}
+		as.Require("admin")
+		if withheld {
+			as.Withhold("admin")
+		}
+		err := connectWith(t, srv, o)
+		switch {
+		case !withheld && err != nil:
+			t.Errorf("after the step-up: %v", err)
+		case withheld && (err == nil || !strings.Contains(err.Error(), "though it was granted them")):
+			t.Errorf("a scope never granted: %v", err)
+		}
+		if asked := as.Asked(); !slices.Contains(asked, "admin") || !slices.Contains(asked, "tools") || as.Granted("authorization_code") != 2 {
+			t.Errorf("withheld %v: the step-up asked for %v (%d sign-ins, want 2: the first sign-in, one step-up)", withheld, asked, as.Granted("authorization_code"))
+		}
+	}
+}
+
+// TestOAuthLegacyMetadata: a 2025-03-26 server (no protected-resource
+// metadata; the authorization server's metadata at its root names another
+// issuer) is signed in to with that metadata's endpoints.
+func TestOAuthLegacyMetadata(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	as.Legacy(as.URL + "/oauth")
+	tokens := newVault(t, &memRows{rows: map[string][]byte{}}, "a key of more than sixteen bytes")
+	srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{}}
+	if err := client.Login(context.Background(), "remote", srv, client.LoginOptions{Tokens: tokens, Show: browse}); err != nil {
+		t.Fatal(err)
+	}
+	if err := connect(t, srv, tokens); err != nil || as.Granted("authorization_code") != 1 {
+		t.Errorf("%v (%d sign-ins)", err, as.Granted("authorization_code"))
+	}
+}
+
+// TestOAuthTokenEndpointAuth: a pre-registered client authenticates as
+// tokenEndpointAuth says at the code exchange and at the refresh alike,
+// and the refresh names the resource (the server refuses one without).
+func TestOAuthTokenEndpointAuth(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"client_secret_basic", "client_secret_post"} {
+		as := oauthtest.New()
+		defer as.Close()
+		tokens := newVault(t, &memRows{rows: map[string][]byte{}}, "a key of more than sixteen bytes")
+		srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{ClientID: oauthtest.WebID, ClientSecret: oauthtest.WebSecret, TokenEndpointAuth: method}}
+		if err := client.Login(context.Background(), "remote", srv, client.LoginOptions{Tokens: tokens, Show: browse}); err != nil {
+			t.Fatalf("%s: %v", method, err)
+		}
+		as.Expire()
+		if err := connect(t, srv, tokens); err != nil || as.Granted("refresh_token") != 1 {
+			t.Errorf("%s: after expiry: %v (%d refreshes)", method, err, as.Granted("refresh_token"))
+		}
+		if got := as.ClientAuth(); !slices.Equal(got, []string{method, method}) {
+			t.Errorf("%s: the token requests authenticated with %v", method, got)
+		}
+	}
+}
+
+// TestOAuthLoginIgnoresWrongState: a redirect to the sign-in's listener
+// naming another state (a stale tab, another page) is answered 400 and
+// ignored; the sign-in goes on and ends with the real redirect.
+func TestOAuthLoginIgnoresWrongState(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	tokens := newVault(t, &memRows{rows: map[string][]byte{}}, "a key of more than sixteen bytes")
+	srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{}}
+	var forged int
+	show := func(signIn string) error {
+		u, err := url.Parse(signIn)
+		if err != nil {
+			return err
+		}
+		for _, q := range []string{"state=forged&code=evil", "state=forged&error=access_denied"} {
+			resp, err := http.Get(u.Query().Get("redirect_uri") + "?" + q)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusBadRequest {
+				forged++
+			}
+		}
+		return browse(signIn)
+	}
+	var logs bytes.Buffer
+	o := client.LoginOptions{Tokens: tokens, Show: show, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	if err := client.Login(context.Background(), "remote", srv, o); err != nil {
+		t.Fatal(err)
+	}
+	if forged != 2 || !strings.Contains(logs.String(), "ignored") {
+		t.Errorf("%d forged redirects refused; log %q", forged, logs.String())
+	}
+}
+
+// TestOAuthEnterprise: the enterprise grant exchanges the configured ID
+// token at the identity provider for an identity assertion grant, which
+// the authorization server exchanges for the server's token (the client
+// authenticated with its secret); a wrong ID token gets no token.
+func TestOAuthEnterprise(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	as.IdentityProvider("the-id-token")
+	for token, ok := range map[string]bool{"the-id-token": true, "another": false} {
+		srv := config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{Grant: config.GrantEnterprise, ClientID: oauthtest.WebID, ClientSecret: oauthtest.WebSecret,
+			IDP: &config.MCPOAuthIDP{Issuer: as.URL, ClientID: "toolbelt", IDToken: token}}}
+		if err := connect(t, srv, nil); (err == nil) != ok {
+			t.Errorf("ID token %s: %v", token, err)
+		}
+	}
+	if state, err := client.AuthState(context.Background(), "remote", config.MCPServer{OAuth: &config.MCPOAuth{Grant: config.GrantEnterprise, IDP: &config.MCPOAuthIDP{Issuer: "https://idp.example"}}}, nil); err != nil || state != "oauth: enterprise, through https://idp.example" {
+		t.Errorf("auth state %q %v", state, err)
 	}
 }

@@ -291,7 +291,7 @@ func (s *server) connect(ctx context.Context) (*conn, error) {
 		st := &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client}
 		if s.cfg.OAuth != nil && err == nil {
 			if s.oauth == nil {
-				s.oauth, err = newOAuth(s.name, s.cfg.OAuth, OAuthOptions{Resource: s.cfg.URL, Tokens: s.m.opts.Tokens, Logger: s.clientLog})
+				s.oauth, err = newOAuth(s.name, s.cfg.OAuth, OAuthOptions{Resource: s.cfg.URL, Tokens: s.m.opts.Tokens, Show: s.m.opts.SignIn, Logger: s.clientLog})
 			}
 			st.OAuthHandler = s.oauth
 		}

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -9,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 
 	"golang.org/x/oauth2"
 )
@@ -19,23 +22,32 @@ import (
 type Grant struct {
 	// Resource is the URL of the server the grant was made for; it is
 	// sent to no other (a server whose url changed signs in again).
-	Resource     string           `json:"resource"`
-	Token        *oauth2.Token    `json:"token"`
-	ClientID     string           `json:"clientId"`
-	ClientSecret string           `json:"clientSecret,omitempty"`
-	TokenURL     string           `json:"tokenUrl"`
-	AuthStyle    oauth2.AuthStyle `json:"authStyle"`
-	Scopes       []string         `json:"scopes,omitempty"`
+	Resource string `json:"resource"`
+	// ResourceIndicator is the resource the token was asked for (RFC 8707:
+	// the protected-resource metadata's), named again on refresh; the
+	// server's URL when empty.
+	ResourceIndicator string           `json:"resourceIndicator,omitempty"`
+	Token             *oauth2.Token    `json:"token"`
+	ClientID          string           `json:"clientId"`
+	ClientSecret      string           `json:"clientSecret,omitempty"`
+	TokenURL          string           `json:"tokenUrl"`
+	AuthStyle         oauth2.AuthStyle `json:"authStyle"`
+	Scopes            []string         `json:"scopes,omitempty"`
 }
 
-// config is the OAuth client configuration that refreshes g's token.
-func (g *Grant) config() *oauth2.Config {
-	return &oauth2.Config{
-		ClientID:     g.ClientID,
-		ClientSecret: g.ClientSecret,
-		Endpoint:     oauth2.Endpoint{TokenURL: g.TokenURL, AuthStyle: g.AuthStyle},
-		Scopes:       g.Scopes,
+// refresh exchanges g's refresh token for a new token (RFC 6749 section
+// 6), naming the resource it was granted for (RFC 8707); a token without a
+// new refresh token keeps the one it replaces.
+func (g *Grant) refresh(ctx context.Context, hc *http.Client) (*oauth2.Token, error) {
+	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {g.Token.RefreshToken}, "resource": {cmp.Or(g.ResourceIndicator, g.Resource)}}
+	t, _, err := requestToken(ctx, hc, g.TokenURL, oauthClient{id: g.ClientID, secret: g.ClientSecret, style: g.AuthStyle}, form)
+	if err != nil {
+		return nil, fmt.Errorf("refreshing the OAuth token: %w", err)
 	}
+	if t.RefreshToken == "" {
+		t.RefreshToken = g.Token.RefreshToken
+	}
+	return t, nil
 }
 
 // TokenStore keeps the grants of servers, by server name.

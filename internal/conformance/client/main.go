@@ -8,9 +8,11 @@
 // in $MCP_CONFORMANCE_CONTEXT; cmd/toolbelt's TestConformanceClient drives
 // it. In the auth/* scenarios the server gets an oauth entry from the
 // context: the client_credentials grant where the context gives a secret or
-// a private key for it, else the authorization code flow, signed in first
+// a private key for it, the enterprise grant where it gives an identity
+// provider's ID token, else the authorization code flow, signed in first
 // with client.Login, whose sign-in page an HTTP client follows as a browser
-// would. It exits non-zero when the server's tools could not be imported.
+// would; the import may sign in again when a server asks for more scopes
+// (client.Options.SignIn), as a person at the adapter could. It exits non-zero when the server's tools could not be imported.
 package main
 
 import (
@@ -84,6 +86,7 @@ func run(ctx context.Context, url, scenario, contextJSON string, log io.Writer) 
 		Logger:  slog.New(slog.NewTextHandler(log, nil)),
 		Version: "conformance",
 		Tokens:  tokens,
+		SignIn:  browse,
 	})
 	if err := m.Start(ctx); err != nil {
 		return err
@@ -112,12 +115,18 @@ type scenarioContext struct {
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
 	PrivateKeyPEM string `json:"private_key_pem"`
+	// The enterprise identity provider of auth/cross-app-access-*.
+	IDPClientID      string `json:"idp_client_id"`
+	IDPIDToken       string `json:"idp_id_token"`
+	IDPIssuer        string `json:"idp_issuer"`
+	IDPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
 // oauthEntry returns the server's oauth entry in scenario, whose context
 // is raw: the client_credentials grant in the auth/client-credentials-*
 // scenarios (with the context's private key, written to dir, or its
-// secret), else the authorization code flow, with the client the context
+// secret), the enterprise grant where the context gives an identity
+// provider's ID token, else the authorization code flow, with the client the context
 // names registered beforehand or, when it names none, dynamic
 // registration.
 func oauthEntry(scenario, raw, dir string) (*config.MCPOAuth, error) {
@@ -128,8 +137,12 @@ func oauthEntry(scenario, raw, dir string) (*config.MCPOAuth, error) {
 		}
 	}
 	o := &config.MCPOAuth{ClientID: sc.ClientID, ClientSecret: sc.ClientSecret, Grant: config.GrantAuthorizationCode}
-	if strings.HasPrefix(scenario, "auth/client-credentials") {
+	switch {
+	case strings.HasPrefix(scenario, "auth/client-credentials"):
 		o.Grant = config.GrantClientCredentials
+	case sc.IDPIDToken != "":
+		o.Grant = config.GrantEnterprise
+		o.IDP = &config.MCPOAuthIDP{Issuer: sc.IDPIssuer, TokenEndpoint: sc.IDPTokenEndpoint, ClientID: sc.IDPClientID, IDToken: sc.IDPIDToken}
 	}
 	if sc.PrivateKeyPEM != "" {
 		o.PrivateKeyFile = filepath.Join(dir, "key.pem")
