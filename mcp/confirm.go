@@ -69,9 +69,9 @@ type round struct {
 	answer      *sdk.ElicitResult
 	answeredFor string
 	// asked is set when the call needs an answer the client was not asked
-	// for yet, under the input id input (approvalInput, askInput); state
-	// binds it to the action or question.
-	asked *sdk.ElicitParams
+	// for yet, under the input id input (approvalInput, askInput, a tool's
+	// request's fingerprint); state binds it to the action or question.
+	asked sdk.InputRequest
 	input string
 	state string
 }
