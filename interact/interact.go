@@ -123,16 +123,6 @@ func (r Rules) allows(kind string) bool {
 	return v != "deny"
 }
 
-// Check refuses a rule that is neither "allow" nor "deny" (nor empty).
-func (r Rules) Check() error {
-	for _, kv := range [][2]string{{KindElicitation, r.Elicitation}, {KindSampling, r.Sampling}} {
-		if kv[1] != "" && kv[1] != "allow" && kv[1] != "deny" {
-			return fmt.Errorf("toolRequests.%s is %q: use allow or deny", kv[0], kv[1])
-		}
-	}
-	return nil
-}
-
 // Govern returns c under rules: a request they forbid fails with
 // ErrForbidden without reaching c, and every request — forbidden,
 // answered or failed — is recorded in the audit record of the call whose
