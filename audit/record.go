@@ -213,8 +213,10 @@ type Request struct {
 	// MaxTokens is the prompt's bound on the completion.
 	MaxTokens int `json:"maxTokens,omitempty"`
 	// Outcome is "accept", "decline" or "cancel" (the person's action),
-	// "completed" (a completion came), "denied" (the configuration forbids
-	// it), "unsupported" (nobody could answer), "invalid" or "failed".
+	// "completed" (a completion came), "handed-over" (the MCP client
+	// answers it with the call made again: the next round's record has
+	// the answer), "denied" (the configuration forbids it), "unsupported"
+	// (nobody could answer), "invalid" or "failed".
 	Outcome string `json:"outcome"`
 	// By says who answered; Model which model completed.
 	By    string `json:"by,omitempty"`

@@ -97,6 +97,12 @@ var Service = tool.NewService[Client]()
 // CLI run without a terminal or without a model); its message says why.
 var ErrUnsupported = errors.New("nobody can answer this request here")
 
+// ErrHandedOver matches the error of a Client that handed the request to
+// a client that answers it when it makes the call again (an MCP client on
+// a protocol that has servers ask in rounds): this run of the call ends
+// without the answer, and its result is not used.
+var ErrHandedOver = errors.New("the request was handed to the client, which makes the call again with the answer")
+
 // ErrForbidden matches the error of a request the configuration forbids
 // (toolRequests in toolbelt.yaml).
 var ErrForbidden = errors.New("forbidden by toolRequests in toolbelt.yaml")
@@ -155,6 +161,8 @@ func (g *governed) Elicit(ctx context.Context, f Form) (Reply, error) {
 	}
 	r, err := g.c.Elicit(ctx, f)
 	switch {
+	case errors.Is(err, ErrHandedOver):
+		rec.Outcome = "handed-over"
 	case errors.Is(err, ErrUnsupported):
 		rec.Outcome, rec.Reason = "unsupported", err.Error()
 	case err != nil:
@@ -189,6 +197,8 @@ func (g *governed) Sample(ctx context.Context, p Prompt) (Completion, error) {
 	}
 	c, err := g.c.Sample(ctx, p)
 	switch {
+	case errors.Is(err, ErrHandedOver):
+		rec.Outcome = "handed-over"
 	case errors.Is(err, ErrUnsupported):
 		rec.Outcome, rec.Reason = "unsupported", err.Error()
 	case err != nil:

@@ -1,11 +1,12 @@
 package mcp
 
+//lint:file-ignore SA1019 sampling is deprecated from protocol version 2026-07-28 (SEP-2577) but stays in the protocol for its deprecation window and clients on earlier versions use it: Toolbelt supports it both ways (issue 32).
+
 import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -18,10 +19,12 @@ import (
 // completion (sampling/createMessage) when the client declared the
 // capability. A client on a protocol version before 2026-07-28 is asked
 // directly while the call runs; a later one forbids requests from the
-// server, and is asked as approvals are, in two rounds: the call ends with
+// server, and is asked as approvals are, in rounds: the call ends with
 // the request as an input request, and the tool, run again with the
-// answer, finds it (one request per call that way). A client without the
-// capability leaves the request to Options.Interact, when set.
+// answers so far (the request state carries them), finds them — so a tool
+// asked in rounds runs again from the start for each request it makes. A
+// client without the capability leaves the request to Options.Interact,
+// when set.
 
 // multiRoundTrip is the protocol version from which a client is asked in
 // rounds rather than by requests from the server.
@@ -120,27 +123,21 @@ func formSchema(f interact.Form) any {
 	return f.Schema
 }
 
-// errHandedOver is the error of a request handed to the client to answer
-// in a second round: the call ends with the request.
-var errHandedOver = errors.New("the request was handed to the MCP client, which makes the call again with the answer")
-
 // round returns the client's answer to the request ir when the call
-// carries it (the second round), else hands ir to the client: the call's
-// result becomes ir as its input request (see Server.run).
+// carries it (a later round), else hands ir to the client: the call's
+// result becomes ir as its input request (see Server.run), and the tool's
+// request fails with interact.ErrHandedOver.
 func (s *Server) round(r *round, kind string, ir sdk.InputRequest) (sdk.InputResponse, error) {
 	b, _ := json.Marshal(ir)
 	sum := sha256.Sum256(append([]byte(kind+"\n"), b...))
 	id := kind + "-" + hex.EncodeToString(sum[:12])
-	if resp, ok := r.req.Params.InputResponses[id]; ok {
-		if got, ok := s.verify(r.req.Params.RequestState); ok && got == id {
-			return resp, nil
-		}
+	if resp, ok := r.answers[id]; ok {
+		return resp, nil
 	}
-	if r.asked != nil {
-		return nil, errors.New("the call already asks its MCP client something this round: one request per round")
+	if err := s.handOver(r, id, id, ir); err != nil {
+		return nil, err
 	}
-	r.asked, r.input, r.state = ir, id, s.sign(id)
-	return nil, errHandedOver
+	return nil, interact.ErrHandedOver
 }
 
 // inRounds reports whether the client of req is asked in rounds.

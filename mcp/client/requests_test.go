@@ -1,5 +1,7 @@
 package client_test
 
+//lint:file-ignore SA1019 sampling is deprecated from protocol version 2026-07-28 (SEP-2577) but stays in the protocol for its deprecation window and clients on earlier versions use it: Toolbelt supports it both ways (issue 32).
+
 import (
 	"context"
 	"encoding/json"
