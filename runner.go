@@ -258,6 +258,7 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
 		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
 		ToolsAfter: tb.importsStarted(), SessionEnded: tb.EndSession, Prompts: prompts,
+		Interact: localRequests{cfg: tb.cfg}, ToolRequests: toolRules(tb.cfg),
 	}
 	if cmp.Or(m.ConfirmFallback, "console") == "console" {
 		o.Fallback = consoleConfirmer{tb}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/interact"
 	"github.com/toolbelt/toolbelt/internal/realpath"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tool"
@@ -95,6 +96,10 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 		agents.ListService.Set(tc, toolAgents(tb.cfg))
 	}
 	image.ModelsService.Set(tc, ImageModels(tb.cfg, "", ""))
+	// Tools' requests: completions from the configured model; a front door
+	// with a person to ask sets its own (the CLI at a terminal, the MCP
+	// server's client).
+	interact.Service.Set(tc, tb.ToolRequests(nil))
 	if p, ok := tb.cfg.Providers["openai"]; ok {
 		tts.OpenAIService.Set(tc, tts.Endpoint{BaseURL: p.URL, KeyEnv: p.KeyEnv})
 	}

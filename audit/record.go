@@ -88,6 +88,10 @@ type Record struct {
 	// (tool.Ask: may the sandboxed command reach this host?), in order,
 	// each with what came of it.
 	Questions []Question `json:"questions,omitempty"`
+	// Requests are the requests for input (elicitation) or for a model's
+	// completion (sampling) the tool made of the caller's side while the
+	// call ran (package interact), in order, each with what came of it.
+	Requests []Request `json:"requests,omitempty"`
 	// Network lists the hosts the call's work asked the network for through
 	// a filtering proxy, reached or refused and why (tool.RecordHosts);
 	// for a command left running in the background, those it asked for
@@ -194,6 +198,31 @@ type Question struct {
 	// Message is what was asked, with the facts.
 	Message string `json:"message"`
 	Confirmation
+}
+
+// Request is a request a tool made of the caller's side while its call ran
+// (package interact): what was asked, never what was answered.
+type Request struct {
+	// Kind is "elicitation" or "sampling".
+	Kind string `json:"kind"`
+	// Message is the form's message, or the last message of the prompt,
+	// redacted and cut.
+	Message string `json:"message,omitempty"`
+	// Fields are the names of the form's fields.
+	Fields []string `json:"fields,omitempty"`
+	// MaxTokens is the prompt's bound on the completion.
+	MaxTokens int `json:"maxTokens,omitempty"`
+	// Outcome is "accept", "decline" or "cancel" (the person's action),
+	// "completed" (a completion came), "handed-over" (the MCP client
+	// answers it with the call made again: the next round's record has
+	// the answer), "denied" (the configuration forbids it), "unsupported"
+	// (nobody could answer), "invalid" or "failed".
+	Outcome string `json:"outcome"`
+	// By says who answered; Model which model completed.
+	By    string `json:"by,omitempty"`
+	Model string `json:"model,omitempty"`
+	// Reason says why it was denied, unsupported, invalid or failed.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Decision sums up the outcome for people: "deny" when a layer denied the

@@ -18,7 +18,7 @@ var brokenConfigs = []struct{ yaml, want string }{
 	// Keys that do not exist.
 	{"limits:\n  timout: 5m\n", `toolbelt.yaml:2:3: limits.timout: unknown key; did you mean "timeout"?`},
 	{"limits:\n  zzqx: 1\n", `toolbelt.yaml:2:3: limits.zzqx: unknown key: limits takes eventMaxChars, imageMaxBytes, imageMaxSide, maxResultChars, maxResultTokens, maxTimeout, timeout, updateInterval`},
-	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, mode, cron, console, tools, agents, channels, routes, principals, sandbox, subagents, mcpServers, mcp, hooks, skills, audit, jobs, model, providers, compaction, repair`},
+	{"workspace: .\nexec:\n  defaultTimeout: 30\n", `toolbelt.yaml:2:1: exec: unknown key: a tool's settings go under tools: (tools.exec); the top-level keys are workspace, data, database, retention, limits, confirm, mode, cron, console, tools, agents, channels, routes, principals, sandbox, subagents, mcpServers, mcp, hooks, skills, audit, jobs, model, providers, compaction, repair, toolRequests`},
 	{"tools:\n  byProvider:\n    openai: {dney: [x]}\n", `toolbelt.yaml:3:14: tools.byProvider.openai.dney: unknown key; did you mean "deny"?`},
 	{"agents:\n  a:\n    tool: {deny: [x]}\n", `toolbelt.yaml:3:5: agents.a.tool: unknown key; did you mean "tools"?`},
 	{"tools:\n  denny: exec\n", `toolbelt.yaml:2:3: tools.denny is "exec": a tool's settings are a mapping; the policy keys are profile, allow, alsoAllow, deny, ask, byProvider; did you mean "deny"?`},
@@ -49,6 +49,7 @@ toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.jso
 	{"mcp:\n  oauth:\n    issuer: https://as.example\n    resource: https://t.example/mcp\n    scopes: [a]\n    ownerScope: b\n", `toolbelt.yaml:6:17: mcp.oauth.ownerScope names the scope "b", which is not in mcp.oauth.scopes`},
 	{"mcp:\n  maxSessions: -1\n", `toolbelt.yaml:2:16: mcp.maxSessions is -1: it must not be negative (0 means the default)`},
 	{"mcp:\n  confirmFallback: ask\n", `toolbelt.yaml:2:20: mcp.confirmFallback is "ask": use console, deny or allow`},
+	{"toolRequests:\n  sampling: ask\n", `toolbelt.yaml:2:13: toolRequests.sampling is "ask": use allow or deny`},
 	{"audit:\n  sync: sometimes\n", `toolbelt.yaml:2:9: audit.sync is "sometimes": use none (the default: records reach the operating system before the result) or always (fsync before the result)`},
 	{"confirm:\n  onTimeout: maybe\n", `toolbelt.yaml:2:14: confirm.onTimeout is "maybe": use deny or allow`},
 	{"mode: acceptedits\n", `toolbelt.yaml:1:7: mode: "acceptedits" is not a permission mode: use default, acceptEdits, plan, dontAsk or bypass; did you mean "acceptEdits"?`},

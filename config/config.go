@@ -111,6 +111,10 @@ type Config struct {
 	// validation twice (docs/agent.md); off unless set.
 	// agents.<id>.repair overrides it.
 	Repair Repair `yaml:"repair"`
+	// ToolRequests says which requests tools may make of the caller's
+	// side while their calls run: input from the person (elicitation) and
+	// a model's completion (sampling) (docs/serving.md, "Tools that ask").
+	ToolRequests ToolRequests `yaml:"toolRequests"`
 
 	// Path is the file the configuration came from ("" for the defaults).
 	Path string `yaml:"-"`
@@ -276,6 +280,27 @@ type MCPServer struct {
 	OAuth *MCPOAuth `yaml:"oauth"`
 	// Disabled keeps the server configured but not started.
 	Disabled bool `yaml:"disabled" default:"false"`
+	// Elicitation lets the server ask for input while its tools run
+	// (elicitation/create): the form goes to whoever approves the call —
+	// the terminal's person, the MCP client that made the call. Off: its
+	// requests are declined.
+	Elicitation bool `yaml:"elicitation" default:"false"`
+	// Sampling lets the server ask for a model's completion while its
+	// tools run (sampling/createMessage), answered by the configured model
+	// (model, or TOOLBELT_MODEL) or by the MCP client that made the call.
+	// Off: its requests are refused.
+	Sampling bool `yaml:"sampling" default:"false"`
+}
+
+// ToolRequests says which requests tools may make of the caller's side.
+type ToolRequests struct {
+	// Elicitation: "allow" lets tools ask the person for input while they
+	// run (the MCP client's form, the terminal's questions); "deny"
+	// refuses every such request.
+	Elicitation string `yaml:"elicitation" default:"allow"`
+	// Sampling: "allow" lets tools ask for a model's completion (the MCP
+	// client's model, else the configured one); "deny" refuses them.
+	Sampling string `yaml:"sampling" default:"allow"`
 }
 
 // MCPOAuth is how Toolbelt signs in to an imported HTTP server that is an
@@ -1142,6 +1167,11 @@ func (c *Config) validate() []error {
 	}
 	if f := c.MCP.ConfirmFallback; f != "" && f != "console" && f != "deny" && f != "allow" {
 		errs = append(errs, c.errorAt("$.mcp.confirmFallback", fmt.Sprintf("mcp.confirmFallback is %q: use console, deny or allow", f)))
+	}
+	for _, kv := range [][2]string{{"elicitation", c.ToolRequests.Elicitation}, {"sampling", c.ToolRequests.Sampling}} {
+		if key, v := kv[0], kv[1]; v != "" && v != "allow" && v != "deny" {
+			errs = append(errs, c.errorAt("$.toolRequests."+key, fmt.Sprintf("toolRequests.%s is %q: use allow or deny", key, v)))
+		}
 	}
 	if c.MCP.CompactAbove < 0 || c.MCP.MaxResponseBytes < 0 {
 		errs = append(errs, c.errorAt("$.mcp", "mcp.compactAbove and mcp.maxResponseBytes must not be negative"))

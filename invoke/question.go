@@ -15,14 +15,16 @@ import (
 )
 
 // during is what a call's tool told the pipeline while it ran, for the
-// call's audit record: the questions it asked (tool.Ask) and the hosts its
-// work used (tool.RecordHosts). Its work may tell it from several
+// call's audit record: the questions it asked (tool.Ask), the hosts its
+// work used (tool.RecordHosts) and the requests it made of the caller's
+// side (interact.Record). Its work may tell it from several
 // goroutines at once. A request made outside the runner has none: what
 // it is told is dropped.
 type during struct {
 	mu        sync.Mutex
 	questions []audit.Question
 	hosts     []tool.HostUse
+	requests  []audit.Request
 }
 
 func (d *during) question(q audit.Question) {
@@ -43,6 +45,15 @@ func (d *during) host(h tool.HostUse) {
 	d.hosts = append(d.hosts, h)
 }
 
+func (d *during) request(r audit.Request) {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.requests = append(d.requests, r)
+}
+
 // fill puts what the call told into its audit record.
 func (d *during) fill(rec *audit.Record) {
 	if d == nil {
@@ -52,6 +63,7 @@ func (d *during) fill(rec *audit.Record) {
 	defer d.mu.Unlock()
 	rec.Questions = append(rec.Questions, d.questions...)
 	rec.Network = append(rec.Network, d.hosts...)
+	rec.Requests = append(rec.Requests, d.requests...)
 }
 
 // asker is how the call of req puts a question to a person while it runs

@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/interact"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -508,6 +509,7 @@ func (r *Runner) request(ctx context.Context, call tool.Call, opts []CallOption)
 	}
 	req.Scope = r.scopeOf(req.Context.Identity)
 	ctx = tool.WithHostRecorder(tool.WithScope(ctx, req.Scope), req.during.host)
+	ctx = interact.WithRecorder(ctx, req.during.request)
 	rt, res := r.resolve(name)
 	if rt != nil {
 		req.Tool, req.resolved = &rt.tool, rt

@@ -29,13 +29,12 @@ func (s *Server) Ask(ctx context.Context, q ask.Question) (ask.Answer, error) {
 	}
 	by := clientName(r.req)
 	fp := questionFingerprint(q)
-	if resp, ok := r.req.Params.InputResponses[askInput].(*sdk.ElicitResult); ok {
-		if got, ok := s.verify(r.req.Params.RequestState); ok && got == fp {
-			return answerOf(q, resp, by), nil
-		}
+	if resp, ok := r.answers[fp].(*sdk.ElicitResult); ok {
+		return answerOf(q, resp, by), nil
 	}
-	r.asked, r.input = &sdk.ElicitParams{Mode: "form", Message: q.Question, RequestedSchema: questionForm(q)}, askInput
-	r.state = s.sign(fp)
+	if err := s.handOver(r, askInput, fp, &sdk.ElicitParams{Mode: "form", Message: q.Question, RequestedSchema: questionForm(q)}); err != nil {
+		return ask.Answer{}, err
+	}
 	return ask.Answer{}, fmt.Errorf("%w: %s", ask.ErrHandedOver, by)
 }
 

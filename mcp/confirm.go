@@ -5,7 +5,10 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -61,32 +64,82 @@ func approvalForm(c invoke.Confirmation) map[string]any {
 	}
 }
 
-// round is what one round of a tools/call knows about approval: the answer
-// the client sent (second round), and the question to send (first round).
+// round is what one round of a tools/call knows about the answers the
+// client gave and the question to ask it: the answers of earlier rounds
+// (signed into the request state, so that a call that asks several
+// things, one per round, keeps what was answered), and the answer this
+// round carries for the question the state names.
 type round struct {
 	req *sdk.CallToolRequest
-	// answer is the client's answer, for the action named by answeredFor.
-	answer      *sdk.ElicitResult
-	answeredFor string
+	// answers are the client's answers, by the fingerprint of what they
+	// answer (an action, a question, a tool's request).
+	answers map[string]sdk.InputResponse
 	// asked is set when the call needs an answer the client was not asked
-	// for yet, under the input id input (approvalInput, askInput); state
-	// binds it to the action or question.
-	asked *sdk.ElicitParams
+	// for yet, under the input id input (approvalInput, askInput, a tool's
+	// request's fingerprint); state binds it to the action or question.
+	asked sdk.InputRequest
 	input string
 	state string
 }
 
 type roundKey struct{}
 
-// newRound reads the answer a retried call carries, if its state verifies.
+// pending is what a request state says: the question asked (its input id
+// and fingerprint) and the answers of earlier rounds.
+type pending struct {
+	Input   string                     `json:"i"`
+	For     string                     `json:"f"`
+	Answers map[string]json.RawMessage `json:"a,omitempty"`
+}
+
+// newRound reads the answers a retried call carries, if its state
+// verifies: the earlier rounds' from the state, and the one for the
+// question the state names.
 func (s *Server) newRound(req *sdk.CallToolRequest) *round {
-	r := &round{req: req}
-	if resp, ok := req.Params.InputResponses[approvalInput].(*sdk.ElicitResult); ok {
-		if fp, ok := s.verify(req.Params.RequestState); ok {
-			r.answer, r.answeredFor = resp, fp
+	r := &round{req: req, answers: map[string]sdk.InputResponse{}}
+	signed, ok := s.verify(req.Params.RequestState)
+	if !ok {
+		return r
+	}
+	b, err := base64.RawURLEncoding.DecodeString(signed)
+	var p pending
+	if err != nil || json.Unmarshal(b, &p) != nil {
+		return r
+	}
+	if len(p.Answers) > 0 {
+		raw, _ := json.Marshal(p.Answers)
+		var earlier sdk.InputResponseMap
+		if json.Unmarshal(raw, &earlier) == nil {
+			maps.Copy(r.answers, earlier)
 		}
 	}
+	if resp, ok := req.Params.InputResponses[p.Input]; ok {
+		r.answers[p.For] = resp
+	}
 	return r
+}
+
+// handOver makes the call ask the client ir under the input id input, for
+// the action or question fp: the request state names it and carries the
+// answers given so far.
+func (s *Server) handOver(r *round, input, fp string, ir sdk.InputRequest) error {
+	if r.asked != nil {
+		return errors.New("the call already asks its MCP client something this round")
+	}
+	p := pending{Input: input, For: fp, Answers: map[string]json.RawMessage{}}
+	for k, v := range r.answers {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		p.Answers[k] = b
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	r.asked, r.input, r.state = ir, input, s.sign(base64.RawURLEncoding.EncodeToString(b))
+	return nil
 }
 
 // sign makes the request state for an action's fingerprint.
@@ -122,12 +175,12 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		return invoke.Answer{By: "mcp fallback (deny)"}, &invoke.NoOneToAsk{Why: "the MCP client cannot ask its user: it does not support elicitation"}
 	}
 	by := clientName(r.req)
-	if r.answer != nil && r.answeredFor == c.Fingerprint {
-		if r.answer.Action != "accept" {
-			return invoke.Answer{Reason: "the user " + r.answer.Action + "d the request", By: by}, nil
+	if answer, ok := r.answers[c.Fingerprint].(*sdk.ElicitResult); ok {
+		if answer.Action != "accept" {
+			return invoke.Answer{Reason: "the user " + answer.Action + "d the request", By: by}, nil
 		}
-		decision, _ := r.answer.Content["decision"].(string)
-		reason, _ := r.answer.Content["reason"].(string)
+		decision, _ := answer.Content["decision"].(string)
+		reason, _ := answer.Content["reason"].(string)
 		switch decision {
 		case answerOnce:
 			return invoke.Answer{Allow: true, By: by}, nil
@@ -138,8 +191,9 @@ func (s *Server) Confirm(ctx context.Context, c invoke.Confirmation) (invoke.Ans
 		}
 		return invoke.Answer{Reason: reason, By: by}, nil
 	}
-	r.asked, r.input = &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm(c)}, approvalInput
-	r.state = s.sign(c.Fingerprint)
+	if err := s.handOver(r, approvalInput, c.Fingerprint, &sdk.ElicitParams{Mode: "form", Message: approvalMessage(c), RequestedSchema: approvalForm(c)}); err != nil {
+		return invoke.Answer{}, err
+	}
 	return invoke.Answer{}, fmt.Errorf("asked %s: %w", by, invoke.ErrPending)
 }
 

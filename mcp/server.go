@@ -21,6 +21,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/interact"
 	"github.com/toolbelt/toolbelt/internal/parallel"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp/compact"
@@ -77,6 +78,13 @@ type Options struct {
 	SessionEnded func(id string)
 	// Prompts are served as the server's prompts (see LoadPrompts).
 	Prompts []Prompt
+	// Interact answers tools' requests for input and for completions
+	// (package interact) in calls whose client did not declare the
+	// elicitation or sampling capability; nil: such requests fail, saying
+	// the client cannot answer them. ToolRequests say which requests
+	// tools may make at all (toolRequests in toolbelt.yaml).
+	Interact     interact.Client
+	ToolRequests interact.Rules
 	// Imported, when set, are the imported MCP servers whose resources,
 	// resource templates and prompts are served as the server's own
 	// (prompts named SERVER__PROMPT; resources by their own URIs, their
@@ -160,6 +168,8 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	// The model's questions (ask_user) go to the client's user too.
 	asking := *tc
 	ask.AskerService.Set(&asking, s)
+	// So do tools' requests of the client (package interact).
+	interact.Service.Set(&asking, interact.Govern(clientRequests{s}, opts.ToolRequests))
 	tc = &asking
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner

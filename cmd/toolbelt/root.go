@@ -10,6 +10,7 @@ import (
 
 	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/feed"
+	"github.com/toolbelt/toolbelt/interact"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -158,6 +159,8 @@ func (e *env) runner(tc *tool.Context, flags runFlags, override invoke.Config, e
 		// The model's questions (ask_user) go to the person at the
 		// terminal, --yes or not: it approves calls, it answers no question.
 		ask.AskerService.Set(tc, t)
+		// So do the forms tools ask for (package interact).
+		interact.Service.Set(tc, tb.ToolRequests(t))
 		term = t
 	}
 	switch {

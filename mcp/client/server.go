@@ -66,6 +66,8 @@ type server struct {
 	watchMu  sync.RWMutex
 	watchers map[string]tool.UpdateFunc // by progress token
 	tokens   atomic.Uint64
+
+	calls calls // the calls of its tools running now, whose front doors get its requests
 }
 
 type brokenSession struct {
@@ -88,8 +90,8 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 	s.clientLog = m.opts.Logger.With("mcp_server", name)
 	opts := &mcp.ClientOptions{
 		Logger: s.clientLog,
-		// No roots, sampling or elicitation: Toolbelt offers none of them to
-		// the servers it imports.
+		// No roots: Toolbelt offers none to the servers it imports.
+		// Elicitation and sampling: see handleRequests.
 		Capabilities: &mcp.ClientCapabilities{},
 		ToolListChangedHandler: func(_ context.Context, req *mcp.ToolListChangedRequest) {
 			if s.current(req.Session) {
@@ -109,6 +111,7 @@ func newServer(m *Manager, name string, cfg config.MCPServer) *server {
 		},
 	}
 	s.followNotifications(opts)
+	s.handleRequests(opts)
 	if t := s.transport(); (t == config.TransportHTTP || t == config.TransportSSE) && m.opts.KeepAlive > 0 {
 		opts.KeepAlive, opts.KeepAliveFailureThreshold = m.opts.KeepAlive, 3
 	}
@@ -650,12 +653,13 @@ func (s *server) await(ctx context.Context) (*mcp.ClientSession, error) {
 
 // execute forwards calls of a tool to the server.
 func (s *server) execute(remote string) tool.ExecuteFunc {
-	return func(ctx context.Context, call tool.Call, _ *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
+	return func(ctx context.Context, call tool.Call, tc *tool.Context, update tool.UpdateFunc) (tool.Result, error) {
 		cctx, leave, ok := s.m.enter(ctx)
 		if !ok {
 			return tool.Result{}, &callError{msg: fmt.Sprintf("mcp server %s is not running", s.name)}
 		}
 		defer leave()
+		defer s.calls.enter(ctx, tc)()
 		sess, err := s.await(cctx)
 		if err != nil {
 			return tool.Result{}, err

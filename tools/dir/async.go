@@ -149,7 +149,7 @@ func (h asyncHandler) step(ctx context.Context, op string, req, out any) error {
 	var logs []string
 	// Only a trusted tool is async (see checkUntrusted): its steps run on
 	// the host.
-	res, err := t.runHandler(ctx, in, &tool.Context{}, launch{mode: modeHost}, func(line string) {
+	res, err := t.runHandler(ctx, in, nil, &tool.Context{}, launch{mode: modeHost}, func(line string) {
 		if len(logs) < logLines {
 			logs = append(logs, line)
 		}

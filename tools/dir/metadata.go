@@ -79,6 +79,11 @@ type Metadata struct {
 	// Persistent keeps one handler process running for the calls, a JSON
 	// line each way, instead of starting one per call.
 	Persistent bool `json:"persistent,omitempty"`
+	// Interactive keeps the handler's standard input open while it runs,
+	// so that it can ask the caller's side for input or a completion
+	// (package interact): a request line on standard error, the answer a
+	// line on standard input.
+	Interactive bool `json:"interactive,omitempty"`
 	// Interpreter runs the handler ("python3", "node", …); default: from
 	// the handler's extension, or none for an executable.
 	Interpreter string `json:"interpreter,omitempty"`
@@ -294,6 +299,9 @@ func (m *Metadata) check() *fieldError {
 	}
 	if m.Settings != nil && m.Settings.Type != "object" {
 		return &fieldError{"settings", settingsShape}
+	}
+	if m.Interactive && (m.Persistent || m.Async) {
+		return &fieldError{"interactive", "an interactive handler is started for each call and asks while that call runs: it cannot be persistent or async"}
 	}
 	if m.Handler != "" && (strings.Contains(m.Handler, "/") || strings.Contains(m.Handler, `\`) || m.Handler == "." || m.Handler == "..") {
 		return &fieldError{"handler", fmt.Sprintf("handler %q must be a file name in the tool's folder, not a path", m.Handler)}

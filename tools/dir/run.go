@@ -173,9 +173,20 @@ func (t *Tool) ask(ctx context.Context, req Request, call tool.Call, tc *tool.Co
 	if err != nil {
 		return tool.Result{}, tool.InputErrorf("the arguments are not valid JSON: %v", err)
 	}
+	var conv *conversation
+	if t.Metadata.Interactive {
+		if conv, err = converse(in, clientOf(tc)); err != nil {
+			return tool.Result{}, err
+		}
+		defer conv.close()
+	}
 	var mu sync.Mutex
 	var logs []string
 	stderr := func(line string) {
+		if r, ok := parseRequest(line); ok && conv != nil {
+			conv.answer(ctx, r)
+			return
+		}
 		if p, ok := parseProgress(line); ok {
 			update(progressResult(p))
 			return
@@ -191,7 +202,7 @@ func (t *Tool) ask(ctx context.Context, req Request, call tool.Call, tc *tool.Co
 	if err != nil {
 		return tool.Result{}, err
 	}
-	res, err := t.runHandler(ctx, in, tc, l, stderr)
+	res, err := t.runHandler(ctx, in, conv, tc, l, stderr)
 	if err != nil {
 		return tool.Result{}, err
 	}
@@ -275,8 +286,9 @@ func (t *Tool) container(ctx context.Context, tc *tool.Context) (*sandbox.Bwrap,
 }
 
 // runHandler runs the handler once (or asks the persistent one) with the
-// request in, as l says, passing its standard error lines to stderr.
-func (t *Tool) runHandler(ctx context.Context, in []byte, tc *tool.Context, l launch, stderr func(string)) (shell.ChildResult, error) {
+// request in (or, for an interactive handler, the conversation conv that
+// begins with it), as l says, passing its standard error lines to stderr.
+func (t *Tool) runHandler(ctx context.Context, in []byte, conv *conversation, tc *tool.Context, l launch, stderr func(string)) (shell.ChildResult, error) {
 	if t.pers != nil {
 		return t.callPersistent(ctx, in, tc, l, stderr)
 	}
@@ -286,6 +298,9 @@ func (t *Tool) runHandler(ctx context.Context, in []byte, tc *tool.Context, l la
 	}
 	defer done()
 	child.Stdin, child.Stderr = in, stderr
+	if conv != nil {
+		child.Input = conv.in
+	}
 	res, err := shell.RunChild(ctx, child)
 	if err != nil {
 		return res, &Failure{Info: tool.ErrorInfo{

@@ -29,6 +29,10 @@ type Child struct {
 	Cred *syscall.Credential
 	// Stdin is written to its standard input, which is then closed.
 	Stdin []byte
+	// Input, when set, is its standard input instead: the read end of a
+	// pipe whose write end the caller keeps, to write more while it runs
+	// (and closes once RunChild has returned).
+	Input *os.File
 	// MaxStdout bounds the standard output kept; a program that writes more
 	// is stopped and the result has StdoutOverflow set. Zero means 1 MiB.
 	MaxStdout int
@@ -97,6 +101,9 @@ func RunChild(ctx context.Context, c Child) (ChildResult, error) {
 		Stdout:      outW,
 		Stderr:      errW,
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true, Credential: c.Cred},
+	}
+	if c.Input != nil {
+		cmd.Stdin = c.Input
 	}
 	err = cmd.Start()
 	closeAll(outW, errW) // the child has its own copies

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/interact"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp/client"
 	"github.com/toolbelt/toolbelt/registry"
@@ -62,7 +63,9 @@ func main() {
 // contextJSON, or empty) and calls each of its tools once, logging to
 // log.
 func run(ctx context.Context, url, scenario, contextJSON string, log io.Writer) error {
-	srv := config.MCPServer{URL: url}
+	// The scenarios' requests for input are passed on (elicitation), to
+	// the adapter's person, who accepts each form as it is offered.
+	srv := config.MCPServer{URL: url, Elicitation: true}
 	tokens := &memoryTokens{grants: map[string]*client.Grant{}}
 	if strings.HasPrefix(scenario, "auth/") {
 		dir, err := os.MkdirTemp("", "conformance-client-")
@@ -97,7 +100,9 @@ func run(ctx context.Context, url, scenario, contextJSON string, log io.Writer) 
 			return fmt.Errorf("server %s is %s: %s", st.Name, st.State, st.LastError)
 		}
 	}
-	runner := invoke.New(reg, nil)
+	tc := &tool.Context{}
+	interact.Service.Set(tc, interact.Govern(acceptDefaults{}, interact.Rules{}))
+	runner := invoke.New(reg, tc)
 	for _, meta := range reg.List() {
 		remote := meta.ID[len(serverName)+len(client.DefaultSeparator):]
 		args := arguments[remote]
@@ -108,6 +113,20 @@ func run(ctx context.Context, url, scenario, contextJSON string, log io.Writer) 
 		fmt.Fprintf(log, "%s: error %v: %d content blocks\n", meta.ID, msg.IsError, len(msg.Content))
 	}
 	return nil
+}
+
+// acceptDefaults is the adapter's person: it accepts every form without
+// filling in a field, so that each takes its default (the client applies
+// the schema's defaults, SEP-1034), and it has no model to complete
+// prompts with.
+type acceptDefaults struct{}
+
+func (acceptDefaults) Elicit(context.Context, interact.Form) (interact.Reply, error) {
+	return interact.Reply{Action: interact.Accept, Content: map[string]any{}, By: "conformance adapter"}, nil
+}
+
+func (acceptDefaults) Sample(context.Context, interact.Prompt) (interact.Completion, error) {
+	return interact.Completion{}, fmt.Errorf("%w: the conformance adapter has no model", interact.ErrUnsupported)
 }
 
 // scenarioContext is what an auth scenario's context gives the client.

@@ -1,0 +1,62 @@
+package interact_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/toolbelt/toolbelt/audit"
+	"github.com/toolbelt/toolbelt/interact"
+)
+
+// TestGovern: a request a person could not answer is refused before it
+// reaches the client, one without a client says nobody can answer, and
+// each is recorded where the call's context says, with what was asked.
+func TestGovern(t *testing.T) {
+	t.Parallel()
+	var got []audit.Request
+	ctx := interact.WithRecorder(context.Background(), func(r audit.Request) { got = append(got, r) })
+	g := interact.Govern(nil, interact.Rules{})
+	cases := []struct {
+		name string
+		run  func() error
+		want string // in the error
+		is   error
+	}{
+		{"no message", func() error { _, err := g.Elicit(ctx, interact.Form{}); return err }, "needs a message", nil},
+		{"not an object", func() error {
+			_, err := g.Elicit(ctx, interact.Form{Message: "x", Schema: map[string]any{"type": "string"}})
+			return err
+		}, `must be {"type": "object"`, nil},
+		{"nobody", func() error {
+			_, err := g.Elicit(ctx, interact.Form{Message: "Name?", Schema: map[string]any{"type": "object", "properties": map[string]any{"b": map[string]any{}, "a": map[string]any{}}}})
+			return err
+		}, "no front door answers", interact.ErrUnsupported},
+		{"no messages", func() error { _, err := g.Sample(ctx, interact.Prompt{}); return err }, "at least one message", nil},
+		{"bad role", func() error {
+			_, err := g.Sample(ctx, interact.Prompt{Messages: []interact.Message{{Role: "system", Text: "x"}}})
+			return err
+		}, `role "system"`, nil},
+	}
+	for _, c := range cases {
+		err := c.run()
+		if err == nil || !strings.Contains(err.Error(), c.want) || (c.is != nil && !errors.Is(err, c.is)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+	outcomes := []string{}
+	for _, r := range got {
+		outcomes = append(outcomes, r.Kind+":"+r.Outcome)
+	}
+	if strings.Join(outcomes, " ") != "elicitation:invalid elicitation:invalid elicitation:unsupported sampling:invalid sampling:invalid" {
+		t.Errorf("recorded %v", outcomes)
+	}
+	if strings.Join(got[2].Fields, ",") != "a,b" || got[2].Message != "Name?" {
+		t.Errorf("recorded %+v", got[2])
+	}
+	// Outside the pipeline nothing is recorded, and nothing breaks.
+	if _, err := g.Sample(context.Background(), interact.Prompt{Messages: []interact.Message{{Role: "user", Text: "hi"}}}); !errors.Is(err, interact.ErrUnsupported) {
+		t.Errorf("sample without a client: %v", err)
+	}
+}
