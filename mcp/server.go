@@ -564,6 +564,16 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, who tool.Ide
 	// would give two calls one id, and undo the wrong one.
 	id := tool.NewCallID("mcp")
 	var opts []invoke.CallOption
+	if req.Session != nil {
+		// The tool's log lines go to the client, at the level it set
+		// (logging/setLevel; none before it sets one).
+		ctx = tool.WithLog(ctx, func(level, message string) {
+			err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(level), Logger: req.Params.Name, Data: message})
+			if err != nil {
+				s.opts.Logger.Debug("log notification failed", "call", id, "err", err)
+			}
+		})
+	}
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		var n float64
 		opts = append(opts, invoke.OnUpdate(func(partial tool.Result) {
@@ -632,6 +642,13 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 			} else {
 				out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MIMEType})
 			}
+		case tool.ResourceContent:
+			if rc, ok := resourceOf(c, budget); ok {
+				budget -= len(c.Data) + len(c.Text)
+				out.Content = append(out.Content, &sdk.EmbeddedResource{Resource: rc})
+				continue
+			}
+			out.Content = append(out.Content, &sdk.TextContent{Text: fmt.Sprintf("[resource %s omitted: %d bytes do not fit in the response limit of %d bytes]", c.URI, len(c.Data)+len(c.Text), s.opts.MaxResponseBytes)})
 		default:
 			text := c.Text
 			if len(text) > budget {
@@ -649,4 +666,21 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 		}
 	}
 	return out
+}
+
+// resourceOf is a resource block's contents for the client, when it fits
+// in budget bytes.
+func resourceOf(c tool.Content, budget int) (*sdk.ResourceContents, bool) {
+	if len(c.Data)+len(c.Text) > budget {
+		return nil, false
+	}
+	rc := &sdk.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
+	if c.Data != "" {
+		blob, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil {
+			return nil, false
+		}
+		rc.Text, rc.Blob = "", blob
+	}
+	return rc, true
 }
