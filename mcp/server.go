@@ -77,6 +77,8 @@ type Options struct {
 	SessionEnded func(id string)
 	// Prompts are served as the server's prompts (see LoadPrompts).
 	Prompts []Prompt
+	// Resources are served beside the workspace's files (mcp.resources).
+	Resources []Resource
 	// Imported, when set, are the imported MCP servers whose resources,
 	// resource templates and prompts are served as the server's own
 	// (prompts named SERVER__PROMPT; resources by their own URIs, their
@@ -116,6 +118,7 @@ type Server struct {
 
 	prompts  []Prompt // Options.Prompts
 	imported imports  // what is re-served of Options.Imported
+	watches  watches  // the files of subscribed own resources
 
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
@@ -186,20 +189,19 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	}
-	if opts.Imported != nil {
-		sopts.SubscribeHandler, sopts.UnsubscribeHandler = s.subscribe, s.unsubscribe
-	}
+	sopts.SubscribeHandler, sopts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.offerTasks, s.taskCalls, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.serveResources()
+	s.serveConfigured()
 	s.servePrompts(opts.Prompts)
 	s.serveTasks()
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
 	stopImports := s.followImports()
-	s.stop = func() { unwatch(); stopJobs(); stopImports() }
+	s.stop = func() { unwatch(); stopJobs(); stopImports(); s.closeWatches() }
 	return s
 }
 
@@ -568,6 +570,7 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, who tool.Ide
 		// The tool's log lines go to the client, at the level it set
 		// (logging/setLevel; none before it sets one).
 		ctx = tool.WithLog(ctx, func(level, message string) {
+			//lint:ignore SA1019 MCP logging is deprecated from the protocol of 2026-07-28 on, but clients of 2025-11-25 ask for it
 			err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(level), Logger: req.Params.Name, Data: message})
 			if err != nil {
 				s.opts.Logger.Debug("log notification failed", "call", id, "err", err)
