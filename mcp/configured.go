@@ -104,3 +104,17 @@ func (s *Server) readConfigured(uri string) (*sdk.ReadResourceResult, error) {
 	c.MIMEType = cmp.Or(r.MIMEType, c.MIMEType)
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{c}}, nil
 }
+
+// readOwn reads uri, one of the server's own resources, as the client of
+// session ss (with extra) would by resources/read: a workspace file or a
+// kept output under the same policy, or a configured resource.
+func (s *Server) readOwn(ctx context.Context, ss *sdk.ServerSession, extra *sdk.RequestExtra, uri string) (*sdk.ReadResourceResult, error) {
+	req := &sdk.ReadResourceRequest{Session: ss, Extra: extra, Params: &sdk.ReadResourceParams{URI: uri}}
+	switch {
+	case strings.HasPrefix(uri, "workspace:") && s.runner.Context().FS != nil:
+		return s.readFile(ctx, req)
+	case strings.HasPrefix(uri, "toolbelt://outputs/"):
+		return s.readOutput(ctx, req)
+	}
+	return s.readConfigured(uri)
+}

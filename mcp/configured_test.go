@@ -8,9 +8,13 @@ import (
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/fsbridge"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
+	"github.com/toolbelt/toolbelt/tools/fs"
 )
 
 // configuredServer serves resources rs (files in dir) to a client.
@@ -80,6 +84,79 @@ func TestConfiguredResources(t *testing.T) {
 		c := res.Contents[0]
 		if c.URI != tc.uri || c.MIMEType != tc.mime || c.Text != tc.text || string(c.Blob) != tc.blob {
 			t.Errorf("%s: contents = %+v", tc.uri, c)
+		}
+	}
+}
+
+// TestPromptEmbeds: a prompt's embed reads the server's own resources as
+// the client would — a workspace file under the read policy, a configured
+// resource, a URI from an argument — and puts them before its text: an
+// image as an image, the rest as embedded resources.
+func TestPromptEmbeds(t *testing.T) {
+	t.Parallel()
+	ws, dir := t.TempDir(), t.TempDir()
+	for file, body := range map[string]string{
+		filepath.Join(ws, "notes.txt"):  "workspace notes\n",
+		filepath.Join(ws, "secret.txt"): "do not embed\n",
+		filepath.Join(dir, "pixel.png"): "\x89PNG\r\n\x1a\nnot really",
+		filepath.Join(dir, "look.md"):   "---\ndescription: Look.\nembed: [workspace:///notes.txt, test://pixel]\n---\nLook at these.\n",
+		filepath.Join(dir, "any.md"):    "---\ndescription: Any.\narguments:\n  - {name: uri, required: true}\nembed: ['{{uri}}']\n---\n",
+	} {
+		if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := fsbridge.OpenLocal(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	reg := registry.New()
+	if err := fs.Register(reg); err != nil {
+		t.Fatal(err)
+	}
+	prompts, err := mcp.LoadPrompts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: ws, Owner: true}, FSRoot: ws, FS: b}
+	p := &policy.Policy{Tools: policy.Rules{Ask: []policy.AskRule{{Tools: []string{"read"}, When: map[string][]string{"path": {"secret*"}}}}}}
+	srv := mcp.New(reg, tc, mcp.Options{Logger: quietLog, Prompts: prompts, Resources: []mcp.Resource{
+		{URI: "test://pixel", File: filepath.Join(dir, "pixel.png")},
+		{URI: "test://words", Text: "configured words"},
+	}}, invoke.WithPolicy(p))
+	t.Cleanup(srv.Close)
+	cs := connectTo(t, srv, nil, nil)
+	ctx := context.Background()
+	res, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "look"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Messages) != 3 {
+		t.Fatalf("messages = %+v", res.Messages)
+	}
+	if r, ok := res.Messages[0].Content.(*sdk.EmbeddedResource); !ok || r.Resource.URI != "workspace:///notes.txt" || r.Resource.Text != "workspace notes\n" {
+		t.Errorf("first message = %+v", res.Messages[0].Content)
+	}
+	if img, ok := res.Messages[1].Content.(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || string(img.Data) != "\x89PNG\r\n\x1a\nnot really" {
+		t.Errorf("second message = %+v", res.Messages[1].Content)
+	}
+	if txt, ok := res.Messages[2].Content.(*sdk.TextContent); !ok || txt.Text != "Look at these.\n" {
+		t.Errorf("third message = %+v", res.Messages[2].Content)
+	}
+	res, err = cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "any", Arguments: map[string]string{"uri": "test://words"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := res.Messages[0].Content.(*sdk.EmbeddedResource); len(res.Messages) != 1 || !ok || r.Resource.Text != "configured words" {
+		t.Errorf("any(test://words) = %+v", res.Messages)
+	}
+	for uri, want := range map[string]string{
+		"workspace:///secret.txt": "prompt any embeds workspace:///secret.txt: refused",
+		"test://nowhere":          "prompt any embeds test://nowhere",
+	} {
+		if _, err := cs.GetPrompt(ctx, &sdk.GetPromptParams{Name: "any", Arguments: map[string]string{"uri": uri}}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("any(%s): err = %v, want %q", uri, err, want)
 		}
 	}
 }
