@@ -12,7 +12,8 @@ import (
 )
 
 // TestMCPServesPromptsAndFiles: toolbelt's MCP server serves the prompts
-// folder beside toolbelt.yaml (mcp.prompts) and the workspace's files.
+// folder beside toolbelt.yaml (mcp.prompts), the workspace's files and
+// the configured resources (mcp.resources, files relative to toolbelt.yaml).
 func TestMCPServesPromptsAndFiles(t *testing.T) {
 	t.Parallel()
 	dir, ws := t.TempDir(), t.TempDir()
@@ -25,7 +26,10 @@ func TestMCPServesPromptsAndFiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("the notes"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := config.Parse(filepath.Join(dir, "toolbelt.yaml"), nil)
+	if err := os.WriteFile(filepath.Join(dir, "handbook.md"), []byte("# Handbook\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(filepath.Join(dir, "toolbelt.yaml"), []byte("mcp:\n  resources:\n    - {uri: docs://handbook, file: handbook.md}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +62,9 @@ func TestMCPServesPromptsAndFiles(t *testing.T) {
 	res, err := cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "workspace:///notes.txt"})
 	if err != nil || res.Contents[0].Text != "the notes" {
 		t.Fatalf("workspace file: %v %+v", err, res)
+	}
+	res, err = cs.ReadResource(ctx, &sdk.ReadResourceParams{URI: "docs://handbook"})
+	if err != nil || res.Contents[0].Text != "# Handbook\n" {
+		t.Fatalf("configured resource: %v %+v", err, res)
 	}
 }

@@ -260,6 +260,11 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 		ToolsAfter: tb.importsStarted(), SessionEnded: tb.EndSession, Prompts: prompts,
 		Interact: localRequests{cfg: tb.cfg}, ToolRequests: toolRules(tb.cfg),
 	}
+	for _, r := range m.Resources {
+		// A file is the operator's, relative to toolbelt.yaml.
+		o.Resources = append(o.Resources, mcp.Resource{URI: r.URI, URITemplate: r.URITemplate, Name: r.Name, Title: r.Title,
+			Description: r.Description, MIMEType: r.MIMEType, Text: r.Text, File: tb.cfg.Resolve(r.File)})
+	}
 	if cmp.Or(m.ConfirmFallback, "console") == "console" {
 		o.Fallback = consoleConfirmer{tb}
 	}

@@ -44,6 +44,9 @@ toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.jso
 	{"agents: [\n", `toolbelt.yaml:1:9: sequence end token ']' not found`},
 	// Values out of range.
 	{"mcp:\n  tokens:\n    - {token: x}\n", `toolbelt.yaml:3:7: mcp.tokens[0] has no principal: name who the token stands for`},
+	{"mcp:\n  resources:\n    - {uri: test://a, text: x, file: a.txt}\n", `toolbelt.yaml:3:7: mcp.resources[0] needs either text or file (relative to toolbelt.yaml), not both`},
+	{"mcp:\n  resources:\n    - {uriTemplate: 'test://a/{id', text: x}\n", `toolbelt.yaml:3:21: mcp.resources[0].uriTemplate "test://a/{id" is not a URI template (RFC 6570): incomplete expression: test://a/{id_`},
+	{"mcp:\n  resources:\n    - {uri: notes, text: x}\n", `toolbelt.yaml:3:7: mcp.resources[0] is "notes": a resource's URI needs a scheme (scheme://…)`},
 	{"mcp:\n  tokens: [{token: x, principal: a}, {token: x, principal: b}]\n", `toolbelt.yaml:2:38: mcp.tokens[1] repeats the token of an earlier entry: each token must map to one principal`},
 	{"mcp:\n  oauth:\n    issuer: https://as.example\n    resource: tools\n", `toolbelt.yaml:4:15: mcp.oauth.resource is "tools": give an absolute http(s) URL`},
 	{"mcp:\n  oauth:\n    issuer: https://as.example\n    resource: https://t.example/mcp\n    scopes: [a]\n    ownerScope: b\n", `toolbelt.yaml:6:17: mcp.oauth.ownerScope names the scope "b", which is not in mcp.oauth.scopes`},

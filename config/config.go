@@ -13,6 +13,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/yosida95/uritemplate/v3"
 	"maps"
 	"net/url"
 	"os"
@@ -521,6 +522,10 @@ type MCP struct {
 	// with front matter (default prompts, beside toolbelt.yaml; a missing
 	// folder holds none; without a configuration file there is none).
 	Prompts string `yaml:"prompts" default:"prompts"`
+	// Resources are more resources served to clients beside the
+	// workspace's files: each a fixed URI or a URI template, answered with
+	// inline text or a file's contents.
+	Resources []MCPResource `yaml:"resources"`
 
 	// Owner says whether MCP clients are the owner (default false: owner-only
 	// tools are refused): stdio clients, and HTTP clients of mcp.token or of
@@ -565,6 +570,30 @@ type MCPToken struct {
 	Principal string `yaml:"principal"`
 	// Owner makes the principal the owner.
 	Owner bool `yaml:"owner" default:"false"`
+}
+
+// MCPResource is a resource `toolbelt serve` and `toolbelt mcp` serve:
+// uri or uriTemplate (whose {variables} fill in the text and the file's
+// path), answered with text or the contents of file.
+type MCPResource struct {
+	// URI is the resource's fixed URI (test://notes, docs://handbook).
+	URI string `yaml:"uri"`
+	// URITemplate is an RFC 6570 template (docs://pages/{name}) instead
+	// of a fixed URI.
+	URITemplate string `yaml:"uriTemplate"`
+	// Name is its name in resources/list (default: the URI).
+	Name string `yaml:"name"`
+	// Title and Description are for people.
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	// MIMEType is its media type (default: from the file's extension or
+	// contents; text/plain for text).
+	MIMEType string `yaml:"mimeType"`
+	// Text is the resource's contents.
+	Text string `yaml:"text"`
+	// File is the file whose contents it is, relative to toolbelt.yaml;
+	// read at each resources/read, and watched for resources/subscribe.
+	File string `yaml:"file"`
 }
 
 // ServeOAuth is the authorization server whose tokens `toolbelt serve`
@@ -1200,6 +1229,7 @@ func (c *Config) validate() []error {
 		seen[t.Token] = true
 	}
 	errs = append(errs, c.checkMCPOAuth()...)
+	errs = append(errs, c.checkMCPResources()...)
 	errs = append(errs, c.checkModel("$.model", "model", c.Model))
 	errs = append(errs, c.checkCompaction("$.compaction", "compaction", c.Compaction))
 	errs = append(errs, c.checkModel("$.compaction.model", "compaction.model", c.Compaction.Model))
@@ -1347,4 +1377,37 @@ func (c *Config) checkMCPOAuth() []error {
 	}
 	unknown("ownerScope", o.OwnerScope)
 	return errs
+}
+
+// checkMCPResources checks mcp.resources: each names a uri or a
+// uriTemplate, and text or a file; no URI or template is served twice.
+func (c *Config) checkMCPResources() []error {
+	var errs []error
+	seen := map[string]bool{}
+	for i, r := range c.MCP.Resources {
+		path, key := fmt.Sprintf("$.mcp.resources[%d]", i), fmt.Sprintf("mcp.resources[%d]", i)
+		id := r.URI + r.URITemplate
+		switch {
+		case (r.URI == "") == (r.URITemplate == ""):
+			errs = append(errs, c.errorAt(path, key+" needs either uri (test://notes) or uriTemplate (docs://pages/{name}), not both"))
+		case (r.Text == "") == (r.File == ""):
+			errs = append(errs, c.errorAt(path, key+" needs either text or file (relative to toolbelt.yaml), not both"))
+		case !strings.Contains(id, "://"):
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("%s is %q: a resource's URI needs a scheme (scheme://…)", key, id)))
+		case r.URITemplate != "" && !strings.Contains(r.URITemplate, "{"):
+			errs = append(errs, c.errorAt(path+".uriTemplate", fmt.Sprintf("%s.uriTemplate %q has no {variable}: use uri for a fixed URI", key, r.URITemplate)))
+		case r.URITemplate != "" && templateError(r.URITemplate) != nil:
+			errs = append(errs, c.errorAt(path+".uriTemplate", fmt.Sprintf("%s.uriTemplate %q is not a URI template (RFC 6570): %v", key, r.URITemplate, templateError(r.URITemplate))))
+		case seen[id]:
+			errs = append(errs, c.errorAt(path, fmt.Sprintf("%s serves %s again: each URI and template once", key, id)))
+		}
+		seen[id] = true
+	}
+	return errs
+}
+
+// templateError says why t is not an RFC 6570 URI template, nil when it is.
+func templateError(t string) error {
+	_, err := uritemplate.New(t)
+	return err
 }

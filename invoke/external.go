@@ -26,7 +26,7 @@ func (r *Runner) externalStep(next Handler) Handler {
 		res := next(tool.WithOrigin(ctx, origin), req)
 		blocks := make([]tool.Content, len(res.Content))
 		for i, c := range res.Content {
-			if c.Type == tool.TextContent && c.Origin == nil {
+			if (c.Type == tool.TextContent || c.Type == tool.ResourceContent) && c.Origin == nil {
 				c.Origin = &origin
 			}
 			blocks[i] = c
@@ -62,7 +62,7 @@ func (r *Runner) wrapping(o *tool.Origin) content.Wrap {
 func (r *Runner) wrapExternal(blocks []tool.Content) []tool.Content {
 	copied := false
 	for i, c := range blocks {
-		if c.Type != tool.TextContent || !c.Origin.IsExternal() || c.Origin.Wrapped {
+		if (c.Type != tool.TextContent && (c.Type != tool.ResourceContent || c.Text == "")) || !c.Origin.IsExternal() || c.Origin.Wrapped {
 			continue
 		}
 		if !copied {

@@ -63,7 +63,7 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 					req.Note("imageResized", map[string]int{"width": f.Width, "height": f.Height})
 				}
 			}
-		case tool.AudioContent: // passed on as it is: front doors and encoders decide who takes it
+		case tool.AudioContent, tool.ResourceContent: // passed on as they are: front doors and encoders decide who takes them
 		default:
 			own()
 			blocks[i] = tool.Content{Type: tool.TextContent, Text: fmt.Sprintf("[content of unknown type %q omitted]", c.Type)}
@@ -254,6 +254,8 @@ func ShapeEventResult(res tool.Result, maxChars int) *EventResult {
 		switch c.Type {
 		case tool.ImageContent, tool.AudioContent:
 			ev.Content[i] = EventContent{Type: c.Type, MIMEType: c.MIMEType, Bytes: base64Len(c.Data), Omitted: true}
+		case tool.ResourceContent:
+			ev.Content[i] = EventContent{Type: c.Type, MIMEType: c.MIMEType, Text: content.Head(c.Describe(), maxChars, "…(truncated)…")}
 		default:
 			ev.Content[i] = EventContent{Type: c.Type, Text: content.Head(c.Text, maxChars, "…(truncated)…")}
 		}

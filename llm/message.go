@@ -184,6 +184,8 @@ func ToolResult(m tool.ResultMessage) Message {
 			out.Content = append(out.Content, Block{Type: BlockImage, Data: c.Data, MIMEType: c.MIMEType})
 		case tool.AudioContent:
 			out.Content = append(out.Content, Block{Type: BlockAudio, Data: c.Data, MIMEType: c.MIMEType})
+		case tool.ResourceContent: // no provider takes embedded resources: they are described
+			out.Content = append(out.Content, Block{Type: BlockText, Text: c.Describe()})
 		default:
 			out.Content = append(out.Content, Block{Type: BlockText, Text: c.Text})
 		}

@@ -206,3 +206,26 @@ func TestRequestAudio(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestEmbeddedResource: no provider takes an embedded resource in a
+// tool result: every wire gets it described, a text resource with its
+// text, a binary one by its size and none of its bytes.
+func TestRequestEmbeddedResource(t *testing.T) {
+	const blob = "AAECAwQFBgcICQ=="
+	result := llm.ToolResult(tool.ResultMessage{ToolCallID: "call_abcdefghijklmnop", ToolName: "fetch_notes", Content: []tool.Content{
+		{Type: tool.ResourceContent, URI: "test://notes", MIMEType: "text/plain", Text: "buy milk"},
+		{Type: tool.ResourceContent, URI: "test://blob", MIMEType: "application/octet-stream", Data: blob},
+	}})
+	msgs := []llm.Message{
+		llm.UserText("notes?"),
+		{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockToolCall, ID: "call_abcdefghijklmnop", Name: "fetch_notes", Arguments: json.RawMessage(`{}`)}}},
+		result,
+	}
+	for _, spec := range []string{"anthropic/x", "openai/x", "openai-responses/x", "google/x"} {
+		got := js(send(t, spec, msgs))
+		if strings.Contains(got, blob) || !strings.Contains(got, `[resource: test://notes, text/plain]\nbuy milk`) ||
+			!strings.Contains(got, "[resource: test://blob, application/octet-stream, 10 bytes, binary, not shown]") {
+			t.Errorf("%s: want both resources described:\n%s", spec, got)
+		}
+	}
+}

@@ -407,12 +407,12 @@ func (s *Server) completeImported(ctx context.Context, req *sdk.CompleteRequest)
 // subscribe forwards resources/subscribe of an imported server's resource
 // to it, the first time a client subscribes to the URI; the server's
 // notifications/resources/updated then reach every client subscribed
-// (relayUpdated).
+// (relayUpdated). The server's own resources are subscribeOwn's.
 func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error {
 	uri := req.Params.URI
 	server, ok := s.importedOf(uri)
 	if !ok {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s cannot be subscribed to: only imported servers' resources can", uri)}
+		return s.subscribeOwn(ctx, req)
 	}
 	caller := callerOf(s.opts.Owner, req.Session, req.Extra)
 	if err := s.mayCall(ctx, caller, resourcesTool, map[string]any{"action": "read", "server": server, "uri": uri}); err != nil {
@@ -451,6 +451,9 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 // unsubscribe forwards resources/unsubscribe to the imported server when
 // the last client subscribed to the URI unsubscribes.
 func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) error {
+	if s.unsubscribeOwn(req) {
+		return nil
+	}
 	uri := req.Params.URI
 	im := &s.imported
 	im.mu.Lock()

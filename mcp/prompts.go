@@ -28,12 +28,19 @@ import (
 //	    values: [security, performance, style]
 //	---
 //	Review {{path}}, looking at {{focus}} first.
+//
+// The front matter's embed lists resources of the server (workspace:///…,
+// mcp.resources, with {{name}} filled in too) whose contents come before
+// the text: images and audio as such, the others as embedded resources.
 type Prompt struct {
 	// Name is the front matter's name, else the file's name without .md.
 	Name        string           `yaml:"name"`
 	Title       string           `yaml:"title"`
 	Description string           `yaml:"description"`
 	Arguments   []PromptArgument `yaml:"arguments"`
+	// Embed are the URIs of the resources the prompt embeds, read as the
+	// client would read them (the same policy) when the prompt is got.
+	Embed []string `yaml:"embed"`
 	// Text is what follows the front matter.
 	Text string `yaml:"-"`
 }
@@ -120,34 +127,60 @@ func (s *Server) servePrompts(prompts []Prompt) {
 		for _, a := range p.Arguments {
 			sp.Arguments = append(sp.Arguments, &sdk.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 		}
-		s.sdk.AddPrompt(sp, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
-			text, err := p.fill(req.Params.Arguments)
+		s.sdk.AddPrompt(sp, func(ctx context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
+			fill, err := p.filler(req.Params.Arguments)
 			if err != nil {
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 			}
-			return &sdk.GetPromptResult{Description: p.Description, Messages: []*sdk.PromptMessage{{Role: "user", Content: &sdk.TextContent{Text: text}}}}, nil
+			var msgs []*sdk.PromptMessage
+			for _, e := range p.Embed {
+				uri := fill.Replace(e)
+				res, err := s.readOwn(ctx, req.Session, req.Extra, uri)
+				if err != nil {
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("prompt %s embeds %s: %v", p.Name, uri, err)}
+				}
+				for _, c := range res.Contents {
+					msgs = append(msgs, &sdk.PromptMessage{Role: "user", Content: embedded(c)})
+				}
+			}
+			if text := fill.Replace(p.Text); strings.TrimSpace(text) != "" || len(msgs) == 0 {
+				msgs = append(msgs, &sdk.PromptMessage{Role: "user", Content: &sdk.TextContent{Text: text}})
+			}
+			return &sdk.GetPromptResult{Description: p.Description, Messages: msgs}, nil
 		})
 	}
 }
 
-// fill returns the prompt's text with its arguments' values in place of
-// their {{name}}; a missing required argument, or one the prompt does not
-// declare, is an error.
-func (p *Prompt) fill(args map[string]string) (string, error) {
+// filler returns what puts the arguments' values in place of their
+// {{name}} in the prompt's text and embeds; a missing required argument,
+// or one the prompt does not declare, is an error.
+func (p *Prompt) filler(args map[string]string) (*strings.Replacer, error) {
 	for name := range args {
 		if !slices.ContainsFunc(p.Arguments, func(a PromptArgument) bool { return a.Name == name }) {
-			return "", fmt.Errorf("prompt %s has no argument %q", p.Name, name)
+			return nil, fmt.Errorf("prompt %s has no argument %q", p.Name, name)
 		}
 	}
 	pairs := make([]string, 0, 2*len(p.Arguments))
 	for _, a := range p.Arguments {
 		v, ok := args[a.Name]
 		if !ok && a.Required {
-			return "", fmt.Errorf("prompt %s needs the argument %q", p.Name, a.Name)
+			return nil, fmt.Errorf("prompt %s needs the argument %q", p.Name, a.Name)
 		}
 		pairs = append(pairs, "{{"+a.Name+"}}", v)
 	}
-	return strings.NewReplacer(pairs...).Replace(p.Text), nil
+	return strings.NewReplacer(pairs...), nil
+}
+
+// embedded is a resource's contents as a prompt message's content: an
+// image or audio as such, anything else as an embedded resource.
+func embedded(c *sdk.ResourceContents) sdk.Content {
+	switch {
+	case c.Blob != nil && strings.HasPrefix(c.MIMEType, "image/"):
+		return &sdk.ImageContent{Data: c.Blob, MIMEType: c.MIMEType}
+	case c.Blob != nil && strings.HasPrefix(c.MIMEType, "audio/"):
+		return &sdk.AudioContent{Data: c.Blob, MIMEType: c.MIMEType}
+	}
+	return &sdk.EmbeddedResource{Resource: c}
 }
 
 // argument returns the prompt's argument of that name.

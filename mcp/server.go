@@ -85,6 +85,8 @@ type Options struct {
 	// tools may make at all (toolRequests in toolbelt.yaml).
 	Interact     interact.Client
 	ToolRequests interact.Rules
+	// Resources are served beside the workspace's files (mcp.resources).
+	Resources []Resource
 	// Imported, when set, are the imported MCP servers whose resources,
 	// resource templates and prompts are served as the server's own
 	// (prompts named SERVER__PROMPT; resources by their own URIs, their
@@ -124,6 +126,7 @@ type Server struct {
 
 	prompts  []Prompt // Options.Prompts
 	imported imports  // what is re-served of Options.Imported
+	watches  watches  // the files of subscribed own resources
 
 	firstAnswer     chan struct{} // closed once a client's first tools/list or tools/call is answered
 	firstAnswerOnce sync.Once
@@ -196,20 +199,19 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 		Instructions: "Toolbelt's tools. Calls are checked against each tool's full schema and the operator's policy; " +
 			"a call may need a person's approval. Errors come back as results that say what to change.",
 	}
-	if opts.Imported != nil {
-		sopts.SubscribeHandler, sopts.UnsubscribeHandler = s.subscribe, s.unsubscribe
-	}
+	sopts.SubscribeHandler, sopts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, sopts)
 	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.offerTasks, s.taskCalls, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.serveResources()
+	s.serveConfigured()
 	s.servePrompts(opts.Prompts)
 	s.serveTasks()
 	s.sync()
 	unwatch := reg.Watch(s.changed)
 	stopJobs := s.followJobs()
 	stopImports := s.followImports()
-	s.stop = func() { unwatch(); stopJobs(); stopImports() }
+	s.stop = func() { unwatch(); stopJobs(); stopImports(); s.closeWatches() }
 	return s
 }
 
@@ -574,6 +576,17 @@ func (s *Server) run(ctx context.Context, req *sdk.CallToolRequest, who tool.Ide
 	// would give two calls one id, and undo the wrong one.
 	id := tool.NewCallID("mcp")
 	var opts []invoke.CallOption
+	if req.Session != nil {
+		// The tool's log lines go to the client, at the level it set
+		// (logging/setLevel; none before it sets one).
+		ctx = tool.WithLog(ctx, func(level, message string) {
+			//lint:ignore SA1019 MCP logging is deprecated from the protocol of 2026-07-28 on, but clients of 2025-11-25 ask for it
+			err := req.Session.Log(ctx, &sdk.LoggingMessageParams{Level: sdk.LoggingLevel(level), Logger: req.Params.Name, Data: message})
+			if err != nil {
+				s.opts.Logger.Debug("log notification failed", "call", id, "err", err)
+			}
+		})
+	}
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
 		var n float64
 		opts = append(opts, invoke.OnUpdate(func(partial tool.Result) {
@@ -642,6 +655,13 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 			} else {
 				out.Content = append(out.Content, &sdk.ImageContent{Data: data, MIMEType: c.MIMEType})
 			}
+		case tool.ResourceContent:
+			if rc, ok := resourceOf(c, budget); ok {
+				budget -= len(c.Data) + len(c.Text)
+				out.Content = append(out.Content, &sdk.EmbeddedResource{Resource: rc})
+				continue
+			}
+			out.Content = append(out.Content, &sdk.TextContent{Text: fmt.Sprintf("[resource %s omitted: %d bytes do not fit in the response limit of %d bytes]", c.URI, len(c.Data)+len(c.Text), s.opts.MaxResponseBytes)})
 		default:
 			text := c.Text
 			if len(text) > budget {
@@ -659,4 +679,21 @@ func (s *Server) result(msg tool.ResultMessage) *sdk.CallToolResult {
 		}
 	}
 	return out
+}
+
+// resourceOf is a resource block's contents for the client, when it fits
+// in budget bytes.
+func resourceOf(c tool.Content, budget int) (*sdk.ResourceContents, bool) {
+	if len(c.Data)+len(c.Text) > budget {
+		return nil, false
+	}
+	rc := &sdk.ResourceContents{URI: c.URI, MIMEType: c.MIMEType, Text: c.Text}
+	if c.Data != "" {
+		blob, err := base64.StdEncoding.DecodeString(c.Data)
+		if err != nil {
+			return nil, false
+		}
+		rc.Text, rc.Blob = "", blob
+	}
+	return rc, true
 }

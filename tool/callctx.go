@@ -87,3 +87,29 @@ func ApprovedEffects(ctx context.Context) *Effects {
 	e, _ := ctx.Value(approvedKey{}).(*Effects)
 	return e
 }
+
+// LogFunc receives a log line of a running call: level is one of the
+// syslog levels MCP uses (debug, info, notice, warning, error, critical,
+// alert, emergency), message the tool's words.
+type LogFunc func(level, message string)
+
+type logKey struct{}
+
+// WithLog returns ctx carrying fn, which receives the call's log lines (an
+// MCP front door sends them to the client as notifications/message, at
+// the level the client set).
+func WithLog(ctx context.Context, fn LogFunc) context.Context {
+	return context.WithValue(ctx, logKey{}, fn)
+}
+
+// Log sends a log line of the call whose context ctx is to who follows
+// it; without anyone (a call outside an MCP front door) it does nothing.
+// It must not be called after the call has returned.
+func Log(ctx context.Context, level, message string) {
+	if fn, _ := ctx.Value(logKey{}).(LogFunc); fn != nil {
+		fn(level, message)
+	}
+}
+
+// LogLevels are the levels of [Log], from the least to the most severe.
+var LogLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}

@@ -16,19 +16,25 @@ const (
 	TextContent  ContentType = "text"
 	ImageContent ContentType = "image"
 	AudioContent ContentType = "audio"
+	// ResourceContent is an embedded resource: the contents of the
+	// resource at URI, text (Text) or binary (Data), with its MIME type.
+	ResourceContent ContentType = "resource"
 )
 
-// Content is one block of a result: text, or an image or audio as base64
-// data with its MIME type.
+// Content is one block of a result: text, an image or audio as base64
+// data with its MIME type, or an embedded resource.
 type Content struct {
 	Type ContentType
-	// Text is the text of a text block.
+	// Text is the text of a text block, or of a text resource.
 	Text string
-	// Data is the base64-encoded bytes of an image or audio block.
+	// Data is the base64-encoded bytes of an image or audio block, or of
+	// a binary resource.
 	Data string
-	// MIMEType is the media type of an image or audio block ("image/png",
-	// "audio/wav").
+	// MIMEType is the media type of an image, audio or resource block
+	// ("image/png", "audio/wav", "text/plain").
 	MIMEType string
+	// URI is the URI of an embedded resource.
+	URI string
 	// Origin says where a text block came from. Nil, in what a tool
 	// returns, means as its metadata says: from outside for a tool marked
 	// [Meta.ExternalContent], else the tool's own words. It never goes on
@@ -48,15 +54,32 @@ type mediaJSON struct {
 	MIMEType string      `json:"mimeType"`
 }
 
+// resourceJSON is an embedded resource block, in MCP's shape: its
+// contents' text or blob (base64).
+type resourceJSON struct {
+	Type     ContentType `json:"type"`
+	Resource struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType,omitempty"`
+		Text     string `json:"text,omitempty"`
+		Blob     string `json:"blob,omitempty"`
+	} `json:"resource"`
+}
+
 // MarshalJSON encodes a text block as {"type":"text","text":…}, an image
-// block as {"type":"image","data":…,"mimeType":…} and an audio block as
-// {"type":"audio","data":…,"mimeType":…}.
+// block as {"type":"image","data":…,"mimeType":…}, an audio block as
+// {"type":"audio","data":…,"mimeType":…} and a resource block as
+// {"type":"resource","resource":{"uri":…,"mimeType":…,"text"|"blob":…}}.
 func (c Content) MarshalJSON() ([]byte, error) {
 	switch c.Type {
 	case TextContent:
 		return json.Marshal(textJSON{c.Type, c.Text})
 	case ImageContent, AudioContent:
 		return json.Marshal(mediaJSON{c.Type, c.Data, c.MIMEType})
+	case ResourceContent:
+		r := resourceJSON{Type: c.Type}
+		r.Resource.URI, r.Resource.MIMEType, r.Resource.Text, r.Resource.Blob = c.URI, c.MIMEType, c.Text, c.Data
+		return json.Marshal(r)
 	}
 	return nil, fmt.Errorf("content block has unknown type %q", c.Type)
 }
@@ -76,8 +99,31 @@ func (c *Content) UnmarshalJSON(b []byte) error {
 	case TextContent, ImageContent, AudioContent:
 		*c = Content{Type: raw.Type, Text: raw.Text, Data: raw.Data, MIMEType: raw.MIMEType}
 		return nil
+	case ResourceContent:
+		var r resourceJSON
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		*c = Content{Type: raw.Type, URI: r.Resource.URI, MIMEType: r.Resource.MIMEType, Text: r.Resource.Text, Data: r.Resource.Blob}
+		return nil
 	}
 	return fmt.Errorf("content block has unknown type %q", raw.Type)
+}
+
+// Describe is a resource block in words, for who takes no embedded
+// resources (a model, a terminal): a line naming the resource, then its
+// text; a binary one by its size only.
+func (c Content) Describe() string {
+	head := "[resource: " + c.URI
+	if c.MIMEType != "" {
+		head += ", " + c.MIMEType
+	}
+	if c.Data != "" || c.Text == "" {
+		n := len(c.Data) / 4 * 3
+		n -= len(c.Data) - len(strings.TrimRight(c.Data, "="))
+		return fmt.Sprintf("%s, %d bytes, binary, not shown]", head, max(n, 0))
+	}
+	return head + "]\n" + c.Text
 }
 
 // Result is what a tool returns: content for the model, details for programs.

@@ -214,6 +214,8 @@ func printContent(e *env, msg tool.ResultMessage) error {
 		switch c.Type {
 		case tool.ImageContent, tool.AudioContent:
 			_, err = fmt.Fprintf(w, "[%s %s, %d bytes base64]\n", c.Type, termsafe.Line(c.MIMEType), len(c.Data))
+		case tool.ResourceContent:
+			_, err = fmt.Fprintln(w, termsafe.Text(c.Describe()))
 		default:
 			text := c.Text
 			if env, ok := tool.ParseEnvelope(text); ok {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -109,10 +110,9 @@ func conformanceOutcomes(t *testing.T, out, prefix string) map[string]string {
 			return err
 		}
 		name := strings.TrimPrefix(filepath.ToSlash(rel), prefix)
-		// The folder's name ends with the run's time: 2026-11-29T20-45-07-389Z.
-		if i := strings.LastIndex(name, "-20"); i > 0 {
-			name = name[:i]
-		}
+		// The folder's name ends with the run's time: 2026-11-29T20-45-07-389Z
+		// (not cut at its last "-20": the milliseconds may begin with 20).
+		name = runTime.ReplaceAllString(name, "")
 		got[name], err = conformanceOutcome(path)
 		return err
 	})
@@ -121,6 +121,9 @@ func conformanceOutcomes(t *testing.T, out, prefix string) map[string]string {
 	}
 	return got
 }
+
+// runTime is the run's time at the end of a scenario's folder name.
+var runTime = regexp.MustCompile(`-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z$`)
 
 // timingChecks are the suite's checks of wall-clock time (a reconnect
 // within 500 ms of the retry field's delay): on a loaded machine they fail

@@ -99,6 +99,8 @@ func fullText(res tool.Result) string {
 			parts = append(parts, c.Text)
 		case tool.ImageContent, tool.AudioContent:
 			parts = append(parts, fmt.Sprintf("[%s: %s, %d bytes]", c.Type, c.MIMEType, decodedLen(c.Data)))
+		case tool.ResourceContent:
+			parts = append(parts, c.Describe())
 		}
 	}
 	return strings.Join(parts, "\n")

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -72,6 +73,14 @@ type Response struct {
 type Progress struct {
 	Progress *float64 `json:"progress"`
 	Message  string   `json:"message"`
+}
+
+// Log is a log line a handler may write to standard error, sent to the
+// client that follows the call (MCP notifications/message).
+type Log struct {
+	Log string `json:"log"`
+	// Level is one of tool.LogLevels (default info).
+	Level string `json:"level"`
 }
 
 // Failure is a call the handler could not complete: it said so itself, or
@@ -187,7 +196,9 @@ func (t *Tool) ask(ctx context.Context, req Request, call tool.Call, tc *tool.Co
 			conv.answer(ctx, r)
 			return
 		}
-		if p, ok := parseProgress(line); ok {
+		if l, ok := parseLog(line); ok {
+			tool.Log(ctx, l.Level, l.Log)
+		} else if p, ok := parseProgress(line); ok {
 			update(progressResult(p))
 			return
 		}
@@ -439,6 +450,14 @@ func (t *Tool) answer(res shell.ChildResult, logs []string, mode string) (tool.R
 		return tool.Result{}, &Failure{Info: tool.ErrorInfo{Message: msg, CanRetry: resp.CanRetry, Suggestion: resp.Suggestion}, Stderr: logs}
 	}
 	for i, c := range resp.Content {
+		if c.Type == tool.ResourceContent {
+			if c.URI == "" {
+				return fail(fmt.Sprintf("the handler of %s answered with a resource block (content[%d]) without a uri", t.Meta.ID, i), broken)
+			}
+			if _, err := base64.StdEncoding.DecodeString(c.Data); err != nil {
+				return fail(fmt.Sprintf("the handler of %s answered with a resource block (content[%d]) whose blob is not base64", t.Meta.ID, i), broken)
+			}
+		}
 		if c.Type == tool.ImageContent || c.Type == tool.AudioContent {
 			if !strings.HasPrefix(c.MIMEType, string(c.Type)+"/") {
 				return fail(fmt.Sprintf("the handler of %s answered with an %s block (content[%d]) without an %s mimeType", t.Meta.ID, c.Type, i, c.Type), broken)
@@ -501,6 +520,21 @@ func parseProgress(line string) (Progress, bool) {
 		return Progress{}, false
 	}
 	return p, true
+}
+
+// parseLog reads a log line: {"log": "…", "level": "warning"}, the level
+// one of tool.LogLevels or left out (info).
+func parseLog(line string) (Log, bool) {
+	line = strings.TrimSpace(line)
+	if !strings.HasPrefix(line, "{") {
+		return Log{}, false
+	}
+	var l Log
+	if err := json.Unmarshal([]byte(line), &l); err != nil || l.Log == "" {
+		return Log{}, false
+	}
+	l.Level = cmp.Or(l.Level, "info")
+	return l, slices.Contains(tool.LogLevels, l.Level)
 }
 
 // progressResult is the partial result a progress line becomes.

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -134,6 +136,8 @@ func TestBadOutput(t *testing.T) {
 		{"crash", `kill -SEGV $$`, []string{"was killed by SIGSEGV before it answered"}},
 		{"exit_code", `echo 'bad input' >&2; exit 3`, []string{"exited with code 3 without an answer", "bad input"}},
 		{"bad_image", `echo '{"success":true,"content":[{"type":"image","data":"!!","mimeType":"image/png"}]}'`, []string{"data is not base64"}},
+		{"resource_no_uri", `echo '{"success":true,"content":[{"type":"resource","resource":{"text":"x"}}]}'`, []string{"resource block (content[0]) without a uri"}},
+		{"resource_bad_blob", `echo '{"success":true,"content":[{"type":"resource","resource":{"uri":"test://r","blob":"!!"}}]}'`, []string{"blob is not base64"}},
 		{"empty", `true`, []string{"did not answer", "no output"}},
 	}
 	var folders []string
@@ -326,5 +330,51 @@ func TestImageContent(t *testing.T) {
 	msg := h.call(context.Background(), "img", `{"text":"x"}`)
 	if msg.IsError || len(msg.Content) != 2 || msg.Content[1].Type != tool.ImageContent || msg.Content[1].MIMEType != "image/png" {
 		t.Errorf("result = %+v", msg)
+	}
+}
+
+func TestAudioAndResourceContent(t *testing.T) {
+	t.Parallel()
+	f := shTool(t, t.TempDir(), "media", `echo '{"success":true,"content":[`+
+		`{"type":"audio","data":"UklGRg==","mimeType":"audio/wav"},`+
+		`{"type":"resource","resource":{"uri":"test://notes","mimeType":"text/plain","text":"the notes"}},`+
+		`{"type":"resource","resource":{"uri":"test://blob","mimeType":"application/octet-stream","blob":"AAEC"}}]}'`, nil)
+	h := newHarness(t, []string{f}, Options{Trusted: true})
+	msg := h.call(context.Background(), "media", `{"text":"x"}`)
+	want := []tool.Content{
+		{Type: tool.AudioContent, Data: "UklGRg==", MIMEType: "audio/wav"},
+		{Type: tool.ResourceContent, URI: "test://notes", MIMEType: "text/plain", Text: "the notes"},
+		{Type: tool.ResourceContent, URI: "test://blob", MIMEType: "application/octet-stream", Data: "AAEC"},
+	}
+	if msg.IsError || !reflect.DeepEqual(msg.Content, want) {
+		t.Errorf("result = %+v, want %+v", msg.Content, want)
+	}
+}
+
+func TestLogLines(t *testing.T) {
+	t.Parallel()
+	f := shTool(t, t.TempDir(), "chatty", `echo '{"log": "starting", "level": "debug"}' >&2
+echo '{"log": "no level"}' >&2
+echo '{"log": "odd level", "level": "loud"}' >&2
+echo 'plain text' >&2
+echo '{"progress": 50, "message": "half"}' >&2
+echo '{"success": true, "summary": "done"}'`, nil)
+	h := newHarness(t, []string{f}, Options{Trusted: true})
+	var mu sync.Mutex
+	var got []string
+	ctx := tool.WithLog(context.Background(), func(level, message string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, level+" "+message)
+	})
+	if msg := h.call(ctx, "chatty", `{"text":"x"}`); msg.IsError {
+		t.Fatalf("call failed: %s", text(msg))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	// A line whose level is not one of MCP's, plain text and progress
+	// are not log lines for the client.
+	if want := []string{"debug starting", "info no level"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("log lines = %q, want %q", got, want)
 	}
 }
