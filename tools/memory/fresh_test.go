@@ -162,3 +162,34 @@ func (p plainIndex) Update(ctx context.Context, scope string, files []tool.Memor
 func (p plainIndex) Search(ctx context.Context, scope, query string, limit int) ([]tool.MemoryHit, error) {
 	return p.m.Search(ctx, scope, query, limit)
 }
+
+// A fresh process that watches (as toolbelt's do) trusts the recorded
+// scan too, and its watch then sees a note rewritten in place.
+func TestAFreshWatchingProcess(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	ws := t.TempDir()
+	idx := &countingIndex{Memory: openStore(t).Memory()}
+	write(t, ws, "memory/a.md", "alpha\n")
+	hourAgo := time.Now().Add(-time.Hour)
+	backdate(t, ws, hourAgo)
+	freshSearch(t, idx, ws, "alpha")
+	ix := memory.NewIndexer(time.Hour)
+	ix.Watch = true
+	t.Cleanup(func() { ix.Close() })
+	found := func(q string) bool {
+		hits, err := ix.Search(ctx, idx, ws, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits) == 1
+	}
+	if !found("alpha") || idx.stamps.Load() != 1 {
+		t.Fatalf("the watching fresh process did not trust the record: stamps read %d times", idx.stamps.Load())
+	}
+	write(t, ws, "memory/a.md", "bravo\n")
+	if err := os.Chtimes(filepath.Join(ws, "memory/a.md"), hourAgo.Add(time.Second), hourAgo.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a rewrite in place", func() bool { return found("bravo") })
+}

@@ -358,8 +358,10 @@ func (ix *Indexer) sync(ctx context.Context, idx Index, files fsbridge.Bridge, w
 		if err != nil {
 			return nil, nil, err
 		}
-		if rec != nil && !rec.At.IsZero() && !watched && unchanged(root, rec.Dirs) {
-			ix.setScan(workspace, &scan{at: time.Now(), dirs: rec.Dirs, skipped: rec.Skipped})
+		// A watch started above sees what changes from now on, as after a
+		// scan of this process.
+		if rec != nil && !rec.At.IsZero() && unchanged(root, rec.Dirs) {
+			ix.setScan(workspace, &scan{at: time.Now(), dirs: rec.Dirs, watched: watched, gen: gen, skipped: rec.Skipped})
 			return nil, rec.Skipped, nil
 		}
 	}
