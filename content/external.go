@@ -79,19 +79,25 @@ const Neutralized = "[marker-like text removed]"
 
 // Neutralize replaces marker-like text in s (see WrapExternal).
 func Neutralize(s string) string {
-	folded := s
-	if !isASCII(s) {
+	// ASCII text folds to itself: its offsets are its own.
+	folded, ascii := s, isASCII(s)
+	if !ascii {
 		folded, _ = fold(s, false)
 	}
 	if !hasMarkerLike(folded) {
 		return s // the usual case: no offsets to keep
 	}
 	var offsets []int
-	folded, offsets = fold(s, true)
+	if !ascii {
+		folded, offsets = fold(s, true)
+	}
 	var b strings.Builder
 	prev := 0
 	for m := range markerLike(folded) {
-		start, end := offsets[m[0]], offsets[m[1]]
+		start, end := m[0], m[1]
+		if !ascii {
+			start, end = offsets[start], offsets[end]
+		}
 		b.WriteString(s[prev:start])
 		b.WriteString(Neutralized)
 		prev = end
