@@ -264,18 +264,21 @@ func fold(s string, withOffsets bool) (string, []int) {
 		offsets = make([]int, 0, len(s)+1)
 	}
 	for i, r := range s {
-		var out string
-		switch {
-		case r < utf8.RuneSelf:
-			out = string(rune(r))
-		case zeroWidth(r):
-			continue
-		default:
-			if m, ok := lookalike[r]; ok {
-				out = string(m)
-			} else {
-				out = norm.NFKC.String(string(r))
+		if r < utf8.RuneSelf {
+			b.WriteByte(byte(r))
+			if withOffsets {
+				offsets = append(offsets, i)
 			}
+			continue
+		}
+		if zeroWidth(r) {
+			continue
+		}
+		out := ""
+		if m, ok := lookalike[r]; ok {
+			out = string(m)
+		} else {
+			out = norm.NFKC.String(string(r))
 		}
 		if withOffsets {
 			for range len(out) {
