@@ -140,7 +140,7 @@ func TestMarkerSpoofingIsNeutralized(t *testing.T) {
 			continue
 		}
 		body := m[3]
-		if folded, _ := fold(body, false); markerLike().MatchString(folded) {
+		if folded, _ := fold(body, false); hasMarkerLike(folded) {
 			t.Errorf("attack %q: marker-like text left in the body: %q", a, body)
 		}
 		if !strings.Contains(body, Neutralized) || !strings.HasPrefix(body, "before\n") || !strings.HasSuffix(body, "after") {

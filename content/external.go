@@ -1,9 +1,8 @@
 package content
 
 import (
-	"regexp"
+	"iter"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -75,29 +74,30 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// markerLike matches, in folded text, anything that could pass for a wrapper
-// marker: the marker words with any separators, with or without brackets
-// and attributes around them.
-// It is compiled on first use, not when the program starts.
-var markerLike = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)<*\s*/?\s*(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^<>\n]{0,120}>+)?`)
-})
-
 // Neutralized replaces marker-like text.
 const Neutralized = "[marker-like text removed]"
 
 // Neutralize replaces marker-like text in s (see WrapExternal).
 func Neutralize(s string) string {
-	folded, _ := fold(s, false)
-	if !markerLike().MatchString(folded) {
+	// ASCII text folds to itself: its offsets are its own.
+	folded, ascii := s, isASCII(s)
+	if !ascii {
+		folded, _ = fold(s, false)
+	}
+	if !hasMarkerLike(folded) {
 		return s // the usual case: no offsets to keep
 	}
-	folded, offsets := fold(s, true)
-	matches := markerLike().FindAllStringIndex(folded, -1)
+	var offsets []int
+	if !ascii {
+		folded, offsets = fold(s, true)
+	}
 	var b strings.Builder
 	prev := 0
-	for _, m := range matches {
-		start, end := offsets[m[0]], offsets[m[1]]
+	for m := range markerLike(folded) {
+		start, end := m[0], m[1]
+		if !ascii {
+			start, end = offsets[start], offsets[end]
+		}
 		b.WriteString(s[prev:start])
 		b.WriteString(Neutralized)
 		prev = end
@@ -105,6 +105,150 @@ func Neutralize(s string) string {
 	b.WriteString(s[prev:])
 	return b.String()
 }
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// hasMarkerLike reports whether folded text holds marker-like text.
+func hasMarkerLike(folded string) bool {
+	for range markerLike(folded) {
+		return true
+	}
+	return false
+}
+
+// markerLike yields the spans ([start, end) byte offsets) of the
+// marker-like text in folded text, left to right: the marker words with
+// any separators, with or without brackets and attributes around them.
+// The spans are those of the regular expression
+//
+//	(?i)<*\s*/?\s*(?:end[\s_\-.]*)?external[\s_\-.]*untrusted[\s_\-.]*content(?:[^<>\n]{0,120}>+)?
+//
+// (leftmost first, as regexp.FindAllStringIndex finds them), in one linear
+// scan: that expression has no fixed prefix, so regexp tries it at every
+// byte of a page. The scan finds the words (by their "x"), then extends
+// the match backwards over an "end" and brackets, and forwards over
+// attributes and closing brackets.
+func markerLike(s string) iter.Seq[[2]int] {
+	return func(yield func([2]int) bool) {
+		pos := 0
+		for i := 1; i < len(s); i++ {
+			if s[i]|0x20 != 'x' || i-1 < pos || s[i-1]|0x20 != 'e' {
+				continue
+			}
+			c := i - 1
+			end, ok := markerWords(s, c)
+			if !ok {
+				continue
+			}
+			m := [2]int{markerHead(s, pos, c), markerTail(s, end)}
+			if !yield(m) {
+				return
+			}
+			pos = m[1]
+			i = pos // the loop's i++ looks at pos+1 next: a match needs "ex"
+		}
+	}
+}
+
+// markerWords matches external[\s_\-.]*untrusted[\s_\-.]*content at s[c:],
+// case-insensitively, returning where it ends.
+func markerWords(s string, c int) (int, bool) {
+	i, ok := word(s, c, "external")
+	if !ok {
+		return 0, false
+	}
+	if i, ok = word(s, skip(s, i, isSep), "untrusted"); !ok {
+		return 0, false
+	}
+	return word(s, skip(s, i, isSep), "content")
+}
+
+// markerHead returns where a match whose words start at c starts: the
+// leftmost position, not before pos, of <*\s*/?\s*(?:end[\s_\-.]*)? ending
+// at c.
+func markerHead(s string, pos, c int) int {
+	q := c
+	for q > pos && isSep(s[q-1]) {
+		q--
+	}
+	if q-3 >= pos && s[q-3]|0x20 == 'e' && s[q-2]|0x20 == 'n' && s[q-1]|0x20 == 'd' {
+		c = q - 3
+	}
+	for c > pos && isSpace(s[c-1]) {
+		c--
+	}
+	if c > pos && s[c-1] == '/' {
+		c--
+	}
+	for c > pos && isSpace(s[c-1]) {
+		c--
+	}
+	for c > pos && s[c-1] == '<' {
+		c--
+	}
+	return c
+}
+
+// markerTail returns where a match whose words end at i ends: after
+// [^<>\n]{0,120}>+ when that follows (as many characters as the regular
+// expression would take), else at i.
+func markerTail(s string, i int) int {
+	q := i
+	for n := 0; n < 120 && q < len(s) && s[q] != '<' && s[q] != '>' && s[q] != '\n'; n++ {
+		if s[q] < utf8.RuneSelf {
+			q++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[q:])
+			q += w
+		}
+	}
+	if q == len(s) || s[q] != '>' {
+		return i
+	}
+	for q < len(s) && s[q] == '>' {
+		q++
+	}
+	return q
+}
+
+// word matches the lower-case ASCII word w at s[i:] as (?i) does, where
+// the long s (U+017F) folds to s, and returns where it ends.
+func word(s string, i int, w string) (int, bool) {
+	for k := 0; k < len(w); k++ {
+		switch {
+		case i < len(s) && s[i]|0x20 == w[k]:
+			i++
+		case w[k] == 's' && strings.HasPrefix(s[i:], "\u017F"):
+			i += len("\u017F")
+		default:
+			return 0, false
+		}
+	}
+	return i, true
+}
+
+// skip returns the first position from i whose byte is not in class.
+func skip(s string, i int, class func(byte) bool) int {
+	for i < len(s) && class(s[i]) {
+		i++
+	}
+	return i
+}
+
+// isSpace is regexp's \s.
+func isSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
+}
+
+// isSep is [\s_\-.].
+func isSep(c byte) bool { return isSpace(c) || c == '_' || c == '-' || c == '.' }
 
 // fold maps s to plain ASCII where lookalikes are concerned: full-width and
 // other compatibility forms to their ASCII letters, lookalike angle brackets
@@ -120,18 +264,21 @@ func fold(s string, withOffsets bool) (string, []int) {
 		offsets = make([]int, 0, len(s)+1)
 	}
 	for i, r := range s {
-		var out string
-		switch {
-		case r < utf8.RuneSelf:
-			out = string(rune(r))
-		case zeroWidth(r):
-			continue
-		default:
-			if m, ok := lookalike[r]; ok {
-				out = string(m)
-			} else {
-				out = norm.NFKC.String(string(r))
+		if r < utf8.RuneSelf {
+			b.WriteByte(byte(r))
+			if withOffsets {
+				offsets = append(offsets, i)
 			}
+			continue
+		}
+		if zeroWidth(r) {
+			continue
+		}
+		out := ""
+		if m, ok := lookalike[r]; ok {
+			out = string(m)
+		} else {
+			out = norm.NFKC.String(string(r))
 		}
 		if withOffsets {
 			for range len(out) {

@@ -80,8 +80,11 @@ type Bridge interface {
 type Opener interface {
 	// Open opens the entry's file.
 	Open() (fs.File, error)
-	// OpenChild opens the file name in the entry, a directory.
-	OpenChild(name string) (fs.File, error)
+	// OpenSibling opens the file name in the entry's directory. A name
+	// the walk's listing of that directory does not hold is
+	// [fs.ErrNotExist] at once, without asking the file system (so a walk
+	// can look for a file in every directory at no cost).
+	OpenSibling(name string) (fs.File, error)
 }
 
 var (
@@ -151,7 +154,7 @@ func checkName(op, name string) (string, error) {
 // checkChild refuses a name that is not one file name.
 func checkChild(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
-		return refuse("read", name, "OpenChild takes the name of one file in the directory")
+		return refuse("read", name, "OpenSibling takes the name of one file in the directory")
 	}
 	return nil
 }

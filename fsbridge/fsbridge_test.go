@@ -395,8 +395,9 @@ func TestMemoryLoad(t *testing.T) {
 	}
 }
 
-// TestWalkOpener: walk entries open their files and their directories'
-// files, and refuse names that are not one file name.
+// TestWalkOpener: walk entries open their files and the files beside
+// them, find no file their directory's listing does not hold, and refuse
+// names that are not one file name.
 func TestWalkOpener(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -406,6 +407,7 @@ func TestWalkOpener(t *testing.T) {
 			must(t, b.MkdirAll(ctx, "d/e"))
 			must(t, b.WriteFile(ctx, "d/f.txt", []byte("file"), 0o644))
 			must(t, b.WriteFile(ctx, "d/e/.gitignore", []byte("*.log"), 0o644))
+			must(t, b.WriteFile(ctx, "d/e/a.txt", []byte("a"), 0o644))
 			got := map[string]string{}
 			must(t, b.WalkDir(ctx, ".", func(p string, d fs.DirEntry, err error) error {
 				if err != nil {
@@ -419,12 +421,15 @@ func TestWalkOpener(t *testing.T) {
 				switch p {
 				case "d/f.txt":
 					f, err = o.Open()
-				case "d/e":
-					f, err = o.OpenChild(".gitignore")
+				case "d/e/a.txt":
+					f, err = o.OpenSibling(".gitignore")
 					for _, bad := range []string{"", ".", "..", "../f.txt", "a/b", "x\x00"} {
-						if _, err := o.OpenChild(bad); !errors.Is(err, fsbridge.ErrRefused) {
-							t.Errorf("OpenChild(%q): %v", bad, err)
+						if _, err := o.OpenSibling(bad); !errors.Is(err, fsbridge.ErrRefused) {
+							t.Errorf("OpenSibling(%q): %v", bad, err)
 						}
+					}
+					if _, err := o.OpenSibling("missing.txt"); !errors.Is(err, fs.ErrNotExist) {
+						t.Errorf("OpenSibling of a missing file: %v", err)
 					}
 				default:
 					return nil
@@ -436,7 +441,7 @@ func TestWalkOpener(t *testing.T) {
 				got[p] = string(data)
 				return nil
 			}))
-			if got["d/f.txt"] != "file" || got["d/e"] != "*.log" {
+			if got["d/f.txt"] != "file" || got["d/e/a.txt"] != "*.log" {
 				t.Fatalf("opened: %v", got)
 			}
 		})

@@ -498,6 +498,8 @@ type localEntry struct {
 	l    *Local
 	path string
 	dir  *os.Root // the open directory during a walk, or nil
+	// siblings is the walk's listing of dir, sorted by name.
+	siblings []dirent
 }
 
 func (e localEntry) Name() string      { return e.name }
@@ -507,12 +509,18 @@ func (e localEntry) Type() fs.FileMode { return e.typ }
 // Open implements [Opener].
 func (e localEntry) Open() (fs.File, error) { return e.open(e.name, e.path) }
 
-// OpenChild implements [Opener].
-func (e localEntry) OpenChild(name string) (fs.File, error) {
+// OpenSibling implements [Opener].
+func (e localEntry) OpenSibling(name string) (fs.File, error) {
 	if err := checkChild(name); err != nil {
 		return nil, err
 	}
-	return e.open(e.name+"/"+name, childPath(e.path, name))
+	p := childPath(path.Dir(e.path), name)
+	if e.dir != nil {
+		if _, found := slices.BinarySearchFunc(e.siblings, name, func(d dirent, name string) int { return strings.Compare(d.name, name) }); !found {
+			return nil, e.l.osErr("read", p, fs.ErrNotExist)
+		}
+	}
+	return e.open(name, p)
 }
 
 // open opens rel, relative to the directory being walked, which os.Root
@@ -586,7 +594,7 @@ func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEnt
 		if l.concealed(p) {
 			continue
 		}
-		entry := localEntry{dirent: e, l: l, path: p, dir: d}
+		entry := localEntry{dirent: e, l: l, path: p, dir: d, siblings: entries}
 		err := fn(p, entry, nil)
 		if !entry.IsDir() || err != nil {
 			if errors.Is(err, fs.SkipDir) {

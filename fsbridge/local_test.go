@@ -182,9 +182,9 @@ func TestLocalHardLinks(t *testing.T) {
 		return nil
 	}))
 	must(t, lay.l.WalkDir(ctx, ".", func(p string, d fs.DirEntry, err error) error {
-		if p == "." {
-			_, err := d.(fsbridge.Opener).OpenChild("hard.txt")
-			refused("OpenChild", err)
+		if p == "hard.txt" {
+			_, err := d.(fsbridge.Opener).OpenSibling("hard.txt")
+			refused("OpenSibling", err)
 		}
 		return err
 	}))

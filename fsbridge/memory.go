@@ -446,12 +446,12 @@ type memEntry struct {
 // Open implements [Opener].
 func (e memEntry) Open() (fs.File, error) { return e.m.Open(context.Background(), e.path) }
 
-// OpenChild implements [Opener].
-func (e memEntry) OpenChild(name string) (fs.File, error) {
+// OpenSibling implements [Opener].
+func (e memEntry) OpenSibling(name string) (fs.File, error) {
 	if err := checkChild(name); err != nil {
 		return nil, err
 	}
-	return e.m.Open(context.Background(), childPath(e.path, name))
+	return e.m.Open(context.Background(), childPath(path.Dir(e.path), name))
 }
 
 // memInfo describes a memory node.

@@ -2,6 +2,8 @@ package store
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode"
@@ -110,6 +112,35 @@ AND NOT EXISTS (SELECT 1 FROM memory_chunks WHERE scope = ? AND hash = ?)`, scop
 	})
 	if err != nil {
 		return fmt.Errorf("updating the memory index: %w", err)
+	}
+	return nil
+}
+
+// Scan returns the record of scope's last full scan of its memory files
+// (see tools/memory), nil when there is none.
+func (m *Memory) Scan(ctx context.Context, scope string) ([]byte, error) {
+	var record []byte
+	err := m.s.Read(ctx, func(tx *Tx) error {
+		return tx.QueryRow(ctx, "SELECT record FROM memory_scans WHERE scope = ?", scope).Scan(&record)
+	})
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the memory scan: %w", err)
+	}
+	return record, nil
+}
+
+// PutScan keeps record as the record of scope's last full scan.
+func (m *Memory) PutScan(ctx context.Context, scope string, record []byte) error {
+	err := m.s.Write(ctx, func(tx *Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO memory_scans (scope, record, updated_ns) VALUES (?, ?, ?)
+ON CONFLICT (scope) DO UPDATE SET record = excluded.record, updated_ns = excluded.updated_ns`, scope, record, m.s.now().UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("keeping the memory scan: %w", err)
 	}
 	return nil
 }

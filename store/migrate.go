@@ -389,6 +389,17 @@ CREATE TABLE oauth_tokens (
 	updated_ns BIGINT NOT NULL
 );
 `},
+	// The last full scan of each scope's memory files (package
+	// tools/memory), as that package records it (the stamps of the
+	// directories it listed): a fresh process trusts it while they are
+	// unchanged instead of stat-ing every file again.
+	{name: "memory scans", sql: `
+CREATE TABLE memory_scans (
+	scope TEXT PRIMARY KEY,
+	record {{blob}} NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -192,3 +192,42 @@ func TestGrepLargeFiles(t *testing.T) {
 		t.Fatalf("regexp with ^: %q", got)
 	}
 }
+
+// TestFindNestedIgnoreFiles: each directory's .gitignore applies below it,
+// a deeper one's negation re-includes, and entries whose names sort before
+// ".gitignore" (read after them in a walk) are judged by it too, also when
+// the search starts below the root.
+func TestFindNestedIgnoreFiles(t *testing.T) {
+	t.Parallel()
+	bothEnvs(t, func(t *testing.T, e *env) {
+		e.put(t, map[string]string{
+			".gitignore":        "*.tmp\n",
+			"a/-early.go":       "x",
+			"a/.config/w.go":    "x",
+			"a/.env":            "x",
+			"a/.gitignore":      ".env\n-early.go\n!keep.tmp\n",
+			"a/drop.tmp":        "x",
+			"a/keep.tmp":        "x",
+			"a/b/.gitignore":    "*.go\n",
+			"a/b/x.go":          "x",
+			"a/b/c/.gitignore":  "!y.go\n",
+			"a/b/c/y.go":        "x",
+			"a/b/c/z.go":        "x",
+			"z/z.go":            "x",
+			"z/.gitignore/note": "a directory named .gitignore has no rules",
+		})
+		for _, c := range []struct {
+			args map[string]any
+			want string
+		}{
+			{map[string]any{"pattern": "*"}, ".gitignore\na/\na/.config/\na/.config/w.go\na/.gitignore\na/b/\na/b/.gitignore\na/b/c/\na/b/c/.gitignore\na/b/c/y.go\na/keep.tmp\nz/\nz/.gitignore/\nz/.gitignore/note\nz/z.go"},
+			{map[string]any{"pattern": "*.go", "path": "a/b"}, "a/b/c/y.go"},
+			{map[string]any{"pattern": "*", "path": "a/b/c"}, "a/b/c/.gitignore\na/b/c/y.go"},
+			{map[string]any{"pattern": "*.go"}, "a/.config/w.go\na/b/c/y.go\nz/z.go"},
+		} {
+			if got := e.ok(t, "find", c.args); got != c.want {
+				t.Errorf("find %v:\n%s\nwant\n%s", c.args, got, c.want)
+			}
+		}
+	})
+}

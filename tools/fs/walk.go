@@ -28,17 +28,13 @@ func walk(ctx context.Context, b fsbridge.Bridge, start string, ig *ignorer, fn 
 		if d.IsDir() && d.Name() == ".git" {
 			return iofs.SkipDir
 		}
-		if ig != nil && ig.ignored(ctx, p, d.IsDir()) {
+		if ig != nil && ig.ignored(ctx, p, d) {
 			if d.IsDir() {
 				return iofs.SkipDir
 			}
 			return nil
 		}
-		err = fn(p, d)
-		if err == nil && ig != nil && d.IsDir() {
-			ig.enter(p, d)
-		}
-		return err
+		return fn(p, d)
 	})
 }
 
@@ -103,25 +99,42 @@ func newIgnorer(b fsbridge.Bridge) *ignorer {
 	return &ignorer{b: b, rules: map[string][]ignoreRule{}}
 }
 
-// ignored reports whether the canonical path p is excluded: the last rule
-// that matches it, from the root's .gitignore down to its parent's, decides.
-func (ig *ignorer) ignored(ctx context.Context, p string, isDir bool) bool {
-	dirs := []string{"."}
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' {
-			dirs = append(dirs, p[:i])
+// ignored reports whether the entry d at the canonical path p of a walk is
+// excluded: the last rule that matches it, from the root's .gitignore down
+// to its parent's, decides. The .gitignore of p's directory, the first time
+// it is needed, is looked for in the walk's listing of that directory and
+// opened through d (see fsbridge.Opener), not looked up by path.
+func (ig *ignorer) ignored(ctx context.Context, p string, d iofs.DirEntry) bool {
+	if dir := path.Dir(p); dir != "." {
+		if _, done := ig.rules[dir]; !done {
+			if o, ok := d.(fsbridge.Opener); ok {
+				var rules []ignoreRule
+				if f, err := o.OpenSibling(".gitignore"); err == nil {
+					rules = readIgnore(f)
+				}
+				ig.rules[dir] = rules // "." also has .git/info/exclude: loaded by path
+			}
 		}
 	}
-	ignored := false
-	for _, dir := range dirs {
-		rel := relTo(dir, p)
-		for _, r := range ig.load(ctx, dir) {
-			if r.dirOnly && !isDir {
-				continue
-			}
-			if doublestar.MatchUnvalidated(r.pattern, rel) {
-				ignored = !r.negate
-			}
+	isDir := d.IsDir()
+	ignored := ig.apply(ctx, ".", p, isDir, false)
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' {
+			ignored = ig.apply(ctx, p[:i], p[i+1:], isDir, ignored)
+		}
+	}
+	return ignored
+}
+
+// apply returns whether the rules of dir's .gitignore leave rel (a path
+// relative to dir) ignored, given whether it was before them.
+func (ig *ignorer) apply(ctx context.Context, dir, rel string, isDir, ignored bool) bool {
+	for _, r := range ig.load(ctx, dir) {
+		if r.dirOnly && !isDir {
+			continue
+		}
+		if doublestar.MatchUnvalidated(r.pattern, rel) {
+			ignored = !r.negate
 		}
 	}
 	return ignored
@@ -146,20 +159,6 @@ func (ig *ignorer) load(ctx context.Context, dir string) []ignoreRule {
 	}
 	ig.rules[dir] = rules
 	return rules
-}
-
-// enter reads the .gitignore of the directory a walk is about to enter,
-// cheaply, through its entry.
-func (ig *ignorer) enter(dir string, d iofs.DirEntry) {
-	o, ok := d.(fsbridge.Opener)
-	if _, done := ig.rules[dir]; done || !ok || dir == "." {
-		return // "." also has .git/info/exclude: loaded by path
-	}
-	var rules []ignoreRule
-	if f, err := o.OpenChild(".gitignore"); err == nil {
-		rules = readIgnore(f)
-	}
-	ig.rules[dir] = rules
 }
 
 // readIgnore reads and closes a .gitignore file; one that cannot be read

@@ -22,6 +22,17 @@ type Index interface {
 	Search(ctx context.Context, scope, query string, limit int) ([]tool.MemoryHit, error)
 }
 
+// Scans is implemented by an Index that keeps, per scope, the record of
+// the last full scan of its memory files (opaque to it), so that a fresh
+// process trusts that scan as the process that made it would (see
+// Indexer).
+type Scans interface {
+	// Scan returns scope's record, nil when there is none.
+	Scan(ctx context.Context, scope string) ([]byte, error)
+	// PutScan replaces scope's record.
+	PutScan(ctx context.Context, scope string, record []byte) error
+}
+
 // Vectors keeps embedding vectors of the chunks of an Index, for
 // hybrid search: per scope and model, by the hash of a chunk's text, so
 // that unchanged text is embedded once.

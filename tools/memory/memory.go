@@ -8,6 +8,7 @@ package memory
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -161,7 +162,16 @@ const DefaultRescan = 2 * time.Second
 // under memory/: files created, removed or replaced by a rename (as
 // Toolbelt's own file tools write) show at once; a file rewritten in place
 // shows at the next full scan — or at once when Watch is set and the
-// workspace is watched. It is safe for concurrent use.
+// workspace is watched. A full scan is recorded in the index when the
+// index keeps scans (Scans, as the store does), and a fresh indexer (a new
+// process) starts from that record: while MEMORY.md and the directories
+// under memory/ keep the stamps it recorded, and none of them had changed
+// within racyWindow of it (git's racily-clean rule), the notes are
+// trusted without being stat-ed or compared with the index one by one. So
+// a note added, removed or replaced by a rename shows in a fresh process
+// at once, and one rewritten in place (not renamed) at the next full
+// scan: after a directory changes, or at every search with Rescan 0. It
+// is safe for concurrent use.
 type Indexer struct {
 	// Rescan is how long a full scan is trusted (see above); 0 scans fully
 	// at every search.
@@ -341,13 +351,27 @@ func (ix *Indexer) sync(ctx context.Context, idx Index, files fsbridge.Bridge, w
 	if last != nil && ix.Rescan > 0 && time.Since(last.at) < ix.Rescan && (!watched || last.watched && last.gen == gen) && unchanged(root, last.dirs) {
 		return nil, last.skipped, nil
 	}
+	scans, _ := idx.(Scans)
+	if last == nil && scans != nil && ix.Rescan > 0 {
+		// A fresh process: the last full scan, whichever process made it.
+		rec, err := recorded(ctx, scans, workspace)
+		if err != nil {
+			return nil, nil, err
+		}
+		// A watch started above sees what changes from now on, as after a
+		// scan of this process.
+		if rec != nil && !rec.At.IsZero() && unchanged(root, rec.Dirs) {
+			ix.setScan(workspace, &scan{at: time.Now(), dirs: rec.Dirs, watched: watched, gen: gen, skipped: rec.Skipped})
+			return nil, rec.Skipped, nil
+		}
+	}
 	at := time.Now()
 	onDisk, dirs, racy, err := list(root, at)
 	if err != nil {
 		return nil, nil, err
 	}
 	var indexed map[string]string
-	if last != nil {
+	if last != nil && last.stamps != nil {
 		indexed = last.stamps
 	} else if indexed, err = idx.Stamps(ctx, workspace); err != nil {
 		return nil, nil, err
@@ -391,18 +415,61 @@ func (ix *Indexer) sync(ctx context.Context, idx Index, files fsbridge.Bridge, w
 		delete(ix.scans, workspace)
 		return nil, nil, err
 	}
-	if ix.scans == nil {
-		ix.scans = map[string]*scan{}
-	}
 	if racy {
 		at = time.Time{} // a directory changed too recently to trust its stamp: scan fully next time
 	}
-	ix.scans[workspace] = &scan{at: at, stamps: onDisk, dirs: dirs, watched: watched, gen: gen, skipped: skipped}
+	if scans != nil {
+		if err := record(ctx, scans, workspace, scanRecord{At: at, Dirs: dirs, Skipped: skipped}); err != nil {
+			delete(ix.scans, workspace)
+			return nil, nil, err
+		}
+	}
+	ix.setScan(workspace, &scan{at: at, stamps: onDisk, dirs: dirs, watched: watched, gen: gen, skipped: skipped})
 	changed = make([]string, len(changes))
 	for i, c := range changes {
 		changed[i] = c.Path
 	}
 	return changed, skipped, nil
+}
+
+func (ix *Indexer) setScan(workspace string, s *scan) {
+	if ix.scans == nil {
+		ix.scans = map[string]*scan{}
+	}
+	ix.scans[workspace] = s
+}
+
+// scanRecord is what an index that keeps scans (Scans) keeps of a full
+// scan: when it listed the files (zero when a directory or MEMORY.md had
+// changed too recently for its stamp to be trusted), the stamps of
+// MEMORY.md and of the directories under memory/, and the files it left
+// out.
+type scanRecord struct {
+	At      time.Time         `json:"at"`
+	Dirs    map[string]string `json:"dirs"`
+	Skipped []string          `json:"skipped,omitempty"`
+}
+
+// recorded returns the record of workspace's last full scan, nil when
+// there is none or it cannot be decoded (then the search scans fully).
+func recorded(ctx context.Context, scans Scans, workspace string) (*scanRecord, error) {
+	data, err := scans.Scan(ctx, workspace)
+	if err != nil || data == nil {
+		return nil, err
+	}
+	var rec scanRecord
+	if json.Unmarshal(data, &rec) != nil || rec.Dirs == nil {
+		return nil, nil
+	}
+	return &rec, nil
+}
+
+func record(ctx context.Context, scans Scans, workspace string, rec scanRecord) error {
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return scans.PutScan(ctx, workspace, data)
 }
 
 // racyWindow is how close to a scan a modification time must be for the

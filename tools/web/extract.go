@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/JohannesKaufmann/html-to-markdown/v2/converter"
@@ -58,18 +59,24 @@ const minArticleChars = 200
 
 // extractHTML returns the readable content of an HTML page (UTF-8) as
 // Markdown or plain text: the article readability finds, else the main text
-// of the page without scripts, styles, navigation and forms.
+// of the page without scripts, styles, navigation and forms. The page is
+// parsed once.
 func extractHTML(page []byte, pageURL *url.URL, mode string) (extracted, error) {
-	// A page too large for readability is read from the tree the
-	// tokenizer's stream gives, at a third of html.Parse's cost.
-	if light := lightParse(page); countElements(light) > maxReadabilityElements {
-		return extracted{Title: documentTitle(light), Text: fastRender(mainNode(light), pageURL, mode), Extractor: "fast-main-text"}, nil
-	}
 	doc, err := html.Parse(bytes.NewReader(page))
 	if err != nil {
 		return extracted{}, err
 	}
 	title := documentTitle(doc)
+	if countElements(doc) > maxReadabilityElements {
+		// Too large for readability: its cleaning alone (see
+		// readability.StripUnlikely), then the linear converter.
+		body := mainNode(doc)
+		readability.StripUnlikely(body)
+		return extracted{Title: title, Text: fastRender(body, pageURL, mode), Extractor: "fast-main-text"}, nil
+	}
+	// readability changes the tree it reads: the main text, if it finds no
+	// article, comes from a copy taken before.
+	page0 := cloneTree(doc)
 	article, err := readArticle(doc, pageURL)
 	if err == nil && article.Node != nil && len(strings.TrimSpace(render.InnerText(article.Node))) >= minArticleChars {
 		out, err := render_(article.Node, pageURL, mode)
@@ -81,17 +88,22 @@ func extractHTML(page []byte, pageURL *url.URL, mode string) (extracted, error) 
 		}
 		return extracted{Title: title, Text: out, Extractor: "readability"}, nil
 	}
-	// readability changed doc: start again from the page.
-	if doc, err = html.Parse(bytes.NewReader(page)); err != nil {
-		return extracted{}, err
-	}
-	body := mainNode(doc)
+	body := mainNode(page0)
 	stripClutter(body)
 	out, err := render_(body, pageURL, mode)
 	if err != nil {
 		return extracted{}, err
 	}
 	return extracted{Title: title, Text: out, Extractor: "main-text"}, nil
+}
+
+// cloneTree returns a deep copy of the tree under n.
+func cloneTree(n *html.Node) *html.Node {
+	c := &html.Node{Type: n.Type, DataAtom: n.DataAtom, Data: n.Data, Namespace: n.Namespace, Attr: slices.Clone(n.Attr)}
+	for k := n.FirstChild; k != nil; k = k.NextSibling {
+		c.AppendChild(cloneTree(k))
+	}
+	return c
 }
 
 // readArticle runs readability; a panic in it counts as finding no article.

@@ -27,6 +27,34 @@ func articlePage(n int) []byte {
 	return b.Bytes()
 }
 
+// commentedPage is a news article of n bytes or more as such pages come:
+// a header, navigation, an ad label, the article's sections, a sidebar of
+// related links, then a thread of comments (most of the page), and a
+// footer. Its key sentences are "Section N ends here." for each section.
+func commentedPage(n int) (page []byte, sections int) {
+	var b bytes.Buffer
+	b.WriteString(`<!DOCTYPE html><html><head><meta charset="utf-8"><title>Harbour report | The Coast Times</title></head><body>
+<header class="site-header"><a href="/">The Coast Times</a><ul class="menu"><li><a href="/news">News</a></li><li><a href="/sport">Sport</a></li></ul></header>
+<div class="banner-ad"><span>ADVERTISEMENT</span></div>
+<main><article class="post"><h1>Harbour report</h1><p class="byline">By A. Writer</p>
+`)
+	for sections = 0; sections < 40; sections++ {
+		fmt.Fprintf(&b, "<h2>Part %d</h2>\n<p>The harbour master counted the boats that came in during week %d, and the fish market's prices rose with the weather on the crossing. "+
+			"Section %d ends here.</p>\n", sections, sections, sections)
+	}
+	b.WriteString(`</article>
+<div class="sidebar related"><h3>Related</h3><ul><li><a href="/r/1">RELATED-LINK one</a></li><li><a href="/r/2">RELATED-LINK two</a></li></ul></div>
+<section id="comments" class="comments-area"><h2>1,300 comments</h2><ol class="comment-list">
+`)
+	for i := 0; b.Len() < n; i++ {
+		fmt.Fprintf(&b, `<li id="comment-%d" class="comment"><div class="comment-author"><img src="/a/%d.png" alt=""><b>reader%d</b></div>`+
+			`<div class="comment-body"><p>COMMENT-TEXT %d: I have sailed from that harbour for years and the prices were always like this in spring, nothing new.</p></div>`+
+			`<div class="reply"><a href="#reply-%d">Reply</a></div></li>`+"\n", i, i, i, i, i)
+	}
+	b.WriteString(`</ol></section></main><footer class="site-footer">FOOTER-TEXT All rights reserved.</footer></body></html>`)
+	return b.Bytes(), sections
+}
+
 func parseFile(t *testing.T, name string) *html.Node {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", name))
@@ -96,7 +124,7 @@ func TestExtractHugePageIsFast(t *testing.T) {
 }
 
 // BenchmarkExtractParts times the parts of extraction: parsing a 2 MB page
-// (html.Parse, and the light tree large pages get), the linear converter
+// (html.Parse), the linear converter
 // over it, and readability with html-to-markdown over
 // a 256 KB page (their time grows faster than the page, which is why larger
 // pages skip them).
@@ -108,16 +136,6 @@ func BenchmarkExtractParts(b *testing.B) {
 			if _, err := html.Parse(bytes.NewReader(big)); err != nil {
 				b.Fatal(err)
 			}
-		}
-	})
-	b.Run("lightParse-2MB", func(b *testing.B) {
-		for b.Loop() {
-			lightParse(big)
-		}
-	})
-	b.Run("lightParse+fastRender-2MB", func(b *testing.B) {
-		for b.Loop() {
-			fastRender(mainNode(lightParse(big)), u, ModeMarkdown)
 		}
 	})
 	doc, _ := html.Parse(bytes.NewReader(big))
@@ -134,6 +152,46 @@ func BenchmarkExtractParts(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestBigPagesLoseBoilerplate: a page too large for readability keeps its
+// article's every key sentence and loses the comment thread, the ad label,
+// the related links and the footer, as readability would.
+func TestBigPagesLoseBoilerplate(t *testing.T) {
+	t.Parallel()
+	page, sections := commentedPage(2 << 20)
+	u, _ := url.Parse("https://news.example/harbour")
+	for _, mode := range []string{ModeMarkdown, ModeText} {
+		x, err := extractHTML(page, u, mode)
+		if err != nil || x.Extractor != "fast-main-text" {
+			t.Fatalf("%s: %v %q", mode, err, x.Extractor)
+		}
+		for i := range sections {
+			if s := fmt.Sprintf("Section %d ends here.", i); !strings.Contains(x.Text, s) {
+				t.Errorf("%s: %q lost", mode, s)
+			}
+		}
+		for _, s := range []string{"COMMENT-TEXT", "ADVERTISEMENT", "RELATED-LINK", "FOOTER-TEXT", "Reply"} {
+			if strings.Contains(x.Text, s) {
+				t.Errorf("%s: %q kept", mode, s)
+			}
+		}
+		if x.Title != "Harbour report | The Coast Times" {
+			t.Errorf("%s: title %q", mode, x.Title)
+		}
+	}
+}
+
+// BenchmarkExtractCommented2MB extracts the commented page of 2 MB
+// (commentedPage) and reports the size of the text kept.
+func BenchmarkExtractCommented2MB(b *testing.B) {
+	page, _ := commentedPage(2 << 20)
+	u, _ := url.Parse("https://news.example/harbour")
+	var x extracted
+	for b.Loop() {
+		x, _ = extractHTML(page, u, ModeMarkdown)
+	}
+	b.ReportMetric(float64(len(x.Text)), "text-bytes")
 }
 
 // FuzzExtract feeds arbitrary bytes through the HTML paths: no panic, and
