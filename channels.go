@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/channels"
 	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tools/gateway"
 )
 
 // openChannels makes the adapters of the configured channels that have a
@@ -59,4 +60,18 @@ func (d storeDeliveries) Put(ctx context.Context, key string, value []byte, ttl 
 		return nil
 	}
 	return d.tb.st.Cache(store.CacheOptions{}).Put(ctx, key, value, ttl)
+}
+
+// SetGateway makes g the server the gateway tool manages, for the tool
+// contexts of its workspaces; toolbelt serve calls it before it serves.
+func (tb *Toolbelt) SetGateway(g gateway.Gateway) {
+	tb.wsMu.Lock()
+	defer tb.wsMu.Unlock()
+	tb.gateway = g
+	for _, tc := range tb.workspaces {
+		gateway.Service.Set(tc, g)
+	}
+	if tb.base != nil {
+		gateway.Service.Set(tb.base, g)
+	}
 }
