@@ -180,12 +180,15 @@ type Toolbelt struct {
 	jobs        *jobs.Queue
 	jobsMu      sync.Mutex // Jobs opening a queue
 	sched       *automation.Scheduler
-	dirProblems []dir.Problem   // the directory tools the first load skipped
-	base        *tool.Context   // the workspace's context; runners copy it
-	feed        *feed.Hub       // every runner's calls, live (Feed)
-	canvas      *canvas.Host    // the sessions' canvases (Canvas)
-	channels    *channels.Hub   // the configured channels (Channels); nil for none
-	gateway     gateway.Gateway // the server the gateway tool manages (SetGateway); nil outside one
+	dirProblems []dir.Problem // the directory tools the first load skipped
+	base        *tool.Context // the workspace's context; runners copy it
+	feed        *feed.Hub     // every runner's calls, live (Feed)
+	canvas      *canvas.Host  // the sessions' canvases (Canvas)
+	channels    *channels.Hub // the configured channels (Channels); nil for none
+
+	// gateway is the server the gateway tool manages (SetGateway); nil
+	// outside one.
+	gateway gateway.Gateway
 	// previewOnce starts the canvas's loopback listener for the browser's
 	// snapshots (canvasPreview): at previewURL, or failed with previewErr.
 	previewOnce sync.Once
