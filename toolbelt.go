@@ -64,6 +64,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools"
 	"github.com/toolbelt/toolbelt/tools/browser"
 	"github.com/toolbelt/toolbelt/tools/dir"
+	"github.com/toolbelt/toolbelt/tools/gateway"
 )
 
 // Options say what Open opens.
@@ -184,6 +185,10 @@ type Toolbelt struct {
 	feed        *feed.Hub     // every runner's calls, live (Feed)
 	canvas      *canvas.Host  // the sessions' canvases (Canvas)
 	channels    *channels.Hub // the configured channels (Channels); nil for none
+
+	// gateway is the server the gateway tool manages (SetGateway); nil
+	// outside one.
+	gateway gateway.Gateway
 	// previewOnce starts the canvas's loopback listener for the browser's
 	// snapshots (canvasPreview): at previewURL, or failed with previewErr.
 	previewOnce sync.Once

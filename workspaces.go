@@ -19,6 +19,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/agents"
 	canvastool "github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
+	"github.com/toolbelt/toolbelt/tools/gateway"
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/message"
@@ -105,6 +106,9 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	}
 	if tb.channels != nil {
 		message.ChannelsService.Set(tc, tb.channels)
+	}
+	if tb.gateway != nil {
+		gateway.Service.Set(tc, tb.gateway)
 	}
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)

@@ -40,6 +40,9 @@ type Options struct {
 	Getenv func(string) string
 	// RootCAs are the authorities trusted for TLS (default: the system's).
 	RootCAs *x509.CertPool
+	// Deliveries remembers the webhook-ids of incoming deliveries beyond
+	// the process (default: in memory only, for DeliveryWindow).
+	Deliveries Deliveries
 }
 
 func (o Options) getenv(name string) string {

@@ -2,6 +2,7 @@ package channels
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"encoding/base64"
@@ -15,6 +16,7 @@ import (
 	"net/smtp"
 	"net/textproto"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolbelt/toolbelt/config"
@@ -23,14 +25,20 @@ import (
 
 // Email is a channel that sends mail through an SMTP server, upgrading
 // the connection with STARTTLS (required unless startTls is false) and
-// logging in with PLAIN when a username is set. It receives nothing
-// itself: mail reaches agents through a webhook channel.
+// logging in with PLAIN when a username is set. With an imapServer it
+// receives the mail of that server's INBOX (imap.go); without one, mail
+// reaches agents only through a webhook channel.
 type Email struct {
 	unsupported
 	recent
 	name string
 	cfg  config.Channel
 	o    Options
+
+	mu          sync.Mutex
+	inbox       *inbox
+	threads     map[string]mailThread // by conversation (the thread's first Message-ID)
+	threadOrder []string
 }
 
 func newEmail(name string, ch config.Channel, o Options) (*Email, error) {
@@ -40,31 +48,63 @@ func newEmail(name string, ch config.Channel, o Options) (*Email, error) {
 	return &Email{unsupported: unsupported{"email"}, name: name, cfg: ch, o: o}, nil
 }
 
-// Capabilities: email sends, with attachments.
+// Capabilities: email sends, with attachments, and receives with an
+// imapServer.
 func (e *Email) Capabilities() Capabilities {
+	if e.cfg.IMAPServer != "" {
+		return Capabilities{Receive: true, Attachments: true, Targets: "an email address (name@example.com), or the conversation of a mail received (its thread's <message-id>) to reply in the thread"}
+	}
 	return Capabilities{Attachments: true, Targets: "an email address (name@example.com)"}
 }
 
-// Start has nothing to connect: each send opens its own SMTP session.
-func (e *Email) Start(context.Context, func(Message)) error { return nil }
+// Start receives the mail of the imapServer's INBOX, if one is set (each
+// send opens its own SMTP session).
+func (e *Email) Start(ctx context.Context, deliver func(Message)) error {
+	if e.cfg.IMAPServer == "" {
+		return nil
+	}
+	return e.startInbox(ctx, deliver)
+}
 
-// Stop has nothing to close.
-func (e *Email) Stop(context.Context) error { return nil }
+// Stop stops receiving.
+func (e *Email) Stop(ctx context.Context) error { return e.stopInbox(ctx) }
+
+// fromAddress is the address the channel sends from.
+func (e *Email) fromAddress() string {
+	from, _ := mail.ParseAddress(e.cfg.From)
+	return from.Address
+}
 
 // Send mails out to its target; the first line of the text is the
 // subject (at most 78 characters), the whole text the body.
+// A target that is a thread the channel received mail in (its
+// conversation, "<message-id>") is a reply in the thread: to its sender,
+// subject "Re: …", In-Reply-To and References set.
 func (e *Email) Send(ctx context.Context, out Outgoing) (Message, error) {
-	to, err := mail.ParseAddress(out.Target)
-	if err != nil {
-		return Message{}, fmt.Errorf("%q is not an email address: %w", out.Target, err)
+	m := Message{ID: "<" + randid.New("", 16) + "@toolbelt>", Channel: e.name, Sender: e.cfg.From, Text: out.Text, ReplyTo: out.ReplyTo, Time: time.Now()}
+	var to string
+	th, inThread := e.thread(out.Target)
+	if inThread {
+		to, m.Conversation, m.ReplyTo = th.to, out.Target, cmp.Or(out.ReplyTo, th.last)
+	} else if strings.HasPrefix(out.Target, "<") {
+		return Message{}, fmt.Errorf("%s is not a thread channel %s has received mail in since it started: send to an email address", out.Target, e.name)
+	} else {
+		a, err := mail.ParseAddress(out.Target)
+		if err != nil {
+			return Message{}, fmt.Errorf("%q is not an email address: %w", out.Target, err)
+		}
+		to, m.Conversation = a.Address, a.Address
 	}
-	m := Message{ID: "<" + randid.New("", 16) + "@toolbelt>", Channel: e.name, Conversation: to.Address, Sender: e.cfg.From, Text: out.Text, ReplyTo: out.ReplyTo, Time: time.Now()}
-	body, err := e.compose(m, out)
+	body, err := e.compose(m, to, out, th)
 	if err != nil {
 		return Message{}, err
 	}
-	if err := e.deliver(ctx, to.Address, body); err != nil {
+	if err := e.deliver(ctx, to, body); err != nil {
 		return Message{}, fmt.Errorf("channel %s: %w", e.name, err)
+	}
+	if inThread {
+		th.references, th.last = append(th.references, m.ID), m.ID
+		e.remember(out.Target, th)
 	}
 	e.add(m)
 	return m, nil
@@ -122,23 +162,32 @@ func (e *Email) deliver(ctx context.Context, to string, body []byte) error {
 	return c.Quit()
 }
 
-// compose writes the message m: headers, its text, and the attachments as
-// parts of a multipart/mixed body.
-func (e *Email) compose(m Message, out Outgoing) ([]byte, error) {
+// compose writes the message m to to: headers, its text, and the
+// attachments as parts of a multipart/mixed body; in a thread th (one with
+// a subject), as a reply in it.
+func (e *Email) compose(m Message, to string, out Outgoing, th mailThread) ([]byte, error) {
 	subject, _, _ := strings.Cut(strings.TrimSpace(out.Text), "\n")
 	if r := []rune(subject); len(r) > 78 {
 		subject = string(r[:77]) + "…"
 	}
+	references := m.ReplyTo
+	if th.to != "" {
+		subject = th.subject
+		if !strings.HasPrefix(strings.ToLower(subject), "re:") {
+			subject = "Re: " + subject
+		}
+		references = strings.Join(th.references, " ")
+	}
 	var b bytes.Buffer
 	h := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }
 	h("From", e.cfg.From)
-	h("To", m.Conversation)
+	h("To", to)
 	h("Subject", mime.QEncoding.Encode("utf-8", subject))
 	h("Date", m.Time.Format(time.RFC1123Z))
 	h("Message-ID", m.ID)
-	if out.ReplyTo != "" {
-		h("In-Reply-To", out.ReplyTo)
-		h("References", out.ReplyTo)
+	if m.ReplyTo != "" {
+		h("In-Reply-To", m.ReplyTo)
+		h("References", references)
 	}
 	h("MIME-Version", "1.0")
 	text := strings.ReplaceAll(strings.ReplaceAll(out.Text, "\r\n", "\n"), "\n", "\r\n")

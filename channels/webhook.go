@@ -28,6 +28,7 @@ type Webhook struct {
 	now                  func() time.Time
 	mu                   sync.Mutex
 	deliver              func(Message)
+	seen                 seenIDs
 }
 
 // WebhookEvent is the JSON a webhook channel POSTs, and the JSON it takes
@@ -154,8 +155,9 @@ func (w *Webhook) post(ctx context.Context, ev WebhookEvent) error {
 
 // ServeHTTP takes an incoming message: a POSTed WebhookEvent of type
 // "message", signed with the channel's secret. It answers 202 once the
-// message is handed on, 401 to a bad signature, 400 to a body that is not
-// a message, 503 while the channel is stopped.
+// message is handed on, 200 to a retry (a webhook-id taken within
+// DeliveryWindow), which is not handed on again, 401 to a bad signature,
+// 400 to a body that is not a message, 503 while the channel is stopped.
 func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(rw, "POST a signed message", http.StatusMethodNotAllowed)
@@ -191,6 +193,11 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		ReplyTo: ev.ReplyTo, Mention: ev.Mention || ev.Direct, Direct: ev.Direct, Time: w.now()}
 	if m.ID == "" {
 		m.ID = r.Header.Get("webhook-id")
+	}
+	if !w.seen.first(r.Context(), w.o.Deliveries, "webhook-id:"+w.name+":"+r.Header.Get("webhook-id"), w.now()) {
+		rw.WriteHeader(http.StatusOK)
+		rw.Write([]byte("already delivered\n"))
+		return
 	}
 	w.add(m)
 	deliver(m)

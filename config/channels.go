@@ -72,6 +72,18 @@ type Channel struct {
 	// (default https://slack.com/api, https://discord.com/api/v10,
 	// https://api.telegram.org): a proxy's, or a local fake's in tests.
 	APIURL string `yaml:"apiUrl"`
+	// IMAPServer is the host:port of the IMAP server whose INBOX an email
+	// channel receives from, logging in as username with passwordEnv's
+	// password; without it the channel only sends.
+	IMAPServer string `yaml:"imapServer"`
+	// IMAPTLS connects to the IMAP server over TLS (port 993 usually);
+	// otherwise the connection is upgraded with STARTTLS, and refused in
+	// the clear unless startTls is false.
+	IMAPTLS bool `yaml:"imapTls" default:"false"`
+	// IMAPPollSeconds is how often an email channel looks for new mail
+	// when its IMAP server cannot IDLE, and the longest it idles between
+	// two looks when it can.
+	IMAPPollSeconds int `yaml:"imapPollSeconds" default:"60"`
 }
 
 // RequiresStartTLS says whether an email channel must upgrade its SMTP
@@ -130,6 +142,12 @@ func (c *Config) validateChannels() []error {
 		}
 		if u, err := url.Parse(ch.APIURL); ch.APIURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
 			errs = append(errs, c.errorAt(path+".apiUrl", fmt.Sprintf("channels.%s.apiUrl is %q: give an http(s) URL such as https://slack.com/api", name, ch.APIURL)))
+		}
+		if ch.Type == "email" && ch.IMAPServer != "" && (ch.Username == "" || ch.PasswordEnv == "") {
+			errs = append(errs, c.errorAt(path+".imapServer", fmt.Sprintf("channels.%s.imapServer needs username and passwordEnv to log in to the mailbox", name)))
+		}
+		if ch.IMAPPollSeconds < 0 {
+			errs = append(errs, c.errorAt(path+".imapPollSeconds", fmt.Sprintf("channels.%s.imapPollSeconds is %d: it must not be negative (0 means the default)", name, ch.IMAPPollSeconds)))
 		}
 		if ch.RateLimit < 0 {
 			errs = append(errs, c.errorAt(path+".rateLimit", fmt.Sprintf("channels.%s.rateLimit is %d: it must not be negative (0 means the default)", name, ch.RateLimit)))

@@ -11,6 +11,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/canvas"
 	"github.com/toolbelt/toolbelt/tools/cron"
 	"github.com/toolbelt/toolbelt/tools/fs"
+	"github.com/toolbelt/toolbelt/tools/gateway"
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
@@ -55,6 +56,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(image.Register(reg, image.Options{}))
 	must(tts.Register(reg))
 	must(message.Register(reg))
+	must(gateway.Register(reg))
 	return reg, closers{commands, mem}
 }
 

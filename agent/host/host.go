@@ -628,7 +628,7 @@ func settle(ctx context.Context, s *session, err error) string {
 func (h *Host) finish(s *session, status string, fresh []llm.Message) (report string, toParent bool) {
 	var err error
 	if !s.Transient {
-		err = h.o.Sessions.Finish(s.record, s.Key, status, usage(fresh))
+		err = h.o.Sessions.Finish(s.record, s.Key, status, Usage(fresh))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -671,21 +671,32 @@ func (h *Host) save(s *session, msgs []llm.Message) error {
 	if s.Transient || len(msgs) == 0 {
 		return nil
 	}
+	rows, err := Rows(s.Key, msgs)
+	if err != nil {
+		return err
+	}
+	return h.o.Sessions.Append(s.record, s.Key, h.o.Workspace, s.Model, rows)
+}
+
+// Rows encodes the messages msgs of session key as a store keeps them
+// (ReadTranscript reads them back).
+func Rows(key string, msgs []llm.Message) ([]store.SessionMessage, error) {
 	rows := make([]store.SessionMessage, len(msgs))
 	for i, m := range msgs {
 		b, err := json.Marshal(m)
 		if err != nil {
-			return fmt.Errorf("session %s: encoding a message: %w", s.Key, err)
+			return nil, fmt.Errorf("session %s: encoding a message: %w", key, err)
 		}
 		rows[i] = store.SessionMessage{Role: m.Role, Body: b}
 		if m.Timestamp > 0 {
 			rows[i].Time = time.UnixMilli(m.Timestamp)
 		}
 	}
-	return h.o.Sessions.Append(s.record, s.Key, h.o.Workspace, s.Model, rows)
+	return rows, nil
 }
 
-func usage(msgs []llm.Message) store.SessionUsage {
+// Usage adds up the tokens the messages msgs of a run used.
+func Usage(msgs []llm.Message) store.SessionUsage {
 	var u store.SessionUsage
 	for _, m := range msgs {
 		if m.Usage != nil {

@@ -29,7 +29,10 @@ func (e *env) serveChannels(cfg *config.Config, mux *http.ServeMux) (stop func(c
 		mux.Handle("POST "+p, h)
 	}
 	ca := &channelAgents{e: e, cfg: cfg}
-	return e.tb.ServeChannels(context.Background(), &answer.Sessions{Agent: ca.build})
+	// The conversations' sessions are kept in the store: they continue
+	// across restarts, and across gateways sharing a PostgreSQL store.
+	sessions := &answer.Sessions{Agent: ca.build, Store: e.tb.Store().Sessions(), Workspace: e.tb.Workspace()}
+	return e.tb.ServeChannels(context.Background(), sessions)
 }
 
 // channelAgents makes the agents that answer channel messages.

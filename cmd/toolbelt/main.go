@@ -134,6 +134,8 @@ type env struct {
 	tb      *toolbelt.Toolbelt
 	tbKind  rootKind
 	serving serving
+	// gateway is the server the gateway tool manages (serve only).
+	gateway *serveGateway
 	// lines, when set, is standard input read by lines: toolbelt chat's at
 	// a terminal, where its questions at the terminal read their answers.
 	lines *lineSource

@@ -76,6 +76,9 @@ func (e *env) mcpServer(f serveFlags, schedules bool, canvasBase string) (*mcp.S
 	if err != nil {
 		return nil, err
 	}
+	if e.gateway != nil {
+		tb.SetGateway(e.gateway)
+	}
 	if cv := tb.Canvas(); cv != nil && canvasBase != "" {
 		cv.SetBase(canvasBase) // the console serves it, behind its login
 	}
@@ -317,6 +320,7 @@ func (c *serveCmd) Run(e *env) error {
 	o.Addr = ln.Addr().String()
 	cfg.Jobs.PublicURL = cmp.Or(cfg.Jobs.PublicURL, "http://"+reachable(o.Addr))
 	base := "http://" + reachable(o.Addr)
+	e.gateway = &serveGateway{e: e, cfg: cfg, started: time.Now(), base: base}
 	srv, err := e.mcpServer(c.serveFlags, true, base+"/canvas/")
 	if err != nil {
 		return err

@@ -1,0 +1,355 @@
+package channels
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/tls"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net"
+	"net/mail"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapclient"
+)
+
+// An email channel with an imapServer receives the mail of its INBOX:
+// Start logs in and selects it; a goroutine then hands each unseen mail
+// on as a Message and marks it seen, waiting for more with IDLE where the
+// server can (polling every imapPollSeconds where it cannot), and
+// reconnects with backoff when the connection fails.
+
+// maxMailText bounds the text of a mail handed to an agent.
+const maxMailText = 64 << 10
+
+// inbox is what an email channel's receiving holds.
+type inbox struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	wake   chan struct{} // a mailbox update came while idling
+}
+
+// startInbox logs in to the channel's IMAP server and receives its mail
+// until stopInbox.
+func (e *Email) startInbox(ctx context.Context, deliver func(Message)) error {
+	pass, err := e.o.secret(e.name, "passwordEnv", e.cfg.PasswordEnv)
+	if err != nil {
+		return err
+	}
+	in := &inbox{done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	c, err := e.dialIMAP(ctx, pass, in.wake)
+	if err != nil {
+		return fmt.Errorf("channel %s: %w", e.name, err)
+	}
+	var run context.Context
+	run, in.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	e.mu.Lock()
+	e.inbox = in
+	e.mu.Unlock()
+	go e.receive(run, in, c, pass, deliver)
+	return nil
+}
+
+// stopInbox stops receiving and waits for the goroutine to end.
+func (e *Email) stopInbox(ctx context.Context) error {
+	e.mu.Lock()
+	in := e.inbox
+	e.inbox = nil
+	e.mu.Unlock()
+	if in == nil {
+		return nil
+	}
+	in.cancel()
+	select {
+	case <-in.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// dialIMAP connects (over TLS, or upgraded with STARTTLS), logs in and
+// selects INBOX; a mailbox update wakes wake.
+func (e *Email) dialIMAP(ctx context.Context, pass string, wake chan struct{}) (*imapclient.Client, error) {
+	host, _, _ := net.SplitHostPort(e.cfg.IMAPServer)
+	o := &imapclient.Options{
+		TLSConfig: &tls.Config{ServerName: host, RootCAs: e.o.RootCAs},
+		Dialer:    &net.Dialer{Timeout: 30 * time.Second},
+		UnilateralDataHandler: &imapclient.UnilateralDataHandler{
+			Mailbox: func(d *imapclient.UnilateralDataMailbox) {
+				if d.NumMessages != nil {
+					select {
+					case wake <- struct{}{}:
+					default:
+					}
+				}
+			},
+		},
+	}
+	var c *imapclient.Client
+	var err error
+	switch {
+	case e.cfg.IMAPTLS:
+		c, err = imapclient.DialTLS(e.cfg.IMAPServer, o)
+	case e.cfg.RequiresStartTLS():
+		c, err = imapclient.DialStartTLS(e.cfg.IMAPServer, o)
+	default:
+		c, err = imapclient.DialInsecure(e.cfg.IMAPServer, o)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("connecting to the IMAP server %s: %w", e.cfg.IMAPServer, err)
+	}
+	stop := context.AfterFunc(ctx, func() { c.Close() })
+	defer stop()
+	if err := c.Login(e.cfg.Username, pass).Wait(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("logging in to %s as %s: %w", e.cfg.IMAPServer, e.cfg.Username, err)
+	}
+	if _, err := c.Select("INBOX", nil).Wait(); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("selecting INBOX on %s: %w", e.cfg.IMAPServer, err)
+	}
+	return c, nil
+}
+
+// receive hands on the mail of c's INBOX until ctx ends, reconnecting
+// with backoff (1s doubling to a minute) when the connection fails.
+func (e *Email) receive(ctx context.Context, in *inbox, c *imapclient.Client, pass string, deliver func(Message)) {
+	defer close(in.done)
+	backoff := time.Second
+	for {
+		if c != nil {
+			err := e.watch(ctx, in, c, deliver)
+			c.Close()
+			if ctx.Err() != nil {
+				return
+			}
+			slog.Warn("channels: the IMAP connection failed; reconnecting", "channel", e.name, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		var err error
+		if c, err = e.dialIMAP(ctx, pass, in.wake); err != nil {
+			slog.Warn("channels: reconnecting to the IMAP server", "channel", e.name, "err", err)
+			backoff = min(2*backoff, time.Minute)
+			continue
+		}
+		backoff = time.Second
+	}
+}
+
+// watch takes the unseen mail, then waits for more (IDLE, or a poll
+// interval) and takes it, until ctx ends or the connection fails.
+func (e *Email) watch(ctx context.Context, in *inbox, c *imapclient.Client, deliver func(Message)) error {
+	poll := time.Duration(cmp.Or(e.cfg.IMAPPollSeconds, 60)) * time.Second
+	for {
+		if err := e.takeUnseen(c, deliver); err != nil {
+			return err
+		}
+		var idle *imapclient.IdleCommand
+		if c.Caps().Has(imap.CapIdle) {
+			var err error
+			if idle, err = c.Idle(); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-in.wake:
+		case <-c.Closed():
+		case <-time.After(poll):
+		}
+		if idle != nil {
+			if err := idle.Close(); err != nil {
+				return err
+			}
+			if err := idle.Wait(); err != nil {
+				return err
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+	}
+}
+
+// takeUnseen hands on INBOX's unseen mail, oldest first, and marks it
+// seen. A mail that cannot be read is marked seen too, and logged: it
+// would otherwise be read again forever.
+func (e *Email) takeUnseen(c *imapclient.Client, deliver func(Message)) error {
+	found, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+	if err != nil {
+		return err
+	}
+	uids := found.AllUIDs()
+	if len(uids) == 0 {
+		return nil
+	}
+	set := imap.UIDSetNum(uids...)
+	whole := &imap.FetchItemBodySection{Peek: true}
+	mails, err := c.Fetch(set, &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{whole}}).Collect()
+	if err != nil {
+		return err
+	}
+	for _, raw := range mails {
+		m, err := e.parseMail(raw.FindBodySection(whole))
+		switch {
+		case err != nil:
+			slog.Warn("channels: a mail cannot be read", "channel", e.name, "uid", raw.UID, "err", err)
+		case !strings.EqualFold(m.Sender, e.fromAddress()): // never its own mail
+			e.add(m)
+			deliver(m)
+		}
+	}
+	return c.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
+}
+
+// parseMail reads a mail as a Message: its sender's address, its subject
+// and text ("Subject: …", a blank line, the text), its Message-ID, what it
+// answers (In-Reply-To), and as conversation its thread — the first of its
+// References, else what it answers, else itself — which the channel
+// remembers, so that a reply to the conversation goes to the sender, in
+// the thread.
+func (e *Email) parseMail(raw []byte) (Message, error) {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return Message{}, err
+	}
+	h := msg.Header
+	from, err := h.AddressList("From")
+	if err != nil || len(from) == 0 {
+		return Message{}, fmt.Errorf("the mail's From is %q: %v", h.Get("From"), err)
+	}
+	subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
+	if err != nil {
+		subject = h.Get("Subject")
+	}
+	text, err := mailText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), msg.Body)
+	if err != nil {
+		return Message{}, err
+	}
+	id := firstID(h.Get("Message-Id"))
+	if id == "" {
+		return Message{}, errors.New("the mail has no Message-ID")
+	}
+	refs := strings.Fields(h.Get("References"))
+	inReplyTo := firstID(h.Get("In-Reply-To"))
+	thread := cmp.Or(firstID(strings.Join(refs, " ")), inReplyTo, id)
+	t, err := h.Date()
+	if err != nil {
+		t = time.Now()
+	}
+	m := Message{ID: id, Channel: e.name, Conversation: thread, Sender: from[0].Address, ReplyTo: inReplyTo,
+		Text: "Subject: " + subject + "\n\n" + strings.TrimSpace(text), Mention: true, Direct: true, Time: t}
+	e.remember(thread, mailThread{to: from[0].Address, subject: subject, references: append(refs, id), last: id})
+	return m, nil
+}
+
+// firstID returns the first <message-id> of a header's value.
+func firstID(v string) string {
+	start := strings.IndexByte(v, '<')
+	end := strings.IndexByte(v[max(start, 0):], '>')
+	if start < 0 || end < 0 {
+		return ""
+	}
+	return v[start : start+end+1]
+}
+
+// mailText returns the text of a body of type contentType: itself when it
+// is text/plain, the first text/plain part of a multipart body; its
+// transfer encoding (base64, quoted-printable) is undone.
+func mailText(contentType, encoding string, body io.Reader) (string, error) {
+	media, params, err := mime.ParseMediaType(cmp.Or(contentType, "text/plain"))
+	if err != nil {
+		return "", fmt.Errorf("the mail's Content-Type %q: %w", contentType, err)
+	}
+	switch strings.ToLower(strings.TrimSpace(encoding)) {
+	case "base64":
+		body = base64.NewDecoder(base64.StdEncoding, &lineJoiner{r: body})
+	case "quoted-printable":
+		body = quotedprintable.NewReader(body)
+	}
+	switch {
+	case strings.HasPrefix(media, "multipart/"):
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			p, err := mr.NextRawPart()
+			if err != nil {
+				return "", errors.New("the mail has no text/plain part")
+			}
+			text, err := mailText(p.Header.Get("Content-Type"), p.Header.Get("Content-Transfer-Encoding"), p)
+			if err == nil {
+				return text, nil
+			}
+		}
+	case media == "text/plain":
+		b, err := io.ReadAll(io.LimitReader(body, maxMailText))
+		return string(b), err
+	}
+	return "", fmt.Errorf("the mail's body is %s, not text", media)
+}
+
+// lineJoiner drops the line breaks of base64 text.
+type lineJoiner struct{ r io.Reader }
+
+func (l *lineJoiner) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	out := p[:0]
+	for _, b := range p[:n] {
+		if b != '\r' && b != '\n' {
+			out = append(out, b)
+		}
+	}
+	return len(out), err
+}
+
+// maxThreads bounds the mail threads an email channel remembers.
+const maxThreads = 1000
+
+// mailThread is what a channel remembers of a thread, to reply in it.
+type mailThread struct {
+	to, subject string
+	references  []string
+	last        string // the latest message's id
+}
+
+// remember keeps what th says of thread (the oldest forgotten past
+// maxThreads).
+func (e *Email) remember(thread string, th mailThread) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.threads == nil {
+		e.threads = map[string]mailThread{}
+	}
+	if _, ok := e.threads[thread]; !ok {
+		e.threadOrder = append(e.threadOrder, thread)
+		if len(e.threadOrder) > maxThreads {
+			delete(e.threads, e.threadOrder[0])
+			e.threadOrder = e.threadOrder[1:]
+		}
+	}
+	if len(th.references) > 20 { // the root and the latest ones
+		th.references = append(th.references[:1:1], th.references[len(th.references)-19:]...)
+	}
+	e.threads[thread] = th
+}
+
+// thread returns what the channel remembers of thread.
+func (e *Email) thread(thread string) (mailThread, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	th, ok := e.threads[thread]
+	return th, ok
+}

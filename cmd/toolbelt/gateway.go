@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+
+	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/jobs"
+	"github.com/toolbelt/toolbelt/store"
+	"github.com/toolbelt/toolbelt/tools/gateway"
+)
+
+// serveGateway is the server toolbelt serve is, for the gateway tool.
+type serveGateway struct {
+	e       *env
+	cfg     *config.Config
+	started time.Time
+	base    string // http://ADDR
+}
+
+var _ gateway.Gateway = (*serveGateway)(nil)
+
+// Status reports the version, uptime, listeners, channels, nodes (none:
+// nodes are not built yet) and the jobs and sessions running now.
+func (g *serveGateway) Status(ctx context.Context) (gateway.Status, error) {
+	s := gateway.Status{Version: buildVersion(), Started: g.started, Uptime: time.Since(g.started).Round(time.Second).String(),
+		Listeners: []string{g.base + "/mcp", g.base + "/"}, Channels: []gateway.Channel{}, Nodes: []string{}}
+	tb := g.e.tb
+	if hub := tb.Channels(); hub != nil {
+		for _, p := range slices.Sorted(maps.Keys(hub.Handlers())) {
+			s.Listeners = append(s.Listeners, g.base+p)
+		}
+		for _, name := range hub.Names() {
+			a, _ := hub.Adapter(name)
+			s.Channels = append(s.Channels, gateway.Channel{Name: name, Type: hub.Settings(name).Type, Receive: a.Capabilities().Receive})
+		}
+	}
+	if q := tb.Jobs(); q != nil {
+		running, err := q.List(ctx, jobs.Filter{Status: "running", Limit: 10000})
+		if err != nil {
+			return s, err
+		}
+		s.Jobs.Running = len(running)
+	}
+	if st := tb.Store(); st != nil {
+		running, err := st.Sessions().List(ctx, store.SessionFilter{Status: store.SessionRunning, Limit: 10000})
+		if err != nil {
+			return s, err
+		}
+		s.Sessions.Running = len(running)
+	}
+	return s, nil
+}
+
+// configFile returns the path of the server's configuration file.
+func (g *serveGateway) configFile() (string, error) {
+	if g.cfg.Path == "" {
+		return "", errors.New("the server runs without a configuration file: start it with --config FILE (toolbelt init writes one) to read or patch it")
+	}
+	return g.cfg.Path, nil
+}
+
+// Config returns the configuration file's data, secrets masked.
+func (g *serveGateway) Config(context.Context) (map[string]any, error) {
+	path, err := g.configFile()
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v map[string]any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	mask(v)
+	return v, nil
+}
+
+// secretKey matches the keys whose values are secrets written inline
+// (the *Env keys name variables, and are shown).
+var secretKey = regexp.MustCompile(`(?i)(token|secret|password|apikey|api_key|privatekey|credential)s?$`)
+
+// mask replaces the secrets in v: the values of secret keys, and the
+// passwords of URLs.
+func mask(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && s != "" && secretKey.MatchString(k) {
+				v[k] = "********"
+				continue
+			}
+			v[k] = mask(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = mask(x)
+		}
+	case string:
+		return redacted(v)
+	}
+	return v
+}
+
+// PatchConfig merges patch into the configuration file, checks the result
+// with config check's rules, and only then writes it (the old file kept
+// as FILE.bak). Comments of the keys it keeps stay. Every change takes
+// effect when the server restarts: a running server keeps the
+// configuration it started with.
+func (g *serveGateway) PatchConfig(_ context.Context, patch map[string]any) (gateway.Patched, error) {
+	path, err := g.configFile()
+	if err != nil {
+		return gateway.Patched{}, err
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		return gateway.Patched{}, err
+	}
+	comments := yaml.CommentMap{}
+	var doc yaml.MapSlice
+	if err := yaml.UnmarshalWithOptions(old, &doc, yaml.UseOrderedMap(), yaml.CommentToMap(comments)); err != nil {
+		return gateway.Patched{}, fmt.Errorf("%s: %w", path, err)
+	}
+	var changed []string
+	doc = mergePatch(doc, patch, "", &changed)
+	data, err := yaml.MarshalWithOptions(doc, yaml.WithComment(comments), yaml.Indent(2), yaml.IndentSequence(true))
+	if err != nil {
+		return gateway.Patched{}, err
+	}
+	if err := config.Check(path, data, g.e.tb.Registry()); err != nil {
+		return gateway.Patched{}, fmt.Errorf("the patched configuration does not pass config check, so nothing was written:\n%w", err)
+	}
+	backup := path + ".bak"
+	if err := writeFileAtomic(backup, old); err != nil {
+		return gateway.Patched{}, fmt.Errorf("keeping the backup %s: %w", backup, err)
+	}
+	if err := writeFileAtomic(path, data); err != nil {
+		return gateway.Patched{}, err
+	}
+	return gateway.Patched{Path: path, Backup: backup, Changed: changed, Live: []string{}, Restart: changed}, nil
+}
+
+// mergePatch applies the JSON merge patch (RFC 7396) patch to doc, adding
+// the dotted path (under at) of each key it sets or removes to changed.
+func mergePatch(doc yaml.MapSlice, patch map[string]any, at string, changed *[]string) yaml.MapSlice {
+	for _, k := range slices.Sorted(maps.Keys(patch)) {
+		p, key := patch[k], strings.TrimPrefix(at+"."+k, ".")
+		i := slices.IndexFunc(doc, func(it yaml.MapItem) bool { return fmt.Sprint(it.Key) == k })
+		switch sub, isObject := p.(map[string]any); {
+		case p == nil:
+			if i >= 0 {
+				doc = slices.Delete(doc, i, i+1)
+				*changed = append(*changed, key)
+			}
+		case isObject:
+			var cur yaml.MapSlice
+			if i >= 0 {
+				cur, _ = doc[i].Value.(yaml.MapSlice)
+			}
+			merged := mergePatch(cur, sub, key, changed)
+			if i >= 0 {
+				doc[i].Value = merged
+			} else {
+				doc = append(doc, yaml.MapItem{Key: k, Value: merged})
+			}
+		default:
+			if f, ok := p.(float64); ok && f == math.Trunc(f) && math.Abs(f) < 1<<53 {
+				p = int64(f) // JSON has numbers; YAML has integers
+			}
+			if i >= 0 {
+				doc[i].Value = p
+			} else {
+				doc = append(doc, yaml.MapItem{Key: k, Value: p})
+			}
+			*changed = append(*changed, key)
+		}
+	}
+	return doc
+}

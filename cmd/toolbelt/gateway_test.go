@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolbelt/toolbelt/tools/gateway"
+)
+
+// The gateway tool of toolbelt serve, called over MCP: the owner gets the
+// status (version, uptime, listeners, channels, no nodes, running jobs and
+// sessions) and the version, reads the configuration with its inline
+// secrets masked, and patches it — a patch config check refuses writes
+// nothing, a good one is written with the old file as FILE.bak and says
+// what needs a restart; a caller who is not the owner is neither offered
+// the tool nor can call it.
+func TestGatewayTool(t *testing.T) {
+	t.Parallel()
+	const owner, guest = "owner-token-0123456789abcdef", "guest-token-0123456789abcdef"
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "toolbelt.yaml")
+	original := `# the team's server
+mcp:
+  tokens:
+    - token: ` + owner + `
+      principal: ada
+      owner: true
+    - token: ` + guest + `
+      principal: bob
+channels:
+  team:
+    type: webhook
+    url: http://127.0.0.1:1/hooks
+    secretEnv: TEAM_SECRET   # whsec_…
+    rateLimit: 20
+`
+	if err := os.WriteFile(cfg, []byte(original), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(cliEnvironment(t), "TEAM_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "TOOLBELT_CONFIG="+cfg)
+	url, _, _ := startServe(t, env, "--workspace", workspaceWith(t))
+	connect := func(token string) *sdk.ClientSession {
+		return connectMCP(t, nil, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withToken{token}}})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ada := connect(owner)
+	call := func(cs *sdk.ClientSession, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "gateway", Arguments: args})
+		if err != nil {
+			return err.Error(), true
+		}
+		return textOf(res), res.IsError
+	}
+
+	out, isErr := call(ada, map[string]any{"action": "status"})
+	var st gateway.Status
+	if isErr || json.Unmarshal([]byte(out), &st) != nil {
+		t.Fatalf("status: %s", out)
+	}
+	if st.Version == "" || st.Uptime == "" || len(st.Nodes) != 0 || len(st.Channels) != 1 || st.Channels[0].Name != "team" || !st.Channels[0].Receive ||
+		!strings.Contains(strings.Join(st.Listeners, " "), "/channels/team") || !strings.Contains(strings.Join(st.Listeners, " "), "/mcp") {
+		t.Errorf("status: %+v", st)
+	}
+	if out, isErr := call(ada, map[string]any{"action": "version"}); isErr || out != st.Version {
+		t.Errorf("version: %s, want %s", out, st.Version)
+	}
+
+	out, isErr = call(ada, map[string]any{"action": "config.get"})
+	if isErr || strings.Contains(out, owner) || strings.Contains(out, guest) || !strings.Contains(out, "********") || !strings.Contains(out, "TEAM_SECRET") {
+		t.Errorf("config.get shows a secret, or not the configuration:\n%s", out)
+	}
+
+	out, isErr = call(ada, map[string]any{"action": "config.patch", "patch": map[string]any{"channels": map[string]any{"team": map[string]any{"type": "smoke-signals"}}}})
+	if !isErr || !strings.Contains(out, `channels.team.type is \"smoke-signals\": use one of`) || !strings.Contains(out, "nothing was written") {
+		t.Errorf("a bad patch: %s", out)
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != original {
+		t.Errorf("a refused patch changed the file:\n%s", data)
+	}
+	if _, err := os.Stat(cfg + ".bak"); !os.IsNotExist(err) {
+		t.Errorf("a refused patch left a backup (%v)", err)
+	}
+
+	out, isErr = call(ada, map[string]any{"action": "config.patch", "patch": map[string]any{"channels": map[string]any{"team": map[string]any{"rateLimit": 5, "allow": []any{"bob"}}}}})
+	var p gateway.Patched
+	if isErr || json.Unmarshal([]byte(out), &p) != nil {
+		t.Fatalf("a good patch: %s", out)
+	}
+	if strings.Join(p.Changed, ",") != "channels.team.allow,channels.team.rateLimit" || strings.Join(p.Restart, ",") != strings.Join(p.Changed, ",") || p.Backup != cfg+".bak" {
+		t.Errorf("a good patch: %+v", p)
+	}
+	if data, _ := os.ReadFile(p.Backup); string(data) != original {
+		t.Errorf("the backup is not the file before the patch:\n%s", data)
+	}
+	data, _ := os.ReadFile(cfg)
+	for _, want := range []string{"rateLimit: 5", "- bob", "# the team's server", "secretEnv: TEAM_SECRET"} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the patched file lacks %q:\n%s", want, data)
+		}
+	}
+	r := runCLIWith(t, env, "", "", "config", "check")
+	if r.code != 0 {
+		t.Errorf("config check of the patched file: %s%s", r.stdout, r.stderr)
+	}
+
+	bob := connect(guest)
+	if listsTool(ctx, t, bob, "gateway") {
+		t.Error("the gateway tool is offered to a caller who is not the owner")
+	}
+	if out, isErr := call(bob, map[string]any{"action": "status"}); !isErr {
+		t.Errorf("a caller who is not the owner got the status: %s", out)
+	}
+}
