@@ -207,7 +207,7 @@ func (e *env) skills(cfg *config.Config, tc *tool.Context, system string, extra 
 // they name through its runner, and its system prompt lists those tools by
 // name. The closer returned stops following the registry, then closes c.
 func (e *env) compactAgent(a *agent.Agent, c io.Closer) io.Closer {
-	cm := compact.New(a.Runner, compact.Options{})
+	cm := compact.New(a.Runner, compact.Options{Summaries: e.tb.Config().Tools.Summaries})
 	front := registry.New()
 	for _, t := range cm.Tools() {
 		if err := front.Register(t); err != nil {
