@@ -24,7 +24,7 @@ import (
 )
 
 // seedExample is one of the seeds' examples of a call and its result
-// (/work/shared/seeds; docs/seeds.md lists each with this test's name).
+// (the seeds, ../shared/seeds; docs/seeds.md lists each with this test's name).
 type seedExample struct {
 	name  string // the subtest: seed and section
 	yaml  string // toolbelt.yaml
