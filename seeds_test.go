@@ -253,7 +253,7 @@ var seedExamples = []seedExample{
 		prompt: func(t *testing.T, first []byte) {
 			var req struct {
 				System string `json:"system"`
-				Tools []struct {
+				Tools  []struct {
 					Name string `json:"name"`
 				} `json:"tools"`
 			}

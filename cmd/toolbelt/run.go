@@ -196,6 +196,10 @@ func (e *env) skills(cfg *config.Config, tc *tool.Context, system string, extra 
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "toolbelt: skill not loaded: %v\n", p)
 	}
+	// A resumed session keeps the skills it loaded active.
+	if _, err := e.tb.RestoreSkills(context.Background(), tc); err != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+	}
 	if listing != "" {
 		system = strings.TrimSpace(system + "\n\n" + listing)
 	}
