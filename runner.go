@@ -256,7 +256,7 @@ func (tb *Toolbelt) MCPServer(opts ...invoke.Option) (*mcp.Server, error) {
 	}
 	o := mcp.Options{
 		Version: tb.opts.Version, Dialect: dialect, ExposeDetails: m.ExposeDetails, MaxResponseBytes: m.MaxResponseBytes,
-		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on,
+		ConfirmFallback: m.ConfirmFallback, Logger: tb.log, Owner: m.Owner, Compact: on, Summaries: tb.cfg.Tools.Summaries,
 		ToolsAfter: tb.importsStarted(), SessionEnded: tb.EndSession, Prompts: prompts,
 		Interact: localRequests{cfg: tb.cfg}, ToolRequests: toolRules(tb.cfg),
 	}

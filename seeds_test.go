@@ -1,6 +1,7 @@
 package toolbelt_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -10,12 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/agent"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
+	"github.com/toolbelt/toolbelt/mcp/compact"
+	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
 
@@ -33,6 +37,12 @@ type seedExample struct {
 	check   func(t *testing.T, msg map[string]any, text string)
 	// after, when set, checks the workspace once the call ran.
 	after func(t *testing.T, ws string)
+	// register, when set, adds tools to the root's registry (factories).
+	register func(reg *registry.Registry) error
+	// compact runs the agent in compact mode (docs/compact.md), as toolbelt
+	// run --compact does; prompt, when set, checks the model's first request.
+	compact bool
+	prompt  func(t *testing.T, first []byte)
 }
 
 // seedMainTS is the file seed 004 reads (§3.1).
@@ -213,6 +223,62 @@ var seedExamples = []seedExample{
 				t.Errorf("details %v, want the handler's result and summary", d)
 			}
 		}},
+	{name: "003-workspace-info", // registry.registerFactory's example
+		register: func(reg *registry.Registry) error {
+			return reg.RegisterFactory(func(tc *tool.Context) (*tool.Tool, error) {
+				return &tool.Tool{
+					Name: "workspace_info", Description: "Returns the workspace directory",
+					Parameters: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
+					Execute: func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+						return tool.Text(cmp.Or(tc.Workspace, "(none)")), nil
+					},
+				}, nil
+			}, tool.Meta{ID: "workspace_info", Label: "Workspace Info", Description: "Returns the workspace directory",
+				Section: "custom", Profiles: []string{"full"}, Source: tool.SourceCore})
+		},
+		call: func(string) llmtest.Call { return llmtest.Call{ID: "toolu_02", Name: "workspace_info", Args: `{}`} },
+		check: func(t *testing.T, msg map[string]any, text string) {
+			// The factory made the tool for the call's context: the
+			// text is the root's workspace.
+			if fi, err := os.Stat(text); err != nil || !fi.IsDir() || !filepath.IsAbs(text) || msg["isError"] != false {
+				t.Errorf("workspace_info = %q, want the workspace directory", text)
+			}
+		}},
+	{name: "002-compact", // MCP mode: names and brief descriptions in the prompt; the call runs locally, validated; a summary comes back
+		compact: true,
+		dirs:    map[string]string{"generate_image/metadata.json": seedImageMeta, "generate_image/schema.json": seedImageSchema, "generate_image/handler.sh": seedImageHandler},
+		call: func(string) llmtest.Call {
+			return llmtest.Call{ID: "call_1", Name: "tool_call", Args: `{"name": "generate_image", "arguments": {"prompt": "a beautiful sunset", "size": "512x512"}}`}
+		},
+		prompt: func(t *testing.T, first []byte) {
+			var req struct {
+				System string `json:"system"`
+				Tools  []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(first, &req); err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range req.Tools {
+				names = append(names, tl.Name)
+			}
+			if strings.Join(names, ",") != "tool_call,tool_describe,tool_search" {
+				t.Errorf("the model was offered %v, want the three tools only", names)
+			}
+			// "Prompt only includes: tool name list, brief description".
+			if !strings.Contains(req.System, "\n- generate_image: Generate high-quality images") {
+				t.Errorf("the system prompt does not list generate_image with its brief description: %.2000s", first)
+			}
+		},
+		check: func(t *testing.T, msg map[string]any, text string) {
+			// {toolName, summary, status: "completed"}: the summary first,
+			// isError false.
+			if msg["isError"] != false || !strings.HasPrefix(text, "Generated image: a beautiful sunset...") {
+				t.Errorf("tool_call generate_image = %q, want the handler's summary first", text)
+			}
+		}},
 	{name: "002-high-risk", // a high-risk tool's confirmation, declined
 		dirs: map[string]string{"delete_file/metadata.json": seedDeleteMeta, "delete_file/handler.sh": "cat >/dev/null\nprintf '{\"success\": true}'\n"},
 		confirm: func(c invoke.Confirmation) invoke.Answer {
@@ -291,7 +357,7 @@ func TestSeedExamples(t *testing.T) {
 			if ex.confirm != nil {
 				confirm = invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) { return ex.confirm(c), nil })
 			}
-			msg := replaySeedCall(t, yaml, ws, ex.tools, confirm, c)
+			msg := replaySeedCall(t, yaml, ws, ex, confirm, c)
 			for key, want := range map[string]any{"role": "toolResult", "toolCallId": c.ID, "toolName": c.Name} {
 				if msg[key] != want {
 					t.Errorf("%s = %v, want %v", key, msg[key], want)
@@ -318,17 +384,22 @@ func TestSeedExamples(t *testing.T) {
 // replaySeedCall opens a root on ws with yaml, tools and confirm, runs an agent
 // whose model makes call and then answers, and returns the call's result
 // message as the transcript writes it.
-func replaySeedCall(t *testing.T, yaml, ws string, tools []tool.Tool, confirm invoke.Confirmer, call llmtest.Call) map[string]any {
+func replaySeedCall(t *testing.T, yaml, ws string, ex seedExample, confirm invoke.Confirmer, call llmtest.Call) map[string]any {
 	t.Helper()
 	cfg, err := config.Parse("toolbelt.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: ws, DataDir: t.TempDir(), Tools: tools, Confirm: confirm})
+	tb, err := toolbelt.Open(context.Background(), toolbelt.Options{Config: cfg, Workspace: ws, DataDir: t.TempDir(), Tools: ex.tools, Confirm: confirm})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { tb.Close(context.Background()) })
+	if ex.register != nil {
+		if err := ex.register(tb.Registry()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r, err := tb.Runner(tool.Identity{Channel: "test", Owner: true})
 	if err != nil {
 		t.Fatal(err)
@@ -338,9 +409,26 @@ func replaySeedCall(t *testing.T, yaml, ws string, tools []tool.Tool, confirm in
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := (&agent.Agent{Client: c, Runner: r}).Run(context.Background(), nil, llm.UserText("go"))
+	a := &agent.Agent{Client: c, Runner: r}
+	if ex.compact {
+		// As toolbelt run --compact sets the agent up: the three tools in
+		// front of the runner, the tools listed in the system prompt.
+		cm := compact.New(r, compact.Options{Summaries: cfg.Tools.Summaries})
+		front := registry.New()
+		for _, ct := range cm.Tools() {
+			if err := front.Register(ct); err != nil {
+				t.Fatal(err)
+			}
+		}
+		a.Runner = invoke.New(front, r.Context(), invoke.WithOutputs(r.Context().Outputs))
+		a.System = cm.Listing()
+	}
+	tr, err := a.Run(context.Background(), nil, llm.UserText("go"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ex.prompt != nil {
+		ex.prompt(t, s.Requests()[0].Body)
 	}
 	b, err := json.Marshal(tr)
 	if err != nil {

@@ -1,6 +1,8 @@
 package toolbelt
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 
@@ -57,4 +59,23 @@ func Skills(cfg *config.Config, tc *tool.Context) (listing string, opt invoke.Op
 	c := skills.NewCatalog(list)
 	skills.Service.Set(tc, c)
 	return c.Listing(), invoke.WithSkills(c), problems
+}
+
+// RestoreSkills makes active again, in the skills of tc (see Skills), the
+// skills tc's session loaded before, as its transcript in the store
+// records them: a resumed session (chat --resume, run --session) keeps them
+// active, with their allowed-tools, as they are configured now
+// (skills.Catalog.Restore). It returns their names; without a store, a
+// session or skills there is nothing to restore.
+func (tb *Toolbelt) RestoreSkills(ctx context.Context, tc *tool.Context) ([]string, error) {
+	c, ok := skills.Service.Get(tc)
+	key := tc.Identity.SessionKey
+	if !ok || len(c.Skills()) == 0 || key == "" || tb.st == nil {
+		return nil, nil
+	}
+	msgs, err := tb.st.Sessions().ForTools().Messages(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("reading the skills session %s loaded: %w", key, err)
+	}
+	return c.Restore(key, msgs), nil
 }

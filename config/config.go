@@ -291,6 +291,10 @@ type MCPServer struct {
 	// (model, or TOOLBELT_MODEL) or by the MCP client that made the call.
 	// Off: its requests are refused.
 	Sampling bool `yaml:"sampling" default:"false"`
+	// Summaries are the lines that list the server's tools in compact mode,
+	// by the server's own tool name (create_issue, not github__create_issue);
+	// tools.summaries beats them.
+	Summaries map[string]string `yaml:"summaries"`
 }
 
 // ToolRequests says which requests tools may make of the caller's side.
@@ -795,8 +799,13 @@ type Tools struct {
 	DirsSet bool `yaml:"-"`
 	// OpenAPI are the HTTP APIs whose OpenAPI documents are imported as
 	// tools.
-	OpenAPI  []OpenAPI `yaml:"openapi"`
-	Settings map[string]any
+	OpenAPI []OpenAPI `yaml:"openapi"`
+	// Summaries are the lines that list tools in compact mode, by tool
+	// name (tool_search's answers and the agent's system prompt). They beat
+	// a directory tool's metadata.json summary and an imported server's
+	// summaries, which beat the first sentence of the tool's description.
+	Summaries map[string]string `yaml:"summaries"`
+	Settings  map[string]any
 	// nodes of each settings key (its key and its value), in file order,
 	// to check them where they are written.
 	nodes []*ast.MappingValueNode
@@ -826,6 +835,12 @@ func (t *Tools) UnmarshalYAML(node ast.Node) error {
 		}
 		if key == "openapi" {
 			if err := yaml.NodeToValue(kv.Value, &t.OpenAPI); err != nil {
+				return err
+			}
+			continue
+		}
+		if key == "summaries" {
+			if err := yaml.NodeToValue(kv.Value, &t.Summaries); err != nil {
 				return err
 			}
 			continue

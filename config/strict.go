@@ -206,6 +206,7 @@ func (k *checker) tools(node ast.Node, key string) bool {
 	fields := fieldsOf(reflect.TypeFor[Rules](), k.tag)
 	fields["dirs"] = reflect.TypeFor[[]ToolDir]()
 	fields["openapi"] = reflect.TypeFor[[]OpenAPI]()
+	fields["summaries"] = reflect.TypeFor[map[string]string]()
 	m, ok := node.(*ast.MappingNode)
 	if !ok {
 		k.fail(node, fmt.Sprintf("%s is %s: want a mapping of policy keys (%s) and tool settings", key, given(node), strings.Join(PolicyKeys, ", ")))

@@ -151,69 +151,80 @@ func block(req *Request, reason string) tool.Result {
 	return Blocked(req.Tool.Name, reason)
 }
 
-// hooksStep is the "hooks" step: it runs the before_tool_call hooks. When
-// they change the parameters, the policy decides again about the call as
-// it now stands (the files it touches may have changed).
+// hooksStep is the "hooks" step: it runs the before_tool_call hooks (see
+// runBeforeHooks).
 func (r *Runner) hooksStep(next Handler) Handler {
 	return func(ctx context.Context, req *Request) tool.Result {
-		before, _, _ := r.hooks.snapshot()
-		if len(before) == 0 {
-			return next(ctx, req)
-		}
-		original := req.CloneArgs()
-		files, listed := req.files(ctx)
-		var params map[string]any
-		frozen := false
-		for _, h := range before {
-			d, err := runBefore(ctx, h, BeforeToolCall{
-				CallID: req.Call.ID, Tool: req.Tool.Name, Meta: req.Tool.Meta,
-				Params: maps.Clone(original), Files: slices.Clone(files), FilesListed: listed, Context: req.Context,
-			})
-			if err != nil {
-				req.logger().Error("before_tool_call hook failed", "hook", h.name, "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
-				req.emit(Event{Type: EventHook, Hook: h.name, Decision: "error", Reason: err.Error()})
-				return block(req, HookFailed)
-			}
-			decision := "allow"
-			switch {
-			case d.Block:
-				reason := cmp.Or(d.Reason, "blocked by the "+h.name+" hook")
-				req.emit(Event{Type: EventHook, Hook: h.name, Decision: "block", Reason: reason})
-				return block(req, reason)
-			case d.RequireApproval && req.Approval == nil:
-				req.Approval = &Approval{By: "the " + h.name + " hook", Message: d.ApprovalMessage}
-				decision = "approval"
-				if d.Params != nil && !frozen {
-					params = d.Params
-				}
-				frozen = true
-			case d.Params != nil && !frozen:
-				params, decision = d.Params, "params"
-			}
-			req.emit(Event{Type: EventHook, Hook: h.name, Decision: decision})
-		}
-		if params != nil {
-			merged := maps.Clone(original)
-			if merged == nil {
-				merged = map[string]any{}
-			}
-			maps.Copy(merged, params)
-			if err := req.SetArgs(merged); err != nil {
-				return block(req, HookFailed)
-			}
-			if bad := validate(req); bad != nil {
-				req.logger().Error("before_tool_call hooks produced invalid parameters", "tool", req.Tool.Name, "call", req.Call.ID, "result", ErrorText(*bad))
-				return block(req, HookFailed)
-			}
-			req.Note("hookParams", slices.Sorted(maps.Keys(params)))
-			if r.policy != nil {
-				if res, blocked := r.applyPolicy(ctx, req); blocked {
-					return res
-				}
-			}
+		if res, stop := r.runBeforeHooks(ctx, req); stop {
+			return res
 		}
 		return next(ctx, req)
 	}
+}
+
+// runBeforeHooks runs the before_tool_call hooks on the call's parameters
+// as they stand. When they change them, the new parameters are validated
+// and the policy decides again about the call as it now stands (the files
+// it touches may have changed). It returns the result to return instead of
+// running the call, if any. The confirm step runs them again after a
+// permission_request hook updated the parameters, so they judge the input
+// the call will run with.
+func (r *Runner) runBeforeHooks(ctx context.Context, req *Request) (tool.Result, bool) {
+	before, _, _ := r.hooks.snapshot()
+	if len(before) == 0 {
+		return tool.Result{}, false
+	}
+	original := req.CloneArgs()
+	files, listed := req.files(ctx)
+	var params map[string]any
+	frozen := false
+	for _, h := range before {
+		d, err := runBefore(ctx, h, BeforeToolCall{
+			CallID: req.Call.ID, Tool: req.Tool.Name, Meta: req.Tool.Meta,
+			Params: maps.Clone(original), Files: slices.Clone(files), FilesListed: listed, Context: req.Context,
+		})
+		if err != nil {
+			req.logger().Error("before_tool_call hook failed", "hook", h.name, "tool", req.Tool.Name, "call", req.Call.ID, "err", err)
+			req.emit(Event{Type: EventHook, Hook: h.name, Decision: "error", Reason: err.Error()})
+			return block(req, HookFailed), true
+		}
+		decision := "allow"
+		switch {
+		case d.Block:
+			reason := cmp.Or(d.Reason, "blocked by the "+h.name+" hook")
+			req.emit(Event{Type: EventHook, Hook: h.name, Decision: "block", Reason: reason})
+			return block(req, reason), true
+		case d.RequireApproval && req.Approval == nil:
+			req.Approval = &Approval{By: "the " + h.name + " hook", Message: d.ApprovalMessage}
+			decision = "approval"
+			if d.Params != nil && !frozen {
+				params = d.Params
+			}
+			frozen = true
+		case d.Params != nil && !frozen:
+			params, decision = d.Params, "params"
+		}
+		req.emit(Event{Type: EventHook, Hook: h.name, Decision: decision})
+	}
+	if params != nil {
+		merged := maps.Clone(original)
+		if merged == nil {
+			merged = map[string]any{}
+		}
+		maps.Copy(merged, params)
+		if err := req.SetArgs(merged); err != nil {
+			return block(req, HookFailed), true
+		}
+		if bad := validate(req); bad != nil {
+			req.logger().Error("before_tool_call hooks produced invalid parameters", "tool", req.Tool.Name, "call", req.Call.ID, "result", ErrorText(*bad))
+			return block(req, HookFailed), true
+		}
+		req.Note("hookParams", slices.Sorted(maps.Keys(params)))
+		if r.policy != nil {
+			return r.applyPolicy(ctx, req)
+		}
+	}
+	return tool.Result{}, false
 }
 
 // runBefore runs one before hook, turning a panic into an error.

@@ -138,7 +138,10 @@ func (r *Runner) askHooks(ctx context.Context, req *Request, why string) (decisi
 }
 
 // updateArgs merges params over the call's original parameters, validates
-// them and lets policy decide about the call as it now stands.
+// them, lets policy decide about the call as it now stands, and runs the
+// before_tool_call hooks again on them: the updated input is what the rest
+// of the pipeline sees, hooks included (they may block it or change it
+// again, validated again).
 func (r *Runner) updateArgs(ctx context.Context, req *Request, original, params map[string]any) (tool.Result, bool) {
 	merged := maps.Clone(original)
 	if merged == nil {
@@ -154,9 +157,11 @@ func (r *Runner) updateArgs(ctx context.Context, req *Request, original, params 
 	}
 	req.Note("hookParams", slices.Sorted(maps.Keys(params)))
 	if r.policy != nil {
-		return r.applyPolicy(ctx, req)
+		if res, stop := r.applyPolicy(ctx, req); stop {
+			return res, true
+		}
 	}
-	return tool.Result{}, false
+	return r.runBeforeHooks(ctx, req)
 }
 
 // runPermission runs one permission_request hook, turning a panic into an

@@ -3,6 +3,7 @@ package invoke_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -65,6 +66,58 @@ func TestPermissionHooks(t *testing.T) {
 			}
 			if asked.Load() != tc.personWasAsked {
 				t.Errorf("a person was asked: %v, want %v", asked.Load(), tc.personWasAsked)
+			}
+		})
+	}
+}
+
+// TestPermissionUpdatedInputReachesBeforeHooks: the input a
+// permission_request hook updates is what the before_tool_call hooks then
+// judge (they run again on it, after its validation and the policy): one
+// may block it, or change it again (validated again), and the call runs
+// with what they leave.
+func TestPermissionUpdatedInputReachesBeforeHooks(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, updatedPath string
+		want              string
+		seen              []string
+	}{
+		{"allowed", "b", `{"mode":"text","path":"b"}`, []string{"a", "b"}},
+		{"blocked by a before hook", "secret", `{"status":"blocked","tool":"echo","reason":"no secrets"}`, []string{"a", "secret"}},
+		{"changed to invalid input", "bad", `{"status":"blocked","tool":"echo","reason":"` + invoke.HookFailed + `"}`, []string{"a", "bad"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var seen []string
+			hooks := invoke.NewHooks()
+			hooks.OnBefore("guard", 0, func(_ context.Context, c invoke.BeforeToolCall) (invoke.BeforeDecision, error) {
+				path, _ := c.Params["path"].(string)
+				seen = append(seen, path)
+				switch path {
+				case "secret":
+					return invoke.BeforeDecision{Block: true, Reason: "no secrets"}, nil
+				case "b":
+					return invoke.BeforeDecision{Params: map[string]any{"mode": "text"}}, nil
+				case "bad":
+					return invoke.BeforeDecision{Params: map[string]any{"offset": "x"}}, nil
+				}
+				return invoke.BeforeDecision{RequireApproval: true, ApprovalMessage: "sure?"}, nil
+			})
+			hooks.OnPermission("rewrite", func(context.Context, invoke.PermissionRequest) (invoke.PermissionDecision, error) {
+				return invoke.PermissionDecision{Decision: invoke.PermissionAllow, Params: map[string]any{"path": tc.updatedPath}}, nil
+			})
+			confirm := invoke.ConfirmFunc(func(context.Context, invoke.Confirmation) (invoke.Answer, error) {
+				t.Error("a person was asked")
+				return invoke.Answer{}, nil
+			})
+			r := newRunner(t, []tool.Tool{fn("echo", echo)}, invoke.WithHooks(hooks), invoke.WithConfirmer(confirm), quiet)
+			msg := r.Run(context.Background(), tool.Call{ID: "c", Name: "echo", Arguments: []byte(`{"path":"a"}`)})
+			if got := text(msg); got != tc.want {
+				t.Errorf("result %s, want %s", got, tc.want)
+			}
+			if !slices.Equal(seen, tc.seen) {
+				t.Errorf("the before hook saw paths %q, want %q", seen, tc.seen)
 			}
 		})
 	}

@@ -64,6 +64,9 @@ type Options struct {
 	// Summarizers, in compact mode, let tool_call return a summary and a
 	// handle to the full result of the tools they name.
 	Summarizers map[string]compact.Summarizer
+	// Summaries, in compact mode, are the lines that list tools, by tool
+	// name (tools.summaries; see compact.Options.Summaries).
+	Summaries map[string]string
 	// ToolsAfter, when set, is closed once the registry holds the tools
 	// clients are first offered: tools/list and tools/call wait for it
 	// (until their request ends), initialize and the rest do not. A root
@@ -177,7 +180,7 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	s.runner = invoke.New(reg, tc, append(runOpts, invoke.WithConfirmer(s), invoke.WithLogger(opts.Logger))...)
 	s.front = s.runner
 	if opts.Compact {
-		s.compact = compact.New(s.runner, compact.Options{Logger: opts.Logger})
+		s.compact = compact.New(s.runner, compact.Options{Logger: opts.Logger, Summaries: opts.Summaries})
 		for name, fn := range opts.Summarizers {
 			s.compact.Summarize(name, fn)
 		}

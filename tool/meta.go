@@ -16,6 +16,10 @@ type Meta struct {
 	Label string
 	// Description is what the tool does.
 	Description string
+	// Summary is the line that lists the tool in compact mode (tool_search
+	// and the agent's system prompt; docs/compact.md). Empty: the first
+	// sentence of Description.
+	Summary string
 	// Section is the catalog section ("fs", "runtime", …).
 	Section string
 	// Profiles lists the profiles that include the tool ("minimal", "coding",

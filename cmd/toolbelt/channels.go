@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/toolbelt/toolbelt"
@@ -82,8 +83,13 @@ func (ca *channelAgents) build(_ context.Context, t channels.Turn) (*agent.Agent
 	}
 	// Each turn is a session of the lifecycle hooks: it ends once answered.
 	a := &agent.Agent{Client: client, Runner: runner, System: system, Compaction: compaction, Repair: repair, Hooks: toolbelt.AgentHooks(ca.cfg)}
+	var closer io.Closer = closerFunc(func() error { runner.Close(); return nil })
+	if ag.Compact {
+		// As toolbelt run and chat do for the agent (docs/compact.md).
+		closer = ca.e.compactAgent(a, closer)
+	}
 	return a, func() {
 		a.EndSession(context.Background(), "done")
-		runner.Close()
+		_ = closer.Close()
 	}, nil
 }

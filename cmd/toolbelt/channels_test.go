@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -220,5 +221,100 @@ routes:
 	}
 	if !ignored(r.stdout) {
 		t.Errorf("the audit log does not show UMAL's message ignored:\n%s", r.stdout)
+	}
+}
+
+// TestServeAnswersChannelMessagesCompact: an agent with compact: true
+// answers a channel's message in compact mode, as toolbelt run does: the
+// model is offered tool_search, tool_describe and tool_call, its system
+// prompt lists the tools (a tools.summaries line among them), and a file
+// is read through tool_call and its pipeline.
+func TestServeAnswersChannelMessagesCompact(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	model := llmtest.New(t,
+		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_1", Name: "tool_call", Args: `{"name":"read","arguments":{"path":"notes.txt","limit":1}}`})},
+		llmtest.Response{Body: llmtest.Anthropic("", "The notes start with x.")})
+	answers := make(chan channels.WebhookEvent, 4)
+	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var ev channels.WebhookEvent
+		json.Unmarshal(body, &ev)
+		answers <- ev
+	}))
+	defer out.Close()
+	ws := workspaceWith(t)
+	cfg := filepath.Join(t.TempDir(), "toolbelt.yaml")
+	os.WriteFile(cfg, []byte(`providers:
+  anthropic:
+    url: `+model.URL+`
+tools:
+  summaries:
+    exec: Run a shell command (configured summary).
+agents:
+  helper:
+    model: anthropic/claude-test
+    compact: true
+channels:
+  chat:
+    type: webhook
+    url: `+out.URL+`
+    secretEnv: CHAT_SECRET
+    owners: [ada]
+routes:
+  - channel: chat
+    agent: helper
+`), 0o644)
+	env := append(cliEnvironment(t), "CHAT_SECRET="+secret, "ANTHROPIC_API_KEY=test")
+	banner, _ := serveBanner(t, os.Args[0], env, "--config", cfg, "--addr", "127.0.0.1:0", "--workspace", ws)
+	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("banner:\n%s", banner)
+	}
+	body, _ := json.Marshal(channels.WebhookEvent{Type: "message", ID: "m1", Conversation: "thread-1", Sender: "ada", Text: "what do the notes say?", Direct: true})
+	req, _ := http.NewRequest("POST", "http://"+m[1]+"/channels/chat", bytes.NewReader(body))
+	h, _ := stdwebhook.Header(secret, "m1", time.Now(), body)
+	req.Header = h
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	select {
+	case ev := <-answers:
+		if ev.Text != "The notes start with x." {
+			t.Errorf("the answer = %+v", ev)
+		}
+	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
+		t.Fatal("no answer came to the channel's URL")
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was asked %d times, want 2", len(reqs))
+	}
+	var first struct {
+		System json.RawMessage `json:"system"`
+		Tools  []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(reqs[0].Body, &first); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range first.Tools {
+		names = append(names, tl.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(names, []string{"tool_call", "tool_describe", "tool_search"}) {
+		t.Errorf("the channel's agent was offered %v", names)
+	}
+	for _, line := range []string{`\n- read: Read a file in the workspace.`, `\n- exec: Run a shell command (configured summary).`} {
+		if !strings.Contains(string(first.System), line) {
+			t.Errorf("the system prompt lacks %q: %.3000s", line, first.System)
+		}
+	}
+	if !strings.Contains(string(reqs[1].Body), strings.Repeat("x", 63)) {
+		t.Errorf("tool_call did not read the notes: %.3000s", reqs[1].Body)
 	}
 }

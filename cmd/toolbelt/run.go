@@ -196,6 +196,10 @@ func (e *env) skills(cfg *config.Config, tc *tool.Context, system string, extra 
 	for _, p := range problems {
 		fmt.Fprintf(e.stderr, "toolbelt: skill not loaded: %v\n", p)
 	}
+	// A resumed session keeps the skills it loaded active.
+	if _, err := e.tb.RestoreSkills(context.Background(), tc); err != nil {
+		fmt.Fprintf(e.stderr, "toolbelt: %v\n", err)
+	}
 	if listing != "" {
 		system = strings.TrimSpace(system + "\n\n" + listing)
 	}
@@ -207,7 +211,7 @@ func (e *env) skills(cfg *config.Config, tc *tool.Context, system string, extra 
 // they name through its runner, and its system prompt lists those tools by
 // name. The closer returned stops following the registry, then closes c.
 func (e *env) compactAgent(a *agent.Agent, c io.Closer) io.Closer {
-	cm := compact.New(a.Runner, compact.Options{})
+	cm := compact.New(a.Runner, compact.Options{Summaries: e.tb.Config().Tools.Summaries})
 	front := registry.New()
 	for _, t := range cm.Tools() {
 		if err := front.Register(t); err != nil {

@@ -99,3 +99,41 @@ func TestRunWorkspaceSkillCannotPreapprove(t *testing.T) {
 		t.Errorf("a workspace skill pre-approved exec:\n%s", r.stderr)
 	}
 }
+
+// TestResumedSessionKeepsItsSkill: a skill loaded in a session stays
+// active when the session is resumed in another process (run --session):
+// its allowed-tools still pre-approve exec there, without loading the
+// skill again; a new session starts with no skill active (exec blocked,
+// with nobody to ask).
+func TestResumedSessionKeepsItsSkill(t *testing.T) {
+	t.Parallel()
+	ws := t.TempDir()
+	env := cliEnvironment(t)
+	var xdg string
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "XDG_CONFIG_HOME="); ok {
+			xdg = v
+		}
+	}
+	writeSkill(t, filepath.Join(xdg, "toolbelt", "skills"), "greet", "Bash(touch:*)")
+	run := func(session string, calls ...llmtest.Call) cliResult {
+		var responses []llmtest.Response
+		for _, c := range calls {
+			responses = append(responses, llmtest.Response{Body: llmtest.Chat("", "", c)})
+		}
+		s := llmtest.New(t, append(responses, llmtest.Response{Body: llmtest.Chat("", "Done.")})...)
+		return runCLIWith(t, env, ws, "", "run", "--model", "openai/m", "--base-url", s.URL+"/v1", "--workspace", ws, "--session", session, "go on")
+	}
+	touch := func(id, file string) llmtest.Call {
+		return llmtest.Call{ID: id, Name: "exec", Args: `{"command":"touch ` + file + `"}`}
+	}
+	run("s1", llmtest.Call{ID: "c1", Name: "skill", Args: `{"name":"greet"}`}).expect(t, 0)
+	r := run("s1", touch("c2", "resumed.txt")).expect(t, 0)
+	if _, err := os.Stat(filepath.Join(ws, "resumed.txt")); err != nil || !strings.Contains(r.stderr, "✓ exec ran") {
+		t.Errorf("the resumed session's skill did not pre-approve exec (%v):\n%s", err, r.stderr)
+	}
+	r = run("s2", touch("c3", "other.txt")).expect(t, 0)
+	if _, err := os.Stat(filepath.Join(ws, "other.txt")); err == nil || !strings.Contains(r.stderr, "✗ exec blocked") {
+		t.Errorf("another session found the skill active:\n%s", r.stderr)
+	}
+}

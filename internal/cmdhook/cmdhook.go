@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/toolbelt/toolbelt/catalog"
+	"github.com/toolbelt/toolbelt/internal/stdwebhook"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
@@ -179,8 +180,13 @@ func Persist(h Hook, opts Options) invoke.PersistHook {
 	}
 }
 
+// name names the hook in events, logs and errors: its name, command, or
+// URL without what may hold a token (stdwebhook.Display).
 func (h Hook) name() string {
-	return cmp.Or(h.Name, h.Command, h.URL)
+	if h.Name == "" && h.Command == "" && h.URL != "" {
+		return stdwebhook.Display(h.URL)
+	}
+	return cmp.Or(h.Name, h.Command)
 }
 
 // matches reports whether the hook is for the tool m describes; a hook

@@ -3,9 +3,11 @@ package cmdhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/randid"
@@ -37,6 +39,11 @@ func (h Hook) post(ctx context.Context, body []byte) ([]byte, error) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := hookClient.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// Its text quotes the URL whole, query included.
+			ue.URL = stdwebhook.Display(h.URL)
+		}
 		return nil, fmt.Errorf("hook %s could not be reached: %w", h.name(), err)
 	}
 	defer resp.Body.Close()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -300,3 +301,53 @@ func TestHTTPToolHooks(t *testing.T) {
 		t.Errorf("result %s", got)
 	}
 }
+
+// TestHTTPHookURLNotLogged: an HTTP hook without a name is named by its
+// URL without user information, query or fragment, which may hold a
+// token: the log of its failure, the call's result and the error of an
+// endpoint it refuses show the path and none of the token.
+func TestHTTPHookURLNotLogged(t *testing.T) {
+	t.Parallel()
+	for name, raw := range map[string]string{
+		"down":      "http://user:pw-s3cr3t@127.0.0.1:1/hook?token=tok-s3cr3t#frag-s3cr3t",
+		"elsewhere": "http://user:pw-s3cr3t@hooks.example.invalid/hook?token=tok-s3cr3t",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var logs strings.Builder
+			var mu sync.Mutex
+			reg := registry.New()
+			if err := reg.Register(echoTool("echo")); err != nil {
+				t.Fatal(err)
+			}
+			h := invoke.NewHooks()
+			Install(h, []Hook{{URL: raw, Secret: testSecret}}, nil, nil, Options{Registry: reg, Dir: t.TempDir()})
+			logger := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+				mu.Lock()
+				defer mu.Unlock()
+				return logs.Write(p)
+			}), nil))
+			r := invoke.New(reg, &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}, invoke.WithHooks(h), invoke.WithLogger(logger))
+			res := textOf(run(r, "echo", `{"a":1}`))
+			mu.Lock()
+			all := logs.String() + "\n" + res
+			mu.Unlock()
+			if !strings.Contains(all, "/hook") {
+				t.Errorf("the hook is not named by its URL's path:\n%s", all)
+			}
+			if strings.Contains(all, "s3cr3t") || strings.Contains(all, "token=") {
+				t.Errorf("a secret of the hook's URL is shown:\n%s", all)
+			}
+			if !strings.Contains(res, invoke.HookFailed) {
+				t.Errorf("the failing hook did not block the call: %s", res)
+			}
+		})
+	}
+	if got := stdwebhook.Display("https://u:p@h.example:8443/a/b?x=1#f"); got != "https://h.example:8443/a/b" {
+		t.Errorf("Display = %q", got)
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

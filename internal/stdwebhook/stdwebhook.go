@@ -27,22 +27,37 @@ const Tolerance = 5 * time.Minute
 // are trusted unless it is https, or http to this machine (localhost or a
 // loopback address): over plain HTTP elsewhere, anyone on the way could
 // answer in its place.
+// Its errors name the URL as Display shows it.
 func CheckEndpoint(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return fmt.Errorf("%q is not a URL: %w", raw, err)
+		return errors.New("the URL is not valid: write scheme://host/path")
 	case u.Host == "":
-		return fmt.Errorf("%q has no host", raw)
+		return fmt.Errorf("%q has no host", Display(raw))
 	case u.Scheme == "https":
 		return nil
 	case u.Scheme != "http":
-		return fmt.Errorf("%q must be an https URL", raw)
+		return fmt.Errorf("%q must be an https URL", Display(raw))
 	}
 	if h := u.Hostname(); h == "localhost" || net.ParseIP(h) != nil && net.ParseIP(h).IsLoopback() {
 		return nil
 	}
-	return fmt.Errorf("%q must be https: plain http is allowed only to this machine (localhost, 127.0.0.1, ::1)", raw)
+	return fmt.Errorf("%q must be https: plain http is allowed only to this machine (localhost, 127.0.0.1, ::1)", Display(raw))
+}
+
+// Display is a URL as logs, errors and events may show it: without its
+// user information, query and fragment, which may hold a token
+// ("https://hooks.example/check?token=…" shows as
+// "https://hooks.example/check"). A URL that does not parse shows as
+// "(an invalid URL)".
+func Display(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(an invalid URL)"
+	}
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	return u.String()
 }
 
 // CheckSecret refuses a secret that is not "whsec_" followed by the base64

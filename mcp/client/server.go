@@ -495,6 +495,7 @@ func (s *server) register(reg *registry.Registry, name string, t *mcp.Tool, para
 		return nil, err
 	}
 	m := meta(s.name, name, t)
+	m.Summary = s.cfg.Summaries[t.Name]
 	output, err := outputSchema(t.OutputSchema)
 	if err != nil {
 		return nil, err

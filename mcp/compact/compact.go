@@ -59,6 +59,10 @@ type Options struct {
 	OnError registry.ErrorFunc
 	// Logger logs summarizers that fail (default slog.Default()).
 	Logger *slog.Logger
+	// Summaries are the lines that list tools, by tool name (toolbelt.yaml's
+	// tools.summaries): they beat a tool's own Meta.Summary, which beats the
+	// first sentence of its description. A blank one is ignored.
+	Summaries map[string]string
 }
 
 // Names of the three tools.
@@ -104,9 +108,13 @@ func (c *Compact) Refresh() {
 	defer c.refreshing.Unlock()
 	var offered []tool.Tool
 	for _, t := range c.runner.Tools(c.opts.OnError) {
-		if !isCompactName(t.Name) {
-			offered = append(offered, t)
+		if isCompactName(t.Name) {
+			continue
 		}
+		if s := c.opts.Summaries[t.Name]; strings.TrimSpace(s) != "" {
+			t.Meta.Summary = s
+		}
+		offered = append(offered, t)
 	}
 	c.index.Store(NewIndex(offered))
 }
@@ -149,7 +157,7 @@ func isCompactName(name string) bool {
 
 // Listing is the seeds' form of compact mode for a system prompt: how to
 // use the three tools, then each tool of the index by name with its
-// one-line description.
+// one-line summary (see [Summary]).
 func (c *Compact) Listing() string {
 	ix := c.Index()
 	var b strings.Builder

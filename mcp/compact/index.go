@@ -120,7 +120,7 @@ func newIndex(tools []tool.Tool, cfg config) *Index {
 			ix.byFold[fold(t.Name)] = len(ix.tools)
 		}
 		ix.tools = append(ix.tools, t)
-		ix.lines = append(ix.lines, OneLine(t.Description))
+		ix.lines = append(ix.lines, Summary(t))
 	}
 	// The terms of each field, and each field's average length.
 	fields := make([][numFields][]string, len(ix.tools))

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // MaxLineChars is about how long a one-line description may be.
@@ -13,8 +15,21 @@ const MaxLineChars = 120
 // OneLine returns the first sentence of a tool description, on one line and
 // cut at a word boundary to at most MaxLineChars characters ("…" marks a
 // cut).
-func OneLine(description string) string {
-	s := firstSentence(description)
+func OneLine(description string) string { return clip(firstSentence(description)) }
+
+// Summary is the line that lists t in compact mode: its Meta.Summary (from
+// configuration, a directory tool's metadata.json or an imported server's
+// settings) on one line and cut as OneLine cuts, or else OneLine of its
+// description.
+func Summary(t tool.Tool) string {
+	if s := strings.Join(strings.Fields(t.Meta.Summary), " "); s != "" {
+		return clip(s)
+	}
+	return OneLine(t.Description)
+}
+
+// clip cuts s at a word boundary to at most MaxLineChars characters.
+func clip(s string) string {
 	if utf8.RuneCountInString(s) <= MaxLineChars {
 		return s
 	}

@@ -319,3 +319,32 @@ func TestTypeScriptNeedsARuntimeThatRunsIt(t *testing.T) {
 		})
 	}
 }
+
+// TestMetadataSummary: metadata.json's summary, the line that lists the
+// tool in compact mode, reaches the registry and the resolved tool
+// (Meta.Summary, which compact mode lists it by); without one it is empty,
+// and compact mode falls back to the description's first sentence.
+func TestMetadataSummary(t *testing.T) {
+	t.Parallel()
+	a := t.TempDir()
+	shTool(t, a, "with_summary", `echo '{"success":true}'`, map[string]any{"summary": "Count the words of a text."})
+	shTool(t, a, "without", `echo '{"success":true}'`, nil)
+	reg := registry.New()
+	if p := LoadDirs([]Source{{Path: a, Trusted: false}}, Options{}).Register(reg); len(p) != 0 {
+		t.Fatal(p)
+	}
+	if m, _ := reg.Meta("with_summary"); m.Summary != "Count the words of a text." {
+		t.Errorf("the registry's meta has summary %q", m.Summary)
+	}
+	if m, _ := reg.Meta("without"); m.Summary != "" {
+		t.Errorf("a tool without a summary has %q", m.Summary)
+	}
+	for _, tt := range reg.ResolveAll(&tool.Context{}, nil) {
+		if tt.Name == "with_summary" && tt.Meta.Summary != "Count the words of a text." {
+			t.Errorf("the resolved tool's summary is %q", tt.Meta.Summary)
+		}
+	}
+	if _, err := ParseMetadata("metadata.json", []byte(`{"name":"x","description":"d","summary":3}`)); err == nil || !strings.Contains(err.Error(), `field "summary" must be a string`) {
+		t.Errorf("a summary that is not a string: %v", err)
+	}
+}

@@ -25,6 +25,10 @@ type Metadata struct {
 	Label string `json:"label,omitempty"`
 	// Description tells a model what the tool does and when to use it.
 	Description string `json:"description"`
+	// Summary is the line that lists the tool in compact mode; default:
+	// the first sentence of Description. toolbelt.yaml's tools.summaries
+	// beats it.
+	Summary string `json:"summary,omitempty"`
 	// Version is the tool's own version.
 	Version string `json:"version,omitempty"`
 	// Category is a free-form grouping for user interfaces.
@@ -327,7 +331,7 @@ const DefaultSection = "directory"
 func (m *Metadata) meta(trusted bool) tool.Meta {
 	risk, _ := tool.ParseRisk(m.RiskLevel) // checked
 	meta := tool.Meta{
-		ID: m.Name, Label: m.Label, Description: m.Description, Version: m.Version, Category: m.Category,
+		ID: m.Name, Label: m.Label, Description: m.Description, Summary: m.Summary, Version: m.Version, Category: m.Category,
 		Section: m.Section, Profiles: m.Profiles, Groups: []string{"directory"},
 		Risk: risk, RequiresConfirmation: m.RequiresConfirmation, ConfirmationMessage: m.ConfirmationMessage,
 		Destructive: m.Destructive, ReadOnly: m.ReadOnly, OpenWorld: m.OpenWorld, OwnerOnly: m.OwnerOnly,

@@ -13,6 +13,7 @@ package skills
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -264,6 +265,33 @@ func (c *Catalog) activate(session string, s Skill) {
 			c.active[session] = append(c.active[session], ref)
 		}
 	}
+}
+
+// Restore makes active again in session the skills its stored transcript
+// (msgs) shows it loaded — the skill tool's results that succeeded — so a
+// resumed session keeps them, with their allowed-tools. Each is taken as
+// the catalog has it now: a skill gone, or no longer trusted, pre-approves
+// nothing. It returns the names of the skills made active again.
+func (c *Catalog) Restore(session string, msgs []tool.SessionMessage) []string {
+	var names []string
+	for _, msg := range msgs {
+		var m struct {
+			Role     string  `json:"role"`
+			ToolName string  `json:"toolName"`
+			IsError  bool    `json:"isError"`
+			Details  Details `json:"details"`
+		}
+		if json.Unmarshal(msg.Body, &m) != nil || m.Role != tool.RoleToolResult || m.ToolName != Name || m.IsError || m.Details.File != "" {
+			continue
+		}
+		s, ok := c.Get(m.Details.Name)
+		if !ok || slices.Contains(names, s.Name) {
+			continue
+		}
+		c.activate(session, s)
+		names = append(names, s.Name)
+	}
+	return names
 }
 
 // SkillRules returns the allowed-tools of the trusted skills active in

@@ -1,11 +1,14 @@
 package skills
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 func write(t *testing.T, path, text string) {
@@ -92,5 +95,41 @@ func TestReadFileStaysInTheSkill(t *testing.T) {
 		if res, err := readFile(s, name); err == nil {
 			t.Errorf("%s was read: %q", name, res.Content[0].Text)
 		}
+	}
+}
+
+// TestRestore: the skills a session's stored transcript shows loaded (the
+// skill tool's results that succeeded, not its file reads nor its errors)
+// are active again in that session, as the catalog has them now: a
+// workspace skill pre-approves nothing, a skill gone is skipped, and
+// another session has none.
+func TestRestore(t *testing.T) {
+	t.Parallel()
+	c := NewCatalog([]Skill{
+		{Name: "greet", AllowedTools: []string{"exec(touch:*)"}, Trusted: true},
+		{Name: "review", AllowedTools: []string{"read"}, Trusted: true},
+		{Name: "sneaky", AllowedTools: []string{"exec"}, Trusted: false},
+	})
+	result := func(details string, isError bool) tool.SessionMessage {
+		b, _ := json.Marshal(map[string]any{"role": tool.RoleToolResult, "toolName": Name, "isError": isError, "details": json.RawMessage(details)})
+		return tool.SessionMessage{Role: tool.RoleToolResult, Body: b}
+	}
+	msgs := []tool.SessionMessage{
+		{Role: "user", Body: json.RawMessage(`{"role":"user","content":"hi"}`)},
+		result(`{"name":"greet","trusted":true,"preApproved":["exec(touch:*)"]}`, false),
+		result(`{"name":"review","file":"notes.md","trusted":true}`, false),      // a file read: not a load
+		result(`{"name":"sneaky","trusted":true,"preApproved":["exec"]}`, false), // untrusted now, whatever it said
+		result(`{"name":"gone","trusted":true,"preApproved":["exec"]}`, false),
+		result(`{"name":"review"}`, true),
+		result(`{"name":"greet","trusted":true}`, false), // loaded twice
+	}
+	if got := c.Restore("s1", msgs); !slices.Equal(got, []string{"greet", "sneaky"}) {
+		t.Errorf("restored %v", got)
+	}
+	if got := c.SkillRules("s1"); !slices.Equal(got, []string{"exec(touch:*)"}) {
+		t.Errorf("s1's rules %v", got)
+	}
+	if got := c.SkillRules("s2"); len(got) != 0 {
+		t.Errorf("another session has rules %v", got)
 	}
 }
