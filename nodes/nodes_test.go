@@ -51,7 +51,7 @@ func (g *gateway) stop() {
 
 // node is a Client running until the test ends (or stop).
 type node struct {
-	said chan string
+	said            chan string
 	runs, cancelled atomic.Int32
 	// block, when set, makes run wait for it (or the call's end).
 	block chan struct{}

@@ -219,14 +219,14 @@ func run(ctx context.Context, svc Service, inv tool.Invocation, in Args) (tool.R
 			r.Capability = Notify
 			in.Params = map[string]any{"text": in.Text}
 		} else if err := need("capability", in.Capability); err != nil {
-			return tool.Errorf("%s", err.Error() + " (one of run, notify, read, write, status)"), nil
+			return tool.Errorf("%s", err.Error()+" (one of run, notify, read, write, status)"), nil
 		}
 		if in.Params == nil {
 			in.Params = map[string]any{}
 		}
 		params, err := json.Marshal(in.Params)
 		if err != nil {
-			return tool.Errorf("%s", "params: " + err.Error()), nil
+			return tool.Errorf("%s", "params: "+err.Error()), nil
 		}
 		r.Params = params
 		res, err := svc.Invoke(ctx, r, func(text string) { inv.Update(tool.Text(text)) })
