@@ -21,6 +21,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/message"
+	nodetool "github.com/toolbelt/toolbelt/tools/nodes"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -101,6 +102,7 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	if tb.channels != nil {
 		message.ChannelsService.Set(tc, tb.channels)
 	}
+	nodetool.ServiceKey.Set(tc, lazyNodes{tb})
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)
 		if tb.browser != nil {
