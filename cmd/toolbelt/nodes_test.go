@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
@@ -205,5 +206,53 @@ func TestNodePairedThroughTheCLI(t *testing.T) {
 	}
 	if l := listNodes(t, gwEnv); len(l.Nodes) != 1 || l.Nodes[0].ID == "node-stranger" {
 		t.Errorf("the stranger is listed: %+v", l)
+	}
+}
+
+// TestNodeMovesBetweenGateways: two toolbelt serve processes on one store
+// (a SQLite file; PostgreSQL when TOOLBELT_TEST_POSTGRES_URL is set) and a
+// node given both: a call made from the store reaches the node through
+// the gateway holding it; that gateway killed (-9), the node moves to the
+// other, and calls reach it there.
+func TestNodeMovesBetweenGateways(t *testing.T) {
+	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		nodeMoves(t, cliEnvironment(t))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		t.Parallel()
+		nodeMoves(t, append(cliEnvironment(t), "TOOLBELT_DATABASE_URL="+storetest.Postgres(t)))
+	})
+}
+
+func nodeMoves(t *testing.T, env []string) {
+	ws := t.TempDir()
+	urlA, a, _ := startServe(t, env, "--workspace", ws)
+	urlB, _, _ := startServe(t, env, "--workspace", ws)
+	gwA, gwB := strings.TrimSuffix(urlA, "/mcp"), strings.TrimSuffix(urlB, "/mcp")
+	node := startNodeProcess(t, cliEnvironment(t), "--gateway", gwA, "--gateway", gwB, "--workspace", t.TempDir(), "--name", "rover")
+	code := node.await(t, `pairing code ([A-Z0-9]{4}-[A-Z0-9]{4}):`)[1]
+	runCLIWith(t, env, "", "", "nodes", "approve", code).expect(t, 0)
+	node.await(t, `connected to `+regexp.QuoteMeta(strings.TrimPrefix(gwA, "http://")))
+	status := func() string {
+		t.Helper()
+		r := runCLIWith(t, env, "", "", "call", "nodes", "--yes", "--args", `{"action":"invoke","node":"rover","capability":"status"}`).expect(t, 0)
+		return r.stdout
+	}
+	if s := status(); !strings.Contains(s, `"name": "rover"`) {
+		t.Errorf("status through gateway A: %s", s)
+	}
+	if l := listNodes(t, env); len(l.Nodes) != 1 || l.Nodes[0].Gateway != strings.TrimPrefix(gwA, "http://") {
+		t.Fatalf("held by: %+v", l.Nodes)
+	}
+	_ = a.Process.Kill()
+	_ = a.Wait()
+	node.await(t, `connected to `+regexp.QuoteMeta(strings.TrimPrefix(gwB, "http://")))
+	if l := listNodes(t, env); len(l.Nodes) != 1 || !l.Nodes[0].Online || l.Nodes[0].Gateway != strings.TrimPrefix(gwB, "http://") {
+		t.Fatalf("after the move: %+v", l.Nodes)
+	}
+	if s := status(); !strings.Contains(s, `"name": "rover"`) {
+		t.Errorf("status through gateway B: %s", s)
 	}
 }
