@@ -57,6 +57,7 @@ import (
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/nodes"
 	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/store"
@@ -180,11 +181,13 @@ type Toolbelt struct {
 	jobs        *jobs.Queue
 	jobsMu      sync.Mutex // Jobs opening a queue
 	sched       *automation.Scheduler
-	dirProblems []dir.Problem // the directory tools the first load skipped
-	base        *tool.Context // the workspace's context; runners copy it
-	feed        *feed.Hub     // every runner's calls, live (Feed)
-	canvas      *canvas.Host  // the sessions' canvases (Canvas)
-	channels    *channels.Hub // the configured channels (Channels); nil for none
+	dirProblems []dir.Problem   // the directory tools the first load skipped
+	base        *tool.Context   // the workspace's context; runners copy it
+	feed        *feed.Hub       // every runner's calls, live (Feed)
+	canvas      *canvas.Host    // the sessions' canvases (Canvas)
+	channels    *channels.Hub   // the configured channels (Channels); nil for none
+	nodes       *nodes.Registry // the paired nodes (Nodes), made once
+	nodesOnce   sync.Once
 
 	// gateway is the server the gateway tool manages (SetGateway); nil
 	// outside one.

@@ -23,6 +23,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/image"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/message"
+	nodetool "github.com/toolbelt/toolbelt/tools/nodes"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/tts"
 	"github.com/toolbelt/toolbelt/tools/web"
@@ -110,6 +111,7 @@ func (tb *Toolbelt) workspaceContext(ws string) (*tool.Context, error) {
 	if tb.gateway != nil {
 		gateway.Service.Set(tc, tb.gateway)
 	}
+	nodetool.ServiceKey.Set(tc, lazyNodes{tb})
 	if tb.canvas != nil {
 		canvastool.HostService.Set(tc, tb.canvas)
 		if tb.browser != nil {

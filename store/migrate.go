@@ -400,6 +400,53 @@ CREATE TABLE memory_scans (
 	updated_ns BIGINT NOT NULL
 );
 `},
+	// Paired nodes (package nodes): each node's token as its SHA-256 only,
+	// what it can do, and which gateway holds its connection since when;
+	// the pairing requests waiting for an owner; and the calls to nodes,
+	// a row each, which the gateway holding the node takes and answers —
+	// so any process on the store can invoke any node, and an idempotency
+	// key makes a retried call the same row.
+	{name: "nodes", sql: `
+CREATE TABLE nodes (
+	id TEXT PRIMARY KEY,
+	name TEXT NOT NULL,
+	token_sha256 TEXT NOT NULL,
+	capabilities TEXT NOT NULL,
+	info TEXT NOT NULL,
+	paired_ns BIGINT NOT NULL,
+	approved_by TEXT NOT NULL,
+	gateway TEXT NOT NULL,
+	seen_ns BIGINT NOT NULL
+);
+CREATE TABLE node_pairings (
+	code TEXT PRIMARY KEY,
+	node_id TEXT NOT NULL,
+	name TEXT NOT NULL,
+	info TEXT NOT NULL,
+	gateway TEXT NOT NULL,
+	created_ns BIGINT NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	state TEXT NOT NULL,
+	decided_by TEXT NOT NULL
+);
+CREATE TABLE node_calls (
+	id TEXT PRIMARY KEY,
+	node_id TEXT NOT NULL,
+	idem_key TEXT NOT NULL,
+	capability TEXT NOT NULL,
+	params TEXT NOT NULL,
+	caller TEXT NOT NULL,
+	state TEXT NOT NULL,
+	gateway TEXT NOT NULL,
+	progress TEXT NOT NULL,
+	result TEXT NOT NULL,
+	cancel BOOLEAN NOT NULL,
+	created_ns BIGINT NOT NULL,
+	updated_ns BIGINT NOT NULL
+);
+CREATE UNIQUE INDEX node_calls_key ON node_calls (node_id, idem_key);
+CREATE INDEX node_calls_state ON node_calls (state, node_id);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

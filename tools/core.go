@@ -16,6 +16,7 @@ import (
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 	"github.com/toolbelt/toolbelt/tools/memory"
 	"github.com/toolbelt/toolbelt/tools/message"
+	"github.com/toolbelt/toolbelt/tools/nodes"
 	"github.com/toolbelt/toolbelt/tools/sessions"
 	"github.com/toolbelt/toolbelt/tools/shell"
 	"github.com/toolbelt/toolbelt/tools/skills"
@@ -57,6 +58,7 @@ func Core() (*registry.Registry, io.Closer) {
 	must(tts.Register(reg))
 	must(message.Register(reg))
 	must(gateway.Register(reg))
+	must(nodes.Register(reg))
 	return reg, closers{commands, mem}
 }
 

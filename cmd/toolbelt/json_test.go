@@ -23,6 +23,7 @@ import (
 // that prints data has --json (or --events).
 var printsNoData = map[string]string{
 	"serve":            "a server: its banner is for people, its data is MCP",
+	"node":             "a node serving its gateway: it prints what happens for the person at the machine; toolbelt nodes --json gives the nodes' state",
 	"mcp stdio":        "a server: stdout is MCP itself",
 	"chat":             "a conversation at a terminal; toolbelt run --json is its form for programs",
 	"sessions delete":  "an action: prints that it was done, the exit code says so",

@@ -341,6 +341,11 @@ func (c *serveCmd) Run(e *env) error {
 			mux.Handle("POST "+p, q.WebhookHandler())
 		}
 	}
+	stopNodes, err := e.serveNodes(mux, reachable(o.Addr))
+	if err != nil {
+		return err
+	}
+	defer stopNodes(context.Background())
 	stopChannels, err := e.serveChannels(cfg, mux)
 	if err != nil {
 		return err

@@ -1,0 +1,360 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/coder/websocket/wsjson"
+	"github.com/toolbelt/toolbelt/tool"
+	nodetool "github.com/toolbelt/toolbelt/tools/nodes"
+)
+
+// Hub is a gateway's side of its nodes: it serves their WebSocket (pairing
+// them, authenticating them by their tokens), pings them, and sends each
+// the calls queued for it in the store, recording their progress and
+// results there.
+type Hub struct {
+	reg *Registry
+	id  string
+	log *slog.Logger
+	// announce tells the gateway's operator about a pairing request.
+	announce func(nodetool.Pairing)
+
+	mu    sync.Mutex
+	conns map[string]*link // by node id
+	stop  context.CancelFunc
+	done  chan struct{}
+	wg    sync.WaitGroup // the connections' handlers
+}
+
+// HubOptions configure a Hub.
+type HubOptions struct {
+	// ID names the gateway in the store (its address, say); the nodes it
+	// holds and the calls it runs carry it. Required.
+	ID string
+	// Logger receives what happens to the connections.
+	Logger *slog.Logger
+	// Announce, when set, is told of each pairing request as it arrives,
+	// so the gateway shows its code.
+	Announce func(nodetool.Pairing)
+}
+
+// link is a node's live connection to this gateway.
+type link struct {
+	ws   *websocket.Conn
+	node string
+	caps []string
+	mu   sync.Mutex
+	sent map[string]bool // calls sent and not yet answered
+	// cancelled are the calls whose cancel was sent.
+	cancelled map[string]bool
+}
+
+// NewHub returns the hub of the gateway o.ID over reg; Start it to send
+// calls.
+func NewHub(reg *Registry, o HubOptions) *Hub {
+	return &Hub{reg: reg, id: o.ID, log: o.Logger, announce: o.Announce, conns: map[string]*link{}}
+}
+
+// ID returns the gateway's name in the store.
+func (h *Hub) ID() string { return h.id }
+
+// Start starts sending the queued calls of the nodes connected here.
+func (h *Hub) Start(ctx context.Context) error {
+	if h.id == "" {
+		return errors.New("nodes: HubOptions.ID is required")
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
+	h.done = make(chan struct{})
+	go h.dispatch(ctx)
+	return nil
+}
+
+// Stop closes the nodes' connections (they reconnect, here or to another
+// gateway), records them as no longer held here, and interrupts the calls
+// they were running.
+func (h *Hub) Stop(ctx context.Context) error {
+	if h.stop == nil {
+		return nil
+	}
+	h.stop()
+	<-h.done
+	h.mu.Lock()
+	for _, l := range h.conns {
+		_ = l.ws.Close(websocket.StatusGoingAway, "the gateway is stopping")
+	}
+	h.mu.Unlock()
+	waited := make(chan struct{})
+	go func() { h.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// dispatch sends queued calls and cancels to the nodes held here, when a
+// call is queued in this process and every Poll for the others.
+func (h *Hub) dispatch(ctx context.Context) {
+	defer close(h.done)
+	t := time.NewTicker(h.reg.o.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-h.reg.queued:
+		}
+		h.mu.Lock()
+		links := make([]*link, 0, len(h.conns))
+		for _, l := range h.conns {
+			links = append(links, l)
+		}
+		h.mu.Unlock()
+		if len(links) == 0 {
+			continue
+		}
+		cancelled, err := h.reg.cancelled(ctx, h.id)
+		if err != nil && ctx.Err() == nil {
+			h.log.Warn("reading cancelled node calls", "err", err)
+		}
+		for _, l := range links {
+			h.send(ctx, l, cancelled)
+		}
+	}
+}
+
+// send sends l's node its queued calls and the cancels of those of its
+// calls in cancelled.
+func (h *Hub) send(ctx context.Context, l *link, cancelled map[string]bool) {
+	calls, err := h.reg.take(ctx, l.node, h.id)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("taking node calls", "node", l.node, "err", err)
+		}
+		return
+	}
+	for _, c := range calls {
+		l.mu.Lock()
+		l.sent[c.ID] = true
+		l.mu.Unlock()
+		if err := wsjson.Write(ctx, l.ws, message{Type: typeCall, ID: c.ID, Capability: c.Capability, Params: c.Params}); err != nil {
+			// The reader sees the connection end and interrupts it.
+			_ = l.ws.Close(websocket.StatusInternalError, "sending a call failed")
+			return
+		}
+	}
+	l.mu.Lock()
+	var cancels []string
+	for id := range l.sent {
+		if cancelled[id] && !l.cancelled[id] {
+			l.cancelled[id] = true
+			cancels = append(cancels, id)
+		}
+	}
+	l.mu.Unlock()
+	for _, id := range cancels {
+		_ = wsjson.Write(ctx, l.ws, message{Type: typeCancel, ID: id})
+	}
+}
+
+// helloWithin is how long a new connection has to say hello.
+const helloWithin = 10 * time.Second
+
+// ServeHTTP serves a node's WebSocket at Path.
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ws, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return // Accept answered
+	}
+	h.wg.Add(1)
+	defer h.wg.Done()
+	ws.SetReadLimit(16 << 20)
+	ctx := r.Context()
+	hctx, cancel := context.WithTimeout(ctx, helloWithin)
+	var hello message
+	err = wsjson.Read(hctx, ws, &hello)
+	cancel()
+	if err != nil || hello.Type != typeHello || hello.Node == "" {
+		_ = ws.Close(websocket.StatusProtocolError, "a node opens with its hello")
+		return
+	}
+	if hello.Version != ProtocolVersion {
+		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("the gateway speaks nodes protocol %d, the node %d: run the same toolbelt on both", ProtocolVersion, hello.Version))
+		return
+	}
+	if hello.Token == "" {
+		h.pair(ctx, ws, hello)
+		return
+	}
+	if err := h.reg.authenticate(ctx, hello.Node, hello.Token); err != nil {
+		h.log.Warn("refused a node", "node", hello.Node, "name", hello.Name, "from", r.RemoteAddr, "err", err)
+		closeWith(ws, websocket.StatusPolicyViolation, err.Error())
+		return
+	}
+	h.serve(ctx, ws, hello)
+}
+
+// pair asks the owner to pair the node of hello, and gives it its token
+// once they approve.
+func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message) {
+	p, err := h.reg.requestPairing(ctx, hello.Node, hello.Name, hello.Info, h.id)
+	if err != nil {
+		closeWith(ws, websocket.StatusTryAgainLater, err.Error())
+		return
+	}
+	h.log.Info("a node asks to pair", "node", hello.Node, "name", hello.Name, "code", p.Code)
+	if h.announce != nil {
+		h.announce(p)
+	}
+	if err := wsjson.Write(ctx, ws, message{Type: typePairing, Code: p.Code, Expires: p.Expires, Gateway: h.id}); err != nil {
+		_ = h.reg.removePairing(context.WithoutCancel(ctx), p.Code)
+		return
+	}
+	closed := ws.CloseRead(ctx) // the node sends nothing more; this sees it leave
+	t := time.NewTicker(h.reg.o.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-closed.Done():
+			_ = h.reg.removePairing(context.WithoutCancel(ctx), p.Code)
+			return
+		case <-t.C:
+		}
+		got, err := h.reg.pairing(ctx, p.Code)
+		switch {
+		case err != nil || time.Now().After(got.Expires):
+			_ = h.reg.removePairing(ctx, p.Code)
+			_ = ws.Close(websocket.StatusPolicyViolation, "the pairing request expired: start the node again for a new code")
+			return
+		case got.State == "rejected":
+			_ = h.reg.removePairing(ctx, p.Code)
+			_ = ws.Close(websocket.StatusPolicyViolation, "the owner rejected this node's pairing request")
+			return
+		case got.State == "approved":
+			token, err := h.reg.completePairing(ctx, got, hello.Capabilities)
+			if err != nil {
+				closeWith(ws, websocket.StatusInternalError, err.Error())
+				return
+			}
+			h.log.Info("paired a node", "node", hello.Node, "name", hello.Name, "by", got.DecidedBy)
+			_ = wsjson.Write(ctx, ws, message{Type: typePaired, Token: token, Gateway: h.id})
+			_ = ws.Close(websocket.StatusNormalClosure, "paired")
+			return
+		}
+	}
+}
+
+// serve holds the authenticated node's connection: records it as held
+// here, pings it, and records what it answers, until it ends.
+func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, hello message) {
+	l := &link{ws: ws, node: hello.Node, caps: hello.Capabilities, sent: map[string]bool{}, cancelled: map[string]bool{}}
+	h.mu.Lock()
+	if old := h.conns[l.node]; old != nil {
+		_ = old.ws.Close(websocket.StatusGoingAway, "the node connected again")
+	}
+	h.conns[l.node] = l
+	h.mu.Unlock()
+	why := "its connection to the gateway was lost"
+	defer func() {
+		h.mu.Lock()
+		if h.conns[l.node] == l {
+			delete(h.conns, l.node)
+		}
+		h.mu.Unlock()
+		if err := h.reg.detach(context.WithoutCancel(ctx), l.node, h.id, "node "+hello.Name+": "+why); err != nil {
+			h.log.Warn("recording a node gone", "node", l.node, "err", err)
+		}
+		h.log.Info("a node left", "node", l.node, "name", hello.Name)
+	}()
+	if err := h.reg.attach(ctx, l.node, h.id, slices.Clip(l.caps), hello.Info); err != nil {
+		_ = ws.Close(websocket.StatusInternalError, "recording the connection failed")
+		return
+	}
+	if err := wsjson.Write(ctx, ws, message{Type: typeWelcome, Gateway: h.id}); err != nil {
+		return
+	}
+	h.log.Info("a node connected", "node", l.node, "name", hello.Name)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go h.heartbeat(ctx, l)
+	select { // its queued calls now
+	case h.reg.queued <- struct{}{}:
+	default:
+	}
+	for {
+		var m message
+		if err := wsjson.Read(ctx, ws, &m); err != nil {
+			if websocket.CloseStatus(err) == -1 && ctx.Err() == nil {
+				why = "its connection to the gateway broke (" + err.Error() + ")"
+			}
+			return
+		}
+		wctx := context.WithoutCancel(ctx)
+		switch m.Type {
+		case typeProgress:
+			if err := h.reg.progress(wctx, m.ID, h.id, m.Text); err != nil {
+				h.log.Warn("recording a node's progress", "node", l.node, "err", err)
+			}
+		case typeResult:
+			l.mu.Lock()
+			delete(l.sent, m.ID)
+			l.mu.Unlock()
+			res := tool.Errorf("the node answered without a result")
+			if m.Result != nil {
+				res = *m.Result
+			}
+			if err := h.reg.finish(wctx, m.ID, h.id, res); err != nil {
+				h.log.Warn("recording a node's result", "node", l.node, "err", err)
+			}
+		}
+	}
+}
+
+// heartbeat pings l's node every Heartbeat and records each answer; a
+// node that does not answer within a heartbeat is disconnected.
+func (h *Hub) heartbeat(ctx context.Context, l *link) {
+	t := time.NewTicker(h.reg.o.Heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, cancel := context.WithTimeout(ctx, h.reg.o.Heartbeat)
+		err := l.ws.Ping(pctx)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				_ = l.ws.Close(websocket.StatusGoingAway, "the node did not answer a heartbeat")
+			}
+			return
+		}
+		if err := h.reg.beat(ctx, l.node, h.id); err != nil && ctx.Err() == nil {
+			h.log.Warn("recording a heartbeat", "node", l.node, "err", err)
+		}
+	}
+}
+
+// closeWith closes ws with code and reason, the reason cut to the 123
+// bytes a close frame holds.
+func closeWith(ws *websocket.Conn, code websocket.StatusCode, reason string) {
+	if len(reason) > 123 {
+		reason = strings.ToValidUTF8(reason[:120], "") + "…"
+	}
+	_ = ws.Close(code, reason)
+}
