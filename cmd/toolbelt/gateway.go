@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/jobs"
+	"github.com/toolbelt/toolbelt/nodes"
 	"github.com/toolbelt/toolbelt/store"
 	"github.com/toolbelt/toolbelt/tools/gateway"
 )
@@ -30,11 +31,11 @@ type serveGateway struct {
 
 var _ gateway.Gateway = (*serveGateway)(nil)
 
-// Status reports the version, uptime, listeners, channels, nodes (none:
-// nodes are not built yet) and the jobs and sessions running now.
+// Status reports the version, uptime, listeners, channels, paired nodes
+// and the jobs and sessions running now.
 func (g *serveGateway) Status(ctx context.Context) (gateway.Status, error) {
 	s := gateway.Status{Version: buildVersion(), Started: g.started, Uptime: time.Since(g.started).Round(time.Second).String(),
-		Listeners: []string{g.base + "/mcp", g.base + "/"}, Channels: []gateway.Channel{}, Nodes: []string{}}
+		Listeners: []string{g.base + "/mcp", g.base + "/"}, Channels: []gateway.Channel{}, Nodes: []gateway.Node{}}
 	tb := g.e.tb
 	if hub := tb.Channels(); hub != nil {
 		for _, p := range slices.Sorted(maps.Keys(hub.Handlers())) {
@@ -43,6 +44,16 @@ func (g *serveGateway) Status(ctx context.Context) (gateway.Status, error) {
 		for _, name := range hub.Names() {
 			a, _ := hub.Adapter(name)
 			s.Channels = append(s.Channels, gateway.Channel{Name: name, Type: hub.Settings(name).Type, Receive: a.Capabilities().Receive})
+		}
+	}
+	if reg, err := tb.Nodes(); err == nil {
+		s.Listeners = append(s.Listeners, g.base+nodes.Path)
+		paired, err := reg.Nodes(ctx)
+		if err != nil {
+			return s, err
+		}
+		for _, n := range paired {
+			s.Nodes = append(s.Nodes, gateway.Node{ID: n.ID, Name: n.Name, Online: n.Online, Gateway: n.Gateway, LastSeen: n.LastSeen})
 		}
 	}
 	if q := tb.Jobs(); q != nil {

@@ -38,11 +38,21 @@ type Status struct {
 	Listeners []string `json:"listeners"`
 	// Channels are the configured channels (type and what they do).
 	Channels []Channel `json:"channels"`
-	// Nodes are the paired nodes (none: nodes are not built yet).
-	Nodes []string `json:"nodes"`
+	// Nodes are the paired nodes, online or not.
+	Nodes []Node `json:"nodes"`
 	// Jobs and Sessions count those running now.
 	Jobs     Count `json:"jobs"`
 	Sessions Count `json:"sessions"`
+}
+
+// Node is one paired node in Status.
+type Node struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Online bool   `json:"online"`
+	// Gateway is the gateway that holds the node's connection.
+	Gateway  string    `json:"gateway,omitempty"`
+	LastSeen time.Time `json:"lastSeen,omitzero"`
 }
 
 // Channel is one configured channel in Status.
