@@ -184,7 +184,7 @@ type cli struct {
 
 	Serve serveCmd `cmd:"" group:"serve" help:"Serve the tools over MCP on streamable HTTP at /mcp — Toolbelt's main job."`
 	MCP   mcpCmd   `cmd:"" group:"serve" name:"mcp" help:"Serve the tools over MCP on stdio (for a client that starts toolbelt itself)."`
-	Node  nodeCmd  `cmd:"" group:"serve" help:"Run this machine as a node of a gateway (--gateway URL): pair with a code the owner approves, then run the gateway's calls under this machine's own policy."`
+	Node  nodeCmd  `cmd:"" group:"serve" help:"Run this machine as a node of a gateway (--gateway URL), under its own policy."`
 	Nodes nodesCmd `cmd:"" group:"serve" help:"List the nodes paired with the gateways on this store, and approve or reject their pairing requests."`
 
 	Run      runCmd      `cmd:"" group:"agent" help:"Run an agent: a model (--model PROVIDER/MODEL) answers the prompt, calling the tools through the pipeline."`
