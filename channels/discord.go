@@ -41,8 +41,8 @@ type Discord struct {
 	sessionID string
 	resumeURL string
 	seq       *int64
-	cancel    context.CancelFunc
-	done      chan struct{}
+
+	gateway loop
 }
 
 // discordIntents are GUILD_MESSAGES, DIRECT_MESSAGES and MESSAGE_CONTENT
@@ -128,25 +128,16 @@ func (d *Discord) Start(ctx context.Context, deliver func(Message)) error {
 	if gw.URL == "" {
 		return fmt.Errorf("channel %s: Discord's /gateway/bot gave no url", d.name)
 	}
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done, ready := make(chan struct{}), make(chan error, 1)
-	d.mu.Lock()
-	d.cancel, d.done = cancel, done
-	d.mu.Unlock()
-	go func() {
-		defer close(done)
-		d.run(rctx, gw.URL, deliver, ready)
-	}()
+	ready := make(chan error, 1)
+	d.gateway.start(ctx, func(rctx context.Context) { d.run(rctx, gw.URL, deliver, ready) })
 	select {
 	case err := <-ready:
 		if err != nil {
-			cancel()
-			<-done
+			d.gateway.stop(context.Background())
 		}
 		return err
 	case <-ctx.Done():
-		cancel()
-		<-done
+		d.gateway.stop(context.Background())
 		return ctx.Err()
 	}
 }
@@ -383,22 +374,7 @@ func writeGateway(ctx context.Context, conn *websocket.Conn, op int, d any) erro
 }
 
 // Stop closes the Gateway connection.
-func (d *Discord) Stop(ctx context.Context) error {
-	d.mu.Lock()
-	cancel, done := d.cancel, d.done
-	d.cancel = nil
-	d.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (d *Discord) Stop(ctx context.Context) error { return d.gateway.stop(ctx) }
 
 // discordChannel checks that a target is a channel id.
 func discordChannel(target string) (string, error) {

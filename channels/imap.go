@@ -33,9 +33,8 @@ const maxMailText = 64 << 10
 
 // inbox is what an email channel's receiving holds.
 type inbox struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-	wake   chan struct{} // a mailbox update came while idling
+	loop
+	wake chan struct{} // a mailbox update came while idling
 }
 
 // startInbox logs in to the channel's IMAP server and receives its mail
@@ -45,17 +44,15 @@ func (e *Email) startInbox(ctx context.Context, deliver func(Message)) error {
 	if err != nil {
 		return err
 	}
-	in := &inbox{done: make(chan struct{}), wake: make(chan struct{}, 1)}
+	in := &inbox{wake: make(chan struct{}, 1)}
 	c, err := e.dialIMAP(ctx, pass, in.wake)
 	if err != nil {
 		return fmt.Errorf("channel %s: %w", e.name, err)
 	}
-	var run context.Context
-	run, in.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	e.mu.Lock()
 	e.inbox = in
 	e.mu.Unlock()
-	go e.receive(run, in, c, pass, deliver)
+	in.start(ctx, func(run context.Context) { e.receive(run, in, c, pass, deliver) })
 	return nil
 }
 
@@ -68,13 +65,7 @@ func (e *Email) stopInbox(ctx context.Context) error {
 	if in == nil {
 		return nil
 	}
-	in.cancel()
-	select {
-	case <-in.done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return in.stop(ctx)
 }
 
 // dialIMAP connects (over TLS, or upgraded with STARTTLS), logs in and
@@ -124,7 +115,6 @@ func (e *Email) dialIMAP(ctx context.Context, pass string, wake chan struct{}) (
 // receive hands on the mail of c's INBOX until ctx ends, reconnecting
 // with backoff (1s doubling to a minute) when the connection fails.
 func (e *Email) receive(ctx context.Context, in *inbox, c *imapclient.Client, pass string, deliver func(Message)) {
-	defer close(in.done)
 	backoff := time.Second
 	for {
 		if c != nil {

@@ -34,8 +34,8 @@ type Telegram struct {
 	botID    int64
 	username string
 	offset   int64
-	cancel   context.CancelFunc
-	done     chan struct{}
+
+	polling loop
 }
 
 // telegramPoll is how long one getUpdates waits for a message.
@@ -94,13 +94,7 @@ func (t *Telegram) Start(ctx context.Context, deliver func(Message)) error {
 	if err := t.poll(ctx, 0, deliver); err != nil {
 		return err
 	}
-	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	done := make(chan struct{})
-	t.mu.Lock()
-	t.cancel, t.done = cancel, done
-	t.mu.Unlock()
-	go func() {
-		defer close(done)
+	t.polling.start(ctx, func(pctx context.Context) {
 		for attempt := 0; pctx.Err() == nil; {
 			if err := t.poll(pctx, telegramPoll, deliver); err != nil && pctx.Err() == nil {
 				attempt++
@@ -113,7 +107,7 @@ func (t *Telegram) Start(ctx context.Context, deliver func(Message)) error {
 			}
 			attempt = 0
 		}
-	}()
+	})
 	return nil
 }
 
@@ -173,22 +167,7 @@ func (t *Telegram) message(tm tgMessage) Message {
 }
 
 // Stop ends the polling.
-func (t *Telegram) Stop(ctx context.Context) error {
-	t.mu.Lock()
-	cancel, done := t.cancel, t.done
-	t.cancel = nil
-	t.mu.Unlock()
-	if cancel == nil {
-		return nil
-	}
-	cancel()
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (t *Telegram) Stop(ctx context.Context) error { return t.polling.stop(ctx) }
 
 // Send sends out's text with sendMessage (in pieces of Telegram's
 // length, the first a reply to out.ReplyTo) and each attachment with

@@ -141,73 +141,58 @@ type governed struct {
 	rules Rules
 }
 
-func (g *governed) Elicit(ctx context.Context, f Form) (Reply, error) {
+func (g *governed) Elicit(ctx context.Context, f Form) (r Reply, err error) {
 	rec := audit.Request{Kind: KindElicitation, Message: audit.RedactText(cut(f.Message)), Fields: fields(f.Schema)}
-	if err := checkForm(f); err != nil {
-		rec.Outcome, rec.Reason = "invalid", err.Error()
-		Record(ctx, rec)
-		return Reply{}, err
-	}
-	if !g.rules.allows(KindElicitation) {
-		rec.Outcome, rec.Reason = "denied", "toolRequests.elicitation is deny"
-		Record(ctx, rec)
-		return Reply{}, fmt.Errorf("asking for input: %w (toolRequests.elicitation: deny)", ErrForbidden)
-	}
-	if g.c == nil {
-		err := fmt.Errorf("%w: no front door answers requests for input", ErrUnsupported)
-		rec.Outcome, rec.Reason = "unsupported", err.Error()
-		Record(ctx, rec)
-		return Reply{}, err
-	}
-	r, err := g.c.Elicit(ctx, f)
-	switch {
-	case errors.Is(err, ErrHandedOver):
-		rec.Outcome = "handed-over"
-	case errors.Is(err, ErrUnsupported):
-		rec.Outcome, rec.Reason = "unsupported", err.Error()
-	case err != nil:
-		rec.Outcome, rec.Reason = "failed", err.Error()
-	default:
+	err = g.request(ctx, rec, checkForm(f), "input", func(rec *audit.Request) error {
+		r, err = g.c.Elicit(ctx, f)
 		rec.Outcome, rec.By = r.Action, r.By
-	}
-	Record(ctx, rec)
+		return err
+	})
 	return r, err
 }
 
-func (g *governed) Sample(ctx context.Context, p Prompt) (Completion, error) {
+func (g *governed) Sample(ctx context.Context, p Prompt) (c Completion, err error) {
 	rec := audit.Request{Kind: KindSampling, MaxTokens: p.MaxTokens}
 	if n := len(p.Messages); n > 0 {
 		rec.Message = audit.RedactText(cut(p.Messages[n-1].Text))
 	}
-	if err := checkPrompt(p); err != nil {
-		rec.Outcome, rec.Reason = "invalid", err.Error()
-		Record(ctx, rec)
-		return Completion{}, err
-	}
-	if !g.rules.allows(KindSampling) {
-		rec.Outcome, rec.Reason = "denied", "toolRequests.sampling is deny"
-		Record(ctx, rec)
-		return Completion{}, fmt.Errorf("asking for a completion: %w (toolRequests.sampling: deny)", ErrForbidden)
-	}
-	if g.c == nil {
-		err := fmt.Errorf("%w: no front door answers requests for a completion", ErrUnsupported)
-		rec.Outcome, rec.Reason = "unsupported", err.Error()
-		Record(ctx, rec)
-		return Completion{}, err
-	}
-	c, err := g.c.Sample(ctx, p)
-	switch {
-	case errors.Is(err, ErrHandedOver):
-		rec.Outcome = "handed-over"
-	case errors.Is(err, ErrUnsupported):
-		rec.Outcome, rec.Reason = "unsupported", err.Error()
-	case err != nil:
-		rec.Outcome, rec.Reason = "failed", err.Error()
-	default:
+	err = g.request(ctx, rec, checkPrompt(p), "a completion", func(rec *audit.Request) error {
+		c, err = g.c.Sample(ctx, p)
 		rec.Outcome, rec.By, rec.Model = "completed", c.By, c.Model
+		return err
+	})
+	return c, err
+}
+
+// request governs one request for what (input, a completion) and records
+// it: invalid (the request's own problem) or a kind the rules deny fails
+// without reaching the client, as does a request no client can answer;
+// otherwise ask makes it and fills in who answered and how. The record's
+// outcome says how it ended.
+func (g *governed) request(ctx context.Context, rec audit.Request, invalid error, what string, ask func(*audit.Request) error) error {
+	err := invalid
+	switch {
+	case err != nil:
+		rec.Outcome, rec.Reason = "invalid", err.Error()
+	case !g.rules.allows(rec.Kind):
+		rec.Outcome, rec.Reason = "denied", "toolRequests."+rec.Kind+" is deny"
+		err = fmt.Errorf("asking for %s: %w (toolRequests.%s: deny)", what, ErrForbidden, rec.Kind)
+	case g.c == nil:
+		err = fmt.Errorf("%w: no front door answers requests for %s", ErrUnsupported, what)
+		rec.Outcome, rec.Reason = "unsupported", err.Error()
+	default:
+		err = ask(&rec)
+		switch {
+		case errors.Is(err, ErrHandedOver):
+			rec.Outcome, rec.By, rec.Model = "handed-over", "", ""
+		case errors.Is(err, ErrUnsupported):
+			rec.Outcome, rec.Reason, rec.By, rec.Model = "unsupported", err.Error(), "", ""
+		case err != nil:
+			rec.Outcome, rec.Reason, rec.By, rec.Model = "failed", err.Error(), "", ""
+		}
 	}
 	Record(ctx, rec)
-	return c, err
+	return err
 }
 
 // checkForm refuses a form a person could not fill in: no message, or a
