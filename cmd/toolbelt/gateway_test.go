@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,8 +48,21 @@ channels:
 	}
 	env := append(cliEnvironment(t), "TEAM_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "TOOLBELT_CONFIG="+cfg)
 	url, _, _ := startServe(t, env, "--workspace", workspaceWith(t))
+	// The owner's person approves each patch once, or declines when
+	// decline is set; asked holds what they were shown.
+	var decline atomic.Bool
+	asked := make(chan string, 8)
+	approver := sdk.NewClient(&sdk.Implementation{Name: "owner", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked <- req.Params.Message
+			if decline.Load() {
+				return &sdk.ElicitResult{Action: "decline"}, nil
+			}
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, nil
+		},
+	})
 	connect := func(token string) *sdk.ClientSession {
-		return connectMCP(t, nil, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withToken{token}}})
+		return connectMCP(t, approver, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withToken{token}}})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -79,6 +93,24 @@ channels:
 	if isErr || strings.Contains(out, owner) || strings.Contains(out, guest) || !strings.Contains(out, "********") || !strings.Contains(out, "TEAM_SECRET") {
 		t.Errorf("config.get shows a secret, or not the configuration:\n%s", out)
 	}
+
+	decline.Store(true)
+	out, isErr = call(ada, map[string]any{"action": "config.patch", "patch": map[string]any{"channels": map[string]any{"team": map[string]any{"rateLimit": 1}}}})
+	if !isErr || !strings.Contains(out, "Not patched") {
+		t.Errorf("a patch the person declined: %s", out)
+	}
+	select {
+	case q := <-asked:
+		if !strings.Contains(q, `{"channels":{"team":{"rateLimit":1}}}`) {
+			t.Errorf("the person was not shown the patch: %q", q)
+		}
+	default:
+		t.Error("nobody was asked to approve the patch")
+	}
+	if data, _ := os.ReadFile(cfg); string(data) != original {
+		t.Errorf("a declined patch changed the file:\n%s", data)
+	}
+	decline.Store(false)
 
 	out, isErr = call(ada, map[string]any{"action": "config.patch", "patch": map[string]any{"channels": map[string]any{"team": map[string]any{"type": "smoke-signals"}}}})
 	if !isErr || !strings.Contains(out, `channels.team.type is \"smoke-signals\": use one of`) || !strings.Contains(out, "nothing was written") {

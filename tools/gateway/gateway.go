@@ -6,6 +6,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/toolbelt/toolbelt/registry"
@@ -135,6 +136,16 @@ func run(ctx context.Context, g Gateway, in Args) (tool.Result, error) {
 	case "config.patch":
 		if len(in.Patch) == 0 {
 			return tool.Result{}, tool.InputErrorf(`config.patch needs patch: a JSON merge patch of the configuration, e.g. {"channels":{"ops":{"rateLimit":5}}}`)
+		}
+		// A patch can widen the policy the caller itself runs under (at
+		// the next restart): a person approves the exact patch, every time.
+		patch, _ := json.Marshal(in.Patch)
+		if reply := tool.Ask(ctx, tool.Question{
+			Message: "change the server's configuration file with this JSON merge patch: " + string(patch),
+			Reason:  "the gateway tool's config.patch rewrites toolbelt.yaml, which holds the policy",
+			Action:  "gateway:config.patch:" + string(patch),
+		}); !reply.Allow {
+			return tool.Errorf("Not patched: changing the configuration needs a person's approval of the patch, and it was not given (%s).", reply.Answer), nil
 		}
 		p, err := g.PatchConfig(ctx, in.Patch)
 		if err != nil {
