@@ -27,6 +27,23 @@ type serveGateway struct {
 	cfg     *config.Config
 	started time.Time
 	base    string // http://ADDR
+	addr    string // where it listens
+	// restart asks serve to stop gracefully and run again (Restart).
+	restart chan struct{}
+}
+
+// Restart asks the server to stop as on Ctrl-C — calls in flight finish —
+// and to start again in the same process, at the same address, with the
+// configuration file as it is then.
+func (g *serveGateway) Restart(context.Context) (string, error) {
+	if g.e.reexec == nil {
+		return "", errors.New("this server runs inside another program, not as a toolbelt process: it cannot restart itself")
+	}
+	select {
+	case g.restart <- struct{}{}:
+	default: // a restart is already asked for
+	}
+	return fmt.Sprintf("Restarting: calls in flight have %s to finish, then the server starts again at %s with the configuration file as it is now.", shutdownGrace, g.addr), nil
 }
 
 var _ gateway.Gateway = (*serveGateway)(nil)

@@ -152,4 +152,31 @@ channels:
 	if out, isErr := call(bob, map[string]any{"action": "status"}); !isErr {
 		t.Errorf("a caller who is not the owner got the status: %s", out)
 	}
+	if out, isErr := call(bob, map[string]any{"action": "restart"}); !isErr {
+		t.Errorf("a caller who is not the owner restarted the server: %s", out)
+	}
+
+	// restart: the server stops gracefully and starts again at the same
+	// address, in the same process, with the patched file; a new
+	// connection sees a later start.
+	if out, isErr := call(ada, map[string]any{"action": "restart"}); isErr || !strings.Contains(out, "Restarting") {
+		t.Fatalf("restart: %s", out)
+	}
+	deadline := time.Now().Add(time.Minute) // a guard against hanging, not a timing assertion
+	for {
+		cs, err := sdk.NewClient(&sdk.Implementation{Name: "owner", Version: "1"}, nil).Connect(ctx,
+			&sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withToken{owner}}}, nil)
+		if err == nil {
+			out, isErr := call(cs, map[string]any{"action": "status"})
+			cs.Close()
+			var again gateway.Status
+			if !isErr && json.Unmarshal([]byte(out), &again) == nil && again.Started.After(st.Started) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not come back after restart (last error %v)", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -42,7 +43,19 @@ func processEnv(makeTools func() (*registry.Registry, io.Closer)) env {
 		stderr:    os.Stderr,
 		tools:     early(makeTools),
 		startDone: func() { startDone() },
+		reexec:    reexec,
 	}
+}
+
+// reexec replaces the process with the toolbelt command run with args, in
+// the same environment: the same executable, process id and standard
+// streams (descriptors Go opened close on exec).
+func reexec(args []string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	return syscall.Exec(exe, append([]string{os.Args[0]}, args...), os.Environ())
 }
 
 // early starts making the built-in tools at once, beside the parsing of the
@@ -136,6 +149,10 @@ type env struct {
 	serving serving
 	// gateway is the server the gateway tool manages (serve only).
 	gateway *serveGateway
+	// reexec, when set, replaces the process with the toolbelt command
+	// run with args (the gateway tool's restart); in-process runs (tests)
+	// have none, and their server cannot restart itself.
+	reexec func(args []string) error
 	// lines, when set, is standard input read by lines: toolbelt chat's at
 	// a terminal, where its questions at the terminal read their answers.
 	lines *lineSource
@@ -331,6 +348,12 @@ func run(args []string, e env) (code int) {
 	e.workspace, e.mode = flagValue(kctx, "workspace"), flagValue(kctx, "mode")
 	err = kctx.Run(&e)
 	e.closeRoot()
+	if r := (restartServer{}); errors.As(err, &r) {
+		// Everything the server held is closed: the new one starts afresh,
+		// listening where this one did.
+		fmt.Fprintln(e.stderr, "toolbelt: restarting")
+		err = e.reexec(append(slices.Clone(args), "--addr", r.addr))
+	}
 	var ec exitCode
 	switch {
 	case e.interrupted():

@@ -320,7 +320,7 @@ func (c *serveCmd) Run(e *env) error {
 	o.Addr = ln.Addr().String()
 	cfg.Jobs.PublicURL = cmp.Or(cfg.Jobs.PublicURL, "http://"+reachable(o.Addr))
 	base := "http://" + reachable(o.Addr)
-	e.gateway = &serveGateway{e: e, cfg: cfg, started: time.Now(), base: base}
+	e.gateway = &serveGateway{e: e, cfg: cfg, started: time.Now(), base: base, addr: o.Addr, restart: make(chan struct{}, 1)}
 	srv, err := e.mcpServer(c.serveFlags, true, base+"/canvas/")
 	if err != nil {
 		return err
@@ -374,10 +374,13 @@ func (c *serveCmd) Run(e *env) error {
 
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(mcp.LimitListener(ln, o.MaxConnections)) }()
+	var restarting bool
 	select {
 	case err := <-served:
 		return err
 	case <-ctx.Done():
+	case <-e.gateway.restart:
+		restarting = true
 	}
 	fmt.Fprintln(e.stderr, "toolbelt: stopping; calls in flight have", shutdownGrace, "to finish")
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
@@ -388,8 +391,17 @@ func (c *serveCmd) Run(e *env) error {
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
+	if restarting {
+		return restartServer{addr: o.Addr}
+	}
 	return nil
 }
+
+// restartServer is how serve's Run ends when the gateway tool restarts the
+// server: the command then runs again, listening at addr.
+type restartServer struct{ addr string }
+
+func (r restartServer) Error() string { return "the server restarts, listening at " + r.addr }
 
 func firstToken(tokens []mcp.Token) string {
 	if len(tokens) == 0 {

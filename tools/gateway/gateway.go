@@ -1,6 +1,6 @@
 // Package gateway is the gateway tool: the owner asks the server it runs
-// in (toolbelt serve) for its status and version, and reads and patches
-// its configuration. The server provides a Gateway; elsewhere the tool is
+// in (toolbelt serve) for its status and version, reads and patches its
+// configuration, and restarts it. The server provides a Gateway; elsewhere the tool is
 // unavailable.
 package gateway
 
@@ -28,6 +28,10 @@ type Gateway interface {
 	// it passes, written atomically with the previous file kept as a
 	// backup. A patch that does not pass is an error and writes nothing.
 	PatchConfig(ctx context.Context, patch map[string]any) (Patched, error)
+	// Restart stops the server gracefully (calls in flight finish) and
+	// starts it again with the configuration file as it is then; it
+	// returns at once, saying what happens.
+	Restart(ctx context.Context) (string, error)
 }
 
 // Status is what the status action reports.
@@ -85,7 +89,7 @@ var Service = tool.NewService[Gateway]()
 
 // Args are the tool's arguments.
 type Args struct {
-	Action string         `json:"action" enum:"status,version,config.get,config.patch" jsonschema:"status: version, uptime, listeners, channels, nodes, running jobs and sessions. version: the server's version. config.get: the configuration, secrets masked. config.patch: change the configuration with a JSON merge patch (patch), checked before it is written; says which keys took effect and which need a restart."`
+	Action string         `json:"action" enum:"status,version,config.get,config.patch,restart" jsonschema:"status: version, uptime, listeners, channels, nodes, running jobs and sessions. version: the server's version. config.get: the configuration, secrets masked. config.patch: change the configuration with a JSON merge patch (patch), checked before it is written; says which keys took effect and which need a restart. restart: stop gracefully (calls in flight finish) and start again with the configuration file as it is then."`
 	Patch  map[string]any `json:"patch,omitempty" jsonschema:"config.patch: a JSON merge patch (RFC 7396) of the configuration: objects merge, null removes a key, anything else replaces it. Example: {\"channels\":{\"ops\":{\"rateLimit\":5}}}."`
 }
 
@@ -152,6 +156,12 @@ func run(ctx context.Context, g Gateway, in Args) (tool.Result, error) {
 			return tool.Result{}, err
 		}
 		return tool.JSON(p)
+	case "restart":
+		msg, err := g.Restart(ctx)
+		if err != nil {
+			return tool.Result{}, err
+		}
+		return tool.Text(msg), nil
 	}
-	return tool.Result{}, tool.InputErrorf("action is %q: use one of status, version, config.get, config.patch", in.Action)
+	return tool.Result{}, tool.InputErrorf("action is %q: use one of status, version, config.get, config.patch, restart", in.Action)
 }
