@@ -93,7 +93,7 @@ type Args struct {
 	Patch  map[string]any `json:"patch,omitempty" jsonschema:"config.patch: a JSON merge patch (RFC 7396) of the configuration: objects merge, null removes a key, anything else replaces it. Example: {\"channels\":{\"ops\":{\"rateLimit\":5}}}."`
 }
 
-const description = "Manage the Toolbelt server this runs in (owner only): its status and version, and its configuration (read with secrets masked, or patched)."
+const description = "Manage the Toolbelt server this runs in (owner only): its status and version, its configuration (read with secrets masked, or patched), and a graceful restart."
 
 // Register adds gateway to reg: owner-only, unavailable outside a server.
 func Register(reg *registry.Registry) error {
