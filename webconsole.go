@@ -15,7 +15,7 @@ import (
 
 // Console returns the web console for what the root opened: o's store,
 // audit log, journal, registry, policy, configuration, job queue,
-// scheduler, undo, permission mode, live feed and canvas host are filled
+// scheduler, nodes, undo, permission mode, live feed and canvas host are filled
 // in; the program serving it sets the tokens, the URL and the MCP endpoint.
 // Its undo records each undo in the audit log as toolbelt undo does, on
 // channel "console" for the console user; its mode switch is SwitchMode's.
@@ -27,6 +27,9 @@ func (tb *Toolbelt) Console(o console.Options) (*console.Console, error) {
 	o.Registry, o.Policy, o.Config = tb.reg, tb.policy, tb.cfg
 	o.Jobs, o.Scheduler, o.Context = tb.jobs, tb.sched, tb.base
 	o.Undo, o.Feed = tb.undoFor, tb.feed
+	if reg, err := tb.Nodes(); err == nil {
+		o.Nodes = reg
+	}
 	if tb.canvas != nil {
 		o.Canvas = tb.canvas.Handler()
 	}

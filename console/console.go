@@ -91,6 +91,9 @@ type Options struct {
 	Config    *config.Config
 	Jobs      *jobs.Queue
 	Scheduler *automation.Scheduler
+	// Nodes are the paired nodes and their pairing requests, which the
+	// Nodes page shows and owners answer; nil: there are none to show.
+	Nodes Nodes
 	// Context is the context tools are resolved in: for their schemas on
 	// the Tools pages and the settings check of the Configuration page
 	// (the root's workspace).

@@ -68,6 +68,7 @@ func (c *Console) pages() []Page {
 		{Pattern: "/jobs", Nav: "Jobs", Template: "jobs.html", Load: c.loadJobs},
 		{Pattern: "/schedules", Nav: "Schedules", Template: "schedules.html", Load: c.loadSchedules},
 		{Pattern: "/schedules/{id}", Template: "schedule.html", Load: c.loadSchedule},
+		{Pattern: "/nodes", Nav: "Nodes", Template: "nodes.html", Load: c.loadNodes},
 		{Pattern: "/tools", Nav: "Tools", Template: "tools.html", Load: c.loadTools},
 		{Pattern: "/tools/{name}", Template: "tool.html", Load: c.loadTool},
 		{Pattern: "/config", Nav: "Configuration", Template: "config.html", Load: c.loadConfig},
@@ -83,6 +84,8 @@ func (c *Console) actions() []Action {
 		{Pattern: "/jobs/{id}/cancel", Owner: true, Do: c.cancelJob},
 		{Pattern: "/jobs/{id}/retry", Owner: true, Do: c.retryJob},
 		{Pattern: "/mode", Owner: true, Do: c.switchMode},
+		{Pattern: "/nodes/pairings/{code}/approve", Owner: true, Do: c.approveNode},
+		{Pattern: "/nodes/pairings/{code}/reject", Owner: true, Do: c.rejectNode},
 	}
 }
 
