@@ -28,11 +28,13 @@ type Hub struct {
 	// announce tells the gateway's operator about a pairing request.
 	announce func(nodetool.Pairing)
 
-	mu    sync.Mutex
-	conns map[string]*link // by node id
-	stop  context.CancelFunc
-	done  chan struct{}
-	wg    sync.WaitGroup // the connections' handlers
+	mu      sync.Mutex
+	conns   map[string]*link // by node id
+	stopped bool             // Stop was called: no connection is taken
+	run     context.Context  // ends at Stop, and with it every connection
+	stop    context.CancelFunc
+	done    chan struct{}
+	wg      sync.WaitGroup // the connections' handlers
 }
 
 // HubOptions configure a Hub.
@@ -75,9 +77,9 @@ func (h *Hub) Start(ctx context.Context) error {
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
-	ctx, h.stop = context.WithCancel(context.WithoutCancel(ctx))
+	h.run, h.stop = context.WithCancel(context.WithoutCancel(ctx))
 	h.done = make(chan struct{})
-	go h.dispatch(ctx)
+	go h.dispatch(h.run)
 	return nil
 }
 
@@ -85,6 +87,9 @@ func (h *Hub) Start(ctx context.Context) error {
 // gateway), records them as no longer held here, and interrupts the calls
 // they were running.
 func (h *Hub) Stop(ctx context.Context) error {
+	h.mu.Lock()
+	h.stopped = true
+	h.mu.Unlock()
 	if h.stop == nil {
 		return nil
 	}
@@ -180,10 +185,21 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return // Accept answered
 	}
-	h.wg.Add(1)
+	h.mu.Lock()
+	if h.stopped || h.run == nil {
+		h.mu.Unlock()
+		_ = ws.Close(websocket.StatusGoingAway, "the gateway is stopping")
+		return
+	}
+	h.wg.Add(1) // under mu, so that Stop's Wait sees every connection taken
+	h.mu.Unlock()
 	defer h.wg.Done()
 	ws.SetReadLimit(16 << 20)
-	ctx := r.Context()
+	// A connection ends with its request, or when the hub stops: one that
+	// arrived while Stop closed the others ends too.
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(h.run, cancel)()
 	hctx, cancel := context.WithTimeout(ctx, helloWithin)
 	var hello message
 	err = wsjson.Read(hctx, ws, &hello)
