@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -54,8 +55,11 @@ type link struct {
 	ws   *websocket.Conn
 	node string
 	caps []string
-	mu   sync.Mutex
-	sent map[string]bool // calls sent and not yet answered
+	// ready says the node was recorded as held here and welcomed: calls
+	// may be sent to it.
+	ready atomic.Bool
+	mu    sync.Mutex
+	sent  map[string]bool // calls sent and not yet answered
 	// cancelled are the calls whose cancel was sent.
 	cancelled map[string]bool
 }
@@ -95,13 +99,16 @@ func (h *Hub) Stop(ctx context.Context) error {
 	}
 	h.stop()
 	<-h.done
+	// Each closed with a handshake of its own, at once: a dead peer's
+	// takes seconds, and must not hold the lock or the others up.
+	var closing sync.WaitGroup
 	h.mu.Lock()
 	for _, l := range h.conns {
-		_ = l.ws.Close(websocket.StatusGoingAway, "the gateway is stopping")
+		closing.Go(func() { _ = l.ws.Close(websocket.StatusGoingAway, "the gateway is stopping") })
 	}
 	h.mu.Unlock()
 	waited := make(chan struct{})
-	go func() { h.wg.Wait(); close(waited) }()
+	go func() { h.wg.Wait(); closing.Wait(); close(waited) }()
 	select {
 	case <-waited:
 		return nil
@@ -126,7 +133,9 @@ func (h *Hub) dispatch(ctx context.Context) {
 		h.mu.Lock()
 		links := make([]*link, 0, len(h.conns))
 		for _, l := range h.conns {
-			links = append(links, l)
+			if l.ready.Load() {
+				links = append(links, l)
+			}
 		}
 		h.mu.Unlock()
 		if len(links) == 0 {
@@ -278,19 +287,31 @@ func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message) {
 // here, pings it, and records what it answers, until it ends.
 func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, hello message) {
 	l := &link{ws: ws, node: hello.Node, caps: hello.Capabilities, sent: map[string]bool{}, cancelled: map[string]bool{}}
+	// This connection replaces the node's older one here, if any (a node
+	// that reconnects before the gateway saw its old connection die). The
+	// old one is closed without a handshake, outside the lock: its peer
+	// may be gone.
 	h.mu.Lock()
-	if old := h.conns[l.node]; old != nil {
-		_ = old.ws.Close(websocket.StatusGoingAway, "the node connected again")
-	}
+	old := h.conns[l.node]
 	h.conns[l.node] = l
 	h.mu.Unlock()
+	if old != nil {
+		_ = old.ws.CloseNow()
+	}
 	why := "its connection to the gateway was lost"
 	defer func() {
 		h.mu.Lock()
-		if h.conns[l.node] == l {
+		current := h.conns[l.node] == l
+		if current {
 			delete(h.conns, l.node)
 		}
 		h.mu.Unlock()
+		if !current {
+			// A newer connection holds the node: its attach interrupted
+			// what this one ran, and the node stays held here.
+			h.log.Info("a node's replaced connection ended", "node", l.node, "name", hello.Name)
+			return
+		}
 		if err := h.reg.detach(context.WithoutCancel(ctx), l.node, h.id, "node "+hello.Name+": "+why); err != nil {
 			h.log.Warn("recording a node gone", "node", l.node, "err", err)
 		}
@@ -303,6 +324,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, hello message) {
 	if err := wsjson.Write(ctx, ws, message{Type: typeWelcome, Gateway: h.id}); err != nil {
 		return
 	}
+	l.ready.Store(true) // calls go to it only after its welcome
 	h.log.Info("a node connected", "node", l.node, "name", hello.Name)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

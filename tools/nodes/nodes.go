@@ -120,7 +120,7 @@ const description = "Work with the machines paired with this gateway (nodes): li
 // context without nodes.
 func Register(reg *registry.Registry) error {
 	return reg.RegisterFactory(factory, tool.Meta{
-		ID: Name, Label: "Nodes", Description: description, OpenWorld: true,
+		ID: Name, Label: "Nodes", Description: description, OpenWorld: true, OwnerOnly: true, ExternalContent: true,
 		Risk: tool.RiskHigh, Source: tool.SourceCore,
 	})
 }
