@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"os"
 	"regexp"
 	"slices"
@@ -119,30 +120,55 @@ func (g *serveGateway) Config(context.Context) (map[string]any, error) {
 	return v, nil
 }
 
-// secretKey matches the keys whose values are secrets written inline
-// (the *Env keys name variables, and are shown).
-var secretKey = regexp.MustCompile(`(?i)(token|secret|password|apikey|api_key|privatekey|credential)s?$`)
+// secretKey matches the keys whose values may be secrets written inline;
+// the *Env and *File keys name variables and files, and are shown.
+var secretKey = regexp.MustCompile(`(?i)(key|secret|token|pass|auth|cookie|credential|private)`)
 
-// mask replaces the secrets in v: the values of secret keys, and the
-// passwords of URLs.
-func mask(v any) any {
+// namesOnly matches those keys: their values are names, not secrets.
+var namesOnly = regexp.MustCompile(`(Env|File)$`)
+
+// wholeVariable is a value that only names an environment variable.
+var wholeVariable = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
+
+// mask replaces the secrets in v: the values of keys that may hold one,
+// every value of headers: and env: maps unless it only names a variable
+// (${VAR}), and the passwords and query values of URLs.
+func mask(v any) any { return maskIn(v, false) }
+
+func maskIn(v any, all bool) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if s, ok := x.(string); ok && s != "" && secretKey.MatchString(k) {
+			if s, ok := x.(string); ok && s != "" && !wholeVariable.MatchString(s) &&
+				(all || secretKey.MatchString(k) && !namesOnly.MatchString(k)) {
 				v[k] = "********"
 				continue
 			}
-			v[k] = mask(x)
+			v[k] = maskIn(x, k == "headers" || k == "env")
 		}
 	case []any:
 		for i, x := range v {
-			v[i] = mask(x)
+			v[i] = maskIn(x, all)
 		}
 	case string:
-		return redacted(v)
+		return redactedURL(v)
 	}
 	return v
+}
+
+// redactedURL is s with a URL's password and query values masked.
+func redactedURL(s string) string {
+	s = redacted(s)
+	u, err := url.Parse(s)
+	if err != nil || u.Scheme == "" || u.RawQuery == "" {
+		return s
+	}
+	q := u.Query()
+	for k := range q {
+		q[k] = []string{"xxxxx"}
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // PatchConfig merges patch into the configuration file, checks the result
@@ -173,8 +199,12 @@ func (g *serveGateway) PatchConfig(_ context.Context, patch map[string]any) (gat
 	if err := config.Check(path, data, g.e.tb.Registry()); err != nil {
 		return gateway.Patched{}, fmt.Errorf("the patched configuration does not pass config check, so nothing was written:\n%w", err)
 	}
-	backup := path + ".bak"
-	if err := writeFileAtomic(backup, old); err != nil {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return gateway.Patched{}, err
+	}
+	backup := path + ".bak" // as private as the file
+	if err := writeFileMode(backup, old, fi.Mode().Perm()); err != nil {
 		return gateway.Patched{}, fmt.Errorf("keeping the backup %s: %w", backup, err)
 	}
 	if err := writeFileAtomic(path, data); err != nil {

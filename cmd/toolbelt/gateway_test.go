@@ -36,6 +36,13 @@ mcp:
       owner: true
     - token: ` + guest + `
       principal: bob
+mcpServers:
+  gh:
+    url: https://api.example.com/mcp?access_token=tok-in-the-query
+    headers:
+      Authorization: Bearer ghp-in-a-header
+      X-Trace: ${TRACE_ID}
+    disabled: true
 channels:
   team:
     type: webhook
@@ -43,7 +50,7 @@ channels:
     secretEnv: TEAM_SECRET   # whsec_…
     rateLimit: 20
 `
-	if err := os.WriteFile(cfg, []byte(original), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(original), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	env := append(cliEnvironment(t), "TEAM_SECRET=whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "TOOLBELT_CONFIG="+cfg)
@@ -90,7 +97,8 @@ channels:
 	}
 
 	out, isErr = call(ada, map[string]any{"action": "config.get"})
-	if isErr || strings.Contains(out, owner) || strings.Contains(out, guest) || !strings.Contains(out, "********") || !strings.Contains(out, "TEAM_SECRET") {
+	if isErr || strings.Contains(out, owner) || strings.Contains(out, guest) || strings.Contains(out, "tok-in-the-query") || strings.Contains(out, "ghp-in-a-header") ||
+		!strings.Contains(out, "********") || !strings.Contains(out, "TEAM_SECRET") || !strings.Contains(out, "${TRACE_ID}") {
 		t.Errorf("config.get shows a secret, or not the configuration:\n%s", out)
 	}
 
@@ -139,6 +147,12 @@ channels:
 		if !strings.Contains(string(data), want) {
 			t.Errorf("the patched file lacks %q:\n%s", want, data)
 		}
+	}
+	if fi, err := os.Stat(p.Backup); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the backup of a private configuration: %v, %v; want mode 0600", fi.Mode(), err)
+	}
+	if fi, err := os.Stat(cfg); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the patched private configuration: %v, %v; want mode 0600", fi.Mode(), err)
 	}
 	r := runCLIWith(t, env, "", "", "config", "check")
 	if r.code != 0 {

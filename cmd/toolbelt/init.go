@@ -229,8 +229,19 @@ func moduleRoot() string {
 }
 
 // writeFileAtomic writes data to path through a temporary file in the same
-// directory, so that nothing half-written is left.
+// directory, so that nothing half-written is left; a file it replaces keeps
+// its permissions, a new one is 0644.
 func writeFileAtomic(path string, data []byte) error {
+	mode := os.FileMode(0o644)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm() // a file kept private stays so
+	}
+	return writeFileMode(path, data, mode)
+}
+
+// writeFileMode writes data to path atomically, as writeFileAtomic does,
+// with permissions mode.
+func writeFileMode(path string, data []byte, mode os.FileMode) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
@@ -240,7 +251,7 @@ func writeFileAtomic(path string, data []byte) error {
 		f.Close()
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := f.Chmod(mode); err != nil {
 		f.Close()
 		return err
 	}
