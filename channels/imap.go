@@ -241,10 +241,64 @@ func (e *Email) parseMail(raw []byte) (Message, error) {
 	if err != nil {
 		t = time.Now()
 	}
-	m := Message{ID: id, Channel: e.name, Conversation: thread, Sender: from[0].Address, ReplyTo: inReplyTo,
+	sender := from[0].Address
+	if !verifiedSender(h["Authentication-Results"], e.cfg.AuthservID, sender) {
+		sender = unverified + sender
+	}
+	m := Message{ID: id, Channel: e.name, Conversation: thread, Sender: sender, ReplyTo: inReplyTo,
 		Text: "Subject: " + subject + "\n\n" + strings.TrimSpace(text), Mention: true, Direct: true, Time: t}
 	e.remember(thread, mailThread{to: from[0].Address, subject: subject, references: append(refs, id), last: id})
 	return m, nil
+}
+
+// unverified prefixes the sender of a mail whose From the receiving mail
+// server did not vouch for: owners and allow entries naming the address
+// do not match it.
+const unverified = "unverified:"
+
+// verifiedSender says whether the Authentication-Results headers (topmost
+// first) of the mail server named authservID vouch for address: its
+// topmost header says dmarc=pass, or dkim=pass for the address's domain
+// (RFC 8601). Headers of other servers are ignored — a sender can write
+// any — and so is every header when authservID is "".
+func verifiedSender(results []string, authservID, address string) bool {
+	if authservID == "" {
+		return false
+	}
+	_, domain, ok := strings.Cut(strings.ToLower(address), "@")
+	if !ok {
+		return false
+	}
+	for _, r := range results {
+		parts := strings.Split(r, ";")
+		if id := strings.Fields(parts[0]); len(id) == 0 || !strings.EqualFold(id[0], authservID) {
+			continue
+		}
+		for _, res := range parts[1:] {
+			f := strings.Fields(strings.ToLower(res))
+			if len(f) == 0 {
+				continue
+			}
+			props := map[string]string{}
+			for _, kv := range f[1:] {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					props[k] = strings.Trim(v, `"`)
+				}
+			}
+			switch f[0] {
+			case "dmarc=pass":
+				if from := props["header.from"]; from == "" || from == domain {
+					return true
+				}
+			case "dkim=pass":
+				if props["header.d"] == domain {
+					return true
+				}
+			}
+		}
+		return false // only the topmost of the server's own headers counts
+	}
+	return false
 }
 
 // firstID returns the first <message-id> of a header's value.

@@ -84,6 +84,14 @@ type Channel struct {
 	// when its IMAP server cannot IDLE, and the longest it idles between
 	// two looks when it can.
 	IMAPPollSeconds int `yaml:"imapPollSeconds" default:"60"`
+	// AuthservID is the authserv-id of the mail server that receives the
+	// channel's mail, as its Authentication-Results headers name it
+	// (mx.example.com). A mail taken by IMAP counts as from its From
+	// address only when that server's topmost Authentication-Results say
+	// dmarc=pass, or dkim=pass for the From's domain; any other mail is
+	// from unverified:ADDRESS, which owners and allow entries do not match
+	// (anyone can write any From). Without it every mail is unverified.
+	AuthservID string `yaml:"authservId"`
 }
 
 // RequiresStartTLS says whether an email channel must upgrade its SMTP

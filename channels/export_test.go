@@ -1,0 +1,4 @@
+package channels
+
+// VerifiedSender is verifiedSender, for the tests.
+var VerifiedSender = verifiedSender
