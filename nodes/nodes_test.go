@@ -185,6 +185,12 @@ func TestNodesAcrossGateways(t *testing.T) {
 		if !errors.As(err, &refused) || !strings.Contains(err.Error(), `the idempotency key "k1" was used for another call`) {
 			t.Errorf("another call with the key: %v", err)
 		}
+		// The same key from another session is another call: it runs, and
+		// never sees the first one's result.
+		other, err := a.reg.Invoke(ctx, nodetool.Request{Node: id, Capability: "run", Params: json.RawMessage(`{"command":"date"}`), IdempotencyKey: "k1", Scope: "another session"}, nil)
+		if err != nil || other.IsError || n.runs.Load() != 2 {
+			t.Errorf("the same key in another scope: %+v %v, runs %d (want 2)", other, err, n.runs.Load())
+		}
 		_, err = a.reg.Invoke(ctx, nodetool.Request{Node: "nobody", Capability: "run"}, nil)
 		if !errors.As(err, &refused) || !strings.Contains(err.Error(), "the paired nodes are lab ("+id+")") {
 			t.Errorf("an unknown node: %v", err)

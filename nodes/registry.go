@@ -515,12 +515,19 @@ func (r *Registry) Invoke(ctx context.Context, req nodetool.Request, progress fu
 	}
 	params := cmp.Or(string(req.Params), "{}")
 	id := tool.NewCallID("node")
-	key := cmp.Or(req.IdempotencyKey, id)
+	key := id
+	if req.IdempotencyKey != "" {
+		// A key holds within its scope: another session's same key is
+		// another call, and never sees this one's result.
+		sum := sha256.Sum256([]byte(req.Scope + "\x00" + req.IdempotencyKey))
+		key = hex.EncodeToString(sum[:])
+	}
 	var existing struct{ id, capability, params string }
 	if !n.Online {
 		// A retry of a call that finished is answered even so.
 		if req.IdempotencyKey != "" {
-			if row, err := r.byKey(ctx, n.ID, key); err == nil && row.state != queued && row.state != running {
+			if row, err := r.byKey(ctx, n.ID, key); err == nil && row.state != queued && row.state != running &&
+				row.capability == req.Capability && sameJSON(row.params, params) {
 				return r.wait(ctx, row.id, progress)
 			}
 		}
@@ -540,7 +547,7 @@ func (r *Registry) Invoke(ctx context.Context, req nodetool.Request, progress fu
 		return tool.Result{}, fmt.Errorf("queueing a call to node %s: %w", n.Name, err)
 	}
 	if existing.id != id && (existing.capability != req.Capability || !sameJSON(existing.params, params)) {
-		return tool.Result{}, &nodetool.Refused{Reason: fmt.Sprintf("the idempotency key %q was used for another call to node %s (%s %s): choose a new key for a different call", key, n.Name, existing.capability, existing.params)}
+		return tool.Result{}, &nodetool.Refused{Reason: fmt.Sprintf("the idempotency key %q was used for another call to node %s (%s %s): choose a new key for a different call", req.IdempotencyKey, n.Name, existing.capability, existing.params)}
 	}
 	select {
 	case r.queued <- struct{}{}:
@@ -569,15 +576,15 @@ func sameJSON(a, b string) bool {
 
 // callRow is a call's row as its caller watches it.
 type callRow struct {
-	id, node, state, gateway, progress, result string
-	created                                    int64
+	id, node, capability, params, state, gateway, progress, result string
+	created                                                        int64
 }
 
 func (r *Registry) readCall(ctx context.Context, where string, args ...any) (callRow, error) {
 	var c callRow
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT id, node_id, state, gateway, progress, result, created_ns FROM node_calls WHERE "+where, args...).
-			Scan(&c.id, &c.node, &c.state, &c.gateway, &c.progress, &c.result, &c.created)
+		return tx.QueryRow(ctx, "SELECT id, node_id, capability, params, state, gateway, progress, result, created_ns FROM node_calls WHERE "+where, args...).
+			Scan(&c.id, &c.node, &c.capability, &c.params, &c.state, &c.gateway, &c.progress, &c.result, &c.created)
 	})
 	return c, err
 }

@@ -76,6 +76,9 @@ type Request struct {
 	IdempotencyKey string `json:"idempotencyKey,omitempty"`
 	// Caller is who asks, for the record.
 	Caller string `json:"caller,omitempty"`
+	// Scope is where the idempotency key holds: the calling workspace,
+	// session and caller. The same key from elsewhere is another call.
+	Scope string `json:"-"`
 }
 
 // Service is what the tool works with: the nodes, their pairing requests,
@@ -211,7 +214,8 @@ func run(ctx context.Context, svc Service, inv tool.Invocation, in Args) (tool.R
 		if err := need("node", in.Node); err != nil {
 			return tool.Errorf("%s", err.Error()), nil
 		}
-		r := Request{Node: in.Node, Capability: in.Capability, IdempotencyKey: in.IdempotencyKey, Caller: caller}
+		r := Request{Node: in.Node, Capability: in.Capability, IdempotencyKey: in.IdempotencyKey, Caller: caller,
+			Scope: inv.Context.Workspace + "\x00" + inv.Context.SessionKey + "\x00" + caller}
 		if in.Action == "notify" {
 			if err := need("text", in.Text); err != nil {
 				return tool.Errorf("%s", err.Error()), nil
