@@ -3,10 +3,10 @@ package dir
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/toolbelt/toolbelt/interact"
 	"github.com/toolbelt/toolbelt/tool"
@@ -82,10 +82,20 @@ func (c *conversation) answer(ctx context.Context, req requestLine) {
 		reply = map[string]string{"error": err.Error()}
 	}
 	b, _ := json.Marshal(reply)
-	if _, err := c.out.Write(append(b, '\n')); err != nil && !errors.Is(err, os.ErrClosed) {
-		return
+	// A handler that asks and does not read its answers must not hold the
+	// call (whose end waits for this line of its standard error) once the
+	// pipe is full: the answer is dropped after a while, or at the call's end.
+	deadline := time.Now().Add(answerWithin)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
 	}
+	_ = c.out.SetWriteDeadline(deadline)
+	_, _ = c.out.Write(append(b, '\n'))
 }
+
+// answerWithin is how long an answer waits for a handler that does not
+// read its standard input.
+const answerWithin = 30 * time.Second
 
 // close ends the conversation once the handler has exited.
 func (c *conversation) close() {

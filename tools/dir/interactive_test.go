@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/interact"
@@ -143,5 +144,48 @@ func TestInteractiveMetadata(t *testing.T) {
 	_, err := Load(f, Options{Trusted: true})
 	if err == nil || !strings.Contains(err.Error(), "cannot be persistent") {
 		t.Errorf("Load = %v", err)
+	}
+}
+
+// chatty answers every prompt with a long completion.
+type chatty struct{ person }
+
+func (*chatty) Sample(context.Context, interact.Prompt) (interact.Completion, error) {
+	return interact.Completion{Role: "assistant", Text: strings.Repeat("x", 4096)}, nil
+}
+
+// TestInteractiveHandlerThatDoesNotRead: a handler that asks many times
+// and never reads its answers cannot hold its call past the call's time
+// limit once the answers fill its standard input's pipe.
+func TestInteractiveHandlerThatDoesNotRead(t *testing.T) {
+	t.Parallel()
+	folder := writeTool(t, t.TempDir(), "asker", map[string]string{
+		"metadata.json": meta("asker", map[string]any{"interactive": true, "timeout": 1}),
+		"schema.json":   `{"type":"object","properties":{}}`,
+		"handler.sh": `i=0
+while [ $i -lt 200 ]; do printf '%s\n' '{"sample": {"messages": [{"role": "user", "text": "more"}], "maxTokens": 10}}' >&2; i=$((i+1)); done
+printf '{"success": true, "result": "done"}\n'
+`,
+	})
+	dt, err := Load(folder, Options{Trusted: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registry.New()
+	if err := reg.Register(dt.Tool()); err != nil {
+		t.Fatal(err)
+	}
+	tc := &tool.Context{Identity: tool.Identity{Workspace: t.TempDir()}}
+	interact.Service.Set(tc, interact.Govern(&chatty{}, interact.Rules{}))
+	r := invoke.New(reg, tc)
+	defer r.Close()
+	ran := make(chan tool.ResultMessage, 1)
+	go func() {
+		ran <- r.Run(context.Background(), tool.Call{ID: "c1", Name: "asker", Arguments: json.RawMessage(`{}`)})
+	}()
+	select {
+	case <-ran:
+	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
+		t.Fatal("the call of a handler that does not read its answers never ended")
 	}
 }
