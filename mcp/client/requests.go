@@ -26,13 +26,17 @@ import (
 // doing something does not do it unasked. Sampling is declared only when
 // allowed. A request that comes while none of the server's calls runs
 // has nobody to go to: it is declined (refused, for sampling). While
-// several calls of the server run, the latest started gets it.
+// several calls of the server run, the latest started gets it when they
+// all run for one caller (workspace, session, principal); when they run
+// for different callers, whose request it is cannot be told, and it is
+// declined — one caller's person never sees, or answers, another's.
 
 // inflight is a call of one of the server's tools that is running: its
 // context and its front door's Client.
 type inflight struct {
 	ctx    context.Context
 	client interact.Client
+	caller string // workspace, session and principal
 }
 
 // calls are a server's calls in flight, latest last.
@@ -45,6 +49,9 @@ type calls struct {
 func (c *calls) enter(ctx context.Context, tc *tool.Context) (leave func()) {
 	client, _ := interact.Service.Get(tc)
 	f := &inflight{ctx: ctx, client: client}
+	if tc != nil {
+		f.caller = tc.Workspace + "\x00" + tc.SessionKey + "\x00" + tc.Principal
+	}
 	c.mu.Lock()
 	c.list = append(c.list, f)
 	c.mu.Unlock()
@@ -60,14 +67,21 @@ func (c *calls) enter(ctx context.Context, tc *tool.Context) (leave func()) {
 	}
 }
 
-// latest returns the call started last, or nil.
-func (c *calls) latest() *inflight {
+// latest returns the call started last, or why there is none to ask:
+// no call runs, or calls of different callers do.
+func (c *calls) latest() (*inflight, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.list) == 0 {
-		return nil
+		return nil, "none of its calls is running, so nobody is there to ask"
 	}
-	return c.list[len(c.list)-1]
+	last := c.list[len(c.list)-1]
+	for _, f := range c.list {
+		if f.caller != last.caller {
+			return nil, "calls of several callers are running, so whose request it is cannot be told"
+		}
+	}
+	return last, ""
 }
 
 // within returns the call's context, also done when ctx (the request's)
@@ -101,9 +115,12 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if req.Params.Mode == "url" {
 		return s.decline("it asks to open a URL (url mode), which Toolbelt does not pass on")
 	}
-	call := s.calls.latest()
-	if call == nil || call.client == nil {
-		return s.decline("none of its calls is running, so nobody is there to ask")
+	call, why := s.calls.latest()
+	if call == nil {
+		return s.decline(why)
+	}
+	if call.client == nil {
+		return s.decline("its call runs where nobody can be asked")
 	}
 	var schema map[string]any
 	if req.Params.RequestedSchema != nil {
@@ -130,9 +147,12 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 // sample passes the server's request for a completion to the front door
 // of the call running now.
 func (s *server) sample(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-	call := s.calls.latest()
-	if call == nil || call.client == nil {
-		return nil, refused(errors.New("none of the server's calls is running in Toolbelt, so no model is asked"))
+	call, why := s.calls.latest()
+	if call == nil {
+		return nil, refused(errors.New(why + ": no model is asked"))
+	}
+	if call.client == nil {
+		return nil, refused(errors.New("its call runs where no model can be asked"))
 	}
 	p := interact.Prompt{SystemPrompt: req.Params.SystemPrompt, MaxTokens: int(req.Params.MaxTokens), StopSequences: req.Params.StopSequences}
 	if req.Params.Temperature != 0 {
