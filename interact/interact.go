@@ -226,11 +226,16 @@ func checkPrompt(p Prompt) error {
 			return fmt.Errorf("message %d of a request for a completion has role %q: use user or assistant", i, m.Role)
 		}
 	}
-	if p.MaxTokens < 0 {
-		return fmt.Errorf("maxTokens is %d: give a positive number, or leave it out", p.MaxTokens)
+	if p.MaxTokens < 0 || p.MaxTokens > MaxSampleTokens {
+		return fmt.Errorf("maxTokens is %d: give a number from 1 to %d, or leave it out", p.MaxTokens, MaxSampleTokens)
 	}
 	return nil
 }
+
+// MaxSampleTokens is the most tokens one request for a completion may ask
+// for: a tool or an imported server spends the caller's model, and a
+// request must not spend it without bound.
+const MaxSampleTokens = 8192
 
 // fields returns the names of a form's fields, sorted.
 func fields(schema map[string]any) []string {

@@ -38,6 +38,10 @@ func TestGovern(t *testing.T) {
 			_, err := g.Sample(ctx, interact.Prompt{Messages: []interact.Message{{Role: "system", Text: "x"}}})
 			return err
 		}, `role "system"`, nil},
+		{"too many tokens", func() error {
+			_, err := g.Sample(ctx, interact.Prompt{Messages: []interact.Message{{Role: "user", Text: "x"}}, MaxTokens: interact.MaxSampleTokens + 1})
+			return err
+		}, "give a number from 1 to 8192", nil},
 	}
 	for _, c := range cases {
 		err := c.run()
@@ -49,7 +53,7 @@ func TestGovern(t *testing.T) {
 	for _, r := range got {
 		outcomes = append(outcomes, r.Kind+":"+r.Outcome)
 	}
-	if strings.Join(outcomes, " ") != "elicitation:invalid elicitation:invalid elicitation:unsupported sampling:invalid sampling:invalid" {
+	if strings.Join(outcomes, " ") != "elicitation:invalid elicitation:invalid elicitation:unsupported sampling:invalid sampling:invalid sampling:invalid" {
 		t.Errorf("recorded %v", outcomes)
 	}
 	if strings.Join(got[2].Fields, ",") != "a,b" || got[2].Message != "Name?" {
