@@ -42,6 +42,17 @@ func Compile(s *gschema.Schema) (*Validator, error) {
 	return CompileJSON(b)
 }
 
+// CompileDoc compiles a schema given in its generic JSON form (see
+// [Decode]): [Compile] of the schema that form stands for, without
+// converting it to a [gschema.Schema] first.
+func CompileDoc(doc any) (*Validator, error) {
+	b, err := Encode(doc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding schema: %w", err)
+	}
+	return CompileJSON(b)
+}
+
 // resourceURL is where a compiled schema lives; relative references resolve
 // against it and are refused by the loader.
 const resourceURL = "toolbelt:///parameters.json"
