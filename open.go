@@ -271,7 +271,7 @@ func (tb *Toolbelt) openPolicy(context.Context) error {
 // as each answers, while the rest opens. A server that fails to start is
 // logged, and its tools are missing, as they are when it stops later.
 func (tb *Toolbelt) openImports(context.Context) error {
-	if tb.imports = StartImports(tb.reg, tb.cfg, tb.log, tb.opts.Version, tb.tokens); tb.imports != nil {
+	if tb.imports = StartImports(tb.reg, tb.cfg, tb.log, tb.opts.Version, tb.tokens, tb.opts.StoreAfter); tb.imports != nil {
 		tb.onClose(tb.imports.Stop)
 		// Toolbelt's own agents read the servers' resources through it.
 		if err := tb.reg.Register(tb.imports.ResourcesTool()); err != nil {
@@ -287,12 +287,17 @@ func (tb *Toolbelt) openImports(context.Context) error {
 // says when all have answered or failed. Starting them first, before the
 // store and the audit log open, lets a slow server's start (a thousand
 // tools, or npx downloading it) overlap the rest of a start. tokens keeps
-// the grants of the servers that sign in with OAuth.
-func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, version string, tokens client.TokenStore) *client.Manager {
+// the grants of the servers that sign in with OAuth. checkAfter, when set,
+// holds the check of the imported schemas back until it is closed (a
+// server's first answers; client.Options.SchemaCheckAfter): in a start
+// importing 1,000 tools on a busy machine the check, a fixed second after
+// the import, ran before the first tools/list was answered and was the
+// largest part of Toolbelt's own CPU (bench/HISTORY.md, third pass, part 2).
+func StartImports(reg *registry.Registry, cfg *config.Config, log *slog.Logger, version string, tokens client.TokenStore, checkAfter <-chan struct{}) *client.Manager {
 	if len(cfg.MCPServers) == 0 {
 		return nil
 	}
-	m := client.New(reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: log, Version: version, Tokens: tokens})
+	m := client.New(reg, cfg.MCPServers, client.Options{Separator: cfg.MCP.Separator, Logger: log, Version: version, Tokens: tokens, SchemaCheckAfter: checkAfter})
 	if err := m.Begin(); err != nil {
 		log.Warn("importing MCP servers", "err", err)
 	}

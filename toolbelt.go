@@ -104,7 +104,8 @@ type Options struct {
 	TokenKey []byte
 	// StoreAfter, when set, opens the store in the background once it is
 	// closed, or as soon as something uses the store: a server's first
-	// answers need no state.
+	// answers need no state. The check of the imported tools' schemas
+	// waits for it too (client.Options.SchemaCheckAfter).
 	StoreAfter <-chan struct{}
 	// WorkJobs makes the job queue work jobs, as a server does; otherwise a
 	// call of an async tool records its job for a server on the same store

@@ -60,6 +60,11 @@ type Options struct {
 	// once). The wait lets the first answers to clients go out before
 	// that work; until then a call of such a tool fails at validation.
 	SchemaCheckDelay time.Duration
+	// SchemaCheckAfter, when set, holds the schema check back until it is
+	// closed as well (the front door's first answers), and SchemaCheckDelay
+	// counts from then: an import that ends while a busy machine is still
+	// starting the server does not compete with its first answers.
+	SchemaCheckAfter <-chan struct{}
 	// Transport, when set, makes the transport to a server instead of its
 	// configuration (for tests, or servers in the same process).
 	Transport func(ctx context.Context, name string) (mcp.Transport, error)

@@ -546,11 +546,19 @@ func (d *definition) encoded() string {
 
 // checkSchemas compiles the schemas of tools a sync registered and removes
 // the tools whose schema does not compile: no call of theirs could be
-// validated. It runs Options.SchemaCheckDelay after the sync, so a
+// validated. It runs Options.SchemaCheckDelay after the sync (or after
+// Options.SchemaCheckAfter, when that is later), so a
 // server's tools are listed without waiting for a validator compile each
 // (the pipeline compiles one on a tool's first call); until it removes
 // such a tool, a call of it fails at validation with the compile error.
 func (s *server) checkSchemas(ctx context.Context, reg *registry.Registry, tools []added) {
+	if after := s.m.opts.SchemaCheckAfter; after != nil {
+		select {
+		case <-ctx.Done():
+			return
+		case <-after:
+		}
+	}
 	if d := s.m.opts.SchemaCheckDelay; d > 0 {
 		timer := time.NewTimer(d)
 		select {
