@@ -22,8 +22,10 @@ import (
 // call, the configured model), governed by toolRequests and recorded in
 // the call's audit record. Each kind is off unless the server's entry
 // allows it (mcpServers.<name>.elicitation, .sampling). Elicitation is
-// always declared, and declined when off: a server that would ask before
-// doing something does not do it unasked. Sampling is declared only when
+// always declared, in both modes (a form; url mode, which sends the
+// person to an address, its completion notified by the server), and
+// declined when off: a server that would ask before doing something does
+// not do it unasked. Sampling is declared only when
 // allowed. A request that comes while none of the server's calls runs
 // has nobody to go to: it is declined (refused, for sampling). While
 // several calls of the server run, the latest started gets it when they
