@@ -66,6 +66,9 @@ func (l localRequests) Elicit(ctx context.Context, f interact.Form) (interact.Re
 	if l.asker == nil {
 		return interact.Reply{}, fmt.Errorf("%w: nobody is at a terminal to fill in a form", interact.ErrUnsupported)
 	}
+	if f.Mode == interact.ModeURL {
+		return l.elicitURL(ctx, f)
+	}
 	props, _ := f.Schema["properties"].(map[string]any)
 	required := map[string]bool{}
 	if rs, ok := f.Schema["required"].([]any); ok {
@@ -117,6 +120,86 @@ func (l localRequests) Elicit(ctx context.Context, f interact.Form) (interact.Re
 		}
 	}
 	return interact.Reply{Action: interact.Accept, Content: content, By: by}, nil
+}
+
+// URLOpener is an ask.Asker that can also open an address in the
+// person's browser (the CLI's terminal); a url-mode request offers to
+// when the asker is one.
+type URLOpener interface {
+	OpenURL(url string) error
+}
+
+// The choices of a url-mode request at the terminal.
+const (
+	urlDone    = "Done"
+	urlOpen    = "Open it in my browser"
+	urlDecline = "Decline"
+	urlCancel  = "Cancel"
+)
+
+// elicitURL shows the person the message and the address of a url-mode
+// request and asks whether they completed what it asks there: done
+// (accept), decline or cancel. The address is opened only when the person
+// chooses to (and the asker can open one); a request its asker says is
+// complete ends the question as accepted.
+func (l localRequests) elicitURL(ctx context.Context, f interact.Form) (interact.Reply, error) {
+	opener, canOpen := l.asker.(URLOpener)
+	q := ask.Question{Question: f.Message + "\nGo to this address to continue (Toolbelt opens nothing unless you choose to):\n  " + f.URL + "\nChoose Done once you have completed it there."}
+	q.Options = append(q.Options, ask.Option{Label: urlDone, Description: "I completed it at the address"})
+	if canOpen {
+		q.Options = append(q.Options, ask.Option{Label: urlOpen, Description: "open the address, then ask me again"})
+	}
+	q.Options = append(q.Options, ask.Option{Label: urlDecline, Description: "I will not do it"}, ask.Option{Label: urlCancel, Description: "not now"})
+	actx, stop := context.WithCancel(ctx)
+	defer stop()
+	if f.Completed != nil {
+		go func() {
+			select {
+			case <-f.Completed:
+				stop()
+			case <-actx.Done():
+			}
+		}()
+	}
+	completed := func() bool {
+		select {
+		case <-f.Completed: // a nil channel never is
+			return true
+		default:
+			return false
+		}
+	}
+	for try := 1; try <= maxTries; try++ {
+		a, err := l.asker.Ask(actx, q)
+		switch {
+		case completed():
+			return interact.Reply{Action: interact.Accept, By: "completed at the address"}, nil
+		case err != nil:
+			return interact.Reply{}, err
+		case a.Declined:
+			return interact.Reply{Action: interact.Decline, By: a.By}, nil
+		}
+		choice := ""
+		if len(a.Chosen) > 0 {
+			choice = a.Chosen[0]
+		}
+		switch choice {
+		case urlDone:
+			return interact.Reply{Action: interact.Accept, By: a.By}, nil
+		case urlDecline:
+			return interact.Reply{Action: interact.Decline, By: a.By}, nil
+		case urlCancel:
+			return interact.Reply{Action: interact.Cancel, By: a.By}, nil
+		case urlOpen:
+			if canOpen {
+				if err := opener.OpenURL(f.URL); err != nil {
+					q.Question = fmt.Sprintf("The address could not be opened (%v): open it yourself.\n", err) + q.Question
+				}
+				continue
+			}
+		}
+	}
+	return interact.Reply{}, fmt.Errorf("the request to go to %s was not answered in %d tries", f.URL, maxTries)
 }
 
 // maxTries is how many times a field is asked again after an answer that

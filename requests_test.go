@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -108,4 +109,79 @@ func TestToolRequestsAtTheTerminal(t *testing.T) {
 	if _, err := denied.ToolRequests(nil).Elicit(ctx, form); !errors.Is(err, interact.ErrUnsupported) {
 		t.Errorf("elicitation is allowed but nobody is there: %v", err)
 	}
+}
+
+// opening is a scripted terminal that can open addresses, and notes them.
+type opening struct {
+	scripted
+	opened []string
+}
+
+func (o *opening) OpenURL(url string) error {
+	o.opened = append(o.opened, url)
+	return nil
+}
+
+// TestURLRequestAtTheTerminal: a url-mode request shows the person its
+// message and address and asks whether they completed it there; the
+// address is opened only when the person chooses to; decline and cancel
+// are the person's; a request its asker says is complete is accepted
+// without waiting for the person; a request without an http(s) address
+// is refused before anyone is asked.
+func TestURLRequestAtTheTerminal(t *testing.T) {
+	t.Parallel()
+	tb := openRequests(t, "")
+	ctx := context.Background()
+	form := interact.Form{Mode: interact.ModeURL, Message: "Connect your account", URL: "https://auth.example.com/connect?s=1", ID: "e-1"}
+
+	person := &opening{scripted: scripted{answers: []ask.Answer{{Chosen: []string{"Open it in my browser"}}, {Chosen: []string{"Done"}}}}}
+	reply, err := tb.ToolRequests(person).Elicit(ctx, form)
+	if err != nil || reply.Action != interact.Accept || reply.Content != nil {
+		t.Fatalf("done: %+v %v", reply, err)
+	}
+	if len(person.opened) != 1 || person.opened[0] != form.URL {
+		t.Errorf("opened %v", person.opened)
+	}
+	if q := person.asked[0]; !strings.Contains(q.Question, "Connect your account") || !strings.Contains(q.Question, form.URL) || !slices.Equal(q.Labels(), []string{"Done", "Open it in my browser", "Decline", "Cancel"}) {
+		t.Errorf("asked %+v", q)
+	}
+
+	for choice, want := range map[string]string{"Decline": interact.Decline, "Cancel": interact.Cancel} {
+		person := &opening{scripted: scripted{answers: []ask.Answer{{Chosen: []string{choice}}}}}
+		if reply, err := tb.ToolRequests(person).Elicit(ctx, form); err != nil || reply.Action != want || len(person.opened) != 0 {
+			t.Errorf("%s: %+v %v, opened %v", choice, reply, err, person.opened)
+		}
+	}
+
+	// A terminal that cannot open addresses does not offer to.
+	plain := &scripted{answers: []ask.Answer{{Chosen: []string{"Done"}}}}
+	if reply, err := tb.ToolRequests(plain).Elicit(ctx, form); err != nil || reply.Action != interact.Accept || slices.Contains(plain.asked[0].Labels(), "Open it in my browser") {
+		t.Errorf("plain terminal: %+v %v %+v", reply, err, plain.asked)
+	}
+
+	completed := make(chan struct{})
+	close(completed)
+	waiting := &waitingAsker{}
+	done := form
+	done.Completed = completed
+	if reply, err := tb.ToolRequests(waiting).Elicit(ctx, done); err != nil || reply.Action != interact.Accept {
+		t.Errorf("completed: %+v %v", reply, err)
+	}
+
+	for _, bad := range []string{"", "javascript:alert(1)", "file:///etc/passwd", "https://user:pw@auth.example.com/"} {
+		f := form
+		f.URL = bad
+		person := &scripted{}
+		if _, err := tb.ToolRequests(person).Elicit(ctx, f); err == nil || len(person.asked) != 0 {
+			t.Errorf("url %q: %v, asked %d", bad, err, len(person.asked))
+		}
+	}
+}
+
+// waitingAsker answers nothing: it waits until its question is given up.
+type waitingAsker struct{}
+
+func (waitingAsker) Ask(ctx context.Context, _ ask.Question) (ask.Answer, error) {
+	<-ctx.Done()
+	return ask.Answer{}, ctx.Err()
 }

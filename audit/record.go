@@ -223,6 +223,11 @@ type Request struct {
 	Model string `json:"model,omitempty"`
 	// Reason says why it was denied, unsupported, invalid or failed.
 	Reason string `json:"reason,omitempty"`
+	// Mode is "url" for a request that sent the person to an address
+	// (url-mode elicitation); Host is that address's host, all that is
+	// kept of it (its path and query may carry tokens).
+	Mode string `json:"mode,omitempty"`
+	Host string `json:"host,omitempty"`
 }
 
 // Decision sums up the outcome for people: "deny" when a layer denied the

@@ -29,6 +29,8 @@ toolbelt.yaml:3:11: mcpServers.gh needs a command (stdio) or a url (HTTP)`},
 toolbelt.yaml:6:26: mcpServers.s.oauth.tokenEndpointAuth is "basic": use none, client_secret_basic, client_secret_post
 toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.json": a client ID metadata document is served over https`},
 	{"mcpServers:\n  s:\n    url: https://h/mcp\n    oauth:\n      grant: client_credentials\n      clientId: c\n", `toolbelt.yaml:5:14: mcpServers.s.oauth.grant is client_credentials, which needs clientId and clientSecret (or privateKeyFile)`},
+	{"mcpServers:\n  s:\n    url: https://h/mcp\n    oauth:\n      grant: enterprise\n      clientId: c\n      idp:\n        issuer: https://idp\n        clientId: t\n        idToken: x\n        idTokenEnv: ID_TOKEN\n", `toolbelt.yaml:8:15: mcpServers.s.oauth.idp has more than one of idToken, idTokenCommand and idTokenEnv: keep one`},
+	{"mcpServers:\n  s:\n    url: https://h/mcp\n    oauth:\n      grant: enterprise\n      clientId: c\n      idp:\n        issuer: https://idp\n        clientId: t\n", `toolbelt.yaml:5:14: mcpServers.s.oauth.grant is enterprise, which needs clientId and idp with issuer, clientId and idToken (or idTokenCommand, or idTokenEnv)`},
 	// Values of the wrong type.
 	{"confirm: true\n", `toolbelt.yaml:1:10: confirm is true: want a mapping of medium, onTimeout, timeout`},
 	{"confirm:\n  medium: \"yes\"\n", `toolbelt.yaml:2:11: confirm.medium is "yes": want true or false`},

@@ -366,8 +366,19 @@ type MCPOAuthIDP struct {
 	// from the environment.
 	ClientSecret string `yaml:"clientSecret"`
 	// IDToken is the person's ID token from the identity provider (the
-	// enterprise's single sign-on), usually ${VAR}.
+	// enterprise's single sign-on), usually ${VAR}. Give it, or
+	// idTokenCommand, or idTokenEnv.
 	IDToken string `yaml:"idToken"`
+	// IDTokenCommand is a command whose standard output is the ID token,
+	// run (without a shell: the program, then its arguments, the program
+	// looked up in PATH or relative to toolbelt.yaml) each time the
+	// exchange needs a token, so a token that expires is fetched fresh
+	// (gcloud auth print-identity-token, as a list). It runs with Toolbelt's
+	// environment for at most 30 s, and may print at most 64 KiB.
+	IDTokenCommand []string `yaml:"idTokenCommand"`
+	// IDTokenEnv names an environment variable read for the ID token each
+	// time the exchange needs one.
+	IDTokenEnv string `yaml:"idTokenEnv"`
 }
 
 // The OAuth grants of an imported server (MCPOAuth.Grant).
@@ -1015,6 +1026,9 @@ func parse(name string, data []byte) (*Config, []error) {
 		}
 		if srv.OAuth != nil && srv.OAuth.PrivateKeyFile != "" {
 			srv.OAuth.PrivateKeyFile = c.Resolve(srv.OAuth.PrivateKeyFile)
+		}
+		if srv.OAuth != nil && srv.OAuth.IDP != nil && len(srv.OAuth.IDP.IDTokenCommand) > 0 && strings.ContainsRune(srv.OAuth.IDP.IDTokenCommand[0], '/') {
+			srv.OAuth.IDP.IDTokenCommand[0] = c.Resolve(srv.OAuth.IDP.IDTokenCommand[0])
 		}
 	}
 	return c, errs

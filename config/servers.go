@@ -96,8 +96,12 @@ func (c *Config) validateOAuth(path, key string, srv MCPServer) []error {
 		fail(".grant", fmt.Sprintf("%s.grant is client_credentials, which needs clientId and clientSecret (or privateKeyFile)", key))
 	}
 	switch {
-	case o.Grant == GrantEnterprise && (o.ClientID == "" || o.IDP == nil || o.IDP.Issuer == "" || o.IDP.ClientID == "" || o.IDP.IDToken == ""):
-		fail(".grant", fmt.Sprintf("%s.grant is enterprise, which needs clientId and idp with issuer, clientId and idToken", key))
+	case o.Grant == GrantEnterprise && (o.ClientID == "" || o.IDP == nil || o.IDP.Issuer == "" || o.IDP.ClientID == "" || o.IDP.idTokens() == 0):
+		fail(".grant", fmt.Sprintf("%s.grant is enterprise, which needs clientId and idp with issuer, clientId and idToken (or idTokenCommand, or idTokenEnv)", key))
+	case o.IDP != nil && o.IDP.idTokens() > 1:
+		fail(".idp", fmt.Sprintf("%s.idp has more than one of idToken, idTokenCommand and idTokenEnv: keep one", key))
+	case o.IDP != nil && len(o.IDP.IDTokenCommand) > 0 && strings.TrimSpace(o.IDP.IDTokenCommand[0]) == "":
+		fail(".idp.idTokenCommand", fmt.Sprintf("%s.idp.idTokenCommand starts with an empty program: give the program, then its arguments", key))
 	case o.Grant != GrantEnterprise && o.IDP != nil:
 		fail(".idp", fmt.Sprintf("%s.idp is for the enterprise grant: set grant: enterprise, or remove idp", key))
 	}
@@ -179,3 +183,14 @@ func (e *EnvFileError) Error() string {
 
 // envName is the name of an environment variable.
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// idTokens counts the ways of getting the ID token that are set.
+func (p *MCPOAuthIDP) idTokens() int {
+	n := 0
+	for _, set := range []bool{p.IDToken != "", len(p.IDTokenCommand) > 0, p.IDTokenEnv != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
+}

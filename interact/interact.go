@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -28,11 +29,32 @@ import (
 
 // Form asks the person for input: a message and the fields wanted, as a
 // flat JSON Schema object (MCP's form-mode elicitation: properties of
-// type string, number, integer or boolean, enums, defaults).
+// type string, number, integer or boolean, enums, defaults). In url mode
+// (MCP's url-mode elicitation) it has no fields: the person is sent to
+// URL to do something there (sign in, pay, consent) out of band, and
+// says whether they did; nothing they enter there passes through
+// Toolbelt.
 type Form struct {
 	Message string         `json:"message"`
 	Schema  map[string]any `json:"requestedSchema"`
+	// Mode is ModeForm (the default when empty) or ModeURL.
+	Mode string `json:"mode,omitempty"`
+	// URL is where a url-mode request sends the person (http or https).
+	URL string `json:"url,omitempty"`
+	// ID identifies a url-mode request (MCP's elicitationId).
+	ID string `json:"elicitationId,omitempty"`
+	// Completed, when set, is closed once whoever made a url-mode request
+	// says the person completed it there (MCP's
+	// notifications/elicitation/complete): nobody needs to wait for the
+	// person to say so.
+	Completed <-chan struct{} `json:"-"`
 }
+
+// The modes of a Form.
+const (
+	ModeForm = "form"
+	ModeURL  = "url"
+)
 
 // Reply is the person's answer to a Form.
 type Reply struct {
@@ -143,6 +165,13 @@ type governed struct {
 
 func (g *governed) Elicit(ctx context.Context, f Form) (r Reply, err error) {
 	rec := audit.Request{Kind: KindElicitation, Message: audit.RedactText(cut(f.Message)), Fields: fields(f.Schema)}
+	if f.Mode == ModeURL {
+		// The address's host only: its path and query may carry tokens.
+		rec.Mode = ModeURL
+		if u, err := url.Parse(f.URL); err == nil {
+			rec.Host = u.Hostname()
+		}
+	}
 	err = g.request(ctx, rec, checkForm(f), "input", func(rec *audit.Request) error {
 		r, err = g.c.Elicit(ctx, f)
 		rec.Outcome, rec.By = r.Action, r.By
@@ -201,6 +230,13 @@ func checkForm(f Form) error {
 	if strings.TrimSpace(f.Message) == "" {
 		return errors.New("a request for input needs a message saying what is asked")
 	}
+	switch f.Mode {
+	case "", ModeForm:
+	case ModeURL:
+		return checkURL(f)
+	default:
+		return fmt.Errorf("a request for input has mode %q: use form or url", f.Mode)
+	}
 	if f.Schema == nil {
 		return nil
 	}
@@ -211,6 +247,26 @@ func checkForm(f Form) error {
 		if _, ok := p.(map[string]any); !ok {
 			return errors.New(`a request for input's schema has "properties" that is not an object`)
 		}
+	}
+	return nil
+}
+
+// checkURL refuses a url-mode request a person should not be sent to:
+// an address that is not an absolute http or https URL, or one with a
+// user name or password in it; or one that also asks for fields.
+func checkURL(f Form) error {
+	u, err := url.Parse(f.URL)
+	switch {
+	case f.URL == "":
+		return errors.New("a url-mode request for input needs the url the person is sent to")
+	case err != nil:
+		return fmt.Errorf("a url-mode request's url does not parse: %v", err)
+	case u.Scheme != "https" && u.Scheme != "http" || u.Host == "":
+		return fmt.Errorf("a url-mode request's url must be an absolute http or https address, not %s://%s…", u.Scheme, u.Host)
+	case u.User != nil:
+		return errors.New("a url-mode request's url holds a user name or password: refused")
+	case f.Schema != nil:
+		return errors.New("a url-mode request asks for no fields: leave out its schema")
 	}
 	return nil
 }

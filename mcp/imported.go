@@ -86,6 +86,11 @@ type imports struct {
 	templates map[string]importedTemplate
 	prompts   map[string]importedPrompt
 	subs      map[string]map[*sdk.ServerSession]bool // imported URIs subscribed to → by whom
+	// on holds, by subscribed URI, the session of its server the
+	// subscription was made in: a server that restarted, or whose HTTP
+	// session was established again, has a new session, which knows none
+	// of them (see renew).
+	on map[string]*sdk.ClientSession
 }
 
 // followImports re-serves the imported servers' offers, following their
@@ -112,6 +117,7 @@ func (s *Server) followImports() (stop func()) {
 				return
 			case <-kick:
 				s.syncImported(ctx)
+				s.renew(ctx)
 			}
 		}
 	}()
@@ -438,7 +444,15 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 	// Not under the lock: the server's notifications, which take it, may
 	// come before its answer.
 	err := s.upstream(ctx, server, func(ctx context.Context, sess *sdk.ClientSession) error {
-		return sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri})
+		if err := sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+			return err
+		}
+		im.mu.Lock()
+		if len(im.subs[uri]) > 0 {
+			im.subscribedOn(uri, sess)
+		}
+		im.mu.Unlock()
+		return nil
 	})
 	if err != nil {
 		im.mu.Lock()
@@ -446,6 +460,61 @@ func (s *Server) subscribe(ctx context.Context, req *sdk.SubscribeRequest) error
 		im.mu.Unlock()
 	}
 	return err
+}
+
+// subscribedOn notes that uri's subscription was made in sess; the caller
+// holds im.mu.
+func (im *imports) subscribedOn(uri string, sess *sdk.ClientSession) {
+	if im.on == nil {
+		im.on = map[string]*sdk.ClientSession{}
+	}
+	im.on[uri] = sess
+}
+
+// renew subscribes again to the URIs Toolbelt's clients are subscribed
+// to whose ready server has a session other than the one the subscription
+// was made in: the server restarted, or its HTTP session was established
+// again, and it would not send their updates otherwise. A subscription
+// that fails is logged and tried again at the next change.
+func (s *Server) renew(ctx context.Context) {
+	im := &s.imported
+	im.mu.Lock()
+	byServer := map[string][]string{}
+	for uri, subs := range im.subs {
+		if server, ok := s.importedOfLocked(uri); ok && len(subs) > 0 {
+			byServer[server] = append(byServer[server], uri)
+		}
+	}
+	im.mu.Unlock()
+	for _, server := range s.opts.Imported.Ready() {
+		uris := byServer[server]
+		if len(uris) == 0 {
+			continue
+		}
+		err := s.upstream(ctx, server, func(ctx context.Context, sess *sdk.ClientSession) error {
+			for _, uri := range slices.Sorted(slices.Values(uris)) {
+				im.mu.Lock()
+				current := im.on[uri] == sess
+				im.mu.Unlock()
+				if current {
+					continue
+				}
+				if err := sess.Subscribe(ctx, &sdk.SubscribeParams{URI: uri}); err != nil {
+					return fmt.Errorf("subscribing again to %s: %w", uri, err)
+				}
+				im.mu.Lock()
+				if len(im.subs[uri]) > 0 {
+					im.subscribedOn(uri, sess)
+				}
+				im.mu.Unlock()
+				s.opts.Logger.Debug("subscribed again to an imported resource", "server", server, "uri", uri)
+			}
+			return nil
+		})
+		if err != nil {
+			s.opts.Logger.Warn("renewing the subscriptions to an imported server's resources", "server", server, "err", err)
+		}
+	}
 }
 
 // unsubscribe forwards resources/unsubscribe to the imported server when
@@ -462,6 +531,7 @@ func (s *Server) unsubscribe(ctx context.Context, req *sdk.UnsubscribeRequest) e
 	delete(subs, req.Session)
 	if len(subs) == 0 {
 		delete(im.subs, uri)
+		delete(im.on, uri)
 	}
 	server, ok := s.importedOfLocked(uri)
 	im.mu.Unlock()

@@ -2,6 +2,8 @@ package mcp_test
 
 import (
 	"context"
+	"net"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
@@ -263,5 +265,73 @@ func TestImportedResourcesGoverned(t *testing.T) {
 	}
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "mem://guide.md"}); err == nil {
 		t.Error("subscribe was forwarded")
+	}
+}
+
+// TestImportedSubscriptionRenewed: an imported HTTP server that is killed
+// and started again (a new process knows none of its old sessions) is
+// subscribed again to what Toolbelt's client is still subscribed to, so
+// its next update reaches that client.
+func TestImportedSubscriptionRenewed(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	// serve starts the server on ln; kill stops it as a process that
+	// dies would: its connections cut, its sessions gone.
+	serve := func(ln net.Listener) (u *upstream, kill func()) {
+		u = newUpstream()
+		hs := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return u.srv }, nil)}
+		done := make(chan struct{})
+		go func() { defer close(done); _ = hs.Serve(ln) }()
+		return u, func() {
+			_ = hs.Close()
+			<-done
+			for ss := range u.srv.Sessions() {
+				_ = ss.Close()
+			}
+		}
+	}
+	first, kill := serve(ln)
+	reg := registry.New()
+	m := client.New(reg, map[string]config.MCPServer{"docs": {URL: "http://" + addr + "/mcp"}}, client.Options{Logger: quietLog, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+	t.Cleanup(func() { _ = m.Stop(context.Background()) })
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := m.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Register(m.ResourcesTool()); err != nil {
+		t.Fatal(err)
+	}
+	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Imported: m})
+	t.Cleanup(srv.Close)
+	updated := make(chan string, 4)
+	cs := connectTo(t, srv, &sdk.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+		updated <- req.Params.URI
+	}}, nil)
+	awaitListed(t, cs, "mem://guide.md")
+	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "mem://guide.md"}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, first.subscribed)
+
+	kill()
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, kill := serve(ln)
+	t.Cleanup(kill)
+	if uri := receive(t, again.subscribed); uri != "mem://guide.md" {
+		t.Fatalf("the restarted server was subscribed to %s", uri)
+	}
+	if err := again.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "mem://guide.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if uri := receive(t, updated); uri != "mem://guide.md" {
+		t.Errorf("the client was told %s changed", uri)
 	}
 }

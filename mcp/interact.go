@@ -3,7 +3,9 @@ package mcp
 //lint:file-ignore SA1019 sampling is deprecated from protocol version 2026-07-28 (SEP-2577) but stays in the protocol for its deprecation window and clients on earlier versions use it: Toolbelt supports it both ways (issue 32).
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -35,13 +37,20 @@ type clientRequests struct{ s *Server }
 
 func (c clientRequests) Elicit(ctx context.Context, f interact.Form) (interact.Reply, error) {
 	r, _ := ctx.Value(roundKey{}).(*round)
-	if r == nil || !canElicit(r.req) {
+	url := f.Mode == interact.ModeURL
+	if r == nil || !canElicit(r.req) || url && !canElicitURL(r.req) {
 		if c.s.opts.Interact != nil {
 			return c.s.opts.Interact.Elicit(ctx, f)
+		}
+		if url {
+			return interact.Reply{}, fmt.Errorf("%w: the MCP client does not support url-mode elicitation", interact.ErrUnsupported)
 		}
 		return interact.Reply{}, fmt.Errorf("%w: the MCP client does not support elicitation", interact.ErrUnsupported)
 	}
 	params := &sdk.ElicitParams{Mode: "form", Message: f.Message, RequestedSchema: formSchema(f)}
+	if url {
+		params = &sdk.ElicitParams{Mode: interact.ModeURL, Message: f.Message, URL: f.URL, ElicitationID: cmp.Or(f.ID, rand.Text())}
+	}
 	by := clientName(r.req)
 	if inRounds(r.req) {
 		resp, err := c.s.round(r, "elicitation", params)
@@ -54,11 +63,36 @@ func (c clientRequests) Elicit(ctx context.Context, f interact.Form) (interact.R
 		}
 		return interact.Reply{Action: res.Action, Content: res.Content, By: by}, nil
 	}
+	if url && f.Completed != nil {
+		// The asker's word that the person completed it at the address
+		// goes on to the client (notifications/elicitation/complete).
+		// It may come after the client's answer (which says the person
+		// agreed to go there): it is passed on until the call ends.
+		go func() {
+			select {
+			case <-f.Completed:
+				if err := r.req.Session.NotifyElicitationComplete(context.WithoutCancel(ctx), &sdk.ElicitationCompleteParams{ElicitationID: params.ElicitationID}); err != nil {
+					c.s.opts.Logger.Debug("telling the client a url-mode request completed", "err", err)
+				}
+			case <-ctx.Done():
+			}
+		}()
+	}
 	res, err := r.req.Session.Elicit(ctx, params)
 	if err != nil {
 		return interact.Reply{}, fmt.Errorf("asking %s for input: %w", by, err)
 	}
+	if url {
+		return interact.Reply{Action: res.Action, By: by}, nil
+	}
 	return interact.Reply{Action: res.Action, Content: res.Content, By: by}, nil
+}
+
+// canElicitURL reports whether the client of req declared url-mode
+// elicitation.
+func canElicitURL(req *sdk.CallToolRequest) bool {
+	caps := req.ClientCapabilities()
+	return caps != nil && caps.Elicitation != nil && caps.Elicitation.URL != nil
 }
 
 func (c clientRequests) Sample(ctx context.Context, p interact.Prompt) (interact.Completion, error) {

@@ -145,3 +145,93 @@ func TestToolsAskTheClient(t *testing.T) {
 		})
 	}
 }
+
+// TestToolsSendTheClientToAnAddress: a tool's url-mode request goes to an
+// MCP client that declared url-mode elicitation as elicitation/create
+// with mode url (message, address, an elicitationId), directly or in
+// rounds; the tool's word that it completed reaches the client as
+// notifications/elicitation/complete; a client with forms only is not
+// sent there, and the request goes to Options.Interact or fails saying
+// so; the audit record keeps the address's host only.
+func TestToolsSendTheClientToAnAddress(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, version string
+		url           bool // the client declares url mode
+		opts          mcp.Options
+		want          string
+	}{
+		{name: "directly", version: "2025-11-25", url: true, want: "accept by mcp client test-client"},
+		{name: "in rounds", url: true, want: "accept by mcp client test-client"},
+		{name: "forms only", version: "2025-11-25", want: "the MCP client does not support url-mode elicitation"},
+		{name: "forms only, a stand-in", version: "2025-11-25", opts: mcp.Options{Interact: standIn{}}, want: "accept by terminal"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			reg := registry.New()
+			completed := make(chan struct{})
+			factory := func(tc *tool.Context) (*tool.Tool, error) {
+				ic, _ := interact.Service.Get(tc)
+				tt, err := tool.New("connect", "Sends the person to connect an account.", func(ctx context.Context, _ struct{}, _ tool.Invocation) (tool.Result, error) {
+					r, err := ic.Elicit(ctx, interact.Form{Mode: interact.ModeURL, Message: "Connect your account", URL: "https://auth.example.com/connect?s=s3cr3t", ID: "e-7", Completed: completed})
+					if err != nil {
+						return tool.Errorf("elicit: %v", err), nil
+					}
+					return tool.Text(r.Action + " by " + r.By), nil
+				})
+				return &tt, err
+			}
+			if err := reg.RegisterFactory(factory, tool.Meta{ID: "connect", Description: "Sends the person to connect an account.", ReadOnly: true}); err != nil {
+				t.Fatal(err)
+			}
+			recs := &records{}
+			c.opts.Logger = quietLog
+			srv := mcp.New(reg, &tool.Context{}, c.opts, invoke.WithAudit(recs))
+			t.Cleanup(srv.Close)
+			asked := make(chan *sdk.ElicitParams, 2)
+			told := make(chan string, 1)
+			caps := &sdk.ClientCapabilities{Elicitation: &sdk.ElicitationCapabilities{Form: &sdk.FormElicitationCapabilities{}}}
+			if c.url {
+				caps.Elicitation.URL = &sdk.URLElicitationCapabilities{}
+			}
+			copts := &sdk.ClientOptions{Capabilities: caps,
+				ElicitationHandler: func(_ context.Context, req *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+					asked <- req.Params
+					close(completed) // the tool's side sees it done
+					return &sdk.ElicitResult{Action: "accept"}, nil
+				},
+				ElicitationCompleteHandler: func(_ context.Context, req *sdk.ElicitationCompleteNotificationRequest) {
+					told <- req.Params.ElicitationID
+				},
+			}
+			var sopts *sdk.ClientSessionOptions
+			if c.version != "" {
+				sopts = &sdk.ClientSessionOptions{ProtocolVersion: c.version}
+			}
+			cs := connectTo(t, srv, copts, sopts)
+			res := callTool(t, cs, "connect", map[string]any{})
+			if got := texts(res); !strings.Contains(got, c.want) {
+				t.Errorf("result = %q, want %q", got, c.want)
+			}
+			if !c.url {
+				if len(asked) > 0 {
+					t.Error("a client without url mode was sent to the address")
+				}
+				return
+			}
+			p := <-asked
+			if p.Mode != "url" || p.URL != "https://auth.example.com/connect?s=s3cr3t" || p.ElicitationID != "e-7" || p.Message != "Connect your account" {
+				t.Errorf("the client was asked %+v", p)
+			}
+			if c.version != "" {
+				if id := receive(t, told); id != "e-7" {
+					t.Errorf("the client was told %s completed", id)
+				}
+			}
+			rec := recs.last()
+			if len(rec.Requests) == 0 || rec.Requests[0].Host != "auth.example.com" || rec.Requests[0].Mode != "url" {
+				t.Errorf("audited %+v", rec.Requests)
+			}
+		})
+	}
+}

@@ -93,12 +93,25 @@ func (e *env) oauthServer(name string) (config.MCPServer, error) {
 // openBrowser opens url in the person's browser, if one can be started;
 // the URL is printed either way.
 func openBrowser(url string) {
+	_ = startBrowser(url)
+}
+
+// startBrowser starts the person's browser on url, and says why it
+// could not.
+func startBrowser(url string) error {
 	opener := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		opener = "open"
 	}
 	cmd := exec.Command(opener, url)
-	if cmd.Start() == nil {
-		go cmd.Wait()
+	if err := cmd.Start(); err != nil {
+		return err
 	}
+	go cmd.Wait()
+	return nil
 }
+
+// OpenURL opens url in the person's browser, when they chose to (a tool's
+// or an imported server's url-mode request for input): it makes the
+// terminal a toolbelt.URLOpener.
+func (t *terminal) OpenURL(url string) error { return startBrowser(url) }

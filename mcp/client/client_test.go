@@ -130,8 +130,11 @@ func run(t *testing.T, r *invoke.Runner, name, args string, opts ...invoke.CallO
 func text(blocks []tool.Content) string {
 	var parts []string
 	for _, b := range blocks {
-		if b.Type == tool.TextContent {
+		switch b.Type {
+		case tool.TextContent:
 			parts = append(parts, b.Text)
+		case tool.ResourceContent:
+			parts = append(parts, b.Describe())
 		}
 	}
 	return strings.Join(parts, "\n")
@@ -339,23 +342,38 @@ func checkCalls(t *testing.T, r *invoke.Runner) {
 		{name: "t__media", args: `{}`, want: []string{
 			"here",
 			`[resource link: file:///tmp/report.pdf "report.pdf" (application/pdf, 2048 bytes)] The report.`,
-			"[resource: mem://notes.txt (text/plain)]\nfirst line",
-			"[resource: mem://data.bin (application/octet-stream, 3 bytes), binary, not shown]",
 		}, check: func(t *testing.T, msg tool.ResultMessage) {
-			var images []tool.Content
+			var images, resources []tool.Content
 			for _, b := range msg.Content {
-				if b.Type == tool.ImageContent {
+				switch b.Type {
+				case tool.ImageContent:
 					images = append(images, b)
+				case tool.ResourceContent:
+					resources = append(resources, b)
 				}
 			}
-			if len(images) != 2 {
-				t.Fatalf("want the image and the embedded image, got %d images", len(images))
+			if len(images) != 1 {
+				t.Fatalf("want the image, got %d images", len(images))
 			}
-			for _, img := range images {
-				raw, err := base64.StdEncoding.DecodeString(img.Data)
-				if err != nil || img.MIMEType != "image/png" || string(raw) != string(pngPixel) {
-					t.Errorf("image block %s, %d bytes, err %v", img.MIMEType, len(raw), err)
+			if raw, err := base64.StdEncoding.DecodeString(images[0].Data); err != nil || images[0].MIMEType != "image/png" || string(raw) != string(pngPixel) {
+				t.Errorf("image block %s, %d bytes, err %v", images[0].MIMEType, len(raw), err)
+			}
+			// Embedded resources stay resources: uri, MIME type, text or blob.
+			want := []tool.Content{
+				{Type: tool.ResourceContent, URI: "mem://notes.txt", MIMEType: "text/plain", Text: "first line"},
+				{Type: tool.ResourceContent, URI: "mem://data.bin", MIMEType: "application/octet-stream", Data: base64.StdEncoding.EncodeToString([]byte{1, 2, 3})},
+				{Type: tool.ResourceContent, URI: "mem://pixel.png", MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString(pngPixel)},
+			}
+			if len(resources) != len(want) {
+				t.Fatalf("want %d resources, got %+v", len(want), resources)
+			}
+			for i, w := range want {
+				if r := resources[i]; r.URI != w.URI || r.MIMEType != w.MIMEType || r.Data != w.Data || !strings.Contains(r.Text, w.Text) {
+					t.Errorf("resource %d came back as %+v, want %+v", i, r, w)
 				}
+			}
+			if d := resources[1].Describe(); d != "[resource: mem://data.bin, application/octet-stream, 3 bytes, binary, not shown]" {
+				t.Errorf("a model is told of the binary resource: %q", d)
 			}
 			if msg.Content[1].Type != tool.ImageContent {
 				t.Errorf("blocks out of order: %+v", msg.Content)

@@ -92,10 +92,9 @@ func outputSchema(output any) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
-// result converts what a server returned into a tool result. Text and
-// images pass through; audio, resource links and embedded resources are
-// described in text (embedded text resources with their text, embedded
-// images as images); structured content becomes Details.
+// result converts what a server returned into a tool result. Text,
+// images, audio and embedded resources pass through; resource links are
+// described in text; structured content becomes Details.
 func result(r *mcp.CallToolResult) tool.Result {
 	res := tool.Result{IsError: r.IsError, Details: r.StructuredContent}
 	for _, c := range r.Content {
@@ -135,18 +134,18 @@ func block(c mcp.Content) tool.Content {
 		}
 		return text(b.String())
 	case *mcp.EmbeddedResource:
+		// Kept as the resource it is: Toolbelt's own MCP clients get it
+		// as an embedded resource, a model its description
+		// (tool.Content.Describe), as for Toolbelt's own tools.
 		rc := c.Resource
 		if rc == nil {
 			return text("[embedded resource without contents]")
 		}
-		if strings.HasPrefix(rc.MIMEType, "image/") && len(rc.Blob) > 0 {
-			return media(tool.ImageContent, rc.Blob, rc.MIMEType)
-		}
+		r := tool.Content{Type: tool.ResourceContent, URI: rc.URI, MIMEType: rc.MIMEType, Text: rc.Text}
 		if rc.Blob != nil {
-			size := int64(len(rc.Blob))
-			return text(fmt.Sprintf("[resource: %s%s, binary, not shown]", rc.URI, details(rc.MIMEType, &size)))
+			r.Text, r.Data = "", base64.StdEncoding.EncodeToString(rc.Blob)
 		}
-		return text(fmt.Sprintf("[resource: %s%s]\n%s", rc.URI, details(rc.MIMEType, nil), rc.Text))
+		return r
 	}
 	return text(fmt.Sprintf("[content of a kind Toolbelt cannot show: %T]", c))
 }

@@ -5,13 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/tools/shell"
 )
 
 // The token types and grant of enterprise-managed authorization (SEP-990).
@@ -44,6 +50,14 @@ func newEnterpriseClient(cfg config.MCPOAuth, hc *http.Client) (*enterpriseClien
 	}
 	if idp.IDToken, err = expand("oauth.idp.idToken", idp.IDToken); err != nil {
 		return nil, err
+	}
+	if idp.IDTokenCommand != nil {
+		idp.IDTokenCommand = slices.Clone(idp.IDTokenCommand)
+		for i, arg := range idp.IDTokenCommand {
+			if idp.IDTokenCommand[i], err = expand("oauth.idp.idTokenCommand", arg); err != nil {
+				return nil, err
+			}
+		}
 	}
 	cfg.IDP = &idp
 	return &enterpriseClient{cfg: cfg, hc: hc}, nil
@@ -91,12 +105,16 @@ func (c *enterpriseClient) Authorize(ctx context.Context, req *http.Request, res
 // token at the authorization server as.
 func (c *enterpriseClient) token(ctx context.Context, idpToken string, as *authServer, scopes []string) (*oauth2.Token, error) {
 	idp := c.cfg.IDP
+	idToken, err := c.idToken(ctx)
+	if err != nil {
+		return nil, err
+	}
 	form := url.Values{
 		"grant_type":           {oauthex.GrantTypeTokenExchange},
 		"requested_token_type": {tokenTypeIDJAG},
 		"audience":             {as.meta.Issuer},
 		"resource":             {as.resource},
-		"subject_token":        {idp.IDToken},
+		"subject_token":        {idToken},
 		"subject_token_type":   {oauthex.TokenTypeIDToken},
 	}
 	if len(scopes) > 0 {
@@ -139,4 +157,76 @@ func (c *enterpriseClient) idpTokenEndpoint(ctx context.Context) (string, error)
 		return "", fmt.Errorf("the identity provider %s publishes no token endpoint: set oauth.idp.tokenEndpoint", c.cfg.IDP.Issuer)
 	}
 	return meta.TokenEndpoint, nil
+}
+
+// The bounds of a run of oauth.idp.idTokenCommand.
+const (
+	idTokenTimeout = 30 * time.Second
+	maxIDToken     = 64 << 10
+)
+
+// idToken is the person's ID token, got when an exchange needs it: the
+// output of oauth.idp.idTokenCommand, the variable oauth.idp.idTokenEnv
+// names, or oauth.idp.idToken. An error never holds the token.
+func (c *enterpriseClient) idToken(ctx context.Context) (string, error) {
+	idp := c.cfg.IDP
+	switch {
+	case len(idp.IDTokenCommand) > 0:
+		return runIDTokenCommand(ctx, idp.IDTokenCommand)
+	case idp.IDTokenEnv != "":
+		token := strings.TrimSpace(os.Getenv(idp.IDTokenEnv))
+		if token == "" {
+			return "", fmt.Errorf("oauth.idp.idTokenEnv names %s, which is not set or empty in Toolbelt's environment", idp.IDTokenEnv)
+		}
+		return token, nil
+	}
+	return idp.IDToken, nil
+}
+
+// runIDTokenCommand runs argv, without a shell, for at most
+// idTokenTimeout, and returns its standard output trimmed: the ID token.
+// Its standard error's last line says why it failed; its output is never
+// logged nor put in an error.
+func runIDTokenCommand(ctx context.Context, argv []string) (string, error) {
+	what := fmt.Sprintf("oauth.idp.idTokenCommand %s", argv[0])
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, idTokenTimeout)
+	defer cancel()
+	var last string
+	res, err := shell.RunChild(ctx, shell.Child{
+		Path: path, Args: argv, Env: os.Environ(), MaxStdout: maxIDToken,
+		Stderr: func(line string) {
+			if strings.TrimSpace(line) != "" {
+				last = content.Head(strings.TrimSpace(line), 200, "…")
+			}
+		},
+	})
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", what, err)
+	case res.Stopped:
+		return "", fmt.Errorf("%s did not finish in %s", what, idTokenTimeout)
+	case res.StdoutOverflow:
+		return "", fmt.Errorf("%s printed more than %d bytes, which is no ID token", what, maxIDToken)
+	case res.ExitCode != 0:
+		why := fmt.Sprintf("exit status %d", res.ExitCode)
+		if res.ExitCode < 0 {
+			why = "killed by " + res.Signal.String()
+		}
+		if last != "" {
+			why += ": " + last
+		}
+		return "", fmt.Errorf("%s failed (%s)", what, why)
+	}
+	token := strings.TrimSpace(string(res.Stdout))
+	switch {
+	case token == "":
+		return "", fmt.Errorf("%s printed nothing: it must print the ID token", what)
+	case strings.ContainsAny(token, " \t\r\n"):
+		return "", fmt.Errorf("%s printed more than one word: it must print the ID token alone", what)
+	}
+	return token, nil
 }

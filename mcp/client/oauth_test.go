@@ -25,6 +25,7 @@ import (
 
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/internal/oauthtest"
+	"github.com/toolbelt/toolbelt/internal/syncbuf"
 	"github.com/toolbelt/toolbelt/mcp/client"
 )
 
@@ -435,5 +436,94 @@ func TestOAuthEnterprise(t *testing.T) {
 	}
 	if state, err := client.AuthState(context.Background(), "remote", config.MCPServer{OAuth: &config.MCPOAuth{Grant: config.GrantEnterprise, IDP: &config.MCPOAuthIDP{Issuer: "https://idp.example"}}}, nil); err != nil || state != "oauth: enterprise, through https://idp.example" {
 		t.Errorf("auth state %q %v", state, err)
+	}
+}
+
+// TestOAuthEnterpriseIDTokenFresh: the enterprise grant's ID token comes
+// from oauth.idp.idTokenCommand, its output each time an exchange needs
+// one: a token the identity provider renewed is taken once the server
+// refuses the old grant. A command that fails says why without the
+// token, and no token reaches the logs.
+func TestOAuthEnterpriseIDTokenFresh(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New()
+	defer as.Close()
+	as.IdentityProvider("id-token-1")
+	file := filepath.Join(t.TempDir(), "id-token")
+	if err := os.WriteFile(file, []byte("id-token-1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	enterprise := func(idp config.MCPOAuthIDP) config.MCPServer {
+		idp.Issuer, idp.ClientID = as.URL, "toolbelt"
+		return config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{Grant: config.GrantEnterprise, ClientID: oauthtest.WebID, ClientSecret: oauthtest.WebSecret, IDP: &idp}}
+	}
+	var logs syncbuf.Buffer
+	srv := enterprise(config.MCPOAuthIDP{IDTokenCommand: []string{"cat", file}})
+	h, err := client.NewOAuth("remote", srv.OAuth, client.OAuthOptions{Resource: srv.URL, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tr := &mcp.StreamableClientTransport{Endpoint: srv.URL, OAuthHandler: h, DisableStandaloneSSE: true}
+	sess, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.Close()
+	echo := func() error {
+		_, err := sess.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}})
+		return err
+	}
+	if err := echo(); err != nil {
+		t.Fatal(err)
+	}
+	// The identity provider renews the person's ID token and takes only
+	// the new one; the server refuses the grant it issued before.
+	as.IdentityProvider("id-token-2")
+	if err := os.WriteFile(file, []byte("id-token-2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	as.Expire()
+	if err := echo(); err != nil {
+		t.Fatalf("after the ID token was renewed: %v", err)
+	}
+	if strings.Contains(logs.String(), "id-token-") {
+		t.Errorf("an ID token was logged: %s", logs.String())
+	}
+
+	for _, tc := range []struct {
+		idp  config.MCPOAuthIDP
+		want string
+	}{
+		{config.MCPOAuthIDP{IDTokenCommand: []string{"sh", "-c", "echo id-token-2; echo no SSO session >&2; exit 3"}}, "oauth.idp.idTokenCommand sh failed (exit status 3: no SSO session)"},
+		{config.MCPOAuthIDP{IDTokenCommand: []string{"true"}}, "oauth.idp.idTokenCommand true printed nothing"},
+		{config.MCPOAuthIDP{IDTokenCommand: []string{"echo", "id-token-2", "more"}}, "printed more than one word"},
+		{config.MCPOAuthIDP{IDTokenCommand: []string{"no-such-id-token-command"}}, "oauth.idp.idTokenCommand no-such-id-token-command: exec"},
+	} {
+		err := connect(t, enterprise(tc.idp), nil)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "id-token-2") {
+			t.Errorf("%+v: %v, want %q without the token", tc.idp, err, tc.want)
+		}
+	}
+}
+
+// TestOAuthEnterpriseIDTokenEnv: oauth.idp.idTokenEnv names the variable
+// the ID token is read from when an exchange needs it; unset, the error
+// says so. (Not parallel: it sets the environment.)
+func TestOAuthEnterpriseIDTokenEnv(t *testing.T) {
+	as := oauthtest.New()
+	defer as.Close()
+	as.IdentityProvider("id-token-env")
+	srv := func(env string) config.MCPServer {
+		return config.MCPServer{URL: as.URL + "/mcp", OAuth: &config.MCPOAuth{Grant: config.GrantEnterprise, ClientID: oauthtest.WebID, ClientSecret: oauthtest.WebSecret,
+			IDP: &config.MCPOAuthIDP{Issuer: as.URL, ClientID: "toolbelt", IDTokenEnv: env}}}
+	}
+	t.Setenv("TOOLBELT_TEST_ID_TOKEN", "id-token-env")
+	if err := connect(t, srv("TOOLBELT_TEST_ID_TOKEN"), nil); err != nil {
+		t.Errorf("idTokenEnv: %v", err)
+	}
+	t.Setenv("TOOLBELT_TEST_ID_TOKEN", "")
+	if err := connect(t, srv("TOOLBELT_TEST_ID_TOKEN"), nil); err == nil || !strings.Contains(err.Error(), "oauth.idp.idTokenEnv names TOOLBELT_TEST_ID_TOKEN, which is not set or empty") {
+		t.Errorf("idTokenEnv unset: %v", err)
 	}
 }

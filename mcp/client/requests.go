@@ -22,8 +22,10 @@ import (
 // call, the configured model), governed by toolRequests and recorded in
 // the call's audit record. Each kind is off unless the server's entry
 // allows it (mcpServers.<name>.elicitation, .sampling). Elicitation is
-// always declared, and declined when off: a server that would ask before
-// doing something does not do it unasked. Sampling is declared only when
+// always declared, in both modes (a form; url mode, which sends the
+// person to an address, its completion notified by the server), and
+// declined when off: a server that would ask before doing something does
+// not do it unasked. Sampling is declared only when
 // allowed. A request that comes while none of the server's calls runs
 // has nobody to go to: it is declined (refused, for sampling). While
 // several calls of the server run, the latest started gets it when they
@@ -92,9 +94,61 @@ func within(call *inflight, ctx context.Context) (context.Context, context.Cance
 	return cctx, func() { stop(); cancel() }
 }
 
-// handleRequests sets the handlers of opts for s's requests.
+// completions are the url-mode requests for input of a server's calls
+// that its notifications/elicitation/complete may end, by elicitationId.
+type completions struct {
+	mu      sync.Mutex
+	pending map[string]chan struct{}
+}
+
+// await returns the channel closed when the server says the url-mode
+// request id is complete; it is forgotten once the call (ctx) ends. A
+// request without an id gets none.
+func (c *completions) await(ctx context.Context, id string) <-chan struct{} {
+	if id == "" {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pending == nil {
+		c.pending = map[string]chan struct{}{}
+	}
+	ch, ok := c.pending[id]
+	if !ok {
+		ch = make(chan struct{})
+		c.pending[id] = ch
+		context.AfterFunc(ctx, func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.pending[id] == ch {
+				delete(c.pending, id)
+			}
+		})
+	}
+	return ch
+}
+
+// complete closes the channel of the url-mode request id, if one waits.
+func (c *completions) complete(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.pending[id]; ok {
+		close(ch)
+		delete(c.pending, id)
+	}
+}
+
+// handleRequests sets the handlers of opts for s's requests. Elicitation
+// is declared in both modes: forms, and url mode (the person is sent to
+// an address, and says when done).
 func (s *server) handleRequests(opts *mcp.ClientOptions) {
 	opts.ElicitationHandler = s.elicit
+	opts.Capabilities.Elicitation = &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}}
+	opts.ElicitationCompleteHandler = func(_ context.Context, req *mcp.ElicitationCompleteNotificationRequest) {
+		if s.current(req.Session) {
+			s.completions.complete(req.Params.ElicitationID)
+		}
+	}
 	if s.cfg.Sampling {
 		opts.CreateMessageHandler = s.sample
 	}
@@ -112,8 +166,12 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	if !s.cfg.Elicitation {
 		return s.decline(fmt.Sprintf("mcpServers.%s.elicitation is off", s.name))
 	}
-	if req.Params.Mode == "url" {
-		return s.decline("it asks to open a URL (url mode), which Toolbelt does not pass on")
+	mode := req.Params.Mode
+	if mode == "" && (req.Params.URL != "" || req.Params.ElicitationID != "") {
+		mode = interact.ModeURL // as the specification infers it
+	}
+	if mode != "" && mode != interact.ModeForm && mode != interact.ModeURL {
+		return nil, refused(fmt.Errorf("elicitation mode %q: Toolbelt takes form and url", mode))
 	}
 	call, why := s.calls.latest()
 	if call == nil {
@@ -134,12 +192,20 @@ func (s *server) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elici
 	}
 	cctx, done := within(call, ctx)
 	defer done()
-	reply, err := call.client.Elicit(cctx, interact.Form{Message: "mcp server " + s.name + " asks: " + req.Params.Message, Schema: schema})
+	form := interact.Form{Message: "mcp server " + s.name + " asks: " + req.Params.Message, Schema: schema}
+	if mode == interact.ModeURL {
+		form = interact.Form{Message: form.Message, Mode: interact.ModeURL, URL: req.Params.URL, ID: req.Params.ElicitationID,
+			Completed: s.completions.await(call.ctx, req.Params.ElicitationID)}
+	}
+	reply, err := call.client.Elicit(cctx, form)
 	switch {
 	case errors.Is(err, interact.ErrForbidden), errors.Is(err, interact.ErrUnsupported):
 		return s.decline(err.Error())
 	case err != nil:
 		return nil, refused(err)
+	}
+	if mode == interact.ModeURL {
+		return &mcp.ElicitResult{Action: reply.Action}, nil // nothing is filled in: the person went to the address
 	}
 	return &mcp.ElicitResult{Action: reply.Action, Content: reply.Content}, nil
 }

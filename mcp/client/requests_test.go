@@ -35,6 +35,14 @@ func askingServer() *mcp.Server {
 				"type": "object", "properties": map[string]any{"sure": map[string]any{"type": "boolean"}, "why": map[string]any{"type": "string", "default": "none given"}},
 			}}}}, nil
 		})
+	srv.AddTool(&mcp.Tool{Name: "connect", Description: "Sends the user to connect an account.", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if res, ok := req.Params.InputResponses["login"].(*mcp.ElicitResult); ok {
+				return textResult(fmt.Sprintf("action=%s content=%v", res.Action, res.Content)), nil
+			}
+			return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"login": &mcp.ElicitParams{Mode: "url", Message: "Connect your account",
+				URL: "https://auth.example.com/connect?session=s3cr3t", ElicitationID: "e-1"}}}, nil
+		})
 	srv.AddTool(&mcp.Tool{Name: "complete", Description: "Asks the client's model.", InputSchema: json.RawMessage(`{"type":"object"}`)},
 		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			if res, ok := req.Params.InputResponses["gen"].(*mcp.CreateMessageWithToolsResult); ok {
@@ -155,4 +163,67 @@ func resultText(m tool.ResultMessage) string {
 		b.WriteString(c.Text)
 	}
 	return b.String()
+}
+
+// TestImportedServerURLElicitation: an imported server's url-mode request
+// for input reaches the call's front door as a url-mode form (its message,
+// address and id), governed by toolRequests like a form, and is audited
+// with the address's host only; the server gets the person's action and
+// no content.
+func TestImportedServerURLElicitation(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name           string
+		rules          interact.Rules
+		result, audits string
+		forms          int
+	}{
+		{name: "allowed", result: "action=accept content=map[]", audits: "elicitation:accept:url:auth.example.com", forms: 1},
+		{name: "denied", rules: interact.Rules{Elicitation: "deny"}, result: "action=decline", audits: "elicitation:denied:url:auth.example.com"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			srv := askingServer()
+			transport := func(ctx context.Context, _ string) (mcp.Transport, error) {
+				ct, st := mcp.NewInMemoryTransports()
+				ss, err := srv.Connect(ctx, st, nil)
+				if err != nil {
+					return nil, err
+				}
+				t.Cleanup(func() { _ = ss.Close() })
+				return ct, nil
+			}
+			_, reg := start(t, map[string]config.MCPServer{"a": {Elicitation: true}}, client.Options{Transport: transport})
+			door, recs := &frontDoor{}, &auditRecords{}
+			tc := &tool.Context{}
+			interact.Service.Set(tc, interact.Govern(door, c.rules))
+			r := invoke.New(reg, tc, invoke.WithAudit(recs))
+			defer r.Close()
+			got := resultText(r.Run(context.Background(), tool.Call{ID: "c1", Name: "a__connect", Arguments: json.RawMessage(`{}`)}))
+			if !strings.Contains(got, c.result) {
+				t.Errorf("connect = %q, want %q", got, c.result)
+			}
+			if len(door.forms) != c.forms {
+				t.Fatalf("the front door got %d forms, want %d", len(door.forms), c.forms)
+			}
+			if c.forms > 0 {
+				if f := door.forms[0]; f.Mode != interact.ModeURL || f.URL != "https://auth.example.com/connect?session=s3cr3t" || f.ID != "e-1" || f.Message != "mcp server a asks: Connect your account" || f.Schema != nil {
+					t.Errorf("form = %+v", f)
+				}
+			}
+			var audits []string
+			for _, rec := range recs.recs {
+				b, _ := json.Marshal(rec)
+				if strings.Contains(string(b), "s3cr3t") || strings.Contains(string(b), "/connect") {
+					t.Errorf("the audit record holds more of the address than its host: %s", b)
+				}
+				for _, q := range rec.Requests {
+					audits = append(audits, q.Kind+":"+q.Outcome+":"+q.Mode+":"+q.Host)
+				}
+			}
+			if got := strings.Join(audits, " "); got != c.audits {
+				t.Errorf("audited requests = %q, want %q", got, c.audits)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package client
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"strings"
 
@@ -213,8 +214,9 @@ func describe(uri, name, title, mime, description string) string {
 	return line
 }
 
-// readResource reads one resource of the named server: text as text,
-// images as images, other bytes described.
+// readResource reads one resource of the named server: images as images,
+// the rest as resource blocks (a model is given their text, or told of
+// their bytes).
 func (m *Manager) readResource(ctx context.Context, name, uri string) (tool.Result, error) {
 	if name == "" || uri == "" {
 		return tool.Result{}, tool.InputErrorf("action=read needs server and uri (see action=list).")
@@ -230,6 +232,10 @@ func (m *Manager) readResource(ctx context.Context, name, uri string) (tool.Resu
 	}
 	var out tool.Result
 	for _, c := range res.Contents {
+		if strings.HasPrefix(c.MIMEType, "image/") && len(c.Blob) > 0 {
+			out.Content = append(out.Content, tool.Content{Type: tool.ImageContent, Data: base64.StdEncoding.EncodeToString(c.Blob), MIMEType: c.MIMEType})
+			continue
+		}
 		out.Content = append(out.Content, block(&mcp.EmbeddedResource{Resource: c}))
 	}
 	if len(out.Content) == 0 {

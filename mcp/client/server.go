@@ -67,7 +67,8 @@ type server struct {
 	watchers map[string]tool.UpdateFunc // by progress token
 	tokens   atomic.Uint64
 
-	calls calls // the calls of its tools running now, whose front doors get its requests
+	calls       calls       // the calls of its tools running now, whose front doors get its requests
+	completions completions // their url-mode requests for input, which the server may say are complete
 }
 
 type brokenSession struct {
