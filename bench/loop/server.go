@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// replay is the model server both loops talk to: every request is
+// answered at once with a call of read (file.txt) until the conversation
+// holds `turns` tool results, then with a final text. It bills the
+// request's tokens as a provider with prompt caching would (tokens are
+// estimated as bytes / 4): Anthropic reads from the cache the prefixes up
+// to the request's cache_control breakpoints that an earlier request
+// wrote, and writes the others; OpenAI reads the longest prefix shared
+// with the previous request, in 128-token steps from 1,024 tokens.
+type replay struct {
+	turns int
+	busy  atomic.Int64 // nanoseconds spent in handlers
+	n     atomic.Int64 // requests answered
+
+	mu       sync.Mutex
+	written  map[[32]byte]bool // Anthropic: prefixes written to the cache
+	previous []byte            // OpenAI: the previous request
+}
+
+func serve(turns int) {
+	s := &replay{turns: turns, written: map[[32]byte]bool{}}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	check(err)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.timed(s.chat))
+	mux.HandleFunc("POST /v1/messages", s.timed(s.anthropic))
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprintf(w, "%d %d\n", s.busy.Load(), s.n.Load())
+	})
+	fmt.Println("http://" + ln.Addr().String())
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); os.Exit(0) }() // ends with its parent
+	check(http.Serve(ln, mux))
+}
+
+func (s *replay) timed(h func(w http.ResponseWriter, body []byte)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		h(w, body)
+		s.busy.Add(int64(time.Since(start)))
+		s.n.Add(1)
+	}
+}
+
+// results counts the tool results in a request.
+func results(body []byte, key string) int { return bytes.Count(body, []byte(key)) }
+
+func sse(w io.Writer, event string, v any) {
+	b, _ := json.Marshal(v)
+	if event != "" {
+		fmt.Fprintf(w, "event: %s\n", event)
+	}
+	fmt.Fprintf(w, "data: %s\n\n", b)
+}
+
+func (s *replay) chat(w http.ResponseWriter, body []byte) {
+	n := results(body, `"tool_call_id"`)
+	s.mu.Lock()
+	shared := commonPrefix(s.previous, body)
+	s.previous = body
+	s.mu.Unlock()
+	prompt := len(body) / 4
+	cached := 0
+	if shared/4 >= 1024 {
+		cached = shared / 4 / 128 * 128
+	}
+	chunk := func(delta map[string]any, finish any) {
+		sse(w, "", map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "gpt-bench",
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}}})
+	}
+	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	if n < s.turns {
+		id := fmt.Sprintf("call_%d", n+1)
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": id, "type": "function", "function": map[string]string{"name": "read", "arguments": ""}}}}, nil)
+		for _, p := range []string{`{"pa`, `th": "fi`, `le.txt"}`} {
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]string{"arguments": p}}}}, nil)
+		}
+		chunk(map[string]any{}, "tool_calls")
+	} else {
+		for _, p := range []string{"The file ", "holds 64 ", "lines of x."} {
+			chunk(map[string]any{"content": p}, nil)
+		}
+		chunk(map[string]any{}, "stop")
+	}
+	sse(w, "", map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": []any{},
+		"usage": map[string]any{"prompt_tokens": prompt, "completion_tokens": 20, "total_tokens": prompt + 20,
+			"prompt_tokens_details": map[string]int{"cached_tokens": cached}}})
+	fmt.Fprint(w, "data: [DONE]\n\n")
+}
+
+func (s *replay) anthropic(w http.ResponseWriter, body []byte) {
+	n := results(body, `"tool_use_id"`)
+	// Each breakpoint's prefix ends with the block that carries it.
+	var read, write int
+	s.mu.Lock()
+	for off := 0; ; {
+		i := bytes.Index(body[off:], []byte(`"cache_control"`))
+		if i < 0 {
+			break
+		}
+		end := off + i
+		key := sha256.Sum256(body[:end])
+		switch {
+		case s.written[key]:
+			read = end / 4
+			write = 0
+		default:
+			s.written[key] = true
+			write = end/4 - read
+		}
+		off = end + 1
+	}
+	s.mu.Unlock()
+	input := len(body)/4 - read - write
+	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
+		"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-bench", "content": []any{},
+		"usage": map[string]int{"input_tokens": input, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 1}}})
+	if n < s.turns {
+		id := fmt.Sprintf("toolu_%02d", n+1)
+		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]any{"type": "tool_use", "id": id, "name": "read", "input": map[string]any{}}})
+		for _, p := range []string{`{"pa`, `th": "fi`, `le.txt"}`} {
+			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]string{"type": "input_json_delta", "partial_json": p}})
+		}
+	} else {
+		sse(w, "content_block_start", map[string]any{"type": "content_block_start", "index": 0, "content_block": map[string]string{"type": "text", "text": ""}})
+		for _, p := range []string{"The file ", "holds 64 ", "lines of x."} {
+			sse(w, "content_block_delta", map[string]any{"type": "content_block_delta", "index": 0, "delta": map[string]string{"type": "text_delta", "text": p}})
+		}
+	}
+	sse(w, "content_block_stop", map[string]any{"type": "content_block_stop", "index": 0})
+	stop := "end_turn"
+	if n < s.turns {
+		stop = "tool_use"
+	}
+	sse(w, "message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop}, "usage": map[string]int{"output_tokens": 20}})
+	sse(w, "message_stop", map[string]string{"type": "message_stop"})
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// stats reads the server's busy time and request count.
+func stats(url string) (time.Duration, int) {
+	resp, err := http.Get(url + "/stats")
+	check(err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var ns, n int64
+	_, err = fmt.Sscan(strings.TrimSpace(string(b)), &ns, &n)
+	check(err)
+	return time.Duration(ns), int(n)
+}
