@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/retry"
@@ -149,8 +150,8 @@ func cmpInt(a, b int) int {
 // wire is one API's wire format.
 type wire interface {
 	// request returns the request's URL path (after the base URL), its
-	// headers and body.
-	request(c *client, req Request) (path string, hdr http.Header, body any, err error)
+	// headers and its body, encoded (see object).
+	request(c *client, req Request) (path string, hdr http.Header, body []byte, err error)
 	// read reads the response stream into a; it returns nil once the
 	// provider said the response is complete, and the stop reason.
 	read(s *sseReader, a *assembler) (stop string, err error)
@@ -173,6 +174,78 @@ type client struct {
 	idle      time.Duration
 	// oauth: an Anthropic OAuth session (see Quirks.OAuth).
 	oauth bool
+	// tools is the last tool list as it went on the wire.
+	tools wireTools
+}
+
+// field is a request body's field whose value is already encoded.
+type field struct {
+	name  string
+	value []byte
+}
+
+// object encodes a request body: head (a struct of the request's small
+// fields) and then fields, in order, whose values are already JSON — the
+// tool list, encoded once per tool set, goes into every request as it is,
+// without being parsed or copied again; fields without a value are left
+// out. The order keeps a conversation's requests byte-identical up to the
+// messages, which come last, so providers' prefix caches hit.
+func object(head any, fields ...field) ([]byte, error) {
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	n := len(h)
+	for _, f := range fields {
+		n += len(f.name) + len(f.value) + 4
+	}
+	b := append(make([]byte, 0, n), h[:len(h)-1]...)
+	for _, f := range fields {
+		if len(f.value) == 0 {
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, f.name...)
+		b = append(b, '"', ':')
+		b = append(b, f.value...)
+	}
+	return append(b, '}'), nil
+}
+
+// hasTools says whether a request offers tools.
+func hasTools(tools json.RawMessage) bool { return len(tools) > 0 && string(tools) != "[]" }
+
+// wireTools keeps the last tool list a client was given and what it made
+// of it for the wire (Anthropic's: renamed for OAuth sessions, its last
+// tool marked for the prompt cache): the requests of a conversation carry
+// the same list, which is worked on once.
+type wireTools struct {
+	mu   sync.Mutex
+	in   []byte
+	list wireList
+}
+
+// wireList is a tool list as it goes on the wire.
+type wireList struct {
+	out []byte
+	// names are the names tools go out as, where they differ from their
+	// own; back maps them back.
+	names, back map[string]string
+}
+
+// get returns what make makes of tools, made again only when tools are not
+// the last ones.
+func (w *wireTools) get(tools []byte, make func([]byte) wireList) wireList {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.in == nil || !bytes.Equal(w.in, tools) {
+		w.list = make(tools)
+		w.in = tools
+	}
+	return w.list
 }
 
 func (c *client) Provider() Provider      { return c.p }
@@ -189,8 +262,8 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 	a := newAssembler(c.p.Name, req.Model, on)
 	a.price = c.price
 	if c.oauth {
-		req.wireNames = wireNames(req.Tools)
-		a.names = invert(req.wireNames)
+		l := c.tools.get(req.Tools, c.anthropicTools)
+		req.wireNames, a.names = l.names, l.back
 	}
 	fail := func(err error) (Message, error) {
 		if ctx.Err() != nil {
@@ -198,11 +271,7 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		}
 		return a.finish("", err), err
 	}
-	path, hdr, body, err := c.wire.request(c, req)
-	if err != nil {
-		return fail(err)
-	}
-	b, err := json.Marshal(body)
+	path, hdr, b, err := c.wire.request(c, req)
 	if err != nil {
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}

@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"encoding/json"
 	"net/http"
 )
 
@@ -8,7 +9,7 @@ import (
 // stream: true and store: false, the transcript sent whole as input items.
 type responsesWire struct{}
 
-func (responsesWire) request(c *client, req Request) (string, http.Header, any, error) {
+func (responsesWire) request(c *client, req Request) (string, http.Header, []byte, error) {
 	ids := c.p.idMap()
 	noImages := c.p.Quirks.NoImages
 	var input []map[string]any
@@ -47,15 +48,16 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 			input = append(input, map[string]any{"type": "function_call_output", "call_id": wireID(ids, m.ToolCallID), "output": functionOutput(m, noImages)})
 		}
 	}
-	body := map[string]any{"model": req.Model, "input": input, "stream": true, "store": false, "max_output_tokens": req.MaxTokens}
+	body := map[string]any{"model": req.Model, "stream": true, "store": false, "max_output_tokens": req.MaxTokens}
 	if req.System != "" {
 		body["instructions"] = req.System
 	}
 	if effort := openAIEffort(c.p.Name, req.Model, req.Thinking); effort != "" {
 		body["reasoning"] = map[string]any{"effort": effort}
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
-		body["tools"] = req.Tools
+	var tools []byte
+	if hasTools(req.Tools) {
+		tools = req.Tools
 		if c.p.Quirks.NoParallelCalls {
 			body["parallel_tool_calls"] = false
 		}
@@ -64,7 +66,12 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 	if c.key != "" {
 		h.Set("Authorization", "Bearer "+c.key)
 	}
-	return "/responses", h, body, nil
+	enc, err := json.Marshal(input)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	b, err := object(body, field{"tools", tools}, field{"input", enc})
+	return "/responses", h, b, err
 }
 
 // functionOutput is a tool result as a function_call_output's output: its
