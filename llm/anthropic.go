@@ -194,21 +194,11 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, []byt
 	case req.System != "":
 		system = req.System
 	}
-	var sys, tools []byte
-	if system != nil {
-		var err error
-		if sys, err = json.Marshal(system); err != nil {
-			return "", nil, nil, err
-		}
-	}
+	var tools []byte
 	if hasTools(req.Tools) {
 		tools = c.tools.get(req.Tools, c.anthropicTools).out
 	}
-	encoded, err := json.Marshal(msgs)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	body, err := object(head, field{"tools", tools}, field{"system", sys}, field{"messages", encoded})
+	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "system", v: system}, field{name: "messages", v: msgs})
 	if err != nil {
 		return "", nil, nil, err
 	}

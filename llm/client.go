@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/retry"
@@ -176,21 +177,31 @@ type client struct {
 	oauth bool
 	// tools is the last tool list as it went on the wire.
 	tools wireTools
+	// lastSize is the length of the last request's body.
+	lastSize atomic.Int64
 }
 
-// field is a request body's field whose value is already encoded.
+// size is what a request's body is expected to take: the last one's
+// length, and room for a turn's messages.
+func (c *client) size() int { return int(c.lastSize.Load()) + 8<<10 }
+
+// field is a request body's field: a value already encoded, or one to
+// encode (v).
 type field struct {
 	name  string
 	value []byte
+	v     any
 }
 
 // object encodes a request body: head (a struct of the request's small
-// fields) and then fields, in order, whose values are already JSON — the
-// tool list, encoded once per tool set, goes into every request as it is,
-// without being parsed or copied again; fields without a value are left
-// out. The order keeps a conversation's requests byte-identical up to the
-// messages, which come last, so providers' prefix caches hit.
-func object(head any, fields ...field) ([]byte, error) {
+// fields) and then fields, in order. Values already encoded — the tool
+// list, encoded once per tool set — go into every request as they are,
+// without being parsed or copied again; those to encode (the messages) are
+// encoded into the body itself. Fields without a value are left out. The
+// order keeps a conversation's requests byte-identical up to the messages,
+// which come last, so providers' prefix caches hit. size is what the body
+// is expected to take (the last request's length).
+func object(size int, head any, fields ...field) ([]byte, error) {
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
@@ -199,20 +210,30 @@ func object(head any, fields ...field) ([]byte, error) {
 	for _, f := range fields {
 		n += len(f.name) + len(f.value) + 4
 	}
-	b := append(make([]byte, 0, n), h[:len(h)-1]...)
+	b := bytes.NewBuffer(make([]byte, 0, max(n, size)))
+	b.Write(h[:len(h)-1])
+	enc := json.NewEncoder(b)
 	for _, f := range fields {
-		if len(f.value) == 0 {
+		if len(f.value) == 0 && f.v == nil {
 			continue
 		}
-		if len(b) > 1 {
-			b = append(b, ',')
+		if b.Len() > 1 {
+			b.WriteByte(',')
 		}
-		b = append(b, '"')
-		b = append(b, f.name...)
-		b = append(b, '"', ':')
-		b = append(b, f.value...)
+		b.WriteByte('"')
+		b.WriteString(f.name)
+		b.WriteString(`":`)
+		if f.v == nil {
+			b.Write(f.value)
+			continue
+		}
+		if err := enc.Encode(f.v); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
 	}
-	return append(b, '}'), nil
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
 
 // hasTools says whether a request offers tools.
@@ -275,6 +296,7 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 	if err != nil {
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}
+	c.lastSize.Store(int64(len(b)))
 	for attempt := 1; ; attempt++ {
 		// A stream that goes quiet for too long is given up, by cancelling
 		// the request; the caller's context stays as it was.

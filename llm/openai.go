@@ -189,11 +189,7 @@ func (chatWire) request(c *client, req Request) (string, http.Header, []byte, er
 	} else {
 		head.MaxTokens = req.MaxTokens
 	}
-	encoded, err := json.Marshal(msgs)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	body, err := object(head, field{"tools", tools}, field{"messages", encoded})
+	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "messages", v: msgs})
 	if err != nil {
 		return "", nil, nil, err
 	}

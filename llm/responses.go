@@ -1,7 +1,6 @@
 package llm
 
 import (
-	"encoding/json"
 	"net/http"
 )
 
@@ -66,11 +65,7 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, []byt
 	if c.key != "" {
 		h.Set("Authorization", "Bearer "+c.key)
 	}
-	enc, err := json.Marshal(input)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	b, err := object(body, field{"tools", tools}, field{"input", enc})
+	b, err := object(c.size(), body, field{name: "tools", value: tools}, field{name: "input", v: input})
 	return "/responses", h, b, err
 }
 

@@ -20,11 +20,15 @@
 //
 // Run it from the repository root; it builds the floor:
 //
-//	go run ./bench/loop [-rounds 5] [-turns 20] [-convs 5] [-wires openai,anthropic]
+//	go run ./bench/loop [-rounds 5] [-turns 20] [-convs 5] [-wires openai,anthropic] [-toolbelt BIN,BIN…] [-cpuprofile FILE]
+//
+// -toolbelt measures several builds of this command (their Toolbelt
+// loops: before and after a change) interleaved with the floor.
 package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -49,6 +53,7 @@ var (
 	wire   = flag.String("wire", "", "internal: the wire of a loop")
 	dir    = flag.String("dir", "", "internal: the workspace and data directory")
 	prof   = flag.String("cpuprofile", "", "write the toolbelt loop's CPU profile of the first round to FILE-WIRE")
+	tbBins = flag.String("toolbelt", "", "builds of this command whose Toolbelt loops to measure side by side, comma-separated (default: this one)")
 )
 
 // result is what a loop process reports.
@@ -108,7 +113,17 @@ func main() {
 	fmt.Printf("agent loop vs plain Go loop: %d rounds, %d conversations of %d tool turns (+1 final) per loop, wire and round\n", *rounds, *convs, *turns)
 	fmt.Printf("machine: %s; load average before: %s\n", harness.Machine(), harness.LoadAverage())
 	ws2 := strings.Split(*wires, ",")
-	loops := []string{"toolbelt", "floor"}
+	bins := map[string]string{}
+	var loops []string
+	for _, b := range strings.Split(cmp.Or(*tbBins, self), ",") {
+		name := "toolbelt"
+		if *tbBins != "" {
+			name = filepath.Base(b)
+		}
+		bins[name] = b
+		loops = append(loops, name)
+	}
+	loops = append(loops, "floor")
 	all := map[string][]result{}
 	for r := range *rounds {
 		for i := range ws2 {
@@ -121,9 +136,9 @@ func main() {
 					cmd = exec.Command(floor, args...)
 				} else {
 					if *prof != "" && r == 0 {
-						args = append(args, "-cpuprofile", *prof+"-"+w)
+						args = append(args, "-cpuprofile", *prof+"-"+l+"-"+w)
 					}
-					cmd = exec.Command(self, append([]string{"-role", "toolbelt", "-turns", fmt.Sprint(*turns)}, args...)...)
+					cmd = exec.Command(bins[l], append([]string{"-role", "toolbelt", "-turns", fmt.Sprint(*turns)}, args...)...)
 				}
 				cmd.Stderr = os.Stderr
 				b, err := cmd.Output()
@@ -155,6 +170,8 @@ func main() {
 				harness.Median(own), slices.Min(own), slices.Max(own), harness.Median(cpu), slices.Min(cpu), slices.Max(cpu), harness.Median(srvT),
 				float64(u.Input)/c, float64(u.CacheRead)/c, float64(u.CacheWrite)/c, float64(u.Output)/c, u.billed()/c)
 		}
-		fmt.Printf("| %s | ratio toolbelt ÷ floor | %.2f× | %.2f× | | | |\n", w, med["toolbelt"][0]/med["floor"][0], med["toolbelt"][1]/med["floor"][1])
+		for _, l := range loops[:len(loops)-1] {
+			fmt.Printf("| %s | ratio %s ÷ floor | %.2f× | %.2f× | | | |\n", w, l, med[l][0]/med["floor"][0], med[l][1]/med["floor"][1])
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,10 +20,12 @@ import (
 // answered at once with a call of read (file.txt) until the conversation
 // holds `turns` tool results, then with a final text. It bills the
 // request's tokens as a provider with prompt caching would (tokens are
-// estimated as bytes / 4): Anthropic reads from the cache the prefixes up
-// to the request's cache_control breakpoints that an earlier request
-// wrote, and writes the others; OpenAI reads the longest prefix shared
-// with the previous request, in 128-token steps from 1,024 tokens.
+// estimated as bytes / 4). Anthropic: the longest prefix, up to the
+// request's last cache_control breakpoint, that ended at a breakpoint of
+// an earlier request is read from the cache (the markers themselves are
+// not part of what is compared, as they move from turn to turn), and the
+// rest up to that breakpoint is written. OpenAI: the longest prefix shared
+// with the previous request is read, in 128-token steps from 1,024 tokens.
 type replay struct {
 	turns int
 	busy  atomic.Int64 // nanoseconds spent in handlers
@@ -30,6 +33,7 @@ type replay struct {
 
 	mu       sync.Mutex
 	written  map[[32]byte]bool // Anthropic: prefixes written to the cache
+	lengths  []int             // their lengths, longest first
 	previous []byte            // OpenAI: the previous request
 }
 
@@ -107,28 +111,40 @@ func (s *replay) chat(w http.ResponseWriter, body []byte) {
 
 func (s *replay) anthropic(w http.ResponseWriter, body []byte) {
 	n := results(body, `"tool_use_id"`)
-	// Each breakpoint's prefix ends with the block that carries it.
-	var read, write int
-	s.mu.Lock()
-	for off := 0; ; {
-		i := bytes.Index(body[off:], []byte(`"cache_control"`))
+	// The breakpoints' prefixes end with the block that carries them.
+	mark := []byte(`,"cache_control":{"type":"ephemeral"}`)
+	canon := bytes.ReplaceAll(body, mark, nil)
+	var ends []int
+	for off, k := 0, 0; ; k++ {
+		i := bytes.Index(body[off:], mark)
 		if i < 0 {
 			break
 		}
-		end := off + i
-		key := sha256.Sum256(body[:end])
-		switch {
-		case s.written[key]:
-			read = end / 4
-			write = 0
-		default:
-			s.written[key] = true
-			write = end/4 - read
+		ends = append(ends, off+i-k*len(mark))
+		off += i + len(mark)
+	}
+	var read, write int
+	s.mu.Lock()
+	if len(ends) > 0 {
+		last := ends[len(ends)-1]
+		for _, l := range s.lengths {
+			if l <= last && s.written[sha256.Sum256(canon[:l])] {
+				read = l
+				break
+			}
 		}
-		off = end + 1
+		write = last - read
+		for _, e := range ends {
+			if k := sha256.Sum256(canon[:e]); !s.written[k] {
+				s.written[k] = true
+				s.lengths = append(s.lengths, e)
+			}
+		}
+		slices.SortFunc(s.lengths, func(a, b int) int { return b - a })
 	}
 	s.mu.Unlock()
-	input := len(body)/4 - read - write
+	read, write = read/4, write/4
+	input := len(canon)/4 - read - write
 	sse(w, "message_start", map[string]any{"type": "message_start", "message": map[string]any{
 		"id": "msg_01", "type": "message", "role": "assistant", "model": "claude-bench", "content": []any{},
 		"usage": map[string]int{"input_tokens": input, "cache_read_input_tokens": read, "cache_creation_input_tokens": write, "output_tokens": 1}}})

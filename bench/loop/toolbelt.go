@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/pprof"
@@ -22,6 +23,16 @@ import (
 // system is the system prompt both loops send (written to system.txt for
 // the floor).
 var system = strings.Repeat("You are a careful coding agent. Read before you write; say what you changed. ", 24)
+
+// conversations counts the conversations a process had.
+var conversations int
+
+// prompt is a conversation's first message: each one's is its own, so
+// that only the tools and the system prompt are shared between them.
+func prompt() string {
+	conversations++
+	return fmt.Sprintf("Conversation %d.%d: read file.txt again and again.", os.Getpid(), conversations)
+}
 
 // specs are the models the wires are spoken to.
 var specs = map[string]string{"openai": "openai/gpt-bench", "anthropic": "anthropic/claude-bench"}
@@ -77,7 +88,7 @@ func runToolbelt() {
 	defer tb.Close(ctx)
 	a := &agent.Agent{Client: client(*wire, *url), Runner: r, System: system, MaxTurns: *turns + 1}
 	conv := func() (int, usage) {
-		tr, err := a.Run(ctx, nil, llm.UserText("Read file.txt again and again."))
+		tr, err := a.Run(ctx, nil, llm.UserText(prompt()))
 		check(err)
 		var u usage
 		n := 0

@@ -98,6 +98,9 @@ type usage struct{ Input, CacheRead, CacheWrite, Output int }
 
 var total usage
 
+// conversations counts the conversations; each one's prompt is its own.
+var conversations int
+
 // turn sends one request and reads the stream: the text and calls.
 func turn(body any, path string) []call {
 	b, err := json.Marshal(body)
@@ -170,7 +173,8 @@ func run(c call) string {
 
 // conversation runs one conversation and returns its model turns.
 func conversation(system string, tools json.RawMessage) int {
-	const prompt = "Read file.txt again and again."
+	conversations++
+	prompt := fmt.Sprintf("Conversation %d.%d: read file.txt again and again.", os.Getpid(), conversations)
 	oa := []oaMsg{{Role: "system", Content: system}, {Role: "user", Content: prompt}}
 	an := []anMsg{{Role: "user", Content: []anBlock{{Type: "text", Text: prompt}}}}
 	for n := 1; ; n++ {
