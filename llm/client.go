@@ -201,6 +201,13 @@ type field struct {
 // order keeps a conversation's requests byte-identical up to the messages,
 // which come last, so providers' prefix caches hit. size is what the body
 // is expected to take (the last request's length).
+//
+// Why not json.Marshal of one struct or map: encoding/json compacts and
+// re-validates every json.RawMessage it writes, and the standard tools'
+// declarations are 24 KB or more, sent every turn: that was 14–15% of the
+// agent loop's CPU (encoding/json.appendCompact in bench/loop's profiles,
+// 2026-11-30), and is 1.7% with this (see bench/HISTORY.md, "The agent
+// loop").
 func object(size int, head any, fields ...field) ([]byte, error) {
 	h, err := json.Marshal(head)
 	if err != nil {

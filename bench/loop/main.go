@@ -96,7 +96,8 @@ func main() {
 	check(err)
 	ws := filepath.Join(tmp, "ws")
 	harness.Workspace(ws)
-	check(exec.Command(self, "-role", "export", "-dir", ws).Run())
+	tools, err := exec.Command(self, "-role", "export", "-dir", ws).Output()
+	check(err)
 
 	srv := exec.Command(self, "-role", "server", "-turns", fmt.Sprint(*turns))
 	stdin, err := srv.StdinPipe()
@@ -111,6 +112,7 @@ func main() {
 	defer func() { stdin.Close(); _ = srv.Wait() }()
 
 	fmt.Printf("agent loop vs plain Go loop: %d rounds, %d conversations of %d tool turns (+1 final) per loop, wire and round\n", *rounds, *convs, *turns)
+	fmt.Printf("%s system prompt %d bytes\n", tools, len(system))
 	fmt.Printf("machine: %s; load average before: %s\n", harness.Machine(), harness.LoadAverage())
 	ws2 := strings.Split(*wires, ",")
 	bins := map[string]string{}

@@ -33,12 +33,12 @@ type replay struct {
 
 	mu       sync.Mutex
 	written  map[[32]byte]bool // Anthropic: prefixes written to the cache
-	lengths  []int             // their lengths, longest first
+	lengths  map[int]bool      // their lengths
 	previous []byte            // OpenAI: the previous request
 }
 
 func serve(turns int) {
-	s := &replay{turns: turns, written: map[[32]byte]bool{}}
+	s := &replay{turns: turns, written: map[[32]byte]bool{}, lengths: map[int]bool{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	check(err)
 	mux := http.NewServeMux()
@@ -126,21 +126,33 @@ func (s *replay) anthropic(w http.ResponseWriter, body []byte) {
 	var read, write int
 	s.mu.Lock()
 	if len(ends) > 0 {
+		// One pass of the hash over the request, its state read at every
+		// length an earlier breakpoint had and at this request's own.
 		last := ends[len(ends)-1]
-		for _, l := range s.lengths {
-			if l <= last && s.written[sha256.Sum256(canon[:l])] {
+		var at []int
+		for l := range s.lengths {
+			if l <= last {
+				at = append(at, l)
+			}
+		}
+		at = append(at, ends...)
+		slices.Sort(at)
+		h := sha256.New()
+		pos := 0
+		var k [32]byte
+		for _, l := range slices.Compact(at) {
+			h.Write(canon[pos:l])
+			pos = l
+			copy(k[:], h.Sum(nil))
+			if s.written[k] {
 				read = l
-				break
+			}
+			if slices.Contains(ends, l) && !s.written[k] {
+				s.written[k] = true
+				s.lengths[l] = true
 			}
 		}
 		write = last - read
-		for _, e := range ends {
-			if k := sha256.Sum256(canon[:e]); !s.written[k] {
-				s.written[k] = true
-				s.lengths = append(s.lengths, e)
-			}
-		}
-		slices.SortFunc(s.lengths, func(a, b int) int { return b - a })
 	}
 	s.mu.Unlock()
 	read, write = read/4, write/4

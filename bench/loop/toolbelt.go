@@ -66,9 +66,12 @@ func export() {
 	tb, r := open(*dir)
 	defer tb.Close(context.Background())
 	ex := provider.NewExporter(nil)
-	for w := range specs {
-		out, err := ex.Export(r.Tools(nil), client(w, "http://127.0.0.1:1").Target())
+	offered := r.Tools(nil)
+	fmt.Printf("tools: %d registered, %d offered (the others need configuration);", len(tb.Registry().List()), len(offered))
+	for _, w := range []string{"openai", "anthropic"} {
+		out, err := ex.Export(offered, client(w, "http://127.0.0.1:1").Target())
 		check(err)
+		fmt.Printf(" %s %d bytes of declarations;", w, len(out.Tools))
 		check(os.WriteFile(filepath.Join(*dir, "tools-"+w+".json"), out.Tools, 0o644))
 	}
 	check(os.WriteFile(filepath.Join(*dir, "system.txt"), []byte(system), 0o644))
