@@ -20,7 +20,10 @@
 //
 // Run it from the repository root; it builds the floor:
 //
-//	go run ./bench/loop [-rounds 5] [-turns 20] [-convs 5] [-wires openai,anthropic] [-toolbelt BIN,BIN…] [-cpuprofile FILE]
+//	go run ./bench/loop [-rounds 5] [-turns 20] [-convs 5] [-wires openai,anthropic] [-imported N] [-toolbelt BIN,BIN…] [-cpuprofile FILE]
+//
+// -imported N adds N tools imported from an MCP server (bench/manytools)
+// to the standard ones, both loops sending their declarations.
 //
 // -toolbelt measures several builds of this command (their Toolbelt
 // loops: before and after a change) interleaved with the floor.
@@ -44,16 +47,18 @@ import (
 )
 
 var (
-	role   = flag.String("role", "", "internal: server, toolbelt or export (a child process)")
-	rounds = flag.Int("rounds", 5, "rounds (each runs every loop on every wire)")
-	turns  = flag.Int("turns", 20, "turns with a tool call per conversation")
-	convs  = flag.Int("convs", 5, "conversations measured per loop, wire and round")
-	wires  = flag.String("wires", "openai,anthropic", "wire formats: openai (Chat Completions), anthropic (Messages)")
-	url    = flag.String("url", "", "internal: the replay server")
-	wire   = flag.String("wire", "", "internal: the wire of a loop")
-	dir    = flag.String("dir", "", "internal: the workspace and data directory")
-	prof   = flag.String("cpuprofile", "", "write the toolbelt loop's CPU profile of the first round to FILE-WIRE")
-	tbBins = flag.String("toolbelt", "", "builds of this command whose Toolbelt loops to measure side by side, comma-separated (default: this one)")
+	role     = flag.String("role", "", "internal: server, toolbelt or export (a child process)")
+	rounds   = flag.Int("rounds", 5, "rounds (each runs every loop on every wire)")
+	turns    = flag.Int("turns", 20, "turns with a tool call per conversation")
+	convs    = flag.Int("convs", 5, "conversations measured per loop, wire and round")
+	wires    = flag.String("wires", "openai,anthropic", "wire formats: openai (Chat Completions), anthropic (Messages)")
+	url      = flag.String("url", "", "internal: the replay server")
+	wire     = flag.String("wire", "", "internal: the wire of a loop")
+	dir      = flag.String("dir", "", "internal: the workspace and data directory")
+	prof     = flag.String("cpuprofile", "", "write the toolbelt loop's CPU profile of the first round to FILE-WIRE")
+	imported = flag.Int("imported", 0, "also import this many tools from an MCP server (bench/manytools: schemas of the real and realistic corpus)")
+	conf     = flag.String("config", "", "internal: the Toolbelt configuration file")
+	tbBins   = flag.String("toolbelt", "", "builds of this command whose Toolbelt loops to measure side by side, comma-separated (default: this one)")
 )
 
 // result is what a loop process reports.
@@ -96,7 +101,19 @@ func main() {
 	check(err)
 	ws := filepath.Join(tmp, "ws")
 	harness.Workspace(ws)
-	tools, err := exec.Command(self, "-role", "export", "-dir", ws).Output()
+	config := filepath.Join(tmp, "toolbelt.yaml")
+	check(os.WriteFile(config, []byte("{}\n"), 0o644))
+	if *imported > 0 {
+		many := harness.Build(tmp, "manytools", "./bench/manytools")
+		var dirs []string
+		for _, d := range []string{"testdata/mcp-tools", "schema/testdata/corpus"} {
+			abs, err := filepath.Abs(d)
+			check(err)
+			dirs = append(dirs, abs)
+		}
+		check(os.WriteFile(config, fmt.Appendf(nil, "mcpServers:\n  many:\n    command: %q\n    args: [\"-corpus\", %q, \"-n\", \"%d\"]\n", many, strings.Join(dirs, ","), *imported), 0o644))
+	}
+	tools, err := exec.Command(self, "-role", "export", "-dir", ws, "-config", config).Output()
 	check(err)
 
 	srv := exec.Command(self, "-role", "server", "-turns", fmt.Sprint(*turns))
@@ -140,7 +157,7 @@ func main() {
 					if *prof != "" && r == 0 {
 						args = append(args, "-cpuprofile", *prof+"-"+l+"-"+w)
 					}
-					cmd = exec.Command(bins[l], append([]string{"-role", "toolbelt", "-turns", fmt.Sprint(*turns)}, args...)...)
+					cmd = exec.Command(bins[l], append([]string{"-role", "toolbelt", "-turns", fmt.Sprint(*turns), "-config", config}, args...)...)
 				}
 				cmd.Stderr = os.Stderr
 				b, err := cmd.Output()

@@ -38,10 +38,17 @@ func prompt() string {
 var specs = map[string]string{"openai": "openai/gpt-bench", "anthropic": "anthropic/claude-bench"}
 
 // open opens Toolbelt on dir's workspace as `toolbelt run` does (an
-// empty configuration: the standard tools) and returns its runner.
+// empty configuration: the standard tools; with -imported, an MCP server's
+// tools beside them, imported before Open returns) and returns its runner.
 func open(dir string) (*toolbelt.Toolbelt, *invoke.Runner) {
 	ctx := context.Background()
-	cfg, err := config.Parse("loop", []byte("{}\n"))
+	text := []byte("{}\n")
+	if *conf != "" {
+		var err error
+		text, err = os.ReadFile(*conf)
+		check(err)
+	}
+	cfg, err := config.Parse("loop", text)
 	check(err)
 	tb, err := toolbelt.Open(ctx, toolbelt.Options{Config: cfg, Workspace: filepath.Join(dir, "workspace"), DataDir: filepath.Join(dir, "data")})
 	check(err)
