@@ -264,13 +264,13 @@ type wireList struct {
 	names, back map[string]string
 }
 
-// get returns what make makes of tools, made again only when tools are not
-// the last ones.
-func (w *wireTools) get(tools []byte, make func([]byte) wireList) wireList {
+// get returns what build makes of tools, made again only when tools are
+// not the last ones.
+func (w *wireTools) get(tools []byte, build func([]byte) wireList) wireList {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.in == nil || !bytes.Equal(w.in, tools) {
-		w.list = make(tools)
+		w.list = build(tools)
 		w.in = tools
 	}
 	return w.list
