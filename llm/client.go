@@ -271,7 +271,7 @@ func (w *wireTools) get(tools []byte, build func([]byte) wireList) wireList {
 	defer w.mu.Unlock()
 	if w.in == nil || !bytes.Equal(w.in, tools) {
 		w.list = build(tools)
-		w.in = tools
+		w.in = bytes.Clone(tools) // a caller may reuse its buffer
 	}
 	return w.list
 }
