@@ -260,7 +260,7 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		return transcript, err
 	}
 	transcript = a.deliver(transcript, admitted)
-	tools, err := a.exportTools()
+	tools, version, err := a.exportTools()
 	if err != nil {
 		return transcript, err
 	}
@@ -280,6 +280,14 @@ func (a *Agent) Run(ctx context.Context, history []llm.Message, prompt ...llm.Me
 		transcript = a.deliver(transcript, steering)
 		if transcript, err = a.compact(ctx, turn, transcript); err != nil {
 			return transcript, err
+		}
+		// A tool registered or removed since the tools were written (by a
+		// tool of the last turn, an import, a directory tool) is in this
+		// turn's request; otherwise the request carries the same bytes.
+		if a.Tools == nil && a.Runner.Version() != version {
+			if tools, version, err = a.exportTools(); err != nil {
+				return transcript, err
+			}
 		}
 		a.emit(Event{Type: EventTurnStart, Turn: turn})
 		msg, err := a.stream(ctx, turn, transcript, tools)
@@ -338,11 +346,14 @@ func (a *Agent) offered() []tool.Tool {
 	return a.Runner.Tools(nil)
 }
 
-// exportTools writes the tools for the client's target.
-func (a *Agent) exportTools() (json.RawMessage, error) {
+// exportTools writes the tools for the client's target, and returns the
+// runner's version they were resolved at. The exporter encodes a tool set
+// once: the same tools again come back as the same bytes.
+func (a *Agent) exportTools() (json.RawMessage, uint64, error) {
+	version := a.Runner.Version()
 	tools := a.offered()
 	if len(tools) == 0 {
-		return nil, nil
+		return nil, version, nil
 	}
 	ex := a.Exporter
 	if ex == nil {
@@ -351,9 +362,9 @@ func (a *Agent) exportTools() (json.RawMessage, error) {
 	}
 	out, err := ex.Export(tools, a.Client.Target())
 	if err != nil {
-		return nil, fmt.Errorf("writing the tools for %s: %w", a.Client.Provider().Name, err)
+		return nil, version, fmt.Errorf("writing the tools for %s: %w", a.Client.Provider().Name, err)
 	}
-	return out.Tools, nil
+	return out.Tools, version, nil
 }
 
 // stream makes one model call, reporting it as message events.

@@ -349,6 +349,10 @@ func (r *Runner) Context() *tool.Context { return r.tc }
 // (timed out or cancelled) and were dropped.
 func (r *Runner) LateResults() int64 { return r.late.Load() }
 
+// Version changes when the runner's tools may have: a tool registered,
+// re-registered or removed (the registry's [registry.Registry.Version]).
+func (r *Runner) Version() uint64 { return r.reg.Version() }
+
 // Tools returns the tools the runner offers, resolved for its context, in
 // resolution order: those its selection and its policy let through. Tools
 // whose factories fail are left out and reported to onError.

@@ -16,17 +16,97 @@ type anthropicMessage struct {
 	Content []any  `json:"content"`
 }
 
+// The content blocks of a request.
+type (
+	anthropicText struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+		// CacheControl marks a prompt-cache breakpoint.
+		CacheControl *cacheControl `json:"cache_control,omitempty"`
+	}
+	anthropicThinkingBlock struct {
+		Type      string `json:"type"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	}
+	anthropicToolUse struct {
+		Type  string          `json:"type"`
+		ID    string          `json:"id"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	}
+	anthropicToolResult struct {
+		Type         string        `json:"type"`
+		ToolUseID    string        `json:"tool_use_id"`
+		Content      []any         `json:"content"`
+		IsError      bool          `json:"is_error,omitempty"`
+		CacheControl *cacheControl `json:"cache_control,omitempty"`
+	}
+	anthropicImageBlock struct {
+		Type   string               `json:"type"`
+		Source anthropicImageSource `json:"source"`
+	}
+)
+
 type anthropicImageSource struct {
 	Type      string `json:"type"`
 	MediaType string `json:"media_type"`
 	Data      string `json:"data"`
 }
 
-func anthropicImage(b Block) map[string]any {
-	return map[string]any{"type": "image", "source": anthropicImageSource{Type: "base64", MediaType: b.MIMEType, Data: b.Data}}
+// cacheControl is an Anthropic prompt-cache breakpoint: the prefix up to
+// and including its block is cached (for five minutes, renewed by use).
+type cacheControl struct {
+	Type string `json:"type"`
 }
 
-func (anthropicWire) request(c *client, req Request) (string, http.Header, any, error) {
+// ephemeral is the breakpoint the requests use.
+var ephemeral = &cacheControl{Type: "ephemeral"}
+
+// breakpoint is the text that marks the block it ends as a breakpoint.
+const breakpoint = `,"cache_control":{"type":"ephemeral"}`
+
+// systemBreakpointBytes is the length from which a system prompt is a
+// prompt-cache breakpoint of its own (and goes as a text block rather than
+// a string): about 1,024 tokens, the shortest prefix Anthropic caches.
+// Anthropic takes at most four breakpoints; the last tool and the last
+// message are always two, and the message's covers a shorter system prompt
+// with the rest of the conversation.
+const systemBreakpointBytes = 4096
+
+func anthropicImage(b Block) anthropicImageBlock {
+	return anthropicImageBlock{Type: "image", Source: anthropicImageSource{Type: "base64", MediaType: b.MIMEType, Data: b.Data}}
+}
+
+// anthropicHead is a request's fields before its tools, system prompt and
+// messages.
+type anthropicHead struct {
+	Model     string `json:"model"`
+	MaxTokens int    `json:"max_tokens"`
+	Stream    bool   `json:"stream"`
+	Thinking  any    `json:"thinking,omitempty"`
+}
+
+// anthropicTools returns a tool list as it goes to Anthropic: renamed for
+// an OAuth session, its last tool a prompt-cache breakpoint.
+func (c *client) anthropicTools(tools []byte) wireList {
+	var l wireList
+	if c.oauth {
+		l.names = wireNames(tools)
+		l.back = invert(l.names)
+		tools = renameTools(tools, l.names)
+	}
+	l.out = tools
+	if t := bytes.TrimSpace(tools); bytes.HasSuffix(t, []byte("}]")) {
+		out := make([]byte, 0, len(t)+len(breakpoint))
+		out = append(out, t[:len(t)-2]...)
+		out = append(out, breakpoint...)
+		l.out = append(out, "}]"...)
+	}
+	return l
+}
+
+func (anthropicWire) request(c *client, req Request) (string, http.Header, []byte, error) {
 	ids := c.p.idMap()
 	var msgs []anthropicMessage
 	add := func(role string, blocks ...any) {
@@ -43,7 +123,7 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 				if b.Type == BlockImage {
 					add("user", anthropicImage(b))
 				} else if b.Text != "" {
-					add("user", map[string]any{"type": "text", "text": b.Text})
+					add("user", &anthropicText{Type: "text", Text: b.Text})
 				}
 			}
 		case RoleAssistant:
@@ -51,19 +131,19 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 			for _, b := range m.Content {
 				switch b.Type {
 				case BlockText:
-					blocks = append(blocks, map[string]any{"type": "text", "text": b.Text})
+					blocks = append(blocks, &anthropicText{Type: "text", Text: b.Text})
 				case BlockThinking:
 					if b.Signature == "" || m.Provider != c.p.Name {
 						// Without its signature Anthropic refuses a thinking
 						// block: send the thought as text.
 						if b.Thinking != "" {
-							blocks = append(blocks, map[string]any{"type": "text", "text": b.Thinking})
+							blocks = append(blocks, &anthropicText{Type: "text", Text: b.Thinking})
 						}
 						continue
 					}
-					blocks = append(blocks, map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": b.Signature})
+					blocks = append(blocks, anthropicThinkingBlock{Type: "thinking", Thinking: b.Thinking, Signature: b.Signature})
 				case BlockToolCall:
-					blocks = append(blocks, map[string]any{"type": "tool_use", "id": wireID(ids, b.ID), "name": wireName(req, b.Name), "input": b.Arguments})
+					blocks = append(blocks, anthropicToolUse{Type: "tool_use", ID: wireID(ids, b.ID), Name: wireName(req, b.Name), Input: b.Arguments})
 				}
 			}
 			if len(blocks) > 0 {
@@ -76,46 +156,64 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, any, 
 				case BlockImage:
 					content = append(content, anthropicImage(b))
 				case BlockAudio: // Anthropic takes no audio
-					content = append(content, map[string]any{"type": "text", "text": fmt.Sprintf(noteAudioOmitted, 1)})
+					content = append(content, anthropicText{Type: "text", Text: fmt.Sprintf(noteAudioOmitted, 1)})
 				default:
-					content = append(content, map[string]any{"type": "text", "text": b.Text})
+					content = append(content, anthropicText{Type: "text", Text: b.Text})
 				}
 			}
-			r := map[string]any{"type": "tool_result", "tool_use_id": wireID(ids, m.ToolCallID), "content": content}
-			if m.IsError {
-				r["is_error"] = true
-			}
-			add("user", r)
+			add("user", &anthropicToolResult{Type: "tool_result", ToolUseID: wireID(ids, m.ToolCallID), Content: content, IsError: m.IsError})
+		}
+	}
+	// The conversation so far is a prompt-cache breakpoint: the next turn
+	// reads it from the cache.
+	if n := len(msgs); n > 0 {
+		switch b := msgs[n-1].Content[len(msgs[n-1].Content)-1].(type) {
+		case *anthropicText:
+			b.CacheControl = ephemeral
+		case *anthropicToolResult:
+			b.CacheControl = ephemeral
 		}
 	}
 	thinking, maxTokens := anthropicThinking(req.Thinking, req.MaxTokens)
-	body := map[string]any{"model": req.Model, "max_tokens": maxTokens, "messages": msgs, "stream": true}
+	head := anthropicHead{Model: req.Model, MaxTokens: maxTokens, Stream: true}
 	if thinking != nil {
-		body["thinking"] = thinking
+		head.Thinking = thinking
 	}
-	if req.System != "" {
-		body["system"] = req.System
+	var system any
+	switch {
+	case c.oauth:
+		// As Claude Code sends it: its identity first.
+		blocks := []anthropicText{{Type: "text", Text: claudeCodeIdentity}}
+		if req.System != "" {
+			blocks = append(blocks, anthropicText{Type: "text", Text: req.System})
+		}
+		blocks[len(blocks)-1].CacheControl = ephemeral
+		system = blocks
+	case len(req.System) >= systemBreakpointBytes:
+		system = []anthropicText{{Type: "text", Text: req.System, CacheControl: ephemeral}}
+	case req.System != "":
+		system = req.System
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
-		body["tools"] = renameTools(req.Tools, req.wireNames)
+	var tools []byte
+	if hasTools(req.Tools) {
+		tools = c.tools.get(req.Tools, c.anthropicTools).out
+	}
+	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "system", v: system}, field{name: "messages", v: msgs})
+	if err != nil {
+		return "", nil, nil, err
 	}
 	h := http.Header{}
 	h.Set("anthropic-version", "2023-06-01")
 	switch {
 	case c.oauth:
 		// As Claude Code sends it: the token as a bearer, its betas and
-		// identity, its system prompt first.
+		// identity.
 		if c.key != "" {
 			h.Set("Authorization", "Bearer "+c.key)
 		}
 		h.Set("anthropic-beta", claudeCodeBetas)
 		h.Set("User-Agent", "claude-cli/"+claudeCodeVersion+" (external, cli)")
 		h.Set("x-app", "cli")
-		system := []any{map[string]any{"type": "text", "text": claudeCodeIdentity}}
-		if req.System != "" {
-			system = append(system, map[string]any{"type": "text", "text": req.System})
-		}
-		body["system"] = system
 	case c.key != "":
 		h.Set("x-api-key", c.key)
 	}
@@ -220,8 +318,15 @@ func (anthropicWire) read(s *sseReader, a *assembler) (string, error) {
 			}
 			if e.Usage != nil {
 				usage.Output = e.Usage.OutputTokens
+				// The final counts, where the server sends them here too.
 				if e.Usage.InputTokens > 0 {
 					usage.Input = e.Usage.InputTokens
+				}
+				if e.Usage.CacheReadInputTokens > 0 {
+					usage.CacheRead = e.Usage.CacheReadInputTokens
+				}
+				if e.Usage.CacheCreationInputTokens > 0 {
+					usage.CacheWrite = e.Usage.CacheCreationInputTokens
 				}
 				a.setUsage(usage)
 			}

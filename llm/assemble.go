@@ -16,22 +16,25 @@ import (
 // found by a key the wire format gives them (Anthropic's index, an OpenAI
 // tool call's index, a Responses item id).
 type assembler struct {
-	msg    Message
-	keys   map[string]int // key → index in msg.Content
-	on     func(Event)
-	usage  Usage
-	hasUse bool
-	done   bool   // the stream said it was complete
-	price  *Price // nil: no cost
+	msg  Message
+	keys map[string]int // key → index in msg.Content
+	on   func(Event)
+	// listens: on was given (the partial arguments are parsed only for it).
+	listens bool
+	usage   Usage
+	hasUse  bool
+	done    bool   // the stream said it was complete
+	price   *Price // nil: no cost
 	// names maps the tool names the provider calls back to the tools' own.
 	names map[string]string
 }
 
 func newAssembler(provider, model string, on func(Event)) *assembler {
+	listens := on != nil
 	if on == nil {
 		on = func(Event) {}
 	}
-	return &assembler{msg: Message{Role: RoleAssistant, Provider: provider, Model: model}, keys: map[string]int{}, on: on}
+	return &assembler{msg: Message{Role: RoleAssistant, Provider: provider, Model: model}, keys: map[string]int{}, on: on, listens: listens}
 }
 
 // block returns the block for key, appending one of type typ when there is
@@ -99,6 +102,9 @@ func (a *assembler) callDelta(key, delta string) {
 		b.args = &ArgBuffer{}
 	}
 	b.args.Write([]byte(delta))
+	if !a.listens {
+		return
+	}
 	partial, _ := b.args.Partial()
 	a.on(Event{Type: EventToolCallDelta, Index: i, ID: b.ID, Name: b.Name, Delta: delta, Arguments: partial})
 }
@@ -207,7 +213,7 @@ func (s *sseReader) next() (event string, data []byte, err error) {
 		}
 		if err != nil && len(line) == 0 {
 			if err == io.EOF && (event != "" || len(lines) > 0) {
-				return event, bytes.Join(lines, []byte("\n")), nil
+				return event, joinLines(lines), nil
 			}
 			return "", nil, err
 		}
@@ -217,7 +223,7 @@ func (s *sseReader) next() (event string, data []byte, err error) {
 			if event == "" && len(lines) == 0 {
 				continue
 			}
-			return event, bytes.Join(lines, []byte("\n")), nil
+			return event, joinLines(lines), nil
 		case line[0] == ':':
 		case bytes.HasPrefix(line, []byte("event:")):
 			event = string(bytes.TrimSpace(line[6:]))
@@ -229,9 +235,18 @@ func (s *sseReader) next() (event string, data []byte, err error) {
 			lines = append(lines, append([]byte(nil), d...))
 		}
 		if err != nil { // a last line without a newline
-			return event, bytes.Join(lines, []byte("\n")), nil
+			return event, joinLines(lines), nil
 		}
 	}
+}
+
+// joinLines joins an event's data lines (one, nearly always, which is
+// its own copy already).
+func joinLines(lines [][]byte) []byte {
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return bytes.Join(lines, []byte("\n"))
 }
 
 // decode unmarshals an event's data, saying which event it was on failure.

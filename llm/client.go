@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/retry"
@@ -149,8 +151,8 @@ func cmpInt(a, b int) int {
 // wire is one API's wire format.
 type wire interface {
 	// request returns the request's URL path (after the base URL), its
-	// headers and body.
-	request(c *client, req Request) (path string, hdr http.Header, body any, err error)
+	// headers and its body, encoded (see object).
+	request(c *client, req Request) (path string, hdr http.Header, body []byte, err error)
 	// read reads the response stream into a; it returns nil once the
 	// provider said the response is complete, and the stop reason.
 	read(s *sseReader, a *assembler) (stop string, err error)
@@ -173,6 +175,105 @@ type client struct {
 	idle      time.Duration
 	// oauth: an Anthropic OAuth session (see Quirks.OAuth).
 	oauth bool
+	// tools is the last tool list as it went on the wire.
+	tools wireTools
+	// lastSize is the length of the last request's body.
+	lastSize atomic.Int64
+}
+
+// size is what a request's body is expected to take: the last one's
+// length, and room for a turn's messages.
+func (c *client) size() int { return int(c.lastSize.Load()) + 8<<10 }
+
+// field is a request body's field: a value already encoded, or one to
+// encode (v).
+type field struct {
+	name  string
+	value []byte
+	v     any
+}
+
+// object encodes a request body: head (a struct of the request's small
+// fields) and then fields, in order. Values already encoded — the tool
+// list, encoded once per tool set — go into every request as they are,
+// without being parsed or copied again; those to encode (the messages) are
+// encoded into the body itself. Fields without a value are left out. The
+// order keeps a conversation's requests byte-identical up to the messages,
+// which come last, so providers' prefix caches hit. size is what the body
+// is expected to take (the last request's length).
+//
+// Why not json.Marshal of one struct or map: encoding/json compacts and
+// re-validates every json.RawMessage it writes, and the standard tools'
+// declarations are 24 KB or more, sent every turn: that was 14–15% of the
+// agent loop's CPU (encoding/json.appendCompact in bench/loop's profiles,
+// 2026-11-30), and is 1.7% with this (see bench/HISTORY.md, "The agent
+// loop").
+func object(size int, head any, fields ...field) ([]byte, error) {
+	h, err := json.Marshal(head)
+	if err != nil {
+		return nil, err
+	}
+	n := len(h)
+	for _, f := range fields {
+		n += len(f.name) + len(f.value) + 4
+	}
+	b := bytes.NewBuffer(make([]byte, 0, max(n, size)))
+	b.Write(h[:len(h)-1])
+	enc := json.NewEncoder(b)
+	for _, f := range fields {
+		if len(f.value) == 0 && f.v == nil {
+			continue
+		}
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		b.WriteString(f.name)
+		b.WriteString(`":`)
+		if f.v == nil {
+			b.Write(f.value)
+			continue
+		}
+		if err := enc.Encode(f.v); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// hasTools says whether a request offers tools.
+func hasTools(tools json.RawMessage) bool { return len(tools) > 0 && string(tools) != "[]" }
+
+// wireTools keeps the last tool list a client was given and what it made
+// of it for the wire (Anthropic's: renamed for OAuth sessions, its last
+// tool marked for the prompt cache): the requests of a conversation carry
+// the same list, which is worked on once.
+type wireTools struct {
+	mu   sync.Mutex
+	in   []byte
+	list wireList
+}
+
+// wireList is a tool list as it goes on the wire.
+type wireList struct {
+	out []byte
+	// names are the names tools go out as, where they differ from their
+	// own; back maps them back.
+	names, back map[string]string
+}
+
+// get returns what build makes of tools, made again only when tools are
+// not the last ones.
+func (w *wireTools) get(tools []byte, build func([]byte) wireList) wireList {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.in == nil || !bytes.Equal(w.in, tools) {
+		w.list = build(tools)
+		w.in = bytes.Clone(tools) // a caller may reuse its buffer
+	}
+	return w.list
 }
 
 func (c *client) Provider() Provider      { return c.p }
@@ -189,8 +290,8 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 	a := newAssembler(c.p.Name, req.Model, on)
 	a.price = c.price
 	if c.oauth {
-		req.wireNames = wireNames(req.Tools)
-		a.names = invert(req.wireNames)
+		l := c.tools.get(req.Tools, c.anthropicTools)
+		req.wireNames, a.names = l.names, l.back
 	}
 	fail := func(err error) (Message, error) {
 		if ctx.Err() != nil {
@@ -198,14 +299,11 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		}
 		return a.finish("", err), err
 	}
-	path, hdr, body, err := c.wire.request(c, req)
-	if err != nil {
-		return fail(err)
-	}
-	b, err := json.Marshal(body)
+	path, hdr, b, err := c.wire.request(c, req)
 	if err != nil {
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}
+	c.lastSize.Store(int64(len(b)))
 	for attempt := 1; ; attempt++ {
 		// A stream that goes quiet for too long is given up, by cancelling
 		// the request; the caller's context stays as it was.

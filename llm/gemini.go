@@ -52,7 +52,7 @@ type geminiContent struct {
 // sent back.
 const geminiIDPrefix = "gemini_call_"
 
-func (geminiWire) request(c *client, req Request) (string, http.Header, any, error) {
+func (geminiWire) request(c *client, req Request) (string, http.Header, []byte, error) {
 	var contents []geminiContent
 	add := func(role string, parts ...geminiPart) {
 		if len(parts) == 0 {
@@ -124,18 +124,21 @@ func (geminiWire) request(c *client, req Request) (string, http.Header, any, err
 	if tc := geminiThinking(req.Model, req.Thinking); tc != nil {
 		gen["thinkingConfig"] = tc
 	}
-	body := map[string]any{"contents": contents, "generationConfig": gen}
+	body := map[string]any{"generationConfig": gen}
 	if req.System != "" {
 		body["systemInstruction"] = geminiContent{Role: "user", Parts: []geminiPart{{Text: req.System}}}
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
-		body["tools"] = []json.RawMessage{req.Tools}
+	var tools []byte
+	if hasTools(req.Tools) {
+		tools = make([]byte, 0, len(req.Tools)+2)
+		tools = append(append(append(tools, '['), req.Tools...), ']')
 	}
 	h := http.Header{}
 	if c.key != "" {
 		h.Set("x-goog-api-key", c.key)
 	}
-	return "/v1beta/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse", h, body, nil
+	b, err := object(c.size(), body, field{name: "tools", value: tools}, field{name: "contents", v: contents})
+	return "/v1beta/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse", h, b, err
 }
 
 func isGeminiID(id string) bool {

@@ -51,34 +51,77 @@ func toolResultText(m Message, noImages, takesAudio bool) (string, []Block) {
 
 func dataURL(b Block) string { return "data:" + b.MIMEType + ";base64," + b.Data }
 
-func (chatWire) request(c *client, req Request) (string, http.Header, any, error) {
+// chatMessage is a Chat Completions message.
+type chatMessage struct {
+	Role string `json:"role"`
+	// Content is a string or, with images, a list of parts.
+	Content          any            `json:"content"`
+	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
+	ToolCallID       string         `json:"tool_call_id,omitempty"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+}
+
+type chatTextPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type chatImagePart struct {
+	Type     string `json:"type"`
+	ImageURL struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
+}
+
+// chatHead is a request's fields before its tools and messages.
+type chatHead struct {
+	Model         string `json:"model"`
+	Stream        bool   `json:"stream"`
+	StreamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	MaxCompletionTokens int    `json:"max_completion_tokens,omitempty"`
+	MaxTokens           int    `json:"max_tokens,omitempty"`
+	ReasoningEffort     string `json:"reasoning_effort,omitempty"`
+	ParallelToolCalls   *bool  `json:"parallel_tool_calls,omitempty"`
+}
+
+func (chatWire) request(c *client, req Request) (string, http.Header, []byte, error) {
 	ids := c.p.idMap()
 	noImages := c.p.Quirks.NoImages
-	var msgs []map[string]any
+	var msgs []chatMessage
 	if req.System != "" {
-		msgs = append(msgs, map[string]any{"role": "system", "content": req.System})
+		msgs = append(msgs, chatMessage{Role: "system", Content: req.System})
 	}
 	userParts := func(blocks []Block) any {
-		var parts []map[string]any
 		onlyText := true
 		for _, b := range blocks {
-			if b.Type == BlockImage {
-				if noImages {
-					parts = append(parts, map[string]any{"type": "text", "text": fmt.Sprintf(noteImagesOmitted, 1)})
-					continue
-				}
+			if b.Type == BlockImage && !noImages {
 				onlyText = false
-				parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]string{"url": dataURL(b)}})
-			} else {
-				parts = append(parts, map[string]any{"type": "text", "text": b.Text})
 			}
 		}
 		if onlyText {
-			var s []string
-			for _, p := range parts {
-				s = append(s, p["text"].(string))
+			if len(blocks) == 1 && blocks[0].Type != BlockImage {
+				return blocks[0].Text
+			}
+			s := make([]string, len(blocks))
+			for i, b := range blocks {
+				s[i] = b.Text
+				if b.Type == BlockImage {
+					s[i] = fmt.Sprintf(noteImagesOmitted, 1)
+				}
 			}
 			return strings.Join(s, "\n")
+		}
+		parts := make([]any, len(blocks))
+		for i, b := range blocks {
+			if b.Type == BlockImage {
+				p := chatImagePart{Type: "image_url"}
+				p.ImageURL.URL = dataURL(b)
+				parts[i] = p
+			} else {
+				parts[i] = chatTextPart{Type: "text", Text: b.Text}
+			}
 		}
 		return parts
 	}
@@ -87,7 +130,7 @@ func (chatWire) request(c *client, req Request) (string, http.Header, any, error
 	var pending []Block
 	flush := func() {
 		if len(pending) > 0 {
-			msgs = append(msgs, map[string]any{"role": "user", "content": userParts(append([]Block{{Type: BlockText, Text: "The images the tool results above returned:"}}, pending...))})
+			msgs = append(msgs, chatMessage{Role: "user", Content: userParts(append([]Block{{Type: BlockText, Text: "The images the tool results above returned:"}}, pending...))})
 			pending = nil
 		}
 	}
@@ -97,11 +140,10 @@ func (chatWire) request(c *client, req Request) (string, http.Header, any, error
 		}
 		switch m.Role {
 		case RoleUser:
-			msgs = append(msgs, map[string]any{"role": "user", "content": userParts(m.Content)})
+			msgs = append(msgs, chatMessage{Role: "user", Content: userParts(m.Content)})
 		case RoleAssistant:
-			out := map[string]any{"role": "assistant"}
+			out := chatMessage{Role: "assistant"}
 			var text, reasoning string
-			var calls []chatToolCall
 			for _, b := range m.Content {
 				switch b.Type {
 				case BlockText:
@@ -115,41 +157,41 @@ func (chatWire) request(c *client, req Request) (string, http.Header, any, error
 					if b.InvalidArguments != "" {
 						tc.Function.Arguments = b.InvalidArguments
 					}
-					calls = append(calls, tc)
+					out.ToolCalls = append(out.ToolCalls, tc)
 				}
 			}
-			if text == "" && len(calls) == 0 {
+			if text == "" && len(out.ToolCalls) == 0 {
 				continue
 			}
-			out["content"] = text
-			if len(calls) > 0 {
-				out["tool_calls"] = calls
-			}
+			out.Content = text
 			if reasoning != "" && m.Provider == c.p.Name && c.p.Name == "deepseek" {
-				out["reasoning_content"] = reasoning
+				out.ReasoningContent = reasoning
 			}
 			msgs = append(msgs, out)
 		case RoleToolResult:
 			text, images := toolResultText(m, noImages, false)
-			msgs = append(msgs, map[string]any{"role": "tool", "tool_call_id": wireID(ids, m.ToolCallID), "content": text})
+			msgs = append(msgs, chatMessage{Role: "tool", ToolCallID: wireID(ids, m.ToolCallID), Content: text})
 			pending = append(pending, images...)
 		}
 	}
 	flush()
-	body := map[string]any{"model": req.Model, "messages": msgs, "stream": true, "stream_options": map[string]bool{"include_usage": true}}
-	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
-		body["tools"] = req.Tools
+	head := chatHead{Model: req.Model, Stream: true, ReasoningEffort: openAIEffort(c.p.Name, req.Model, req.Thinking)}
+	head.StreamOptions.IncludeUsage = true
+	var tools []byte
+	if hasTools(req.Tools) {
+		tools = req.Tools
 		if c.p.Quirks.NoParallelCalls {
-			body["parallel_tool_calls"] = false
+			head.ParallelToolCalls = new(bool)
 		}
 	}
-	if effort := openAIEffort(c.p.Name, req.Model, req.Thinking); effort != "" {
-		body["reasoning_effort"] = effort
-	}
 	if c.p.Name == "openai" {
-		body["max_completion_tokens"] = req.MaxTokens
+		head.MaxCompletionTokens = req.MaxTokens
 	} else {
-		body["max_tokens"] = req.MaxTokens
+		head.MaxTokens = req.MaxTokens
+	}
+	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "messages", v: msgs})
+	if err != nil {
+		return "", nil, nil, err
 	}
 	h := http.Header{}
 	if c.key != "" {

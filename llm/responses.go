@@ -8,20 +8,63 @@ import (
 // stream: true and store: false, the transcript sent whole as input items.
 type responsesWire struct{}
 
-func (responsesWire) request(c *client, req Request) (string, http.Header, any, error) {
+// The input items of a Responses request, and their content parts.
+type (
+	responsesMessage struct {
+		Type    string `json:"type"`
+		Role    string `json:"role"`
+		Content []any  `json:"content"`
+	}
+	responsesCall struct {
+		Type      string `json:"type"`
+		CallID    string `json:"call_id"`
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	}
+	responsesOutput struct {
+		Type   string `json:"type"`
+		CallID string `json:"call_id"`
+		// Output is the result's text, or a list of parts with its images.
+		Output any `json:"output"`
+	}
+	responsesText struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	responsesImage struct {
+		Type     string `json:"type"`
+		ImageURL string `json:"image_url"`
+		Detail   string `json:"detail,omitempty"`
+	}
+)
+
+// responsesHead is a request's fields before its tools and input.
+type responsesHead struct {
+	Model           string `json:"model"`
+	Stream          bool   `json:"stream"`
+	Store           bool   `json:"store"`
+	MaxOutputTokens int    `json:"max_output_tokens"`
+	Instructions    string `json:"instructions,omitempty"`
+	Reasoning       *struct {
+		Effort string `json:"effort"`
+	} `json:"reasoning,omitempty"`
+	ParallelToolCalls *bool `json:"parallel_tool_calls,omitempty"`
+}
+
+func (responsesWire) request(c *client, req Request) (string, http.Header, []byte, error) {
 	ids := c.p.idMap()
 	noImages := c.p.Quirks.NoImages
-	var input []map[string]any
-	userContent := func(blocks []Block) []map[string]any {
-		var parts []map[string]any
+	var input []any
+	userContent := func(blocks []Block) []any {
+		parts := make([]any, 0, len(blocks))
 		for _, b := range blocks {
 			switch {
 			case b.Type == BlockImage && noImages:
-				parts = append(parts, map[string]any{"type": "input_text", "text": "(an image omitted: this model does not accept images)"})
+				parts = append(parts, responsesText{Type: "input_text", Text: "(an image omitted: this model does not accept images)"})
 			case b.Type == BlockImage:
-				parts = append(parts, map[string]any{"type": "input_image", "image_url": dataURL(b)})
+				parts = append(parts, responsesImage{Type: "input_image", ImageURL: dataURL(b)})
 			default:
-				parts = append(parts, map[string]any{"type": "input_text", "text": b.Text})
+				parts = append(parts, responsesText{Type: "input_text", Text: b.Text})
 			}
 		}
 		return parts
@@ -29,42 +72,43 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, any, 
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			input = append(input, map[string]any{"type": "message", "role": "user", "content": userContent(m.Content)})
+			input = append(input, responsesMessage{Type: "message", Role: "user", Content: userContent(m.Content)})
 		case RoleAssistant:
 			for _, b := range m.Content {
 				switch b.Type {
 				case BlockText:
-					input = append(input, map[string]any{"type": "message", "role": "assistant", "content": []map[string]any{{"type": "output_text", "text": b.Text}}})
+					input = append(input, responsesMessage{Type: "message", Role: "assistant", Content: []any{responsesText{Type: "output_text", Text: b.Text}}})
 				case BlockToolCall:
 					args := string(b.Arguments)
 					if b.InvalidArguments != "" {
 						args = b.InvalidArguments
 					}
-					input = append(input, map[string]any{"type": "function_call", "call_id": wireID(ids, b.ID), "name": b.Name, "arguments": args})
+					input = append(input, responsesCall{Type: "function_call", CallID: wireID(ids, b.ID), Name: b.Name, Arguments: args})
 				}
 			}
 		case RoleToolResult:
-			input = append(input, map[string]any{"type": "function_call_output", "call_id": wireID(ids, m.ToolCallID), "output": functionOutput(m, noImages)})
+			input = append(input, responsesOutput{Type: "function_call_output", CallID: wireID(ids, m.ToolCallID), Output: functionOutput(m, noImages)})
 		}
 	}
-	body := map[string]any{"model": req.Model, "input": input, "stream": true, "store": false, "max_output_tokens": req.MaxTokens}
-	if req.System != "" {
-		body["instructions"] = req.System
-	}
+	head := responsesHead{Model: req.Model, Stream: true, MaxOutputTokens: req.MaxTokens, Instructions: req.System}
 	if effort := openAIEffort(c.p.Name, req.Model, req.Thinking); effort != "" {
-		body["reasoning"] = map[string]any{"effort": effort}
+		head.Reasoning = &struct {
+			Effort string `json:"effort"`
+		}{effort}
 	}
-	if len(req.Tools) > 0 && string(req.Tools) != "[]" {
-		body["tools"] = req.Tools
+	var tools []byte
+	if hasTools(req.Tools) {
+		tools = req.Tools
 		if c.p.Quirks.NoParallelCalls {
-			body["parallel_tool_calls"] = false
+			head.ParallelToolCalls = new(bool)
 		}
 	}
 	h := http.Header{}
 	if c.key != "" {
 		h.Set("Authorization", "Bearer "+c.key)
 	}
-	return "/responses", h, body, nil
+	b, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "input", v: input})
+	return "/responses", h, b, err
 }
 
 // functionOutput is a tool result as a function_call_output's output: its
@@ -75,12 +119,12 @@ func functionOutput(m Message, noImages bool) any {
 	if len(images) == 0 {
 		return text
 	}
-	items := make([]map[string]any, 0, len(images)+1)
+	items := make([]any, 0, len(images)+1)
 	if text != "" {
-		items = append(items, map[string]any{"type": "input_text", "text": text})
+		items = append(items, responsesText{Type: "input_text", Text: text})
 	}
 	for _, b := range images {
-		items = append(items, map[string]any{"type": "input_image", "image_url": dataURL(b), "detail": "auto"})
+		items = append(items, responsesImage{Type: "input_image", ImageURL: dataURL(b), Detail: "auto"})
 	}
 	return items
 }

@@ -108,8 +108,31 @@ type Exporter struct {
 	mu      sync.Mutex
 	version uint64
 	cache   map[cacheKey]*compiled
+	// lists is the last export for each target: the same tools with the
+	// same compiled schemas again get its bytes, encoded once.
+	lists map[string]*exported
 	// compiles counts compilations, for tests of the cache.
 	compiles int
+}
+
+// exported is a tool list as it was last exported for a target.
+type exported struct {
+	names, descriptions []string
+	compiled            []*compiled
+	out                 Export
+}
+
+// same reports whether tools, compiled as cs, are the list's.
+func (l *exported) same(tools []tool.Tool, cs []*compiled) bool {
+	if len(tools) != len(l.names) {
+		return false
+	}
+	for i, t := range tools {
+		if t.Name != l.names[i] || t.Description != l.descriptions[i] || cs[i] != l.compiled[i] {
+			return false
+		}
+	}
+	return true
 }
 
 type cacheKey struct {
@@ -127,7 +150,7 @@ type compiled struct {
 // NewExporter returns an exporter whose cache follows source (a
 // *registry.Registry; nil when tools are not registered anywhere).
 func NewExporter(source Versioned) *Exporter {
-	return &Exporter{source: source, cache: map[cacheKey]*compiled{}}
+	return &Exporter{source: source, cache: map[cacheKey]*compiled{}, lists: map[string]*exported{}}
 }
 
 // Export is a tool list ready for a provider's request.
@@ -148,7 +171,9 @@ type Export struct {
 	Reports []schema.Report `json:"reports"`
 }
 
-// Export writes tools for target, in their order.
+// Export writes tools for target, in their order. The same tools with the
+// same schemas as the last export for target get that export again, its
+// bytes encoded once (the Export's slices are shared: do not change them).
 func (e *Exporter) Export(tools []tool.Tool, target Target) (Export, error) {
 	out := Export{Target: target.Name, Reports: []schema.Report{}}
 	d := target.Dialect
@@ -172,6 +197,12 @@ func (e *Exporter) Export(tools []tool.Tool, target Target) (Export, error) {
 			}
 		}
 	}
+	e.mu.Lock()
+	last := e.lists[target.Name]
+	e.mu.Unlock()
+	if last != nil && last.same(tools, list) {
+		return last.out, nil
+	}
 	for i, c := range list {
 		out.Reports = append(out.Reports, c.report.Prefixed("tools."+tools[i].Name+".parameters"))
 	}
@@ -179,6 +210,13 @@ func (e *Exporter) Export(tools []tool.Tool, target Target) (Export, error) {
 	if err != nil {
 		return Export{}, err
 	}
+	l := &exported{names: make([]string, len(tools)), descriptions: make([]string, len(tools)), compiled: list, out: out}
+	for i, t := range tools {
+		l.names[i], l.descriptions[i] = t.Name, t.Description
+	}
+	e.mu.Lock()
+	e.lists[target.Name] = l
+	e.mu.Unlock()
 	return out, nil
 }
 
