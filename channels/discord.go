@@ -89,7 +89,7 @@ type dcMessage struct {
 
 // message makes the Message of a Discord message.
 func (d *Discord) message(dm dcMessage) Message {
-	m := Message{ID: dm.ID, Channel: d.name, Conversation: dm.ChannelID, Sender: dm.Author.ID, SenderMask: dm.Author.Username,
+	m := Message{ID: dm.ID, Channel: d.name, Conversation: dm.ChannelID, Sender: dm.Author.ID, SenderName: dm.Author.Username,
 		Text: dm.Content, Time: dm.Timestamp}
 	if dm.MessageReference != nil {
 		m.ReplyTo = dm.MessageReference.MessageID
@@ -98,7 +98,7 @@ func (d *Discord) message(dm dcMessage) Message {
 	own := d.userID != "" && dm.Author.ID == d.userID
 	d.mu.Unlock()
 	if own {
-		m.Sender, m.SenderMask = d.name, ""
+		m.Sender, m.SenderName = d.name, ""
 	}
 	return m
 }
@@ -431,7 +431,7 @@ func (d *Discord) Send(ctx context.Context, out Outgoing) (Message, error) {
 		}
 	}
 	m := d.message(first)
-	m.Sender, m.SenderMask, m.Text, m.ReplyTo = d.name, "", out.Text, out.ReplyTo
+	m.Sender, m.SenderName, m.Text, m.ReplyTo = d.name, "", out.Text, out.ReplyTo
 	if m.Time.IsZero() {
 		m.Time = d.now()
 	}

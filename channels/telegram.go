@@ -158,7 +158,7 @@ func (t *Telegram) message(tm tgMessage) Message {
 	m := Message{ID: strconv.FormatInt(tm.MessageID, 10), Channel: t.name, Conversation: strconv.FormatInt(tm.Chat.ID, 10),
 		Text: cmp.Or(tm.Text, tm.Caption), Time: time.Unix(tm.Date, 0)}
 	if tm.From != nil {
-		m.Sender, m.SenderMask = strconv.FormatInt(tm.From.ID, 10), tm.From.Username
+		m.Sender, m.SenderName = strconv.FormatInt(tm.From.ID, 10), tm.From.Username
 	}
 	if tm.ReplyToMessage != nil {
 		m.ReplyTo = strconv.FormatInt(tm.ReplyToMessage.MessageID, 10)
@@ -215,7 +215,7 @@ func (t *Telegram) Send(ctx context.Context, out Outgoing) (Message, error) {
 		sent = append(sent, m)
 	}
 	m := t.message(sent[0])
-	m.Sender, m.SenderMask, m.Text, m.Time = t.name, "", out.Text, t.now()
+	m.Sender, m.SenderName, m.Text, m.Time = t.name, "", out.Text, t.now()
 	t.add(m)
 	return m, nil
 }
