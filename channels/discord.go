@@ -266,7 +266,7 @@ func (d *Discord) session(ctx context.Context, gateway string, deliver func(Mess
 				d.seq = p.S
 			}
 			d.mu.Unlock()
-			d.dispatch(p, deliver, onReady)
+			d.dispatch(ctx, p, deliver, onReady)
 		case 1:
 			if err := beat(); err != nil {
 				return err
@@ -286,8 +286,9 @@ func (d *Discord) session(ctx context.Context, gateway string, deliver func(Mess
 	}
 }
 
-// dispatch handles an op 0 event.
-func (d *Discord) dispatch(p gatewayPayload, deliver func(Message), onReady func()) {
+// dispatch handles an op 0 event. A message is passed on once, though
+// several gateways sharing the state hold Gateway sessions of the bot.
+func (d *Discord) dispatch(ctx context.Context, p gatewayPayload, deliver func(Message), onReady func()) {
 	switch p.T {
 	case "READY":
 		var r struct {
@@ -306,7 +307,7 @@ func (d *Discord) dispatch(p gatewayPayload, deliver func(Message), onReady func
 		onReady()
 	case "MESSAGE_CREATE":
 		var dm dcMessage
-		if json.Unmarshal(p.D, &dm) != nil || dm.Author.Bot || dm.ChannelID == "" {
+		if json.Unmarshal(p.D, &dm) != nil || dm.Author.Bot || dm.ChannelID == "" || !d.o.firstDelivery(ctx, d.name, "message:"+dm.ID) {
 			return
 		}
 		deliver(d.incoming(dm))

@@ -112,7 +112,9 @@ func (t *Telegram) Start(ctx context.Context, deliver func(Message)) error {
 }
 
 // poll takes one batch of updates (waiting up to wait seconds for one) and
-// passes on their messages.
+// passes on their messages, each update once though another gateway on
+// the same state got it too (after a conflict, or a restart before the
+// offset moved).
 func (t *Telegram) poll(ctx context.Context, wait int, deliver func(Message)) error {
 	t.mu.Lock()
 	offset := t.offset
@@ -125,7 +127,7 @@ func (t *Telegram) poll(ctx context.Context, wait int, deliver func(Message)) er
 		t.mu.Lock()
 		t.offset = max(t.offset, u.UpdateID+1)
 		t.mu.Unlock()
-		if u.Message == nil || u.Message.From == nil || u.Message.From.IsBot {
+		if u.Message == nil || u.Message.From == nil || u.Message.From.IsBot || !t.o.firstDelivery(ctx, t.name, "update:"+strconv.FormatInt(u.UpdateID, 10)) {
 			continue
 		}
 		m := t.incoming(*u.Message)
