@@ -12,7 +12,7 @@ import (
 // openChannels makes the adapters of the configured channels that have a
 // type, for the message tool; none connects until ServeChannels.
 func (tb *Toolbelt) openChannels(context.Context) error {
-	hub, err := channels.NewHub(tb.cfg.Channels, channels.Options{Deliveries: storeDeliveries{tb}})
+	hub, err := channels.NewHub(tb.cfg.Channels, channels.Options{State: storeState{tb}})
 	if err != nil || len(hub.Names()) == 0 {
 		return err
 	}
@@ -42,24 +42,50 @@ func (tb *Toolbelt) ServeChannels(ctx context.Context, answer channels.Answerer)
 	return r.Stop, nil
 }
 
-// storeDeliveries keeps the webhook channels' delivery ids in the store's
-// cache, so that a retry after a restart (or at another gateway sharing a
-// PostgreSQL store) is not taken twice; the channels open before the
-// store, which this reaches once it is open.
-type storeDeliveries struct{ tb *Toolbelt }
+// storeState keeps what the channels remember — the deliveries they took,
+// email threads — in the store's channel state, so that a retry after a
+// restart (or at another gateway sharing a PostgreSQL store) is not taken
+// twice and replies stay in their threads. The channels open before the
+// store, which this reaches once it is open (a ToolsOnly root opens it
+// on first use).
+type storeState struct{ tb *Toolbelt }
 
-func (d storeDeliveries) Get(ctx context.Context, key string) ([]byte, bool, error) {
-	if d.tb.st == nil {
-		return nil, false, nil
+func (s storeState) state() (*store.ChannelState, error) {
+	st := s.tb.st
+	if st == nil {
+		if s.tb.lazyStore == nil {
+			return nil, ErrToolsOnly
+		}
+		var err error
+		if st, err = s.tb.lazyStore(); err != nil {
+			return nil, err
+		}
 	}
-	return d.tb.st.Cache(store.CacheOptions{}).Get(ctx, key)
+	return st.ChannelState(), nil
 }
 
-func (d storeDeliveries) Put(ctx context.Context, key string, value []byte, ttl time.Duration) error {
-	if d.tb.st == nil {
-		return nil
+func (s storeState) Claim(ctx context.Context, channel, key string, ttl time.Duration) (bool, error) {
+	cs, err := s.state()
+	if err != nil {
+		return false, err
 	}
-	return d.tb.st.Cache(store.CacheOptions{}).Put(ctx, key, value, ttl)
+	return cs.Claim(ctx, channel, key, ttl)
+}
+
+func (s storeState) Get(ctx context.Context, channel, key string) ([]byte, bool, error) {
+	cs, err := s.state()
+	if err != nil {
+		return nil, false, err
+	}
+	return cs.Get(ctx, channel, key)
+}
+
+func (s storeState) Put(ctx context.Context, channel, key string, value []byte, ttl time.Duration) error {
+	cs, err := s.state()
+	if err != nil {
+		return err
+	}
+	return cs.Put(ctx, channel, key, value, ttl)
 }
 
 // SetGateway makes g the server the gateway tool manages, for the tool

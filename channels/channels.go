@@ -40,9 +40,11 @@ type Options struct {
 	Getenv func(string) string
 	// RootCAs are the authorities trusted for TLS (default: the system's).
 	RootCAs *x509.CertPool
-	// Deliveries remembers the webhook-ids of incoming deliveries beyond
-	// the process (default: in memory only, for DeliveryWindow).
-	Deliveries Deliveries
+	// State keeps what the channels remember — the deliveries they took,
+	// email threads — beyond the process, shared with the gateways on the
+	// same store (default: in this process's memory, shared by a hub's
+	// channels).
+	State State
 }
 
 func (o Options) getenv(name string) string {
@@ -67,6 +69,9 @@ func (o Options) secret(name, key, env string) (string, error) {
 
 // New makes the adapter of the configured channel name.
 func New(name string, ch config.Channel, o Options) (Adapter, error) {
+	if o.State == nil {
+		o.State = newMemoryState()
+	}
 	switch ch.Type {
 	case "webhook":
 		return newWebhook(name, ch, o)

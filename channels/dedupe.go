@@ -2,63 +2,117 @@ package channels
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"time"
 )
 
-// DeliveryWindow is how long a webhook channel remembers the webhook-id of
-// a delivery it took: a retry of it (same webhook-id) within the window is
-// acknowledged and not delivered again. Standard Webhooks senders retry
-// for about a day.
+// DeliveryWindow is how long a channel remembers a delivery it took (a
+// webhook-id, a Slack message, a Discord message, a Telegram update, a
+// mail's Message-ID): the same delivery again within the window — a
+// retry, or the copy another gateway on the same store received — is not
+// handed on again. Standard Webhooks senders retry for about a day.
 const DeliveryWindow = 24 * time.Hour
 
-// maxRemembered bounds the webhook-ids a channel keeps in memory; past it
-// the oldest are forgotten first.
+// maxRemembered bounds the entries a hub without a store keeps in memory;
+// past it the oldest are forgotten first.
 const maxRemembered = 10000
 
-// Deliveries keeps what a webhook channel remembers of the deliveries it
-// took beyond the process, so that a retry after a restart (or one that
-// reaches another gateway sharing the store) is not taken twice; the
-// store's cache (a *store.Cache) is one.
-type Deliveries interface {
-	Get(ctx context.Context, key string) ([]byte, bool, error)
-	Put(ctx context.Context, key string, value []byte, ttl time.Duration) error
+// State is what channels remember beyond the process, by channel and key
+// until it expires: the deliveries they took, claimed so that of several
+// gateways sharing it exactly one takes each, and values such as an email
+// thread's headers. The store's channel state (a *store.ChannelState) is
+// one; without one a hub keeps it in memory.
+type State interface {
+	// Claim records key as taken for ttl and says whether this is the
+	// first claim of it within that time, of every process sharing the
+	// state.
+	Claim(ctx context.Context, channel, key string, ttl time.Duration) (bool, error)
+	// Get returns the value kept under key, and false when there is none.
+	Get(ctx context.Context, channel, key string) ([]byte, bool, error)
+	// Put keeps value under key for ttl, replacing what was there.
+	Put(ctx context.Context, channel, key string, value []byte, ttl time.Duration) error
 }
 
-// seenIDs remembers webhook-ids for DeliveryWindow: in memory (at most
-// maxRemembered) and, when set, in a Deliveries.
-type seenIDs struct {
-	mu    sync.Mutex
-	at    map[string]time.Time
-	order []string
+// firstDelivery claims the delivery key of channel, saying whether it is
+// the first time within DeliveryWindow. For channels whose service cannot
+// be asked to deliver again (Discord's Gateway, Telegram's getUpdates,
+// IMAP), a state that cannot say is not trusted to refuse: the delivery is
+// taken, and logged (delivering twice beats losing one).
+func (o Options) firstDelivery(ctx context.Context, channel, key string) bool {
+	first, err := o.State.Claim(ctx, channel, key, DeliveryWindow)
+	if err != nil {
+		slog.Warn("channels: recording a delivery failed; taking it", "channel", channel, "delivery", key, "err", err)
+		return true
+	}
+	return first
 }
 
-// first records id as taken at now and says whether it is the first time
-// within the window; kept, when not nil, remembers it beyond the process.
-// A kept that cannot be read or written is not trusted to refuse: the
-// delivery is taken (delivering twice beats losing one).
-func (s *seenIDs) first(ctx context.Context, kept Deliveries, id string, now time.Time) bool {
+// memoryState is State within one process: at most maxRemembered
+// entries, the oldest forgotten first.
+type memoryState struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[[2]string]memoryEntry
+	order   [][2]string // keys of entries, oldest first
+}
+
+type memoryEntry struct {
+	value   []byte
+	expires time.Time
+}
+
+func newMemoryState() *memoryState {
+	return &memoryState{now: time.Now, entries: map[[2]string]memoryEntry{}}
+}
+
+// Claim records key as taken for ttl; s.mu makes one claim first.
+func (s *memoryState) Claim(_ context.Context, channel, key string, ttl time.Duration) (bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.at == nil {
-		s.at = map[string]time.Time{}
+	if _, ok := s.get(channel, key); ok {
+		return false, nil
 	}
-	for len(s.order) > 0 && (len(s.order) >= maxRemembered || now.Sub(s.at[s.order[0]]) > DeliveryWindow) {
-		delete(s.at, s.order[0])
+	s.put(channel, key, nil, ttl)
+	return true, nil
+}
+
+// Get returns the value under key, when it has not expired.
+func (s *memoryState) Get(_ context.Context, channel, key string) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.get(channel, key)
+	return v, ok, nil
+}
+
+// Put keeps value under key for ttl.
+func (s *memoryState) Put(_ context.Context, channel, key string, value []byte, ttl time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.put(channel, key, value, ttl)
+	return nil
+}
+
+// get reads an entry; s.mu is held.
+func (s *memoryState) get(channel, key string) ([]byte, bool) {
+	e, ok := s.entries[[2]string{channel, key}]
+	if !ok || s.now().After(e.expires) {
+		return nil, false
+	}
+	return e.value, true
+}
+
+// put writes an entry, forgetting the oldest past maxRemembered; s.mu is
+// held.
+func (s *memoryState) put(channel, key string, value []byte, ttl time.Duration) {
+	k := [2]string{channel, key}
+	if _, ok := s.entries[k]; !ok {
+		s.order = append(s.order, k)
+	}
+	s.entries[k] = memoryEntry{value: value, expires: s.now().Add(ttl)}
+	for len(s.order) > maxRemembered {
+		delete(s.entries, s.order[0])
 		s.order = s.order[1:]
 	}
-	if t, ok := s.at[id]; ok && now.Sub(t) <= DeliveryWindow {
-		return false
-	}
-	if kept != nil {
-		if _, ok, err := kept.Get(ctx, id); err == nil && ok {
-			return false
-		}
-	}
-	s.at[id] = now
-	s.order = append(s.order, id)
-	if kept != nil {
-		kept.Put(ctx, id, []byte(now.UTC().Format(time.RFC3339)), DeliveryWindow)
-	}
-	return true
 }

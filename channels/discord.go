@@ -89,7 +89,7 @@ type dcMessage struct {
 
 // message makes the Message of a Discord message.
 func (d *Discord) message(dm dcMessage) Message {
-	m := Message{ID: dm.ID, Channel: d.name, Conversation: dm.ChannelID, Sender: dm.Author.ID, SenderMask: dm.Author.Username,
+	m := Message{ID: dm.ID, Channel: d.name, Conversation: dm.ChannelID, Sender: dm.Author.ID, SenderName: dm.Author.Username,
 		Text: dm.Content, Time: dm.Timestamp}
 	if dm.MessageReference != nil {
 		m.ReplyTo = dm.MessageReference.MessageID
@@ -98,7 +98,7 @@ func (d *Discord) message(dm dcMessage) Message {
 	own := d.userID != "" && dm.Author.ID == d.userID
 	d.mu.Unlock()
 	if own {
-		m.Sender, m.SenderMask = d.name, ""
+		m.Sender, m.SenderName = d.name, ""
 	}
 	return m
 }
@@ -266,7 +266,7 @@ func (d *Discord) session(ctx context.Context, gateway string, deliver func(Mess
 				d.seq = p.S
 			}
 			d.mu.Unlock()
-			d.dispatch(p, deliver, onReady)
+			d.dispatch(ctx, p, deliver, onReady)
 		case 1:
 			if err := beat(); err != nil {
 				return err
@@ -286,8 +286,9 @@ func (d *Discord) session(ctx context.Context, gateway string, deliver func(Mess
 	}
 }
 
-// dispatch handles an op 0 event.
-func (d *Discord) dispatch(p gatewayPayload, deliver func(Message), onReady func()) {
+// dispatch handles an op 0 event. A message is passed on once, though
+// several gateways sharing the state hold Gateway sessions of the bot.
+func (d *Discord) dispatch(ctx context.Context, p gatewayPayload, deliver func(Message), onReady func()) {
 	switch p.T {
 	case "READY":
 		var r struct {
@@ -306,7 +307,7 @@ func (d *Discord) dispatch(p gatewayPayload, deliver func(Message), onReady func
 		onReady()
 	case "MESSAGE_CREATE":
 		var dm dcMessage
-		if json.Unmarshal(p.D, &dm) != nil || dm.Author.Bot || dm.ChannelID == "" {
+		if json.Unmarshal(p.D, &dm) != nil || dm.Author.Bot || dm.ChannelID == "" || !d.o.firstDelivery(ctx, d.name, "message:"+dm.ID) {
 			return
 		}
 		deliver(d.incoming(dm))
@@ -431,7 +432,7 @@ func (d *Discord) Send(ctx context.Context, out Outgoing) (Message, error) {
 		}
 	}
 	m := d.message(first)
-	m.Sender, m.SenderMask, m.Text, m.ReplyTo = d.name, "", out.Text, out.ReplyTo
+	m.Sender, m.SenderName, m.Text, m.ReplyTo = d.name, "", out.Text, out.ReplyTo
 	if m.Time.IsZero() {
 		m.Time = d.now()
 	}

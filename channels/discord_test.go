@@ -282,7 +282,7 @@ func TestDiscordActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Text != "deploy?" || got[0].SenderMask != "ada" || got[1].ReplyTo != "11" {
+	if len(got) != 2 || got[0].Text != "deploy?" || got[0].SenderName != "ada" || got[0].Sender != "7" || got[1].ReplyTo != "11" {
 		t.Errorf("read = %+v, want oldest first", got)
 	}
 	if _, err := a.Send(ctx, channels.Outgoing{Target: "999", Text: "hi"}); err == nil || !strings.Contains(err.Error(), "404 Unknown Channel (code 10003)") {
@@ -312,7 +312,8 @@ func TestDiscordActions(t *testing.T) {
 // Over the Gateway: the bot identifies with its intents and heartbeats
 // with the last sequence number; an owner's mention is answered by the
 // routed agent as a reply in the same channel; a stranger's is ignored and
-// audited; the bot's own message is not passed on; after the connection
+// audited, though their username is the owner's id (owners match user
+// ids only); the bot's own message is not passed on; after the connection
 // drops, the session is resumed with its id and sequence, and a direct
 // message is answered.
 func TestDiscordGateway(t *testing.T) {
@@ -322,7 +323,7 @@ func TestDiscordGateway(t *testing.T) {
 		llmtest.Response{Body: llmtest.Anthropic("", "Deployed, Ada.")},
 		llmtest.Response{Body: llmtest.Anthropic("", "Still green.")})
 	sessions, turns := replayed(t, model)
-	hub, err := channels.NewHub(map[string]config.Channel{"dc": discordChannel(f, "ada")}, discordEnv)
+	hub, err := channels.NewHub(map[string]config.Channel{"dc": discordChannel(f, "7")}, discordEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,9 +346,9 @@ func TestDiscordGateway(t *testing.T) {
 
 	mention := []map[string]any{{"id": "BOT1", "username": "toolbelt"}}
 	f.dispatch(map[string]any{"id": "20", "channel_id": "555", "guild_id": "1", "content": "<@BOT1> rm -rf /", "mentions": mention,
-		"author": map[string]any{"id": "666", "username": "mallory"}, "timestamp": "2026-11-30T00:00:00+00:00"})
+		"author": map[string]any{"id": "666", "username": "7"}, "timestamp": "2026-11-30T00:00:00+00:00"})
 	rec := receive(t, recs.got)
-	if rec.Kind != audit.KindMessageIgnored || rec.Principal != "666" || !strings.Contains(rec.Note, "mallory") {
+	if rec.Kind != audit.KindMessageIgnored || rec.Principal != "666" || !strings.Contains(rec.Note, "from 7 (id 666)") {
 		t.Errorf("audit record = %+v", rec)
 	}
 	f.dispatch(map[string]any{"id": "21", "channel_id": "555", "guild_id": "1", "content": "<@BOT1> deploy", "mentions": mention,

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net"
@@ -35,17 +36,18 @@ type Email struct {
 	cfg  config.Channel
 	o    Options
 
-	mu          sync.Mutex
-	inbox       *inbox
-	threads     map[string]mailThread // by conversation (the thread's first Message-ID)
-	threadOrder []string
+	// limits bound what receiving holds in memory.
+	limits imapLimits
+
+	mu    sync.Mutex
+	inbox *inbox
 }
 
 func newEmail(name string, ch config.Channel, o Options) (*Email, error) {
 	if _, err := mail.ParseAddress(ch.From); err != nil {
 		return nil, fmt.Errorf("channels.%s.from is %q: %w", name, ch.From, err)
 	}
-	return &Email{unsupported: unsupported{"email"}, name: name, cfg: ch, o: o}, nil
+	return &Email{unsupported: unsupported{"email"}, name: name, cfg: ch, o: o, limits: defaultIMAPLimits}, nil
 }
 
 // Capabilities: email sends, with attachments, and receives with an
@@ -83,11 +85,14 @@ func (e *Email) fromAddress() string {
 func (e *Email) Send(ctx context.Context, out Outgoing) (Message, error) {
 	m := Message{ID: "<" + randid.New("", 16) + "@toolbelt>", Channel: e.name, Sender: e.cfg.From, Text: out.Text, ReplyTo: out.ReplyTo, Time: time.Now()}
 	var to string
-	th, inThread := e.thread(out.Target)
+	th, inThread, err := e.thread(ctx, out.Target)
+	if err != nil {
+		return Message{}, err
+	}
 	if inThread {
-		to, m.Conversation, m.ReplyTo = th.to, out.Target, cmp.Or(out.ReplyTo, th.last)
+		to, m.Conversation, m.ReplyTo = th.To, out.Target, cmp.Or(out.ReplyTo, th.Last)
 	} else if strings.HasPrefix(out.Target, "<") {
-		return Message{}, fmt.Errorf("%s is not a thread channel %s has received mail in since it started: send to an email address", out.Target, e.name)
+		return Message{}, fmt.Errorf("%s is not a thread channel %s has received mail in (within a year of its latest mail): send to an email address", out.Target, e.name)
 	} else {
 		a, err := mail.ParseAddress(out.Target)
 		if err != nil {
@@ -103,8 +108,13 @@ func (e *Email) Send(ctx context.Context, out Outgoing) (Message, error) {
 		return Message{}, fmt.Errorf("channel %s: %w", e.name, err)
 	}
 	if inThread {
-		th.references, th.last = append(th.references, m.ID), m.ID
-		e.remember(out.Target, th)
+		// The mail is sent: failing to remember it only loses it from
+		// the thread's References, which is not worth an error that
+		// would have the mail sent again.
+		th.References, th.Last = append(th.References, m.ID), m.ID
+		if err := e.remember(ctx, out.Target, th); err != nil {
+			slog.Warn("channels: remembering a mail sent in a thread", "channel", e.name, "thread", out.Target, "err", err)
+		}
 	}
 	e.add(m)
 	return m, nil
@@ -171,12 +181,12 @@ func (e *Email) compose(m Message, to string, out Outgoing, th mailThread) ([]by
 		subject = string(r[:77]) + "…"
 	}
 	references := m.ReplyTo
-	if th.to != "" {
-		subject = th.subject
+	if th.To != "" {
+		subject = th.Subject
 		if !strings.HasPrefix(strings.ToLower(subject), "re:") {
 			subject = "Re: " + subject
 		}
-		references = strings.Join(th.references, " ")
+		references = strings.Join(th.References, " ")
 	}
 	var b bytes.Buffer
 	h := func(k, v string) { fmt.Fprintf(&b, "%s: %s\r\n", k, v) }

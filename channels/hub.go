@@ -22,6 +22,9 @@ type Hub struct {
 // Start).
 func NewHub(cfg map[string]config.Channel, o Options) (*Hub, error) {
 	h := &Hub{adapters: map[string]Adapter{}, settings: map[string]config.Channel{}}
+	if o.State == nil {
+		o.State = newMemoryState()
+	}
 	for _, name := range slices.Sorted(maps.Keys(cfg)) {
 		ch := cfg[name]
 		if ch.Type == "" {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"slices"
 	"strings"
 	"time"
 
@@ -145,8 +147,15 @@ func (e *Email) receive(ctx context.Context, in *inbox, c *imapclient.Client, pa
 func (e *Email) watch(ctx context.Context, in *inbox, c *imapclient.Client, deliver func(Message)) error {
 	poll := time.Duration(cmp.Or(e.cfg.IMAPPollSeconds, 60)) * time.Second
 	for {
-		if err := e.takeUnseen(c, deliver); err != nil {
+		more, err := e.takeUnseen(ctx, c, deliver)
+		if err != nil {
 			return err
+		}
+		if more {
+			if ctx.Err() != nil {
+				return nil
+			}
+			continue
 		}
 		var idle *imapclient.IdleCommand
 		if c.Caps().Has(imap.CapIdle) {
@@ -175,52 +184,170 @@ func (e *Email) watch(ctx context.Context, in *inbox, c *imapclient.Client, deli
 	}
 }
 
+// imapLimits bound what one look at the INBOX holds in memory.
+type imapLimits struct {
+	// perPoll is the most unseen mails one look takes; the others stay
+	// unseen for the next look, which follows at once.
+	perPoll int
+	// batch is the most mails whose bodies are fetched at once, and
+	// batchBytes the most bytes.
+	batch      int
+	batchBytes int64
+	// maxBytes is the largest mail read: a larger one is not handed on,
+	// and is logged.
+	maxBytes int64
+}
+
+var defaultIMAPLimits = imapLimits{perPoll: 100, batch: 20, batchBytes: 32 << 20, maxBytes: 16 << 20}
+
 // takeUnseen hands on INBOX's unseen mail, oldest first, and marks it
-// seen. A mail that cannot be read is marked seen too, and logged: it
-// would otherwise be read again forever.
-func (e *Email) takeUnseen(c *imapclient.Client, deliver func(Message)) error {
+// seen, holding little in memory: it learns the unseen mails' UIDs, then
+// their sizes (at most limits.perPoll mails: more says others are left
+// for the next look), then their bodies in batches, each batch marked seen
+// once handed on. A mail larger than limits.maxBytes is not read: it is
+// logged (its sender, subject and size) and marked seen, so that it is
+// not looked at again. A mail that cannot be read is marked seen too, and
+// logged: it would otherwise be read again forever. A mail another
+// gateway on the same state took is not handed on again.
+func (e *Email) takeUnseen(ctx context.Context, c *imapclient.Client, deliver func(Message)) (more bool, err error) {
+	lim := e.limits
 	found, err := c.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
 	if err != nil {
-		return err
+		return false, err
 	}
 	uids := found.AllUIDs()
-	if len(uids) == 0 {
-		return nil
+	slices.Sort(uids)
+	if len(uids) > lim.perPoll {
+		slog.Info("channels: more unseen mail than one look takes; the rest follows", "channel", e.name, "unseen", len(uids), "taking", lim.perPoll)
+		uids, more = uids[:lim.perPoll], true
 	}
-	set := imap.UIDSetNum(uids...)
-	whole := &imap.FetchItemBodySection{Peek: true}
-	mails, err := c.Fetch(set, &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{whole}}).Collect()
+	if len(uids) == 0 {
+		return false, nil
+	}
+	sizes, err := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, RFC822Size: true, Envelope: true}).Collect()
 	if err != nil {
+		return false, err
+	}
+	slices.SortFunc(sizes, func(a, b *imapclient.FetchMessageBuffer) int { return cmp.Compare(a.UID, b.UID) })
+	var batch []imap.UID
+	var batchBytes int64
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := e.takeBatch(ctx, c, batch, deliver)
+		batch, batchBytes = batch[:0], 0
+		return err
+	}
+	var tooLarge []imap.UID
+	for _, m := range sizes {
+		if m.RFC822Size > lim.maxBytes {
+			var from, subject, id string
+			if env := m.Envelope; env != nil {
+				subject, id = env.Subject, env.MessageID
+				if len(env.From) > 0 {
+					from = env.From[0].Addr()
+				}
+			}
+			slog.Warn("channels: a mail is larger than an email channel reads; it is not handed on, and is marked seen",
+				"channel", e.name, "uid", m.UID, "bytes", m.RFC822Size, "limit", lim.maxBytes, "from", from, "subject", subject, "messageId", id)
+			tooLarge = append(tooLarge, m.UID)
+			continue
+		}
+		if len(batch) > 0 && (len(batch) >= lim.batch || batchBytes+m.RFC822Size > lim.batchBytes) {
+			if err := flush(); err != nil {
+				return false, err
+			}
+		}
+		batch, batchBytes = append(batch, m.UID), batchBytes+m.RFC822Size
+	}
+	if err := flush(); err != nil {
+		return false, err
+	}
+	if len(tooLarge) > 0 {
+		if err := markSeen(c, tooLarge); err != nil {
+			return false, err
+		}
+	}
+	return more, nil
+}
+
+// takeBatch fetches the mails uids, hands them on and marks them seen. A
+// body longer than limits.maxBytes (a server's size was wrong) is not
+// read past it, and not handed on.
+func (e *Email) takeBatch(ctx context.Context, c *imapclient.Client, uids []imap.UID, deliver func(Message)) error {
+	whole := &imap.FetchItemBodySection{Peek: true}
+	cmd := c.Fetch(imap.UIDSetNum(uids...), &imap.FetchOptions{UID: true, BodySection: []*imap.FetchItemBodySection{whole}})
+	type mail struct {
+		uid imap.UID
+		raw []byte
+	}
+	var mails []mail
+	for msg := cmd.Next(); msg != nil; msg = cmd.Next() {
+		var m mail
+		for item := msg.Next(); item != nil; item = msg.Next() {
+			switch item := item.(type) {
+			case imapclient.FetchItemDataUID:
+				m.uid = item.UID
+			case imapclient.FetchItemDataBodySection:
+				if item.Literal == nil {
+					continue
+				}
+				raw, err := io.ReadAll(io.LimitReader(item.Literal, e.limits.maxBytes+1))
+				if err != nil {
+					cmd.Close()
+					return err
+				}
+				m.raw = raw
+			}
+		}
+		mails = append(mails, m)
+	}
+	if err := cmd.Close(); err != nil {
 		return err
 	}
 	for _, raw := range mails {
-		m, err := e.parseMail(raw.FindBodySection(whole))
+		if int64(len(raw.raw)) > e.limits.maxBytes {
+			slog.Warn("channels: a mail is larger than an email channel reads; it is not handed on, and is marked seen", "channel", e.name, "uid", raw.uid, "limit", e.limits.maxBytes)
+			continue
+		}
+		m, th, err := e.parseMail(raw.raw)
 		switch {
 		case err != nil:
-			slog.Warn("channels: a mail cannot be read", "channel", e.name, "uid", raw.UID, "err", err)
-		case !strings.EqualFold(m.Sender, e.fromAddress()): // never its own mail
+			slog.Warn("channels: a mail cannot be read", "channel", e.name, "uid", raw.uid, "err", err)
+		case strings.EqualFold(m.Sender, e.fromAddress()): // never its own mail
+		case !e.o.firstDelivery(ctx, e.name, "message-id:"+m.ID):
+		default:
+			if err := e.remember(ctx, m.Conversation, th); err != nil {
+				slog.Warn("channels: remembering a mail's thread", "channel", e.name, "thread", m.Conversation, "err", err)
+			}
 			e.add(m)
 			deliver(m)
 		}
 	}
-	return c.Store(set, &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
+	return markSeen(c, uids)
+}
+
+// markSeen flags the mails uids seen.
+func markSeen(c *imapclient.Client, uids []imap.UID) error {
+	return c.Store(imap.UIDSetNum(uids...), &imap.StoreFlags{Op: imap.StoreFlagsAdd, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close()
 }
 
 // parseMail reads a mail as a Message: its sender's address, its subject
 // and text ("Subject: …", a blank line, the text), its Message-ID, what it
 // answers (In-Reply-To), and as conversation its thread — the first of its
-// References, else what it answers, else itself — which the channel
-// remembers, so that a reply to the conversation goes to the sender, in
-// the thread.
-func (e *Email) parseMail(raw []byte) (Message, error) {
+// References, else what it answers, else itself — and what the channel
+// remembers of the thread, so that a reply to the conversation goes to the
+// sender, in the thread.
+func (e *Email) parseMail(raw []byte) (Message, mailThread, error) {
 	msg, err := mail.ReadMessage(bytes.NewReader(raw))
 	if err != nil {
-		return Message{}, err
+		return Message{}, mailThread{}, err
 	}
 	h := msg.Header
 	from, err := h.AddressList("From")
 	if err != nil || len(from) == 0 {
-		return Message{}, fmt.Errorf("the mail's From is %q: %v", h.Get("From"), err)
+		return Message{}, mailThread{}, fmt.Errorf("the mail's From is %q: %v", h.Get("From"), err)
 	}
 	subject, err := new(mime.WordDecoder).DecodeHeader(h.Get("Subject"))
 	if err != nil {
@@ -228,11 +355,11 @@ func (e *Email) parseMail(raw []byte) (Message, error) {
 	}
 	text, err := mailText(h.Get("Content-Type"), h.Get("Content-Transfer-Encoding"), msg.Body)
 	if err != nil {
-		return Message{}, err
+		return Message{}, mailThread{}, err
 	}
 	id := firstID(h.Get("Message-Id"))
 	if id == "" {
-		return Message{}, errors.New("the mail has no Message-ID")
+		return Message{}, mailThread{}, errors.New("the mail has no Message-ID")
 	}
 	refs := strings.Fields(h.Get("References"))
 	inReplyTo := firstID(h.Get("In-Reply-To"))
@@ -247,8 +374,7 @@ func (e *Email) parseMail(raw []byte) (Message, error) {
 	}
 	m := Message{ID: id, Channel: e.name, Conversation: thread, Sender: sender, ReplyTo: inReplyTo,
 		Text: "Subject: " + subject + "\n\n" + strings.TrimSpace(text), Mention: true, Direct: true, Time: t}
-	e.remember(thread, mailThread{to: from[0].Address, subject: subject, references: append(refs, id), last: id})
-	return m, nil
+	return m, mailThread{To: from[0].Address, Subject: subject, References: append(refs, id), Last: id}, nil
 }
 
 // unverified prefixes the sender of a mail whose From the receiving mail
@@ -359,41 +485,41 @@ func (l *lineJoiner) Read(p []byte) (int, error) {
 	return len(out), err
 }
 
-// maxThreads bounds the mail threads an email channel remembers.
-const maxThreads = 1000
+// threadKept is how long an email channel remembers a thread after its
+// latest mail, to reply in it.
+const threadKept = 365 * 24 * time.Hour
 
 // mailThread is what a channel remembers of a thread, to reply in it.
 type mailThread struct {
-	to, subject string
-	references  []string
-	last        string // the latest message's id
+	To         string   `json:"to"`
+	Subject    string   `json:"subject"`
+	References []string `json:"references"`
+	Last       string   `json:"last"` // the latest message's id
 }
 
-// remember keeps what th says of thread (the oldest forgotten past
-// maxThreads).
-func (e *Email) remember(thread string, th mailThread) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.threads == nil {
-		e.threads = map[string]mailThread{}
+// remember keeps th as what the channel knows of thread, in the channel
+// state — the store's, so that a restarted gateway, or another on the
+// same store, replies in the thread.
+func (e *Email) remember(ctx context.Context, thread string, th mailThread) error {
+	if len(th.References) > 20 { // the root and the latest ones
+		th.References = append(th.References[:1:1], th.References[len(th.References)-19:]...)
 	}
-	if _, ok := e.threads[thread]; !ok {
-		e.threadOrder = append(e.threadOrder, thread)
-		if len(e.threadOrder) > maxThreads {
-			delete(e.threads, e.threadOrder[0])
-			e.threadOrder = e.threadOrder[1:]
-		}
+	b, err := json.Marshal(th)
+	if err != nil {
+		return err
 	}
-	if len(th.references) > 20 { // the root and the latest ones
-		th.references = append(th.references[:1:1], th.references[len(th.references)-19:]...)
-	}
-	e.threads[thread] = th
+	return e.o.State.Put(ctx, e.name, "thread:"+thread, b, threadKept)
 }
 
 // thread returns what the channel remembers of thread.
-func (e *Email) thread(thread string) (mailThread, bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	th, ok := e.threads[thread]
-	return th, ok
+func (e *Email) thread(ctx context.Context, thread string) (mailThread, bool, error) {
+	b, ok, err := e.o.State.Get(ctx, e.name, "thread:"+thread)
+	if err != nil || !ok {
+		return mailThread{}, false, err
+	}
+	var th mailThread
+	if err := json.Unmarshal(b, &th); err != nil {
+		return mailThread{}, false, fmt.Errorf("channel %s: what it remembers of the thread %s: %w", e.name, thread, err)
+	}
+	return th, true, nil
 }

@@ -1,13 +1,17 @@
 package channels_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +24,7 @@ import (
 	"github.com/toolbelt/toolbelt/channels"
 	"github.com/toolbelt/toolbelt/channels/answer"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/llm"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
@@ -34,6 +39,13 @@ const imapUser, imapPass = "bot@example.com", "mailbox-password"
 // refuses a login in the clear; idle says whether it offers IDLE. It
 // returns its address and its certificate.
 func startIMAP(t *testing.T, idle bool) (string, *httptest.Server) {
+	t.Helper()
+	return startIMAPLogged(t, idle, nil)
+}
+
+// startIMAPLogged is startIMAP writing what the server reads and writes to
+// debug (when not nil).
+func startIMAPLogged(t *testing.T, idle bool, debug io.Writer) (string, *httptest.Server) {
 	t.Helper()
 	certs := httptest.NewUnstartedServer(http.NotFoundHandler())
 	certs.StartTLS()
@@ -50,8 +62,9 @@ func startIMAP(t *testing.T, idle bool) (string, *httptest.Server) {
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
 			return mem.NewSession(), nil, nil
 		},
-		TLSConfig: certs.TLS,
-		Caps:      caps,
+		TLSConfig:   certs.TLS,
+		Caps:        caps,
+		DebugWriter: debug,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -271,4 +284,194 @@ func TestVerifiedSender(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's connections to write
+// to while the test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// uidCount counts the UIDs of an IMAP sequence set such as 1:3,5.
+func uidCount(t *testing.T, set string) int {
+	n := 0
+	for _, r := range strings.Split(set, ",") {
+		var lo, hi int
+		if _, err := fmt.Sscanf(r, "%d:%d", &lo, &hi); err == nil {
+			n += hi - lo + 1
+		} else if _, err := fmt.Sscanf(r, "%d", &lo); err == nil {
+			n++
+		} else {
+			t.Fatalf("the UID set %q", set)
+		}
+	}
+	return n
+}
+
+// An email channel does not take its whole INBOX into memory: one look
+// takes at most perPoll unseen mails (the rest follow at once, not at the
+// next poll), their bodies fetched a batch at a time, oldest first; a mail
+// over the size limit is never fetched, nor handed on, and is marked seen;
+// every other mail is handed on once and marked seen.
+func TestIMAPTakesMailInBoundedBatches(t *testing.T) {
+	t.Parallel()
+	debug := &syncBuffer{}
+	addr, certs := startIMAPLogged(t, false, debug)
+	sender := mailbox(t, addr, certs)
+	mail := func(id, text string) string {
+		return "Authentication-Results: mx.test; dmarc=pass header.from=example.com\nFrom: ada@example.com\nTo: bot@example.com\nSubject: " + id +
+			"\nMessage-ID: <" + id + "@example.com>\nContent-Type: text/plain\n\n" + text + "\n"
+	}
+	for i, id := range []string{"m1", "m2", "big", "m3", "m4", "m5"} {
+		text := fmt.Sprintf("mail %d", i)
+		if id == "big" {
+			text = strings.Repeat("attachment data ", 400)
+		}
+		deliverMail(t, sender, mail(id, text))
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(certs.Certificate())
+	hub, err := channels.NewHub(map[string]config.Channel{"mail": {Type: "email", Server: "127.0.0.1:1", From: "bot@example.com",
+		Username: imapUser, PasswordEnv: "MAIL_PASSWORD", IMAPServer: addr, IMAPPollSeconds: 3600, AuthservID: "mx.test"}},
+		channels.Options{Getenv: func(string) string { return imapPass }, RootCAs: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := hub.Adapter("mail")
+	channels.SetIMAPLimits(a, 3, 2, 2000)
+	var mu sync.Mutex
+	var got []string
+	if err := hub.Start(context.Background(), func(m channels.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, m.ID)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Stop(context.Background())
+	seen := func() bool {
+		if _, err := sender.Select("INBOX", nil).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		unseen, err := sender.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+		return err == nil && len(unseen.AllUIDs()) == 0
+	}
+	waitFor(t, "every mail taken and marked seen", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == 5 && seen()
+	})
+	mu.Lock()
+	if want := "<m1@example.com> <m2@example.com> <m3@example.com> <m4@example.com> <m5@example.com>"; strings.Join(got, " ") != want {
+		t.Errorf("handed on %v, want %s (oldest first, the big one not)", got, want)
+	}
+	mu.Unlock()
+	var looks, bodies int
+	for _, line := range strings.Split(debug.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[1] != "UID" || f[2] != "FETCH" {
+			continue
+		}
+		n := uidCount(t, f[3])
+		switch {
+		case strings.Contains(line, "BODY.PEEK[]"):
+			bodies++
+			if n > 2 || strings.Contains(f[3], "3") {
+				t.Errorf("fetched the bodies of %s at once: %s", f[3], line)
+			}
+		case strings.Contains(line, "RFC822.SIZE"):
+			looks++
+			if n > 3 {
+				t.Errorf("looked at %d mails at once, want at most 3: %s", n, line)
+			}
+		}
+	}
+	if looks != 2 || bodies != 3 {
+		t.Errorf("%d looks and %d body fetches, want 2 (3 mails, then 3) and 3 (2, 1 and 2 mails):\n%s", looks, bodies, debug.String())
+	}
+}
+
+// The threads an email channel received mail in are kept in the store:
+// a gateway started afresh on the same store (a restart) replies to a
+// thread the one before it received, to its sender and in the thread, and
+// does not take again the mail the one before took (marked unseen again,
+// as by a person or a crash before it was marked seen).
+func TestEmailThreadsOutliveARestart(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		addr, certs := startIMAP(t, true)
+		smtp := startSMTP(t, true)
+		roots := smtp.roots.Clone()
+		roots.AddCert(certs.Certificate())
+		sender := mailbox(t, addr, certs)
+		deliverMail(t, sender, `Authentication-Results: mx.test; dmarc=pass header.from=example.com
+From: Ada <ada@example.com>
+To: bot@example.com
+Subject: Build status
+Message-ID: <q1@example.com>
+Content-Type: text/plain
+
+Is the build green?
+`)
+		gateway := func() (*channels.Hub, chan channels.Message) {
+			st := storetest.Open(t, dsn)
+			hub, err := channels.NewHub(map[string]config.Channel{"mail": {Type: "email", Server: smtp.addr, From: "Toolbelt <bot@example.com>",
+				Username: imapUser, PasswordEnv: "MAIL_PASSWORD", IMAPServer: addr, IMAPPollSeconds: 3600, AuthservID: "mx.test"}},
+				channels.Options{Getenv: func(string) string { return imapPass }, RootCAs: roots, State: st.ChannelState()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan channels.Message, 10)
+			if err := hub.Start(context.Background(), func(m channels.Message) { got <- m }); err != nil {
+				t.Fatal(err)
+			}
+			return hub, got
+		}
+		first, got := gateway()
+		if m := receive(t, got); m.Conversation != "<q1@example.com>" {
+			t.Fatalf("took %+v", m)
+		}
+		if err := first.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+
+		if _, err := sender.Select("INBOX", nil).Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if err := sender.Store(imap.UIDSetNum(1), &imap.StoreFlags{Op: imap.StoreFlagsDel, Silent: true, Flags: []imap.Flag{imap.FlagSeen}}, nil).Close(); err != nil {
+			t.Fatal(err)
+		}
+		again, got := gateway()
+		defer again.Stop(context.Background())
+		a, _ := again.Adapter("mail")
+		if _, err := a.Send(context.Background(), channels.Outgoing{Target: "<q1@example.com>", Text: "All green, Ada."}); err != nil {
+			t.Fatalf("replying in the thread after a restart: %v", err)
+		}
+		reply := smtp.last()
+		for _, want := range []string{"To: ada@example.com", "Subject: Re: Build status", "In-Reply-To: <q1@example.com>", "References: <q1@example.com>"} {
+			if !strings.Contains(reply, want) {
+				t.Errorf("the reply lacks %q:\n%s", want, reply)
+			}
+		}
+		waitFor(t, "the mail marked unseen to be looked at again", func() bool {
+			unseen, err := sender.UIDSearch(&imap.SearchCriteria{NotFlag: []imap.Flag{imap.FlagSeen}}, nil).Wait()
+			return err == nil && len(unseen.AllUIDs()) == 0
+		})
+		if len(got) != 0 {
+			t.Errorf("the restarted gateway took again %+v", <-got)
+		}
+	})
 }

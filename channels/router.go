@@ -186,7 +186,7 @@ func inRoom(room, conversation string) bool {
 }
 
 // matches says whether one of patterns (globs, case ignored) matches m's
-// sender or sender mask.
+// sender or sender mask — never its changeable name (SenderName).
 func matches(patterns []string, m Message) bool {
 	for _, p := range patterns {
 		p = strings.ToLower(p)
@@ -229,9 +229,14 @@ func (r *Router) ignore(m Message, why string) {
 	}
 }
 
+// senderOf names m's sender for people: its mask, or its id with its
+// name.
 func senderOf(m Message) string {
-	if m.SenderMask != "" {
+	switch {
+	case m.SenderMask != "":
 		return m.SenderMask
+	case m.SenderName != "":
+		return m.SenderName + " (id " + m.Sender + ")"
 	}
 	return m.Sender
 }

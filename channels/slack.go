@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -43,20 +44,14 @@ type Slack struct {
 	deliver func(Message)
 	userID  string // the bot's user, from auth.test
 	botID   string
-	seen    map[string]bool // event ids and CHANNEL/TS delivered
-	order   []string        // seen, oldest first
 }
 
 // slackSkew is how far a request's timestamp may be from now.
 const slackSkew = 5 * time.Minute
 
-// slackSeen is how many event ids and messages a Slack channel remembers
-// to drop the Events API's retries and a message's second event.
-const slackSeen = 2000
-
 func newSlack(name string, ch config.Channel, o Options) (*Slack, error) {
 	base := strings.TrimSuffix(cmp.Or(ch.APIURL, "https://slack.com/api"), "/")
-	return &Slack{name: name, cfg: ch, o: o, base: base, http: newBotClient(o, 60*time.Second), now: time.Now, seen: map[string]bool{}}, nil
+	return &Slack{name: name, cfg: ch, o: o, base: base, http: newBotClient(o, 60*time.Second), now: time.Now}, nil
 }
 
 // Capabilities: Slack does everything.
@@ -370,7 +365,6 @@ func (s *Slack) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	var env struct {
 		Type      string          `json:"type"`
 		Challenge string          `json:"challenge"`
-		EventID   string          `json:"event_id"`
 		Event     json.RawMessage `json:"event"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
@@ -399,7 +393,13 @@ func (s *Slack) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		http.Error(rw, "the event is not an object: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	if m, ok := s.incoming(env.EventID, ev); ok {
+	m, ok, err := s.incoming(r.Context(), ev)
+	if err != nil {
+		slog.Warn("channels: recording a delivery", "channel", s.name, "err", err)
+		http.Error(rw, "the event could not be recorded: Slack sends it again", http.StatusServiceUnavailable)
+		return
+	}
+	if ok {
 		deliver(m)
 	}
 	rw.WriteHeader(http.StatusOK)
@@ -428,29 +428,33 @@ func (s *Slack) verify(h http.Header, body []byte) error {
 	return nil
 }
 
-// incoming makes the Message of an event, once: ok is false for an event
-// seen before, a message already passed on by its other event (Slack sends
-// both message and app_mention for a mention), the bot's own messages,
-// other bots' and changes (edits, deletions, joins).
-func (s *Slack) incoming(eventID string, ev slackMessage) (Message, bool) {
+// incoming makes the Message of an event, once: ok is false for a message
+// already taken — a retried event, the other event of a message (Slack
+// sends both message and app_mention for a mention), or one another
+// gateway on the same store took, all one message's channel and ts — for
+// the bot's own messages, other bots' and changes (edits, deletions,
+// joins). err says the message could not be recorded as taken.
+func (s *Slack) incoming(ctx context.Context, ev slackMessage) (Message, bool, error) {
 	if ev.Type != "message" && ev.Type != "app_mention" {
-		return Message{}, false
+		return Message{}, false, nil
 	}
 	switch ev.Subtype {
 	case "", "file_share", "thread_broadcast":
 	default:
-		return Message{}, false
+		return Message{}, false, nil
 	}
 	if ev.Channel == "" || ev.TS == "" || ev.User == "" || ev.BotID != "" {
-		return Message{}, false
+		return Message{}, false, nil
 	}
 	s.mu.Lock()
 	userID := s.userID
-	if ev.User == userID || s.saw("event:"+eventID) || s.saw("ts:"+ev.Channel+"/"+ev.TS) {
-		s.mu.Unlock()
-		return Message{}, false
-	}
 	s.mu.Unlock()
+	if ev.User == userID {
+		return Message{}, false, nil
+	}
+	if first, err := s.o.State.Claim(ctx, s.name, "ts:"+ev.Channel+"/"+ev.TS, DeliveryWindow); err != nil || !first {
+		return Message{}, false, err
+	}
 	m := s.message(ev.Channel, ev)
 	m.Direct = ev.ChannelType == "im"
 	mention := "<@" + userID + ">"
@@ -458,19 +462,5 @@ func (s *Slack) incoming(eventID string, ev slackMessage) (Message, bool) {
 	if userID != "" {
 		m.Text = strings.TrimSpace(strings.ReplaceAll(m.Text, mention, ""))
 	}
-	return m, true
-}
-
-// saw says whether key was seen, remembering it; s.mu is held.
-func (s *Slack) saw(key string) bool {
-	if strings.HasSuffix(key, ":") || s.seen[key] {
-		return s.seen[key]
-	}
-	s.seen[key] = true
-	s.order = append(s.order, key)
-	if len(s.order) > slackSeen {
-		delete(s.seen, s.order[0])
-		s.order = s.order[1:]
-	}
-	return false
+	return m, true, nil
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/channels"
 	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
@@ -406,6 +407,56 @@ func TestSlackEvents(t *testing.T) {
 		t.Errorf("one more message came: %+v", m)
 	default:
 	}
+}
+
+// Two gateways on one store, Slack's events reaching both (the same
+// message's message and app_mention events, and retries): each message is
+// passed on by exactly one of them, once.
+func TestSlackEventsOnceAcrossGateways(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		f := newSlackFake(t)
+		got := make(chan channels.Message, 100)
+		var gateways []slackEvents
+		for range 2 {
+			o := slackEnv
+			o.State = storetest.Open(t, dsn).ChannelState()
+			hub, err := channels.NewHub(map[string]config.Channel{"team": slackChannel(f)}, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := hub.Start(context.Background(), func(m channels.Message) { got <- m }); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { hub.Stop(context.Background()) })
+			gateways = append(gateways, slackEvents{t, serveHub(t, hub) + "/channels/team", slackSigning})
+		}
+		const n = 10
+		var wg sync.WaitGroup
+		for i := range n {
+			ts := fmt.Sprintf("1700000001.%06d", i)
+			for j, kind := range []string{"message", "app_mention", "message", "app_mention"} {
+				ev := map[string]any{"type": kind, "channel": "C1", "channel_type": "channel", "user": "UADA", "text": "<@UBOT> deploy?", "ts": ts}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if code, body := gateways[j%2].post(slackEvent(fmt.Sprintf("Ev%d-%s", i, kind), ev), time.Now(), true); code != 200 {
+						t.Errorf("%s of %s: %d %s", kind, ts, code, body)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+		taken := map[string]int{}
+		for len(got) > 0 {
+			taken[(<-got).ID]++
+		}
+		for i := range n {
+			if ts := fmt.Sprintf("1700000001.%06d", i); taken[ts] != 1 {
+				t.Errorf("message %s was passed on %d times, want once", ts, taken[ts])
+			}
+		}
+	})
 }
 
 // An owner's message in a Slack thread is answered by the routed agent's

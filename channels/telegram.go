@@ -112,7 +112,9 @@ func (t *Telegram) Start(ctx context.Context, deliver func(Message)) error {
 }
 
 // poll takes one batch of updates (waiting up to wait seconds for one) and
-// passes on their messages.
+// passes on their messages, each update once though another gateway on
+// the same state got it too (after a conflict, or a restart before the
+// offset moved).
 func (t *Telegram) poll(ctx context.Context, wait int, deliver func(Message)) error {
 	t.mu.Lock()
 	offset := t.offset
@@ -125,7 +127,7 @@ func (t *Telegram) poll(ctx context.Context, wait int, deliver func(Message)) er
 		t.mu.Lock()
 		t.offset = max(t.offset, u.UpdateID+1)
 		t.mu.Unlock()
-		if u.Message == nil || u.Message.From == nil || u.Message.From.IsBot {
+		if u.Message == nil || u.Message.From == nil || u.Message.From.IsBot || !t.o.firstDelivery(ctx, t.name, "update:"+strconv.FormatInt(u.UpdateID, 10)) {
 			continue
 		}
 		m := t.incoming(*u.Message)
@@ -158,7 +160,7 @@ func (t *Telegram) message(tm tgMessage) Message {
 	m := Message{ID: strconv.FormatInt(tm.MessageID, 10), Channel: t.name, Conversation: strconv.FormatInt(tm.Chat.ID, 10),
 		Text: cmp.Or(tm.Text, tm.Caption), Time: time.Unix(tm.Date, 0)}
 	if tm.From != nil {
-		m.Sender, m.SenderMask = strconv.FormatInt(tm.From.ID, 10), tm.From.Username
+		m.Sender, m.SenderName = strconv.FormatInt(tm.From.ID, 10), tm.From.Username
 	}
 	if tm.ReplyToMessage != nil {
 		m.ReplyTo = strconv.FormatInt(tm.ReplyToMessage.MessageID, 10)
@@ -215,7 +217,7 @@ func (t *Telegram) Send(ctx context.Context, out Outgoing) (Message, error) {
 		sent = append(sent, m)
 	}
 	m := t.message(sent[0])
-	m.Sender, m.SenderMask, m.Text, m.Time = t.name, "", out.Text, t.now()
+	m.Sender, m.SenderName, m.Text, m.Time = t.name, "", out.Text, t.now()
 	t.add(m)
 	return m, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"sync"
 	"time"
@@ -28,7 +29,6 @@ type Webhook struct {
 	now                  func() time.Time
 	mu                   sync.Mutex
 	deliver              func(Message)
-	seen                 seenIDs
 }
 
 // WebhookEvent is the JSON a webhook channel POSTs, and the JSON it takes
@@ -156,8 +156,10 @@ func (w *Webhook) post(ctx context.Context, ev WebhookEvent) error {
 // ServeHTTP takes an incoming message: a POSTed WebhookEvent of type
 // "message", signed with the channel's secret. It answers 202 once the
 // message is handed on, 200 to a retry (a webhook-id taken within
-// DeliveryWindow), which is not handed on again, 401 to a bad signature,
-// 400 to a body that is not a message, 503 while the channel is stopped.
+// DeliveryWindow, by this gateway or another on the same store), which is
+// not handed on again, 401 to a bad signature, 400 to a body that is not a
+// message, 503 while the channel is stopped or when the delivery cannot be
+// recorded (so the sender retries, and nothing is lost).
 func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		http.Error(rw, "POST a signed message", http.StatusMethodNotAllowed)
@@ -194,7 +196,13 @@ func (w *Webhook) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if m.ID == "" {
 		m.ID = r.Header.Get("webhook-id")
 	}
-	if !w.seen.first(r.Context(), w.o.Deliveries, "webhook-id:"+w.name+":"+r.Header.Get("webhook-id"), w.now()) {
+	first, err := w.o.State.Claim(r.Context(), w.name, "webhook-id:"+r.Header.Get("webhook-id"), DeliveryWindow)
+	switch {
+	case err != nil:
+		slog.Warn("channels: recording a delivery", "channel", w.name, "err", err)
+		http.Error(rw, "the delivery could not be recorded: send it again later", http.StatusServiceUnavailable)
+		return
+	case !first:
 		rw.WriteHeader(http.StatusOK)
 		rw.Write([]byte("already delivered\n"))
 		return

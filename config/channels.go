@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -25,10 +26,12 @@ type Channel struct {
 	Tools Rules `yaml:"tools"`
 	// Owners are the senders whose messages run as the owner's (IRC
 	// nicks or nick!user@host masks, email addresses, webhook senders; *
-	// globs allowed).
+	// globs allowed). On Slack, Discord and Telegram they are user ids
+	// (U0123ADA; 123456789), never usernames, which can change hands.
 	Owners []string `yaml:"owners"`
 	// Allow are the other senders whose messages agents answer; anyone
-	// neither an owner nor allowed is ignored, and audited.
+	// neither an owner nor allowed is ignored, and audited. On Slack,
+	// Discord and Telegram they are user ids, or * for anyone.
 	Allow []string `yaml:"allow"`
 	// RateLimit is how many messages one sender may send a minute before
 	// the rest are ignored (and audited).
@@ -157,17 +160,60 @@ func (c *Config) validateChannels() []error {
 		if ch.IMAPPollSeconds < 0 {
 			errs = append(errs, c.errorAt(path+".imapPollSeconds", fmt.Sprintf("channels.%s.imapPollSeconds is %d: it must not be negative (0 means the default)", name, ch.IMAPPollSeconds)))
 		}
+		errs = append(errs, c.checkSenderIDs(name, path, ch)...)
 		if ch.RateLimit < 0 {
 			errs = append(errs, c.errorAt(path+".rateLimit", fmt.Sprintf("channels.%s.rateLimit is %d: it must not be negative (0 means the default)", name, ch.RateLimit)))
 		}
 	}
 	for i, r := range c.Routes {
 		path := fmt.Sprintf("$.routes[%d]", i)
-		if ch, ok := c.Channels[r.Channel]; !ok || ch.Type == "" {
+		ch, ok := c.Channels[r.Channel]
+		if !ok || ch.Type == "" {
 			errs = append(errs, c.errorAt(path+".channel", fmt.Sprintf("routes[%d].channel is %q, which is not a configured channel with a type", i, r.Channel)))
+		}
+		if id := senderIDs[ch.Type]; r.Peer != "" && id.form != nil && !id.form.MatchString(r.Peer) {
+			errs = append(errs, c.errorAt(path+".peer", fmt.Sprintf("routes[%d].peer is %q: on a %s channel a peer is a user id (%s), not a name", i, r.Peer, ch.Type, id.example)))
 		}
 		if _, ok := c.Agents[r.Agent]; !ok {
 			errs = append(errs, c.errorAt(path+".agent", fmt.Sprintf("routes[%d].agent is %q, which is not a configured agent (configured: %s)", i, r.Agent, strings.Join(slices.Sorted(maps.Keys(c.Agents)), ", "))))
+		}
+	}
+	return errs
+}
+
+// senderIDs are the forms of the user ids that Slack, Discord and
+// Telegram channels' owners, allow entries and route peers must be: their
+// usernames can be changed and then taken by someone else, so they are
+// never trusted.
+var senderIDs = map[string]struct {
+	form    *regexp.Regexp
+	example string
+	find    string
+}{
+	"slack":    {regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`), "such as U0123ADA", "the member ID in the user's Slack profile (⋮, Copy member ID)"},
+	"discord":  {regexp.MustCompile(`^[0-9]{1,20}$`), "a number such as 80351110224678912", "Discord's Developer Mode, then Copy User ID on the user"},
+	"telegram": {regexp.MustCompile(`^[0-9]{1,20}$`), "a number such as 123456789", "the from.id of a message they sent, as getUpdates shows it"},
+}
+
+// checkSenderIDs checks that a Slack, Discord or Telegram channel's
+// owners and allow entries are user ids (allow may also be *).
+func (c *Config) checkSenderIDs(name, path string, ch Channel) []error {
+	id, ok := senderIDs[ch.Type]
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for _, list := range []struct {
+		key     string
+		entries []string
+	}{{"owners", ch.Owners}, {"allow", ch.Allow}} {
+		key := list.key
+		for i, e := range list.entries {
+			if id.form.MatchString(e) || (key == "allow" && e == "*") {
+				continue
+			}
+			errs = append(errs, c.errorAt(fmt.Sprintf("%s.%s[%d]", path, key, i), fmt.Sprintf(
+				"channels.%s.%s[%d] is %q: on a %s channel give a user id (%s; find it in %s), not a username, which its owner can change and someone else then take", name, key, i, e, ch.Type, id.example, id.find)))
 		}
 	}
 	return errs

@@ -447,6 +447,20 @@ CREATE TABLE node_calls (
 CREATE UNIQUE INDEX node_calls_key ON node_calls (node_id, idem_key);
 CREATE INDEX node_calls_state ON node_calls (state, node_id);
 `},
+	// What channels (package channels) remember beyond a process, by
+	// channel and key until it expires: the incoming deliveries they took
+	// (a row claimed by the first gateway to insert it, so two gateways on
+	// one store never both take one), and an email channel's threads.
+	{name: "channel state", sql: `
+CREATE TABLE channel_state (
+	channel TEXT NOT NULL,
+	state_key TEXT NOT NULL,
+	value {{blob}} NOT NULL,
+	expires_ns BIGINT NOT NULL,
+	PRIMARY KEY (channel, state_key)
+);
+CREATE INDEX channel_state_expires ON channel_state (expires_ns);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -22,11 +22,17 @@ type Message struct {
 	// address; a webhook's conversation id.
 	Conversation string `json:"conversation"`
 	// Sender is who said it (an IRC nick, an email address, a webhook's
-	// sender); the channel's own name for what it sent.
+	// sender, a Slack, Discord or Telegram user id); the channel's own
+	// name for what it sent.
 	Sender string `json:"sender"`
 	// SenderMask is the sender's full address where the protocol gives
 	// one (IRC's nick!user@host); owners and allow entries may match it.
 	SenderMask string `json:"senderMask,omitempty"`
+	// SenderName is the sender's username where the protocol has one its
+	// users can change (Telegram, Discord), for people to read. Owners and
+	// allow entries never match it: a name given up can be taken by
+	// someone else, so those channels' Sender is the user's id.
+	SenderName string `json:"senderName,omitempty"`
 	// Text is the message's text (on IRC, without the "nick: " that
 	// addressed it).
 	Text string `json:"text"`
