@@ -129,8 +129,15 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	st.Close()
 	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, river.WorkFunc(q.workSubmit))
-	river.AddWorker(workers, river.WorkFunc(q.workPoll))
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[jobArgs]) error {
+		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
+	}))
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[submitArgs]) error {
+		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
+	}))
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[pollArgs]) error {
+		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
+	}))
 	rc := &river.Config{
 		ID:                   cfg.NodeID,
 		Logger:               quiet(cfg.Logger),
@@ -320,7 +327,24 @@ func (q *Queue) toolNamed(name string) (tool.Tool, bool) {
 	return t, ok
 }
 
-// River job args. Round tells apart the runs of a job that was retried.
+// jobArgs are the args of the one River job that works an async job: its
+// submission, then (polling tools) its polls, the River job snoozing for
+// the polling interval between them. Round tells apart the runs of a job
+// that was retried. One River job, not one per step: each River job costs
+// a fetch, a completion and its row, which was half of the drain rate
+// and most of River's CPU per job when the poll was a second job (see
+// bench/HISTORY.md, "Durable jobs").
+type jobArgs struct {
+	TaskID     string `json:"taskId"`
+	Round      int64  `json:"round"`
+	IntervalMS int64  `json:"intervalMs,omitempty"`
+}
+
+func (jobArgs) Kind() string { return "toolbelt_async" }
+
+// submitArgs and pollArgs are the River jobs of earlier versions, a job's
+// submission and its polls; they are still worked, the same way as
+// jobArgs, so jobs an earlier version queued finish.
 type submitArgs struct {
 	TaskID string `json:"taskId"`
 	Round  int64  `json:"round"`
@@ -336,15 +360,26 @@ type pollArgs struct {
 
 func (pollArgs) Kind() string { return "toolbelt_async_poll" }
 
+// enqueueJob inserts the River job that works the job of taskID. Each
+// step has its budget of attempts (see stepFailed); River's, which
+// counts the attempts of both, is their sum.
+func enqueueJob(enqueue enqueueFunc, taskID string, round int64, spec tool.AsyncSpec) error {
+	a := jobArgs{TaskID: taskID, Round: round}
+	if spec.Type == tool.AsyncPolling {
+		a.IntervalMS = spec.PollingInterval.Milliseconds()
+	}
+	return enqueue(a, &river.InsertOpts{MaxAttempts: 2 * (spec.MaxRetries + 1)})
+}
+
 // retryPolicy retries a failed step after an exponential backoff: from
-// the polling interval (polls) or a second (submissions), doubling,
-// at most 5 minutes.
+// the polling interval (polling tools) or a second (webhook tools),
+// doubling, at most 5 minutes.
 type retryPolicy struct{}
 
 func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	base := time.Second
-	var a pollArgs
-	if job.Kind == (pollArgs{}).Kind() && json.Unmarshal(job.EncodedArgs, &a) == nil && a.IntervalMS > 0 {
+	var a jobArgs // pollArgs and submitArgs decode into it too
+	if json.Unmarshal(job.EncodedArgs, &a) == nil && a.IntervalMS > 0 {
 		base = time.Duration(a.IntervalMS) * time.Millisecond
 	}
 	d := base
@@ -379,7 +414,7 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 			StatusPending, spec.EstimatedTime.Milliseconds(), now.UnixNano(), now.UnixNano()); err != nil {
 			return err
 		}
-		return enqueue(submitArgs{TaskID: j.TaskID}, &river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
+		return enqueueJob(enqueue, j.TaskID, 0, spec)
 	})
 	if err != nil {
 		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
@@ -572,10 +607,9 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 		if j.Status != StatusFailed && j.Status != StatusCancelled {
 			return fmt.Errorf("job %s is %s: only a failed or cancelled job can be retried", taskID, j.Status)
 		}
-		t, _ := q.toolNamed(j.Tool)
-		retries := tool.DefaultAsyncRetries
-		if t.Async != nil {
-			retries = t.Async.WithDefaults().MaxRetries
+		spec := tool.AsyncSpec{Type: j.AsyncType}.WithDefaults()
+		if t, ok := q.toolNamed(j.Tool); ok {
+			spec = t.Async.WithDefaults()
 		}
 		now := q.now().UnixNano()
 		if _, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = 0, message = '', external_id = '', result = NULL, error = '',
@@ -585,7 +619,7 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 		if j, err = q.load(ctx, qr, taskID); err != nil {
 			return err
 		}
-		return enqueue(submitArgs{TaskID: taskID, Round: j.round}, &river.InsertOpts{MaxAttempts: retries + 1})
+		return enqueueJob(enqueue, taskID, j.round, spec)
 	})
 	if err != nil {
 		return tool.JobInfo{}, err
@@ -717,111 +751,120 @@ func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.A
 	return final, err
 }
 
-// workSubmit is the submission step: it calls the handler's Submit with
-// the job's idempotency key and records the external id; a polling job
-// then gets its first poll.
-func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) error {
-	a := job.Args
-	j, err := q.Get(ctx, a.TaskID)
-	if err != nil {
-		return err
-	}
-	if j.Final() {
-		return nil
-	}
+// work works the job of taskID from where it is: a pending job is
+// submitted (the handler's Submit, with the job's idempotency key, then
+// the external id recorded); a processing job of a polling tool is polled,
+// and the River job snoozes for the polling interval until the work is
+// done. A webhook job's River job ends after the submission.
+func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, round int64) error {
 	var stored row
-	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, a.TaskID); return err }); err != nil {
+	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, taskID); return err }); err != nil {
 		return err
 	}
-	if stored.round != a.Round {
-		return nil // a retry superseded this run
+	if stored.Final() || stored.round != round {
+		return nil // finished, or a retry superseded this run
 	}
-	q.log.Info("job step", "step", "submit", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
-	t, ok := q.toolNamed(j.Tool)
-	if !ok {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", j.Tool))
-	}
-	spec := t.Async.WithDefaults()
-	key := a.TaskID
-	if a.Round > 0 {
-		key = fmt.Sprintf("%s.r%d", a.TaskID, a.Round)
-	}
-	req := tool.AsyncSubmit{TaskID: a.TaskID, IdempotencyKey: key, Tool: j.Tool, Arguments: json.RawMessage(stored.arguments)}
-	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
-		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
-	}
-	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
-	if err != nil {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("submitting: %w", err))
-	}
-	var changed bool
-	err = q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
-		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
-			StatusProcessing, ext, q.now().UnixNano(), a.TaskID, a.Round, StatusPending)
-		if err != nil {
-			return err
-		}
-		changed = n == 1
-		if changed && spec.Type == tool.AsyncPolling {
-			// The first poll runs at once: River makes a job scheduled
-			// for later available only every few seconds, while a
-			// snoozed one comes back on time.
-			return enqueue(pollArgs{TaskID: a.TaskID, Round: a.Round, IntervalMS: spec.PollingInterval.Milliseconds()},
-				&river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if changed {
-		j.Status = StatusProcessing
-		q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
-	}
-	return nil
-}
-
-// workPoll is a polling step: it asks the handler how the work goes,
-// records it, and comes back after the interval until the work is done.
-func (q *Queue) workPoll(ctx context.Context, job *river.Job[pollArgs]) error {
-	a := job.Args
-	var stored row
-	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, a.TaskID); return err }); err != nil {
-		return err
-	}
-	if stored.Final() || stored.round != a.Round {
-		return nil
-	}
-	q.log.Info("job step", "step", "poll", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	t, ok := q.toolNamed(stored.Tool)
 	if !ok {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
+		return q.stepFailed(ctx, job, stepOf(stored), job.MaxAttempts, taskID, round,
+			fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
 	}
+	spec := t.Async.WithDefaults()
+	if stored.Status == StatusPending {
+		ext, err := q.submit(ctx, job, t, spec, stored)
+		if err != nil || ext == "" {
+			return err
+		}
+		stored.externalID = ext
+	}
+	if spec.Type != tool.AsyncPolling {
+		return nil // the webhook finishes it
+	}
+	q.log.Info("job step", "step", "poll", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	st, err := callSafely(func() (tool.AsyncStatus, error) { return t.Handler.Poll(ctx, stored.externalID) })
 	if err == nil {
 		err = st.Check()
 	}
 	if err != nil {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("polling: %w", err))
+		return q.stepFailed(ctx, job, stepPoll, spec.MaxRetries+1, taskID, round, err)
 	}
-	final, err := q.apply(ctx, a.TaskID, a.Round, st)
+	final, err := q.apply(ctx, taskID, round, st)
 	if err != nil || final {
 		return err
 	}
-	return river.JobSnooze(time.Duration(a.IntervalMS) * time.Millisecond)
+	return river.JobSnooze(spec.PollingInterval)
 }
 
-// stepFailed fails the job when the step has used its last attempt, and
-// otherwise returns err so River retries the step after a backoff.
-func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, taskID string, round int64, err error) error {
-	if job.Attempt >= job.MaxAttempts {
-		msg := fmt.Sprintf("%v (after %d attempts)", err, job.Attempt)
+// submit is the submission step of a pending job: it calls the handler's
+// Submit with the job's idempotency key and records the external id. It
+// returns the external id, or "" when the job is no longer pending (then
+// there is nothing more for this run to do).
+func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, spec tool.AsyncSpec, stored row) (string, error) {
+	taskID, round := stored.TaskID, stored.round
+	q.log.Info("job step", "step", "submit", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
+	key := taskID
+	if round > 0 {
+		key = fmt.Sprintf("%s.r%d", taskID, round)
+	}
+	req := tool.AsyncSubmit{TaskID: taskID, IdempotencyKey: key, Tool: stored.Tool, Arguments: json.RawMessage(stored.arguments)}
+	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
+		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
+	}
+	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
+	if err != nil {
+		return "", q.stepFailed(ctx, job, stepSubmit, spec.MaxRetries+1, taskID, round, err)
+	}
+	var changed bool
+	err = q.b.tx(ctx, func(qr querier, _ enqueueFunc) error {
+		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
+			StatusProcessing, ext, q.now().UnixNano(), taskID, round, StatusPending)
+		changed = n == 1
+		return err
+	})
+	if err != nil || !changed {
+		return "", err
+	}
+	j := stored.JobInfo
+	j.Status = StatusProcessing
+	q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
+	return ext, nil
+}
+
+// The steps of a job, as its failures are worded ("submitting: …").
+const (
+	stepSubmit = "submitting"
+	stepPoll   = "polling"
+)
+
+// stepOf names the step a job is at.
+func stepOf(r row) string {
+	if r.Status == StatusPending {
+		return stepSubmit
+	}
+	return stepPoll
+}
+
+// stepFailed fails the job when the step has used its last attempt (the
+// step's budget: the tool's retries plus one; River's own count of
+// attempts bounds it too), and otherwise returns err so River retries
+// the job after a backoff. A step's earlier failures are the River job's
+// recorded errors worded as its own.
+func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, step string, budget int, taskID string, round int64, err error) error {
+	err = fmt.Errorf("%s: %w", step, err)
+	failures := 1
+	for _, e := range job.Errors {
+		if strings.HasPrefix(e.Error, step+": ") {
+			failures++
+		}
+	}
+	if failures >= budget || job.Attempt >= job.MaxAttempts {
+		msg := fmt.Sprintf("%v (after %d attempts)", err, failures)
 		if _, _, ferr := q.finish(ctx, taskID, round, StatusFailed, tool.AsyncStatus{Error: msg, Message: "failed"}); ferr != nil {
 			return errors.Join(err, ferr)
 		}
 		return nil
 	}
-	q.log.Warn("job step failed; it is retried", "taskId", taskID, "attempt", job.Attempt, "of", job.MaxAttempts, "err", err)
+	q.log.Warn("job step failed; it is retried", "taskId", taskID, "step", step, "attempt", failures, "of", budget, "err", err)
 	return err
 }
 
