@@ -28,8 +28,10 @@ import (
 type backend interface {
 	// tx runs fn in a write transaction; enqueue inserts River jobs in it.
 	tx(ctx context.Context, fn func(q querier, enqueue enqueueFunc) error) error
-	// read runs fn outside a transaction.
-	read(ctx context.Context, fn func(q querier) error) error
+	// direct runs fn outside a transaction: reads, and writes of one
+	// statement (each its own transaction, one round trip on PostgreSQL
+	// where a transaction is three).
+	direct(ctx context.Context, fn func(q querier) error) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
 	close()
@@ -59,6 +61,7 @@ type rows interface {
 	Next() bool
 	Scan(dest ...any) error
 	Err() error
+	Close()
 }
 
 // isPostgres says whether dsn names a PostgreSQL database, as store.Open
@@ -135,7 +138,7 @@ func (b *sqliteBackend) tx(ctx context.Context, fn func(querier, enqueueFunc) er
 	return tx.Commit()
 }
 
-func (b *sqliteBackend) read(ctx context.Context, fn func(querier) error) error {
+func (b *sqliteBackend) direct(ctx context.Context, fn func(querier) error) error {
 	return fn(sqlQuerier{b.db})
 }
 
@@ -166,7 +169,7 @@ func (q sqlQuerier) query(ctx context.Context, query string, args ...any) (rows,
 	return &sqlRows{r}, nil
 }
 
-// sqlRows closes itself when Next runs out, so callers need not.
+// sqlRows closes itself when Next runs out, as pgx's rows do.
 type sqlRows struct{ *sql.Rows }
 
 func (r *sqlRows) Next() bool {
@@ -176,6 +179,8 @@ func (r *sqlRows) Next() bool {
 	r.Rows.Close()
 	return false
 }
+
+func (r *sqlRows) Close() { r.Rows.Close() }
 
 // ---- PostgreSQL ----
 
@@ -256,7 +261,7 @@ func (b *pgBackend) tx(ctx context.Context, fn func(querier, enqueueFunc) error)
 	return tx.Commit(ctx)
 }
 
-func (b *pgBackend) read(ctx context.Context, fn func(querier) error) error {
+func (b *pgBackend) direct(ctx context.Context, fn func(querier) error) error {
 	return fn(pgQuerier{b.pool})
 }
 

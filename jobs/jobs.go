@@ -438,6 +438,7 @@ func scanJobs(r rows, err error) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	var out []row
 	for r.Next() {
 		var (
@@ -485,7 +486,7 @@ func (q *Queue) load(ctx context.Context, qr querier, taskID string) (row, error
 // the embedding program).
 func (q *Queue) Get(ctx context.Context, taskID string) (tool.JobInfo, error) {
 	var r row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		r, err = q.load(ctx, qr, taskID)
 		return err
 	})
@@ -532,7 +533,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
 	}
 	args = append(args, cmp.Or(f.Limit, 100))
 	var rs []row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY created_ns DESC, task_id LIMIT ?", args...))
 		return err
 	})
@@ -546,7 +547,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
 // Pending returns the jobs of session that have not finished.
 func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, error) {
 	var rs []row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?) ORDER BY created_ns", session, StatusPending, StatusProcessing))
 		return err
 	})
@@ -561,7 +562,7 @@ func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, er
 // cancelled) at or after since, oldest first.
 func (q *Queue) Finished(ctx context.Context, session string, since time.Time) ([]tool.JobInfo, error) {
 	var rs []row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?, ?) AND completed_ns >= ? ORDER BY completed_ns",
 			session, StatusCompleted, StatusFailed, StatusCancelled, since.UnixNano()))
 		return err
@@ -637,7 +638,7 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 		j  row
 		ev *tool.JobEvent
 	)
-	err := q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		j, ev, err = q.finishTx(ctx, qr, taskID, round, status, st)
 		return err
 	})
@@ -648,8 +649,9 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 	return j.JobInfo, ev != nil, nil
 }
 
-// finishTx is finish in a transaction; it returns the event to report once
-// the transaction commits (nil when the job had finished already). A
+// finishTx is finish on qr (in a transaction or not: the change is one
+// statement); it returns the event to report once it is committed (nil
+// when the job had finished already). A
 // cancellation reports no event of its own.
 func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
 	now := q.now().UnixNano()
@@ -668,14 +670,15 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 		query += " AND round = ?"
 		args = append(args, round)
 	}
-	n, err := qr.exec(ctx, query, args...)
+	rs, err := scanJobs(qr.query(ctx, query+" RETURNING "+jobColumns, args...))
 	if err != nil {
 		return row{}, nil, err
 	}
-	j, err := q.load(ctx, qr, taskID)
-	if err != nil || n != 1 {
+	if len(rs) == 0 { // finished already, or another round
+		j, err := q.load(ctx, qr, taskID)
 		return j, nil, err
 	}
+	j := rs[0]
 	ev := &tool.JobEvent{Type: tool.JobCompleted, Job: j.JobInfo}
 	switch status {
 	case StatusFailed:
@@ -705,18 +708,14 @@ func (q *Queue) emit(ev *tool.JobEvent) {
 // progressTx records how a job goes; it returns the event to report when
 // anything changed.
 func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, error) {
-	n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
-		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?)`,
+	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
+		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?) RETURNING `+jobColumns,
 		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
-		st.Progress, st.Message, StatusProcessing)
-	if err != nil || n != 1 {
+		st.Progress, st.Message, StatusProcessing))
+	if err != nil || len(rs) == 0 {
 		return nil, err
 	}
-	j, err := q.load(ctx, qr, taskID)
-	if err != nil {
-		return nil, err
-	}
-	return &tool.JobEvent{Type: tool.JobProgress, Job: j.JobInfo}, nil
+	return &tool.JobEvent{Type: tool.JobProgress, Job: rs[0].JobInfo}, nil
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
@@ -738,10 +737,10 @@ func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round in
 	}
 }
 
-// apply is applyTx in a transaction of its own.
+// apply is applyTx outside a transaction: its change is one statement.
 func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.AsyncStatus) (final bool, err error) {
 	var ev *tool.JobEvent
-	err = q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
+	err = q.b.direct(ctx, func(qr querier) (err error) {
 		ev, final, err = q.applyTx(ctx, qr, taskID, round, st)
 		return err
 	})
@@ -758,7 +757,7 @@ func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.A
 // done. A webhook job's River job ends after the submission.
 func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, round int64) error {
 	var stored row
-	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, taskID); return err }); err != nil {
+	if err := q.b.direct(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, taskID); return err }); err != nil {
 		return err
 	}
 	if stored.Final() || stored.round != round {
@@ -815,7 +814,7 @@ func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, 
 		return "", q.stepFailed(ctx, job, stepSubmit, spec.MaxRetries+1, taskID, round, err)
 	}
 	var changed bool
-	err = q.b.tx(ctx, func(qr querier, _ enqueueFunc) error {
+	err = q.b.direct(ctx, func(qr querier) error {
 		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
 			StatusProcessing, ext, q.now().UnixNano(), taskID, round, StatusPending)
 		changed = n == 1
