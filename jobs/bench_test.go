@@ -88,6 +88,14 @@ func benchWorkers(b *testing.B) int {
 	return benchEnvInt(b, "TOOLBELT_BENCH_JOBS_WORKERS", jobs.DefaultWorkers)
 }
 
+// benchFetch is River's fetch cooldown and poll interval in the drain
+// benchmarks, for the queue and the floor alike: the queue's defaults, or
+// TOOLBELT_BENCH_JOBS_COOLDOWN_MS and TOOLBELT_BENCH_JOBS_POLL_MS.
+func benchFetch(b *testing.B) (cooldown, poll time.Duration) {
+	return time.Duration(benchEnvInt(b, "TOOLBELT_BENCH_JOBS_COOLDOWN_MS", int(jobs.DefaultFetchCooldown.Milliseconds()))) * time.Millisecond,
+		time.Duration(benchEnvInt(b, "TOOLBELT_BENCH_JOBS_POLL_MS", int(jobs.DefaultFetchPollInterval.Milliseconds()))) * time.Millisecond
+}
+
 func benchEnvInt(b *testing.B, name string, def int) int {
 	s := os.Getenv(name)
 	if s == "" {
@@ -161,7 +169,8 @@ func drainQueue(b *testing.B, dsn string, n, workers int) drained {
 	ctx := context.Background()
 	h := &done{}
 	vt := tool.Tool{Name: "video", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: time.Millisecond}, Handler: h}
-	q, err := jobs.Open(ctx, dsn, jobs.Config{Run: true, Workers: workers, Logger: quietLog})
+	cooldown, poll := benchFetch(b)
+	q, err := jobs.Open(ctx, dsn, jobs.Config{Run: true, Workers: workers, FetchCooldown: cooldown, FetchPollInterval: poll, Logger: quietLog})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -204,9 +213,11 @@ func drainRiver(b *testing.B, dsn string, n, workers int) drained {
 	ctx := context.Background()
 	ws := river.NewWorkers()
 	river.AddWorker(ws, river.WorkFunc(func(context.Context, *river.Job[noop]) error { return nil }))
+	cooldown, poll := benchFetch(b)
 	cfg := &river.Config{
 		Logger:            quietLog,
-		FetchPollInterval: 200 * time.Millisecond,
+		FetchCooldown:     cooldown,
+		FetchPollInterval: poll,
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: workers}},
 		Workers:           ws,
 	}
@@ -330,8 +341,9 @@ func BenchmarkDrainVsRiver(b *testing.B) {
 				f()
 			}
 			o, f := ours[len(ours)-1], floor[len(floor)-1]
-			b.Logf("round %d, workers %d: toolbelt %.0f jobs/s %v CPU/job; river %.0f jobs/s %v CPU/job", round, workers,
-				o.rate(), o.cpuPerJob().Round(time.Microsecond), f.rate(), f.cpuPerJob().Round(time.Microsecond))
+			cooldown, poll := benchFetch(b)
+			b.Logf("round %d, workers %d, fetch cooldown %v, poll %v: toolbelt %.0f jobs/s %v CPU/job; river %.0f jobs/s %v CPU/job", round, workers,
+				cooldown, poll, o.rate(), o.cpuPerJob().Round(time.Microsecond), f.rate(), f.cpuPerJob().Round(time.Microsecond))
 			round++
 			b.StartTimer()
 		}

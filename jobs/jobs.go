@@ -69,6 +69,15 @@ type Config struct {
 	// Run, when false, makes a queue that records and reads jobs but works
 	// none (the CLI's `toolbelt jobs`).
 	Run bool
+	// FetchCooldown is the least time between two of River's fetches of
+	// jobs to work (DefaultFetchCooldown); a fetch takes at most as many
+	// jobs as there are free workers, so Workers / FetchCooldown bounds
+	// the steps started per second.
+	FetchCooldown time.Duration
+	// FetchPollInterval is how often River looks for jobs it was not told
+	// of (DefaultFetchPollInterval): on SQLite, which has no notifications,
+	// how long a job queued by another process may wait.
+	FetchPollInterval time.Duration
 	// Retention is how long a finished job, with the webhook deliveries it
 	// took, is kept (default DefaultRetention). A working queue prunes the
 	// older ones at its start and every hour.
@@ -80,6 +89,10 @@ const (
 	DefaultWorkers     = 10
 	DefaultStepTimeout = time.Minute
 	DefaultRetention   = 30 * 24 * time.Hour
+	// Chosen from a sweep of draining 5,000 queued jobs (bench/HISTORY.md,
+	// "Durable jobs").
+	DefaultFetchCooldown     = 100 * time.Millisecond
+	DefaultFetchPollInterval = 200 * time.Millisecond
 )
 
 // Queue is a handle on the jobs of one database. It is safe for
@@ -110,6 +123,8 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
 	cfg.StepTimeout = cmp.Or(cfg.StepTimeout, DefaultStepTimeout)
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
+	cfg.FetchCooldown = cmp.Or(cfg.FetchCooldown, DefaultFetchCooldown)
+	cfg.FetchPollInterval = cmp.Or(cfg.FetchPollInterval, DefaultFetchPollInterval)
 	if cfg.NodeID == "" {
 		cfg.NodeID = randid.New("toolbelt_", 6)
 	}
@@ -144,7 +159,8 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 		JobTimeout:           cfg.StepTimeout,
 		RescueStuckJobsAfter: cfg.StepTimeout + 10*time.Second,
 		RetryPolicy:          retryPolicy{},
-		FetchPollInterval:    200 * time.Millisecond,
+		FetchCooldown:        cfg.FetchCooldown,
+		FetchPollInterval:    cfg.FetchPollInterval,
 		Workers:              workers,
 	}
 	if cfg.Run {
@@ -639,7 +655,7 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 		ev *tool.JobEvent
 	)
 	err := q.b.direct(ctx, func(qr querier) (err error) {
-		j, ev, err = q.finishTx(ctx, qr, taskID, round, status, st)
+		j, ev, err = q.finishTx(ctx, qr, taskID, round, "", status, st)
 		return err
 	})
 	if err != nil {
@@ -651,9 +667,10 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 
 // finishTx is finish on qr (in a transaction or not: the change is one
 // statement); it returns the event to report once it is committed (nil
-// when the job had finished already). A
-// cancellation reports no event of its own.
-func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
+// when the job had finished already). A cancellation reports no event of
+// its own. ext, when not "", records the job's external id too (a
+// submission and its first poll recorded at once).
+func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, ext, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
 	now := q.now().UnixNano()
 	var result any
 	if len(st.Result) > 0 {
@@ -664,8 +681,8 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 		progress = 100
 	}
 	query := `UPDATE async_jobs SET status = ?, progress = CASE WHEN ? > progress THEN ? ELSE progress END, message = ?, result = ?, error = ?,
-		updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
-	args := []any{status, progress, progress, st.Message, result, st.Error, now, now, taskID, StatusPending, StatusProcessing}
+		external_id = CASE WHEN ? = '' THEN external_id ELSE ? END, updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
+	args := []any{status, progress, progress, st.Message, result, st.Error, ext, ext, now, now, taskID, StatusPending, StatusProcessing}
 	if round >= 0 {
 		query += " AND round = ?"
 		args = append(args, round)
@@ -707,10 +724,10 @@ func (q *Queue) emit(ev *tool.JobEvent) {
 
 // progressTx records how a job goes; it returns the event to report when
 // anything changed.
-func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, error) {
-	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
+func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, ext string, st tool.AsyncStatus) (*tool.JobEvent, error) {
+	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, external_id = CASE WHEN ? = '' THEN external_id ELSE ? END, updated_ns = ?
 		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?) RETURNING `+jobColumns,
-		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
+		StatusProcessing, st.Progress, st.Message, ext, ext, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
 		st.Progress, st.Message, StatusProcessing))
 	if err != nil || len(rs) == 0 {
 		return nil, err
@@ -719,29 +736,30 @@ func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
-// returns the event to report, and whether the job is now final.
-func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
+// returns the event to report, and whether the job is now final. ext, when
+// not "", records the job's external id too.
+func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, ext string, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
 	switch st.Status {
 	case tool.AsyncCompleted:
-		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusCompleted, st)
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, ext, StatusCompleted, st)
 		return ev, true, err
 	case tool.AsyncFailed:
 		if st.Error == "" {
 			st.Error = cmp.Or(st.Message, "the work failed without saying why")
 		}
-		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusFailed, st)
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, ext, StatusFailed, st)
 		return ev, true, err
 	default:
-		ev, err := q.progressTx(ctx, qr, taskID, round, st)
+		ev, err := q.progressTx(ctx, qr, taskID, round, ext, st)
 		return ev, false, err
 	}
 }
 
 // apply is applyTx outside a transaction: its change is one statement.
-func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.AsyncStatus) (final bool, err error) {
+func (q *Queue) apply(ctx context.Context, taskID string, round int64, ext string, st tool.AsyncStatus) (final bool, err error) {
 	var ev *tool.JobEvent
 	err = q.b.direct(ctx, func(qr querier) (err error) {
-		ev, final, err = q.applyTx(ctx, qr, taskID, round, st)
+		ev, final, err = q.applyTx(ctx, qr, taskID, round, ext, st)
 		return err
 	})
 	if err == nil {
@@ -769,15 +787,21 @@ func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, 
 			fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
 	}
 	spec := t.Async.WithDefaults()
-	if stored.Status == StatusPending {
+	submitted := "" // the external id of a submission of this run, not recorded yet
+	switch {
+	case stored.Status == StatusPending:
 		ext, err := q.submit(ctx, job, t, spec, stored)
-		if err != nil || ext == "" {
+		if err != nil {
 			return err
 		}
-		stored.externalID = ext
-	}
-	if spec.Type != tool.AsyncPolling {
-		return nil // the webhook finishes it
+		if spec.Type != tool.AsyncPolling {
+			return q.recordSubmission(ctx, stored, ext) // the webhook finishes it
+		}
+		// The first poll runs at once, and what it says is recorded
+		// with the external id, in one statement.
+		stored.externalID, submitted = ext, ext
+	case spec.Type != tool.AsyncPolling:
+		return nil
 	}
 	q.log.Info("job step", "step", "poll", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	st, err := callSafely(func() (tool.AsyncStatus, error) { return t.Handler.Poll(ctx, stored.externalID) })
@@ -785,9 +809,14 @@ func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, 
 		err = st.Check()
 	}
 	if err != nil {
+		if submitted != "" {
+			if err := q.recordSubmission(ctx, stored, submitted); err != nil {
+				return err
+			}
+		}
 		return q.stepFailed(ctx, job, stepPoll, spec.MaxRetries+1, taskID, round, err)
 	}
-	final, err := q.apply(ctx, taskID, round, st)
+	final, err := q.apply(ctx, taskID, round, submitted, st)
 	if err != nil || final {
 		return err
 	}
@@ -795,9 +824,7 @@ func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, 
 }
 
 // submit is the submission step of a pending job: it calls the handler's
-// Submit with the job's idempotency key and records the external id. It
-// returns the external id, or "" when the job is no longer pending (then
-// there is nothing more for this run to do).
+// Submit with the job's idempotency key and returns the external id.
 func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, spec tool.AsyncSpec, stored row) (string, error) {
 	taskID, round := stored.TaskID, stored.round
 	q.log.Info("job step", "step", "submit", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
@@ -813,20 +840,25 @@ func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, 
 	if err != nil {
 		return "", q.stepFailed(ctx, job, stepSubmit, spec.MaxRetries+1, taskID, round, err)
 	}
+	return ext, nil
+}
+
+// recordSubmission records the external id of a pending job's submission
+// and that the job is processing.
+func (q *Queue) recordSubmission(ctx context.Context, stored row, ext string) error {
 	var changed bool
-	err = q.b.direct(ctx, func(qr querier) error {
+	err := q.b.direct(ctx, func(qr querier) error {
 		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
-			StatusProcessing, ext, q.now().UnixNano(), taskID, round, StatusPending)
+			StatusProcessing, ext, q.now().UnixNano(), stored.TaskID, stored.round, StatusPending)
 		changed = n == 1
 		return err
 	})
-	if err != nil || !changed {
-		return "", err
+	if err == nil && changed {
+		j := stored.JobInfo
+		j.Status = StatusProcessing
+		q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
 	}
-	j := stored.JobInfo
-	j.Status = StatusProcessing
-	q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
-	return ext, nil
+	return err
 }
 
 // The steps of a job, as its failures are worded ("submitting: …").
