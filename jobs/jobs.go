@@ -51,9 +51,10 @@ type Config struct {
 	// Workers is how many job steps run at once in this process
 	// (DefaultWorkers).
 	Workers int
-	// StepTimeout bounds one step (a submission, a poll) (1 minute). A
-	// step of a process that died is taken over by another once it has
-	// been running this long plus a margin.
+	// StepTimeout bounds one step (a poll; a submission with the poll
+	// that follows it at once) (1 minute). A step of a process that died
+	// is taken over by another once it has been running this long plus a
+	// margin.
 	StepTimeout time.Duration
 	// WebhookSecret verifies webhooks ("whsec_" and base64, the Standard
 	// Webhooks form). Without it webhooks are refused.
