@@ -66,7 +66,7 @@ toolbelt.yaml:7:26: mcpServers.s.oauth.clientMetadataUrl is "http://h/client.jso
 	{"agents:\n  a:\n    subagents: {allow: [b]}\n", `toolbelt.yaml:3:24: agents.a.subagents.allow names "b", which is not a configured agent (configured: a)`},
 	{"agents:\n  'a:b':\n    name: x\n", `toolbelt.yaml:3:9: agents: the id "a:b" may use only letters, digits, '_' and '-' (it becomes part of session keys)`},
 	{"jobs:\n  webhookSecret: abc\n", `toolbelt.yaml:2:18: jobs.webhookSecret must be "whsec_" followed by base64 (the Standard Webhooks form); make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`},
-	{"jobs:\n  workers: -1\n", `toolbelt.yaml:2:12: jobs.workers is -1: use a positive number, or leave it out for 10`},
+	{"jobs:\n  workers: -1\n", `toolbelt.yaml:2:12: jobs.workers is -1: use a positive number, or leave it out for 25`},
 	{"hooks:\n  before:\n    - {name: x}\n", `toolbelt.yaml:3:7: hooks.before[0] needs a command or a url`},
 	{"hooks:\n  stop:\n    - {url: 'http://127.0.0.1:9/h'}\n", `toolbelt.yaml:3:7: hooks.stop[0] needs a secret to sign its requests: "whsec_" followed by base64; make one with: echo whsec_$(head -c 32 /dev/urandom | base64)`},
 	{"tools:\n  dirs:\n    - {trusted: true}\n", `toolbelt.yaml:3:7: tools.dirs[0] has no path: give the folder of the tools`},

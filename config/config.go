@@ -206,7 +206,7 @@ func (a Audit) FailsClosed() bool { return a.FailClosed == nil || *a.FailClosed 
 type Jobs struct {
 	// Workers is how many job steps (submissions, polls) one process runs
 	// at once.
-	Workers int `yaml:"workers" default:"10"`
+	Workers int `yaml:"workers" default:"25"`
 	// StepTimeout bounds one step; a step of a process that died is taken
 	// over by another process (or the restarted one) once it has been
 	// running this long plus 10 s.
@@ -1160,7 +1160,7 @@ func (c *Config) validate() []error {
 		errs = append(errs, c.errorAt("$.audit.sync", fmt.Sprintf("audit.sync is %q: use none (the default: records reach the operating system before the result) or always (fsync before the result)", o)))
 	}
 	if w := c.Jobs.Workers; w < 0 {
-		errs = append(errs, c.errorAt("$.jobs.workers", fmt.Sprintf("jobs.workers is %d: use a positive number, or leave it out for 10", w)))
+		errs = append(errs, c.errorAt("$.jobs.workers", fmt.Sprintf("jobs.workers is %d: use a positive number, or leave it out for 25", w)))
 	}
 	if d := c.Jobs.StepTimeout; d < 0 {
 		errs = append(errs, c.errorAt("$.jobs.stepTimeout", "jobs.stepTimeout must not be negative"))

@@ -48,11 +48,13 @@ const (
 
 // Config configures a Queue. Zero fields take the defaults.
 type Config struct {
-	// Workers is how many job steps run at once in this process (10).
+	// Workers is how many job steps run at once in this process
+	// (DefaultWorkers).
 	Workers int
-	// StepTimeout bounds one step (a submission, a poll) (1 minute). A
-	// step of a process that died is taken over by another once it has
-	// been running this long plus a margin.
+	// StepTimeout bounds one step (a poll; a submission with the poll
+	// that follows it at once) (1 minute). A step of a process that died
+	// is taken over by another once it has been running this long plus a
+	// margin.
 	StepTimeout time.Duration
 	// WebhookSecret verifies webhooks ("whsec_" and base64, the Standard
 	// Webhooks form). Without it webhooks are refused.
@@ -69,17 +71,32 @@ type Config struct {
 	// Run, when false, makes a queue that records and reads jobs but works
 	// none (the CLI's `toolbelt jobs`).
 	Run bool
+	// FetchCooldown is the least time between two of River's fetches of
+	// jobs to work (DefaultFetchCooldown); a fetch takes at most as many
+	// jobs as there are free workers, so Workers / FetchCooldown bounds
+	// the steps started per second.
+	FetchCooldown time.Duration
+	// FetchPollInterval is how often River looks for jobs it was not told
+	// of (DefaultFetchPollInterval): on SQLite, which has no notifications,
+	// how long a job queued by another process may wait.
+	FetchPollInterval time.Duration
 	// Retention is how long a finished job, with the webhook deliveries it
 	// took, is kept (default DefaultRetention). A working queue prunes the
 	// older ones at its start and every hour.
 	Retention time.Duration
 }
 
-// The defaults of Config.
+// The defaults of Config. The worker count and River's fetch cooldown
+// were chosen from a sweep of draining 5,000 queued jobs on SQLite and
+// PostgreSQL beside bare River (bench/HISTORY.md, "Durable jobs"): a
+// fetch takes at most the free workers' worth of jobs, so River's
+// defaults (100 ms) with 10 workers started at most 100 steps a second.
 const (
-	DefaultWorkers     = 10
-	DefaultStepTimeout = time.Minute
-	DefaultRetention   = 30 * 24 * time.Hour
+	DefaultWorkers           = 25
+	DefaultFetchCooldown     = 20 * time.Millisecond
+	DefaultFetchPollInterval = 200 * time.Millisecond
+	DefaultStepTimeout       = time.Minute
+	DefaultRetention         = 30 * 24 * time.Hour
 )
 
 // Queue is a handle on the jobs of one database. It is safe for
@@ -110,6 +127,8 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
 	cfg.StepTimeout = cmp.Or(cfg.StepTimeout, DefaultStepTimeout)
 	cfg.Retention = cmp.Or(cfg.Retention, DefaultRetention)
+	cfg.FetchCooldown = cmp.Or(cfg.FetchCooldown, DefaultFetchCooldown)
+	cfg.FetchPollInterval = cmp.Or(cfg.FetchPollInterval, DefaultFetchPollInterval)
 	if cfg.NodeID == "" {
 		cfg.NodeID = randid.New("toolbelt_", 6)
 	}
@@ -129,15 +148,23 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 	st.Close()
 	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}}
 	workers := river.NewWorkers()
-	river.AddWorker(workers, river.WorkFunc(q.workSubmit))
-	river.AddWorker(workers, river.WorkFunc(q.workPoll))
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[jobArgs]) error {
+		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
+	}))
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[submitArgs]) error {
+		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
+	}))
+	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[pollArgs]) error {
+		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
+	}))
 	rc := &river.Config{
 		ID:                   cfg.NodeID,
 		Logger:               quiet(cfg.Logger),
 		JobTimeout:           cfg.StepTimeout,
 		RescueStuckJobsAfter: cfg.StepTimeout + 10*time.Second,
 		RetryPolicy:          retryPolicy{},
-		FetchPollInterval:    200 * time.Millisecond,
+		FetchCooldown:        cfg.FetchCooldown,
+		FetchPollInterval:    cfg.FetchPollInterval,
 		Workers:              workers,
 	}
 	if cfg.Run {
@@ -320,7 +347,24 @@ func (q *Queue) toolNamed(name string) (tool.Tool, bool) {
 	return t, ok
 }
 
-// River job args. Round tells apart the runs of a job that was retried.
+// jobArgs are the args of the one River job that works an async job: its
+// submission, then (polling tools) its polls, the River job snoozing for
+// the polling interval between them. Round tells apart the runs of a job
+// that was retried. One River job, not one per step: each River job costs
+// a fetch, a completion and its row, which was half of the drain rate
+// and most of River's CPU per job when the poll was a second job (see
+// bench/HISTORY.md, "Durable jobs").
+type jobArgs struct {
+	TaskID     string `json:"taskId"`
+	Round      int64  `json:"round"`
+	IntervalMS int64  `json:"intervalMs,omitempty"`
+}
+
+func (jobArgs) Kind() string { return "toolbelt_async" }
+
+// submitArgs and pollArgs are the River jobs of earlier versions, a job's
+// submission and its polls; they are still worked, the same way as
+// jobArgs, so jobs an earlier version queued finish.
 type submitArgs struct {
 	TaskID string `json:"taskId"`
 	Round  int64  `json:"round"`
@@ -336,15 +380,26 @@ type pollArgs struct {
 
 func (pollArgs) Kind() string { return "toolbelt_async_poll" }
 
+// enqueueJob inserts the River job that works the job of taskID. Each
+// step has its budget of attempts (see stepFailed); River's, which
+// counts the attempts of both, is their sum.
+func enqueueJob(enqueue enqueueFunc, taskID string, round int64, spec tool.AsyncSpec) error {
+	a := jobArgs{TaskID: taskID, Round: round}
+	if spec.Type == tool.AsyncPolling {
+		a.IntervalMS = spec.PollingInterval.Milliseconds()
+	}
+	return enqueue(a, &river.InsertOpts{MaxAttempts: 2 * (spec.MaxRetries + 1)})
+}
+
 // retryPolicy retries a failed step after an exponential backoff: from
-// the polling interval (polls) or a second (submissions), doubling,
-// at most 5 minutes.
+// the polling interval (polling tools) or a second (webhook tools),
+// doubling, at most 5 minutes.
 type retryPolicy struct{}
 
 func (retryPolicy) NextRetry(job *rivertype.JobRow) time.Time {
 	base := time.Second
-	var a pollArgs
-	if job.Kind == (pollArgs{}).Kind() && json.Unmarshal(job.EncodedArgs, &a) == nil && a.IntervalMS > 0 {
+	var a jobArgs // pollArgs and submitArgs decode into it too
+	if json.Unmarshal(job.EncodedArgs, &a) == nil && a.IntervalMS > 0 {
 		base = time.Duration(a.IntervalMS) * time.Millisecond
 	}
 	d := base
@@ -379,7 +434,7 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 			StatusPending, spec.EstimatedTime.Milliseconds(), now.UnixNano(), now.UnixNano()); err != nil {
 			return err
 		}
-		return enqueue(submitArgs{TaskID: j.TaskID}, &river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
+		return enqueueJob(enqueue, j.TaskID, 0, spec)
 	})
 	if err != nil {
 		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
@@ -403,6 +458,7 @@ func scanJobs(r rows, err error) ([]row, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
 	var out []row
 	for r.Next() {
 		var (
@@ -450,7 +506,7 @@ func (q *Queue) load(ctx context.Context, qr querier, taskID string) (row, error
 // the embedding program).
 func (q *Queue) Get(ctx context.Context, taskID string) (tool.JobInfo, error) {
 	var r row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		r, err = q.load(ctx, qr, taskID)
 		return err
 	})
@@ -497,7 +553,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
 	}
 	args = append(args, cmp.Or(f.Limit, 100))
 	var rs []row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY created_ns DESC, task_id LIMIT ?", args...))
 		return err
 	})
@@ -511,7 +567,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
 // Pending returns the jobs of session that have not finished.
 func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, error) {
 	var rs []row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?) ORDER BY created_ns", session, StatusPending, StatusProcessing))
 		return err
 	})
@@ -526,7 +582,7 @@ func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, er
 // cancelled) at or after since, oldest first.
 func (q *Queue) Finished(ctx context.Context, session string, since time.Time) ([]tool.JobInfo, error) {
 	var rs []row
-	err := q.b.read(ctx, func(qr querier) (err error) {
+	err := q.b.direct(ctx, func(qr querier) (err error) {
 		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?, ?) AND completed_ns >= ? ORDER BY completed_ns",
 			session, StatusCompleted, StatusFailed, StatusCancelled, since.UnixNano()))
 		return err
@@ -572,10 +628,9 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 		if j.Status != StatusFailed && j.Status != StatusCancelled {
 			return fmt.Errorf("job %s is %s: only a failed or cancelled job can be retried", taskID, j.Status)
 		}
-		t, _ := q.toolNamed(j.Tool)
-		retries := tool.DefaultAsyncRetries
-		if t.Async != nil {
-			retries = t.Async.WithDefaults().MaxRetries
+		spec := tool.AsyncSpec{Type: j.AsyncType}.WithDefaults()
+		if t, ok := q.toolNamed(j.Tool); ok {
+			spec = t.Async.WithDefaults()
 		}
 		now := q.now().UnixNano()
 		if _, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = 0, message = '', external_id = '', result = NULL, error = '',
@@ -585,7 +640,7 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 		if j, err = q.load(ctx, qr, taskID); err != nil {
 			return err
 		}
-		return enqueue(submitArgs{TaskID: taskID, Round: j.round}, &river.InsertOpts{MaxAttempts: retries + 1})
+		return enqueueJob(enqueue, taskID, j.round, spec)
 	})
 	if err != nil {
 		return tool.JobInfo{}, err
@@ -603,8 +658,8 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 		j  row
 		ev *tool.JobEvent
 	)
-	err := q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
-		j, ev, err = q.finishTx(ctx, qr, taskID, round, status, st)
+	err := q.b.direct(ctx, func(qr querier) (err error) {
+		j, ev, err = q.finishTx(ctx, qr, taskID, round, "", status, st)
 		return err
 	})
 	if err != nil {
@@ -614,10 +669,12 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 	return j.JobInfo, ev != nil, nil
 }
 
-// finishTx is finish in a transaction; it returns the event to report once
-// the transaction commits (nil when the job had finished already). A
-// cancellation reports no event of its own.
-func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
+// finishTx is finish on qr (in a transaction or not: the change is one
+// statement); it returns the event to report once it is committed (nil
+// when the job had finished already). A cancellation reports no event of
+// its own. ext, when not "", records the job's external id too (a
+// submission and its first poll recorded at once).
+func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, ext, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
 	now := q.now().UnixNano()
 	var result any
 	if len(st.Result) > 0 {
@@ -628,20 +685,21 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 		progress = 100
 	}
 	query := `UPDATE async_jobs SET status = ?, progress = CASE WHEN ? > progress THEN ? ELSE progress END, message = ?, result = ?, error = ?,
-		updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
-	args := []any{status, progress, progress, st.Message, result, st.Error, now, now, taskID, StatusPending, StatusProcessing}
+		external_id = CASE WHEN ? = '' THEN external_id ELSE ? END, updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
+	args := []any{status, progress, progress, st.Message, result, st.Error, ext, ext, now, now, taskID, StatusPending, StatusProcessing}
 	if round >= 0 {
 		query += " AND round = ?"
 		args = append(args, round)
 	}
-	n, err := qr.exec(ctx, query, args...)
+	rs, err := scanJobs(qr.query(ctx, query+" RETURNING "+jobColumns, args...))
 	if err != nil {
 		return row{}, nil, err
 	}
-	j, err := q.load(ctx, qr, taskID)
-	if err != nil || n != 1 {
+	if len(rs) == 0 { // finished already, or another round
+		j, err := q.load(ctx, qr, taskID)
 		return j, nil, err
 	}
+	j := rs[0]
 	ev := &tool.JobEvent{Type: tool.JobCompleted, Job: j.JobInfo}
 	switch status {
 	case StatusFailed:
@@ -670,45 +728,42 @@ func (q *Queue) emit(ev *tool.JobEvent) {
 
 // progressTx records how a job goes; it returns the event to report when
 // anything changed.
-func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, error) {
-	n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
-		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?)`,
-		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
-		st.Progress, st.Message, StatusProcessing)
-	if err != nil || n != 1 {
+func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, ext string, st tool.AsyncStatus) (*tool.JobEvent, error) {
+	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, external_id = CASE WHEN ? = '' THEN external_id ELSE ? END, updated_ns = ?
+		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?) RETURNING `+jobColumns,
+		StatusProcessing, st.Progress, st.Message, ext, ext, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
+		st.Progress, st.Message, StatusProcessing))
+	if err != nil || len(rs) == 0 {
 		return nil, err
 	}
-	j, err := q.load(ctx, qr, taskID)
-	if err != nil {
-		return nil, err
-	}
-	return &tool.JobEvent{Type: tool.JobProgress, Job: j.JobInfo}, nil
+	return &tool.JobEvent{Type: tool.JobProgress, Job: rs[0].JobInfo}, nil
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
-// returns the event to report, and whether the job is now final.
-func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
+// returns the event to report, and whether the job is now final. ext, when
+// not "", records the job's external id too.
+func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, ext string, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
 	switch st.Status {
 	case tool.AsyncCompleted:
-		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusCompleted, st)
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, ext, StatusCompleted, st)
 		return ev, true, err
 	case tool.AsyncFailed:
 		if st.Error == "" {
 			st.Error = cmp.Or(st.Message, "the work failed without saying why")
 		}
-		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusFailed, st)
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, ext, StatusFailed, st)
 		return ev, true, err
 	default:
-		ev, err := q.progressTx(ctx, qr, taskID, round, st)
+		ev, err := q.progressTx(ctx, qr, taskID, round, ext, st)
 		return ev, false, err
 	}
 }
 
-// apply is applyTx in a transaction of its own.
-func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.AsyncStatus) (final bool, err error) {
+// apply is applyTx outside a transaction: its change is one statement.
+func (q *Queue) apply(ctx context.Context, taskID string, round int64, ext string, st tool.AsyncStatus) (final bool, err error) {
 	var ev *tool.JobEvent
-	err = q.b.tx(ctx, func(qr querier, _ enqueueFunc) (err error) {
-		ev, final, err = q.applyTx(ctx, qr, taskID, round, st)
+	err = q.b.direct(ctx, func(qr querier) (err error) {
+		ev, final, err = q.applyTx(ctx, qr, taskID, round, ext, st)
 		return err
 	})
 	if err == nil {
@@ -717,111 +772,134 @@ func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.A
 	return final, err
 }
 
-// workSubmit is the submission step: it calls the handler's Submit with
-// the job's idempotency key and records the external id; a polling job
-// then gets its first poll.
-func (q *Queue) workSubmit(ctx context.Context, job *river.Job[submitArgs]) error {
-	a := job.Args
-	j, err := q.Get(ctx, a.TaskID)
-	if err != nil {
-		return err
-	}
-	if j.Final() {
-		return nil
-	}
+// work works the job of taskID from where it is: a pending job is
+// submitted (the handler's Submit, with the job's idempotency key, then
+// the external id recorded); a processing job of a polling tool is polled,
+// and the River job snoozes for the polling interval until the work is
+// done. A webhook job's River job ends after the submission.
+func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, round int64) error {
 	var stored row
-	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, a.TaskID); return err }); err != nil {
+	if err := q.b.direct(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, taskID); return err }); err != nil {
 		return err
 	}
-	if stored.round != a.Round {
-		return nil // a retry superseded this run
+	if stored.Final() || stored.round != round {
+		return nil // finished, or a retry superseded this run
 	}
-	q.log.Info("job step", "step", "submit", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
-	t, ok := q.toolNamed(j.Tool)
+	t, ok := q.toolNamed(stored.Tool)
 	if !ok {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", j.Tool))
+		return q.stepFailed(ctx, job, stepOf(stored), job.MaxAttempts, taskID, round,
+			fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
 	}
 	spec := t.Async.WithDefaults()
-	key := a.TaskID
-	if a.Round > 0 {
-		key = fmt.Sprintf("%s.r%d", a.TaskID, a.Round)
-	}
-	req := tool.AsyncSubmit{TaskID: a.TaskID, IdempotencyKey: key, Tool: j.Tool, Arguments: json.RawMessage(stored.arguments)}
-	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
-		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
-	}
-	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
-	if err != nil {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("submitting: %w", err))
-	}
-	var changed bool
-	err = q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
-		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
-			StatusProcessing, ext, q.now().UnixNano(), a.TaskID, a.Round, StatusPending)
+	submitted := "" // the external id of a submission of this run, not recorded yet
+	switch {
+	case stored.Status == StatusPending:
+		ext, err := q.submit(ctx, job, t, spec, stored)
 		if err != nil {
 			return err
 		}
-		changed = n == 1
-		if changed && spec.Type == tool.AsyncPolling {
-			// The first poll runs at once: River makes a job scheduled
-			// for later available only every few seconds, while a
-			// snoozed one comes back on time.
-			return enqueue(pollArgs{TaskID: a.TaskID, Round: a.Round, IntervalMS: spec.PollingInterval.Milliseconds()},
-				&river.InsertOpts{MaxAttempts: spec.MaxRetries + 1})
+		if spec.Type != tool.AsyncPolling {
+			return q.recordSubmission(ctx, stored, ext) // the webhook finishes it
 		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if changed {
-		j.Status = StatusProcessing
-		q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
-	}
-	return nil
-}
-
-// workPoll is a polling step: it asks the handler how the work goes,
-// records it, and comes back after the interval until the work is done.
-func (q *Queue) workPoll(ctx context.Context, job *river.Job[pollArgs]) error {
-	a := job.Args
-	var stored row
-	if err := q.b.read(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, a.TaskID); return err }); err != nil {
-		return err
-	}
-	if stored.Final() || stored.round != a.Round {
+		// The first poll runs at once, and what it says is recorded
+		// with the external id, in one statement.
+		stored.externalID, submitted = ext, ext
+	case spec.Type != tool.AsyncPolling:
 		return nil
 	}
-	q.log.Info("job step", "step", "poll", "taskId", a.TaskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
-	t, ok := q.toolNamed(stored.Tool)
-	if !ok {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
-	}
+	q.log.Info("job step", "step", "poll", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	st, err := callSafely(func() (tool.AsyncStatus, error) { return t.Handler.Poll(ctx, stored.externalID) })
 	if err == nil {
 		err = st.Check()
 	}
 	if err != nil {
-		return q.stepFailed(ctx, job.JobRow, a.TaskID, a.Round, fmt.Errorf("polling: %w", err))
+		if submitted != "" {
+			if err := q.recordSubmission(ctx, stored, submitted); err != nil {
+				return err
+			}
+		}
+		return q.stepFailed(ctx, job, stepPoll, spec.MaxRetries+1, taskID, round, err)
 	}
-	final, err := q.apply(ctx, a.TaskID, a.Round, st)
+	final, err := q.apply(ctx, taskID, round, submitted, st)
 	if err != nil || final {
 		return err
 	}
-	return river.JobSnooze(time.Duration(a.IntervalMS) * time.Millisecond)
+	return river.JobSnooze(spec.PollingInterval)
 }
 
-// stepFailed fails the job when the step has used its last attempt, and
-// otherwise returns err so River retries the step after a backoff.
-func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, taskID string, round int64, err error) error {
-	if job.Attempt >= job.MaxAttempts {
-		msg := fmt.Sprintf("%v (after %d attempts)", err, job.Attempt)
+// submit is the submission step of a pending job: it calls the handler's
+// Submit with the job's idempotency key and returns the external id.
+func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, spec tool.AsyncSpec, stored row) (string, error) {
+	taskID, round := stored.TaskID, stored.round
+	q.log.Info("job step", "step", "submit", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
+	key := taskID
+	if round > 0 {
+		key = fmt.Sprintf("%s.r%d", taskID, round)
+	}
+	req := tool.AsyncSubmit{TaskID: taskID, IdempotencyKey: key, Tool: stored.Tool, Arguments: json.RawMessage(stored.arguments)}
+	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
+		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
+	}
+	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
+	if err != nil {
+		return "", q.stepFailed(ctx, job, stepSubmit, spec.MaxRetries+1, taskID, round, err)
+	}
+	return ext, nil
+}
+
+// recordSubmission records the external id of a pending job's submission
+// and that the job is processing.
+func (q *Queue) recordSubmission(ctx context.Context, stored row, ext string) error {
+	var changed bool
+	err := q.b.direct(ctx, func(qr querier) error {
+		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
+			StatusProcessing, ext, q.now().UnixNano(), stored.TaskID, stored.round, StatusPending)
+		changed = n == 1
+		return err
+	})
+	if err == nil && changed {
+		j := stored.JobInfo
+		j.Status = StatusProcessing
+		q.publish(tool.JobEvent{Type: tool.JobProgress, Job: j})
+	}
+	return err
+}
+
+// The steps of a job, as its failures are worded ("submitting: …").
+const (
+	stepSubmit = "submitting"
+	stepPoll   = "polling"
+)
+
+// stepOf names the step a job is at.
+func stepOf(r row) string {
+	if r.Status == StatusPending {
+		return stepSubmit
+	}
+	return stepPoll
+}
+
+// stepFailed fails the job when the step has used its last attempt (the
+// step's budget: the tool's retries plus one; River's own count of
+// attempts bounds it too), and otherwise returns err so River retries
+// the job after a backoff. A step's earlier failures are the River job's
+// recorded errors worded as its own.
+func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, step string, budget int, taskID string, round int64, err error) error {
+	err = fmt.Errorf("%s: %w", step, err)
+	failures := 1
+	for _, e := range job.Errors {
+		if strings.HasPrefix(e.Error, step+": ") {
+			failures++
+		}
+	}
+	if failures >= budget || job.Attempt >= job.MaxAttempts {
+		msg := fmt.Sprintf("%v (after %d attempts)", err, failures)
 		if _, _, ferr := q.finish(ctx, taskID, round, StatusFailed, tool.AsyncStatus{Error: msg, Message: "failed"}); ferr != nil {
 			return errors.Join(err, ferr)
 		}
 		return nil
 	}
-	q.log.Warn("job step failed; it is retried", "taskId", taskID, "attempt", job.Attempt, "of", job.MaxAttempts, "err", err)
+	q.log.Warn("job step failed; it is retried", "taskId", taskID, "step", step, "attempt", failures, "of", budget, "err", err)
 	return err
 }
 

@@ -159,6 +159,10 @@ func TestPollingJobCompletesOnce(t *testing.T) {
 		if api.submits[j.TaskID] != 1 {
 			t.Errorf("submits with the job's idempotency key = %v", api.submits)
 		}
+		// Its submission, a failed poll and three polls were one River job.
+		if n := storetest.Count(t, storetest.Open(t, dsn), "river_job"); n != 1 {
+			t.Errorf("River jobs = %d, want 1 for the job's submission and polls", n)
+		}
 		// Another workspace does not see it; another session of it neither.
 		if _, err := q.Job(ctx, tool.Scope{Workspace: "/other"}, j.TaskID); !errors.Is(err, jobs.ErrNotFound) {
 			t.Errorf("other workspace: err = %v", err)
