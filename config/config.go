@@ -207,9 +207,10 @@ type Jobs struct {
 	// Workers is how many job steps (submissions, polls) one process runs
 	// at once.
 	Workers int `yaml:"workers" default:"25"`
-	// StepTimeout bounds one step; a step of a process that died is taken
-	// over by another process (or the restarted one) once it has been
-	// running this long plus 10 s.
+	// StepTimeout bounds one step (a poll; a submission together with the
+	// poll that follows it at once); a step of a process that died is
+	// taken over by another process (or the restarted one) once it has
+	// been running this long plus 10 s.
 	StepTimeout Duration `yaml:"stepTimeout" default:"1m"`
 	// WebhookSecret verifies the webhooks async tools receive on `toolbelt
 	// serve` (the Standard Webhooks scheme): "whsec_" and the base64 of at
