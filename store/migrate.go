@@ -447,6 +447,14 @@ CREATE TABLE node_calls (
 CREATE UNIQUE INDEX node_calls_key ON node_calls (node_id, idem_key);
 CREATE INDEX node_calls_state ON node_calls (state, node_id);
 `},
+	// Where each pairing request came from (the address of the connection
+	// that asked), so one source cannot fill the requests waiting; and at
+	// most one request waiting per node id, so a stranger's hello cannot
+	// replace a node's request.
+	{name: "node pairing sources", sql: `
+ALTER TABLE node_pairings ADD COLUMN source TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX node_pairings_waiting ON node_pairings (node_id) WHERE state = 'pending';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own
