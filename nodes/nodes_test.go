@@ -41,8 +41,14 @@ type gateway struct {
 
 func startGateway(t *testing.T, dsn, id string) *gateway {
 	t.Helper()
+	return startGatewayWith(t, dsn, id, fast)
+}
+
+// startGatewayWith is startGateway with the registry's options o.
+func startGatewayWith(t *testing.T, dsn, id string, o nodes.Options) *gateway {
+	t.Helper()
 	st := storetest.Open(t, dsn)
-	reg := nodes.NewRegistry(st, fast)
+	reg := nodes.NewRegistry(st, o)
 	log := &syncbuf.Buffer{}
 	hub := nodes.NewHub(reg, nodes.HubOptions{ID: id, Logger: slog.New(slog.NewTextHandler(log, nil))})
 	if err := hub.Start(context.Background()); err != nil {
@@ -493,7 +499,9 @@ func TestStrangerCannotTakeANodesPlace(t *testing.T) {
 func TestAnswersOnlyFromTheCallsNode(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, dsn string) {
-		g := startGateway(t, dsn, "gw")
+		// Heartbeats slower than fast: the node's call must not be cut by
+		// a reconnection on a busy machine.
+		g := startGatewayWith(t, dsn, "gw", nodes.Options{Heartbeat: 2 * time.Second, Poll: fast.Poll})
 		ctx := context.Background()
 		n := pair(t, g.reg, g.srv.URL)
 		n.block = make(chan struct{})
@@ -514,6 +522,7 @@ func TestAnswersOnlyFromTheCallsNode(t *testing.T) {
 		if m, err = other.read(t); err != nil || m["type"] != "welcome" {
 			t.Fatalf("welcome: %v %v", m, err)
 		}
+		other.ws.CloseRead(ctx) // it answers the gateway's heartbeats from now on
 
 		got := make(chan tool.Result, 1)
 		var progress []string

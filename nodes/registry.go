@@ -786,7 +786,7 @@ func (r *Registry) check(ctx context.Context, c callRow) error {
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
 		return tx.QueryRow(ctx, "SELECT gateway, seen_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen)
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) { // no row: the node was removed, and nobody holds it
 		return err
 	}
 	stale := time.Since(time.Unix(0, seen)) > r.offlineAfter()
