@@ -15,6 +15,8 @@ type Nodes interface {
 	Pending(ctx context.Context) ([]nodetool.Pairing, error)
 	Approve(ctx context.Context, code, by string) (nodetool.Pairing, error)
 	Reject(ctx context.Context, code, by string) (nodetool.Pairing, error)
+	// Remove unpairs the node whose id or name is ref.
+	Remove(ctx context.Context, ref string) (nodetool.Node, error)
 }
 
 // nodesView is the Nodes page: the paired nodes and the requests waiting.
@@ -64,4 +66,19 @@ func (c *Console) answerPairing(w http.ResponseWriter, r *http.Request, u User, 
 		return
 	}
 	redirect(w, r, "/nodes", fmt.Sprintf("%s the pairing of node %s (code %s).", done, p.Name, p.Code))
+}
+
+// removeNode unpairs the node of the path's id, as toolbelt nodes remove
+// does: it must pair again.
+func (c *Console) removeNode(w http.ResponseWriter, r *http.Request, _ User) {
+	if c.opts.Nodes == nil {
+		redirect(w, r, "/nodes", "Nothing was done: this server has no nodes.")
+		return
+	}
+	n, err := c.opts.Nodes.Remove(r.Context(), r.PathValue("id"))
+	if err != nil {
+		redirect(w, r, "/nodes", "Nothing was done: "+err.Error())
+		return
+	}
+	redirect(w, r, "/nodes", fmt.Sprintf("Removed node %s (%s): it must pair again to connect.", n.Name, n.ID))
 }

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"net/http"
@@ -104,7 +105,37 @@ func TestNodesPageApprovesAPairing(t *testing.T) {
 	if to, _ := url.Parse(res.Header.Get("Location")); !strings.Contains(to.Query().Get("flash"), "Nothing was done") {
 		t.Errorf("rejecting an answered request: %d, to %s", res.StatusCode, res.Header.Get("Location"))
 	}
-	if n, err := reg.Nodes(context.Background()); err != nil || len(n) != 1 || n[0].ApprovedBy != "console:owner" {
-		t.Errorf("the paired nodes: %+v, %v", n, err)
+	n, err := reg.Nodes(context.Background())
+	if err != nil || len(n) != 1 || n[0].ApprovedBy != "console:owner" {
+		t.Fatalf("the paired nodes: %+v, %v", n, err)
+	}
+
+	// The owner removes the node: it is refused and stops; a viewer has no
+	// Remove.
+	remove := `action="/nodes/` + n[0].ID + `/remove"`
+	if _, page := get(t, viewer, s.srv.URL+"/nodes"); strings.Contains(page, remove) {
+		t.Errorf("the viewer's Nodes page offers a removal")
+	} else if status, _ := post(t, viewer, s.srv.URL+"/nodes/"+n[0].ID+"/remove", url.Values{"csrf": {csrfOf(t, page)}}); status != http.StatusForbidden {
+		t.Errorf("the viewer's removal: %d, want 403", status)
+	}
+	_, page = get(t, owner, s.srv.URL+"/nodes")
+	if !strings.Contains(page, remove) {
+		t.Fatalf("the owner's Nodes page offers no removal of %s:\n%s", n[0].ID, page)
+	}
+	res, err = owner.PostForm(s.srv.URL+"/nodes/"+n[0].ID+"/remove", url.Values{"csrf": {csrfOf(t, page)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if to, _ := url.Parse(res.Header.Get("Location")); res.StatusCode != http.StatusSeeOther || !strings.Contains(to.Query().Get("flash"), "Removed node lab") {
+		t.Errorf("the removal: %d, to %s", res.StatusCode, res.Header.Get("Location"))
+	}
+	var refused *nodes.RefusedError
+	if err := <-ran; !errors.As(err, &refused) || !strings.Contains(err.Error(), "the owner removed this node") {
+		t.Errorf("the removed node: %v", err)
+	}
+	ran <- nil // for the deferred wait
+	if n, err := reg.Nodes(context.Background()); err != nil || len(n) != 0 {
+		t.Errorf("the paired nodes after the removal: %+v, %v", n, err)
 	}
 }

@@ -86,6 +86,7 @@ func (c *Console) actions() []Action {
 		{Pattern: "/mode", Owner: true, Do: c.switchMode},
 		{Pattern: "/nodes/pairings/{code}/approve", Owner: true, Do: c.approveNode},
 		{Pattern: "/nodes/pairings/{code}/reject", Owner: true, Do: c.rejectNode},
+		{Pattern: "/nodes/{id}/remove", Owner: true, Do: c.removeNode},
 	}
 }
 

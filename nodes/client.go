@@ -145,6 +145,7 @@ func (c *Client) Run(ctx context.Context) error {
 		url := urls[i%len(urls)]
 		connected, err := c.session(ctx, url, &id)
 		var refused *RefusedError
+		var busy websocket.CloseError
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -152,6 +153,10 @@ func (c *Client) Run(ctx context.Context) error {
 			return err
 		case errors.Is(err, errPaired):
 			continue // connect with the token now
+		case errors.As(err, &busy) && busy.Code == websocket.StatusTryAgainLater:
+			failures++
+			c.Say("the gateway %s cannot take the node now (%s); trying again", url, busy.Reason)
+			i++
 		case connected:
 			failures = 0
 			c.Say("lost the gateway %s (%v); reconnecting", url, err)

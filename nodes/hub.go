@@ -2,6 +2,7 @@ package nodes
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
+	"github.com/toolbelt/toolbelt/internal/randid"
 	"github.com/toolbelt/toolbelt/tool"
 	nodetool "github.com/toolbelt/toolbelt/tools/nodes"
 )
@@ -41,7 +43,10 @@ type Hub struct {
 // HubOptions configure a Hub.
 type HubOptions struct {
 	// ID names the gateway in the store (its address, say); the nodes it
-	// holds and the calls it runs carry it. Required.
+	// holds and the calls it runs carry it, with a suffix of the hub's own
+	// (Hub.ID), so that two gateways started with one ID — one
+	// configuration on one host — never take each other's nodes or calls.
+	// Required.
 	ID string
 	// Logger receives what happens to the connections.
 	Logger *slog.Logger
@@ -67,10 +72,15 @@ type link struct {
 // NewHub returns the hub of the gateway o.ID over reg; Start it to send
 // calls.
 func NewHub(reg *Registry, o HubOptions) *Hub {
-	return &Hub{reg: reg, id: o.ID, log: o.Logger, announce: o.Announce, conns: map[string]*link{}}
+	id := o.ID
+	if id != "" {
+		id += "#" + randid.New("", 3)
+	}
+	return &Hub{reg: reg, id: id, log: o.Logger, announce: o.Announce, conns: map[string]*link{}}
 }
 
-// ID returns the gateway's name in the store.
+// ID returns the gateway's name in the store: HubOptions.ID, '#', and a
+// suffix of this hub's own ("127.0.0.1:7420#3f9a0c").
 func (h *Hub) ID() string { return h.id }
 
 // Start starts sending the queued calls of the nodes connected here.
@@ -117,18 +127,29 @@ func (h *Hub) Stop(ctx context.Context) error {
 	}
 }
 
+// pruneEvery is how often a hub prunes the calls to nodes (Registry.prune).
+const pruneEvery = time.Hour
+
 // dispatch sends queued calls and cancels to the nodes held here, when a
-// call is queued in this process and every Poll for the others.
+// call is queued in this process and every Poll for the others; and
+// prunes the calls' rows when it starts and every pruneEvery.
 func (h *Hub) dispatch(ctx context.Context) {
 	defer close(h.done)
 	t := time.NewTicker(h.reg.o.Poll)
 	defer t.Stop()
+	var pruned time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-h.reg.queued:
+		}
+		if time.Since(pruned) >= pruneEvery {
+			pruned = time.Now()
+			if err := h.reg.prune(ctx); err != nil && ctx.Err() == nil {
+				h.log.Warn("pruning the calls to nodes", "err", err)
+			}
 		}
 		h.mu.Lock()
 		links := make([]*link, 0, len(h.conns))
@@ -217,28 +238,53 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = ws.Close(websocket.StatusProtocolError, "a node opens with its hello")
 		return
 	}
+	if !validID(hello.Node) || len(hello.Name) > maxName {
+		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("a node's id is at most 64 letters, digits, '.', '_' or '-', and its name at most %d bytes", maxName))
+		return
+	}
 	if hello.Version != ProtocolVersion {
 		_ = ws.Close(websocket.StatusPolicyViolation, fmt.Sprintf("the gateway speaks nodes protocol %d, the node %d: run the same toolbelt on both", ProtocolVersion, hello.Version))
 		return
 	}
 	if hello.Token == "" {
-		h.pair(ctx, ws, hello)
+		h.pair(ctx, ws, hello, r.RemoteAddr)
 		return
 	}
-	if err := h.reg.authenticate(ctx, hello.Node, hello.Token); err != nil {
+	switch err := h.reg.authenticate(ctx, hello.Node, hello.Token); {
+	case errors.Is(err, errUnknownNode):
 		h.log.Warn("refused a node", "node", hello.Node, "name", hello.Name, "from", r.RemoteAddr, "err", err)
 		closeWith(ws, websocket.StatusPolicyViolation, err.Error())
+		return
+	case err != nil:
+		h.unavailable(ws, "checking a node's token", err, "node", hello.Node, "from", r.RemoteAddr)
 		return
 	}
 	h.serve(ctx, ws, hello)
 }
 
-// pair asks the owner to pair the node of hello, and gives it its token
-// once they approve.
-func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message) {
-	p, err := h.reg.requestPairing(ctx, hello.Node, hello.Name, hello.Info, h.id)
-	if err != nil {
-		closeWith(ws, websocket.StatusTryAgainLater, err.Error())
+// unavailable closes ws with 1013 (try again later: the node retries)
+// because of the store's err, which is logged here, never sent.
+func (h *Hub) unavailable(ws *websocket.Conn, doing string, err error, attrs ...any) {
+	h.log.Error(doing+" failed", append(attrs, "err", err)...)
+	_ = ws.Close(websocket.StatusTryAgainLater, "the gateway cannot reach its store now: try again later")
+}
+
+// pair asks the owner to pair the node of hello, connected from
+// remoteAddr, and gives it its token once they approve.
+func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message, remoteAddr string) {
+	p, err := h.reg.requestPairing(ctx, hello.Node, hello.Name, hello.Info, Source(remoteAddr), h.id)
+	var refused *pairingRefused
+	switch {
+	case errors.As(err, &refused):
+		h.log.Warn("refused a pairing request", "node", hello.Node, "name", hello.Name, "from", remoteAddr, "why", refused.Reason)
+		code := websocket.StatusTryAgainLater
+		if refused.Permanent {
+			code = websocket.StatusPolicyViolation
+		}
+		closeWith(ws, code, refused.Reason)
+		return
+	case err != nil:
+		h.unavailable(ws, "recording a pairing request", err, "node", hello.Node, "from", remoteAddr)
 		return
 	}
 	h.log.Info("a node asks to pair", "node", hello.Node, "name", hello.Name, "code", p.Code)
@@ -261,6 +307,11 @@ func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message) {
 		}
 		got, err := h.reg.pairing(ctx, p.Code)
 		switch {
+		case err != nil && !errors.Is(err, sql.ErrNoRows) && time.Now().Before(p.Expires):
+			// The store failed for now: the request still waits.
+			if ctx.Err() == nil {
+				h.log.Warn("reading a pairing request", "code", p.Code, "err", err)
+			}
 		case err != nil || time.Now().After(got.Expires):
 			_ = h.reg.removePairing(ctx, p.Code)
 			_ = ws.Close(websocket.StatusPolicyViolation, "the pairing request expired: start the node again for a new code")
@@ -272,7 +323,7 @@ func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message) {
 		case got.State == "approved":
 			token, err := h.reg.completePairing(ctx, got, hello.Capabilities)
 			if err != nil {
-				closeWith(ws, websocket.StatusInternalError, err.Error())
+				h.unavailable(ws, "completing a pairing", err, "node", hello.Node, "code", p.Code)
 				return
 			}
 			h.log.Info("paired a node", "node", hello.Node, "name", hello.Name, "by", got.DecidedBy)
@@ -318,7 +369,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, hello message) {
 		h.log.Info("a node left", "node", l.node, "name", hello.Name)
 	}()
 	if err := h.reg.attach(ctx, l.node, h.id, slices.Clip(l.caps), hello.Info); err != nil {
-		_ = ws.Close(websocket.StatusInternalError, "recording the connection failed")
+		h.unavailable(ws, "recording a node's connection", err, "node", l.node)
 		return
 	}
 	if err := wsjson.Write(ctx, ws, message{Type: typeWelcome, Gateway: h.id}); err != nil {
@@ -342,20 +393,31 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, hello message) {
 			return
 		}
 		wctx := context.WithoutCancel(ctx)
+		if m.Type != typeProgress && m.Type != typeResult {
+			continue
+		}
+		// A node answers only the calls sent to it over this connection.
+		l.mu.Lock()
+		ours := l.sent[m.ID]
+		if m.Type == typeResult {
+			delete(l.sent, m.ID)
+		}
+		l.mu.Unlock()
+		if !ours {
+			h.log.Warn("ignored a node's answer to a call not sent to it", "node", l.node, "name", hello.Name, "type", m.Type, "call", m.ID)
+			continue
+		}
 		switch m.Type {
 		case typeProgress:
-			if err := h.reg.progress(wctx, m.ID, h.id, m.Text); err != nil {
+			if err := h.reg.progress(wctx, m.ID, l.node, h.id, m.Text); err != nil {
 				h.log.Warn("recording a node's progress", "node", l.node, "err", err)
 			}
 		case typeResult:
-			l.mu.Lock()
-			delete(l.sent, m.ID)
-			l.mu.Unlock()
 			res := tool.Errorf("the node answered without a result")
 			if m.Result != nil {
 				res = *m.Result
 			}
-			if err := h.reg.finish(wctx, m.ID, h.id, res); err != nil {
+			if err := h.reg.finish(wctx, m.ID, l.node, h.id, res); err != nil {
 				h.log.Warn("recording a node's result", "node", l.node, "err", err)
 			}
 		}
@@ -382,7 +444,16 @@ func (h *Hub) heartbeat(ctx context.Context, l *link) {
 			}
 			return
 		}
-		if err := h.reg.beat(ctx, l.node, h.id); err != nil && ctx.Err() == nil {
+		switch err := h.reg.beat(ctx, l.node, h.id); {
+		case errors.Is(err, errRemoved):
+			h.log.Info("closing a removed node's connection", "node", l.node)
+			closeWith(l.ws, websocket.StatusPolicyViolation, err.Error())
+			return
+		case errors.Is(err, errElsewhere):
+			h.log.Info("closing a node's connection held by another gateway now", "node", l.node)
+			_ = l.ws.Close(websocket.StatusGoingAway, err.Error())
+			return
+		case err != nil && ctx.Err() == nil:
 			h.log.Warn("recording a heartbeat", "node", l.node, "err", err)
 		}
 	}
@@ -395,4 +466,21 @@ func closeWith(ws *websocket.Conn, code websocket.StatusCode, reason string) {
 		reason = strings.ToValidUTF8(reason[:120], "") + "…"
 	}
 	_ = ws.Close(code, reason)
+}
+
+// maxName bounds the name a node gives itself.
+const maxName = 100
+
+// validID says whether id can be a node's id: what LoadIdentity makes
+// ("node-" and hexadecimal digits) or another short plain word.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

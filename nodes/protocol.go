@@ -3,6 +3,8 @@ package nodes
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -21,7 +23,10 @@ const ProtocolVersion = 1
 // hello (with its token once paired); the gateway answers welcome, or,
 // for a node without a token, pairing (the code), then paired (the
 // token) once the owner approves; a refusal closes the connection with
-// status 1008 and the reason. Then the gateway sends call and cancel,
+// status 1008 (policy violation) and the reason, and the node stops; a
+// gateway that cannot take the node now (its store fails, too many
+// requests wait) closes it with 1013 (try again later), and the node
+// tries again with backoff. Then the gateway sends call and cancel,
 // the node progress and result. Heartbeats are WebSocket pings, both
 // ways.
 type message struct {
@@ -83,3 +88,30 @@ func endpoint(addr string) (string, error) {
 }
 
 var errScheme = errors.New("a gateway's URL is http://, https://, ws:// or wss://")
+
+// CheckTransport returns an error when the gateway at addr (as
+// Client.Gateways has it) is reached over plain ws:// (an http:// or ws://
+// URL) on another machine than this one: the node's token and the calls
+// would cross the network unencrypted. wss:// (https://) and the loopback
+// interface are fine.
+func CheckTransport(addr string) error {
+	ws, err := endpoint(addr)
+	if err != nil {
+		return err
+	}
+	u, err := url.Parse(ws)
+	if err != nil {
+		return err
+	}
+	if u.Scheme == "wss" || u.Hostname() == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", addr, ErrInsecure)
+}
+
+// ErrInsecure is CheckTransport's error of a plain ws:// gateway on
+// another machine.
+var ErrInsecure = errors.New("plain ws:// to another machine: the node's token and its calls would cross the network unencrypted")

@@ -23,6 +23,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -39,11 +41,19 @@ const (
 	DefaultPoll       = 100 * time.Millisecond
 	DefaultPairingTTL = 10 * time.Minute
 	// maxPending bounds the pairing requests waiting at once, so that
-	// strangers cannot fill the store.
-	maxPending = 32
+	// strangers cannot fill the store; maxPendingPerSource bounds those of
+	// one source (an IP address, an IPv6 /64), so that one stranger cannot
+	// fill the rest.
+	maxPending          = 32
+	maxPendingPerSource = 4
 	// takeWithin is how long a queued call waits for the gateway holding
-	// its node to take it before it fails (it did not run).
+	// its node to take it before it fails (it did not run): its caller has
+	// given up on it by then, so no gateway sends it later.
 	takeWithin = 30 * time.Second
+	// CallRetention is how long the row of a finished call to a node is
+	// kept (and so how long its idempotency key answers a retry); the
+	// gateways prune older ones.
+	CallRetention = 7 * 24 * time.Hour
 )
 
 // The states of a call to a node.
@@ -272,28 +282,78 @@ func (r *Registry) decide(ctx context.Context, code, by, state string) (nodetool
 	return p, err
 }
 
-// requestPairing records the pairing request of the node id, waiting on
-// gateway, and returns its code.
-func (r *Registry) requestPairing(ctx context.Context, id, name string, info map[string]string, gateway string) (nodetool.Pairing, error) {
+// pairingRefused is why a node's request to pair is not recorded: a
+// limit, or the node id is taken. Its text is for the node; the gateway
+// closes the connection with Permanent's status.
+type pairingRefused struct {
+	Reason string
+	// Permanent says that asking again will not help (the id is paired);
+	// otherwise the node may try again later.
+	Permanent bool
+}
+
+func (e *pairingRefused) Error() string { return e.Reason }
+
+// requestPairing records the pairing request of the node id, made from
+// source (the asking connection's address, see Source) and waiting on
+// gateway, and returns its code. It refuses (*pairingRefused) an id that
+// is paired or has a request already — a stranger's hello replaces
+// neither — and a request beyond the limits of those waiting.
+func (r *Registry) requestPairing(ctx context.Context, id, name string, info map[string]string, source, gateway string) (nodetool.Pairing, error) {
 	now := time.Now()
 	p := nodetool.Pairing{Code: newCode(), NodeID: id, Name: name, Info: info, Gateway: gateway, Requested: now, Expires: now.Add(r.o.PairingTTL), State: "pending"}
 	infoJSON, _ := json.Marshal(info)
 	err := r.st.Write(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, "DELETE FROM node_pairings WHERE expires_ns <= ? OR node_id = ?", now.UnixNano(), id); err != nil {
+		if _, err := tx.Exec(ctx, "DELETE FROM node_pairings WHERE expires_ns <= ?", now.UnixNano()); err != nil {
 			return err
 		}
-		var n int
-		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM node_pairings WHERE state = ?", "pending").Scan(&n); err != nil {
+		var paired, asked, waiting, fromSource int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM nodes WHERE id = ?", id).Scan(&paired); err != nil {
 			return err
 		}
-		if n >= maxPending {
-			return fmt.Errorf("%d pairing requests are already waiting: approve or reject them first (toolbelt nodes)", n)
+		if paired > 0 {
+			return &pairingRefused{Permanent: true, Reason: fmt.Sprintf("node id %s is paired already: a node that lost its token pairs again under a new id (toolbelt node --pair)", id)}
 		}
-		_, err := tx.Exec(ctx, "INSERT INTO node_pairings ("+pairingColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			p.Code, id, name, string(infoJSON), gateway, now.UnixNano(), p.Expires.UnixNano(), "pending", "")
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM node_pairings WHERE node_id = ?", id).Scan(&asked); err != nil {
+			return err
+		}
+		if asked > 0 {
+			return &pairingRefused{Reason: fmt.Sprintf("a pairing request of node id %s is waiting already; try again when it is answered or expires", id)}
+		}
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*), COALESCE(SUM(CASE WHEN source = ? THEN 1 ELSE 0 END), 0) FROM node_pairings WHERE state = ?", source, "pending").
+			Scan(&waiting, &fromSource); err != nil {
+			return err
+		}
+		if waiting >= maxPending {
+			return &pairingRefused{Reason: fmt.Sprintf("%d pairing requests are already waiting: the owner answers them first (toolbelt nodes)", waiting)}
+		}
+		if fromSource >= maxPendingPerSource {
+			return &pairingRefused{Reason: fmt.Sprintf("%d pairing requests from this address are already waiting: the owner answers them first (toolbelt nodes)", fromSource)}
+		}
+		_, err := tx.Exec(ctx, "INSERT INTO node_pairings ("+pairingColumns+", source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			p.Code, id, name, string(infoJSON), gateway, now.UnixNano(), p.Expires.UnixNano(), "pending", "", source)
 		return err
 	})
 	return p, err
+}
+
+// Source is the pairing source of a connection from remoteAddr (an
+// http.Request's RemoteAddr): its IP address, or for IPv6 its /64 (one
+// machine's usual share).
+func Source(remoteAddr string) string {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	ip = ip.Unmap()
+	if ip.Is4() || ip.IsLoopback() {
+		return ip.String()
+	}
+	return netip.PrefixFrom(ip, 64).Masked().String()
 }
 
 // pairing returns the pairing request with code; sql.ErrNoRows when none.
@@ -314,9 +374,8 @@ func (r *Registry) completePairing(ctx context.Context, p nodetool.Pairing, caps
 	capsJSON, _ := json.Marshal(caps)
 	infoJSON, _ := json.Marshal(p.Info)
 	err := r.st.Write(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, "DELETE FROM nodes WHERE id = ?", p.NodeID); err != nil {
-			return err
-		}
+		// A paired node's record is never replaced: requestPairing refuses
+		// its id, and an id paired meanwhile fails here.
 		if _, err := tx.Exec(ctx, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			p.NodeID, p.Name, string(capsJSON), string(infoJSON), time.Now().UnixNano(), p.DecidedBy, "", 0, tokenHash(token)); err != nil {
 			return err
@@ -375,12 +434,63 @@ func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string
 	})
 }
 
-// beat records that the node id answered gateway's heartbeat.
+// beat records that the node id answered gateway's heartbeat. It says
+// whether gateway still holds the node: errRemoved when the owner removed
+// it, errElsewhere when another gateway holds it now.
 func (r *Registry) beat(ctx context.Context, id, gateway string) error {
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ? WHERE id = ? AND gateway = ?", time.Now().UnixNano(), id, gateway)
-		return err
+		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ? WHERE id = ? AND gateway = ?", time.Now().UnixNano(), id, gateway)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			return nil
+		}
+		var paired int
+		if err := tx.QueryRow(ctx, "SELECT COUNT(*) FROM nodes WHERE id = ?", id).Scan(&paired); err != nil {
+			return err
+		}
+		if paired == 0 {
+			return errRemoved
+		}
+		return errElsewhere
 	})
+}
+
+// Why beat finds that a gateway no longer holds a node.
+var (
+	errRemoved   = errors.New("the owner removed this node (toolbelt nodes remove): it must pair again (toolbelt node --pair)")
+	errElsewhere = errors.New("another gateway holds the node's connection now")
+)
+
+// Remove unpairs the node whose id or name is ref: its record goes (its
+// token no longer admits it, so it must pair again), its queued calls
+// fail and its running ones are interrupted; the gateway holding its
+// connection closes it at the next heartbeat. It returns the node as it
+// was.
+func (r *Registry) Remove(ctx context.Context, ref string) (nodetool.Node, error) {
+	n, err := r.Node(ctx, ref)
+	if err != nil {
+		return n, err
+	}
+	err = r.st.Write(ctx, func(tx *store.Tx) error {
+		res, err := tx.Exec(ctx, "DELETE FROM nodes WHERE id = ?", n.ID)
+		if err != nil {
+			return err
+		}
+		if k, _ := res.RowsAffected(); k == 0 {
+			return &nodetool.Refused{Reason: fmt.Sprintf("node %s (%s) was removed already", n.Name, n.ID)}
+		}
+		if _, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE node_id = ? AND state = ?",
+			failed, outcome(tool.Errorf("the call to the node failed: the owner removed node %s before it took the call, which did not run", n.Name)), time.Now().UnixNano(), n.ID, queued); err != nil {
+			return err
+		}
+		return interruptRunning(ctx, tx, n.ID, "", "the owner removed node "+n.Name)
+	})
+	if err != nil {
+		return n, fmt.Errorf("removing node %s: %w", n.Name, err)
+	}
+	return n, nil
 }
 
 // detach records that gateway lost the node id's connection, and
@@ -420,11 +530,17 @@ type call struct {
 	Params         json.RawMessage
 }
 
-// take claims the queued calls of node for gateway.
+// take claims the queued calls of node for gateway, if gateway holds the
+// node. A call its caller cancelled, or older than takeWithin (its caller
+// has given up), is not sent: it fails, saying it did not run.
 func (r *Registry) take(ctx context.Context, node, gateway string) ([]call, error) {
 	var out []call
 	err := r.st.Write(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id, capability, params FROM node_calls WHERE node_id = ? AND state = ? ORDER BY created_ns", node, queued)
+		if err := abandon(ctx, tx, "node_id = ? AND", node); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT id, capability, params FROM node_calls WHERE node_id = ? AND state = ? "+
+			"AND EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = ?) ORDER BY created_ns", node, queued, gateway)
 		if err != nil {
 			return err
 		}
@@ -458,6 +574,30 @@ func (r *Registry) take(ctx context.Context, node, gateway string) ([]call, erro
 	return out, err
 }
 
+// abandon fails the queued calls (those matching where, a condition
+// ending in AND, with args) that their callers cancelled or gave up on:
+// older than takeWithin.
+func abandon(ctx context.Context, tx *store.Tx, where string, args ...any) error {
+	now := time.Now()
+	args = append([]any{failed, outcome(tool.Errorf("the call to the node failed: its caller gave up on it before a gateway took it; it did not run")), now.UnixNano()}, args...)
+	args = append(args, queued, now.Add(-takeWithin).UnixNano())
+	_, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE "+where+" state = ? AND (cancel OR created_ns < ?)", args...)
+	return err
+}
+
+// prune fails the calls nobody took (see abandon) and deletes the rows of
+// the calls that finished more than CallRetention ago.
+func (r *Registry) prune(ctx context.Context) error {
+	return r.st.Write(ctx, func(tx *store.Tx) error {
+		if err := abandon(ctx, tx, ""); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, "DELETE FROM node_calls WHERE state IN (?, ?, ?) AND updated_ns < ?",
+			done, failed, interrupted, time.Now().Add(-CallRetention).UnixNano())
+		return err
+	})
+}
+
 // cancelled returns which of the calls gateway runs were cancelled by
 // their callers.
 func (r *Registry) cancelled(ctx context.Context, gateway string) (map[string]bool, error) {
@@ -480,24 +620,24 @@ func (r *Registry) cancelled(ctx context.Context, gateway string) (map[string]bo
 	return out, err
 }
 
-// progress records what the call id reported last.
-func (r *Registry) progress(ctx context.Context, id, gateway, text string) error {
+// progress records what the call id of node reported last.
+func (r *Registry) progress(ctx context.Context, id, node, gateway, text string) error {
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE node_calls SET progress = ?, updated_ns = ? WHERE id = ? AND gateway = ? AND state = ?",
-			text, time.Now().UnixNano(), id, gateway, running)
+		_, err := tx.Exec(ctx, "UPDATE node_calls SET progress = ?, updated_ns = ? WHERE id = ? AND node_id = ? AND gateway = ? AND state = ?",
+			text, time.Now().UnixNano(), id, node, gateway, running)
 		return err
 	})
 }
 
-// finish records the node's result of the call id.
-func (r *Registry) finish(ctx context.Context, id, gateway string, res tool.Result) error {
+// finish records node's result of its call id.
+func (r *Registry) finish(ctx context.Context, id, node, gateway string, res tool.Result) error {
 	state := done
 	if res.IsError {
 		state = failed
 	}
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		_, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE id = ? AND gateway = ? AND state = ?",
-			state, outcome(res), time.Now().UnixNano(), id, gateway, running)
+		_, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE id = ? AND node_id = ? AND gateway = ? AND state = ?",
+			state, outcome(res), time.Now().UnixNano(), id, node, gateway, running)
 		return err
 	})
 }
@@ -646,7 +786,7 @@ func (r *Registry) check(ctx context.Context, c callRow) error {
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
 		return tx.QueryRow(ctx, "SELECT gateway, seen_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen)
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, sql.ErrNoRows) { // no row: the node was removed, and nobody holds it
 		return err
 	}
 	stale := time.Since(time.Unix(0, seen)) > r.offlineAfter()

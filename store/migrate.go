@@ -461,6 +461,18 @@ CREATE TABLE channel_state (
 );
 CREATE INDEX channel_state_expires ON channel_state (expires_ns);
 `},
+	// Where each pairing request came from (the address of the connection
+	// that asked), so one source cannot fill the requests waiting; and at
+	// most one request waiting per node id, so a stranger's hello cannot
+	// replace a node's request. Requests an earlier version let pile up
+	// for one node id are left at the newest, so the index can be made.
+	{name: "node pairing sources", sql: `
+ALTER TABLE node_pairings ADD COLUMN source TEXT NOT NULL DEFAULT '';
+DELETE FROM node_pairings WHERE state = 'pending' AND EXISTS (
+	SELECT 1 FROM node_pairings newer WHERE newer.node_id = node_pairings.node_id AND newer.state = 'pending'
+	AND (newer.created_ns > node_pairings.created_ns OR (newer.created_ns = node_pairings.created_ns AND newer.code > node_pairings.code)));
+CREATE UNIQUE INDEX node_pairings_waiting ON node_pairings (node_id) WHERE state = 'pending';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own

@@ -168,6 +168,8 @@ func TestBashCompletion(t *testing.T) {
 		{[]string{"toolbelt", "call", "test_greet", "--ar"}, "--args --args-file"},
 		{[]string{"toolbelt", "mcp", "servers", "--j"}, "--json"},
 		{[]string{"toolbelt", "audit", "ver"}, "verify"},
+		{[]string{"toolbelt", "nodes", ""}, "list approve reject remove"},
+		{[]string{"toolbelt", "node", "--ins"}, "--insecure"},
 	} {
 		if got := complete(tc.words...); got != tc.want {
 			t.Errorf("%q: completed %q, want %q", tc.words, got, tc.want)
@@ -231,6 +233,7 @@ func TestFishCompletion(t *testing.T) {
 		{"toolbelt audit ver", "verify"},
 		{"toolbelt call x --ar", "--args --args-file"},
 		{"toolbelt init --mc", "--mcp-json"},
+		{"toolbelt nodes ", "approve list reject remove"},
 	} {
 		cmd := exec.Command(fish, "--no-config", "-c", "source "+shellQuote(script)+"; complete -C "+shellQuote(tc.line))
 		cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "XDG_CONFIG_HOME="+t.TempDir())
@@ -273,6 +276,7 @@ _describe() { local a; for a in ${(P)2}; do print -- ${a%%:*}; done }
 		{[]string{"toolbelt", "mcp", ""}, "stdio servers add login logout"},
 		{[]string{"toolbelt", "audit", ""}, "list verify head"},
 		{[]string{"toolbelt", "--config", "x.yaml", "approvals", ""}, "list revoke"},
+		{[]string{"toolbelt", "nodes", ""}, "list approve reject remove"},
 		{[]string{"toolbelt", "init", "--"}, "--help --verbose --config --data --version --provider --model --base-url --no-test --yes --client --mcp-json --force"},
 	} {
 		prog := "source " + shellQuote(script) + "\n" + stubs + "words=("

@@ -25,14 +25,25 @@ import (
 // nodeCmd runs this machine as a node of a gateway.
 type nodeCmd struct {
 	workspaceFlags
-	Gateway []string `required:"" help:"The gateway's URL (toolbelt serve's, e.g. http://HOST:7420); repeat it for gateways sharing one PostgreSQL store: the node connects to the first that answers, and moves to the next when it goes." placeholder:"URL"`
-	Name    string   `help:"The node's name, shown to the owner (default: the host name)."`
-	State   string   `help:"Directory of the node's identity and token (default: node/ in the data directory)." placeholder:"DIR"`
-	Pair    bool     `help:"Forget the node's token and ask the gateway to pair it again."`
-	Offer   []string `help:"The capabilities to offer (default: all of run, notify, read, write, status)." placeholder:"CAP,…"`
+	Gateway  []string `required:"" help:"The gateway's URL (toolbelt serve's, e.g. http://HOST:7420); repeat it for gateways sharing one PostgreSQL store: the node connects to the first that answers, and moves to the next when it goes." placeholder:"URL"`
+	Name     string   `help:"The node's name, shown to the owner (default: the host name)."`
+	State    string   `help:"Directory of the node's identity and token (default: node/ in the data directory)." placeholder:"DIR"`
+	Pair     bool     `help:"Forget the node's token and ask the gateway to pair it again."`
+	Offer    []string `help:"The capabilities to offer (default: all of run, notify, read, write, status)." placeholder:"CAP,…"`
+	Insecure bool     `help:"Allow a gateway on another machine over plain http:// or ws:// (unencrypted: its token and calls can be read on the way); use it only on a network you trust. wss:// (https://) and this machine's loopback need no flag."`
 }
 
 func (c *nodeCmd) Run(e *env) error {
+	if !c.Insecure {
+		for _, g := range c.Gateway {
+			switch err := nodes.CheckTransport(g); {
+			case errors.Is(err, nodes.ErrInsecure):
+				return fmt.Errorf("--gateway %v: use wss:// (https://, a TLS proxy in front of toolbelt serve), or pass --insecure on a network you trust", err)
+			case err != nil:
+				return fmt.Errorf("--gateway %q: %w", g, err)
+			}
+		}
+	}
 	for _, o := range c.Offer {
 		if !slices.Contains(nodes.AllCapabilities, o) {
 			return fmt.Errorf("--offer %s: not a capability; use some of %s", o, strings.Join(nodes.AllCapabilities, ", "))
@@ -134,6 +145,7 @@ type nodesCmd struct {
 	List    nodesListCmd   `cmd:"" default:"withargs" help:"List the paired nodes (online or not, where, last seen) and the pairing requests waiting (the default)."`
 	Approve nodesAnswerCmd `cmd:"" help:"Approve a node's pairing request by the code it shows: it gets its token and connects."`
 	Reject  nodesRejectCmd `cmd:"" help:"Reject a node's pairing request by the code it shows: it is refused and stops."`
+	Remove  nodesRemoveCmd `cmd:"" help:"Unpair a node (by name or id): its connection is closed and its token no longer admits it; it must pair again."`
 }
 
 type nodesListCmd struct {
@@ -238,6 +250,34 @@ func (c *nodesAnswerCmd) answer(e *env, approve bool) error {
 		return writeJSON(e.stdout, p)
 	}
 	_, err = fmt.Fprintf(e.stdout, "Pairing %s of node %s (%s): %s; the gateway %s tells the node.\n", p.Code, p.Name, p.NodeID, p.State, p.Gateway)
+	return err
+}
+
+type nodesRemoveCmd struct {
+	Node string `arg:"" help:"The node's name or id (toolbelt nodes lists them)."`
+	JSON bool   `name:"json" help:"Print the removed node as JSON: {id, name, capabilities, info, online, gateway, lastSeen, pairedAt, approvedBy}."`
+}
+
+// Run removes the node: the store forgets it, and the gateway holding its
+// connection closes it at its next heartbeat.
+func (c *nodesRemoveCmd) Run(e *env) error {
+	reg, err := e.nodes()
+	if err != nil {
+		return err
+	}
+	n, err := reg.Remove(context.Background(), c.Node)
+	var refused *nodetool.Refused
+	if errors.As(err, &refused) {
+		printError(e.stderr, err)
+		return exitCode(exitToolError)
+	}
+	if err != nil {
+		return err
+	}
+	if c.JSON {
+		return writeJSON(e.stdout, n)
+	}
+	_, err = fmt.Fprintf(e.stdout, "Removed node %s (%s): its connection closes, and it must pair again (toolbelt node --pair).\n", n.Name, n.ID)
 	return err
 }
 

@@ -78,6 +78,22 @@ func (p *nodeProcess) await(t *testing.T, re string) []string {
 	}
 }
 
+// exit waits for the node to exit (it was refused) and returns its exit
+// code.
+func (p *nodeProcess) exit(t *testing.T) int {
+	t.Helper()
+	guard := time.After(60 * time.Second) // against hanging, not a timing assertion
+	for open := true; open; {
+		select {
+		case _, open = <-p.lines:
+		case <-guard:
+			t.Fatal("the node still runs")
+		}
+	}
+	_ = p.cmd.Wait()
+	return p.cmd.ProcessState.ExitCode()
+}
+
 // listNodes runs toolbelt nodes --json with env.
 func listNodes(t *testing.T, env []string) listedNodes {
 	t.Helper()
@@ -127,7 +143,7 @@ func TestNodePairedThroughTheCLI(t *testing.T) {
 	if !strings.Contains(r.stdout, "Pairing "+code+" of node lab") || !strings.Contains(r.stdout, "approved") {
 		t.Errorf("approve: %s", r.stdout)
 	}
-	node.await(t, `connected to 127\.0\.0\.1:\d+ as lab`)
+	node.await(t, `connected to 127\.0\.0\.1:\d+#[0-9a-f]+ as lab`)
 	l = listNodes(t, gwEnv)
 	if len(l.Nodes) != 1 || !l.Nodes[0].Online || l.Nodes[0].Name != "lab" || l.Nodes[0].Info["workspace"] == "" || len(l.Pending) != 0 {
 		t.Fatalf("after approval: %+v", l)
@@ -179,7 +195,7 @@ func TestNodePairedThroughTheCLI(t *testing.T) {
 		t.Errorf("an offline node: %s %s", r.stdout, r.stderr)
 	}
 	node = startNodeProcess(t, nodeEnv, nodeArgs...)
-	node.await(t, `connected to 127\.0\.0\.1:\d+ as lab`)
+	node.await(t, `connected to 127\.0\.0\.1:\d+#[0-9a-f]+ as lab`)
 	r = runCLIWith(t, gwEnv, "", "", "call", "nodes", "--yes", "--json", "--args", `{"action":"notify","node":"lab","text":"tea is ready"}`).expect(t, 0)
 	if !strings.Contains(r.stdout, "shown on node lab") {
 		t.Errorf("notify: %s", r.stdout)
@@ -206,6 +222,32 @@ func TestNodePairedThroughTheCLI(t *testing.T) {
 	}
 	if l := listNodes(t, gwEnv); len(l.Nodes) != 1 || l.Nodes[0].ID == "node-stranger" {
 		t.Errorf("the stranger is listed: %+v", l)
+	}
+
+	// Removed by the owner, the node is disconnected and refused: it exits.
+	r = runCLIWith(t, gwEnv, "", "", "nodes", "remove", "lab").expect(t, 0)
+	if !strings.Contains(r.stdout, "Removed node lab (node-") {
+		t.Errorf("remove: %s", r.stdout)
+	}
+	if code := node.exit(t); code != 2 {
+		t.Errorf("the removed node exited with %d, want 2", code)
+	}
+	if l := listNodes(t, gwEnv); len(l.Nodes) != 0 {
+		t.Errorf("listed after the removal: %+v", l.Nodes)
+	}
+	r = runCLIWith(t, gwEnv, "", "", "nodes", "remove", "lab").expect(t, 1)
+	if !strings.Contains(r.stderr, `no node "lab"`) {
+		t.Errorf("removing it again: %s", r.stderr)
+	}
+}
+
+// TestNodeRefusesPlainRemoteGateway: toolbelt node refuses a gateway on
+// another machine over plain http:// (ws://), naming --insecure.
+func TestNodeRefusesPlainRemoteGateway(t *testing.T) {
+	t.Parallel()
+	r := runCLIWith(t, cliEnvironment(t), "", "", "node", "--gateway", "http://192.0.2.1:7420", "--workspace", t.TempDir()).expect(t, 2)
+	if !strings.Contains(r.stderr, "plain ws:// to another machine") || !strings.Contains(r.stderr, "pass --insecure") || !strings.Contains(r.stderr, "wss://") {
+		t.Errorf("a plain remote gateway: %s", r.stderr)
 	}
 }
 
@@ -243,16 +285,24 @@ func nodeMoves(t *testing.T, env []string) {
 	if s := status(); !strings.Contains(s, `"name": "rover"`) {
 		t.Errorf("status through gateway A: %s", s)
 	}
-	if l := listNodes(t, env); len(l.Nodes) != 1 || l.Nodes[0].Gateway != strings.TrimPrefix(gwA, "http://") {
+	if l := listNodes(t, env); len(l.Nodes) != 1 || !strings.HasPrefix(l.Nodes[0].Gateway, strings.TrimPrefix(gwA, "http://")+"#") {
 		t.Fatalf("held by: %+v", l.Nodes)
 	}
 	_ = a.Process.Kill()
 	_ = a.Wait()
 	node.await(t, `connected to `+regexp.QuoteMeta(strings.TrimPrefix(gwB, "http://")))
-	if l := listNodes(t, env); len(l.Nodes) != 1 || !l.Nodes[0].Online || l.Nodes[0].Gateway != strings.TrimPrefix(gwB, "http://") {
+	if l := listNodes(t, env); len(l.Nodes) != 1 || !l.Nodes[0].Online || !strings.HasPrefix(l.Nodes[0].Gateway, strings.TrimPrefix(gwB, "http://")+"#") {
 		t.Fatalf("after the move: %+v", l.Nodes)
 	}
 	if s := status(); !strings.Contains(s, `"name": "rover"`) {
 		t.Errorf("status through gateway B: %s", s)
+	}
+	r := runCLIWith(t, env, "", "", "nodes", "remove", "rover", "--json").expect(t, 0)
+	var removed struct{ ID, Name string }
+	if err := json.Unmarshal([]byte(r.stdout), &removed); err != nil || removed.Name != "rover" || !strings.HasPrefix(removed.ID, "node-") {
+		t.Errorf("remove --json: %s %v", r.stdout, err)
+	}
+	if code := node.exit(t); code != 2 {
+		t.Errorf("the removed node exited with %d, want 2", code)
 	}
 }

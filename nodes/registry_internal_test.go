@@ -1,0 +1,195 @@
+package nodes
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolbelt/toolbelt/internal/storetest"
+	"github.com/toolbelt/toolbelt/store"
+)
+
+// execSQL runs q on st, failing the test on an error.
+func execSQL(t *testing.T, st *store.Store, q string, args ...any) {
+	t.Helper()
+	ctx := context.Background()
+	if err := st.Write(ctx, func(tx *store.Tx) error { _, err := tx.Exec(ctx, q, args...); return err }); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// addNode records a paired node held by gateway.
+func addNode(t *testing.T, st *store.Store, id, gateway string) {
+	t.Helper()
+	execSQL(t, st, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, '[\"run\"]', '{}', ?, 'owner', ?, ?, 'x')",
+		id, id, time.Now().UnixNano(), gateway, time.Now().UnixNano())
+}
+
+// addCall records a call to node in state, created and last updated at
+// created, cancelled or not.
+func addCall(t *testing.T, st *store.Store, id, node, state string, created time.Time, cancel bool) {
+	t.Helper()
+	execSQL(t, st, "INSERT INTO node_calls (id, node_id, idem_key, capability, params, caller, state, gateway, progress, result, cancel, created_ns, updated_ns) "+
+		"VALUES (?, ?, ?, 'run', '{}', '', ?, '', '', '', ?, ?, ?)", id, node, id, state, cancel, created.UnixNano(), created.UnixNano())
+}
+
+// states returns the state of each call.
+func states(t *testing.T, st *store.Store) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	ctx := context.Background()
+	err := st.Read(ctx, func(tx *store.Tx) error {
+		rows, err := tx.Query(ctx, "SELECT id, state FROM node_calls")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, state string
+			if err := rows.Scan(&id, &state); err != nil {
+				return err
+			}
+			out[id] = state
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTakeSendsOnlyLiveCallsOfNodesHeldHere: a gateway takes a node's
+// queued calls only while it holds the node; a call its caller cancelled,
+// or one older than takeWithin (its caller gave up), is never sent: it
+// fails, having not run.
+func TestTakeSendsOnlyLiveCallsOfNodesHeldHere(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{})
+		addNode(t, st, "node-a", "gw#1")
+		now := time.Now()
+		addCall(t, st, "fresh", "node-a", queued, now, false)
+		addCall(t, st, "cancelled", "node-a", queued, now, true)
+		addCall(t, st, "stale", "node-a", queued, now.Add(-takeWithin-time.Second), false)
+
+		if got, err := r.take(ctx, "node-a", "gw#2"); err != nil || len(got) != 0 {
+			t.Errorf("another gateway took %+v (%v)", got, err)
+		}
+		if s := states(t, st); s["fresh"] != queued {
+			t.Errorf("after another gateway's take: %v", s)
+		}
+		got, err := r.take(ctx, "node-a", "gw#1")
+		if err != nil || len(got) != 1 || got[0].ID != "fresh" {
+			t.Fatalf("took %+v (%v), want the fresh call only", got, err)
+		}
+		if s := states(t, st); s["fresh"] != running || s["cancelled"] != failed || s["stale"] != failed {
+			t.Errorf("states %v", s)
+		}
+		res, err := r.wait(ctx, "stale", nil)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "it did not run") {
+			t.Errorf("the stale call's outcome: %+v %v", res, err)
+		}
+	})
+}
+
+// TestHubPrunesFinishedCalls: a gateway's hub deletes the rows of calls
+// that finished more than CallRetention ago, and keeps the others.
+func TestHubPrunesFinishedCalls(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		r := NewRegistry(st, Options{Poll: 10 * time.Millisecond})
+		old, recent := time.Now().Add(-CallRetention-time.Hour), time.Now().Add(-time.Hour)
+		addCall(t, st, "old-done", "node-a", done, old, false)
+		addCall(t, st, "old-failed", "node-a", failed, old, false)
+		addCall(t, st, "old-interrupted", "node-a", interrupted, old, false)
+		addCall(t, st, "recent-done", "node-a", done, recent, false)
+		addCall(t, st, "old-running", "node-a", running, old, false)
+		h := NewHub(r, HubOptions{ID: "gw"})
+		if err := h.Start(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		defer h.Stop(context.Background())
+		for deadline := time.Now().Add(30 * time.Second); len(states(t, st)) != 2; time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("never pruned: %v", states(t, st))
+			}
+		}
+		if s := states(t, st); s["recent-done"] != done || s["old-running"] != running {
+			t.Errorf("kept %v", s)
+		}
+	})
+}
+
+// TestPairingLimits: one source has at most maxPendingPerSource requests
+// waiting, whatever ids it claims, while others still ask; a node id
+// waiting or paired cannot ask again, and its request or record stays.
+func TestPairingLimits(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{})
+		var codes []string
+		for i := range maxPendingPerSource {
+			p, err := r.requestPairing(ctx, "node-"+string(rune('a'+i)), "x", nil, "203.0.113.9", "gw")
+			if err != nil {
+				t.Fatal(err)
+			}
+			codes = append(codes, p.Code)
+		}
+		var refused *pairingRefused
+		_, err := r.requestPairing(ctx, "node-z", "x", nil, "203.0.113.9", "gw")
+		if !errors.As(err, &refused) || refused.Permanent || !strings.Contains(err.Error(), "from this address are already waiting") {
+			t.Errorf("one source's request beyond its limit: %v", err)
+		}
+		if _, err := r.requestPairing(ctx, "node-y", "x", nil, "198.51.100.7", "gw"); err != nil {
+			t.Errorf("another source: %v", err)
+		}
+		_, err = r.requestPairing(ctx, "node-a", "stranger", nil, "198.51.100.7", "gw")
+		if !errors.As(err, &refused) || refused.Permanent {
+			t.Errorf("a waiting node's id: %v", err)
+		}
+		pending, err := r.Pending(ctx)
+		if err != nil || len(pending) != maxPendingPerSource+1 || pending[0].Code != codes[0] || pending[0].Name != "x" {
+			t.Errorf("pending %+v %v", pending, err)
+		}
+		p, err := r.Approve(ctx, codes[0], "owner")
+		if err != nil {
+			t.Fatal(err)
+		}
+		token, err := r.completePairing(ctx, p, []string{"run"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = r.requestPairing(ctx, "node-a", "stranger", nil, "198.51.100.7", "gw")
+		if !errors.As(err, &refused) || !refused.Permanent || !strings.Contains(err.Error(), "is paired already") {
+			t.Errorf("a paired node's id: %v", err)
+		}
+		if err := r.authenticate(ctx, "node-a", token); err != nil {
+			t.Errorf("the paired node's token after the stranger: %v", err)
+		}
+	})
+}
+
+// TestSource: a connection's pairing source is its IP address, or its
+// IPv6 /64.
+func TestSource(t *testing.T) {
+	t.Parallel()
+	for addr, want := range map[string]string{
+		"203.0.113.9:4711":          "203.0.113.9",
+		"[::ffff:203.0.113.9]:4711": "203.0.113.9",
+		"[2001:db8:1:2:3::4]:80":    "2001:db8:1:2::/64",
+		"[2001:db8:1:2:ffff::1]:81": "2001:db8:1:2::/64",
+		"[::1]:80":                  "::1",
+	} {
+		if got := Source(addr); got != want {
+			t.Errorf("Source(%q) = %q, want %q", addr, got, want)
+		}
+	}
+	if Source("[2001:db8:1:3::1]:1") == "2001:db8:1:2::/64" {
+		t.Error("another /64 is the same source")
+	}
+}
