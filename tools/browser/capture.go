@@ -104,8 +104,17 @@ func (s *session) sized(ctx context.Context, url string, w, h int, f func(*tab) 
 	if err := s.load(ctx, t, url); err != nil {
 		return err
 	}
+	if _, err := run(ctx, t, chromedp.Evaluate[json.RawMessage](painted, chromedp.EvalAwaitPromise)); err != nil {
+		return fmt.Errorf("waiting for the page to be drawn: %w", err)
+	}
 	return f(t)
 }
+
+// painted is a script that resolves once the loaded page has been drawn:
+// ten animation frames after the load (about 170 ms), so that the frames
+// in it, which draw in processes of their own (a canvas's presented page),
+// have been drawn too.
+const painted = `new Promise(r => { let n = 10; const f = () => --n > 0 ? requestAnimationFrame(f) : r(true); requestAnimationFrame(f); })`
 
 // screenshotAt is the screenshot action given a url: a picture of that
 // page, opened in a tab of its own at the viewport width × height, which
