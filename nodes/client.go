@@ -307,4 +307,8 @@ func (c *Client) heartbeat(ctx context.Context, ws *websocket.Conn) {
 }
 
 // The capabilities a node can offer, for Client.Capabilities.
-var AllCapabilities = []string{nodetool.Run, nodetool.Notify, nodetool.Read, nodetool.Write, nodetool.Status}
+var AllCapabilities = []string{nodetool.Run, nodetool.Notify, nodetool.Read, nodetool.Write, nodetool.Status, nodetool.Screenshot, nodetool.Canvas}
+
+// BrowserCapabilities are those of AllCapabilities that need a browser on
+// the node: a node without one does not offer them.
+var BrowserCapabilities = []string{nodetool.Screenshot, nodetool.Canvas}

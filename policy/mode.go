@@ -99,6 +99,18 @@ func NewModeSwitch(base Mode, agents map[string]Mode) *ModeSwitch {
 	return &ModeSwitch{base: base, agents: agents}
 }
 
+// Configure replaces the configured modes (base, "" for ModeDefault, and
+// the agents'), as a running server does when its configuration changes;
+// a mode Set chose stays in force.
+func (s *ModeSwitch) Configure(base Mode, agents map[string]Mode) {
+	if base == "" {
+		base = ModeDefault
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.base, s.agents = base, agents
+}
+
 // For returns the mode of a call made by agent ("" for none): the one Set
 // chose, else the agent's configured mode, else the configured one.
 func (s *ModeSwitch) For(agent string) Mode {

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/toolbelt/toolbelt/catalog"
@@ -106,6 +107,31 @@ type Policy struct {
 
 	globs sync.Map // pattern → *regexp.Regexp
 	rules sync.Map // reference → rule
+	// next, once Replace has set it, is the policy p decides as.
+	next atomic.Pointer[Policy]
+}
+
+// Replace makes p decide as q from now on: Decide, Offers, Propose and the
+// Uses methods of p answer as q's do, for whoever holds p — the runners
+// made with it, the console. A running server applies a changed
+// configuration's rules with it; a call already past its policy step is
+// not decided again. q's fields are not to be changed after.
+func (p *Policy) Replace(q *Policy) {
+	if q == p {
+		q = nil
+	}
+	p.next.Store(q.current())
+}
+
+// current is the policy p decides as: the latest Replace's, or p.
+func (p *Policy) current() *Policy {
+	if p == nil {
+		return nil
+	}
+	if q := p.next.Load(); q != nil {
+		return q
+	}
+	return p
 }
 
 // Request is a call, or a tool to offer, as policy sees it.
@@ -179,6 +205,7 @@ const OwnerOnlyReason = "Tool restricted to owner senders."
 
 // Decide evaluates every layer for req.
 func (p *Policy) Decide(req Request) Result {
+	p = p.current()
 	var res Result
 	add := func(v Verdict) { res.Verdicts = append(res.Verdicts, v) }
 	ownerOnly := req.Meta.OwnerOnly || slices.ContainsFunc(p.OwnerOnly, func(ref string) bool { return p.Matches(&req.Meta, ref) })
@@ -271,6 +298,7 @@ func (p *Policy) reason(req Request, res Result, ownerOnly bool) string {
 // ask rule of some layer has conditions on them. When none has, Decide
 // gives the same result with Args nil, and a caller need not decode them.
 func (p *Policy) UsesArgs() bool {
+	p = p.current()
 	return p.anyRule(func(a AskRule) bool { return len(a.When) > 0 }, func(r rule) bool { return r.kind != wholeTool })
 }
 
@@ -279,6 +307,7 @@ func (p *Policy) UsesArgs() bool {
 // has, Files and FilesListed change nothing, and a caller need not work
 // them out.
 func (p *Policy) UsesFiles() bool {
+	p = p.current()
 	return p.anyRule(func(a AskRule) bool {
 		for key := range a.When {
 			if IsFileKey(key) {
@@ -293,6 +322,7 @@ func (p *Policy) UsesFiles() bool {
 // would start: whether a rule has a command specifier. When none has,
 // Programs and ProgramsListed change nothing.
 func (p *Policy) UsesPrograms() bool {
+	p = p.current()
 	return p.anyRule(func(AskRule) bool { return false }, func(r rule) bool { return r.kind == specCommand })
 }
 

@@ -268,3 +268,41 @@ func TestUsesArgs(t *testing.T) {
 		}
 	}
 }
+
+// TestReplace: a policy replaced decides, offers and reports its rules as
+// the new one, for whoever holds it; replaced by itself (or nil), it
+// decides by its own rules again.
+func TestReplace(t *testing.T) {
+	t.Parallel()
+	p := &Policy{}
+	if d := p.Decide(Request{Meta: meta("read")}).Decision; d != Allow {
+		t.Fatalf("before: %s", d)
+	}
+	p.Replace(&Policy{Tools: Rules{Deny: []string{"read"}, Ask: []AskRule{{Tools: []string{"exec"}, When: map[string][]string{"command": {"rm *"}}}}}})
+	if d := p.Decide(Request{Meta: meta("read")}).Decision; d != Deny || p.Offers(Request{Meta: meta("read")}) {
+		t.Errorf("after the replacement read is %s, offered %v; want denied", d, p.Offers(Request{Meta: meta("read")}))
+	}
+	if !p.UsesArgs() {
+		t.Error("UsesArgs does not see the replacement's ask rule on arguments")
+	}
+	p.Replace(p)
+	if d := p.Decide(Request{Meta: meta("read")}).Decision; d != Allow || p.UsesArgs() {
+		t.Errorf("replaced by itself: read is %s, UsesArgs %v", d, p.UsesArgs())
+	}
+}
+
+// TestModeSwitchConfigure: configured modes change for the next call; a
+// mode Set chose stays in force.
+func TestModeSwitchConfigure(t *testing.T) {
+	t.Parallel()
+	s := NewModeSwitch(ModeDefault, nil)
+	s.Configure(ModePlan, map[string]Mode{"coder": ModeAcceptEdits})
+	if s.For("") != ModePlan || s.For("coder") != ModeAcceptEdits {
+		t.Errorf("configured: %s, coder %s", s.For(""), s.For("coder"))
+	}
+	s.Set(ModeDontAsk)
+	s.Configure("", nil)
+	if s.For("coder") != ModeDontAsk {
+		t.Errorf("a mode set is overridden by the configuration: %s", s.For("coder"))
+	}
+}

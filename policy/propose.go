@@ -27,6 +27,7 @@ import (
 // allow req itself. req needs its Args, and its Programs and Files as
 // listed for the call (whatever rules the policy has).
 func (p *Policy) Propose(req Request) string {
+	p = p.current()
 	if req.Args == nil {
 		return ""
 	}

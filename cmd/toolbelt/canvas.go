@@ -24,25 +24,36 @@ func (rh *runHost) serveCanvas() error {
 		return nil
 	}
 	if !c.Served() {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		srv, err := rh.e.serveLoopbackCanvas(c)
 		if err != nil {
 			return err
 		}
-		prefix := "/" + randid.New("", 16) + "/canvas"
-		mux := http.NewServeMux()
-		mux.Handle(prefix+"/", http.StripPrefix(prefix, c.Handler()))
-		srv := &http.Server{Handler: mux}
-		go func() {
-			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-				rh.e.log.Warn("serving the canvas", "err", err)
-			}
-		}()
-		c.SetBase("http://" + ln.Addr().String() + prefix + "/")
-		rh.closeWith(closerFunc(func() error { return srv.Close() }))
+		rh.closeWith(srv)
 	}
 	stop := c.Listen(rh.deliverAction)
 	rh.closeWith(closerFunc(func() error { stop(); return nil }))
 	return nil
+}
+
+// serveLoopbackCanvas serves the canvas c on a loopback port, under a path
+// no one knows but who reads c's URL, and sets c's base to it; closing
+// the server it returns stops it.
+func (e *env) serveLoopbackCanvas(c *canvas.Host) (io.Closer, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	prefix := "/" + randid.New("", 16) + "/canvas"
+	mux := http.NewServeMux()
+	mux.Handle(prefix+"/", http.StripPrefix(prefix, c.Handler()))
+	srv := &http.Server{Handler: mux}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			e.log.Warn("serving the canvas", "err", err)
+		}
+	}()
+	c.SetBase("http://" + ln.Addr().String() + prefix + "/")
+	return srv, nil
 }
 
 // deliverAction hands a person's action on a canvas to its session, when

@@ -15,6 +15,7 @@ import (
 
 	"github.com/goccy/go-yaml"
 
+	"github.com/toolbelt/toolbelt"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/nodes"
@@ -173,10 +174,12 @@ func redactedURL(s string) string {
 
 // PatchConfig merges patch into the configuration file, checks the result
 // with config check's rules, and only then writes it (the old file kept
-// as FILE.bak). Comments of the keys it keeps stay. Every change takes
-// effect when the server restarts: a running server keeps the
-// configuration it started with.
-func (g *serveGateway) PatchConfig(_ context.Context, patch map[string]any) (gateway.Patched, error) {
+// as FILE.bak). Comments of the keys it keeps stay. Then the running
+// server takes what it can without a restart — the tool policy and the
+// permission modes (toolbelt.LiveConfigKey) — for its next calls; the
+// other changed keys take effect when it restarts. Patched says which
+// are which.
+func (g *serveGateway) PatchConfig(ctx context.Context, patch map[string]any) (gateway.Patched, error) {
 	path, err := g.configFile()
 	if err != nil {
 		return gateway.Patched{}, err
@@ -199,6 +202,14 @@ func (g *serveGateway) PatchConfig(_ context.Context, patch map[string]any) (gat
 	if err := config.Check(path, data, g.e.tb.Registry()); err != nil {
 		return gateway.Patched{}, fmt.Errorf("the patched configuration does not pass config check, so nothing was written:\n%w", err)
 	}
+	cfg, err := config.Parse(path, data)
+	if err != nil {
+		return gateway.Patched{}, err
+	}
+	apply, err := g.e.tb.PrepareConfig(ctx, cfg)
+	if err != nil {
+		return gateway.Patched{}, fmt.Errorf("the patched configuration cannot run here, so nothing was written: %w", err)
+	}
 	fi, err := os.Stat(path)
 	if err != nil {
 		return gateway.Patched{}, err
@@ -210,7 +221,16 @@ func (g *serveGateway) PatchConfig(_ context.Context, patch map[string]any) (gat
 	if err := writeFileAtomic(path, data); err != nil {
 		return gateway.Patched{}, err
 	}
-	return gateway.Patched{Path: path, Backup: backup, Changed: changed, Live: []string{}, Restart: changed}, nil
+	apply()
+	p := gateway.Patched{Path: path, Backup: backup, Changed: changed, Live: []string{}, Restart: []string{}}
+	for _, k := range changed {
+		if toolbelt.LiveConfigKey(k) {
+			p.Live = append(p.Live, k)
+		} else {
+			p.Restart = append(p.Restart, k)
+		}
+	}
+	return p, nil
 }
 
 // mergePatch applies the JSON merge patch (RFC 7396) patch to doc, adding

@@ -194,3 +194,73 @@ channels:
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestConfigPatchAppliedLive: toolbelt serve takes a config.patch of the
+// tool policy and of the permission mode for its next calls, without a
+// restart, and says so (live); a patch of its listening address is
+// written and said to need a restart, and changes nothing now.
+func TestConfigPatchAppliedLive(t *testing.T) {
+	t.Parallel()
+	const owner = "owner-token-0123456789abcdef"
+	cfg := filepath.Join(t.TempDir(), "toolbelt.yaml")
+	if err := os.WriteFile(cfg, []byte("mcp:\n  tokens:\n    - token: "+owner+"\n      principal: ada\n      owner: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, _, _ := startServe(t, append(cliEnvironment(t), "TOOLBELT_CONFIG="+cfg), "--workspace", workspaceWith(t))
+	approver := sdk.NewClient(&sdk.Implementation{Name: "owner", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(context.Context, *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"decision": "allow once"}}, nil
+		},
+	})
+	cs := connectMCP(t, approver, &sdk.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: withToken{owner}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	call := func(name string, args map[string]any) (string, bool) {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			return err.Error(), true
+		}
+		return textOf(res), res.IsError
+	}
+	patch := func(p map[string]any) gateway.Patched {
+		t.Helper()
+		out, isErr := call("gateway", map[string]any{"action": "config.patch", "patch": p})
+		var patched gateway.Patched
+		if isErr || json.Unmarshal([]byte(out), &patched) != nil {
+			t.Fatalf("config.patch %v: %s", p, out)
+		}
+		return patched
+	}
+	read := map[string]any{"path": "notes.txt", "limit": 1}
+	if out, isErr := call("read", read); isErr {
+		t.Fatalf("read before the patch: %s", out)
+	}
+	p := patch(map[string]any{"tools": map[string]any{"deny": []any{"read"}}})
+	if strings.Join(p.Live, ",") != "tools.deny" || len(p.Restart) != 0 {
+		t.Errorf("a patch of the policy: live %v, restart %v; want live [tools.deny]", p.Live, p.Restart)
+	}
+	if out, isErr := call("read", read); !isErr || !strings.Contains(out, "deny read") {
+		t.Errorf("read after the policy denies it, without a restart: %s", out)
+	}
+
+	p = patch(map[string]any{"mcp": map[string]any{"addr": "127.0.0.1:1"}, "tools": map[string]any{"deny": nil}})
+	if strings.Join(p.Restart, ",") != "mcp.addr" || strings.Join(p.Live, ",") != "tools.deny" {
+		t.Errorf("a patch of the address and the policy: live %v, restart %v; want live [tools.deny], restart [mcp.addr]", p.Live, p.Restart)
+	}
+	if out, isErr := call("read", read); isErr {
+		t.Errorf("read once the deny is removed: %s", out)
+	}
+	if data, _ := os.ReadFile(cfg); !strings.Contains(string(data), "addr: 127.0.0.1:1") {
+		t.Errorf("the address is not written:\n%s", data)
+	}
+
+	// Last: in plan mode the gateway tool, which changes things, is refused.
+	p = patch(map[string]any{"mode": "plan"})
+	if strings.Join(p.Live, ",") != "mode" || len(p.Restart) != 0 {
+		t.Errorf("a patch of the mode: live %v, restart %v", p.Live, p.Restart)
+	}
+	if out, isErr := call("write", map[string]any{"path": "plan.txt", "content": "x"}); !isErr || !strings.Contains(out, "plan mode") {
+		t.Errorf("write in plan mode, without a restart: %s", out)
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"html"
 	"image"
 	_ "image/jpeg"
-	_ "image/png"
+	"image/png"
 	"io"
 	"log/slog"
 	"maps"
@@ -364,6 +364,40 @@ func TestBrowserScreenshots(t *testing.T) {
 	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/"})
 	if full := size(map[string]any{"action": "screenshot", "fullPage": true}, "image/jpeg"); full.Y != content.DefaultMaxSide || full.X >= full.Y {
 		t.Errorf("with the default limits the full page's screenshot is %v, want %d high", full, content.DefaultMaxSide)
+	}
+}
+
+// TestBrowserScreenshotOfAURL: a screenshot given a url pictures that page
+// in a tab of its own at the width and height asked, and closes it: the
+// current tab stays as it was. A host tools.browser.allowHosts does not
+// list is refused as open refuses it, and width without url is refused.
+func TestBrowserScreenshotOfAURL(t *testing.T) {
+	h := newHarness(t)
+	h.ok(map[string]any{"action": "open", "url": h.site.URL + "/done?name=first"})
+	_, msg := h.call(map[string]any{"action": "screenshot", "url": h.site.URL + "/", "width": 640, "height": 480})
+	if msg.IsError {
+		t.Fatalf("screenshot of a url: %+v", msg.Content)
+	}
+	var img []byte
+	for _, c := range msg.Content {
+		if c.Type == tool.ImageContent && c.MIMEType == "image/png" {
+			img, _ = base64.StdEncoding.DecodeString(c.Data)
+		}
+	}
+	cfg, err := png.DecodeConfig(bytes.NewReader(img))
+	if err != nil || cfg.Width != 640 || cfg.Height != 480 {
+		t.Errorf("the screenshot is %dx%d (%v), want a 640x480 PNG", cfg.Width, cfg.Height, err)
+	}
+	if tabs := h.ok(map[string]any{"action": "tabs"}); strings.Count(tabs, "targetId=") != 1 || !strings.Contains(tabs, "name=first") {
+		t.Errorf("the screenshot's tab is left open, or the current tab changed:\n%s", tabs)
+	}
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "secret") }))
+	defer other.Close()
+	if text, msg := h.call(map[string]any{"action": "screenshot", "url": other.URL + "/"}); !msg.IsError || !strings.Contains(text, "refused") {
+		t.Errorf("a screenshot of a private host not allowed: %s", text)
+	}
+	if text, msg := h.call(map[string]any{"action": "screenshot", "width": 640}); !msg.IsError || !strings.Contains(text, "give the url") {
+		t.Errorf("width without url: %s", text)
 	}
 }
 

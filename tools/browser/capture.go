@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	neturl "net/url"
+	"strings"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
+	"github.com/toolbelt/toolbelt/tool"
 )
 
 // CaptureOptions say how Capture pictures a page: the viewport's size in
@@ -77,12 +80,18 @@ func (m *Manager) withPage(ctx context.Context, session, url string, o CaptureOp
 	if err := s.reguard(); err != nil {
 		return err
 	}
+	return s.sized(ctx, url, o.Width, o.Height, f)
+}
+
+// sized runs f on a new tab of the running browser that shows url, loaded
+// (through the gate, as any page), at a viewport of w×h (default
+// 1280×800), and closes the tab. The current tab stays current.
+func (s *session) sized(ctx context.Context, url string, w, h int, f func(*tab) error) error {
 	t, err := s.newTab()
 	if err != nil {
 		return err
 	}
 	defer s.closeTab(t)
-	w, h := o.Width, o.Height
 	if w <= 0 {
 		w = 1280
 	}
@@ -93,9 +102,42 @@ func (m *Manager) withPage(ctx context.Context, session, url string, o CaptureOp
 		return fmt.Errorf("sizing the viewport: %w", err)
 	}
 	if err := s.load(ctx, t, url); err != nil {
-		return fmt.Errorf("capture: %w", err)
+		return err
+	}
+	if _, err := run(ctx, t, chromedp.Evaluate[json.RawMessage](painted, chromedp.EvalAwaitPromise)); err != nil {
+		return fmt.Errorf("waiting for the page to be drawn: %w", err)
 	}
 	return f(t)
+}
+
+// painted is a script that resolves once the loaded page has been drawn:
+// ten animation frames after the load (about 170 ms), so that the frames
+// in it, which draw in processes of their own (a canvas's presented page),
+// have been drawn too.
+const painted = `new Promise(r => { let n = 10; const f = () => --n > 0 ? requestAnimationFrame(f) : r(true); requestAnimationFrame(f); })`
+
+// screenshotAt is the screenshot action given a url: a picture of that
+// page, opened in a tab of its own at the viewport width × height, which
+// is closed after; the tabs open are left as they are. The url is checked
+// as open checks it: private hosts only when tools.browser.allowHosts
+// lists them.
+func (s *session) screenshotAt(ctx context.Context, in args) (tool.Result, error) {
+	switch {
+	case strings.TrimSpace(in.URL) == "":
+		return tool.Result{}, tool.InputErrorf("width and height size the tab of a screenshot with url: give the url of the page to picture")
+	case in.Ref != "" || in.TargetID != "":
+		return tool.Result{}, tool.InputErrorf("a screenshot with url pictures that page in a tab of its own: give no ref or targetId with it")
+	}
+	if err := s.gate.check(in.URL); err != nil {
+		return tool.Result{}, tool.InputErrorf("%v", err)
+	}
+	var res tool.Result
+	err := s.sized(ctx, in.URL, in.Width, in.Height, func(t *tab) error {
+		var err error
+		res, err = t.screenshotResult(ctx, in)
+		return err
+	})
+	return res, err
 }
 
 // imageFormat checks a screenshot's type: "png" (the default) or "jpeg".

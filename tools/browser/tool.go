@@ -13,7 +13,7 @@ import (
 // names them.
 type args struct {
 	Action     string   `json:"action" enum:"status,start,stop,tabs,open,focus,close,navigate,snapshot,screenshot,act,console,pdf,upload,dialog" jsonschema:"status: whether the browser runs, its tabs. start/stop: start or stop this session's browser. tabs: list the tabs. open: a new tab at url. focus: make the tab targetId current. close: close the tab targetId (default: the current one). navigate: go to url in the current tab. snapshot: the page as an accessibility tree with element refs. screenshot: an image of the page or of the element ref. act: do kind on an element (ref). console: the page's console messages. pdf: print the page to path. upload: set the file input ref to paths. dialog: answer the page's dialog (accept, promptText)."`
-	URL        string   `json:"url,omitempty" jsonschema:"open, navigate: the http:// or https:// address." maxLength:"8192"`
+	URL        string   `json:"url,omitempty" jsonschema:"open, navigate: the http:// or https:// address. screenshot: a page to picture in a tab of its own, closed after (the tabs open are left as they are)." maxLength:"8192"`
 	TargetID   string   `json:"targetId,omitempty" jsonschema:"The tab (from tabs or open); default: the current tab."`
 	Ref        string   `json:"ref,omitempty" jsonschema:"An element's ref from the latest snapshot (e12): act, screenshot, upload, and snapshot of one part of the page."`
 	Kind       string   `json:"kind,omitempty" enum:"click,type,press,hover,select,fill,drag,scroll,wait,evaluate" jsonschema:"act: what to do. click, hover, scroll (into view; without ref: one screen down), type (text, keys typed), fill (text replaces the value), press (key), select (values), drag (ref onto endRef), wait (for text to appear, or timeMs), evaluate (fn)."`
@@ -26,6 +26,8 @@ type args struct {
 	Submit     bool     `json:"submit,omitempty" jsonschema:"type: press Enter after the text."`
 	FullPage   bool     `json:"fullPage,omitempty" jsonschema:"screenshot: the whole page, not only the viewport."`
 	Type       string   `json:"type,omitempty" enum:"png,jpeg" jsonschema:"screenshot: the image format (default png)."`
+	Width      int      `json:"width,omitempty" minimum:"200" maximum:"3840" jsonschema:"screenshot with url: the viewport's width in pixels (default 1280)."`
+	Height     int      `json:"height,omitempty" minimum:"200" maximum:"3840" jsonschema:"screenshot with url: the viewport's height in pixels (default 800)."`
 	MaxChars   int      `json:"maxChars,omitempty" jsonschema:"snapshot: the most characters to return (default 20000)." minimum:"100" maximum:"200000"`
 	Offset     int      `json:"offset,omitempty" jsonschema:"snapshot: where to start, from the notice of a snapshot that was cut." minimum:"0"`
 	Path       string   `json:"path,omitempty" jsonschema:"pdf: the file to write, relative to the workspace (default page.pdf)."`
@@ -123,6 +125,10 @@ func (s *session) do(ctx context.Context, in args, tc *tool.Context) (tool.Resul
 		}
 		s.current = t
 		return s.done(ctx, t, "Tab "+string(t.id)+" is current."), nil
+	case "screenshot":
+		if in.URL != "" || in.Width != 0 || in.Height != 0 {
+			return s.screenshotAt(ctx, in)
+		}
 	case "close":
 		t, err := s.tab(in.TargetID)
 		if err != nil {

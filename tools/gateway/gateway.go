@@ -27,6 +27,9 @@ type Gateway interface {
 	// configuration file: checked with config check's rules and, only when
 	// it passes, written atomically with the previous file kept as a
 	// backup. A patch that does not pass is an error and writes nothing.
+	// What the running server can take without a restart takes effect
+	// for its next calls; Patched says which keys did and which wait for
+	// a restart.
 	PatchConfig(ctx context.Context, patch map[string]any) (Patched, error)
 	// Restart stops the server gracefully (calls in flight finish) and
 	// starts it again with the configuration file as it is then; it

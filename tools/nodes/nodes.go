@@ -27,13 +27,16 @@ const Name = "nodes"
 // Capabilities a node can advertise: run a command through the node's own
 // pipeline (its exec tool, policy, sandbox and approvals), show a
 // notification, read or write a file inside its workspace, report its
-// status.
+// status; where it has a browser, picture a page (screenshot) and show
+// and picture its canvas (canvas).
 const (
-	Run    = "run"
-	Notify = "notify"
-	Read   = "read"
-	Write  = "write"
-	Status = "status"
+	Run        = "run"
+	Notify     = "notify"
+	Read       = "read"
+	Write      = "write"
+	Status     = "status"
+	Screenshot = "screenshot"
+	Canvas     = "canvas"
 )
 
 // Node is a paired node as the gateways' shared store knows it.
@@ -109,7 +112,7 @@ type Args struct {
 	Action         string         `json:"action" enum:"status,describe,pending,approve,reject,invoke,notify" jsonschema:"status: the paired nodes, online or not. describe: one node (node): its capabilities and what it runs on. pending: pairing requests waiting for approval. approve / reject: answer a pairing request (code). invoke: run a capability on a node (node, capability, params, idempotencyKey). notify: show a notification on a node (node, text)."`
 	Node           string         `json:"node,omitempty" jsonschema:"The node, by id or name (describe, invoke, notify)."`
 	Code           string         `json:"code,omitempty" jsonschema:"The pairing code the node shows (approve, reject), e.g. ABCD-EFGH."`
-	Capability     string         `json:"capability,omitempty" enum:"run,notify,read,write,status" jsonschema:"What to invoke (invoke). run: a command through the node's own exec tool and policy (params: command, and optionally workdir, timeout). read: a file in the node's workspace (params: path, optionally offset, limit). write: a file there (params: path, content). notify: params: text. status: what the node runs on."`
+	Capability     string         `json:"capability,omitempty" enum:"run,notify,read,write,status,screenshot,canvas" jsonschema:"What to invoke (invoke). run: a command through the node's own exec tool and policy (params: command, and optionally workdir, timeout). read: a file in the node's workspace (params: path, optionally offset, limit). write: a file there (params: path, content). notify: params: text. status: what the node runs on. screenshot (nodes with a browser): a PNG of a page (params: url, optionally fullPage, width, height; no url: the node's current tab). canvas (nodes with a browser): the node's canvas tool (params: action present, navigate, hide, a2ui_push, a2ui_reset, snapshot, eval with its arguments); what it shows comes back as a PNG."`
 	Params         map[string]any `json:"params,omitempty" jsonschema:"The capability's parameters (invoke)."`
 	IdempotencyKey string         `json:"idempotencyKey,omitempty" maxLength:"200" jsonschema:"A key of your choosing (invoke, notify): retrying with the same key returns the first call's outcome instead of running it again."`
 	Text           string         `json:"text,omitempty" jsonschema:"The notification's text (notify)."`
@@ -117,7 +120,7 @@ type Args struct {
 
 const description = "Work with the machines paired with this gateway (nodes): list them, answer pairing requests, " +
 	"and invoke a node's capabilities — run a command there (under the node's own policy), read or write a file in its workspace, " +
-	"show a notification, get its status. A call to an offline node fails at once; a node lost mid-call reports the call as interrupted."
+	"show a notification, get its status, and where it has a browser take a screenshot of a page or show and picture its canvas. A call to an offline node fails at once; a node lost mid-call reports the call as interrupted."
 
 // Register adds nodes to reg; it is unavailable, with the reason, in a
 // context without nodes.
@@ -223,7 +226,7 @@ func run(ctx context.Context, svc Service, inv tool.Invocation, in Args) (tool.R
 			r.Capability = Notify
 			in.Params = map[string]any{"text": in.Text}
 		} else if err := need("capability", in.Capability); err != nil {
-			return tool.Errorf("%s", err.Error()+" (one of run, notify, read, write, status)"), nil
+			return tool.Errorf("%s", err.Error()+" (one of run, notify, read, write, status, screenshot, canvas)"), nil
 		}
 		if in.Params == nil {
 			in.Params = map[string]any{}
