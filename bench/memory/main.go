@@ -57,15 +57,16 @@ func main() {
 		// The query store.Memory.Search runs on SQLite: each word quoted,
 		// any may match, bm25 with the title weighing double.
 		match := `"` + strings.Join(strings.Fields(q), `" OR "`) + `"`
-		return exec.Command(sqlite, db, fmt.Sprintf(`SELECT c.id, c.path, c.start_line, c.end_line, c.body, -f.rank
+		return exec.Command(sqlite, "-newline", "\x1e", db, fmt.Sprintf(`SELECT c.id, c.path, c.start_line, c.end_line, c.body, -f.rank
 FROM (SELECT rowid, rank FROM memory_fts WHERE memory_fts MATCH '%s' AND rank MATCH 'bm25(2.0, 1.0)') f
 JOIN memory_chunks c ON c.id = f.rowid WHERE c.scope = '%s' ORDER BY f.rank LIMIT 6`, match, strings.TrimSpace(string(scope))))
 	}
-	// Both sides find the same chunks.
+	// Both sides find the same chunks (the floor's rows end in "\x1e":
+	// the chunks' text holds newlines).
 	for _, q := range queries {
 		tb, _, _ := harness.Timed(search(q))
 		fl, _, _ := harness.Timed(floor(q))
-		for line := range strings.SplitSeq(strings.TrimSpace(string(fl)), "\n") {
+		for line := range strings.SplitSeq(strings.TrimSuffix(string(fl), "\x1e"), "\x1e") {
 			if path := strings.Split(line, "|"); len(path) > 1 && !strings.Contains(string(tb), path[1]) {
 				log.Fatalf("query %q: sqlite3 found %s, memory_search did not:\n%s", q, path[1], tb)
 			}
