@@ -82,7 +82,10 @@ $raw
 \`\`\`
 </details>
 "
+# The whole-process comparison (go run ./bench/fs) keeps its section.
+keep=$(sed -n '/^## Whole processes/,$p' bench/fs.md 2>/dev/null || true)
 echo "$report" > bench/fs.md
+if [ -n "$keep" ]; then printf '\n%s\n' "$keep" >> bench/fs.md; fi
 echo
 echo "$table"
 echo "(written to bench/fs.md)"

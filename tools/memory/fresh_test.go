@@ -193,3 +193,50 @@ func TestAFreshWatchingProcess(t *testing.T) {
 	}
 	eventually(t, "a rewrite in place", func() bool { return found("bravo") })
 }
+
+// TestAForegroundCallDoesNotWatch: a search in a foreground call (a
+// one-shot toolbelt call) starts no watch although Watch is set: a note
+// rewritten in place after it shows at the next full scan, as without a
+// watch; a search outside such a call watches again.
+func TestAForegroundCallDoesNotWatch(t *testing.T) {
+	t.Parallel()
+	ctx := tool.WithForeground(context.Background())
+	ws := t.TempDir()
+	idx := openStore(t).Memory()
+	write(t, ws, "memory/a.md", "alpha\n")
+	hourAgo := time.Now().Add(-time.Hour)
+	backdate(t, ws, hourAgo)
+	ix := memory.NewIndexer(time.Hour)
+	ix.Watch = true
+	t.Cleanup(func() { ix.Close() })
+	found := func(ctx context.Context, q string) bool {
+		hits, err := ix.Search(ctx, idx, ws, q, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(hits) == 1
+	}
+	if !found(ctx, "alpha") {
+		t.Fatal("alpha not found")
+	}
+	write(t, ws, "memory/a.md", "bravo\n")
+	if err := os.Chtimes(filepath.Join(ws, "memory/a.md"), hourAgo.Add(time.Second), hourAgo.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	// No watch saw the rewrite: the scan is trusted for an hour.
+	time.Sleep(100 * time.Millisecond)
+	if found(ctx, "bravo") || !found(ctx, "alpha") {
+		t.Fatal("a foreground search watched the workspace")
+	}
+	// Outside a foreground call the watch starts (a full scan with it),
+	// and sees the next rewrite.
+	bg := context.Background()
+	if !found(bg, "bravo") {
+		t.Fatal("the full scan with the new watch missed the rewrite")
+	}
+	write(t, ws, "memory/a.md", "charlie\n")
+	if err := os.Chtimes(filepath.Join(ws, "memory/a.md"), hourAgo.Add(2*time.Second), hourAgo.Add(2*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a rewrite in place, watched", func() bool { return found(bg, "charlie") })
+}

@@ -180,8 +180,12 @@ type Indexer struct {
 	// (up to 64 workspaces): any change under MEMORY.md or memory/ makes
 	// the next search scan fully. Where watching fails (no inotify, the
 	// watch limit reached), the stat-based rescan alone applies; it applies
-	// anyway, for changes a watch cannot see (network file systems). Set it
-	// before the first search; Close stops the watchers.
+	// anyway, for changes a watch cannot see (network file systems). A
+	// foreground call (tool.Foreground: a one-shot `toolbelt call`, whose
+	// process ends with it) starts no watch: it could serve only later
+	// searches of that process, and listing memory/ to watch it cost such a
+	// search more than the search (10,000 notes). Set it before the first
+	// search; Close stops the watchers.
 	Watch bool
 	// RetryAfter is how long an embedding provider that failed is left
 	// alone, searching by keywords only meanwhile (0: DefaultRetryAfter;
@@ -344,7 +348,7 @@ func (ix *Indexer) sync(ctx context.Context, idx Index, files fsbridge.Bridge, w
 	defer ix.mu.Unlock()
 	var gen uint64
 	watched := false
-	if ix.Watch {
+	if ix.Watch && !tool.Foreground(ctx) {
 		gen, watched = ix.watchers.generation(workspace)
 	}
 	last := ix.scans[workspace]
