@@ -73,7 +73,7 @@ func (r *Runner) asker(req *Request) tool.Asker {
 	return func(ctx context.Context, q tool.Question) tool.Reply {
 		c := r.ask(ctx, req, q)
 		req.during.question(audit.Question{Message: q.Message, Confirmation: audit.Confirmation{Asked: c.Asked, Answer: c.Answer, By: c.By, At: c.At, Reason: c.Reason}})
-		allow := c.Answer == "timeout" && r.cfg.ConfirmOnTimeout == "allow"
+		allow := c.Answer == "timeout" && r.cfg.ConfirmOnTimeout == "allow" && !q.PersonOnly
 		switch c.Answer {
 		case "allow-once", "allow-session", "allow-workspace", "allowed-before", AnswerModeAllow:
 			allow = true
@@ -84,7 +84,8 @@ func (r *Runner) asker(req *Request) tool.Asker {
 
 // ask puts q to the confirmer, unless the call's permission mode answers
 // it (dontAsk denies, bypass allows) or an earlier answer for the session
-// or workspace holds, and says what came of it. Nobody to ask, a question
+// or workspace holds — neither for a PersonOnly question but dontAsk's
+// denial — and says what came of it. Nobody to ask, a question
 // that can only be answered after the call (ErrPending: an MCP client
 // answers between calls) and a failure to ask are "none", with the reason.
 func (r *Runner) ask(ctx context.Context, req *Request, q tool.Question) ConfirmRecord {
@@ -92,9 +93,9 @@ func (r *Runner) ask(ctx context.Context, req *Request, q tool.Question) Confirm
 	switch {
 	case req.Mode == policy.ModeDontAsk:
 		return ConfirmRecord{Answer: AnswerModeDeny, By: "dontAsk mode", At: time.Now(), Reason: "in dontAsk mode what would ask is denied without asking"}
-	case req.Mode == policy.ModeBypass:
+	case req.Mode == policy.ModeBypass && !q.PersonOnly:
 		return ConfirmRecord{Answer: AnswerModeAllow, By: "bypass mode", At: time.Now()}
-	case q.Always != "" && r.approved(ctx, req, fp):
+	case q.Always != "" && !q.PersonOnly && r.approved(ctx, req, fp):
 		return ConfirmRecord{Answer: "allowed-before", At: time.Now()}
 	case r.confirmer == nil:
 		return ConfirmRecord{Answer: "none", At: time.Now(), Reason: "no one is available to answer"}
@@ -103,7 +104,10 @@ func (r *Runner) ask(ctx context.Context, req *Request, q tool.Question) Confirm
 		CallID: req.Call.ID, Tool: req.Tool.Name, Args: req.Call.Arguments, Risk: req.Risk, Reason: q.Reason,
 		Message: q.Message, Fingerprint: fp, Always: q.Always, Caller: req.Context.Identity,
 	}
-	if q.Always == "" {
+	switch {
+	case q.PersonOnly:
+		c.Always, c.NoAlways = "", "this needs a person's answer every time"
+	case q.Always == "":
 		c.NoAlways = "the tool offers this answer once only"
 	}
 	a, late, err := r.put(ctx, c)
@@ -123,7 +127,7 @@ func (r *Runner) ask(ctx context.Context, req *Request, q tool.Question) Confirm
 		rec.Answer, rec.Reason = "none", "asking failed"
 	case !a.Allow:
 		rec.Answer, rec.Reason = "deny", a.Reason
-	case q.Always == "":
+	case c.Always == "":
 		rec.Answer = "allow-once"
 	default:
 		rec.Answer = r.grant(ctx, req, fp, "", a)

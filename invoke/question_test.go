@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/policy"
@@ -121,5 +122,47 @@ func TestAskMidCallFollowsTheMode(t *testing.T) {
 				t.Errorf("the audit record's questions: %+v, want one answered %s", rec.Questions, tc.record)
 			}
 		})
+	}
+}
+
+// personOnly asks, mid-call, a question only a person may answer.
+var personOnly = tool.Tool{Name: "patch", Execute: func(ctx context.Context, _ tool.Call, _ *tool.Context, _ tool.UpdateFunc) (tool.Result, error) {
+	r := tool.Ask(ctx, tool.Question{Message: "rewrite the policy", Action: "policy", Always: "the policy", PersonOnly: true})
+	return tool.Textf("allow=%v answer=%s", r.Allow, r.Answer), nil
+}}
+
+// TestPersonOnlyQuestion: a PersonOnly question goes to a person even in
+// bypass mode, every time (a yes for the session does not hold for the
+// next), with no "always" offered, and a question nobody answered in time
+// is refused even where confirmOnTimeout is allow; dontAsk still denies.
+func TestPersonOnlyQuestion(t *testing.T) {
+	t.Parallel()
+	var asked []invoke.Confirmation
+	yes := invoke.WithConfirmer(invoke.ConfirmFunc(func(_ context.Context, c invoke.Confirmation) (invoke.Answer, error) {
+		asked = append(asked, c)
+		return invoke.Answer{Allow: true, Grant: invoke.GrantSession, By: "dana"}, nil
+	}))
+	r := newRunner(t, []tool.Tool{personOnly}, yes, invoke.WithModes(policy.NewModeSwitch(policy.ModeBypass, nil)))
+	for i := range 2 {
+		if got := text(r.Run(context.Background(), tool.Call{ID: fmt.Sprint("c", i), Name: "patch", Arguments: []byte(`{}`)})); got != "allow=true answer=allow-once" {
+			t.Errorf("call %d in bypass mode: %q, want a person's allow-once", i, got)
+		}
+	}
+	if len(asked) != 2 || asked[0].Always != "" || asked[0].NoAlways == "" {
+		t.Errorf("the person was asked %+v; want twice, never offered always", asked)
+	}
+
+	slow := invoke.WithConfirmer(invoke.ConfirmFunc(func(ctx context.Context, _ invoke.Confirmation) (invoke.Answer, error) {
+		<-ctx.Done()
+		return invoke.Answer{}, ctx.Err()
+	}))
+	late := newRunner(t, []tool.Tool{personOnly}, slow, invoke.WithConfig(invoke.Config{ConfirmTimeout: 30 * time.Millisecond, ConfirmOnTimeout: "allow"}))
+	if got := text(late.Run(context.Background(), tool.Call{ID: "t", Name: "patch", Arguments: []byte(`{}`)})); got != "allow=false answer=timeout" {
+		t.Errorf("unanswered with confirmOnTimeout allow: %q, want refused", got)
+	}
+
+	dont := newRunner(t, []tool.Tool{personOnly}, yes, invoke.WithModes(policy.NewModeSwitch(policy.ModeDontAsk, nil)))
+	if got := text(dont.Run(context.Background(), tool.Call{ID: "d", Name: "patch", Arguments: []byte(`{}`)})); got != "allow=false answer=mode-deny" {
+		t.Errorf("dontAsk mode: %q", got)
 	}
 }

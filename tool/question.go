@@ -22,6 +22,12 @@ type Question struct {
 	// Always says what such an answer covers, for the person asked; ""
 	// offers "once" only.
 	Always string
+	// PersonOnly asks for a person's answer to this question each time:
+	// bypass mode does not answer it, no earlier answer for the session or
+	// workspace holds, and an unanswered question is not allowed even
+	// where confirmOnTimeout is allow. For what would undo the governance
+	// itself, such as rewriting the policy.
+	PersonOnly bool
 }
 
 // Reply is what came of a Question.

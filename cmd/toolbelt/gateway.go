@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -32,6 +33,10 @@ type serveGateway struct {
 	addr    string // where it listens
 	// restart asks serve to stop gracefully and run again (Restart).
 	restart chan struct{}
+	// patching serialises PatchConfig: two patches at once would both
+	// read the old file, the second write dropping the first, and their
+	// live parts could apply in the other order than the writes.
+	patching sync.Mutex
 }
 
 // Restart asks the server to stop as on Ctrl-C — calls in flight finish —
@@ -180,6 +185,8 @@ func redactedURL(s string) string {
 // other changed keys take effect when it restarts. Patched says which
 // are which.
 func (g *serveGateway) PatchConfig(ctx context.Context, patch map[string]any) (gateway.Patched, error) {
+	g.patching.Lock()
+	defer g.patching.Unlock()
 	path, err := g.configFile()
 	if err != nil {
 		return gateway.Patched{}, err

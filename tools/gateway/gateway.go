@@ -144,13 +144,16 @@ func run(ctx context.Context, g Gateway, in Args) (tool.Result, error) {
 		if len(in.Patch) == 0 {
 			return tool.Result{}, tool.InputErrorf(`config.patch needs patch: a JSON merge patch of the configuration, e.g. {"channels":{"ops":{"rateLimit":5}}}`)
 		}
-		// A patch can widen the policy the caller itself runs under (at
-		// the next restart): a person approves the exact patch, every time.
+		// A patch can widen the policy the caller itself runs under (its
+		// live keys at once): a person approves the exact patch, every time.
 		patch, _ := json.Marshal(in.Patch)
 		if reply := tool.Ask(ctx, tool.Question{
 			Message: "change the server's configuration file with this JSON merge patch: " + string(patch),
 			Reason:  "the gateway tool's config.patch rewrites toolbelt.yaml, which holds the policy",
 			Action:  "gateway:config.patch:" + string(patch),
+			// Not bypass mode, nor a timeout: the patch can loosen the
+			// policy that confines bypass mode itself.
+			PersonOnly: true,
 		}); !reply.Allow {
 			return tool.Errorf("Not patched: changing the configuration needs a person's approval of the patch, and it was not given (%s).", reply.Answer), nil
 		}
