@@ -271,7 +271,7 @@ func (r *Runner) proposeRule(ctx context.Context, req *Request, noAlways string)
 // arguments looks at — its arguments, files and programs — whatever rules
 // the runner's policy has (an empty one when it has none).
 func (r *Runner) ruleRequest(ctx context.Context, req *Request) (*policy.Policy, policy.Request) {
-	p := r.policy
+	p := r.policy.Snapshot()
 	if p == nil {
 		p = &policy.Policy{}
 	}
@@ -384,7 +384,8 @@ func (r *Runner) NeedsApproval(ctx context.Context, call tool.Call, opts ...Call
 	modeRefuses := func(refusal string) { denied = fmt.Errorf("the permission mode refuses it: %s", refusal) }
 	check := func(ctx context.Context, req *Request) tool.Result {
 		if r.policy != nil {
-			d := r.policy.Decide(r.callRequest(ctx, r.policy, req))
+			p := r.policy.Snapshot()
+			d := p.Decide(r.callRequest(ctx, p, req))
 			switch d.Decision {
 			case policy.Deny:
 				denied = fmt.Errorf("the policy denies it: %s", d.Reason)

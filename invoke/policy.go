@@ -62,7 +62,8 @@ func (r *Runner) policyStep(next Handler) Handler {
 // when hooks changed them — and blocks it (blocked true) or, for an ask,
 // requires approval.
 func (r *Runner) applyPolicy(ctx context.Context, req *Request) (res tool.Result, blocked bool) {
-	d := r.policy.Decide(r.callRequest(ctx, r.policy, req))
+	p := r.policy.Snapshot()
+	d := p.Decide(r.callRequest(ctx, p, req))
 	req.Verdicts = d.Verdicts
 	switch d.Decision {
 	case policy.Deny:

@@ -536,7 +536,7 @@ func (r *Runner) Explain(ctx context.Context, call tool.Call, opts ...CallOption
 	if rt == nil {
 		return policy.Request{}, policy.Result{}, stopped(res)
 	}
-	p := r.policy
+	p := r.policy.Snapshot()
 	if p == nil {
 		p = &policy.Policy{}
 	}

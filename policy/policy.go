@@ -123,6 +123,12 @@ func (p *Policy) Replace(q *Policy) {
 	p.next.Store(q.current())
 }
 
+// Snapshot is the policy p decides as now, fixed: a later Replace does
+// not change it. A call decided in several steps (what the rules look at,
+// then the decision) takes one snapshot, so a Replace between the steps
+// cannot mix two policies.
+func (p *Policy) Snapshot() *Policy { return p.current() }
+
 // current is the policy p decides as: the latest Replace's, or p.
 func (p *Policy) current() *Policy {
 	if p == nil {
