@@ -382,7 +382,8 @@ func (pollArgs) Kind() string { return "toolbelt_async_poll" }
 
 // enqueueJob inserts the River job that works the job of taskID. Each
 // step has its budget of attempts (see stepFailed); River's, which
-// counts the attempts of both, is their sum.
+// counts the attempts of both, is their sum, and its last attempt fails
+// the job whatever failed (see work).
 func enqueueJob(enqueue enqueueFunc, taskID string, round int64, spec tool.AsyncSpec) error {
 	a := jobArgs{TaskID: taskID, Round: round}
 	if spec.Type == tool.AsyncPolling {
@@ -659,7 +660,7 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 		ev *tool.JobEvent
 	)
 	err := q.b.direct(ctx, func(qr querier) (err error) {
-		j, ev, err = q.finishTx(ctx, qr, taskID, round, "", status, st)
+		j, ev, err = q.finishTx(ctx, qr, taskID, round, status, st)
 		return err
 	})
 	if err != nil {
@@ -672,9 +673,8 @@ func (q *Queue) finish(ctx context.Context, taskID string, round int64, status s
 // finishTx is finish on qr (in a transaction or not: the change is one
 // statement); it returns the event to report once it is committed (nil
 // when the job had finished already). A cancellation reports no event of
-// its own. ext, when not "", records the job's external id too (a
-// submission and its first poll recorded at once).
-func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, ext, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
+// its own.
+func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round int64, status string, st tool.AsyncStatus) (row, *tool.JobEvent, error) {
 	now := q.now().UnixNano()
 	var result any
 	if len(st.Result) > 0 {
@@ -685,8 +685,8 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 		progress = 100
 	}
 	query := `UPDATE async_jobs SET status = ?, progress = CASE WHEN ? > progress THEN ? ELSE progress END, message = ?, result = ?, error = ?,
-		external_id = CASE WHEN ? = '' THEN external_id ELSE ? END, updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
-	args := []any{status, progress, progress, st.Message, result, st.Error, ext, ext, now, now, taskID, StatusPending, StatusProcessing}
+		updated_ns = ?, completed_ns = ? WHERE task_id = ? AND status IN (?, ?)`
+	args := []any{status, progress, progress, st.Message, result, st.Error, now, now, taskID, StatusPending, StatusProcessing}
 	if round >= 0 {
 		query += " AND round = ?"
 		args = append(args, round)
@@ -728,10 +728,10 @@ func (q *Queue) emit(ev *tool.JobEvent) {
 
 // progressTx records how a job goes; it returns the event to report when
 // anything changed.
-func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, ext string, st tool.AsyncStatus) (*tool.JobEvent, error) {
-	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, external_id = CASE WHEN ? = '' THEN external_id ELSE ? END, updated_ns = ?
+func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, error) {
+	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
 		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?) RETURNING `+jobColumns,
-		StatusProcessing, st.Progress, st.Message, ext, ext, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
+		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
 		st.Progress, st.Message, StatusProcessing))
 	if err != nil || len(rs) == 0 {
 		return nil, err
@@ -740,30 +740,32 @@ func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round
 }
 
 // applyTx records a status a handler reported (a poll, a webhook) and
-// returns the event to report, and whether the job is now final. ext, when
-// not "", records the job's external id too.
-func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, ext string, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
+// returns the event to report, and whether the job is now final.
+func (q *Queue) applyTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, bool, error) {
 	switch st.Status {
 	case tool.AsyncCompleted:
-		_, ev, err := q.finishTx(ctx, qr, taskID, round, ext, StatusCompleted, st)
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusCompleted, st)
 		return ev, true, err
 	case tool.AsyncFailed:
 		if st.Error == "" {
 			st.Error = cmp.Or(st.Message, "the work failed without saying why")
 		}
-		_, ev, err := q.finishTx(ctx, qr, taskID, round, ext, StatusFailed, st)
+		_, ev, err := q.finishTx(ctx, qr, taskID, round, StatusFailed, st)
 		return ev, true, err
 	default:
-		ev, err := q.progressTx(ctx, qr, taskID, round, ext, st)
+		ev, err := q.progressTx(ctx, qr, taskID, round, st)
 		return ev, false, err
 	}
 }
 
-// apply is applyTx outside a transaction: its change is one statement.
-func (q *Queue) apply(ctx context.Context, taskID string, round int64, ext string, st tool.AsyncStatus) (final bool, err error) {
+// apply is applyTx outside a transaction (its change is one statement),
+// on a context of its own (afterHandler).
+func (q *Queue) apply(ctx context.Context, taskID string, round int64, st tool.AsyncStatus) (final bool, err error) {
+	ctx, cancel := afterHandler(ctx)
+	defer cancel()
 	var ev *tool.JobEvent
 	err = q.b.direct(ctx, func(qr querier) (err error) {
-		ev, final, err = q.applyTx(ctx, qr, taskID, round, ext, st)
+		ev, final, err = q.applyTx(ctx, qr, taskID, round, st)
 		return err
 	})
 	if err == nil {
@@ -772,12 +774,33 @@ func (q *Queue) apply(ctx context.Context, taskID string, round int64, ext strin
 	return final, err
 }
 
-// work works the job of taskID from where it is: a pending job is
-// submitted (the handler's Submit, with the job's idempotency key, then
-// the external id recorded); a processing job of a polling tool is polled,
-// and the River job snoozes for the polling interval until the work is
-// done. A webhook job's River job ends after the submission.
+// work works the job of taskID from where it is (step), and finishes its
+// row as failed when River will not run it again: River's MaxAttempts is
+// the sum of the steps' budgets, but failures no step counts (a store
+// error, a rescue after a process died) use River's attempts too, and a
+// job whose last attempt fails is discarded, which would leave its row
+// pending for ever. Raising MaxAttempts would only move that point, so
+// the last attempt finishes the row whatever failed. All kinds, the
+// earlier ones too, are worked here.
 func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, round int64) error {
+	err := q.step(ctx, job, taskID, round)
+	var snooze *rivertype.JobSnoozeError
+	if err == nil || errors.As(err, &snooze) || job.Attempt < job.MaxAttempts {
+		return err
+	}
+	if ferr := q.fail(ctx, taskID, round, err, job.Attempt); ferr != nil {
+		return errors.Join(err, ferr)
+	}
+	return err
+}
+
+// step works one run of the River job: a pending job is submitted (the
+// handler's Submit, with the job's idempotency key, then the external id
+// recorded at once, so a step cut short later never submits again); a
+// processing job of a polling tool is polled, and the River job snoozes
+// for the polling interval until the work is done. A webhook job's River
+// job ends after the submission.
+func (q *Queue) step(ctx context.Context, job *rivertype.JobRow, taskID string, round int64) error {
 	var stored row
 	if err := q.b.direct(ctx, func(qr querier) (err error) { stored, err = q.load(ctx, qr, taskID); return err }); err != nil {
 		return err
@@ -791,19 +814,19 @@ func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, 
 			fmt.Errorf("tool %s is not registered as an async tool in this process", stored.Tool))
 	}
 	spec := t.Async.WithDefaults()
-	submitted := "" // the external id of a submission of this run, not recorded yet
 	switch {
 	case stored.Status == StatusPending:
-		ext, err := q.submit(ctx, job, t, spec, stored)
-		if err != nil {
+		ext, ended, err := q.submit(ctx, job, t, spec, stored)
+		if err != nil || ended {
+			return err
+		}
+		if err := q.recordSubmission(ctx, stored, ext); err != nil {
 			return err
 		}
 		if spec.Type != tool.AsyncPolling {
-			return q.recordSubmission(ctx, stored, ext) // the webhook finishes it
+			return nil // the webhook finishes it
 		}
-		// The first poll runs at once, and what it says is recorded
-		// with the external id, in one statement.
-		stored.externalID, submitted = ext, ext
+		stored.externalID = ext // the first poll runs at once
 	case spec.Type != tool.AsyncPolling:
 		return nil
 	}
@@ -813,14 +836,9 @@ func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, 
 		err = st.Check()
 	}
 	if err != nil {
-		if submitted != "" {
-			if err := q.recordSubmission(ctx, stored, submitted); err != nil {
-				return err
-			}
-		}
 		return q.stepFailed(ctx, job, stepPoll, spec.MaxRetries+1, taskID, round, err)
 	}
-	final, err := q.apply(ctx, taskID, round, submitted, st)
+	final, err := q.apply(ctx, taskID, round, st)
 	if err != nil || final {
 		return err
 	}
@@ -828,8 +846,10 @@ func (q *Queue) work(ctx context.Context, job *rivertype.JobRow, taskID string, 
 }
 
 // submit is the submission step of a pending job: it calls the handler's
-// Submit with the job's idempotency key and returns the external id.
-func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, spec tool.AsyncSpec, stored row) (string, error) {
+// Submit with the job's idempotency key and returns the external id, or
+// ended when the submission failed its last attempt and the job is failed
+// (err is then nil: River must not run it again).
+func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, spec tool.AsyncSpec, stored row) (ext string, ended bool, err error) {
 	taskID, round := stored.TaskID, stored.round
 	q.log.Info("job step", "step", "submit", "taskId", taskID, "attempt", job.Attempt, "node", q.cfg.NodeID)
 	key := taskID
@@ -840,16 +860,30 @@ func (q *Queue) submit(ctx context.Context, job *rivertype.JobRow, t tool.Tool, 
 	if base := q.publicURL(); spec.Type == tool.AsyncWebhook && base != "" {
 		req.WebhookURL = strings.TrimRight(base, "/") + spec.WebhookPath
 	}
-	ext, err := callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
+	ext, err = callSafely(func() (string, error) { return t.Handler.Submit(ctx, req) })
 	if err != nil {
-		return "", q.stepFailed(ctx, job, stepSubmit, spec.MaxRetries+1, taskID, round, err)
+		err = q.stepFailed(ctx, job, stepSubmit, spec.MaxRetries+1, taskID, round, err)
+		return "", err == nil, err // stepFailed returns nil only when it failed the job
 	}
-	return ext, nil
+	return ext, false, nil
+}
+
+// afterHandlerTimeout bounds a write that records what a handler did.
+const afterHandlerTimeout = 10 * time.Second
+
+// afterHandler returns the context of a write that records what a handler
+// did: not the step's, which ends at the step's timeout (when a handler
+// overran it) and would lose the record — an external id not recorded is
+// a second submission — but one of its own, with its own short timeout.
+func afterHandler(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), afterHandlerTimeout)
 }
 
 // recordSubmission records the external id of a pending job's submission
-// and that the job is processing.
+// and that the job is processing, on a context of its own (afterHandler).
 func (q *Queue) recordSubmission(ctx context.Context, stored row, ext string) error {
+	ctx, cancel := afterHandler(ctx)
+	defer cancel()
 	var changed bool
 	err := q.b.direct(ctx, func(qr querier) error {
 		n, err := qr.exec(ctx, `UPDATE async_jobs SET status = ?, external_id = ?, updated_ns = ? WHERE task_id = ? AND round = ? AND status = ?`,
@@ -881,9 +915,9 @@ func stepOf(r row) string {
 
 // stepFailed fails the job when the step has used its last attempt (the
 // step's budget: the tool's retries plus one; River's own count of
-// attempts bounds it too), and otherwise returns err so River retries
-// the job after a backoff. A step's earlier failures are the River job's
-// recorded errors worded as its own.
+// attempts bounds it too) and returns nil, and otherwise returns err so
+// River retries the job after a backoff. A step's earlier failures are
+// the River job's recorded errors worded as its own.
 func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, step string, budget int, taskID string, round int64, err error) error {
 	err = fmt.Errorf("%s: %w", step, err)
 	failures := 1
@@ -893,14 +927,24 @@ func (q *Queue) stepFailed(ctx context.Context, job *rivertype.JobRow, step stri
 		}
 	}
 	if failures >= budget || job.Attempt >= job.MaxAttempts {
-		msg := fmt.Sprintf("%v (after %d attempts)", err, failures)
-		if _, _, ferr := q.finish(ctx, taskID, round, StatusFailed, tool.AsyncStatus{Error: msg, Message: "failed"}); ferr != nil {
+		if ferr := q.fail(ctx, taskID, round, err, failures); ferr != nil {
 			return errors.Join(err, ferr)
 		}
 		return nil
 	}
 	q.log.Warn("job step failed; it is retried", "taskId", taskID, "step", step, "attempt", failures, "of", budget, "err", err)
 	return err
+}
+
+// fail finishes the job as failed with err, after attempts attempts, on a
+// context of its own (afterHandler: the step's may have timed out), and
+// returns the store's error.
+func (q *Queue) fail(ctx context.Context, taskID string, round int64, err error, attempts int) error {
+	ctx, cancel := afterHandler(ctx)
+	defer cancel()
+	msg := fmt.Sprintf("%v (after %d attempts)", err, attempts)
+	_, _, ferr := q.finish(ctx, taskID, round, StatusFailed, tool.AsyncStatus{Error: msg, Message: "failed"})
+	return ferr
 }
 
 // callSafely turns a handler's panic into an error.

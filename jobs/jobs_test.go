@@ -77,7 +77,13 @@ func asyncTool(name string, spec tool.AsyncSpec, h tool.AsyncHandler) tool.Tool 
 
 func open(t *testing.T, dsn string, tools ...tool.Tool) *jobs.Queue {
 	t.Helper()
-	q, err := jobs.Open(context.Background(), dsn, jobs.Config{Run: true, WebhookSecret: secret})
+	return openConfig(t, dsn, jobs.Config{Run: true, WebhookSecret: secret}, tools...)
+}
+
+// openConfig is open with cfg.
+func openConfig(t *testing.T, dsn string, cfg jobs.Config, tools ...tool.Tool) *jobs.Queue {
+	t.Helper()
+	q, err := jobs.Open(context.Background(), dsn, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,6 +488,117 @@ func TestPruneKeepsUnfinishedJobs(t *testing.T) {
 		}
 		if j, err := q.Get(ctx, waiting.TaskID); err != nil || j.Status == jobs.StatusCompleted {
 			t.Errorf("the unfinished job after pruning: %+v %v", j, err)
+		}
+	})
+}
+
+func TestSubmitFailingItsLastAttemptNeverPolls(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := newFakeAPI(1)
+		api.failAll = true
+		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, api)
+		q := open(t, dsn, vt)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := waitFinal(t, events, j.TaskID)
+		if last := seen[len(seen)-1]; last.Type != tool.JobFailed || !strings.Contains(last.Job.Error, "submitting: service unavailable") {
+			t.Fatalf("last event = %+v", last)
+		}
+		if err := q.Stop(ctx); err != nil { // waits for the step to end
+			t.Fatal(err)
+		}
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		if len(api.polls) != 0 {
+			t.Errorf("a job whose submission failed was polled: %v", api.polls)
+		}
+	})
+}
+
+// slowAPI is a service whose Submit blocks until the step's context ends
+// when blockSubmit, and whose first Poll does always.
+type slowAPI struct {
+	blockSubmit bool
+	mu          sync.Mutex
+	submits     int
+	polls       int
+}
+
+func (s *slowAPI) Submit(ctx context.Context, _ tool.AsyncSubmit) (string, error) {
+	s.mu.Lock()
+	s.submits++
+	s.mu.Unlock()
+	if s.blockSubmit {
+		<-ctx.Done()
+		return "", ctx.Err()
+	}
+	return "ext-1", nil
+}
+
+func (s *slowAPI) Poll(ctx context.Context, ext string) (tool.AsyncStatus, error) {
+	s.mu.Lock()
+	s.polls++
+	first := s.polls == 1
+	s.mu.Unlock()
+	if first {
+		<-ctx.Done()
+		return tool.AsyncStatus{}, ctx.Err()
+	}
+	return tool.AsyncStatus{Status: tool.AsyncCompleted, Result: json.RawMessage(`"` + ext + `"`)}, nil
+}
+
+func (s *slowAPI) OnWebhook(context.Context, json.RawMessage) (tool.AsyncStatus, error) {
+	return tool.AsyncStatus{}, errors.New("no webhooks")
+}
+
+func TestFirstPollTimingOutSubmitsOnce(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := &slowAPI{}
+		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 2}, api)
+		q := openConfig(t, dsn, jobs.Config{Run: true, StepTimeout: 200 * time.Millisecond}, vt)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := waitFinal(t, events, j.TaskID)
+		if last := seen[len(seen)-1]; last.Type != tool.JobCompleted || string(last.Job.Result) != `"ext-1"` {
+			t.Fatalf("last event = %+v", last)
+		}
+		api.mu.Lock()
+		defer api.mu.Unlock()
+		if api.submits != 1 || api.polls != 2 {
+			t.Errorf("submits = %d, polls = %d; want 1 submission and a poll after the one that timed out", api.submits, api.polls)
+		}
+	})
+}
+
+func TestEveryStepTimingOutFails(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		api := &slowAPI{blockSubmit: true}
+		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, api)
+		q := openConfig(t, dsn, jobs.Config{Run: true, StepTimeout: 200 * time.Millisecond}, vt)
+		events, stop := q.Subscribe(0)
+		defer stop()
+		ctx := context.Background()
+		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := waitFinal(t, events, j.TaskID)
+		if last := seen[len(seen)-1]; last.Type != tool.JobFailed || !strings.Contains(last.Job.Error, "submitting: context deadline exceeded (after 2 attempts)") {
+			t.Fatalf("last event = %+v", last)
+		}
+		got, err := q.Get(ctx, j.TaskID)
+		if err != nil || got.Status != jobs.StatusFailed {
+			t.Fatalf("job = %+v, %v", got, err)
 		}
 	})
 }

@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -81,6 +83,77 @@ func TestEarlierKindsStillWorked(t *testing.T) {
 		}
 		if results[submitted.TaskID] != `"ext-`+submitted.TaskID+`"` || results[polled.TaskID] != `"ext-old"` {
 			t.Fatalf("results = %v", results)
+		}
+	})
+}
+
+// TestLastRiverAttemptFailsTheJob: failures no step counts (here the store
+// refusing to record a submission) use River's attempts; on the last one
+// the job's row is finished as failed, not left pending when River
+// discards the job — for a job of an earlier kind too.
+func TestLastRiverAttemptFailsTheJob(t *testing.T) {
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		if isPostgres(dsn) {
+			t.Skip("the store failure is injected with a SQLite trigger")
+		}
+		vt := tool.Tool{Name: "video", Description: "test", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, Handler: finishing{}}
+		q, err := Open(ctx, dsn, Config{Run: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer q.Stop(ctx)
+		if err := q.Register(vt); err != nil {
+			t.Fatal(err)
+		}
+		events, stop := q.Subscribe(0)
+		defer stop()
+		current, err := q.Submit(ctx, &vt, tool.Call{ID: "c1", Name: "video"}, tool.Scope{Workspace: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		legacy, err := q.Submit(ctx, &vt, tool.Call{ID: "c2", Name: "video"}, tool.Scope{Workspace: "/w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
+			if _, err := qr.exec(ctx, `CREATE TRIGGER refuse_processing BEFORE UPDATE ON async_jobs WHEN NEW.status = 'processing'
+				BEGIN SELECT RAISE(ABORT, 'injected store failure'); END`); err != nil {
+				return err
+			}
+			// The second job as an earlier version queued it.
+			if _, err := qr.exec(ctx, "DELETE FROM river_job"); err != nil {
+				return err
+			}
+			if err := enqueueJob(enqueue, current.TaskID, 0, vt.Async.WithDefaults()); err != nil {
+				return err
+			}
+			return enqueue(submitArgs{TaskID: legacy.TaskID}, &river.InsertOpts{MaxAttempts: 2})
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := q.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		failed := map[string]string{}
+		timeout := time.After(60 * time.Second)
+		for len(failed) < 2 {
+			select {
+			case e := <-events:
+				if e.Type == tool.JobFailed {
+					failed[e.Job.TaskID] = e.Job.Error
+				}
+			case <-timeout:
+				t.Fatalf("failed: %v", failed)
+			}
+		}
+		for id, attempts := range map[string]string{current.TaskID: "after 4 attempts", legacy.TaskID: "after 2 attempts"} {
+			if msg := failed[id]; !strings.Contains(msg, "injected store failure") || !strings.Contains(msg, attempts) {
+				t.Errorf("job %s failed with %q, want the store's error %s", id, msg, attempts)
+			}
+			if j, err := q.Get(ctx, id); err != nil || j.Status != StatusFailed {
+				t.Errorf("job %s = %+v, %v", id, j, err)
+			}
 		}
 	})
 }

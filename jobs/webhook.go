@@ -145,7 +145,7 @@ func (q *Queue) deliver(ctx context.Context, toolName, id string, st tool.AsyncS
 		if dup = n == 0; dup {
 			return nil
 		}
-		if ev, _, err = q.applyTx(ctx, qr, j.TaskID, j.round, "", st); err != nil || ev != nil {
+		if ev, _, err = q.applyTx(ctx, qr, j.TaskID, j.round, st); err != nil || ev != nil {
 			return err
 		}
 		// Nothing changed: a progress the job already had, or a job that
