@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -175,10 +176,23 @@ func (g *governed) Elicit(ctx context.Context, f Form) (r Reply, err error) {
 	err = g.request(ctx, rec, checkForm(f), "input", func(rec *audit.Request) error {
 		r, err = g.c.Elicit(ctx, f)
 		rec.Outcome, rec.By = r.Action, r.By
+		if err != nil && f.Mode == ModeURL && f.URL != "" {
+			err = &urlHidden{err, strings.ReplaceAll(err.Error(), f.URL, "the address at "+rec.Host)}
+		}
 		return err
 	})
 	return r, err
 }
+
+// urlHidden is an error whose text names a url-mode request's address by
+// its host only, as the audit record does.
+type urlHidden struct {
+	err  error
+	text string
+}
+
+func (e *urlHidden) Error() string { return e.text }
+func (e *urlHidden) Unwrap() error { return e.err }
 
 func (g *governed) Sample(ctx context.Context, p Prompt) (c Completion, err error) {
 	rec := audit.Request{Kind: KindSampling, MaxTokens: p.MaxTokens}
@@ -263,12 +277,23 @@ func checkURL(f Form) error {
 		return fmt.Errorf("a url-mode request's url does not parse: %v", err)
 	case u.Scheme != "https" && u.Scheme != "http" || u.Host == "":
 		return fmt.Errorf("a url-mode request's url must be an absolute http or https address, not %s://%s…", u.Scheme, u.Host)
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		return fmt.Errorf("a url-mode request's url is plain http to %s: a person is sent there to sign in or pay, so use https (plain http only to this machine's loopback)", u.Hostname())
 	case u.User != nil:
 		return errors.New("a url-mode request's url holds a user name or password: refused")
 	case f.Schema != nil:
 		return errors.New("a url-mode request asks for no fields: leave out its schema")
 	}
 	return nil
+}
+
+// loopback says whether host is this machine's loopback.
+func loopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // checkPrompt refuses a prompt without messages, or with a role other than

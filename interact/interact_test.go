@@ -64,3 +64,46 @@ func TestGovern(t *testing.T) {
 		t.Errorf("sample without a client: %v", err)
 	}
 }
+
+// urlClient fails every request, naming the address it was given.
+type urlClient struct{}
+
+func (urlClient) Elicit(_ context.Context, f interact.Form) (interact.Reply, error) {
+	return interact.Reply{}, errors.New("nobody went to " + f.URL)
+}
+
+func (urlClient) Sample(context.Context, interact.Prompt) (interact.Completion, error) {
+	return interact.Completion{}, interact.ErrUnsupported
+}
+
+// TestURLRequests: a url-mode request is refused for plain http to another
+// machine (loopback is fine), and neither its audit record nor the error a
+// tool gets carries more of the address than its host: its path and query
+// may hold tokens.
+func TestURLRequests(t *testing.T) {
+	t.Parallel()
+	var got []audit.Request
+	ctx := interact.WithRecorder(context.Background(), func(r audit.Request) { got = append(got, r) })
+	g := interact.Govern(urlClient{}, interact.Rules{})
+	form := func(u string) interact.Form {
+		return interact.Form{Message: "Sign in", Mode: interact.ModeURL, URL: u}
+	}
+	if _, err := g.Elicit(ctx, form("http://pay.example.com/checkout?token=s3cret")); err == nil || !strings.Contains(err.Error(), "use https") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("plain http to another machine: %v", err)
+	}
+	_, err := g.Elicit(ctx, form("https://pay.example.com/checkout?token=s3cret"))
+	if err == nil || err.Error() != "nobody went to the address at pay.example.com" {
+		t.Errorf("a failed request's error: %v", err)
+	}
+	if _, err := g.Elicit(ctx, form("http://127.0.0.1:8080/done")); err == nil || strings.Contains(err.Error(), "use https") {
+		t.Errorf("plain http to loopback: %v", err)
+	}
+	for _, r := range got {
+		if strings.Contains(r.Reason, "s3cret") || strings.Contains(r.Reason, "/checkout") || r.Mode != interact.ModeURL {
+			t.Errorf("recorded %+v", r)
+		}
+	}
+	if len(got) != 3 || got[1].Host != "pay.example.com" || got[1].Outcome != "failed" {
+		t.Errorf("recorded %+v", got)
+	}
+}
