@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"golang.org/x/oauth2"
 
+	"github.com/toolbelt/toolbelt/audit"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/content"
 	"github.com/toolbelt/toolbelt/tools/shell"
@@ -200,15 +201,18 @@ func runIDTokenCommand(ctx context.Context, argv []string) (string, error) {
 		Path: path, Args: argv, Env: os.Environ(), MaxStdout: maxIDToken,
 		Stderr: func(line string) {
 			if strings.TrimSpace(line) != "" {
-				last = content.Head(strings.TrimSpace(line), 200, "…")
+				// Redacted: a token tool may echo a token to stderr.
+				last = content.Head(audit.RedactText(strings.TrimSpace(line)), 200, "…")
 			}
 		},
 	})
 	switch {
 	case err != nil:
 		return "", fmt.Errorf("%s: %w", what, err)
-	case res.Stopped:
+	case res.Stopped && ctx.Err() == context.DeadlineExceeded:
 		return "", fmt.Errorf("%s did not finish in %s", what, idTokenTimeout)
+	case res.Stopped:
+		return "", fmt.Errorf("%s was stopped: %w", what, context.Cause(ctx))
 	case res.StdoutOverflow:
 		return "", fmt.Errorf("%s printed more than %d bytes, which is no ID token", what, maxIDToken)
 	case res.ExitCode != 0:
