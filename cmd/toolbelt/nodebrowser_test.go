@@ -54,7 +54,7 @@ func TestNodeScreenshotAndCanvas(t *testing.T) {
 		node := startNodeProcess(t, env, "--config", writeConfig(t, config), "--gateway", gateway, "--workspace", t.TempDir(), "--name", name)
 		code := node.await(t, `pairing code ([A-Z0-9]{4}-[A-Z0-9]{4}):`)[1]
 		runCLIWith(t, gwEnv, "", "", "nodes", "approve", code).expect(t, 0)
-		node.await(t, `connected to 127\.0\.0\.1:\d+ as `+name)
+		node.await(t, `connected to 127\.0\.0\.1:\d+#\w+ as `+name)
 		// Stopped as on Ctrl-C, before startNodeProcess's kill, the node
 		// stops its Chromium and removes its profile before the test's
 		// directories are removed: its output ends when it has exited.

@@ -91,11 +91,11 @@ func TestEverything(t *testing.T) {
 		for _, ct := range corpus.Tools {
 			want = append(want, "everything__"+ct.Name)
 		}
-		// The server offers this one only to clients that declare
-		// elicitation, which Toolbelt's client always does (declining the
-		// requests unless mcpServers.<name>.elicitation is on); the corpus
-		// was listed by a client that did not.
-		want = append(want, "everything__trigger-elicitation-request")
+		// The server offers these only to clients that declare
+		// elicitation (form mode; url mode), which Toolbelt's client always
+		// does (declining the requests unless mcpServers.<name>.elicitation
+		// is on); the corpus was listed by a client that did not.
+		want = append(want, "everything__trigger-elicitation-request", "everything__trigger-url-elicitation")
 		slices.Sort(want)
 		if got := ids(reg.List()); !slices.Equal(got, want) {
 			t.Errorf("imported %v\nthe corpus has %v", got, want)
