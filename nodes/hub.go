@@ -323,6 +323,9 @@ func (h *Hub) pair(ctx context.Context, ws *websocket.Conn, hello message, remot
 		case got.State == "approved":
 			token, err := h.reg.completePairing(ctx, got, hello.Capabilities)
 			if err != nil {
+				// The approved request goes, so the node's next hello asks
+				// anew instead of waiting out the old one's expiry.
+				_ = h.reg.removePairing(context.WithoutCancel(ctx), p.Code)
 				h.unavailable(ws, "completing a pairing", err, "node", hello.Node, "code", p.Code)
 				return
 			}

@@ -330,9 +330,18 @@ func (r *Registry) requestPairing(ctx context.Context, id, name string, info map
 		if fromSource >= maxPendingPerSource {
 			return &pairingRefused{Reason: fmt.Sprintf("%d pairing requests from this address are already waiting: the owner answers them first (toolbelt nodes)", fromSource)}
 		}
-		_, err := tx.Exec(ctx, "INSERT INTO node_pairings ("+pairingColumns+", source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		// Two requests of one id at once (on PostgreSQL both pass the count
+		// above): the unique index of waiting requests takes one, and the
+		// other is told to wait, as above.
+		res, err := tx.Exec(ctx, "INSERT INTO node_pairings ("+pairingColumns+", source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
 			p.Code, id, name, string(infoJSON), gateway, now.UnixNano(), p.Expires.UnixNano(), "pending", "", source)
-		return err
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err == nil && n == 0 {
+			return &pairingRefused{Reason: fmt.Sprintf("a pairing request of node id %s is waiting already; try again when it is answered or expires", id)}
+		}
+		return nil
 	})
 	return p, err
 }
