@@ -218,3 +218,29 @@ func TestExternalResourceIsWrapped(t *testing.T) {
 		t.Errorf("binary resource got text: %q", msg.Content[1].Text)
 	}
 }
+
+// TestExternalResourceIsCutInsideWrappers: an external tool's text resource
+// past the cap is cut like its text: the kept parts wrapped, the read-on
+// notice outside the wrappers, the whole within the cap.
+func TestExternalResourceIsCutInsideWrappers(t *testing.T) {
+	t.Parallel()
+	r := newRunner(t, []tool.Tool{{Name: "fetch", Description: "fetch", Meta: tool.Meta{ExternalContent: true},
+		Execute: func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+			return tool.Result{Content: []tool.Content{{Type: tool.ResourceContent, URI: "test://page", MIMEType: "text/plain", Text: outsidePage(5000, 100)}}}, nil
+		}}}, invoke.WithConfig(invoke.Config{MaxResultChars: 1000}))
+	msg := r.Run(context.Background(), tool.Call{ID: "call_1", Name: "fetch"})
+	if len(msg.Content) != 1 || msg.Content[0].Type != tool.TextContent {
+		t.Fatalf("want one cut text block, got %d blocks, the first %q", len(msg.Content), msg.Content[0].Type)
+	}
+	got := msg.Content[0].Text
+	if err := contenttest.Check(got, "fetch", "PAGE-LINE"); err != nil {
+		t.Fatal(err)
+	}
+	segs, outside, _ := contenttest.Split(got)
+	if !strings.Contains(outside, "call result_read with") || !strings.HasPrefix(segs[0].Body, "[resource: test://page, text/plain]\n") {
+		t.Errorf("want the resource named in the wrapper and the notice outside it; outside:\n%s", outside)
+	}
+	if n := utf8.RuneCountInString(got); n > 1000 {
+		t.Errorf("the cut resource has %d characters, more than the cap of 1000", n)
+	}
+}

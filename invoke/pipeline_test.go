@@ -753,6 +753,51 @@ func TestInvalidUTF8AndEmptyContent(t *testing.T) {
 	}
 }
 
+// TestTextResourcesAreShapedLikeText: a tool's text resource counts toward
+// the result's cap as a model reads it (tool.Content.Describe), its text is
+// made valid UTF-8, and one past the cap is cut like text — into a text
+// block that keeps its URI and MIME type, with the read-on notice and the
+// full description kept for result_read — while a binary resource passes
+// on as it is.
+func TestTextResourcesAreShapedLikeText(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("a line of the resource\n", 1000) // 23,000 bytes
+	blob := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 3000))
+	outputs := invoke.NewMemoryOutputs(1 << 20)
+	r := newRunner(t, []tool.Tool{
+		fn("big", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+			return tool.Result{Content: []tool.Content{
+				{Type: tool.ResourceContent, URI: "mem://big.txt", MIMEType: "text/plain", Text: big},
+				{Type: tool.ResourceContent, URI: "mem://data.bin", MIMEType: "application/octet-stream", Data: blob},
+			}}, nil
+		}),
+		fn("bytes", func(context.Context, tool.Call, *tool.Context, tool.UpdateFunc) (tool.Result, error) {
+			return tool.Result{Content: []tool.Content{{Type: tool.ResourceContent, URI: "mem://notes.txt", MIMEType: "text/plain", Text: "ok\xff\xfe"}}}, nil
+		}),
+	}, invoke.WithOutputs(outputs), invoke.WithConfig(invoke.Config{MaxResultChars: 1000}))
+
+	msg := run(t, r, "big", `{"path":"a"}`)
+	if len(msg.Content) != 2 || msg.Content[0].Type != tool.TextContent || msg.Content[1].Type != tool.ResourceContent || msg.Content[1].Data != blob {
+		t.Fatalf("want the cut text, then the binary resource as it was: %d blocks, the first %q", len(msg.Content), msg.Content[0].Type)
+	}
+	cut := msg.Content[0].Text
+	if !strings.HasPrefix(cut, "[resource: mem://big.txt, text/plain]\na line of the resource\n") || !strings.Contains(cut, "call result_read with") {
+		t.Errorf("the cut does not name the resource or read on:\n%s", cut)
+	}
+	if n := utf8.RuneCountInString(cut); n > 1000 {
+		t.Errorf("the cut resource has %d characters, more than the cap of 1000", n)
+	}
+	kept, ok, err := outputs.Get(tool.WithScope(context.Background(), r.Context().Scope()), "call_1")
+	if err != nil || !ok || kept.Text != "[resource: mem://big.txt, text/plain]\n"+big {
+		t.Errorf("full resource not kept: %d characters, %v", len(kept.Text), err)
+	}
+
+	msg = run(t, r, "bytes", `{"path":"a"}`)
+	if c := msg.Content[0]; len(msg.Content) != 1 || c.Type != tool.ResourceContent || c.URI != "mem://notes.txt" || c.MIMEType != "text/plain" || c.Text != "ok\uFFFD" {
+		t.Errorf("want the resource with its text made valid UTF-8: %+v", msg.Content)
+	}
+}
+
 func pngOf(t *testing.T, w, h int) []byte {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(1, 2))

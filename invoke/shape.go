@@ -19,13 +19,13 @@ func (r *Runner) shapeStep(next Handler) Handler {
 	}
 }
 
-// Shape makes a result fit for a model: text is valid UTF-8 and cut to the
-// configured limit (keeping head and tail when the end matters), with the
-// full text kept under the call id for result_read; text from outside is
-// wrapped as untrusted content, each kept part of a cut in a wrapper of its
-// own, and the whole fits the limit wrappers included; images are checked
-// and made to fit; there is at least one block; the pipeline's notes join
-// the details.
+// Shape makes a result fit for a model: text, a text resource's included,
+// is valid UTF-8 and cut to the configured limit (keeping head and tail
+// when the end matters), with the full text kept under the call id for
+// result_read; text from outside is wrapped as untrusted content, each
+// kept part of a cut in a wrapper of its own, and the whole fits the limit
+// wrappers included; images are checked and made to fit; there is at least
+// one block; the pipeline's notes join the details.
 func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.Result {
 	blocks := res.Content
 	copied := false
@@ -37,17 +37,20 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 	}
 	texts, textBytes := 0, 0
 	for i, c := range blocks {
-		switch c.Type {
-		case tool.TextContent:
+		if s, ok := modelText(c); ok {
 			texts++
-			textBytes += len(c.Text)
 			if !utf8.ValidString(c.Text) {
 				own()
 				blocks[i].Text = content.ValidUTF8(c.Text)
+				s, _ = modelText(blocks[i])
 			}
+			textBytes += len(s)
 			if c.Origin.IsExternal() && !c.Origin.Wrapped {
 				textBytes += r.wrapping(c.Origin).Overhead()
 			}
+			continue
+		}
+		switch c.Type {
 		case tool.ImageContent:
 			f := content.FitImage(c.Data, c.MIMEType, r.cfg.Images)
 			switch {
@@ -63,7 +66,7 @@ func (r *Runner) Shape(ctx context.Context, req *Request, res tool.Result) tool.
 					req.Note("imageResized", map[string]int{"width": f.Width, "height": f.Height})
 				}
 			}
-		case tool.AudioContent, tool.ResourceContent: // passed on as they are: front doors and encoders decide who takes them
+		case tool.AudioContent, tool.ResourceContent: // audio and binary resources pass on as they are: front doors and encoders decide who takes them
 		default:
 			own()
 			blocks[i] = tool.Content{Type: tool.TextContent, Text: fmt.Sprintf("[content of unknown type %q omitted]", c.Type)}
@@ -101,7 +104,9 @@ func Envelop(name string, res tool.Result) tool.Result {
 }
 
 // cut joins the text blocks, keeps the full text under the call id, and puts
-// a cut version in place of the first text block. When any of the text is
+// a cut version in place of the first text block. A text resource is one of
+// them, as a model reads it (its URI and MIME type, then its text): cut, it
+// becomes part of that text block. When any of the text is
 // from outside, all of it is taken as such: it is kept with that origin
 // (marker-like text neutralized first, so that offsets into it hold), and
 // the kept head and tail are wrapped each on its own, with the notice
@@ -112,8 +117,8 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		origin *tool.Origin
 	)
 	for _, c := range blocks {
-		if c.Type == tool.TextContent {
-			parts = append(parts, c.Text)
+		if s, ok := modelText(c); ok {
+			parts = append(parts, s)
 			if origin == nil && c.Origin.IsExternal() {
 				origin = &tool.Origin{External: true, Source: c.Origin.Source}
 			}
@@ -186,7 +191,7 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 	out := make([]tool.Content, 0, len(blocks)-texts+1)
 	placed := false
 	for _, b := range blocks {
-		if b.Type != tool.TextContent {
+		if _, ok := modelText(b); !ok {
 			out = append(out, b)
 		} else if !placed {
 			out = append(out, block)
@@ -194,6 +199,20 @@ func (r *Runner) cut(ctx context.Context, req *Request, blocks []tool.Content, t
 		}
 	}
 	return out
+}
+
+// modelText is the text a model reads of a block that counts toward the
+// result's size — a text block's text, a text resource's description
+// (tool.Content.Describe: its URI and MIME type, then its text) — and
+// whether the block is one.
+func modelText(c tool.Content) (string, bool) {
+	switch {
+	case c.Type == tool.TextContent:
+		return c.Text, true
+	case c.Type == tool.ResourceContent && c.Data == "" && c.Text != "":
+		return c.Describe(), true
+	}
+	return "", false
 }
 
 // keptAlready reports whether the call's tool kept a text of its own for

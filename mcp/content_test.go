@@ -1,15 +1,19 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"image"
+	"image/png"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/toolbelt/toolbelt/config"
+	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/mcp"
-	"github.com/toolbelt/toolbelt/mcp/client"
+	"github.com/toolbelt/toolbelt/policy"
 	"github.com/toolbelt/toolbelt/registry"
 	"github.com/toolbelt/toolbelt/tool"
 )
@@ -61,22 +65,7 @@ func TestImportedEmbeddedResources(t *testing.T) {
 				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://data.bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2}}},
 			}}, nil
 		})
-	reg := registry.New()
-	m := client.New(reg, map[string]config.MCPServer{"files": {}}, client.Options{Logger: quietLog, Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
-		st, ct := sdk.NewInMemoryTransports()
-		if _, err := up.Connect(ctx, st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}})
-	t.Cleanup(func() { _ = m.Stop(context.Background()) })
-	if err := m.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Imported: m})
-	t.Cleanup(srv.Close)
-	cs := connectTo(t, srv, nil, nil)
-	res := callTool(t, cs, "files__fetch", map[string]any{})
+	res := callTool(t, connectTo(t, serveImported(t, &upstream{srv: up}, &policy.Policy{}), nil, nil), "docs__fetch", map[string]any{})
 	if res.IsError || len(res.Content) != 2 {
 		t.Fatalf("result: %v %+v", res.IsError, res.Content)
 	}
@@ -88,5 +77,54 @@ func TestImportedEmbeddedResources(t *testing.T) {
 	blob, ok := res.Content[1].(*sdk.EmbeddedResource)
 	if !ok || blob.Resource.URI != "mem://data.bin" || blob.Resource.MIMEType != "application/octet-stream" || string(blob.Resource.Blob) != "\x00\x01\x02" {
 		t.Errorf("binary resource: %#v", res.Content[1])
+	}
+}
+
+// TestImportedResourcesAreShaped: an imported server's text resource past
+// the result cap reaches the caller cut, naming the resource, with the
+// read-on notice; its embedded image reaches the caller as an image.
+func TestImportedResourcesAreShaped(t *testing.T) {
+	t.Parallel()
+	var pixel bytes.Buffer
+	if err := png.Encode(&pixel, image.NewRGBA(image.Rect(0, 0, 2, 2))); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("a line of the big resource\n", 40000) // over 1 MB
+	up := sdk.NewServer(&sdk.Implementation{Name: "files", Version: "1"}, nil)
+	up.AddTool(&sdk.Tool{Name: "big", Description: "Returns a big text resource.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://big.txt", MIMEType: "text/plain", Text: big}},
+			}}, nil
+		})
+	up.AddTool(&sdk.Tool{Name: "picture", Description: "Returns an embedded image.", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			return &sdk.CallToolResult{Content: []sdk.Content{
+				&sdk.EmbeddedResource{Resource: &sdk.ResourceContents{URI: "mem://pixel.png", MIMEType: "image/png", Blob: pixel.Bytes()}},
+			}}, nil
+		})
+	cs := connectTo(t, serveImported(t, &upstream{srv: up}, &policy.Policy{}), nil, nil)
+
+	res := callTool(t, cs, "docs__big", map[string]any{})
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("result: %v, %d blocks", res.IsError, len(res.Content))
+	}
+	cut, ok := res.Content[0].(*sdk.TextContent)
+	if !ok {
+		t.Fatalf("want the resource cut into text, got %T", res.Content[0])
+	}
+	if n := utf8.RuneCountInString(cut.Text); n > invoke.DefaultMaxResultChars {
+		t.Errorf("the resource reached the caller with %d characters, more than the cap of %d", n, invoke.DefaultMaxResultChars)
+	}
+	if !strings.Contains(cut.Text, "[resource: mem://big.txt, text/plain]\na line of the big resource") || !strings.Contains(cut.Text, "call result_read with") {
+		t.Errorf("the cut does not name the resource or read on: %.300q", cut.Text)
+	}
+
+	res = callTool(t, cs, "docs__picture", map[string]any{})
+	if res.IsError || len(res.Content) != 1 {
+		t.Fatalf("result: %v, %d blocks", res.IsError, len(res.Content))
+	}
+	if img, ok := res.Content[0].(*sdk.ImageContent); !ok || img.MIMEType != "image/png" || !bytes.Equal(img.Data, pixel.Bytes()) {
+		t.Errorf("want the embedded image as an image, got %#v", res.Content[0])
 	}
 }

@@ -352,17 +352,23 @@ func checkCalls(t *testing.T, r *invoke.Runner) {
 					resources = append(resources, b)
 				}
 			}
-			if len(images) != 1 {
-				t.Fatalf("want the image, got %d images", len(images))
+			// The image, and the embedded image as an image a model sees.
+			if len(images) != 2 {
+				t.Fatalf("want the image and the embedded image, got %d images", len(images))
 			}
-			if raw, err := base64.StdEncoding.DecodeString(images[0].Data); err != nil || images[0].MIMEType != "image/png" || string(raw) != string(pngPixel) {
-				t.Errorf("image block %s, %d bytes, err %v", images[0].MIMEType, len(raw), err)
+			for _, img := range images {
+				if raw, err := base64.StdEncoding.DecodeString(img.Data); err != nil || img.MIMEType != "image/png" || string(raw) != string(pngPixel) {
+					t.Errorf("image block %s, %d bytes, err %v", img.MIMEType, len(raw), err)
+				}
 			}
-			// Embedded resources stay resources: uri, MIME type, text or blob.
+			if last := msg.Content[len(msg.Content)-1]; last.Type != tool.ImageContent {
+				t.Errorf("the embedded image came back as %q, not as an image", last.Type)
+			}
+			// Other embedded resources stay resources: uri, MIME type,
+			// text or blob.
 			want := []tool.Content{
 				{Type: tool.ResourceContent, URI: "mem://notes.txt", MIMEType: "text/plain", Text: "first line"},
 				{Type: tool.ResourceContent, URI: "mem://data.bin", MIMEType: "application/octet-stream", Data: base64.StdEncoding.EncodeToString([]byte{1, 2, 3})},
-				{Type: tool.ResourceContent, URI: "mem://pixel.png", MIMEType: "image/png", Data: base64.StdEncoding.EncodeToString(pngPixel)},
 			}
 			if len(resources) != len(want) {
 				t.Fatalf("want %d resources, got %+v", len(want), resources)

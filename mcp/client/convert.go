@@ -93,8 +93,9 @@ func outputSchema(output any) (*jsonschema.Schema, error) {
 }
 
 // result converts what a server returned into a tool result. Text,
-// images, audio and embedded resources pass through; resource links are
-// described in text; structured content becomes Details.
+// images, audio and embedded resources pass through, an embedded image as
+// an image; resource links are described in text; structured content
+// becomes Details.
 func result(r *mcp.CallToolResult) tool.Result {
 	res := tool.Result{IsError: r.IsError, Details: r.StructuredContent}
 	for _, c := range r.Content {
@@ -134,12 +135,17 @@ func block(c mcp.Content) tool.Content {
 		}
 		return text(b.String())
 	case *mcp.EmbeddedResource:
-		// Kept as the resource it is: Toolbelt's own MCP clients get it
-		// as an embedded resource, a model its description
-		// (tool.Content.Describe), as for Toolbelt's own tools.
+		// An embedded image becomes an image, which a model sees. Any
+		// other is kept as the resource it is: Toolbelt's own MCP
+		// clients get it as an embedded resource, a model its
+		// description (tool.Content.Describe), as for Toolbelt's own
+		// tools.
 		rc := c.Resource
 		if rc == nil {
 			return text("[embedded resource without contents]")
+		}
+		if strings.HasPrefix(rc.MIMEType, "image/") && len(rc.Blob) > 0 {
+			return media(tool.ImageContent, rc.Blob, rc.MIMEType)
 		}
 		r := tool.Content{Type: tool.ResourceContent, URI: rc.URI, MIMEType: rc.MIMEType, Text: rc.Text}
 		if rc.Blob != nil {
