@@ -38,6 +38,11 @@ func TestMain(m *testing.M) {
 	if os.Getenv(hostileServerEnv) == "1" {
 		os.Exit(serveHostile())
 	}
+	// A binary built with -race sleeps a second before it exits; the
+	// processes the tests start (this binary again) need not.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	// No goroutine of a command run in-process outlives the tests.
 	goleak.VerifyTestMain(m)
 }

@@ -161,7 +161,7 @@ func TestMCPServers(t *testing.T) {
   self:
     command: %q
     args: [mcp, --workspace, %q]
-    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1", GORACE: "atexit_sleep_ms=0"}
   broken:
     command: /nonexistent/mcp-server
   later:

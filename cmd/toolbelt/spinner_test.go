@@ -58,7 +58,7 @@ func TestNoSpinnerWhenNotATerminal(t *testing.T) {
   self:
     command: %q
     args: [mcp, --workspace, %q]
-    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1", GORACE: "atexit_sleep_ms=0"}
 `, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
 	r = runCLI(t, "", "--config", cfg, "mcp", "servers").expect(t, 0)
 	if r.stderr != "" || strings.ContainsAny(r.stdout, "\r\x1b") {
@@ -86,7 +86,7 @@ func TestSpinnerWhileImportedServersStart(t *testing.T) {
   slow:
     command: %q
     args: [%q, mcp, --workspace, %q]
-    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1", GORACE: "atexit_sleep_ms=0"}
 `, slow, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
 	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "servers")
 	cmd.Env = cliEnvironment(t)

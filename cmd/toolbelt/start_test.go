@@ -211,7 +211,7 @@ func TestMCPStartsWhileImportsStart(t *testing.T) {
   self:
     command: %q
     args: [%q, %q, %q, mcp, --workspace, %q]
-    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1", GORACE: "atexit_sleep_ms=0"}
 `, gate, filepath.Join(data, "audit-spool"), answered, os.Args[0], workspaceWith(t), cliEnv, filepath.Join(dir, "inner-data"), filepath.Join(dir, "config")))
 	cmd := exec.Command(os.Args[0], "--config", cfg, "mcp", "--workspace", workspaceWith(t))
 	cmd.Env = append(cliEnvironment(t), "TOOLBELT_DATA="+data)

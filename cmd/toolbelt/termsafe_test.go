@@ -94,7 +94,7 @@ func TestTerminalSafeOutput(t *testing.T) {
 	env, ws := cliEnvironment(t), workspaceWith(t)
 	// The MCP caller is the owner, as a model's own client is: it may add
 	// schedules.
-	cfg := writeConfig(t, fmt.Sprintf("mcp:\n  owner: true\nmcpServers:\n  hostile:\n    command: %q\n    env: {%s: \"1\"}\n", os.Args[0], hostileServerEnv))
+	cfg := writeConfig(t, fmt.Sprintf("mcp:\n  owner: true\nmcpServers:\n  hostile:\n    command: %q\n    env: {%s: \"1\", GORACE: atexit_sleep_ms=0}\n", os.Args[0], hostileServerEnv))
 	run := configuredCLI(t, env, cfg)
 	cli := func(code int, args ...string) string {
 		t.Helper()

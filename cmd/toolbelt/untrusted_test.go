@@ -195,7 +195,7 @@ mcpServers:
   self:
     command: %q
     args: [mcp, --workspace, %q]
-    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1"}
+    env: {%s: "1", TOOLBELT_DATA: %q, XDG_CONFIG_HOME: %q, NO_COLOR: "1", GORACE: "atexit_sleep_ms=0"}
 `, os.Args[0], t.TempDir(), cliEnv, filepath.Join(dir, "data"), filepath.Join(dir, "config")))
 	untrustedDoors(t, []string{"TOOLBELT_CONFIG=" + cfg}, func(t *testing.T, a attacker) {
 		text, isErr := a.call(t, "self__test_page", map[string]any{"chars": 9000})
