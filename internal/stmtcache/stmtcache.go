@@ -12,14 +12,17 @@
 package stmtcache
 
 import (
+	"container/list"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 )
 
-// MaxStatements bounds the statements a connection keeps; a query whose
-// SQL text is not among them once the cache is full runs uncached.
+// MaxStatements bounds the statements a connection keeps: once it keeps
+// that many, preparing another finalizes the one used least recently
+// (and not in use). A query finding every kept statement in use runs
+// uncached.
 const MaxStatements = 256
 
 // Open opens a pool of connections of the registered driver driverName
@@ -49,7 +52,7 @@ func (c connector) Connect(context.Context) (driver.Conn, error) {
 		inner.Close()
 		return nil, errors.New("stmtcache: the driver's connections lack the context methods (database/sql/driver's ConnPrepareContext, ConnBeginTx, ExecerContext, QueryerContext)")
 	}
-	return &conn{inner: ic, stmts: map[string]*stmt{}}, nil
+	return &conn{inner: ic, stmts: map[string]*list.Element{}, lru: list.New()}, nil
 }
 
 func (c connector) Driver() driver.Driver { return c.d }
@@ -69,33 +72,56 @@ type innerConn interface {
 // first rows were closed) is busy, and the second runs uncached.
 type conn struct {
 	inner innerConn
-	stmts map[string]*stmt
+	stmts map[string]*list.Element // of lru
+	lru   *list.List               // of *stmt, the most recently used first
 }
 
 type stmt struct {
-	s    driver.Stmt
-	busy bool
+	query string
+	s     driver.Stmt
+	busy  bool
 }
 
 // cached returns the statement of query, prepared on first use, or nil
-// when it is busy or the cache is full.
+// when it is busy, or when the cache is full and every statement in it
+// is busy.
 func (c *conn) cached(ctx context.Context, query string) (*stmt, error) {
-	if s, ok := c.stmts[query]; ok {
+	if e, ok := c.stmts[query]; ok {
+		s := e.Value.(*stmt)
 		if s.busy {
 			return nil, nil
 		}
+		c.lru.MoveToFront(e)
 		return s, nil
 	}
-	if len(c.stmts) >= MaxStatements {
+	if len(c.stmts) >= MaxStatements && !c.evict() {
 		return nil, nil
 	}
 	ds, err := c.inner.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	s := &stmt{s: ds}
-	c.stmts[query] = s
+	s := &stmt{query: query, s: ds}
+	c.stmts[query] = c.lru.PushFront(s)
 	return s, nil
+}
+
+// evict finalizes the statement used least recently that is not busy,
+// and reports whether there was one.
+func (c *conn) evict() bool {
+	for e := c.lru.Back(); e != nil; e = e.Prev() {
+		s := e.Value.(*stmt)
+		if s.busy {
+			continue
+		}
+		c.lru.Remove(e)
+		delete(c.stmts, s.query)
+		// SQLite's finalize repeats the statement's last error (one a
+		// query already reported); the statement is gone either way.
+		_ = s.s.Close()
+		return true
+	}
+	return false
 }
 
 func (c *conn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
@@ -148,10 +174,11 @@ func (c *conn) Begin() (driver.Tx, error) {
 // Close finalizes the statements and closes the connection.
 func (c *conn) Close() error {
 	var errs []error
-	for q, s := range c.stmts {
-		errs = append(errs, s.s.Close())
-		delete(c.stmts, q)
+	for e := c.lru.Front(); e != nil; e = e.Next() {
+		errs = append(errs, e.Value.(*stmt).s.Close())
 	}
+	clear(c.stmts)
+	c.lru.Init()
 	return errors.Join(append(errs, c.inner.Close())...)
 }
 

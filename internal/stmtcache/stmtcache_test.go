@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"fmt"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -163,5 +164,91 @@ func TestErrorsLeaveTheStatementUsable(t *testing.T) {
 	var v string
 	if err := db.QueryRow("SELECT group_concat(v, '') FROM t").Scan(&v); err != nil || v != "ac" {
 		t.Fatalf("rows = %q, %v", v, err)
+	}
+}
+
+// TestFullCacheEvictsLeastRecentlyUsed: past MaxStatements, a new
+// statement takes the place of the one used least recently, so the
+// statements in use stay cached however many others came and went.
+func TestFullCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	t.Parallel()
+	var prepares atomic.Int64
+	db := open(t, &prepares)
+	query := func(i int) string { return fmt.Sprintf("SELECT %d + ?", i) }
+	run := func(i int) {
+		t.Helper()
+		var n int
+		if err := db.QueryRow(query(i), 1).Scan(&n); err != nil || n != i+1 {
+			t.Fatalf("%s = %d, %v; want %d", query(i), n, err, i+1)
+		}
+	}
+	const extra = 44
+	total := stmtcache.MaxStatements + extra
+	for i := range total {
+		run(i)
+	}
+	// The last MaxStatements queries are kept: running them again, the
+	// newest first, prepares nothing.
+	before := prepares.Load()
+	for i := total - 1; i >= extra; i-- {
+		run(i)
+	}
+	if got := prepares.Load() - before; got != 0 {
+		t.Errorf("running the %d most recent queries again prepared %d statements, want 0", stmtcache.MaxStatements, got)
+	}
+	// The first ones were evicted: query 0 is prepared again and takes the
+	// place of the least recently used, query total-1 (run first above).
+	before = prepares.Load()
+	run(0)
+	run(0)
+	run(extra)
+	if got := prepares.Load() - before; got != 1 {
+		t.Errorf("an evicted query run twice, then a kept one: %d statements prepared, want 1", got)
+	}
+	before = prepares.Load()
+	run(total - 1)
+	if got := prepares.Load() - before; got != 1 {
+		t.Errorf("the least recently used query after an eviction: %d statements prepared, want 1", got)
+	}
+}
+
+// TestFullCacheOfBusyStatements: when every kept statement is in use
+// (its rows open), another query runs uncached and nothing open is
+// finalized.
+func TestFullCacheOfBusyStatements(t *testing.T) {
+	t.Parallel()
+	db := open(t, new(atomic.Int64))
+	ctx := context.Background()
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	var reading []*sql.Rows
+	for i := range stmtcache.MaxStatements {
+		r, err := tx.QueryContext(ctx, fmt.Sprintf("SELECT %d UNION ALL SELECT %d", i, i+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatalf("query %d: no rows: %v", i, r.Err())
+		}
+		reading = append(reading, r)
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT 7").Scan(&n); err != nil || n != 7 {
+		t.Fatalf("with a full cache of open rows: %d, %v", n, err)
+	}
+	for i, r := range reading {
+		var v int
+		if !r.Next() {
+			t.Fatalf("query %d: its second row is gone: %v", i, r.Err())
+		}
+		if err := r.Scan(&v); err != nil || v != i+1 {
+			t.Fatalf("query %d: second row %d, %v; want %d", i, v, err, i+1)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
