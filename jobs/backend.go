@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -29,8 +30,9 @@ type backend interface {
 	// tx runs fn in a write transaction; enqueue inserts River jobs in it.
 	tx(ctx context.Context, fn func(q querier, enqueue enqueueFunc) error) error
 	// direct runs fn outside a transaction: reads, and writes of one
-	// statement (each its own transaction, one round trip on PostgreSQL
-	// where a transaction is three).
+	// statement (one round trip on PostgreSQL where a transaction is
+	// three; there the statements of steps running at once share a round
+	// trip and an implicit transaction, see pgPipeline).
 	direct(ctx context.Context, fn func(q querier) error) error
 	start(ctx context.Context) error
 	stop(ctx context.Context) error
@@ -54,7 +56,8 @@ type enqueueFunc func(args river.JobArgs, opts *river.InsertOpts) error
 // querier runs our queries; they are written with ? parameters.
 type querier interface {
 	exec(ctx context.Context, query string, args ...any) (int64, error)
-	query(ctx context.Context, query string, args ...any) (rows, error)
+	// jobs runs a query whose rows are jobColumns.
+	jobs(ctx context.Context, query string, args ...any) ([]row, error)
 }
 
 type rows interface {
@@ -161,12 +164,12 @@ func (q sqlQuerier) exec(ctx context.Context, query string, args ...any) (int64,
 	return res.RowsAffected()
 }
 
-func (q sqlQuerier) query(ctx context.Context, query string, args ...any) (rows, error) {
+func (q sqlQuerier) jobs(ctx context.Context, query string, args ...any) ([]row, error) {
 	r, err := q.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
-	return &sqlRows{r}, nil
+	return scanJobs(&sqlRows{r}, nil)
 }
 
 // sqlRows closes itself when Next runs out, as pgx's rows do.
@@ -186,6 +189,7 @@ func (r *sqlRows) Close() { r.Rows.Close() }
 
 type pgBackend struct {
 	pool   *pgxpool.Pool
+	pipe   *pgPipeline
 	client *river.Client[pgx.Tx]
 }
 
@@ -208,7 +212,7 @@ func openPostgres(ctx context.Context, dsn string, cfg *river.Config) (*pgBacken
 		pool.Close()
 		return nil, fmt.Errorf("jobs: %w", err)
 	}
-	return &pgBackend{pool: pool, client: client}, nil
+	return &pgBackend{pool: pool, pipe: &pgPipeline{pool: pool}, client: client}, nil
 }
 
 // migratePostgres runs River's migrations under an advisory lock of the
@@ -261,8 +265,10 @@ func (b *pgBackend) tx(ctx context.Context, fn func(querier, enqueueFunc) error)
 	return tx.Commit(ctx)
 }
 
+// direct's statements go through the pipeline: those of steps running at
+// once share a round trip.
 func (b *pgBackend) direct(ctx context.Context, fn func(querier) error) error {
-	return fn(pgQuerier{b.pool})
+	return fn(pgPipeQuerier{b.pipe})
 }
 
 func (b *pgBackend) start(ctx context.Context) error { return b.client.Start(ctx) }
@@ -285,16 +291,26 @@ func (q pgQuerier) exec(ctx context.Context, query string, args ...any) (int64, 
 	return tag.RowsAffected(), nil
 }
 
-func (q pgQuerier) query(ctx context.Context, query string, args ...any) (rows, error) {
-	r, err := q.db.Query(ctx, rebind(query), args...)
-	if err != nil {
-		return nil, err
-	}
-	return r, nil
+func (q pgQuerier) jobs(ctx context.Context, query string, args ...any) ([]row, error) {
+	return scanJobs(q.db.Query(ctx, rebind(query), args...))
 }
+
+// rebound holds rebind's results by query: our queries are a fixed set
+// of texts (List's a few combinations of its filters), and rewriting
+// them for every statement was a fifth of the pipeline's CPU.
+var rebound sync.Map // string → string
 
 // rebind writes ? parameters as $1, $2, …; our queries hold no literal ?.
 func rebind(query string) string {
+	if r, ok := rebound.Load(query); ok {
+		return r.(string)
+	}
+	r := rebindText(query)
+	rebound.Store(query, r)
+	return r
+}
+
+func rebindText(query string) string {
 	var b strings.Builder
 	n := 0
 	for _, r := range query {

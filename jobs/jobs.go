@@ -493,7 +493,7 @@ func scanJobs(r rows, err error) ([]row, error) {
 var ErrNotFound = errors.New("no such job")
 
 func (q *Queue) load(ctx context.Context, qr querier, taskID string) (row, error) {
-	rs, err := scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE task_id = ?", taskID))
+	rs, err := qr.jobs(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE task_id = ?", taskID)
 	if err != nil {
 		return row{}, err
 	}
@@ -555,7 +555,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
 	args = append(args, cmp.Or(f.Limit, 100))
 	var rs []row
 	err := q.b.direct(ctx, func(qr querier) (err error) {
-		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY created_ns DESC, task_id LIMIT ?", args...))
+		rs, err = qr.jobs(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE "+strings.Join(where, " AND ")+" ORDER BY created_ns DESC, task_id LIMIT ?", args...)
 		return err
 	})
 	out := make([]tool.JobInfo, len(rs))
@@ -569,7 +569,7 @@ func (q *Queue) List(ctx context.Context, f Filter) ([]tool.JobInfo, error) {
 func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, error) {
 	var rs []row
 	err := q.b.direct(ctx, func(qr querier) (err error) {
-		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?) ORDER BY created_ns", session, StatusPending, StatusProcessing))
+		rs, err = qr.jobs(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?) ORDER BY created_ns", session, StatusPending, StatusProcessing)
 		return err
 	})
 	out := make([]tool.JobInfo, len(rs))
@@ -584,8 +584,8 @@ func (q *Queue) Pending(ctx context.Context, session string) ([]tool.JobInfo, er
 func (q *Queue) Finished(ctx context.Context, session string, since time.Time) ([]tool.JobInfo, error) {
 	var rs []row
 	err := q.b.direct(ctx, func(qr querier) (err error) {
-		rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?, ?) AND completed_ns >= ? ORDER BY completed_ns",
-			session, StatusCompleted, StatusFailed, StatusCancelled, since.UnixNano()))
+		rs, err = qr.jobs(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE session_key = ? AND status IN (?, ?, ?) AND completed_ns >= ? ORDER BY completed_ns",
+			session, StatusCompleted, StatusFailed, StatusCancelled, since.UnixNano())
 		return err
 	})
 	out := make([]tool.JobInfo, len(rs))
@@ -691,7 +691,7 @@ func (q *Queue) finishTx(ctx context.Context, qr querier, taskID string, round i
 		query += " AND round = ?"
 		args = append(args, round)
 	}
-	rs, err := scanJobs(qr.query(ctx, query+" RETURNING "+jobColumns, args...))
+	rs, err := qr.jobs(ctx, query+" RETURNING "+jobColumns, args...)
 	if err != nil {
 		return row{}, nil, err
 	}
@@ -729,10 +729,10 @@ func (q *Queue) emit(ev *tool.JobEvent) {
 // progressTx records how a job goes; it returns the event to report when
 // anything changed.
 func (q *Queue) progressTx(ctx context.Context, qr querier, taskID string, round int64, st tool.AsyncStatus) (*tool.JobEvent, error) {
-	rs, err := scanJobs(qr.query(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
+	rs, err := qr.jobs(ctx, `UPDATE async_jobs SET status = ?, progress = ?, message = ?, updated_ns = ?
 		WHERE task_id = ? AND round = ? AND status IN (?, ?) AND (progress <> ? OR message <> ? OR status <> ?) RETURNING `+jobColumns,
 		StatusProcessing, st.Progress, st.Message, q.now().UnixNano(), taskID, round, StatusPending, StatusProcessing,
-		st.Progress, st.Message, StatusProcessing))
+		st.Progress, st.Message, StatusProcessing)
 	if err != nil || len(rs) == 0 {
 		return nil, err
 	}

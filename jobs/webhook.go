@@ -126,9 +126,9 @@ func (q *Queue) deliver(ctx context.Context, toolName, id string, st tool.AsyncS
 		var rs []row
 		var err error
 		if st.TaskID != "" {
-			rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE task_id = ? AND tool = ?", st.TaskID, toolName))
+			rs, err = qr.jobs(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE task_id = ? AND tool = ?", st.TaskID, toolName)
 		} else {
-			rs, err = scanJobs(qr.query(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE tool = ? AND external_id = ? AND external_id <> ''", toolName, st.ExternalID))
+			rs, err = qr.jobs(ctx, "SELECT "+jobColumns+" FROM async_jobs WHERE tool = ? AND external_id = ? AND external_id <> ''", toolName, st.ExternalID)
 		}
 		if err != nil {
 			return err

@@ -1,0 +1,138 @@
+package jobs
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// pgPipeline runs the statements that steps issue outside a transaction
+// on PostgreSQL, coalescing those of steps running at once into one
+// round trip, as River's completer does with its completions: the
+// statements that arrive while a batch is on the wire wait, and go
+// together in the next one, sent as a pgx batch (one write, one read of
+// the results). A lone statement goes at once, so nothing waits on a
+// timer. Round trips were most of the queue's CPU per job on PostgreSQL
+// (bench/HISTORY.md, "Durable jobs"; "Cross-job batching on PostgreSQL").
+//
+// A batch runs in one implicit transaction: its statements commit
+// together at its end, and each one's result is handed back only after
+// that commit; when one fails, the batch rolls back and every statement
+// in it reports the failure (the steps are retried, as after any failed
+// write). One batch is on the wire at a time, so two batches never wait
+// on each other's row locks.
+type pgPipeline struct {
+	pool *pgxpool.Pool
+
+	mu       sync.Mutex
+	pending  []*pgStatement
+	flushing bool
+}
+
+// pgBatchTimeout bounds one batch.
+const pgBatchTimeout = 30 * time.Second
+
+type pgStatement struct {
+	sql  string
+	args []any
+	jobs bool // a query of jobColumns, whose rows are scanned
+
+	n    int64 // rows affected (exec)
+	rows []row // rows returned (jobs)
+	err  error
+	done chan struct{}
+}
+
+// run queues s, sends it with whatever else is waiting, and returns once
+// its batch has committed (or ctx ended: the statement may still run).
+func (p *pgPipeline) run(ctx context.Context, s *pgStatement) error {
+	s.done = make(chan struct{})
+	p.mu.Lock()
+	p.pending = append(p.pending, s)
+	if !p.flushing {
+		p.flushing = true
+		go p.flush()
+	}
+	p.mu.Unlock()
+	select {
+	case <-s.done:
+		return s.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// flush sends the waiting statements, batch after batch, until none wait.
+func (p *pgPipeline) flush() {
+	for {
+		p.mu.Lock()
+		batch := p.pending
+		p.pending = nil
+		if len(batch) == 0 {
+			p.flushing = false
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		p.send(batch)
+	}
+}
+
+func (p *pgPipeline) send(batch []*pgStatement) {
+	ctx, cancel := context.WithTimeout(context.Background(), pgBatchTimeout)
+	defer cancel()
+	var b pgx.Batch
+	for _, s := range batch {
+		b.Queue(rebind(s.sql), s.args...)
+	}
+	br := p.pool.SendBatch(ctx, &b)
+	var failed error
+	for _, s := range batch {
+		if s.jobs {
+			s.rows, s.err = scanJobs(br.Query())
+		} else {
+			var tag pgconn.CommandTag
+			tag, s.err = br.Exec()
+			s.n = tag.RowsAffected()
+		}
+		if failed == nil {
+			failed = s.err
+		}
+	}
+	// Close reads to the end of the batch, its commit. After a failure
+	// the batch rolled back: none of it holds.
+	if err := br.Close(); failed == nil {
+		failed = err
+	}
+	if failed != nil {
+		for _, s := range batch {
+			s.err, s.n, s.rows = failed, 0, nil
+		}
+	}
+	for _, s := range batch {
+		close(s.done)
+	}
+}
+
+// pgPipeQuerier is a querier whose statements go through the pipeline.
+type pgPipeQuerier struct{ p *pgPipeline }
+
+func (q pgPipeQuerier) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	s := &pgStatement{sql: query, args: args}
+	if err := q.p.run(ctx, s); err != nil {
+		return 0, err // s may still be written to after ctx ended
+	}
+	return s.n, nil
+}
+
+func (q pgPipeQuerier) jobs(ctx context.Context, query string, args ...any) ([]row, error) {
+	s := &pgStatement{sql: query, args: args, jobs: true}
+	if err := q.p.run(ctx, s); err != nil {
+		return nil, err
+	}
+	return s.rows, nil
+}
