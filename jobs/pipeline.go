@@ -10,20 +10,20 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// pgPipeline runs the statements that steps issue outside a transaction
-// on PostgreSQL, coalescing those of steps running at once into one
-// round trip, as River's completer does with its completions: the
+// pgPipeline runs the statements run outside a transaction on PostgreSQL
+// (backend.direct: the steps' reads and writes, Get, List, Cancel),
+// coalescing those issued at once into one round trip, as River's completer does with its completions: the
 // statements that arrive while a batch is on the wire wait, and go
 // together in the next one, sent as a pgx batch (one write, one read of
 // the results). A lone statement goes at once, so nothing waits on a
 // timer. Round trips were most of the queue's CPU per job on PostgreSQL
-// (bench/HISTORY.md, "Durable jobs"; "Cross-job batching on PostgreSQL").
+// (bench/HISTORY.md, "Durable jobs on PostgreSQL: cross-job batching").
 //
 // A batch runs in one implicit transaction: its statements commit
 // together at its end, and each one's result is handed back only after
 // that commit; when one fails, the batch rolls back and every statement
-// in it reports the failure (the steps are retried, as after any failed
-// write). One batch is on the wire at a time, so two batches never wait
+// in it reports the failure (a step is retried, as after any failed
+// write; Cancel returns the error). One batch is on the wire at a time, so two batches never wait
 // on each other's row locks.
 type pgPipeline struct {
 	pool *pgxpool.Pool
