@@ -177,6 +177,8 @@ type client struct {
 	oauth bool
 	// tools is the last tool list as it went on the wire.
 	tools wireTools
+	// chatMsgs are the last Chat Completions request's messages, encoded.
+	chatMsgs encodedList[chatMessage]
 	// lastSize is the length of the last request's body.
 	lastSize atomic.Int64
 }
@@ -185,12 +187,13 @@ type client struct {
 // length, and room for a turn's messages.
 func (c *client) size() int { return int(c.lastSize.Load()) + 8<<10 }
 
-// field is a request body's field: a value already encoded, or one to
-// encode (v).
+// field is a request body's field: a value already encoded, one to
+// encode (v), or one that encodes itself into the body (write).
 type field struct {
 	name  string
 	value []byte
 	v     any
+	write func(*bytes.Buffer) error
 }
 
 // object encodes a request body: head (a struct of the request's small
@@ -221,7 +224,7 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 	b.Write(h[:len(h)-1])
 	enc := json.NewEncoder(b)
 	for _, f := range fields {
-		if len(f.value) == 0 && f.v == nil {
+		if len(f.value) == 0 && f.v == nil && f.write == nil {
 			continue
 		}
 		if b.Len() > 1 {
@@ -230,6 +233,12 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 		b.WriteByte('"')
 		b.WriteString(f.name)
 		b.WriteString(`":`)
+		if f.write != nil {
+			if err := f.write(b); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if f.v == nil {
 			b.Write(f.value)
 			continue
@@ -241,6 +250,57 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// encodedList keeps the messages of a client's last request, each as it
+// went on the wire: a conversation's next request starts with the same
+// messages, whose encoding is copied instead of made again, and only the
+// messages after them are encoded. same says whether two messages encode
+// alike; it must compare every field of T.
+//
+// Why: the transcript grows by a turn's messages at every turn, and
+// encoding all of it again (each tool result's text escaped anew) was
+// the largest part of building a Chat Completions request (see
+// bench/HISTORY.md, "The agent loop's messages, encoded once").
+type encodedList[T any] struct {
+	mu   sync.Mutex
+	msgs []T
+	// enc is msgs encoded, comma-separated, without brackets; ends[i] is
+	// its length up to the end of msgs[i].
+	enc  []byte
+	ends []int
+}
+
+// write writes msgs as a JSON array to b, as json.Encoder writes it.
+func (l *encodedList[T]) write(b *bytes.Buffer, msgs []T, same func(a, b *T) bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := 0
+	for k < len(msgs) && k < len(l.msgs) && same(&msgs[k], &l.msgs[k]) {
+		k++
+	}
+	l.msgs = append(l.msgs[:k], msgs[k:]...)
+	l.ends = l.ends[:k]
+	l.enc = l.enc[:0]
+	if k > 0 {
+		l.enc = l.enc[:l.ends[k-1]]
+	}
+	for i := k; i < len(msgs); i++ {
+		m, err := json.Marshal(&msgs[i])
+		if err != nil {
+			l.msgs, l.ends, l.enc = l.msgs[:0], l.ends[:0], l.enc[:0]
+			return err
+		}
+		if i > 0 {
+			l.enc = append(l.enc, ',')
+		}
+		l.enc = append(l.enc, m...)
+		l.ends = append(l.ends, len(l.enc))
+	}
+	b.WriteByte('[')
+	b.Write(l.enc)
+	b.WriteByte(']')
+	return nil
 }
 
 // hasTools says whether a request offers tools.
@@ -318,7 +378,9 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 			}
 			return fail(err)
 		}
-		stop, err := c.wire.read(newSSE(idleReader{resp.Body, watch, c.idle}), a)
+		sse := newSSE(idleReader{resp.Body, watch, c.idle})
+		stop, err := c.wire.read(sse, a)
+		sse.release()
 		fired := !watch.Stop()
 		resp.Body.Close()
 		cancel()
