@@ -198,7 +198,7 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, []byt
 	if hasTools(req.Tools) {
 		tools = c.tools.get(req.Tools, c.anthropicTools).out
 	}
-	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "system", v: system}, field{name: "messages", v: msgs})
+	body, err := object(c.buffer(), head, field{name: "tools", value: tools}, field{name: "system", v: system}, field{name: "messages", v: msgs})
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -181,11 +181,64 @@ type client struct {
 	chatMsgs encodedList[chatMessage]
 	// lastSize is the length of the last request's body.
 	lastSize atomic.Int64
+	// spare is the buffer of a request body nothing reads any more, for
+	// the next request's (see requestBody).
+	spare atomic.Pointer[[]byte]
 }
 
-// size is what a request's body is expected to take: the last one's
-// length, and room for a turn's messages.
-func (c *client) size() int { return int(c.lastSize.Load()) + 8<<10 }
+// buffer returns an empty buffer for a request's body: the spare one, or
+// one the size of the last body and room for a turn's messages.
+func (c *client) buffer() []byte {
+	if b := c.spare.Swap(nil); b != nil {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, int(c.lastSize.Load())+8<<10)
+}
+
+// requestBody is a request's body, whose buffer goes back to its client
+// (spare) once nothing reads it: the client is done with the request, and
+// the transport has closed every reader of it that it was given (a
+// transport may close one after RoundTrip returned). A turn of the agent
+// loop allocated a body as long as the conversation, 40% of what it
+// allocated (see bench/HISTORY.md, "The agent loop's messages, encoded
+// once").
+type requestBody struct {
+	c    *client
+	b    []byte
+	refs atomic.Int32
+}
+
+func newRequestBody(c *client, b []byte) *requestBody {
+	r := &requestBody{c: c, b: b}
+	r.refs.Store(1) // the client's, until done
+	return r
+}
+
+// done says the client is done with the body.
+func (r *requestBody) done() {
+	if r.refs.Add(-1) == 0 {
+		r.c.spare.Store(&r.b)
+	}
+}
+
+// reader returns a reader of the body, which holds it until closed.
+func (r *requestBody) reader() io.ReadCloser {
+	r.refs.Add(1)
+	return &bodyReader{Reader: bytes.NewReader(r.b), body: r}
+}
+
+type bodyReader struct {
+	*bytes.Reader
+	body   *requestBody
+	closed atomic.Bool
+}
+
+func (r *bodyReader) Close() error {
+	if r.closed.CompareAndSwap(false, true) {
+		r.body.done()
+	}
+	return nil
+}
 
 // field is a request body's field: a value already encoded, one to
 // encode (v), or one that encodes itself into the body (write).
@@ -202,8 +255,8 @@ type field struct {
 // without being parsed or copied again; those to encode (the messages) are
 // encoded into the body itself. Fields without a value are left out. The
 // order keeps a conversation's requests byte-identical up to the messages,
-// which come last, so providers' prefix caches hit. size is what the body
-// is expected to take (the last request's length).
+// which come last, so providers' prefix caches hit. The body is written
+// into buf (an empty buffer: see client.buffer).
 //
 // Why not json.Marshal of one struct or map: encoding/json compacts and
 // re-validates every json.RawMessage it writes, and the standard tools'
@@ -211,7 +264,7 @@ type field struct {
 // agent loop's CPU (encoding/json.appendCompact in bench/loop's profiles,
 // 2026-11-30), and is 1.7% with this (see bench/HISTORY.md, "The agent
 // loop").
-func object(size int, head any, fields ...field) ([]byte, error) {
+func object(buf []byte, head any, fields ...field) ([]byte, error) {
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
@@ -220,7 +273,8 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 	for _, f := range fields {
 		n += len(f.name) + len(f.value) + 4
 	}
-	b := bytes.NewBuffer(make([]byte, 0, max(n, size)))
+	b := bytes.NewBuffer(buf)
+	b.Grow(n)
 	b.Write(h[:len(h)-1])
 	enc := json.NewEncoder(b)
 	for _, f := range fields {
@@ -364,12 +418,14 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}
 	c.lastSize.Store(int64(len(b)))
+	body := newRequestBody(c, b)
+	defer body.done()
 	for attempt := 1; ; attempt++ {
 		// A stream that goes quiet for too long is given up, by cancelling
 		// the request; the caller's context stays as it was.
 		rctx, cancel := context.WithCancel(ctx)
 		watch := time.AfterFunc(c.idle, cancel)
-		resp, err := c.post(rctx, c.base+path, hdr, b)
+		resp, err := c.post(rctx, c.base+path, hdr, body)
 		if err != nil {
 			fired := !watch.Stop()
 			cancel()
@@ -487,12 +543,14 @@ func (e *APIError) Is(target error) bool { return target == ErrContextOverflow &
 var ErrContextOverflow = errors.New("context window exceeded")
 
 // post sends a request, retrying as c.retry says.
-func (c *client) post(ctx context.Context, url string, hdr http.Header, body []byte) (*http.Response, error) {
+func (c *client) post(ctx context.Context, url string, hdr http.Header, body *requestBody) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 		if err != nil {
 			return nil, err
 		}
+		req.Body, req.ContentLength = body.reader(), int64(len(body.b))
+		req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 		req.Header = hdr.Clone()
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")

@@ -201,7 +201,7 @@ func (chatWire) request(c *client, req Request) (string, http.Header, []byte, er
 	} else {
 		head.MaxTokens = req.MaxTokens
 	}
-	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "messages", write: func(b *bytes.Buffer) error {
+	body, err := object(c.buffer(), head, field{name: "tools", value: tools}, field{name: "messages", write: func(b *bytes.Buffer) error {
 		return c.chatMsgs.write(b, msgs, sameChatMessage)
 	}})
 	if err != nil {
