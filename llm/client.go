@@ -179,6 +179,8 @@ type client struct {
 	tools wireTools
 	// chatMsgs are the last Chat Completions request's messages, encoded.
 	chatMsgs encodedList[chatMessage]
+	// anthropicMsgs are the last Messages request's messages, encoded.
+	anthropicMsgs encodedList[anthropicMessage]
 	// lastSize is the length of the last request's body.
 	lastSize atomic.Int64
 	// spare is the buffer of a request body nothing reads any more, for

@@ -15,13 +15,14 @@ import (
 )
 
 // TestReusedEncodingIsFresh: a client that copies the encoding of the
-// messages its last request had (a conversation's growing transcript)
+// messages its last request had (a conversation's growing transcript;
+// Anthropic's last block a cache breakpoint that moves)
 // sends, request after request, the bytes a new client sends for the same
 // request: as the conversation grows, when an earlier message changes (as
 // a compaction elides a result), with an image in a result, and when
 // another conversation starts.
 func TestReusedEncodingIsFresh(t *testing.T) {
-	for _, spec := range []string{"openai/gpt-test", "deepseek/deepseek-chat"} {
+	for _, spec := range []string{"openai/gpt-test", "deepseek/deepseek-chat", "anthropic/claude-test"} {
 		var reqs []llm.Request
 		msgs := []llm.Message{llm.UserText("read a.txt <twice>")}
 		add := func(text string) {
@@ -46,6 +47,9 @@ func TestReusedEncodingIsFresh(t *testing.T) {
 		answers := make([]llmtest.Response, len(reqs))
 		for i := range answers {
 			answers[i] = llmtest.Response{Body: llmtest.Chat("", "ok")}
+			if strings.HasPrefix(spec, "anthropic/") {
+				answers[i].Body = llmtest.Anthropic("", "ok")
+			}
 		}
 		reused, fresh := llmtest.New(t, answers...), llmtest.New(t, answers...)
 		c := client(t, spec, baseFor(reused, spec))
@@ -62,7 +66,7 @@ func TestReusedEncodingIsFresh(t *testing.T) {
 			}
 		}
 		// The image, or the note that stands for it where the model takes none.
-		if !bytes.Contains(reused.Requests()[3].Body, []byte(`[elided]`)) || !bytes.Contains(reused.Requests()[4].Body, []byte(`image_url`)) && !bytes.Contains(reused.Requests()[4].Body, []byte(`image(s) omitted`)) {
+		if !bytes.Contains(reused.Requests()[3].Body, []byte(`[elided]`)) || !bytes.Contains(reused.Requests()[4].Body, []byte(`image_url`)) && !bytes.Contains(reused.Requests()[4].Body, []byte(`image(s) omitted`)) && !bytes.Contains(reused.Requests()[4].Body, []byte(`"media_type":"image/png"`)) {
 			t.Fatalf("%s: the changed messages were not sent:\n%.2000s", spec, reused.Requests()[4].Body)
 		}
 	}
