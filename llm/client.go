@@ -254,8 +254,9 @@ type field struct {
 // object encodes a request body: head (a struct of the request's small
 // fields) and then fields, in order. Values already encoded — the tool
 // list, encoded once per tool set — go into every request as they are,
-// without being parsed or copied again; those to encode (the messages) are
-// encoded into the body itself. Fields without a value are left out. The
+// without being parsed or copied again; those to encode are encoded into
+// the body itself, and those that write themselves (the messages, see
+// encodedList) write into it. Fields without a value are left out. The
 // order keeps a conversation's requests byte-identical up to the messages,
 // which come last, so providers' prefix caches hit. The body is written
 // into buf (an empty buffer: see client.buffer).
