@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strconv"
 )
 
@@ -15,6 +16,10 @@ type anthropicMessage struct {
 	Role    string `json:"role"`
 	Content []any  `json:"content"`
 }
+
+// sameAnthropicMessage says whether two messages encode alike (see
+// encodedList), their blocks compared field by field.
+func sameAnthropicMessage(a, b *anthropicMessage) bool { return reflect.DeepEqual(a, b) }
 
 // The content blocks of a request.
 type (
@@ -198,7 +203,9 @@ func (anthropicWire) request(c *client, req Request) (string, http.Header, []byt
 	if hasTools(req.Tools) {
 		tools = c.tools.get(req.Tools, c.anthropicTools).out
 	}
-	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "system", v: system}, field{name: "messages", v: msgs})
+	body, err := object(c.buffer(), head, field{name: "tools", value: tools}, field{name: "system", v: system}, field{name: "messages", write: func(b *bytes.Buffer) error {
+		return c.anthropicMsgs.write(b, msgs, sameAnthropicMessage)
+	}})
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -177,30 +177,89 @@ type client struct {
 	oauth bool
 	// tools is the last tool list as it went on the wire.
 	tools wireTools
+	// chatMsgs are the last Chat Completions request's messages, encoded.
+	chatMsgs encodedList[chatMessage]
+	// anthropicMsgs are the last Messages request's messages, encoded.
+	anthropicMsgs encodedList[anthropicMessage]
 	// lastSize is the length of the last request's body.
 	lastSize atomic.Int64
+	// spare is the buffer of a request body nothing reads any more, for
+	// the next request's (see requestBody).
+	spare atomic.Pointer[[]byte]
 }
 
-// size is what a request's body is expected to take: the last one's
-// length, and room for a turn's messages.
-func (c *client) size() int { return int(c.lastSize.Load()) + 8<<10 }
+// buffer returns an empty buffer for a request's body: the spare one, or
+// one the size of the last body and room for a turn's messages.
+func (c *client) buffer() []byte {
+	if b := c.spare.Swap(nil); b != nil {
+		return (*b)[:0]
+	}
+	return make([]byte, 0, int(c.lastSize.Load())+8<<10)
+}
 
-// field is a request body's field: a value already encoded, or one to
-// encode (v).
+// requestBody is a request's body, whose buffer goes back to its client
+// (spare) once nothing reads it: the client is done with the request, and
+// the transport has closed every reader of it that it was given (a
+// transport may close one after RoundTrip returned). A turn of the agent
+// loop allocated a body as long as the conversation, 40% of what it
+// allocated (see bench/HISTORY.md, "The agent loop's messages, encoded
+// once").
+type requestBody struct {
+	c    *client
+	b    []byte
+	refs atomic.Int32
+}
+
+func newRequestBody(c *client, b []byte) *requestBody {
+	r := &requestBody{c: c, b: b}
+	r.refs.Store(1) // the client's, until done
+	return r
+}
+
+// done says the client is done with the body.
+func (r *requestBody) done() {
+	if r.refs.Add(-1) == 0 {
+		r.c.spare.Store(&r.b)
+	}
+}
+
+// reader returns a reader of the body, which holds it until closed.
+func (r *requestBody) reader() io.ReadCloser {
+	r.refs.Add(1)
+	return &bodyReader{Reader: bytes.NewReader(r.b), body: r}
+}
+
+type bodyReader struct {
+	*bytes.Reader
+	body   *requestBody
+	closed atomic.Bool
+}
+
+func (r *bodyReader) Close() error {
+	if r.closed.CompareAndSwap(false, true) {
+		r.body.done()
+	}
+	return nil
+}
+
+// field is a request body's field: a value already encoded, one to
+// encode (v), or one that encodes itself into the body (write).
 type field struct {
 	name  string
 	value []byte
 	v     any
+	write func(*bytes.Buffer) error
 }
 
 // object encodes a request body: head (a struct of the request's small
 // fields) and then fields, in order. Values already encoded — the tool
 // list, encoded once per tool set — go into every request as they are,
-// without being parsed or copied again; those to encode (the messages) are
-// encoded into the body itself. Fields without a value are left out. The
+// without being parsed or copied again; those to encode are encoded into
+// the body itself, and those that write themselves (the messages, see
+// encodedList) write into it. Fields without a value are left out. The
 // order keeps a conversation's requests byte-identical up to the messages,
-// which come last, so providers' prefix caches hit. size is what the body
-// is expected to take (the last request's length).
+// which come last, so providers' prefix caches hit. The body is written
+// into buf (an empty buffer: see client.buffer).
 //
 // Why not json.Marshal of one struct or map: encoding/json compacts and
 // re-validates every json.RawMessage it writes, and the standard tools'
@@ -208,7 +267,7 @@ type field struct {
 // agent loop's CPU (encoding/json.appendCompact in bench/loop's profiles,
 // 2026-11-30), and is 1.7% with this (see bench/HISTORY.md, "The agent
 // loop").
-func object(size int, head any, fields ...field) ([]byte, error) {
+func object(buf []byte, head any, fields ...field) ([]byte, error) {
 	h, err := json.Marshal(head)
 	if err != nil {
 		return nil, err
@@ -217,11 +276,12 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 	for _, f := range fields {
 		n += len(f.name) + len(f.value) + 4
 	}
-	b := bytes.NewBuffer(make([]byte, 0, max(n, size)))
+	b := bytes.NewBuffer(buf)
+	b.Grow(n)
 	b.Write(h[:len(h)-1])
 	enc := json.NewEncoder(b)
 	for _, f := range fields {
-		if len(f.value) == 0 && f.v == nil {
+		if len(f.value) == 0 && f.v == nil && f.write == nil {
 			continue
 		}
 		if b.Len() > 1 {
@@ -230,6 +290,12 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 		b.WriteByte('"')
 		b.WriteString(f.name)
 		b.WriteString(`":`)
+		if f.write != nil {
+			if err := f.write(b); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if f.v == nil {
 			b.Write(f.value)
 			continue
@@ -241,6 +307,57 @@ func object(size int, head any, fields ...field) ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// encodedList keeps the messages of a client's last request, each as it
+// went on the wire: a conversation's next request starts with the same
+// messages, whose encoding is copied instead of made again, and only the
+// messages after them are encoded. same says whether two messages encode
+// alike; it must compare every field of T.
+//
+// Why: the transcript grows by a turn's messages at every turn, and
+// encoding all of it again (each tool result's text escaped anew) was
+// the largest part of building a Chat Completions request (see
+// bench/HISTORY.md, "The agent loop's messages, encoded once").
+type encodedList[T any] struct {
+	mu   sync.Mutex
+	msgs []T
+	// enc is msgs encoded, comma-separated, without brackets; ends[i] is
+	// its length up to the end of msgs[i].
+	enc  []byte
+	ends []int
+}
+
+// write writes msgs as a JSON array to b, as json.Encoder writes it.
+func (l *encodedList[T]) write(b *bytes.Buffer, msgs []T, same func(a, b *T) bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	k := 0
+	for k < len(msgs) && k < len(l.msgs) && same(&msgs[k], &l.msgs[k]) {
+		k++
+	}
+	l.msgs = append(l.msgs[:k], msgs[k:]...)
+	l.ends = l.ends[:k]
+	l.enc = l.enc[:0]
+	if k > 0 {
+		l.enc = l.enc[:l.ends[k-1]]
+	}
+	for i := k; i < len(msgs); i++ {
+		m, err := json.Marshal(&msgs[i])
+		if err != nil {
+			l.msgs, l.ends, l.enc = l.msgs[:0], l.ends[:0], l.enc[:0]
+			return err
+		}
+		if i > 0 {
+			l.enc = append(l.enc, ',')
+		}
+		l.enc = append(l.enc, m...)
+		l.ends = append(l.ends, len(l.enc))
+	}
+	b.WriteByte('[')
+	b.Write(l.enc)
+	b.WriteByte(']')
+	return nil
 }
 
 // hasTools says whether a request offers tools.
@@ -304,12 +421,14 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 		return fail(fmt.Errorf("encoding the request: %w", err))
 	}
 	c.lastSize.Store(int64(len(b)))
+	body := newRequestBody(c, b)
+	defer body.done()
 	for attempt := 1; ; attempt++ {
 		// A stream that goes quiet for too long is given up, by cancelling
 		// the request; the caller's context stays as it was.
 		rctx, cancel := context.WithCancel(ctx)
 		watch := time.AfterFunc(c.idle, cancel)
-		resp, err := c.post(rctx, c.base+path, hdr, b)
+		resp, err := c.post(rctx, c.base+path, hdr, body)
 		if err != nil {
 			fired := !watch.Stop()
 			cancel()
@@ -318,7 +437,9 @@ func (c *client) Stream(ctx context.Context, req Request, on func(Event)) (Messa
 			}
 			return fail(err)
 		}
-		stop, err := c.wire.read(newSSE(idleReader{resp.Body, watch, c.idle}), a)
+		sse := newSSE(idleReader{resp.Body, watch, c.idle})
+		stop, err := c.wire.read(sse, a)
+		sse.release()
 		fired := !watch.Stop()
 		resp.Body.Close()
 		cancel()
@@ -425,12 +546,14 @@ func (e *APIError) Is(target error) bool { return target == ErrContextOverflow &
 var ErrContextOverflow = errors.New("context window exceeded")
 
 // post sends a request, retrying as c.retry says.
-func (c *client) post(ctx context.Context, url string, hdr http.Header, body []byte) (*http.Response, error) {
+func (c *client) post(ctx context.Context, url string, hdr http.Header, body *requestBody) (*http.Response, error) {
 	for attempt := 1; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
 		if err != nil {
 			return nil, err
 		}
+		req.Body, req.ContentLength = body.reader(), int64(len(body.b))
+		req.GetBody = func() (io.ReadCloser, error) { return body.reader(), nil }
 		req.Header = hdr.Clone()
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Accept", "text/event-stream")

@@ -137,7 +137,7 @@ func (geminiWire) request(c *client, req Request) (string, http.Header, []byte, 
 	if c.key != "" {
 		h.Set("x-goog-api-key", c.key)
 	}
-	b, err := object(c.size(), body, field{name: "tools", value: tools}, field{name: "contents", v: contents})
+	b, err := object(c.buffer(), body, field{name: "tools", value: tools}, field{name: "contents", v: contents})
 	return "/v1beta/models/" + url.PathEscape(req.Model) + ":streamGenerateContent?alt=sse", h, b, err
 }
 

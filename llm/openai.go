@@ -1,9 +1,11 @@
 package llm
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -59,6 +61,16 @@ type chatMessage struct {
 	ToolCalls        []chatToolCall `json:"tool_calls,omitempty"`
 	ToolCallID       string         `json:"tool_call_id,omitempty"`
 	ReasoningContent string         `json:"reasoning_content,omitempty"`
+}
+
+// sameChatMessage says whether two messages encode alike (see
+// encodedList): messages whose content is a list of parts (images) are
+// never the same.
+func sameChatMessage(a, b *chatMessage) bool {
+	s, ok := a.Content.(string)
+	t, ok2 := b.Content.(string)
+	return ok && ok2 && s == t && a.Role == b.Role && a.ToolCallID == b.ToolCallID &&
+		a.ReasoningContent == b.ReasoningContent && slices.Equal(a.ToolCalls, b.ToolCalls)
 }
 
 type chatTextPart struct {
@@ -189,7 +201,9 @@ func (chatWire) request(c *client, req Request) (string, http.Header, []byte, er
 	} else {
 		head.MaxTokens = req.MaxTokens
 	}
-	body, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "messages", v: msgs})
+	body, err := object(c.buffer(), head, field{name: "tools", value: tools}, field{name: "messages", write: func(b *bytes.Buffer) error {
+		return c.chatMsgs.write(b, msgs, sameChatMessage)
+	}})
 	if err != nil {
 		return "", nil, nil, err
 	}

@@ -107,7 +107,7 @@ func (responsesWire) request(c *client, req Request) (string, http.Header, []byt
 	if c.key != "" {
 		h.Set("Authorization", "Bearer "+c.key)
 	}
-	b, err := object(c.size(), head, field{name: "tools", value: tools}, field{name: "input", v: input})
+	b, err := object(c.buffer(), head, field{name: "tools", value: tools}, field{name: "input", v: input})
 	return "/responses", h, b, err
 }
 
