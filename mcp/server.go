@@ -310,6 +310,23 @@ func (s *Server) Listed() []string {
 // killed processes left behind) may begin.
 func (s *Server) FirstAnswer() <-chan struct{} { return s.firstAnswer }
 
+// ToolsReady is closed once tools/list and tools/call no longer wait for
+// Options.ToolsAfter (at once without it): before, a client's first
+// answer cannot come.
+func (s *Server) ToolsReady() <-chan struct{} {
+	if s.opts.ToolsAfter == nil {
+		return closedChan
+	}
+	return s.opts.ToolsAfter
+}
+
+// closedChan is a closed channel.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
 // SDK returns the underlying MCP server, to connect transports to.
 func (s *Server) SDK() *sdk.Server { return s.sdk }
 
