@@ -204,3 +204,33 @@ func TestCheckedAs(t *testing.T) {
 		srv.AddTool(out, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) { return nil, nil })
 	}
 }
+
+// TestSameMetaIsEqualJSON: sameMeta says two tools' metadata are the same
+// exactly when their JSON is: equal values without encoding them, values
+// that differ only where the JSON does not look (Summary) too, and values
+// whose JSON differs not.
+func TestSameMetaIsEqualJSON(t *testing.T) {
+	a := tool.Meta{ID: "x", Label: "X", Groups: []string{"g"}, ParamAliases: map[string]string{"file_path": "path"}, Timeout: time.Second}
+	b := a
+	b.Groups = []string{"g"} // equal, not the same slice
+	if !sameMeta(a, b) {
+		t.Error("equal metadata are not the same")
+	}
+	b.Summary = "other" // not in the JSON
+	if !sameMeta(a, b) {
+		t.Error("metadata that differ only in Summary are not the same")
+	}
+	for _, change := range []func(*tool.Meta){
+		func(m *tool.Meta) { m.Label = "Y" },
+		func(m *tool.Meta) { m.Groups = []string{"h"} },
+		func(m *tool.Meta) { m.ParamAliases = nil },
+		func(m *tool.Meta) { m.Timeout = 2 * time.Second },
+		func(m *tool.Meta) { m.ReadOnly = true },
+	} {
+		c := a
+		change(&c)
+		if sameMeta(a, c) {
+			t.Errorf("changed metadata %+v is the same as %+v", c, a)
+		}
+	}
+}

@@ -141,12 +141,12 @@ func (c *compiler) release() {
 	clear(c.names)
 	c.names, c.byName = c.names[:0], c.byName[:0]
 	c.cuts = c.cuts[:0]
-	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.byName) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept || len(c.leaves) > maxKept {
-		c.inline, c.places, c.names, c.byName, c.cuts, c.used, c.leaves = nil, nil, nil, nil, nil, map[string]bool{}, nil
+	if cap(c.inline) > maxKept || cap(c.places) > maxKept || cap(c.names) > maxKept || cap(c.byName) > maxKept || cap(c.cuts) > maxKept || len(c.used) > maxKept {
+		c.inline, c.places, c.names, c.byName, c.cuts, c.used = nil, nil, nil, nil, nil, map[string]bool{}
 	}
 	clear(c.used)
-	clear(c.leaves)
 	c.d, c.root, c.movable, c.nodes, c.slowLeaves = Dialect{}, nil, nil, 0, false
+	c.bounds = limitBounds{}
 	compilers.Put(c)
 }
 
@@ -179,9 +179,9 @@ type compiler struct {
 	// kept by the pool (they hold nothing of a compilation).
 	problemsOf string
 	problems   [len(strictProblems)]string
-	// leaves is the set of the leaves of the result in strict mode (see
-	// addLeaf), by address.
-	leaves map[uintptr]map[string]any
+	// bounds holds, in strict mode, what the compiled nodes let the
+	// result reach of strict mode's limits (see tally).
+	bounds limitBounds
 }
 
 // nodeState is one schema node while it is compiled.
@@ -282,6 +282,9 @@ func (c *compiler) compileRoot(doc any) map[string]any {
 		c.change("properties", "empty properties added", problem)
 	}
 	out, _ := c.node(m, 0).(map[string]any)
+	if c.d.strict {
+		c.tally(out)
+	}
 	if out == nil { // cannot happen: the root is a map
 		out = map[string]any{"type": "object", "properties": map[string]any{}}
 	}
@@ -412,9 +415,6 @@ func (c *compiler) node(v any, depth int) any {
 		case kind == kindSettled:
 			// Shared, not copied: a compiled schema is read-only (see
 			// Compile), and no pass changes a node it did not copy.
-			if c.d.strict {
-				c.addLeaf(x)
-			}
 			return x
 		default:
 			n.m = maps.Clone(x)
@@ -668,11 +668,6 @@ func (c *compiler) plainLeaf(n *nodeState) map[string]any {
 	c.enums(n)
 	c.sayNullable(n) // enums may have made it nullable
 	c.describe(n)
-	if c.d.strict && c.d.typeArrays {
-		// Still a leaf, and stays one: strictNode may only make it
-		// nullable in place, in its type list and enum.
-		c.addLeaf(n.m)
-	}
 	return n.m
 }
 
@@ -727,6 +722,10 @@ type place struct {
 func (c *compiler) nodeAt(v any, p place, depth int) any {
 	c.places = append(c.places, p)
 	out := c.node(v, depth)
+	if c.d.strict {
+		c.bounds.levels = max(c.bounds.levels, len(c.places))
+		c.tally(out)
+	}
 	c.places = c.places[:len(c.places)-1]
 	return out
 }

@@ -5,57 +5,11 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/toolbelt/toolbelt/internal/textclip"
 )
-
-// fullLimitCounts is strict mode's walk of a compiled schema as it was
-// before the compiler recorded leaves (see compiler.addLeaf): every node
-// read in full.
-func fullLimitCounts(root map[string]any) (props, enums, deepest int) {
-	var walk func(v any, depth, budget int)
-	walk = func(v any, depth, budget int) {
-		m, ok := v.(map[string]any)
-		if !ok || budget <= 0 {
-			return
-		}
-		if hasType(m, "object") {
-			depth++
-			deepest = max(deepest, depth)
-		}
-		for k, e := range m {
-			switch k {
-			case "properties":
-				if p, ok := e.(map[string]any); ok {
-					props += len(p)
-					for _, s := range p {
-						walk(s, depth, budget-1)
-					}
-				}
-			case "enum":
-				if l, ok := e.([]any); ok {
-					enums += len(l)
-				}
-			case "items":
-				walk(e, depth, budget-1)
-			case "anyOf", "$defs", "definitions":
-				switch x := e.(type) {
-				case []any:
-					for _, s := range x {
-						walk(s, depth, budget-1)
-					}
-				case map[string]any:
-					for _, s := range x {
-						walk(s, depth, budget-1)
-					}
-				}
-			}
-		}
-	}
-	walk(root, 0, maxDepth)
-	return props, enums, deepest
-}
 
 // leafCases are schemas whose leaves take each way into the result in
 // strict mode: shared settled leaves (required), their nullable copies
@@ -71,79 +25,87 @@ var leafCases = []string{
 	`{"type":"object","properties":{"obj":{"type":"object","enum":[{"a":1}],"properties":{"a":{"type":"integer","enum":[1]}}}}}`,
 }
 
-// TestLimitCountsSkipOnlyLeaves: strict mode's counts of properties, enum
-// values and nesting, taken with the leaves the compiler recorded read
-// only for their enum, equal the counts of a walk that reads every node,
-// on the corpus, the hard cases, schemas of leaves of every kind, and one
-// nested deeper than the walk goes. It fails if the compiler records a
-// schema that holds more than a leaf, or one that changes after.
-func TestLimitCountsSkipOnlyLeaves(t *testing.T) {
+// TestLimitBoundsHoldCounts: the bounds strict mode tallies while
+// compiling (see limitBounds) are at least what the walk of the result
+// counts — properties, enum values, nesting — on the corpus, the hard
+// cases, schemas of leaves of every kind, unions of literals and consts
+// that become enums, and schemas near and past each limit; and they let
+// the corpus skip the walk. It fails if a way into the result escapes the
+// tally: a result over a limit would then go unreported.
+func TestLimitBoundsHoldCounts(t *testing.T) {
 	var docs []any
-	for _, tl := range loadCorpus(t) {
+	corpus := loadCorpus(t)
+	for _, tl := range corpus {
 		docs = append(docs, tl.Doc)
 	}
 	for _, tc := range hardCases {
 		docs = append(docs, decode(t, tc.schema))
 	}
-	for _, s := range leafCases {
+	for _, s := range append(leafCases, boundCases()...) {
 		docs = append(docs, decode(t, s))
 	}
-	deep := `{"type":"string","enum":["a","b"]}`
-	for range maxDepth + 2 {
-		deep = `{"type":"object","properties":{"a":` + deep + `,"b":{"type":"integer","enum":[1,2]}},"required":["b"]}`
-	}
-	docs = append(docs, decode(t, deep))
-	recorded := 0
-	for _, doc := range docs {
+	skipped := 0
+	for i, doc := range docs {
 		c := newCompiler()
 		out, _ := c.run(OpenAIStrict, doc, false)
-		recorded += len(c.leaves)
-		p, e, d := c.limitCounts(out)
-		wp, we, wd := fullLimitCounts(out)
-		if p != wp || e != we || d != wd {
-			t.Errorf("counts with recorded leaves: %d properties, %d enum values, depth %d; a full walk: %d, %d, %d\nschema %s", p, e, d, wp, we, wd, textclip.Clip(encode(t, out), 600))
+		b := c.bounds
+		p, e, d := limitCounts(out)
+		if p > b.props || e > b.enums || d > b.levels+1 {
+			t.Errorf("counted %d properties, %d enum values, depth %d; bounds %d, %d, %d\nschema %s", p, e, d, b.props, b.enums, b.levels+1, textclip.Clip(encode(t, out), 600))
+		}
+		if i < len(corpus) && b.props <= strictMaxProperties && b.enums <= strictMaxEnumValues && b.levels+1 <= strictMaxNesting {
+			skipped++
 		}
 	}
-	if recorded < 500 {
-		t.Errorf("%d leaves recorded in all: the shortcut is hardly taken", recorded)
+	if skipped < len(corpus)*9/10 {
+		t.Errorf("%d of %d corpus schemas skip the walk", skipped, len(corpus))
 	}
 }
 
-// TestLeafSet: the compiler's set of leaves holds the maps it was given,
-// each once, and no other map, equal or not, until release empties it.
-func TestLeafSet(t *testing.T) {
-	c := newCompiler()
-	var in, out []map[string]any
-	for i := range 3000 {
-		m := map[string]any{"i": i}
-		if i%3 == 0 {
-			c.addLeaf(m)
-			c.addLeaf(m) // twice: held once
-			in = append(in, m)
-		} else {
-			out = append(out, m)
+// boundCases are schemas near and past strict mode's limits, reached in
+// each way the compiler builds a result: nesting through properties,
+// items, unions and definitions; enums from consts, literal unions and
+// nullable optional properties.
+func boundCases() []string {
+	nest := func(n int, wrap func(string) string) string {
+		s := `{"type":"string","enum":["a","b"]}`
+		for range n {
+			s = wrap(s)
 		}
+		return `{"type":"object","properties":{"x":` + s + `}}`
 	}
-	if len(c.leaves) != len(in) {
-		t.Fatalf("%d leaves held, want %d", len(c.leaves), len(in))
+	values := func(n int, f func(int) string) string {
+		var out []string
+		for i := range n {
+			out = append(out, f(i))
+		}
+		return strings.Join(out, ",")
 	}
-	if i := slices.IndexFunc(in, func(m map[string]any) bool { return !c.isLeaf(m) }); i >= 0 {
-		t.Fatalf("added leaf %d not found", i)
-	}
-	if i := slices.IndexFunc(out, c.isLeaf); i >= 0 {
-		t.Fatalf("leaf %d found but never added", i)
-	}
-	if c.isLeaf(map[string]any{"i": 0}) {
-		t.Fatal("a map equal to a leaf is found as the leaf")
-	}
-	c.release()
-	if slices.ContainsFunc(in, c.isLeaf) {
-		t.Fatal("released, the set still holds leaves")
+	obj := func(s string) string { return `{"type":"object","properties":{"a":` + s + `}}` }
+	return []string{
+		nest(9, obj),
+		nest(10, obj),
+		nest(11, func(s string) string { return `{"type":"object","properties":{"a":` + s + `},"required":["a"]}` }),
+		nest(11, func(s string) string { return `{"type":"array","items":` + obj(s) + `}` }),
+		nest(6, func(s string) string { return `{"anyOf":[` + obj(s) + `,{"type":"null"}]}` }),
+		nest(6, func(s string) string { return `{"anyOf":[` + obj(s) + `]}` }),
+		nest(6, func(s string) string { return `{"oneOf":[` + obj(s) + `,{"type":"integer"}]}` }),
+		nest(6, func(s string) string { return `{"allOf":[` + obj(s) + `,{"description":"d"}]}` }),
+		nest(6, func(s string) string { return `{"properties":{"a":` + s + `}}` }),
+		`{"type":"object","$defs":{"o":{"type":"object","properties":{"p":{"$ref":"#/$defs/o"},"e":{"enum":[1,2]}}}},"properties":{"a":{"$ref":"#/$defs/o"},"b":{"$ref":"#/$defs/o"}}}`,
+		`{"type":"object","definitions":{"o":{"type":"object","properties":{"q":{"const":1}}}},"properties":{"a":{"$ref":"#/definitions/o"},"b":{"$ref":"https://example.com/x"}}}`,
+		`{"type":"object","properties":{` + values(600, func(i int) string { return `"p` + strconv.Itoa(i) + `":{"const":` + strconv.Itoa(i) + `}` }) + `}}`,
+		`{"type":"object","properties":{` + values(400, func(i int) string {
+			return `"p` + strconv.Itoa(i) + `":{"anyOf":[{"const":"a"},{"const":"b"},{"type":"null"}]}`
+		}) + `}}`,
+		`{"type":"object","properties":{"e":{"type":"string","enum":[` + values(999, func(i int) string { return `"v` + strconv.Itoa(i) + `"` }) + `]}}}`,
+		`{"type":"object","properties":{"e":{"oneOf":[` + values(999, func(i int) string { return `{"const":` + strconv.Itoa(i) + `}` }) + `]}}}`,
+		`{"type":"object","properties":{` + values(5001, func(i int) string { return `"p` + strconv.Itoa(i) + `":{"type":"integer"}` }) + `}}`,
 	}
 }
 
-// FuzzStrictLimitCounts: for any input, the counts strict mode takes with
-// the leaves the compiler recorded equal a full walk's.
+// FuzzStrictLimitCounts: for any input, the bounds strict mode tallies
+// while compiling are at least what the walk of the result counts.
 func FuzzStrictLimitCounts(f *testing.F) {
 	for _, s := range fuzzSeeds(f) {
 		f.Add([]byte(s))
@@ -158,9 +120,9 @@ func FuzzStrictLimitCounts(f *testing.F) {
 		}
 		c := newCompiler()
 		out, _ := c.run(OpenAIStrict, doc, false)
-		p, e, d := c.limitCounts(out)
-		if wp, we, wd := fullLimitCounts(out); p != wp || e != we || d != wd {
-			t.Fatalf("counts with recorded leaves: %d, %d, %d; a full walk: %d, %d, %d", p, e, d, wp, we, wd)
+		bd := c.bounds
+		if p, e, d := limitCounts(out); p > bd.props || e > bd.enums || d > bd.levels+1 {
+			t.Fatalf("counted %d, %d, %d; bounds %d, %d, %d", p, e, d, bd.props, bd.enums, bd.levels+1)
 		}
 	})
 }

@@ -69,14 +69,9 @@ func (c *compiler) strictNode(n *nodeState) {
 				copy(all, req)
 			}
 			all = append(all, k)
-			// A settled leaf that node shared is copied; the copy,
-			// made nullable in its type list and enum, is a leaf too.
+			// A settled leaf that node shared is copied.
 			shared := held && sameMap(v, e.src)
-			out := c.nullableSchema(v, held && !shared, shared)
-			if shared && c.d.typeArrays {
-				c.addLeaf(out.(map[string]any))
-			}
-			props[k] = out
+			props[k] = c.nullableSchema(v, held && !shared, shared)
 		}
 	}
 	if !held {
@@ -314,9 +309,17 @@ func unionTakesNull(m map[string]any) bool {
 }
 
 // strictLimits records the documented limits of strict mode that the
-// compiled schema exceeds.
+// compiled schema exceeds. The result is walked for its counts only when
+// the bounds tallied while compiling (see tally) allow that it exceeds
+// one: the walk read every node of every result again, 10% of strict
+// mode's compile of the corpus with what it took to skip leaves in it
+// (see bench/HISTORY.md, third pass, part 3).
 func (c *compiler) strictLimits(root map[string]any) {
-	props, enums, deepest := c.limitCounts(root)
+	b := c.bounds
+	if b.props <= strictMaxProperties && b.enums <= strictMaxEnumValues && b.levels+1 <= strictMaxNesting {
+		return
+	}
+	props, enums, deepest := limitCounts(root)
 	if props > strictMaxProperties {
 		c.notStrict("", fmt.Sprintf("%d properties in all: strict mode takes at most %d", props, strictMaxProperties))
 	}
@@ -328,96 +331,81 @@ func (c *compiler) strictLimits(root map[string]any) {
 	}
 }
 
+// limitBounds are upper bounds of what limitCounts counts in a result,
+// tallied while compiling it: the properties and enum values of every
+// compiled node, and how deep nodes nest.
+type limitBounds struct {
+	// props: the properties of every node as compiled. A node's result
+	// lands once in the result, or is merged into its parent's (which is
+	// tallied with them again); nothing adds properties to it after.
+	props int
+	// enums: the enum values of every node as compiled, and 2 more for
+	// each: strictNode may then make it nullable (null added to its
+	// enum, or a const made the enum [const, null]).
+	enums int
+	// levels: the most places on the stack below the root; an object in
+	// the result has at most that many objects above it (merges only
+	// lift schemas, and a nullable's anyOf is no object).
+	levels int
+}
+
+// tally adds out, a node just compiled, to c.bounds.
+func (c *compiler) tally(out any) {
+	m, ok := out.(map[string]any)
+	if !ok {
+		return
+	}
+	if p, ok := m["properties"].(map[string]any); ok {
+		c.bounds.props += len(p)
+	}
+	e, _ := m["enum"].([]any)
+	c.bounds.enums += len(e) + 2
+}
+
 // limitCounts walks the compiled schema root for what strict mode limits:
 // the properties and enum values in all, and how deep objects nest.
-// Schemas the compiler recorded as leaves (see addLeaf) are not read
-// beyond their enum: a leaf holds no object, property or subschema.
-func (c *compiler) limitCounts(root map[string]any) (props, enums, deepest int) {
+func limitCounts(root map[string]any) (props, enums, deepest int) {
 	var walk func(v any, depth, budget int)
 	walk = func(v any, depth, budget int) {
 		m, ok := v.(map[string]any)
 		if !ok || budget <= 0 {
 			return
 		}
-		if c.isLeaf(m) {
-			if l, ok := m["enum"].([]any); ok {
-				enums += len(l)
-			}
-			return
+		if hasType(m, "object") {
+			depth++
+			deepest = max(deepest, depth)
 		}
-		// One pass over the keys (counts and a maximum: any order); the
-		// subschemas are walked after it, once the node's type is known.
-		var ps map[string]any
-		var items, anyOf, defs, definitions any
-		object := false
 		for k, e := range m {
 			switch k {
-			case "type":
-				switch t := e.(type) {
-				case string:
-					object = t == "object"
-				case []any:
-					object = slices.Contains(t, any("object"))
-				}
 			case "properties":
-				ps, _ = e.(map[string]any)
+				if p, ok := e.(map[string]any); ok {
+					props += len(p)
+					for _, s := range p {
+						walk(s, depth, budget-1)
+					}
+				}
 			case "enum":
 				if l, ok := e.([]any); ok {
 					enums += len(l)
 				}
 			case "items":
-				items = e
-			case "anyOf":
-				anyOf = e
-			case "$defs":
-				defs = e
-			case "definitions":
-				definitions = e
-			}
-		}
-		if object {
-			depth++
-			deepest = max(deepest, depth)
-		}
-		props += len(ps)
-		for _, s := range ps {
-			walk(s, depth, budget-1)
-		}
-		walk(items, depth, budget-1)
-		for _, x := range [...]any{anyOf, defs, definitions} {
-			switch x := x.(type) {
-			case []any:
-				for _, s := range x {
-					walk(s, depth, budget-1)
-				}
-			case map[string]any:
-				for _, s := range x {
-					walk(s, depth, budget-1)
+				walk(e, depth, budget-1)
+			case "anyOf", "$defs", "definitions":
+				switch x := e.(type) {
+				case []any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
+				case map[string]any:
+					for _, s := range x {
+						walk(s, depth, budget-1)
+					}
 				}
 			}
 		}
 	}
 	walk(root, 0, maxDepth)
 	return props, enums, deepest
-}
-
-// addLeaf records m, a schema of the result that is and stays a leaf: a
-// string, number, integer or boolean (or it or null) with no subschema,
-// property, or anything but annotations, bounds, a pattern, a format and
-// an enum. Only strict mode records them, for limitCounts. The set holds
-// the maps themselves beside their addresses, so that none is freed and
-// its address reused by another map while the compilation runs.
-func (c *compiler) addLeaf(m map[string]any) {
-	if c.leaves == nil {
-		c.leaves = map[uintptr]map[string]any{}
-	}
-	c.leaves[mapAddr(m)] = m
-}
-
-// isLeaf reports whether addLeaf recorded m.
-func (c *compiler) isLeaf(m map[string]any) bool {
-	_, ok := c.leaves[mapAddr(m)]
-	return ok
 }
 
 // mapAddr returns the address of the map m refers to, which tells one map

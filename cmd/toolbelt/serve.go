@@ -94,22 +94,18 @@ func (e *env) mcpServer(f serveFlags, schedules bool, canvasBase string) (*mcp.S
 	return srv, nil
 }
 
-// afterFirstAnswer does, once the server has given its first answers (or a
-// second after the start), what a start can leave for later: opening the
-// store (closing started; unless a call needed it sooner), the server's pace of garbage
-// collection (gcHeadroom), giving the memory of the start's garbage back
-// to the system, the search for what interrupted writes left in the
-// workspace, which took up to a second in a large one, and the recovery of
-// the changes killed processes left unfinished there (intents.Recovery; a
+// afterFirstAnswer does, once the server has given its first answers (or
+// a second after its tools can be listed: awaitFirstAnswer), what a start
+// can leave for later: opening the store (closing started; unless a call
+// needed it sooner), the server's pace of garbage collection
+// (gcHeadroom), giving the memory of the start's garbage back to the
+// system, the search for what interrupted writes left in the workspace,
+// which took up to a second in a large one, and the recovery of the
+// changes killed processes left unfinished there (intents.Recovery; a
 // call that comes first waits for it). None of them competes with the
 // first answers for the CPU.
 func (e *env) afterFirstAnswer(srv *mcp.Server, started chan struct{}) {
-	t := time.NewTimer(startGCFor)
-	defer t.Stop()
-	select {
-	case <-srv.FirstAnswer():
-	case <-t.C:
-	}
+	awaitFirstAnswer(srv.FirstAnswer(), srv.ToolsReady(), startGCFor)
 	close(started)
 	if e.startDone != nil {
 		e.startDone()
@@ -117,6 +113,28 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, started chan struct{}) {
 	}
 	e.removeStaleTemp(srv.Runner().Context(), false)
 	e.tb.SettleInterrupted()
+}
+
+// awaitFirstAnswer returns once first is closed, or wait after ready is:
+// the second without an answer counts from when tools can be listed, not
+// from the start. Until the imported servers have listed their tools a
+// client's tools/list waits for them; on a busy machine importing 1,000
+// tools, a second from the start had let the work that waits for the
+// first answer (the schema check of the imported tools, the store's open,
+// the normal pace of collection) run inside the start, and the check was
+// a quarter of Toolbelt's CPU there (bench/HISTORY.md, third pass, part 3).
+func awaitFirstAnswer(first, ready <-chan struct{}, wait time.Duration) {
+	select {
+	case <-first:
+		return
+	case <-ready:
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-first:
+	case <-t.C:
+	}
 }
 
 // staleTempScan bounds the search for temporary files of interrupted

@@ -534,3 +534,42 @@ func describedAs(ctx context.Context, t *testing.T, cs *sdk.ClientSession, name,
 	}
 	return slices.ContainsFunc(list.Tools, func(tt *sdk.Tool) bool { return tt.Name == name && tt.Description == description })
 }
+
+// TestAwaitFirstAnswerCountsFromTheTools: without a first answer, the
+// work a server's start leaves for later waits a while after its tools
+// can be listed, not after the start: while imported servers still list
+// their tools it does not begin, however long that takes. A first answer
+// lets it begin at once, tools ready or not.
+func TestAwaitFirstAnswerCountsFromTheTools(t *testing.T) {
+	t.Parallel()
+	run := func(first, ready chan struct{}) chan struct{} {
+		done := make(chan struct{})
+		go func() {
+			awaitFirstAnswer(first, ready, 10*time.Millisecond)
+			close(done)
+		}()
+		return done
+	}
+	returns := func(done chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("did not return %s", what)
+		}
+	}
+	first, ready := make(chan struct{}), make(chan struct{})
+	done := run(first, ready)
+	select {
+	case <-done:
+		t.Fatal("returned before the tools could be listed, without an answer")
+	case <-time.After(300 * time.Millisecond): // 30 times the wait
+	}
+	close(ready)
+	returns(done, "the wait after the tools could be listed")
+
+	first = make(chan struct{})
+	done = run(first, make(chan struct{}))
+	close(first)
+	returns(done, "at the first answer")
+}
