@@ -107,15 +107,13 @@ func (d fdDir) sub(name string) (walkDir, error) {
 }
 
 // open opens a file beneath d. A symbolic link that leads out of d
-// (RESOLVE_BENEATH refuses it) may still lead to a file in the root: such a
-// path is resolved from the root, as Local.Open does.
+// (RESOLVE_BENEATH refuses it) may still lead to a file in the root, and
+// other failures are explained by resolving the path: when the open fails,
+// the path is opened from the root, as Local.Open does.
 func (d fdDir) open(l *Local, name, p string) (fs.File, error) {
 	fd, err := openat2(int(d), name, unix.O_RDONLY|openFlags, beneath)
-	if errors.Is(err, unix.EXDEV) || errors.Is(err, unix.ELOOP) {
-		return l.Open(context.Background(), p)
-	}
 	if err != nil {
-		return nil, l.osErr("read", p, &fs.PathError{Op: "openat2", Path: name, Err: err})
+		return l.Open(context.Background(), p)
 	}
 	f := &fdFile{fd: fd, info: fdInfo{name: name}}
 	if err := syscall.Fstat(fd, &f.info.st); err != nil {
