@@ -200,6 +200,10 @@ func (g *grep) one(ctx context.Context, p string) error {
 // spinning) than the search of a small file.
 const grepBatchSize = 16
 
+// grepInline is how many batches the walk searches itself before it hands
+// any over: a small tree is searched by one goroutine, without hand-overs.
+const grepInline = 128
+
 // grepBatch is files handed over at once, and what searching them found.
 type grepBatch struct {
 	i       int
@@ -224,9 +228,9 @@ func closeFiles(jobs []grepJob) {
 }
 
 // tree searches the files below start and adds their results in path order,
-// until the limit is reached. The walk opens the files and hands them over
-// in batches to searching goroutines, started as the walk outruns them (one
-// for a small tree, up to GOMAXPROCS).
+// until the limit is reached. The walk opens the files, in batches; it
+// searches the first grepInline batches itself and hands the rest over to
+// searching goroutines, started as the walk outruns them (up to GOMAXPROCS).
 func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -236,20 +240,23 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 	// Results wait in order; tokens bound the batches in flight.
 	tokens := make(chan struct{}, 2*maxWorkers)
 	var wg sync.WaitGroup
+	search := func(b *grepBatch, buf []byte) {
+		b.results = make([]fileResult, len(b.jobs))
+		for k, j := range b.jobs {
+			b.results[k] = fileResult{path: j.path, err: j.err}
+			if j.err == nil {
+				b.results[k] = searchFile(ctx, g.b, g.m, j.path, j.f, g.context, g.limit+1, buf)
+			}
+		}
+		select {
+		case results <- b:
+		case <-ctx.Done():
+		}
+	}
 	worker := func() {
 		buf := make([]byte, grepBlock)
 		for b := range batches {
-			b.results = make([]fileResult, len(b.jobs))
-			for k, j := range b.jobs {
-				b.results[k] = fileResult{path: j.path, err: j.err}
-				if j.err == nil {
-					b.results[k] = searchFile(ctx, g.b, g.m, j.path, j.f, g.context, g.limit+1, buf)
-				}
-			}
-			select {
-			case results <- b:
-			case <-ctx.Done():
-			}
+			search(b, buf)
 		}
 	}
 	var walkErr error
@@ -257,11 +264,20 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 		defer close(batches)
 		workers := 0
 		cur := &grepBatch{}
+		var buf []byte // the walk's own, for the batches it searches
 		send := func() error {
 			select {
 			case tokens <- struct{}{}:
 			case <-ctx.Done():
 				closeFiles(cur.jobs)
+				return ctx.Err()
+			}
+			if cur.i < grepInline {
+				if buf == nil {
+					buf = make([]byte, grepBlock)
+				}
+				search(cur, buf)
+				cur = &grepBatch{i: cur.i + 1}
 				return ctx.Err()
 			}
 			select {
