@@ -439,12 +439,13 @@ func (l *Local) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
 		return nil, l.osErr("list", name, err)
 	}
 	entries := make([]fs.DirEntry, 0, len(list))
+	in := &listing{l: l}
 	for _, e := range list {
 		p := childPath(canon, e.name)
 		if l.concealed(p) {
 			continue
 		}
-		entries = append(entries, localEntry{dirent: e, l: l, path: p})
+		entries = append(entries, localEntry{dirent: e, path: p, in: in})
 	}
 	return entries, nil
 }
@@ -501,11 +502,16 @@ func childPath(dir, name string) string {
 // opens its file relative to its directory, in one step.
 type localEntry struct {
 	dirent
-	l    *Local
 	path string
-	dir  walkDir // the open directory during a walk, or nil
-	// siblings is the walk's listing of dir, sorted by name.
-	siblings []dirent
+	in   *listing
+}
+
+// listing is what the entries of one directory's listing share.
+type listing struct {
+	l   *Local
+	dir walkDir // the open directory during a walk, or nil
+	// entries is the walk's listing of dir, sorted by name.
+	entries []dirent
 }
 
 func (e localEntry) Name() string      { return e.name }
@@ -521,9 +527,9 @@ func (e localEntry) OpenSibling(name string) (fs.File, error) {
 		return nil, err
 	}
 	p := childPath(path.Dir(e.path), name)
-	if e.dir != nil {
-		if _, found := slices.BinarySearchFunc(e.siblings, name, func(d dirent, name string) int { return strings.Compare(d.name, name) }); !found {
-			return nil, e.l.osErr("read", p, fs.ErrNotExist)
+	if e.in.dir != nil {
+		if _, found := slices.BinarySearchFunc(e.in.entries, name, func(d dirent, name string) int { return strings.Compare(d.name, name) }); !found {
+			return nil, e.in.l.osErr("read", p, fs.ErrNotExist)
 		}
 	}
 	return e.open(name, p)
@@ -532,16 +538,16 @@ func (e localEntry) OpenSibling(name string) (fs.File, error) {
 // open opens rel, relative to the directory being walked (p is its path
 // from the root).
 func (e localEntry) open(rel, p string) (fs.File, error) {
-	if e.dir == nil || len(e.l.hidden.rules) > 0 { // resolved and checked
-		return e.l.Open(context.Background(), p)
+	if e.in.dir == nil || len(e.in.l.hidden.rules) > 0 { // resolved and checked
+		return e.in.l.Open(context.Background(), p)
 	}
-	return e.dir.open(e.l, rel, p)
+	return e.in.dir.open(e.in.l, rel, p)
 }
 
 func (e localEntry) Info() (fs.FileInfo, error) {
-	fi, err := e.l.root.Lstat(e.path)
+	fi, err := e.in.l.root.Lstat(e.path)
 	if err != nil {
-		return nil, e.l.osErr("stat", e.path, err)
+		return nil, e.in.l.osErr("stat", e.path, err)
 	}
 	return fi, nil
 }
@@ -557,7 +563,7 @@ func (l *Local) WalkDir(ctx context.Context, name string, fn fs.WalkDirFunc) err
 	if err != nil {
 		return fn(canon, nil, l.osErr("walk", name, err))
 	}
-	top := localEntry{dirent: dirent{fi.Name(), fi.Mode().Type()}, l: l, path: canon}
+	top := localEntry{dirent: dirent{fi.Name(), fi.Mode().Type()}, path: canon, in: &listing{l: l}}
 	err = fn(canon, top, nil)
 	if err != nil || !fi.IsDir() {
 		return skipped(err)
@@ -587,6 +593,7 @@ func (l *Local) walk(ctx context.Context, d walkDir, dir string, self fs.DirEntr
 			return err
 		}
 	}
+	in := &listing{l: l, dir: d, entries: entries}
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -595,7 +602,7 @@ func (l *Local) walk(ctx context.Context, d walkDir, dir string, self fs.DirEntr
 		if l.concealed(p) {
 			continue
 		}
-		entry := localEntry{dirent: e, l: l, path: p, dir: d, siblings: entries}
+		entry := localEntry{dirent: e, path: p, in: in}
 		err := fn(p, entry, nil)
 		if !entry.IsDir() || err != nil {
 			if errors.Is(err, fs.SkipDir) {
