@@ -36,33 +36,49 @@ func listDir(d *os.Root, f *os.File) ([]dirent, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		for rec := buf[:n]; len(rec) >= 19; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
-			if reclen < 19 || reclen > len(rec) {
-				return out, &os.SyscallError{Syscall: "getdents64", Err: syscall.EIO}
+		if out, err = appendDirents(out, buf[:n], func(name string) (fs.FileMode, error) {
+			fi, err := d.Lstat(name)
+			if err != nil {
+				return 0, err
 			}
-			name := rec[19:reclen]
-			for i, c := range name {
-				if c == 0 {
-					name = name[:i]
-					break
-				}
-			}
-			typ, known := direntType(rec[18])
-			rec = rec[reclen:]
-			if s := string(name); s != "." && s != ".." {
-				if !known {
-					fi, err := d.Lstat(s)
-					if err != nil {
-						continue // gone since it was listed
-					}
-					typ = fi.Mode().Type()
-				}
-				out = append(out, dirent{s, typ})
-			}
+			return fi.Mode().Type(), nil
+		}); err != nil {
+			return out, err
 		}
 	}
+}
+
+// appendDirents appends the entries of getdents64's records recs to out,
+// leaving out "." and "..". An entry whose type the file system does not
+// give is looked up with lstat, and left out if it is gone.
+func appendDirents(out []dirent, recs []byte, lstat func(name string) (fs.FileMode, error)) ([]dirent, error) {
+	for rec := recs; len(rec) >= 19; {
+		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+		reclen := int(binary.NativeEndian.Uint16(rec[16:18]))
+		if reclen < 19 || reclen > len(rec) {
+			return out, &os.SyscallError{Syscall: "getdents64", Err: syscall.EIO}
+		}
+		name := rec[19:reclen]
+		for i, c := range name {
+			if c == 0 {
+				name = name[:i]
+				break
+			}
+		}
+		typ, known := direntType(rec[18])
+		rec = rec[reclen:]
+		if s := string(name); s != "." && s != ".." {
+			if !known {
+				t, err := lstat(s)
+				if err != nil {
+					continue // gone since it was listed
+				}
+				typ = t
+			}
+			out = append(out, dirent{s, typ})
+		}
+	}
+	return out, nil
 }
 
 // direntType maps a d_type value to a file type; DT_UNKNOWN is not known.

@@ -355,18 +355,24 @@ func (l *Local) Open(ctx context.Context, name string) (fs.File, error) {
 func (l *Local) checkOpened(f *os.File, name string) (fs.File, error) {
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
-		return nil, l.osErr("read", name, err)
+		err = l.osErr("read", name, err)
+	} else {
+		err = l.checkInfo(name, st)
 	}
-	if t := st.Mode().Type(); t != 0 && t != fs.ModeDir {
-		f.Close()
-		return nil, refuse("read", name, "it is not a regular file (%s): file tools only read regular files and directories", describeType(t))
-	}
-	if err := l.checkLinks("read", name, st); err != nil {
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
 	return f, nil
+}
+
+// checkInfo refuses to read a file that is neither a regular file nor a
+// directory, or that has several hard links (see [AllowHardLinks]).
+func (l *Local) checkInfo(name string, st fs.FileInfo) error {
+	if t := st.Mode().Type(); t != 0 && t != fs.ModeDir {
+		return refuse("read", name, "it is not a regular file (%s): file tools only read regular files and directories", describeType(t))
+	}
+	return l.checkLinks("read", name, st)
 }
 
 // checkLinks refuses a regular file with more than one hard link, unless
@@ -433,12 +439,13 @@ func (l *Local) ReadDir(ctx context.Context, name string) ([]fs.DirEntry, error)
 		return nil, l.osErr("list", name, err)
 	}
 	entries := make([]fs.DirEntry, 0, len(list))
+	in := &listing{l: l}
 	for _, e := range list {
 		p := childPath(canon, e.name)
 		if l.concealed(p) {
 			continue
 		}
-		entries = append(entries, localEntry{dirent: e, l: l, path: p})
+		entries = append(entries, localEntry{dirent: e, path: p, in: in})
 	}
 	return entries, nil
 }
@@ -473,14 +480,14 @@ type dirent struct {
 
 // readDir lists the directory d, sorted by name.
 func readDir(d *os.Root) ([]dirent, error) {
-	f, err := d.Open(".")
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	entries, err := listDir(d, f)
-	slices.SortFunc(entries, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	entries, err := rootDir{d}.list(nil)
+	sortDirents(entries)
 	return entries, err
+}
+
+// sortDirents sorts entries by name.
+func sortDirents(entries []dirent) {
+	slices.SortFunc(entries, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
 }
 
 func childPath(dir, name string) string {
@@ -495,11 +502,16 @@ func childPath(dir, name string) string {
 // opens its file relative to its directory, in one step.
 type localEntry struct {
 	dirent
-	l    *Local
 	path string
-	dir  *os.Root // the open directory during a walk, or nil
-	// siblings is the walk's listing of dir, sorted by name.
-	siblings []dirent
+	in   *listing
+}
+
+// listing is what the entries of one directory's listing share.
+type listing struct {
+	l   *Local
+	dir walkDir // the open directory during a walk, or nil
+	// entries is the walk's listing of dir, sorted by name.
+	entries []dirent
 }
 
 func (e localEntry) Name() string      { return e.name }
@@ -515,34 +527,27 @@ func (e localEntry) OpenSibling(name string) (fs.File, error) {
 		return nil, err
 	}
 	p := childPath(path.Dir(e.path), name)
-	if e.dir != nil {
-		if _, found := slices.BinarySearchFunc(e.siblings, name, func(d dirent, name string) int { return strings.Compare(d.name, name) }); !found {
-			return nil, e.l.osErr("read", p, fs.ErrNotExist)
+	if e.in.dir != nil {
+		if _, found := slices.BinarySearchFunc(e.in.entries, name, func(d dirent, name string) int { return strings.Compare(d.name, name) }); !found {
+			return nil, e.in.l.osErr("read", p, fs.ErrNotExist)
 		}
 	}
 	return e.open(name, p)
 }
 
-// open opens rel, relative to the directory being walked, which os.Root
-// confines (p is its path from the root).
+// open opens rel, relative to the directory being walked (p is its path
+// from the root).
 func (e localEntry) open(rel, p string) (fs.File, error) {
-	if e.dir == nil || len(e.l.hidden.rules) > 0 { // resolved and checked
-		return e.l.Open(context.Background(), p)
+	if e.in.dir == nil || len(e.in.l.hidden.rules) > 0 { // resolved and checked
+		return e.in.l.Open(context.Background(), p)
 	}
-	if e.dir == nil {
-		return e.l.Open(context.Background(), p)
-	}
-	f, err := e.dir.OpenFile(rel, os.O_RDONLY|openFlags, 0)
-	if err != nil {
-		return nil, e.l.osErr("read", p, err)
-	}
-	return e.l.checkOpened(f, p)
+	return e.in.dir.open(e.in.l, rel, p)
 }
 
 func (e localEntry) Info() (fs.FileInfo, error) {
-	fi, err := e.l.root.Lstat(e.path)
+	fi, err := e.in.l.root.Lstat(e.path)
 	if err != nil {
-		return nil, e.l.osErr("stat", e.path, err)
+		return nil, e.in.l.osErr("stat", e.path, err)
 	}
 	return fi, nil
 }
@@ -558,17 +563,17 @@ func (l *Local) WalkDir(ctx context.Context, name string, fn fs.WalkDirFunc) err
 	if err != nil {
 		return fn(canon, nil, l.osErr("walk", name, err))
 	}
-	top := localEntry{dirent: dirent{fi.Name(), fi.Mode().Type()}, l: l, path: canon}
+	top := localEntry{dirent: dirent{fi.Name(), fi.Mode().Type()}, path: canon, in: &listing{l: l}}
 	err = fn(canon, top, nil)
 	if err != nil || !fi.IsDir() {
 		return skipped(err)
 	}
-	d, err := l.root.OpenRoot(canon)
+	d, err := l.openWalk(canon)
 	if err != nil {
 		return skipped(fn(canon, top, l.osErr("walk", name, err)))
 	}
-	defer d.Close()
-	return skipped(l.walk(ctx, d, canon, top, fn))
+	defer d.close()
+	return skipped(l.walk(ctx, d, canon, top, fn, make([]byte, 32<<10)))
 }
 
 // skipped turns the end of a walk by SkipDir or SkipAll into success.
@@ -579,13 +584,16 @@ func skipped(err error) error {
 	return err
 }
 
-func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEntry, fn fs.WalkDirFunc) error {
-	entries, err := readDir(d)
+// walk walks the open directory d at dir; buf is scratch space for listing.
+func (l *Local) walk(ctx context.Context, d walkDir, dir string, self fs.DirEntry, fn fs.WalkDirFunc, buf []byte) error {
+	entries, err := d.list(buf)
+	sortDirents(entries)
 	if err != nil {
 		if err := fn(dir, self, l.osErr("walk", dir, err)); err != nil {
 			return err
 		}
 	}
+	in := &listing{l: l, dir: d, entries: entries}
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -594,7 +602,7 @@ func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEnt
 		if l.concealed(p) {
 			continue
 		}
-		entry := localEntry{dirent: e, l: l, path: p, dir: d, siblings: entries}
+		entry := localEntry{dirent: e, path: p, in: in}
 		err := fn(p, entry, nil)
 		if !entry.IsDir() || err != nil {
 			if errors.Is(err, fs.SkipDir) {
@@ -608,21 +616,66 @@ func (l *Local) walk(ctx context.Context, d *os.Root, dir string, self fs.DirEnt
 			}
 			continue
 		}
-		sub, err := d.OpenRoot(e.name)
+		sub, err := d.sub(e.name)
 		if err != nil {
 			if err := fn(p, entry, l.osErr("walk", p, err)); err != nil && !errors.Is(err, fs.SkipDir) {
 				return err
 			}
 			continue
 		}
-		err = l.walk(ctx, sub, p, entry, fn)
-		sub.Close()
+		err = l.walk(ctx, sub, p, entry, fn, buf)
+		sub.close()
 		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// walkDir is a directory open during a walk: it is listed, and its entries
+// are opened, relative to its own descriptor, never by path.
+type walkDir interface {
+	// list returns the directory's entries, unsorted; buf is scratch space.
+	list(buf []byte) ([]dirent, error)
+	// sub opens the subdirectory name.
+	sub(name string) (walkDir, error)
+	// open opens the entry name for reading as [Local.Open] would (p is its
+	// path from the root).
+	open(l *Local, name, p string) (fs.File, error)
+	close() error
+}
+
+// rootDir is a walkDir confined by [os.Root], on every system.
+type rootDir struct{ *os.Root }
+
+func (d rootDir) list([]byte) ([]dirent, error) {
+	f, err := d.Open(".")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return listDir(d.Root, f)
+}
+
+func (d rootDir) sub(name string) (walkDir, error) {
+	r, err := d.OpenRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	return rootDir{r}, nil
+}
+
+func (d rootDir) open(l *Local, name, p string) (fs.File, error) {
+	f, err := d.OpenFile(name, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		// A link out of d (which d refuses) may stay in the root, and
+		// other failures are explained by resolving the path.
+		return l.Open(context.Background(), p)
+	}
+	return l.checkOpened(f, p)
+}
+
+func (d rootDir) close() error { return d.Close() }
 
 // slot is where a write lands: the opened parent directory and the name in it.
 type slot struct {

@@ -249,3 +249,57 @@ func TestLocalAtomicWriteLeavesNoTemporaryFiles(t *testing.T) {
 		t.Fatalf("content = %q", b)
 	}
 }
+
+// TestLocalWalkOpensLinks: a walk's entries open links that stay in the
+// root, wherever they lead in it (a link out of its own directory, an
+// absolute one), and refuse links out of the root; a link to a directory is
+// reported, not entered. (On Linux the walk opens beneath each directory's
+// descriptor; -tags fsbridge_osroot runs the same through os.Root.)
+func TestLocalWalkOpensLinks(t *testing.T) {
+	t.Parallel()
+	lay := newLayout(t)
+	must(t, os.MkdirAll(filepath.Join(lay.root, "a"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(lay.root, "b"), 0o755))
+	must(t, os.WriteFile(filepath.Join(lay.root, "a", "x.txt"), []byte("x"), 0o644))
+	for name, target := range map[string]string{
+		"b/up":      "../a/x.txt",
+		"b/abs":     filepath.Join(lay.root, "a", "x.txt"),
+		"b/out":     lay.canary,
+		"b/out-rel": "../../outside/canary.txt",
+		"b/dir":     "../a",
+	} {
+		must(t, os.Symlink(target, filepath.Join(lay.root, name)))
+	}
+	got := map[string]string{}
+	must(t, lay.l.WalkDir(context.Background(), "b", func(p string, d fs.DirEntry, err error) error {
+		must(t, err)
+		if p == "b" {
+			return nil
+		}
+		if d.Type() != fs.ModeSymlink {
+			t.Errorf("%s: type %v, want a symbolic link", p, d.Type())
+		}
+		f, err := d.(fsbridge.Opener).Open()
+		if err != nil {
+			got[p] = "error: " + err.Error()
+			return nil
+		}
+		defer f.Close()
+		b := make([]byte, 64)
+		n, _ := f.Read(b)
+		got[p] = string(b[:n])
+		return nil
+	}))
+	if got["b/up"] != "x" || got["b/abs"] != "x" {
+		t.Errorf("links inside the root: %q", got)
+	}
+	for _, p := range []string{"b/out", "b/out-rel"} {
+		if !strings.Contains(got[p], "outside the workspace") {
+			t.Errorf("%s: %q, want a refusal", p, got[p])
+		}
+	}
+	if _, ok := got["b/dir/x.txt"]; ok {
+		t.Errorf("the walk entered a link to a directory: %q", got)
+	}
+	lay.intact(t)
+}

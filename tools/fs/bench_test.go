@@ -88,9 +88,11 @@ func BenchmarkGrepTree(b *testing.B) {
 	b.Run("toolbelt", func(b *testing.B) {
 		r := benchRunner(b, dir)
 		var got string
+		start := cputime.Used()
 		for b.Loop() {
 			got = runTool(b, r, "grep", map[string]any{"pattern": pattern, "limit": 1000})
 		}
+		b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
 		b.ReportMetric(float64(strings.Count(got, "func NewReader(")), "matches")
 	})
 	b.Run("rg", func(b *testing.B) {
@@ -138,9 +140,11 @@ func BenchmarkFind50k(b *testing.B) {
 	b.Run("toolbelt", func(b *testing.B) {
 		r := benchRunner(b, dir)
 		var msg tool.ResultMessage
+		start := cputime.Used()
 		for b.Loop() {
 			msg = runToolMessage(b, r, "find", map[string]any{"pattern": "*.go", "limit": 10000})
 		}
+		b.ReportMetric(float64(cputime.Used()-start)/float64(b.N), "cpu-ns/op")
 		var d struct {
 			Shown int `json:"shown"`
 		}

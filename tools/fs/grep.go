@@ -195,91 +195,148 @@ func (g *grep) one(ctx context.Context, p string) error {
 	return nil
 }
 
-// tree searches the files below start in parallel and adds their results in
-// path order, until the limit is reached.
+// grepBatchSize is how many files the walk hands over to a searching goroutine
+// at once: one hand-over per file cost more CPU in the scheduler (futex and
+// spinning) than the search of a small file.
+const grepBatchSize = 16
+
+// grepInline is how many batches the walk searches itself before it hands
+// any over: a small tree is searched by one goroutine, without hand-overs.
+const grepInline = 128
+
+// grepBatch is files handed over at once, and what searching them found.
+type grepBatch struct {
+	i       int
+	jobs    []grepJob
+	results []fileResult
+}
+
+// grepJob is a file to search.
+type grepJob struct {
+	path string
+	f    iofs.File // opened by the walk, cheaply; nil to open by path
+	err  error     // why the walk could not open it
+}
+
+// closeFiles closes the files of jobs never searched.
+func closeFiles(jobs []grepJob) {
+	for _, j := range jobs {
+		if j.f != nil {
+			j.f.Close()
+		}
+	}
+}
+
+// tree searches the files below start and adds their results in path order,
+// until the limit is reached. The walk opens the files, in batches; it
+// searches the first grepInline batches itself and hands the rest over to
+// searching goroutines, started as the walk outruns them (up to GOMAXPROCS).
 func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	workers := runtime.GOMAXPROCS(0)
-	type job struct {
-		i    int
-		path string
-		f    iofs.File // opened by the walk, cheaply; nil to open by path
-		err  error     // why the walk could not open it
-	}
-	jobs := make(chan job)
-	results := make(chan struct {
-		i int
-		r fileResult
-	})
-	// Results wait in order; tokens bound how many files are in flight.
-	tokens := make(chan struct{}, 4*workers)
+	maxWorkers := runtime.GOMAXPROCS(0)
+	batches := make(chan *grepBatch)
+	results := make(chan *grepBatch)
+	// Results wait in order; tokens bound the batches in flight.
+	tokens := make(chan struct{}, 2*maxWorkers)
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			buf := make([]byte, grepBlock)
-			for j := range jobs {
-				r := fileResult{path: j.path, err: j.err}
-				if j.err == nil {
-					r = searchFile(ctx, g.b, g.m, j.path, j.f, g.context, g.limit+1, buf)
-				}
-				select {
-				case results <- struct {
-					i int
-					r fileResult
-				}{j.i, r}:
-				case <-ctx.Done():
-				}
+	search := func(b *grepBatch, buf []byte) {
+		b.results = make([]fileResult, len(b.jobs))
+		for k, j := range b.jobs {
+			b.results[k] = fileResult{path: j.path, err: j.err}
+			if j.err == nil {
+				b.results[k] = searchFile(ctx, g.b, g.m, j.path, j.f, g.context, g.limit+1, buf)
 			}
-		})
+		}
+		select {
+		case results <- b:
+		case <-ctx.Done():
+		}
+	}
+	worker := func() {
+		buf := make([]byte, grepBlock)
+		for b := range batches {
+			search(b, buf)
+		}
 	}
 	var walkErr error
 	wg.Go(func() {
-		defer close(jobs)
-		n := 0
+		defer close(batches)
+		workers := 0
+		cur := &grepBatch{}
+		var buf []byte // the walk's own, for the batches it searches
+		send := func() error {
+			select {
+			case tokens <- struct{}{}:
+			case <-ctx.Done():
+				closeFiles(cur.jobs)
+				return ctx.Err()
+			}
+			if cur.i < grepInline {
+				if buf == nil {
+					buf = make([]byte, grepBlock)
+				}
+				search(cur, buf)
+				cur = &grepBatch{i: cur.i + 1}
+				return ctx.Err()
+			}
+			select {
+			case batches <- cur:
+			default:
+				if workers < maxWorkers {
+					workers++
+					wg.Go(worker)
+				}
+				select {
+				case batches <- cur:
+				case <-ctx.Done():
+					closeFiles(cur.jobs)
+					return ctx.Err()
+				}
+			}
+			cur = &grepBatch{i: cur.i + 1}
+			return nil
+		}
 		walkErr = walk(ctx, g.b, start, newIgnorer(g.b), func(p string, d iofs.DirEntry) error {
 			if !d.Type().IsRegular() || glob != nil && !glob.match(relTo(start, p)) {
 				return nil
 			}
-			select {
-			case tokens <- struct{}{}:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			j := job{i: n, path: p}
+			j := grepJob{path: p}
 			if o, ok := d.(fsbridge.Opener); ok {
 				j.f, j.err = o.Open()
 			}
-			select {
-			case jobs <- j:
-				n++
+			cur.jobs = append(cur.jobs, j)
+			if len(cur.jobs) < grepBatchSize {
 				return nil
-			case <-ctx.Done():
-				if j.f != nil {
-					j.f.Close()
-				}
-				return ctx.Err()
 			}
+			return send()
 		})
+		if walkErr != nil {
+			closeFiles(cur.jobs)
+		} else if len(cur.jobs) > 0 {
+			walkErr = send()
+		}
 	})
 	go func() {
 		wg.Wait()
 		close(results)
 	}()
-	pending := map[int]fileResult{}
+	pending := map[int]*grepBatch{}
 	next := 0
-	for res := range results {
-		pending[res.i] = res.r
+	for b := range results {
+		pending[b.i] = b
 		for {
-			r, ok := pending[next]
+			b, ok := pending[next]
 			if !ok {
 				break
 			}
 			delete(pending, next)
 			next++
 			<-tokens
-			if !g.full() {
-				g.add(r)
+			for _, r := range b.results {
+				if !g.full() {
+					g.add(r)
+				}
 			}
 			if g.full() {
 				cancel()

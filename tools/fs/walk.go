@@ -85,6 +85,19 @@ func (g globMatcher) match(rel string) bool {
 type ignorer struct {
 	b     fsbridge.Bridge
 	rules map[string][]ignoreRule // by directory
+	// dir is the directory of the last entry checked, and chain the rules
+	// that apply in it, the root's first.
+	dir     string
+	entered bool
+	chain   []ignoreLevel
+}
+
+// ignoreLevel is the rules of one .gitignore that apply below a directory:
+// off is where, in the path of an entry below it, the path relative to it
+// starts.
+type ignoreLevel struct {
+	off   int
+	rules []ignoreRule
 }
 
 // ignoreRule is one line of a .gitignore, as a doublestar pattern relative
@@ -101,11 +114,33 @@ func newIgnorer(b fsbridge.Bridge) *ignorer {
 
 // ignored reports whether the entry d at the canonical path p of a walk is
 // excluded: the last rule that matches it, from the root's .gitignore down
-// to its parent's, decides. The .gitignore of p's directory, the first time
-// it is needed, is looked for in the walk's listing of that directory and
-// opened through d (see fsbridge.Opener), not looked up by path.
+// to its parent's, decides.
 func (ig *ignorer) ignored(ctx context.Context, p string, d iofs.DirEntry) bool {
-	if dir := path.Dir(p); dir != "." {
+	if dir := path.Dir(p); !ig.entered || dir != ig.dir {
+		ig.enter(ctx, dir, d)
+	}
+	isDir := d.IsDir()
+	ignored := false
+	for _, lv := range ig.chain {
+		rel := p[lv.off:]
+		for _, r := range lv.rules {
+			if r.dirOnly && !isDir {
+				continue
+			}
+			if doublestar.MatchUnvalidated(r.pattern, rel) {
+				ignored = !r.negate
+			}
+		}
+	}
+	return ignored
+}
+
+// enter gathers the rules that apply to the entries of dir, d being one of
+// them. The .gitignore of dir, the first time it is needed, is looked for
+// in the walk's listing of dir and opened through d (see fsbridge.Opener),
+// not looked up by path.
+func (ig *ignorer) enter(ctx context.Context, dir string, d iofs.DirEntry) {
+	if dir != "." {
 		if _, done := ig.rules[dir]; !done {
 			if o, ok := d.(fsbridge.Opener); ok {
 				var rules []ignoreRule
@@ -116,28 +151,22 @@ func (ig *ignorer) ignored(ctx context.Context, p string, d iofs.DirEntry) bool 
 			}
 		}
 	}
-	isDir := d.IsDir()
-	ignored := ig.apply(ctx, ".", p, isDir, false)
-	for i := 0; i < len(p); i++ {
-		if p[i] == '/' {
-			ignored = ig.apply(ctx, p[:i], p[i+1:], isDir, ignored)
+	ig.dir, ig.entered, ig.chain = dir, true, ig.chain[:0]
+	add := func(at string, off int) {
+		if rules := ig.load(ctx, at); len(rules) > 0 {
+			ig.chain = append(ig.chain, ignoreLevel{off, rules})
 		}
 	}
-	return ignored
-}
-
-// apply returns whether the rules of dir's .gitignore leave rel (a path
-// relative to dir) ignored, given whether it was before them.
-func (ig *ignorer) apply(ctx context.Context, dir, rel string, isDir, ignored bool) bool {
-	for _, r := range ig.load(ctx, dir) {
-		if r.dirOnly && !isDir {
-			continue
-		}
-		if doublestar.MatchUnvalidated(r.pattern, rel) {
-			ignored = !r.negate
+	add(".", 0)
+	if dir == "." {
+		return
+	}
+	for i := 0; i < len(dir); i++ {
+		if dir[i] == '/' {
+			add(dir[:i], i+1)
 		}
 	}
-	return ignored
+	add(dir, len(dir)+1)
 }
 
 // maxIgnoreFile bounds the .gitignore files read.
