@@ -515,9 +515,14 @@ func (r *Registry) wake() {
 
 // paired returns the ids of the paired nodes.
 func (r *Registry) paired(ctx context.Context) (map[string]bool, error) {
+	return r.ids(ctx, "SELECT id FROM nodes")
+}
+
+// ids returns the set of ids the query q, with args, selects.
+func (r *Registry) ids(ctx context.Context, q string, args ...any) (map[string]bool, error) {
 	out := map[string]bool{}
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id FROM nodes")
+		rows, err := tx.Query(ctx, q, args...)
 		if err != nil {
 			return err
 		}
@@ -697,23 +702,7 @@ func (r *Registry) prune(ctx context.Context) error {
 // cancelled returns which of the calls gateway runs were cancelled by
 // their callers.
 func (r *Registry) cancelled(ctx context.Context, gateway string) (map[string]bool, error) {
-	out := map[string]bool{}
-	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id FROM node_calls WHERE gateway = ? AND state = ? AND cancel", gateway, running)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
-	})
-	return out, err
+	return r.ids(ctx, "SELECT id FROM node_calls WHERE gateway = ? AND state = ? AND cancel", gateway, running)
 }
 
 // progress records what the call id of node reported last.
