@@ -225,30 +225,14 @@ func drainRiver(b *testing.B, dsn string, n, workers int) drained {
 	for i := range params {
 		params[i] = river.InsertManyParams{Args: noop{}}
 	}
-	var (
-		start func(context.Context) error
-		stop  func(context.Context) error
-		sub   func() (<-chan *river.Event, func())
-	)
+	var r floorClient
 	if strings.HasPrefix(dsn, "postgres") {
 		pool, err := pgxpool.New(ctx, dsn)
 		if err != nil {
 			b.Fatal(err)
 		}
 		defer pool.Close()
-		driver := riverpgxv5.New(pool)
-		migrateRiver(b, driver)
-		c, err := river.NewClient(driver, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for p := range slices.Chunk(params, 1000) {
-			if _, err := c.InsertMany(ctx, p); err != nil {
-				b.Fatal(err)
-			}
-		}
-		start, stop = c.Start, c.Stop
-		sub = func() (<-chan *river.Event, func()) { return c.Subscribe(river.EventKindJobCompleted) }
+		r = newFloorClient(b, riverpgxv5.New(pool), cfg, params)
 	} else {
 		db, err := sql.Open("sqlite", "file:"+dsn+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate")
 		if err != nil {
@@ -256,29 +240,17 @@ func drainRiver(b *testing.B, dsn string, n, workers int) drained {
 		}
 		defer db.Close()
 		db.SetMaxOpenConns(1)
-		driver := riversqlite.New(db)
-		migrateRiver(b, driver)
-		c, err := river.NewClient(driver, cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for p := range slices.Chunk(params, 1000) {
-			if _, err := c.InsertMany(ctx, p); err != nil {
-				b.Fatal(err)
-			}
-		}
-		start, stop = c.Start, c.Stop
-		sub = func() (<-chan *river.Event, func()) { return c.Subscribe(river.EventKindJobCompleted) }
+		r = newFloorClient(b, riversqlite.New(db), cfg, params)
 	}
-	events, cancel := sub()
+	events, cancel := r.subscribe()
 	defer cancel()
 	c := &clock{b: b, d: drained{n: n}}
 	runtime.GC()
 	c.start()
-	if err := start(ctx); err != nil {
+	if err := r.start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	defer stop(ctx)
+	defer r.stop(ctx)
 	for range events {
 		if c.done() {
 			break
@@ -287,14 +259,33 @@ func drainRiver(b *testing.B, dsn string, n, workers int) drained {
 	return c.d
 }
 
-func migrateRiver[TTx any](b *testing.B, driver riverdriver.Driver[TTx]) {
+// floorClient is the floor's River client, whichever its driver.
+type floorClient struct {
+	start, stop func(context.Context) error
+	subscribe   func() (<-chan *river.Event, func()) // to completions
+}
+
+// newFloorClient migrates driver's database, opens a River client on it
+// with cfg and inserts params, without starting it.
+func newFloorClient[TTx any](b *testing.B, driver riverdriver.Driver[TTx], cfg *river.Config, params []river.InsertManyParams) floorClient {
+	ctx := context.Background()
 	m, err := rivermigrate.New(driver, &rivermigrate.Config{Logger: quietLog})
 	if err != nil {
 		b.Fatal(err)
 	}
-	if _, err := m.Migrate(context.Background(), rivermigrate.DirectionUp, nil); err != nil {
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
 		b.Fatal(err)
 	}
+	c, err := river.NewClient(driver, cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for p := range slices.Chunk(params, 1000) {
+		if _, err := c.InsertMany(ctx, p); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return floorClient{c.Start, c.Stop, func() (<-chan *river.Event, func()) { return c.Subscribe(river.EventKindJobCompleted) }}
 }
 
 // BenchmarkDrain queues 10,000 jobs with no worker running, then starts

@@ -126,23 +126,30 @@ func waitFinal(t *testing.T, events <-chan tool.JobEvent, taskID string) []tool.
 
 var scope = tool.Scope{Workspace: "/w", Session: "s1"}
 
+// submitAndWait submits call of vt to q for scope and waits for the job's
+// final event; it returns the job as submitted and the job's events.
+func submitAndWait(t *testing.T, q *jobs.Queue, vt *tool.Tool, call tool.Call) (tool.JobInfo, []tool.JobEvent) {
+	t.Helper()
+	events, stop := q.Subscribe(0)
+	defer stop()
+	j, err := q.Submit(context.Background(), vt, call, scope)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, waitFinal(t, events, j.TaskID)
+}
+
 func TestPollingJobCompletesOnce(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, dsn string) {
 		api := newFakeAPI(3)
 		api.failPoll = 1
 		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 20 * time.Millisecond, EstimatedTime: 2 * time.Second, MaxRetries: 3}, api)
 		q := open(t, dsn, vt)
-		events, stop := q.Subscribe(0)
-		defer stop()
 		ctx := context.Background()
-		j, err := q.Submit(ctx, &vt, tool.Call{ID: "call_1", Name: "video", Arguments: json.RawMessage(`{"prompt":"cat"}`)}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
+		j, seen := submitAndWait(t, q, &vt, tool.Call{ID: "call_1", Name: "video", Arguments: json.RawMessage(`{"prompt":"cat"}`)})
 		if j.Status != jobs.StatusPending || j.EstimatedTime != 2 || j.Session != "s1" || j.Workspace != "/w" {
 			t.Fatalf("submitted job = %+v", j)
 		}
-		seen := waitFinal(t, events, j.TaskID)
 		if seen[0].Type != tool.JobSubmitted || seen[len(seen)-1].Type != tool.JobCompleted {
 			t.Fatalf("events = %+v", seen)
 		}
@@ -191,14 +198,8 @@ func TestJobFailsAfterRetryBudgetAndRetries(t *testing.T) {
 		api.failAll = true
 		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, api)
 		q := open(t, dsn, vt)
-		events, stop := q.Subscribe(0)
-		defer stop()
 		ctx := context.Background()
-		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := waitFinal(t, events, j.TaskID)
+		j, seen := submitAndWait(t, q, &vt, tool.Call{ID: "c", Name: "video"})
 		last := seen[len(seen)-1]
 		if last.Type != tool.JobFailed || !strings.Contains(last.Job.Error, "service unavailable") || !strings.Contains(last.Job.Error, "after 2 attempts") {
 			t.Fatalf("last event = %+v", last)
@@ -206,6 +207,8 @@ func TestJobFailsAfterRetryBudgetAndRetries(t *testing.T) {
 		api.mu.Lock()
 		api.failAll = false
 		api.mu.Unlock()
+		events, stop := q.Subscribe(0)
+		defer stop()
 		if _, err := q.Retry(ctx, j.TaskID); err != nil {
 			t.Fatal(err)
 		}
@@ -465,18 +468,12 @@ func TestPruneKeepsUnfinishedJobs(t *testing.T) {
 		qt := asyncTool("quick", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, quick)
 		st := asyncTool("slow", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: time.Hour, MaxRetries: 1}, slow)
 		q := open(t, dsn, qt, st)
-		events, stop := q.Subscribe(0)
-		defer stop()
 		ctx := context.Background()
-		done, err := q.Submit(ctx, &qt, tool.Call{ID: "call_q", Name: "quick", Arguments: json.RawMessage(`{}`)}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
 		waiting, err := q.Submit(ctx, &st, tool.Call{ID: "call_s", Name: "slow", Arguments: json.RawMessage(`{}`)}, scope)
 		if err != nil {
 			t.Fatal(err)
 		}
-		waitFinal(t, events, done.TaskID)
+		done, _ := submitAndWait(t, q, &qt, tool.Call{ID: "call_q", Name: "quick", Arguments: json.RawMessage(`{}`)})
 		if n, err := q.Prune(ctx, time.Now().Add(-time.Hour)); err != nil || n != 0 {
 			t.Fatalf("pruned %d jobs that finished after the cut: %v", n, err)
 		}
@@ -498,18 +495,11 @@ func TestSubmitFailingItsLastAttemptNeverPolls(t *testing.T) {
 		api.failAll = true
 		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, api)
 		q := open(t, dsn, vt)
-		events, stop := q.Subscribe(0)
-		defer stop()
-		ctx := context.Background()
-		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := waitFinal(t, events, j.TaskID)
+		_, seen := submitAndWait(t, q, &vt, tool.Call{ID: "c", Name: "video"})
 		if last := seen[len(seen)-1]; last.Type != tool.JobFailed || !strings.Contains(last.Job.Error, "submitting: service unavailable") {
 			t.Fatalf("last event = %+v", last)
 		}
-		if err := q.Stop(ctx); err != nil { // waits for the step to end
+		if err := q.Stop(context.Background()); err != nil { // waits for the step to end
 			t.Fatal(err)
 		}
 		api.mu.Lock()
@@ -561,14 +551,7 @@ func TestFirstPollTimingOutSubmitsOnce(t *testing.T) {
 		api := &slowAPI{}
 		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 2}, api)
 		q := openConfig(t, dsn, jobs.Config{Run: true, StepTimeout: 200 * time.Millisecond}, vt)
-		events, stop := q.Subscribe(0)
-		defer stop()
-		ctx := context.Background()
-		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := waitFinal(t, events, j.TaskID)
+		_, seen := submitAndWait(t, q, &vt, tool.Call{ID: "c", Name: "video"})
 		if last := seen[len(seen)-1]; last.Type != tool.JobCompleted || string(last.Job.Result) != `"ext-1"` {
 			t.Fatalf("last event = %+v", last)
 		}
@@ -585,18 +568,11 @@ func TestEveryStepTimingOutFails(t *testing.T) {
 		api := &slowAPI{blockSubmit: true}
 		vt := asyncTool("video", tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, api)
 		q := openConfig(t, dsn, jobs.Config{Run: true, StepTimeout: 200 * time.Millisecond}, vt)
-		events, stop := q.Subscribe(0)
-		defer stop()
-		ctx := context.Background()
-		j, err := q.Submit(ctx, &vt, tool.Call{ID: "c", Name: "video"}, scope)
-		if err != nil {
-			t.Fatal(err)
-		}
-		seen := waitFinal(t, events, j.TaskID)
+		j, seen := submitAndWait(t, q, &vt, tool.Call{ID: "c", Name: "video"})
 		if last := seen[len(seen)-1]; last.Type != tool.JobFailed || !strings.Contains(last.Job.Error, "submitting: context deadline exceeded (after 2 attempts)") {
 			t.Fatalf("last event = %+v", last)
 		}
-		got, err := q.Get(ctx, j.TaskID)
+		got, err := q.Get(context.Background(), j.TaskID)
 		if err != nil || got.Status != jobs.StatusFailed {
 			t.Fatalf("job = %+v, %v", got, err)
 		}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -27,30 +28,57 @@ func (finishing) OnWebhook(context.Context, json.RawMessage) (tool.AsyncStatus, 
 	return tool.AsyncStatus{}, nil
 }
 
+// queueTwo opens a queue on dsn with vt registered, not started, and
+// submits two calls of vt; it returns the queue, its events and the two
+// jobs.
+func queueTwo(t *testing.T, dsn string, vt *tool.Tool) (*Queue, <-chan tool.JobEvent, tool.JobInfo, tool.JobInfo) {
+	t.Helper()
+	ctx := context.Background()
+	q, err := Open(ctx, dsn, Config{Run: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Stop(ctx) })
+	if err := q.Register(*vt); err != nil {
+		t.Fatal(err)
+	}
+	events, stop := q.Subscribe(0)
+	t.Cleanup(stop)
+	var jobs [2]tool.JobInfo
+	for i := range jobs {
+		if jobs[i], err = q.Submit(ctx, vt, tool.Call{ID: fmt.Sprintf("c%d", i+1), Name: vt.Name}, tool.Scope{Workspace: "/w"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return q, events, jobs[0], jobs[1]
+}
+
+// awaitTwo waits for events of type typ of two jobs and returns the jobs
+// as those events report them, by task id.
+func awaitTwo(t *testing.T, events <-chan tool.JobEvent, typ string) map[string]tool.JobInfo {
+	t.Helper()
+	got := map[string]tool.JobInfo{}
+	timeout := time.After(60 * time.Second)
+	for len(got) < 2 {
+		select {
+		case e := <-events:
+			if e.Type == typ {
+				got[e.Job.TaskID] = e.Job
+			}
+		case <-timeout:
+			t.Fatalf("%s events: %+v", typ, got)
+		}
+	}
+	return got
+}
+
 // TestEarlierKindsStillWorked: jobs an earlier version queued — a
 // submission job, or a submitted job's poll job — finish.
 func TestEarlierKindsStillWorked(t *testing.T) {
 	storetest.Run(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		vt := tool.Tool{Name: "video", Description: "test", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond}, Handler: finishing{}}
-		q, err := Open(ctx, dsn, Config{Run: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Stop(ctx)
-		if err := q.Register(vt); err != nil {
-			t.Fatal(err)
-		}
-		events, stop := q.Subscribe(0)
-		defer stop()
-		submitted, err := q.Submit(ctx, &vt, tool.Call{ID: "c1", Name: "video"}, tool.Scope{Workspace: "/w"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		polled, err := q.Submit(ctx, &vt, tool.Call{ID: "c2", Name: "video"}, tool.Scope{Workspace: "/w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		q, events, submitted, polled := queueTwo(t, dsn, &vt)
 		// What an earlier version left: River jobs of its kinds.
 		if err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
 			if _, err := qr.exec(ctx, "DELETE FROM river_job"); err != nil {
@@ -69,20 +97,9 @@ func TestEarlierKindsStillWorked(t *testing.T) {
 		if err := q.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		results := map[string]string{}
-		timeout := time.After(60 * time.Second)
-		for len(results) < 2 {
-			select {
-			case e := <-events:
-				if e.Type == tool.JobCompleted {
-					results[e.Job.TaskID] = string(e.Job.Result)
-				}
-			case <-timeout:
-				t.Fatalf("completed: %v", results)
-			}
-		}
-		if results[submitted.TaskID] != `"ext-`+submitted.TaskID+`"` || results[polled.TaskID] != `"ext-old"` {
-			t.Fatalf("results = %v", results)
+		completed := awaitTwo(t, events, tool.JobCompleted)
+		if string(completed[submitted.TaskID].Result) != `"ext-`+submitted.TaskID+`"` || string(completed[polled.TaskID].Result) != `"ext-old"` {
+			t.Fatalf("completed = %+v", completed)
 		}
 	})
 }
@@ -98,24 +115,7 @@ func TestLastRiverAttemptFailsTheJob(t *testing.T) {
 			t.Skip("the store failure is injected with a SQLite trigger")
 		}
 		vt := tool.Tool{Name: "video", Description: "test", Async: &tool.AsyncSpec{Type: tool.AsyncPolling, PollingInterval: 10 * time.Millisecond, MaxRetries: 1}, Handler: finishing{}}
-		q, err := Open(ctx, dsn, Config{Run: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer q.Stop(ctx)
-		if err := q.Register(vt); err != nil {
-			t.Fatal(err)
-		}
-		events, stop := q.Subscribe(0)
-		defer stop()
-		current, err := q.Submit(ctx, &vt, tool.Call{ID: "c1", Name: "video"}, tool.Scope{Workspace: "/w"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		legacy, err := q.Submit(ctx, &vt, tool.Call{ID: "c2", Name: "video"}, tool.Scope{Workspace: "/w"})
-		if err != nil {
-			t.Fatal(err)
-		}
+		q, events, current, legacy := queueTwo(t, dsn, &vt)
 		if err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
 			if _, err := qr.exec(ctx, `CREATE TRIGGER refuse_processing BEFORE UPDATE ON async_jobs WHEN NEW.status = 'processing'
 				BEGIN SELECT RAISE(ABORT, 'injected store failure'); END`); err != nil {
@@ -135,20 +135,9 @@ func TestLastRiverAttemptFailsTheJob(t *testing.T) {
 		if err := q.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		failed := map[string]string{}
-		timeout := time.After(60 * time.Second)
-		for len(failed) < 2 {
-			select {
-			case e := <-events:
-				if e.Type == tool.JobFailed {
-					failed[e.Job.TaskID] = e.Job.Error
-				}
-			case <-timeout:
-				t.Fatalf("failed: %v", failed)
-			}
-		}
+		failed := awaitTwo(t, events, tool.JobFailed)
 		for id, attempts := range map[string]string{current.TaskID: "after 4 attempts", legacy.TaskID: "after 2 attempts"} {
-			if msg := failed[id]; !strings.Contains(msg, "injected store failure") || !strings.Contains(msg, attempts) {
+			if msg := failed[id].Error; !strings.Contains(msg, "injected store failure") || !strings.Contains(msg, attempts) {
 				t.Errorf("job %s failed with %q, want the store's error %s", id, msg, attempts)
 			}
 			if j, err := q.Get(ctx, id); err != nil || j.Status != StatusFailed {

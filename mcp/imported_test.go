@@ -62,14 +62,22 @@ func newUpstream() *upstream {
 // a manager importing u as "docs".
 func serveImported(t *testing.T, u *upstream, p *policy.Policy) *mcp.Server {
 	t.Helper()
-	reg := registry.New()
-	m := client.New(reg, map[string]config.MCPServer{"docs": {}}, client.Options{Logger: quietLog, Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
+	return serveManager(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
 		st, ct := sdk.NewInMemoryTransports()
 		if _, err := u.srv.Connect(ctx, st, nil); err != nil {
 			return nil, err
 		}
 		return ct, nil
-	}})
+	}}, p)
+}
+
+// serveManager serves, under p, a registry holding the resources tool of
+// a manager importing servers with the options o (quietly).
+func serveManager(t *testing.T, servers map[string]config.MCPServer, o client.Options, p *policy.Policy) *mcp.Server {
+	t.Helper()
+	reg := registry.New()
+	o.Logger = quietLog
+	m := client.New(reg, servers, o)
 	t.Cleanup(func() { _ = m.Stop(context.Background()) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -103,6 +111,29 @@ func awaitListed(t *testing.T, cs *sdk.ClientSession, uri string) []*sdk.Resourc
 			t.Fatalf("%s never listed: %v", uri, list.Resources)
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// connectUpdated connects a client to srv (with sessOpts), and returns it
+// with the URIs it is told changed.
+func connectUpdated(t *testing.T, srv *mcp.Server, sessOpts *sdk.ClientSessionOptions) (*sdk.ClientSession, <-chan string) {
+	t.Helper()
+	updated := make(chan string, 4)
+	cs := connectTo(t, srv, &sdk.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
+		updated <- req.Params.URI
+	}}, sessOpts)
+	return cs, updated
+}
+
+// updateReaches has u tell that uri changed and checks that the client
+// whose updated that is is told.
+func updateReaches(t *testing.T, u *upstream, updated <-chan string, uri string) {
+	t.Helper()
+	if err := u.srv.ResourceUpdated(context.Background(), &sdk.ResourceUpdatedNotificationParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	if got := receive(t, updated); got != uri {
+		t.Errorf("the client was told %s changed, want %s", got, uri)
 	}
 }
 
@@ -140,14 +171,11 @@ func TestImportedResourcesAndPrompts(t *testing.T) {
 func testImported(t *testing.T, version string) {
 	u := newUpstream()
 	srv := serveImported(t, u, &policy.Policy{})
-	updated := make(chan string, 1)
 	var sessOpts *sdk.ClientSessionOptions
 	if version != "" {
 		sessOpts = &sdk.ClientSessionOptions{ProtocolVersion: version}
 	}
-	cs := connectTo(t, srv, &sdk.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
-		updated <- req.Params.URI
-	}}, sessOpts)
+	cs, updated := connectUpdated(t, srv, sessOpts)
 	ctx := context.Background()
 
 	listed := awaitListed(t, cs, "mem://guide.md")
@@ -198,12 +226,7 @@ func testImported(t *testing.T, version string) {
 	if uri := receive(t, u.subscribed); uri != "mem://pages/3" {
 		t.Errorf("the imported server was subscribed to %s", uri)
 	}
-	if err := u.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "mem://pages/3"}); err != nil {
-		t.Fatal(err)
-	}
-	if uri := receive(t, updated); uri != "mem://pages/3" {
-		t.Errorf("the client was told %s changed", uri)
-	}
+	updateReaches(t, u, updated, "mem://pages/3")
 	if err := cs.Unsubscribe(ctx, &sdk.UnsubscribeParams{URI: "mem://pages/3"}); err != nil {
 		t.Fatal(err)
 	}
@@ -295,24 +318,10 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 		}
 	}
 	first, kill := serve(ln)
-	reg := registry.New()
-	m := client.New(reg, map[string]config.MCPServer{"docs": {URL: "http://" + addr + "/mcp"}}, client.Options{Logger: quietLog, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
-	t.Cleanup(func() { _ = m.Stop(context.Background()) })
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := m.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := reg.Register(m.ResourcesTool()); err != nil {
-		t.Fatal(err)
-	}
-	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Imported: m})
-	t.Cleanup(srv.Close)
-	updated := make(chan string, 4)
-	cs := connectTo(t, srv, &sdk.ClientOptions{ResourceUpdatedHandler: func(_ context.Context, req *sdk.ResourceUpdatedNotificationRequest) {
-		updated <- req.Params.URI
-	}}, nil)
+	srv := serveManager(t, map[string]config.MCPServer{"docs": {URL: "http://" + addr + "/mcp"}}, client.Options{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, &policy.Policy{})
+	cs, updated := connectUpdated(t, srv, nil)
 	awaitListed(t, cs, "mem://guide.md")
+	ctx := context.Background()
 	if err := cs.Subscribe(ctx, &sdk.SubscribeParams{URI: "mem://guide.md"}); err != nil {
 		t.Fatal(err)
 	}
@@ -328,10 +337,5 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 	if uri := receive(t, again.subscribed); uri != "mem://guide.md" {
 		t.Fatalf("the restarted server was subscribed to %s", uri)
 	}
-	if err := again.srv.ResourceUpdated(ctx, &sdk.ResourceUpdatedNotificationParams{URI: "mem://guide.md"}); err != nil {
-		t.Fatal(err)
-	}
-	if uri := receive(t, updated); uri != "mem://guide.md" {
-		t.Errorf("the client was told %s changed", uri)
-	}
+	updateReaches(t, again, updated, "mem://guide.md")
 }

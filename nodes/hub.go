@@ -130,14 +130,17 @@ func (h *Hub) Stop(ctx context.Context) error {
 // pruneEvery is how often a hub prunes the calls to nodes (Registry.prune).
 const pruneEvery = time.Hour
 
-// dispatch sends queued calls and cancels to the nodes held here, when a
-// call is queued in this process and every Poll for the others; and
-// prunes the calls' rows when it starts and every pruneEvery.
+// dispatch sends queued calls and cancels to the nodes held here, and
+// closes the connections of nodes the owner removed, when this process
+// queues a call or removes a node and every Poll for the others; ends the
+// calls a dead gateway left running (Registry.interruptOrphans) when it
+// starts and every Heartbeat; and prunes the calls' rows when it starts
+// and every pruneEvery.
 func (h *Hub) dispatch(ctx context.Context) {
 	defer close(h.done)
 	t := time.NewTicker(h.reg.o.Poll)
 	defer t.Stop()
-	var pruned time.Time
+	var pruned, swept time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -151,6 +154,12 @@ func (h *Hub) dispatch(ctx context.Context) {
 				h.log.Warn("pruning the calls to nodes", "err", err)
 			}
 		}
+		if time.Since(swept) >= h.reg.o.Heartbeat {
+			swept = time.Now()
+			if err := h.reg.interruptOrphans(ctx); err != nil && ctx.Err() == nil {
+				h.log.Warn("ending the node calls of gateways gone", "err", err)
+			}
+		}
 		h.mu.Lock()
 		links := make([]*link, 0, len(h.conns))
 		for _, l := range h.conns {
@@ -162,6 +171,7 @@ func (h *Hub) dispatch(ctx context.Context) {
 		if len(links) == 0 {
 			continue
 		}
+		links = h.dropRemoved(ctx, links)
 		cancelled, err := h.reg.cancelled(ctx, h.id)
 		if err != nil && ctx.Err() == nil {
 			h.log.Warn("reading cancelled node calls", "err", err)
@@ -170,6 +180,33 @@ func (h *Hub) dispatch(ctx context.Context) {
 			h.send(ctx, l, cancelled)
 		}
 	}
+}
+
+// dropRemoved closes the connections among links of the nodes the owner
+// removed (Registry.Remove, in any process on the store), and returns the
+// others.
+func (h *Hub) dropRemoved(ctx context.Context, links []*link) []*link {
+	paired, err := h.reg.paired(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("reading the paired nodes", "err", err)
+		}
+		return links
+	}
+	kept := links[:0]
+	for _, l := range links {
+		if paired[l.node] {
+			kept = append(kept, l)
+			continue
+		}
+		// No call goes to it now; its close handshake, which a dead peer
+		// holds up for seconds, is not the loop's to wait for. Stop waits
+		// for it, as for the connection's handler.
+		l.ready.Store(false)
+		h.log.Info("closing a removed node's connection", "node", l.node)
+		h.wg.Go(func() { closeWith(l.ws, websocket.StatusPolicyViolation, errRemoved.Error()) })
+	}
+	return kept
 }
 
 // send sends l's node its queued calls and the cancels of those of its
@@ -383,10 +420,7 @@ func (h *Hub) serve(ctx context.Context, ws *websocket.Conn, hello message) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go h.heartbeat(ctx, l)
-	select { // its queued calls now
-	case h.reg.queued <- struct{}{}:
-	default:
-	}
+	h.reg.wake() // its queued calls now
 	for {
 		var m message
 		if err := wsjson.Read(ctx, ws, &m); err != nil {

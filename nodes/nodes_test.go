@@ -593,3 +593,90 @@ func TestRemovedNodeMustPairAgain(t *testing.T) {
 		}
 	})
 }
+
+// refusedWithin waits for n to stop, refused for why.
+func (n *node) refusedWithin(t *testing.T, why string) {
+	t.Helper()
+	select {
+	case err := <-n.done:
+		n.done <- nil // for the cleanup
+		var refused *nodes.RefusedError
+		if !errors.As(err, &refused) || !strings.Contains(err.Error(), why) {
+			t.Fatalf("the node stopped with %v, want a refusal saying %q", err, why)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the node was not refused (%q)", why)
+	}
+}
+
+// TestRemovedNodeClosedAtOnce: removing a node closes its connection at
+// once, not at the gateway's next heartbeat (an hour away here): removed
+// by another process on the store (toolbelt nodes remove), the gateway
+// holding it sees that at its next look at the store; removed through the
+// gateway's own registry (the console), its hub is told.
+func TestRemovedNodeClosedAtOnce(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		g := startGatewayWith(t, dsn, "gw", nodes.Options{Heartbeat: time.Hour, Poll: fast.Poll})
+		cli := nodes.NewRegistry(storetest.Open(t, dsn), fast)
+		for _, reg := range []*nodes.Registry{cli, g.reg} {
+			n := pair(t, g.reg, g.srv.URL)
+			if _, err := reg.Remove(context.Background(), "lab"); err != nil {
+				t.Fatal(err)
+			}
+			n.refusedWithin(t, "the owner removed this node")
+		}
+		if !strings.Contains(g.log.String(), "closing a removed node's connection") {
+			t.Errorf("the gateway's log:\n%s", g.log)
+		}
+	})
+}
+
+// TestCallsOfADeadGatewayEnd: a gateway dies (here it loses its store, so
+// it records nothing more, as a killed process does) while a call runs on
+// its node, and the call's caller dies with it. Another gateway on the
+// store ends the call, left running, as interrupted, naming the dead
+// gateway, once its heartbeats are past the stale bound; a retry with the
+// call's idempotency key gets that answer, and the call did not run again.
+func TestCallsOfADeadGatewayEnd(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, func(t *testing.T, dsn string) {
+		a, b := startGateway(t, dsn, "gw-a"), startGateway(t, dsn, "gw-b")
+		n := pair(t, a.reg, a.srv.URL)
+		n.block = make(chan struct{})
+		req := nodetool.Request{Node: "lab", Capability: "run", Params: json.RawMessage(`{"command":"make"}`), IdempotencyKey: "k1"}
+		ended := make(chan error, 1)
+		go func() { _, err := a.reg.Invoke(context.Background(), req, nil); ended <- err }()
+		id := a.runningCall(t)
+		if err := a.st.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-ended; err == nil {
+			t.Error("the dead gateway's caller got a result")
+		}
+		eventually(t, "the dead gateway's call ends", func() bool { return b.callState(t, id) != "running" })
+		if s := b.callState(t, id); s != "interrupted" {
+			t.Fatalf("the call's state: %s", s)
+		}
+		res, err := b.reg.Invoke(context.Background(), req, nil)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "the call was interrupted: gateway "+a.hub.ID()+", which ran it, stopped answering") {
+			t.Errorf("the retry: %+v %v", res, err)
+		}
+		if runs := n.runs.Load(); runs != 1 {
+			t.Errorf("the node ran the call %d times", runs)
+		}
+	})
+}
+
+// callState returns the state of the call id.
+func (g *gateway) callState(t *testing.T, id string) string {
+	t.Helper()
+	ctx := context.Background()
+	var state string
+	if err := g.st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT state FROM node_calls WHERE id = ?", id).Scan(&state)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return state
+}

@@ -475,8 +475,9 @@ var (
 // Remove unpairs the node whose id or name is ref: its record goes (its
 // token no longer admits it, so it must pair again), its queued calls
 // fail and its running ones are interrupted; the gateway holding its
-// connection closes it at the next heartbeat. It returns the node as it
-// was.
+// connection closes it at once — this process's hub when it holds it, any
+// other gateway on the store at its next look at the store (Options.Poll),
+// as it sees calls queued. It returns the node as it was.
 func (r *Registry) Remove(ctx context.Context, ref string) (nodetool.Node, error) {
 	n, err := r.Node(ctx, ref)
 	if err != nil {
@@ -499,7 +500,43 @@ func (r *Registry) Remove(ctx context.Context, ref string) (nodetool.Node, error
 	if err != nil {
 		return n, fmt.Errorf("removing node %s: %w", n.Name, err)
 	}
+	r.wake()
 	return n, nil
+}
+
+// wake tells this process's hub to look at the store now: a call was
+// queued, or a node removed.
+func (r *Registry) wake() {
+	select {
+	case r.queued <- struct{}{}:
+	default:
+	}
+}
+
+// paired returns the ids of the paired nodes.
+func (r *Registry) paired(ctx context.Context) (map[string]bool, error) {
+	return r.ids(ctx, "SELECT id FROM nodes")
+}
+
+// ids returns the set of ids the query q, with args, selects.
+func (r *Registry) ids(ctx context.Context, q string, args ...any) (map[string]bool, error) {
+	out := map[string]bool{}
+	err := r.st.Read(ctx, func(tx *store.Tx) error {
+		rows, err := tx.Query(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			out[id] = true
+		}
+		return rows.Err()
+	})
+	return out, err
 }
 
 // detach records that gateway lost the node id's connection, and
@@ -516,15 +553,70 @@ func (r *Registry) detach(ctx context.Context, id, gateway, why string) error {
 // interruptRunning marks the running calls of node (those gateway runs,
 // or all when gateway is "") interrupted, saying why.
 func interruptRunning(ctx context.Context, tx *store.Tx, node, gateway, why string) error {
-	res := outcome(tool.Errorf("the call was interrupted: %s. It may have run on the node in part or to the end, but it did not report that it finished: check on the node before running it again", why))
 	q := "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE node_id = ? AND state = ?"
-	args := []any{interrupted, res, time.Now().UnixNano(), node, running}
+	args := []any{interrupted, outcome(interruptedResult(why)), time.Now().UnixNano(), node, running}
 	if gateway != "" {
 		q += " AND gateway = ?"
 		args = append(args, gateway)
 	}
 	_, err := tx.Exec(ctx, q, args...)
 	return err
+}
+
+// interruptedResult is the result of a call interrupted while it ran on
+// its node, because of why.
+func interruptedResult(why string) tool.Result {
+	return tool.Errorf("the call was interrupted: %s. It may have run on the node in part or to the end, but it did not report that it finished: check on the node before running it again", why)
+}
+
+// gatewayLost is why a running call is interrupted when gateway, which
+// ran it, no longer holds its node or records its heartbeats.
+func gatewayLost(gateway string) string {
+	return fmt.Sprintf("gateway %s, which ran it, stopped answering or lost the node", gateway)
+}
+
+// orphaned is the condition on node_calls, with the arguments running
+// and the oldest heartbeat a live gateway's node has, of the running
+// calls nobody can finish: their gateway no longer holds their node (the
+// node was removed, or is held elsewhere), or has recorded no heartbeat
+// for offlineAfter — it died without recording that it let the node go.
+const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND nodes.seen_ns >= ?)"
+
+// interruptOrphans ends the orphaned calls (see orphaned) as interrupted,
+// naming the gateway that ran each, so that a call whose gateway and
+// caller both died does not stay running: its retry (same idempotency
+// key) gets that answer, and the row is pruned in time.
+func (r *Registry) interruptOrphans(ctx context.Context) error {
+	cut := time.Now().Add(-r.offlineAfter()).UnixNano()
+	type orphan struct{ id, gateway string }
+	var found []orphan
+	err := r.st.Read(ctx, func(tx *store.Tx) error {
+		rows, err := tx.Query(ctx, "SELECT id, gateway FROM node_calls WHERE "+orphaned, running, cut)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var o orphan
+			if err := rows.Scan(&o.id, &o.gateway); err != nil {
+				return err
+			}
+			found = append(found, o)
+		}
+		return rows.Err()
+	})
+	if err != nil || len(found) == 0 {
+		return err
+	}
+	return r.st.Write(ctx, func(tx *store.Tx) error {
+		for _, o := range found {
+			if _, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE id = ? AND gateway = ? AND "+orphaned,
+				interrupted, outcome(interruptedResult(gatewayLost(o.gateway))), time.Now().UnixNano(), o.id, o.gateway, running, cut); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // outcome is a result as a call's row keeps it.
@@ -610,23 +702,7 @@ func (r *Registry) prune(ctx context.Context) error {
 // cancelled returns which of the calls gateway runs were cancelled by
 // their callers.
 func (r *Registry) cancelled(ctx context.Context, gateway string) (map[string]bool, error) {
-	out := map[string]bool{}
-	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id FROM node_calls WHERE gateway = ? AND state = ? AND cancel", gateway, running)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return err
-			}
-			out[id] = true
-		}
-		return rows.Err()
-	})
-	return out, err
+	return r.ids(ctx, "SELECT id FROM node_calls WHERE gateway = ? AND state = ? AND cancel", gateway, running)
 }
 
 // progress records what the call id of node reported last.
@@ -698,10 +774,7 @@ func (r *Registry) Invoke(ctx context.Context, req nodetool.Request, progress fu
 	if existing.id != id && (existing.capability != req.Capability || !sameJSON(existing.params, params)) {
 		return tool.Result{}, &nodetool.Refused{Reason: fmt.Sprintf("the idempotency key %q was used for another call to node %s (%s %s): choose a new key for a different call", req.IdempotencyKey, n.Name, existing.capability, existing.params)}
 	}
-	select {
-	case r.queued <- struct{}{}:
-	default:
-	}
+	r.wake()
 	return r.wait(ctx, existing.id, progress)
 }
 
@@ -806,14 +879,13 @@ func (r *Registry) check(ctx context.Context, c callRow) error {
 	case c.state == queued && time.Since(time.Unix(0, c.created)) > takeWithin:
 		state, why = failed, fmt.Sprintf("gateway %s, which holds the node, did not take the call within %s; it did not run", gateway, takeWithin)
 	case c.state == running && (gateway != c.gateway || stale):
-		state = interrupted
-		why = fmt.Sprintf("gateway %s, which ran it, stopped answering or lost the node", c.gateway)
+		state, why = interrupted, gatewayLost(c.gateway)
 	default:
 		return nil
 	}
 	res := tool.Errorf("the call to the node failed: %s", why)
 	if state == interrupted {
-		res = tool.Errorf("the call was interrupted: %s. It may have run on the node in part or to the end, but it did not report that it finished: check on the node before running it again", why)
+		res = interruptedResult(why)
 	}
 	return r.st.Write(ctx, func(tx *store.Tx) error {
 		_, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE id = ? AND state = ?",

@@ -3,6 +3,7 @@ package nodes
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -97,18 +98,21 @@ func TestTakeSendsOnlyLiveCallsOfNodesHeldHere(t *testing.T) {
 }
 
 // TestHubPrunesFinishedCalls: a gateway's hub deletes the rows of calls
-// that finished more than CallRetention ago, and keeps the others.
+// that finished more than CallRetention ago, and keeps the others — a
+// call still running on a node its gateway holds however old.
 func TestHubPrunesFinishedCalls(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
-		r := NewRegistry(st, Options{Poll: 10 * time.Millisecond})
+		r := NewRegistry(st, Options{Poll: 10 * time.Millisecond, Heartbeat: time.Hour})
+		h := NewHub(r, HubOptions{ID: "gw"})
+		addNode(t, st, "node-a", h.ID())
 		old, recent := time.Now().Add(-CallRetention-time.Hour), time.Now().Add(-time.Hour)
 		addCall(t, st, "old-done", "node-a", done, old, false)
 		addCall(t, st, "old-failed", "node-a", failed, old, false)
 		addCall(t, st, "old-interrupted", "node-a", interrupted, old, false)
 		addCall(t, st, "recent-done", "node-a", done, recent, false)
 		addCall(t, st, "old-running", "node-a", running, old, false)
-		h := NewHub(r, HubOptions{ID: "gw"})
+		execSQL(t, st, "UPDATE node_calls SET gateway = ? WHERE id = 'old-running'", h.ID())
 		if err := h.Start(context.Background()); err != nil {
 			t.Fatal(err)
 		}
@@ -192,4 +196,36 @@ func TestSource(t *testing.T) {
 	if Source("[2001:db8:1:3::1]:1") == "2001:db8:1:2::/64" {
 		t.Error("another /64 is the same source")
 	}
+}
+
+// TestInterruptOrphans: a running call is ended as interrupted, naming
+// its gateway, when that gateway no longer holds its node — removed, held
+// by another gateway, or not heard from for offlineAfter — and kept while
+// its gateway holds the node and records its heartbeats.
+func TestInterruptOrphans(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{})
+		addNode(t, st, "node-live", "gw#1")
+		addNode(t, st, "node-moved", "gw#2")
+		addNode(t, st, "node-stale", "gw#1")
+		execSQL(t, st, "UPDATE nodes SET seen_ns = ? WHERE id = 'node-stale'", time.Now().Add(-r.offlineAfter()-time.Second).UnixNano())
+		for id, node := range map[string]string{"live": "node-live", "moved": "node-moved", "stale": "node-stale", "removed": "node-gone"} {
+			addCall(t, st, id, node, running, time.Now(), false)
+		}
+		addCall(t, st, "queued", "node-gone", queued, time.Now(), false)
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw#1' WHERE state = ?", running)
+		if err := r.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"live": running, "moved": interrupted, "stale": interrupted, "removed": interrupted, "queued": queued}
+		if s := states(t, st); !maps.Equal(s, want) {
+			t.Errorf("states %v, want %v", s, want)
+		}
+		res, err := r.wait(ctx, "stale", nil)
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "the call was interrupted: gateway gw#1, which ran it, stopped answering or lost the node") {
+			t.Errorf("the stale gateway's call: %+v %v", res, err)
+		}
+	})
 }

@@ -67,13 +67,8 @@ func main() {
 		*chromium = p
 	}
 	installPlaywright()
-	tmp, err := os.MkdirTemp("", "toolbelt-browser-bench")
-	harness.Check(err)
-	defer os.RemoveAll(tmp)
-	bin := *tbBin
-	if bin == "" {
-		bin = harness.Build(tmp, "toolbelt", "./cmd/toolbelt")
-	}
+	tmp, bin, remove := harness.Setup("toolbelt-browser-bench", *tbBin)
+	defer remove()
 	url := servePage()
 
 	fmt.Printf("%s; load average %s at the start\n", harness.Machine(), harness.LoadAverage())

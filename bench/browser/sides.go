@@ -60,8 +60,7 @@ func newInstall(bin, dir string) install {
 // command is toolbelt with args, run with t's state and configuration.
 func (t install) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(t.bin, args...)
-	cmd.Env = append(os.Environ(), "TOOLBELT_CONFIG="+t.config, "TOOLBELT_DATA="+filepath.Join(t.dir, "data"),
-		"XDG_CONFIG_HOME="+filepath.Join(t.dir, "config"))
+	cmd.Env = harness.Env(t.dir, t.config)
 	return cmd
 }
 

@@ -91,13 +91,13 @@ func main() {
 		},
 	}}
 	for i, tb := range tbs {
-		data := filepath.Join(tmp, fmt.Sprintf("data%d", i))
+		state := filepath.Join(tmp, fmt.Sprintf("toolbelt%d", i))
 		p := ""
 		if *prof != "" {
 			p = fmt.Sprintf("%s-%d", *prof, i)
 		}
 		env := func(transport string) []string {
-			e := append(os.Environ(), "TOOLBELT_CONFIG="+plain, "TOOLBELT_DATA="+data, "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+			e := harness.Env(state, plain)
 			if p != "" {
 				e = append(e, "TOOLBELT_PROF="+p+"-"+transport)
 			}

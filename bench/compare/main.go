@@ -71,19 +71,11 @@ func main() {
 			builds = append(builds, build{filepath.Base(b), b})
 		}
 	}
-	var dirs []string
-	for _, d := range []string{"testdata/mcp-tools", "schema/testdata/corpus"} {
-		abs, err := filepath.Abs(d)
-		harness.Check(err)
-		dirs = append(dirs, abs)
-	}
-	corpus := strings.Join(dirs, ",")
+	corpus := harness.AbsCorpusDirs()
 	ws, plain := harness.Workspace(tmp)
 	importing := filepath.Join(tmp, "import.yaml")
 	harness.Check(os.WriteFile(importing, fmt.Appendf(nil, "mcpServers:\n  many:\n    command: %q\n    args: [\"-corpus\", %q, \"-n\", \"%d\"]\n", many, corpus, *imported), 0o644))
-	env := func(config string) []string {
-		return append(os.Environ(), "TOOLBELT_CONFIG="+config, "TOOLBELT_DATA="+filepath.Join(tmp, "data"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
-	}
+	env := func(config string) []string { return harness.Env(tmp, config) }
 	floorCmd := func() *exec.Cmd { return exec.Command(floor, "-dir", ws) }
 	tbCmd := func(b build, config string) *exec.Cmd {
 		c := exec.Command(b.bin, "mcp", "--workspace", ws)

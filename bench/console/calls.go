@@ -68,8 +68,8 @@ func waitForRows(base string, n int) {
 	}
 }
 
-// seed appends n calls to the audit log of the store in data dir to: the
-// call records of the store in from, in turn, each with a new id, call id
+// seed appends n calls to the audit log of the store of the server state
+// directory to: the call records of the store of from, in turn, each with a new id, call id
 // and time (the last one now, one every half second before it), through
 // auditlog as the server appends them (redacted, hashed into the chain).
 func seed(ctx context.Context, from, to string, n int) {
@@ -103,9 +103,10 @@ func seed(ctx context.Context, from, to string, n int) {
 	}
 }
 
-// openStore opens the SQLite store of a data directory, as serve does.
+// openStore opens the SQLite store of a server's state directory (its
+// data directory under it, harness.Env), as serve does.
 func openStore(ctx context.Context, dir string) *store.Store {
-	st, err := store.Open(ctx, filepath.Join(dir, store.DefaultFile))
+	st, err := store.Open(ctx, filepath.Join(dir, "data", store.DefaultFile))
 	harness.Check(err)
 	return st
 }

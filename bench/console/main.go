@@ -53,10 +53,8 @@ var (
 func main() {
 	flag.Parse()
 	log.SetFlags(0)
-	tmp, err := os.MkdirTemp("", "toolbelt-console-bench")
-	harness.Check(err)
-	defer os.RemoveAll(tmp)
-	bin := harness.Build(tmp, "toolbelt", "./cmd/toolbelt")
+	tmp, bin, remove := harness.Setup("toolbelt-console-bench", "")
+	defer remove()
 	ws, plain := harness.Workspace(tmp)
 	ctx := context.Background()
 	fmt.Printf("%s; load average %s at the start\n", harness.Machine(), harness.LoadAverage())
@@ -99,11 +97,11 @@ type server struct {
 }
 
 // serve starts toolbelt serve on a free port of 127.0.0.1, with no token
-// (so the console lets loopback requests in as the owner), its state in
-// data.
-func serve(bin, ws, config, data string) *server {
+// (so the console lets loopback requests in as the owner), its state
+// under dir (harness.Env).
+func serve(bin, ws, config, dir string) *server {
 	cmd := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--workspace", ws)
-	cmd.Env = append(os.Environ(), "TOOLBELT_CONFIG="+config, "TOOLBELT_DATA="+data, "XDG_CONFIG_HOME="+filepath.Join(data, "config"))
+	cmd.Env = harness.Env(dir, config)
 	endpoint := harness.Serve(cmd)
 	return &server{cmd: cmd, endpoint: endpoint, base: strings.TrimSuffix(endpoint, "/mcp")}
 }

@@ -43,17 +43,11 @@ func main() {
 	}
 	repo, err := os.Getwd()
 	harness.Check(err)
-	dir, err := os.MkdirTemp("", "bench-fs-")
-	harness.Check(err)
-	defer os.RemoveAll(dir)
-	bin := harness.Build(dir, "toolbelt", "./cmd/toolbelt")
+	dir, bin, remove := harness.Setup("bench-fs-", "")
+	defer remove()
 	gen := tree(filepath.Join(dir, "tree"))
-	env := append(os.Environ(), "TOOLBELT_DATA="+filepath.Join(dir, "data"))
-	call := func(name, ws, args string) *exec.Cmd {
-		c := exec.Command(bin, "call", name, "--workspace", ws, "--json", "--args", args)
-		c.Env = env
-		return c
-	}
+	env := harness.Env(dir, "")
+	call := func(name, ws, args string) *exec.Cmd { return harness.Call(bin, env, name, ws, args) }
 	// found counts what one side's output reports: paths (one a line) or
 	// the matches in a tool's details.
 	lines := func(out []byte) string { return fmt.Sprint(bytes.Count(out, []byte("\n"))) }

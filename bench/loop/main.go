@@ -105,13 +105,7 @@ func main() {
 	check(os.WriteFile(config, []byte("{}\n"), 0o644))
 	if *imported > 0 {
 		many := harness.Build(tmp, "manytools", "./bench/manytools")
-		var dirs []string
-		for _, d := range []string{"testdata/mcp-tools", "schema/testdata/corpus"} {
-			abs, err := filepath.Abs(d)
-			check(err)
-			dirs = append(dirs, abs)
-		}
-		check(os.WriteFile(config, fmt.Appendf(nil, "mcpServers:\n  many:\n    command: %q\n    args: [\"-corpus\", %q, \"-n\", \"%d\"]\n", many, strings.Join(dirs, ","), *imported), 0o644))
+		check(os.WriteFile(config, fmt.Appendf(nil, "mcpServers:\n  many:\n    command: %q\n    args: [\"-corpus\", %q, \"-n\", \"%d\"]\n", many, harness.AbsCorpusDirs(), *imported), 0o644))
 	}
 	tools, err := exec.Command(self, "-role", "export", "-dir", ws, "-config", config).Output()
 	check(err)

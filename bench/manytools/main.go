@@ -10,22 +10,20 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"log"
-	"os"
-	"path/filepath"
 	"strings"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/bench/internal/harness"
 )
 
 func main() {
-	dir := flag.String("corpus", "testdata/mcp-tools,schema/testdata/corpus", "directories of tools/list answers, comma-separated")
+	dir := flag.String("corpus", harness.CorpusDirs, "directories of tools/list answers, comma-separated")
 	n := flag.Int("n", 1000, "tools to serve")
 	flag.Parse()
-	schemas, err := load(*dir)
+	schemas, err := harness.Corpus(*dir)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -35,46 +33,9 @@ func main() {
 	}
 	for i := range *n {
 		c := schemas[i%len(schemas)]
-		s.AddTool(&sdk.Tool{Name: fmt.Sprintf("%s_%d", c.name, i), Description: c.description, InputSchema: c.schema}, echo)
+		s.AddTool(&sdk.Tool{Name: fmt.Sprintf("%s_%d", c.Name, i), Description: c.Description, InputSchema: c.InputSchema}, echo)
 	}
 	if err := s.Run(context.Background(), &sdk.StdioTransport{}); err != nil && !strings.Contains(err.Error(), "EOF") {
 		log.Fatal(err)
 	}
-}
-
-type corpusTool struct {
-	name, description string
-	schema            json.RawMessage
-}
-
-func load(dirs string) ([]corpusTool, error) {
-	var files []string
-	for dir := range strings.SplitSeq(dirs, ",") {
-		found, err := filepath.Glob(filepath.Join(dir, "*.json"))
-		if err != nil || len(found) == 0 {
-			return nil, fmt.Errorf("no corpus files in %s", dir)
-		}
-		files = append(files, found...)
-	}
-	var out []corpusTool
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var server struct {
-			Tools []struct {
-				Name        string          `json:"name"`
-				Description string          `json:"description"`
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(b, &server); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, t := range server.Tools {
-			out = append(out, corpusTool{t.Name, t.Description, t.InputSchema})
-		}
-	}
-	return out, nil
 }

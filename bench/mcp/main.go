@@ -7,16 +7,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"log"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -24,6 +19,7 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/toolbelt/toolbelt/bench/internal/harness"
 )
 
 func main() {
@@ -33,18 +29,10 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 
-	tmp, err := os.MkdirTemp("", "toolbelt-bench")
-	check(err)
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "toolbelt")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/toolbelt")
-	build.Stderr = os.Stderr
-	check(build.Run())
-	ws := filepath.Join(tmp, "workspace")
-	check(os.MkdirAll(ws, 0o755))
-	line := strings.Repeat("x", 63) + "\n"
-	check(os.WriteFile(filepath.Join(ws, "file.txt"), []byte(strings.Repeat(line, 64)), 0o644))
-	env := append(os.Environ(), "TOOLBELT_DATA="+filepath.Join(tmp, "data"), "XDG_CONFIG_HOME="+filepath.Join(tmp, "config"))
+	tmp, bin, remove := harness.Setup("toolbelt-bench", "")
+	defer remove()
+	ws, _ := harness.Workspace(tmp)
+	env := harness.Env(tmp, "")
 	ctx := context.Background()
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: "1"}, nil)
 	args := map[string]any{"path": "file.txt"}
@@ -65,22 +53,8 @@ func main() {
 	// HTTP
 	serve := exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--workspace", ws)
 	serve.Env = env
-	out, err := serve.StdoutPipe()
-	check(err)
-	check(serve.Start())
-	defer serve.Process.Kill()
-	endpoint := ""
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		if m := regexp.MustCompile(`(http://127\.0\.0\.1:\d+/mcp)`).FindStringSubmatch(sc.Text()); m != nil {
-			endpoint = m[1]
-			break
-		}
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
+	endpoint := harness.Serve(serve)
+	defer harness.Stop(serve)
 	hs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint}, nil)
 	check(err)
 	row("read round trip, streamable HTTP", roundTrips(ctx, hs, args, *n), "one client, sequential calls")
@@ -145,42 +119,22 @@ func roundTrips(ctx context.Context, cs *sdk.ClientSession, args map[string]any,
 func rawRoundTrips(bin, ws string, env []string, n int) []time.Duration {
 	cmd := exec.Command(bin, "mcp", "--workspace", ws)
 	cmd.Env = env
-	in, err := cmd.StdinPipe()
-	check(err)
-	out, err := cmd.StdoutPipe()
-	check(err)
-	check(cmd.Start())
-	defer cmd.Process.Kill()
-	r := bufio.NewReaderSize(out, 1<<20)
-	send := func(line string) {
-		_, err := io.WriteString(in, line+"\n")
-		check(err)
-	}
-	recv := func() string {
-		line, err := r.ReadString('\n')
-		check(err)
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
-	recv()
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	call := func(id int) {
-		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"read","arguments":{"path":"file.txt"}}}`, id))
-		if line := recv(); !strings.Contains(line, `"result"`) || strings.Contains(line, `"isError":true`) {
+	s := harness.Start(cmd, "raw")
+	defer s.Close()
+	call := func() {
+		if line := s.Request("tools/call", `{"name":"read","arguments":{"path":"file.txt"}}`); !strings.Contains(line, `"result"`) || strings.Contains(line, `"isError":true`) {
 			log.Fatalf("read failed: %s", line)
 		}
 	}
-	for i := range 50 {
-		call(i + 1)
+	for range 50 {
+		call()
 	}
 	lat := make([]time.Duration, n)
 	for i := range n {
 		t0 := time.Now()
-		call(i + 100)
+		call()
 		lat[i] = time.Since(t0)
 	}
-	in.Close()
-	_ = cmd.Wait()
 	return lat
 }
 
@@ -196,8 +150,4 @@ func row(name string, lat []time.Duration, notes string) {
 	fmt.Printf("| %s | %s | %s | %s | %s |\n", name, q(0.5), q(0.9), q(0.99), notes)
 }
 
-func check(err error) {
-	if err != nil {
-		log.Fatal(err)
-	}
-}
+func check(err error) { harness.Check(err) }

@@ -35,23 +35,18 @@ func main() {
 	if err != nil {
 		log.Fatal("the floor is the sqlite3 command-line shell: apt-get install -y sqlite3")
 	}
-	dir, err := os.MkdirTemp("", "bench-memory-")
-	harness.Check(err)
-	defer os.RemoveAll(dir)
-	bin := harness.Build(dir, "toolbelt", "./cmd/toolbelt")
+	dir, bin, remove := harness.Setup("bench-memory-", "")
+	defer remove()
 	ws := notes(filepath.Join(dir, "workspace"), *n)
-	data := filepath.Join(dir, "data")
-	env := append(os.Environ(), "TOOLBELT_DATA="+data)
+	env := harness.Env(dir, "")
 	queries := []string{"w1b w2c", "w10q harbour", "w3d w40m w7h", "w123f", "w1387h", "w5f w6g"}
 	search := func(q string) *exec.Cmd {
-		cmd := exec.Command(bin, "call", "memory_search", "--workspace", ws, "--json", "--args", fmt.Sprintf(`{"query":%q}`, q))
-		cmd.Env = env
-		return cmd
+		return harness.Call(bin, env, "memory_search", ws, fmt.Sprintf(`{"query":%q}`, q))
 	}
 	start := time.Now()
 	harness.Timed(search(queries[0]))
 	log.Printf("indexed %d notes in %v", *n, time.Since(start).Round(time.Millisecond))
-	db := filepath.Join(data, "toolbelt.db")
+	db := filepath.Join(dir, "data", "toolbelt.db")
 	scope, _, _ := harness.Timed(exec.Command(sqlite, db, "SELECT DISTINCT scope FROM memory_chunks"))
 	floor := func(q string) *exec.Cmd {
 		// The query store.Memory.Search runs on SQLite: each word quoted,

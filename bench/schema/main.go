@@ -12,17 +12,15 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/toolbelt/toolbelt/bench/internal/harness"
 	"github.com/toolbelt/toolbelt/schema"
 )
 
 func main() {
-	dir := flag.String("corpus", "testdata/mcp-tools,schema/testdata/corpus", "directories of tools/list answers, comma-separated")
+	dir := flag.String("corpus", harness.CorpusDirs, "directories of tools/list answers, comma-separated")
 	rounds := flag.Int("rounds", 200, "rounds per dialect")
 	impl := flag.String("name", "toolbelt", "what the lines call this build")
 	flag.Parse()
@@ -52,7 +50,7 @@ func main() {
 		cpuMS := float64((cpuTime() - cpu).Nanoseconds()) / 1e6 / float64(*rounds)
 		line, _ := json.Marshal(map[string]any{
 			"impl": *impl, "dialect": name, "tools": len(docs),
-			"wall_ms": median(walls), "cpu_ms": cpuMS,
+			"wall_ms": harness.Median(walls), "cpu_ms": cpuMS,
 		})
 		fmt.Println(string(line))
 	}
@@ -60,43 +58,17 @@ func main() {
 
 // load returns every tool's input schema in the corpus.
 func load(dirs string) ([]any, error) {
-	var files []string
-	for dir := range strings.SplitSeq(dirs, ",") {
-		found, err := filepath.Glob(filepath.Join(dir, "*.json"))
-		if err != nil || len(found) == 0 {
-			return nil, fmt.Errorf("no corpus files in %s", dir)
-		}
-		files = append(files, found...)
+	tools, err := harness.Corpus(dirs)
+	if err != nil {
+		return nil, err
 	}
-	var docs []any
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		var server struct {
-			Tools []struct {
-				InputSchema json.RawMessage `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if err := json.Unmarshal(b, &server); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		for _, t := range server.Tools {
-			doc, err := schema.Decode(t.InputSchema)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", f, err)
-			}
-			docs = append(docs, doc)
+	docs := make([]any, len(tools))
+	for i, t := range tools {
+		if docs[i], err = schema.Decode(t.InputSchema); err != nil {
+			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
 	}
 	return docs, nil
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[len(s)/2]
 }
 
 // cpuTime is the CPU time the process has used, user and system.

@@ -47,16 +47,14 @@ func main() {
 	}))
 	defer srv.Close()
 
-	dir, err := os.MkdirTemp("", "bench-web-")
-	harness.Check(err)
-	defer os.RemoveAll(dir)
-	bin := harness.Build(dir, "toolbelt", "./cmd/toolbelt")
+	dir, bin, remove := harness.Setup("bench-web-", "")
+	defer remove()
 	goread := harness.Build(dir, "goreadability", "./bench/web/goreadability")
 	nodePath := mozilla()
 	cfg := filepath.Join(dir, "toolbelt.yaml")
 	host := strings.TrimPrefix(srv.URL, "http://")
 	harness.Check(os.WriteFile(cfg, []byte(fmt.Sprintf("tools:\n  web_fetch:\n    allowHosts: [%q]\n    cacheTtl: 0s\n", host)), 0o644))
-	env := append(os.Environ(), "TOOLBELT_DATA="+filepath.Join(dir, "data"))
+	env := harness.Env(dir, cfg)
 
 	type side struct {
 		name string
@@ -67,10 +65,7 @@ func main() {
 	}
 	sides := []*side{
 		{name: "toolbelt call web_fetch (text)", cmd: func(url string) *exec.Cmd {
-			c := exec.Command(bin, "--config", cfg, "call", "web_fetch", "--json", "--args",
-				fmt.Sprintf(`{"url":%q,"extractMode":"text","maxChars":1000000}`, url))
-			c.Env = env
-			return c
+			return harness.Call(bin, env, "web_fetch", "", fmt.Sprintf(`{"url":%q,"extractMode":"text","maxChars":1000000}`, url))
 		}, text: func(out []byte) string {
 			var msg struct{ Content []struct{ Text string } }
 			harness.Check(json.Unmarshal(out, &msg))

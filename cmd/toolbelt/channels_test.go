@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,35 +23,42 @@ import (
 	"github.com/toolbelt/toolbelt/llm/llmtest"
 )
 
-// toolbelt serve takes a webhook channel's signed messages: an owner's is
-// answered by the routed agent (a replayed model), the answer POSTed to
-// the channel's URL for the same conversation; a stranger's is ignored,
-// asks no model, and is in the audit log; an unsigned one is refused.
-func TestServeAnswersChannelMessages(t *testing.T) {
-	t.Parallel()
-	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-	model := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "Hello Ada, all green.")})
-	answers := make(chan channels.WebhookEvent, 4)
+// chatSecret signs the webhook channel chat's messages, both ways.
+const chatSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+
+// webhookChat is a toolbelt serve set up with a webhook channel, chat,
+// routed to the agent helper on a replayed Anthropic model, and the
+// server at the channel's URL, which takes the answers.
+type webhookChat struct {
+	cfg, ws string
+	env     []string
+	answers chan channels.WebhookEvent // each verified answer
+}
+
+// newWebhookChat sets chat up on the model at modelURL; agentYAML are
+// more lines of the agent helper's, moreYAML more top-level keys.
+func newWebhookChat(t *testing.T, modelURL, agentYAML, moreYAML string) *webhookChat {
+	t.Helper()
+	c := &webhookChat{ws: workspaceWith(t), answers: make(chan channels.WebhookEvent, 4)}
 	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if err := stdwebhook.Verify(secret, r.Header, body, time.Now()); err != nil {
+		if err := stdwebhook.Verify(chatSecret, r.Header, body, time.Now()); err != nil {
 			http.Error(w, err.Error(), http.StatusUnauthorized)
 			return
 		}
 		var ev channels.WebhookEvent
 		json.Unmarshal(body, &ev)
-		answers <- ev
+		c.answers <- ev
 	}))
-	defer out.Close()
-	ws := workspaceWith(t)
-	cfg := filepath.Join(t.TempDir(), "toolbelt.yaml")
-	os.WriteFile(cfg, []byte(`providers:
+	t.Cleanup(out.Close)
+	c.cfg = filepath.Join(t.TempDir(), "toolbelt.yaml")
+	os.WriteFile(c.cfg, []byte(`providers:
   anthropic:
-    url: `+model.URL+`
+    url: `+modelURL+`
 agents:
   helper:
     model: anthropic/claude-test
-channels:
+`+agentYAML+`channels:
   chat:
     type: webhook
     url: `+out.URL+`
@@ -61,26 +67,60 @@ channels:
 routes:
   - channel: chat
     agent: helper
-`), 0o644)
-	env := append(cliEnvironment(t), "CHAT_SECRET="+secret, "ANTHROPIC_API_KEY=test")
-	banner, _ := serveBanner(t, os.Args[0], env, "--config", cfg, "--addr", "127.0.0.1:0", "--workspace", ws)
-	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("banner:\n%s", banner)
+`+moreYAML), 0o644)
+	c.env = append(cliEnvironment(t), "CHAT_SECRET="+chatSecret, "ANTHROPIC_API_KEY=test")
+	return c
+}
+
+// serve starts toolbelt serve with chat and returns its address and a
+// function that interrupts it (as Ctrl-C does) and waits for it to exit.
+func (c *webhookChat) serve(t *testing.T) (addr string, stop func()) {
+	t.Helper()
+	banner, cmd := serveBanner(t, os.Args[0], c.env, "--config", c.cfg, "--addr", "127.0.0.1:0", "--workspace", c.ws)
+	return bannerAddr(t, banner), func() { cmd.Process.Signal(os.Interrupt); cmd.Wait() }
+}
+
+// post sends the server at addr the chat message id of sender in
+// conversation, signed or not, and returns the status it answers.
+func (c *webhookChat) post(t *testing.T, addr, id, conversation, sender, text string, signed bool) int {
+	t.Helper()
+	body, _ := json.Marshal(channels.WebhookEvent{Type: "message", ID: id, Conversation: conversation, Sender: sender, Text: text, Direct: true})
+	req, _ := http.NewRequest("POST", "http://"+addr+"/channels/chat", bytes.NewReader(body))
+	if signed {
+		req.Header, _ = stdwebhook.Header(chatSecret, id, time.Now(), body)
 	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// answer returns the next answer the channel's URL took.
+func (c *webhookChat) answer(t *testing.T) channels.WebhookEvent {
+	t.Helper()
+	select {
+	case ev := <-c.answers:
+		return ev
+	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
+		t.Fatal("no answer came to the channel's URL")
+		return channels.WebhookEvent{}
+	}
+}
+
+// toolbelt serve takes a webhook channel's signed messages: an owner's is
+// answered by the routed agent (a replayed model), the answer POSTed to
+// the channel's URL for the same conversation; a stranger's is ignored,
+// asks no model, and is in the audit log; an unsigned one is refused.
+func TestServeAnswersChannelMessages(t *testing.T) {
+	t.Parallel()
+	model := llmtest.New(t, llmtest.Response{Body: llmtest.Anthropic("", "Hello Ada, all green.")})
+	chat := newWebhookChat(t, model.URL, "", "")
+	env, cfg := chat.env, chat.cfg
+	addr, _ := chat.serve(t)
 	post := func(id, sender, text string, signed bool) int {
-		body, _ := json.Marshal(channels.WebhookEvent{Type: "message", ID: id, Conversation: "thread-7", Sender: sender, Text: text, Direct: true})
-		req, _ := http.NewRequest("POST", "http://"+m[1]+"/channels/chat", bytes.NewReader(body))
-		if signed {
-			h, _ := stdwebhook.Header(secret, id, time.Now(), body)
-			req.Header = h
-		}
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		return res.StatusCode
+		return chat.post(t, addr, id, "thread-7", sender, text, signed)
 	}
 	if code := post("m0", "ada", "unsigned", false); code != http.StatusUnauthorized {
 		t.Errorf("an unsigned message: %d, want 401", code)
@@ -91,13 +131,7 @@ routes:
 	if code := post("m2", "ada", "is the build green?", true); code != http.StatusAccepted {
 		t.Errorf("ada's message: %d, want 202", code)
 	}
-	var ev channels.WebhookEvent
-	select {
-	case ev = <-answers:
-	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
-		t.Fatal("no answer came to the channel's URL")
-	}
-	if ev.Type != "message" || ev.Conversation != "thread-7" || ev.ReplyTo != "m2" || ev.Text != "Hello Ada, all green." {
+	if ev := chat.answer(t); ev.Type != "message" || ev.Conversation != "thread-7" || ev.ReplyTo != "m2" || ev.Text != "Hello Ada, all green." {
 		t.Errorf("the answer = %+v", ev)
 	}
 	if reqs := model.Requests(); len(reqs) != 1 || strings.Contains(string(reqs[0].Body), "rm -rf") {
@@ -170,14 +204,11 @@ routes:
 `), 0o644)
 	env := append(cliEnvironment(t), "SLACK_BOT_TOKEN="+token, "SLACK_SIGNING_SECRET="+signing, "ANTHROPIC_API_KEY=test")
 	banner, _ := serveBanner(t, os.Args[0], env, "--config", cfg, "--addr", "127.0.0.1:0", "--workspace", ws)
-	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("banner:\n%s", banner)
-	}
+	addr := bannerAddr(t, banner)
 	post := func(id, user, text, secret string) int {
 		body, _ := json.Marshal(map[string]any{"type": "event_callback", "event_id": id, "event": map[string]any{
 			"type": "app_mention", "channel": "C1", "user": user, "text": "<@UBOT> " + text, "ts": "1700000002.00020" + id[2:], "thread_ts": "1700000001.000100"}})
-		req, _ := http.NewRequest("POST", "http://"+m[1]+"/channels/team", bytes.NewReader(body))
+		req, _ := http.NewRequest("POST", "http://"+addr+"/channels/team", bytes.NewReader(body))
 		ts := strconv.FormatInt(time.Now().Unix(), 10)
 		mac := hmac.New(sha256.New, []byte(secret))
 		fmt.Fprintf(mac, "v0:%s:%s", ts, body)
@@ -231,62 +262,16 @@ routes:
 // is read through tool_call and its pipeline.
 func TestServeAnswersChannelMessagesCompact(t *testing.T) {
 	t.Parallel()
-	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	model := llmtest.New(t,
 		llmtest.Response{Body: llmtest.Anthropic("", "", llmtest.Call{ID: "toolu_1", Name: "tool_call", Args: `{"name":"read","arguments":{"path":"notes.txt","limit":1}}`})},
 		llmtest.Response{Body: llmtest.Anthropic("", "The notes start with x.")})
-	answers := make(chan channels.WebhookEvent, 4)
-	out := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		var ev channels.WebhookEvent
-		json.Unmarshal(body, &ev)
-		answers <- ev
-	}))
-	defer out.Close()
-	ws := workspaceWith(t)
-	cfg := filepath.Join(t.TempDir(), "toolbelt.yaml")
-	os.WriteFile(cfg, []byte(`providers:
-  anthropic:
-    url: `+model.URL+`
-tools:
-  summaries:
-    exec: Run a shell command (configured summary).
-agents:
-  helper:
-    model: anthropic/claude-test
-    compact: true
-channels:
-  chat:
-    type: webhook
-    url: `+out.URL+`
-    secretEnv: CHAT_SECRET
-    owners: [ada]
-routes:
-  - channel: chat
-    agent: helper
-`), 0o644)
-	env := append(cliEnvironment(t), "CHAT_SECRET="+secret, "ANTHROPIC_API_KEY=test")
-	banner, _ := serveBanner(t, os.Args[0], env, "--config", cfg, "--addr", "127.0.0.1:0", "--workspace", ws)
-	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("banner:\n%s", banner)
+	chat := newWebhookChat(t, model.URL, "    compact: true\n", "tools:\n  summaries:\n    exec: Run a shell command (configured summary).\n")
+	addr, _ := chat.serve(t)
+	if code := chat.post(t, addr, "m1", "thread-1", "ada", "what do the notes say?", true); code != http.StatusAccepted {
+		t.Fatalf("ada's message: %d, want 202", code)
 	}
-	body, _ := json.Marshal(channels.WebhookEvent{Type: "message", ID: "m1", Conversation: "thread-1", Sender: "ada", Text: "what do the notes say?", Direct: true})
-	req, _ := http.NewRequest("POST", "http://"+m[1]+"/channels/chat", bytes.NewReader(body))
-	h, _ := stdwebhook.Header(secret, "m1", time.Now(), body)
-	req.Header = h
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	select {
-	case ev := <-answers:
-		if ev.Text != "The notes start with x." {
-			t.Errorf("the answer = %+v", ev)
-		}
-	case <-time.After(time.Minute): // a guard against hanging, not a timing assertion
-		t.Fatal("no answer came to the channel's URL")
+	if ev := chat.answer(t); ev.Text != "The notes start with x." {
+		t.Errorf("the answer = %+v", ev)
 	}
 	reqs := model.Requests()
 	if len(reqs) != 2 {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -44,11 +43,8 @@ func TestNodeScreenshotAndCanvas(t *testing.T) {
 
 	gwEnv := cliEnvironment(t)
 	banner, _ := serveBanner(t, os.Args[0], gwEnv, "--addr", "127.0.0.1:0", "--workspace", t.TempDir())
-	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("no address in the banner:\n%s", banner)
-	}
-	gateway := "http://" + m[1]
+	addr := bannerAddr(t, banner)
+	gateway := "http://" + addr
 	pair := func(name, config string, env []string) *nodeProcess {
 		t.Helper()
 		node := startNodeProcess(t, env, "--config", writeConfig(t, config), "--gateway", gateway, "--workspace", t.TempDir(), "--name", name)

@@ -392,7 +392,7 @@ type nodesRemoveCmd struct {
 }
 
 // Run removes the node: the store forgets it, and the gateway holding its
-// connection closes it at its next heartbeat.
+// connection closes it when it next looks at the store.
 func (c *nodesRemoveCmd) Run(e *env) error {
 	reg, err := e.nodes()
 	if err != nil {

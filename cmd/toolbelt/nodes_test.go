@@ -116,11 +116,8 @@ func TestNodePairedThroughTheCLI(t *testing.T) {
 	t.Parallel()
 	gwEnv := cliEnvironment(t)
 	banner, _ := serveBanner(t, os.Args[0], gwEnv, "--addr", "127.0.0.1:0", "--workspace", t.TempDir())
-	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
-	if m == nil {
-		t.Fatalf("no address in the banner:\n%s", banner)
-	}
-	gateway := "http://" + m[1]
+	addr := bannerAddr(t, banner)
+	gateway := "http://" + addr
 
 	nodeEnv := cliEnvironment(t)
 	nodeWS := t.TempDir()

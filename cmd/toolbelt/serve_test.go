@@ -255,21 +255,18 @@ func TestServeBannerAndFrontPage(t *testing.T) {
 	if !strings.Contains(out, `"command": "`+bin+`"`) {
 		t.Errorf("the stdio snippet does not name %s:\n%s", bin, out)
 	}
-	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(out)
-	if m == nil {
-		t.Fatalf("banner:\n%s", out)
-	}
-	res, err := http.Get("http://" + m[1] + "/")
+	addr := bannerAddr(t, out)
+	res, err := http.Get("http://" + addr + "/")
 	if err != nil {
 		t.Fatal(err)
 	}
 	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if res.StatusCode != 200 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/plain") ||
-		!strings.Contains(string(body), "MCP (streamable HTTP)  http://"+m[1]+"/mcp") {
+		!strings.Contains(string(body), "MCP (streamable HTTP)  http://"+addr+"/mcp") {
 		t.Errorf("GET /: %d %s\n%s", res.StatusCode, res.Header.Get("Content-Type"), body)
 	}
-	if res, err := http.Get("http://" + m[1] + "/nothing"); err != nil || res.StatusCode != 404 {
+	if res, err := http.Get("http://" + addr + "/nothing"); err != nil || res.StatusCode != 404 {
 		t.Errorf("GET /nothing: %v %v", err, res)
 	} else {
 		res.Body.Close()
@@ -277,7 +274,7 @@ func TestServeBannerAndFrontPage(t *testing.T) {
 
 	env := append(cliEnvironment(t), "TOOLBELT_MCP_TOKEN=test-token")
 	out, _ = serveBanner(t, os.Args[0], env, "--addr", "0.0.0.0:0", "--workspace", ws)
-	m = regexp.MustCompile(`listening on http://([^/]+)/mcp`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`listening on http://([^/]+)/mcp`).FindStringSubmatch(out)
 	if m == nil || strings.HasPrefix(m[1], "0.0.0.0") || !strings.Contains(out, `"url": "http://`+m[1]+`/mcp"`) ||
 		!strings.Contains(out, "Bearer ${TOOLBELT_MCP_TOKEN}") {
 		t.Fatalf("0.0.0.0 banner:\n%s", out)
@@ -572,4 +569,15 @@ func TestAwaitFirstAnswerCountsFromTheTools(t *testing.T) {
 	done = run(first, make(chan struct{}))
 	close(first)
 	returns(done, "at the first answer")
+}
+
+// bannerAddr returns the host:port toolbelt serve's banner says it listens
+// on (127.0.0.1).
+func bannerAddr(t *testing.T, banner string) string {
+	t.Helper()
+	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+)/mcp`).FindStringSubmatch(banner)
+	if m == nil {
+		t.Fatalf("no address in the banner:\n%s", banner)
+	}
+	return m[1]
 }
