@@ -242,12 +242,8 @@ func openSQLite(ctx context.Context, path string, o options) (*Store, error) {
 	}
 	// journal_mode is not among the parameters: enableWAL sets it once (it
 	// is kept in the file), so that no connection the pools open later
-	// needs the lock that switching it takes. cache_size caps each
-	// connection's page cache at 256 KiB (SQLite's default is 2,000 KiB,
-	// kept for the connection's life): a server idle after 5,000 audited
-	// calls held 3.8 MB less anonymous memory with it, for the same CPU per
-	// call (bench/HISTORY.md, "Idle memory").
-	params := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)&_pragma=temp_store(2)&_pragma=cache_size(-256)", busyTimeout.Milliseconds(), sync)
+	// needs the lock that switching it takes.
+	params := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=synchronous(%s)&_pragma=foreign_keys(1)&_pragma=temp_store(2)", busyTimeout.Milliseconds(), sync)
 	w, err := sql.Open("sqlite", uri+params+"&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", path, err)
