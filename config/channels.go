@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 )
 
 // ChannelTypes are the kinds of channel an entry of channels: may connect
@@ -172,7 +171,7 @@ func (c *Config) validateChannels() []error {
 		if !ok || ch.Type == "" {
 			errs = append(errs, c.errorAt(path+".channel", fmt.Sprintf("routes[%d].channel is %q, which is not a configured channel with a type", i, r.Channel)))
 		}
-		if id := senderIDs[ch.Type]; r.Peer != "" && id.form != nil && !id.form().MatchString(r.Peer) {
+		if id := senderIDs[ch.Type]; r.Peer != "" && id.form != nil && !id.form.MatchString(r.Peer) {
 			errs = append(errs, c.errorAt(path+".peer", fmt.Sprintf("routes[%d].peer is %q: on a %s channel a peer is a user id (%s), not a name", i, r.Peer, ch.Type, id.example)))
 		}
 		if _, ok := c.Agents[r.Agent]; !ok {
@@ -187,13 +186,13 @@ func (c *Config) validateChannels() []error {
 // usernames can be changed and then taken by someone else, so they are
 // never trusted.
 var senderIDs = map[string]struct {
-	form    func() *regexp.Regexp
+	form    *regexp.Regexp
 	example string
 	find    string
 }{
-	"slack":    {sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`) }), "such as U0123ADA", "the member ID in the user's Slack profile (⋮, Copy member ID)"},
-	"discord":  {sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,20}$`) }), "a number such as 80351110224678912", "Discord's Developer Mode, then Copy User ID on the user"},
-	"telegram": {sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9]{1,20}$`) }), "a number such as 123456789", "the from.id of a message they sent, as getUpdates shows it"},
+	"slack":    {regexp.MustCompile(`^[UW][A-Z0-9]{2,}$`), "such as U0123ADA", "the member ID in the user's Slack profile (⋮, Copy member ID)"},
+	"discord":  {regexp.MustCompile(`^[0-9]{1,20}$`), "a number such as 80351110224678912", "Discord's Developer Mode, then Copy User ID on the user"},
+	"telegram": {regexp.MustCompile(`^[0-9]{1,20}$`), "a number such as 123456789", "the from.id of a message they sent, as getUpdates shows it"},
 }
 
 // checkSenderIDs checks that a Slack, Discord or Telegram channel's
@@ -210,7 +209,7 @@ func (c *Config) checkSenderIDs(name, path string, ch Channel) []error {
 	}{{"owners", ch.Owners}, {"allow", ch.Allow}} {
 		key := list.key
 		for i, e := range list.entries {
-			if id.form().MatchString(e) || (key == "allow" && e == "*") {
+			if id.form.MatchString(e) || (key == "allow" && e == "*") {
 				continue
 			}
 			errs = append(errs, c.errorAt(fmt.Sprintf("%s.%s[%d]", path, key, i), fmt.Sprintf(

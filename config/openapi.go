@@ -101,7 +101,7 @@ func (c *Config) validateAuth(path, key string, a OpenAPIAuth) []error {
 		switch {
 		case v == "":
 			fail("", fmt.Sprintf(" (%s) needs %s: write ${NAME} to read it from the environment variable NAME", a.Type, field))
-		case !envRef().MatchString(v):
+		case !envRef.MatchString(v):
 			fail("."+field, fmt.Sprintf(".%s is written in the file: write ${NAME} to read the secret from the environment variable NAME", field))
 		}
 	}

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/toolbelt/toolbelt/internal/closest"
 )
@@ -62,7 +61,7 @@ func (c *Config) validateServer(name string, srv MCPServer) []error {
 		m    map[string]string
 	}{{"env", srv.Env}, {"headers", srv.Headers}} {
 		for _, k := range slices.Sorted(maps.Keys(f.m)) {
-			if m := inputRef().FindString(f.m[k]); m != "" {
+			if m := inputRef.FindString(f.m[k]); m != "" {
 				fail("."+f.what+"."+pathKey(k), fmt.Sprintf("%s.%s.%s uses %s, VS Code's prompt for a value, which Toolbelt cannot show: write ${NAME} to read the environment variable NAME", key, f.what, k, m))
 			}
 		}
@@ -116,14 +115,12 @@ func (c *Config) validateOAuth(path, key string, srv MCPServer) []error {
 }
 
 // inputRef is VS Code's ${input:ID}.
-var inputRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\$\{input:[^}]*\}`) })
+var inputRef = regexp.MustCompile(`\$\{input:[^}]*\}`)
 
 // envRef is a reference to an environment variable in a configured value,
 // in the forms MCP clients write: ${NAME}, ${env:NAME} (VS Code, Cursor)
 // and ${NAME:-default} (Claude Code).
-var envRef = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
-})
+var envRef = regexp.MustCompile(`\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}`)
 
 // ExpandEnv replaces each reference to an environment variable in v —
 // ${NAME}, ${env:NAME} or ${NAME:-default} — with its value from lookup
@@ -131,8 +128,8 @@ var envRef = sync.OnceValue(func() *regexp.Regexp {
 // neither set nor given a default.
 func ExpandEnv(v string, lookup func(string) (string, bool)) (string, []string) {
 	var missing []string
-	out := envRef().ReplaceAllStringFunc(v, func(ref string) string {
-		m := envRef().FindStringSubmatch(ref)
+	out := envRef.ReplaceAllStringFunc(v, func(ref string) string {
+		m := envRef.FindStringSubmatch(ref)
 		if val, ok := lookup(m[1]); ok {
 			return val
 		}
@@ -162,7 +159,7 @@ func ReadEnvFile(path string) (map[string]string, error) {
 		}
 		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
 		k = strings.TrimSpace(k)
-		if !ok || !envName().MatchString(k) {
+		if !ok || !envName.MatchString(k) {
 			return nil, &EnvFileError{Path: path, Line: n}
 		}
 		v = strings.TrimSpace(v)
@@ -185,7 +182,7 @@ func (e *EnvFileError) Error() string {
 }
 
 // envName is the name of an environment variable.
-var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // idTokens counts the ways of getting the ID token that are set.
 func (p *MCPOAuthIDP) idTokens() int {

@@ -7,12 +7,11 @@ import (
 	"os"
 	"path"
 	"regexp"
-	"sync"
 	"time"
 )
 
 // tempPattern matches the names tempName gives temporary files.
-var tempPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\..*\.toolbelt-[0-9a-f]{12}\.tmp$`) })
+var tempPattern = regexp.MustCompile(`^\..*\.toolbelt-[0-9a-f]{12}\.tmp$`)
 
 // staleAfter is how old a temporary file must be for RemoveStaleTemp to
 // take it for a leftover. File times are coarser than the clock (a few
@@ -48,7 +47,7 @@ func (l *Local) RemoveStaleTemp(ctx context.Context) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.Type().IsRegular() || !tempPattern().MatchString(d.Name()) {
+		if !d.Type().IsRegular() || !tempPattern.MatchString(d.Name()) {
 			return nil
 		}
 		if l.removeIfStale(p, before) {
@@ -76,7 +75,7 @@ func (l *Local) removeIfStale(p string, before time.Time) bool {
 	}
 	// Still the same file under that name, and not a link?
 	now, err := l.root.Lstat(p)
-	if err != nil || !now.Mode().IsRegular() || !os.SameFile(held, now) || !tempPattern().MatchString(path.Base(p)) {
+	if err != nil || !now.Mode().IsRegular() || !os.SameFile(held, now) || !tempPattern.MatchString(path.Base(p)) {
 		return false
 	}
 	return l.root.Remove(p) == nil

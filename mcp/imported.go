@@ -57,7 +57,7 @@ var ownSchemes = []string{"workspace", "toolbelt"}
 
 // schemeOf is a URI's (or a URI template's) scheme, when it starts with a
 // literal one.
-var schemeOf = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`) })
+var schemeOf = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*):`)
 
 // importedTemplate is a re-served resource template.
 type importedTemplate struct {
@@ -219,7 +219,7 @@ func (s *Server) collectOne(ctx context.Context, name string, o *offer) error {
 		return out
 	}
 	take := func(key, uri string) bool {
-		m := schemeOf().FindStringSubmatch(uri)
+		m := schemeOf.FindStringSubmatch(uri)
 		if _, taken := o.owner[key]; taken || m == nil || slices.Contains(ownSchemes, strings.ToLower(m[1])) {
 			s.opts.Logger.Warn("an imported resource is not re-served: its URI is taken or not absolute", "server", name, "uri", uri)
 			return false

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/toolbelt/toolbelt/internal/jsonschema"
 )
@@ -170,7 +169,7 @@ func coerceValue(schemas []*jsonschema.Schema, val any, path, k string, i int, o
 }
 
 // numberText is the JSON number grammar.
-var numberText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`) })
+var numberText = regexp.MustCompile(`^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$`)
 
 // convert turns a scalar into one of the wanted types when exactly what it
 // means is clear.
@@ -186,7 +185,7 @@ func convert(types int, val any) (any, bool) {
 				return false, true
 			}
 		}
-		if !numberText().MatchString(s) {
+		if !numberText.MatchString(s) {
 			return nil, false
 		}
 		if types&typeBit["number"] != 0 {

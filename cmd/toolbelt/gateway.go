@@ -128,15 +128,13 @@ func (g *serveGateway) Config(context.Context) (map[string]any, error) {
 
 // secretKey matches the keys whose values may be secrets written inline;
 // the *Env and *File keys name variables and files, and are shown.
-var secretKey = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`(?i)(key|secret|token|pass|auth|cookie|credential|private)`)
-})
+var secretKey = regexp.MustCompile(`(?i)(key|secret|token|pass|auth|cookie|credential|private)`)
 
 // namesOnly matches those keys: their values are names, not secrets.
-var namesOnly = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(Env|File)$`) })
+var namesOnly = regexp.MustCompile(`(Env|File)$`)
 
 // wholeVariable is a value that only names an environment variable.
-var wholeVariable = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`) })
+var wholeVariable = regexp.MustCompile(`^\$\{[A-Za-z_][A-Za-z0-9_]*\}$`)
 
 // mask replaces the secrets in v: the values of keys that may hold one,
 // every value of headers: and env: maps unless it only names a variable
@@ -147,8 +145,8 @@ func maskIn(v any, all bool) any {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, x := range v {
-			if s, ok := x.(string); ok && s != "" && !wholeVariable().MatchString(s) &&
-				(all || secretKey().MatchString(k) && !namesOnly().MatchString(k)) {
+			if s, ok := x.(string); ok && s != "" && !wholeVariable.MatchString(s) &&
+				(all || secretKey.MatchString(k) && !namesOnly.MatchString(k)) {
 				v[k] = "********"
 				continue
 			}

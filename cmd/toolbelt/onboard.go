@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/toolbelt/toolbelt/internal/closest"
@@ -284,7 +283,7 @@ func startHint(provider string) string {
 }
 
 // plainYAML is a value YAML reads as the same string without quotes.
-var plainYAML = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._/@+-]*(:[A-Za-z0-9._/@+-]+)*$`) })
+var plainYAML = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9._/@+-]*(:[A-Za-z0-9._/@+-]+)*$`)
 
 // yamlString writes s as a YAML scalar: plain where YAML reads it as the
 // same string, else double-quoted (JSON's quoting, which YAML reads).
@@ -293,7 +292,7 @@ func yamlString(s string) string {
 	case "true", "false", "yes", "no", "on", "off", "null", "y", "n":
 		return strconv.Quote(s)
 	}
-	if plainYAML().MatchString(s) {
+	if plainYAML.MatchString(s) {
 		return s
 	}
 	return strconv.Quote(s)
