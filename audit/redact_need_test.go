@@ -39,7 +39,7 @@ func checkNeeds(t *testing.T, s string) {
 	t.Helper()
 	ascii := isASCII(s)
 	for _, r := range rules() {
-		if r.re.MatchString(s) && !r.mayMatch(s, strings.ToLower(s), ascii) {
+		if r.re().MatchString(s) && !r.mayMatch(s, strings.ToLower(s), ascii) {
 			t.Errorf("rule %q matches %q, which its need %v says it cannot", r.name, s, r.need)
 		}
 	}

@@ -18,7 +18,7 @@ import (
 // for the secret.
 type rule struct {
 	name string
-	re   *regexp.Regexp
+	re   func() *regexp.Regexp // compiled at its first use (lazyRegexp)
 	// keep, when set, says whether a match is not a secret after all (the
 	// name before "=" is not a secret's name).
 	keep func(m []string, names []string) bool
@@ -62,8 +62,11 @@ func (r rule) mayMatch(s, lower string, ascii bool) bool {
 }
 
 // rules are applied in order; each sees the text with the secrets of the
-// rules before it already replaced. They are compiled on first use, not at
-// start: a command that redacts nothing does not pay for them (issue 12).
+// rules before it already replaced. Each expression is compiled when a text
+// first holds what its rule needs, not at start: a command that redacts
+// nothing does not pay for them (issue 12), and a call whose record holds
+// no ":" or "=" pays for none (compiling all 22 was 1.9% of the CPU of a
+// `toolbelt call memory_search` process, issue 36).
 //
 // An option or header takes its value on its own line only, and "NAME= X"
 // (a space after "=" but none before) is an empty assignment followed by a
@@ -75,31 +78,31 @@ var rules = sync.OnceValue(func() []rule {
 		// Before the header rules: "https://x-access-token:T@github.com/o/r"
 		// is a URL's user and password, not an X-Access-Token header whose
 		// value would run to the end of the URL.
-		{name: "URL user:password", re: regexp.MustCompile(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`), need: [][]string{{"://"}, {"@"}}},
-		{name: "authorization header", re: regexp.MustCompile(`(?i)\b(?:proxy-)?authorization(?:\s*:\s*|=|\s+=\s*)(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`), need: [][]string{{"authorization"}}, fold: true},
-		{name: "API key and token headers", re: regexp.MustCompile(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`), need: [][]string{{":"}, {"api-key", "-token"}}, fold: true},
+		{name: "URL user:password", re: lazyRegexp(`\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^/\s:@'"]+:(?P<s>[^/\s@'"&;|<>()\x60]+)@`), need: [][]string{{"://"}, {"@"}}},
+		{name: "authorization header", re: lazyRegexp(`(?i)\b(?:proxy-)?authorization(?:\s*:\s*|=|\s+=\s*)(?:(?:bearer|basic|token|digest|bot|apikey)\s+)?(?P<s>[^\s'",;|&<>()\x60]+)`), need: [][]string{{"authorization"}}, fold: true},
+		{name: "API key and token headers", re: lazyRegexp(`(?i)\b(?:x-api-key|api-key|x-auth-token|x-access-token|private-token|x-goog-api-key|anthropic-api-key|x-vault-token)\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+)`), need: [][]string{{":"}, {"api-key", "-token"}}, fold: true},
 		// A cookie header's value is name=value pairs separated by "; ".
-		{name: "cookie header", re: regexp.MustCompile(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`), need: [][]string{{"cookie"}, {":"}}, fold: true},
-		{name: "bearer token", re: regexp.MustCompile(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`), need: [][]string{{"bearer"}}, fold: true},
-		{name: "secret query parameter", re: regexp.MustCompile(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`), need: [][]string{{"="}, {"?", "&", ";"}}, fold: true},
-		{name: "password and token options", re: regexp.MustCompile(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`), need: [][]string{{"-"}}, fold: true},
+		{name: "cookie header", re: lazyRegexp(`(?i)\b(?:set-)?cookie\s*:\s*(?P<s>[^\s'"&;|<>()\x60]+(?:;\s*[A-Za-z0-9_.\-]+=[^\s'"&;|<>()\x60]*)*)`), need: [][]string{{"cookie"}, {":"}}, fold: true},
+		{name: "bearer token", re: lazyRegexp(`(?i)\bbearer\s+(?P<s>[a-z0-9\-._~+/]{8,}=*)`), need: [][]string{{"bearer"}}, fold: true},
+		{name: "secret query parameter", re: lazyRegexp(`(?i)[?&;](?:[a-z0-9_\-]*(?:key|token|secret|password|passwd|pwd|signature|sig|auth|credential|session)[a-z0-9_\-]*)=(?P<s>[^&#\s'";|<>()\x60]+)`), need: [][]string{{"="}, {"?", "&", ";"}}, fold: true},
+		{name: "password and token options", re: lazyRegexp(`(?i)(?:^|\s)--?(?:[a-z0-9]+[-_])*(?:password|passwd|pass|passphrase|token|secret|api-?key|access-?key|secret-?key|auth|credentials?|private-?key)(?:=|\s+)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`), need: [][]string{{"-"}}, fold: true},
 		// The program-specific rules look back only as far as the program's
 		// own words: not past an operator, nor into a substitution.
-		{name: "mysql -pPASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&()\x60\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`), need: [][]string{{"mysql", "mariadb"}, {"-p"}}},
-		{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: regexp.MustCompile(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&()\x60\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"mysql", "mariadb", "sshpass"}, {"-p"}}},
-		{name: "curl -u USER:PASSWORD", re: regexp.MustCompile(`\bcurl\b[^;|&()\x60\n]*?\s(?:-u\s*|-U\s*|--user(?:\s+|=)|--proxy-user(?:\s+|=))['"]?[^\s:'"&;|<>()\x60]*:(?P<s>[^\s'"&;|<>()\x60]+)`), need: [][]string{{"curl"}, {":"}}},
-		{name: "redis-cli -a PASSWORD", re: regexp.MustCompile(`\bredis-cli\b[^;|&()\x60\n]*?\s-a\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"redis-cli"}, {"-a"}}},
-		{name: "registry login -p PASSWORD", re: regexp.MustCompile(`\b(?:docker|podman|buildah|skopeo|nerdctl|helm)\b[^;|&()\x60\n]*?\slogin\b[^;|&()\x60\n]*?\s-p(?:\s+|=)?(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"login"}, {"-p"}}},
-		{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: regexp.MustCompile(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)(?:=|\s+=\s*)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`), need: [][]string{{"="}},
+		{name: "mysql -pPASSWORD", re: lazyRegexp(`\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b[^;|&()\x60\n]*?\s-p(?P<s>[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*|'[^']*'|"[^"]*")`), need: [][]string{{"mysql", "mariadb"}, {"-p"}}},
+		{name: "mysql -p PASSWORD, sshpass -p PASSWORD", re: lazyRegexp(`\b(?:mysql|mysqldump|mysqladmin|mariadb|sshpass)\b[^;|&()\x60\n]*?\s-p\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"mysql", "mariadb", "sshpass"}, {"-p"}}},
+		{name: "curl -u USER:PASSWORD", re: lazyRegexp(`\bcurl\b[^;|&()\x60\n]*?\s(?:-u\s*|-U\s*|--user(?:\s+|=)|--proxy-user(?:\s+|=))['"]?[^\s:'"&;|<>()\x60]*:(?P<s>[^\s'"&;|<>()\x60]+)`), need: [][]string{{"curl"}, {":"}}},
+		{name: "redis-cli -a PASSWORD", re: lazyRegexp(`\bredis-cli\b[^;|&()\x60\n]*?\s-a\s+(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"redis-cli"}, {"-a"}}},
+		{name: "registry login -p PASSWORD", re: lazyRegexp(`\b(?:docker|podman|buildah|skopeo|nerdctl|helm)\b[^;|&()\x60\n]*?\slogin\b[^;|&()\x60\n]*?\s-p(?:\s+|=)?(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60-][^\s'"&;|<>()\x60]*)`), need: [][]string{{"login"}, {"-p"}}},
+		{name: "secret assignment (PGPASSWORD=, API_TOKEN=, password=)", re: lazyRegexp(`(?:^|[\s;&|('"{,])(?:export\s+)?(?P<n>[A-Za-z_][A-Za-z0-9_.\-]*)(?:=|\s+=\s*)(?P<s>'[^']*'|"[^"]*"|[^\s'"&;|<>()\x60]+)`), need: [][]string{{"="}},
 			keep: func(m []string, names []string) bool { return !secretKey(m[index(names, "n")]) }},
-		{name: "AWS access key id", re: regexp.MustCompile(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), need: [][]string{{"AKIA", "ASIA", "ABIA", "ACCA"}}},
-		{name: "GitHub token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), need: [][]string{{"gh", "github_pat_"}, {"_"}}},
-		{name: "Slack token", re: regexp.MustCompile(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), need: [][]string{{"xox"}}},
-		{name: "Slack webhook", re: regexp.MustCompile(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`), need: [][]string{{"hooks.slack.com/services/"}}},
-		{name: "OpenAI / Anthropic key", re: regexp.MustCompile(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), need: [][]string{{"sk-"}}},
-		{name: "Stripe key", re: regexp.MustCompile(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`), need: [][]string{{"k_live_", "k_test_"}}},
-		{name: "Google API key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`), need: [][]string{{"AIza"}}},
-		{name: "JWT", re: regexp.MustCompile(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`), need: [][]string{{"eyJ"}, {"."}}},
+		{name: "AWS access key id", re: lazyRegexp(`\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b`), need: [][]string{{"AKIA", "ASIA", "ABIA", "ACCA"}}},
+		{name: "GitHub token", re: lazyRegexp(`\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})`), need: [][]string{{"gh", "github_pat_"}, {"_"}}},
+		{name: "Slack token", re: lazyRegexp(`\bxox[abposre]-[A-Za-z0-9-]{10,}`), need: [][]string{{"xox"}}},
+		{name: "Slack webhook", re: lazyRegexp(`hooks\.slack\.com/services/(?P<s>[A-Za-z0-9/]+)`), need: [][]string{{"hooks.slack.com/services/"}}},
+		{name: "OpenAI / Anthropic key", re: lazyRegexp(`\bsk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`), need: [][]string{{"sk-"}}},
+		{name: "Stripe key", re: lazyRegexp(`\b[rsp]k_(?:live|test)_[0-9A-Za-z]{16,}`), need: [][]string{{"k_live_", "k_test_"}}},
+		{name: "Google API key", re: lazyRegexp(`\bAIza[0-9A-Za-z_\-]{35}`), need: [][]string{{"AIza"}}},
+		{name: "JWT", re: lazyRegexp(`\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]*`), need: [][]string{{"eyJ"}, {"."}}},
 	}
 })
 
@@ -219,10 +222,11 @@ func lines(s string) iter.Seq2[int, string] {
 // lineEdits appends the replacements r makes in line, which starts at
 // offset in its text.
 func (r rule) lineEdits(out []edit, line string, offset int) []edit {
-	names := r.re.SubexpNames()
+	re := r.re()
+	names := re.SubexpNames()
 	si := index(names, "s")
 	last := 0
-	for _, m := range r.re.FindAllStringSubmatchIndex(line, -1) {
+	for _, m := range re.FindAllStringSubmatchIndex(line, -1) {
 		start, end := m[0], m[1]
 		if si >= 0 {
 			start, end = m[2*si], m[2*si+1]
@@ -308,11 +312,16 @@ func trailingBackslashes(s string) int {
 // keyBegin and keyEnd are a private key block's first and last lines
 // (PEM, OpenSSH, PGP).
 var (
-	keyBegin = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
-	keyEnd   = regexp.MustCompile(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	keyBegin = lazyRegexp(`-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
+	keyEnd   = lazyRegexp(`-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----`)
 	// keyHeader is a header line inside a block ("Proc-Type: 4,ENCRYPTED").
-	keyHeader = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9-]*:[ \t]`)
+	keyHeader = lazyRegexp(`^[A-Za-z][A-Za-z0-9-]*:[ \t]`)
 )
+
+// lazyRegexp returns expr compiled at the first call, once.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // keyBlockEdits replaces the body of each private key block in s, line by
 // line: the runs of base64 after the BEGIN line's dashes (a key written on
@@ -327,22 +336,22 @@ func keyBlockEdits(s string) []edit {
 	for start, line := range lines(s) {
 		if in {
 			body := line
-			if loc := keyEnd.FindStringIndex(line); loc != nil {
+			if loc := keyEnd().FindStringIndex(line); loc != nil {
 				body, in = line[:loc[0]], false
 			}
 			words, n := keyWords(body)
 			switch ok := n == len(body); {
 			case ok && (len(words) <= 1 || !in):
 				out = appendWords(out, words, start)
-			case in && keyHeader.MatchString(line):
+			case in && keyHeader().MatchString(line):
 			default:
 				in = false
 			}
 		}
-		if loc := keyBegin.FindStringIndex(line); !in && loc != nil {
+		if loc := keyBegin().FindStringIndex(line); !in && loc != nil {
 			rest := line[loc[1]:]
 			closed := false
-			if e := keyEnd.FindStringIndex(rest); e != nil {
+			if e := keyEnd().FindStringIndex(rest); e != nil {
 				rest, closed = rest[:e[0]], true
 			}
 			words, n := keyWords(rest)

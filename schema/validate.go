@@ -72,6 +72,7 @@ func CompileJSON(b []byte) (*Validator, error) {
 	c.UseLoader(refusingLoader{})
 	c.UseRegexpEngine(lenientRegexp)
 	c.AssertFormat()
+	c.TrustMeta(metaValid)
 	if err := c.AddResource(resourceURL, doc); err != nil {
 		return nil, err
 	}
