@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -111,24 +112,48 @@ func (s *Server) followImports() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		// A listing or a renewal that failed (the server restarted and is
+		// not yet answering, or answered slowly) is tried again after a
+		// pause that doubles up to renewMaxWait, not only at the next
+		// change, which may never come.
+		retry := time.NewTimer(0)
+		<-retry.C
+		wait := renewMinWait
 		for {
 			select {
 			case <-ctx.Done():
+				retry.Stop()
 				return
 			case <-kick:
-				s.syncImported(ctx)
-				s.renew(ctx)
+			case <-retry.C:
 			}
+			synced := s.syncImported(ctx)
+			if s.renew(ctx) && synced {
+				retry.Stop()
+				wait = renewMinWait
+				continue
+			}
+			retry.Reset(wait)
+			wait = min(2*wait, renewMaxWait)
 		}
 	}()
 	return func() { unfollow(); cancel(); <-done }
 }
 
+// renewMinWait and renewMaxWait bound the pause before a failed listing
+// or renewal of subscriptions (Server.syncImported, Server.renew) is
+// tried again.
+const (
+	renewMinWait = 250 * time.Millisecond
+	renewMaxWait = 30 * time.Second
+)
+
 // syncImported makes the re-served resources, templates and prompts those
 // the ready servers offer now: new and changed ones are added, gone ones
-// removed (the SDK tells the clients their lists changed).
-func (s *Server) syncImported(ctx context.Context) {
-	o := s.collect(ctx)
+// removed (the SDK tells the clients their lists changed). It reports
+// whether every ready server could be listed.
+func (s *Server) syncImported(ctx context.Context) (ok bool) {
+	o, ok := s.collect(ctx)
 	im := &s.imported
 	im.mu.Lock()
 	defer im.mu.Unlock()
@@ -173,6 +198,7 @@ func (s *Server) syncImported(ctx context.Context) {
 			s.sdk.AddPrompt(p, s.getImported(ip))
 		}
 	}
+	return ok
 }
 
 // changed reports whether v is not what key was listed with, and notes it.
@@ -191,15 +217,17 @@ func (im *imports) changed(key string, v any) bool {
 // collect lists what the ready servers offer, in the order of their
 // names: a URI or template a server before it took, or one in Toolbelt's
 // own schemes, is left out (and logged). A server that cannot be listed is
-// logged and left out.
-func (s *Server) collect(ctx context.Context) offer {
-	o := offer{resources: map[string]*sdk.Resource{}, templates: map[string]*sdk.ResourceTemplate{}, prompts: map[string]*sdk.Prompt{}, owner: map[string]string{}, remote: map[string]string{}}
+// logged and left out, and ok is false.
+func (s *Server) collect(ctx context.Context) (o offer, ok bool) {
+	o = offer{resources: map[string]*sdk.Resource{}, templates: map[string]*sdk.ResourceTemplate{}, prompts: map[string]*sdk.Prompt{}, owner: map[string]string{}, remote: map[string]string{}}
+	ok = true
 	for _, name := range s.opts.Imported.Ready() {
 		if err := s.collectOne(ctx, name, &o); err != nil {
 			s.opts.Logger.Warn("re-serving an imported server's resources and prompts", "server", name, "err", err)
+			ok = false
 		}
 	}
-	return o
+	return o, ok
 }
 
 // collectOne adds what the named server offers to o.
@@ -475,13 +503,15 @@ func (im *imports) subscribedOn(uri string, sess *sdk.ClientSession) {
 // to whose ready server has a session other than the one the subscription
 // was made in: the server restarted, or its HTTP session was established
 // again, and it would not send their updates otherwise. A subscription
-// that fails is logged and tried again at the next change.
-func (s *Server) renew(ctx context.Context) {
+// that fails is logged; renew reports whether every subscription of a
+// ready server is current, so that followImports tries again if not.
+func (s *Server) renew(ctx context.Context) (ok bool) {
+	ok = true
 	im := &s.imported
 	im.mu.Lock()
 	byServer := map[string][]string{}
 	for uri, subs := range im.subs {
-		if server, ok := s.importedOfLocked(uri); ok && len(subs) > 0 {
+		if server, found := s.importedOfLocked(uri); found && len(subs) > 0 {
 			byServer[server] = append(byServer[server], uri)
 		}
 	}
@@ -513,8 +543,10 @@ func (s *Server) renew(ctx context.Context) {
 		})
 		if err != nil {
 			s.opts.Logger.Warn("renewing the subscriptions to an imported server's resources", "server", server, "err", err)
+			ok = false
 		}
 	}
+	return ok
 }
 
 // unsubscribe forwards resources/unsubscribe to the imported server when

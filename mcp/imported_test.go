@@ -2,10 +2,12 @@ package mcp_test
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +27,8 @@ import (
 type upstream struct {
 	srv                      *sdk.Server
 	subscribed, unsubscribed chan string
+	// refuse is how many more subscriptions the server refuses.
+	refuse atomic.Int32
 }
 
 func newUpstream() *upstream {
@@ -34,6 +38,9 @@ func newUpstream() *upstream {
 			return &sdk.CompleteResult{Completion: sdk.CompletionResultDetails{Values: []string{req.Params.Ref.Type + " " + req.Params.Ref.Name + req.Params.Ref.URI + " " + req.Params.Argument.Value + "!"}}}, nil
 		},
 		SubscribeHandler: func(_ context.Context, req *sdk.SubscribeRequest) error {
+			if u.refuse.Add(-1) >= 0 {
+				return errors.New("not now")
+			}
 			u.subscribed <- req.Params.URI
 			return nil
 		},
@@ -294,7 +301,8 @@ func TestImportedResourcesGoverned(t *testing.T) {
 // TestImportedSubscriptionRenewed: an imported HTTP server that is killed
 // and started again (a new process knows none of its old sessions) is
 // subscribed again to what Toolbelt's client is still subscribed to, so
-// its next update reaches that client.
+// its next update reaches that client — even when it refuses the first
+// renewal and nothing else changes after it.
 func TestImportedSubscriptionRenewed(t *testing.T) {
 	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -304,8 +312,9 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 	addr := ln.Addr().String()
 	// serve starts the server on ln; kill stops it as a process that
 	// dies would: its connections cut, its sessions gone.
-	serve := func(ln net.Listener) (u *upstream, kill func()) {
+	serve := func(ln net.Listener, refuse int32) (u *upstream, kill func()) {
 		u = newUpstream()
+		u.refuse.Store(refuse)
 		hs := &http.Server{Handler: sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return u.srv }, nil)}
 		done := make(chan struct{})
 		go func() { defer close(done); _ = hs.Serve(ln) }()
@@ -317,7 +326,7 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 			}
 		}
 	}
-	first, kill := serve(ln)
+	first, kill := serve(ln, 0)
 	srv := serveManager(t, map[string]config.MCPServer{"docs": {URL: "http://" + addr + "/mcp"}}, client.Options{MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, &policy.Policy{})
 	cs, updated := connectUpdated(t, srv, nil)
 	awaitListed(t, cs, "mem://guide.md")
@@ -332,7 +341,7 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, kill := serve(ln)
+	again, kill := serve(ln, 1)
 	t.Cleanup(kill)
 	if uri := receive(t, again.subscribed); uri != "mem://guide.md" {
 		t.Fatalf("the restarted server was subscribed to %s", uri)
