@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -21,10 +22,15 @@ import (
 //
 // A batch runs in one implicit transaction: its statements commit
 // together at its end, and each one's result is handed back only after
-// that commit; when one fails, the batch rolls back and every statement
-// in it reports the failure (a step is retried, as after any failed
-// write; Cancel returns the error). One batch is on the wire at a time, so two batches never wait
-// on each other's row locks.
+// that commit. When the server refuses one statement (a PostgreSQL
+// error), the batch rolls back and its statements are run again one by
+// one, so that one job's bad statement fails only that job; when the
+// connection fails, whether the batch committed is unknown and every
+// statement in it reports the failure (a step is retried, as after any
+// failed write; Cancel returns the error). A statement whose caller's
+// context ended before its batch was sent is not sent. One batch is on
+// the wire at a time, so two batches never wait on each other's row
+// locks.
 type pgPipeline struct {
 	pool *pgxpool.Pool
 
@@ -37,6 +43,7 @@ type pgPipeline struct {
 const pgBatchTimeout = 30 * time.Second
 
 type pgStatement struct {
+	ctx  context.Context // the caller's: ended, the statement is not sent
 	sql  string
 	args []any
 	jobs bool // a query of jobColumns, whose rows are scanned
@@ -48,9 +55,10 @@ type pgStatement struct {
 }
 
 // run queues s, sends it with whatever else is waiting, and returns once
-// its batch has committed (or ctx ended: the statement may still run).
+// its batch has committed (or ctx ended: the statement may still run if
+// its batch was already sent).
 func (p *pgPipeline) run(ctx context.Context, s *pgStatement) error {
-	s.done = make(chan struct{})
+	s.ctx, s.done = ctx, make(chan struct{})
 	p.mu.Lock()
 	p.pending = append(p.pending, s)
 	if !p.flushing {
@@ -82,16 +90,34 @@ func (p *pgPipeline) flush() {
 	}
 }
 
+// send runs batch's statements, whose callers still wait, in one round
+// trip, and hands each its result.
 func (p *pgPipeline) send(batch []*pgStatement) {
+	defer func() {
+		for _, s := range batch {
+			close(s.done)
+		}
+	}()
+	live := make([]*pgStatement, 0, len(batch))
+	for _, s := range batch {
+		if err := s.ctx.Err(); err != nil {
+			s.err = err
+			continue
+		}
+		live = append(live, s)
+	}
+	if len(live) == 0 {
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), pgBatchTimeout)
 	defer cancel()
 	var b pgx.Batch
-	for _, s := range batch {
+	for _, s := range live {
 		b.Queue(rebind(s.sql), s.args...)
 	}
 	br := p.pool.SendBatch(ctx, &b)
 	var failed error
-	for _, s := range batch {
+	for _, s := range live {
 		if s.jobs {
 			s.rows, s.err = scanJobs(br.Query())
 		} else {
@@ -108,13 +134,25 @@ func (p *pgPipeline) send(batch []*pgStatement) {
 	if err := br.Close(); failed == nil {
 		failed = err
 	}
-	if failed != nil {
-		for _, s := range batch {
+	var refused *pgconn.PgError
+	switch {
+	case failed == nil:
+	case errors.As(failed, &refused) && len(live) > 1:
+		// The server refused a statement, so the batch rolled back:
+		// each runs again alone, and only the bad one fails.
+		q := pgQuerier{p.pool}
+		for _, s := range live {
+			s.n, s.rows, s.err = 0, nil, nil
+			if s.jobs {
+				s.rows, s.err = q.jobs(ctx, s.sql, s.args...)
+			} else {
+				s.n, s.err = q.exec(ctx, s.sql, s.args...)
+			}
+		}
+	default:
+		for _, s := range live {
 			s.err, s.n, s.rows = failed, 0, nil
 		}
-	}
-	for _, s := range batch {
-		close(s.done)
 	}
 }
 
