@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"strings"
@@ -226,17 +227,35 @@ func (r *requestBody) done() {
 // reader returns a reader of the body, which holds it until closed.
 func (r *requestBody) reader() io.ReadCloser {
 	r.refs.Add(1)
-	return &bodyReader{Reader: bytes.NewReader(r.b), body: r}
+	return &bodyReader{r: bytes.NewReader(r.b), body: r}
 }
 
+// bodyReader reads a request's body. A transport may read a body after
+// closing it, from another goroutine (HTTP/2 does, golang/go#71782):
+// reads and the close take mu, so the buffer goes back to the client only
+// after the last read has returned, and a read after the close reads
+// nothing.
 type bodyReader struct {
-	*bytes.Reader
+	mu     sync.Mutex
+	r      *bytes.Reader
 	body   *requestBody
-	closed atomic.Bool
+	closed bool
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return 0, fs.ErrClosed
+	}
+	return r.r.Read(p)
 }
 
 func (r *bodyReader) Close() error {
-	if r.closed.CompareAndSwap(false, true) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.closed {
+		r.closed = true
 		r.body.done()
 	}
 	return nil

@@ -116,3 +116,31 @@ func TestRequestBodyKeptWhileRead(t *testing.T) {
 		}
 	}
 }
+
+// closingReader is a transport that closes each request's body at once
+// and keeps it, as HTTP/2's may go on reading one it closed.
+type closingReader struct{ lateReader }
+
+func (c *closingReader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r.Body.Close()
+	return c.lateReader.RoundTrip(r)
+}
+
+// TestClosedRequestBodyReadsNothing: a body read after the transport
+// closed it reads nothing — not the next request, which may be written
+// into the same buffer.
+func TestClosedRequestBodyReadsNothing(t *testing.T) {
+	tr := &closingReader{}
+	c, err := llm.New("openai/gpt-test", llm.Options{BaseURL: "http://127.0.0.1:1/v1", APIKey: "k", HTTP: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"first", "second"} {
+		if _, err := c.Stream(context.Background(), llm.Request{Messages: []llm.Message{llm.UserText(strings.Repeat(text, 100))}}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, err := io.ReadAll(tr.bodies[0]); err == nil || len(b) != 0 {
+		t.Fatalf("the first body, read after it was closed and the next request sent: %v: %.80s", err, b)
+	}
+}
