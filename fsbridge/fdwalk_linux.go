@@ -28,9 +28,10 @@ import (
 // beneath are the openat2 resolve flags of every open in a walk.
 const beneath = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS
 
-// openWalk opens the directory canon for a walk.
+// openWalk opens the directory canon for a walk. Anything else put in its
+// place since it was looked at (a FIFO would block the open) is refused.
 func (l *Local) openWalk(canon string) (walkDir, error) {
-	f, err := l.root.Open(canon)
+	f, err := l.root.OpenFile(canon, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

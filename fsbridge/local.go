@@ -594,6 +594,9 @@ func (l *Local) walk(ctx context.Context, d walkDir, dir string, self fs.DirEntr
 		}
 	}
 	in := &listing{l: l, dir: d, entries: entries}
+	// An entry used after its directory is closed (the descriptor number
+	// may be another directory's by then) opens by path from the root.
+	defer func() { in.dir = nil }()
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return err

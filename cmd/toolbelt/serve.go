@@ -123,9 +123,15 @@ func (e *env) afterFirstAnswer(srv *mcp.Server, started chan struct{}) {
 // first answer (the schema check of the imported tools, the store's open,
 // the normal pace of collection) run inside the start, and the check was
 // a quarter of Toolbelt's CPU there (bench/HISTORY.md, third pass, part 3).
+// An imported server whose start hangs does not hold that work back for
+// longer than firstAnswerCap waits.
 func awaitFirstAnswer(first, ready <-chan struct{}, wait time.Duration) {
+	limit := time.NewTimer(firstAnswerCap * wait)
+	defer limit.Stop()
 	select {
 	case <-first:
+		return
+	case <-limit.C:
 		return
 	case <-ready:
 	}
@@ -136,6 +142,9 @@ func awaitFirstAnswer(first, ready <-chan struct{}, wait time.Duration) {
 	case <-t.C:
 	}
 }
+
+// firstAnswerCap bounds awaitFirstAnswer's wait for the tools, in waits.
+const firstAnswerCap = 10
 
 // staleTempScan bounds the search for temporary files of interrupted
 // writes; it goes on beside the server, and an agent run waits for it

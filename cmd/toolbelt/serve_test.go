@@ -535,14 +535,14 @@ func describedAs(ctx context.Context, t *testing.T, cs *sdk.ClientSession, name,
 // TestAwaitFirstAnswerCountsFromTheTools: without a first answer, the
 // work a server's start leaves for later waits a while after its tools
 // can be listed, not after the start: while imported servers still list
-// their tools it does not begin, however long that takes. A first answer
-// lets it begin at once, tools ready or not.
+// their tools it does not begin, up to firstAnswerCap waits. A first
+// answer lets it begin at once, tools ready or not.
 func TestAwaitFirstAnswerCountsFromTheTools(t *testing.T) {
 	t.Parallel()
 	run := func(first, ready chan struct{}) chan struct{} {
 		done := make(chan struct{})
 		go func() {
-			awaitFirstAnswer(first, ready, 10*time.Millisecond)
+			awaitFirstAnswer(first, ready, 100*time.Millisecond)
 			close(done)
 		}()
 		return done
@@ -560,7 +560,7 @@ func TestAwaitFirstAnswerCountsFromTheTools(t *testing.T) {
 	select {
 	case <-done:
 		t.Fatal("returned before the tools could be listed, without an answer")
-	case <-time.After(300 * time.Millisecond): // 30 times the wait
+	case <-time.After(300 * time.Millisecond): // 3 waits; the cap is firstAnswerCap
 	}
 	close(ready)
 	returns(done, "the wait after the tools could be listed")
@@ -569,6 +569,10 @@ func TestAwaitFirstAnswerCountsFromTheTools(t *testing.T) {
 	done = run(first, make(chan struct{}))
 	close(first)
 	returns(done, "at the first answer")
+
+	// An imported server's start that never ends holds it back no longer
+	// than the cap.
+	returns(run(make(chan struct{}), make(chan struct{})), "after firstAnswerCap waits")
 }
 
 // bannerAddr returns the host:port toolbelt serve's banner says it listens

@@ -204,6 +204,10 @@ const grepBatchSize = 16
 // any over: a small tree is searched by one goroutine, without hand-overs.
 const grepInline = 128
 
+// grepMaxOpen bounds the files a grep holds open in the batches in flight
+// (besides the batch being filled), however many processors there are.
+const grepMaxOpen = 256
+
 // grepBatch is files handed over at once, and what searching them found.
 type grepBatch struct {
 	i       int
@@ -238,7 +242,7 @@ func (g *grep) tree(ctx context.Context, start string, glob *globMatcher) error 
 	batches := make(chan *grepBatch)
 	results := make(chan *grepBatch)
 	// Results wait in order; tokens bound the batches in flight.
-	tokens := make(chan struct{}, 2*maxWorkers)
+	tokens := make(chan struct{}, max(2, min(2*maxWorkers, grepMaxOpen/grepBatchSize)))
 	var wg sync.WaitGroup
 	search := func(b *grepBatch, buf []byte) {
 		b.results = make([]fileResult, len(b.jobs))
