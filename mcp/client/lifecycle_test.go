@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -79,8 +80,9 @@ func TestStopLetsCallsFinish(t *testing.T) {
 }
 
 // TestStopCutsCallsWhenContextEnds: once Stop's context has ended, the
-// call under way is cancelled, and Stop returns after it ended, reporting
-// the cut.
+// call under way is cancelled, and Stop reports the cut. (The caller's
+// goroutine hands its result over a moment after the manager's call has
+// ended and Stop may have returned, so the result is waited for.)
 func TestStopCutsCallsWhenContextEnds(t *testing.T) {
 	t.Parallel()
 	m, _, results := slowImport(t)
@@ -94,7 +96,7 @@ func TestStopCutsCallsWhenContextEnds(t *testing.T) {
 		if !msg.IsError || !strings.Contains(text(msg.Content), "mcp server s was stopped during the call") {
 			t.Errorf("the call cut short: %+v", msg)
 		}
-	default:
-		t.Error("Stop returned while the call it cut short went on")
+	case <-time.After(30 * time.Second):
+		t.Error("the call Stop cut short went on")
 	}
 }
