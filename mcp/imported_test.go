@@ -121,6 +121,19 @@ func awaitListed(t *testing.T, cs *sdk.ClientSession, uri string) []*sdk.Resourc
 	}
 }
 
+// awaitPrompt waits until cs is offered the prompt name: an imported
+// server's prompts are re-served a moment after its resources may be.
+func awaitPrompt(t *testing.T, cs *sdk.ClientSession, name string) {
+	t.Helper()
+	eventually(t, "the prompt "+name+" listed", func() bool {
+		list, err := cs.ListPrompts(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return slices.ContainsFunc(list.Prompts, func(p *sdk.Prompt) bool { return p.Name == name })
+	})
+}
+
 // connectUpdated connects a client to srv (with sessOpts), and returns it
 // with the URIs it is told changed.
 func connectUpdated(t *testing.T, srv *mcp.Server, sessOpts *sdk.ClientSessionOptions) (*sdk.ClientSession, <-chan string) {
@@ -208,6 +221,7 @@ func testImported(t *testing.T, version string) {
 		t.Error("a workspace URI reached the imported server")
 	}
 
+	awaitPrompt(t, cs, "docs__review")
 	prompts, err := cs.ListPrompts(ctx, nil)
 	if err != nil || len(prompts.Prompts) != 1 || prompts.Prompts[0].Name != "docs__review" {
 		t.Fatalf("prompts: %v %+v", err, prompts)
@@ -284,6 +298,7 @@ func TestImportedResourcesGoverned(t *testing.T) {
 	cs := connectTo(t, srv, nil, &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	ctx := context.Background()
 	awaitListed(t, cs, "mem://guide.md")
+	awaitPrompt(t, cs, "docs__review")
 	if _, err := readResource(cs, "mem://guide.md"); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("read: %v", err)
 	}

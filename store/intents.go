@@ -321,7 +321,16 @@ type Interrupted struct {
 // next: settle must be idempotent. Intents of running processes, and of
 // processes that use another lock directory, are left alone. It returns
 // how many intents were settled.
-func (j *Journal) Recover(ctx context.Context, workspace string, settle func(context.Context, Interrupted) (kept bool, err error)) (int, error) {
+//
+// ended, when not nil, is told each ended process (its lock's name, an
+// internal/liveness name) once, before the first of its intents is
+// claimed, for a recovery that waits for what the process left elsewhere
+// (its audit spool). Told before the claim, not between a claim and its
+// settling: a claimed intent is one other processes' calls no longer wait
+// for, so nothing slow may happen there. And told after the process was
+// seen to have ended, however late it ended: a process killed while
+// Recover runs is waited for too.
+func (j *Journal) Recover(ctx context.Context, workspace string, ended func(ctx context.Context, owner string), settle func(context.Context, Interrupted) (kept bool, err error)) (int, error) {
 	site, me, err := j.s.processLock(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("recovering interrupted changes: %w", err)
@@ -348,11 +357,17 @@ func (j *Journal) Recover(ctx context.Context, workspace string, settle func(con
 	}
 	settled := 0
 	var errs []error
+	told := map[string]bool{}
 	for _, f := range intents {
 		if f.owner == me {
 			continue // this process's own, under way
 		}
-		err := j.recoverOne(ctx, f.id, f.owner, me, f.in, settle)
+		err := j.recoverOne(ctx, f.id, f.owner, me, f.in, func() {
+			if ended != nil && f.owner != "" && !told[f.owner] {
+				told[f.owner] = true
+				ended(ctx, f.owner)
+			}
+		}, settle)
 		if errors.Is(err, errNotClaimed) {
 			continue
 		}
@@ -365,45 +380,12 @@ func (j *Journal) Recover(ctx context.Context, workspace string, settle func(con
 	return settled, errors.Join(errs...)
 }
 
-// Ended returns the process locks (internal/liveness names) of the ended
-// processes that left intents in workspace, for a recovery that waits for
-// what they left elsewhere (their audit spools) before Recover claims
-// their intents: a claimed intent is one other processes' calls no longer
-// wait for, so nothing slow may happen between a claim and its settling.
-func (j *Journal) Ended(ctx context.Context, workspace string) ([]string, error) {
-	site, me, err := j.s.processLock(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("finding the ended owners of intents: %w", err)
-	}
-	owners, err := readAll(ctx, j.s, func(row scanner) (owner string, err error) {
-		err = row.Scan(&owner)
-		return owner, err
-	}, "SELECT DISTINCT owner FROM file_intents WHERE site = ? AND workspace = ?", site, workspace)
-	if err != nil {
-		return nil, fmt.Errorf("finding the ended owners of intents: %w", err)
-	}
-	var ended []string
-	for _, o := range owners {
-		if o == me {
-			continue
-		}
-		alive, err := liveness.Alive(j.s.locks, o)
-		if err != nil {
-			return nil, err
-		}
-		if !alive {
-			ended = append(ended, o)
-		}
-	}
-	return ended, nil
-}
-
 // errNotClaimed is an intent another process holds or took first.
 var errNotClaimed = errors.New("not claimed")
 
-// recoverOne claims intent id from owner, when owner has ended, and
-// settles it.
-func (j *Journal) recoverOne(ctx context.Context, id int64, owner, me string, in Interrupted, settle func(context.Context, Interrupted) (bool, error)) error {
+// recoverOne claims intent id from owner, when owner has ended (telling
+// ended first), and settles it.
+func (j *Journal) recoverOne(ctx context.Context, id int64, owner, me string, in Interrupted, ended func(), settle func(context.Context, Interrupted) (bool, error)) error {
 	alive, err := liveness.Alive(j.s.locks, owner)
 	if err != nil {
 		return err
@@ -411,6 +393,7 @@ func (j *Journal) recoverOne(ctx context.Context, id int64, owner, me string, in
 	if alive {
 		return errNotClaimed
 	}
+	ended()
 	claimed := false
 	if err := j.s.Write(ctx, func(tx *Tx) error {
 		r, err := tx.Exec(ctx, "UPDATE file_intents SET owner = ? WHERE id = ? AND owner = ?", me, id, owner)

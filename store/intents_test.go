@@ -208,17 +208,17 @@ func TestRecoverTakesOnlyEndedProcesses(t *testing.T) {
 		second := storetest.Open(t, dsn).Journal(store.JournalOptions{})
 		var s settled
 		for _, j := range []*store.Journal{first.Journal(store.JournalOptions{}), second} {
-			if n, err := j.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 0 || err != nil {
+			if n, err := j.Recover(ctx, intentWorkspace, nil, s.settle(true, nil)); n != 0 || err != nil {
 				t.Fatalf("Recover while the process runs = %d, %v", n, err)
 			}
 		}
 		if err := first.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := second.Recover(ctx, "/another/workspace", s.settle(true, nil)); n != 0 || err != nil {
+		if n, err := second.Recover(ctx, "/another/workspace", nil, s.settle(true, nil)); n != 0 || err != nil {
 			t.Fatalf("Recover of another workspace = %d, %v", n, err)
 		}
-		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 1 || err != nil {
+		if n, err := second.Recover(ctx, intentWorkspace, nil, s.settle(true, nil)); n != 1 || err != nil {
 			t.Fatalf("Recover = %d, %v; want 1", n, err)
 		}
 		want := store.Interrupted{Intent: in, Workspace: intentWorkspace, Time: s.last.Time}
@@ -228,7 +228,7 @@ func TestRecoverTakesOnlyEndedProcesses(t *testing.T) {
 		if got := visible(t, second, "call-1"); !reflect.DeepEqual(got, in.Changes) {
 			t.Errorf("changes after recovery = %+v", got)
 		}
-		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 0 || err != nil || s.calls["call-1"] != 1 {
+		if n, err := second.Recover(ctx, intentWorkspace, nil, s.settle(true, nil)); n != 0 || err != nil || s.calls["call-1"] != 1 {
 			t.Errorf("a second Recover = %d, %v (settled %d times)", n, err, s.calls["call-1"])
 		}
 	})
@@ -252,11 +252,11 @@ func TestRecoverRollsBackOrRetries(t *testing.T) {
 		j := st.Journal(store.JournalOptions{})
 		var s settled
 		fails := errors.New("the audit log is full")
-		n, err := j.Recover(ctx, intentWorkspace, s.settle(false, fails))
+		n, err := j.Recover(ctx, intentWorkspace, nil, s.settle(false, fails))
 		if n != 0 || !errors.Is(err, fails) {
 			t.Fatalf("Recover = %d, %v; want 0 and the settle's error", n, err)
 		}
-		if n, err := j.Recover(ctx, intentWorkspace, s.settle(false, nil)); n != 2 || err != nil {
+		if n, err := j.Recover(ctx, intentWorkspace, nil, s.settle(false, nil)); n != 2 || err != nil {
 			t.Fatalf("Recover again = %d, %v; want 2", n, err)
 		}
 		if s.calls["call-1"] != 2 || s.calls["call-2"] != 2 {
@@ -291,7 +291,7 @@ func TestRecoverOnceAtOnce(t *testing.T) {
 		quitter := storetest.Open(t, dsn)
 		var s settled
 		var quit atomic.Bool
-		_, err := quitter.Journal(store.JournalOptions{}).Recover(ctx, intentWorkspace, func(ctx context.Context, in store.Interrupted) (bool, error) {
+		_, err := quitter.Journal(store.JournalOptions{}).Recover(ctx, intentWorkspace, nil, func(ctx context.Context, in store.Interrupted) (bool, error) {
 			if quit.CompareAndSwap(false, true) {
 				quitter.Close()
 			}
@@ -305,7 +305,7 @@ func TestRecoverOnceAtOnce(t *testing.T) {
 		for range 4 {
 			j := storetest.Open(t, dsn).Journal(store.JournalOptions{})
 			wg.Go(func() {
-				n, err := j.Recover(ctx, intentWorkspace, s.settle(true, nil))
+				n, err := j.Recover(ctx, intentWorkspace, nil, s.settle(true, nil))
 				if err != nil {
 					t.Error(err)
 				}
@@ -344,7 +344,7 @@ func TestRecoverLeavesOtherSites(t *testing.T) {
 		defer elsewhere.Close()
 		j := elsewhere.Journal(store.JournalOptions{})
 		var s settled
-		if n, err := j.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 0 || err != nil {
+		if n, err := j.Recover(ctx, intentWorkspace, nil, s.settle(true, nil)); n != 0 || err != nil {
 			t.Errorf("Recover from another site = %d, %v", n, err)
 		}
 		if ws, err := j.InterruptedIn(ctx, "call-1"); err != nil || len(ws) != 0 {
@@ -395,13 +395,13 @@ func TestUnfinishedChangesWaitForTheirProcess(t *testing.T) {
 		}
 		second := storetest.Open(t, dsn).Journal(store.JournalOptions{})
 		var s settled
-		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 1 || err != nil || s.calls["call-3"] != 1 {
+		if n, err := second.Recover(ctx, intentWorkspace, nil, s.settle(true, nil)); n != 1 || err != nil || s.calls["call-3"] != 1 {
 			t.Fatalf("Recover while the process runs = %d, %v (settled %v); want call-3 only", n, err, s.calls)
 		}
 		if err := first.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if n, err := second.Recover(ctx, intentWorkspace, s.settle(true, nil)); n != 2 || err != nil {
+		if n, err := second.Recover(ctx, intentWorkspace, nil, s.settle(true, nil)); n != 2 || err != nil {
 			t.Fatalf("Recover once the process has ended = %d, %v; want both", n, err)
 		}
 		if cs := visible(t, second, "call-1"); len(cs) != 2 {
@@ -410,32 +410,45 @@ func TestUnfinishedChangesWaitForTheirProcess(t *testing.T) {
 	})
 }
 
-// TestEndedNamesProcessesThatEnded: Ended names the process that left an
-// intent in the workspace once it has ended, and not before; never the
+// TestRecoverTellsEndedBeforeClaiming: Recover tells ended of a process
+// that left intents once it has ended, and not before; once however many
+// intents it left, and before the first of them is settled; never of the
 // caller itself.
-func TestEndedNamesProcessesThatEnded(t *testing.T) {
+func TestRecoverTellsEndedBeforeClaiming(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, dsn string) {
 		ctx := intentCtx()
 		first := storetest.Open(t, dsn)
-		if err := first.Journal(store.JournalOptions{}).Intend(ctx, anIntent("call-e")); err != nil {
-			t.Fatal(err)
+		fj := first.Journal(store.JournalOptions{})
+		for _, id := range []string{"call-e", "call-f"} {
+			if err := fj.Intend(ctx, anIntent(id)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		second := storetest.Open(t, dsn).Journal(store.JournalOptions{})
-		for _, j := range []*store.Journal{first.Journal(store.JournalOptions{}), second} {
-			if got, err := j.Ended(ctx, intentWorkspace); len(got) != 0 || err != nil {
-				t.Fatalf("Ended while the process runs = %v, %v", got, err)
+		var events []string
+		ended := func(_ context.Context, owner string) { events = append(events, "ended "+owner) }
+		settle := func(_ context.Context, in store.Interrupted) (bool, error) {
+			events = append(events, "settle "+in.CallID)
+			return false, nil
+		}
+		for _, j := range []*store.Journal{fj, second} {
+			if n, err := j.Recover(ctx, intentWorkspace, ended, settle); n != 0 || err != nil || len(events) != 0 {
+				t.Fatalf("Recover while the process runs = %d, %v, told %q", n, err, events)
 			}
 		}
 		if err := first.Close(); err != nil {
 			t.Fatal(err)
 		}
-		got, err := second.Ended(ctx, intentWorkspace)
-		if err != nil || len(got) != 1 || !strings.HasSuffix(got[0], ".lock") {
-			t.Fatalf("Ended after the process ended = %v, %v; want its lock", got, err)
+		if n, err := second.Recover(ctx, "/another/workspace", ended, settle); n != 0 || err != nil || len(events) != 0 {
+			t.Fatalf("Recover of another workspace = %d, %v, told %q", n, err, events)
 		}
-		if got, err := second.Ended(ctx, "/another/workspace"); len(got) != 0 || err != nil {
-			t.Errorf("Ended of another workspace = %v, %v", got, err)
+		if n, err := second.Recover(ctx, intentWorkspace, ended, settle); n != 2 || err != nil {
+			t.Fatalf("Recover after the process ended = %d, %v; want 2", n, err)
+		}
+		if len(events) != 3 || !strings.HasPrefix(events[0], "ended ") || !strings.HasSuffix(events[0], ".lock") ||
+			events[1] != "settle call-e" || events[2] != "settle call-f" {
+			t.Errorf("Recover told %q; want the ended process's lock once, then both settles", events)
 		}
 	})
 }

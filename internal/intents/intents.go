@@ -126,9 +126,8 @@ func (r *Recovery) Settle(journal *store.Journal, ws string, b fsbridge.Bridge) 
 		r.Log.Error("recovering interrupted changes; they are left for the next start", "workspace", ws, "err", err)
 		return
 	}
-	r.awaitEnded(journal, ws, l)
-	s := &settler{r: r, log: l, b: b}
-	if _, err := journal.Recover(context.Background(), ws, s.settle); err != nil {
+	s := &settler{r: r, log: l, b: b, ws: ws}
+	if _, err := journal.Recover(context.Background(), ws, s.awaitEnded, s.settle); err != nil {
 		r.Log.Error("recovering interrupted changes; they are left for the next start", "workspace", ws, "err", err)
 	}
 }
@@ -139,6 +138,7 @@ type settler struct {
 	r       *Recovery
 	log     *auditlog.Log
 	b       fsbridge.Bridge
+	ws      string
 	drained bool // the spool records of ended processes are in the log
 }
 
@@ -191,34 +191,23 @@ func (s *settler) recorded(ctx context.Context, callID string) (bool, error) {
 	return len(rs) > 0, err
 }
 
-// awaitEnded moves into the log what the ended processes that left
-// intents in ws left in the audit spool, waiting for each one's spool to
-// be let go of: a process killed a moment ago lets go of its locks one by
-// one as it exits, so its process lock may say it ended while its spool is
-// still held — and a recovery that went on would record its calls as
-// interrupted, then find their own records too. It runs before the
-// intents are claimed (see store.Journal.Ended). A failure is logged:
-// recovery goes on.
-func (r *Recovery) awaitEnded(journal *store.Journal, ws string, l *auditlog.Log) {
-	if r.SpoolDir == "" {
+// awaitEnded moves into the log what the ended process owner (its lock's
+// name) left in the audit spool, waiting for its spool to be let go of: a
+// process killed a moment ago lets go of its locks one by one as it exits,
+// so its process lock may say it ended while its spool is still held — and
+// a recovery that went on would record its calls as interrupted, then find
+// their own records too. The journal calls it before it claims the first
+// of owner's intents (see store.Journal.Recover), also for a process that
+// ended while recovery ran. A failure is logged: recovery goes on.
+func (s *settler) awaitEnded(ctx context.Context, owner string) {
+	pid, ok := liveness.PID(owner)
+	if s.r.SpoolDir == "" || !ok {
 		return
 	}
-	ctx := context.Background()
-	owners, err := journal.Ended(ctx, ws)
-	for _, o := range owners {
-		pid, ok := liveness.PID(o)
-		if !ok {
-			continue
-		}
-		var n int
-		n, err = l.RecoverProcess(ctx, r.SpoolDir, pid, exitingWait)
-		r.logMoved(n)
-		if err != nil {
-			break
-		}
-	}
+	n, err := s.log.RecoverProcess(ctx, s.r.SpoolDir, pid, exitingWait)
+	s.r.logMoved(n)
 	if err != nil {
-		r.Log.Warn("waiting for the audit spools of ended processes; recovery goes on", "workspace", ws, "err", err)
+		s.r.Log.Warn("waiting for the audit spool of an ended process; recovery goes on", "workspace", s.ws, "process", owner, "err", err)
 	}
 }
 
