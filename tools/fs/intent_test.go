@@ -163,7 +163,7 @@ func TestFailedChangeDropsItsIntent(t *testing.T) {
 			t.Fatalf("%d intents left, want the half-made change's", n)
 		}
 		settled := 0
-		if _, err := j.Recover(context.Background(), "", func(context.Context, store.Interrupted) (bool, error) {
+		if _, err := j.Recover(context.Background(), "", nil, func(context.Context, store.Interrupted) (bool, error) {
 			settled++
 			return false, nil
 		}); err != nil || settled != 1 {
