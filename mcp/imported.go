@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
@@ -92,6 +93,9 @@ type imports struct {
 	// session was established again, has a new session, which knows none
 	// of them (see renew).
 	on map[string]*sdk.ClientSession
+	// failing names the servers whose last listing failed (see listing);
+	// only followImports's goroutine touches it.
+	failing map[string]bool
 }
 
 // followImports re-serves the imported servers' offers, following their
@@ -222,12 +226,32 @@ func (s *Server) collect(ctx context.Context) (o offer, ok bool) {
 	o = offer{resources: map[string]*sdk.Resource{}, templates: map[string]*sdk.ResourceTemplate{}, prompts: map[string]*sdk.Prompt{}, owner: map[string]string{}, remote: map[string]string{}}
 	ok = true
 	for _, name := range s.opts.Imported.Ready() {
-		if err := s.collectOne(ctx, name, &o); err != nil {
-			s.opts.Logger.Warn("re-serving an imported server's resources and prompts", "server", name, "err", err)
-			ok = false
-		}
+		err := s.collectOne(ctx, name, &o)
+		s.imported.listing(s.opts.Logger, name, err)
+		ok = ok && err == nil
 	}
 	return o, ok
+}
+
+// listing logs how listing server went (err): a failure that starts a run
+// of them is a warning with its error, the next ones of the run (tried
+// again every renewMaxWait at most, maybe for ever) are debug lines, and
+// the success that ends the run is noted once.
+func (im *imports) listing(log *slog.Logger, server string, err error) {
+	const doing = "re-serving an imported server's resources and prompts"
+	switch {
+	case err != nil && !im.failing[server]:
+		if im.failing == nil {
+			im.failing = map[string]bool{}
+		}
+		im.failing[server] = true
+		log.Warn(doing+" failed; trying again with backoff", "server", server, "err", err)
+	case err != nil:
+		log.Debug(doing+" failed again", "server", server, "err", err)
+	case im.failing[server]:
+		delete(im.failing, server)
+		log.Info(doing+": the server is listed again", "server", server)
+	}
 }
 
 // collectOne adds what the named server offers to o.

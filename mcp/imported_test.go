@@ -3,10 +3,12 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -82,6 +84,12 @@ func serveImported(t *testing.T, u *upstream, p *policy.Policy) *mcp.Server {
 // a manager importing servers with the options o (quietly).
 func serveManager(t *testing.T, servers map[string]config.MCPServer, o client.Options, p *policy.Policy) *mcp.Server {
 	t.Helper()
+	return serveManagerLogged(t, servers, o, p, quietLog)
+}
+
+// serveManagerLogged is serveManager with the server logging to log.
+func serveManagerLogged(t *testing.T, servers map[string]config.MCPServer, o client.Options, p *policy.Policy, log *slog.Logger) *mcp.Server {
+	t.Helper()
 	reg := registry.New()
 	o.Logger = quietLog
 	m := client.New(reg, servers, o)
@@ -94,7 +102,7 @@ func serveManager(t *testing.T, servers map[string]config.MCPServer, o client.Op
 	if err := reg.Register(m.ResourcesTool()); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Imported: m}, invoke.WithPolicy(p))
+	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: log, Imported: m}, invoke.WithPolicy(p))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -362,4 +370,95 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 		t.Fatalf("the restarted server was subscribed to %s", uri)
 	}
 	updateReaches(t, again, updated, "mem://guide.md")
+}
+
+// logRecords is a slog handler keeping every record, at every level.
+type logRecords struct {
+	mu   sync.Mutex
+	list []slog.Record
+}
+
+func (r *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r *logRecords) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, rec.Clone())
+	return nil
+}
+
+func (r *logRecords) WithAttrs([]slog.Attr) slog.Handler { return r }
+
+func (r *logRecords) WithGroup(string) slog.Handler { return r }
+
+// about returns, as "LEVEL message err", the records whose message
+// starts with prefix.
+func (r *logRecords) about(prefix string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, rec := range r.list {
+		if !strings.HasPrefix(rec.Message, prefix) {
+			continue
+		}
+		line := rec.Level.String() + " " + rec.Message
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == "err" {
+				line += " " + a.Value.String()
+			}
+			return true
+		})
+		out = append(out, line)
+	}
+	return out
+}
+
+// TestImportedListingFailuresLoggedOncePerRun: an imported server whose
+// listing keeps failing is tried again with backoff, and warned about
+// once, with its error, when a run of failures starts — the later
+// failures of the run are debug lines — and once (info) when it is listed
+// again; a new run warns again.
+func TestImportedListingFailuresLoggedOncePerRun(t *testing.T) {
+	t.Parallel()
+	u := newUpstream()
+	var fail atomic.Int32 // how many more listings of resources fail
+	fail.Store(3)
+	u.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "resources/list" && fail.Add(-1) >= 0 {
+				return nil, errors.New("the index is rebuilding")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	logs := &logRecords{}
+	srv := serveManagerLogged(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
+		st, ct := sdk.NewInMemoryTransports()
+		if _, err := u.srv.Connect(ctx, st, nil); err != nil {
+			return nil, err
+		}
+		return ct, nil
+	}}, &policy.Policy{}, slog.New(logs))
+	cs := connectTo(t, srv, nil, nil)
+	const doing = "re-serving an imported server's resources and prompts"
+	warn := "WARN " + doing + " failed; trying again with backoff calling \"resources/list\": the index is rebuilding"
+	debug := "DEBUG " + doing + " failed again calling \"resources/list\": the index is rebuilding"
+	info := "INFO " + doing + ": the server is listed again"
+
+	awaitListed(t, cs, "mem://guide.md")
+	want := []string{warn, debug, debug, info}
+	if got := logs.about(doing); !slices.Equal(got, want) {
+		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A new run of failures, when the server says its list changed.
+	fail.Store(1)
+	u.srv.AddResource(&sdk.Resource{URI: "mem://later.md", Name: "later"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{}, nil
+	})
+	awaitListed(t, cs, "mem://later.md")
+	want = append(want, warn, info)
+	if got := logs.about(doing); !slices.Equal(got, want) {
+		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
