@@ -97,17 +97,19 @@ func NewRegistry(st *store.Store, o Options) *Registry {
 	return &Registry{st: st, o: o, queued: make(chan struct{}, 1)}
 }
 
-// offlineAfter is how long after its last heartbeat a node counts as
-// offline although a gateway still names it (that gateway stopped).
+// offlineAfter is how long after a heartbeat this gateway records a node
+// counts as offline although the gateway still names it (it stopped). The
+// row records the deadline (alive_until_ns), so that every process on the
+// store, whatever its own Heartbeat, judges the node by this gateway's.
 func (r *Registry) offlineAfter() time.Duration { return 3 * r.o.Heartbeat }
 
-const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns"
+const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns, alive_until_ns"
 
-func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
+func scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
 	var n nodetool.Node
 	var caps, info string
-	var paired, seen int64
-	if err := row.Scan(&n.ID, &n.Name, &caps, &info, &paired, &n.ApprovedBy, &n.Gateway, &seen); err != nil {
+	var paired, seen, aliveUntil int64
+	if err := row.Scan(&n.ID, &n.Name, &caps, &info, &paired, &n.ApprovedBy, &n.Gateway, &seen, &aliveUntil); err != nil {
 		return n, err
 	}
 	_ = json.Unmarshal([]byte(caps), &n.Capabilities)
@@ -116,7 +118,7 @@ func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node,
 	if seen > 0 {
 		n.LastSeen = time.Unix(0, seen)
 	}
-	n.Online = n.Gateway != "" && time.Since(n.LastSeen) <= r.offlineAfter()
+	n.Online = n.Gateway != "" && time.Now().UnixNano() <= aliveUntil
 	if !n.Online {
 		n.Gateway = ""
 	}
@@ -133,7 +135,7 @@ func (r *Registry) Nodes(ctx context.Context) ([]nodetool.Node, error) {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			n, err := r.scanNode(rows)
+			n, err := scanNode(rows)
 			if err != nil {
 				return err
 			}
@@ -385,8 +387,8 @@ func (r *Registry) completePairing(ctx context.Context, p nodetool.Pairing, caps
 	err := r.st.Write(ctx, func(tx *store.Tx) error {
 		// A paired node's record is never replaced: requestPairing refuses
 		// its id, and an id paired meanwhile fails here.
-		if _, err := tx.Exec(ctx, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			p.NodeID, p.Name, string(capsJSON), string(infoJSON), time.Now().UnixNano(), p.DecidedBy, "", 0, tokenHash(token)); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			p.NodeID, p.Name, string(capsJSON), string(infoJSON), time.Now().UnixNano(), p.DecidedBy, "", 0, 0, tokenHash(token)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM node_pairings WHERE code = ?", p.Code)
@@ -433,22 +435,25 @@ func (r *Registry) authenticate(ctx context.Context, id, token string) error {
 func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string, info map[string]string) error {
 	capsJSON, _ := json.Marshal(caps)
 	infoJSON, _ := json.Marshal(info)
-	now := time.Now().UnixNano()
+	now := time.Now()
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, capabilities = ?, info = ? WHERE id = ?",
-			gateway, now, string(capsJSON), string(infoJSON), id); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, alive_until_ns = ?, capabilities = ?, info = ? WHERE id = ?",
+			gateway, now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), string(capsJSON), string(infoJSON), id); err != nil {
 			return err
 		}
 		return interruptRunning(ctx, tx, id, "", "the node reconnected while the call ran: its connection was lost")
 	})
 }
 
-// beat records that the node id answered gateway's heartbeat. It says
-// whether gateway still holds the node: errRemoved when the owner removed
-// it, errElsewhere when another gateway holds it now.
+// beat records that the node id answered gateway's heartbeat, and that it
+// counts as alive for offlineAfter. It says whether gateway still holds
+// the node: errRemoved when the owner removed it, errElsewhere when
+// another gateway holds it now.
 func (r *Registry) beat(ctx context.Context, id, gateway string) error {
+	now := time.Now()
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ? WHERE id = ? AND gateway = ?", time.Now().UnixNano(), id, gateway)
+		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ? AND gateway = ?",
+			now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), id, gateway)
 		if err != nil {
 			return err
 		}
@@ -576,18 +581,19 @@ func gatewayLost(gateway string) string {
 }
 
 // orphaned is the condition on node_calls, with the arguments running
-// and the oldest heartbeat a live gateway's node has, of the running
-// calls nobody can finish: their gateway no longer holds their node (the
-// node was removed, or is held elsewhere), or has recorded no heartbeat
-// for offlineAfter — it died without recording that it let the node go.
-const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND nodes.seen_ns >= ?)"
+// and the time now, of the running calls nobody can finish: their gateway
+// no longer holds their node (the node was removed, or is held
+// elsewhere), or has let the node's liveness deadline pass — it recorded
+// no heartbeat for the offlineAfter of its own, and died without
+// recording that it let the node go.
+const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND nodes.alive_until_ns >= ?)"
 
 // interruptOrphans ends the orphaned calls (see orphaned) as interrupted,
 // naming the gateway that ran each, so that a call whose gateway and
 // caller both died does not stay running: its retry (same idempotency
 // key) gets that answer, and the row is pruned in time.
 func (r *Registry) interruptOrphans(ctx context.Context) error {
-	cut := time.Now().Add(-r.offlineAfter()).UnixNano()
+	cut := time.Now().UnixNano()
 	type orphan struct{ id, gateway string }
 	var found []orphan
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
@@ -864,14 +870,14 @@ func (r *Registry) wait(ctx context.Context, id string, progress func(string)) (
 // in time, or the gateway running it stopped or lost the node.
 func (r *Registry) check(ctx context.Context, c callRow) error {
 	var gateway string
-	var seen int64
+	var aliveUntil int64
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT gateway, seen_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen)
+		return tx.QueryRow(ctx, "SELECT gateway, alive_until_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &aliveUntil)
 	})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) { // no row: the node was removed, and nobody holds it
 		return err
 	}
-	stale := time.Since(time.Unix(0, seen)) > r.offlineAfter()
+	stale := time.Now().UnixNano() > aliveUntil
 	var state, why string
 	switch {
 	case c.state == queued && (gateway == "" || stale):

@@ -21,11 +21,13 @@ func execSQL(t *testing.T, st *store.Store, q string, args ...any) {
 	}
 }
 
-// addNode records a paired node held by gateway.
+// addNode records a paired node held by gateway, heard from now by a
+// gateway of the default heartbeat.
 func addNode(t *testing.T, st *store.Store, id, gateway string) {
 	t.Helper()
-	execSQL(t, st, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, '[\"run\"]', '{}', ?, 'owner', ?, ?, 'x')",
-		id, id, time.Now().UnixNano(), gateway, time.Now().UnixNano())
+	now := time.Now()
+	execSQL(t, st, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, '[\"run\"]', '{}', ?, 'owner', ?, ?, ?, 'x')",
+		id, id, now.UnixNano(), gateway, now.UnixNano(), now.Add(3*DefaultHeartbeat).UnixNano())
 }
 
 // addCall records a call to node in state, created and last updated at
@@ -210,7 +212,8 @@ func TestInterruptOrphans(t *testing.T) {
 		addNode(t, st, "node-live", "gw#1")
 		addNode(t, st, "node-moved", "gw#2")
 		addNode(t, st, "node-stale", "gw#1")
-		execSQL(t, st, "UPDATE nodes SET seen_ns = ? WHERE id = 'node-stale'", time.Now().Add(-r.offlineAfter()-time.Second).UnixNano())
+		execSQL(t, st, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = 'node-stale'",
+			time.Now().Add(-r.offlineAfter()-time.Second).UnixNano(), time.Now().Add(-time.Second).UnixNano())
 		for id, node := range map[string]string{"live": "node-live", "moved": "node-moved", "stale": "node-stale", "removed": "node-gone"} {
 			addCall(t, st, id, node, running, time.Now(), false)
 		}
@@ -226,6 +229,69 @@ func TestInterruptOrphans(t *testing.T) {
 		res, err := r.wait(ctx, "stale", nil)
 		if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "the call was interrupted: gateway gw#1, which ran it, stopped answering or lost the node") {
 			t.Errorf("the stale gateway's call: %+v %v", res, err)
+		}
+	})
+}
+
+// TestLivenessIsTheHoldingGatewaysOwn: gateways with different heartbeats
+// share one store, and each judges a node by the heartbeat of the gateway
+// holding it. One with a short heartbeat neither reports a node offline
+// nor interrupts its running call while the gateway holding it, with a
+// long heartbeat, is within three of its own heartbeats of the last;
+// one with a long heartbeat reports a short one's node offline, and ends
+// its call, once that gateway is three of its own heartbeats late.
+func TestLivenessIsTheHoldingGatewaysOwn(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		slow := NewRegistry(st, Options{Heartbeat: time.Hour})
+		quick := NewRegistry(st, Options{Heartbeat: time.Millisecond})
+		addNode(t, st, "node-slow", "")
+		addNode(t, st, "node-quick", "")
+		if err := slow.attach(ctx, "node-slow", "gw-slow", []string{"run"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.attach(ctx, "node-quick", "gw-quick", []string{"run"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := slow.beat(ctx, "node-slow", "gw-slow"); err != nil {
+			t.Fatal(err)
+		}
+		addCall(t, st, "on-slow", "node-slow", running, time.Now(), false)
+		addCall(t, st, "on-quick", "node-quick", running, time.Now(), false)
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-slow' WHERE id = 'on-slow'")
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-quick' WHERE id = 'on-quick'")
+		// Past three of the quick gateway's heartbeats: it stopped beating.
+		time.Sleep(10 * time.Millisecond)
+
+		for _, r := range []*Registry{quick, slow} {
+			n, err := r.Node(ctx, "node-slow")
+			if err != nil || !n.Online || n.Gateway != "gw-slow" {
+				t.Errorf("the slow gateway's node, seen by the gateway of heartbeat %s: %+v %v", r.o.Heartbeat, n, err)
+			}
+			n, err = r.Node(ctx, "node-quick")
+			if err != nil || n.Online {
+				t.Errorf("the stopped quick gateway's node, seen by the gateway of heartbeat %s: %+v %v", r.o.Heartbeat, n, err)
+			}
+		}
+		c, err := quick.readCall(ctx, "id = ?", "on-slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.check(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := states(t, st); s["on-slow"] != running {
+			t.Errorf("the quick gateway ended the slow one's call: %v", s)
+		}
+		if err := slow.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := states(t, st); s["on-slow"] != running || s["on-quick"] != interrupted {
+			t.Errorf("after the slow gateway's sweep: %v", s)
 		}
 	})
 }

@@ -473,6 +473,16 @@ DELETE FROM node_pairings WHERE state = 'pending' AND EXISTS (
 	AND (newer.created_ns > node_pairings.created_ns OR (newer.created_ns = node_pairings.created_ns AND newer.code > node_pairings.code)));
 CREATE UNIQUE INDEX node_pairings_waiting ON node_pairings (node_id) WHERE state = 'pending';
 `},
+	// Until when a node held by a gateway counts as alive: the time of its
+	// last heartbeat plus three heartbeats of the gateway that recorded it
+	// (package nodes), so that gateways configured with different
+	// heartbeats on one store each judge a node by the heartbeat of the
+	// gateway holding it. Nodes held when this step runs are given three
+	// heartbeats of the default (5s) from their last.
+	{name: "node liveness deadlines", sql: `
+ALTER TABLE nodes ADD COLUMN alive_until_ns BIGINT NOT NULL DEFAULT 0;
+UPDATE nodes SET alive_until_ns = seen_ns + 15000000000 WHERE gateway <> '';
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own
