@@ -496,6 +496,9 @@ func (r *Registry) Remove(ctx context.Context, ref string) (nodetool.Node, error
 		if k, _ := res.RowsAffected(); k == 0 {
 			return &nodetool.Refused{Reason: fmt.Sprintf("node %s (%s) was removed already", n.Name, n.ID)}
 		}
+		if _, err := tx.Exec(ctx, "UPDATE node_removals SET removed = removed + 1 WHERE id = 1"); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE node_id = ? AND state = ?",
 			failed, outcome(tool.Errorf("the call to the node failed: the owner removed node %s before it took the call, which did not run", n.Name)), time.Now().UnixNano(), n.ID, queued); err != nil {
 			return err
@@ -521,6 +524,15 @@ func (r *Registry) wake() {
 // paired returns the ids of the paired nodes.
 func (r *Registry) paired(ctx context.Context) (map[string]bool, error) {
 	return r.ids(ctx, "SELECT id FROM nodes")
+}
+
+// removals returns how many nodes have been removed (Remove counts each).
+func (r *Registry) removals(ctx context.Context) (int64, error) {
+	var n int64
+	err := r.st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT removed FROM node_removals WHERE id = 1").Scan(&n)
+	})
+	return n, err
 }
 
 // ids returns the set of ids the query q, with args, selects.

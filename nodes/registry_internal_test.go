@@ -3,17 +3,25 @@ package nodes
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
 )
 
 // execSQL runs q on st, failing the test on an error.
-func execSQL(t *testing.T, st *store.Store, q string, args ...any) {
+func execSQL(t testing.TB, st *store.Store, q string, args ...any) {
 	t.Helper()
 	ctx := context.Background()
 	if err := st.Write(ctx, func(tx *store.Tx) error { _, err := tx.Exec(ctx, q, args...); return err }); err != nil {
@@ -23,7 +31,7 @@ func execSQL(t *testing.T, st *store.Store, q string, args ...any) {
 
 // addNode records a paired node held by gateway, heard from now by a
 // gateway of the default heartbeat.
-func addNode(t *testing.T, st *store.Store, id, gateway string) {
+func addNode(t testing.TB, st *store.Store, id, gateway string) {
 	t.Helper()
 	now := time.Now()
 	execSQL(t, st, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, '[\"run\"]', '{}', ?, 'owner', ?, ?, ?, 'x')",
@@ -293,5 +301,110 @@ func TestLivenessIsTheHoldingGatewaysOwn(t *testing.T) {
 		if s := states(t, st); s["on-slow"] != running || s["on-quick"] != interrupted {
 			t.Errorf("after the slow gateway's sweep: %v", s)
 		}
+	})
+}
+
+// BenchmarkDropRemoved is a hub's look, every Poll, for the nodes the
+// owner removed among those it holds: 10 held of 100 paired, none removed.
+func BenchmarkDropRemoved(b *testing.B) {
+	ctx := context.Background()
+	st := storetest.Open(b, filepath.Join(b.TempDir(), store.DefaultFile))
+	h := NewHub(NewRegistry(st, Options{}), HubOptions{ID: "gw", Logger: slog.New(slog.DiscardHandler)})
+	var links []*link
+	for i := range 100 {
+		id := fmt.Sprintf("node-%03d", i)
+		addNode(b, st, id, h.ID())
+		if i%10 == 0 {
+			l := &link{node: id}
+			l.ready.Store(true)
+			links = append(links, l)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if kept := h.dropRemoved(ctx, links); len(kept) != 10 {
+			b.Fatalf("kept %d links", len(kept))
+		}
+	}
+}
+
+// wsConn returns the client's end of a WebSocket to a server that reads
+// from it until it is closed.
+func wsConn(t *testing.T) *websocket.Conn {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, _, err := websocket.Dial(context.Background(), srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return c
+}
+
+// TestDropRemovedLooksAfterRemovals: a hub reads the paired nodes, to
+// close the connections of those removed, only when a node was removed
+// since its last look (Remove, in any process, counts each) or a
+// connection is new since then; otherwise one row says nothing changed —
+// a node's row deleted without Remove's count goes unnoticed until the
+// next removal. A connection that became ready after the look that saw
+// its node's removal is looked at too.
+func TestDropRemovedLooksAfterRemovals(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{})
+		h := NewHub(r, HubOptions{ID: "gw", Logger: slog.New(slog.DiscardHandler)})
+		newLink := func(node string) *link {
+			l := &link{ws: wsConn(t), node: node}
+			l.ready.Store(true)
+			return l
+		}
+		nodesOf := func(links []*link) (out []string) {
+			for _, l := range links {
+				out = append(out, l.node)
+			}
+			return out
+		}
+		for _, id := range []string{"node-a", "node-b", "node-c", "node-late"} {
+			addNode(t, st, id, h.ID())
+		}
+		links := h.dropRemoved(ctx, []*link{newLink("node-a"), newLink("node-b"), newLink("node-stranger")})
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a", "node-b"}) {
+			t.Fatalf("new links kept: %v", got)
+		}
+
+		execSQL(t, st, "DELETE FROM nodes WHERE id = 'node-b'")
+		links = h.dropRemoved(ctx, links)
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a", "node-b"}) {
+			t.Errorf("with no removal counted, kept %v", got)
+		}
+
+		if _, err := r.Remove(ctx, "node-late"); err != nil {
+			t.Fatal(err)
+		}
+		links = h.dropRemoved(ctx, links)
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a"}) {
+			t.Errorf("after a removal, kept %v", got)
+		}
+
+		// node-late's connection, authenticated before its removal, is
+		// ready only now.
+		links = h.dropRemoved(ctx, append(links, newLink("node-late"), newLink("node-c")))
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a", "node-c"}) {
+			t.Errorf("with new links, kept %v", got)
+		}
+		h.wg.Wait() // the dropped connections' close handshakes
 	})
 }

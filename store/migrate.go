@@ -483,6 +483,16 @@ CREATE UNIQUE INDEX node_pairings_waiting ON node_pairings (node_id) WHERE state
 ALTER TABLE nodes ADD COLUMN alive_until_ns BIGINT NOT NULL DEFAULT 0;
 UPDATE nodes SET alive_until_ns = seen_ns + 15000000000 WHERE gateway <> '';
 `},
+	// How many nodes the owner has removed (package nodes), counted in the
+	// transaction that removes each: a gateway reads this one row every
+	// poll, and the paired nodes only when it changed.
+	{name: "node removals", sql: `
+CREATE TABLE node_removals (
+	id INTEGER PRIMARY KEY CHECK (id = 1),
+	removed BIGINT NOT NULL
+);
+INSERT INTO node_removals (id, removed) VALUES (1, 0);
+`},
 }
 
 // migrate applies the migrations the database lacks, each in its own
