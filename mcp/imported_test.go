@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -71,13 +72,16 @@ func newUpstream() *upstream {
 // a manager importing u as "docs".
 func serveImported(t *testing.T, u *upstream, p *policy.Policy) *mcp.Server {
 	t.Helper()
-	return serveManager(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
-		st, ct := sdk.NewInMemoryTransports()
-		if _, err := u.srv.Connect(ctx, st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}, p)
+	return serveManager(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: u.transport}, p)
+}
+
+// transport connects to u in memory: a client.Options.Transport.
+func (u *upstream) transport(ctx context.Context, _ string) (sdk.Transport, error) {
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := u.srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return ct, nil
 }
 
 // serveManager serves, under p, a registry holding the resources tool of
@@ -432,18 +436,12 @@ func TestImportedListingFailuresLoggedOncePerRun(t *testing.T) {
 		}
 	})
 	logs := &logRecords{}
-	srv := serveManagerLogged(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
-		st, ct := sdk.NewInMemoryTransports()
-		if _, err := u.srv.Connect(ctx, st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}, &policy.Policy{}, slog.New(logs))
+	srv := serveManagerLogged(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: u.transport}, &policy.Policy{}, slog.New(logs))
 	cs := connectTo(t, srv, nil, nil)
 	const doing = "re-serving an imported server's resources and prompts"
 	warn := "WARN " + doing + " failed; trying again with backoff calling \"resources/list\": the index is rebuilding"
 	debug := "DEBUG " + doing + " failed again calling \"resources/list\": the index is rebuilding"
-	info := "INFO " + doing + ": the server is listed again"
+	info := "INFO " + doing + " works again"
 
 	awaitListed(t, cs, "mem://guide.md")
 	want := []string{warn, debug, debug, info}
@@ -459,6 +457,50 @@ func TestImportedListingFailuresLoggedOncePerRun(t *testing.T) {
 	awaitListed(t, cs, "mem://later.md")
 	want = append(want, warn, info)
 	if got := logs.about(doing); !slices.Equal(got, want) {
+		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestImportedRenewalFailuresLoggedOncePerRun: a subscription to an
+// imported server's resource that the server, whose session was
+// established again, refuses to renew is tried again with backoff, and
+// warned about once, with the error, until the renewal works, which is
+// noted once.
+func TestImportedRenewalFailuresLoggedOncePerRun(t *testing.T) {
+	t.Parallel()
+	u := newUpstream()
+	// The server speaks 2025-11-25 (it knows no server/discover), where a
+	// subscription is a request it answers; on the SDK's latest protocol
+	// (subscriptions/listen) a refusal never reaches the client.
+	u.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "server/discover" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	logs := &logRecords{}
+	srv := serveManagerLogged(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: u.transport, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, &policy.Policy{}, slog.New(logs))
+	cs := connectTo(t, srv, nil, nil)
+	awaitListed(t, cs, "mem://guide.md")
+	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: "mem://guide.md"}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, u.subscribed)
+
+	u.refuse.Store(3)
+	for ss := range u.srv.Sessions() {
+		_ = ss.Close() // the manager connects again: a session that knows no subscription
+	}
+	if uri := receive(t, u.subscribed); uri != "mem://guide.md" {
+		t.Fatalf("subscribed again to %s", uri)
+	}
+	const doing = "renewing the subscriptions to an imported server's resources"
+	eventually(t, "the renewal noted", func() bool { return len(logs.about(doing)) >= 4 })
+	warn := "WARN " + doing + " failed; trying again with backoff not now"
+	debug := "DEBUG " + doing + " failed again not now"
+	if got, want := logs.about(doing), []string{warn, debug, debug, "INFO " + doing + " works again"}; !slices.Equal(got, want) {
 		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
