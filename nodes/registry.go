@@ -103,9 +103,24 @@ func NewRegistry(st *store.Store, o Options) *Registry {
 // store, whatever its own Heartbeat, judges the node by this gateway's.
 func (r *Registry) offlineAfter() time.Duration { return 3 * r.o.Heartbeat }
 
+// aliveUntil is the deadline of a node's row whose last heartbeat was at
+// seen, with the deadline alive recorded: alive itself, unless a gateway
+// of an earlier version wrote the row (alive is 0, or older than its
+// heartbeat) — then offlineAfter from seen, as that gateway judges it.
+func (r *Registry) aliveUntil(seen, alive int64) int64 {
+	if alive > seen {
+		return alive
+	}
+	return seen + int64(r.offlineAfter())
+}
+
+// aliveUntilSQL is aliveUntil in SQL, for the row nodes, with the
+// argument offlineAfter in nanoseconds.
+const aliveUntilSQL = "(CASE WHEN nodes.alive_until_ns > nodes.seen_ns THEN nodes.alive_until_ns ELSE nodes.seen_ns + ? END)"
+
 const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns, alive_until_ns"
 
-func scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
+func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
 	var n nodetool.Node
 	var caps, info string
 	var paired, seen, aliveUntil int64
@@ -118,7 +133,7 @@ func scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
 	if seen > 0 {
 		n.LastSeen = time.Unix(0, seen)
 	}
-	n.Online = n.Gateway != "" && time.Now().UnixNano() <= aliveUntil
+	n.Online = n.Gateway != "" && time.Now().UnixNano() <= r.aliveUntil(seen, aliveUntil)
 	if !n.Online {
 		n.Gateway = ""
 	}
@@ -135,7 +150,7 @@ func (r *Registry) Nodes(ctx context.Context) ([]nodetool.Node, error) {
 		}
 		defer rows.Close()
 		for rows.Next() {
-			n, err := scanNode(rows)
+			n, err := r.scanNode(rows)
 			if err != nil {
 				return err
 			}
@@ -592,24 +607,24 @@ func gatewayLost(gateway string) string {
 	return fmt.Sprintf("gateway %s, which ran it, stopped answering or lost the node", gateway)
 }
 
-// orphaned is the condition on node_calls, with the arguments running
-// and the time now, of the running calls nobody can finish: their gateway
-// no longer holds their node (the node was removed, or is held
-// elsewhere), or has let the node's liveness deadline pass — it recorded
-// no heartbeat for the offlineAfter of its own, and died without
-// recording that it let the node go.
-const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND nodes.alive_until_ns >= ?)"
+// orphaned is the condition on node_calls, with the arguments running,
+// offlineAfter in nanoseconds and the time now, of the running calls
+// nobody can finish: their gateway no longer holds their node (the node
+// was removed, or is held elsewhere), or has let the node's deadline
+// (aliveUntil) pass — it recorded no heartbeat for the offlineAfter of
+// its own, and died without recording that it let the node go.
+const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND " + aliveUntilSQL + " >= ?)"
 
 // interruptOrphans ends the orphaned calls (see orphaned) as interrupted,
 // naming the gateway that ran each, so that a call whose gateway and
 // caller both died does not stay running: its retry (same idempotency
 // key) gets that answer, and the row is pruned in time.
 func (r *Registry) interruptOrphans(ctx context.Context) error {
-	cut := time.Now().UnixNano()
+	now := time.Now().UnixNano()
 	type orphan struct{ id, gateway string }
 	var found []orphan
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id, gateway FROM node_calls WHERE "+orphaned, running, cut)
+		rows, err := tx.Query(ctx, "SELECT id, gateway FROM node_calls WHERE "+orphaned, running, r.offlineAfter().Nanoseconds(), now)
 		if err != nil {
 			return err
 		}
@@ -629,7 +644,7 @@ func (r *Registry) interruptOrphans(ctx context.Context) error {
 	return r.st.Write(ctx, func(tx *store.Tx) error {
 		for _, o := range found {
 			if _, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE id = ? AND gateway = ? AND "+orphaned,
-				interrupted, outcome(interruptedResult(gatewayLost(o.gateway))), time.Now().UnixNano(), o.id, o.gateway, running, cut); err != nil {
+				interrupted, outcome(interruptedResult(gatewayLost(o.gateway))), time.Now().UnixNano(), o.id, o.gateway, running, r.offlineAfter().Nanoseconds(), now); err != nil {
 				return err
 			}
 		}
@@ -882,14 +897,14 @@ func (r *Registry) wait(ctx context.Context, id string, progress func(string)) (
 // in time, or the gateway running it stopped or lost the node.
 func (r *Registry) check(ctx context.Context, c callRow) error {
 	var gateway string
-	var aliveUntil int64
+	var seen, aliveUntil int64
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT gateway, alive_until_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &aliveUntil)
+		return tx.QueryRow(ctx, "SELECT gateway, seen_ns, alive_until_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen, &aliveUntil)
 	})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) { // no row: the node was removed, and nobody holds it
 		return err
 	}
-	stale := time.Now().UnixNano() > aliveUntil
+	stale := time.Now().UnixNano() > r.aliveUntil(seen, aliveUntil)
 	var state, why string
 	switch {
 	case c.state == queued && (gateway == "" || stale):

@@ -304,6 +304,52 @@ func TestLivenessIsTheHoldingGatewaysOwn(t *testing.T) {
 	})
 }
 
+// TestLivenessOfRowsOfEarlierGateways: a node's row that a gateway of an
+// earlier version keeps — no deadline recorded, or one older than the
+// heartbeat that gateway recorded since — is judged as that gateway
+// judges it: offline three heartbeats of the reader's own after the last.
+func TestLivenessOfRowsOfEarlierGateways(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{Heartbeat: time.Minute})
+		now := time.Now()
+		for id, row := range map[string]struct{ seen, alive time.Time }{
+			"node-fresh": {seen: now.Add(-time.Minute)},                                   // no deadline yet
+			"node-taken": {seen: now.Add(-time.Minute), alive: now.Add(-2 * time.Minute)}, // one from before the earlier gateway took it
+			"node-stale": {seen: now.Add(-4 * time.Minute)},
+		} {
+			addNode(t, st, id, "gw-old")
+			var alive int64
+			if !row.alive.IsZero() {
+				alive = row.alive.UnixNano()
+			}
+			execSQL(t, st, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ?", row.seen.UnixNano(), alive, id)
+			addCall(t, st, "on-"+id, id, running, now, false)
+		}
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-old'")
+		for id, online := range map[string]bool{"node-fresh": true, "node-taken": true, "node-stale": false} {
+			if n, err := r.Node(ctx, id); err != nil || n.Online != online {
+				t.Errorf("%s: %+v %v, want online %v", id, n, err, online)
+			}
+		}
+		c, err := r.readCall(ctx, "id = ?", "on-node-taken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.check(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"on-node-fresh": running, "on-node-taken": running, "on-node-stale": interrupted}
+		if s := states(t, st); !maps.Equal(s, want) {
+			t.Errorf("states %v, want %v", s, want)
+		}
+	})
+}
+
 // BenchmarkDropRemoved is a hub's look, every Poll, for the nodes the
 // owner removed among those it holds: 10 held of 100 paired, none removed.
 func BenchmarkDropRemoved(b *testing.B) {

@@ -17,14 +17,3 @@ var SchemaVersion = len(migrations)
 func OpenAtVersion(ctx context.Context, dsn string, n int) (*Store, error) {
 	return open(ctx, dsn, migrations[:n])
 }
-
-// VersionOf returns the version the migration named name brings the
-// schema to; 0 when there is none.
-func VersionOf(name string) int {
-	for i, m := range migrations {
-		if m.name == name {
-			return i + 1
-		}
-	}
-	return 0
-}

@@ -477,11 +477,11 @@ CREATE UNIQUE INDEX node_pairings_waiting ON node_pairings (node_id) WHERE state
 	// last heartbeat plus three heartbeats of the gateway that recorded it
 	// (package nodes), so that gateways configured with different
 	// heartbeats on one store each judge a node by the heartbeat of the
-	// gateway holding it. Nodes held when this step runs are given three
-	// heartbeats of the default (5s) from their last.
+	// gateway holding it. A row that gateways of earlier versions keep
+	// (0 here, or a deadline older than its heartbeat) is judged as they
+	// judge it.
 	{name: "node liveness deadlines", sql: `
 ALTER TABLE nodes ADD COLUMN alive_until_ns BIGINT NOT NULL DEFAULT 0;
-UPDATE nodes SET alive_until_ns = seen_ns + 15000000000 WHERE gateway <> '';
 `},
 	// How many nodes the owner has removed (package nodes), counted in the
 	// transaction that removes each: a gateway reads this one row every

@@ -98,64 +98,6 @@ func TestOpenUpgradesOlderDatabase(t *testing.T) {
 	})
 }
 
-// TestNodeLivenessDeadlinesMigrated: a node a gateway held when the
-// schema gains liveness deadlines counts as alive for three default
-// heartbeats (15s) from its last, as the gateways before judged it; one
-// nobody held has none.
-func TestNodeLivenessDeadlinesMigrated(t *testing.T) {
-	t.Parallel()
-	storetest.Run(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		v := store.VersionOf("node liveness deadlines")
-		if v == 0 {
-			t.Fatal("no migration named node liveness deadlines")
-		}
-		old, err := store.OpenAtVersion(ctx, dsn, v-1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = old.Write(ctx, func(tx *store.Tx) error {
-			for id, gateway := range map[string]string{"held": "gw#1", "idle": ""} {
-				if _, err := tx.Exec(ctx, "INSERT INTO nodes (id, name, token_sha256, capabilities, info, paired_ns, approved_by, gateway, seen_ns) VALUES (?, ?, 'x', '[]', '{}', 1, 'owner', ?, 1000)",
-					id, id, gateway); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := old.Close(); err != nil {
-			t.Fatal(err)
-		}
-		st := storetest.Open(t, dsn)
-		got := map[string]int64{}
-		err = st.Read(ctx, func(tx *store.Tx) error {
-			rows, err := tx.Query(ctx, "SELECT id, alive_until_ns FROM nodes")
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			for rows.Next() {
-				var id string
-				var until int64
-				if err := rows.Scan(&id, &until); err != nil {
-					return err
-				}
-				got[id] = until
-			}
-			return rows.Err()
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := map[string]int64{"held": 1000 + int64(15*time.Second), "idle": 0}; fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("liveness deadlines %v, want %v", got, want)
-		}
-	})
-}
-
 func TestOpenRefusesNewerDatabase(t *testing.T) {
 	t.Parallel()
 	storetest.Run(t, func(t *testing.T, dsn string) {
