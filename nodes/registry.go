@@ -68,7 +68,9 @@ const (
 // Options tune a Registry; zero values take the defaults.
 type Options struct {
 	// Heartbeat is how often a gateway pings its nodes and records that
-	// they answered; a node unheard of for three heartbeats is offline.
+	// they answered; a node unheard of for three heartbeats (of the
+	// gateway holding it, whatever other gateways on the store use) is
+	// offline.
 	Heartbeat time.Duration
 	// Poll is how often pending calls and pairing requests are looked at
 	// in the store.
