@@ -452,8 +452,8 @@ func (r *Registry) authenticate(ctx context.Context, id, token string) error {
 func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string, info map[string]string) error {
 	capsJSON, _ := json.Marshal(caps)
 	infoJSON, _ := json.Marshal(info)
-	now := time.Now()
 	return r.st.Write(ctx, func(tx *store.Tx) error {
+		now := time.Now() // not before the store's turn comes: a deadline counts from it
 		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, alive_until_ns = ?, capabilities = ?, info = ? WHERE id = ?",
 			gateway, now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), string(capsJSON), string(infoJSON), id); err != nil {
 			return err
@@ -467,8 +467,8 @@ func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string
 // the node: errRemoved when the owner removed it, errElsewhere when
 // another gateway holds it now.
 func (r *Registry) beat(ctx context.Context, id, gateway string) error {
-	now := time.Now()
 	return r.st.Write(ctx, func(tx *store.Tx) error {
+		now := time.Now()
 		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ? AND gateway = ?",
 			now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), id, gateway)
 		if err != nil {
