@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"regexp"
 	"slices"
@@ -92,6 +93,9 @@ type imports struct {
 	// session was established again, has a new session, which knows none
 	// of them (see renew).
 	on map[string]*sdk.ClientSession
+	// failing is what failed of which server when last tried (see
+	// failures); only followImports's goroutine touches it.
+	failing failures
 }
 
 // followImports re-serves the imported servers' offers, following their
@@ -222,12 +226,42 @@ func (s *Server) collect(ctx context.Context) (o offer, ok bool) {
 	o = offer{resources: map[string]*sdk.Resource{}, templates: map[string]*sdk.ResourceTemplate{}, prompts: map[string]*sdk.Prompt{}, owner: map[string]string{}, remote: map[string]string{}}
 	ok = true
 	for _, name := range s.opts.Imported.Ready() {
-		if err := s.collectOne(ctx, name, &o); err != nil {
-			s.opts.Logger.Warn("re-serving an imported server's resources and prompts", "server", name, "err", err)
-			ok = false
-		}
+		err := s.collectOne(ctx, name, &o)
+		s.imported.failing.note(s.opts.Logger, listing, name, err)
+		ok = ok && err == nil
 	}
 	return o, ok
+}
+
+// What followImports tries again with backoff when it fails.
+const (
+	listing  = "re-serving an imported server's resources and prompts"
+	renewing = "renewing the subscriptions to an imported server's resources"
+)
+
+// failures holds, by what was tried (listing, renewing) of which server,
+// what failed when last tried.
+type failures map[[2]string]bool
+
+// note logs how doing went for server (err): the failure that starts a
+// run of them is a warning with its error, the next ones of the run
+// (tried again every renewMaxWait at most, maybe for ever) are debug
+// lines, and the success that ends the run is noted once.
+func (f *failures) note(log *slog.Logger, doing, server string, err error) {
+	key := [2]string{doing, server}
+	switch {
+	case err != nil && !(*f)[key]:
+		if *f == nil {
+			*f = failures{}
+		}
+		(*f)[key] = true
+		log.Warn(doing+" failed; trying again with backoff", "server", server, "err", err)
+	case err != nil:
+		log.Debug(doing+" failed again", "server", server, "err", err)
+	case (*f)[key]:
+		delete(*f, key)
+		log.Info(doing+" works again", "server", server)
+	}
 }
 
 // collectOne adds what the named server offers to o.
@@ -519,6 +553,8 @@ func (s *Server) renew(ctx context.Context) (ok bool) {
 	for _, server := range s.opts.Imported.Ready() {
 		uris := byServer[server]
 		if len(uris) == 0 {
+			// Nothing to renew: a run of failures ends unremarked.
+			delete(im.failing, [2]string{renewing, server})
 			continue
 		}
 		err := s.upstream(ctx, server, func(ctx context.Context, sess *sdk.ClientSession) error {
@@ -541,10 +577,8 @@ func (s *Server) renew(ctx context.Context) (ok bool) {
 			}
 			return nil
 		})
-		if err != nil {
-			s.opts.Logger.Warn("renewing the subscriptions to an imported server's resources", "server", server, "err", err)
-			ok = false
-		}
+		im.failing.note(s.opts.Logger, renewing, server, err)
+		ok = ok && err == nil
 	}
 	return ok
 }

@@ -3,14 +3,17 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/config"
 	"github.com/toolbelt/toolbelt/invoke"
@@ -69,18 +72,27 @@ func newUpstream() *upstream {
 // a manager importing u as "docs".
 func serveImported(t *testing.T, u *upstream, p *policy.Policy) *mcp.Server {
 	t.Helper()
-	return serveManager(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: func(ctx context.Context, _ string) (sdk.Transport, error) {
-		st, ct := sdk.NewInMemoryTransports()
-		if _, err := u.srv.Connect(ctx, st, nil); err != nil {
-			return nil, err
-		}
-		return ct, nil
-	}}, p)
+	return serveManager(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: u.transport}, p)
+}
+
+// transport connects to u in memory: a client.Options.Transport.
+func (u *upstream) transport(ctx context.Context, _ string) (sdk.Transport, error) {
+	st, ct := sdk.NewInMemoryTransports()
+	if _, err := u.srv.Connect(ctx, st, nil); err != nil {
+		return nil, err
+	}
+	return ct, nil
 }
 
 // serveManager serves, under p, a registry holding the resources tool of
 // a manager importing servers with the options o (quietly).
 func serveManager(t *testing.T, servers map[string]config.MCPServer, o client.Options, p *policy.Policy) *mcp.Server {
+	t.Helper()
+	return serveManagerLogged(t, servers, o, p, quietLog)
+}
+
+// serveManagerLogged is serveManager with the server logging to log.
+func serveManagerLogged(t *testing.T, servers map[string]config.MCPServer, o client.Options, p *policy.Policy, log *slog.Logger) *mcp.Server {
 	t.Helper()
 	reg := registry.New()
 	o.Logger = quietLog
@@ -94,7 +106,7 @@ func serveManager(t *testing.T, servers map[string]config.MCPServer, o client.Op
 	if err := reg.Register(m.ResourcesTool()); err != nil {
 		t.Fatal(err)
 	}
-	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: quietLog, Imported: m}, invoke.WithPolicy(p))
+	srv := mcp.New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, mcp.Options{Logger: log, Imported: m}, invoke.WithPolicy(p))
 	t.Cleanup(srv.Close)
 	return srv
 }
@@ -362,4 +374,133 @@ func TestImportedSubscriptionRenewed(t *testing.T) {
 		t.Fatalf("the restarted server was subscribed to %s", uri)
 	}
 	updateReaches(t, again, updated, "mem://guide.md")
+}
+
+// logRecords is a slog handler keeping every record, at every level.
+type logRecords struct {
+	mu   sync.Mutex
+	list []slog.Record
+}
+
+func (r *logRecords) Enabled(context.Context, slog.Level) bool { return true }
+
+func (r *logRecords) Handle(_ context.Context, rec slog.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, rec.Clone())
+	return nil
+}
+
+func (r *logRecords) WithAttrs([]slog.Attr) slog.Handler { return r }
+
+func (r *logRecords) WithGroup(string) slog.Handler { return r }
+
+// about returns, as "LEVEL message err", the records whose message
+// starts with prefix.
+func (r *logRecords) about(prefix string) []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, rec := range r.list {
+		if !strings.HasPrefix(rec.Message, prefix) {
+			continue
+		}
+		line := rec.Level.String() + " " + rec.Message
+		rec.Attrs(func(a slog.Attr) bool {
+			if a.Key == "err" {
+				line += " " + a.Value.String()
+			}
+			return true
+		})
+		out = append(out, line)
+	}
+	return out
+}
+
+// TestImportedListingFailuresLoggedOncePerRun: an imported server whose
+// listing keeps failing is tried again with backoff, and warned about
+// once, with its error, when a run of failures starts — the later
+// failures of the run are debug lines — and once (info) when it is listed
+// again; a new run warns again.
+func TestImportedListingFailuresLoggedOncePerRun(t *testing.T) {
+	t.Parallel()
+	u := newUpstream()
+	var fail atomic.Int32 // how many more listings of resources fail
+	fail.Store(3)
+	u.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "resources/list" && fail.Add(-1) >= 0 {
+				return nil, errors.New("the index is rebuilding")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	logs := &logRecords{}
+	srv := serveManagerLogged(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: u.transport}, &policy.Policy{}, slog.New(logs))
+	cs := connectTo(t, srv, nil, nil)
+	const doing = "re-serving an imported server's resources and prompts"
+	warn := "WARN " + doing + " failed; trying again with backoff calling \"resources/list\": the index is rebuilding"
+	debug := "DEBUG " + doing + " failed again calling \"resources/list\": the index is rebuilding"
+	info := "INFO " + doing + " works again"
+
+	awaitListed(t, cs, "mem://guide.md")
+	want := []string{warn, debug, debug, info}
+	if got := logs.about(doing); !slices.Equal(got, want) {
+		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+
+	// A new run of failures, when the server says its list changed.
+	fail.Store(1)
+	u.srv.AddResource(&sdk.Resource{URI: "mem://later.md", Name: "later"}, func(context.Context, *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
+		return &sdk.ReadResourceResult{}, nil
+	})
+	awaitListed(t, cs, "mem://later.md")
+	want = append(want, warn, info)
+	if got := logs.about(doing); !slices.Equal(got, want) {
+		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestImportedRenewalFailuresLoggedOncePerRun: a subscription to an
+// imported server's resource that the server, whose session was
+// established again, refuses to renew is tried again with backoff, and
+// warned about once, with the error, until the renewal works, which is
+// noted once.
+func TestImportedRenewalFailuresLoggedOncePerRun(t *testing.T) {
+	t.Parallel()
+	u := newUpstream()
+	// The server speaks 2025-11-25 (it knows no server/discover), where a
+	// subscription is a request it answers; on the SDK's latest protocol
+	// (subscriptions/listen) a refusal never reaches the client.
+	u.srv.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			if method == "server/discover" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	logs := &logRecords{}
+	srv := serveManagerLogged(t, map[string]config.MCPServer{"docs": {}}, client.Options{Transport: u.transport, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond}, &policy.Policy{}, slog.New(logs))
+	cs := connectTo(t, srv, nil, nil)
+	awaitListed(t, cs, "mem://guide.md")
+	if err := cs.Subscribe(context.Background(), &sdk.SubscribeParams{URI: "mem://guide.md"}); err != nil {
+		t.Fatal(err)
+	}
+	receive(t, u.subscribed)
+
+	u.refuse.Store(3)
+	for ss := range u.srv.Sessions() {
+		_ = ss.Close() // the manager connects again: a session that knows no subscription
+	}
+	if uri := receive(t, u.subscribed); uri != "mem://guide.md" {
+		t.Fatalf("subscribed again to %s", uri)
+	}
+	const doing = "renewing the subscriptions to an imported server's resources"
+	eventually(t, "the renewal noted", func() bool { return len(logs.about(doing)) >= 4 })
+	warn := "WARN " + doing + " failed; trying again with backoff not now"
+	debug := "DEBUG " + doing + " failed again not now"
+	if got, want := logs.about(doing), []string{warn, debug, debug, "INFO " + doing + " works again"}; !slices.Equal(got, want) {
+		t.Errorf("logged\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

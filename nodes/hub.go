@@ -38,6 +38,9 @@ type Hub struct {
 	stop    context.CancelFunc
 	done    chan struct{}
 	wg      sync.WaitGroup // the connections' handlers
+	// removals is Registry.removals at dispatch's last read of the paired
+	// nodes (see dropRemoved); only dispatch touches it.
+	removals int64
 }
 
 // HubOptions configure a Hub.
@@ -67,6 +70,9 @@ type link struct {
 	sent  map[string]bool // calls sent and not yet answered
 	// cancelled are the calls whose cancel was sent.
 	cancelled map[string]bool
+	// checked says dispatch found the node paired since it was ready (see
+	// dropRemoved); only dispatch touches it.
+	checked bool
 }
 
 // NewHub returns the hub of the gateway o.ID over reg; Start it to send
@@ -184,18 +190,29 @@ func (h *Hub) dispatch(ctx context.Context) {
 
 // dropRemoved closes the connections among links of the nodes the owner
 // removed (Registry.Remove, in any process on the store), and returns the
-// others.
+// others. It reads the paired nodes only when a node was removed since it
+// last did (the count of removals, read first, changed) or a link is new
+// since then; otherwise that one row says nothing changed.
 func (h *Hub) dropRemoved(ctx context.Context, links []*link) []*link {
-	paired, err := h.reg.paired(ctx)
+	removals, err := h.reg.removals(ctx)
+	if err == nil && removals == h.removals && !slices.ContainsFunc(links, func(l *link) bool { return !l.checked }) {
+		return links
+	}
+	var paired map[string]bool
+	if err == nil {
+		paired, err = h.reg.paired(ctx)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			h.log.Warn("reading the paired nodes", "err", err)
 		}
 		return links
 	}
+	h.removals = removals
 	kept := links[:0]
 	for _, l := range links {
 		if paired[l.node] {
+			l.checked = true
 			kept = append(kept, l)
 			continue
 		}

@@ -68,7 +68,9 @@ const (
 // Options tune a Registry; zero values take the defaults.
 type Options struct {
 	// Heartbeat is how often a gateway pings its nodes and records that
-	// they answered; a node unheard of for three heartbeats is offline.
+	// they answered; a node unheard of for three heartbeats (of the
+	// gateway holding it, whatever other gateways on the store use) is
+	// offline.
 	Heartbeat time.Duration
 	// Poll is how often pending calls and pairing requests are looked at
 	// in the store.
@@ -97,17 +99,34 @@ func NewRegistry(st *store.Store, o Options) *Registry {
 	return &Registry{st: st, o: o, queued: make(chan struct{}, 1)}
 }
 
-// offlineAfter is how long after its last heartbeat a node counts as
-// offline although a gateway still names it (that gateway stopped).
+// offlineAfter is how long after a heartbeat this gateway records a node
+// counts as offline although the gateway still names it (it stopped). The
+// row records the deadline (alive_until_ns), so that every process on the
+// store, whatever its own Heartbeat, judges the node by this gateway's.
 func (r *Registry) offlineAfter() time.Duration { return 3 * r.o.Heartbeat }
 
-const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns"
+// aliveUntil is the deadline of a node's row whose last heartbeat was at
+// seen, with the deadline alive recorded: alive itself, unless a gateway
+// of an earlier version wrote the row (alive is 0, or older than its
+// heartbeat) — then offlineAfter from seen, as that gateway judges it.
+func (r *Registry) aliveUntil(seen, alive int64) int64 {
+	if alive > seen {
+		return alive
+	}
+	return seen + int64(r.offlineAfter())
+}
+
+// aliveUntilSQL is aliveUntil in SQL, for the row nodes, with the
+// argument offlineAfter in nanoseconds.
+const aliveUntilSQL = "(CASE WHEN nodes.alive_until_ns > nodes.seen_ns THEN nodes.alive_until_ns ELSE nodes.seen_ns + ? END)"
+
+const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns, alive_until_ns"
 
 func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
 	var n nodetool.Node
 	var caps, info string
-	var paired, seen int64
-	if err := row.Scan(&n.ID, &n.Name, &caps, &info, &paired, &n.ApprovedBy, &n.Gateway, &seen); err != nil {
+	var paired, seen, aliveUntil int64
+	if err := row.Scan(&n.ID, &n.Name, &caps, &info, &paired, &n.ApprovedBy, &n.Gateway, &seen, &aliveUntil); err != nil {
 		return n, err
 	}
 	_ = json.Unmarshal([]byte(caps), &n.Capabilities)
@@ -116,7 +135,7 @@ func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node,
 	if seen > 0 {
 		n.LastSeen = time.Unix(0, seen)
 	}
-	n.Online = n.Gateway != "" && time.Since(n.LastSeen) <= r.offlineAfter()
+	n.Online = n.Gateway != "" && time.Now().UnixNano() <= r.aliveUntil(seen, aliveUntil)
 	if !n.Online {
 		n.Gateway = ""
 	}
@@ -385,8 +404,8 @@ func (r *Registry) completePairing(ctx context.Context, p nodetool.Pairing, caps
 	err := r.st.Write(ctx, func(tx *store.Tx) error {
 		// A paired node's record is never replaced: requestPairing refuses
 		// its id, and an id paired meanwhile fails here.
-		if _, err := tx.Exec(ctx, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			p.NodeID, p.Name, string(capsJSON), string(infoJSON), time.Now().UnixNano(), p.DecidedBy, "", 0, tokenHash(token)); err != nil {
+		if _, err := tx.Exec(ctx, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			p.NodeID, p.Name, string(capsJSON), string(infoJSON), time.Now().UnixNano(), p.DecidedBy, "", 0, 0, tokenHash(token)); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, "DELETE FROM node_pairings WHERE code = ?", p.Code)
@@ -433,22 +452,25 @@ func (r *Registry) authenticate(ctx context.Context, id, token string) error {
 func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string, info map[string]string) error {
 	capsJSON, _ := json.Marshal(caps)
 	infoJSON, _ := json.Marshal(info)
-	now := time.Now().UnixNano()
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, capabilities = ?, info = ? WHERE id = ?",
-			gateway, now, string(capsJSON), string(infoJSON), id); err != nil {
+		now := time.Now() // not before the store's turn comes: a deadline counts from it
+		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, alive_until_ns = ?, capabilities = ?, info = ? WHERE id = ?",
+			gateway, now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), string(capsJSON), string(infoJSON), id); err != nil {
 			return err
 		}
 		return interruptRunning(ctx, tx, id, "", "the node reconnected while the call ran: its connection was lost")
 	})
 }
 
-// beat records that the node id answered gateway's heartbeat. It says
-// whether gateway still holds the node: errRemoved when the owner removed
-// it, errElsewhere when another gateway holds it now.
+// beat records that the node id answered gateway's heartbeat, and that it
+// counts as alive for offlineAfter. It says whether gateway still holds
+// the node: errRemoved when the owner removed it, errElsewhere when
+// another gateway holds it now.
 func (r *Registry) beat(ctx context.Context, id, gateway string) error {
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ? WHERE id = ? AND gateway = ?", time.Now().UnixNano(), id, gateway)
+		now := time.Now()
+		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ? AND gateway = ?",
+			now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), id, gateway)
 		if err != nil {
 			return err
 		}
@@ -491,6 +513,9 @@ func (r *Registry) Remove(ctx context.Context, ref string) (nodetool.Node, error
 		if k, _ := res.RowsAffected(); k == 0 {
 			return &nodetool.Refused{Reason: fmt.Sprintf("node %s (%s) was removed already", n.Name, n.ID)}
 		}
+		if _, err := tx.Exec(ctx, "UPDATE node_removals SET removed = removed + 1 WHERE id = 1"); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE node_id = ? AND state = ?",
 			failed, outcome(tool.Errorf("the call to the node failed: the owner removed node %s before it took the call, which did not run", n.Name)), time.Now().UnixNano(), n.ID, queued); err != nil {
 			return err
@@ -516,6 +541,15 @@ func (r *Registry) wake() {
 // paired returns the ids of the paired nodes.
 func (r *Registry) paired(ctx context.Context) (map[string]bool, error) {
 	return r.ids(ctx, "SELECT id FROM nodes")
+}
+
+// removals returns how many nodes have been removed (Remove counts each).
+func (r *Registry) removals(ctx context.Context) (int64, error) {
+	var n int64
+	err := r.st.Read(ctx, func(tx *store.Tx) error {
+		return tx.QueryRow(ctx, "SELECT removed FROM node_removals WHERE id = 1").Scan(&n)
+	})
+	return n, err
 }
 
 // ids returns the set of ids the query q, with args, selects.
@@ -575,23 +609,24 @@ func gatewayLost(gateway string) string {
 	return fmt.Sprintf("gateway %s, which ran it, stopped answering or lost the node", gateway)
 }
 
-// orphaned is the condition on node_calls, with the arguments running
-// and the oldest heartbeat a live gateway's node has, of the running
-// calls nobody can finish: their gateway no longer holds their node (the
-// node was removed, or is held elsewhere), or has recorded no heartbeat
-// for offlineAfter — it died without recording that it let the node go.
-const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND nodes.seen_ns >= ?)"
+// orphaned is the condition on node_calls, with the arguments running,
+// offlineAfter in nanoseconds and the time now, of the running calls
+// nobody can finish: their gateway no longer holds their node (the node
+// was removed, or is held elsewhere), or has let the node's deadline
+// (aliveUntil) pass — it recorded no heartbeat for the offlineAfter of
+// its own, and died without recording that it let the node go.
+const orphaned = "state = ? AND NOT EXISTS (SELECT 1 FROM nodes WHERE nodes.id = node_calls.node_id AND nodes.gateway = node_calls.gateway AND " + aliveUntilSQL + " >= ?)"
 
 // interruptOrphans ends the orphaned calls (see orphaned) as interrupted,
 // naming the gateway that ran each, so that a call whose gateway and
 // caller both died does not stay running: its retry (same idempotency
 // key) gets that answer, and the row is pruned in time.
 func (r *Registry) interruptOrphans(ctx context.Context) error {
-	cut := time.Now().Add(-r.offlineAfter()).UnixNano()
+	now := time.Now().UnixNano()
 	type orphan struct{ id, gateway string }
 	var found []orphan
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		rows, err := tx.Query(ctx, "SELECT id, gateway FROM node_calls WHERE "+orphaned, running, cut)
+		rows, err := tx.Query(ctx, "SELECT id, gateway FROM node_calls WHERE "+orphaned, running, r.offlineAfter().Nanoseconds(), now)
 		if err != nil {
 			return err
 		}
@@ -611,7 +646,7 @@ func (r *Registry) interruptOrphans(ctx context.Context) error {
 	return r.st.Write(ctx, func(tx *store.Tx) error {
 		for _, o := range found {
 			if _, err := tx.Exec(ctx, "UPDATE node_calls SET state = ?, result = ?, updated_ns = ? WHERE id = ? AND gateway = ? AND "+orphaned,
-				interrupted, outcome(interruptedResult(gatewayLost(o.gateway))), time.Now().UnixNano(), o.id, o.gateway, running, cut); err != nil {
+				interrupted, outcome(interruptedResult(gatewayLost(o.gateway))), time.Now().UnixNano(), o.id, o.gateway, running, r.offlineAfter().Nanoseconds(), now); err != nil {
 				return err
 			}
 		}
@@ -864,14 +899,14 @@ func (r *Registry) wait(ctx context.Context, id string, progress func(string)) (
 // in time, or the gateway running it stopped or lost the node.
 func (r *Registry) check(ctx context.Context, c callRow) error {
 	var gateway string
-	var seen int64
+	var seen, aliveUntil int64
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT gateway, seen_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen)
+		return tx.QueryRow(ctx, "SELECT gateway, seen_ns, alive_until_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen, &aliveUntil)
 	})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) { // no row: the node was removed, and nobody holds it
 		return err
 	}
-	stale := time.Since(time.Unix(0, seen)) > r.offlineAfter()
+	stale := time.Now().UnixNano() > r.aliveUntil(seen, aliveUntil)
 	var state, why string
 	switch {
 	case c.state == queued && (gateway == "" || stale):

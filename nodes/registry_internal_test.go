@@ -3,17 +3,25 @@ package nodes
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/toolbelt/toolbelt/internal/storetest"
 	"github.com/toolbelt/toolbelt/store"
 )
 
 // execSQL runs q on st, failing the test on an error.
-func execSQL(t *testing.T, st *store.Store, q string, args ...any) {
+func execSQL(t testing.TB, st *store.Store, q string, args ...any) {
 	t.Helper()
 	ctx := context.Background()
 	if err := st.Write(ctx, func(tx *store.Tx) error { _, err := tx.Exec(ctx, q, args...); return err }); err != nil {
@@ -21,11 +29,13 @@ func execSQL(t *testing.T, st *store.Store, q string, args ...any) {
 	}
 }
 
-// addNode records a paired node held by gateway.
-func addNode(t *testing.T, st *store.Store, id, gateway string) {
+// addNode records a paired node held by gateway, heard from now by a
+// gateway of the default heartbeat.
+func addNode(t testing.TB, st *store.Store, id, gateway string) {
 	t.Helper()
-	execSQL(t, st, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, '[\"run\"]', '{}', ?, 'owner', ?, ?, 'x')",
-		id, id, time.Now().UnixNano(), gateway, time.Now().UnixNano())
+	now := time.Now()
+	execSQL(t, st, "INSERT INTO nodes ("+nodeColumns+", token_sha256) VALUES (?, ?, '[\"run\"]', '{}', ?, 'owner', ?, ?, ?, 'x')",
+		id, id, now.UnixNano(), gateway, now.UnixNano(), now.Add(3*DefaultHeartbeat).UnixNano())
 }
 
 // addCall records a call to node in state, created and last updated at
@@ -210,7 +220,8 @@ func TestInterruptOrphans(t *testing.T) {
 		addNode(t, st, "node-live", "gw#1")
 		addNode(t, st, "node-moved", "gw#2")
 		addNode(t, st, "node-stale", "gw#1")
-		execSQL(t, st, "UPDATE nodes SET seen_ns = ? WHERE id = 'node-stale'", time.Now().Add(-r.offlineAfter()-time.Second).UnixNano())
+		execSQL(t, st, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = 'node-stale'",
+			time.Now().Add(-r.offlineAfter()-time.Second).UnixNano(), time.Now().Add(-time.Second).UnixNano())
 		for id, node := range map[string]string{"live": "node-live", "moved": "node-moved", "stale": "node-stale", "removed": "node-gone"} {
 			addCall(t, st, id, node, running, time.Now(), false)
 		}
@@ -227,5 +238,219 @@ func TestInterruptOrphans(t *testing.T) {
 		if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "the call was interrupted: gateway gw#1, which ran it, stopped answering or lost the node") {
 			t.Errorf("the stale gateway's call: %+v %v", res, err)
 		}
+	})
+}
+
+// TestLivenessIsTheHoldingGatewaysOwn: gateways with different heartbeats
+// share one store, and each judges a node by the heartbeat of the gateway
+// holding it. One with a short heartbeat neither reports a node offline
+// nor interrupts its running call while the gateway holding it, with a
+// long heartbeat, is within three of its own heartbeats of the last;
+// one with a long heartbeat reports a short one's node offline, and ends
+// its call, once that gateway is three of its own heartbeats late.
+func TestLivenessIsTheHoldingGatewaysOwn(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		slow := NewRegistry(st, Options{Heartbeat: time.Hour})
+		quick := NewRegistry(st, Options{Heartbeat: time.Millisecond})
+		addNode(t, st, "node-slow", "")
+		addNode(t, st, "node-quick", "")
+		if err := slow.attach(ctx, "node-slow", "gw-slow", []string{"run"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.attach(ctx, "node-quick", "gw-quick", []string{"run"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := slow.beat(ctx, "node-slow", "gw-slow"); err != nil {
+			t.Fatal(err)
+		}
+		addCall(t, st, "on-slow", "node-slow", running, time.Now(), false)
+		addCall(t, st, "on-quick", "node-quick", running, time.Now(), false)
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-slow' WHERE id = 'on-slow'")
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-quick' WHERE id = 'on-quick'")
+		// Past three of the quick gateway's heartbeats: it stopped beating.
+		time.Sleep(10 * time.Millisecond)
+
+		for _, r := range []*Registry{quick, slow} {
+			n, err := r.Node(ctx, "node-slow")
+			if err != nil || !n.Online || n.Gateway != "gw-slow" {
+				t.Errorf("the slow gateway's node, seen by the gateway of heartbeat %s: %+v %v", r.o.Heartbeat, n, err)
+			}
+			n, err = r.Node(ctx, "node-quick")
+			if err != nil || n.Online {
+				t.Errorf("the stopped quick gateway's node, seen by the gateway of heartbeat %s: %+v %v", r.o.Heartbeat, n, err)
+			}
+		}
+		c, err := quick.readCall(ctx, "id = ?", "on-slow")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.check(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := quick.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := states(t, st); s["on-slow"] != running {
+			t.Errorf("the quick gateway ended the slow one's call: %v", s)
+		}
+		if err := slow.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if s := states(t, st); s["on-slow"] != running || s["on-quick"] != interrupted {
+			t.Errorf("after the slow gateway's sweep: %v", s)
+		}
+	})
+}
+
+// TestLivenessOfRowsOfEarlierGateways: a node's row that a gateway of an
+// earlier version keeps — no deadline recorded, or one older than the
+// heartbeat that gateway recorded since — is judged as that gateway
+// judges it: offline three heartbeats of the reader's own after the last.
+func TestLivenessOfRowsOfEarlierGateways(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{Heartbeat: time.Minute})
+		now := time.Now()
+		for id, row := range map[string]struct{ seen, alive time.Time }{
+			"node-fresh": {seen: now.Add(-time.Minute)},                                   // no deadline yet
+			"node-taken": {seen: now.Add(-time.Minute), alive: now.Add(-2 * time.Minute)}, // one from before the earlier gateway took it
+			"node-stale": {seen: now.Add(-4 * time.Minute)},
+		} {
+			addNode(t, st, id, "gw-old")
+			var alive int64
+			if !row.alive.IsZero() {
+				alive = row.alive.UnixNano()
+			}
+			execSQL(t, st, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ?", row.seen.UnixNano(), alive, id)
+			addCall(t, st, "on-"+id, id, running, now, false)
+		}
+		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-old'")
+		for id, online := range map[string]bool{"node-fresh": true, "node-taken": true, "node-stale": false} {
+			if n, err := r.Node(ctx, id); err != nil || n.Online != online {
+				t.Errorf("%s: %+v %v, want online %v", id, n, err, online)
+			}
+		}
+		c, err := r.readCall(ctx, "id = ?", "on-node-taken")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.check(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.interruptOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"on-node-fresh": running, "on-node-taken": running, "on-node-stale": interrupted}
+		if s := states(t, st); !maps.Equal(s, want) {
+			t.Errorf("states %v, want %v", s, want)
+		}
+	})
+}
+
+// BenchmarkDropRemoved is a hub's look, every Poll, for the nodes the
+// owner removed among those it holds: 10 held of 100 paired, none removed.
+func BenchmarkDropRemoved(b *testing.B) {
+	ctx := context.Background()
+	st := storetest.Open(b, filepath.Join(b.TempDir(), store.DefaultFile))
+	h := NewHub(NewRegistry(st, Options{}), HubOptions{ID: "gw", Logger: slog.New(slog.DiscardHandler)})
+	var links []*link
+	for i := range 100 {
+		id := fmt.Sprintf("node-%03d", i)
+		addNode(b, st, id, h.ID())
+		if i%10 == 0 {
+			l := &link{node: id}
+			l.ready.Store(true)
+			links = append(links, l)
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if kept := h.dropRemoved(ctx, links); len(kept) != 10 {
+			b.Fatalf("kept %d links", len(kept))
+		}
+	}
+}
+
+// wsConn returns the client's end of a WebSocket to a server that reads
+// from it until it is closed.
+func wsConn(t *testing.T) *websocket.Conn {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer c.CloseNow()
+		for {
+			if _, _, err := c.Read(r.Context()); err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, _, err := websocket.Dial(context.Background(), srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.CloseNow() })
+	return c
+}
+
+// TestDropRemovedLooksAfterRemovals: a hub reads the paired nodes, to
+// close the connections of those removed, only when a node was removed
+// since its last look (Remove, in any process, counts each) or a
+// connection is new since then; otherwise one row says nothing changed —
+// a node's row deleted without Remove's count goes unnoticed until the
+// next removal. A connection that became ready after the look that saw
+// its node's removal is looked at too.
+func TestDropRemovedLooksAfterRemovals(t *testing.T) {
+	t.Parallel()
+	storetest.Each(t, func(t *testing.T, st *store.Store) {
+		ctx := context.Background()
+		r := NewRegistry(st, Options{})
+		h := NewHub(r, HubOptions{ID: "gw", Logger: slog.New(slog.DiscardHandler)})
+		newLink := func(node string) *link {
+			l := &link{ws: wsConn(t), node: node}
+			l.ready.Store(true)
+			return l
+		}
+		nodesOf := func(links []*link) (out []string) {
+			for _, l := range links {
+				out = append(out, l.node)
+			}
+			return out
+		}
+		for _, id := range []string{"node-a", "node-b", "node-c", "node-late"} {
+			addNode(t, st, id, h.ID())
+		}
+		links := h.dropRemoved(ctx, []*link{newLink("node-a"), newLink("node-b"), newLink("node-stranger")})
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a", "node-b"}) {
+			t.Fatalf("new links kept: %v", got)
+		}
+
+		execSQL(t, st, "DELETE FROM nodes WHERE id = 'node-b'")
+		links = h.dropRemoved(ctx, links)
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a", "node-b"}) {
+			t.Errorf("with no removal counted, kept %v", got)
+		}
+
+		if _, err := r.Remove(ctx, "node-late"); err != nil {
+			t.Fatal(err)
+		}
+		links = h.dropRemoved(ctx, links)
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a"}) {
+			t.Errorf("after a removal, kept %v", got)
+		}
+
+		// node-late's connection, authenticated before its removal, is
+		// ready only now.
+		links = h.dropRemoved(ctx, append(links, newLink("node-late"), newLink("node-c")))
+		if got := nodesOf(links); !slices.Equal(got, []string{"node-a", "node-c"}) {
+			t.Errorf("with new links, kept %v", got)
+		}
+		h.wg.Wait() // the dropped connections' close handshakes
 	})
 }
