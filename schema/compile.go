@@ -44,9 +44,9 @@ const hintKey = "\x00hints"
 // use: the result shares with doc the parts that compile unchanged (a
 // property that is a plain string, number, integer or boolean the dialect
 // takes as it is, lists of values), so a change to either may show in the
-// other; and results share with one another the few lists and schemas the
-// compiler makes once for all ([type, "null"], {"type": [type, "null"]}).
-// Encode it, or copy it before changing it.
+// other; and results share with one another the few lists the compiler
+// makes once for all ([type, "null"]). Encode it, or copy it before
+// changing it.
 func (d Dialect) Compile(doc any) (map[string]any, Report) {
 	return d.compile(doc, false)
 }

@@ -166,11 +166,6 @@ func (c *compiler) nullableSchema(v any, owned, settled bool) any {
 	if !ok {
 		return v
 	}
-	if settled && len(m) == 1 {
-		if l := nullLeaf(m); l != nil {
-			return l
-		}
-	}
 	if !owned {
 		m = maps.Clone(m)
 	}
@@ -278,32 +273,6 @@ var nullTypes = func() (lists [7]any) {
 		lists[i] = []any{t, "null"}
 	}
 	return lists
-}()
-
-// nullLeaf returns the nullable form of m when m is the settled leaf
-// {"type": t} (see leafKind): {"type": [t, "null"]}, made once for the
-// process for each t of leafTypes and shared by every result that needs
-// it, like nullTypes; else nil. Two in five of the optional properties of
-// the corpus are such a leaf, each a map cloned to change one entry.
-func nullLeaf(m map[string]any) map[string]any {
-	t, _ := m["type"].(string)
-	if i := jsonTypeIndex(t); i >= 0 {
-		return nullLeaves[i]
-	}
-	return nil
-}
-
-// leafTypes are the types of a plain leaf (see leafKind).
-var leafTypes = []string{"string", "integer", "number", "boolean"}
-
-// nullLeaves holds {"type": [t, "null"]} for each t of leafTypes, at t's
-// index in jsonTypes; nil at the others.
-var nullLeaves = func() (leaves [7]map[string]any) {
-	for _, t := range leafTypes {
-		i := jsonTypeIndex(t)
-		leaves[i] = map[string]any{"type": nullTypes[i]}
-	}
-	return leaves
 }()
 
 // jsonTypeIndex returns the index of t in jsonTypes, or -1.
