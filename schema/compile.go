@@ -617,19 +617,28 @@ func (d Dialect) leafKind(m map[string]any) (plain, settled bool) {
 }
 
 // leafKindOf is leafKind of m, whose type is t, a string, number, integer
-// or boolean: kindPlain, kindSettled or kindOther.
+// or boolean: kindPlain, kindSettled or kindOther. It looks up the
+// keywords of a plain leaf, the most frequent first, until it has found
+// as many as m has keys: most leaves have one or two keys, found in one or
+// two lookups, where going through the map's keys starts an iteration
+// (a random start, and while the collector marks, a write barrier at each
+// step).
 func (d Dialect) leafKindOf(m map[string]any, t string) int {
 	if !d.Accepts("type") {
 		return kindOther
 	}
 	settled := true
-	for k, v := range m {
-		// One lookup of the keyword's index, for the whitelist and
-		// Accepts both.
-		i := keywordIndex(k)
-		if i < 0 || leafKeywords&(1<<i) == 0 {
-			return kindOther
+	found := 1 // the type
+	for _, k := range leafKeywords {
+		if found == len(m) {
+			break
 		}
+		v, ok := m[k]
+		if !ok {
+			continue
+		}
+		found++
+		i := keywordIndex(k)
 		switch i {
 		case formatIndex: // strip keeps a format the dialect takes on this type
 			f, ok := v.(string)
@@ -648,6 +657,9 @@ func (d Dialect) leafKindOf(m map[string]any, t string) int {
 		if settled && !d.acceptsIndexed(i, k) {
 			settled = false
 		}
+	}
+	if found < len(m) { // a keyword no plain leaf has
+		return kindOther
 	}
 	if settled {
 		return kindSettled
@@ -671,29 +683,15 @@ func (c *compiler) plainLeaf(n *nodeState) map[string]any {
 	return n.m
 }
 
-// leafKeywords are the keywords a plain leaf may have (see leafKind), as
-// bits of their keywordIndex.
-var leafKeywords = keywordBits("type", "description", "title", "default", "examples", "example", "deprecated", "readOnly", "writeOnly", "$comment",
-	"pattern", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "format", "enum")
+// leafKeywords are the keywords a plain leaf may have (see leafKind)
+// beside "type", the most frequent in the corpus first.
+var leafKeywords = [...]string{"description", "enum", "default", "maximum", "minimum", "maxLength", "minLength", "format",
+	"exclusiveMinimum", "pattern", "title", "multipleOf", "examples", "deprecated", "exclusiveMaximum", "example", "readOnly", "writeOnly", "$comment"}
 
 var (
 	formatIndex = keywordIndex("format")
 	enumIndex   = keywordIndex("enum")
 )
-
-// keywordBits returns the set of keywords ks as bits of their keywordIndex
-// (each must be indexed).
-func keywordBits(ks ...string) uint64 {
-	var bits uint64
-	for _, k := range ks {
-		i := keywordIndex(k)
-		if i < 0 {
-			panic("schema: keyword " + k + " is not indexed")
-		}
-		bits |= 1 << i
-	}
-	return bits
-}
 
 func allStrings(list []any) bool {
 	for _, v := range list {

@@ -574,3 +574,26 @@ func TestNullableInTypeArrays(t *testing.T) {
 		}
 	}
 }
+
+// TestLeafKeywords: leafKindOf looks up leafKeywords, each an indexed
+// keyword once, and finds a leaf with all of them (a map past the size of
+// one group) plain, and not once it has one key more.
+func TestLeafKeywords(t *testing.T) {
+	m := map[string]any{"type": "string"}
+	for _, k := range leafKeywords {
+		if keywordIndex(k) < 0 || k == "type" || m[k] != nil {
+			t.Fatalf("leafKeywords: %q is not indexed, or is there twice", k)
+		}
+		m[k] = "x"
+	}
+	m["enum"], m["minimum"], m["examples"] = []any{"a"}, 1.0, []any{"a"}
+	for _, d := range testDialects() {
+		if plain, _ := d.leafKind(m); !plain {
+			t.Errorf("%s: a leaf with every keyword of leafKeywords is not plain", d.Name())
+		}
+	}
+	m["x-extra"] = 1
+	if plain, _ := OpenAIStrict.leafKind(m); plain {
+		t.Error("a leaf with x-extra is plain")
+	}
+}

@@ -173,6 +173,11 @@ func literal(v any) string {
 			return textclip.Clip(string(x), 80)
 		}
 	}
+	// Encode's room is for a schema; a literal is most often a short
+	// list or object (a default of [] or {}).
+	if b, ok := appendJSON(make([]byte, 0, 64), v, 0); ok {
+		return textclip.Clip(string(b), 80)
+	}
 	b, err := Encode(v)
 	if err != nil {
 		return fmt.Sprint(v)
