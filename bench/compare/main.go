@@ -47,7 +47,7 @@ var (
 	sessions = flag.Int("sessions", 100, "HTTP sessions opened to measure memory per session")
 	tbBins   = flag.String("toolbelt", "", "toolbelt binaries to measure side by side, comma-separated, instead of building ./cmd/toolbelt")
 	imported = flag.Int("imported", 1000, "tools of the imported server")
-	coldOnly = flag.Bool("cold", false, "measure only the cold starts")
+	coldOnly = flag.Bool("cold", false, "measure only the cold starts (and the idle memory after them)")
 )
 
 // build is one Toolbelt binary measured.
@@ -120,6 +120,8 @@ func main() {
 	t.times("CPU time of that start (to 0.5 s after; 10 ms ticks)", cpuTB, cpuFloor, .5, "floor")
 	t.times(fmt.Sprintf("cold start with %d imported tools", *imported), coldImport, coldMany, .5, "the imported server alone")
 	t.times("CPU time of that start (Toolbelt's own)", cpuImport, cpuMany, .5, "the imported server alone")
+	t.memory("idle anonymous memory after the first tools/list (RssAnon)", memTB, memFloor, memory.anonymous)
+	t.memory("its PSS", memTB, memFloor, memory.proportional)
 	if *coldOnly {
 		return
 	}
@@ -151,8 +153,6 @@ func main() {
 	flS.Close()
 	t.times("stdio read 4 KB p50 (raw client)", latTB, latFloor, .5, "floor")
 	t.times("stdio read 4 KB p99 (raw client)", latTB, latFloor, .99, "floor")
-	t.memory("idle anonymous memory after the first tools/list (RssAnon)", memTB, memFloor, memory.anonymous)
-	t.memory("its PSS", memTB, memFloor, memory.proportional)
 	t.memory(fmt.Sprintf("idle anonymous memory after the %d reads and %s' rest", *calls, restFor), restTB, restFloor, memory.anonymous)
 	t.memory("its PSS", restTB, restFloor, memory.proportional)
 	sizes := make([][]float64, n)
