@@ -225,11 +225,16 @@ func (im *imports) changed(key string, v any) bool {
 func (s *Server) collect(ctx context.Context) (o offer, ok bool) {
 	o = offer{resources: map[string]*sdk.Resource{}, templates: map[string]*sdk.ResourceTemplate{}, prompts: map[string]*sdk.Prompt{}, owner: map[string]string{}, remote: map[string]string{}}
 	ok = true
-	for _, name := range s.opts.Imported.Ready() {
+	ready := s.opts.Imported.Ready()
+	for _, name := range ready {
 		err := s.collectOne(ctx, name, &o)
+		if ctx.Err() != nil {
+			return o, false // stopping: not a failure of the server's
+		}
 		s.imported.failing.note(s.opts.Logger, listing, name, err)
 		ok = ok && err == nil
 	}
+	s.imported.failing.keepReady(listing, ready)
 	return o, ok
 }
 
@@ -261,6 +266,17 @@ func (f *failures) note(log *slog.Logger, doing, server string, err error) {
 	case (*f)[key]:
 		delete(*f, key)
 		log.Info(doing+" works again", "server", server)
+	}
+}
+
+// keepReady forgets the runs of failures of doing of the servers not in
+// ready (stopped, or removed from the configuration): when one is ready
+// again, a new failure is a new run, and warned about.
+func (f failures) keepReady(doing string, ready []string) {
+	for key := range f {
+		if key[0] == doing && !slices.Contains(ready, key[1]) {
+			delete(f, key)
+		}
 	}
 }
 
@@ -550,7 +566,9 @@ func (s *Server) renew(ctx context.Context) (ok bool) {
 		}
 	}
 	im.mu.Unlock()
-	for _, server := range s.opts.Imported.Ready() {
+	ready := s.opts.Imported.Ready()
+	defer im.failing.keepReady(renewing, ready)
+	for _, server := range ready {
 		uris := byServer[server]
 		if len(uris) == 0 {
 			// Nothing to renew: a run of failures ends unremarked.
@@ -577,6 +595,9 @@ func (s *Server) renew(ctx context.Context) (ok bool) {
 			}
 			return nil
 		})
+		if ctx.Err() != nil {
+			return false // stopping: not a failure of the server's
+		}
 		im.failing.note(s.opts.Logger, renewing, server, err)
 		ok = ok && err == nil
 	}

@@ -101,32 +101,34 @@ func NewRegistry(st *store.Store, o Options) *Registry {
 
 // offlineAfter is how long after a heartbeat this gateway records a node
 // counts as offline although the gateway still names it (it stopped). The
-// row records the deadline (alive_until_ns), so that every process on the
-// store, whatever its own Heartbeat, judges the node by this gateway's.
+// row records it with each heartbeat (offline_after_ns), so that every
+// process on the store, whatever its own Heartbeat, judges the node by the
+// heartbeat of the gateway holding it.
 func (r *Registry) offlineAfter() time.Duration { return 3 * r.o.Heartbeat }
 
 // aliveUntil is the deadline of a node's row whose last heartbeat was at
-// seen, with the deadline alive recorded: alive itself, unless a gateway
-// of an earlier version wrote the row (alive is 0, or older than its
-// heartbeat) — then offlineAfter from seen, as that gateway judges it.
-func (r *Registry) aliveUntil(seen, alive int64) int64 {
-	if alive > seen {
-		return alive
+// seen, recorded by a gateway that counts it offline after offline: seen
+// plus offline — or, for a row no gateway of this version has recorded a
+// heartbeat in (offline is 0), plus this process's offlineAfter, as
+// gateways of earlier versions judge it.
+func (r *Registry) aliveUntil(seen, offline int64) int64 {
+	if offline > 0 {
+		return seen + offline
 	}
 	return seen + int64(r.offlineAfter())
 }
 
 // aliveUntilSQL is aliveUntil in SQL, for the row nodes, with the
 // argument offlineAfter in nanoseconds.
-const aliveUntilSQL = "(CASE WHEN nodes.alive_until_ns > nodes.seen_ns THEN nodes.alive_until_ns ELSE nodes.seen_ns + ? END)"
+const aliveUntilSQL = "(nodes.seen_ns + CASE WHEN nodes.offline_after_ns > 0 THEN nodes.offline_after_ns ELSE ? END)"
 
-const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns, alive_until_ns"
+const nodeColumns = "id, name, capabilities, info, paired_ns, approved_by, gateway, seen_ns, offline_after_ns"
 
 func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node, error) {
 	var n nodetool.Node
 	var caps, info string
-	var paired, seen, aliveUntil int64
-	if err := row.Scan(&n.ID, &n.Name, &caps, &info, &paired, &n.ApprovedBy, &n.Gateway, &seen, &aliveUntil); err != nil {
+	var paired, seen, offline int64
+	if err := row.Scan(&n.ID, &n.Name, &caps, &info, &paired, &n.ApprovedBy, &n.Gateway, &seen, &offline); err != nil {
 		return n, err
 	}
 	_ = json.Unmarshal([]byte(caps), &n.Capabilities)
@@ -135,7 +137,7 @@ func (r *Registry) scanNode(row interface{ Scan(...any) error }) (nodetool.Node,
 	if seen > 0 {
 		n.LastSeen = time.Unix(0, seen)
 	}
-	n.Online = n.Gateway != "" && time.Now().UnixNano() <= r.aliveUntil(seen, aliveUntil)
+	n.Online = n.Gateway != "" && time.Now().UnixNano() <= r.aliveUntil(seen, offline)
 	if !n.Online {
 		n.Gateway = ""
 	}
@@ -454,8 +456,8 @@ func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string
 	infoJSON, _ := json.Marshal(info)
 	return r.st.Write(ctx, func(tx *store.Tx) error {
 		now := time.Now() // not before the store's turn comes: a deadline counts from it
-		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, alive_until_ns = ?, capabilities = ?, info = ? WHERE id = ?",
-			gateway, now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), string(capsJSON), string(infoJSON), id); err != nil {
+		if _, err := tx.Exec(ctx, "UPDATE nodes SET gateway = ?, seen_ns = ?, offline_after_ns = ?, capabilities = ?, info = ? WHERE id = ?",
+			gateway, now.UnixNano(), r.offlineAfter().Nanoseconds(), string(capsJSON), string(infoJSON), id); err != nil {
 			return err
 		}
 		return interruptRunning(ctx, tx, id, "", "the node reconnected while the call ran: its connection was lost")
@@ -468,9 +470,8 @@ func (r *Registry) attach(ctx context.Context, id, gateway string, caps []string
 // another gateway holds it now.
 func (r *Registry) beat(ctx context.Context, id, gateway string) error {
 	return r.st.Write(ctx, func(tx *store.Tx) error {
-		now := time.Now()
-		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ? AND gateway = ?",
-			now.UnixNano(), now.Add(r.offlineAfter()).UnixNano(), id, gateway)
+		res, err := tx.Exec(ctx, "UPDATE nodes SET seen_ns = ?, offline_after_ns = ? WHERE id = ? AND gateway = ?",
+			time.Now().UnixNano(), r.offlineAfter().Nanoseconds(), id, gateway)
 		if err != nil {
 			return err
 		}
@@ -899,14 +900,14 @@ func (r *Registry) wait(ctx context.Context, id string, progress func(string)) (
 // in time, or the gateway running it stopped or lost the node.
 func (r *Registry) check(ctx context.Context, c callRow) error {
 	var gateway string
-	var seen, aliveUntil int64
+	var seen, offline int64
 	err := r.st.Read(ctx, func(tx *store.Tx) error {
-		return tx.QueryRow(ctx, "SELECT gateway, seen_ns, alive_until_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen, &aliveUntil)
+		return tx.QueryRow(ctx, "SELECT gateway, seen_ns, offline_after_ns FROM nodes WHERE id = ?", c.node).Scan(&gateway, &seen, &offline)
 	})
 	if err != nil && !errors.Is(err, sql.ErrNoRows) { // no row: the node was removed, and nobody holds it
 		return err
 	}
-	stale := time.Now().UnixNano() > r.aliveUntil(seen, aliveUntil)
+	stale := time.Now().UnixNano() > r.aliveUntil(seen, offline)
 	var state, why string
 	switch {
 	case c.state == queued && (gateway == "" || stale):

@@ -220,8 +220,8 @@ func TestInterruptOrphans(t *testing.T) {
 		addNode(t, st, "node-live", "gw#1")
 		addNode(t, st, "node-moved", "gw#2")
 		addNode(t, st, "node-stale", "gw#1")
-		execSQL(t, st, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = 'node-stale'",
-			time.Now().Add(-r.offlineAfter()-time.Second).UnixNano(), time.Now().Add(-time.Second).UnixNano())
+		execSQL(t, st, "UPDATE nodes SET seen_ns = ?, offline_after_ns = ? WHERE id = 'node-stale'",
+			time.Now().Add(-r.offlineAfter()-time.Second).UnixNano(), r.offlineAfter().Nanoseconds())
 		for id, node := range map[string]string{"live": "node-live", "moved": "node-moved", "stale": "node-stale", "removed": "node-gone"} {
 			addCall(t, st, id, node, running, time.Now(), false)
 		}
@@ -304,31 +304,34 @@ func TestLivenessIsTheHoldingGatewaysOwn(t *testing.T) {
 	})
 }
 
-// TestLivenessOfRowsOfEarlierGateways: a node's row that a gateway of an
-// earlier version keeps — no deadline recorded, or one older than the
-// heartbeat that gateway recorded since — is judged as that gateway
-// judges it: offline three heartbeats of the reader's own after the last.
+// TestLivenessOfRowsOfEarlierGateways: a node's row no gateway of this
+// version has recorded a heartbeat in (no offline period) is judged as
+// gateways of earlier versions judge it — offline three heartbeats of the
+// reader's own after the last; a row one has is judged by its period from
+// the last heartbeat, whoever recorded that one.
 func TestLivenessOfRowsOfEarlierGateways(t *testing.T) {
 	t.Parallel()
 	storetest.Each(t, func(t *testing.T, st *store.Store) {
 		ctx := context.Background()
 		r := NewRegistry(st, Options{Heartbeat: time.Minute})
 		now := time.Now()
-		for id, row := range map[string]struct{ seen, alive time.Time }{
-			"node-fresh": {seen: now.Add(-time.Minute)},                                   // no deadline yet
-			"node-taken": {seen: now.Add(-time.Minute), alive: now.Add(-2 * time.Minute)}, // one from before the earlier gateway took it
+		for id, row := range map[string]struct {
+			seen    time.Time
+			offline time.Duration
+		}{
+			"node-fresh": {seen: now.Add(-time.Minute)},
 			"node-stale": {seen: now.Add(-4 * time.Minute)},
+			// Held by a gateway of this version with a 10 s heartbeat, then
+			// taken by an earlier one, which records heartbeats only.
+			"node-taken": {seen: now.Add(-10 * time.Second), offline: 30 * time.Second},
+			"node-left":  {seen: now.Add(-time.Minute), offline: 30 * time.Second},
 		} {
 			addNode(t, st, id, "gw-old")
-			var alive int64
-			if !row.alive.IsZero() {
-				alive = row.alive.UnixNano()
-			}
-			execSQL(t, st, "UPDATE nodes SET seen_ns = ?, alive_until_ns = ? WHERE id = ?", row.seen.UnixNano(), alive, id)
+			execSQL(t, st, "UPDATE nodes SET seen_ns = ?, offline_after_ns = ? WHERE id = ?", row.seen.UnixNano(), row.offline.Nanoseconds(), id)
 			addCall(t, st, "on-"+id, id, running, now, false)
 		}
 		execSQL(t, st, "UPDATE node_calls SET gateway = 'gw-old'")
-		for id, online := range map[string]bool{"node-fresh": true, "node-taken": true, "node-stale": false} {
+		for id, online := range map[string]bool{"node-fresh": true, "node-stale": false, "node-taken": true, "node-left": false} {
 			if n, err := r.Node(ctx, id); err != nil || n.Online != online {
 				t.Errorf("%s: %+v %v, want online %v", id, n, err, online)
 			}
@@ -343,7 +346,7 @@ func TestLivenessOfRowsOfEarlierGateways(t *testing.T) {
 		if err := r.interruptOrphans(ctx); err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]string{"on-node-fresh": running, "on-node-taken": running, "on-node-stale": interrupted}
+		want := map[string]string{"on-node-fresh": running, "on-node-stale": interrupted, "on-node-taken": running, "on-node-left": interrupted}
 		if s := states(t, st); !maps.Equal(s, want) {
 			t.Errorf("states %v, want %v", s, want)
 		}

@@ -473,15 +473,14 @@ DELETE FROM node_pairings WHERE state = 'pending' AND EXISTS (
 	AND (newer.created_ns > node_pairings.created_ns OR (newer.created_ns = node_pairings.created_ns AND newer.code > node_pairings.code)));
 CREATE UNIQUE INDEX node_pairings_waiting ON node_pairings (node_id) WHERE state = 'pending';
 `},
-	// Until when a node held by a gateway counts as alive: the time of its
-	// last heartbeat plus three heartbeats of the gateway that recorded it
-	// (package nodes), so that gateways configured with different
-	// heartbeats on one store each judge a node by the heartbeat of the
-	// gateway holding it. A row that gateways of earlier versions keep
-	// (0 here, or a deadline older than its heartbeat) is judged as they
-	// judge it.
-	{name: "node liveness deadlines", sql: `
-ALTER TABLE nodes ADD COLUMN alive_until_ns BIGINT NOT NULL DEFAULT 0;
+	// How long after its last heartbeat a node held by a gateway counts as
+	// offline: three heartbeats of the gateway that recorded it (package
+	// nodes), so that gateways configured with different heartbeats on one
+	// store each judge a node by the heartbeat of the gateway holding it.
+	// A row no gateway of this version has recorded a heartbeat in (0) is
+	// judged as gateways of earlier versions judge it.
+	{name: "node offline periods", sql: `
+ALTER TABLE nodes ADD COLUMN offline_after_ns BIGINT NOT NULL DEFAULT 0;
 `},
 	// How many nodes the owner has removed (package nodes), counted in the
 	// transaction that removes each: a gateway reads this one row every
