@@ -116,9 +116,8 @@ type Server struct {
 	// sdkEncoding leaves tools/call results to the SDK to encode (tests
 	// compare both ways).
 	sdkEncoding bool
-	// sdkChecks hands the SDK's AddTool every tool's own schema and leaves
-	// tools/list answers to the SDK to encode (tests compare with the
-	// stand-ins of checkedAs and the answers of answerTools).
+	// sdkChecks hands the SDK's AddTool every tool's own schema (tests
+	// compare with the stand-ins of checkedAs).
 	sdkChecks bool
 
 	mu     sync.Mutex
@@ -138,10 +137,8 @@ type Server struct {
 }
 
 // listedTool remembers what a tool looked like when it was listed, to add
-// or replace it only when it changed, and what tools/list answers say of it.
+// or replace it only when it changed.
 type listedTool struct {
-	added       *sdk.Tool       // what the SDK's AddTool was given: the tool, or its stand-in (checkedAs)
-	wire        []byte          // the tool's JSON in tools/list answers (encodeWire), or nil when it failed
 	params      any             // the schema it was compiled from (tool.Tool.ParamsKey)
 	schema      json.RawMessage // the compiled schema clients were given
 	description string
@@ -208,7 +205,7 @@ func newServer(reg *registry.Registry, tc *tool.Context, opts Options, sdkChecks
 	}
 	sopts.SubscribeHandler, sopts.UnsubscribeHandler = s.subscribe, s.unsubscribe
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Title: "Toolbelt", Version: opts.Version}, sopts)
-	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.offerTasks, s.taskCalls, s.repairNames, s.noteFirstAnswer, s.answerTools)
+	s.sdk.AddReceivingMiddleware(s.followSessions, s.noteLive, s.awaitTools, s.offerTasks, s.taskCalls, s.repairNames, s.noteFirstAnswer, listTheSchemas)
 	s.sdk.AddSendingMiddleware(s.notifyLive)
 	s.serveResources()
 	s.serveConfigured()
@@ -371,8 +368,7 @@ func (s *Server) sync() {
 		todo = append(todo, t)
 	}
 	schemas, objects := s.compileAll(todo)
-	var adds, owns []*sdk.Tool
-	var entries []listedTool
+	var adds []*sdk.Tool
 	for i, t := range todo {
 		prev, listed := s.listed[t.Name]
 		inputSchema := schemas[i]
@@ -391,26 +387,18 @@ func (s *Server) sync() {
 		if t.Output != nil {
 			add.OutputSchema = t.Output
 		}
-		own := add
 		if objects[i] && !s.sdkChecks {
 			add = checkedAs(add)
 		}
-		adds, owns = append(adds, add), append(owns, own)
-		entries = append(entries, listedTool{added: add, params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta, output: t.Output, async: t.Async})
+		adds = append(adds, add)
+		s.listed[t.Name] = listedTool{params: t.ParamsKey(), schema: inputSchema, description: t.Description, meta: t.Meta, output: t.Output, async: t.Async}
 	}
 	// The SDK's AddTool checks each schema before it takes its lock to add
 	// the tool (checkedAs makes most checks cheap; the others decode the
 	// schema twice). The tools are independent and the SDK's list is kept
 	// sorted by name, not by the order of the adds, so they are added on
-	// every CPU — and each tool's JSON for tools/list answers
-	// (answerTools) is encoded there too.
-	parallel.For(len(adds), func(i int) {
-		entries[i].wire, _ = encodeWire(owns[i])
-		s.sdk.AddTool(adds[i], s.handle)
-	})
-	for _, e := range entries {
-		s.listed[e.added.Name] = e
-	}
+	// every CPU.
+	parallel.For(len(adds), func(i int) { s.sdk.AddTool(adds[i], s.handle) })
 	var gone []string
 	for name := range s.listed {
 		if !current[name] {
@@ -463,9 +451,9 @@ func (s *Server) compileAll(tools []tool.Tool) (out []json.RawMessage, objects [
 // of one without encoding it) that cannot be encoded, which the SDK's
 // header check and its search for parameter headers on calls over HTTP
 // take for a schema without annotations, as the tool's own is. The
-// stand-in leads to the tool: tools/list answers (answerTools) are
-// written from the tool itself, its JSON encoded when it was listed, so the
-// list is byte for byte the one the SDK writes for the tools themselves
+// stand-in leads to the tool: listTheSchemas puts the tool itself, with
+// its schema's bytes, back into every tools/list answer, so the list is
+// byte for byte the one the SDK writes for the tools themselves
 // (TestStandInsListAsTheTools); a stand-in written anywhere else would
 // fail to encode rather than say something wrong.
 
@@ -520,40 +508,24 @@ func listed(t *sdk.Tool) (*sdk.Tool, bool) {
 	return l.tool, true
 }
 
-// answerTools answers tools/list with a toolsPage: each tool of the SDK's
-// page is written as the bytes encoded for it when it was listed (sync),
-// in place of the SDK encoding the tools (or their stand-ins, checkedAs)
-// again for every answer. A tool the SDK lists as something other than
-// what s.listed holds for its name (a change being synced as the answer
-// is made) is encoded as the SDK's page has it, so the answer is always
-// the page's own tools.
-func (s *Server) answerTools(next sdk.MethodHandler) sdk.MethodHandler {
+// listTheSchemas answers tools/list with the listed tools in place of
+// their stand-ins (checkedAs).
+func listTheSchemas(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
 		list, ok := res.(*sdk.ListToolsResult)
-		if method != "tools/list" || !ok || list == nil || err != nil || s.sdkChecks {
+		if method != "tools/list" || !ok || list == nil {
 			return res, err
 		}
-		page := &toolsPage{ListToolsResult: list, tools: make([][]byte, len(list.Tools))}
-		s.mu.Lock()
+		tools := make([]*sdk.Tool, len(list.Tools))
 		for i, t := range list.Tools {
-			if l, ok := s.listed[t.Name]; ok && l.added == t {
-				page.tools[i] = l.wire
+			tools[i] = t
+			if l, ok := listed(t); ok {
+				tools[i] = l
 			}
 		}
-		s.mu.Unlock()
-		for i, t := range list.Tools {
-			if page.tools[i] != nil {
-				continue
-			}
-			if own, ok := listed(t); ok {
-				t = own
-			}
-			if page.tools[i], err = encodeWire(t); err != nil {
-				return nil, fmt.Errorf("tools/list: tool %q: %w", t.Name, err)
-			}
-		}
-		return page, nil
+		list.Tools = tools
+		return res, err
 	}
 }
 

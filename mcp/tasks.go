@@ -130,7 +130,6 @@ func (s *Server) offerTasks(next sdk.MethodHandler) sdk.MethodHandler {
 		if err != nil {
 			return res, err
 		}
-		var list *sdk.ListToolsResult
 		switch r := res.(type) {
 		case *sdk.InitializeResult:
 			return &patched{res: r, patch: func(m map[string]json.RawMessage) error {
@@ -139,13 +138,10 @@ func (s *Server) offerTasks(next sdk.MethodHandler) sdk.MethodHandler {
 					return nil
 				})
 			}}, nil
-		case *toolsPage: // answerTools's
-			list = r.ListToolsResult
-		case *sdk.ListToolsResult: // the SDK's (sdkChecks)
-			list = r
-		}
-		if async := s.asyncListed(list); len(async) > 0 {
-			return &patched{res: res, patch: func(m map[string]json.RawMessage) error { return markAsync(m, async) }}, nil
+		case *sdk.ListToolsResult:
+			if async := s.asyncListed(r); len(async) > 0 {
+				return &patched{res: r, patch: func(m map[string]json.RawMessage) error { return markAsync(m, async) }}, nil
+			}
 		}
 		return res, err
 	}
@@ -153,9 +149,6 @@ func (s *Server) offerTasks(next sdk.MethodHandler) sdk.MethodHandler {
 
 // asyncListed returns the names of the async tools in list.
 func (s *Server) asyncListed(list *sdk.ListToolsResult) []string {
-	if list == nil {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var names []string
