@@ -91,9 +91,27 @@ func TestLazyParametersListAsConverted(t *testing.T) {
 }
 
 // corpusInputSchemas returns the input schemas of every corpus tool.
-func corpusInputSchemas(t *testing.T) []json.RawMessage {
+func corpusInputSchemas(t testing.TB) []json.RawMessage {
 	t.Helper()
 	var schemas []json.RawMessage
+	for _, tl := range corpusTools(t) {
+		schemas = append(schemas, tl.InputSchema)
+	}
+	return schemas
+}
+
+// corpusTool is a tool of the corpus, as its server lists it.
+type corpusTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	InputSchema json.RawMessage `json:"inputSchema"`
+}
+
+// corpusTools returns every corpus tool (testdata/mcp-tools and
+// schema/testdata/corpus, as bench/manytools serves them).
+func corpusTools(t testing.TB) []corpusTool {
+	t.Helper()
+	var tools []corpusTool
 	for _, f := range []string{"../testdata/mcp-tools/*.json", "../schema/testdata/corpus/*.json"} {
 		files, err := filepath.Glob(f)
 		if err != nil || len(files) == 0 {
@@ -105,17 +123,13 @@ func corpusInputSchemas(t *testing.T) []json.RawMessage {
 				t.Fatal(err)
 			}
 			var server struct {
-				Tools []struct {
-					InputSchema json.RawMessage `json:"inputSchema"`
-				} `json:"tools"`
+				Tools []corpusTool `json:"tools"`
 			}
 			if err := json.Unmarshal(b, &server); err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}
-			for _, tl := range server.Tools {
-				schemas = append(schemas, tl.InputSchema)
-			}
+			tools = append(tools, server.Tools...)
 		}
 	}
-	return schemas
+	return tools
 }

@@ -509,7 +509,11 @@ func listed(t *sdk.Tool) (*sdk.Tool, bool) {
 }
 
 // listTheSchemas answers tools/list with the listed tools in place of
-// their stand-ins (checkedAs).
+// their stand-ins (checkedAs). Answering from each tool's JSON, encoded
+// once when it is listed, was tried and made the 1,000-tool start slower
+// (bench/HISTORY.md, third pass, part 5): encoding/json compacts and
+// copies the answer whatever builds it, and the tools' encoding moved
+// into the sync the first answer waits for.
 func listTheSchemas(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
