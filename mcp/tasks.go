@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/content"
+	"github.com/toolbelt/toolbelt/schema"
 	"github.com/toolbelt/toolbelt/tool"
 	"github.com/toolbelt/toolbelt/tools/jobtools"
 )
@@ -140,7 +141,7 @@ func (s *Server) offerTasks(next sdk.MethodHandler) sdk.MethodHandler {
 			}}, nil
 		case *sdk.ListToolsResult:
 			if async := s.asyncListed(r); len(async) > 0 {
-				return &patched{res: r, patch: func(m map[string]json.RawMessage) error { return markAsync(m, async) }}, nil
+				return &asyncTools{ListToolsResult: r, async: async}, nil
 			}
 		}
 		return res, err
@@ -173,7 +174,7 @@ func markAsync(m map[string]json.RawMessage, async []string) error {
 			t["execution"] = taskSupport
 		}
 	}
-	b, err := json.Marshal(tools)
+	b, err := schema.Encode(tools)
 	m["tools"] = b
 	return err
 }
@@ -189,7 +190,7 @@ func setMember(m map[string]json.RawMessage, key string, fn func(map[string]json
 	if err := fn(obj); err != nil {
 		return err
 	}
-	b, err := json.Marshal(obj)
+	b, err := schema.Encode(obj)
 	m[key] = b
 	return err
 }
@@ -204,8 +205,26 @@ type patched struct {
 func (p *patched) GetMeta() map[string]any  { return p.res.GetMeta() }
 func (p *patched) SetMeta(m map[string]any) { p.res.SetMeta(m) }
 
-func (p *patched) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(p.res)
+func (p *patched) MarshalJSON() ([]byte, error) { return patchJSON(p.res, p.patch) }
+
+// asyncTools is a tools/list result whose async tools say
+// execution.taskSupport, a member the SDK's Tool lacks. It embeds the SDK's
+// result rather than wrapping it (as patched does) so that what the SDK
+// sets on a result after the middlewares have returned it — resultType for
+// clients of the 2026-07-28 protocol — is set on the result it writes.
+type asyncTools struct {
+	*sdk.ListToolsResult
+	async []string
+}
+
+func (a *asyncTools) MarshalJSON() ([]byte, error) {
+	return patchJSON(a.ListToolsResult, func(m map[string]json.RawMessage) error { return markAsync(m, a.async) })
+}
+
+// patchJSON encodes res as the SDK writes it (<, > and & not escaped), with
+// patch applied to its members.
+func patchJSON(res sdk.Result, patch func(map[string]json.RawMessage) error) ([]byte, error) {
+	b, err := schema.Encode(res)
 	if err != nil {
 		return nil, err
 	}
@@ -213,10 +232,10 @@ func (p *patched) MarshalJSON() ([]byte, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, err
 	}
-	if err := p.patch(m); err != nil {
+	if err := patch(m); err != nil {
 		return nil, err
 	}
-	return json.Marshal(m)
+	return schema.Encode(m)
 }
 
 // taskCalls answers a task-augmented tools/call (see liftTask) of an async

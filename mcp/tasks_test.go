@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/toolbelt/toolbelt/invoke"
 	"github.com/toolbelt/toolbelt/jobs"
 	"github.com/toolbelt/toolbelt/mcp"
@@ -212,4 +213,40 @@ func taskJobs(t *testing.T) *jobs.Queue {
 	}
 	t.Cleanup(func() { _ = q.Stop(context.Background()) })
 	return q
+}
+
+// TestAsyncToolsListedAsTheSDKWritesThem: tools/list of a server with async
+// tools (whose answer gains execution.taskSupport) says what the SDK says of
+// any tools/list to a client of the 2026-07-28 protocol — resultType
+// "complete" — and writes <, > and & as the SDK does, unescaped; the same
+// answer without a queue says the same.
+func TestAsyncToolsListedAsTheSDKWritesThem(t *testing.T) {
+	t.Parallel()
+	reg := tasksRegistry(t)
+	if err := reg.Register(tool.Tool{Name: "marked", Description: "<b>bold</b> & plain", Async: &tool.AsyncSpec{Type: tool.AsyncPolling}, Handler: working{}}); err != nil {
+		t.Fatal(err)
+	}
+	init := `{"protocolVersion":"2026-07-28","capabilities":{},"clientInfo":{"name":"pipe","version":"1"}}`
+	meta := fmt.Sprintf(`{"_meta":{%q:"2026-07-28",%q:{"name":"pipe","version":"1"},%q:{}}}`, sdk.MetaKeyProtocolVersion, sdk.MetaKeyClientInfo, sdk.MetaKeyClientCapabilities)
+	list := func(q invoke.JobQueue) string {
+		c := serveTasks(t, reg, q)
+		c.ask("initialize", init)
+		r := c.ask("tools/list", meta)
+		if r.Error != nil {
+			t.Fatalf("tools/list: %+v", r.Error)
+		}
+		return string(r.Result)
+	}
+	withTasks, without := list(taskJobs(t)), list(nil)
+	for name, got := range map[string]string{"with a queue": withTasks, "without": without} {
+		if !strings.Contains(got, `"resultType":"complete"`) {
+			t.Errorf("tools/list %s, 2026-07-28: no resultType: %s", name, got)
+		}
+		if !strings.Contains(got, `"description":"<b>bold</b> & plain"`) {
+			t.Errorf("tools/list %s: the description not as the SDK writes it: %s", name, got)
+		}
+	}
+	if strings.Count(withTasks, `"execution":{"taskSupport":"optional"}`) != 2 || strings.Contains(without, "taskSupport") {
+		t.Errorf("execution.taskSupport: with a queue %s; without %s", withTasks, without)
+	}
 }
