@@ -114,6 +114,14 @@ type Queue struct {
 	hooks map[string]string    // webhook path → tool name
 	subs  map[*subscriber]struct{}
 
+	// events orders what publish sends: announcing holds, for each job
+	// whose submission (Submit, Retry) is committing, the job's events
+	// published before its submitted event. A worker may run the job as
+	// soon as the transaction commits, before the submitter has published
+	// that the job was submitted; subscribers see submitted first.
+	events     sync.Mutex
+	announcing map[string][]tool.JobEvent
+
 	life       sync.Mutex // guards started and stopped, held by Start and Stop
 	started    bool
 	stopped    bool
@@ -146,7 +154,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	st.Close()
-	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}}
+	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}, announcing: map[string][]tool.JobEvent{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[jobArgs]) error {
 		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
@@ -427,6 +435,7 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 	if len(args) == 0 {
 		args = json.RawMessage(`{}`)
 	}
+	q.announce(j.TaskID)
 	err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
 		if _, err := qr.exec(ctx, `INSERT INTO async_jobs (task_id, tool, workspace, session_key, call_id, async_type, webhook_path, arguments,
 			status, progress, message, external_id, result, error, round, estimated_ms, created_ns, updated_ns, completed_ns)
@@ -438,9 +447,10 @@ func (q *Queue) Submit(ctx context.Context, t *tool.Tool, call tool.Call, scope 
 		return enqueueJob(enqueue, j.TaskID, 0, spec)
 	})
 	if err != nil {
+		q.announced(j.TaskID, nil)
 		return tool.JobInfo{}, fmt.Errorf("recording the job: %w", err)
 	}
-	q.publish(tool.JobEvent{Type: tool.JobSubmitted, Job: j})
+	q.announced(j.TaskID, &tool.JobEvent{Type: tool.JobSubmitted, Job: j})
 	return j, nil
 }
 
@@ -621,6 +631,7 @@ func (q *Queue) CancelAny(ctx context.Context, taskID string) (tool.JobInfo, err
 // new idempotency key.
 func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) {
 	var j row
+	q.announce(taskID)
 	err := q.b.tx(ctx, func(qr querier, enqueue enqueueFunc) error {
 		var err error
 		if j, err = q.load(ctx, qr, taskID); err != nil {
@@ -644,9 +655,10 @@ func (q *Queue) Retry(ctx context.Context, taskID string) (tool.JobInfo, error) 
 		return enqueueJob(enqueue, taskID, j.round, spec)
 	})
 	if err != nil {
+		q.announced(taskID, nil)
 		return tool.JobInfo{}, err
 	}
-	q.publish(tool.JobEvent{Type: tool.JobSubmitted, Job: j.JobInfo})
+	q.announced(taskID, &tool.JobEvent{Type: tool.JobSubmitted, Job: j.JobInfo})
 	return j.JobInfo, nil
 }
 
@@ -994,7 +1006,45 @@ func (q *Queue) Subscribe(buffer int) (<-chan tool.JobEvent, func()) {
 	}
 }
 
+// publish sends e to the subscribers, or holds it while its job's
+// submission is committing (announce).
 func (q *Queue) publish(e tool.JobEvent) {
+	q.events.Lock()
+	defer q.events.Unlock()
+	if held, ok := q.announcing[e.Job.TaskID]; ok {
+		q.announcing[e.Job.TaskID] = append(held, e)
+		return
+	}
+	q.send(e)
+}
+
+// announce holds the events of the job taskID until announced is called:
+// its submission is about to commit (see Queue.events).
+func (q *Queue) announce(taskID string) {
+	q.events.Lock()
+	defer q.events.Unlock()
+	q.announcing[taskID] = nil
+}
+
+// announced sends submitted (when the submission committed; nil when it
+// failed), then the events of the job held since announce, in order, and
+// stops holding them.
+func (q *Queue) announced(taskID string, submitted *tool.JobEvent) {
+	q.events.Lock()
+	defer q.events.Unlock()
+	held := q.announcing[taskID]
+	delete(q.announcing, taskID)
+	if submitted != nil {
+		q.send(*submitted)
+	}
+	for _, e := range held {
+		q.send(e)
+	}
+}
+
+// send hands e to every subscriber, dropping it for one too slow to take
+// it; its callers hold q.events, so events are sent in publish's order.
+func (q *Queue) send(e tool.JobEvent) {
 	q.mu.RLock()
 	defer q.mu.RUnlock()
 	for s := range q.subs {
