@@ -13,7 +13,8 @@ import (
 // submission commits (a worker runs a job as soon as it is committed,
 // before the submitter has published that it was submitted) reach
 // subscribers after its submitted event, in order; another job's events
-// are not held; when the submission fails, what was held is sent.
+// are not held; when the submission fails, what was held is sent; two
+// submissions of one job at once lose none of its events.
 func TestSubmittedIsTheFirstEvent(t *testing.T) {
 	q, err := Open(context.Background(), filepath.Join(t.TempDir(), "t.db"), Config{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -34,6 +35,16 @@ func TestSubmittedIsTheFirstEvent(t *testing.T) {
 	q.publish(ev(tool.JobProgress, "c", 5))
 	q.announced("c", nil)
 	q.publish(ev(tool.JobProgress, "a", 200))
+	// Two submissions of d at once (two retries): its events are held
+	// until both are over, and none is lost.
+	q.announce("d")
+	q.publish(ev(tool.JobProgress, "d", 1))
+	q.announce("d")
+	q.publish(ev(tool.JobProgress, "d", 2))
+	q.announced("d", &tool.JobEvent{Type: tool.JobSubmitted, Job: tool.JobInfo{TaskID: "d"}})
+	q.publish(ev(tool.JobProgress, "d", 3))
+	q.announced("d", nil)
+	q.publish(ev(tool.JobProgress, "d", 4))
 	want := []tool.JobEvent{
 		ev(tool.JobProgress, "b", 1),
 		ev(tool.JobSubmitted, "a", 0),
@@ -41,6 +52,11 @@ func TestSubmittedIsTheFirstEvent(t *testing.T) {
 		ev(tool.JobCompleted, "a", 100),
 		ev(tool.JobProgress, "c", 5),
 		ev(tool.JobProgress, "a", 200),
+		ev(tool.JobSubmitted, "d", 0),
+		ev(tool.JobProgress, "d", 1),
+		ev(tool.JobProgress, "d", 2),
+		ev(tool.JobProgress, "d", 3),
+		ev(tool.JobProgress, "d", 4),
 	}
 	for i, w := range want {
 		got := <-events

@@ -120,7 +120,7 @@ type Queue struct {
 	// soon as the transaction commits, before the submitter has published
 	// that the job was submitted; subscribers see submitted first.
 	events     sync.Mutex
-	announcing map[string][]tool.JobEvent
+	announcing map[string]*held
 
 	life       sync.Mutex // guards started and stopped, held by Start and Stop
 	started    bool
@@ -154,7 +154,7 @@ func Open(ctx context.Context, dsn string, cfg Config) (*Queue, error) {
 		return nil, err
 	}
 	st.Close()
-	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}, announcing: map[string][]tool.JobEvent{}}
+	q := &Queue{cfg: cfg, log: cfg.Logger, now: time.Now, tools: map[string]tool.Tool{}, hooks: map[string]string{}, subs: map[*subscriber]struct{}{}, announcing: map[string]*held{}}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, river.WorkFunc(func(ctx context.Context, job *river.Job[jobArgs]) error {
 		return q.work(ctx, job.JobRow, job.Args.TaskID, job.Args.Round)
@@ -1011,34 +1011,49 @@ func (q *Queue) Subscribe(buffer int) (<-chan tool.JobEvent, func()) {
 func (q *Queue) publish(e tool.JobEvent) {
 	q.events.Lock()
 	defer q.events.Unlock()
-	if held, ok := q.announcing[e.Job.TaskID]; ok {
-		q.announcing[e.Job.TaskID] = append(held, e)
+	if h, ok := q.announcing[e.Job.TaskID]; ok {
+		h.events = append(h.events, e)
 		return
 	}
 	q.send(e)
 }
 
-// announce holds the events of the job taskID until announced is called:
-// its submission is about to commit (see Queue.events).
+// held is what publish holds of a job while submissions of it commit:
+// their number (two retries of a job may race) and the job's events.
+type held struct {
+	submissions int
+	events      []tool.JobEvent
+}
+
+// announce holds the events of the job taskID until announced is called
+// as often: a submission of it is about to commit (see Queue.events).
 func (q *Queue) announce(taskID string) {
 	q.events.Lock()
 	defer q.events.Unlock()
-	q.announcing[taskID] = nil
+	h, ok := q.announcing[taskID]
+	if !ok {
+		h = &held{}
+		q.announcing[taskID] = h
+	}
+	h.submissions++
 }
 
 // announced sends submitted (when the submission committed; nil when it
-// failed), then the events of the job held since announce, in order, and
-// stops holding them.
+// failed), then the events of the job held so far, in order; once every
+// submission announced is over, the job's events are no longer held.
 func (q *Queue) announced(taskID string, submitted *tool.JobEvent) {
 	q.events.Lock()
 	defer q.events.Unlock()
-	held := q.announcing[taskID]
-	delete(q.announcing, taskID)
+	h := q.announcing[taskID]
 	if submitted != nil {
 		q.send(*submitted)
 	}
-	for _, e := range held {
+	for _, e := range h.events {
 		q.send(e)
+	}
+	h.events = nil
+	if h.submissions--; h.submissions == 0 {
+		delete(q.announcing, taskID)
 	}
 }
 
