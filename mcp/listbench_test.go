@@ -43,18 +43,8 @@ func BenchmarkToolsList(b *testing.B) {
 		}
 	}
 	srv := New(reg, &tool.Context{Identity: tool.Identity{Owner: true}}, Options{Logger: slog.New(slog.DiscardHandler)})
-	defer srv.Close()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- srv.ServeStdio(context.Background(), StdioOptions{In: inR, Out: outW}) }()
-	defer func() {
-		inW.Close()
-		outR.Close()
-		if err := <-done; err != nil {
-			b.Error(err)
-		}
-	}()
+	b.Cleanup(srv.Close)
+	inW, outR := stdioPipes(b, srv)
 	out := bufio.NewReaderSize(outR, 64<<10)
 	// answer reads up to the end of the answer to request id, and returns
 	// how long its line is.
@@ -99,4 +89,22 @@ func BenchmarkToolsList(b *testing.B) {
 			b.Fatalf("an answer of %d bytes for 1,000 tools", n)
 		}
 	}
+}
+
+// stdioPipes serves srv over stdio on pipes until the test ends, and
+// returns the client's ends: what it writes to the server, and what it
+// reads from it.
+func stdioPipes(tb testing.TB, srv *Server) (*io.PipeWriter, *io.PipeReader) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- srv.ServeStdio(context.Background(), StdioOptions{In: inR, Out: outW}) }()
+	tb.Cleanup(func() {
+		inW.Close()
+		outR.Close()
+		if err := <-done; err != nil {
+			tb.Error(err)
+		}
+	})
+	return inW, outR
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"sync"
@@ -104,16 +103,8 @@ func TestToolsListIsTheSDKs(t *testing.T) {
 			return &sdk.StreamableClientTransport{Endpoint: hs.URL + "/mcp"}
 		},
 		"stdio": func(srv *Server) sdk.Transport {
-			inR, inW := io.Pipe()
-			outR, outW := io.Pipe()
-			done := make(chan error, 1)
-			go func() { done <- srv.ServeStdio(context.Background(), StdioOptions{In: inR, Out: outW}) }()
-			t.Cleanup(func() {
-				inW.Close()
-				outR.Close()
-				<-done
-			})
-			return &sdk.IOTransport{Reader: outR, Writer: inW}
+			in, out := stdioPipes(t, srv)
+			return &sdk.IOTransport{Reader: out, Writer: in}
 		},
 	}
 	// The SDK's answers come from a server made for the tools as they are
